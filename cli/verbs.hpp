@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: Apache-2.0
+// One function per verb of the `hetsim` executable; each adds its subcommand to the app
+// and sets the callback that runs it. main.cpp only wires them together.
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace hetsim::cli {
+
+/// Exit codes of every verb.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitBadInput = 2;
+
+/// Thrown by a verb to end with a given exit code after printing its own message.
+struct VerbExit {
+  int code;
+};
+
+void add_describe_verb(CLI::App& app);
+// Further verbs (predict, validate, simulate, plan, run, check) add their declaration here.
+
+}  // namespace hetsim::cli

@@ -1,0 +1,33 @@
+# Decides which GPU backends are built. AUTO builds a backend when its compiler is present.
+include(CheckLanguage)
+set(HETSIM_HAVE_CUDA OFF)
+set(HETSIM_HAVE_HIP OFF)
+
+if(NOT HETSIM_WITH_CUDA STREQUAL "OFF")
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    set(CMAKE_CUDA_ARCHITECTURES 80 90)        # A100, H100/H200; CUDA 13 supports >= 75 only
+  endif()
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    enable_language(CUDA)
+    find_package(CUDAToolkit REQUIRED)
+    find_library(HETSIM_NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT}/lib)
+    set(HETSIM_HAVE_CUDA ON)
+  elseif(HETSIM_WITH_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "HETSIM_WITH_CUDA=ON but no CUDA compiler was found")
+  endif()
+endif()
+
+if(NOT HETSIM_WITH_HIP STREQUAL "OFF")
+  if(EXISTS /usr/lib/llvm-15/bin/clang++ AND EXISTS /usr/lib/x86_64-linux-gnu/cmake/hip-lang/hip-lang-config.cmake)
+    include(${CMAKE_CURRENT_LIST_DIR}/DebianHIP.cmake)
+    enable_language(HIP)
+    find_package(hip CONFIG REQUIRED)
+    find_library(HETSIM_ROCBLAS_LIBRARY rocblas)   # not in Debian 12: used when present
+    find_library(HETSIM_RCCL_LIBRARY rccl)
+    set(HETSIM_HAVE_HIP ON)
+  elseif(HETSIM_WITH_HIP STREQUAL "ON")
+    message(FATAL_ERROR "HETSIM_WITH_HIP=ON but Debian's HIP (hipcc, libamdhip64-dev) was not found")
+  endif()
+endif()
+message(STATUS "hetsim: CUDA backend ${HETSIM_HAVE_CUDA}, HIP backend ${HETSIM_HAVE_HIP}")

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: Apache-2.0
+// A cluster: node types, zones of nodes with their fabric, links between zones.
+// Loaded from `kind: cluster` YAML (see README "Input reference"); all values SI.
+//
+//   cluster ── zone (fabric: fat-tree | switch) ── node (NICs) ── GPU (intra-node fabric, host link)
+//        └──── inter-zone links (WAN: bandwidth, latency, egress price)
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpu_type.hpp"
+
+namespace hetsim::models {
+
+enum class IntraFabricKind { kNvswitch, kNvlink, kXgmi, kPcie, kNone };
+enum class NicKind { kInfiniband, kRoce, kEthernet };
+enum class ZoneFabricKind { kFatTree, kSwitch };
+
+const char* to_string(IntraFabricKind k);
+const char* to_string(NicKind k);
+const char* to_string(ZoneFabricKind k);
+
+/// GPU<->GPU inside a node. bandwidth is per GPU, one direction (GPU<->switch for NVSwitch/xGMI).
+struct IntraFabric {
+  IntraFabricKind kind = IntraFabricKind::kNvswitch;
+  double bandwidth_Bps = 0;
+  double latency_s = 0;
+};
+
+/// The node's network interfaces; GPUs of the node share them.
+struct NicSpec {
+  int count = 0;
+  double bandwidth_Bps = 0;  ///< per NIC, one direction
+  double latency_s = 0;      ///< NIC + stack latency added to the zone fabric's
+  NicKind kind = NicKind::kInfiniband;
+  bool gpu_direct = true;    ///< GPUDirect RDMA (NIC reads GPU memory without host staging)
+  double node_bandwidth_Bps() const { return count * bandwidth_Bps; }
+};
+
+struct NodeType {
+  std::string name;
+  GpuType gpu;                     ///< a copy of the catalog entry (the cluster is self-contained)
+  int gpus_per_node = 0;
+  IntraFabric intra;
+  NicSpec nics;
+  double host_link_Bps = 0;        ///< GPU<->host (PCIe) per GPU, one direction
+  double price_per_hour = 0;       ///< on-demand dollars per node-hour
+  std::optional<double> spot_price_per_hour;
+  double preemption_rate_per_hour = 0;  ///< spot preemptions per node-hour
+};
+
+struct ZoneFabric {
+  ZoneFabricKind kind = ZoneFabricKind::kFatTree;
+  double oversubscription = 1.0;   ///< fat-tree: bisection = node NIC bandwidth / oversubscription
+  double latency_s = 0;            ///< switch traversal latency between two nodes of the zone
+  double bandwidth_Bps = 0;        ///< switch: per-port bandwidth cap (0 = limited by NICs only)
+};
+
+struct NodeGroup { int node_type = 0; int count = 0; };
+
+struct Zone {
+  std::string name;
+  ZoneFabric fabric;
+  std::vector<NodeGroup> groups;
+};
+
+struct InterZoneLink {
+  int zone_a = 0, zone_b = 0;
+  double bandwidth_Bps = 0;        ///< one direction
+  double latency_s = 0;
+  double egress_price_per_byte = 0;  ///< dollars per byte leaving a zone over this link
+};
+
+/// One physical node, in rank order (zones in order, groups in order, nodes in order).
+struct Node {
+  int zone = 0;
+  int node_type = 0;
+  int index_in_group = 0;          ///< i in "zone/type[i]"
+  int first_gpu = 0;               ///< global index of its GPU 0
+};
+
+/// One GPU in rank order: global index = position in Cluster::gpus.
+struct GpuSlot {
+  int node = 0;                    ///< index into Cluster::nodes
+  int local = 0;                   ///< index inside the node
+};
+
+struct Cluster {
+  std::string name;
+  std::vector<NodeType> node_types;
+  std::vector<Zone> zones;
+  std::vector<InterZoneLink> links;
+  bool cross_vendor_rdma = false;  ///< true: AMD<->NVIDIA traffic is not host-staged
+  std::vector<Node> nodes;         ///< derived by finalize()
+  std::vector<GpuSlot> gpus;       ///< derived by finalize()
+
+  /// Derives nodes and gpus from zones/groups. Loaders and programmatic builders call it once.
+  void finalize();
+  int gpu_count() const { return static_cast<int>(gpus.size()); }
+  const NodeType& node_type_of_gpu(int gpu) const { return node_types[nodes[gpus[gpu].node].node_type]; }
+  const GpuType& gpu_type(int gpu) const { return node_type_of_gpu(gpu).gpu; }
+  int zone_of_gpu(int gpu) const { return nodes[gpus[gpu].node].zone; }
+  int node_of_gpu(int gpu) const { return gpus[gpu].node; }
+  /// The inter-zone link between two zones, or nullptr.
+  const InterZoneLink* link_between(int zone_a, int zone_b) const;
+  /// Price of the whole cluster per hour (on-demand, or spot where given and `spot`).
+  double price_per_hour(bool spot = false) const;
+  /// Resolves a GPU selector such as "us-east/dgx-a100[0]/gpu[0-7]", "dgx-a100[1]/gpu[2]",
+  /// "gpu[0-15]" (global indices) into global GPU indices; returns an error text on failure.
+  std::optional<std::vector<int>> resolve_gpus(const std::string& selector, std::string* error) const;
+};
+
+}  // namespace hetsim::models

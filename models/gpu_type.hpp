@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+// A device type (GPU or CPU) of the catalog: datasheet peaks and default efficiencies.
+#pragma once
+#include <array>
+#include <map>
+#include <string>
+
+namespace hetsim::models {
+
+enum class Vendor { kNvidia, kAmd, kCpu };
+enum class Dtype { kFp32, kTf32, kFp16, kBf16, kFp8 };
+inline constexpr std::array<Dtype, 5> kAllDtypes = {Dtype::kFp32, Dtype::kTf32, Dtype::kFp16,
+                                                    Dtype::kBf16, Dtype::kFp8};
+
+const char* to_string(Vendor v);   ///< "nvidia" | "amd" | "cpu"
+const char* to_string(Dtype d);    ///< "fp32" | "tf32" | "fp16" | "bf16" | "fp8"
+/// Bytes per element of activations/weights stored in this dtype (fp8 -> 1, fp16/bf16 -> 2, fp32/tf32 -> 4).
+double dtype_bytes(Dtype d);
+
+/// Default efficiency model of a device type; calibrated profiles override it.
+/// GEMM efficiency follows a saturating curve in the GEMM's work W (FLOP):
+///   eff(W) = gemm_efficiency * W / (W + gemm_half_work_flop)
+/// (a roofline-with-ramp form; see models/compute_cost.hpp for the citation).
+struct EfficiencyModel {
+  double gemm_efficiency = 0.80;        ///< asymptotic fraction of dense peak on large GEMMs
+  double gemm_half_work_flop = 1.0e9;   ///< GEMM work at which efficiency reaches half the asymptote
+  double memory_efficiency = 0.80;      ///< achievable fraction of memory bandwidth (streaming kernels)
+  double kernel_launch_s = 5.0e-6;      ///< per-kernel launch + framework overhead
+};
+
+struct GpuType {
+  std::string name;                     ///< catalog name, e.g. "a100-sxm4-80gb"
+  Vendor vendor = Vendor::kNvidia;
+  std::map<Dtype, double> peak_flops;   ///< dense peak FLOP/s per dtype that the device supports
+  double memory_bytes = 0;              ///< device memory capacity
+  double memory_bandwidth_Bps = 0;      ///< device memory bandwidth
+  EfficiencyModel efficiency;
+  std::string source;                   ///< datasheet citation
+
+  bool supports(Dtype d) const { return peak_flops.count(d) != 0; }
+  /// Dense peak in dtype d; throws std::out_of_range when the device lacks it.
+  double peak(Dtype d) const;
+};
+
+}  // namespace hetsim::models

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+// A parallel plan: data-parallel replicas, each a pipeline of stages on explicit GPUs.
+// A homogeneous Megatron (tp, pp, dp) plan is the special case built by make_uniform_plan().
+#pragma once
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace hetsim::models {
+
+struct Cluster;
+struct Workload;
+
+enum class Schedule { kGpipe, k1f1b, kInterleaved };
+enum class Recompute { kNone, kSelective, kFull };
+enum class GradSyncAlgorithm { kAuto, kRing, kTree, kHierarchical };
+const char* to_string(Schedule s);
+const char* to_string(Recompute r);
+const char* to_string(GradSyncAlgorithm a);
+
+/// One pipeline stage of one replica: `layers` transformer blocks on `gpus` (TP = gpus.size()).
+/// The first stage also holds the embedding; the last the final norm, LM head and loss.
+struct Stage {
+  int layers = 0;
+  std::vector<int> gpus;  ///< global GPU indices (Cluster::gpus order), TP rank order
+  int tp() const { return static_cast<int>(gpus.size()); }
+};
+
+struct Replica {
+  int micro_batches = 0;  ///< micro-batches this replica processes per step (uneven across replicas allowed)
+  std::vector<Stage> stages;
+};
+
+struct Plan {
+  std::string name;
+  int micro_batch = 1;                    ///< sequences per micro-batch
+  Schedule schedule = Schedule::k1f1b;
+  int interleave = 1;                     ///< virtual stages per GPU (Schedule::kInterleaved)
+  Recompute recompute = Recompute::kNone;
+  bool sequence_parallel = false;
+  int zero = 0;                           ///< ZeRO stage 0-3
+  GradSyncAlgorithm grad_sync = GradSyncAlgorithm::kAuto;
+  bool overlap_grad_sync = false;         ///< overlap DP gradient sync with backward
+  std::vector<Replica> replicas;
+
+  int pp() const { return replicas.empty() ? 0 : static_cast<int>(replicas[0].stages.size()); }
+  int dp() const { return static_cast<int>(replicas.size()); }
+  int gpu_count() const;
+  /// Sequences per step = micro_batch * sum of micro_batches.
+  int global_batch() const;
+};
+
+/// A plan that is well-formed but cannot run (does not fit, degrees do not divide...).
+struct Infeasible {
+  std::string reason;
+};
+
+struct UniformPlanOptions {
+  int micro_batch = 1;
+  Schedule schedule = Schedule::k1f1b;
+  int interleave = 1;
+  Recompute recompute = Recompute::kNone;
+  bool sequence_parallel = false;
+  int zero = 0;
+  bool overlap_grad_sync = false;
+  int first_gpu = 0;  ///< use GPUs [first_gpu, first_gpu + tp*pp*dp)
+};
+
+/// Megatron-style plan on tp*pp*dp GPUs of the cluster in rank order (TP fastest, then DP,
+/// then PP); layers split as evenly as possible, the first `layers mod pp` stages take one more;
+/// global_batch / (dp * micro_batch) micro-batches per replica.
+std::variant<Plan, Infeasible> make_uniform_plan(const Cluster& cluster, const Workload& workload,
+                                                 int tp, int pp, int dp, const UniformPlanOptions& options);
+
+/// Structural checks that need the cluster and workload (GPU indices exist and are used once,
+/// layers sum to the model's, TP divides heads, micro-batches sum to the global batch...).
+/// Returns every problem found, each as "field: what (expected ...)"; empty when valid.
+std::vector<std::string> check_plan(const Plan& plan, const Cluster& cluster, const Workload& workload);
+
+}  // namespace hetsim::models

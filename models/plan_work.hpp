@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+// The work of one training step of a Plan, as a schedule of timed ops per stage.
+// Built once by the cost model (build_plan_work) and consumed by BOTH engines:
+// the analytic predictor sums it in closed form; the SimGrid simulator replays it op by op.
+// This is what keeps "same op costs" true between predict and simulate.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "plan.hpp"
+
+namespace hetsim::models {
+
+enum class OpKind {
+  kCompute,          ///< local kernel(s): duration_s is the modelled time on this stage's GPU type
+  kTpAllReduce,      ///< collective over the stage's TP group, size_bytes per rank
+  kTpAllGather,      ///< sequence-parallel all-gather (size_bytes = full gathered buffer per rank)
+  kTpReduceScatter,  ///< sequence-parallel reduce-scatter (size_bytes = full input buffer per rank)
+};
+const char* to_string(OpKind k);
+
+struct Op {
+  OpKind kind = OpKind::kCompute;
+  std::string name;        ///< e.g. "qkv", "attn", "mlp", "tp_ar_attn", "lm_head"
+  double duration_s = 0;   ///< kCompute only
+  double size_bytes = 0;   ///< collectives only
+};
+
+/// One (virtual) pipeline chunk on one stage's TP group, per micro-batch.
+struct ChunkWork {
+  std::vector<Op> forward;
+  std::vector<Op> backward;  ///< includes the recompute forward when recompute is on
+};
+
+struct StageWork {
+  int replica = 0;
+  int stage = 0;
+  std::vector<int> gpus;                 ///< TP group
+  std::vector<ChunkWork> chunks;         ///< size = interleave (1 unless interleaved)
+  double activation_send_bytes = 0;      ///< per micro-batch per chunk boundary, to the next stage (per TP rank)
+  double param_count = 0;                ///< parameters held per GPU of this stage (before ZeRO sharding)
+  double grad_sync_bytes = 0;            ///< gradient bytes per GPU to synchronise across DP
+  double optimizer_s = 0;                ///< optimizer step time per GPU
+  double memory_bytes = 0;               ///< peak per GPU
+  double memory_capacity_bytes = 0;
+};
+
+/// A data-parallel group: GPUs holding the same parameter shard that must sync gradients.
+struct DpGroup {
+  std::vector<int> gpus;
+  double size_bytes = 0;                 ///< gradient bytes per GPU
+};
+
+struct PlanWork {
+  std::vector<std::vector<StageWork>> replicas;  ///< [replica][stage]
+  std::vector<DpGroup> dp_groups;
+  bool feasible = true;
+  std::string infeasible_reason;
+};
+
+}  // namespace hetsim::models

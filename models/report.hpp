@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Report: what every engine (analytic, sim, exec) produces for one plan, with stable keys.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+namespace hetsim::models {
+
+/// Where the iteration time goes, on the critical path (seconds per step).
+struct Breakdown {
+  double compute_s = 0;
+  double tp_comm_s = 0;
+  double pp_comm_s = 0;
+  double dp_comm_s = 0;    ///< non-overlapped part of gradient sync (+ ZeRO collectives)
+  double bubble_s = 0;
+  double optimizer_s = 0;
+};
+
+struct StageReport {
+  int replica = 0;
+  int stage = 0;
+  std::string gpu_type;
+  int layers = 0;
+  int tp = 0;
+  double forward_s = 0;          ///< per micro-batch, compute + TP comm
+  double backward_s = 0;         ///< per micro-batch, incl. recompute
+  double memory_bytes = 0;       ///< peak per GPU
+  double memory_capacity_bytes = 0;
+};
+
+struct Report {
+  std::string engine = "analytic";   ///< analytic | sim | exec
+  bool feasible = true;
+  std::string infeasible_reason;
+  double iteration_time_s = 0;
+  double samples_per_s = 0;
+  double tokens_per_s = 0;
+  double tflops_per_gpu = 0;         ///< model FLOPs (no recompute) per GPU, TFLOP/s
+  double mfu = 0;
+  double hfu = 0;
+  double memory_peak_bytes = 0;
+  double cost_per_hour = 0;
+  double cost_per_million_tokens = 0;
+  int micro_batch = 0;
+  Breakdown breakdown;
+  std::vector<StageReport> stages;
+  std::map<std::string, double> extra;   ///< engine-specific figures (e.g. sim link utilisation)
+};
+
+/// Stable JSON object with the keys of DESIGN.md "Outputs".
+std::string to_json(const Report& report);
+/// Human table for the terminal.
+std::string to_table(const Report& report);
+
+}  // namespace hetsim::models
