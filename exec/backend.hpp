@@ -50,6 +50,8 @@ class Backend {
   Backend(const Backend&) = delete;
   Backend& operator=(const Backend&) = delete;
 
+  /// True when device memory is host memory (communicators then work on it directly).
+  virtual bool is_host_memory() const = 0;
   /// Device type name as the cluster catalog spells it (e.g. "cpu-avx2", "h100-sxm5-80gb").
   virtual const std::string& get_device_type() const = 0;
 
@@ -73,6 +75,8 @@ class Backend {
   /// dst[r, c] = src[r, c] for a rows x cols block with leading dimensions src_ld, dst_ld.
   virtual void copy_2d(int rows, int cols, const float* src, int src_ld, float* dst, int dst_ld) = 0;
   virtual void fill(float* x, std::size_t count, float value) = 0;
+  /// x *= alpha
+  virtual void scale(std::size_t count, float alpha, float* x) = 0;
   /// y += alpha * x
   virtual void axpy(std::size_t count, float alpha, const float* x, float* y) = 0;
   /// Sum of all elements (accumulated in double), returned to the host.

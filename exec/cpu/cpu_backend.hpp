@@ -20,6 +20,7 @@ class CpuBackend final : public Backend {
   ~CpuBackend() override = default;
 
   const std::string& get_device_type() const override { return device_type_; }
+  bool is_host_memory() const override { return true; }
 
   void* allocate_bytes(std::size_t size_bytes) override;
   void release(void* device_ptr) override;
@@ -34,6 +35,7 @@ class CpuBackend final : public Backend {
             const float* b, int ldb, float beta, float* c, int ldc) override;
   void copy_2d(int rows, int cols, const float* src, int src_ld, float* dst, int dst_ld) override;
   void fill(float* x, std::size_t count, float value) override;
+  void scale(std::size_t count, float alpha, float* x) override;
   void axpy(std::size_t count, float alpha, const float* x, float* y) override;
   double sum(const float* x, std::size_t count) override;
 

@@ -76,6 +76,10 @@ void CpuBackend::fill(float* x, std::size_t count, float value) {
   for (std::size_t i = 0; i < count; ++i) x[i] = value;
 }
 
+void CpuBackend::scale(std::size_t count, float alpha, float* x) {
+  for (std::size_t i = 0; i < count; ++i) x[i] *= alpha;
+}
+
 void CpuBackend::axpy(std::size_t count, float alpha, const float* x, float* y) {
   for (std::size_t i = 0; i < count; ++i) y[i] += alpha * x[i];
 }
