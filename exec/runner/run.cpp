@@ -106,6 +106,17 @@ RankOutcome run_rank(const RunSpec& spec, Communicator& comm) {
   return out;
 }
 
+RankOutcome run_rank_or_abort(const RunSpec& spec, Communicator& comm) {
+  try {
+    return run_rank(spec, comm);
+  } catch (const RankFailure&) {
+    throw;
+  } catch (const std::exception& e) {
+    comm.abort(e.what());
+    throw;
+  }
+}
+
 RunOutcome run_in_process(const RunSpec& spec) {
   const RankLayout layout(spec.plan, spec.workload.model);  // validates before threads start
   RunOutcome result;

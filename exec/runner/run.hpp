@@ -43,6 +43,10 @@ struct RankOutcome {
 /// Runs spec.steps training steps as rank comm.get_rank() (a collective call).
 RankOutcome run_rank(const RunSpec& spec, Communicator& comm);
 
+/// run_rank, but an exception of this rank (other than RankFailure) first calls comm.abort()
+/// with a message naming the rank, so that every other rank stops instead of waiting forever.
+RankOutcome run_rank_or_abort(const RunSpec& spec, Communicator& comm);
+
 struct RunOutcome {
   std::vector<StepResult> steps;
   std::vector<Measurement> measurements;  ///< every rank's
