@@ -17,6 +17,7 @@ struct VerbExit {
 };
 
 void add_describe_verb(CLI::App& app);
+void add_run_verb(CLI::App& app);  ///< `hetsim run` (cli/run_verb.cpp)
 // Further verbs (predict, validate, simulate, plan, run, check) add their declaration here.
 
 }  // namespace hetsim::cli
