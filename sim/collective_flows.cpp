@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: Apache-2.0
+// Flow patterns of the collectives (see collective_flows.hpp for the citations).
+#include "collective_flows.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "topology.hpp"
+
+namespace hetsim::sim {
+namespace {
+
+std::vector<Phase> ring_steps(const std::vector<int>& ring, double step_bytes, int steps) {
+  std::vector<Phase> out;
+  const int p = static_cast<int>(ring.size());
+  if (p < 2) return out;
+  for (int s = 0; s < steps; ++s) {
+    Phase phase;
+    phase.reserve(ring.size());
+    for (int i = 0; i < p; ++i) phase.push_back({ring[i], ring[(i + 1) % p], step_bytes});
+    out.push_back(std::move(phase));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Phase> ring_all_reduce(const std::vector<int>& ring, double bytes) {
+  const int p = static_cast<int>(ring.size());
+  return ring_steps(ring, bytes / std::max(p, 1), 2 * (p - 1));
+}
+
+std::vector<Phase> ring_all_gather(const std::vector<int>& ring, double bytes) {
+  const int p = static_cast<int>(ring.size());
+  return ring_steps(ring, bytes / std::max(p, 1), p - 1);
+}
+
+std::vector<Phase> ring_reduce_scatter(const std::vector<int>& ring, double bytes) {
+  return ring_all_gather(ring, bytes);
+}
+
+void merge_phases(std::vector<Phase>& into, const std::vector<Phase>& more) {
+  if (into.size() < more.size()) into.resize(more.size());
+  for (std::size_t i = 0; i < more.size(); ++i) into[i].insert(into[i].end(), more[i].begin(), more[i].end());
+}
+
+std::vector<Phase> hierarchical_all_reduce(const std::vector<int>& gpus, const std::vector<int>& node_of, double bytes) {
+  // Members grouped by node, in order of first appearance.
+  std::vector<int> nodes;
+  std::map<int, std::vector<int>> by_node;
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    if (!by_node.count(node_of[i])) nodes.push_back(node_of[i]);
+    by_node[node_of[i]].push_back(gpus[i]);
+  }
+  const std::size_t k = by_node[nodes[0]].size();
+  bool even = true;
+  for (int n : nodes) even = even && by_node[n].size() == k;
+  if (!even || nodes.size() < 2 || k < 2) return ring_all_reduce(gpus, bytes);
+  std::vector<Phase> out;
+  std::vector<Phase> rs, ag, inter;
+  for (int n : nodes) {
+    merge_phases(rs, ring_reduce_scatter(by_node[n], bytes));
+    merge_phases(ag, ring_all_gather(by_node[n], bytes));
+  }
+  for (std::size_t l = 0; l < k; ++l) {
+    std::vector<int> ring;
+    for (int n : nodes) ring.push_back(by_node[n][l]);
+    merge_phases(inter, ring_all_reduce(ring, bytes / static_cast<double>(k)));
+  }
+  out.insert(out.end(), rs.begin(), rs.end());
+  out.insert(out.end(), inter.begin(), inter.end());
+  out.insert(out.end(), ag.begin(), ag.end());
+  return out;
+}
+
+std::vector<Phase> tree_all_reduce(const std::vector<int>& gpus, double bytes) {
+  const int p = static_cast<int>(gpus.size());
+  if (p < 2) return {};
+  // Two complementary binary trees in heap order: tree 0 over ranks 0..p-1, tree 1 over the
+  // ranks mirrored (p-1-i), so an inner node of one is (mostly) a leaf of the other.
+  int depth = 0;
+  while ((1 << depth) < p) ++depth;
+  std::vector<Phase> up(depth), down(depth);
+  for (int tree = 0; tree < 2; ++tree) {
+    auto rank = [&](int i) { return gpus[tree == 0 ? i : p - 1 - i]; };
+    for (int i = 1; i < p; ++i) {
+      int level = 0;
+      for (int j = i + 1; j > 1; j >>= 1) ++level;  // level of heap index i (root 0)
+      const int parent = (i - 1) / 2;
+      up[depth - level].push_back({rank(i), rank(parent), bytes / 2});
+      down[level - 1].push_back({rank(parent), rank(i), bytes / 2});
+    }
+  }
+  std::vector<Phase> out;
+  for (auto& ph : up)
+    if (!ph.empty()) out.push_back(std::move(ph));
+  for (auto& ph : down)
+    if (!ph.empty()) out.push_back(std::move(ph));
+  return out;
+}
+
+std::vector<Phase> dp_all_reduce(models::GradSyncAlgorithm algorithm, const std::vector<int>& gpus,
+                                 const std::vector<int>& node_of, double bytes) {
+  switch (algorithm) {
+    case models::GradSyncAlgorithm::kRing: return ring_all_reduce(gpus, bytes);
+    case models::GradSyncAlgorithm::kTree: return tree_all_reduce(gpus, bytes);
+    case models::GradSyncAlgorithm::kHierarchical:
+    case models::GradSyncAlgorithm::kAuto: return hierarchical_all_reduce(gpus, node_of, bytes);
+  }
+  return ring_all_reduce(gpus, bytes);
+}
+
+FoldedPhase fold_phase(const Topology& topology, const Phase& phase, bool fold) {
+  FoldedPhase out{phase, {}};
+  if (!fold || phase.size() < 2) return out;
+  std::set<int> seen;
+  std::set<std::tuple<double, double, double>> figures;
+  for (const auto& f : phase) {
+    for (int l : topology.path(f.src, f.dst))
+      if (!seen.insert(l).second) return out;  // a shared link: keep every flow
+    figures.insert({f.bytes, topology.path_latency_s(f.src, f.dst), topology.path_bandwidth_Bps(f.src, f.dst)});
+  }
+  if (figures.size() != 1) return out;
+  out.simulated = Phase{phase.front()};
+  out.shadows.assign(phase.begin() + 1, phase.end());
+  return out;
+}
+
+}  // namespace hetsim::sim
