@@ -211,23 +211,36 @@ void stage_actor(World& w, int a) {
     if (!passes[i].forward) last_backward = i;
   ComponentRt* comp = spec.component >= 0 ? &rt.components_[spec.component] : nullptr;
 
+  // Runs a pass's ops. On the last backward of an overlapped sync, bucket k's gradients are
+  // complete once (k+1)/K of the pass's compute time has run (gradients appear as backward
+  // proceeds; PyTorch DDP buckets, Li et al., VLDB 2020), so compute ops are cut there.
   auto run_ops = [&](const std::vector<models::Op>& ops, bool release_buckets) {
-    const int n = static_cast<int>(ops.size());
+    double total = 0, done = 0;
     int released = 0;
-    for (int i = 0; i < n; ++i) {
-      const auto& op = ops[i];
-      if (op.kind == models::OpKind::kCompute) {
-        rt.execute(op.duration_s);
-        timing.compute_s += op.duration_s;
-      } else {
+    if (release_buckets)
+      for (const auto& op : ops)
+        if (op.kind == models::OpKind::kCompute) total += op.duration_s;
+    for (const auto& op : ops) {
+      if (op.kind != models::OpKind::kCompute) {
         timing.tp_comm_s += rt.run_phases(tp_phases(w, a, op), 1.0);
+        continue;
       }
-      if (release_buckets) {
-        // Bucket k's gradients are complete after the first (k+1)/K of the last backward.
-        while (released < comp->buckets - 1 && (i + 1) * comp->buckets >= (released + 1) * n) {
-          comp->bucket_ready[released++]->release();
-        }
+      timing.compute_s += op.duration_s;
+      if (!release_buckets) {
+        rt.execute(op.duration_s);
+        continue;
       }
+      double left = op.duration_s;
+      while (released < comp->buckets - 1) {
+        const double next_ready = total * (released + 1) / comp->buckets;
+        if (done + left < next_ready) break;
+        rt.execute(next_ready - done);
+        left -= next_ready - done;
+        done = next_ready;
+        comp->bucket_ready[released++]->release();
+      }
+      rt.execute(left);
+      done += left;
     }
     if (release_buckets)
       while (released < comp->buckets) comp->bucket_ready[released++]->release();
