@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: Apache-2.0
+// Cluster topology bookkeeping: rank order of nodes and GPUs, GPU selectors, prices.
+#include "cluster.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+#include <string_view>
+
+namespace hetsim::models {
+
+const char* to_string(IntraFabricKind k) {
+  switch (k) {
+    case IntraFabricKind::kNvswitch: return "nvswitch";
+    case IntraFabricKind::kNvlink: return "nvlink";
+    case IntraFabricKind::kXgmi: return "xgmi";
+    case IntraFabricKind::kPcie: return "pcie";
+    case IntraFabricKind::kNone: return "none";
+  }
+  return "?";
+}
+
+const char* to_string(NicKind k) {
+  switch (k) {
+    case NicKind::kInfiniband: return "infiniband";
+    case NicKind::kRoce: return "roce";
+    case NicKind::kEthernet: return "ethernet";
+  }
+  return "?";
+}
+
+const char* to_string(ZoneFabricKind k) { return k == ZoneFabricKind::kFatTree ? "fat-tree" : "switch"; }
+
+void Cluster::finalize() {
+  nodes.clear();
+  gpus.clear();
+  for (int z = 0; z < static_cast<int>(zones.size()); ++z) {
+    std::vector<int> seen_of_type(node_types.size(), 0);
+    for (const NodeGroup& g : zones[z].groups) {
+      const NodeType& type = node_types[g.node_type];
+      for (int i = 0; i < g.count; ++i) {
+        Node n;
+        n.zone = z;
+        n.node_type = g.node_type;
+        n.index_in_group = seen_of_type[g.node_type]++;
+        n.first_gpu = static_cast<int>(gpus.size());
+        const int node_index = static_cast<int>(nodes.size());
+        nodes.push_back(n);
+        for (int l = 0; l < type.gpus_per_node; ++l) gpus.push_back(GpuSlot{node_index, l});
+      }
+    }
+  }
+}
+
+const InterZoneLink* Cluster::link_between(int zone_a, int zone_b) const {
+  for (const InterZoneLink& l : links) {
+    if ((l.zone_a == zone_a && l.zone_b == zone_b) || (l.zone_a == zone_b && l.zone_b == zone_a)) return &l;
+  }
+  return nullptr;
+}
+
+double Cluster::price_per_hour(bool spot) const {
+  double total = 0;
+  for (const Node& n : nodes) {
+    const NodeType& t = node_types[n.node_type];
+    total += (spot && t.spot_price_per_hour) ? *t.spot_price_per_hour : t.price_per_hour;
+  }
+  return total;
+}
+
+namespace {
+
+/// Parses "[a-b,c]" index lists. Returns false on syntax errors.
+bool parse_index_list(std::string_view text, std::vector<int>* out) {
+  if (text.size() < 2 || text.front() != '[' || text.back() != ']') return false;
+  text = text.substr(1, text.size() - 2);
+  if (text.empty()) return false;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    const size_t comma = std::min(text.find(',', pos), text.size());
+    std::string_view item = text.substr(pos, comma - pos);
+    const size_t dash = item.find('-');
+    auto to_int = [](std::string_view s, int* v) {
+      if (s.empty() || s.size() > 9) return false;
+      for (char c : s) {
+        if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+      }
+      *v = std::stoi(std::string(s));
+      return true;
+    };
+    int a = 0, b = 0;
+    if (dash == std::string_view::npos) {
+      if (!to_int(item, &a)) return false;
+      b = a;
+    } else if (!to_int(item.substr(0, dash), &a) || !to_int(item.substr(dash + 1), &b) || b < a) {
+      return false;
+    }
+    for (int i = a; i <= b; ++i) out->push_back(i);
+    pos = comma + 1;
+  }
+  return true;
+}
+
+/// Splits "name[...]" into name and bracket part ("" when there is none).
+void split_bracket(std::string_view part, std::string_view* name, std::string_view* brackets) {
+  const size_t open = part.find('[');
+  *name = part.substr(0, open);
+  *brackets = open == std::string_view::npos ? std::string_view{} : part.substr(open);
+}
+
+}  // namespace
+
+std::optional<std::vector<int>> Cluster::resolve_gpus(const std::string& selector, std::string* error) const {
+  auto fail = [&](const std::string& why) -> std::optional<std::vector<int>> {
+    if (error) *error = why;
+    return std::nullopt;
+  };
+  std::vector<std::string_view> parts;
+  std::string_view rest = selector;
+  while (true) {
+    const size_t slash = rest.find('/');
+    parts.push_back(rest.substr(0, slash));
+    if (slash == std::string_view::npos) break;
+    rest = rest.substr(slash + 1);
+  }
+  const std::string syntax = "bad GPU selector '" + selector +
+                             "' (expected 'zone/type[i]/gpu[a-b]', 'type[i]/gpu[a-b]', 'type[i]' or 'gpu[a-b]')";
+  if (parts.empty() || parts.size() > 3) return fail(syntax);
+
+  // Global form: gpu[a-b]
+  if (parts.size() == 1) {
+    std::string_view name, br;
+    split_bracket(parts[0], &name, &br);
+    if (name == "gpu") {
+      std::vector<int> ids;
+      if (!parse_index_list(br, &ids)) return fail(syntax);
+      for (int id : ids) {
+        if (id >= gpu_count()) {
+          return fail("GPU index " + std::to_string(id) + " out of range (cluster has " +
+                      std::to_string(gpu_count()) + " GPUs, 0-" + std::to_string(gpu_count() - 1) + ")");
+        }
+      }
+      return ids;
+    }
+  }
+
+  // Node forms: [zone/]type[i][/gpu[a-b]]
+  int zone = -1;
+  size_t k = 0;
+  if (parts.size() == 3 || (parts.size() == 2 && parts[1].rfind("gpu", 0) != 0)) {
+    const auto it = std::find_if(zones.begin(), zones.end(), [&](const Zone& z) { return z.name == parts[0]; });
+    if (it == zones.end()) {
+      std::string known;
+      for (const Zone& z : zones) known += (known.empty() ? "" : ", ") + z.name;
+      return fail("unknown zone '" + std::string(parts[0]) + "' (known: " + known + ")");
+    }
+    zone = static_cast<int>(it - zones.begin());
+    k = 1;
+  }
+  if (k >= parts.size()) return fail(syntax);
+  std::string_view type_name, type_br;
+  split_bracket(parts[k], &type_name, &type_br);
+  const auto t = std::find_if(node_types.begin(), node_types.end(),
+                              [&](const NodeType& nt) { return nt.name == type_name; });
+  if (t == node_types.end()) {
+    std::string known;
+    for (const NodeType& nt : node_types) known += (known.empty() ? "" : ", ") + nt.name;
+    return fail("unknown node type '" + std::string(type_name) + "' (known: " + known + ")");
+  }
+  const int type_index = static_cast<int>(t - node_types.begin());
+  std::vector<int> node_ids;
+  if (!parse_index_list(type_br, &node_ids)) return fail(syntax);
+  // Nodes of this type (in this zone, or cluster-wide when no zone is given), in rank order.
+  std::vector<int> candidates;
+  for (int n = 0; n < static_cast<int>(nodes.size()); ++n) {
+    if (nodes[n].node_type == type_index && (zone < 0 || nodes[n].zone == zone)) candidates.push_back(n);
+  }
+  std::vector<int> local_ids;
+  if (k + 1 < parts.size()) {
+    std::string_view gname, gbr;
+    split_bracket(parts[k + 1], &gname, &gbr);
+    if (gname != "gpu" || !parse_index_list(gbr, &local_ids)) return fail(syntax);
+    for (int l : local_ids) {
+      if (l >= t->gpus_per_node) {
+        return fail("GPU " + std::to_string(l) + " out of range (node type '" + t->name + "' has " +
+                    std::to_string(t->gpus_per_node) + " GPUs)");
+      }
+    }
+  } else {
+    for (int l = 0; l < t->gpus_per_node; ++l) local_ids.push_back(l);
+  }
+  std::vector<int> ids;
+  for (int i : node_ids) {
+    if (i >= static_cast<int>(candidates.size())) {
+      return fail("node " + std::string(type_name) + "[" + std::to_string(i) + "] out of range (" +
+                  std::to_string(candidates.size()) + " node(s) of that type" +
+                  (zone >= 0 ? " in zone '" + zones[zone].name + "'" : std::string()) + ")");
+    }
+    for (int l : local_ids) ids.push_back(nodes[candidates[i]].first_gpu + l);
+  }
+  return ids;
+}
+
+}  // namespace hetsim::models

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: Apache-2.0
+// Plan helpers: the Megatron-style uniform plan and the structural cross-checks.
+#include "plan.hpp"
+
+#include <numeric>
+#include <set>
+
+#include "cluster.hpp"
+#include "workload.hpp"
+
+namespace hetsim::models {
+
+const char* to_string(Schedule s) {
+  switch (s) {
+    case Schedule::kGpipe: return "gpipe";
+    case Schedule::k1f1b: return "1f1b";
+    case Schedule::kInterleaved: return "interleaved";
+  }
+  return "?";
+}
+
+const char* to_string(Recompute r) {
+  switch (r) {
+    case Recompute::kNone: return "none";
+    case Recompute::kSelective: return "selective";
+    case Recompute::kFull: return "full";
+  }
+  return "?";
+}
+
+const char* to_string(GradSyncAlgorithm a) {
+  switch (a) {
+    case GradSyncAlgorithm::kAuto: return "auto";
+    case GradSyncAlgorithm::kRing: return "ring";
+    case GradSyncAlgorithm::kTree: return "tree";
+    case GradSyncAlgorithm::kHierarchical: return "hierarchical";
+  }
+  return "?";
+}
+
+int Plan::gpu_count() const {
+  int n = 0;
+  for (const Replica& r : replicas) {
+    for (const Stage& s : r.stages) n += s.tp();
+  }
+  return n;
+}
+
+int Plan::global_batch() const {
+  int m = 0;
+  for (const Replica& r : replicas) m += r.micro_batches;
+  return m * micro_batch;
+}
+
+std::variant<Plan, Infeasible> make_uniform_plan(const Cluster& cluster, const Workload& workload, int tp, int pp,
+                                                 int dp, const UniformPlanOptions& o) {
+  const ModelSpec& m = workload.model;
+  const auto why = [](std::string s) { return Infeasible{std::move(s)}; };
+  if (tp < 1 || pp < 1 || dp < 1 || o.micro_batch < 1) return why("tp, pp, dp and micro must be >= 1");
+  const long needed = static_cast<long>(tp) * pp * dp;
+  if (o.first_gpu + needed > cluster.gpu_count()) {
+    return why("tp*pp*dp (" + std::to_string(needed) + ") exceeds the cluster's " +
+               std::to_string(cluster.gpu_count() - o.first_gpu) + " GPUs");
+  }
+  if (m.layers < pp) {
+    return why("pp (" + std::to_string(pp) + ") exceeds model.layers (" + std::to_string(m.layers) + ")");
+  }
+  const int interleave = o.schedule == Schedule::kInterleaved ? o.interleave : 1;
+  if (interleave > 1 && m.layers % (pp * interleave) != 0) {
+    return why("model.layers (" + std::to_string(m.layers) + ") is not divisible by pp*interleave (" +
+               std::to_string(pp * interleave) + ")");
+  }
+  const long per_step = static_cast<long>(dp) * o.micro_batch;
+  if (workload.training.global_batch % per_step != 0) {
+    return why("training.global_batch (" + std::to_string(workload.training.global_batch) +
+               ") is not divisible by dp*micro (" + std::to_string(per_step) + ")");
+  }
+  Plan plan;
+  plan.name = "tp" + std::to_string(tp) + "-pp" + std::to_string(pp) + "-dp" + std::to_string(dp);
+  plan.micro_batch = o.micro_batch;
+  plan.schedule = o.schedule;
+  plan.interleave = interleave;
+  plan.recompute = o.recompute;
+  plan.sequence_parallel = o.sequence_parallel;
+  plan.zero = o.zero;
+  plan.overlap_grad_sync = o.overlap_grad_sync;
+  const int micro_batches = static_cast<int>(workload.training.global_batch / per_step);
+  for (int d = 0; d < dp; ++d) {
+    Replica r;
+    r.micro_batches = micro_batches;
+    for (int s = 0; s < pp; ++s) {
+      Stage st;
+      st.layers = m.layers / pp + (s < m.layers % pp ? 1 : 0);  // first (layers mod pp) stages take one more
+      const int base = o.first_gpu + tp * (d + dp * s);           // Megatron order: TP, then DP, then PP
+      for (int t = 0; t < tp; ++t) st.gpus.push_back(base + t);
+      r.stages.push_back(std::move(st));
+    }
+    plan.replicas.push_back(std::move(r));
+  }
+  auto problems = check_plan(plan, cluster, workload);
+  if (!problems.empty()) return why(problems.front());
+  return plan;
+}
+
+std::vector<std::string> check_plan(const Plan& plan, const Cluster& cluster, const Workload& workload) {
+  std::vector<std::string> out;
+  const ModelSpec& m = workload.model;
+  if (plan.micro_batch < 1) out.push_back("micro_batch: must be >= 1 (got " + std::to_string(plan.micro_batch) + ")");
+  if (plan.zero < 0 || plan.zero > 3) out.push_back("zero: must be 0-3 (got " + std::to_string(plan.zero) + ")");
+  if (plan.interleave < 1) out.push_back("interleave: must be >= 1");
+  if (plan.interleave > 1 && plan.schedule != Schedule::kInterleaved) {
+    out.push_back("interleave: " + std::to_string(plan.interleave) + " needs schedule: interleaved");
+  }
+  if (plan.replicas.empty()) out.push_back("replicas: at least one replica is required");
+  std::set<int> used;
+  for (size_t r = 0; r < plan.replicas.size(); ++r) {
+    const Replica& rep = plan.replicas[r];
+    const std::string rp = "replicas[" + std::to_string(r) + "]";
+    if (rep.micro_batches < 1) out.push_back(rp + ".micro_batches: must be >= 1");
+    if (rep.stages.empty()) out.push_back(rp + ".stages: at least one stage is required");
+    int layers = 0;
+    for (size_t s = 0; s < rep.stages.size(); ++s) {
+      const Stage& st = rep.stages[s];
+      const std::string sp = rp + ".stages[" + std::to_string(s) + "]";
+      layers += st.layers;
+      if (st.layers < 1) out.push_back(sp + ".layers: must be >= 1 (got " + std::to_string(st.layers) + ")");
+      if (plan.interleave > 1 && st.layers % plan.interleave != 0) {
+        out.push_back(sp + ".layers: " + std::to_string(st.layers) + " is not divisible by interleave (" +
+                      std::to_string(plan.interleave) + ")");
+      }
+      if (st.gpus.empty()) {
+        out.push_back(sp + ".gpus: no GPUs");
+        continue;
+      }
+      const int tp = st.tp();
+      if (m.heads % tp != 0) {
+        out.push_back(sp + ".gpus: tp " + std::to_string(tp) + " does not divide model.heads (" +
+                      std::to_string(m.heads) + ")");
+      } else if (m.kv_heads % tp != 0 && tp % m.kv_heads != 0) {
+        out.push_back(sp + ".gpus: tp " + std::to_string(tp) + " and model.kv_heads (" + std::to_string(m.kv_heads) +
+                      ") do not divide one another");
+      }
+      if (m.ffn_hidden % tp != 0) {
+        out.push_back(sp + ".gpus: tp " + std::to_string(tp) + " does not divide model.ffn_hidden (" +
+                      std::to_string(m.ffn_hidden) + ")");
+      }
+      for (int g : st.gpus) {
+        if (g < 0 || g >= cluster.gpu_count()) {
+          out.push_back(sp + ".gpus: GPU " + std::to_string(g) + " out of range (cluster has " +
+                        std::to_string(cluster.gpu_count()) + " GPUs)");
+        } else if (!used.insert(g).second) {
+          out.push_back(sp + ".gpus: GPU " + std::to_string(g) + " is used more than once");
+        }
+      }
+    }
+    if (!rep.stages.empty() && layers != m.layers) {
+      out.push_back(rp + ".stages: layers sum to " + std::to_string(layers) + " (expected model.layers = " +
+                    std::to_string(m.layers) + ")");
+    }
+  }
+  if (!plan.replicas.empty() && plan.micro_batch >= 1 && plan.global_batch() != workload.training.global_batch) {
+    out.push_back("replicas: micro_batch x sum of micro_batches = " + std::to_string(plan.global_batch()) +
+                  " (expected training.global_batch = " + std::to_string(workload.training.global_batch) + ")");
+  }
+  return out;
+}
+
+}  // namespace hetsim::models

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests of the core types: parameter/FLOP counts, rank order, GPU selectors, plan checks.
+#include <gtest/gtest.h>
+
+#include "cluster.hpp"
+#include "plan.hpp"
+#include "workload.hpp"
+
+namespace hetsim::models {
+namespace {
+
+ModelSpec gpt(int layers, int hidden, int heads, int seq, int vocab) {
+  ModelSpec m;
+  m.layers = layers;
+  m.hidden = hidden;
+  m.heads = heads;
+  m.kv_heads = heads;
+  m.ffn_hidden = 4 * hidden;
+  m.seq_len = seq;
+  m.vocab = vocab;
+  return m;
+}
+
+TEST(Workload, Gpt3ParamsMatchBrownEtAl) {
+  // GPT-3 175B: 96 layers, d_model 12288, 96 heads (Brown et al. 2020, Table 2.1): 175.0e9 params.
+  const ModelSpec m = gpt(96, 12288, 96, 2048, 50257);
+  EXPECT_NEAR(m.params_total() / 1e9, 175.0, 0.5);
+}
+
+TEST(Workload, Llama2SevenBParams) {
+  // Llama 2 7B: 6.74e9 parameters (Touvron et al. 2023).
+  ModelSpec m = gpt(32, 4096, 32, 4096, 32000);
+  m.ffn_hidden = 11008;
+  m.activation = Activation::kSwiglu;
+  m.tied_embeddings = false;
+  EXPECT_NEAR(m.params_total() / 1e9, 6.738, 0.01);
+}
+
+TEST(Workload, FlopsPerTokenIsNarayananEq3WithoutRecompute) {
+  // 72 l h^2 (1 + s/6h + V/12lh) per token (Narayanan et al. SC'21 eq. 3 with 3 passes).
+  const ModelSpec m = gpt(40, 6144, 48, 2048, 51200);
+  const double l = m.layers, h = m.hidden, s = m.seq_len, v = m.vocab;
+  const double expected = 72.0 * l * h * h * (1.0 + s / (6.0 * h) + v / (12.0 * l * h));
+  EXPECT_NEAR(m.flops_per_token() / expected, 1.0, 1e-3);  // biases of the matmuls are not counted
+}
+
+Cluster two_zone_cluster() {
+  Cluster c;
+  c.name = "t";
+  NodeType a;
+  a.name = "dgx";
+  a.gpus_per_node = 8;
+  NodeType b;
+  b.name = "box";
+  b.gpus_per_node = 4;
+  b.price_per_hour = 10;
+  b.spot_price_per_hour = 3;
+  a.price_per_hour = 30;
+  c.node_types = {a, b};
+  Zone z1{"east", {}, {{0, 2}, {1, 1}}};
+  Zone z2{"west", {}, {{1, 2}}};
+  c.zones = {z1, z2};
+  c.finalize();
+  return c;
+}
+
+TEST(Cluster, RankOrderFollowsZonesGroupsNodes) {
+  const Cluster c = two_zone_cluster();
+  ASSERT_EQ(c.gpu_count(), 8 + 8 + 4 + 8);
+  EXPECT_EQ(c.zone_of_gpu(19), 0);
+  EXPECT_EQ(c.zone_of_gpu(20), 1);
+  EXPECT_EQ(c.node_of_gpu(16), 2);
+  EXPECT_DOUBLE_EQ(c.price_per_hour(), 2 * 30 + 3 * 10);
+  EXPECT_DOUBLE_EQ(c.price_per_hour(true), 2 * 30 + 3 * 3);
+}
+
+TEST(Cluster, ResolvesSelectors) {
+  const Cluster c = two_zone_cluster();
+  std::string err;
+  EXPECT_EQ(*c.resolve_gpus("east/dgx[1]/gpu[0-1]", &err), (std::vector<int>{8, 9}));
+  EXPECT_EQ(*c.resolve_gpus("west/box[1]", &err), (std::vector<int>{24, 25, 26, 27}));
+  EXPECT_EQ(*c.resolve_gpus("box[1]/gpu[3]", &err), (std::vector<int>{23}));  // cluster-wide node index
+  EXPECT_EQ(*c.resolve_gpus("gpu[2,5-6]", &err), (std::vector<int>{2, 5, 6}));
+  EXPECT_FALSE(c.resolve_gpus("gpu[28]", &err));
+  EXPECT_NE(err.find("out of range"), std::string::npos);
+  EXPECT_FALSE(c.resolve_gpus("north/dgx[0]", &err));
+  EXPECT_NE(err.find("unknown zone 'north'"), std::string::npos);
+  EXPECT_FALSE(c.resolve_gpus("dgx[2]/gpu[0]", &err));
+  EXPECT_FALSE(c.resolve_gpus("dgx[0]/gpu[8]", &err));
+  EXPECT_FALSE(c.resolve_gpus("dgx[0/gpu[1]", &err));
+  EXPECT_FALSE(c.resolve_gpus("", &err));
+}
+
+Workload work(int layers, int batch) {
+  Workload w;
+  w.model = gpt(layers, 1024, 16, 1024, 51200);
+  w.training.global_batch = batch;
+  return w;
+}
+
+TEST(Plan, UniformPlanUsesMegatronRankOrder) {
+  const Cluster c = two_zone_cluster();
+  UniformPlanOptions o;
+  o.micro_batch = 2;
+  auto r = make_uniform_plan(c, work(5, 16), 2, 2, 2, o);
+  ASSERT_TRUE(std::holds_alternative<Plan>(r)) << std::get<Infeasible>(r).reason;
+  const Plan& p = std::get<Plan>(r);
+  ASSERT_EQ(p.dp(), 2);
+  EXPECT_EQ(p.replicas[1].stages[0].gpus, (std::vector<int>{2, 3}));  // TP fastest, then DP
+  EXPECT_EQ(p.replicas[0].stages[1].gpus, (std::vector<int>{4, 5}));  // then PP
+  EXPECT_EQ(p.replicas[0].stages[0].layers, 3);                       // first layers mod pp take one more
+  EXPECT_EQ(p.replicas[0].stages[1].layers, 2);
+  EXPECT_EQ(p.replicas[0].micro_batches, 4);
+}
+
+TEST(Plan, UniformPlanReportsInfeasibleShapes) {
+  const Cluster c = two_zone_cluster();
+  UniformPlanOptions o;
+  EXPECT_TRUE(std::holds_alternative<Infeasible>(make_uniform_plan(c, work(4, 16), 8, 2, 4, o)));  // 64 GPUs > 28
+  EXPECT_TRUE(std::holds_alternative<Infeasible>(make_uniform_plan(c, work(4, 15), 1, 1, 2, o)));  // batch
+  EXPECT_TRUE(std::holds_alternative<Infeasible>(make_uniform_plan(c, work(4, 16), 3, 1, 1, o)));  // tp vs heads
+}
+
+TEST(Plan, CheckPlanFindsEveryProblem) {
+  const Cluster c = two_zone_cluster();
+  Plan p;
+  p.micro_batch = 1;
+  p.replicas = {Replica{3, {Stage{2, {0, 1}}, Stage{1, {1, 40}}}}};
+  const auto problems = check_plan(p, c, work(4, 4));
+  ASSERT_EQ(problems.size(), 4u);
+  EXPECT_NE(problems[0].find("used more than once"), std::string::npos);
+  EXPECT_NE(problems[1].find("out of range"), std::string::npos);
+  EXPECT_NE(problems[2].find("layers sum to 3"), std::string::npos);
+  EXPECT_NE(problems[3].find("expected training.global_batch = 4"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace hetsim::models
