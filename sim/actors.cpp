@@ -20,6 +20,7 @@
 #include "platform_builder.hpp"
 #include "sim_layout.hpp"
 #include "simulator.hpp"
+#include "comm_cost.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -47,10 +48,12 @@ sg4::Engine& make_engine() {
 std::uint64_t flow_size(double bytes) { return static_cast<std::uint64_t>(std::llround(std::max(bytes, 1.0))); }
 
 struct Message {
-  sg4::SemaphorePtr posted = sg4::Semaphore::create(0);
-  std::vector<sg4::CommPtr> comms;
-  std::vector<Flow> flows;        // simulated flows, same order as comms
-  std::vector<Flow> shadows;
+  sg4::SemaphorePtr posted = sg4::Semaphore::create(0);  // released once the data has arrived
+};
+
+struct EmbeddingRt {
+  sg4::SemaphorePtr last_ready = sg4::Semaphore::create(0);
+  sg4::SemaphorePtr done = sg4::Semaphore::create(0);
 };
 
 struct ComponentRt {
@@ -82,9 +85,15 @@ class Runtime {
     }
   }
 
-  /// Runs phases one after the other, bytes scaled by `scale`; returns the time spent.
-  double run_phases(const std::vector<FoldedPhase>& phases, double scale) {
+  /// Runs a collective's phases one after the other, bytes scaled by `scale`, after the
+  /// collective's launch cost (models::kCollectiveLaunch_s, the cost model's figure); returns
+  /// the time spent.
+  double run_phases(const std::vector<FoldedPhase>& phases, double scale, bool launch = true) {
     const double t0 = sg4::Engine::get_clock();
+    bool any = false;
+    for (const auto& ph : phases) any = any || !ph.simulated.empty();
+    if (!any) return 0;
+    if (launch) sg4::this_actor::sleep_for(models::kCollectiveLaunch_s);
     std::vector<sg4::CommPtr> comms;
     for (const auto& ph : phases) {
       if (ph.simulated.empty()) continue;
@@ -100,6 +109,7 @@ class Runtime {
         account({f.src, f.dst, f.bytes * scale}, start, fin);
       }
       for (const auto& f : ph.shadows) account({f.src, f.dst, f.bytes * scale}, start, end);
+      if (ph.delay_after_s > 0) sg4::this_actor::sleep_for(ph.delay_after_s);
     }
     return sg4::Engine::get_clock() - t0;
   }
@@ -110,28 +120,28 @@ class Runtime {
     return *slot;
   }
 
-  void send(Message& msg, const FoldedPhase& transfer) {
-    for (const auto& f : transfer.simulated) {
-      msg.comms.push_back(start_flow(f));
-      msg.flows.push_back(f);
+  /// Sends a pipeline transfer and waits until it has arrived (Megatron-LM's p2p send/recv
+  /// waits on its requests, and the cost model adds the send to the sender's pass time);
+  /// then the receiver may take it. Returns the time spent.
+  double send(Message& msg, const FoldedPhase& transfer) {
+    const double t0 = sg4::Engine::get_clock();
+    std::vector<sg4::CommPtr> comms;
+    for (const auto& f : transfer.simulated) comms.push_back(start_flow(f));
+    sg4::Comm::wait_all(comms);
+    double end = t0;
+    for (std::size_t i = 0; i < comms.size(); ++i) {
+      end = std::max(end, comms[i]->get_finish_time());
+      account(transfer.simulated[i], t0, comms[i]->get_finish_time());
     }
-    msg.shadows = transfer.shadows;
+    for (const auto& f : transfer.shadows) account(f, t0, end);
     msg.posted->release();
+    return sg4::Engine::get_clock() - t0;
   }
 
   /// Waits until the message has arrived; returns the wait.
   double receive(Message& msg) {
     const double t0 = sg4::Engine::get_clock();
     msg.posted->acquire();
-    sg4::Comm::wait_all(msg.comms);
-    double start = 1e300, end = 0;
-    for (std::size_t i = 0; i < msg.comms.size(); ++i) {
-      const double s = msg.comms[i]->get_start_time(), e = msg.comms[i]->get_finish_time();
-      start = std::min(start, s);
-      end = std::max(end, e);
-      account(msg.flows[i], s, e);
-    }
-    for (const auto& f : msg.shadows) account(f, start, end);
     return sg4::Engine::get_clock() - t0;
   }
 
@@ -153,6 +163,7 @@ class Runtime {
   std::vector<std::vector<std::pair<double, double>>> link_busy_;
   std::map<std::tuple<int, int, int, int, int>, std::unique_ptr<Message>> messages_;
   std::vector<ComponentRt> components_;
+  std::vector<EmbeddingRt> embeddings_;
   std::vector<TraceSpan> spans_;  // track = actor index until finish()
 };
 
@@ -173,16 +184,13 @@ const std::vector<FoldedPhase>& tp_phases(World& w, int actor, const models::Op&
   if (it != w.tp_cache.end()) return it->second;
   const auto& spec = w.lay.actors[actor];
   const auto& gpus = w.work.replicas[spec.replica][spec.stage].gpus;
-  std::vector<Phase> raw;
-  switch (op.kind) {
-    case models::OpKind::kTpAllReduce: raw = ring_all_reduce(gpus, op.size_bytes); break;
-    case models::OpKind::kTpAllGather: raw = ring_all_gather(gpus, op.size_bytes); break;
-    case models::OpKind::kTpReduceScatter: raw = ring_reduce_scatter(gpus, op.size_bytes); break;
-    case models::OpKind::kCompute: break;
-  }
-  std::vector<FoldedPhase> folded;
-  for (const auto& ph : raw) folded.push_back(fold_phase(w.topo, ph, w.fold));
-  return w.tp_cache.emplace(key, std::move(folded)).first->second;
+  models::CollectiveKind kind = models::CollectiveKind::kAllReduce;
+  if (op.kind == models::OpKind::kTpAllGather) kind = models::CollectiveKind::kAllGather;
+  if (op.kind == models::OpKind::kTpReduceScatter) kind = models::CollectiveKind::kReduceScatter;
+  // TP collectives use the algorithm NCCL's tuner would pick, as the cost model does (kAuto).
+  return w.tp_cache
+      .emplace(key, folded_collective(w.topo, kind, models::GradSyncAlgorithm::kAuto, gpus, op.size_bytes, w.fold))
+      .first->second;
 }
 
 const FoldedPhase& transfer(World& w, int replica, int from, int to, bool forward) {
@@ -194,6 +202,16 @@ const FoldedPhase& transfer(World& w, int replica, int from, int to, bool forwar
   const double bytes = forward ? stages[from].activation_send_bytes : stages[to].activation_send_bytes;
   return w.transfer_cache.emplace(key, fold_phase(w.topo, group_transfer(stages[from].gpus, stages[to].gpus, bytes), w.fold))
       .first->second;
+}
+
+std::string pass_label(const PassStep& ps, int chunks) {
+  std::string s(ps.forward ? "F" : "B");
+  s += std::to_string(ps.micro_batch);
+  if (chunks > 1) {
+    s += '.';
+    s += std::to_string(ps.chunk);
+  }
+  return s;
 }
 
 void stage_actor(World& w, int a) {
@@ -249,8 +267,7 @@ void stage_actor(World& w, int a) {
   for (int i = 0; i < static_cast<int>(passes.size()); ++i) {
     const auto& ps = passes[i];
     const auto& chunk = sw.chunks[ps.chunk];
-    const std::string label = std::string(ps.forward ? "F" : "B") + std::to_string(ps.micro_batch) +
-                              (v > 1 ? "." + std::to_string(ps.chunk) : "");
+    const std::string label = rt.trace_ ? pass_label(ps, v) : std::string();
     if (ps.forward) {
       if (s > 0 || ps.chunk > 0) {
         const double t0 = sg4::Engine::get_clock();
@@ -260,8 +277,10 @@ void stage_actor(World& w, int a) {
       const double t0 = sg4::Engine::get_clock();
       run_ops(chunk.forward, false);
       rt.span(a, label, "forward", t0, sg4::Engine::get_clock());
-      if (s < p - 1) rt.send(rt.message(r, s + 1, true, ps.chunk, ps.micro_batch), transfer(w, r, s, s + 1, true));
-      else if (ps.chunk < v - 1) rt.send(rt.message(r, 0, true, ps.chunk + 1, ps.micro_batch), transfer(w, r, s, 0, true));
+      const double t1 = sg4::Engine::get_clock();
+      if (s < p - 1) timing.pp_send_s += rt.send(rt.message(r, s + 1, true, ps.chunk, ps.micro_batch), transfer(w, r, s, s + 1, true));
+      else if (ps.chunk < v - 1) timing.pp_send_s += rt.send(rt.message(r, 0, true, ps.chunk + 1, ps.micro_batch), transfer(w, r, s, 0, true));
+      rt.span(a, "send " + label, "pp", t1, sg4::Engine::get_clock());
     } else {
       const bool wait_grad = s < p - 1 || ps.chunk < v - 1;
       if (wait_grad) {
@@ -272,8 +291,10 @@ void stage_actor(World& w, int a) {
       const double t0 = sg4::Engine::get_clock();
       run_ops(chunk.backward, comp != nullptr && w.plan.overlap_grad_sync && i == last_backward);
       rt.span(a, label, "backward", t0, sg4::Engine::get_clock());
-      if (s > 0) rt.send(rt.message(r, s - 1, false, ps.chunk, ps.micro_batch), transfer(w, r, s, s - 1, false));
-      else if (ps.chunk > 0) rt.send(rt.message(r, p - 1, false, ps.chunk - 1, ps.micro_batch), transfer(w, r, s, p - 1, false));
+      const double t1 = sg4::Engine::get_clock();
+      if (s > 0) timing.pp_send_s += rt.send(rt.message(r, s - 1, false, ps.chunk, ps.micro_batch), transfer(w, r, s, s - 1, false));
+      else if (ps.chunk > 0) timing.pp_send_s += rt.send(rt.message(r, p - 1, false, ps.chunk - 1, ps.micro_batch), transfer(w, r, s, p - 1, false));
+      rt.span(a, "send " + label, "pp", t1, sg4::Engine::get_clock());
     }
   }
   if (comp != nullptr) {
@@ -283,6 +304,22 @@ void stage_actor(World& w, int a) {
     comp->grads_done->acquire();
     timing.dp_wait_s += sg4::Engine::get_clock() - t0;
     rt.span(a, "dp grad sync", "dp", t0, sg4::Engine::get_clock());
+  }
+  const int e = w.lay.embedding_of_actor[a];
+  if (e >= 0) {
+    // The first stage runs the embedding all-reduce once the last stage has synced too.
+    const double t1 = sg4::Engine::get_clock();
+    auto& emb = rt.embeddings_[e];
+    if (w.lay.embeddings[e].first_actor == a) {
+      emb.last_ready->acquire();
+      rt.run_phases(w.lay.embeddings[e].phases, 1.0);
+      emb.done->release();
+    } else {
+      emb.last_ready->release();
+      emb.done->acquire();
+    }
+    timing.dp_wait_s += sg4::Engine::get_clock() - t1;
+    rt.span(a, "embedding grad sync", "dp", t1, sg4::Engine::get_clock());
   }
   double t0 = sg4::Engine::get_clock();
   rt.execute(sw.optimizer_s);
@@ -357,6 +394,7 @@ SimResult simulate_work(const models::Cluster& cluster, const models::Plan& plan
   Runtime rt(topo, platform, result, options.record_trace);
   const int buckets = plan.overlap_grad_sync ? (options.grad_buckets > 0 ? options.grad_buckets : kDefaultGradBuckets) : 1;
   rt.components_.resize(lay.components.size());
+  rt.embeddings_.resize(lay.embeddings.size());
   for (auto& c : rt.components_) {
     c.buckets = buckets;
     for (int k = 0; k < buckets; ++k) c.bucket_ready.push_back(sg4::Semaphore::create(0));
@@ -435,7 +473,7 @@ double simulate_phases(const models::Cluster& cluster, const std::vector<Phase>&
   for (const auto& ph : phases)
     if (!ph.empty()) { host_gpu = ph.front().src; break; }
   double elapsed = 0;
-  sg4::Actor::create("phases", platform.host(host_gpu), [&] { elapsed = rt.run_phases(folded, 1.0); });
+  sg4::Actor::create("phases", platform.host(host_gpu), [&] { elapsed = rt.run_phases(folded, 1.0, false); });
   sg4::Engine::get_instance()->run();
   return elapsed;
 }

@@ -7,38 +7,50 @@
 #include <set>
 #include <tuple>
 
-#include "topology.hpp"
+#include "sim_topology.hpp"
 
 namespace hetsim::sim {
 namespace {
 
-std::vector<Phase> ring_steps(const std::vector<int>& ring, double step_bytes, int steps) {
+std::vector<Phase> ring_steps(const std::vector<int>& ring, const std::vector<int>* node_of, double step_bytes,
+                              int steps) {
   std::vector<Phase> out;
   const int p = static_cast<int>(ring.size());
   if (p < 2) return out;
-  for (int s = 0; s < steps; ++s) {
-    Phase phase;
-    phase.reserve(ring.size());
-    for (int i = 0; i < p; ++i) phase.push_back({ring[i], ring[(i + 1) % p], step_bytes});
-    out.push_back(std::move(phase));
+  // Members of each node in ring order (for the channel split of node-leaving hops).
+  std::map<int, std::vector<int>> members;
+  if (node_of)
+    for (int i = 0; i < p; ++i) members[(*node_of)[i]].push_back(ring[i]);
+  Phase phase;
+  for (int i = 0; i < p; ++i) {
+    const int j = (i + 1) % p;
+    if (!node_of || (*node_of)[i] == (*node_of)[j]) {
+      phase.push_back({ring[i], ring[j], step_bytes});
+      continue;
+    }
+    const auto& ma = members[(*node_of)[i]];
+    const auto& mb = members[(*node_of)[j]];
+    const std::size_t k = std::min(ma.size(), mb.size());
+    for (std::size_t c = 0; c < k; ++c) phase.push_back({ma[c], mb[c], step_bytes / static_cast<double>(k)});
   }
+  for (int s = 0; s < steps; ++s) out.push_back(phase);
   return out;
 }
 
 }  // namespace
 
-std::vector<Phase> ring_all_reduce(const std::vector<int>& ring, double bytes) {
+std::vector<Phase> ring_all_reduce(const std::vector<int>& ring, double bytes, const std::vector<int>* node_of) {
   const int p = static_cast<int>(ring.size());
-  return ring_steps(ring, bytes / std::max(p, 1), 2 * (p - 1));
+  return ring_steps(ring, node_of, bytes / std::max(p, 1), 2 * (p - 1));
 }
 
-std::vector<Phase> ring_all_gather(const std::vector<int>& ring, double bytes) {
+std::vector<Phase> ring_all_gather(const std::vector<int>& ring, double bytes, const std::vector<int>* node_of) {
   const int p = static_cast<int>(ring.size());
-  return ring_steps(ring, bytes / std::max(p, 1), p - 1);
+  return ring_steps(ring, node_of, bytes / std::max(p, 1), p - 1);
 }
 
-std::vector<Phase> ring_reduce_scatter(const std::vector<int>& ring, double bytes) {
-  return ring_all_gather(ring, bytes);
+std::vector<Phase> ring_reduce_scatter(const std::vector<int>& ring, double bytes, const std::vector<int>* node_of) {
+  return ring_all_gather(ring, bytes, node_of);
 }
 
 void merge_phases(std::vector<Phase>& into, const std::vector<Phase>& more) {
@@ -57,7 +69,7 @@ std::vector<Phase> hierarchical_all_reduce(const std::vector<int>& gpus, const s
   const std::size_t k = by_node[nodes[0]].size();
   bool even = true;
   for (int n : nodes) even = even && by_node[n].size() == k;
-  if (!even || nodes.size() < 2 || k < 2) return ring_all_reduce(gpus, bytes);
+  if (!even || nodes.size() < 2 || k < 2) return ring_all_reduce(gpus, bytes, &node_of);
   std::vector<Phase> out;
   std::vector<Phase> rs, ag, inter;
   for (int n : nodes) {
@@ -80,31 +92,28 @@ std::vector<Phase> tree_all_reduce(const std::vector<int>& gpus, double bytes) {
   if (p < 2) return {};
   // Two complementary binary trees in heap order: tree 0 over ranks 0..p-1, tree 1 over the
   // ranks mirrored (p-1-i), so an inner node of one is (mostly) a leaf of the other.
-  int depth = 0;
-  while ((1 << depth) < p) ++depth;
-  std::vector<Phase> up(depth), down(depth);
+  Phase up, down;
   for (int tree = 0; tree < 2; ++tree) {
     auto rank = [&](int i) { return gpus[tree == 0 ? i : p - 1 - i]; };
     for (int i = 1; i < p; ++i) {
-      int level = 0;
-      for (int j = i + 1; j > 1; j >>= 1) ++level;  // level of heap index i (root 0)
       const int parent = (i - 1) / 2;
-      up[depth - level].push_back({rank(i), rank(parent), bytes / 2});
-      down[level - 1].push_back({rank(parent), rank(i), bytes / 2});
+      up.push_back({rank(i), rank(parent), bytes / 2});
+      down.push_back({rank(parent), rank(i), bytes / 2});
     }
   }
-  std::vector<Phase> out;
-  for (auto& ph : up)
-    if (!ph.empty()) out.push_back(std::move(ph));
-  for (auto& ph : down)
-    if (!ph.empty()) out.push_back(std::move(ph));
-  return out;
+  return {up, down};
+}
+
+int tree_fill_hops(int members) {
+  int depth = 0;
+  while ((1 << depth) < members) ++depth;
+  return std::max(depth - 1, 0);
 }
 
 std::vector<Phase> dp_all_reduce(models::GradSyncAlgorithm algorithm, const std::vector<int>& gpus,
                                  const std::vector<int>& node_of, double bytes) {
   switch (algorithm) {
-    case models::GradSyncAlgorithm::kRing: return ring_all_reduce(gpus, bytes);
+    case models::GradSyncAlgorithm::kRing: return ring_all_reduce(gpus, bytes, &node_of);
     case models::GradSyncAlgorithm::kTree: return tree_all_reduce(gpus, bytes);
     case models::GradSyncAlgorithm::kHierarchical:
     case models::GradSyncAlgorithm::kAuto: return hierarchical_all_reduce(gpus, node_of, bytes);
@@ -113,7 +122,7 @@ std::vector<Phase> dp_all_reduce(models::GradSyncAlgorithm algorithm, const std:
 }
 
 FoldedPhase fold_phase(const Topology& topology, const Phase& phase, bool fold) {
-  FoldedPhase out{phase, {}};
+  FoldedPhase out{phase, {}, 0};
   if (!fold || phase.size() < 2) return out;
   std::set<int> seen;
   std::set<std::tuple<double, double, double>> figures;

@@ -11,7 +11,7 @@ namespace hetsim::sim {
 namespace {
 
 sg4::Link* make_link(sg4::NetZone* zone, const TopoLink& l) {
-  // SHARED: max-min fair sharing among the flows crossing it (one direction; see topology.hpp).
+  // SHARED: max-min fair sharing among the flows crossing it (one direction; see sim_topology.hpp).
   return zone->create_link(l.name, l.bandwidth_Bps)
       ->set_latency(l.latency_s)
       ->set_sharing_policy(sg4::Link::SharingPolicy::SHARED)

@@ -3,7 +3,7 @@
 #pragma once
 #include <vector>
 
-#include "topology.hpp"
+#include "sim_topology.hpp"
 
 namespace simgrid::s4u {
 class Host;

@@ -78,18 +78,62 @@ int congruent_block_size(const Topology& topo, const models::Plan& plan, const m
 
 }  // namespace
 
+CollectiveFlows collective_flows(const Topology& topo, models::CollectiveKind kind, models::GradSyncAlgorithm algorithm,
+                                 const std::vector<int>& gpus, double bytes) {
+  CollectiveFlows out;
+  const auto& cluster = topo.get_cluster();
+  if (gpus.size() < 2 || bytes <= 0) return out;
+  std::vector<int> node_of;
+  for (int g : gpus) node_of.push_back(cluster.node_of_gpu(g));
+  if (kind != models::CollectiveKind::kAllReduce) {
+    // The cost model's hierarchical and tree all-gather/reduce-scatter fall back to rings too.
+    out.phases = ring_all_gather(gpus, bytes, &node_of);
+    return out;
+  }
+  const models::GroupCost g = models::group_cost(cluster, gpus);
+  if (algorithm == models::GradSyncAlgorithm::kAuto) {
+    // models::collective_time(kAuto) = min(ring, tree, hierarchical), first of equals.
+    const double ring = models::ring_time(kind, bytes, g), tree = models::tree_time(kind, bytes, g),
+                 hier = models::hierarchical_time(kind, bytes, g);
+    algorithm = models::GradSyncAlgorithm::kRing;
+    if (tree < ring) algorithm = models::GradSyncAlgorithm::kTree;
+    if (hier < std::min(ring, tree)) algorithm = models::GradSyncAlgorithm::kHierarchical;
+  }
+  if (algorithm == models::GradSyncAlgorithm::kHierarchical && (g.nodes <= 1 || g.inter_bandwidth_Bps <= 0))
+    algorithm = models::GradSyncAlgorithm::kRing;  // hierarchical_time's own fallback
+  out.phases = dp_all_reduce(algorithm, gpus, node_of, bytes);
+  if (algorithm == models::GradSyncAlgorithm::kTree) out.delay_after_s = tree_fill_hops(static_cast<int>(gpus.size())) * g.hop_latency_s;
+  return out;
+}
+
+std::vector<FoldedPhase> folded_collective(const Topology& topo, models::CollectiveKind kind,
+                                           models::GradSyncAlgorithm algorithm, const std::vector<int>& gpus,
+                                           double bytes, bool fold) {
+  const CollectiveFlows c = collective_flows(topo, kind, algorithm, gpus, bytes);
+  std::vector<FoldedPhase> out;
+  for (const auto& ph : c.phases) {
+    out.push_back(fold_phase(topo, ph, fold));
+    out.back().delay_after_s = c.delay_after_s;
+  }
+  return out;
+}
+
 Phase group_transfer(const std::vector<int>& src, const std::vector<int>& dst, double bytes_per_rank) {
   Phase out;
   const std::size_t ns = src.size(), nd = dst.size();
+  if (bytes_per_rank <= 0) return out;  // nothing to send (the cost model's p2p_time(0) = 0)
   for (std::size_t i = 0; i < ns; ++i) out.push_back({src[i], dst[i * nd / ns], bytes_per_rank});
   return out;
 }
 
-SimLayout make_layout(const Topology& topo, const models::Plan& plan, const models::PlanWork& work, bool fold) {
+namespace {
+
+// Empty result (no actors) when folding by blocks was asked and a DP flow leaves the blocks.
+SimLayout layout(const Topology& topo, const models::Plan& plan, const models::PlanWork& work, bool fold, bool blocks) {
   const auto& cluster = topo.get_cluster();
   SimLayout lay;
   const int d = static_cast<int>(work.replicas.size());
-  const int block = fold ? congruent_block_size(topo, plan, work) : 0;
+  const int block = fold && blocks ? congruent_block_size(topo, plan, work) : 0;
   const int simulated = block > 0 ? block : d;
   lay.replica_simulated.assign(d, false);
   for (int r = 0; r < simulated; ++r) {
@@ -114,12 +158,25 @@ SimLayout make_layout(const Topology& topo, const models::Plan& plan, const mode
       lay.actors.push_back({r, static_cast<int>(s), -1});
     }
 
-  // DP components: union of simulated actors over each group's simulated GPUs.
+  // DP components: union of simulated actors over each group's simulated GPUs. Tied-embedding
+  // groups are separate: they run after the DP sync of their two stages.
   UnionFind uf(static_cast<int>(lay.actors.size()));
   std::vector<int> groups_with_flows;
+  lay.embedding_of_actor.assign(lay.actors.size(), -1);
   for (std::size_t k = 0; k < work.dp_groups.size(); ++k) {
     const auto& grp = work.dp_groups[k];
     if (grp.gpus.size() < 2 || grp.size_bytes <= 0) continue;
+    if (grp.embedding) {
+      const int a = actor_of_gpu[grp.gpus.front()], b = actor_of_gpu[grp.gpus.back()];
+      if (a < 0 || b < 0 || a == b) continue;  // a replica not simulated (folded)
+      EmbeddingSync e;
+      e.first_actor = a;
+      e.last_actor = b;
+      e.phases = folded_collective(topo, models::CollectiveKind::kAllReduce, plan.grad_sync, grp.gpus, grp.size_bytes, fold);
+      lay.embedding_of_actor[a] = lay.embedding_of_actor[b] = static_cast<int>(lay.embeddings.size());
+      lay.embeddings.push_back(std::move(e));
+      continue;
+    }
     int first = -1;
     for (int g : grp.gpus)
       if (gpu_in_sim[g]) {
@@ -129,44 +186,44 @@ SimLayout make_layout(const Topology& topo, const models::Plan& plan, const mode
     if (first >= 0) groups_with_flows.push_back(static_cast<int>(k));
   }
   std::map<int, int> component_of_root;
+  bool leaves = false;
   for (int k : groups_with_flows) {
     const auto& grp = work.dp_groups[k];
     int root = -1;
     for (int g : grp.gpus)
-      if (gpu_in_sim[g]) { root = uf.find(actor_of_gpu[g]); break; }
+      if (gpu_in_sim[g]) {
+        root = uf.find(actor_of_gpu[g]);
+        break;
+      }
     auto [it, fresh] = component_of_root.emplace(root, static_cast<int>(lay.components.size()));
     if (fresh) lay.components.emplace_back();
     auto& comp = lay.components[it->second];
-    std::vector<int> node_of;
-    for (int g : grp.gpus) node_of.push_back(cluster.node_of_gpu(g));
     // ZeRO >= 1 shards the optimizer state: gradients are reduce-scattered and the updated
-    // parameters all-gathered, the same volume as one all-reduce (Rajbhandari et al., SC'20 §7).
-    std::vector<Phase> grad = plan.zero >= 1 ? ring_reduce_scatter(grp.gpus, grp.size_bytes)
-                                             : dp_all_reduce(plan.grad_sync, grp.gpus, node_of, grp.size_bytes);
-    std::vector<Phase> params = plan.zero >= 1 ? ring_all_gather(grp.gpus, grp.size_bytes) : std::vector<Phase>{};
+    // weights all-gathered (Rajbhandari et al., SC'20 §5.1-5.2), as the cost model prices it.
+    CollectiveFlows grad =
+        plan.zero >= 1 ? collective_flows(topo, models::CollectiveKind::kReduceScatter, plan.grad_sync, grp.gpus, grp.size_bytes)
+                       : collective_flows(topo, models::CollectiveKind::kAllReduce, plan.grad_sync, grp.gpus, grp.size_bytes);
+    CollectiveFlows params;
+    if (plan.zero >= 1) {
+      const double bytes = grp.gather_bytes > 0 ? grp.gather_bytes : grp.size_bytes;
+      params = collective_flows(topo, models::CollectiveKind::kAllGather, plan.grad_sync, grp.gpus, bytes);
+    }
     // Keep the flows that start in the simulated replicas; their destinations must be in the platform.
-    auto keep = [&](std::vector<Phase>& phases) {
-      for (auto& ph : phases) {
-        Phase kept;
-        for (const auto& f : ph) {
+    auto add = [&](const CollectiveFlows& cf, std::vector<FoldedPhase>& into) {
+      if (into.size() < cf.phases.size()) into.resize(cf.phases.size());
+      for (std::size_t i = 0; i < cf.phases.size(); ++i) {
+        for (const auto& f : cf.phases[i]) {
           if (!gpu_in_sim[f.src]) continue;
-          if (!gpu_in_platform[f.dst]) throw std::runtime_error("folding: a DP flow leaves the simulated and ghost blocks");
-          kept.push_back(f);
+          if (!gpu_in_platform[f.dst]) leaves = true;
+          into[i].simulated.push_back(f);
         }
-        ph = std::move(kept);
+        into[i].delay_after_s = std::max(into[i].delay_after_s, cf.delay_after_s);
       }
     };
-    keep(grad);
-    keep(params);
-    std::vector<Phase> merged_grad, merged_params;
-    // Accumulate raw phases per component first; folded below.
-    comp.grad_phases.resize(std::max(comp.grad_phases.size(), grad.size()));
-    for (std::size_t i = 0; i < grad.size(); ++i)
-      comp.grad_phases[i].simulated.insert(comp.grad_phases[i].simulated.end(), grad[i].begin(), grad[i].end());
-    comp.param_phases.resize(std::max(comp.param_phases.size(), params.size()));
-    for (std::size_t i = 0; i < params.size(); ++i)
-      comp.param_phases[i].simulated.insert(comp.param_phases[i].simulated.end(), params[i].begin(), params[i].end());
+    add(grad, comp.grad_phases);
+    add(params, comp.param_phases);
   }
+  if (leaves) return {};  // a DP flow leaves the simulated and ghost blocks: caller simulates unfolded
   for (auto& [root, c] : component_of_root) {
     auto& comp = lay.components[c];
     for (int a = 0; a < static_cast<int>(lay.actors.size()); ++a)
@@ -175,10 +232,22 @@ SimLayout make_layout(const Topology& topo, const models::Plan& plan, const mode
         lay.actors[a].component = c;
       }
     for (auto* phases : {&comp.grad_phases, &comp.param_phases})
-      for (auto& ph : *phases) ph = fold_phase(topo, ph.simulated, fold);
+      for (auto& ph : *phases) {
+        const double delay = ph.delay_after_s;
+        ph = fold_phase(topo, ph.simulated, fold);
+        ph.delay_after_s = delay;
+      }
   }
   lay.folded = block > 0;
   lay.block_replicas = block > 0 ? block : d;
+  return lay;
+}
+
+}  // namespace
+
+SimLayout make_layout(const Topology& topo, const models::Plan& plan, const models::PlanWork& work, bool fold) {
+  SimLayout lay = layout(topo, plan, work, fold, true);
+  if (lay.actors.empty()) lay = layout(topo, plan, work, fold, false);
   return lay;
 }
 

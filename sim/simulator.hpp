@@ -42,7 +42,8 @@ struct StageTiming {
   int stage = 0;
   double compute_s = 0;      ///< executions
   double tp_comm_s = 0;      ///< time inside TP collectives
-  double pp_wait_s = 0;      ///< time waiting for activations/gradients
+  double pp_wait_s = 0;      ///< time waiting for activations/gradients to arrive
+  double pp_send_s = 0;      ///< time sending activations/gradients (blocking sends)
   double dp_wait_s = 0;      ///< time waiting for gradient sync (+ ZeRO gathers) after the last backward
   double optimizer_s = 0;
   double end_s = 0;          ///< when the stage finished the step

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The stage actors replay hand-built PlanWork; pipelines of equal stages have closed forms:
-// 1F1B and GPipe take (m+p-1)·(t_f+t_b) plus the 2(p-1) transfers on the critical path
-// (Narayanan et al., SC'21 §2.2.1); interleaving divides the bubble by v (SC'21 §2.2.2).
+// 1F1B and GPipe take (m+p-1)·(t_f+t_b) plus transfers (Narayanan et al., SC'21 §2.2.1);
+// interleaving divides the bubble by v (SC'21 §2.2.2). Sends are blocking (Megatron-LM), so
+// each stage's pass time includes its send, exactly as models::pipeline_time counts it:
+// with t_x per transfer, (m-1)·(t_f+t_b+2t_x) + p·(t_f+t_b) + 2(p-1)·t_x.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -9,6 +11,9 @@
 #include "collective_flows.hpp"
 #include "simulator.hpp"
 #include "test_clusters.hpp"
+#include "comm_cost.hpp"
+#include "pipeline_time.hpp"
+#include "topology.hpp"
 
 namespace hetsim::sim {
 namespace {
@@ -32,8 +37,21 @@ double run(const models::Cluster& cluster, const UniformWork& u, bool fold = tru
   return simulate(cluster, u, fold).iteration_time_s;
 }
 
-// Stages on GPUs 0..3 of one node: a 3MB activation takes 2us + 3MB/300GB/s = 12us.
-constexpr double kTransfer = 2e-6 + 3e6 / 300e9;
+const double kIntraBw = 300e9 * models::link_efficiency(models::IntraFabricKind::kNvswitch);
+const double kNicBw = 25e9 * models::link_efficiency(models::NicKind::kInfiniband);
+// Stages on GPUs 0..3 of one node: a 3MB activation takes 2us + 3MB/234GB/s = 14.8us.
+const double kTransfer = 2e-6 + 3e6 / kIntraBw;
+
+// The analytic pipeline time of equal stages with blocking sends of t_x (v chunks per stage).
+double analytic_pipeline(const UniformWork& u, double t_x) {
+  std::vector<models::StageTimes> st(u.pp);
+  const int v = u.interleave;
+  for (int s = 0; s < u.pp; ++s) {
+    st[s].forward_s = u.t_f + (s < u.pp - 1 ? v : v - 1) * t_x;
+    st[s].backward_s = u.t_b + (s > 0 ? v : v - 1) * t_x;
+  }
+  return models::pipeline_time(st, u.micro_batches, v);
+}
 
 UniformWork pipeline(models::Schedule schedule) {
   UniformWork u;
@@ -46,26 +64,44 @@ UniformWork pipeline(models::Schedule schedule) {
   return u;
 }
 
+TEST(PipelineReplay, OneFOneBOfEqualStagesWithoutTransfers) {
+  auto u = pipeline(models::Schedule::k1f1b);
+  u.act_bytes = 0;
+  const double t = run(testing::one_zone(1, NodeSpec{}), u);
+  const double expected = (u.micro_batches + u.pp - 1) * (u.t_f + u.t_b);
+  EXPECT_NEAR(t, expected, 1e-9);
+}
+
 TEST(PipelineReplay, OneFOneBOfEqualStages) {
   const auto u = pipeline(models::Schedule::k1f1b);
   const double t = run(testing::one_zone(1, NodeSpec{}), u);
-  const double expected = (u.micro_batches + u.pp - 1) * (u.t_f + u.t_b) + 2 * (u.pp - 1) * kTransfer;
+  const double expected = (u.micro_batches - 1) * (u.t_f + u.t_b + 2 * kTransfer) + u.pp * (u.t_f + u.t_b) +
+                          2 * (u.pp - 1) * kTransfer;
+  EXPECT_NEAR(expected, analytic_pipeline(u, kTransfer), 1e-12);
   EXPECT_NEAR(t, expected, kTol * expected);
 }
 
 TEST(PipelineReplay, GpipeOfEqualStages) {
   const auto u = pipeline(models::Schedule::kGpipe);
   const double t = run(testing::one_zone(1, NodeSpec{}), u);
-  const double expected = (u.micro_batches + u.pp - 1) * (u.t_f + u.t_b) + 2 * (u.pp - 1) * kTransfer;
+  const double expected = analytic_pipeline(u, kTransfer);
   EXPECT_NEAR(t, expected, kTol * expected);
 }
 
 TEST(PipelineReplay, InterleavingDividesTheBubble) {
   auto u = pipeline(models::Schedule::kInterleaved);
   u.interleave = 2;
-  u.act_bytes = 0;  // 1-byte messages: 2us each
+  u.act_bytes = 0;
   const double t = run(testing::one_zone(1, NodeSpec{}), u);
   const double expected = u.micro_batches * (u.t_f + u.t_b) + (u.pp - 1) * (u.t_f + u.t_b) / u.interleave;
+  EXPECT_NEAR(t, expected, kTol * expected);
+}
+
+TEST(PipelineReplay, InterleavedWithTransfersMatchesTheAnalyticPipeline) {
+  auto u = pipeline(models::Schedule::kInterleaved);
+  u.interleave = 2;
+  const double t = run(testing::one_zone(1, NodeSpec{}), u);
+  const double expected = analytic_pipeline(u, kTransfer);
   EXPECT_NEAR(t, expected, kTol * expected);
 }
 
@@ -83,13 +119,14 @@ TEST(PipelineReplay, TpAllReduceAddsToEveryPass) {
   u.micro_batches = 2;
   u.tp_ar_bytes = 8e7;
   const double t = run(testing::one_zone(1, NodeSpec{}), u);
-  const double ar = 2 * 7 * 2e-6 + 2.0 * 7 / 8 * 8e7 / 300e9;
+  // Ring (the cost model's choice at this size): launch + 2(p-1)·α + 2(p-1)/p·n/B.
+  const double ar = models::kCollectiveLaunch_s + 2 * 7 * 2e-6 + 2.0 * 7 / 8 * 8e7 / kIntraBw;
   const double expected = 2 * (3e-3 + 2 * ar);
   EXPECT_NEAR(t, expected, kTol * expected);
 }
 
 // Two replicas of one stage on two nodes sync 1GB of gradients after backward:
-// a 2-member ring all-reduce over the NIC = 2·7us + 1GB/25GB/s.
+// a 2-member ring all-reduce over the NIC = launch + 2·9us + 1GB/23.5GB/s.
 TEST(PipelineReplay, DpGradientSyncFollowsBackward) {
   UniformWork u;
   u.dp = 2;
@@ -100,7 +137,7 @@ TEST(PipelineReplay, DpGradientSyncFollowsBackward) {
   single.gpus = 1;
   single.nics = 1;
   const double t = run(testing::one_zone(2, single), u);
-  const double expected = 2 * 3e-3 + (2 * 7e-6 + 1e9 / 25e9) + 1e-3;
+  const double expected = 2 * 3e-3 + (models::kCollectiveLaunch_s + 2 * 9e-6 + 1e9 / kNicBw) + 1e-3;
   EXPECT_NEAR(t, expected, kTol * expected);
 }
 

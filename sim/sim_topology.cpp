@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Links and paths of the simulated network (see topology.hpp for the picture).
-#include "topology.hpp"
+// Links and paths of the simulated network (see sim_topology.hpp for the picture).
+#include "sim_topology.hpp"
 
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
+
+#include "topology.hpp"  // models: link_efficiency, the figures both engines share
 
 namespace hetsim::sim {
 
@@ -30,9 +32,12 @@ int Topology::add_link(std::string name, LinkKind kind, double bandwidth_Bps, do
   return static_cast<int>(links_.size()) - 1;
 }
 
-// Latency split: a one-hop figure of the cluster file (intra-node latency, NIC latency,
-// zone fabric latency) is the GPU-to-GPU figure, so each of the two ends carries half of it
-// and a transfer between identical ends sees exactly the stated figure.
+// Link figures are the cost model's (models/topology.hpp, "both engines start from the same
+// link figures"): achieved bandwidth = nominal x link_efficiency of the link's kind; a path
+// between nodes has latency NIC(a) + fabric + NIC(b) (+ WAN), inside a node the intra latency.
+// The intra and fabric figures are GPU-to-GPU, so each end carries half of them; a NIC's
+// latency is its own end's. The GPU-host (PCIe) link is on the network path only without
+// GPUDirect RDMA (with it the NIC reads GPU memory through the PCIe switch).
 Topology::Topology(const models::Cluster& cluster) : cluster_(&cluster) {
   gpu_links_.resize(cluster.gpus.size());
   node_links_.resize(cluster.nodes.size());
@@ -42,19 +47,22 @@ Topology::Topology(const models::Cluster& cluster) : cluster_(&cluster) {
     const auto& zone = cluster.zones[node.zone];
     const std::string base = node_name(cluster, n);
     auto& nl = node_links_[n];
+    const double nic_eff = models::link_efficiency(type.nics.kind);
+    const double intra_bw = type.intra.bandwidth_Bps * models::link_efficiency(type.intra.kind);
+    const double host_bw = type.host_link_Bps * models::link_efficiency(models::IntraFabricKind::kPcie);
     for (int i = 0; i < type.nics.count; ++i) {
-      double bw = type.nics.bandwidth_Bps;
+      double bw = type.nics.bandwidth_Bps * nic_eff;
       // A switch fabric's per-port cap limits each NIC port.
       if (zone.fabric.kind == models::ZoneFabricKind::kSwitch && zone.fabric.bandwidth_Bps > 0)
         bw = std::min(bw, zone.fabric.bandwidth_Bps);
       const std::string nic = base + "/nic[" + std::to_string(i) + "]";
-      nl.nic_up.push_back(add_link(nic + "/up", LinkKind::kNic, bw, type.nics.latency_s / 2));
-      nl.nic_down.push_back(add_link(nic + "/down", LinkKind::kNic, bw, type.nics.latency_s / 2));
+      nl.nic_up.push_back(add_link(nic + "/up", LinkKind::kNic, bw, type.nics.latency_s));
+      nl.nic_down.push_back(add_link(nic + "/down", LinkKind::kNic, bw, type.nics.latency_s));
     }
     if (type.nics.count > 0) {
       // Fat tree: the node's share of the bisection is its NIC bandwidth / oversubscription
       // (Leiserson 1985; Al-Fares et al., SIGCOMM'08). A switch adds no cap beyond its ports.
-      double up_bw = type.nics.node_bandwidth_Bps();
+      double up_bw = type.nics.node_bandwidth_Bps() * nic_eff;
       if (zone.fabric.kind == models::ZoneFabricKind::kFatTree && zone.fabric.oversubscription > 0)
         up_bw /= zone.fabric.oversubscription;
       nl.uplink_up = add_link(base + "/uplink/up", LinkKind::kZoneUplink, up_bw, zone.fabric.latency_s / 2);
@@ -65,12 +73,12 @@ Topology::Topology(const models::Cluster& cluster) : cluster_(&cluster) {
       auto& gl = gpu_links_[g];
       const std::string gpu = base + "/gpu[" + std::to_string(l) + "]";
       if (type.gpus_per_node > 1) {
-        gl.intra_up = add_link(gpu + "/intra/up", LinkKind::kIntra, type.intra.bandwidth_Bps, type.intra.latency_s / 2);
-        gl.intra_down = add_link(gpu + "/intra/down", LinkKind::kIntra, type.intra.bandwidth_Bps, type.intra.latency_s / 2);
+        gl.intra_up = add_link(gpu + "/intra/up", LinkKind::kIntra, intra_bw, type.intra.latency_s / 2);
+        gl.intra_down = add_link(gpu + "/intra/down", LinkKind::kIntra, intra_bw, type.intra.latency_s / 2);
       }
-      if (type.host_link_Bps > 0) {
-        gl.host_up = add_link(gpu + "/host/up", LinkKind::kHostLink, type.host_link_Bps, 0);
-        gl.host_down = add_link(gpu + "/host/down", LinkKind::kHostLink, type.host_link_Bps, 0);
+      if (host_bw > 0 && !type.nics.gpu_direct) {
+        gl.host_up = add_link(gpu + "/host/up", LinkKind::kHostLink, host_bw, 0);
+        gl.host_down = add_link(gpu + "/host/down", LinkKind::kHostLink, host_bw, 0);
       }
       if (type.nics.count > 0) {
         gl.nic_up = nl.nic_up[nic_index(g)];
@@ -81,8 +89,9 @@ Topology::Topology(const models::Cluster& cluster) : cluster_(&cluster) {
   for (const auto& l : cluster.links) {
     const auto& za = cluster.zones[l.zone_a].name;
     const auto& zb = cluster.zones[l.zone_b].name;
-    wan_links_.push_back({l.zone_a, l.zone_b, add_link("wan/" + za + "->" + zb, LinkKind::kWan, l.bandwidth_Bps, l.latency_s)});
-    wan_links_.push_back({l.zone_b, l.zone_a, add_link("wan/" + zb + "->" + za, LinkKind::kWan, l.bandwidth_Bps, l.latency_s)});
+    const double wan_bw = l.bandwidth_Bps * models::kWanLinkEfficiency;
+    wan_links_.push_back({l.zone_a, l.zone_b, add_link("wan/" + za + "->" + zb, LinkKind::kWan, wan_bw, l.latency_s)});
+    wan_links_.push_back({l.zone_b, l.zone_a, add_link("wan/" + zb + "->" + za, LinkKind::kWan, wan_bw, l.latency_s)});
   }
 }
 
