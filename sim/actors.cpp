@@ -232,34 +232,39 @@ void stage_actor(World& w, int a) {
   // Runs a pass's ops. On the last backward of an overlapped sync, bucket k's gradients are
   // complete once (k+1)/K of the pass's compute time has run (gradients appear as backward
   // proceeds; PyTorch DDP buckets, Li et al., VLDB 2020), so compute ops are cut there.
+  // Runs a pass's ops; consecutive compute ops are one execution (their durations add).
+  // On the last backward of an overlapped sync, bucket k's gradients are complete once
+  // (k+1)/K of the pass's compute time has run (gradients appear as backward proceeds;
+  // PyTorch DDP buckets, Li et al., VLDB 2020), so the compute is cut there.
   auto run_ops = [&](const std::vector<models::Op>& ops, bool release_buckets) {
-    double total = 0, done = 0;
+    double total = 0, done = 0, pending = 0;
     int released = 0;
     if (release_buckets)
       for (const auto& op : ops)
         if (op.kind == models::OpKind::kCompute) total += op.duration_s;
-    for (const auto& op : ops) {
-      if (op.kind != models::OpKind::kCompute) {
-        timing.tp_comm_s += rt.run_phases(tp_phases(w, a, op), 1.0);
-        continue;
-      }
-      timing.compute_s += op.duration_s;
-      if (!release_buckets) {
-        rt.execute(op.duration_s);
-        continue;
-      }
-      double left = op.duration_s;
-      while (released < comp->buckets - 1) {
+    auto flush = [&] {
+      while (release_buckets && released < comp->buckets - 1) {
         const double next_ready = total * (released + 1) / comp->buckets;
-        if (done + left < next_ready) break;
+        if (done + pending < next_ready) break;
         rt.execute(next_ready - done);
-        left -= next_ready - done;
+        pending -= next_ready - done;
         done = next_ready;
         comp->bucket_ready[released++]->release();
       }
-      rt.execute(left);
-      done += left;
+      rt.execute(pending);
+      done += pending;
+      pending = 0;
+    };
+    for (const auto& op : ops) {
+      if (op.kind == models::OpKind::kCompute) {
+        timing.compute_s += op.duration_s;
+        pending += op.duration_s;
+        continue;
+      }
+      flush();
+      timing.tp_comm_s += rt.run_phases(tp_phases(w, a, op), 1.0);
     }
+    flush();
     if (release_buckets)
       while (released < comp->buckets) comp->bucket_ready[released++]->release();
   };

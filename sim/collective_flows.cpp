@@ -124,16 +124,54 @@ std::vector<Phase> dp_all_reduce(models::GradSyncAlgorithm algorithm, const std:
 FoldedPhase fold_phase(const Topology& topology, const Phase& phase, bool fold) {
   FoldedPhase out{phase, {}, 0};
   if (!fold || phase.size() < 2) return out;
-  std::set<int> seen;
+  // Load each link would carry if every flow ran at its rate alone; a link shared by several
+  // flows keeps them all (exact) unless its capacity covers that load (then it binds none of them).
+  std::map<int, double> load;
   std::set<std::tuple<double, double, double>> figures;
+  std::vector<std::vector<int>> paths;
   for (const auto& f : phase) {
-    for (int l : topology.path(f.src, f.dst))
-      if (!seen.insert(l).second) return out;  // a shared link: keep every flow
-    figures.insert({f.bytes, topology.path_latency_s(f.src, f.dst), topology.path_bandwidth_Bps(f.src, f.dst)});
+    paths.push_back(topology.path(f.src, f.dst));
+    const double alone = topology.path_bandwidth_Bps(f.src, f.dst);
+    for (int l : paths.back()) load[l] += alone;
+    figures.insert({f.bytes, topology.path_latency_s(f.src, f.dst), alone});
   }
   if (figures.size() != 1) return out;
+  for (const auto& [l, bps] : load)
+    if (bps > topology.get_link(l).bandwidth_Bps * (1 + 1e-9)) return out;
   out.simulated = Phase{phase.front()};
   out.shadows.assign(phase.begin() + 1, phase.end());
+  return out;
+}
+
+std::vector<FoldedPhase> merge_repeated_phases(const Topology& topology, const std::vector<FoldedPhase>& phases) {
+  std::vector<FoldedPhase> out;
+  auto same = [](const Phase& a, const Phase& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (a[i].src != b[i].src || a[i].dst != b[i].dst || a[i].bytes != b[i].bytes) return false;
+    return true;
+  };
+  std::size_t i = 0;
+  while (i < phases.size()) {
+    std::size_t j = i + 1;
+    while (j < phases.size() && same(phases[j].simulated, phases[i].simulated) &&
+           same(phases[j].shadows, phases[i].shadows) && phases[j].delay_after_s == phases[i].delay_after_s)
+      ++j;
+    const double n = static_cast<double>(j - i);
+    FoldedPhase merged = phases[i];
+    if (n > 1 && !merged.simulated.empty()) {
+      double latency = 0;
+      for (auto& f : merged.simulated) {
+        latency = std::max(latency, topology.path_latency_s(f.src, f.dst));
+        f.bytes *= n;
+      }
+      for (auto& f : merged.shadows) f.bytes *= n;
+      // One flow pays the path latency once; the other n-1 steps' latencies follow it.
+      merged.delay_after_s = n * merged.delay_after_s + (n - 1) * latency;
+    }
+    out.push_back(std::move(merged));
+    i = j;
+  }
   return out;
 }
 

@@ -62,9 +62,15 @@ struct FoldedPhase {
   Phase shadows;
   double delay_after_s = 0;  ///< pipeline fill of a tree phase (hop latencies not in the flows)
 };
-/// Folding inside a phase: when the flows' paths share no link and their figures (size,
-/// path latency, path bandwidth) are equal, one flow stands for all of them (each would take
-/// the same time alone). Otherwise every flow is simulated (shared links kept exact).
+/// Folding inside a phase: when the flows' figures (size, path latency, path bandwidth) are
+/// equal and no link they share would be loaded beyond its capacity by their rates alone, one
+/// flow stands for all of them (each takes the same time alone). Otherwise every flow is
+/// simulated (binding shared links kept exact).
 FoldedPhase fold_phase(const Topology& topology, const Phase& phase, bool fold);
+/// Merges runs of identical consecutive phases (a ring's 2(p-1) equal steps) into one phase
+/// whose flows carry the run's bytes, followed by the remaining steps' path latencies:
+/// n·(α + s/B) alone, as the steps take one after the other. Under contention it is the
+/// average over the run. Part of folding (fewer flows for SimGrid to move).
+std::vector<FoldedPhase> merge_repeated_phases(const Topology& topology, const std::vector<FoldedPhase>& phases);
 
 }  // namespace hetsim::sim

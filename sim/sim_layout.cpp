@@ -115,7 +115,7 @@ std::vector<FoldedPhase> folded_collective(const Topology& topo, models::Collect
     out.push_back(fold_phase(topo, ph, fold));
     out.back().delay_after_s = c.delay_after_s;
   }
-  return out;
+  return fold ? merge_repeated_phases(topo, out) : out;
 }
 
 Phase group_transfer(const std::vector<int>& src, const std::vector<int>& dst, double bytes_per_rank) {
@@ -231,12 +231,14 @@ SimLayout layout(const Topology& topo, const models::Plan& plan, const models::P
         comp.actors.push_back(a);
         lay.actors[a].component = c;
       }
-    for (auto* phases : {&comp.grad_phases, &comp.param_phases})
+    for (auto* phases : {&comp.grad_phases, &comp.param_phases}) {
       for (auto& ph : *phases) {
         const double delay = ph.delay_after_s;
         ph = fold_phase(topo, ph.simulated, fold);
         ph.delay_after_s = delay;
       }
+      if (fold) *phases = merge_repeated_phases(topo, *phases);
+    }
   }
   lay.folded = block > 0;
   lay.block_replicas = block > 0 ? block : d;
