@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: Apache-2.0
+// Helpers shared by the verbs: --format, input loading, JSON and text tables.
+#include "cli_common.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <ostream>
+
+#include "catalog.hpp"
+#include "diagnostics.hpp"
+#include "input_loader.hpp"
+
+namespace hetsim::cli {
+
+const char* to_string(OutputFormat f) {
+  switch (f) {
+    case OutputFormat::kTable: return "table";
+    case OutputFormat::kJson: return "json";
+    case OutputFormat::kCsv: return "csv";
+  }
+  return "?";
+}
+
+CLI::Option* add_format_option(CLI::App* verb, OutputFormat* format, const std::vector<OutputFormat>& allowed) {
+  std::vector<std::string> names;
+  std::string list;
+  for (OutputFormat f : allowed) {
+    names.emplace_back(to_string(f));
+    list += list.empty() ? to_string(f) : std::string("|") + to_string(f);
+  }
+  *format = allowed.empty() ? OutputFormat::kTable : allowed.front();
+  return verb
+      ->add_option_function<std::string>(
+          "--format",
+          [format, allowed](const std::string& value) {
+            for (OutputFormat f : allowed)
+              if (value == to_string(f)) *format = f;
+          },
+          "Output format: " + list + " (default " + to_string(*format) + ")")
+      ->check(CLI::IsMember(names));
+}
+
+// ---- inputs -----------------------------------------------------------------------------
+
+models::Cluster load_cluster_file(const std::string& path) {
+  return models::load_cluster(path, models::Catalog::builtin());
+}
+
+models::Workload load_workload_file(const std::string& path) { return models::load_workload(path); }
+
+models::Plan load_plan_file(const std::string& path, const models::Cluster& cluster, const models::Workload& workload) {
+  return models::load_plan(path, cluster, workload);
+}
+
+Inputs load_inputs(const std::string& cluster_path, const std::string& workload_path, const std::string& plan_path) {
+  Inputs in;
+  std::vector<models::Diagnostic> errors;
+  const auto collect = [&](auto&& load) {
+    try {
+      load();
+      return true;
+    } catch (const models::ConfigError& e) {
+      errors.insert(errors.end(), e.get_diagnostics().begin(), e.get_diagnostics().end());
+      return false;
+    }
+  };
+  const bool cluster_ok = collect([&] { in.cluster = load_cluster_file(cluster_path); });
+  const bool workload_ok = collect([&] { in.workload = load_workload_file(workload_path); });
+  if (!plan_path.empty()) {
+    if (cluster_ok && workload_ok) {
+      collect([&] { in.plan = load_plan_file(plan_path, in.cluster, in.workload); });
+    } else {
+      collect([&] { models::load_plan_spec(plan_path); });  // still report the plan's own errors
+    }
+  }
+  if (!errors.empty()) throw models::ConfigError(std::move(errors));
+  return in;
+}
+
+// ---- JSON -------------------------------------------------------------------------------
+
+std::string json_escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  for (const char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(c));
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+void JsonWriter::newline() {
+  if (!pretty_) return;
+  out_ << '\n';
+  for (size_t i = 0; i < first_.size(); ++i) out_ << "  ";
+}
+
+void JsonWriter::before_value() {
+  if (after_key_) {
+    after_key_ = false;
+    return;
+  }
+  if (!first_.empty()) {
+    if (!first_.back()) out_ << ',';
+    first_.back() = false;
+    newline();
+  }
+}
+
+JsonWriter& JsonWriter::begin_object() {
+  before_value();
+  out_ << '{';
+  first_.push_back(true);
+  return *this;
+}
+
+JsonWriter& JsonWriter::close(char bracket) {
+  const bool empty = first_.back();
+  first_.pop_back();
+  if (!empty) newline();
+  out_ << bracket;
+  return *this;
+}
+
+JsonWriter& JsonWriter::end_object() { return close('}'); }
+
+JsonWriter& JsonWriter::begin_array() {
+  before_value();
+  out_ << '[';
+  first_.push_back(true);
+  return *this;
+}
+
+JsonWriter& JsonWriter::end_array() { return close(']'); }
+
+JsonWriter& JsonWriter::key(std::string_view k) {
+  before_value();
+  out_ << '"' << json_escape(k) << (pretty_ ? "\": " : "\":");
+  after_key_ = true;
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(std::string_view s) {
+  before_value();
+  out_ << '"' << json_escape(s) << '"';
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(double v) {
+  before_value();
+  if (!std::isfinite(v)) {
+    out_ << "null";
+  } else if (v == std::trunc(v) && std::fabs(v) < 1e15) {
+    out_ << static_cast<long long>(v);  // exact integers without an exponent
+  } else {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    // Shortest text that reads back to the same double.
+    for (int prec = 1; prec <= 17; ++prec) {
+      char trial[32];
+      std::snprintf(trial, sizeof trial, "%.*g", prec, v);
+      if (std::strtod(trial, nullptr) == v) {
+        std::snprintf(buf, sizeof buf, "%s", trial);
+        break;
+      }
+    }
+    out_ << buf;
+  }
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(long long v) {
+  before_value();
+  out_ << v;
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(bool v) {
+  before_value();
+  out_ << (v ? "true" : "false");
+  return *this;
+}
+
+JsonWriter& JsonWriter::null() {
+  before_value();
+  out_ << "null";
+  return *this;
+}
+
+void JsonWriter::finish() { out_ << '\n'; }
+
+// ---- text table -------------------------------------------------------------------------
+
+void TextTable::print(std::ostream& out, const std::string& indent) const {
+  std::vector<size_t> width(header_.size(), 0);
+  const auto measure = [&](const std::vector<std::string>& row) {
+    for (size_t i = 0; i < row.size() && i < width.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  };
+  measure(header_);
+  for (const auto& r : rows_) measure(r);
+  const auto numeric = [](const std::string& s) {
+    return !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '$' || s[0] == '-');
+  };
+  const auto print_row = [&](const std::vector<std::string>& row, bool is_header) {
+    std::string line = indent;
+    for (size_t i = 0; i < width.size(); ++i) {
+      const std::string cell = i < row.size() ? row[i] : "";
+      const std::string pad(width[i] - cell.size(), ' ');
+      line += (!is_header && numeric(cell)) ? pad + cell : cell + pad;
+      if (i + 1 < width.size()) line += "  ";
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out << line << '\n';
+  };
+  print_row(header_, true);
+  for (const auto& r : rows_) print_row(r, false);
+}
+
+std::string format_price_per_hour(double dollars_per_hour) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "$%.2f/h", dollars_per_hour);
+  return buf;
+}
+
+std::string format_count(double n) {
+  static const char* const kSuffix[] = {"", "K", "M", "B", "T", "P"};
+  int i = 0;
+  while (i < 5 && std::fabs(n) >= 999.5) {
+    n /= 1000;
+    ++i;
+  }
+  char buf[64];
+  if (i == 0) {
+    std::snprintf(buf, sizeof buf, "%.0f", n);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.*f%s", std::fabs(n) >= 99.95 ? 0 : (std::fabs(n) >= 9.995 ? 1 : 2), n, kSuffix[i]);
+  }
+  return buf;
+}
+
+}  // namespace hetsim::cli

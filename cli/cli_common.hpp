@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+// Helpers shared by the verbs of the `hetsim` executable: the --format option, loading the
+// three inputs (bad input -> ConfigError -> exit 2 in main), a JSON writer and a text table.
+#pragma once
+#include <CLI/CLI.hpp>
+
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cluster.hpp"
+#include "plan.hpp"
+#include "workload.hpp"
+
+namespace hetsim::cli {
+
+// ---- --format ---------------------------------------------------------------------------
+enum class OutputFormat { kTable, kJson, kCsv };
+const char* to_string(OutputFormat f);
+
+/// Adds `--format` to a verb (default table); `allowed` lists the formats the verb writes.
+/// Any other value is rejected by CLI11 (exit code 2) with the allowed values listed.
+CLI::Option* add_format_option(CLI::App* verb, OutputFormat* format,
+                               const std::vector<OutputFormat>& allowed = {OutputFormat::kTable, OutputFormat::kJson});
+
+// ---- inputs -----------------------------------------------------------------------------
+/// Each throws models::ConfigError (main prints it and exits 2) when the file is bad.
+models::Cluster load_cluster_file(const std::string& path);  ///< with the built-in GPU catalog
+models::Workload load_workload_file(const std::string& path);
+models::Plan load_plan_file(const std::string& path, const models::Cluster& cluster, const models::Workload& workload);
+
+/// The usual inputs of a verb. Loads every file given and reports the errors of all of
+/// them together (one ConfigError) before anything runs.
+struct Inputs {
+  models::Cluster cluster;
+  models::Workload workload;
+  std::optional<models::Plan> plan;  ///< when plan_path is not empty
+};
+Inputs load_inputs(const std::string& cluster_path, const std::string& workload_path, const std::string& plan_path = "");
+
+// ---- output -----------------------------------------------------------------------------
+/// Streaming JSON writer (RFC 8259): objects, arrays, strings escaped, non-finite numbers as null.
+///   JsonWriter j(std::cout); j.begin_object().key("a").value(1).end_object();
+class JsonWriter {
+ public:
+  explicit JsonWriter(std::ostream& out, bool pretty = true) : out_(out), pretty_(pretty) {}
+  JsonWriter& begin_object();
+  JsonWriter& end_object();
+  JsonWriter& begin_array();
+  JsonWriter& end_array();
+  JsonWriter& key(std::string_view k);
+  JsonWriter& value(std::string_view s);
+  JsonWriter& value(const char* s) { return value(std::string_view(s)); }
+  JsonWriter& value(const std::string& s) { return value(std::string_view(s)); }
+  JsonWriter& value(double v);
+  JsonWriter& value(int v) { return value(static_cast<long long>(v)); }
+  JsonWriter& value(long long v);
+  JsonWriter& value(bool v);
+  JsonWriter& null();
+  /// Ends the document with a newline (call once, after the outermost end_*).
+  void finish();
+
+ private:
+  void before_value();
+  void newline();
+  JsonWriter& close(char bracket);
+  std::ostream& out_;
+  bool pretty_;
+  std::vector<bool> first_;  ///< per open container: no element written yet
+  bool after_key_ = false;
+};
+std::string json_escape(std::string_view s);
+
+/// Left-aligned text columns for --format table; numeric-looking cells are right-aligned.
+class TextTable {
+ public:
+  explicit TextTable(std::vector<std::string> header) : header_(std::move(header)) {}
+  void add_row(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void print(std::ostream& out, const std::string& indent = "") const;
+
+ private:
+  std::vector<std::string> header_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+/// "$1,234.56/h"-style money and "1.23e+12"-free counts ("6.74B", "1.38T") for tables.
+std::string format_price_per_hour(double dollars_per_hour);
+std::string format_count(double n);
+
+}  // namespace hetsim::cli

@@ -1,0 +1,493 @@
+// SPDX-License-Identifier: Apache-2.0
+// `hetsim describe FILE...`: loads GPU catalogs, clusters, workloads and plans (any mix) and
+// prints what was understood, in SI-derived units, so a user can check an input before using it.
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <optional>
+
+#include "catalog.hpp"
+#include "cli_common.hpp"
+#include "diagnostics.hpp"
+#include "input_loader.hpp"
+#include "units.hpp"
+#include "verbs.hpp"
+
+namespace hetsim::cli {
+namespace {
+
+using models::InputKind;
+
+struct DescribeOptions {
+  std::vector<std::string> files;
+  std::string cluster;
+  std::string workload;
+  OutputFormat format = OutputFormat::kTable;
+};
+
+/// One input file as loaded.
+struct Described {
+  std::string file;
+  InputKind kind = InputKind::kCluster;
+  std::vector<models::GpuType> gpus;        // gpu-catalog
+  std::optional<models::Cluster> cluster;   // cluster
+  std::optional<models::Workload> workload; // workload
+  std::optional<models::PlanSpec> spec;     // plan, as written
+  std::optional<models::Plan> plan;         // plan, resolved and checked (when a cluster and workload are known)
+  std::string plan_cluster, plan_workload;  // files the plan was checked against
+  std::optional<models::Cluster> context;   // the cluster the plan was resolved on
+};
+
+/// The 16-bit peak used for headline figures: bf16, else fp16 (V100, T4...), else fp32 (CPUs).
+std::pair<double, models::Dtype> headline_peak(const models::GpuType& g) {
+  for (models::Dtype d : {models::Dtype::kBf16, models::Dtype::kFp16, models::Dtype::kFp32}) {
+    if (g.supports(d)) return {g.peak(d), d};
+  }
+  return {0.0, models::Dtype::kBf16};
+}
+
+std::string peak_text(const models::GpuType& g) {
+  const auto [peak, dtype] = headline_peak(g);
+  std::string s = models::format_flops(peak);
+  if (dtype != models::Dtype::kBf16) s += std::string(" (") + models::to_string(dtype) + ")";
+  return s;
+}
+
+std::string format_work(double flop) {
+  std::string s = models::format_flops(flop);
+  return s.substr(0, s.size() - 2);  // "42.1 GFLOP/s" -> "42.1 GFLOP"
+}
+
+/// "0-7,16,18-19".
+std::string compact_indices(const std::vector<int>& v) {
+  std::string out;
+  for (size_t i = 0; i < v.size();) {
+    size_t j = i;
+    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(v[i]);
+    if (j > i) out += '-' + std::to_string(v[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+/// Totals over a set of nodes: GPUs by type, peak, memory, price.
+struct Totals {
+  std::map<std::string, int> gpus_by_type;
+  int gpus = 0;
+  int nodes = 0;
+  double peak_flops = 0;
+  double memory_bytes = 0;
+  double price_per_hour = 0;
+  void add(const models::NodeType& t, int count) {
+    nodes += count;
+    gpus += count * t.gpus_per_node;
+    gpus_by_type[t.gpu.name] += count * t.gpus_per_node;
+    peak_flops += count * t.gpus_per_node * headline_peak(t.gpu).first;
+    memory_bytes += count * t.gpus_per_node * t.gpu.memory_bytes;
+    price_per_hour += count * t.price_per_hour;
+  }
+  std::string by_type_text() const {
+    std::string s;
+    for (const auto& [name, n] : gpus_by_type) s += (s.empty() ? "" : ", ") + std::to_string(n) + " " + name;
+    return s;
+  }
+};
+
+Totals zone_totals(const models::Cluster& c, const models::Zone& z) {
+  Totals t;
+  for (const auto& g : z.groups) t.add(c.node_types[g.node_type], g.count);
+  return t;
+}
+
+// ---- loading ----------------------------------------------------------------------------
+
+class Loader {
+ public:
+  explicit Loader(const DescribeOptions& o) : opt_(o) {}
+
+  std::vector<Described> run() {
+    std::vector<Described> out;
+    for (const auto& f : opt_.files) {
+      Described d;
+      d.file = f;
+      if (!attempt([&] { d.kind = models::peek_kind(f); })) continue;
+      switch (d.kind) {
+        case InputKind::kGpuCatalog: attempt([&] { d.gpus = models::load_catalog_file(f); }); break;
+        case InputKind::kCluster: attempt([&] { d.cluster = load_cluster_file(f); }); break;
+        case InputKind::kWorkload: attempt([&] { d.workload = load_workload_file(f); }); break;
+        case InputKind::kPlan: break;  // below, once clusters and workloads are known
+        case InputKind::kProfile:
+          errors_.push_back({f, 0, 0, "kind", "describe does not read 'profile' files (expected gpu-catalog, cluster, workload or plan)"});
+          continue;
+      }
+      out.push_back(std::move(d));
+    }
+    // Context for plans: --cluster/--workload, else the only cluster/workload among the files.
+    std::optional<models::Cluster> ctx_cluster;
+    std::optional<models::Workload> ctx_workload;
+    std::string ctx_cluster_file, ctx_workload_file;
+    if (!opt_.cluster.empty()) {
+      attempt([&] { ctx_cluster = load_cluster_file(opt_.cluster); });
+      ctx_cluster_file = opt_.cluster;
+    } else if (const Described* only = only_of(out, InputKind::kCluster); only && only->cluster) {
+      ctx_cluster = only->cluster;
+      ctx_cluster_file = only->file;
+    }
+    if (!opt_.workload.empty()) {
+      attempt([&] { ctx_workload = load_workload_file(opt_.workload); });
+      ctx_workload_file = opt_.workload;
+    } else if (const Described* only = only_of(out, InputKind::kWorkload); only && only->workload) {
+      ctx_workload = only->workload;
+      ctx_workload_file = only->file;
+    }
+    for (auto& d : out) {
+      if (d.kind != InputKind::kPlan) continue;
+      if (!attempt([&] { d.spec = models::load_plan_spec(d.file); })) continue;
+      // Else the plan's header comment (# cluster: ...  workload: ...).
+      std::optional<models::Cluster> cluster = ctx_cluster;
+      std::optional<models::Workload> workload = ctx_workload;
+      d.plan_cluster = ctx_cluster_file;
+      d.plan_workload = ctx_workload_file;
+      const models::PlanHeader header = models::read_plan_header(d.file);
+      if (!cluster && !header.cluster.empty() && opt_.cluster.empty()) {
+        d.plan_cluster = header.cluster;
+        if (!attempt([&] { cluster = load_cluster_file(header.cluster); })) continue;
+      }
+      if (!workload && !header.workload.empty() && opt_.workload.empty()) {
+        d.plan_workload = header.workload;
+        if (!attempt([&] { workload = load_workload_file(header.workload); })) continue;
+      }
+      if (cluster && workload) {
+        if (attempt([&] { d.plan = models::load_plan(d.file, *cluster, *workload); })) d.context = std::move(cluster);
+      }
+    }
+    if (!errors_.empty()) throw models::ConfigError(std::move(errors_));
+    return out;
+  }
+
+ private:
+  template <class F>
+  bool attempt(F&& f) {
+    try {
+      f();
+      return true;
+    } catch (const models::ConfigError& e) {
+      errors_.insert(errors_.end(), e.get_diagnostics().begin(), e.get_diagnostics().end());
+      return false;
+    }
+  }
+
+  static const Described* only_of(const std::vector<Described>& v, InputKind k) {
+    const Described* found = nullptr;
+    for (const auto& d : v) {
+      if (d.kind != k) continue;
+      if (found) return nullptr;
+      found = &d;
+    }
+    return found;
+  }
+
+  const DescribeOptions& opt_;
+  std::vector<models::Diagnostic> errors_;
+};
+
+// ---- table output -----------------------------------------------------------------------
+
+void print_catalog(const Described& d, std::ostream& out) {
+  out << "gpu-catalog (" << d.file << "): " << d.gpus.size() << " device types\n";
+  TextTable t({"name", "vendor", "peak bf16", "peak fp32", "memory", "memory bw"});
+  for (const auto& g : d.gpus) {
+    t.add_row({g.name, models::to_string(g.vendor), peak_text(g),
+               g.supports(models::Dtype::kFp32) ? models::format_flops(g.peak(models::Dtype::kFp32)) : "-",
+               models::format_size(g.memory_bytes), models::format_bandwidth(g.memory_bandwidth_Bps)});
+  }
+  t.print(out, "  ");
+}
+
+void print_cluster(const Described& d, std::ostream& out) {
+  const models::Cluster& c = *d.cluster;
+  out << "cluster " << c.name << " (" << d.file << ")\n";
+  TextTable types({"node type", "gpu", "gpus", "peak bf16/GPU", "memory/GPU", "intra", "inter (NICs)", "host link",
+                   "price/node"});
+  for (const auto& t : c.node_types) {
+    const std::string intra = t.intra.kind == models::IntraFabricKind::kNone
+                                  ? "-"
+                                  : std::string(models::to_string(t.intra.kind)) + " " + models::format_bandwidth(t.intra.bandwidth_Bps);
+    const std::string inter = std::to_string(t.nics.count) + " x " + models::format_bandwidth(t.nics.bandwidth_Bps) + " " +
+                              models::to_string(t.nics.kind);
+    std::string price = format_price_per_hour(t.price_per_hour);
+    if (t.spot_price_per_hour) price += " (spot " + format_price_per_hour(*t.spot_price_per_hour) + ")";
+    types.add_row({t.name, t.gpu.name, std::to_string(t.gpus_per_node), peak_text(t.gpu),
+                   models::format_size(t.gpu.memory_bytes), intra, inter, models::format_bandwidth(t.host_link_Bps), price});
+  }
+  types.print(out, "  ");
+  out << '\n';
+  TextTable zones({"zone", "fabric", "nodes", "GPUs", "GPUs by type", "peak bf16", "memory", "price"});
+  Totals all;
+  for (const auto& z : c.zones) {
+    std::string nodes;
+    for (const auto& g : z.groups) {
+      nodes += (nodes.empty() ? "" : ", ") + std::to_string(g.count) + " x " + c.node_types[g.node_type].name;
+      all.add(c.node_types[g.node_type], g.count);
+    }
+    char fabric[64];
+    std::snprintf(fabric, sizeof fabric, "%s %g:1", models::to_string(z.fabric.kind), z.fabric.oversubscription);
+    const Totals t = zone_totals(c, z);
+    zones.add_row({z.name, fabric, nodes, std::to_string(t.gpus), t.by_type_text(), models::format_flops(t.peak_flops),
+                   models::format_size(t.memory_bytes), format_price_per_hour(t.price_per_hour)});
+  }
+  zones.print(out, "  ");
+  if (!c.links.empty()) {
+    out << '\n';
+    TextTable links({"link", "bandwidth", "latency", "egress"});
+    for (const auto& l : c.links) {
+      char egress[64];
+      std::snprintf(egress, sizeof egress, "$%.4g/GB", l.egress_price_per_byte * 1e9);
+      links.add_row({c.zones[l.zone_a].name + " <-> " + c.zones[l.zone_b].name, models::format_bandwidth(l.bandwidth_Bps),
+                     models::format_time(l.latency_s), egress});
+    }
+    links.print(out, "  ");
+  }
+  out << "  total: " << all.nodes << " nodes, " << all.gpus << " GPUs (" << all.by_type_text() << "), peak bf16 "
+      << models::format_flops(all.peak_flops) << ", memory " << models::format_size(all.memory_bytes) << ", "
+      << format_price_per_hour(c.price_per_hour(false)) << " on demand";
+  if (c.price_per_hour(true) != c.price_per_hour(false)) out << ", " << format_price_per_hour(c.price_per_hour(true)) << " spot";
+  out << "\n  (peak bf16: fp16 or fp32 for devices without bf16, as marked)\n";
+}
+
+void print_workload(const Described& d, std::ostream& out) {
+  const models::Workload& w = *d.workload;
+  const models::ModelSpec& m = w.model;
+  out << "workload " << w.name << " (" << d.file << ")\n";
+  out << "  model: " << m.layers << " layers, hidden " << m.hidden << ", " << m.heads << " heads (" << m.kv_heads
+      << " kv), ffn " << m.ffn_hidden << ", vocab " << m.vocab << ", seq_len " << m.seq_len << ", "
+      << models::to_string(m.activation) << ", " << (m.tied_embeddings ? "tied" : "untied") << " embeddings\n";
+  out << "  parameters: " << format_count(m.params_total()) << " (" << format_count(m.params_per_layer())
+      << " per layer, " << format_count(m.params_embedding()) << " embedding and head)\n";
+  out << "  FLOPs per token: " << format_work(m.flops_per_token()) << " (forward + backward, no recompute)\n";
+  const double tokens = static_cast<double>(w.training.global_batch) * m.seq_len;
+  out << "  training: global batch " << w.training.global_batch << " sequences (" << format_count(tokens)
+      << " tokens), " << models::to_string(w.training.dtype) << ", " << models::to_string(w.training.optimizer)
+      << (w.training.flash_attention ? ", flash attention" : "") << "\n";
+  out << "  FLOPs per step: " << format_work(m.flops_per_token() * tokens) << "\n";
+}
+
+/// "a100-sxm4-80gb", or "a100-sxm4-80gb+v100-sxm2-32gb" for a mixed stage.
+std::string stage_gpu_types(const models::Cluster& c, const models::Stage& st) {
+  std::vector<std::string> names;
+  for (int g : st.gpus) {
+    const std::string& n = c.gpu_type(g).name;
+    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  }
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : "+") + n;
+  return out;
+}
+
+void print_plan(const Described& d, std::ostream& out) {
+  const models::Plan& p = d.plan ? *d.plan : d.spec->plan;
+  out << "plan " << (p.name.empty() ? "(unnamed)" : p.name) << " (" << d.file << ")\n";
+  if (d.plan) {
+    out << "  checked against " << d.plan_cluster << " and " << d.plan_workload << "\n";
+  } else {
+    out << "  not cross-checked (give --cluster and --workload, or a '# cluster: ... workload: ...' header)\n";
+  }
+  out << "  micro_batch " << p.micro_batch << ", schedule " << models::to_string(p.schedule);
+  if (p.schedule == models::Schedule::kInterleaved) out << " x" << p.interleave;
+  out << ", recompute " << models::to_string(p.recompute) << ", sequence_parallel "
+      << (p.sequence_parallel ? "yes" : "no") << ", zero " << p.zero << ", grad_sync " << models::to_string(p.grad_sync)
+      << (p.overlap_grad_sync ? " (overlapped)" : "") << "\n";
+  out << "  dp " << p.dp() << ", pp " << p.pp();
+  if (d.plan) out << ", " << p.gpu_count() << " GPUs";
+  out << ", global batch " << p.global_batch() << " sequences per step\n";
+  TextTable t({"replica", "micro-batches", "stage", "layers", "tp", "gpus", "gpu type"});
+  for (size_t r = 0; r < p.replicas.size(); ++r) {
+    const auto& rep = p.replicas[r];
+    for (size_t s = 0; s < rep.stages.size(); ++s) {
+      const auto& st = rep.stages[s];
+      std::string type = "?", tp = "?", gpus = d.spec->gpus_text[r][s];
+      if (d.plan) {
+        tp = std::to_string(st.tp());
+        gpus = compact_indices(st.gpus);
+        type = stage_gpu_types(*d.context, st);
+      }
+      t.add_row({s == 0 ? std::to_string(r) : "", s == 0 ? std::to_string(rep.micro_batches) : "", std::to_string(s),
+                 std::to_string(st.layers), tp, gpus, type});
+    }
+  }
+  t.print(out, "  ");
+}
+
+// ---- JSON output ------------------------------------------------------------------------
+
+void json_gpu(JsonWriter& j, const models::GpuType& g) {
+  j.begin_object().key("name").value(g.name).key("vendor").value(models::to_string(g.vendor));
+  j.key("peak_flops").begin_object();
+  for (const auto& [dtype, peak] : g.peak_flops) j.key(models::to_string(dtype)).value(peak);
+  j.end_object();
+  j.key("memory_bytes").value(g.memory_bytes).key("memory_bandwidth_Bps").value(g.memory_bandwidth_Bps);
+  j.key("efficiency").begin_object()
+      .key("gemm").value(g.efficiency.gemm_efficiency)
+      .key("gemm_half_work_flop").value(g.efficiency.gemm_half_work_flop)
+      .key("memory").value(g.efficiency.memory_efficiency)
+      .key("kernel_launch_s").value(g.efficiency.kernel_launch_s)
+      .end_object();
+  j.key("source").value(g.source).end_object();
+}
+
+void json_totals(JsonWriter& j, const Totals& t) {
+  j.key("nodes").value(t.nodes).key("gpus").value(t.gpus);
+  j.key("gpus_by_type").begin_object();
+  for (const auto& [name, n] : t.gpus_by_type) j.key(name).value(n);
+  j.end_object();
+  j.key("peak_bf16_flops").value(t.peak_flops).key("memory_bytes").value(t.memory_bytes);
+  j.key("price_per_hour").value(t.price_per_hour);
+}
+
+void json_cluster(JsonWriter& j, const models::Cluster& c) {
+  j.key("name").value(c.name).key("cross_vendor_rdma").value(c.cross_vendor_rdma);
+  j.key("node_types").begin_array();
+  for (const auto& t : c.node_types) {
+    j.begin_object().key("name").value(t.name).key("gpu").value(t.gpu.name).key("gpus_per_node").value(t.gpus_per_node);
+    j.key("peak_bf16_flops").value(headline_peak(t.gpu).first).key("peak_dtype").value(models::to_string(headline_peak(t.gpu).second));
+    j.key("memory_bytes").value(t.gpu.memory_bytes);
+    j.key("intra").begin_object().key("kind").value(models::to_string(t.intra.kind))
+        .key("bandwidth_Bps").value(t.intra.bandwidth_Bps).key("latency_s").value(t.intra.latency_s).end_object();
+    j.key("nics").begin_object().key("count").value(t.nics.count).key("bandwidth_Bps").value(t.nics.bandwidth_Bps)
+        .key("kind").value(models::to_string(t.nics.kind)).key("latency_s").value(t.nics.latency_s)
+        .key("gpu_direct").value(t.nics.gpu_direct).end_object();
+    j.key("host_link_Bps").value(t.host_link_Bps).key("price_per_hour").value(t.price_per_hour);
+    j.key("spot_price_per_hour");
+    if (t.spot_price_per_hour) j.value(*t.spot_price_per_hour); else j.null();
+    j.key("preemption_rate_per_hour").value(t.preemption_rate_per_hour);
+    j.end_object();
+  }
+  j.end_array();
+  Totals all;
+  j.key("zones").begin_array();
+  for (const auto& z : c.zones) {
+    j.begin_object().key("name").value(z.name);
+    j.key("fabric").begin_object().key("kind").value(models::to_string(z.fabric.kind))
+        .key("oversubscription").value(z.fabric.oversubscription).key("latency_s").value(z.fabric.latency_s)
+        .key("bandwidth_Bps").value(z.fabric.bandwidth_Bps).end_object();
+    j.key("nodes").begin_array();
+    for (const auto& g : z.groups) {
+      j.begin_object().key("type").value(c.node_types[g.node_type].name).key("count").value(g.count).end_object();
+      all.add(c.node_types[g.node_type], g.count);
+    }
+    j.end_array();
+    json_totals(j, zone_totals(c, z));
+    j.end_object();
+  }
+  j.end_array();
+  j.key("links").begin_array();
+  for (const auto& l : c.links) {
+    j.begin_object().key("between").begin_array().value(c.zones[l.zone_a].name).value(c.zones[l.zone_b].name).end_array();
+    j.key("bandwidth_Bps").value(l.bandwidth_Bps).key("latency_s").value(l.latency_s)
+        .key("egress_price_per_byte").value(l.egress_price_per_byte).end_object();
+  }
+  j.end_array();
+  j.key("total").begin_object();
+  json_totals(j, all);
+  j.key("price_per_hour").value(c.price_per_hour(false)).key("spot_price_per_hour").value(c.price_per_hour(true));
+  j.end_object();
+}
+
+void json_workload(JsonWriter& j, const models::Workload& w) {
+  const models::ModelSpec& m = w.model;
+  j.key("name").value(w.name);
+  j.key("model").begin_object().key("layers").value(m.layers).key("hidden").value(m.hidden).key("heads").value(m.heads)
+      .key("kv_heads").value(m.kv_heads).key("ffn_hidden").value(m.ffn_hidden).key("vocab").value(m.vocab)
+      .key("seq_len").value(m.seq_len).key("activation").value(models::to_string(m.activation))
+      .key("tied_embeddings").value(m.tied_embeddings).end_object();
+  j.key("training").begin_object().key("global_batch").value(w.training.global_batch)
+      .key("dtype").value(models::to_string(w.training.dtype)).key("optimizer").value(models::to_string(w.training.optimizer))
+      .key("flash_attention").value(w.training.flash_attention).end_object();
+  j.key("params").value(m.params_total()).key("params_per_layer").value(m.params_per_layer())
+      .key("params_embedding").value(m.params_embedding()).key("flops_per_token").value(m.flops_per_token());
+}
+
+void json_plan(JsonWriter& j, const Described& d) {
+  const models::Plan& p = d.plan ? *d.plan : d.spec->plan;
+  j.key("name").value(p.name).key("checked").value(d.plan.has_value());
+  j.key("cluster").value(d.plan ? d.plan_cluster : "").key("workload").value(d.plan ? d.plan_workload : "");
+  j.key("micro_batch").value(p.micro_batch).key("schedule").value(models::to_string(p.schedule))
+      .key("interleave").value(p.interleave).key("recompute").value(models::to_string(p.recompute))
+      .key("sequence_parallel").value(p.sequence_parallel).key("zero").value(p.zero)
+      .key("grad_sync").value(models::to_string(p.grad_sync)).key("overlap_grad_sync").value(p.overlap_grad_sync);
+  j.key("dp").value(p.dp()).key("pp").value(p.pp()).key("global_batch").value(p.global_batch());
+  j.key("gpus");
+  if (d.plan) j.value(p.gpu_count()); else j.null();
+  j.key("replicas").begin_array();
+  for (size_t r = 0; r < p.replicas.size(); ++r) {
+    const auto& rep = p.replicas[r];
+    j.begin_object().key("micro_batches").value(rep.micro_batches).key("stages").begin_array();
+    for (size_t s = 0; s < rep.stages.size(); ++s) {
+      const auto& st = rep.stages[s];
+      j.begin_object().key("layers").value(st.layers).key("gpus_text").value(d.spec->gpus_text[r][s]);
+      if (d.plan) {
+        j.key("tp").value(st.tp()).key("gpus").begin_array();
+        for (int g : st.gpus) j.value(g);
+        j.end_array().key("gpu_type").value(stage_gpu_types(*d.context, st));
+      }
+      j.end_object();
+    }
+    j.end_array().end_object();
+  }
+  j.end_array();
+}
+
+void describe_output(const std::vector<Described>& all, OutputFormat format, std::ostream& out) {
+  if (format == OutputFormat::kJson) {
+    JsonWriter j(out);
+    j.begin_object().key("files").begin_array();
+    for (const auto& d : all) {
+      j.begin_object().key("file").value(d.file).key("kind").value(models::to_string(d.kind));
+      switch (d.kind) {
+        case InputKind::kGpuCatalog:
+          j.key("gpus").begin_array();
+          for (const auto& g : d.gpus) json_gpu(j, g);
+          j.end_array();
+          break;
+        case InputKind::kCluster: json_cluster(j, *d.cluster); break;
+        case InputKind::kWorkload: json_workload(j, *d.workload); break;
+        case InputKind::kPlan: json_plan(j, d); break;
+        case InputKind::kProfile: break;
+      }
+      j.end_object();
+    }
+    j.end_array().end_object();
+    j.finish();
+    return;
+  }
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (i > 0) out << '\n';
+    const Described& d = all[i];
+    switch (d.kind) {
+      case InputKind::kGpuCatalog: print_catalog(d, out); break;
+      case InputKind::kCluster: print_cluster(d, out); break;
+      case InputKind::kWorkload: print_workload(d, out); break;
+      case InputKind::kPlan: print_plan(d, out); break;
+      case InputKind::kProfile: break;
+    }
+  }
+}
+
+}  // namespace
+
+void add_describe_verb(CLI::App& app) {
+  auto opt = std::make_shared<DescribeOptions>();
+  CLI::App* cmd = app.add_subcommand("describe", "Load input files (any kind) and print what was understood");
+  cmd->add_option("files", opt->files, "Input YAML files: gpu-catalog, cluster, workload or plan")->required();
+  cmd->add_option("--cluster", opt->cluster, "Cluster to check plans against");
+  cmd->add_option("--workload", opt->workload, "Workload to check plans against");
+  add_format_option(cmd, &opt->format);
+  cmd->callback([opt] {
+    const std::vector<Described> all = Loader(*opt).run();
+    describe_output(all, opt->format, std::cout);
+  });
+}
+
+}  // namespace hetsim::cli

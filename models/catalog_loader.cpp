@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: Apache-2.0
+// Loader of `kind: gpu-catalog` files (docs/inputs.md): datasheet figures of device types.
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include "loader_common.hpp"
+
+namespace hetsim::models {
+namespace {
+
+
+const EnumTable<Vendor>& vendor_table() {
+  static const EnumTable<Vendor> t = {{"nvidia", Vendor::kNvidia}, {"amd", Vendor::kAmd}, {"cpu", Vendor::kCpu}};
+  return t;
+}
+
+std::optional<GpuType> read_gpu(const MapReader::Entry& entry, const std::string& path, DiagnosticSink& sink) {
+  MapReader r(entry.value, path, sink, entry.key_mark);
+  GpuType t;
+  t.name = entry.name;
+  const size_t errors_before = sink.count();
+  if (auto v = r.get_enum("vendor", Need::kRequired, vendor_table())) t.vendor = *v;
+  if (auto peak = r.get_map("peak", Need::kRequired)) {
+    for (const auto& [name, dtype] : detail::dtype_table()) {
+      if (auto f = peak->get_quantity(name, Need::kOptional, parse_flops, "a FLOP rate such as \"312TFLOP/s\"", true))
+        t.peak_flops[dtype] = *f;
+    }
+    peak->finish();
+    if (peak->ok() && t.peak_flops.empty() && sink.count() == errors_before) {
+      sink.error(peak->get_anchor(), peak->get_path(), "no peak given (expected at least one of: fp32, tf32, fp16, bf16, fp8)");
+    }
+  }
+  if (auto v = r.get_quantity("memory", Need::kRequired, parse_size, "a size such as \"80GiB\"", true))
+    t.memory_bytes = *v;
+  if (auto v = r.get_quantity("memory_bandwidth", Need::kRequired, parse_bandwidth, "a bandwidth such as \"2039GB/s\"", true))
+    t.memory_bandwidth_Bps = *v;
+  if (auto eff = r.get_map("efficiency", Need::kOptional)) {
+    EfficiencyModel& e = t.efficiency;
+    if (auto v = eff->get_number("gemm", Need::kOptional, 0, 1, /*min_exclusive=*/true)) e.gemm_efficiency = *v;
+    if (auto v = eff->get_quantity("gemm_half_work", Need::kOptional, parse_flop, "an amount of work such as \"1GFLOP\"", false))
+      e.gemm_half_work_flop = *v;
+    if (auto v = eff->get_number("memory", Need::kOptional, 0, 1, /*min_exclusive=*/true)) e.memory_efficiency = *v;
+    if (auto v = eff->get_quantity("kernel_launch", Need::kOptional, parse_time, "a time such as \"5us\"", false))
+      e.kernel_launch_s = *v;
+    eff->finish();
+  }
+  if (auto v = r.get_string("source", Need::kRequired)) t.source = *v;
+  r.finish();
+  if (sink.count() != errors_before) return std::nullopt;
+  return t;
+}
+
+std::vector<GpuType> parse_catalog_into(std::string_view text, DiagnosticSink& sink) {
+  std::vector<GpuType> out;
+  auto root = detail::open_document(text, sink, InputKind::kGpuCatalog);
+  if (!root) return out;
+  if (auto entries = root->get_entries("gpus", Need::kRequired, 1)) {
+    for (const auto& entry : *entries) {
+      if (auto t = read_gpu(entry, field_path("gpus", entry.name), sink)) out.push_back(std::move(*t));
+    }
+  }
+  root->finish();
+  return out;
+}
+
+}  // namespace
+
+std::vector<GpuType> parse_catalog(std::string_view text, const std::string& name) {
+  DiagnosticSink sink(name);
+  auto types = parse_catalog_into(text, sink);
+  sink.throw_if_any();
+  return types;
+}
+
+std::vector<GpuType> load_catalog_file(const std::string& path) {
+  return parse_catalog(detail::read_file_or_throw(path), path);
+}
+
+Catalog load_catalog_dir(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.is_regular_file() && e.path().extension() == ".yaml") files.push_back(e.path().string());
+  }
+  if (ec || files.empty()) {
+    Diagnostic d;
+    d.file = dir;
+    d.message = ec ? "cannot read catalog folder: " + ec.message() + " (expected a folder of gpu-catalog YAML files)"
+                   : "no *.yaml files (expected a folder of gpu-catalog YAML files)";
+    throw ConfigError({d});
+  }
+  std::sort(files.begin(), files.end());
+  Catalog catalog;
+  std::vector<Diagnostic> all;
+  std::map<std::string, std::string> defined_in;
+  for (const auto& file : files) {
+    DiagnosticSink sink(file);
+    if (auto text = read_input_text(file, sink)) {
+      for (auto& t : parse_catalog_into(*text, sink)) {
+        const auto [it, fresh] = defined_in.emplace(t.name, file);
+        if (!fresh) {
+          sink.error(sink.locate(field_path("gpus", t.name)), field_path("gpus", t.name),
+                     "GPU type '" + t.name + "' is already defined in " + it->second + " (expected unique names)");
+          continue;
+        }
+        catalog.add(std::move(t));
+      }
+    }
+    all.insert(all.end(), sink.get_diagnostics().begin(), sink.get_diagnostics().end());
+  }
+  if (!all.empty()) throw ConfigError(std::move(all));
+  return catalog;
+}
+
+}  // namespace hetsim::models

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: Apache-2.0
+// Loader of `kind: cluster` files (docs/inputs.md): node types, zones, inter-zone links.
+#include <algorithm>
+#include <map>
+
+#include "loader_common.hpp"
+
+namespace hetsim::models {
+namespace {
+
+using detail::set_if;
+
+/// Largest cluster accepted: far beyond any real one, small enough that deriving the
+/// per-GPU tables of a mistyped count cannot exhaust memory.
+constexpr long long kMaxClusterGpus = 1LL << 20;
+constexpr int kMaxGpusPerNode = 1024;
+
+const EnumTable<IntraFabricKind>& intra_table() {
+  static const EnumTable<IntraFabricKind> t = {{"nvswitch", IntraFabricKind::kNvswitch},
+                                               {"nvlink", IntraFabricKind::kNvlink},
+                                               {"xgmi", IntraFabricKind::kXgmi},
+                                               {"pcie", IntraFabricKind::kPcie}};
+  return t;
+}
+
+const EnumTable<NicKind>& nic_table() {
+  static const EnumTable<NicKind> t = {
+      {"infiniband", NicKind::kInfiniband}, {"roce", NicKind::kRoce}, {"ethernet", NicKind::kEthernet}};
+  return t;
+}
+
+const EnumTable<ZoneFabricKind>& zone_fabric_table() {
+  static const EnumTable<ZoneFabricKind> t = {{"fat-tree", ZoneFabricKind::kFatTree},
+                                              {"switch", ZoneFabricKind::kSwitch}};
+  return t;
+}
+
+constexpr const char* kBandwidth = "a bandwidth such as \"300GB/s\"";
+constexpr const char* kTime = "a time such as \"2us\"";
+constexpr const char* kPrice = "a price such as \"$32.77/h\"";
+
+class ClusterReader {
+ public:
+  ClusterReader(DiagnosticSink& sink, const Catalog& catalog) : sink_(sink), catalog_(catalog) {}
+
+  Cluster read(MapReader& root) {
+    set_if(cluster_.name, root.get_string("name", Need::kRequired));
+    set_if(cluster_.cross_vendor_rdma, root.get_bool("cross_vendor_rdma", Need::kOptional));
+    if (auto entries = root.get_entries("node_types", Need::kRequired, 1)) {
+      for (const auto& e : *entries) read_node_type(e);
+    }
+    if (auto zones = root.get_list("zones", Need::kRequired, 1)) {
+      for (size_t i = 0; i < zones->size(); ++i) read_zone((*zones)[i], index_path("zones", i), root);
+    }
+    if (auto links = root.get_list("links", Need::kOptional)) {
+      for (size_t i = 0; i < links->size(); ++i) read_link((*links)[i], index_path("links", i), root);
+    }
+    root.finish();
+    if (total_gpus_ > kMaxClusterGpus) {
+      sink_.error(root.value_mark_of("zones"), "zones",
+                  "cluster has " + std::to_string(total_gpus_) + " GPUs (expected at most " +
+                      std::to_string(kMaxClusterGpus) + ")");
+    }
+    return std::move(cluster_);
+  }
+
+ private:
+  void read_node_type(const MapReader::Entry& entry) {
+    const std::string path = field_path("node_types", entry.name);
+    MapReader r(entry.value, path, sink_, entry.key_mark);
+    NodeType t;
+    t.name = entry.name;
+    if (auto gpu = r.get_string("gpu", Need::kRequired)) {
+      if (const GpuType* g = catalog_.by_name_or_null(*gpu)) {
+        t.gpu = *g;
+      } else {
+        std::string msg = "unknown GPU '" + *gpu + "' (";
+        if (const auto guess = did_you_mean(*gpu, catalog_.get_names())) msg += "did you mean '" + *guess + "'? ";
+        sink_.error(r.value_mark_of("gpu"), r.field("gpu"), msg + "known: " + join_names(catalog_.get_names()) + ")");
+      }
+    }
+    const auto gpus = r.get_int("gpus", Need::kRequired, 1, kMaxGpusPerNode);
+    set_if(t.gpus_per_node, gpus);
+    if (r.has("intra")) {
+      auto intra = r.get_map("intra", Need::kRequired);
+      set_if(t.intra.kind, intra->get_enum("kind", Need::kOptional, intra_table()));
+      set_if(t.intra.bandwidth_Bps, intra->get_quantity("bandwidth", Need::kRequired, parse_bandwidth, kBandwidth, true));
+      t.intra.latency_s = 2e-6;  // default "2us": NVLink/NVSwitch hop latency order (NCCL tuning tables)
+      set_if(t.intra.latency_s, intra->get_quantity("latency", Need::kOptional, parse_time, kTime, false));
+      intra->finish();
+    } else if (gpus && *gpus > 1) {
+      sink_.error(r.get_anchor(), path,
+                  "missing key 'intra' (expected a map with the intra-node bandwidth, required when gpus > 1)");
+    } else {
+      t.intra.kind = IntraFabricKind::kNone;
+    }
+    if (auto nics = r.get_map("nics", Need::kRequired)) {
+      set_if(t.nics.count, nics->get_int("count", Need::kRequired, 1, 1024));
+      set_if(t.nics.bandwidth_Bps, nics->get_quantity("bandwidth", Need::kRequired, parse_bandwidth,
+                                                      "a bandwidth such as \"200Gbps\"", true));
+      set_if(t.nics.kind, nics->get_enum("kind", Need::kOptional, nic_table()));
+      t.nics.latency_s = 2e-6;  // default "2us"
+      set_if(t.nics.latency_s, nics->get_quantity("latency", Need::kOptional, parse_time, kTime, false));
+      set_if(t.nics.gpu_direct, nics->get_bool("gpu_direct", Need::kOptional));
+      nics->finish();
+    }
+    // Default: PCIe 4.0 x16, 16 GT/s x 16 lanes x 128/130 encoding = 31.5 GB/s per direction
+    // (PCI-SIG PCIe Base Specification 4.0, sec. 4.2), written "32GB/s".
+    t.host_link_Bps = 32e9;
+    set_if(t.host_link_Bps, r.get_quantity("host_link", Need::kOptional, parse_bandwidth, kBandwidth, true));
+    set_if(t.price_per_hour, r.get_quantity("price", Need::kOptional, parse_price_per_hour, kPrice, false));
+    if (auto v = r.get_quantity("spot_price", Need::kOptional, parse_price_per_hour, kPrice, false))
+      t.spot_price_per_hour = *v;
+    set_if(t.preemption_rate_per_hour, r.get_quantity("preemption_rate", Need::kOptional, parse_rate_per_hour,
+                                                      "a rate such as \"0.05/h\"", false));
+    r.finish();
+    type_index_[t.name] = static_cast<int>(cluster_.node_types.size());
+    cluster_.node_types.push_back(std::move(t));
+  }
+
+  void read_zone(const YAML::Node& node, const std::string& path, MapReader& root) {
+    MapReader z(node, path, sink_, value_mark(node, root.value_mark_of("zones")));
+    Zone zone;
+    if (auto name = z.get_string("name", Need::kRequired)) {
+      const auto [it, fresh] = zone_index_.emplace(*name, static_cast<int>(cluster_.zones.size()));
+      if (!fresh) {
+        sink_.error(z.value_mark_of("name"), z.field("name"),
+                    "duplicate zone name '" + *name + "' (also zones[" + std::to_string(it->second) + "]; expected unique names)");
+      }
+      zone.name = *name;
+    }
+    if (auto f = z.get_map("fabric", Need::kRequired)) {
+      set_if(zone.fabric.kind, f->get_enum("kind", Need::kOptional, zone_fabric_table()));
+      set_if(zone.fabric.oversubscription, f->get_number("oversubscription", Need::kOptional, 1, 1e6));
+      zone.fabric.latency_s = 5e-6;  // default "5us": a few switch hops of a datacenter fabric
+      set_if(zone.fabric.latency_s, f->get_quantity("latency", Need::kOptional, parse_time, kTime, false));
+      set_if(zone.fabric.bandwidth_Bps, f->get_quantity("bandwidth", Need::kOptional, parse_bandwidth, kBandwidth, true));
+      f->finish();
+    }
+    if (auto groups = z.get_list("nodes", Need::kRequired, 1)) {
+      for (size_t i = 0; i < groups->size(); ++i) {
+        const YAML::Node& g = (*groups)[i];
+        MapReader gr(g, index_path(z.field("nodes"), i), sink_, value_mark(g, z.value_mark_of("nodes")));
+        NodeGroup group;
+        bool valid = true;
+        if (auto type = gr.get_string("type", Need::kRequired)) {
+          const auto it = type_index_.find(*type);
+          if (it == type_index_.end()) {
+            valid = false;
+            std::vector<std::string> names;
+            for (const auto& [n, idx] : type_index_) names.push_back(n);
+            std::string msg = "unknown node type '" + *type + "' (";
+            if (const auto guess = did_you_mean(*type, names)) msg += "did you mean '" + *guess + "'? ";
+            sink_.error(gr.value_mark_of("type"), gr.field("type"), msg + "expected a key of node_types: " + join_names(names) + ")");
+          } else {
+            group.node_type = it->second;
+          }
+        } else {
+          valid = false;
+        }
+        if (auto count = gr.get_int("count", Need::kRequired, 1)) {
+          group.count = *count;
+        } else {
+          valid = false;
+        }
+        gr.finish();
+        if (valid) {
+          total_gpus_ += static_cast<long long>(group.count) * cluster_.node_types[group.node_type].gpus_per_node;
+          zone.groups.push_back(group);
+        }
+      }
+    }
+    z.finish();
+    cluster_.zones.push_back(std::move(zone));
+  }
+
+  void read_link(const YAML::Node& node, const std::string& path, MapReader& root) {
+    MapReader l(node, path, sink_, value_mark(node, root.value_mark_of("links")));
+    InterZoneLink link;
+    bool valid = true;
+    if (auto between = l.get_list("between", Need::kRequired)) {
+      const YAML::Mark at = l.value_mark_of("between");
+      if (between->size() != 2) {
+        valid = false;
+        sink_.error(at, l.field("between"),
+                    "list has " + std::to_string(between->size()) + " entries (expected two zone names)");
+      } else {
+        int idx[2] = {-1, -1};
+        for (int k = 0; k < 2; ++k) {
+          const auto name = read_string((*between)[k], index_path(l.field("between"), k), value_mark((*between)[k], at), sink_);
+          if (!name) {
+            valid = false;
+            continue;
+          }
+          const auto it = zone_index_.find(*name);
+          if (it == zone_index_.end()) {
+            valid = false;
+            std::vector<std::string> names;
+            for (const auto& z : cluster_.zones) names.push_back(z.name);
+            std::string msg = "unknown zone '" + *name + "' (";
+            if (const auto guess = did_you_mean(*name, names)) msg += "did you mean '" + *guess + "'? ";
+            sink_.error(value_mark((*between)[k], at), index_path(l.field("between"), k),
+                        msg + "expected one of the zones: " + join_names(names) + ")");
+          } else {
+            idx[k] = it->second;
+          }
+        }
+        if (valid && idx[0] == idx[1]) {
+          valid = false;
+          sink_.error(at, l.field("between"), "a link joins zone '" + cluster_.zones[idx[0]].name +
+                                                  "' to itself (expected two distinct zones)");
+        }
+        if (valid) {
+          link.zone_a = std::min(idx[0], idx[1]);
+          link.zone_b = std::max(idx[0], idx[1]);
+          for (size_t j = 0; j < cluster_.links.size(); ++j) {
+            if (cluster_.links[j].zone_a == link.zone_a && cluster_.links[j].zone_b == link.zone_b) {
+              valid = false;
+              sink_.error(at, l.field("between"),
+                          "zones '" + cluster_.zones[link.zone_a].name + "' and '" + cluster_.zones[link.zone_b].name +
+                              "' are already linked by links[" + std::to_string(j) + "] (expected one link per pair)");
+            }
+          }
+        }
+      }
+    } else {
+      valid = false;
+    }
+    set_if(link.bandwidth_Bps, l.get_quantity("bandwidth", Need::kRequired, parse_bandwidth,
+                                              "a bandwidth such as \"100Gbps\"", true));
+    set_if(link.latency_s, l.get_quantity("latency", Need::kRequired, parse_time, "a time such as \"30ms\"", false));
+    set_if(link.egress_price_per_byte, l.get_quantity("egress", Need::kOptional, parse_price_per_byte,
+                                                      "a price such as \"$0.02/GB\"", false));
+    l.finish();
+    if (valid) cluster_.links.push_back(link);
+  }
+
+  DiagnosticSink& sink_;
+  const Catalog& catalog_;
+  Cluster cluster_;
+  std::map<std::string, int> type_index_;
+  std::map<std::string, int> zone_index_;
+  long long total_gpus_ = 0;
+};
+
+}  // namespace
+
+Cluster parse_cluster(std::string_view text, const Catalog& catalog, const std::string& name) {
+  DiagnosticSink sink(name);
+  Cluster cluster;
+  if (auto root = detail::open_document(text, sink, InputKind::kCluster)) {
+    cluster = ClusterReader(sink, catalog).read(*root);
+  }
+  sink.throw_if_any();
+  cluster.finalize();
+  return cluster;
+}
+
+Cluster load_cluster(const std::string& path, const Catalog& catalog) {
+  return parse_cluster(detail::read_file_or_throw(path), catalog, path);
+}
+
+}  // namespace hetsim::models

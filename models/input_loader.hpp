@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+// Loaders of the YAML inputs (docs/inputs.md): GPU catalog, cluster, workload and plan files,
+// validated strictly and converted to SI units. Every loader collects all the errors of a file
+// and throws one ConfigError (file:line:col: error: field: what (expected ...)).
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "catalog.hpp"
+#include "cluster.hpp"
+#include "gpu_type.hpp"
+#include "plan.hpp"
+#include "workload.hpp"
+
+namespace hetsim::models {
+
+/// What a file is, from its `kind:` key.
+enum class InputKind { kGpuCatalog, kCluster, kWorkload, kPlan, kProfile };
+const char* to_string(InputKind k);  ///< "gpu-catalog" | "cluster" | "workload" | "plan" | "profile"
+
+/// Reads only the `kind:` of a file. Throws ConfigError when the file cannot be read,
+/// is not YAML, or has no valid `kind:`.
+InputKind peek_kind(const std::string& path);
+InputKind peek_kind_text(std::string_view text, const std::string& name = "<string>");
+
+// ---- GPU catalog ------------------------------------------------------------------------
+/// The device types of one `kind: gpu-catalog` file.
+std::vector<GpuType> load_catalog_file(const std::string& path);
+std::vector<GpuType> parse_catalog(std::string_view text, const std::string& name = "<string>");
+/// Every `*.yaml` file of a directory, in name order; a type defined twice is an error.
+Catalog load_catalog_dir(const std::string& dir);
+
+// ---- cluster, workload ------------------------------------------------------------------
+/// A finalized cluster (nodes and GPUs derived, GPU types copied from the catalog).
+Cluster load_cluster(const std::string& path, const Catalog& catalog);
+Cluster parse_cluster(std::string_view text, const Catalog& catalog, const std::string& name = "<string>");
+
+Workload load_workload(const std::string& path);
+Workload parse_workload(std::string_view text, const std::string& name = "<string>");
+
+// ---- plan -------------------------------------------------------------------------------
+/// A plan as written, before its GPU selectors are resolved against a cluster:
+/// `plan.replicas[r].stages[s].gpus` holds only the integer indices written in the file,
+/// `gpus_text[r][s]` the stage's `gpus` value as written (e.g. "us-east/dgx[0]/gpu[0-7]").
+struct PlanSpec {
+  Plan plan;
+  std::vector<std::vector<std::string>> gpus_text;
+};
+PlanSpec load_plan_spec(const std::string& path);
+PlanSpec parse_plan_spec(std::string_view text, const std::string& name = "<string>");
+
+/// A plan resolved against its cluster and checked against both (check_plan()); errors
+/// point to the line:col of the offending field.
+Plan load_plan(const std::string& path, const Cluster& cluster, const Workload& workload);
+Plan parse_plan(std::string_view text, const Cluster& cluster, const Workload& workload,
+                const std::string& name = "<string>");
+
+/// The inputs a plan file was written for, from a header comment in its first lines:
+///   # cluster: clusters/mixed.yaml  workload: workloads/llama2-7b.yaml
+/// Paths are returned as found on disk: relative to the plan file's folder or one of its
+/// ancestors (so `clusters/x.yaml` in `plans/p.yaml` finds the repository's), else as written.
+/// Empty strings when the header does not name them.
+struct PlanHeader {
+  std::string cluster;
+  std::string workload;
+};
+PlanHeader read_plan_header(const std::string& plan_path);
+
+}  // namespace hetsim::models

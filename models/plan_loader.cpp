@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: Apache-2.0
+// Loader of `kind: plan` files (docs/inputs.md): replicas of pipelines of stages on GPUs.
+// GPU selectors are resolved against the cluster (Cluster::resolve_gpus) and the plan is
+// cross-checked with check_plan(); each problem is reported at the line of its field.
+#include <cctype>
+#include <regex>
+
+#include "loader_common.hpp"
+
+namespace hetsim::models {
+namespace {
+
+using detail::set_if;
+
+constexpr int kMaxInterleave = 1024;
+
+const EnumTable<Schedule>& schedule_table() {
+  static const EnumTable<Schedule> t = {
+      {"gpipe", Schedule::kGpipe}, {"1f1b", Schedule::k1f1b}, {"interleaved", Schedule::kInterleaved}};
+  return t;
+}
+
+const EnumTable<Recompute>& recompute_table() {
+  static const EnumTable<Recompute> t = {
+      {"none", Recompute::kNone}, {"selective", Recompute::kSelective}, {"full", Recompute::kFull}};
+  return t;
+}
+
+const EnumTable<GradSyncAlgorithm>& grad_sync_table() {
+  static const EnumTable<GradSyncAlgorithm> t = {{"auto", GradSyncAlgorithm::kAuto},
+                                                 {"ring", GradSyncAlgorithm::kRing},
+                                                 {"tree", GradSyncAlgorithm::kTree},
+                                                 {"hierarchical", GradSyncAlgorithm::kHierarchical}};
+  return t;
+}
+
+class PlanReader {
+ public:
+  PlanReader(DiagnosticSink& sink, const Cluster* cluster) : sink_(sink), cluster_(cluster) {}
+
+  PlanSpec read(MapReader& root) {
+    Plan& plan = spec_.plan;
+    set_if(plan.name, root.get_string("name", Need::kOptional));
+    set_if(plan.micro_batch, root.get_int("micro_batch", Need::kRequired, 1, 1 << 24));
+    set_if(plan.schedule, root.get_enum("schedule", Need::kOptional, schedule_table()));
+    const auto interleave = root.get_int("interleave", Need::kOptional, 1, kMaxInterleave);
+    set_if(plan.interleave, interleave);
+    set_if(plan.recompute, root.get_enum("recompute", Need::kOptional, recompute_table()));
+    set_if(plan.sequence_parallel, root.get_bool("sequence_parallel", Need::kOptional));
+    set_if(plan.zero, root.get_int("zero", Need::kOptional, 0, 3));
+    set_if(plan.grad_sync, root.get_enum("grad_sync", Need::kOptional, grad_sync_table()));
+    set_if(plan.overlap_grad_sync, root.get_bool("overlap_grad_sync", Need::kOptional));
+    if (auto replicas = root.get_list("replicas", Need::kRequired, 1)) {
+      for (size_t r = 0; r < replicas->size(); ++r)
+        read_replica((*replicas)[r], index_path("replicas", r), root.value_mark_of("replicas"));
+    }
+    root.finish();
+    if (interleave && *interleave > 1 && plan.schedule != Schedule::kInterleaved) {
+      sink_.error(root.value_mark_of("interleave"), "interleave",
+                  "interleave " + std::to_string(*interleave) + " needs schedule 'interleaved' (expected interleave: 1 with schedule '" +
+                      to_string_schedule(plan.schedule) + "')");
+    }
+    return std::move(spec_);
+  }
+
+ private:
+  static std::string to_string_schedule(Schedule s) {
+    for (const auto& [name, value] : schedule_table())
+      if (value == s) return name;
+    return "?";
+  }
+
+  void read_replica(const YAML::Node& node, const std::string& path, const YAML::Mark& list_mark) {
+    MapReader r(node, path, sink_, value_mark(node, list_mark));
+    Replica replica;
+    set_if(replica.micro_batches, r.get_int("micro_batches", Need::kRequired, 1, 1 << 24));
+    std::vector<std::string> texts;
+    if (auto stages = r.get_list("stages", Need::kRequired, 1)) {
+      for (size_t s = 0; s < stages->size(); ++s) {
+        const YAML::Node& sn = (*stages)[s];
+        MapReader st(sn, index_path(r.field("stages"), s), sink_, value_mark(sn, r.value_mark_of("stages")));
+        Stage stage;
+        set_if(stage.layers, st.get_int("layers", Need::kRequired, 1, 100000));
+        std::string text;
+        if (auto gpus = st.get_node("gpus", Need::kRequired, "a GPU selector such as \"zone/type[0]/gpu[0-7]\" or a list of them")) {
+          text = read_gpus(*gpus, st.field("gpus"), st.value_mark_of("gpus"), stage.gpus);
+        }
+        st.finish();
+        replica.stages.push_back(std::move(stage));
+        texts.push_back(std::move(text));
+      }
+    }
+    r.finish();
+    spec_.plan.replicas.push_back(std::move(replica));
+    spec_.gpus_text.push_back(std::move(texts));
+  }
+
+  /// Reads a stage's `gpus` (selector, or list of selectors / global indices); appends the
+  /// resolved indices when a cluster is known, else only the integers. Returns the text as written.
+  std::string read_gpus(const YAML::Node& node, const std::string& field, const YAML::Mark& at, std::vector<int>& out) {
+    if (node.IsScalar() && node.Tag() == "!") {  // a quoted selector
+      resolve(node.Scalar(), field, at, out);
+      return node.Scalar();
+    }
+    if (node.IsScalar()) {  // plain: an integer index or an unquoted selector
+      const auto& t = node.Scalar();
+      if (!t.empty() && std::isdigit(static_cast<unsigned char>(t[0])) && t.find_first_not_of("0123456789") == std::string::npos) {
+        add_index(node, field, at, out);
+      } else {
+        resolve(t, field, at, out);
+      }
+      return t;
+    }
+    if (!node.IsSequence() || node.size() == 0) {
+      sink_.error(at, field, "expected a GPU selector such as \"zone/type[0]/gpu[0-7]\" or a non-empty list, got " +
+                                 (node.IsSequence() ? std::string("an empty list") : describe_node(node)));
+      return "";
+    }
+    std::string text = "[";
+    for (size_t i = 0; i < node.size(); ++i) {
+      const YAML::Node& e = node[i];
+      const std::string ef = index_path(field, i);
+      const YAML::Mark em = value_mark(e, at);
+      if (i > 0) text += ", ";
+      if (e.IsScalar() && e.Tag() != "!" && !e.Scalar().empty() &&
+          e.Scalar().find_first_not_of("0123456789-+") == std::string::npos) {
+        add_index(e, ef, em, out);
+      } else if (e.IsScalar()) {
+        resolve(e.Scalar(), ef, em, out);
+      } else {
+        sink_.error(em, ef, "expected a GPU index or selector, got " + describe_node(e));
+      }
+      text += e.IsScalar() ? e.Scalar() : "?";
+    }
+    return text + "]";
+  }
+
+  void add_index(const YAML::Node& node, const std::string& field, const YAML::Mark& at, std::vector<int>& out) {
+    const long long max = cluster_ ? cluster_->gpu_count() - 1LL : (1LL << 20);
+    if (cluster_ && cluster_->gpu_count() == 0) return;
+    const auto v = read_integer(node, field, at, sink_, 0, max);
+    if (v) out.push_back(static_cast<int>(*v));
+  }
+
+  void resolve(const std::string& selector, const std::string& field, const YAML::Mark& at, std::vector<int>& out) {
+    if (cluster_ == nullptr) return;  // resolved later, when a cluster is given
+    std::string error;
+    const auto gpus = cluster_->resolve_gpus(selector, &error);
+    if (!gpus) {
+      sink_.error(at, field, error.empty() ? "cannot resolve GPU selector '" + selector + "'" : error);
+      return;
+    }
+    out.insert(out.end(), gpus->begin(), gpus->end());
+  }
+
+  DiagnosticSink& sink_;
+  const Cluster* cluster_;
+  PlanSpec spec_;
+};
+
+PlanSpec read_plan_spec(std::string_view text, DiagnosticSink& sink, const Cluster* cluster) {
+  PlanSpec spec;
+  if (auto root = detail::open_document(text, sink, InputKind::kPlan)) spec = PlanReader(sink, cluster).read(*root);
+  return spec;
+}
+
+/// check_plan() messages read "field.path: what (expected ...)"; put each at its field's mark.
+void report_check_messages(const std::vector<std::string>& messages, DiagnosticSink& sink) {
+  static const std::regex kField(R"(^([A-Za-z_][A-Za-z0-9_]*(\[[0-9]+\])*(\.[A-Za-z_][A-Za-z0-9_]*(\[[0-9]+\])*)*): (.*)$)");
+  for (const auto& m : messages) {
+    std::smatch match;
+    if (std::regex_match(m, match, kField)) {
+      const std::string field = match[1];
+      YAML::Mark at = sink.locate(field);
+      if (at.line < 0) at = sink.locate("kind");
+      sink.error(at, field, match[5]);
+    } else {
+      sink.error(sink.locate("kind"), "", m);
+    }
+  }
+}
+
+}  // namespace
+
+PlanSpec parse_plan_spec(std::string_view text, const std::string& name) {
+  DiagnosticSink sink(name);
+  PlanSpec spec = read_plan_spec(text, sink, nullptr);
+  sink.throw_if_any();
+  return spec;
+}
+
+PlanSpec load_plan_spec(const std::string& path) { return parse_plan_spec(detail::read_file_or_throw(path), path); }
+
+Plan parse_plan(std::string_view text, const Cluster& cluster, const Workload& workload, const std::string& name) {
+  DiagnosticSink sink(name);
+  PlanSpec spec = read_plan_spec(text, sink, &cluster);
+  // Cross-checks only on a structurally valid plan: otherwise they would repeat its errors.
+  if (sink.empty()) report_check_messages(check_plan(spec.plan, cluster, workload), sink);
+  sink.throw_if_any();
+  return std::move(spec.plan);
+}
+
+Plan load_plan(const std::string& path, const Cluster& cluster, const Workload& workload) {
+  return parse_plan(detail::read_file_or_throw(path), cluster, workload, path);
+}
+
+}  // namespace hetsim::models

@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: Apache-2.0
+// Unit parsing and formatting: "<number><unit>" strings -> SI doubles, and back for reports.
+//
+// Prefixes follow SI (k = 1e3 ... E = 1e18) and IEC 80000-13 for binary sizes
+// (Ki = 2^10 ... Ei = 2^60). `B` is a byte, `b`/`bit` a bit (8 bits per byte), as in the
+// ns-3 DataRate and SimGrid bandwidth tables.
+#include "units.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace hetsim::models {
+namespace {
+
+struct UnitEntry {
+  std::string name;
+  double factor;  // SI value of one unit
+};
+
+struct Split {
+  bool has_number = false;
+  double number = 0;
+  std::string unit;  // text after the number, surrounding spaces removed
+  std::string error;
+};
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+std::string quoted(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  out += '"';
+  out.append(s);
+  out += '"';
+  return out;
+}
+
+/// Splits "<number><unit>" (optional spaces between). Rejects signs other than a
+/// leading '-', which is reported as negative, and non-finite values.
+Split split_number(std::string_view text, std::string_view prefix_symbol = {}) {
+  Split out;
+  std::string_view s = trim(text);
+  bool negative = false;
+  if (!s.empty() && s.front() == '-') {
+    negative = true;
+    s.remove_prefix(1);
+  }
+  if (!prefix_symbol.empty() && s.substr(0, prefix_symbol.size()) == prefix_symbol) {
+    s.remove_prefix(prefix_symbol.size());
+  }
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  // Only plain decimal numbers: digits, one '.', optional exponent.
+  size_t end = 0;
+  while (end < s.size() && (std::isdigit(static_cast<unsigned char>(s[end])) || s[end] == '.')) ++end;
+  if (end > 0 && end < s.size() && (s[end] == 'e' || s[end] == 'E')) {
+    size_t e = end + 1;
+    if (e < s.size() && (s[e] == '+' || s[e] == '-')) ++e;
+    if (e < s.size() && std::isdigit(static_cast<unsigned char>(s[e]))) {
+      while (e < s.size() && std::isdigit(static_cast<unsigned char>(s[e]))) ++e;
+      end = e;
+    }
+  }
+  if (end == 0) return out;  // no number at all
+  double v = 0;
+  const auto res = std::from_chars(s.data(), s.data() + end, v);
+  if (res.ec != std::errc() || res.ptr != s.data() + end) {
+    out.error = "malformed number in " + quoted(text);
+    return out;
+  }
+  if (!std::isfinite(v)) {
+    out.error = "number out of range in " + quoted(text);
+    return out;
+  }
+  if (negative && v != 0) {
+    out.error = "negative value " + quoted(text) + " (expected a value >= 0)";
+    return out;
+  }
+  out.has_number = true;
+  out.number = v;
+  out.unit = std::string(trim(s.substr(end)));
+  return out;
+}
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+/// Expands base units with SI (and optionally IEC binary) prefixes.
+std::vector<UnitEntry> with_prefixes(const std::vector<UnitEntry>& bases, bool binary) {
+  static const std::array<std::pair<const char*, double>, 7> kSi = {
+      {{"", 1.0}, {"k", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15}, {"E", 1e18}}};
+  static const std::array<std::pair<const char*, double>, 6> kIec = {
+      {{"Ki", 0x1p10}, {"Mi", 0x1p20}, {"Gi", 0x1p30}, {"Ti", 0x1p40}, {"Pi", 0x1p50}, {"Ei", 0x1p60}}};
+  std::vector<UnitEntry> out;
+  for (const auto& base : bases) {
+    for (const auto& [p, f] : kSi) out.push_back({p + base.name, f * base.factor});
+    out.push_back({"K" + base.name, 1e3 * base.factor});  // "KB", "Kbps": common spelling of k
+    if (binary) {
+      for (const auto& [p, f] : kIec) out.push_back({p + base.name, f * base.factor});
+    }
+  }
+  return out;
+}
+
+struct QuantityKind {
+  const char* what;     // "a bandwidth"
+  const char* example;  // "300GB/s"
+  std::vector<UnitEntry> units;
+};
+
+const QuantityKind& bandwidth_kind() {
+  static const QuantityKind k{"a bandwidth", "300GB/s",
+                              with_prefixes({{"B/s", 1.0},
+                                             {"Bps", 1.0},
+                                             {"b/s", 0.125},
+                                             {"bps", 0.125},
+                                             {"bit/s", 0.125}},
+                                            /*binary=*/true)};
+  return k;
+}
+
+const QuantityKind& size_kind() {
+  static const QuantityKind k{"a size", "80GiB", with_prefixes({{"B", 1.0}}, /*binary=*/true)};
+  return k;
+}
+
+const QuantityKind& flops_kind() {
+  static const QuantityKind k{"a FLOP rate", "312TFLOP/s",
+                              with_prefixes({{"FLOP/s", 1.0}, {"FLOPS", 1.0}, {"flop/s", 1.0}, {"flops", 1.0}},
+                                            /*binary=*/false)};
+  return k;
+}
+
+const QuantityKind& flop_kind() {
+  static const QuantityKind k{"an amount of work", "1GFLOP",
+                              with_prefixes({{"FLOP", 1.0}, {"flop", 1.0}}, /*binary=*/false)};
+  return k;
+}
+
+const QuantityKind& time_kind() {
+  static const QuantityKind k{"a time",
+                              "5us",
+                              {{"ps", 1e-12},
+                               {"ns", 1e-9},
+                               {"us", 1e-6},
+                               {"\xC2\xB5s", 1e-6},  // µs (micro sign)
+                               {"\xCE\xBCs", 1e-6},  // μs (Greek mu)
+                               {"ms", 1e-3},
+                               {"s", 1.0},
+                               {"sec", 1.0},
+                               {"min", 60.0},
+                               {"h", 3600.0},
+                               {"hour", 3600.0},
+                               {"d", 86400.0},
+                               {"day", 86400.0}}};
+  return k;
+}
+
+/// "per time" units, as factors converting "per unit" into "per hour".
+const std::vector<UnitEntry>& per_hour_units() {
+  static const std::vector<UnitEntry> u = {{"s", 3600.0},     {"sec", 3600.0},     {"min", 60.0},
+                                           {"h", 1.0},        {"hr", 1.0},         {"hour", 1.0},
+                                           {"d", 1.0 / 24},   {"day", 1.0 / 24},   {"week", 1.0 / 168},
+                                           {"month", 1.0 / 730}};  // 730 h = 8760 h / 12 (cloud billing month)
+  return u;
+}
+
+const UnitEntry* find_unit(const std::vector<UnitEntry>& units, std::string_view name) {
+  for (const auto& u : units)
+    if (u.name == name) return &u;
+  return nullptr;
+}
+
+std::string closest_unit(const std::vector<UnitEntry>& units, std::string_view name, std::string_view fallback) {
+  std::string best(fallback);
+  size_t best_d = static_cast<size_t>(-1);
+  for (const auto& u : units) {
+    const size_t d = edit_distance(name, u.name);
+    if (d < best_d) {
+      best_d = d;
+      best = u.name;
+    }
+  }
+  return best_d <= std::max<size_t>(2, name.size() / 2) ? best : std::string(fallback);
+}
+
+std::string format_number(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+ParsedQuantity parse_with(std::string_view text, const QuantityKind& kind) {
+  ParsedQuantity out;
+  const Split sp = split_number(text);
+  const std::string example_unit = std::string(kind.example).substr(std::string(kind.example).find_first_not_of("0123456789."));
+  if (!sp.error.empty()) {
+    out.error = sp.error;
+    return out;
+  }
+  if (!sp.has_number) {
+    out.error = "not a number with a unit: " + quoted(text) + " (expected " + kind.what + " such as \"" + kind.example + "\")";
+    return out;
+  }
+  if (sp.unit.empty()) {
+    out.error = "missing unit in " + quoted(text) + " (expected " + kind.what + " such as \"" +
+                format_number(sp.number) + example_unit + "\")";
+    return out;
+  }
+  const UnitEntry* u = find_unit(kind.units, sp.unit);
+  if (u == nullptr) {
+    out.error = "unknown unit '" + sp.unit + "' in " + quoted(text) + " (e.g. \"" + format_number(sp.number) +
+                closest_unit(kind.units, sp.unit, example_unit) + "\")";
+    return out;
+  }
+  out.value = sp.number * u->factor;
+  return out;
+}
+
+/// "$<number>/<per>" where <per> is looked up in `per` (factor: value multiplier).
+ParsedQuantity parse_money(std::string_view text, const std::vector<UnitEntry>& per, const char* what,
+                           const char* example, const char* example_per) {
+  ParsedQuantity out;
+  const std::string_view s = trim(text);
+  const bool has_dollar = s.find('$') != std::string_view::npos;
+  const Split sp = split_number(s, "$");
+  if (!sp.error.empty()) {
+    out.error = sp.error;
+    return out;
+  }
+  if (!sp.has_number || !has_dollar || sp.unit.empty() || sp.unit.front() != '/') {
+    out.error = "malformed " + std::string(what) + " " + quoted(text) + " (expected dollars per unit such as \"" +
+                example + "\")";
+    return out;
+  }
+  const std::string unit = std::string(trim(std::string_view(sp.unit).substr(1)));
+  const UnitEntry* u = find_unit(per, unit);
+  if (u == nullptr) {
+    out.error = "unknown unit '/" + unit + "' in " + quoted(text) + " (e.g. \"$" + format_number(sp.number) + "/" +
+                closest_unit(per, unit, example_per) + "\")";
+    return out;
+  }
+  out.value = sp.number * u->factor;
+  return out;
+}
+
+std::string format_scaled(double v, const char* const* prefixes, int count, double step, const char* unit) {
+  if (!std::isfinite(v)) return format_number(v) + " " + unit;
+  int i = 0;
+  double x = v;
+  while (i + 1 < count && std::fabs(x) >= step * 0.9995) {
+    x /= step;
+    ++i;
+  }
+  char buf[64];
+  // Three significant digits: "312 TFLOP/s", "80.0 GiB", "2.53 ms".
+  const double ax = std::fabs(x);
+  const int decimals = ax >= 99.95 ? 0 : (ax >= 9.995 ? 1 : 2);
+  std::snprintf(buf, sizeof buf, "%.*f %s%s", decimals, x, prefixes[i], unit);
+  return buf;
+}
+
+}  // namespace
+
+ParsedQuantity parse_bandwidth(std::string_view text) { return parse_with(text, bandwidth_kind()); }
+ParsedQuantity parse_time(std::string_view text) { return parse_with(text, time_kind()); }
+ParsedQuantity parse_size(std::string_view text) { return parse_with(text, size_kind()); }
+ParsedQuantity parse_flops(std::string_view text) { return parse_with(text, flops_kind()); }
+ParsedQuantity parse_flop(std::string_view text) { return parse_with(text, flop_kind()); }
+
+ParsedQuantity parse_price_per_hour(std::string_view text) {
+  return parse_money(text, per_hour_units(), "price", "$32.77/h", "h");
+}
+
+ParsedQuantity parse_price_per_byte(std::string_view text) {
+  // "$0.05/GB": dollars per GB -> dollars per byte = value / bytes-in-unit.
+  static const std::vector<UnitEntry> per_byte = [] {
+    std::vector<UnitEntry> u = size_kind().units;
+    for (auto& e : u) e.factor = 1.0 / e.factor;
+    return u;
+  }();
+  return parse_money(text, per_byte, "egress price", "$0.05/GB", "GB");
+}
+
+ParsedQuantity parse_rate_per_hour(std::string_view text) {
+  ParsedQuantity out;
+  const Split sp = split_number(text);
+  if (!sp.error.empty()) {
+    out.error = sp.error;
+    return out;
+  }
+  if (!sp.has_number || sp.unit.empty() || sp.unit.front() != '/') {
+    out.error = "malformed rate " + quoted(text) + " (expected events per time such as \"0.05/h\")";
+    return out;
+  }
+  const std::string unit = std::string(trim(std::string_view(sp.unit).substr(1)));
+  const UnitEntry* u = find_unit(per_hour_units(), unit);
+  if (u == nullptr) {
+    out.error = "unknown unit '/" + unit + "' in " + quoted(text) + " (e.g. \"" + format_number(sp.number) + "/" +
+                closest_unit(per_hour_units(), unit, "h") + "\")";
+    return out;
+  }
+  out.value = sp.number * u->factor;
+  return out;
+}
+
+std::string format_bandwidth(double bytes_per_s) {
+  static const char* const kPrefixes[] = {"", "k", "M", "G", "T", "P", "E"};
+  return format_scaled(bytes_per_s, kPrefixes, 7, 1e3, "B/s");
+}
+
+std::string format_size(double bytes) {
+  static const char* const kPrefixes[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+  return format_scaled(bytes, kPrefixes, 7, 1024.0, "B");
+}
+
+std::string format_flops(double flop_per_s) {
+  static const char* const kPrefixes[] = {"", "k", "M", "G", "T", "P", "E"};
+  return format_scaled(flop_per_s, kPrefixes, 7, 1e3, "FLOP/s");
+}
+
+std::string format_time(double seconds) {
+  if (!std::isfinite(seconds)) return format_number(seconds) + " s";
+  const double a = std::fabs(seconds);
+  char buf[64];
+  auto fmt = [&](double x, const char* unit) {
+    const double ax = std::fabs(x);
+    const int decimals = ax >= 99.95 ? 0 : (ax >= 9.995 ? 1 : 2);
+    std::snprintf(buf, sizeof buf, "%.*f %s", decimals, x, unit);
+    return std::string(buf);
+  };
+  if (a == 0) return "0 s";
+  if (a < 0.9995e-6) return fmt(seconds * 1e9, "ns");
+  if (a < 0.9995e-3) return fmt(seconds * 1e6, "us");
+  if (a < 0.9995) return fmt(seconds * 1e3, "ms");
+  if (a < 120) return fmt(seconds, "s");
+  if (a < 7200) return fmt(seconds / 60, "min");
+  return fmt(seconds / 3600, "h");
+}
+
+}  // namespace hetsim::models

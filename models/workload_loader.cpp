@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+// Loader of `kind: workload` files (docs/inputs.md): transformer architecture + training job.
+#include "loader_common.hpp"
+
+namespace hetsim::models {
+namespace {
+
+using detail::set_if;
+
+// Upper bounds far above any published model (GPT-3: 96 layers, hidden 12288, 96 heads,
+// 2048 tokens; Llama 3 405B: 126 layers, hidden 16384, 128k vocab) that keep products of
+// these integers far from overflow in the cost model.
+constexpr int kMaxLayers = 100000;
+constexpr int kMaxWidth = 1 << 20;
+constexpr int kMaxHeads = 1 << 16;
+constexpr int kMaxVocab = 1 << 24;
+constexpr int kMaxSeqLen = 1 << 24;
+constexpr int kMaxGlobalBatch = 1 << 24;
+
+const EnumTable<Activation>& activation_table() {
+  static const EnumTable<Activation> t = {{"gelu", Activation::kGelu}, {"swiglu", Activation::kSwiglu}};
+  return t;
+}
+
+const EnumTable<Optimizer>& optimizer_table() {
+  static const EnumTable<Optimizer> t = {{"adam", Optimizer::kAdam}, {"sgd", Optimizer::kSgd}};
+  return t;
+}
+
+void read_model(MapReader& m, ModelSpec& spec) {
+  const auto layers = m.get_int("layers", Need::kRequired, 1, kMaxLayers);
+  const auto hidden = m.get_int("hidden", Need::kRequired, 1, kMaxWidth);
+  const auto heads = m.get_int("heads", Need::kRequired, 1, kMaxHeads);
+  const auto kv_heads = m.get_int("kv_heads", Need::kOptional, 1, kMaxHeads);
+  const auto ffn = m.get_int("ffn_hidden", Need::kOptional, 1, kMaxWidth);
+  set_if(spec.layers, layers);
+  set_if(spec.hidden, hidden);
+  set_if(spec.heads, heads);
+  set_if(spec.vocab, m.get_int("vocab", Need::kRequired, 1, kMaxVocab));
+  set_if(spec.seq_len, m.get_int("seq_len", Need::kRequired, 1, kMaxSeqLen));
+  set_if(spec.activation, m.get_enum("activation", Need::kOptional, activation_table()));
+  set_if(spec.tied_embeddings, m.get_bool("tied_embeddings", Need::kOptional));
+  spec.kv_heads = kv_heads.value_or(spec.heads);
+  spec.ffn_hidden = ffn.value_or(4 * spec.hidden);  // the GPT-2/Megatron default 4h (Vaswani et al. 2017)
+  m.finish();
+
+  DiagnosticSink& sink = m.get_sink();
+  if (hidden && heads && *hidden % *heads != 0) {
+    sink.error(m.value_mark_of("heads"), m.field("heads"),
+               "model.hidden (" + std::to_string(*hidden) + ") is not divisible by model.heads (" +
+                   std::to_string(*heads) + ") (expected hidden = heads * head_dim)");
+  }
+  if (heads && kv_heads && *heads % *kv_heads != 0) {
+    sink.error(m.value_mark_of("kv_heads"), m.field("kv_heads"),
+               "model.heads (" + std::to_string(*heads) + ") is not divisible by model.kv_heads (" +
+                   std::to_string(*kv_heads) + ") (expected kv_heads to divide heads)");
+  }
+}
+
+}  // namespace
+
+Workload parse_workload(std::string_view text, const std::string& name) {
+  DiagnosticSink sink(name);
+  Workload w;
+  if (auto root = detail::open_document(text, sink, InputKind::kWorkload)) {
+    set_if(w.name, root->get_string("name", Need::kRequired));
+    if (auto m = root->get_map("model", Need::kRequired)) read_model(*m, w.model);
+    if (auto t = root->get_map("training", Need::kRequired)) {
+      set_if(w.training.global_batch, t->get_int("global_batch", Need::kRequired, 1, kMaxGlobalBatch));
+      set_if(w.training.dtype, t->get_enum("dtype", Need::kOptional, detail::dtype_table()));
+      set_if(w.training.optimizer, t->get_enum("optimizer", Need::kOptional, optimizer_table()));
+      set_if(w.training.flash_attention, t->get_bool("flash_attention", Need::kOptional));
+      t->finish();
+    }
+    root->finish();
+  }
+  sink.throw_if_any();
+  return w;
+}
+
+Workload load_workload(const std::string& path) { return parse_workload(detail::read_file_or_throw(path), path); }
+
+}  // namespace hetsim::models
