@@ -4,6 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <variant>
 #include <cmath>
 #include <limits>
 
@@ -272,6 +276,7 @@ PlannerResult plan_training(const Cluster& cluster, const Workload& workload, co
       RankedPlan r = rank(cluster, workload, c);
       ++result.plans_predicted;
       if (r.report.feasible) out.push_back(std::move(r));
+      else if (std::getenv("HETSIM_PLANNER_DEBUG")) std::fprintf(stderr, "infeasible %s: %s\n", c.shape.c_str(), r.report.infeasible_reason.c_str());
     }
     return out;
   };

@@ -10,9 +10,14 @@ namespace hetsim::models::planner {
 
 namespace {
 
-double extra_s(const SlotCost& slot, int s, int stages) {
-  const UnitCost& u = *slot.unit;
-  return u.fixed_s + (s == 0 ? u.first_s : 0.0) + (s == stages - 1 ? u.last_s : 0.0);
+/// Per-micro-batch time of stage s that does not grow with its layers: fixed costs, the
+/// embedding / LM head, and the p2p of both its boundaries (the predictor adds the forward
+/// send to the sender's forward and the backward send to the receiver's backward).
+double extra_s(const std::vector<SlotCost>& slots, int s) {
+  const int stages = static_cast<int>(slots.size());
+  const UnitCost& u = *slots[s].unit;
+  return u.fixed_s + (s == 0 ? u.first_s : 0.0) + (s == stages - 1 ? u.last_s : 0.0) + slots[s].send_s +
+         (s > 0 ? slots[s - 1].send_s : 0.0);
 }
 
 double extra_bytes(const SlotCost& slot, int s, int stages) {
@@ -69,7 +74,7 @@ PartitionResult partition_layers(const std::vector<SlotCost>& slots, int layers,
     }
     const auto take = [&](int s, double tau) {
       const double a = slots[s].unit->layer_s * v;
-      const double room = tau - extra_s(slots[s], s, stages);
+      const double room = tau - extra_s(slots, s);
       const double fit = a > 0 ? std::floor(room / a + 1e-9) : units;
       return static_cast<int>(std::clamp<double>(fit, 0.0, max_units[s]));
     };
@@ -80,8 +85,8 @@ PartitionResult partition_layers(const std::vector<SlotCost>& slots, int layers,
     };
     double lo = 0, hi = 0;
     for (int s = 0; s < stages; ++s) {
-      lo = std::max(lo, slots[s].unit->layer_s * v + extra_s(slots[s], s, stages));
-      hi = std::max(hi, slots[s].unit->layer_s * v * max_units[s] + extra_s(slots[s], s, stages));
+      lo = std::max(lo, slots[s].unit->layer_s * v + extra_s(slots, s));
+      hi = std::max(hi, slots[s].unit->layer_s * v * max_units[s] + extra_s(slots, s));
     }
     if (total(lo) >= units) hi = lo;
     for (int it = 0; it < 60 && hi - lo > 1e-12 * hi; ++it) {
@@ -98,7 +103,7 @@ PartitionResult partition_layers(const std::vector<SlotCost>& slots, int layers,
       int worst = -1;
       double worst_t = -1;
       for (int s = 0; s < stages; ++s) {
-        const double t = k[s] * slots[s].unit->layer_s * v + extra_s(slots[s], s, stages);
+        const double t = k[s] * slots[s].unit->layer_s * v + extra_s(slots, s);
         if (k[s] > 1 && t > worst_t) worst = s, worst_t = t;
       }
       if (worst < 0) break;
@@ -110,7 +115,7 @@ PartitionResult partition_layers(const std::vector<SlotCost>& slots, int layers,
       int best = -1;
       double best_t = std::numeric_limits<double>::infinity();
       for (int s = 0; s < stages; ++s) {
-        const double t = (k[s] + 1) * slots[s].unit->layer_s * v + extra_s(slots[s], s, stages);
+        const double t = (k[s] + 1) * slots[s].unit->layer_s * v + extra_s(slots, s);
         if (k[s] < max_units[s] && t < best_t) best = s, best_t = t;
       }
       if (best < 0) {
@@ -122,11 +127,13 @@ PartitionResult partition_layers(const std::vector<SlotCost>& slots, int layers,
     }
   }
   out.layers.resize(stages);
+  out.stage_s.resize(stages);
   for (int s = 0; s < stages; ++s) {
     out.layers[s] = k[s] * v;
-    const double t = out.layers[s] * slots[s].unit->layer_s + extra_s(slots[s], s, stages);
-    out.bottleneck_s = std::max({out.bottleneck_s, t, slots[s].send_s});
-    out.sum_s += t + 2 * slots[s].send_s;  // activations forward, their gradients backward
+    const double t = out.layers[s] * slots[s].unit->layer_s + extra_s(slots, s);
+    out.stage_s[s] = t;
+    out.bottleneck_s = std::max(out.bottleneck_s, t);
+    out.sum_s += t;
     const double mem = stage_memory(slots[s], s, stages, out.layers[s], micro_batches, v);
     out.min_headroom_fraction = std::min(out.min_headroom_fraction, 1.0 - mem / slots[s].unit->capacity_bytes);
   }

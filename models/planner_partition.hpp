@@ -12,13 +12,14 @@ namespace hetsim::models::planner {
 struct SlotCost {
   const UnitCost* unit = nullptr;
   double weight_scale = 1.0;  ///< share of weight bytes kept per GPU after ZeRO sharding
-  double send_s = 0;          ///< p2p of one micro-batch's activations to the next stage (0 on the last)
+  double send_s = 0;          ///< p2p to the next stage per micro-batch, all chunks (0 on the last)
 };
 
 struct PartitionResult {
   bool ok = false;
   std::string reason;
   std::vector<int> layers;           ///< per stage
+  std::vector<double> stage_s;       ///< per stage, forward + backward per micro-batch incl. p2p
   double bottleneck_s = 0;           ///< slowest stage (or link) per micro-batch, forward + backward
   double sum_s = 0;                  ///< one micro-batch through the whole pipeline, there and back
   double min_headroom_fraction = 1;  ///< min over stages of 1 - estimated memory / capacity

@@ -164,10 +164,10 @@ PartitionResult ShapeSearch::partition_kind(const std::vector<KindBlock>& blocks
       SlotCost slot{&u, weight_scale, 0.0};
       const int from = unit_gpu(p, tp[p], j * copies);
       if (j + 1 < blocks[b].stages) {
-        slot.send_s = p2p_estimate_s(cluster_, from, tp[p], unit_gpu(p, tp[p], (j + 1) * copies), tp[p], act_bytes, 1);
+        slot.send_s = p2p_estimate_s(cluster_, from, tp[p], unit_gpu(p, tp[p], (j + 1) * copies), tp[p], act_bytes);
       } else if (b + 1 < blocks.size()) {
         const int q = blocks[b + 1].pool;
-        slot.send_s = p2p_estimate_s(cluster_, from, tp[p], unit_gpu(q, tp[q], 0), tp[q], act_bytes, copies);
+        slot.send_s = p2p_estimate_s(cluster_, from, tp[p], unit_gpu(q, tp[q], 0), tp[q], act_bytes);
       }
       slot.send_s *= knobs.interleave;  // every chunk boundary is crossed once per virtual stage
       slots.push_back(slot);
@@ -207,6 +207,7 @@ void ShapeSearch::search_tp(const Knobs& knobs, const std::vector<int>& pool_nod
     k.copies = copies;
     k.layers = part.layers;
     k.timing = ReplicaTiming{part.bottleneck_s, part.sum_s};
+    k.stage_s = part.stage_s;
     k.headroom = part.min_headroom_fraction;
     return k;
   };
@@ -312,10 +313,8 @@ bool ShapeSearch::finish(Shape& s) {
   ++evaluated;
   const int v = s.knobs.interleave;
   std::vector<ReplicaTiming> timings;
-  int replicas = 0;
   for (const Kind& k : s.kinds) {
     for (int c = 0; c < k.copies; ++c) timings.push_back(k.timing);
-    replicas += k.copies;
   }
   const int total_mb = workload_.training.global_batch / s.knobs.micro_batch;
   s.micro_batches = balance_micro_batches(timings, total_mb, v, s.uniform);
@@ -324,29 +323,33 @@ bool ShapeSearch::finish(Shape& s) {
     return false;
   }
   double slowest = 0;
-  for (size_t r = 0; r < timings.size(); ++r) slowest = std::max(slowest, replica_time_s(timings[r], s.micro_batches[r], v));
-  // Units per pool in allocation order (as materialize() assigns them).
+  int slowest_replica = 0;
+  for (size_t r = 0; r < timings.size(); ++r) {
+    const double t = replica_time_s(timings[r], s.micro_batches[r], v);
+    if (t > slowest) slowest = t, slowest_replica = static_cast<int>(r);
+  }
+  // Stages of every replica with the GPUs materialize() gives them (for the gradient sync).
   std::vector<int> cursor(pools_.size(), 0);
-  std::vector<int> members;
-  double bytes = 0;
-  int rings = std::numeric_limits<int>::max();
+  std::vector<std::vector<StageRef>> refs;
   s.headroom = 1;
   for (const Kind& k : s.kinds) {
-    const int p0 = k.blocks[0].pool;
-    for (int c = 0; c < k.copies; ++c) members.push_back(unit_gpu(p0, s.pool_tp[p0], cursor[p0] + c));
-    int stage = 0, gpus = 0;
+    const size_t first = refs.size();
+    refs.resize(first + k.copies);
+    int stage = 0;
     for (const KindBlock& b : k.blocks) {
-      cursor[b.pool] += b.stages * k.copies;
+      const int tp = s.pool_tp[b.pool];
       for (int j = 0; j < b.stages; ++j, ++stage) {
-        bytes = std::max(bytes, stage_grad_bytes(workload_, k.layers[stage], s.pool_tp[b.pool], stage == 0));
-        gpus += s.pool_tp[b.pool];
+        for (int c = 0; c < k.copies; ++c) {
+          refs[first + c].push_back(
+              StageRef{unit_gpu(b.pool, tp, cursor[b.pool] + j * k.copies + c), k.layers[stage], tp, k.stage_s[stage]});
+        }
       }
+      cursor[b.pool] += b.stages * k.copies;
     }
-    rings = std::min(rings, gpus);
     s.headroom = std::min(s.headroom, k.headroom);
   }
-  const double sync_s = replicas > 1 ? allreduce_estimate_s(cluster_, members, bytes, rings) : 0.0;
-  s.step_s = slowest + sync_s * (s.knobs.zero >= 3 ? 1.5 : 1.0);
+  const double sync_s = grad_sync_estimate_s(cluster_, workload_, s.knobs.zero, refs, slowest_replica);
+  s.step_s = slowest + sync_s;
   if (!std::isfinite(s.step_s) || s.step_s <= 0) {
     ++pruned;
     return false;

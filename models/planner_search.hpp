@@ -23,6 +23,7 @@ struct Kind {
   int copies = 1;
   std::vector<int> layers;  ///< per stage, all blocks in order
   ReplicaTiming timing;
+  std::vector<double> stage_s;  ///< per stage, forward + backward per micro-batch
   double headroom = 1;
 };
 

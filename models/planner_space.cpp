@@ -6,6 +6,9 @@
 #include <limits>
 #include <set>
 
+#include "comm_cost.hpp"
+#include "topology.hpp"
+
 namespace hetsim::models::planner {
 
 std::vector<Pool> make_pools(const Cluster& cluster) {
@@ -55,83 +58,17 @@ double zero_sharded_fraction(int zero) {
   }
 }
 
-namespace {
-
-bool host_staged(const Cluster& c, int a, int b) {
-  return !c.cross_vendor_rdma && c.gpu_type(a).vendor != c.gpu_type(b).vendor;
+double p2p_estimate_s(const Cluster& c, int from, int tp_from, int to, int tp_to, double boundary_bytes) {
+  if (boundary_bytes <= 0) return 0;
+  const double bytes = tp_from == tp_to ? boundary_bytes / tp_from : boundary_bytes;
+  return p2p_time(bytes, path_between(c, from, to, 0));
 }
 
-/// Share of its node's NIC bandwidth that a group of `tp` GPUs gets when every GPU of the
-/// node communicates at once (NICs are shared by the node's GPUs; DESIGN.md "shared NICs").
-double nic_share_Bps(const Cluster& c, int gpu, int tp) {
-  const NodeType& t = c.node_type_of_gpu(gpu);
-  const double share = std::min(1.0, static_cast<double>(tp) / std::max(1, t.gpus_per_node));
-  const double oversub = std::max(1.0, c.zones[c.zone_of_gpu(gpu)].fabric.oversubscription);
-  return t.nics.node_bandwidth_Bps() * share / oversub;
-}
-
-}  // namespace
-
-double p2p_estimate_s(const Cluster& c, int from, int tp_from, int to, int tp_to, double bytes, int sharing) {
-  if (bytes <= 0) return 0;
-  const NodeType& ta = c.node_type_of_gpu(from);
-  const NodeType& tb = c.node_type_of_gpu(to);
-  double time_s = 0;
-  if (c.node_of_gpu(from) == c.node_of_gpu(to)) {
-    return ta.intra.latency_s + bytes / std::max(1.0, ta.intra.bandwidth_Bps);
-  }
-  double bw = std::min(nic_share_Bps(c, from, tp_from), nic_share_Bps(c, to, tp_to));
-  double latency_s = ta.nics.latency_s + tb.nics.latency_s;
-  const int za = c.zone_of_gpu(from), zb = c.zone_of_gpu(to);
-  if (za == zb) {
-    latency_s += c.zones[za].fabric.latency_s;
-  } else if (const InterZoneLink* link = c.link_between(za, zb)) {
-    bw = std::min(bw, link->bandwidth_Bps / std::max(1, sharing));
-    latency_s += link->latency_s;
-  } else {
-    return std::numeric_limits<double>::infinity();  // zones without a link cannot talk
-  }
-  time_s = latency_s + bytes / std::max(1.0, bw);
-  if (host_staged(c, from, to)) time_s += bytes / std::max(1.0, ta.host_link_Bps) + bytes / std::max(1.0, tb.host_link_Bps);
-  return time_s;
-}
-
-double allreduce_estimate_s(const Cluster& c, const std::vector<int>& members, double bytes, int concurrent_rings) {
-  const int n = static_cast<int>(members.size());
-  if (n <= 1 || bytes <= 0) return 0;
-  std::set<int> nodes, zones;
-  std::set<Vendor> vendors;
-  for (int g : members) {
-    nodes.insert(c.node_of_gpu(g));
-    zones.insert(c.zone_of_gpu(g));
-    vendors.insert(c.gpu_type(g).vendor);
-  }
-  double bw = std::numeric_limits<double>::infinity();
-  double latency_s = 0;
-  for (int g : members) {
-    const NodeType& t = c.node_type_of_gpu(g);
-    if (nodes.size() == 1) {
-      bw = std::min(bw, t.intra.bandwidth_Bps);
-      latency_s = std::max(latency_s, t.intra.latency_s);
-    } else {
-      bw = std::min(bw, nic_share_Bps(c, g, 1));
-      latency_s = std::max(latency_s, 2 * t.nics.latency_s + c.zones[c.zone_of_gpu(g)].fabric.latency_s);
-    }
-    if (vendors.size() > 1 && !c.cross_vendor_rdma) bw = std::min(bw, t.host_link_Bps / 2);  // down and up again
-  }
-  if (zones.size() > 1) {
-    // A ring over z zones crosses z inter-zone links; every concurrent ring shares them.
-    for (int za : zones) {
-      for (int zb : zones) {
-        if (za >= zb) continue;
-        const InterZoneLink* link = c.link_between(za, zb);
-        if (link == nullptr) return std::numeric_limits<double>::infinity();
-        bw = std::min(bw, link->bandwidth_Bps / std::max(1, concurrent_rings));
-        latency_s = std::max(latency_s, link->latency_s);
-      }
-    }
-  }
-  return 2.0 * (n - 1) / n * bytes / std::max(1.0, bw) + 2.0 * (n - 1) * latency_s;
+double allreduce_estimate_s(const Cluster& c, const std::vector<int>& members, double bytes, int zero) {
+  if (members.size() <= 1 || bytes <= 0) return 0;
+  const GroupCost g = group_cost(c, members);
+  if (zero == 0) return collective_time(CollectiveKind::kAllReduce, bytes, g);
+  return 2 * collective_time(CollectiveKind::kReduceScatter, bytes, g);
 }
 
 double nodes_price_per_hour(const Cluster& c, const std::vector<int>& gpus, bool spot) {

@@ -2,6 +2,7 @@
 // The planner's search space: GPU pools, knob settings, per-stage unit costs, link estimates.
 // Internal to the planner (planner_*.cpp); the public entry point is planner.hpp.
 #pragma once
+#include <functional>
 #include <map>
 #include <string>
 #include <tuple>
@@ -65,19 +66,17 @@ double inflight_factor(int s, int stages, int micro_batches, int interleave);
 /// the 12, stage 2 also the 2 of gradients, stage 3 everything.
 double zero_sharded_fraction(int zero);
 
-/// Estimated time of one point-to-point transfer of `bytes` from the TP group starting at GPU
-/// `from` (tp_from GPUs) to the one at `to`, with `sharing` transfers crossing the same
-/// inter-zone link at once. Alpha-beta model (Hockney, Parallel Computing 20(3), 1994): latency
-/// + bytes / bottleneck bandwidth. NVIDIA<->AMD traffic without RDMA is staged through host
-/// memory over each side's host link (DESIGN.md, modelling notes). Search guidance only: the
-/// predictor has its own collective model and the last word.
-double p2p_estimate_s(const Cluster& cluster, int from, int tp_from, int to, int tp_to, double bytes, int sharing);
+/// Time of one pipeline boundary transfer (one micro-batch's activations, `boundary_bytes` in
+/// all) from the TP group starting at GPU `from` to the one starting at `to`, as the predictor
+/// prices it: each TP rank sends its 1/t slice when both sides have the same TP (Megatron-LM
+/// scatter-gather, Narayanan et al. SC'21 sec. 4.1), over topology.hpp's path (host-staged
+/// between vendors without RDMA, WAN between zones).
+double p2p_estimate_s(const Cluster& cluster, int from, int tp_from, int to, int tp_to, double boundary_bytes);
 
-/// Estimated ring all-reduce of `bytes` per GPU over `members` GPUs (one per replica):
-/// 2(n-1)/n * bytes / slowest-link bandwidth + 2(n-1) latencies (Patarasuk & Yuan, JPDC 2009).
-/// `concurrent_rings` rings share the NICs / WAN links (the other TP and stage ranks).
-double allreduce_estimate_s(const Cluster& cluster, const std::vector<int>& members, double bytes,
-                            int concurrent_rings);
+/// Gradient sync of `bytes` per GPU over `members` (one GPU per replica): a ring all-reduce,
+/// or reduce-scatter + all-gather under ZeRO >= 1 (ZeRO, SC'20, sec. 5), with comm_cost.hpp's
+/// collective model on topology.hpp's group figures.
+double allreduce_estimate_s(const Cluster& cluster, const std::vector<int>& members, double bytes, int zero);
 
 /// Dollars per hour of the nodes that hold any of `gpus`.
 double nodes_price_per_hour(const Cluster& cluster, const std::vector<int>& gpus, bool spot);

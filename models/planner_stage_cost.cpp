@@ -22,22 +22,28 @@ namespace {
 
 constexpr int kProbeMicroBatches = 8;  // >= probe stages, so 1F1B holds S - s micro-batches
 
-Cluster probe_cluster(const NodeType& type, int gpus_needed) {
+/// One node per probe stage, joined by a network with no cost: the probes measure the stage
+/// (compute, TP collectives inside the node, memory); the search adds p2p of the real links.
+Cluster probe_cluster(const NodeType& type, int stages) {
   Cluster c;
   c.name = "planner-probe";
   NodeType t = type;
   t.gpu.memory_bytes = 1e18;  // probes measure memory, they must not be cut short by it
+  t.nics.count = 1;
+  t.nics.bandwidth_Bps = 1e18;
+  t.nics.latency_s = 0;
   c.node_types.push_back(t);
   Zone z;
   z.name = "probe";
   z.fabric.kind = ZoneFabricKind::kSwitch;
-  z.groups.push_back(NodeGroup{0, (gpus_needed + t.gpus_per_node - 1) / t.gpus_per_node});
+  z.fabric.latency_s = 0;
+  z.groups.push_back(NodeGroup{0, stages});
   c.zones.push_back(z);
   c.finalize();
   return c;
 }
 
-Plan probe_plan(const std::vector<int>& layers, int tp, const Knobs& k) {
+Plan probe_plan(const std::vector<int>& layers, int tp, int gpus_per_node, const Knobs& k) {
   Plan p;
   p.name = "planner-probe";
   p.micro_batch = k.micro_batch;
@@ -51,7 +57,7 @@ Plan probe_plan(const std::vector<int>& layers, int tp, const Knobs& k) {
   for (size_t s = 0; s < layers.size(); ++s) {
     Stage st;
     st.layers = layers[s];
-    for (int t = 0; t < tp; ++t) st.gpus.push_back(static_cast<int>(s) * tp + t);
+    for (int t = 0; t < tp; ++t) st.gpus.push_back(static_cast<int>(s) * gpus_per_node + t);
     r.stages.push_back(st);
   }
   p.replicas.push_back(r);
@@ -78,7 +84,7 @@ UnitCost UnitCostTable::measure(int node_type, int tp, const Knobs& k) {
   const int v = std::max(1, k.interleave);
   const std::vector<int> layers_a = {v, v, v, v, v};
   const std::vector<int> layers_b = {v, 2 * v, 2 * v, v};
-  const Cluster cluster = probe_cluster(type, 5 * tp);
+  const Cluster cluster = probe_cluster(type, 5);
   Report ra, rb;
   for (int probe = 0; probe < 2; ++probe) {
     const std::vector<int>& layers = probe == 0 ? layers_a : layers_b;
@@ -86,7 +92,7 @@ UnitCost UnitCostTable::measure(int node_type, int tp, const Knobs& k) {
     w.model.layers = 0;
     for (int l : layers) w.model.layers += l;
     w.training.global_batch = k.micro_batch * kProbeMicroBatches;
-    const Plan plan = probe_plan(layers, tp, k);
+    const Plan plan = probe_plan(layers, tp, type.gpus_per_node, k);
     Report r = predict(cluster, w, plan);
     ++probes_;
     if (r.stages.size() != layers.size()) {
