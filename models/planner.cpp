@@ -112,10 +112,19 @@ std::vector<std::vector<int>> allotments(const Cluster& cluster, const std::vect
   return out;
 }
 
+/// "micro 1, selective, 1f1b, sp, zero 1": the plan-wide settings, for the shape column.
+std::string knob_summary(const Plan& p) {
+  std::string s = "micro " + std::to_string(p.micro_batch) + ", " + to_string(p.recompute) + ", ";
+  s += p.schedule == Schedule::kInterleaved ? "interleaved x" + std::to_string(p.interleave) : to_string(p.schedule);
+  if (p.sequence_parallel) s += ", sp";
+  s += ", zero " + std::to_string(p.zero);
+  return s;
+}
+
 RankedPlan rank(const Cluster& cluster, const Workload& workload, const Candidate& c) {
   RankedPlan r;
   r.plan = c.plan;
-  r.shape = c.shape;
+  r.shape = c.shape + " (" + knob_summary(c.plan) + ")";
   r.estimated_tokens_per_s = c.estimated_tokens_per_s;
   r.report = predict(cluster, workload, c.plan);
   r.memory_headroom_bytes = std::numeric_limits<double>::infinity();
@@ -172,9 +181,7 @@ std::vector<Candidate> megatron_candidates(const Cluster& cluster, const Workloa
                   continue;
                 }
                 c.estimated_tokens_per_s = e.tokens_per_s;
-                c.shape = "megatron " + c.plan.name + " mb" + std::to_string(mb) + " " + to_string(rc) +
-                          (v > 1 ? " interleave" + std::to_string(v) : "") + (sp ? " sp" : "") +
-                          (z ? " zero" + std::to_string(z) : "");
+                c.shape = "megatron " + c.plan.name;
                 best.emplace_back(e.tokens_per_s, std::move(c));
               }
             }

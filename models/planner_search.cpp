@@ -121,7 +121,7 @@ std::vector<ShapeSearch::PoolOption> ShapeSearch::pool_options(int pool, int tp,
   const int v = knobs.interleave;
   const int max_pp = std::min(units, workload_.model.layers / v);
   const int total_mb = workload_.training.global_batch / knobs.micro_batch;
-  for (int pp = 1; pp <= max_pp; ++pp) {
+  for (int pp = v > 1 ? 2 : 1; pp <= max_pp; ++pp) {  // interleaving needs a pipeline
     const int copies = units / pp;
     if (uniform && units % pp != 0) continue;
     std::vector<KindBlock> blocks = {KindBlock{pool, pp}};
@@ -416,7 +416,10 @@ std::string ShapeSearch::describe(const Shape& s) const {
              " x" + std::to_string(blk.stages) + " L";
       for (int j = 0; j < blk.stages; ++j, ++stage) out += (j ? "," : "") + std::to_string(k.layers[stage]);
     }
-    out += "] mb" + std::to_string(s.micro_batches[replica]);
+    out += "] m" + std::to_string(s.micro_batches[replica]);
+    if (k.copies > 1 && s.micro_batches[replica + k.copies - 1] != s.micro_batches[replica]) {
+      out += "-" + std::to_string(s.micro_batches[replica + k.copies - 1]);
+    }
     replica += k.copies;
   }
   return out;
