@@ -3,6 +3,7 @@
 #include "yaml_reader.hpp"
 
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
 #include <cctype>
@@ -119,6 +120,20 @@ std::string number_text(double v) {
   return os.str();
 }
 
+/// Records where each document of a YAML stream starts; ignores everything else.
+struct DocumentStarts : YAML::EventHandler {
+  std::vector<YAML::Mark> marks;
+  void OnDocumentStart(const YAML::Mark& mark) override { marks.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
 }  // namespace
 
 // ---- DiagnosticSink ---------------------------------------------------------------------
@@ -200,9 +215,26 @@ std::optional<YAML::Node> parse_yaml_document(std::string_view text, DiagnosticS
     sink.error(make_mark(line, col), "", std::string("invalid UTF-8 byte ") + hex + " (expected a UTF-8 YAML text file)");
     return std::nullopt;
   }
-  std::vector<YAML::Node> docs;
+  const std::string input(text);
+  DocumentStarts starts;
+  YAML::Node doc;
   try {
-    docs = YAML::LoadAll(std::string(text));
+    // First pass: syntax of the whole stream and where its documents start. YAML::LoadAll
+    // is not used: on some malformed input (a stray ',') it loops forever, pushing empty
+    // documents (yaml-cpp issue #1040, fixed upstream after 0.7 by PR #1319). Here a
+    // document that starts where the previous one did means the parser is stuck.
+    std::istringstream stream(input);
+    YAML::Parser parser(stream);
+    while (starts.marks.size() < 3 && parser.HandleNextDocument(starts)) {
+      const auto& m = starts.marks;
+      if (m.size() >= 2 && m[m.size() - 1].pos == m[m.size() - 2].pos) {
+        const YAML::Mark at = m.back();
+        const char c = at.pos >= 0 && static_cast<size_t>(at.pos) < input.size() ? input[at.pos] : '?';
+        sink.error(at, "", std::string("invalid YAML: unexpected '") + c + "'");
+        return std::nullopt;
+      }
+    }
+    if (starts.marks.size() == 1) doc = YAML::Load(input);
   } catch (const YAML::DeepRecursion& e) {
     sink.error(e.mark, "", "nesting too deep (expected a configuration map of a few levels)");
     return std::nullopt;
@@ -219,20 +251,19 @@ std::optional<YAML::Node> parse_yaml_document(std::string_view text, DiagnosticS
     sink.error(YAML::Mark::null_mark(), "", std::string("invalid YAML: ") + e.what());
     return std::nullopt;
   }
-  if (docs.empty() || (docs.size() == 1 && docs[0].IsNull())) {
+  if (starts.marks.size() > 1) {
+    sink.error(starts.marks[1], "", "several YAML documents in one file (expected one; put each input in its own file)");
+    return std::nullopt;
+  }
+  if (starts.marks.empty() || doc.IsNull()) {
     sink.error(YAML::Mark::null_mark(), "", "empty file (expected a YAML map starting with 'kind:')");
     return std::nullopt;
   }
-  if (docs.size() > 1) {
-    sink.error(docs[1].Mark(), "",
-               "several YAML documents in one file (expected one; put each input in its own file)");
+  if (!doc.IsMap()) {
+    sink.error(doc.Mark(), "", "top level is " + describe_node(doc) + " (expected a map starting with 'kind:')");
     return std::nullopt;
   }
-  if (!docs[0].IsMap()) {
-    sink.error(docs[0].Mark(), "", "top level is " + describe_node(docs[0]) + " (expected a map starting with 'kind:')");
-    return std::nullopt;
-  }
-  return docs[0];
+  return doc;
 }
 
 // ---- small helpers ----------------------------------------------------------------------
