@@ -11,7 +11,9 @@
 namespace hetsim::models {
 namespace {
 
-bool is_plain(const YAML::Node& node) { return node.IsScalar() && node.Tag() != "!"; }
+/// An untagged, unquoted scalar: the only form numbers and booleans may take. yaml-cpp gives
+/// plain scalars the tag "?", quoted ones "!", and explicitly tagged ones (`!!str 8`) their tag.
+bool is_plain(const YAML::Node& node) { return node.IsScalar() && node.Tag() == "?"; }
 
 std::string integer_expectation(long long min, long long max) {
   const bool has_min = min > INT_MIN && min > LLONG_MIN;
@@ -52,7 +54,9 @@ std::string describe_node(const YAML::Node& node) {
   if (node.IsSequence()) return "a list";
   std::string text = node.Scalar();
   if (text.size() > 40) text = text.substr(0, 37) + "...";
-  return is_plain(node) ? "'" + text + "'" : "the string \"" + text + "\"";
+  if (is_plain(node)) return "'" + text + "'";
+  if (node.Tag() == "!") return "the string \"" + text + "\"";
+  return "'" + text + "' tagged " + node.Tag();
 }
 
 // ---- typed scalar readers ---------------------------------------------------------------
