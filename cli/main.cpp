@@ -14,7 +14,10 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("hetsim ") + HETSIM_VERSION);
   app.require_subcommand(1);
   hetsim::cli::add_describe_verb(app);
+  hetsim::cli::add_predict_verb(app);
+  hetsim::cli::add_validate_verb(app);
   hetsim::cli::add_run_verb(app);
+  hetsim::cli::add_plan_verb(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -24,6 +24,15 @@ struct Op {
   std::string name;        ///< e.g. "qkv", "attn", "mlp", "tp_ar_attn", "lm_head"
   double duration_s = 0;   ///< kCompute only
   double size_bytes = 0;   ///< collectives only
+  // --- additive fields (cost model) ---
+  // kCompute: duration_s is the GPU time of the op's kernels (roofline + launch gaps); the op
+  // named "host_stall" (last op of a pass, present only when the pass is host-bound) is GPU
+  // idle time waiting for the framework's host thread, so that a pass's ops sum to its wall
+  // time. Collectives: duration_s is the analytic estimate on the TP group's links (the
+  // simulator recomputes it on its network; the analytic engine uses it as is).
+  int kernels = 0;         ///< kernels launched (host overhead = kernels x kFrameworkOpHost_s)
+  double flop = 0;         ///< FLOPs executed by this op
+  bool recompute = false;  ///< part of a recompute forward inside the backward pass
 };
 
 /// One (virtual) pipeline chunk on one stage's TP group, per micro-batch.
@@ -38,6 +47,10 @@ struct StageWork {
   std::vector<int> gpus;                 ///< TP group
   std::vector<ChunkWork> chunks;         ///< size = interleave (1 unless interleaved)
   double activation_send_bytes = 0;      ///< per micro-batch per chunk boundary, to the next stage (per TP rank)
+  double forward_s = 0;                  ///< per micro-batch, all chunks: compute + TP comm + host stall
+  double backward_s = 0;                 ///< per micro-batch, all chunks, recompute included
+  double p2p_forward_s = 0;              ///< analytic time of one activation send to the next stage (0 on the last)
+  double p2p_backward_s = 0;             ///< analytic time of one gradient send to the previous stage (0 on the first)
   double param_count = 0;                ///< parameters held per GPU of this stage (before ZeRO sharding)
   double grad_sync_bytes = 0;            ///< gradient bytes per GPU to synchronise across DP
   double optimizer_s = 0;                ///< optimizer step time per GPU
@@ -49,6 +62,13 @@ struct StageWork {
 struct DpGroup {
   std::vector<int> gpus;
   double size_bytes = 0;                 ///< gradient bytes per GPU
+  // --- additive fields (cost model) ---
+  int stage = 0;                         ///< pipeline stage index whose gradients it syncs
+  /// all_reduce (ZeRO 0), or reduce-scatter of gradients + all-gather of updated weights (ZeRO >= 1,
+  /// gather_bytes per GPU); or the tied-embedding all-reduce between first and last stage.
+  bool embedding = false;
+  double gather_bytes = 0;
+  double time_s = 0;                     ///< analytic time on the group's links
 };
 
 struct PlanWork {
@@ -56,6 +76,10 @@ struct PlanWork {
   std::vector<DpGroup> dp_groups;
   bool feasible = true;
   std::string infeasible_reason;
+  // --- additive fields (cost model) ---
+  /// ZeRO-3: weights are all-gathered before each forward and each backward of each
+  /// micro-batch (prefetched, overlapped with compute; Rajbhandari et al. SC'20 §5.3).
+  double zero3_gather_s = 0;
 };
 
 }  // namespace hetsim::models

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+// Collective and point-to-point time from a group's link figures (alpha-beta model).
+#pragma once
+#include "plan.hpp"
+#include "topology.hpp"
+
+namespace hetsim::models {
+
+enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter };
+
+/// Fixed cost of one NCCL/RCCL collective call (kernel launch + protocol handshake): an 8-byte
+/// all_reduce takes ~10-20 us on 8 NVSwitch-connected A100s (nccl-tests all_reduce_perf).
+inline constexpr double kCollectiveLaunch_s = 10e-6;
+
+/// Ring: all-reduce 2(n-1)/n * S/B + 2(n-1) alpha; all-gather / reduce-scatter (n-1)/n * S/B +
+/// (n-1) alpha, S = the full buffer per rank (Thakur, Rabenseifner, Gropp, "Optimization of
+/// collective communication operations in MPICH", IJHPCA 2005; Patarasuk & Yuan JPDC 2009).
+double ring_time(CollectiveKind kind, double size_bytes, const GroupCost& g);
+/// NCCL double binary tree all-reduce: reduce then broadcast, pipelined: ~2 S/B + 2 log2(n) alpha
+/// (Sanders, Speck, Träff, "Two-tree algorithms for full bandwidth broadcast, reduction and scan",
+/// Parallel Computing 2009; NCCL 2.4 release notes). Other kinds fall back to the ring.
+double tree_time(CollectiveKind kind, double size_bytes, const GroupCost& g);
+/// Hierarchical: intra-node reduce-scatter over the k members of a node, inter-node ring
+/// all-reduce of S/k per member over N nodes (each member on its own NIC share), intra-node
+/// all-gather (Jia et al., "Highly scalable deep learning training system with mixed-precision",
+/// 2018; Horovod hierarchical allreduce).
+double hierarchical_time(CollectiveKind kind, double size_bytes, const GroupCost& g);
+/// The algorithm's time; kAuto takes the fastest (what NCCL's tuner aims for).
+double collective_time(CollectiveKind kind, double size_bytes, const GroupCost& g,
+                       GradSyncAlgorithm algorithm = GradSyncAlgorithm::kAuto);
+/// Point-to-point: latency + S/B.
+double p2p_time(double size_bytes, const PathCost& path);
+
+}  // namespace hetsim::models

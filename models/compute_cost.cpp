@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: Apache-2.0
+// Compute cost of the ops of a decoder layer, embedding and LM head, forward and backward.
+#include "compute_cost.hpp"
+
+#include <algorithm>
+
+namespace hetsim::models {
+
+DeviceRates DeviceRates::of(const GpuType& gpu, Dtype dtype) {
+  DeviceRates d;
+  d.peak_flops = gpu.peak(dtype);
+  d.memory_Bps = gpu.memory_bandwidth_Bps;
+  d.eff = gpu.efficiency;
+  return d;
+}
+
+double gemm_efficiency(const DeviceRates& d, double work_flop) {
+  return d.eff.gemm_efficiency * work_flop / (work_flop + d.eff.gemm_half_work_flop);
+}
+
+double gemm_time(const DeviceRates& d, double m, double n, double k, double batch, double elem_bytes) {
+  const double flop = 2.0 * m * n * k * batch;
+  if (flop <= 0) return 0;
+  const double compute_s = flop / (d.peak_flops * gemm_efficiency(d, flop));
+  const double bytes = (m * k + k * n + m * n) * batch * elem_bytes;
+  const double memory_s = bytes / (d.memory_Bps * d.eff.memory_efficiency);
+  return std::max(compute_s, memory_s) + d.eff.kernel_launch_s;
+}
+
+double memory_time(const DeviceRates& d, double bytes, int kernels) {
+  return bytes / (d.memory_Bps * d.eff.memory_efficiency) + kernels * d.eff.kernel_launch_s;
+}
+
+namespace {
+
+/// Emits a GEMM (m x k)(k x n) times batch: its time, 1 kernel, its FLOPs.
+void gemm(OpSink& sink, const char* name, const DeviceRates& d, const LayerShape& s, double m, double n,
+          double k, double batch = 1) {
+  sink.compute(name, gemm_time(d, m, n, k, batch, s.gemm_bytes), 1, 2.0 * m * n * k * batch);
+}
+
+/// Backward of a GEMM y = x W: dgrad dx = dy W^T (m x n)(n x k) and wgrad dW = x^T dy (k x m)(m x n),
+/// twice the forward FLOPs (Narayanan et al. SC'21 §5.1); `bias` adds the bias-gradient reduction.
+void gemm_backward(OpSink& sink, const char* name, const DeviceRates& d, const LayerShape& s, double m,
+                   double n, double k, double batch = 1, bool bias = false) {
+  double t = gemm_time(d, m, k, n, batch, s.gemm_bytes) + gemm_time(d, k, n, m, batch, s.gemm_bytes);
+  int kernels = 2;
+  if (bias) {
+    t += memory_time(d, m * n * batch * s.act_bytes);
+    ++kernels;
+  }
+  sink.compute(name, t, kernels, 4.0 * m * n * k * batch);
+}
+
+void memory_op(OpSink& sink, const char* name, const DeviceRates& d, double bytes, int kernels = 1) {
+  sink.compute(name, memory_time(d, bytes, kernels), kernels, 0);
+}
+
+/// Tokens of the local shard of norms/dropouts: all of them, or 1/t with sequence parallel.
+double sp_tokens(const LayerShape& s) { return s.sequence_parallel ? s.tokens() / s.tp : s.tokens(); }
+
+/// TP collective after a row-parallel GEMM (g in Shoeybi et al.): all-reduce, or reduce-scatter
+/// with sequence parallel (Korthikanti et al. 2022 Fig. 5).
+void tp_reduce(OpSink& sink, const char* name, const LayerShape& s) {
+  if (s.tp <= 1) return;
+  const double bytes = s.tokens() * s.hidden * s.act_bytes;
+  sink.collective(s.sequence_parallel ? OpKind::kTpReduceScatter : OpKind::kTpAllReduce, name, bytes);
+}
+
+/// Before a column-parallel GEMM (f): nothing forward, all-gather with sequence parallel.
+void tp_gather(OpSink& sink, const char* name, const LayerShape& s) {
+  if (s.tp <= 1 || !s.sequence_parallel) return;
+  sink.collective(OpKind::kTpAllGather, name, s.tokens() * s.hidden * s.act_bytes);
+}
+
+double qkv_width(const LayerShape& s) {
+  const double head_dim = s.hidden / s.heads;
+  return (s.hidden + 2.0 * s.kv_heads * head_dim) / s.tp;
+}
+
+/// Attention core forward: QK^T, fused scale-mask-softmax, dropout, AV (Megatron-LM, non-flash;
+/// Vaswani et al. 2017), or one FlashAttention kernel (causal: half the s^2 blocks; Dao 2022).
+void attention_core_forward(const LayerShape& s, const DeviceRates& d, OpSink& sink) {
+  const double heads = s.heads / s.tp, head_dim = s.hidden / s.heads;
+  const double bh = s.micro * heads;
+  if (s.flash) {
+    const double flop = 4.0 * s.micro * s.seq * s.seq * s.hidden / s.tp * 0.5;
+    const double t = flop / (d.peak_flops * gemm_efficiency(d, flop) * kFlashForwardRelEfficiency) +
+                     d.eff.kernel_launch_s;
+    sink.compute("flash_attn", t, 1, flop);
+    return;
+  }
+  const double scores = bh * s.seq * s.seq;
+  memory_op(sink, "qkv_layout", d, 2.0 * s.tokens() * qkv_width(s) * s.act_bytes, 2);
+  gemm(sink, "attn_scores", d, s, s.seq, s.seq, head_dim, bh);
+  memory_op(sink, "softmax", d, 2.0 * scores * s.act_bytes);
+  memory_op(sink, "attn_dropout", d, scores * (2.0 * s.act_bytes + 1.0));
+  gemm(sink, "attn_context", d, s, s.seq, head_dim, s.seq, bh);
+  memory_op(sink, "context_layout", d, 2.0 * s.tokens() * s.hidden / s.tp * s.act_bytes);
+}
+
+void attention_core_backward(const LayerShape& s, const DeviceRates& d, OpSink& sink) {
+  const double heads = s.heads / s.tp, head_dim = s.hidden / s.heads;
+  const double bh = s.micro * heads;
+  if (s.flash) {
+    // Backward: 5 GEMM-like products against 2 forward, with the recomputation of the scores
+    // (Dao, FlashAttention-2, §3.2): 2.5x the forward work.
+    const double flop = 2.5 * 4.0 * s.micro * s.seq * s.seq * s.hidden / s.tp * 0.5;
+    const double t = flop / (d.peak_flops * gemm_efficiency(d, flop) * kFlashBackwardRelEfficiency) +
+                     2 * d.eff.kernel_launch_s;
+    sink.compute("flash_attn_bwd", t, 2, flop);
+    return;
+  }
+  const double scores = bh * s.seq * s.seq;
+  memory_op(sink, "context_layout_bwd", d, 2.0 * s.tokens() * s.hidden / s.tp * s.act_bytes);
+  gemm_backward(sink, "attn_context_bwd", d, s, s.seq, head_dim, s.seq, bh);
+  memory_op(sink, "attn_dropout_bwd", d, scores * (2.0 * s.act_bytes + 1.0));
+  memory_op(sink, "softmax_bwd", d, 3.0 * scores * s.act_bytes);
+  gemm_backward(sink, "attn_scores_bwd", d, s, s.seq, s.seq, head_dim, bh);
+  memory_op(sink, "qkv_layout_bwd", d, 2.0 * s.tokens() * qkv_width(s) * s.act_bytes, 2);
+}
+
+}  // namespace
+
+void emit_layer_forward(const LayerShape& s, const DeviceRates& d, OpSink& sink) {
+  const double T = s.tokens(), Tl = sp_tokens(s), h = s.hidden, e = s.act_bytes;
+  const double ffn_in = s.swiglu ? 2.0 * s.ffn : s.ffn;
+  memory_op(sink, "ln_attn", d, 2.0 * Tl * h * e);                       // apex fused LayerNorm
+  tp_gather(sink, "tp_ag_attn", s);
+  gemm(sink, "qkv", d, s, T, qkv_width(s), h);
+  attention_core_forward(s, d, sink);
+  gemm(sink, "attn_proj", d, s, T, h, h / s.tp);
+  tp_reduce(sink, "tp_attn", s);
+  memory_op(sink, "bias_dropout_add_attn", d, Tl * h * (3.0 * e + 1.0));  // fused bias-dropout-add
+  memory_op(sink, "ln_mlp", d, 2.0 * Tl * h * e);
+  tp_gather(sink, "tp_ag_mlp", s);
+  gemm(sink, "mlp_in", d, s, T, ffn_in / s.tp, h);
+  // fused bias-GeLU reads and writes the f/t activations; SwiGLU reads 2f/t and writes f/t.
+  memory_op(sink, s.swiglu ? "swiglu" : "bias_gelu", d, T * s.ffn / s.tp * e * (s.swiglu ? 3.0 : 2.0));
+  gemm(sink, "mlp_out", d, s, T, h, s.ffn / s.tp);
+  tp_reduce(sink, "tp_mlp", s);
+  memory_op(sink, "bias_dropout_add_mlp", d, Tl * h * (3.0 * e + 1.0));
+}
+
+void emit_layer_backward(const LayerShape& s, const DeviceRates& d, Recompute recompute, OpSink& sink) {
+  if (recompute == Recompute::kFull) {
+    sink.set_recompute(true);
+    emit_layer_forward(s, d, sink);
+    sink.set_recompute(false);
+  }
+  const double T = s.tokens(), Tl = sp_tokens(s), h = s.hidden, e = s.act_bytes;
+  const double ffn_in = s.swiglu ? 2.0 * s.ffn : s.ffn;
+  memory_op(sink, "bias_dropout_add_mlp_bwd", d, Tl * h * (2.0 * e + 1.0));
+  tp_gather(sink, "tp_ag_mlp_bwd", s);   // backward of the reduce-scatter
+  gemm_backward(sink, "mlp_out_bwd", d, s, T, h, s.ffn / s.tp, 1, true);
+  memory_op(sink, s.swiglu ? "swiglu_bwd" : "bias_gelu_bwd", d, T * s.ffn / s.tp * e * (s.swiglu ? 5.0 : 3.0));
+  gemm_backward(sink, "mlp_in_bwd", d, s, T, ffn_in / s.tp, h, 1, true);
+  tp_reduce(sink, "tp_mlp_bwd", s);      // backward of f: all-reduce (reduce-scatter with SP)
+  memory_op(sink, "ln_mlp_bwd", d, 3.0 * Tl * h * e, 2);
+  memory_op(sink, "bias_dropout_add_attn_bwd", d, Tl * h * (2.0 * e + 1.0));
+  tp_gather(sink, "tp_ag_attn_bwd", s);
+  gemm_backward(sink, "attn_proj_bwd", d, s, T, h, h / s.tp, 1, true);
+  if (recompute == Recompute::kSelective) {
+    sink.set_recompute(true);
+    attention_core_forward(s, d, sink);
+    sink.set_recompute(false);
+  }
+  attention_core_backward(s, d, sink);
+  gemm_backward(sink, "qkv_bwd", d, s, T, qkv_width(s), h, 1, true);
+  tp_reduce(sink, "tp_attn_bwd", s);
+  memory_op(sink, "ln_attn_bwd", d, 3.0 * Tl * h * e, 2);
+}
+
+void emit_embedding_forward(const LayerShape& s, const DeviceRates& d, OpSink& sink) {
+  const double T = s.tokens(), h = s.hidden, e = s.act_bytes;
+  // word lookup (masked for vocab-parallel) + position embedding add
+  memory_op(sink, "embedding", d, 5.0 * T * h * e, s.tp > 1 ? 4 : 2);
+  tp_reduce(sink, "tp_embedding", s);
+  memory_op(sink, "embedding_dropout", d, sp_tokens(s) * h * (2.0 * e + 1.0));
+}
+
+void emit_embedding_backward(const LayerShape& s, const DeviceRates& d, OpSink& sink) {
+  const double T = s.tokens(), h = s.hidden, e = s.act_bytes;
+  memory_op(sink, "embedding_dropout_bwd", d, sp_tokens(s) * h * (2.0 * e + 1.0));
+  tp_gather(sink, "tp_ag_embedding_bwd", s);
+  // scatter-add of the token gradients into the fp32 word/position gradient rows
+  memory_op(sink, "embedding_bwd", d, T * h * (e + 2.0 * 4.0) * 2.0, 3);
+}
+
+void emit_head_forward(const LayerShape& s, const DeviceRates& d, OpSink& sink) {
+  const double T = s.tokens(), h = s.hidden, e = s.act_bytes;
+  const double v = s.vocab / s.tp;
+  memory_op(sink, "ln_final", d, 2.0 * sp_tokens(s) * h * e);
+  tp_gather(sink, "tp_ag_head", s);
+  gemm(sink, "lm_head", d, s, T, v, h);
+  // Vocab-parallel cross-entropy in fp32: cast, max, exp-sum, log-prob, target gather: about
+  // six passes over T*V/t fp32 logits, plus three small all-reduces (Megatron-LM cross_entropy.py).
+  memory_op(sink, "cross_entropy", d, T * v * (e + 4.0 + 5.0 * 4.0), 8);
+  if (s.tp > 1) sink.collective(OpKind::kTpAllReduce, "tp_cross_entropy", 3.0 * T * 4.0);
+}
+
+void emit_head_backward(const LayerShape& s, const DeviceRates& d, OpSink& sink) {
+  const double T = s.tokens(), h = s.hidden, e = s.act_bytes;
+  const double v = s.vocab / s.tp;
+  memory_op(sink, "cross_entropy_bwd", d, T * v * (4.0 + 4.0 + e), 3);
+  gemm_backward(sink, "lm_head_bwd", d, s, T, v, h);
+  tp_reduce(sink, "tp_head_bwd", s);
+  memory_op(sink, "ln_final_bwd", d, 3.0 * sp_tokens(s) * h * e, 2);
+}
+
+}  // namespace hetsim::models

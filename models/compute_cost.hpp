@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: Apache-2.0
+// Compute cost of the ops of a decoder layer, the embedding and the LM head (forward and
+// backward, every dtype), as a sequence of ops emitted into an OpSink. This is the single
+// source of op costs: the predictor sums the ops, build_plan_work() stores them for the simulator.
+#pragma once
+#include "gpu_type.hpp"
+#include "plan.hpp"
+#include "plan_work.hpp"
+
+namespace hetsim::models {
+
+/// Host (CPU) time the framework spends per launched kernel: PyTorch eager dispatch + autograd +
+/// Megatron/DeepSpeed Python per op. PyTorch measures 10-20 us of CPU per eager op on small
+/// tensors (PyTorch "Performance Tuning Guide", CUDA graphs section; Ansel et al. "PyTorch 2",
+/// ASPLOS'24, Fig. 1 motivation). Fitted once (one global constant) on the CPU-bound rows of
+/// vtrain-a100-single (micro-batch 1, tp >= 2, where time per micro-batch does not grow with the
+/// micro-batch): see docs/cost_model.md. A pass of a stage takes max(GPU time, host time).
+inline constexpr double kFrameworkOpHost_s = 40e-6;
+
+/// FlashAttention-2 reaches 50-73% of A100 peak forward and 40-63% backward, versus ~80-88%
+/// for large cuBLAS GEMMs (Dao, "FlashAttention-2", ICLR 2024, Fig. 5-7): its efficiency
+/// relative to a GEMM of the same work.
+inline constexpr double kFlashForwardRelEfficiency = 0.85;
+inline constexpr double kFlashBackwardRelEfficiency = 0.72;
+
+/// Peak rates of a device in the training dtype.
+struct DeviceRates {
+  double peak_flops = 0;         ///< dense peak in the GEMM dtype
+  double memory_Bps = 0;         ///< memory bandwidth
+  EfficiencyModel eff;
+  /// Throws std::out_of_range when the device has no peak for the dtype.
+  static DeviceRates of(const GpuType& gpu, Dtype dtype);
+};
+
+/// GEMM efficiency: eff(W) = gemm_efficiency * W / (W + gemm_half_work_flop): a saturating
+/// ramp in the work W, the shape of measured cuBLAS efficiency versus size (NVIDIA "Matrix
+/// Multiplication Background User's Guide", 2023, Fig. 2-4; Calculon, Isaev et al. SC'23 §3).
+double gemm_efficiency(const DeviceRates& d, double work_flop);
+/// Time of `batch` GEMMs (m x k) * (k x n): roofline max(flops / (peak eff(W)), bytes / (bw eff_mem))
+/// plus one kernel's GPU-side launch gap (Williams et al., "Roofline", CACM 2009).
+double gemm_time(const DeviceRates& d, double m, double n, double k, double batch, double elem_bytes);
+/// Memory-bound kernel moving `bytes`: bytes / (bw eff_mem) + launch gap.
+double memory_time(const DeviceRates& d, double bytes, int kernels = 1);
+
+/// Shapes of one micro-batch on one TP rank.
+struct LayerShape {
+  double seq = 0, micro = 0, hidden = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 0;
+  int tp = 1;
+  double act_bytes = 2;      ///< bytes per activation element (fp32 4, fp16/bf16/fp8 2)
+  double gemm_bytes = 2;     ///< bytes per GEMM input element (fp8 1)
+  bool swiglu = false;
+  bool flash = false;
+  bool sequence_parallel = false;
+  double tokens() const { return seq * micro; }
+};
+
+/// Receives the ops in execution order.
+class OpSink {
+ public:
+  virtual ~OpSink() = default;
+  /// A local kernel group: modelled GPU time, kernels launched, FLOPs executed.
+  virtual void compute(const char* name, double gpu_s, int kernels, double flop) = 0;
+  /// A TP collective of size_bytes per rank (see OpKind).
+  virtual void collective(OpKind kind, const char* name, double size_bytes) = 0;
+  /// Ops emitted between begin and end are a recompute of the forward.
+  virtual void set_recompute(bool on) { recompute_ = on; }
+  bool recompute() const { return recompute_; }
+
+ protected:
+  bool recompute_ = false;
+};
+
+/// One transformer block (Megatron-LM GPT layer: LN, QKV, attention core, projection,
+/// bias-dropout-add, LN, MLP/SwiGLU, bias-dropout-add; Shoeybi et al. 2019 Fig. 3 for the TP
+/// collectives; Korthikanti et al. 2022 §4.2.2 for sequence parallel).
+void emit_layer_forward(const LayerShape& s, const DeviceRates& d, OpSink& sink);
+/// Backward of one block; with recompute full the forward is re-run first (Chen et al. 2016,
+/// "Training deep nets with sublinear memory cost"), with selective only the attention core
+/// (Korthikanti et al. 2022 §5).
+void emit_layer_backward(const LayerShape& s, const DeviceRates& d, Recompute recompute, OpSink& sink);
+/// Word + position embedding (vocab-parallel with its all-reduce; Shoeybi et al. 2019 §3).
+void emit_embedding_forward(const LayerShape& s, const DeviceRates& d, OpSink& sink);
+void emit_embedding_backward(const LayerShape& s, const DeviceRates& d, OpSink& sink);
+/// Final LN + LM head GEMM + vocab-parallel cross-entropy in fp32 (Megatron-LM).
+void emit_head_forward(const LayerShape& s, const DeviceRates& d, OpSink& sink);
+void emit_head_backward(const LayerShape& s, const DeviceRates& d, OpSink& sink);
+
+}  // namespace hetsim::models

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: Apache-2.0
+// Memory per GPU of a pipeline stage.
+#include "memory_cost.hpp"
+
+#include <algorithm>
+
+namespace hetsim::models {
+
+StateBytes state_bytes_per_param(Dtype dtype, Optimizer optimizer) {
+  const bool fp32 = dtype == Dtype::kFp32 || dtype == Dtype::kTf32;
+  StateBytes b;
+  if (fp32) {
+    b.weights = 4;
+    b.grads = 4;
+    b.optimizer = optimizer == Optimizer::kAdam ? 8 : 4;
+  } else {
+    b.weights = 2;
+    b.grads = 2;
+    b.optimizer = optimizer == Optimizer::kAdam ? 12 : 8;  // fp32 master + (m, v) or momentum
+    if (dtype == Dtype::kFp8) b.weights += 1;            // fp8 copy of the weights (Transformer Engine)
+  }
+  return b;
+}
+
+namespace {
+
+struct Terms {
+  double replicated = 0;  ///< bytes per token kept whole on every TP rank without SP
+  double sharded = 0;     ///< bytes per token split across TP ranks
+  double scores = 0;      ///< attention-score bytes per token (5as/h * h = 5as)
+};
+
+/// Per token, 16-bit, Korthikanti et al. 2022 §4.1 term by term.
+Terms layer_terms(const ModelSpec& m, double act_bytes) {
+  const double h = m.hidden, f = m.ffn_hidden, s = m.seq_len;
+  const double kv = (m.kv_heads > 0 ? m.kv_heads : m.heads) * (h / m.heads);
+  const double e = act_bytes;
+  Terms t;
+  // LN inputs (2 x e h), dropout masks (2 x h bytes), inputs of QKV and of the MLP (2 x e h).
+  t.replicated = 2 * e * h + 2 * h + 2 * e * h;
+  // Q, K, V (e(h + 2kv)), input of the projection (e h), MLP intermediates.
+  const double mlp = m.activation == Activation::kSwiglu ? 3.0 * e * f : 2.0 * e * f;
+  t.sharded = e * (h + 2 * kv) + e * h + mlp;
+  // softmax output (e), dropout mask (1), dropout output (e) per score, a*s scores per token.
+  t.scores = (2 * e + 1) * m.heads * s;
+  return t;
+}
+
+}  // namespace
+
+double layer_working_bytes(const ModelSpec& m, double micro, int tp, bool sequence_parallel, bool flash,
+                           double act_bytes) {
+  const Terms t = layer_terms(m, act_bytes);
+  const double tokens = m.seq_len * micro;
+  const double repl = sequence_parallel ? t.replicated / tp : t.replicated;
+  const double scores = flash ? 0 : t.scores / tp;
+  return tokens * (repl + t.sharded / tp + scores);
+}
+
+double layer_activation_bytes(const ModelSpec& m, double micro, int tp, bool sequence_parallel,
+                              Recompute recompute, bool flash, double act_bytes) {
+  const double tokens = m.seq_len * micro;
+  if (recompute == Recompute::kFull) {
+    const double input = act_bytes * m.hidden * tokens;  // the checkpointed layer input
+    return sequence_parallel ? input / tp : input;
+  }
+  return layer_working_bytes(m, micro, tp, sequence_parallel, flash || recompute == Recompute::kSelective,
+                             act_bytes);
+}
+
+double in_flight_chunks(Schedule schedule, int stage, int pp, int micro_batches, int interleave) {
+  const int v = std::max(1, interleave);
+  switch (schedule) {
+    case Schedule::kGpipe: return static_cast<double>(micro_batches) * v;
+    case Schedule::k1f1b: return std::min(pp - stage, micro_batches);
+    case Schedule::kInterleaved: {
+      const int warmup = (pp - stage - 1) * 2 + (v - 1) * pp;
+      return std::min(warmup + 1, micro_batches * v);
+    }
+  }
+  return micro_batches;
+}
+
+StageMemory stage_memory(const StageMemoryInput& in) {
+  const ModelSpec& m = *in.model;
+  StageMemory mem;
+  const StateBytes sb = state_bytes_per_param(in.dtype, in.optimizer);
+  const double dp = std::max(1, in.dp);
+  // ZeRO-1 shards optimizer states, ZeRO-2 also gradients, ZeRO-3 also weights (ZeRO §5).
+  mem.optimizer = in.params * sb.optimizer / (in.zero >= 1 ? dp : 1.0);
+  mem.grads = in.params * sb.grads / (in.zero >= 2 ? dp : 1.0);
+  mem.weights = in.params * sb.weights / (in.zero >= 3 ? dp : 1.0);
+  if (in.zero >= 3) mem.weights += 2.0 * in.params / std::max(1, in.layers) * sb.weights;  // gathered layers
+
+  const double e = in.dtype == Dtype::kFp32 || in.dtype == Dtype::kTf32 ? 4.0 : 2.0;
+  const int v = std::max(1, in.interleave);
+  const double per_layer =
+      layer_activation_bytes(m, in.micro, in.tp, in.sequence_parallel, in.recompute, in.flash, e);
+  const double chunks = in_flight_chunks(in.schedule, in.stage, in.pp, in.micro_batches, v);
+  const double layers_per_chunk = static_cast<double>(in.layers) / v;
+  double act = chunks * layers_per_chunk * per_layer;
+  if (in.recompute == Recompute::kFull && in.layers > 0)
+    act += layer_working_bytes(m, in.micro, in.tp, in.sequence_parallel, in.flash, e);
+  const double tokens = m.seq_len * in.micro;
+  const double shard = in.sequence_parallel ? in.tp : 1.0;
+  if (in.stage == 0) act += chunks * tokens * m.hidden * (e + 1) / shard;  // embedding output + dropout mask
+  if (in.stage == in.pp - 1) {
+    // Final LN input and head input, fp32 logits and their gradient (Korthikanti §4.3: 4sbv/t).
+    const double last_in_flight = in.schedule == Schedule::kGpipe ? in.micro_batches : 1;
+    act += last_in_flight * tokens * (2 * e * m.hidden / shard + 4.0 * m.vocab / in.tp) +
+           tokens * 4.0 * m.vocab / in.tp;
+  }
+  mem.activations = act;
+  mem.reserve = kFrameworkReserveBytes;
+  return mem;
+}
+
+}  // namespace hetsim::models

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: Apache-2.0
+// The analytic predictor: stage costs -> pipeline closed form per replica -> data-parallel
+// step (slowest replica + exposed gradient sync + optimizer) -> Report. build_plan_work()
+// runs the same evaluation and keeps every op for the simulator.
+#include "predictor.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+
+#include "comm_cost.hpp"
+#include "memory_cost.hpp"
+#include "pipeline_time.hpp"
+#include "stage_cost.hpp"
+#include "step_cost.hpp"
+#include "topology.hpp"
+
+namespace hetsim::models {
+
+namespace {
+
+/// Link figures of a TP group; a group inside one node needs no ring walk.
+GroupCost tp_group_cost(const Cluster& c, const std::vector<int>& gpus) {
+  const int node = c.gpus[gpus.front()].node;
+  bool one_node = true;
+  for (int g : gpus) one_node = one_node && c.gpus[g].node == node;
+  if (one_node) {
+    GroupCost gc;
+    gc.size = static_cast<int>(gpus.size());
+    gc.nodes = 1;
+    gc.min_per_node = gc.size;
+    const NodeType& nt = c.node_types[c.nodes[node].node_type];
+    gc.intra_bandwidth_Bps = gc.bus_bandwidth_Bps = nt.intra.bandwidth_Bps * link_efficiency(nt.intra.kind);
+    gc.intra_latency_s = gc.hop_latency_s = nt.intra.latency_s;
+    return gc;
+  }
+  return group_cost(c, gpus);
+}
+
+}  // namespace
+
+struct Evaluation {
+  const Cluster& cluster;
+  const Workload& workload;
+  const Plan& plan;
+  PlanWork* work;  ///< filled with ops when not null
+  Report report;
+
+  std::vector<StageShape> shapes;
+  std::vector<StageCost> costs;
+  std::vector<int> shape_of;            ///< [replica * pp + stage] -> index into shapes
+  std::vector<StageTimes> times;        ///< [replica * pp + stage]
+  std::vector<double> p2p_f, p2p_b;     ///< [replica * pp + stage]
+  std::vector<char> tp_in_one_node;     ///< [replica * pp + stage]
+
+  bool fail(std::string reason) {
+    report.feasible = false;
+    report.infeasible_reason = std::move(reason);
+    if (work) {
+      work->feasible = false;
+      work->infeasible_reason = report.infeasible_reason;
+    }
+    return false;
+  }
+
+  bool run();
+};
+
+bool Evaluation::run() {
+  const ModelSpec& m = workload.model;
+  const Dtype dtype = workload.training.dtype;
+  const int dp = plan.dp();
+  const int v = std::max(1, plan.interleave);
+  report.engine = "analytic";
+  report.micro_batch = plan.micro_batch;
+  if (dp == 0) return fail("plan has no replicas");
+  int max_pp = 0;
+  for (const Replica& r : plan.replicas) max_pp = std::max(max_pp, static_cast<int>(r.stages.size()));
+  const std::size_t slots = static_cast<std::size_t>(dp) * max_pp;
+  shape_of.assign(slots, -1);
+  times.assign(slots, StageTimes{});
+  p2p_f.assign(slots, 0);
+  p2p_b.assign(slots, 0);
+  tp_in_one_node.assign(slots, 0);
+
+  // 1. Stage costs, deduplicated by shape.
+  for (int r = 0; r < dp; ++r) {
+    const Replica& rep = plan.replicas[r];
+    const int pp = static_cast<int>(rep.stages.size());
+    for (int s = 0; s < pp; ++s) {
+      const Stage& st = rep.stages[s];
+      StageShape shape;
+      shape.node_type = &slowest_node_type(cluster, st.gpus, dtype);
+      if (!shape.node_type->gpu.supports(dtype))
+        return fail(std::string(shape.node_type->gpu.name) + " has no " + to_string(dtype) + " support (stage " +
+                    std::to_string(s) + ")");
+      shape.layers = st.layers / v;
+      shape.tp = st.tp();
+      shape.first = s == 0;
+      shape.last = s == pp - 1;
+      shape.tp_group = tp_group_cost(cluster, st.gpus);
+      tp_in_one_node[r * max_pp + s] = shape.tp_group.nodes == 1;
+      int idx = -1;
+      if (!work) {
+        for (std::size_t i = 0; i < shapes.size(); ++i)
+          if (shapes[i] == shape) {
+            idx = static_cast<int>(i);
+            break;
+          }
+      }
+      if (idx < 0) {
+        std::vector<ChunkWork> chunks;
+        costs.push_back(stage_cost(shape, workload, plan, pp, work ? &chunks : nullptr));
+        shapes.push_back(shape);
+        idx = static_cast<int>(shapes.size()) - 1;
+        if (work) {
+          StageWork sw;
+          sw.replica = r;
+          sw.stage = s;
+          sw.gpus = st.gpus;
+          sw.chunks = std::move(chunks);
+          work->replicas[r].push_back(std::move(sw));
+        }
+      }
+      shape_of[r * max_pp + s] = idx;
+    }
+  }
+
+  // 2. Pipeline p2p: each TP rank sends its 1/t slice of the boundary activation (Megatron-LM
+  // scatter-gather optimisation, Narayanan et al. SC'21 §4.1), to the same rank of the next stage.
+  const double e = dtype == Dtype::kFp32 || dtype == Dtype::kTf32 ? 4.0 : 2.0;
+  const double boundary = static_cast<double>(m.seq_len) * plan.micro_batch * m.hidden * e;
+  for (int r = 0; r < dp; ++r) {
+    const Replica& rep = plan.replicas[r];
+    const int pp = static_cast<int>(rep.stages.size());
+    if (pp < 2) continue;
+    for (int s = 0; s < pp; ++s) {
+      const bool wrap = s == pp - 1;
+      if (wrap && v == 1) continue;
+      const Stage& a = rep.stages[s];
+      const Stage& b = rep.stages[wrap ? 0 : s + 1];
+      const double bytes = a.tp() == b.tp() ? boundary / a.tp() : boundary;
+      const double t = p2p_time(bytes, path_between(cluster, a.gpus.front(), b.gpus.front(), 0));
+      const double sends = wrap ? v - 1 : v;
+      p2p_f[r * max_pp + s] += sends * t;
+      p2p_b[r * max_pp + (wrap ? 0 : s + 1)] += sends * t;
+    }
+  }
+
+  // 3. Per replica pipeline time.
+  double slowest_replica_s = 0;
+  int slowest_replica = 0;
+  for (int r = 0; r < dp; ++r) {
+    const int pp = static_cast<int>(plan.replicas[r].stages.size());
+    for (int s = 0; s < pp; ++s) {
+      const std::size_t k = r * max_pp + s;
+      const StageCost& c = costs[shape_of[k]];
+      times[k].forward_s = c.forward.wall_s() + p2p_f[k];
+      times[k].backward_s = c.backward.wall_s() + p2p_b[k];
+    }
+    const double t = pipeline_time(&times[r * max_pp], pp, plan.replicas[r].micro_batches, v);
+    if (t > slowest_replica_s) {
+      slowest_replica_s = t;
+      slowest_replica = r;
+    }
+  }
+
+  // 4. Data-parallel step: gradient sync, ZeRO collectives, optimizer, memory.
+  StepInput step{cluster, workload, plan, max_pp, shape_of, costs, times, tp_in_one_node, slowest_replica};
+  const StepCost sc = step_cost(step, work);
+  if (!sc.reason.empty()) return fail(sc.reason);
+  if (work) {
+    for (auto& stages : work->replicas)
+      for (StageWork& sw : stages) {
+        const std::size_t k = sw.replica * max_pp + sw.stage;
+        const int tp = static_cast<int>(sw.gpus.size());
+        sw.activation_send_bytes = boundary / tp;
+        const int sends_f = v, sends_b = v;
+        sw.p2p_forward_s = p2p_f[k] / sends_f;
+        sw.p2p_backward_s = p2p_b[k] / sends_b;
+      }
+  }
+
+  // 5. Report.
+  const int pp_slow = static_cast<int>(plan.replicas[slowest_replica].stages.size());
+  const StageTimes* st = &times[slowest_replica * max_pp];
+  const int bn = bottleneck_stage(st, pp_slow);
+  const StageCost& bc = costs[shape_of[slowest_replica * max_pp + bn]];
+  const double mb = plan.replicas[slowest_replica].micro_batches;
+  Breakdown& br = report.breakdown;
+  br.compute_s = mb * (bc.forward.gpu_s + bc.forward.stall_s + bc.backward.gpu_s + bc.backward.stall_s);
+  br.tp_comm_s = mb * (bc.forward.tp_comm_s + bc.backward.tp_comm_s);
+  br.pp_comm_s = mb * (p2p_f[slowest_replica * max_pp + bn] + p2p_b[slowest_replica * max_pp + bn]);
+  br.bubble_s = slowest_replica_s - mb * st[bn].total();
+  br.dp_comm_s = sc.dp_exposed_s;
+  br.optimizer_s = sc.optimizer_s;
+  report.iteration_time_s = slowest_replica_s + sc.dp_exposed_s + sc.optimizer_s;
+
+  const double global = plan.global_batch();
+  const double tokens = global * m.seq_len;
+  const int gpus = plan.gpu_count();
+  report.samples_per_s = global / report.iteration_time_s;
+  report.tokens_per_s = tokens / report.iteration_time_s;
+  const double model_flop = m.flops_per_token() * tokens;
+  report.tflops_per_gpu = model_flop / report.iteration_time_s / gpus / 1e12;
+  report.mfu = model_flop / report.iteration_time_s / sc.peak_sum_flops;
+  report.hfu = sc.hardware_flop / report.iteration_time_s / sc.peak_sum_flops;
+  report.memory_peak_bytes = sc.memory_peak_bytes;
+  report.cost_per_hour = sc.cost_per_hour;
+  report.cost_per_million_tokens = report.tokens_per_s > 0 ? sc.cost_per_hour / (report.tokens_per_s * 3600.0) * 1e6 : 0;
+
+  report.stages.reserve(slots);
+  for (int r = 0; r < dp; ++r) {
+    const int pp = static_cast<int>(plan.replicas[r].stages.size());
+    for (int s = 0; s < pp; ++s) {
+      const std::size_t k = r * max_pp + s;
+      StageReport sr;
+      sr.replica = r;
+      sr.stage = s;
+      sr.gpu_type = shapes[shape_of[k]].node_type->gpu.name;
+      sr.layers = plan.replicas[r].stages[s].layers;
+      sr.tp = plan.replicas[r].stages[s].tp();
+      sr.forward_s = times[k].forward_s;
+      sr.backward_s = times[k].backward_s;
+      sr.memory_bytes = sc.stage_memory_bytes[k];
+      sr.memory_capacity_bytes = sc.stage_capacity_bytes[k];
+      report.stages.push_back(std::move(sr));
+    }
+  }
+  if (!sc.memory_reason.empty()) return fail(sc.memory_reason);
+  return true;
+}
+
+PlanWork build_plan_work(const Cluster& cluster, const Workload& workload, const Plan& plan) {
+  PlanWork work;
+  work.replicas.assign(plan.replicas.size(), {});
+  Evaluation ev{cluster, workload, plan, &work, {}, {}, {}, {}, {}, {}, {}, {}};
+  ev.run();
+  return work;
+}
+
+Report predict(const Cluster& cluster, const Workload& workload, const Plan& plan) {
+  Evaluation ev{cluster, workload, plan, nullptr, {}, {}, {}, {}, {}, {}, {}, {}};
+  ev.run();
+  return std::move(ev.report);
+}
+
+}  // namespace hetsim::models

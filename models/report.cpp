@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: Apache-2.0
+// Report writers: stable JSON (keys of DESIGN.md "Outputs") and a table for people.
+#include "report.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+#include "json_writer.hpp"
+#include "units.hpp"
+
+namespace hetsim::models {
+
+std::string to_json(const Report& r) {
+  JsonOut j;
+  j.begin_object();
+  j.key("engine").value(r.engine);
+  j.key("feasible").value(r.feasible);
+  j.key("infeasible_reason").value(r.infeasible_reason);
+  j.key("iteration_time_s").value(r.iteration_time_s);
+  j.key("samples_per_s").value(r.samples_per_s);
+  j.key("tokens_per_s").value(r.tokens_per_s);
+  j.key("tflops_per_gpu").value(r.tflops_per_gpu);
+  j.key("mfu").value(r.mfu);
+  j.key("hfu").value(r.hfu);
+  j.key("memory_peak_bytes").value(r.memory_peak_bytes);
+  j.key("cost_per_hour").value(r.cost_per_hour);
+  j.key("cost_per_million_tokens").value(r.cost_per_million_tokens);
+  j.key("micro_batch").value(r.micro_batch);
+  j.key("breakdown").begin_object();
+  j.key("compute_s").value(r.breakdown.compute_s);
+  j.key("tp_comm_s").value(r.breakdown.tp_comm_s);
+  j.key("pp_comm_s").value(r.breakdown.pp_comm_s);
+  j.key("dp_comm_s").value(r.breakdown.dp_comm_s);
+  j.key("bubble_s").value(r.breakdown.bubble_s);
+  j.key("optimizer_s").value(r.breakdown.optimizer_s);
+  j.end_object();
+  j.key("stages").begin_array();
+  for (const StageReport& s : r.stages) {
+    j.begin_object();
+    j.key("replica").value(s.replica);
+    j.key("stage").value(s.stage);
+    j.key("gpu_type").value(s.gpu_type);
+    j.key("layers").value(s.layers);
+    j.key("tp").value(s.tp);
+    j.key("forward_s").value(s.forward_s);
+    j.key("backward_s").value(s.backward_s);
+    j.key("memory_bytes").value(s.memory_bytes);
+    j.key("memory_capacity_bytes").value(s.memory_capacity_bytes);
+    j.end_object();
+  }
+  j.end_array();
+  j.key("extra").begin_object();
+  for (const auto& [k, v] : r.extra) j.key(k).value(v);
+  j.end_object();
+  j.end_object();
+  return j.str();
+}
+
+namespace {
+
+std::string fixed(double v, int digits) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string pad(const std::string& s, std::size_t width, bool right) {
+  if (s.size() >= width) return s;
+  return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
+}
+
+}  // namespace
+
+std::string to_table(const Report& r) {
+  std::ostringstream o;
+  o << "engine                   " << r.engine << '\n';
+  if (!r.feasible) o << "feasible                 no: " << r.infeasible_reason << '\n';
+  o << "iteration time           " << format_time(r.iteration_time_s) << '\n';
+  o << "samples/s                " << fixed(r.samples_per_s, 2) << '\n';
+  o << "tokens/s                 " << fixed(r.tokens_per_s, 0) << '\n';
+  o << "TFLOP/s per GPU (model)  " << fixed(r.tflops_per_gpu, 1) << '\n';
+  o << "MFU / HFU                " << fixed(100 * r.mfu, 1) << "% / " << fixed(100 * r.hfu, 1) << "%\n";
+  o << "micro-batch              " << r.micro_batch << '\n';
+  o << "memory peak per GPU      " << format_size(r.memory_peak_bytes) << '\n';
+  o << "cost                     $" << fixed(r.cost_per_hour, 2) << "/h, $" << fixed(r.cost_per_million_tokens, 4)
+    << " per million tokens\n";
+  const Breakdown& b = r.breakdown;
+  o << "breakdown (critical path)\n";
+  const std::pair<const char*, double> parts[] = {{"compute", b.compute_s},   {"tp comm", b.tp_comm_s},
+                                                  {"pp comm", b.pp_comm_s},   {"dp comm", b.dp_comm_s},
+                                                  {"bubble", b.bubble_s},     {"optimizer", b.optimizer_s}};
+  for (const auto& [name, v] : parts) {
+    const double share = r.iteration_time_s > 0 ? 100 * v / r.iteration_time_s : 0;
+    o << "  " << pad(name, 10, false) << pad(format_time(v), 12, true) << pad(fixed(share, 1) + "%", 8, true) << '\n';
+  }
+  if (!r.stages.empty()) {
+    o << "stages\n  " << pad("replica", 8, false) << pad("stage", 6, false) << pad("gpu", 18, false)
+      << pad("layers", 7, true) << pad("tp", 4, true) << pad("fwd/mb", 12, true) << pad("bwd/mb", 12, true)
+      << pad("memory", 12, true) << pad("capacity", 12, true) << '\n';
+    for (const StageReport& s : r.stages) {
+      o << "  " << pad(std::to_string(s.replica), 8, false) << pad(std::to_string(s.stage), 6, false)
+        << pad(s.gpu_type, 18, false) << pad(std::to_string(s.layers), 7, true) << pad(std::to_string(s.tp), 4, true)
+        << pad(format_time(s.forward_s), 12, true) << pad(format_time(s.backward_s), 12, true)
+        << pad(format_size(s.memory_bytes), 12, true) << pad(format_size(s.memory_capacity_bytes), 12, true) << '\n';
+    }
+  }
+  return o.str();
+}
+
+}  // namespace hetsim::models

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: Apache-2.0
+// Cost of one pipeline stage per micro-batch.
+#include "stage_cost.hpp"
+
+#include <algorithm>
+
+namespace hetsim::models {
+
+namespace {
+
+/// Accumulates the sums of a pass; optionally records the ops.
+class PassSink : public OpSink {
+ public:
+  PassSink(const GroupCost& tp_group, std::vector<Op>* ops) : tp_group_(tp_group), ops_(ops) {}
+
+  void compute(const char* name, double gpu_s, int kernels, double flop) override {
+    cost.gpu_s += gpu_s;
+    cost.host_s += kernels * kFrameworkOpHost_s;
+    cost.flop += flop;
+    if (!recompute()) cost.model_flop += flop;
+    if (ops_) {
+      Op op;
+      op.kind = OpKind::kCompute;
+      op.name = name;
+      op.duration_s = gpu_s;
+      op.kernels = kernels;
+      op.flop = flop;
+      op.recompute = recompute();
+      ops_->push_back(std::move(op));
+    }
+  }
+
+  void collective(OpKind kind, const char* name, double size_bytes) override {
+    const CollectiveKind ck = kind == OpKind::kTpAllGather       ? CollectiveKind::kAllGather
+                              : kind == OpKind::kTpReduceScatter ? CollectiveKind::kReduceScatter
+                                                                 : CollectiveKind::kAllReduce;
+    const double t = collective_time(ck, size_bytes, tp_group_);
+    cost.tp_comm_s += t;
+    cost.host_s += kFrameworkOpHost_s;
+    if (ops_) {
+      Op op;
+      op.kind = kind;
+      op.name = name;
+      op.size_bytes = size_bytes;
+      op.duration_s = t;
+      op.kernels = 1;
+      op.recompute = recompute();
+      ops_->push_back(std::move(op));
+    }
+  }
+
+  /// Appends the host stall so that the recorded ops sum to the pass's wall time.
+  void close() {
+    cost.close_pass();
+    if (ops_ && cost.stall_s > 0) {
+      Op op;
+      op.kind = OpKind::kCompute;
+      op.name = "host_stall";
+      op.duration_s = cost.stall_s;
+      ops_->push_back(std::move(op));
+    }
+  }
+
+  PassCost cost;
+
+ private:
+  const GroupCost& tp_group_;
+  std::vector<Op>* ops_;
+};
+
+void add(PassCost& into, const PassCost& c, double times = 1) {
+  into.gpu_s += times * c.gpu_s;
+  into.tp_comm_s += times * c.tp_comm_s;
+  into.host_s += times * c.host_s;
+  into.stall_s += times * c.stall_s;
+  into.flop += times * c.flop;
+  into.model_flop += times * c.model_flop;
+}
+
+}  // namespace
+
+const NodeType& slowest_node_type(const Cluster& cluster, const std::vector<int>& gpus, Dtype dtype) {
+  const NodeType* best = &cluster.node_type_of_gpu(gpus.front());
+  auto speed = [dtype](const NodeType& nt) {
+    return nt.gpu.supports(dtype) ? nt.gpu.peak(dtype) * nt.gpu.efficiency.gemm_efficiency : 0.0;
+  };
+  for (int g : gpus) {
+    const NodeType& nt = cluster.node_type_of_gpu(g);
+    if (&nt != best && speed(nt) < speed(*best)) best = &nt;
+  }
+  return *best;
+}
+
+double stage_params(const ModelSpec& m, int layers, int tp, bool first, bool last, int pp) {
+  const bool gpt = m.activation == Activation::kGelu;
+  double p = layers * m.params_per_layer() / tp;
+  const double word = static_cast<double>(m.vocab) * m.hidden / tp;  // vocab-parallel
+  if (first) p += word + (gpt ? static_cast<double>(m.seq_len) * m.hidden : 0.0);
+  if (last) {
+    p += gpt ? 2.0 * m.hidden : m.hidden;                  // final norm
+    if (!m.tied_embeddings || pp > 1) p += word;           // LM head (or its tied copy)
+  }
+  return p;
+}
+
+LayerShape layer_shape(const Workload& w, const Plan& plan, int tp) {
+  const ModelSpec& m = w.model;
+  LayerShape s;
+  s.seq = m.seq_len;
+  s.micro = plan.micro_batch;
+  s.hidden = m.hidden;
+  s.heads = m.heads;
+  s.kv_heads = m.kv_heads > 0 ? m.kv_heads : m.heads;
+  s.ffn = m.ffn_hidden > 0 ? m.ffn_hidden : 4.0 * m.hidden;
+  s.vocab = m.vocab;
+  s.tp = tp;
+  const Dtype d = w.training.dtype;
+  s.act_bytes = d == Dtype::kFp32 || d == Dtype::kTf32 ? 4.0 : 2.0;
+  s.gemm_bytes = dtype_bytes(d);
+  s.swiglu = m.activation == Activation::kSwiglu;
+  s.flash = w.training.flash_attention;
+  s.sequence_parallel = plan.sequence_parallel && tp > 1;
+  return s;
+}
+
+StageCost stage_cost(const StageShape& shape, const Workload& w, const Plan& plan, int pp,
+                     std::vector<ChunkWork>* ops) {
+  const DeviceRates d = DeviceRates::of(shape.node_type->gpu, w.training.dtype);
+  const LayerShape s = layer_shape(w, plan, shape.tp);
+  const int v = std::max(1, plan.interleave);
+  StageCost out;
+  out.params = stage_params(w.model, shape.layers * v, shape.tp, shape.first, shape.last, pp);
+
+  if (!ops) {
+    // Fast path: one layer's sums times the layer count.
+    PassSink lf(shape.tp_group, nullptr), lb(shape.tp_group, nullptr);
+    emit_layer_forward(s, d, lf);
+    emit_layer_backward(s, d, plan.recompute, lb);
+    for (int c = 0; c < v; ++c) {
+      PassSink ef(shape.tp_group, nullptr), eb(shape.tp_group, nullptr);
+      if (shape.first && c == 0) {
+        emit_embedding_forward(s, d, ef);
+        emit_embedding_backward(s, d, eb);
+      }
+      if (shape.last && c == v - 1) {
+        emit_head_forward(s, d, ef);
+        emit_head_backward(s, d, eb);
+      }
+      PassCost f = ef.cost, b = eb.cost;
+      add(f, lf.cost, shape.layers);
+      add(b, lb.cost, shape.layers);
+      f.close_pass();
+      b.close_pass();
+      add(out.forward, f);
+      add(out.backward, b);
+    }
+    return out;
+  }
+
+  ops->assign(v, ChunkWork{});
+  for (int c = 0; c < v; ++c) {
+    ChunkWork& chunk = (*ops)[c];
+    PassSink f(shape.tp_group, &chunk.forward);
+    if (shape.first && c == 0) emit_embedding_forward(s, d, f);
+    for (int l = 0; l < shape.layers; ++l) emit_layer_forward(s, d, f);
+    if (shape.last && c == v - 1) emit_head_forward(s, d, f);
+    f.close();
+    PassSink b(shape.tp_group, &chunk.backward);
+    if (shape.last && c == v - 1) emit_head_backward(s, d, b);
+    for (int l = 0; l < shape.layers; ++l) emit_layer_backward(s, d, plan.recompute, b);
+    if (shape.first && c == 0) emit_embedding_backward(s, d, b);
+    b.close();
+    add(out.forward, f.cost);
+    add(out.backward, b.cost);
+  }
+  return out;
+}
+
+}  // namespace hetsim::models

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+// Cost of one pipeline stage per micro-batch: the ops of its chunks (compute + TP collectives),
+// host overhead, FLOPs, parameters. Shared by build_plan_work() (which keeps the ops) and
+// predict() (which only keeps the sums).
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cluster.hpp"
+#include "comm_cost.hpp"
+#include "compute_cost.hpp"
+#include "plan.hpp"
+#include "plan_work.hpp"
+#include "workload.hpp"
+
+namespace hetsim::models {
+
+/// Sums of one pass (forward or backward of one chunk, one micro-batch).
+struct PassCost {
+  double gpu_s = 0;       ///< compute kernels on the GPU
+  double tp_comm_s = 0;   ///< TP collectives (not overlapped with compute in Megatron-LM)
+  double host_s = 0;      ///< framework host time (kernels x kFrameworkOpHost_s)
+  /// GPU idle time waiting for the host: the host runs ahead of the GPU asynchronously, so a
+  /// pass takes max(GPU + comm, host) (a launch-bound pass shows GPU idle gaps: PyTorch
+  /// Performance Tuning Guide, "CUDA graphs"). Set per pass by close_pass().
+  double stall_s = 0;
+  double flop = 0;        ///< FLOPs executed (recompute included)
+  double model_flop = 0;  ///< FLOPs excluding recompute
+  double wall_s() const { return gpu_s + tp_comm_s + stall_s; }
+  void close_pass() { stall_s = std::max(0.0, host_s - gpu_s - tp_comm_s); }
+};
+
+/// What a stage looks like to the cost model; stages with equal keys have equal costs.
+struct StageShape {
+  const NodeType* node_type = nullptr;  ///< slowest GPU type of the TP group
+  int layers = 0;                       ///< per chunk (layers / interleave)
+  int tp = 1;
+  bool first = false, last = false;     ///< holds the embedding / the LM head
+  GroupCost tp_group;                   ///< link figures of the TP group
+  bool operator==(const StageShape& o) const {
+    const GroupCost &a = tp_group, &b = o.tp_group;
+    return node_type == o.node_type && layers == o.layers && tp == o.tp && first == o.first && last == o.last &&
+           a.size == b.size && a.nodes == b.nodes && a.min_per_node == b.min_per_node &&
+           a.bus_bandwidth_Bps == b.bus_bandwidth_Bps && a.hop_latency_s == b.hop_latency_s &&
+           a.intra_bandwidth_Bps == b.intra_bandwidth_Bps && a.inter_bandwidth_Bps == b.inter_bandwidth_Bps;
+  }
+};
+
+/// Per micro-batch cost of one stage (all chunks together).
+struct StageCost {
+  PassCost forward, backward;  ///< summed over the stage's chunks
+  double params = 0;           ///< parameters per GPU (before ZeRO sharding)
+};
+
+/// The GPU type a TP group computes at: the slowest one in the training dtype.
+const NodeType& slowest_node_type(const Cluster& cluster, const std::vector<int>& gpus, Dtype dtype);
+
+/// Parameters held per GPU of a stage of `layers` blocks with TP t (embedding on the first
+/// stage; final norm and, when untied or pp > 1, an LM-head copy on the last).
+double stage_params(const ModelSpec& m, int layers, int tp, bool first, bool last, int pp);
+
+/// Layer shape of the plan's micro-batch on a TP group of size tp.
+LayerShape layer_shape(const Workload& w, const Plan& plan, int tp);
+
+/// Cost of a stage from its shape. When `ops` is given, the ops of every chunk are appended
+/// to it (one ChunkWork per chunk), with a trailing "host_stall" compute op per pass when the
+/// pass is host-bound, so that the ops' durations sum to the pass wall time.
+/// Throws std::out_of_range when the GPU type has no peak in the dtype.
+StageCost stage_cost(const StageShape& shape, const Workload& w, const Plan& plan, int pp,
+                     std::vector<ChunkWork>* ops = nullptr);
+
+}  // namespace hetsim::models

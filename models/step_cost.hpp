@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+// The data-parallel part of a training step: gradient sync per DP group (ZeRO 0-3), the tied
+// embedding sync, the optimizer step, memory per stage, and the plan's price and peak FLOP/s.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "pipeline_time.hpp"
+#include "plan_work.hpp"
+#include "stage_cost.hpp"
+
+namespace hetsim::models {
+
+/// Optimizer step memory traffic per parameter (bytes read + written), from the kernels
+/// Megatron-LM runs (optimizer.py with apex multi_tensor_apply): unscale + inf check of fp32
+/// main grads (8), grad norm (4), Adam read p,g,m,v / write p,m,v (28), copy of the fp32 main
+/// weights to the 16-bit model weights (6) -> 46, rounded to 48 with the clip; fp32 Adam has no
+/// master copy (32). SGD with momentum: read p,g,m / write p,m instead of Adam's 28 (20).
+double optimizer_bytes_per_param(Dtype dtype, Optimizer optimizer);
+/// Bytes per parameter of the gradient all-reduce: the 16-bit gradients for fp16 (Megatron-
+/// DeepSpeed, Megatron-LM default), fp32 for bf16 (Megatron-LM forces
+/// accumulate_allreduce_grads_in_fp32 with bf16) and fp32.
+double grad_sync_bytes_per_param(Dtype dtype);
+
+struct StepInput {
+  const Cluster& cluster;
+  const Workload& workload;
+  const Plan& plan;
+  int max_pp;
+  const std::vector<int>& shape_of;            ///< [replica * max_pp + stage]
+  const std::vector<StageCost>& costs;
+  const std::vector<StageTimes>& times;        ///< [replica * max_pp + stage]
+  const std::vector<char>& tp_in_one_node;     ///< [replica * max_pp + stage]
+  int slowest_replica;
+};
+
+struct StepCost {
+  double dp_exposed_s = 0;       ///< gradient sync + ZeRO collectives not hidden by the pipeline
+  double optimizer_s = 0;        ///< slowest stage's optimizer step
+  double hardware_flop = 0;      ///< all FLOPs executed in the step (recompute included)
+  double peak_sum_flops = 0;     ///< sum of the dtype peaks of the plan's GPUs
+  double cost_per_hour = 0;      ///< price of the nodes the plan uses (whole nodes)
+  double memory_peak_bytes = 0;
+  std::vector<double> stage_memory_bytes, stage_capacity_bytes;  ///< [replica * max_pp + stage]
+  std::string memory_reason;     ///< first stage over capacity, empty when all fit
+  std::string reason;            ///< other infeasibility
+};
+
+/// Computes the step; when `work` is given, also fills its dp_groups and the per-stage fields.
+StepCost step_cost(const StepInput& in, PlanWork* work);
+
+}  // namespace hetsim::models

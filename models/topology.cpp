@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: Apache-2.0
+// Link figures between GPUs: path bandwidth/latency and ring bottlenecks of collective groups.
+#include "topology.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace hetsim::models {
+
+double link_efficiency(IntraFabricKind kind) {
+  switch (kind) {
+    case IntraFabricKind::kNvswitch:
+    case IntraFabricKind::kNvlink: return 0.78;  // nccl-tests all_reduce busbw ~235 of 300 GB/s (DGX A100)
+    case IntraFabricKind::kXgmi: return 0.70;    // rccl-tests on MI250X xGMI reach ~70% (AMD ROCm docs, RCCL perf)
+    case IntraFabricKind::kPcie: return 0.80;    // PCIe 4.0 x16: ~26 of 32 GB/s (CUDA bandwidthTest)
+    case IntraFabricKind::kNone: return 0.80;
+  }
+  return 0.80;
+}
+
+double link_efficiency(NicKind kind) {
+  switch (kind) {
+    case NicKind::kInfiniband: return 0.94;  // HDR 200 Gb/s: ~23.5 GB/s in ib_write_bw / nccl-tests
+    case NicKind::kRoce: return 0.90;        // RoCEv2 with DCQCN, ~90% of line rate (Zhu et al. SIGCOMM'15)
+    case NicKind::kEthernet: return 0.85;    // TCP sockets (NCCL socket transport), iperf3 typical
+  }
+  return 0.85;
+}
+
+namespace {
+
+struct HopFigures {
+  double bandwidth_Bps;
+  double latency_s;
+  bool intra;
+  bool staged;
+};
+
+double intra_bw(const NodeType& nt) { return nt.intra.bandwidth_Bps * link_efficiency(nt.intra.kind); }
+
+/// Per-GPU share of a node's NICs when `concurrent` GPUs of it send across nodes at once.
+double nic_share(const Cluster& c, int node, int concurrent) {
+  const NodeType& nt = c.node_types[c.nodes[node].node_type];
+  const Zone& zone = c.zones[c.nodes[node].zone];
+  const int n = concurrent > 0 ? std::min(concurrent, nt.gpus_per_node) : nt.gpus_per_node;
+  double bw = nt.nics.node_bandwidth_Bps() * link_efficiency(nt.nics.kind) / std::max(1, n);
+  // A fat-tree with oversubscription o gives each node 1/o of its NIC bandwidth at the core
+  // (Leiserson, "Fat-trees", IEEE ToC 1985; Al-Fares et al. SIGCOMM'08).
+  if (zone.fabric.oversubscription > 1) bw /= zone.fabric.oversubscription;
+  if (zone.fabric.kind == ZoneFabricKind::kSwitch && zone.fabric.bandwidth_Bps > 0)
+    bw = std::min(bw, zone.fabric.bandwidth_Bps);
+  if (!nt.nics.gpu_direct && nt.host_link_Bps > 0) bw = std::min(bw, nt.host_link_Bps * link_efficiency(IntraFabricKind::kPcie));
+  return bw;
+}
+
+HopFigures hop(const Cluster& c, int a, int b, int concurrent, int members_a, int members_b) {
+  const int na = c.gpus[a].node, nb = c.gpus[b].node;
+  const NodeType& ta = c.node_types[c.nodes[na].node_type];
+  const NodeType& tb = c.node_types[c.nodes[nb].node_type];
+  if (na == nb) return {intra_bw(ta), ta.intra.latency_s, true, false};
+  double bw = std::min(nic_share(c, na, concurrent) * members_a, nic_share(c, nb, concurrent) * members_b);
+  bw = std::min(bw, std::min(intra_bw(ta), intra_bw(tb)));
+  double lat = ta.nics.latency_s + tb.nics.latency_s;
+  const int za = c.nodes[na].zone, zb = c.nodes[nb].zone;
+  lat += std::max(c.zones[za].fabric.latency_s, c.zones[zb].fabric.latency_s);
+  if (za != zb) {
+    if (const InterZoneLink* link = c.link_between(za, zb)) {
+      const int n = concurrent > 0 ? concurrent : ta.gpus_per_node;
+      bw = std::min(bw, link->bandwidth_Bps * kWanLinkEfficiency * members_a / std::max(1, n));
+      lat += link->latency_s;
+    }
+  }
+  bool staged = false;
+  if (ta.gpu.vendor != tb.gpu.vendor && !c.cross_vendor_rdma) {
+    // No common NCCL/RCCL transport: device->host over PCIe, network, host->device.
+    staged = true;
+    const double pcie = std::min(ta.host_link_Bps, tb.host_link_Bps) * link_efficiency(IntraFabricKind::kPcie);
+    if (pcie > 0) bw = std::min(bw, pcie * std::min(members_a, members_b));
+    lat += 2 * kHostCopySetup_s;
+  }
+  return {bw, lat, false, staged};
+}
+
+}  // namespace
+
+PathCost path_between(const Cluster& cluster, int gpu_a, int gpu_b, int concurrent_per_node) {
+  if (gpu_a == gpu_b) return {std::numeric_limits<double>::infinity(), 0, true, false};
+  const HopFigures h = hop(cluster, gpu_a, gpu_b, concurrent_per_node, 1, 1);
+  return {h.bandwidth_Bps, h.latency_s, h.intra, h.staged};
+}
+
+GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurrent_per_node) {
+  GroupCost g;
+  g.size = count;
+  if (count <= 0) return g;
+  // Members per node (groups are small and usually node-contiguous: search from the back).
+  struct NodeCount { int node; int count; };
+  thread_local std::vector<NodeCount> scratch;  // reused: no allocation per call once warm
+  scratch.clear();
+  for (int i = 0; i < count; ++i) {
+    const int node = c.gpus[gpus[i]].node;
+    int j = static_cast<int>(scratch.size()) - 1;
+    while (j >= 0 && scratch[j].node != node) --j;
+    if (j >= 0) ++scratch[j].count;
+    else scratch.push_back({node, 1});
+  }
+  const NodeCount* counts = scratch.data();
+  const int distinct = static_cast<int>(scratch.size());
+  auto members_in = [&](int node) {
+    for (int j = distinct - 1; j >= 0; --j)
+      if (counts[j].node == node) return counts[j].count;
+    return 1;
+  };
+  g.nodes = distinct;
+  g.min_per_node = count;
+  for (int j = 0; j < distinct; ++j) g.min_per_node = std::min(g.min_per_node, counts[j].count);
+  g.bus_bandwidth_Bps = std::numeric_limits<double>::infinity();
+  g.intra_bandwidth_Bps = std::numeric_limits<double>::infinity();
+  g.inter_bandwidth_Bps = 0;
+  double inter_min = std::numeric_limits<double>::infinity();
+  for (int j = 0; j < distinct; ++j) {
+    const NodeType& nt = c.node_types[c.nodes[counts[j].node].node_type];
+    if (counts[j].count > 1 || distinct == 1) {
+      g.intra_bandwidth_Bps = std::min(g.intra_bandwidth_Bps, intra_bw(nt));
+      g.intra_latency_s = std::max(g.intra_latency_s, nt.intra.latency_s);
+    }
+  }
+  if (count == 1) {
+    g.bus_bandwidth_Bps = g.intra_bandwidth_Bps;
+    return g;
+  }
+  for (int i = 0; i < count; ++i) {
+    const int a = gpus[i], b = gpus[(i + 1) % count];
+    const int na = c.gpus[a].node, nb = c.gpus[b].node;
+    const HopFigures h = hop(c, a, b, concurrent_per_node, members_in(na), members_in(nb));
+    g.bus_bandwidth_Bps = std::min(g.bus_bandwidth_Bps, h.bandwidth_Bps);
+    g.hop_latency_s = std::max(g.hop_latency_s, h.latency_s);
+    g.host_staged = g.host_staged || h.staged;
+    if (!h.intra) {
+      // Per-member share (one NIC channel each), for the hierarchical algorithm's inter phase.
+      const HopFigures one = hop(c, a, b, concurrent_per_node, 1, 1);
+      inter_min = std::min(inter_min, one.bandwidth_Bps);
+      g.inter_latency_s = std::max(g.inter_latency_s, one.latency_s);
+    }
+  }
+  if (distinct > 1) g.inter_bandwidth_Bps = inter_min;
+  if (!(g.intra_bandwidth_Bps < std::numeric_limits<double>::infinity())) g.intra_bandwidth_Bps = g.bus_bandwidth_Bps;
+  return g;
+}
+
+}  // namespace hetsim::models

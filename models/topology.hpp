@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+// Link figures between GPUs of a Cluster: the single source of bandwidth/latency that the
+// analytic predictor and the SimGrid simulator both use.
+//
+//   GPU ──intra fabric (NVSwitch/NVLink/xGMI/PCIe)── GPU           same node
+//   GPU ──NIC share── zone fabric (fat-tree) ──NIC share── GPU      same zone, other node
+//   GPU ──NIC share── zone ──WAN link── zone ──NIC share── GPU      other zone
+//   AMD <-> NVIDIA without cross_vendor_rdma: device->host (PCIe), network, host->device
+#pragma once
+#include <vector>
+
+#include "cluster.hpp"
+
+namespace hetsim::models {
+
+/// Achieved fraction of a link's nominal one-direction bandwidth for collective/p2p traffic.
+/// NCCL on DGX-A100 NVSwitch reaches ~230-240 GB/s bus bandwidth of 300 GB/s (nccl-tests
+/// all_reduce_perf, NVIDIA DGX A100 user guide / NCCL performance blog 2021) -> 0.78;
+/// InfiniBand HDR 200 Gb/s reaches ~23.5 GB/s of 25 (nccl-tests multi-node) -> 0.94;
+/// PCIe 4.0 x16 ~ 26 of 32 GB/s (cudaMemcpy bandwidthTest) -> 0.80;
+/// TCP Ethernet / WAN ~ 0.85 of line rate (iperf3 typical).
+double link_efficiency(IntraFabricKind kind);
+double link_efficiency(NicKind kind);
+inline constexpr double kWanLinkEfficiency = 0.85;
+/// Setup of one host-staging copy (cudaMemcpyAsync device<->pinned host), ~10 us (CUDA C++ Best
+/// Practices Guide, "Data transfer between host and device"; measured with bandwidthTest).
+inline constexpr double kHostCopySetup_s = 10e-6;
+
+/// Bandwidth and latency of the path between two GPUs, each direction.
+struct PathCost {
+  double bandwidth_Bps = 0;  ///< achieved (efficiency applied) bottleneck bandwidth
+  double latency_s = 0;      ///< sum of hop latencies
+  bool intra_node = false;
+  bool host_staged = false;  ///< cross-vendor path staged through host memory
+};
+
+/// Path between two GPUs when `concurrent_per_node` GPUs of each node send across nodes at
+/// the same time (they share the node's NICs: each gets node_bandwidth / concurrent).
+/// A host-staged AMD<->NVIDIA path adds a device->host and host->device copy over the GPUs'
+/// host links (store-and-forward of the whole message is approximated as a pipeline whose
+/// bottleneck is the slowest of the three hops; its latency adds two PCIe copy setups).
+PathCost path_between(const Cluster& cluster, int gpu_a, int gpu_b, int concurrent_per_node);
+
+/// The α-β figures of a collective group: a ring over `gpus` in the given order.
+/// bus_bandwidth_Bps is the slowest hop's bandwidth as seen by the ring: an intra-node hop
+/// gives the intra fabric; a hop that leaves a node gives the node's NIC share times the
+/// number of group members in that node (NCCL builds one channel per member, each crossing
+/// on a different NIC; Jeaugey, "NCCL 2.0", GTC 2017), never more than the intra fabric.
+struct GroupCost {
+  int size = 1;
+  int nodes = 1;                 ///< distinct nodes spanned
+  int min_per_node = 1;          ///< fewest group members in one node
+  double bus_bandwidth_Bps = 0;  ///< ring bottleneck (achieved)
+  double hop_latency_s = 0;      ///< worst hop latency
+  double intra_bandwidth_Bps = 0;  ///< slowest intra-node fabric among members (achieved)
+  double intra_latency_s = 0;
+  double inter_bandwidth_Bps = 0;  ///< per-member NIC share across nodes (achieved), 0 if one node
+  double inter_latency_s = 0;
+  bool host_staged = false;
+};
+
+/// `concurrent_per_node`: GPUs of a node that take part in groups of this kind at the same
+/// time (all of them for TP/DP groups of a uniform plan); 0 means "all GPUs of the node".
+GroupCost group_cost(const Cluster& cluster, const int* gpus, int count, int concurrent_per_node = 0);
+inline GroupCost group_cost(const Cluster& cluster, const std::vector<int>& gpus, int concurrent_per_node = 0) {
+  return group_cost(cluster, gpus.data(), static_cast<int>(gpus.size()), concurrent_per_node);
+}
+
+}  // namespace hetsim::models

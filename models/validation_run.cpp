@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: Apache-2.0
+// Predicting every row of a validation suite and the suite statistics.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "json_writer.hpp"
+#include "stats.hpp"
+#include "validation_suite.hpp"
+
+namespace hetsim::models {
+
+std::string model_key(const ModelSpec& m) {
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "l%d-h%d-a%d-s%d", m.layers, m.hidden, m.heads, m.seq_len);
+  std::string k = buf;
+  if (m.ffn_hidden != 4 * m.hidden) {
+    std::snprintf(buf, sizeof buf, "-f%d", m.ffn_hidden);
+    k += buf;
+  }
+  if (m.kv_heads != m.heads) {
+    std::snprintf(buf, sizeof buf, "-kv%d", m.kv_heads);
+    k += buf;
+  }
+  return k;
+}
+
+RowResult validate_row(const Suite& suite, const SuiteRow& row, const Catalog& catalog, const PredictFn& engine) {
+  RowResult out;
+  out.id = row.id;
+  out.measured = row.measured;
+  out.model_key = model_key(row.model);
+  const long gpus = static_cast<long>(row.tp) * row.pp * row.dp;
+  const Workload workload = suite_workload(suite, row);
+  const Cluster cluster = suite_cluster(row.system, static_cast<int>(gpus), catalog);
+  std::vector<int> candidates;
+  if (row.micro) {
+    candidates.push_back(*row.micro);
+  } else {
+    // Every micro-batch that divides the per-replica batch, smallest first.
+    const int per_replica = row.training.global_batch / std::max(1, row.dp);
+    for (int b = 1; b <= per_replica; ++b)
+      if (per_replica % b == 0 && row.training.global_batch % (row.dp * b) == 0) candidates.push_back(b);
+    if (candidates.empty()) candidates.push_back(1);
+  }
+  std::optional<Report> best;
+  std::string last_reason, last_status = "invalid";
+  for (const int micro : candidates) {
+    auto plan = suite_plan(row, cluster, workload, micro);
+    if (auto* bad = std::get_if<Infeasible>(&plan)) {
+      last_reason = bad->reason;
+      continue;
+    }
+    Report r = engine(cluster, workload, std::get<Plan>(plan));
+    if (!r.feasible) {
+      last_status = "infeasible";
+      last_reason = r.infeasible_reason;
+      continue;
+    }
+    r.micro_batch = micro;
+    if (!best || r.iteration_time_s < best->iteration_time_s) best = std::move(r);
+  }
+  if (!best) {
+    out.status = last_status;
+    out.reason = last_reason;
+    out.micro = row.micro.value_or(0);
+    return out;
+  }
+  out.micro = best->micro_batch;
+  out.predicted = best->iteration_time_s;
+  out.error = relative_error(best->iteration_time_s, row.measured);
+  return out;
+}
+
+SuiteResult validate_suite(const Suite& suite, const Catalog& catalog, const PredictFn& engine) {
+  SuiteResult res;
+  res.suite = suite.name;
+  res.rows_total = static_cast<int>(suite.rows.size());
+  std::vector<double> pred, meas;
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> by_model;
+  for (const SuiteRow& row : suite.rows) {
+    RowResult r = validate_row(suite, row, catalog, engine);
+    if (r.status != "ok") {
+      ++res.rows_failed;
+    } else {
+      pred.push_back(*r.predicted);
+      meas.push_back(r.measured);
+      auto& g = by_model[r.model_key];
+      g.first.push_back(*r.predicted);
+      g.second.push_back(r.measured);
+    }
+    res.rows.push_back(std::move(r));
+  }
+  res.mape = mape(pred, meas);
+  res.max_error = max_abs_error(pred, meas);
+  res.spearman = spearman(pred, meas);
+  for (const auto& [key, pm] : by_model) res.spearman_by_model[key] = spearman(pm.first, pm.second);
+  return res;
+}
+
+std::optional<double> mean_mape(const std::vector<SuiteResult>& results) {
+  double sum = 0;
+  int n = 0;
+  for (const SuiteResult& r : results)
+    if (r.mape) {
+      sum += *r.mape;
+      ++n;
+    }
+  if (n == 0) return std::nullopt;
+  return sum / n;
+}
+
+namespace {
+
+void optional_value(JsonOut& j, const std::optional<double>& v) {
+  if (v) j.value(*v);
+  else j.null();
+}
+
+}  // namespace
+
+std::string validation_json(const std::vector<SuiteResult>& results) {
+  JsonOut j;
+  j.begin_object();
+  j.key("suites").begin_array();
+  for (const SuiteResult& s : results) {
+    j.begin_object();
+    j.key("suite").value(s.suite);
+    j.key("rows_total").value(s.rows_total);
+    j.key("rows_failed").value(s.rows_failed);
+    j.key("mape");
+    optional_value(j, s.mape);
+    j.key("max_error");
+    optional_value(j, s.max_error);
+    j.key("spearman");
+    optional_value(j, s.spearman);
+    j.key("spearman_by_model").begin_object();
+    for (const auto& [k, v] : s.spearman_by_model) {
+      j.key(k);
+      optional_value(j, v);
+    }
+    j.end_object();
+    j.key("rows").begin_array();
+    for (const RowResult& r : s.rows) {
+      j.begin_object();
+      j.key("id").value(r.id);
+      j.key("measured").value(r.measured);
+      j.key("predicted");
+      optional_value(j, r.predicted);
+      j.key("error");
+      optional_value(j, r.error);
+      j.key("micro").value(r.micro);
+      j.key("status").value(r.status);
+      if (r.status != "ok") j.key("reason").value(r.reason);
+      j.end_object();
+    }
+    j.end_array();
+    j.end_object();
+  }
+  j.end_array();
+  j.key("mape");
+  optional_value(j, mean_mape(results));
+  j.end_object();
+  return j.str();
+}
+
+std::string validation_table(const std::vector<SuiteResult>& results) {
+  std::ostringstream o;
+  auto pct = [](const std::optional<double>& v) {
+    if (!v) return std::string("-");
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f%%", 100 * *v);
+    return std::string(buf);
+  };
+  auto num = [](const std::optional<double>& v) {
+    if (!v) return std::string("-");
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3f", *v);
+    return std::string(buf);
+  };
+  for (const SuiteResult& s : results) {
+    o << s.suite << ": " << s.rows_total << " rows, " << s.rows_failed << " failed, MAPE " << pct(s.mape)
+      << ", max error " << pct(s.max_error) << ", spearman " << num(s.spearman) << '\n';
+    for (const auto& [k, v] : s.spearman_by_model) o << "  spearman " << k << ": " << num(v) << '\n';
+    for (const RowResult& r : s.rows)
+      if (r.status != "ok") o << "  " << r.id << ": " << r.status << ": " << r.reason << '\n';
+  }
+  o << "mean MAPE over suites: " << pct(mean_mape(results)) << '\n';
+  return o.str();
+}
+
+}  // namespace hetsim::models

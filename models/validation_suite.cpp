@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: Apache-2.0
+// Reading ground-truth suites (format version 1) strictly, and turning rows into inputs.
+#include "validation_suite.hpp"
+
+#include <set>
+
+#include "loader_common.hpp"
+#include "yaml_reader.hpp"
+
+namespace hetsim::models {
+
+namespace {
+
+using detail::set_if;
+
+const EnumTable<Recompute>& recompute_table() {
+  static const EnumTable<Recompute> t = {
+      {"none", Recompute::kNone}, {"selective", Recompute::kSelective}, {"full", Recompute::kFull}};
+  return t;
+}
+const EnumTable<Schedule>& schedule_table() {
+  static const EnumTable<Schedule> t = {{"1f1b", Schedule::k1f1b}, {"gpipe", Schedule::kGpipe}};
+  return t;
+}
+const EnumTable<Activation>& activation_table() {
+  static const EnumTable<Activation> t = {{"gelu", Activation::kGelu}, {"swiglu", Activation::kSwiglu}};
+  return t;
+}
+
+constexpr int kMaxDim = 1 << 24;
+
+/// A map node whose entries are `defaults` overlaid by `own` (own keys win); marks are kept
+/// because the nodes themselves are shared, not copied.
+YAML::Node overlay(const std::optional<YAML::Node>& defaults, const std::optional<YAML::Node>& own) {
+  YAML::Node merged(YAML::NodeType::Map);
+  auto has_key = [](const YAML::Node& map, const YAML::Node& key) {
+    for (auto it = map.begin(); it != map.end(); ++it)
+      if (it->first.Scalar() == key.Scalar()) return true;
+    return false;
+  };
+  if (defaults && defaults->IsMap()) {
+    for (auto it = defaults->begin(); it != defaults->end(); ++it)
+      if (!(own && own->IsMap() && has_key(*own, it->first))) merged.force_insert(it->first, it->second);
+  }
+  if (own) {
+    if (!own->IsMap()) return *own;  // let the reader report "expected a map"
+    for (auto it = own->begin(); it != own->end(); ++it) merged.force_insert(it->first, it->second);
+  }
+  return merged;
+}
+
+void read_system(MapReader& m, SuiteSystem& s, const Catalog& catalog) {
+  if (auto gpu = m.get_string("gpu", Need::kRequired)) {
+    if (!catalog.by_name_or_null(*gpu)) {
+      const auto names = catalog.get_names();
+      std::string msg = "unknown GPU '" + *gpu + "'";
+      if (auto near = did_you_mean(*gpu, names)) msg += " (did you mean '" + *near + "'?)";
+      else msg += " (known: " + join_names(names) + ")";
+      m.get_sink().error(m.value_mark_of("gpu"), m.field("gpu"), msg);
+    }
+    s.gpu = *gpu;
+  }
+  set_if(s.gpus_per_node, m.get_int("gpus_per_node", Need::kRequired, 1, 1 << 16));
+  set_if(s.intra_node_Bps, m.get_quantity("intra_node_bandwidth", Need::kRequired, parse_bandwidth,
+                                          "a bandwidth such as \"300GB/s\"", true));
+  set_if(s.inter_node_Bps, m.get_quantity("inter_node_bandwidth", Need::kRequired, parse_bandwidth,
+                                          "a bandwidth such as \"25GB/s\"", true));
+  set_if(s.inter_node_latency_s, m.get_quantity("inter_node_latency", Need::kOptional, parse_time,
+                                                "a time such as \"5us\"", false));
+  m.finish();
+}
+
+void read_model(MapReader& m, ModelSpec& spec) {
+  set_if(spec.layers, m.get_int("layers", Need::kRequired, 1, kMaxDim));
+  set_if(spec.hidden, m.get_int("hidden", Need::kRequired, 1, kMaxDim));
+  set_if(spec.heads, m.get_int("heads", Need::kRequired, 1, kMaxDim));
+  set_if(spec.seq_len, m.get_int("seq_len", Need::kRequired, 1, kMaxDim));
+  set_if(spec.vocab, m.get_int("vocab", Need::kRequired, 1, kMaxDim));
+  const auto ffn = m.get_int("ffn_hidden", Need::kOptional, 1, kMaxDim);
+  const auto kv = m.get_int("kv_heads", Need::kOptional, 1, kMaxDim);
+  set_if(spec.activation, m.get_enum("activation", Need::kOptional, activation_table()));
+  set_if(spec.tied_embeddings, m.get_bool("tied_embeddings", Need::kOptional));
+  spec.ffn_hidden = ffn.value_or(4 * spec.hidden);  // README: default 4*hidden
+  spec.kv_heads = kv.value_or(spec.heads);
+  m.finish();
+  if (spec.heads > 0 && spec.hidden % spec.heads != 0)
+    m.get_sink().error(m.value_mark_of("heads"), m.field("heads"),
+                       "model.hidden (" + std::to_string(spec.hidden) + ") is not divisible by model.heads (" +
+                           std::to_string(spec.heads) + ")");
+  if (spec.kv_heads > 0 && spec.heads % spec.kv_heads != 0)
+    m.get_sink().error(m.value_mark_of("kv_heads"), m.field("kv_heads"),
+                       "model.heads is not divisible by model.kv_heads (expected kv_heads to divide heads)");
+}
+
+void read_training(MapReader& m, SuiteRow& row) {
+  set_if(row.training.dtype, m.get_enum("dtype", Need::kRequired, detail::dtype_table()));
+  set_if(row.recompute, m.get_enum("recompute", Need::kRequired, recompute_table()));
+  set_if(row.schedule, m.get_enum("schedule", Need::kRequired, schedule_table()));
+  set_if(row.training.flash_attention, m.get_bool("flash_attention", Need::kOptional));
+  m.finish();
+}
+
+void read_parallel(MapReader& m, SuiteRow& row) {
+  set_if(row.tp, m.get_int("tp", Need::kRequired, 1, 1 << 20));
+  set_if(row.pp, m.get_int("pp", Need::kRequired, 1, 1 << 20));
+  set_if(row.dp, m.get_int("dp", Need::kRequired, 1, 1 << 20));
+  set_if(row.interleave, m.get_int("interleave", Need::kOptional, 1, 1 << 10));
+  set_if(row.sequence_parallel, m.get_bool("sequence_parallel", Need::kOptional));
+  set_if(row.zero, m.get_int("zero", Need::kOptional, 0, 3));
+  m.finish();
+}
+
+void read_batch(MapReader& m, SuiteRow& row) {
+  set_if(row.training.global_batch, m.get_int("global", Need::kRequired, 1, 1 << 24));
+  if (auto micro = m.get_int("micro", Need::kOptional, 1, 1 << 24)) row.micro = *micro;
+  m.finish();
+}
+
+/// Copies the diagnostics of a row's private sink into the file's sink, once each (errors in
+/// `defaults` would otherwise repeat on every row).
+void merge_unique(const DiagnosticSink& from, DiagnosticSink& into, std::set<std::string>& seen) {
+  for (const Diagnostic& d : from.get_diagnostics()) {
+    if (!seen.insert(d.to_string()).second) continue;
+    YAML::Mark mark = YAML::Mark::null_mark();
+    if (d.line > 0) {
+      mark = YAML::Mark();
+      mark.line = d.line - 1;
+      mark.column = d.col - 1;
+    }
+    into.error(mark, d.field, d.message);
+  }
+}
+
+}  // namespace
+
+Suite parse_suite(std::string_view text, const Catalog& catalog, const std::string& name) {
+  DiagnosticSink sink(name);
+  Suite suite;
+  suite.file = name;
+  const auto doc = parse_yaml_document(text, sink);
+  if (doc) {
+    MapReader root(*doc, "", sink, YAML::Mark());
+    set_if(suite.name, root.get_string("suite", Need::kRequired));
+    set_if(suite.source, root.get_string("source", Need::kRequired));
+    set_if(suite.format, root.get_int("format", Need::kOptional, 1, 2));
+    if (suite.format != 1)
+      sink.error(root.value_mark_of("format"), "format",
+                 "format " + std::to_string(suite.format) + " is not supported yet (expected 1)");
+    if (auto metric = root.get_string("metric", Need::kRequired)) {
+      if (*metric != "iteration_time_s")
+        sink.error(root.value_mark_of("metric"), "metric", "unknown metric '" + *metric + "' (expected iteration_time_s)");
+      suite.metric = *metric;
+    }
+    SuiteSystem system;
+    if (auto s = root.get_map("system", Need::kRequired)) read_system(*s, system, catalog);
+    std::optional<YAML::Node> default_model, default_training;
+    if (auto d = root.get_map("defaults", Need::kOptional)) {
+      default_model = d->get_node("model", Need::kOptional);
+      default_training = d->get_node("training", Need::kOptional);
+      d->finish();
+    }
+    std::set<std::string> seen, ids;
+    if (auto rows = root.get_list("rows", Need::kRequired, 1)) {
+      for (std::size_t i = 0; i < rows->size(); ++i) {
+        const YAML::Node& node = (*rows)[i];
+        DiagnosticSink row_sink(name);
+        SuiteRow row;
+        row.system = system;
+        row.line = node.Mark().line + 1;
+        MapReader r(node, index_path("rows", i), row_sink, node.Mark());
+        set_if(row.id, r.get_string("id", Need::kRequired));
+        if (!row.id.empty() && !ids.insert(row.id).second)
+          row_sink.error(r.value_mark_of("id"), r.field("id"), "duplicate id '" + row.id + "' (expected unique ids)");
+        if (auto s = r.get_map("system", Need::kOptional)) read_system(*s, row.system, catalog);
+        {
+          MapReader m(overlay(default_model, r.get_node("model", Need::kOptional)), r.field("model"), row_sink,
+                      r.key_mark("model").is_null() ? node.Mark() : r.key_mark("model"));
+          read_model(m, row.model);
+        }
+        {
+          MapReader t(overlay(default_training, r.get_node("training", Need::kOptional)), r.field("training"),
+                      row_sink, r.key_mark("training").is_null() ? node.Mark() : r.key_mark("training"));
+          read_training(t, row);
+        }
+        if (auto p = r.get_map("parallel", Need::kRequired)) read_parallel(*p, row);
+        if (auto b = r.get_map("batch", Need::kRequired)) read_batch(*b, row);
+        set_if(row.measured, r.get_number("measured", Need::kRequired, 0, 1e12, true));
+        set_if(row.note, r.get_string("note", Need::kOptional));
+        r.finish();
+        merge_unique(row_sink, sink, seen);
+        suite.rows.push_back(std::move(row));
+      }
+    }
+    root.finish();
+  }
+  sink.throw_if_any();
+  return suite;
+}
+
+Suite load_suite(const std::string& path, const Catalog& catalog) {
+  DiagnosticSink sink(path);
+  const auto text = read_input_text(path, sink);
+  sink.throw_if_any();
+  return parse_suite(*text, catalog, path);
+}
+
+Cluster suite_cluster(const SuiteSystem& system, int gpus, const Catalog& catalog) {
+  Cluster c;
+  c.name = "suite";
+  NodeType nt;
+  nt.name = "node";
+  nt.gpu = catalog.by_name(system.gpu);
+  nt.gpus_per_node = system.gpus_per_node;
+  nt.intra.kind = nt.gpu.vendor == Vendor::kAmd ? IntraFabricKind::kXgmi : IntraFabricKind::kNvswitch;
+  nt.intra.bandwidth_Bps = system.intra_node_Bps;
+  // NVLink/NVSwitch one-way small-message latency ~2 us (NVIDIA NVSwitch technical overview 2020).
+  nt.intra.latency_s = 2e-6;
+  nt.nics.count = system.gpus_per_node;  // the suite gives the per-GPU share of the node's NICs
+  nt.nics.bandwidth_Bps = system.inter_node_Bps;
+  nt.nics.kind = NicKind::kInfiniband;
+  nt.host_link_Bps = 32e9;  // PCIe 4.0 x16 (PCI-SIG), only used by host-staged paths
+  c.node_types.push_back(nt);
+  Zone z;
+  z.name = "suite";
+  z.fabric.kind = ZoneFabricKind::kFatTree;
+  z.fabric.latency_s = system.inter_node_latency_s;
+  z.groups.push_back({0, (gpus + system.gpus_per_node - 1) / system.gpus_per_node});
+  c.zones.push_back(z);
+  c.finalize();
+  return c;
+}
+
+Workload suite_workload(const Suite& suite, const SuiteRow& row) {
+  Workload w;
+  w.name = suite.name + "/" + row.id;
+  w.model = row.model;
+  w.training = row.training;
+  return w;
+}
+
+std::variant<Plan, Infeasible> suite_plan(const SuiteRow& row, const Cluster& cluster, const Workload& workload,
+                                          int micro) {
+  UniformPlanOptions o;
+  o.micro_batch = micro;
+  o.schedule = row.interleave > 1 ? Schedule::kInterleaved : row.schedule;
+  o.interleave = row.interleave;
+  o.recompute = row.recompute;
+  o.sequence_parallel = row.sequence_parallel;
+  o.zero = row.zero;
+  return make_uniform_plan(cluster, workload, row.tp, row.pp, row.dp, o);
+}
+
+}  // namespace hetsim::models

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: Apache-2.0
+// Ground-truth validation suites (../shared/validation/README.md, format version 1): reading
+// them strictly, turning each row into the project's own Cluster, Workload and Plan, predicting
+// every row with an engine, and the per-suite statistics of DESIGN.md "Ground-truth validation".
+// Version 2 (heterogeneous systems, explicit plans) adds a row form that builds its Plan from
+// `plan:`; the conversion functions below are where it plugs in.
+#pragma once
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "catalog.hpp"
+#include "cluster.hpp"
+#include "plan.hpp"
+#include "report.hpp"
+#include "workload.hpp"
+
+namespace hetsim::models {
+
+/// Homogeneous hardware of a version-1 suite (or of one row that overrides it).
+struct SuiteSystem {
+  std::string gpu;                    ///< catalog name
+  int gpus_per_node = 8;
+  double intra_node_Bps = 0;          ///< per GPU, one direction
+  double inter_node_Bps = 0;          ///< per GPU share of the node's NICs, one direction
+  double inter_node_latency_s = 5e-6; ///< default: one InfiniBand switch hop + NIC (~1-5 us, Mellanox HDR datasheets)
+};
+
+struct SuiteRow {
+  std::string id;
+  int line = 0;                       ///< 1-based line of the row in the file
+  SuiteSystem system;
+  ModelSpec model;
+  TrainingSpec training;              ///< global_batch, dtype, flash_attention
+  Recompute recompute = Recompute::kFull;
+  Schedule schedule = Schedule::k1f1b;
+  int tp = 1, pp = 1, dp = 1, interleave = 1, zero = 0;
+  bool sequence_parallel = false;
+  std::optional<int> micro;           ///< omitted: the fastest feasible one is chosen
+  double measured = 0;
+  std::string note;
+};
+
+struct Suite {
+  std::string file;
+  std::string name;
+  std::string source;
+  std::string metric = "iteration_time_s";
+  int format = 1;
+  std::vector<SuiteRow> rows;
+};
+
+/// Reads a suite strictly: unknown keys (with did-you-mean), missing keys, wrong types, bare
+/// numbers where a unit is required, unknown GPU names, duplicate ids. Throws ConfigError with
+/// every problem of the file.
+Suite load_suite(const std::string& path, const Catalog& catalog);
+Suite parse_suite(std::string_view text, const Catalog& catalog, const std::string& name = "<string>");
+
+/// The cluster of a row: ceil(gpus / gpus_per_node) nodes of one type in one zone; each node
+/// has one NIC per GPU carrying the per-GPU inter-node bandwidth (the suite's definition).
+Cluster suite_cluster(const SuiteSystem& system, int gpus, const Catalog& catalog);
+Workload suite_workload(const Suite& suite, const SuiteRow& row);
+/// The Megatron (tp, pp, dp) plan of a row with micro-batch `micro`.
+std::variant<Plan, Infeasible> suite_plan(const SuiteRow& row, const Cluster& cluster, const Workload& workload,
+                                          int micro);
+
+/// An engine: analytic predict(), the simulator, ...
+using PredictFn = std::function<Report(const Cluster&, const Workload&, const Plan&)>;
+
+struct RowResult {
+  std::string id;
+  double measured = 0;
+  std::optional<double> predicted, error;  ///< error = (predicted - measured) / measured
+  int micro = 0;                           ///< the micro-batch used (chosen when the row omits it)
+  std::string status = "ok";               ///< ok | infeasible | invalid | error
+  std::string reason;
+  std::string model_key;                   ///< e.g. "l30-h3072-a32-s2048"
+};
+
+struct SuiteResult {
+  std::string suite;
+  int rows_total = 0, rows_failed = 0;
+  std::optional<double> mape, max_error, spearman;
+  std::map<std::string, std::optional<double>> spearman_by_model;
+  std::vector<RowResult> rows;
+};
+
+/// "l<layers>-h<hidden>-a<heads>-s<seq_len>" (plus -f<ffn>/-kv<kv> when not the defaults).
+std::string model_key(const ModelSpec& m);
+
+RowResult validate_row(const Suite& suite, const SuiteRow& row, const Catalog& catalog, const PredictFn& engine);
+SuiteResult validate_suite(const Suite& suite, const Catalog& catalog, const PredictFn& engine);
+/// Mean of the suites' mape (each suite weighs the same); nullopt when none has one.
+std::optional<double> mean_mape(const std::vector<SuiteResult>& results);
+/// The JSON document of DESIGN.md ("suites": [...], "mape").
+std::string validation_json(const std::vector<SuiteResult>& results);
+/// A short table per suite for people.
+std::string validation_table(const std::vector<SuiteResult>& results);
+
+}  // namespace hetsim::models
