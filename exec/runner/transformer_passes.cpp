@@ -33,7 +33,7 @@ void RankRunner::forward(int micro_batch, int chunk) {
     const int src_stage = layout_.stage_of_model_chunk(cp.model_chunk - 1);
     OpTimer timer(*this, "forward", "recv_activation", OpClass::kPpComm, micro_batch, chunk,
                   bytes_shape(acts->input.size()));
-    comm_.recv(acts->input.get(), acts->input.size(), layout_.p2p_source(place_.replica, src_stage, place_.tp_rank),
+    device_recv(acts->input.get(), acts->input.size(), layout_.p2p_source(place_.replica, src_stage, place_.tp_rank),
                RankLayout::activation_tag(cp.model_chunk));
   }
   run_chunk_forward(*acts, micro_batch, chunk, true);
@@ -44,7 +44,7 @@ void RankRunner::forward(int micro_batch, int chunk) {
     OpTimer timer(*this, "forward", "send_activation", OpClass::kPpComm, micro_batch, chunk,
                   bytes_shape(acts->input.size()));
     for (int dst : layout_.p2p_destinations(place_.replica, place_.stage, place_.tp_rank, dst_stage)) {
-      comm_.send(acts->output(), acts->input.size(), dst, RankLayout::activation_tag(cp.model_chunk + 1));
+      device_send(acts->output(), acts->input.size(), dst, RankLayout::activation_tag(cp.model_chunk + 1));
     }
   }
   // Full recompute (Chen et al. 2016; Korthikanti et al. 2022): keep only the chunk input.
@@ -77,7 +77,7 @@ void RankRunner::backward(int micro_batch, int chunk) {
   } else {
     const int src_stage = layout_.stage_of_model_chunk(cp.model_chunk + 1);
     OpTimer timer(*this, "backward", "recv_gradient", OpClass::kPpComm, micro_batch, chunk, bytes_shape(n));
-    comm_.recv(dout.get(), n, layout_.p2p_source(place_.replica, src_stage, place_.tp_rank),
+    device_recv(dout.get(), n, layout_.p2p_source(place_.replica, src_stage, place_.tp_rank),
                RankLayout::gradient_tag(cp.model_chunk));
   }
   for (int l = cp.layers - 1; l >= 0; --l) {
@@ -94,7 +94,7 @@ void RankRunner::backward(int micro_batch, int chunk) {
     const int dst_stage = layout_.stage_of_model_chunk(cp.model_chunk - 1);
     OpTimer timer(*this, "backward", "send_gradient", OpClass::kPpComm, micro_batch, chunk, bytes_shape(n));
     for (int dst : layout_.p2p_destinations(place_.replica, place_.stage, place_.tp_rank, dst_stage)) {
-      comm_.send(dout.get(), n, dst, RankLayout::gradient_tag(cp.model_chunk - 1));
+      device_send(dout.get(), n, dst, RankLayout::gradient_tag(cp.model_chunk - 1));
     }
   }
   delete it->second;
