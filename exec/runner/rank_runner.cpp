@@ -21,6 +21,11 @@ RankRunner::RankRunner(const RankLayout& layout, const models::Workload& workloa
   if (model_.kv_heads <= 0) model_.kv_heads = model_.heads;
   if (model_.ffn_hidden <= 0) model_.ffn_hidden = 4 * model_.hidden;
   place_ = layout_.place(rank_);
+  if (sequence_parallel(place_.stage) && (plan_.micro_batch * model_.seq_len) % place_.tp != 0) {
+    throw std::invalid_argument("sequence parallelism needs micro_batch * seq_len (" +
+                                std::to_string(plan_.micro_batch * model_.seq_len) + ") divisible by tp (" +
+                                std::to_string(place_.tp) + ")");
+  }
   params_ = rank_parameters(layout_, model_, rank_);
   for (const auto& p : params_.params) {
     if (p.canonical) by_name_[p.name] = &p;
@@ -126,6 +131,7 @@ StepResult RankRunner::step() {
     if (a.kind == Action::Kind::kForward) forward(a.micro_batch, a.chunk);
     else backward(a.micro_batch, a.chunk);
   }
+  sync_sequence_parallel_norms();
   sync_tied_embedding();
   if (options_.capture_gradients) captured_grads_ = backend_.to_host(grads_.get(), params_.total);
   sync_gradients_and_update();
@@ -146,6 +152,17 @@ void RankRunner::tp_all_reduce(float* buf, std::size_t count, int micro_batch, i
   if (place_.tp == 1) return;
   OpTimer t(*this, phase, "tp_all_reduce", OpClass::kTpComm, micro_batch, chunk, bytes_shape(count));
   device_all_reduce(buf, count, layout_.tp_group(place_.replica, place_.stage));
+}
+
+// With sequence parallelism each TP rank saw only its rows in the LayerNorms, so their
+// gradients are partial sums over the TP group (Korthikanti et al. 2022, section 4.2.2).
+void RankRunner::sync_sequence_parallel_norms() {
+  if (!sequence_parallel(place_.stage)) return;
+  for (const auto& p : params_.params) {
+    if (p.name.find("ln") == std::string::npos || p.rows != 1) continue;  // ln1/ln2/final.ln gamma and beta
+    OpTimer t(*this, "grad_sync", "tp_norm_all_reduce", OpClass::kTpComm, -1, -1, bytes_shape(p.count()));
+    device_all_reduce(grads_.get() + p.offset, p.count(), layout_.tp_group(place_.replica, place_.stage));
+  }
 }
 
 // Tied word embedding on two stages: both copies get the sum of both gradients (Megatron-LM's
