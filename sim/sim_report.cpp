@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
@@ -196,6 +197,7 @@ models::Report simulate_report_in_child(const models::Cluster& cluster, const mo
                                         const models::Plan& plan, const SimOptions& options) {
   int fds[2];
   if (pipe(fds) != 0) throw std::runtime_error(std::string("simulator: pipe: ") + std::strerror(errno));
+  std::fflush(nullptr);  // the child must not write the parent's buffered output again
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(std::string("simulator: fork: ") + std::strerror(errno));
   if (pid == 0) {
