@@ -8,8 +8,9 @@
 
 namespace hetsim::sim {
 
-/// The trace as JSON (Trace Event Format, "X" complete events in microseconds, with
-/// process/thread name metadata). Deterministic: same result, same bytes.
+/// The trace as JSON (Trace Event Format: "X" complete events on GPU tracks, "C" counters of
+/// the busy fraction per link in 1000 bins of the step, process/thread name metadata; times in
+/// microseconds). Deterministic: same result, same bytes.
 std::string chrome_trace_json(const SimResult& result);
 
 /// Writes chrome_trace_json() to `path` atomically (temp file + rename). Throws std::runtime_error.
