@@ -2,6 +2,8 @@
 // Strict YAML reading: safe parsing, typed getters, unknown/missing key reporting.
 #include "yaml_reader.hpp"
 
+#include <yaml-cpp/depthguard.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -201,6 +203,9 @@ std::optional<YAML::Node> parse_yaml_document(std::string_view text, DiagnosticS
   std::vector<YAML::Node> docs;
   try {
     docs = YAML::LoadAll(std::string(text));
+  } catch (const YAML::DeepRecursion& e) {
+    sink.error(e.mark, "", "nesting too deep (expected a configuration map of a few levels)");
+    return std::nullopt;
   } catch (const YAML::Exception& e) {
     // A tab in indentation is the most common cause and yaml-cpp's message does not say so.
     if (const auto tab = first_indent_tab(text, e.mark.line >= 0 ? e.mark.line : INT_MAX)) {
@@ -501,7 +506,9 @@ std::optional<MapReader> MapReader::get_map(std::string_view key, Need need) {
 }
 
 std::optional<std::vector<YAML::Node>> MapReader::get_list(std::string_view key, Need need, size_t min_size) {
-  const std::string expected = min_size > 0 ? "a list of at least " + std::to_string(min_size) : std::string("a list");
+  const std::string expected = min_size == 0   ? std::string("a list")
+                               : min_size == 1 ? std::string("a non-empty list")
+                                               : "a list of at least " + std::to_string(min_size) + " entries";
   const Item* item = lookup(key, need, expected);
   if (item == nullptr) return std::nullopt;
   const YAML::Mark at = value_mark(item->value, item->key_mark);
@@ -520,8 +527,9 @@ std::optional<std::vector<YAML::Node>> MapReader::get_list(std::string_view key,
 
 std::optional<std::vector<MapReader::Entry>> MapReader::get_entries(std::string_view key, Need need,
                                                                     size_t min_size) {
-  const std::string expected =
-      min_size > 0 ? "a map of at least " + std::to_string(min_size) + " named entries" : std::string("a map of named entries");
+  const std::string expected = min_size == 0   ? std::string("a map of named entries")
+                               : min_size == 1 ? std::string("a non-empty map of named entries")
+                                               : "a map of at least " + std::to_string(min_size) + " named entries";
   const Item* item = lookup(key, need, expected);
   if (item == nullptr) return std::nullopt;
   const YAML::Mark at = value_mark(item->value, item->key_mark);
