@@ -243,7 +243,7 @@ void ShapeSearch::search_tp(const Knobs& knobs, const std::vector<int>& pool_nod
       for (size_t i = 0; i < pick.size(); ++i) {
         s.kinds.push_back(kind_of({KindBlock{active[i], pick[i]->pp}}, pick[i]->copies, pick[i]->part));
       }
-      if (finish(s)) sink(s);
+      if (finish(s, bound())) sink(s);
     };
     if (!opts.empty() && uniform) {
       for (const PoolOption& first : opts[0]) {
@@ -320,16 +320,16 @@ void ShapeSearch::search_tp(const Knobs& knobs, const std::vector<int>& pool_nod
         }
         Shape s = base;
         s.kinds.push_back(kind_of(blocks, d, part));
-        if (mixed_rate * tokens_per_mb >= bound() && finish(s)) sink(s);
+        if (mixed_rate * tokens_per_mb >= bound() && finish(s, bound())) sink(s);
         if (rest.empty()) continue;
         for (const auto& [p, o] : rest) s.kinds.push_back(kind_of({KindBlock{p, o->pp}}, o->copies, o->part));
-        if (finish(s)) sink(s);
+        if (finish(s, bound())) sink(s);
       } while (std::next_permutation(order.begin(), order.end()));
     }
   }
 }
 
-bool ShapeSearch::finish(Shape& s) {
+bool ShapeSearch::finish(Shape& s, double bound) {
   ++evaluated;
   const int v = s.knobs.interleave;
   std::vector<ReplicaTiming> timings;
@@ -347,6 +347,10 @@ bool ShapeSearch::finish(Shape& s) {
   for (size_t r = 0; r < timings.size(); ++r) {
     const double t = replica_time_s(timings[r], s.micro_batches[r], v);
     if (t > slowest) slowest = t, slowest_replica = static_cast<int>(r);
+  }
+  if (tokens_per_step(workload_) / slowest < bound) {  // the gradient sync can only add time
+    ++pruned;
+    return false;
   }
   // Stages of every replica with the GPUs materialize() gives them (for the gradient sync).
   std::vector<int> cursor(pools_.size(), 0);

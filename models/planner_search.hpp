@@ -88,8 +88,9 @@ class ShapeSearch {
                                               bool uniform);
   PartitionResult partition_kind(const std::vector<KindBlock>& blocks, const std::vector<int>& tp,
                                  const Knobs& knobs, int copies, int replicas, bool uniform);
-  /// Balances micro-batches, adds the gradient sync, fills step/tokens/price; false if infeasible.
-  bool finish(Shape& shape);
+  /// Balances micro-batches, adds the gradient sync, fills step/tokens/price; false if infeasible
+  /// or if it cannot reach `bound` tokens/s.
+  bool finish(Shape& shape, double bound);
   int unit_gpu(int pool, int tp, int unit) const;
   double upper_bound_tokens_per_s(const Knobs& knobs, const std::vector<int>& pool_nodes,
                                   const std::vector<int>& tp);
