@@ -423,6 +423,11 @@ Plan ShapeSearch::materialize(const Shape& s) const {
     }
   }
   if (plan.dp() == 1) plan.zero = 0;  // nothing to shard over
+  bool any_tp = false;
+  for (const Replica& r : plan.replicas) {
+    for (const Stage& st : r.stages) any_tp = any_tp || st.tp() > 1;
+  }
+  plan.sequence_parallel = plan.sequence_parallel && any_tp;  // SP splits over TP ranks only
   plan.name = "planned";
   return plan;
 }
