@@ -193,16 +193,18 @@ void emit_head_forward(const LayerShape& s, const DeviceRates& d, OpSink& sink) 
   memory_op(sink, "ln_final", d, 2.0 * sp_tokens(s) * h * e);
   tp_gather(sink, "tp_ag_head", s);
   gemm(sink, "lm_head", d, s, T, v, h);
-  // Vocab-parallel cross-entropy in fp32: cast, max, exp-sum, log-prob, target gather: about
-  // six passes over T*V/t fp32 logits, plus three small all-reduces (Megatron-LM cross_entropy.py).
-  memory_op(sink, "cross_entropy", d, T * v * (e + 4.0 + 5.0 * 4.0), 8);
+  // Vocab-parallel cross-entropy, unfused, in fp32 (Megatron-LM cross_entropy.py): the cast of
+  // the logits (read e, write 4) then max, subtract, exp, sum, log/normalise, each reading and
+  // writing T*V/t fp32 values (8 bytes): e + 4 + 5 * 8 bytes per logit; three small all-reduces.
+  memory_op(sink, "cross_entropy", d, T * v * (e + 4.0 + 5.0 * 8.0), 8);
   if (s.tp > 1) sink.collective(OpKind::kTpAllReduce, "tp_cross_entropy", 3.0 * T * 4.0);
 }
 
 void emit_head_backward(const LayerShape& s, const DeviceRates& d, OpSink& sink) {
   const double T = s.tokens(), h = s.hidden, e = s.act_bytes;
   const double v = s.vocab / s.tp;
-  memory_op(sink, "cross_entropy_bwd", d, T * v * (4.0 + 4.0 + e), 3);
+  // softmax - one-hot, scale by the loss gradient, cast back: ~5 fp32 read+write passes + cast.
+  memory_op(sink, "cross_entropy_bwd", d, T * v * (5.0 * 8.0 + 4.0 + e), 5);
   gemm_backward(sink, "lm_head_bwd", d, s, T, v, h);
   tp_reduce(sink, "tp_head_bwd", s);
   memory_op(sink, "ln_final_bwd", d, 3.0 * sp_tokens(s) * h * e, 2);

@@ -36,7 +36,7 @@ class PassSink : public OpSink {
                                                                  : CollectiveKind::kAllReduce;
     const double t = collective_time(ck, size_bytes, tp_group_);
     cost.tp_comm_s += t;
-    cost.host_s += kFrameworkOpHost_s;
+    cost.host_s += kFrameworkOpHost_s + (tp_group_.size - 1) * kCollectiveHostSyncPerRank_s;
     if (ops_) {
       Op op;
       op.kind = kind;
