@@ -234,7 +234,7 @@ void write_table(const PlanVerbOptions& o, const models::PlannerResult& r, const
       continue;
     }
     std::cout << ": " << fmt("%.0f", b->best.report.tokens_per_s) << " tokens/s";
-    if (!r.top.empty()) std::cout << fmt(", best plan is %.2fx", r.top[0].report.tokens_per_s / b->best.report.tokens_per_s);
+    if (!r.top.empty()) std::cout << fmt(", best plan has %.2fx its tokens/s", r.top[0].report.tokens_per_s / b->best.report.tokens_per_s);
     std::cout << "  " << b->best.shape << "\n";
   }
   std::cout << fmt("search: %.3f s, ", r.search_time_s) << r.plans_evaluated << " plans evaluated, " << r.plans_pruned

@@ -121,12 +121,20 @@ std::string knob_summary(const Plan& p) {
   return s;
 }
 
-RankedPlan rank(const Cluster& cluster, const Workload& workload, const Candidate& c) {
+RankedPlan rank(const Cluster& cluster, const Workload& workload, const Candidate& c, bool spot) {
   RankedPlan r;
   r.plan = c.plan;
   r.shape = c.shape + " (" + knob_summary(c.plan) + ")";
   r.estimated_tokens_per_s = c.estimated_tokens_per_s;
   r.report = predict(cluster, workload, c.plan);
+  if (spot && r.report.tokens_per_s > 0) {  // the predictor prices on-demand; --spot asks for spot prices
+    std::vector<int> gpus;
+    for (const Replica& rep : c.plan.replicas) {
+      for (const Stage& st : rep.stages) gpus.insert(gpus.end(), st.gpus.begin(), st.gpus.end());
+    }
+    r.report.cost_per_hour = planner::nodes_price_per_hour(cluster, gpus, true);
+    r.report.cost_per_million_tokens = r.report.cost_per_hour / (r.report.tokens_per_s * 3600.0) * 1e6;
+  }
   r.memory_headroom_bytes = std::numeric_limits<double>::infinity();
   r.memory_headroom_fraction = 1;
   for (const StageReport& s : r.report.stages) {
@@ -259,8 +267,9 @@ PlannerResult plan_training(const Cluster& cluster, const Workload& workload, co
           if (fast_only) fastest.offer(s);
         },
         [&] {
-          if (obj == PlanObjective::kCost) return kNegInf;
-          return fast_only ? std::min(best.threshold(), fastest.threshold()) : best.threshold();
+          if (!fast_only) return best.threshold();
+          // The fastest-type collector ranks by tokens/s: only a tokens/s bound serves both.
+          return obj == PlanObjective::kCost ? kNegInf : std::min(best.threshold(), fastest.threshold());
         });
   }
   // Baselines. (b) on the fastest type's pools when the allotments above did not cover them.
@@ -294,7 +303,7 @@ PlannerResult plan_training(const Cluster& cluster, const Workload& workload, co
   const auto predict_all = [&](const std::vector<Candidate>& cands) {
     std::vector<RankedPlan> out;
     for (const Candidate& c : cands) {
-      RankedPlan r = rank(cluster, workload, c);
+      RankedPlan r = rank(cluster, workload, c, options.spot);
       ++result.plans_predicted;
       if (r.report.feasible) out.push_back(std::move(r));
       else if (std::getenv("HETSIM_PLANNER_DEBUG")) std::fprintf(stderr, "infeasible %s: %s\n", c.shape.c_str(), r.report.infeasible_reason.c_str());
