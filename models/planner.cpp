@@ -135,12 +135,16 @@ RankedPlan rank(const Cluster& cluster, const Workload& workload, const Candidat
     r.report.cost_per_hour = planner::nodes_price_per_hour(cluster, gpus, true);
     r.report.cost_per_million_tokens = r.report.cost_per_hour / (r.report.tokens_per_s * 3600.0) * 1e6;
   }
+  // Headroom of the tightest stage (smallest free fraction of its GPU's memory).
   r.memory_headroom_bytes = std::numeric_limits<double>::infinity();
   r.memory_headroom_fraction = 1;
   for (const StageReport& s : r.report.stages) {
     if (s.memory_capacity_bytes <= 0) continue;
-    r.memory_headroom_bytes = std::min(r.memory_headroom_bytes, s.memory_capacity_bytes - s.memory_bytes);
-    r.memory_headroom_fraction = std::min(r.memory_headroom_fraction, 1.0 - s.memory_bytes / s.memory_capacity_bytes);
+    const double fraction = 1.0 - s.memory_bytes / s.memory_capacity_bytes;
+    if (fraction < r.memory_headroom_fraction || !std::isfinite(r.memory_headroom_bytes)) {
+      r.memory_headroom_fraction = fraction;
+      r.memory_headroom_bytes = s.memory_capacity_bytes - s.memory_bytes;
+    }
   }
   if (!std::isfinite(r.memory_headroom_bytes)) r.memory_headroom_bytes = 0;
   if (r.memory_headroom_bytes < 0) {  // never hand out a plan the predictor says does not fit
