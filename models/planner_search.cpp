@@ -16,6 +16,11 @@
 
 namespace hetsim::models::planner {
 
+namespace {
+constexpr size_t kExactCombinations = 256;  // per-pool depth combinations tried exhaustively
+constexpr size_t kTopDepthsPerPool = 3;     // otherwise: the best depths of each pool
+}  // namespace
+
 void ShapeCollector::offer(const Shape& shape) {
   const double s = score_(shape);
   if (!std::isfinite(s)) return;
@@ -254,12 +259,17 @@ void ShapeSearch::search_tp(const Knobs& knobs, const std::vector<int>& pool_nod
     std::vector<std::vector<PoolOption>> opts;
     for (int p : active) {
       auto o = pool_options(p, tp[p], units[p], knobs, std::max(1, total_units / std::max(1, units[p])), uniform);
-      if (!uniform && o.size() > 3) o.resize(3);
       if (o.empty()) {
         opts.clear();
         break;
       }
       opts.push_back(std::move(o));
+    }
+    // Exact where the product of depths is small; else each pool's best few steady-state rates.
+    size_t combinations = 1;
+    for (const auto& o : opts) combinations *= o.size();
+    if (!uniform && combinations > kExactCombinations) {
+      for (auto& o : opts) o.resize(std::min<size_t>(o.size(), kTopDepthsPerPool));
     }
     const auto emit = [&](const std::vector<const PoolOption*>& pick) {
       Shape s = base;
