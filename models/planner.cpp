@@ -213,8 +213,9 @@ std::vector<Candidate> megatron_candidates(const Cluster& cluster, const Workloa
 
 }  // namespace
 
-PlannerResult plan_training(const Cluster& cluster, const Workload& workload, const PlannerOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
+namespace {
+
+PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const PlannerOptions& options) {
   PlannerResult result;
   result.objective = options.objective;
   result.uniform.name = "uniform";
@@ -357,6 +358,28 @@ PlannerResult plan_training(const Cluster& cluster, const Workload& workload, co
   }
   result.plans_evaluated = search.evaluated + evaluated + result.plans_predicted + costs.get_probe_count();
   result.plans_pruned = search.pruned + pruned;
+  return result;
+}
+
+}  // namespace
+
+PlannerResult plan_training(const Cluster& cluster, const Workload& workload, const PlannerOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  PlannerResult result = plan_once(cluster, workload, options);
+  // The estimator's memory is fitted, the predictor's exact: when every shape the estimator
+  // liked turned out not to fit, search again with a safety margin before giving up.
+  PlannerOptions retry = options;
+  long evaluated = result.plans_evaluated, pruned = result.plans_pruned, predicted = result.plans_predicted;
+  for (int attempt = 0; attempt < 2 && result.top.empty() && result.plans_predicted > 0; ++attempt) {
+    retry.memory_fraction *= 0.9;
+    result = plan_once(cluster, workload, retry);
+    evaluated += result.plans_evaluated;
+    pruned += result.plans_pruned;
+    predicted += result.plans_predicted;
+  }
+  result.plans_evaluated = evaluated;
+  result.plans_pruned = pruned;
+  result.plans_predicted = predicted;
   result.search_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
