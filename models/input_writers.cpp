@@ -3,6 +3,7 @@
 #include "input_writers.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -13,18 +14,19 @@ namespace hetsim::models {
 
 namespace {
 
-/// A value with its unit and enough digits to read back the same double ("1.25GB/s").
-std::string with_unit(double v, double scale, const char* unit) {
+/// Shortest of %.15g / %.17g that reads back as the same double ("1.25", not "1.2500000000000002").
+std::string exact(double v) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "\"%.17g%s\"", v / scale, unit);
+  std::snprintf(buf, sizeof buf, "%.15g", v);
+  if (std::strtod(buf, nullptr) != v) std::snprintf(buf, sizeof buf, "%.17g", v);
   return buf;
 }
+/// A value with its unit ("\"1.25GB/s\"").
+std::string with_unit(double v, double scale, const char* unit) { return "\"" + exact(v / scale) + unit + "\""; }
 std::string bandwidth(double Bps) { return with_unit(Bps, 1e9, "GB/s"); }
 std::string duration(double s) { return with_unit(s, 1e-6, "us"); }
 std::string price_per_hour(double dollars) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "\"$%.17g/h\"", dollars);
-  return buf;
+  return "\"$" + exact(dollars) + "/h\"";
 }
 
 void header(std::ostringstream& y, const std::string& comment) {
@@ -65,17 +67,13 @@ std::string cluster_to_yaml(const Cluster& c, const std::string& comment) {
     y << "    price: " << price_per_hour(nt.price_per_hour) << "\n";
     if (nt.spot_price_per_hour) y << "    spot_price: " << price_per_hour(*nt.spot_price_per_hour) << "\n";
     if (nt.preemption_rate_per_hour > 0) {
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "\"%.17g/h\"", nt.preemption_rate_per_hour);
-      y << "    preemption_rate: " << buf << "\n";
+      y << "    preemption_rate: \"" << exact(nt.preemption_rate_per_hour) << "/h\"\n";
     }
   }
   y << "zones:\n";
   for (const Zone& z : c.zones) {
     y << "  - name: " << quoted(z.name) << "\n";
-    char over[32];
-    std::snprintf(over, sizeof over, "%.17g", z.fabric.oversubscription);
-    y << "    fabric: {kind: " << to_string(z.fabric.kind) << ", oversubscription: " << over
+    y << "    fabric: {kind: " << to_string(z.fabric.kind) << ", oversubscription: " << exact(z.fabric.oversubscription)
       << ", latency: " << duration(z.fabric.latency_s);
     if (z.fabric.bandwidth_Bps > 0) y << ", bandwidth: " << bandwidth(z.fabric.bandwidth_Bps);
     y << "}\n";
@@ -86,8 +84,7 @@ std::string cluster_to_yaml(const Cluster& c, const std::string& comment) {
   if (!c.links.empty()) {
     y << "links:\n";
     for (const InterZoneLink& l : c.links) {
-      char egress[64];
-      std::snprintf(egress, sizeof egress, "\"$%.17g/GB\"", l.egress_price_per_byte * 1e9);
+      const std::string egress = "\"$" + exact(l.egress_price_per_byte * 1e9) + "/GB\"";
       y << "  - {between: [" << quoted(c.zones[l.zone_a].name) << ", " << quoted(c.zones[l.zone_b].name)
         << "], bandwidth: " << bandwidth(l.bandwidth_Bps) << ", latency: " << duration(l.latency_s)
         << ", egress: " << egress << "}\n";

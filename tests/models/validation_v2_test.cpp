@@ -130,7 +130,7 @@ TEST(ValidationV2, GpuIndexOutOfRange) {
         - {layers: 24, replicas: [{gpus: [11, 12]}]}
     measured: 1.5
 )"));
-  EXPECT_THAT(e, HasSubstr("s.yaml:18:45: error: rows[0].plan.stages[0].replicas[0].gpus[1]: GPU 12 does not exist "
+  EXPECT_THAT(e, HasSubstr("s.yaml:18:47: error: rows[0].plan.stages[0].replicas[0].gpus[1]: GPU 12 does not exist "
                            "(expected an index in 0..11: the system has 12 GPUs)"));
 }
 
@@ -143,7 +143,7 @@ TEST(ValidationV2, GpuUsedTwice) {
         - {layers: 12, replicas: [{gpus: [0]}]}
     measured: 1.5
 )"));
-  EXPECT_THAT(e, HasSubstr("s.yaml:19:41: error: rows[0].plan.stages[1].replicas[0].gpus[0]: GPU 0 is already used "
+  EXPECT_THAT(e, HasSubstr("s.yaml:19:43: error: rows[0].plan.stages[1].replicas[0].gpus[0]: GPU 0 is already used "
                            "by rows[0].plan.stages[0].replicas[0].gpus[0] (expected each GPU at most once)"));
 }
 
