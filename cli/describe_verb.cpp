@@ -2,6 +2,7 @@
 // `hetsim describe FILE...`: loads GPU catalogs, clusters, workloads and plans (any mix) and
 // prints what was understood, in SI-derived units, so a user can check an input before using it.
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -153,10 +154,12 @@ class Loader {
       const models::PlanHeader header = models::read_plan_header(d.file);
       if (!cluster && !header.cluster.empty() && opt_.cluster.empty()) {
         d.plan_cluster = header.cluster;
+        if (!header_file_exists(d.file, header.cluster, header.cluster_line, "cluster")) continue;
         if (!attempt([&] { cluster = load_cluster_file(header.cluster); })) continue;
       }
       if (!workload && !header.workload.empty() && opt_.workload.empty()) {
         d.plan_workload = header.workload;
+        if (!header_file_exists(d.file, header.workload, header.workload_line, "workload")) continue;
         if (!attempt([&] { workload = load_workload_file(header.workload); })) continue;
       }
       if (cluster && workload) {
@@ -177,6 +180,18 @@ class Loader {
       errors_.insert(errors_.end(), e.get_diagnostics().begin(), e.get_diagnostics().end());
       return false;
     }
+  }
+
+  /// A header comment that names a missing file is the plan file's error, at that line.
+  bool header_file_exists(const std::string& plan, const std::string& named, int line, const char* what) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(named, ec)) return true;
+    const std::string folder = std::string(what) + "s";
+    errors_.push_back({plan, line, 1, "",
+                       std::string("header names ") + what + " '" + named + "', but neither " + folder + "/" + named +
+                           ".yaml nor " + named + " exists beside the plan or in a folder above it (expected a " + what +
+                           " name or path, or --" + what + " FILE)"});
+    return false;
   }
 
   static const Described* only_of(const std::vector<Described>& v, InputKind k) {
@@ -254,7 +269,10 @@ void print_cluster(const Described& d, std::ostream& out) {
       << models::format_flops(all.peak_flops) << ", memory " << models::format_size(all.memory_bytes) << ", "
       << format_price_per_hour(c.price_per_hour(false)) << " on demand";
   if (c.price_per_hour(true) != c.price_per_hour(false)) out << ", " << format_price_per_hour(c.price_per_hour(true)) << " spot";
-  out << "\n  (peak bf16: fp16 or fp32 for devices without bf16, as marked)\n";
+  out << '\n';
+  const bool all_bf16 = std::all_of(c.node_types.begin(), c.node_types.end(),
+                                    [](const models::NodeType& t) { return t.gpu.supports(models::Dtype::kBf16); });
+  if (!all_bf16) out << "  (peak bf16: fp16 or fp32 for devices without bf16, as marked)\n";
 }
 
 void print_workload(const Described& d, std::ostream& out) {

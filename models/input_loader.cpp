@@ -92,8 +92,11 @@ PlanHeader read_plan_header(const std::string& plan_path) {
     if (line[0] != '#') break;
     if (!std::regex_search(line, kStart)) continue;
     for (std::sregex_iterator it(line.begin(), line.end(), kKey), end; it != end; ++it) {
-      std::string& slot = (*it)[1] == "cluster" ? header.cluster : header.workload;
-      if (slot.empty()) slot = (*it)[2];  // the first mention wins
+      const bool is_cluster = (*it)[1] == "cluster";
+      std::string& slot = is_cluster ? header.cluster : header.workload;
+      if (!slot.empty()) continue;  // the first mention wins
+      slot = (*it)[2];
+      (is_cluster ? header.cluster_line : header.workload_line) = n + 1;
     }
   }
   // A bare name ("mixed-a100-v100") means clusters/<name>.yaml or workloads/<name>.yaml.

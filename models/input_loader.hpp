@@ -66,6 +66,8 @@ Plan parse_plan(std::string_view text, const Cluster& cluster, const Workload& w
 struct PlanHeader {
   std::string cluster;
   std::string workload;
+  int cluster_line = 0;   ///< 1-based line of the header comment that names it (0: none)
+  int workload_line = 0;
 };
 PlanHeader read_plan_header(const std::string& plan_path);
 

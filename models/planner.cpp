@@ -156,7 +156,9 @@ std::vector<Candidate> megatron_candidates(const Cluster& cluster, const Workloa
       for (int mb : o.micro_batches) {
         for (Recompute rc : o.recomputes) {
           for (int v : o.interleaves) {
-            for (int z : o.zero_stages) {
+            std::vector<int> zeros = o.zero_stages;
+            if (std::find(zeros.begin(), zeros.end(), 0) == zeros.end()) zeros.insert(zeros.begin(), 0);
+            for (int z : zeros) {
               for (bool sp : {false, true}) {
                 if (sp && tp == 1) continue;
                 UniformPlanOptions u;
@@ -236,7 +238,19 @@ PlannerResult plan_training(const Cluster& cluster, const Workload& workload, co
   const int keep = std::max(options.predict_candidates, options.top);
   ShapeCollector best(keep, score), fastest(keep, tokens), uniform(keep, tokens);
 
-  for (const std::vector<int>& nodes : allotments(cluster, pools, options)) {
+  // Largest allotments first: their plans set the bound that prunes the smaller ones.
+  std::vector<std::vector<int>> allotted = allotments(cluster, pools, options);
+  const auto peak_of = [&](const std::vector<int>& nodes) {
+    double sum = 0;
+    for (size_t p = 0; p < pools.size(); ++p) {
+      const NodeType& t = cluster.node_types[pools[p].node_type];
+      if (t.gpu.supports(dtype)) sum += nodes[p] * t.gpus_per_node * t.gpu.peak(dtype);
+    }
+    return sum;
+  };
+  std::stable_sort(allotted.begin(), allotted.end(),
+                   [&](const auto& a, const auto& b) { return peak_of(a) > peak_of(b); });
+  for (const std::vector<int>& nodes : allotted) {
     const bool fast_only = is_fastest(nodes);
     search.search(
         nodes, false,

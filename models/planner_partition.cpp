@@ -72,58 +72,34 @@ PartitionResult partition_layers(const std::vector<SlotCost>& slots, int layers,
       out.reason = "the model does not fit on these stages";
       return out;
     }
-    const auto take = [&](int s, double tau) {
-      const double a = slots[s].unit->layer_s * v;
-      const double room = tau - extra_s(slots, s);
-      const double fit = a > 0 ? std::floor(room / a + 1e-9) : units;
-      return static_cast<int>(std::clamp<double>(fit, 0.0, max_units[s]));
-    };
-    const auto total = [&](double tau) {
-      long n = 0;
-      for (int s = 0; s < stages; ++s) n += take(s, tau);
-      return n;
-    };
-    double lo = 0, hi = 0;
+    // Water-filling: every stage starts with one group; each further group goes to the stage
+    // whose time after taking it is smallest. For a sum constraint and increasing per-stage
+    // costs this greedy is optimal for the min-max objective (Ibaraki & Katoh, "Resource
+    // Allocation Problems", MIT Press 1988, ch. 4), in O(U log S).
+    std::vector<double> a(stages), e(stages);
+    using Next = std::pair<double, int>;  // (time of the stage with one more group, stage)
+    std::vector<Next> heap;
+    heap.reserve(stages);
     for (int s = 0; s < stages; ++s) {
-      lo = std::max(lo, slots[s].unit->layer_s * v + extra_s(slots, s));
-      hi = std::max(hi, slots[s].unit->layer_s * v * max_units[s] + extra_s(slots, s));
+      a[s] = slots[s].unit->layer_s * v;
+      e[s] = extra_s(slots, s);
+      k[s] = 1;
+      if (max_units[s] > 1) heap.emplace_back(2 * a[s] + e[s], s);
     }
-    if (total(lo) >= units) hi = lo;
-    for (int it = 0; it < 60 && hi - lo > 1e-12 * hi; ++it) {
-      const double mid = 0.5 * (lo + hi);
-      (total(mid) >= units ? hi : lo) = mid;
-    }
-    long have = 0;
-    for (int s = 0; s < stages; ++s) {
-      k[s] = std::max(1, take(s, hi));
-      have += k[s];
-    }
-    // Hand back the surplus from the slowest stages, keeping every stage >= 1 group.
-    while (have > units) {
-      int worst = -1;
-      double worst_t = -1;
-      for (int s = 0; s < stages; ++s) {
-        const double t = k[s] * slots[s].unit->layer_s * v + extra_s(slots, s);
-        if (k[s] > 1 && t > worst_t) worst = s, worst_t = t;
-      }
-      if (worst < 0) break;
-      --k[worst];
-      --have;
-    }
-    // And place any shortfall (rounding) on the stages that stay fastest.
-    while (have < units) {
-      int best = -1;
-      double best_t = std::numeric_limits<double>::infinity();
-      for (int s = 0; s < stages; ++s) {
-        const double t = (k[s] + 1) * slots[s].unit->layer_s * v + extra_s(slots, s);
-        if (k[s] < max_units[s] && t < best_t) best = s, best_t = t;
-      }
-      if (best < 0) {
+    const auto later = [](const Next& x, const Next& y) { return x.first > y.first; };
+    std::make_heap(heap.begin(), heap.end(), later);
+    for (int have = stages; have < units; ++have) {
+      if (heap.empty()) {
         out.reason = "the model does not fit on these stages";
         return out;
       }
-      ++k[best];
-      ++have;
+      std::pop_heap(heap.begin(), heap.end(), later);
+      const int s = heap.back().second;
+      heap.pop_back();
+      if (++k[s] < max_units[s]) {
+        heap.emplace_back((k[s] + 1) * a[s] + e[s], s);
+        std::push_heap(heap.begin(), heap.end(), later);
+      }
     }
   }
   out.layers.resize(stages);

@@ -26,11 +26,10 @@ struct PartitionResult {
 };
 
 /// Splits `layers` transformer blocks over the slots so that the slowest stage is as fast as
-/// possible and every stage fits in `memory_fraction` of its GPU's memory. With a linear
-/// stage model t_s(k) = k*a_s + e_s the largest k_s each stage can take under a bottleneck tau
-/// is closed-form, so a bisection on tau finds the optimal min-max split in O(S log) instead of
-/// the O(S L^2) dynamic program over (stage, layers) (the min-max partition problem; cf.
-/// Narayanan et al., PipeDream, SOSP'19, sec. 3.1, and Tarnawski et al., NeurIPS'20).
+/// possible and every stage fits in `memory_fraction` of its GPU's memory. With per-stage
+/// costs increasing in the layers taken (t_s(k) = k*a_s + e_s, capped by memory), greedy
+/// water-filling gives the optimal min-max split in O(L log S) instead of the O(S L^2) dynamic
+/// program over (stage, layers) that PipeDream (Narayanan et al., SOSP'19, sec. 3.1) solves.
 /// Stage layer counts are multiples of `interleave`. `uniform`: Megatron's split instead
 /// (layers / S each, the first layers mod S stages one more), only checked for memory.
 PartitionResult partition_layers(const std::vector<SlotCost>& slots, int layers, int interleave, int micro_batches,

@@ -47,7 +47,25 @@ int ShapeSearch::unit_gpu(int pool, int tp, int unit) const {
 
 void ShapeSearch::search(const std::vector<int>& pool_nodes, bool uniform,
                          const std::function<void(const Shape&)>& sink, const std::function<double()>& bound) {
+  // Branch and bound: every (knobs, TP per pool) gets an upper bound on tokens/s; they are
+  // searched best bound first, so the N-th best found rises fast and the rest is cut.
+  struct Task {
+    Knobs knobs;
+    std::vector<int> tp;
+    double bound = 0;
+  };
+  std::vector<Task> tasks;
   const ModelSpec& m = workload_.model;
+  const int n = static_cast<int>(pools_.size());
+  std::vector<std::vector<int>> choices(n);
+  for (int p = 0; p < n; ++p) {
+    if (pool_nodes[p] == 0) {
+      choices[p] = {0};
+      continue;
+    }
+    choices[p] = valid_tp_degrees(m, pools_[p].gpus_per_node, options_.tp_degrees);
+    if (choices[p].empty()) return;  // a pool we must use cannot host any TP group
+  }
   for (int mb : options_.micro_batches) {
     if (mb < 1 || workload_.training.global_batch % mb != 0) continue;
     for (Recompute rc : options_.recomputes) {
@@ -60,45 +78,38 @@ void ShapeSearch::search(const std::vector<int>& pool_nodes, bool uniform,
           k.interleave = v;
           k.zero = z;
           k.sequence_parallel = true;
-          search_knobs(k, pool_nodes, uniform, sink, bound);
+          std::vector<int> tp(n, 0);
+          std::function<void(int)> rec = [&](int p) {
+            if (p == n) {
+              if (uniform) {
+                int common = 0;
+                for (int t : tp) {
+                  if (t == 0) continue;
+                  if (common != 0 && t != common) return;
+                  common = t;
+                }
+              }
+              tasks.push_back(Task{k, tp, upper_bound_tokens_per_s(k, pool_nodes, tp)});
+              return;
+            }
+            for (int t : choices[p]) {
+              tp[p] = t;
+              rec(p + 1);
+            }
+          };
+          rec(0);
         }
       }
     }
   }
-}
-
-void ShapeSearch::search_knobs(const Knobs& knobs, const std::vector<int>& pool_nodes, bool uniform,
-                               const std::function<void(const Shape&)>& sink, const std::function<double()>& bound) {
-  const int n = static_cast<int>(pools_.size());
-  std::vector<std::vector<int>> choices(n);
-  for (int p = 0; p < n; ++p) {
-    if (pool_nodes[p] == 0) {
-      choices[p] = {0};
-      continue;
+  std::stable_sort(tasks.begin(), tasks.end(), [](const Task& a, const Task& b) { return a.bound > b.bound; });
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    if (tasks[i].bound <= 0 || tasks[i].bound < bound()) {
+      pruned += static_cast<long>(tasks.size() - i);  // sorted: no later task can do better
+      break;
     }
-    choices[p] = valid_tp_degrees(workload_.model, pools_[p].gpus_per_node, options_.tp_degrees);
-    if (choices[p].empty()) return;  // a pool we must use cannot host any TP group
+    search_tp(tasks[i].knobs, pool_nodes, tasks[i].tp, uniform, sink, bound);
   }
-  std::vector<int> tp(n, 0);
-  std::function<void(int)> rec = [&](int p) {
-    if (p == n) {
-      if (uniform) {
-        int common = 0;
-        for (int t : tp) {
-          if (t == 0) continue;
-          if (common != 0 && t != common) return;
-          common = t;
-        }
-      }
-      search_tp(knobs, pool_nodes, tp, uniform, sink, bound);
-      return;
-    }
-    for (int t : choices[p]) {
-      tp[p] = t;
-      rec(p + 1);
-    }
-  };
-  rec(0);
 }
 
 double ShapeSearch::upper_bound_tokens_per_s(const Knobs& knobs, const std::vector<int>& pool_nodes,
@@ -108,16 +119,19 @@ double ShapeSearch::upper_bound_tokens_per_s(const Knobs& knobs, const std::vect
   for (size_t p = 0; p < pools_.size(); ++p) {
     if (tp[p] == 0) continue;
     const UnitCost& u = costs_.get(pools_[p].node_type, tp[p], knobs);
-    if (!u.ok) continue;
+    if (!u.ok) return 0;  // a pool the task must use cannot run the model
     const int units = pool_nodes[p] * pools_[p].gpus_per_node / tp[p];
     rate += units / (workload_.model.layers * u.layer_s);
   }
   return rate * knobs.micro_batch * workload_.model.seq_len;
 }
 
-std::vector<ShapeSearch::PoolOption> ShapeSearch::pool_options(int pool, int tp, int units, const Knobs& knobs,
-                                                               int replicas_hint, bool uniform) {
-  std::vector<PoolOption> out;
+const std::vector<ShapeSearch::PoolOption>& ShapeSearch::pool_options(int pool, int tp, int units,
+                                                                      const Knobs& knobs, int replicas_hint,
+                                                                      bool uniform) {
+  const auto key = std::tuple(pool, tp, units, replicas_hint, knobs.key(), knobs.zero, uniform);
+  if (auto it = pool_memo_.find(key); it != pool_memo_.end()) return it->second;
+  std::vector<PoolOption>& out = pool_memo_[key];
   const int v = knobs.interleave;
   const int max_pp = std::min(units, workload_.model.layers / v);
   const int total_mb = workload_.training.global_batch / knobs.micro_batch;
@@ -229,7 +243,7 @@ void ShapeSearch::search_tp(const Knobs& knobs, const std::vector<int>& pool_nod
       for (size_t i = 0; i < pick.size(); ++i) {
         s.kinds.push_back(kind_of({KindBlock{active[i], pick[i]->pp}}, pick[i]->copies, pick[i]->part));
       }
-      if (finish(s)) sink(s);
+      if (finish(s, bound())) sink(s);
     };
     if (!opts.empty() && uniform) {
       for (const PoolOption& first : opts[0]) {
@@ -275,6 +289,19 @@ void ShapeSearch::search_tp(const Knobs& knobs, const std::vector<int>& pool_nod
         ++pruned;
         continue;
       }
+      // Leftover units of the members and the pools outside the subset, as per-pool kinds
+      // (independent of the order of the mixed pipeline), and their bound.
+      std::vector<std::pair<int, const PoolOption*>> rest;
+      double rest_rate = 0;
+      for (int p : active) {
+        const bool in = std::find(members.begin(), members.end(), p) != members.end();
+        const int left = in ? units[p] - d * (units[p] / d) : units[p];
+        if (left == 0 || uniform) continue;
+        rest_rate += left / (workload_.model.layers * costs_.get(pools_[p].node_type, tp[p], knobs).layer_s);
+        const auto& o = pool_options(p, tp[p], left, knobs, 1, false);
+        if (!o.empty()) rest.emplace_back(p, &o[0]);
+      }
+      const double tokens_per_mb = static_cast<double>(knobs.micro_batch) * workload_.model.seq_len;
       std::vector<int> order = members;  // sorted (active is), so next_permutation visits all orders
       do {
         if (uniform && order != members) continue;  // rank order only
@@ -286,30 +313,23 @@ void ShapeSearch::search_tp(const Knobs& knobs, const std::vector<int>& pool_nod
           ++pruned;
           continue;
         }
+        const double mixed_rate = d / part.bottleneck_s;  // micro-batches per second, no bubble
+        if ((mixed_rate + rest_rate) * tokens_per_mb < bound()) {
+          ++pruned;
+          continue;
+        }
         Shape s = base;
         s.kinds.push_back(kind_of(blocks, d, part));
-        if (finish(s)) sink(s);
-        if (uniform) continue;
-        // Leftover units of the members and the pools outside the subset as per-pool kinds.
-        Shape with_rest = base;
-        with_rest.kinds.push_back(s.kinds[0]);
-        bool any = false;
-        for (int p : active) {
-          const bool in = std::find(members.begin(), members.end(), p) != members.end();
-          const int left = in ? units[p] - d * (units[p] / d) : units[p];
-          if (left == 0) continue;
-          auto o = pool_options(p, tp[p], left, knobs, d + 1, false);
-          if (o.empty()) continue;
-          with_rest.kinds.push_back(kind_of({KindBlock{p, o[0].pp}}, o[0].copies, o[0].part));
-          any = true;
-        }
-        if (any && finish(with_rest)) sink(with_rest);
+        if (mixed_rate * tokens_per_mb >= bound() && finish(s, bound())) sink(s);
+        if (rest.empty()) continue;
+        for (const auto& [p, o] : rest) s.kinds.push_back(kind_of({KindBlock{p, o->pp}}, o->copies, o->part));
+        if (finish(s, bound())) sink(s);
       } while (std::next_permutation(order.begin(), order.end()));
     }
   }
 }
 
-bool ShapeSearch::finish(Shape& s) {
+bool ShapeSearch::finish(Shape& s, double bound) {
   ++evaluated;
   const int v = s.knobs.interleave;
   std::vector<ReplicaTiming> timings;
@@ -327,6 +347,10 @@ bool ShapeSearch::finish(Shape& s) {
   for (size_t r = 0; r < timings.size(); ++r) {
     const double t = replica_time_s(timings[r], s.micro_batches[r], v);
     if (t > slowest) slowest = t, slowest_replica = static_cast<int>(r);
+  }
+  if (tokens_per_step(workload_) / slowest < bound) {  // the gradient sync can only add time
+    ++pruned;
+    return false;
   }
   // Stages of every replica with the GPUs materialize() gives them (for the gradient sync).
   std::vector<int> cursor(pools_.size(), 0);
@@ -398,6 +422,7 @@ Plan ShapeSearch::materialize(const Shape& s) const {
       plan.replicas.push_back(std::move(r));
     }
   }
+  if (plan.dp() == 1) plan.zero = 0;  // nothing to shard over
   plan.name = "planned";
   return plan;
 }

@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "planner.hpp"
@@ -80,16 +81,16 @@ class ShapeSearch {
     PartitionResult part;
     double rate = 0;  ///< micro-batches per second of all copies in steady state
   };
-  void search_knobs(const Knobs& knobs, const std::vector<int>& pool_nodes, bool uniform,
-                    const std::function<void(const Shape&)>& sink, const std::function<double()>& bound);
   void search_tp(const Knobs& knobs, const std::vector<int>& pool_nodes, const std::vector<int>& tp, bool uniform,
                  const std::function<void(const Shape&)>& sink, const std::function<double()>& bound);
-  std::vector<PoolOption> pool_options(int pool, int tp, int units, const Knobs& knobs, int replicas_hint,
-                                       bool uniform);
+  /// Depths of a single-pool pipeline on `units` TP groups, best steady-state rate first (memoised).
+  const std::vector<PoolOption>& pool_options(int pool, int tp, int units, const Knobs& knobs, int replicas_hint,
+                                              bool uniform);
   PartitionResult partition_kind(const std::vector<KindBlock>& blocks, const std::vector<int>& tp,
                                  const Knobs& knobs, int copies, int replicas, bool uniform);
-  /// Balances micro-batches, adds the gradient sync, fills step/tokens/price; false if infeasible.
-  bool finish(Shape& shape);
+  /// Balances micro-batches, adds the gradient sync, fills step/tokens/price; false if infeasible
+  /// or if it cannot reach `bound` tokens/s.
+  bool finish(Shape& shape, double bound);
   int unit_gpu(int pool, int tp, int unit) const;
   double upper_bound_tokens_per_s(const Knobs& knobs, const std::vector<int>& pool_nodes,
                                   const std::vector<int>& tp);
@@ -99,6 +100,8 @@ class ShapeSearch {
   const PlannerOptions& options_;
   UnitCostTable& costs_;
   std::vector<Pool> pools_;
+  std::map<std::tuple<int, int, int, int, std::tuple<int, int, bool, int>, int, bool>, std::vector<PoolOption>>
+      pool_memo_;
 };
 
 }  // namespace hetsim::models::planner

@@ -24,10 +24,13 @@ constexpr int kProbeMicroBatches = 8;  // >= probe stages, so 1F1B holds S - s m
 
 /// One node per probe stage, joined by a network with no cost: the probes measure the stage
 /// (compute, TP collectives inside the node, memory); the search adds p2p of the real links.
-Cluster probe_cluster(const NodeType& type, int stages) {
+Cluster probe_cluster(const NodeType& type, int stages, int tp) {
   Cluster c;
   c.name = "planner-probe";
   NodeType t = type;
+  // A TP group wider than a node (a Megatron shape the baseline tries) is probed as if the
+  // node were wide enough: an estimate for ranking only, predict() prices the real plan.
+  t.gpus_per_node = std::max(t.gpus_per_node, tp);
   t.gpu.memory_bytes = 1e18;  // probes measure memory, they must not be cut short by it
   t.nics.count = 1;
   t.nics.bandwidth_Bps = 1e18;
@@ -84,7 +87,7 @@ UnitCost UnitCostTable::measure(int node_type, int tp, const Knobs& k) {
   const int v = std::max(1, k.interleave);
   const std::vector<int> layers_a = {v, v, v, v, v};
   const std::vector<int> layers_b = {v, 2 * v, 2 * v, v};
-  const Cluster cluster = probe_cluster(type, 5);
+  const Cluster cluster = probe_cluster(type, 5, tp);
   Report ra, rb;
   for (int probe = 0; probe < 2; ++probe) {
     const std::vector<int>& layers = probe == 0 ? layers_a : layers_b;
@@ -92,7 +95,7 @@ UnitCost UnitCostTable::measure(int node_type, int tp, const Knobs& k) {
     w.model.layers = 0;
     for (int l : layers) w.model.layers += l;
     w.training.global_batch = k.micro_batch * kProbeMicroBatches;
-    const Plan plan = probe_plan(layers, tp, type.gpus_per_node, k);
+    const Plan plan = probe_plan(layers, tp, cluster.node_types[0].gpus_per_node, k);
     Report r = predict(cluster, w, plan);
     ++probes_;
     if (r.stages.size() != layers.size()) {

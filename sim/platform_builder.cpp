@@ -36,9 +36,15 @@ Platform::Platform(const Topology& topology, const std::vector<bool>& node_used)
     auto* zone = sg4::create_star_zone(cluster.zones[z].name);
     zone->set_parent(root);
     zone_nz[z] = zone;
-    zone_gw[z] = zone->create_router(cluster.zones[z].name + "/gateway");
-    zone->add_route(zone_gw[z], nullptr, nullptr, nullptr, {}, false);
-    zone->add_route(nullptr, zone_gw[z], nullptr, nullptr, {}, false);
+    // The zone's WAN gateway lives in a tiny child zone of its own: SimGrid 3.32 cannot route
+    // from a host inside a node zone to a router that sits directly in the star (it looks the
+    // host up in the star's routes; TOOLCHAIN.md §4 "zone->router gotcha").
+    auto* gw_zone = sg4::create_full_zone(cluster.zones[z].name + "/gateway-zone");
+    gw_zone->set_parent(zone);
+    zone_gw[z] = gw_zone->create_router(cluster.zones[z].name + "/gateway");
+    gw_zone->seal();
+    zone->add_route(gw_zone->get_netpoint(), nullptr, zone_gw[z], nullptr, {}, false);
+    zone->add_route(nullptr, gw_zone->get_netpoint(), nullptr, zone_gw[z], {}, false);
   }
 
   for (int n = 0; n < static_cast<int>(cluster.nodes.size()); ++n) {

@@ -19,25 +19,32 @@ void RankRunner::layer_forward(int layer, const float* x, float* out, LayerActs&
   const int f = model_.ffn_hidden / place_.tp;     // local MLP width
   const bool swiglu = model_.activation == models::Activation::kSwiglu;
   const std::size_t th = static_cast<std::size_t>(t) * h;
+  const bool sp = sequence_parallel(place_.stage);
+  const int rows = local_rows();                          // rows of x, x2, out (t / tp with SP)
+  const std::size_t rh = static_cast<std::size_t>(rows) * h;
   auto P = [&](const ParamSpec* s) { return weights_.get() + s->offset; };
   auto alloc = [&](std::size_t n) { return DeviceArray<float>(backend_, n); };
   a.x = x;
-  a.a = alloc(th);
-  a.mean1 = alloc(t);
-  a.rstd1 = alloc(t);
+  a.a = alloc(rh);
+  a.mean1 = alloc(rows);
+  a.rstd1 = alloc(rows);
   {
-    OpTimer timer(*this, "forward", "ln1", OpClass::kCompute, mb, chunk, gemm_shape(t, h, 1));
-    backend_.layer_norm_forward(t, h, kLayerNormEpsilon, x, P(w.ln1_gamma), P(w.ln1_beta), a.a.get(), a.mean1.get(),
-                                a.rstd1.get());
+    OpTimer timer(*this, "forward", "ln1", OpClass::kCompute, mb, chunk, gemm_shape(rows, h, 1));
+    backend_.layer_norm_forward(rows, h, kLayerNormEpsilon, x, P(w.ln1_gamma), P(w.ln1_beta), a.a.get(),
+                                a.mean1.get(), a.rstd1.get());
+  }
+  if (sp) {
+    a.a_full = alloc(th);
+    tp_all_gather_rows(a.a.get(), a.a_full.get(), mb, chunk, "forward");
   }
   a.q = alloc(static_cast<std::size_t>(t) * hq);
   a.k = alloc(static_cast<std::size_t>(t) * hkv);
   a.v = alloc(static_cast<std::size_t>(t) * hkv);
   {
     OpTimer timer(*this, "forward", "qkv", OpClass::kCompute, mb, chunk, gemm_shape(t, hq + 2 * hkv, h));
-    backend_.gemm(Trans::kNo, Trans::kNo, t, hq, h, 1.0f, a.a.get(), h, P(w.wq), hq, 0.0f, a.q.get(), hq);
-    backend_.gemm(Trans::kNo, Trans::kNo, t, hkv, h, 1.0f, a.a.get(), h, P(w.wk), hkv, 0.0f, a.k.get(), hkv);
-    backend_.gemm(Trans::kNo, Trans::kNo, t, hkv, h, 1.0f, a.a.get(), h, P(w.wv), hkv, 0.0f, a.v.get(), hkv);
+    backend_.gemm(Trans::kNo, Trans::kNo, t, hq, h, 1.0f, a.a_in(), h, P(w.wq), hq, 0.0f, a.q.get(), hq);
+    backend_.gemm(Trans::kNo, Trans::kNo, t, hkv, h, 1.0f, a.a_in(), h, P(w.wk), hkv, 0.0f, a.k.get(), hkv);
+    backend_.gemm(Trans::kNo, Trans::kNo, t, hkv, h, 1.0f, a.a_in(), h, P(w.wv), hkv, 0.0f, a.v.get(), hkv);
   }
   const AttentionShape shape{plan_.micro_batch, model_.seq_len, model_.heads / place_.tp,
                              model_.kv_heads / place_.tp, d};
@@ -51,23 +58,31 @@ void RankRunner::layer_forward(int layer, const float* x, float* out, LayerActs&
   // Selective recompute (Korthikanti et al. 2022, section 4): the attention probabilities are
   // not kept; the backward recomputes them from Q and K.
   if (plan_.recompute == models::Recompute::kSelective) a.probs.reset();
-  a.x2 = alloc(th);
+  a.x2 = alloc(rh);
   {
-    OpTimer timer(*this, "forward", "attn_proj", OpClass::kCompute, mb, chunk, gemm_shape(t, h, hq));
-    backend_.gemm(Trans::kNo, Trans::kNo, t, h, hq, 1.0f, a.o.get(), hq, P(w.wo), h, 0.0f, a.x2.get(), h);
+    DeviceArray<float> partial = sp ? alloc(th) : DeviceArray<float>();
+    float* y = sp ? partial.get() : a.x2.get();
+    {
+      OpTimer timer(*this, "forward", "attn_proj", OpClass::kCompute, mb, chunk, gemm_shape(t, h, hq));
+      backend_.gemm(Trans::kNo, Trans::kNo, t, h, hq, 1.0f, a.o.get(), hq, P(w.wo), h, 0.0f, y, h);
+    }
+    tp_reduce_rows(y, a.x2.get(), mb, chunk, "forward");
   }
-  tp_all_reduce(a.x2.get(), th, mb, chunk, "forward");
   {
-    OpTimer timer(*this, "forward", "residual", OpClass::kCompute, mb, chunk, std::to_string(th));
-    backend_.axpy(th, 1.0f, x, a.x2.get());
+    OpTimer timer(*this, "forward", "residual", OpClass::kCompute, mb, chunk, std::to_string(rh));
+    backend_.axpy(rh, 1.0f, x, a.x2.get());
   }
-  a.b = alloc(th);
-  a.mean2 = alloc(t);
-  a.rstd2 = alloc(t);
+  a.b = alloc(rh);
+  a.mean2 = alloc(rows);
+  a.rstd2 = alloc(rows);
   {
-    OpTimer timer(*this, "forward", "ln2", OpClass::kCompute, mb, chunk, gemm_shape(t, h, 1));
-    backend_.layer_norm_forward(t, h, kLayerNormEpsilon, a.x2.get(), P(w.ln2_gamma), P(w.ln2_beta), a.b.get(),
+    OpTimer timer(*this, "forward", "ln2", OpClass::kCompute, mb, chunk, gemm_shape(rows, h, 1));
+    backend_.layer_norm_forward(rows, h, kLayerNormEpsilon, a.x2.get(), P(w.ln2_gamma), P(w.ln2_beta), a.b.get(),
                                 a.mean2.get(), a.rstd2.get());
+  }
+  if (sp) {
+    a.b_full = alloc(th);
+    tp_all_gather_rows(a.b.get(), a.b_full.get(), mb, chunk, "forward");
   }
   const std::size_t tf = static_cast<std::size_t>(t) * f;
   a.u = alloc(tf);
@@ -75,8 +90,8 @@ void RankRunner::layer_forward(int layer, const float* x, float* out, LayerActs&
   if (swiglu) a.up = alloc(tf);
   {
     OpTimer timer(*this, "forward", "mlp_up", OpClass::kCompute, mb, chunk, gemm_shape(t, swiglu ? 2 * f : f, h));
-    backend_.gemm(Trans::kNo, Trans::kNo, t, f, h, 1.0f, a.b.get(), h, P(w.w1), f, 0.0f, a.u.get(), f);
-    if (swiglu) backend_.gemm(Trans::kNo, Trans::kNo, t, f, h, 1.0f, a.b.get(), h, P(w.wup), f, 0.0f, a.up.get(), f);
+    backend_.gemm(Trans::kNo, Trans::kNo, t, f, h, 1.0f, a.b_in(), h, P(w.w1), f, 0.0f, a.u.get(), f);
+    if (swiglu) backend_.gemm(Trans::kNo, Trans::kNo, t, f, h, 1.0f, a.b_in(), h, P(w.wup), f, 0.0f, a.up.get(), f);
   }
   {
     OpTimer timer(*this, "forward", swiglu ? "swiglu" : "gelu", OpClass::kCompute, mb, chunk, std::to_string(tf));
@@ -84,12 +99,26 @@ void RankRunner::layer_forward(int layer, const float* x, float* out, LayerActs&
     else backend_.gelu_forward(tf, a.u.get(), a.z.get());
   }
   {
-    OpTimer timer(*this, "forward", "mlp_down", OpClass::kCompute, mb, chunk, gemm_shape(t, h, f));
-    backend_.gemm(Trans::kNo, Trans::kNo, t, h, f, 1.0f, a.z.get(), f, P(w.w2), h, 0.0f, out, h);
+    DeviceArray<float> partial = sp ? alloc(th) : DeviceArray<float>();
+    float* y = sp ? partial.get() : out;
+    {
+      OpTimer timer(*this, "forward", "mlp_down", OpClass::kCompute, mb, chunk, gemm_shape(t, h, f));
+      backend_.gemm(Trans::kNo, Trans::kNo, t, h, f, 1.0f, a.z.get(), f, P(w.w2), h, 0.0f, y, h);
+    }
+    tp_reduce_rows(y, out, mb, chunk, "forward");
   }
-  tp_all_reduce(out, th, mb, chunk, "forward");
-  OpTimer timer(*this, "forward", "residual", OpClass::kCompute, mb, chunk, std::to_string(th));
-  backend_.axpy(th, 1.0f, a.x2.get(), out);
+  OpTimer timer(*this, "forward", "residual", OpClass::kCompute, mb, chunk, std::to_string(rh));
+  backend_.axpy(rh, 1.0f, a.x2.get(), out);
+}
+
+void RankRunner::tp_reduce_rows(float* partial_full, float* local, int mb, int chunk, const char* phase) {
+  if (!sequence_parallel(place_.stage)) {  // partial_full == local: all-reduce in place
+    tp_all_reduce(partial_full, static_cast<std::size_t>(tokens_per_micro_batch_) * model_.hidden, mb, chunk, phase);
+    return;
+  }
+  const std::size_t n = static_cast<std::size_t>(local_rows()) * model_.hidden;
+  OpTimer t(*this, phase, "tp_reduce_scatter", OpClass::kTpComm, mb, chunk, bytes_shape(n * place_.tp));
+  device_reduce_scatter(partial_full, local, n, layout_.tp_group(place_.replica, place_.stage));
 }
 
 void RankRunner::layer_backward(int layer, LayerActs& a, const float* dout, float* din, int mb, int chunk) {
@@ -103,18 +132,26 @@ void RankRunner::layer_backward(int layer, LayerActs& a, const float* dout, floa
   const bool swiglu = model_.activation == models::Activation::kSwiglu;
   const std::size_t th = static_cast<std::size_t>(t) * h;
   const std::size_t tf = static_cast<std::size_t>(t) * f;
+  const bool sp = sequence_parallel(place_.stage);
+  const int rows = local_rows();
+  const std::size_t rh = static_cast<std::size_t>(rows) * h;
   auto P = [&](const ParamSpec* s) { return weights_.get() + s->offset; };
   auto G = [&](const ParamSpec* s) { return grads_.get() + s->offset; };
   auto alloc = [&](std::size_t n) { return DeviceArray<float>(backend_, n); };
 
-  // MLP: out = x2 + z W2, z = act(b W1 [, b Wup]), b = LN2(x2).
-  DeviceArray<float> dz = alloc(tf), du = alloc(tf), db = alloc(th), dx2 = alloc(th);
+  // MLP: out = x2 + z W2, z = act(b W1 [, b Wup]), b = LN2(x2). With sequence parallelism the
+  // backward of the reduce-scatter is an all-gather and the reverse (Korthikanti et al. 2022).
+  DeviceArray<float> dout_full = sp ? alloc(th) : DeviceArray<float>();
+  if (sp) tp_all_gather_rows(dout, dout_full.get(), mb, chunk, "backward");
+  const float* dout_in = sp ? dout_full.get() : dout;
+  DeviceArray<float> dz = alloc(tf), du = alloc(tf), db = alloc(th), dx2 = alloc(rh);
   DeviceArray<float> dup = swiglu ? alloc(tf) : DeviceArray<float>();
   {
     OpTimer timer(*this, "backward", "mlp_down", OpClass::kCompute, mb, chunk, gemm_shape(t, h, f));
-    backend_.gemm(Trans::kNo, Trans::kYes, t, f, h, 1.0f, dout, h, P(w.w2), h, 0.0f, dz.get(), f);
-    backend_.gemm(Trans::kYes, Trans::kNo, f, h, t, 1.0f, a.z.get(), f, dout, h, 1.0f, G(w.w2), h);
+    backend_.gemm(Trans::kNo, Trans::kYes, t, f, h, 1.0f, dout_in, h, P(w.w2), h, 0.0f, dz.get(), f);
+    backend_.gemm(Trans::kYes, Trans::kNo, f, h, t, 1.0f, a.z.get(), f, dout_in, h, 1.0f, G(w.w2), h);
   }
+  dout_full.reset();
   {
     OpTimer timer(*this, "backward", swiglu ? "swiglu" : "gelu", OpClass::kCompute, mb, chunk, std::to_string(tf));
     if (swiglu) backend_.swiglu_backward(tf, a.u.get(), a.up.get(), dz.get(), du.get(), dup.get());
@@ -123,29 +160,36 @@ void RankRunner::layer_backward(int layer, LayerActs& a, const float* dout, floa
   {
     OpTimer timer(*this, "backward", "mlp_up", OpClass::kCompute, mb, chunk, gemm_shape(t, swiglu ? 2 * f : f, h));
     backend_.gemm(Trans::kNo, Trans::kYes, t, h, f, 1.0f, du.get(), f, P(w.w1), f, 0.0f, db.get(), h);
-    backend_.gemm(Trans::kYes, Trans::kNo, h, f, t, 1.0f, a.b.get(), h, du.get(), f, 1.0f, G(w.w1), f);
+    backend_.gemm(Trans::kYes, Trans::kNo, h, f, t, 1.0f, a.b_in(), h, du.get(), f, 1.0f, G(w.w1), f);
     if (swiglu) {
       backend_.gemm(Trans::kNo, Trans::kYes, t, h, f, 1.0f, dup.get(), f, P(w.wup), f, 1.0f, db.get(), h);
-      backend_.gemm(Trans::kYes, Trans::kNo, h, f, t, 1.0f, a.b.get(), h, dup.get(), f, 1.0f, G(w.wup), f);
+      backend_.gemm(Trans::kYes, Trans::kNo, h, f, t, 1.0f, a.b_in(), h, dup.get(), f, 1.0f, G(w.wup), f);
     }
   }
-  tp_all_reduce(db.get(), th, mb, chunk, "backward");
+  DeviceArray<float> db_local = sp ? alloc(rh) : DeviceArray<float>();
+  tp_reduce_rows(db.get(), sp ? db_local.get() : db.get(), mb, chunk, "backward");
   {
-    OpTimer timer(*this, "backward", "ln2", OpClass::kCompute, mb, chunk, gemm_shape(t, h, 1));
-    backend_.copy_bytes(dx2.get(), dout, th * sizeof(float));  // residual branch
-    backend_.layer_norm_backward(t, h, a.x2.get(), P(w.ln2_gamma), a.mean2.get(), a.rstd2.get(), db.get(), dx2.get(),
-                                 G(w.ln2_gamma), G(w.ln2_beta));
+    OpTimer timer(*this, "backward", "ln2", OpClass::kCompute, mb, chunk, gemm_shape(rows, h, 1));
+    backend_.copy_bytes(dx2.get(), dout, rh * sizeof(float));  // residual branch
+    backend_.layer_norm_backward(rows, h, a.x2.get(), P(w.ln2_gamma), a.mean2.get(), a.rstd2.get(),
+                                 sp ? db_local.get() : db.get(), dx2.get(), G(w.ln2_gamma), G(w.ln2_beta));
   }
   dz.reset();
   du.reset();
   dup.reset();
+  db.reset();
+  db_local.reset();
+  DeviceArray<float> dx2_full = sp ? alloc(th) : DeviceArray<float>();
+  if (sp) tp_all_gather_rows(dx2.get(), dx2_full.get(), mb, chunk, "backward");
+  const float* dx2_in = sp ? dx2_full.get() : dx2.get();
   // Attention: x2 = x + o Wo, o = attn(q, k, v), q|k|v = a W{q,k,v}, a = LN1(x).
   DeviceArray<float> dO = alloc(static_cast<std::size_t>(t) * hq);
   {
     OpTimer timer(*this, "backward", "attn_proj", OpClass::kCompute, mb, chunk, gemm_shape(t, h, hq));
-    backend_.gemm(Trans::kNo, Trans::kYes, t, hq, h, 1.0f, dx2.get(), h, P(w.wo), h, 0.0f, dO.get(), hq);
-    backend_.gemm(Trans::kYes, Trans::kNo, hq, h, t, 1.0f, a.o.get(), hq, dx2.get(), h, 1.0f, G(w.wo), h);
+    backend_.gemm(Trans::kNo, Trans::kYes, t, hq, h, 1.0f, dx2_in, h, P(w.wo), h, 0.0f, dO.get(), hq);
+    backend_.gemm(Trans::kYes, Trans::kNo, hq, h, t, 1.0f, a.o.get(), hq, dx2_in, h, 1.0f, G(w.wo), h);
   }
+  dx2_full.reset();
   const AttentionShape shape{plan_.micro_batch, model_.seq_len, model_.heads / place_.tp,
                              model_.kv_heads / place_.tp, d};
   DeviceArray<float> dq = alloc(static_cast<std::size_t>(t) * hq);
@@ -169,15 +213,16 @@ void RankRunner::layer_backward(int layer, LayerActs& a, const float* dout, floa
     backend_.gemm(Trans::kNo, Trans::kYes, t, h, hq, 1.0f, dq.get(), hq, P(w.wq), hq, 0.0f, da.get(), h);
     backend_.gemm(Trans::kNo, Trans::kYes, t, h, hkv, 1.0f, dk.get(), hkv, P(w.wk), hkv, 1.0f, da.get(), h);
     backend_.gemm(Trans::kNo, Trans::kYes, t, h, hkv, 1.0f, dv.get(), hkv, P(w.wv), hkv, 1.0f, da.get(), h);
-    backend_.gemm(Trans::kYes, Trans::kNo, h, hq, t, 1.0f, a.a.get(), h, dq.get(), hq, 1.0f, G(w.wq), hq);
-    backend_.gemm(Trans::kYes, Trans::kNo, h, hkv, t, 1.0f, a.a.get(), h, dk.get(), hkv, 1.0f, G(w.wk), hkv);
-    backend_.gemm(Trans::kYes, Trans::kNo, h, hkv, t, 1.0f, a.a.get(), h, dv.get(), hkv, 1.0f, G(w.wv), hkv);
+    backend_.gemm(Trans::kYes, Trans::kNo, h, hq, t, 1.0f, a.a_in(), h, dq.get(), hq, 1.0f, G(w.wq), hq);
+    backend_.gemm(Trans::kYes, Trans::kNo, h, hkv, t, 1.0f, a.a_in(), h, dk.get(), hkv, 1.0f, G(w.wk), hkv);
+    backend_.gemm(Trans::kYes, Trans::kNo, h, hkv, t, 1.0f, a.a_in(), h, dv.get(), hkv, 1.0f, G(w.wv), hkv);
   }
-  tp_all_reduce(da.get(), th, mb, chunk, "backward");
-  OpTimer timer(*this, "backward", "ln1", OpClass::kCompute, mb, chunk, gemm_shape(t, h, 1));
-  backend_.copy_bytes(din, dx2.get(), th * sizeof(float));
-  backend_.layer_norm_backward(t, h, a.x, P(w.ln1_gamma), a.mean1.get(), a.rstd1.get(), da.get(), din,
-                               G(w.ln1_gamma), G(w.ln1_beta));
+  DeviceArray<float> da_local = sp ? alloc(rh) : DeviceArray<float>();
+  tp_reduce_rows(da.get(), sp ? da_local.get() : da.get(), mb, chunk, "backward");
+  OpTimer timer(*this, "backward", "ln1", OpClass::kCompute, mb, chunk, gemm_shape(rows, h, 1));
+  backend_.copy_bytes(din, dx2.get(), rh * sizeof(float));
+  backend_.layer_norm_backward(rows, h, a.x, P(w.ln1_gamma), a.mean1.get(), a.rstd1.get(),
+                               sp ? da_local.get() : da.get(), din, G(w.ln1_gamma), G(w.ln1_beta));
 }
 
 // The LM head is computed in full on every TP rank of the last stage (replicated), so the loss
@@ -195,14 +240,21 @@ void RankRunner::head_forward(ChunkActs& acts, const float* x, int mb, int chunk
   const int t = tokens_per_micro_batch_;
   const int h = model_.hidden;
   const int vocab = model_.vocab;
+  const int rows = local_rows();
   const std::size_t tv = static_cast<std::size_t>(t) * vocab;
-  acts.xf = DeviceArray<float>(backend_, static_cast<std::size_t>(t) * h);
-  acts.mean_f = DeviceArray<float>(backend_, t);
-  acts.rstd_f = DeviceArray<float>(backend_, t);
+  DeviceArray<float> xf_local(backend_, static_cast<std::size_t>(rows) * h);
+  acts.mean_f = DeviceArray<float>(backend_, rows);
+  acts.rstd_f = DeviceArray<float>(backend_, rows);
   {
-    OpTimer timer(*this, "forward", "final_ln", OpClass::kCompute, mb, chunk, gemm_shape(t, h, 1));
-    backend_.layer_norm_forward(t, h, kLayerNormEpsilon, x, param("final.ln.gamma"), param("final.ln.beta"),
-                                acts.xf.get(), acts.mean_f.get(), acts.rstd_f.get());
+    OpTimer timer(*this, "forward", "final_ln", OpClass::kCompute, mb, chunk, gemm_shape(rows, h, 1));
+    backend_.layer_norm_forward(rows, h, kLayerNormEpsilon, x, param("final.ln.gamma"), param("final.ln.beta"),
+                                xf_local.get(), acts.mean_f.get(), acts.rstd_f.get());
+  }
+  if (sequence_parallel(place_.stage)) {
+    acts.xf = DeviceArray<float>(backend_, static_cast<std::size_t>(t) * h);
+    tp_all_gather_rows(xf_local.get(), acts.xf.get(), mb, chunk, "forward");
+  } else {
+    acts.xf = std::move(xf_local);
   }
   DeviceArray<float> logits(backend_, tv);
   const float* w = weights_.get() + head_weight()->offset;
@@ -245,10 +297,13 @@ void RankRunner::head_backward(ChunkActs& acts, float* dx, int mb, int chunk) {
       backend_.gemm(Trans::kNo, Trans::kYes, t, h, vocab, 1.0f, dlogits.get(), vocab, w, vocab, 0.0f, dxf.get(), h);
     }
   }
-  OpTimer timer(*this, "backward", "final_ln", OpClass::kCompute, mb, chunk, gemm_shape(t, h, 1));
-  backend_.fill(dx, static_cast<std::size_t>(t) * h, 0.0f);
-  backend_.layer_norm_backward(t, h, acts.output(), param("final.ln.gamma"), acts.mean_f.get(), acts.rstd_f.get(),
-                               dxf.get(), dx, grad("final.ln.gamma"), grad("final.ln.beta"));
+  // The full dxf is the same on every TP rank; with sequence parallelism each takes its rows.
+  const int rows = local_rows();
+  const float* dy = dxf.get() + (sequence_parallel(place_.stage) ? static_cast<std::size_t>(rows) * h * place_.tp_rank : 0);
+  OpTimer timer(*this, "backward", "final_ln", OpClass::kCompute, mb, chunk, gemm_shape(rows, h, 1));
+  backend_.fill(dx, static_cast<std::size_t>(rows) * h, 0.0f);
+  backend_.layer_norm_backward(rows, h, acts.output(), param("final.ln.gamma"), acts.mean_f.get(), acts.rstd_f.get(),
+                               dy, dx, grad("final.ln.gamma"), grad("final.ln.beta"));
 }
 
 }  // namespace hetsim::exec

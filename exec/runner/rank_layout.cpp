@@ -13,7 +13,6 @@ RankLayout::RankLayout(const models::Plan& plan, const models::ModelSpec& model)
   if (plan.replicas.empty()) throw std::invalid_argument("plan has no replicas");
   pp_ = plan.pp();
   interleave_ = plan.schedule == models::Schedule::kInterleaved ? std::max(1, plan.interleave) : 1;
-  if (plan.sequence_parallel) throw std::invalid_argument("exec: sequence_parallel is not supported by the execution engine");
   if (plan.zero > 2) throw std::invalid_argument("exec: ZeRO stage " + to_string(plan.zero) + " is not supported (0, 1 or 2)");
   const int layers_total = model.layers;
   const int kv_heads = model.kv_heads > 0 ? model.kv_heads : model.heads;

@@ -18,13 +18,14 @@ RankRunner::RankRunner(const RankLayout& layout, const models::Workload& workloa
     throw std::invalid_argument("the plan needs " + std::to_string(layout_.get_world_size()) + " ranks, the communicator has " +
                                 std::to_string(comm_.get_size()));
   }
-  if (!backend_.is_host_memory()) {
-    throw BackendError("exec: the CPU communicators need host-addressable device memory (" +
-                       backend_.get_device_type() + " needs a device-aware communicator)");
-  }
   if (model_.kv_heads <= 0) model_.kv_heads = model_.heads;
   if (model_.ffn_hidden <= 0) model_.ffn_hidden = 4 * model_.hidden;
   place_ = layout_.place(rank_);
+  if (sequence_parallel(place_.stage) && (plan_.micro_batch * model_.seq_len) % place_.tp != 0) {
+    throw std::invalid_argument("sequence parallelism needs micro_batch * seq_len (" +
+                                std::to_string(plan_.micro_batch * model_.seq_len) + ") divisible by tp (" +
+                                std::to_string(place_.tp) + ")");
+  }
   params_ = rank_parameters(layout_, model_, rank_);
   for (const auto& p : params_.params) {
     if (p.canonical) by_name_[p.name] = &p;
@@ -130,6 +131,7 @@ StepResult RankRunner::step() {
     if (a.kind == Action::Kind::kForward) forward(a.micro_batch, a.chunk);
     else backward(a.micro_batch, a.chunk);
   }
+  sync_sequence_parallel_norms();
   sync_tied_embedding();
   if (options_.capture_gradients) captured_grads_ = backend_.to_host(grads_.get(), params_.total);
   sync_gradients_and_update();
@@ -149,7 +151,18 @@ StepResult RankRunner::step() {
 void RankRunner::tp_all_reduce(float* buf, std::size_t count, int micro_batch, int chunk, const char* phase) {
   if (place_.tp == 1) return;
   OpTimer t(*this, phase, "tp_all_reduce", OpClass::kTpComm, micro_batch, chunk, bytes_shape(count));
-  comm_.all_reduce(buf, count, layout_.tp_group(place_.replica, place_.stage));
+  device_all_reduce(buf, count, layout_.tp_group(place_.replica, place_.stage));
+}
+
+// With sequence parallelism each TP rank saw only its rows in the LayerNorms, so their
+// gradients are partial sums over the TP group (Korthikanti et al. 2022, section 4.2.2).
+void RankRunner::sync_sequence_parallel_norms() {
+  if (!sequence_parallel(place_.stage)) return;
+  for (const auto& p : params_.params) {
+    if (p.name.find("ln") == std::string::npos || p.rows != 1) continue;  // ln1/ln2/final.ln gamma and beta
+    OpTimer t(*this, "grad_sync", "tp_norm_all_reduce", OpClass::kTpComm, -1, -1, bytes_shape(p.count()));
+    device_all_reduce(grads_.get() + p.offset, p.count(), layout_.tp_group(place_.replica, place_.stage));
+  }
 }
 
 // Tied word embedding on two stages: both copies get the sum of both gradients (Megatron-LM's
@@ -166,7 +179,7 @@ void RankRunner::sync_tied_embedding() {
   float* g = grads_.get() + spec->offset;
   OpTimer t(*this, "grad_sync", "tied_embedding_all_reduce", OpClass::kDpComm, -1, -1, bytes_shape(spec->count()));
   backend_.scale(spec->count(), 1.0f / static_cast<float>(place_.tp), g);
-  comm_.all_reduce(g, spec->count(), layout_.tie_group(place_.replica));
+  device_all_reduce(g, spec->count(), layout_.tie_group(place_.replica));
 }
 
 // Data-parallel sync per bucket, then Adam. ZeRO-1 (Rajbhandari et al. SC'20, section 5.1):
@@ -183,7 +196,7 @@ void RankRunner::sync_gradients_and_update() {
     if (plan_.zero == 0) {
       if (n > 1) {
         OpTimer t(*this, "grad_sync", "dp_all_reduce", OpClass::kDpComm, -1, -1, bytes_shape(b.count));
-        comm_.all_reduce(g, b.count, group);
+        device_all_reduce(g, b.count, group);
       }
       OpTimer t(*this, "optimizer", "adam", OpClass::kOptimizer, -1, -1, std::to_string(b.count));
       backend_.adam_step(b.count, options_.adam, step_, w, g, m, v);
@@ -193,15 +206,57 @@ void RankRunner::sync_gradients_and_update() {
     const std::size_t pos = static_cast<std::size_t>(group.position_of(rank_));
     {
       OpTimer t(*this, "grad_sync", "dp_reduce_scatter", OpClass::kDpComm, -1, -1, bytes_shape(b.count));
-      comm_.reduce_scatter(g, shard_grad_.get(), shard, group);
+      device_reduce_scatter(g, shard_grad_.get(), shard, group);
     }
     {
       OpTimer t(*this, "optimizer", "adam", OpClass::kOptimizer, -1, -1, std::to_string(shard));
       backend_.adam_step(shard, options_.adam, step_, w + pos * shard, shard_grad_.get(), m, v);
     }
     OpTimer t(*this, "grad_sync", "dp_all_gather", OpClass::kDpComm, -1, -1, bytes_shape(b.count));
-    comm_.all_gather(w + pos * shard, w, shard, group);
+    device_all_gather(w + pos * shard, w, shard, group);
   }
+}
+
+void RankRunner::device_send(const float* buf, std::size_t count, int dst, int tag) {
+  if (backend_.is_host_memory()) return comm_.send(buf, count, dst, tag);
+  staging_.resize(count);
+  backend_.download(staging_.data(), buf, count);
+  comm_.send(staging_.data(), count, dst, tag);
+}
+
+void RankRunner::device_recv(float* buf, std::size_t count, int src, int tag) {
+  if (backend_.is_host_memory()) return comm_.recv(buf, count, src, tag);
+  staging_.resize(count);
+  comm_.recv(staging_.data(), count, src, tag);
+  backend_.upload(buf, staging_.data(), count);
+}
+
+void RankRunner::device_all_reduce(float* buf, std::size_t count, const Group& group) {
+  if (backend_.is_host_memory()) return comm_.all_reduce(buf, count, group);
+  staging_.resize(count);
+  backend_.download(staging_.data(), buf, count);
+  comm_.all_reduce(staging_.data(), count, group);
+  backend_.upload(buf, staging_.data(), count);
+}
+
+void RankRunner::device_reduce_scatter(const float* in, float* out, std::size_t count_per_rank, const Group& group) {
+  if (backend_.is_host_memory()) return comm_.reduce_scatter(in, out, count_per_rank, group);
+  const std::size_t total = count_per_rank * static_cast<std::size_t>(group.size());
+  staging_.resize(total);
+  staging_out_.resize(count_per_rank);
+  backend_.download(staging_.data(), in, total);
+  comm_.reduce_scatter(staging_.data(), staging_out_.data(), count_per_rank, group);
+  backend_.upload(out, staging_out_.data(), count_per_rank);
+}
+
+void RankRunner::device_all_gather(const float* in, float* out, std::size_t count_per_rank, const Group& group) {
+  if (backend_.is_host_memory()) return comm_.all_gather(in, out, count_per_rank, group);
+  const std::size_t total = count_per_rank * static_cast<std::size_t>(group.size());
+  staging_.resize(count_per_rank);
+  staging_out_.resize(total);
+  backend_.download(staging_.data(), in, count_per_rank);
+  comm_.all_gather(staging_.data(), staging_out_.data(), count_per_rank, group);
+  backend_.upload(out, staging_out_.data(), total);
 }
 
 std::vector<float> RankRunner::get_parameter_values() const {

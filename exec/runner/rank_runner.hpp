@@ -66,7 +66,24 @@ class RankRunner {
   void layer_backward(int layer, LayerActs& acts, const float* dout, float* din, int micro_batch, int chunk);
   void head_forward(ChunkActs& acts, const float* x, int micro_batch, int chunk);
   void head_backward(ChunkActs& acts, float* dx, int micro_batch, int chunk);
-  void run_chunk_forward(ChunkActs& acts, int micro_batch, int chunk, bool keep_layers);
+  void run_chunk_forward(ChunkActs& acts, int micro_batch, int chunk);
+  /// Sequence parallelism is active on a stage of this replica (plan flag and TP > 1).
+  bool sequence_parallel(int stage) const;
+  /// Activation rows this rank holds between blocks (tokens / TP with sequence parallelism).
+  int local_rows() const;
+  void tp_all_gather_rows(const float* local, float* full, int mb, int chunk, const char* phase);
+  /// Row-parallel output: all-reduce, or reduce-scatter by rows with sequence parallelism.
+  void tp_reduce_rows(float* partial_full, float* local, int mb, int chunk, const char* phase);
+  void send_boundary(const float* local, int peer_stage, int tag, int mb, int chunk, const char* phase, const char* op);
+  void recv_boundary(float* local, int peer_stage, int tag, int mb, int chunk, const char* phase, const char* op);
+  void sync_sequence_parallel_norms();
+  // Communicator calls on device buffers: direct when device memory is host memory, otherwise
+  // staged through a host buffer (the host-staged path of DESIGN.md; NCCL/RCCL can replace it).
+  void device_send(const float* buf, std::size_t count, int dst, int tag);
+  void device_recv(float* buf, std::size_t count, int src, int tag);
+  void device_all_reduce(float* buf, std::size_t count, const Group& group);
+  void device_reduce_scatter(const float* in, float* out, std::size_t count_per_rank, const Group& group);
+  void device_all_gather(const float* in, float* out, std::size_t count_per_rank, const Group& group);
   void tp_all_reduce(float* buf, std::size_t count, int micro_batch, int chunk, const char* phase);
   void sync_tied_embedding();
   void sync_gradients_and_update();
@@ -92,6 +109,7 @@ class RankRunner {
   std::vector<std::size_t> adam_offset_;     // per bucket, into adam_m_/adam_v_
   std::map<std::pair<int, int>, ChunkActs*> saved_;
   std::vector<float> captured_grads_;
+  std::vector<float> staging_, staging_out_;  // host staging for non-host device memory
   std::vector<Measurement> measurements_;
 
   int step_ = 0;

@@ -25,6 +25,9 @@ struct RankRunner::LayerWeights {
 struct RankRunner::LayerActs {
   const float* x = nullptr;  // the block's input (the previous block's out, or the chunk input)
   DeviceArray<float> a, mean1, rstd1, q, k, v, probs, o, x2, b, mean2, rstd2, u, up, z, out;
+  DeviceArray<float> a_full, b_full;  // sequence parallelism: the gathered LayerNorm outputs
+  const float* a_in() const { return a_full.get() ? a_full.get() : a.get(); }
+  const float* b_in() const { return b_full.get() ? b_full.get() : b.get(); }
 };
 
 struct RankRunner::ChunkActs {

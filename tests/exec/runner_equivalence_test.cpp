@@ -79,6 +79,11 @@ models::Plan with(models::Plan p, int zero, models::Recompute recompute = models
   return p;
 }
 
+models::Plan sequence_parallel(models::Plan p) {
+  p.sequence_parallel = true;
+  return p;
+}
+
 models::Plan interleaved(models::Plan p, int v) {
   p.schedule = Schedule::kInterleaved;
   p.interleave = v;
@@ -99,6 +104,14 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"tp2_full_recompute", with(plan("tp2r", {replica(4, {stage(4, 0, 2)})}), 0, models::Recompute::kFull)},
         Case{"pp2_selective_recompute",
              with(plan("pp2s", {replica(4, {stage(2, 0), stage(2, 1)})}), 0, models::Recompute::kSelective)},
+        // Sequence parallelism (Korthikanti et al. 2022): rows split over TP between blocks.
+        Case{"tp2_sequence_parallel", sequence_parallel(plan("tp2sp", {replica(4, {stage(4, 0, 2)})}))},
+        Case{"tp4_sequence_parallel_full_recompute",
+             sequence_parallel(with(plan("tp4sp", {replica(4, {stage(4, 0, 4)})}), 0, models::Recompute::kFull))},
+        Case{"tp2pp2_sequence_parallel_interleaved",
+             sequence_parallel(interleaved(plan("tp2pp2spi", {replica(4, {stage(2, 0, 2), stage(2, 2, 2)})}), 2))},
+        Case{"sequence_parallel_tp_differs_between_stages",
+             sequence_parallel(plan("spmix", {replica(4, {stage(1, 0, 2), stage(2, 2, 1), stage(1, 3, 2)})}))},
         Case{"tp_differs_between_stages", plan("tpmix", {replica(4, {stage(2, 0, 2), stage(2, 2, 1)})})},
         // Heterogeneous: fast and slow devices, uneven layers, uneven micro-batches, ZeRO-1.
         Case{"uneven_heterogeneous",

@@ -94,7 +94,7 @@ TEST(MapReader, MissingKeysPointAtTheParent) {
 TEST(MapReader, WrongTypesSayWhatWasFound) {
   DiagnosticSink sink("f.yaml");
   const auto doc = parse_yaml_document(
-      "a: \"8\"\nb: 1.5\nc: [1]\nd: yes\ne: 300\nf: fast\ng:\nh: 4\n", sink);
+      "a: \"8\"\nb: 1.5\nc: [1]\nd: yes\ne: 300\nf: fast\ng:\nh: 4\ni: !!str 8\n", sink);
   ASSERT_TRUE(doc);
   MapReader r(*doc, "x", sink, doc->Mark());
   r.get_int("a", Need::kRequired);
@@ -105,6 +105,7 @@ TEST(MapReader, WrongTypesSayWhatWasFound) {
   r.get_enum("f", Need::kRequired, EnumTable<int>{{"slow", 0}, {"fastest", 1}});
   r.get_map("g", Need::kRequired);
   r.get_int("h", Need::kRequired, 0, 3);
+  r.get_int("i", Need::kRequired);
   EXPECT_THAT(lines_of(sink),
               ElementsAre("f.yaml:1:4: error: x.a: expected an integer, got the string \"8\"",
                           "f.yaml:2:4: error: x.b: expected an integer, got '1.5'",
@@ -113,7 +114,8 @@ TEST(MapReader, WrongTypesSayWhatWasFound) {
                           "f.yaml:5:4: error: x.e: missing unit in \"300\" (expected a time such as \"300us\")",
                           "f.yaml:6:4: error: x.f: unknown value 'fast' (did you mean 'fastest'? expected one of: slow, fastest)",
                           "f.yaml:7:1: error: x.g: expected a map, got nothing",
-                          "f.yaml:8:4: error: x.h: value 4 out of range (expected an integer between 0 and 3)"));
+                          "f.yaml:8:4: error: x.h: value 4 out of range (expected an integer between 0 and 3)",
+                          "f.yaml:9:4: error: x.i: expected an integer, got '8' tagged tag:yaml.org,2002:str"));
 }
 
 TEST(MapReader, DuplicateKeysAreErrors) {

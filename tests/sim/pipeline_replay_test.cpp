@@ -190,3 +190,48 @@ TEST(Folding, FoldedAndUnfoldedAgreeOnA64GpuPlan) {
 
 }  // namespace
 }  // namespace hetsim::sim
+
+namespace hetsim::sim {
+namespace {
+
+// Eight TP ranks of a node sync 100MB of gradients each with the same rank of the other
+// node, through ONE shared 25 GB/s NIC: each of the 8 concurrent rings gets 1/8 of it, so the
+// sync takes launch + 2·9us + 8·100MB/23.5GB/s = 34.1 ms instead of 4.3 ms with a NIC per GPU.
+TEST(Contention, DpSyncThroughOneSharedNic) {
+  UniformWork u;
+  u.tp = 8;
+  u.dp = 2;
+  u.micro_batches = 2;
+  u.grad_bytes = 1e8;
+  NodeSpec one_nic;
+  one_nic.nics = 1;
+  const double t = run(testing::one_zone(2, one_nic), u);
+  const double expected = 2 * 3e-3 + models::kCollectiveLaunch_s + 2 * 9e-6 + 8 * 1e8 / kNicBw;
+  EXPECT_NEAR(t, expected, kTol * expected);
+}
+
+// Four replicas of a 2-stage pipeline: stage 0 on zone 0 (two nodes of 2 GPUs), stage 1 on
+// zone 1, one 1.25 GB/s WAN link. The cost model gives each GPU the WAN share of its node
+// (1/2); in the simulation the four replicas' sends cross the WAN together, 1/4 each: each
+// 50MB transfer takes 30ms + 9us + 4·50MB/(1.25GB/s·0.85) = 218 ms instead of 124 ms.
+TEST(Contention, PipelineSendsShareTheWanLink) {
+  UniformWork u;
+  u.pp = 2;
+  u.dp = 4;
+  u.micro_batches = 4;
+  u.act_bytes = 5e7;
+  NodeSpec two_gpus;
+  two_gpus.gpus = 2;
+  two_gpus.nics = 2;
+  const auto cluster = testing::two_zones(2, two_gpus, 1.25e9, 30e-3);
+  const double t = run(cluster, u);
+  const double wan = 1.25e9 * models::kWanLinkEfficiency;
+  const double shared = 30e-3 + 9e-6 + 4 * 5e7 / wan;
+  const double node_share = 30e-3 + 9e-6 + 2 * 5e7 / wan;
+  const double expected = analytic_pipeline(u, shared);
+  EXPECT_NEAR(t, expected, kTol * expected);
+  EXPECT_GT(t, analytic_pipeline(u, node_share) * 1.2);
+}
+
+}  // namespace
+}  // namespace hetsim::sim
