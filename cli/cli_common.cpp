@@ -12,6 +12,7 @@
 
 #include "catalog.hpp"
 #include "diagnostics.hpp"
+#include "profile.hpp"
 #include "input_loader.hpp"
 
 namespace hetsim::cli {
@@ -56,7 +57,8 @@ models::Plan load_plan_file(const std::string& path, const models::Cluster& clus
   return models::load_plan(path, cluster, workload);
 }
 
-Inputs load_inputs(const std::string& cluster_path, const std::string& workload_path, const std::string& plan_path) {
+Inputs load_inputs(const std::string& cluster_path, const std::string& workload_path, const std::string& plan_path,
+                   const std::string& profile_path) {
   Inputs in;
   std::vector<models::Diagnostic> errors;
   const auto collect = [&](auto&& load) {
@@ -77,8 +79,20 @@ Inputs load_inputs(const std::string& cluster_path, const std::string& workload_
       collect([&] { models::load_plan_spec(plan_path); });  // still report the plan's own errors
     }
   }
+  if (!profile_path.empty()) {
+    models::Profile profile;
+    if (collect([&] { profile = models::load_profile(profile_path); }) && cluster_ok)
+      models::apply_profile(in.cluster, profile);
+  }
   if (!errors.empty()) throw models::ConfigError(std::move(errors));
   return in;
+}
+
+CLI::Option* add_profile_option(CLI::App* verb, std::string* path) {
+  return verb->add_option("--profile", *path,
+                          "Calibrated profile (kind: profile, from `hetsim calibrate`) overriding the catalog's "
+                          "efficiencies and link figures")
+      ->check(CLI::ExistingFile);
 }
 
 // ---- JSON -------------------------------------------------------------------------------

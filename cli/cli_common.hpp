@@ -38,7 +38,11 @@ struct Inputs {
   models::Workload workload;
   std::optional<models::Plan> plan;  ///< when plan_path is not empty
 };
-Inputs load_inputs(const std::string& cluster_path, const std::string& workload_path, const std::string& plan_path = "");
+/// A profile (models/profile.hpp), when profile_path is not empty, is applied to the cluster.
+Inputs load_inputs(const std::string& cluster_path, const std::string& workload_path, const std::string& plan_path = "",
+                   const std::string& profile_path = "");
+/// Adds `--profile FILE` to a verb.
+CLI::Option* add_profile_option(CLI::App* verb, std::string* path);
 
 // ---- output -----------------------------------------------------------------------------
 /// Streaming JSON writer (RFC 8259): objects, arrays, strings escaped, non-finite numbers as null.

@@ -25,6 +25,7 @@ namespace {
 
 struct PlanVerbOptions {
   std::string cluster, workload, objective = "throughput", emit_plan;
+  std::string profile;  // --profile
   double budget_per_hour = 0;
   int top = 5;
   int refine = 0;
@@ -254,7 +255,7 @@ void run_plan(const CLI::App& app, PlanVerbOptions o) {
   po.budget_per_hour = o.budget_per_hour;
   po.top = std::max(o.top, o.refine);
   po.spot = o.spot;
-  Inputs in = load_inputs(o.cluster, o.workload);
+  Inputs in = load_inputs(o.cluster, o.workload, "", o.profile);
   models::PlannerResult result = models::plan_training(in.cluster, in.workload, po);
   const Refined ref = refine(app, o, result, in.cluster);
   if (static_cast<int>(result.top.size()) > o.top) result.top.resize(o.top);
@@ -279,6 +280,7 @@ void add_plan_verb(CLI::App& app) {
   auto o = std::make_shared<PlanVerbOptions>();
   CLI::App* verb = app.add_subcommand("plan", "Find the fastest (or cheapest) way to train a workload on a cluster");
   verb->add_option("--cluster", o->cluster, "Cluster file (kind: cluster)")->required()->check(CLI::ExistingFile);
+  add_profile_option(verb, &o->profile);
   verb->add_option("--workload", o->workload, "Workload file (kind: workload)")->required()->check(CLI::ExistingFile);
   verb->add_option("--objective", o->objective, "throughput (tokens/s, default) | cost ($ per million tokens) | budget")
       ->check(CLI::IsMember({"throughput", "cost", "budget"}));

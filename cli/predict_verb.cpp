@@ -15,6 +15,7 @@ namespace {
 
 struct PredictOptions {
   std::string cluster, workload, plan;
+  std::string profile;  // --profile
   int tp = 0, pp = 0, dp = 0, micro = 0, interleave = 1, zero = 0;
   std::string schedule = "1f1b", recompute = "none", engine = "analytic";
   bool sequence_parallel = false;
@@ -44,7 +45,7 @@ void run_predict(const PredictOptions& o) {
   const bool shorthand = o.tp > 0 || o.pp > 0 || o.dp > 0;
   if (o.plan.empty() == !shorthand) usage_error("give either --plan or all of --tp, --pp, --dp");
   if (shorthand && (o.tp < 1 || o.pp < 1 || o.dp < 1)) usage_error("--tp, --pp and --dp must all be given (>= 1)");
-  Inputs in = load_inputs(o.cluster, o.workload, o.plan);
+  Inputs in = load_inputs(o.cluster, o.workload, o.plan, o.profile);
 
   std::optional<models::Report> report;
   if (in.plan) {
@@ -92,6 +93,7 @@ void add_predict_verb(CLI::App& app) {
   auto o = std::make_shared<PredictOptions>();
   CLI::App* verb = app.add_subcommand("predict", "Predict the iteration time, throughput, memory and cost of a plan");
   verb->add_option("--cluster", o->cluster, "Cluster file (kind: cluster)")->required()->check(CLI::ExistingFile);
+  add_profile_option(verb, &o->profile);
   verb->add_option("--workload", o->workload, "Workload file (kind: workload)")->required()->check(CLI::ExistingFile);
   verb->add_option("--plan", o->plan, "Plan file (kind: plan)")->check(CLI::ExistingFile);
   verb->add_option("--tp", o->tp, "Tensor-parallel degree (Megatron shorthand)")->check(CLI::PositiveNumber);

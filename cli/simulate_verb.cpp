@@ -20,6 +20,7 @@ namespace {
 
 struct SimulateOptions {
   std::string cluster, workload, plan, trace;
+  std::string profile;  // --profile
   int tp = 0, pp = 0, dp = 0, micro = 0, interleave = 1, zero = 0, grad_buckets = 0;
   std::string schedule = "1f1b", recompute = "none";
   bool sequence_parallel = false, no_fold = false;
@@ -83,7 +84,7 @@ void run_simulate(const SimulateOptions& o) {
   const bool shorthand = o.tp > 0 || o.pp > 0 || o.dp > 0;
   if (o.plan.empty() == !shorthand) usage_error("give either --plan or all of --tp, --pp, --dp");
   if (shorthand && (o.tp < 1 || o.pp < 1 || o.dp < 1)) usage_error("--tp, --pp and --dp must all be given (>= 1)");
-  const Inputs in = load_inputs(o.cluster, o.workload, o.plan);
+  const Inputs in = load_inputs(o.cluster, o.workload, o.plan, o.profile);
   const models::Plan plan = choose_plan(o, in);
   sim::SimOptions opt;
   opt.fold = !o.no_fold;
@@ -107,6 +108,7 @@ void add_simulate_verb(CLI::App& app) {
   auto o = std::make_shared<SimulateOptions>();
   CLI::App* verb = app.add_subcommand("simulate", "Simulate one training step of a plan with SimGrid (contention, timeline)");
   verb->add_option("--cluster", o->cluster, "Cluster file (kind: cluster)")->required()->check(CLI::ExistingFile);
+  add_profile_option(verb, &o->profile);
   verb->add_option("--workload", o->workload, "Workload file (kind: workload)")->required()->check(CLI::ExistingFile);
   verb->add_option("--plan", o->plan, "Plan file (kind: plan)")->check(CLI::ExistingFile);
   verb->add_option("--tp", o->tp, "Tensor-parallel degree (Megatron shorthand)")->check(CLI::PositiveNumber);

@@ -22,6 +22,8 @@ void add_validate_verb(CLI::App& app);
 void add_run_verb(CLI::App& app);  ///< `hetsim run` (cli/run_verb.cpp)
 void add_plan_verb(CLI::App& app);
 void add_simulate_verb(CLI::App& app);
+void add_calibrate_verb(CLI::App& app);  ///< `hetsim calibrate` (cli/calibrate_verb.cpp)
+void add_check_verb(CLI::App& app);      ///< `hetsim check` (cli/check_verb.cpp)
 // Further verbs (predict, validate, simulate, plan, run, check) add their declaration here.
 
 }  // namespace hetsim::cli

@@ -43,6 +43,11 @@ std::optional<GpuType> read_gpu(const MapReader::Entry& entry, const std::string
     if (auto v = eff->get_number("memory", Need::kOptional, 0, 1, /*min_exclusive=*/true)) e.memory_efficiency = *v;
     if (auto v = eff->get_quantity("kernel_launch", Need::kOptional, parse_time, "a time such as \"5us\"", false))
       e.kernel_launch_s = *v;
+    if (auto v = eff->get_quantity("framework_op_host", Need::kOptional, parse_time, "a time such as \"48us\"", false))
+      e.framework_op_host_s = *v;
+    if (auto v = eff->get_quantity("collective_host_sync_per_rank", Need::kOptional, parse_time,
+                                   "a time such as \"40us\"", false))
+      e.collective_host_sync_per_rank_s = *v;
     eff->finish();
   }
   if (auto v = r.get_string("source", Need::kRequired)) t.source = *v;

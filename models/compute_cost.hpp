@@ -15,10 +15,12 @@ namespace hetsim::models {
 /// ASPLOS'24, Fig. 1 motivation). Fitted once (one global constant) on the CPU-bound rows of
 /// vtrain-a100-single (micro-batch 1, tp >= 2, where time per micro-batch does not grow with the
 /// micro-batch): see docs/cost_model.md. A pass of a stage takes max(GPU time, host time).
+/// The default of EfficiencyModel::framework_op_host_s (a device type may override it).
 inline constexpr double kFrameworkOpHost_s = 48e-6;
 /// Extra host-side time of a TP collective per additional rank: when the ranks are host-bound,
 /// each collective waits for the slowest rank's host thread, a wait that grows with the group.
 /// Fitted once on the same vtrain-a100-single rows (tp 2, 4, 8 against tp 1, micro-batch 1).
+/// The default of EfficiencyModel::collective_host_sync_per_rank_s.
 inline constexpr double kCollectiveHostSyncPerRank_s = 40e-6;
 
 /// FlashAttention-2 reaches 50-73% of A100 peak forward and 40-63% backward, versus ~80-88%

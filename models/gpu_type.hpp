@@ -26,6 +26,12 @@ struct EfficiencyModel {
   double gemm_half_work_flop = 1.0e9;   ///< GEMM work at which efficiency reaches half the asymptote
   double memory_efficiency = 0.80;      ///< achievable fraction of memory bandwidth (streaming kernels)
   double kernel_launch_s = 5.0e-6;      ///< per-kernel launch + framework overhead
+  /// Host time of the training framework per launched kernel (PyTorch eager dispatch; see
+  /// models/compute_cost.hpp, kFrameworkOpHost_s, for the citation). A pass takes
+  /// max(device time, host time). The CPU backend of exec/ calls its kernels directly: 0 there.
+  double framework_op_host_s = 48e-6;
+  /// Extra host wait of a TP collective per additional rank (kCollectiveHostSyncPerRank_s).
+  double collective_host_sync_per_rank_s = 40e-6;
 };
 
 struct GpuType {

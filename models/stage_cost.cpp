@@ -11,11 +11,12 @@ namespace {
 /// Accumulates the sums of a pass; optionally records the ops.
 class PassSink : public OpSink {
  public:
-  PassSink(const GroupCost& tp_group, std::vector<Op>* ops) : tp_group_(tp_group), ops_(ops) {}
+  PassSink(const GroupCost& tp_group, const EfficiencyModel& eff, std::vector<Op>* ops)
+      : tp_group_(tp_group), eff_(eff), ops_(ops) {}
 
   void compute(const char* name, double gpu_s, int kernels, double flop) override {
     cost.gpu_s += gpu_s;
-    cost.host_s += kernels * kFrameworkOpHost_s;
+    cost.host_s += kernels * eff_.framework_op_host_s;
     cost.flop += flop;
     if (!recompute()) cost.model_flop += flop;
     if (ops_) {
@@ -36,7 +37,7 @@ class PassSink : public OpSink {
                                                                  : CollectiveKind::kAllReduce;
     const double t = collective_time(ck, size_bytes, tp_group_);
     cost.tp_comm_s += t;
-    cost.host_s += kFrameworkOpHost_s + (tp_group_.size - 1) * kCollectiveHostSyncPerRank_s;
+    cost.host_s += eff_.framework_op_host_s + (tp_group_.size - 1) * eff_.collective_host_sync_per_rank_s;
     if (ops_) {
       Op op;
       op.kind = kind;
@@ -65,6 +66,7 @@ class PassSink : public OpSink {
 
  private:
   const GroupCost& tp_group_;
+  const EfficiencyModel& eff_;
   std::vector<Op>* ops_;
 };
 
@@ -133,11 +135,11 @@ StageCost stage_cost(const StageShape& shape, const Workload& w, const Plan& pla
 
   if (!ops) {
     // Fast path: one layer's sums times the layer count.
-    PassSink lf(shape.tp_group, nullptr), lb(shape.tp_group, nullptr);
+    PassSink lf(shape.tp_group, d.eff, nullptr), lb(shape.tp_group, d.eff, nullptr);
     emit_layer_forward(s, d, lf);
     emit_layer_backward(s, d, plan.recompute, lb);
     for (int c = 0; c < v; ++c) {
-      PassSink ef(shape.tp_group, nullptr), eb(shape.tp_group, nullptr);
+      PassSink ef(shape.tp_group, d.eff, nullptr), eb(shape.tp_group, d.eff, nullptr);
       if (shape.first && c == 0) {
         emit_embedding_forward(s, d, ef);
         emit_embedding_backward(s, d, eb);
@@ -160,12 +162,12 @@ StageCost stage_cost(const StageShape& shape, const Workload& w, const Plan& pla
   ops->assign(v, ChunkWork{});
   for (int c = 0; c < v; ++c) {
     ChunkWork& chunk = (*ops)[c];
-    PassSink f(shape.tp_group, &chunk.forward);
+    PassSink f(shape.tp_group, d.eff, &chunk.forward);
     if (shape.first && c == 0) emit_embedding_forward(s, d, f);
     for (int l = 0; l < shape.layers; ++l) emit_layer_forward(s, d, f);
     if (shape.last && c == v - 1) emit_head_forward(s, d, f);
     f.close();
-    PassSink b(shape.tp_group, &chunk.backward);
+    PassSink b(shape.tp_group, d.eff, &chunk.backward);
     if (shape.last && c == v - 1) emit_head_backward(s, d, b);
     for (int l = 0; l < shape.layers; ++l) emit_layer_backward(s, d, plan.recompute, b);
     if (shape.first && c == 0) emit_embedding_backward(s, d, b);

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "calibrate.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "backend.hpp"
+#include "comm_cost.hpp"
+
+namespace hetsim::calibration {
+namespace {
+
+void say(const CalibrateOptions& o, const std::string& line) {
+  if (o.log) o.log(line);
+}
+
+/// Runs or resumes one microbenchmark; appends it to the checkpoint when newly measured.
+class SampleStore {
+ public:
+  explicit SampleStore(const CalibrateOptions& o) : options_(o) {
+    if (!o.checkpoint_path.empty())
+      for (const Sample& s : read_checkpoint(o.checkpoint_path)) done_[s.key()] = s;
+  }
+  Sample get(Sample s, const std::function<void(Sample&)>& measure) {
+    if (auto it = done_.find(s.key()); it != done_.end()) {
+      ++resumed;
+      return it->second;
+    }
+    measure(s);
+    if (!options_.checkpoint_path.empty()) append_checkpoint(options_.checkpoint_path, s);
+    done_[s.key()] = s;
+    return s;
+  }
+  int resumed = 0;
+
+ private:
+  const CalibrateOptions& options_;
+  std::map<std::string, Sample> done_;
+};
+
+std::string fixed(double v, const char* unit, int digits = 4) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f%s", digits, v, unit);
+  return buf;
+}
+
+}  // namespace
+
+CalibrationResult calibrate(const models::Cluster& cluster, const CalibrateOptions& options) {
+  CalibrationResult out;
+  const Grid grid = make_grid(options.quick);
+  SampleStore store(options);
+  std::set<std::string> seen;
+  int max_per_node = 1;
+  bool host_memory_cluster = true;
+  for (const models::NodeType& nt : cluster.node_types) {
+    max_per_node = std::max(max_per_node, nt.gpus_per_node);
+    const std::string& type = nt.gpu.name;
+    if (!seen.insert(type).second) continue;
+    std::unique_ptr<exec::Backend> backend;
+    try {
+      backend = exec::make_backend(type);
+    } catch (const exec::BackendError& e) {
+      say(options, "skipping device type " + type + ": " + e.what());
+      host_memory_cluster = false;
+      continue;
+    }
+    host_memory_cluster = host_memory_cluster && backend->is_host_memory();
+    say(options, "benchmarking " + type + " (" + std::to_string(grid.gemm.size()) + " GEMMs, " +
+                     std::to_string(grid.memory.size()) + " memory-bound kernels)");
+    std::vector<Sample> mine;
+    for (const std::vector<Sample>* list : {&grid.memory, &grid.gemm}) {
+      for (Sample s : *list) {
+        s.target = type;
+        mine.push_back(store.get(s, [&](Sample& x) { run_device_sample(*backend, x, options.timing); }));
+      }
+    }
+    DeviceFits f;
+    f.memory = fit_memory(mine);
+    f.gemm = fit_gemm(mine, nt.gpu.peak(models::Dtype::kFp32), f.memory.kernel_launch_s);
+    f.memory_efficiency = std::min(1.0, f.memory.achieved_Bps / nt.gpu.memory_bandwidth_Bps);
+    if (f.memory.achieved_Bps > nt.gpu.memory_bandwidth_Bps)
+      say(options, "note: " + type + " kernels reach " + fixed(f.memory.achieved_Bps / 1e9, " GB/s", 1) +
+                       ", above the catalog's memory bandwidth (cache-resident data): memory efficiency capped at 1");
+    models::DeviceProfile d;
+    d.gemm_efficiency = f.gemm.gemm_efficiency;
+    d.gemm_half_work_flop = f.gemm.gemm_half_work_flop;
+    d.memory_efficiency = f.memory_efficiency;
+    d.kernel_launch_s = f.memory.kernel_launch_s;
+    if (backend->is_host_memory()) {
+      // The rank's own thread calls the kernels: no separate host thread runs ahead of the
+      // device, so there is no framework host time to overlap (the per-call cost is in kernel_launch).
+      d.framework_op_host_s = 0.0;
+      d.collective_host_sync_per_rank_s = 0.0;
+    }
+    out.profile.devices[type] = d;
+    out.devices[type] = f;
+    out.samples.insert(out.samples.end(), mine.begin(), mine.end());
+  }
+  if (out.devices.empty()) throw std::runtime_error("no device type of the cluster can be benchmarked in this binary");
+
+  // Link classes: only when ranks are threads on host memory (the in-process communicator is
+  // then the transport the execution engine uses).
+  if (host_memory_cluster) {
+    std::set<std::string> intra, nic;
+    for (const models::NodeType& nt : cluster.node_types) {
+      if (nt.gpus_per_node > 1) intra.insert(models::to_string(nt.intra.kind));
+      if (cluster.nodes.size() > 1 && nt.nics.count > 0) nic.insert(models::to_string(nt.nics.kind));
+    }
+    auto bench_class = [&](const std::string& cls, SampleKind kind) {
+      say(options, "benchmarking link class " + cls + " (" + to_string(kind) + ")");
+      std::vector<Sample> mine;
+      for (Sample s : grid.comm) {
+        if (s.kind != kind || s.group > max_per_node) continue;
+        s.target = cls;
+        mine.push_back(store.get(s, [&](Sample& x) { run_comm_sample(x, options.timing); }));
+      }
+      const LinkFit f = fit_link(mine, models::kCollectiveLaunch_s);
+      out.links[cls] = f;
+      out.profile.links[cls] = {f.bandwidth_Bps, f.latency_s};
+      out.samples.insert(out.samples.end(), mine.begin(), mine.end());
+    };
+    for (const std::string& c : intra) bench_class(c, SampleKind::kAllReduce);
+    for (const std::string& c : nic)
+      if (!intra.count(c)) bench_class(c, SampleKind::kP2p);
+  }
+  out.resumed = store.resumed;
+  out.profile.name = cluster.name;
+  return out;
+}
+
+std::string profile_to_yaml(const models::Profile& p, const std::vector<std::string>& header) {
+  std::ostringstream o;
+  for (const std::string& h : header) o << "# " << h << '\n';
+  o << "kind: profile\n";
+  o << "name: " << p.name << '\n';
+  o << "source: \"" << p.source << "\"\n";
+  if (!p.devices.empty()) o << "devices:\n";
+  for (const auto& [name, d] : p.devices) {
+    o << "  " << name << ":\n    efficiency:\n";
+    if (d.gemm_efficiency) o << "      gemm: " << fixed(*d.gemm_efficiency, "") << '\n';
+    if (d.gemm_half_work_flop) o << "      gemm_half_work: \"" << fixed(*d.gemm_half_work_flop, "FLOP", 0) << "\"\n";
+    if (d.memory_efficiency) o << "      memory: " << fixed(*d.memory_efficiency, "") << '\n';
+    if (d.kernel_launch_s) o << "      kernel_launch: \"" << fixed(*d.kernel_launch_s * 1e9, "ns", 1) << "\"\n";
+    if (d.framework_op_host_s) o << "      framework_op_host: \"" << fixed(*d.framework_op_host_s * 1e9, "ns", 1) << "\"\n";
+    if (d.collective_host_sync_per_rank_s)
+      o << "      collective_host_sync_per_rank: \"" << fixed(*d.collective_host_sync_per_rank_s * 1e9, "ns", 1) << "\"\n";
+  }
+  if (!p.links.empty()) o << "links:\n";
+  for (const auto& [name, l] : p.links) {
+    o << "  " << name << ": {bandwidth: \"" << fixed(l.bandwidth_Bps / 1e6, "MB/s", 1) << "\", latency: \""
+      << fixed(l.latency_s * 1e9, "ns", 1) << "\"}\n";
+  }
+  return o.str();
+}
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  const std::filesystem::path target(path);
+  std::filesystem::path tmp = target;
+  tmp += ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) throw std::runtime_error("cannot write " + tmp.string());
+  }
+  std::filesystem::rename(tmp, target);
+}
+
+}  // namespace hetsim::calibration

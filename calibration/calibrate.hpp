@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// A calibration run: the microbenchmarks of one cluster's device types and link classes
+// (resumable through a JSONL checkpoint), the fits, and the Profile they give.
+#pragma once
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cluster.hpp"
+#include "fit.hpp"
+#include "microbench.hpp"
+#include "profile.hpp"
+#include "sample.hpp"
+
+namespace hetsim::calibration {
+
+struct CalibrateOptions {
+  bool quick = false;              ///< the small grid (tests, a first look)
+  std::string checkpoint_path;     ///< JSONL of finished microbenchmarks; empty = no checkpoint
+  TimingOptions timing;
+  std::function<void(const std::string&)> log;  ///< progress lines; may be empty
+};
+
+struct DeviceFits {
+  MemoryFit memory;
+  GemmFit gemm;
+  double memory_efficiency = 0;
+};
+
+struct CalibrationResult {
+  models::Profile profile;
+  std::vector<Sample> samples;                  ///< every microbenchmark used, in grid order
+  std::map<std::string, DeviceFits> devices;    ///< by device type
+  std::map<std::string, LinkFit> links;         ///< by link class
+  int resumed = 0;                              ///< samples taken from the checkpoint
+};
+
+/// Benchmarks every device type of the cluster that this binary can instantiate
+/// (exec::make_backend) and, for host-memory devices, the in-process communicator per link class
+/// (all-reduce within a node's intra fabric, send/recv across NICs when there are several nodes).
+/// Throws std::runtime_error when nothing of the cluster can be benchmarked.
+CalibrationResult calibrate(const models::Cluster& cluster, const CalibrateOptions& options);
+
+/// The profile as YAML (`kind: profile`, docs/inputs.md); `header` lines are written as comments.
+std::string profile_to_yaml(const models::Profile& profile, const std::vector<std::string>& header);
+/// Writes text to path atomically (a temporary file in the same folder, then rename).
+void write_file_atomically(const std::string& path, const std::string& text);
+
+}  // namespace hetsim::calibration

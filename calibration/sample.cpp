@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sample.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace hetsim::calibration {
+
+const char* to_string(SampleKind k) {
+  switch (k) {
+    case SampleKind::kGemm: return "gemm";
+    case SampleKind::kMemory: return "memory";
+    case SampleKind::kAllReduce: return "all_reduce";
+    case SampleKind::kP2p: return "p2p";
+  }
+  return "?";
+}
+
+double Sample::busbw_Bps() const {
+  if (kind == SampleKind::kAllReduce && group > 0) return algbw_Bps() * 2.0 * (group - 1) / group;
+  return algbw_Bps();
+}
+
+std::string Sample::key() const {
+  std::ostringstream o;
+  o << to_string(kind) << '/' << target << '/' << op << '/' << m << 'x' << n << 'x' << k << '/' << size_bytes << '/'
+    << group;
+  return o.str();
+}
+
+std::string to_json_line(const Sample& s) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "{\"kind\": \"%s\", \"target\": \"%s\", \"op\": \"%s\", \"m\": %.17g, \"n\": %.17g, \"k\": %.17g, "
+                "\"size_bytes\": %.17g, \"group\": %d, \"time_s\": %.17g, \"algbw_Bps\": %.17g, \"busbw_Bps\": %.17g}",
+                to_string(s.kind), s.target.c_str(), s.op.c_str(), s.m, s.n, s.k, s.size_bytes, s.group, s.time_s,
+                s.algbw_Bps(), s.busbw_Bps());
+  return buf;
+}
+
+std::vector<Sample> read_checkpoint(const std::string& path) {
+  std::vector<Sample> out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line.back() != '}') continue;  // cut short by a kill
+    try {
+      const YAML::Node j = YAML::Load(line);  // a flat JSON object is valid YAML 1.2
+      Sample s;
+      const std::string kind = j["kind"].as<std::string>();
+      bool known = false;
+      for (SampleKind k : {SampleKind::kGemm, SampleKind::kMemory, SampleKind::kAllReduce, SampleKind::kP2p}) {
+        if (kind == to_string(k)) {
+          s.kind = k;
+          known = true;
+        }
+      }
+      if (!known) continue;
+      s.target = j["target"].as<std::string>();
+      s.op = j["op"].as<std::string>();
+      s.m = j["m"].as<double>();
+      s.n = j["n"].as<double>();
+      s.k = j["k"].as<double>();
+      s.size_bytes = j["size_bytes"].as<double>();
+      s.group = j["group"].as<int>();
+      s.time_s = j["time_s"].as<double>();
+      if (s.time_s > 0) out.push_back(s);
+    } catch (const YAML::Exception&) {
+      continue;
+    }
+  }
+  return out;
+}
+
+void append_checkpoint(const std::string& path, const Sample& s) {
+  std::ofstream out(path, std::ios::app);
+  out << to_json_line(s) << '\n';
+  out.flush();
+  if (!out) throw std::runtime_error("cannot append to the calibration checkpoint " + path);
+}
+
+}  // namespace hetsim::calibration

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+// One microbenchmark result and the JSONL checkpoint that makes a calibration resumable:
+// every finished microbenchmark is appended as one JSON line; a restarted calibration reads
+// the file back and skips what it already holds.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+namespace hetsim::calibration {
+
+enum class SampleKind { kGemm, kMemory, kAllReduce, kP2p };
+const char* to_string(SampleKind k);  ///< "gemm" | "memory" | "all_reduce" | "p2p"
+
+struct Sample {
+  SampleKind kind = SampleKind::kGemm;
+  std::string target;   ///< device type (gemm, memory) or link class (all_reduce, p2p)
+  std::string op;       ///< memory: the kernel (axpy, gelu, layer_norm); gemm: "nn", "nt", "tn"
+  double m = 0, n = 0, k = 0;  ///< gemm shape
+  double size_bytes = 0;       ///< memory: bytes the cost model counts; comm: message size per rank
+  int group = 0;               ///< comm: ranks taking part
+  double time_s = 0;           ///< median of the timed repeats (warm-up excluded)
+  /// nccl-tests (PERFORMANCE.md): algbw = S / t; busbw = algbw * 2(n-1)/n for all-reduce, = algbw for p2p.
+  double algbw_Bps() const { return time_s > 0 ? size_bytes / time_s : 0; }
+  double busbw_Bps() const;
+  double work_flop() const { return 2.0 * m * n * k; }
+  /// Identifies the microbenchmark (not its result): the resume key.
+  std::string key() const;
+};
+
+std::string to_json_line(const Sample& s);
+/// Reads a checkpoint; malformed lines (a write cut short by a kill) are skipped.
+std::vector<Sample> read_checkpoint(const std::string& path);
+/// Appends one line and flushes it to the file before returning.
+void append_checkpoint(const std::string& path, const Sample& s);
+
+}  // namespace hetsim::calibration

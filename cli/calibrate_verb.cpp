@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+// `hetsim calibrate --cluster C [--out profile.yaml] [--quick] [--checkpoint F]`: microbenchmarks
+// of the cluster's device types and link classes through the execution engine, fitted into a
+// Profile (calibration/). A killed run resumes from its JSONL checkpoint.
+#include <chrono>
+#include <ctime>
+#include <iostream>
+
+#include "calibrate.hpp"
+#include "cli_common.hpp"
+#include "units.hpp"
+#include "verbs.hpp"
+
+namespace hetsim::cli {
+namespace {
+
+struct CalibrateVerbOptions {
+  std::string cluster, out = "profile.yaml", checkpoint;
+  bool quick = false;
+  int repeats = 7;
+};
+
+std::string utc_now() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+void run_calibrate(const CalibrateVerbOptions& o) {
+  const models::Cluster cluster = load_cluster_file(o.cluster);
+  calibration::CalibrateOptions options;
+  options.quick = o.quick;
+  options.timing.repeats = o.repeats;
+  options.checkpoint_path = o.checkpoint.empty() ? o.out + ".samples.jsonl" : o.checkpoint;
+  options.log = [](const std::string& line) { std::cerr << "hetsim calibrate: " << line << '\n'; };
+  calibration::CalibrationResult r = calibration::calibrate(cluster, options);
+  const std::string command = "hetsim calibrate --cluster " + o.cluster + (o.quick ? " --quick" : "");
+  r.profile.source = "measured by `" + command + "` on " + utc_now() + ": median of " + std::to_string(o.repeats) +
+                     " timed repeats after warm-up; " + std::to_string(r.samples.size()) + " microbenchmarks";
+  const std::vector<std::string> header = {
+      "Calibrated profile of cluster " + cluster.name + " (kind: profile, docs/inputs.md).",
+      "Produced by `" + command + "` on " + utc_now() + "; microbenchmarks in " + options.checkpoint_path + ".",
+      "Fits (calibration/fit.hpp): GEMM t = W/(peak e) + h/(peak e) + launch; memory-bound t = bytes/(bw eff) + launch;",
+      "links: ring all-reduce t - 10us = 2(n-1)/n S/B + 2(n-1) alpha, p2p t = alpha + S/B (achieved figures)."};
+  calibration::write_file_atomically(o.out, calibration::profile_to_yaml(r.profile, header));
+
+  TextTable devices({"device", "samples", "gemm eff", "half work", "memory eff", "achieved B/W", "launch"});
+  for (const auto& [name, f] : r.devices) {
+    devices.add_row({name, std::to_string(f.memory.samples + f.gemm.samples), std::to_string(f.gemm.gemm_efficiency),
+                     format_count(f.gemm.gemm_half_work_flop) + "FLOP", std::to_string(f.memory_efficiency),
+                     models::format_bandwidth(f.memory.achieved_Bps), models::format_time(f.memory.kernel_launch_s)});
+  }
+  devices.print(std::cout);
+  if (!r.links.empty()) {
+    TextTable links({"link class", "samples", "bandwidth", "latency"});
+    for (const auto& [name, f] : r.links)
+      links.add_row({name, std::to_string(f.samples), models::format_bandwidth(f.bandwidth_Bps),
+                     models::format_time(f.latency_s)});
+    links.print(std::cout);
+  }
+  std::cout << "profile written to " << o.out << " (" << r.samples.size() << " microbenchmarks, " << r.resumed
+            << " resumed from the checkpoint)\n";
+}
+
+}  // namespace
+
+void add_calibrate_verb(CLI::App& app) {
+  auto o = std::make_shared<CalibrateVerbOptions>();
+  CLI::App* verb = app.add_subcommand(
+      "calibrate", "Microbenchmark the cluster's device types and links through the execution engine and write a "
+                   "Profile (kind: profile) for predict/plan/simulate/check --profile");
+  verb->add_option("--cluster", o->cluster, "Cluster file (kind: cluster)")->required()->check(CLI::ExistingFile);
+  verb->add_option("--out", o->out, "Profile to write (atomically; default profile.yaml)");
+  verb->add_option("--checkpoint", o->checkpoint,
+                   "JSONL of finished microbenchmarks; a rerun resumes from it (default OUT.samples.jsonl)");
+  verb->add_flag("--quick", o->quick, "Small grid (a few points per fit)");
+  verb->add_option("--repeats", o->repeats, "Timed repeats per microbenchmark (median kept; default 7)")
+      ->check(CLI::Range(1, 1000));
+  verb->callback([o] { run_calibrate(*o); });
+}
+
+}  // namespace hetsim::cli

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: Apache-2.0
+// `hetsim check --cluster C --workload W --plan P --profile F [--tolerance 0.25] [--steps N]`:
+// runs the plan for real with the execution engine (threads as ranks), predicts it with the
+// analytic model under the calibrated profile, prints both Reports' key figures side by side and
+// fails (exit 1) when the iteration time's relative error exceeds the tolerance. The tolerance is
+// a model-accuracy check, not a wall-clock limit.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include "cli_common.hpp"
+#include "predictor.hpp"
+#include "report.hpp"
+#include "runner/run.hpp"
+#include "units.hpp"
+#include "verbs.hpp"
+
+namespace hetsim::cli {
+namespace {
+
+struct CheckOptions {
+  std::string cluster, workload, plan, profile;
+  double tolerance = 0.25;
+  int steps = 8;
+  OutputFormat format = OutputFormat::kTable;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double relative_error(double predicted, double measured) {
+  return measured > 0 ? (predicted - measured) / measured : 0.0;
+}
+
+std::string pct(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", 100.0 * x);
+  return buf;
+}
+
+void run_check(const CheckOptions& o) {
+  const Inputs in = load_inputs(o.cluster, o.workload, o.plan, o.profile);
+  exec::RunSpec spec;
+  spec.cluster = in.cluster;
+  spec.workload = in.workload;
+  spec.plan = *in.plan;
+  spec.steps = o.steps;
+  exec::RunOutcome run;
+  try {
+    run = exec::run_in_process(spec);
+  } catch (const exec::RankFailure& e) {
+    std::cerr << "hetsim check: " << e.what() << '\n';
+    throw VerbExit{kExitFailure};
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "hetsim check: cannot execute the plan: " << e.what() << '\n';
+    throw VerbExit{kExitFailure};
+  }
+  const models::Report predicted = models::predict(in.cluster, in.workload, *in.plan);
+  if (!predicted.feasible) {
+    std::cerr << "hetsim check: the model finds the plan infeasible: " << predicted.infeasible_reason << '\n';
+    throw VerbExit{kExitFailure};
+  }
+  // Measured iteration time: the median step after the warm-up step (robust to a noisy machine);
+  // the breakdown is the engine's mean over the same steps.
+  std::vector<double> times;
+  for (std::size_t i = run.steps.size() > 1 ? 1 : 0; i < run.steps.size(); ++i) times.push_back(run.steps[i].time_s);
+  const models::Report& measured = run.report;
+  const double measured_iteration = median(times);
+  const double error = relative_error(predicted.iteration_time_s, measured_iteration);
+  const bool pass = std::abs(error) <= o.tolerance;
+
+  if (o.format == OutputFormat::kJson) {
+    JsonWriter j(std::cout);
+    j.begin_object();
+    j.key("measured_iteration_time_s").value(measured_iteration);
+    j.key("predicted_iteration_time_s").value(predicted.iteration_time_s);
+    j.key("relative_error").value(error);
+    j.key("tolerance").value(o.tolerance);
+    j.key("pass").value(pass);
+    j.key("measured").begin_object();
+    j.key("compute_s").value(measured.breakdown.compute_s).key("tp_comm_s").value(measured.breakdown.tp_comm_s);
+    j.key("pp_comm_s").value(measured.breakdown.pp_comm_s).key("dp_comm_s").value(measured.breakdown.dp_comm_s);
+    j.end_object();
+    j.key("predicted").begin_object();
+    j.key("compute_s").value(predicted.breakdown.compute_s).key("tp_comm_s").value(predicted.breakdown.tp_comm_s);
+    j.key("pp_comm_s").value(predicted.breakdown.pp_comm_s).key("dp_comm_s").value(predicted.breakdown.dp_comm_s);
+    j.end_object();
+    j.end_object();
+    j.finish();
+  } else {
+    TextTable t({"figure", "measured", "predicted", "error"});
+    auto row = [&](const std::string& name, double m, double p) {
+      t.add_row({name, models::format_time(m), models::format_time(p), m > 0 ? pct(relative_error(p, m)) : "-"});
+    };
+    row("iteration time", measured_iteration, predicted.iteration_time_s);
+    row("compute", measured.breakdown.compute_s, predicted.breakdown.compute_s);
+    row("tp comm", measured.breakdown.tp_comm_s, predicted.breakdown.tp_comm_s);
+    row("pp comm", measured.breakdown.pp_comm_s, predicted.breakdown.pp_comm_s);
+    row("dp comm", measured.breakdown.dp_comm_s, predicted.breakdown.dp_comm_s);
+    row("bubble", measured.breakdown.bubble_s, predicted.breakdown.bubble_s);
+    row("optimizer", measured.breakdown.optimizer_s, predicted.breakdown.optimizer_s);
+    const std::size_t stages = std::min(measured.stages.size(), predicted.stages.size());
+    for (std::size_t s = 0; s < stages; ++s) {
+      const auto &ms = measured.stages[s], &ps = predicted.stages[s];
+      const std::string tag = "stage " + std::to_string(ms.replica) + "." + std::to_string(ms.stage) + " " + ms.gpu_type;
+      row(tag + " fwd/mb", ms.forward_s, ps.forward_s);
+      row(tag + " bwd/mb", ms.backward_s, ps.backward_s);
+    }
+    t.print(std::cout);
+    char line[160];
+    std::snprintf(line, sizeof line, "tokens/s: measured %.0f, predicted %.0f\n",
+                  measured_iteration > 0 ? measured.tokens_per_s * measured.iteration_time_s / measured_iteration : 0.0,
+                  predicted.tokens_per_s);
+    std::cout << line;
+    std::cout << (pass ? "PASS" : "FAIL") << ": iteration time error " << pct(error) << " (tolerance "
+              << pct(o.tolerance).substr(1) << ", median of " << times.size() << " steps)\n";
+  }
+  if (!pass) throw VerbExit{kExitFailure};
+}
+
+}  // namespace
+
+void add_check_verb(CLI::App& app) {
+  auto o = std::make_shared<CheckOptions>();
+  CLI::App* verb = app.add_subcommand(
+      "check", "Run a plan for real, predict it with a calibrated profile, compare; exit 1 beyond the tolerance");
+  verb->add_option("--cluster", o->cluster, "Cluster file (kind: cluster)")->required()->check(CLI::ExistingFile);
+  verb->add_option("--workload", o->workload, "Workload file (kind: workload)")->required()->check(CLI::ExistingFile);
+  verb->add_option("--plan", o->plan, "Plan file (kind: plan)")->required()->check(CLI::ExistingFile);
+  verb->add_option("--profile", o->profile, "Calibrated profile (kind: profile)")->required()->check(CLI::ExistingFile);
+  verb->add_option("--tolerance", o->tolerance, "Largest accepted relative error of the iteration time (default 0.25)")
+      ->check(CLI::PositiveNumber);
+  verb->add_option("--steps", o->steps, "Training steps to run; the first is warm-up (default 8)")
+      ->check(CLI::Range(2, 10000));
+  add_format_option(verb, &o->format);
+  verb->callback([o] { run_check(*o); });
+}
+
+}  // namespace hetsim::cli

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: Apache-2.0
+// Loader of `kind: profile` files and apply_profile() (models/profile.hpp, docs/inputs.md).
+#include "profile.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "loader_common.hpp"
+#include "topology.hpp"
+
+namespace hetsim::models {
+namespace {
+
+constexpr std::array<std::pair<const char*, IntraFabricKind>, 5> kIntraClasses = {{
+    {"nvswitch", IntraFabricKind::kNvswitch}, {"nvlink", IntraFabricKind::kNvlink},
+    {"xgmi", IntraFabricKind::kXgmi}, {"pcie", IntraFabricKind::kPcie}, {"none", IntraFabricKind::kNone}}};
+constexpr std::array<std::pair<const char*, NicKind>, 3> kNicClasses = {{
+    {"infiniband", NicKind::kInfiniband}, {"roce", NicKind::kRoce}, {"ethernet", NicKind::kEthernet}}};
+constexpr const char* kTime = "a time such as \"2us\"";
+
+bool known_link_class(const std::string& name) {
+  for (const auto& [n, k] : kIntraClasses)
+    if (name == n) return true;
+  for (const auto& [n, k] : kNicClasses)
+    if (name == n) return true;
+  return false;
+}
+
+void read_device(const MapReader::Entry& entry, const std::string& path, DiagnosticSink& sink, Profile& out) {
+  MapReader r(entry.value, path, sink, entry.key_mark);
+  DeviceProfile d;
+  if (auto eff = r.get_map("efficiency", Need::kRequired)) {
+    d.gemm_efficiency = eff->get_number("gemm", Need::kOptional, 0, 1, /*min_exclusive=*/true);
+    d.gemm_half_work_flop = eff->get_quantity("gemm_half_work", Need::kOptional, parse_flop,
+                                              "an amount of work such as \"1GFLOP\"", false);
+    d.memory_efficiency = eff->get_number("memory", Need::kOptional, 0, 1, /*min_exclusive=*/true);
+    d.kernel_launch_s = eff->get_quantity("kernel_launch", Need::kOptional, parse_time, kTime, false);
+    d.framework_op_host_s = eff->get_quantity("framework_op_host", Need::kOptional, parse_time, kTime, false);
+    d.collective_host_sync_per_rank_s =
+        eff->get_quantity("collective_host_sync_per_rank", Need::kOptional, parse_time, kTime, false);
+    eff->finish();
+  }
+  r.finish();
+  out.devices[entry.name] = d;
+}
+
+void read_link(const MapReader::Entry& entry, const std::string& path, DiagnosticSink& sink, Profile& out) {
+  if (!known_link_class(entry.name)) {
+    sink.error(entry.key_mark, path,
+               "unknown link class '" + entry.name +
+                   "' (expected one of: nvswitch, nvlink, xgmi, pcie, none, infiniband, roce, ethernet)");
+    return;
+  }
+  MapReader r(entry.value, path, sink, entry.key_mark);
+  LinkProfile l;
+  detail::set_if(l.bandwidth_Bps, r.get_quantity("bandwidth", Need::kRequired, parse_bandwidth,
+                                                 "a bandwidth such as \"10GB/s\"", true));
+  detail::set_if(l.latency_s, r.get_quantity("latency", Need::kRequired, parse_time, kTime, false));
+  r.finish();
+  out.links[entry.name] = l;
+}
+
+}  // namespace
+
+Profile parse_profile(std::string_view text, const std::string& name) {
+  DiagnosticSink sink(name);
+  Profile p;
+  if (auto root = detail::open_document(text, sink, InputKind::kProfile)) {
+    detail::set_if(p.name, root->get_string("name", Need::kRequired));
+    detail::set_if(p.source, root->get_string("source", Need::kRequired));
+    if (auto devices = root->get_entries("devices", Need::kOptional))
+      for (const auto& e : *devices) read_device(e, field_path("devices", e.name), sink, p);
+    if (auto links = root->get_entries("links", Need::kOptional))
+      for (const auto& e : *links) read_link(e, field_path("links", e.name), sink, p);
+    root->finish();
+  }
+  sink.throw_if_any();
+  return p;
+}
+
+Profile load_profile(const std::string& path) { return parse_profile(detail::read_file_or_throw(path), path); }
+
+int apply_profile(Cluster& cluster, const Profile& profile) {
+  int changed = 0;
+  for (NodeType& nt : cluster.node_types) {
+    bool touched = false;
+    if (auto it = profile.devices.find(nt.gpu.name); it != profile.devices.end()) {
+      const DeviceProfile& d = it->second;
+      EfficiencyModel& e = nt.gpu.efficiency;
+      detail::set_if(e.gemm_efficiency, d.gemm_efficiency);
+      detail::set_if(e.gemm_half_work_flop, d.gemm_half_work_flop);
+      detail::set_if(e.memory_efficiency, d.memory_efficiency);
+      detail::set_if(e.kernel_launch_s, d.kernel_launch_s);
+      detail::set_if(e.framework_op_host_s, d.framework_op_host_s);
+      detail::set_if(e.collective_host_sync_per_rank_s, d.collective_host_sync_per_rank_s);
+      touched = true;
+    }
+    // The cost model multiplies datasheet bandwidths by link_efficiency(kind) (topology.cpp):
+    // divide the achieved figure by it so that the model's achieved bandwidth is the measured one.
+    if (auto it = profile.links.find(to_string(nt.intra.kind)); it != profile.links.end()) {
+      nt.intra.bandwidth_Bps = it->second.bandwidth_Bps / link_efficiency(nt.intra.kind);
+      nt.intra.latency_s = it->second.latency_s;
+      touched = true;
+    }
+    if (auto it = profile.links.find(to_string(nt.nics.kind)); it != profile.links.end() && nt.nics.count > 0) {
+      nt.nics.bandwidth_Bps = it->second.bandwidth_Bps / link_efficiency(nt.nics.kind);
+      // Without GPUDirect the NIC path is capped by the host link (topology.cpp nic_share):
+      // the measured figure already includes that path, so the cap must not undercut it.
+      if (!nt.nics.gpu_direct && nt.host_link_Bps > 0)
+        nt.host_link_Bps = std::max(nt.host_link_Bps, it->second.bandwidth_Bps / link_efficiency(IntraFabricKind::kPcie));
+      // One hop between nodes adds both NICs' latency and the zone fabric's (topology.cpp hop()):
+      // the measured hop latency is split evenly between the two NICs, less the fabric's.
+      double fabric_s = 0;
+      for (const Node& n : cluster.nodes)
+        if (&cluster.node_types[n.node_type] == &nt) fabric_s = std::max(fabric_s, cluster.zones[n.zone].fabric.latency_s);
+      nt.nics.latency_s = std::max(0.0, (it->second.latency_s - fabric_s) / 2.0);
+      touched = true;
+    }
+    if (touched) ++changed;
+  }
+  return changed;
+}
+
+}  // namespace hetsim::models

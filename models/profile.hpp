@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+// A calibrated Profile (`kind: profile`, docs/inputs.md): measured efficiency figures per device
+// type and achieved link figures per link class that override the catalog's defaults.
+// Written by `hetsim calibrate` (calibration/), read by predict/plan/simulate/check --profile.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "cluster.hpp"
+
+namespace hetsim::models {
+
+/// Overrides of one device type's EfficiencyModel; absent fields keep the catalog's value.
+struct DeviceProfile {
+  std::optional<double> gemm_efficiency, gemm_half_work_flop, memory_efficiency, kernel_launch_s,
+      framework_op_host_s, collective_host_sync_per_rank_s;
+};
+
+/// Achieved figures of one link class (what a microbenchmark measures, efficiencies included):
+/// the bandwidth one device pair reaches and the fixed cost of one transfer over one hop.
+struct LinkProfile {
+  double bandwidth_Bps = 0;
+  double latency_s = 0;
+};
+
+struct Profile {
+  std::string name;
+  std::string source;                               ///< how and when it was measured
+  std::map<std::string, DeviceProfile> devices;     ///< by catalog device type name
+  /// By link class: an intra-node fabric kind (nvswitch, nvlink, xgmi, pcie, none) or a NIC kind
+  /// (infiniband, roce, ethernet), spelled as in cluster files.
+  std::map<std::string, LinkProfile> links;
+};
+
+/// Throws ConfigError with every error of the file (file:line:col: error: field: what).
+Profile load_profile(const std::string& path);
+Profile parse_profile(std::string_view text, const std::string& name = "<string>");
+
+/// Applies a profile to a loaded cluster: EfficiencyModel per device type; link classes set the
+/// intra-node fabric (bandwidth / link_efficiency(kind), latency) or the NICs of node types of
+/// that kind so that the cost model's achieved figures equal the profile's. Entries for device
+/// types or link classes the cluster does not use are ignored. Returns how many node types changed.
+int apply_profile(Cluster& cluster, const Profile& profile);
+
+}  // namespace hetsim::models
