@@ -103,7 +103,10 @@ int apply_profile(Cluster& cluster, const Profile& profile) {
       touched = true;
     }
     if (auto it = profile.links.find(to_string(nt.nics.kind)); it != profile.links.end() && nt.nics.count > 0) {
-      nt.nics.bandwidth_Bps = it->second.bandwidth_Bps / link_efficiency(nt.nics.kind);
+      // The profile's figure is per device; the cost model shares a node's NICs among its
+      // devices (topology.cpp nic_share), so the node's NICs carry it for every device at once.
+      nt.nics.bandwidth_Bps = it->second.bandwidth_Bps * std::max(1, nt.gpus_per_node) /
+                              (nt.nics.count * link_efficiency(nt.nics.kind));
       // Without GPUDirect the NIC path is capped by the host link (topology.cpp nic_share):
       // the measured figure already includes that path, so the cap must not undercut it.
       if (!nt.nics.gpu_direct && nt.host_link_Bps > 0)

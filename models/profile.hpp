@@ -19,7 +19,8 @@ struct DeviceProfile {
 };
 
 /// Achieved figures of one link class (what a microbenchmark measures, efficiencies included):
-/// the bandwidth one device pair reaches and the fixed cost of one transfer over one hop.
+/// the bandwidth one device pair reaches (per device, also when every device of a node uses its
+/// NICs at once) and the fixed cost of one transfer over one hop.
 struct LinkProfile {
   double bandwidth_Bps = 0;
   double latency_s = 0;

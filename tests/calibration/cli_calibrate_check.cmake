@@ -1,0 +1,42 @@
+# SPDX-License-Identifier: Apache-2.0
+# `hetsim calibrate --quick` on local-cpu, a resumed rerun, then `hetsim check` of tiny-gpt and the
+# small CPU workload within the stated tolerance (a model-accuracy check, not a time limit).
+#   cmake -DHETSIM=... -DSOURCE=<repo> -DWORK=<dir> -P cli_calibrate_check.cmake
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
+set(cluster ${SOURCE}/clusters/local-cpu.yaml)
+set(profile ${WORK}/profile.yaml)
+execute_process(COMMAND ${HETSIM} calibrate --cluster ${cluster} --quick --out ${profile}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 600)
+if(NOT rc EQUAL 0 OR NOT EXISTS ${profile})
+  message(FATAL_ERROR "hetsim calibrate failed (${rc}):\n${out}\n${err}")
+endif()
+message(STATUS "calibrate:\n${out}")
+if(NOT out MATCHES "\\(([0-9]+) microbenchmarks, 0 resumed")
+  message(FATAL_ERROR "expected a fresh calibration:\n${out}")
+endif()
+set(total ${CMAKE_MATCH_1})
+# A rerun finds every microbenchmark in the checkpoint and measures nothing again.
+execute_process(COMMAND ${HETSIM} calibrate --cluster ${cluster} --quick --out ${profile}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 120)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "\\(${total} microbenchmarks, ${total} resumed")
+  message(FATAL_ERROR "expected a fully resumed calibration (${total}):\n${out}\n${err}")
+endif()
+# The profile is a valid input of predict.
+execute_process(COMMAND ${HETSIM} predict --cluster ${cluster} --workload ${SOURCE}/workloads/tiny-gpt.yaml
+                        --plan ${SOURCE}/plans/local-cpu-tp2-pp2-dp1.yaml --profile ${profile}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "hetsim predict --profile failed (${rc}):\n${out}\n${err}")
+endif()
+foreach(pair "tiny-gpt;local-cpu-tp2-pp2-dp1" "small-gpt-cpu;local-cpu-small-gpt-tp1-pp2-dp1")
+  list(GET pair 0 workload)
+  list(GET pair 1 plan)
+  execute_process(COMMAND ${HETSIM} check --cluster ${cluster} --workload ${SOURCE}/workloads/${workload}.yaml
+                          --plan ${SOURCE}/plans/${plan}.yaml --profile ${profile} --tolerance 0.25 --steps 5
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 300)
+  message(STATUS "check ${workload} ${plan}:\n${out}")
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "hetsim check ${workload} ${plan} failed (${rc}):\n${out}\n${err}")
+  endif()
+endforeach()

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: Apache-2.0
+// The fitters recover known parameters from synthetic samples generated with the cost model's
+// own formulas (models/compute_cost.cpp, models/comm_cost.cpp), with and without noise.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "calibrate.hpp"
+#include "comm_cost.hpp"
+#include "compute_cost.hpp"
+#include "fit.hpp"
+#include "profile.hpp"
+
+namespace hetsim::calibration {
+namespace {
+
+constexpr double kPeak = 80e9, kBandwidth = 20e9;
+
+models::DeviceRates rates(double e, double h, double me, double launch) {
+  models::DeviceRates d;
+  d.peak_flops = kPeak;
+  d.memory_Bps = kBandwidth;
+  d.eff.gemm_efficiency = e;
+  d.eff.gemm_half_work_flop = h;
+  d.eff.memory_efficiency = me;
+  d.eff.kernel_launch_s = launch;
+  return d;
+}
+
+std::vector<Sample> synthetic_device(const models::DeviceRates& d, double noise, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(1.0 - noise, 1.0 + noise);
+  std::vector<Sample> out;
+  for (const Sample& g : make_grid(false).gemm) {
+    Sample s = g;
+    // fp32 inputs: the GEMMs of the grid are compute-bound at these rates, as gemm_time's roofline assumes.
+    s.time_s = models::gemm_time(d, s.m, s.n, s.k, 1, 4) * u(rng);
+    out.push_back(s);
+  }
+  for (const Sample& m : make_grid(false).memory) {
+    Sample s = m;
+    s.time_s = models::memory_time(d, s.size_bytes) * u(rng);
+    out.push_back(s);
+  }
+  return out;
+}
+
+TEST(FitTest, RecoversDeviceParametersExactly) {
+  const auto d = rates(0.6, 2e5, 0.7, 400e-9);
+  const auto samples = synthetic_device(d, 0.0, 1);
+  const MemoryFit m = fit_memory(samples);
+  EXPECT_NEAR(m.achieved_Bps / kBandwidth, 0.7, 1e-6);
+  EXPECT_NEAR(m.kernel_launch_s, 400e-9, 1e-12);
+  const GemmFit g = fit_gemm(samples, kPeak, m.kernel_launch_s);
+  EXPECT_NEAR(g.gemm_efficiency, 0.6, 1e-6);
+  EXPECT_NEAR(g.gemm_half_work_flop / 2e5, 1.0, 1e-4);
+}
+
+TEST(FitTest, RecoversDeviceParametersWithNoise) {
+  const auto d = rates(0.45, 5e5, 0.5, 1e-6);
+  const auto samples = synthetic_device(d, 0.03, 7);
+  const MemoryFit m = fit_memory(samples);
+  EXPECT_NEAR(m.achieved_Bps / kBandwidth, 0.5, 0.03);
+  const GemmFit g = fit_gemm(samples, kPeak, m.kernel_launch_s);
+  EXPECT_NEAR(g.gemm_efficiency, 0.45, 0.03);
+  EXPECT_NEAR(g.gemm_half_work_flop / 5e5, 1.0, 0.25);
+}
+
+TEST(FitTest, RecoversAlphaBetaFromRingAllReduceAndP2p) {
+  models::GroupCost g;
+  g.bus_bandwidth_Bps = 3e9;
+  g.hop_latency_s = 7e-6;
+  std::vector<Sample> ring, p2p;
+  for (const Sample& c : make_grid(false).comm) {
+    Sample s = c;
+    if (s.kind == SampleKind::kAllReduce) {
+      g.size = s.group;
+      s.time_s = models::ring_time(models::CollectiveKind::kAllReduce, s.size_bytes, g);
+      ring.push_back(s);
+    } else {
+      s.time_s = models::p2p_time(s.size_bytes, {3e9, 7e-6, true, false});
+      p2p.push_back(s);
+    }
+  }
+  for (const auto* set : {&ring, &p2p}) {
+    const LinkFit f = fit_link(*set, set == &ring ? models::kCollectiveLaunch_s : 0.0);
+    EXPECT_NEAR(f.bandwidth_Bps / 3e9, 1.0, 1e-6);
+    EXPECT_NEAR(f.latency_s, 7e-6, 1e-11);
+  }
+}
+
+TEST(FitTest, BandwidthFiguresFollowNcclTests) {
+  Sample s;
+  s.kind = SampleKind::kAllReduce;
+  s.group = 4;
+  s.size_bytes = 1e6;
+  s.time_s = 1e-3;
+  EXPECT_DOUBLE_EQ(s.algbw_Bps(), 1e9);
+  EXPECT_DOUBLE_EQ(s.busbw_Bps(), 1.5e9);  // 2(n-1)/n
+}
+
+TEST(FitTest, RejectsTooFewSamples) {
+  EXPECT_THROW(fit_relative_least_squares({{1.0, 1.0}}, {1.0}), std::invalid_argument);
+  EXPECT_THROW(fit_memory({}), std::invalid_argument);
+}
+
+TEST(CheckpointTest, ResumesAndSkipsACutLine) {
+  const auto path = std::filesystem::temp_directory_path() / ("hetsim_ckpt_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + ".jsonl");
+  std::filesystem::remove(path);
+  Sample a;
+  a.kind = SampleKind::kGemm;
+  a.target = "cpu-avx2";
+  a.op = "nn";
+  a.m = 32, a.n = 64, a.k = 64;
+  a.time_s = 1.5e-6;
+  append_checkpoint(path.string(), a);
+  {
+    std::ofstream cut(path, std::ios::app);
+    cut << "{\"kind\": \"gemm\", \"target\": \"cpu-av";  // a kill mid-write
+  }
+  const auto back = read_checkpoint(path.string());
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].key(), a.key());
+  EXPECT_DOUBLE_EQ(back[0].time_s, a.time_s);
+  std::filesystem::remove(path);
+}
+
+TEST(ProfileWriterTest, WrittenProfileLoadsBack) {
+  models::Profile p;
+  p.name = "x";
+  p.source = "synthetic";
+  models::DeviceProfile d;
+  d.gemm_efficiency = 0.5;
+  d.gemm_half_work_flop = 123456;
+  d.memory_efficiency = 0.25;
+  d.kernel_launch_s = 3.5e-7;
+  d.framework_op_host_s = 0.0;
+  p.devices["cpu-avx2"] = d;
+  p.links["pcie"] = {2.5e9, 6e-6};
+  const models::Profile back = models::parse_profile(profile_to_yaml(p, {"a comment"}));
+  ASSERT_EQ(back.devices.count("cpu-avx2"), 1u);
+  const auto& b = back.devices.at("cpu-avx2");
+  EXPECT_NEAR(*b.gemm_efficiency, 0.5, 1e-9);
+  EXPECT_NEAR(*b.gemm_half_work_flop, 123456, 0.5);
+  EXPECT_NEAR(*b.kernel_launch_s, 3.5e-7, 1e-12);
+  EXPECT_EQ(*b.framework_op_host_s, 0.0);
+  EXPECT_FALSE(b.collective_host_sync_per_rank_s.has_value());
+  EXPECT_NEAR(back.links.at("pcie").bandwidth_Bps, 2.5e9, 1e3);
+  EXPECT_NEAR(back.links.at("pcie").latency_s, 6e-6, 1e-12);
+}
+
+}  // namespace
+}  // namespace hetsim::calibration

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: Apache-2.0
+// `kind: profile` loading (strict, every error with file:line:col) and apply_profile().
+#include <gtest/gtest.h>
+
+#include "diagnostics.hpp"
+#include "input_loader.hpp"
+#include "predictor.hpp"
+#include "profile.hpp"
+#include "topology.hpp"
+
+namespace hetsim::models {
+namespace {
+
+std::string errors_of(const std::string& text) {
+  try {
+    parse_profile(text, "p.yaml");
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+constexpr const char* kGood = R"(kind: profile
+name: local-cpu
+source: "test"
+devices:
+  cpu-avx2:
+    efficiency: {gemm: 0.5, gemm_half_work: "200kFLOP", memory: 0.6, kernel_launch: "300ns", framework_op_host: "0s", collective_host_sync_per_rank: "0s"}
+links:
+  pcie: {bandwidth: "2GB/s", latency: "5us"}
+  ethernet: {bandwidth: "1GB/s", latency: "21us"}
+)";
+
+TEST(ProfileLoaderTest, ParsesEveryField) {
+  const Profile p = parse_profile(kGood);
+  EXPECT_EQ(p.name, "local-cpu");
+  const DeviceProfile& d = p.devices.at("cpu-avx2");
+  EXPECT_DOUBLE_EQ(*d.gemm_efficiency, 0.5);
+  EXPECT_DOUBLE_EQ(*d.gemm_half_work_flop, 2e5);
+  EXPECT_DOUBLE_EQ(*d.memory_efficiency, 0.6);
+  EXPECT_NEAR(*d.kernel_launch_s, 3e-7, 1e-15);
+  EXPECT_DOUBLE_EQ(*d.framework_op_host_s, 0.0);
+  EXPECT_DOUBLE_EQ(p.links.at("pcie").bandwidth_Bps, 2e9);
+  EXPECT_DOUBLE_EQ(p.links.at("ethernet").latency_s, 21e-6);
+}
+
+TEST(ProfileLoaderTest, ReportsEveryErrorWithItsPosition) {
+  const std::string e = errors_of(R"(kind: profile
+name: x
+devices:
+  cpu-avx2:
+    efficiency: {gemm: 1.5, kernel_lanch: "1us"}
+links:
+  warp-drive: {bandwidth: "1GB/s", latency: "1us"}
+  pcie: {bandwidth: "fast", latency: "1us"}
+)");
+  EXPECT_NE(e.find("p.yaml:1:1"), std::string::npos) << e;           // source missing
+  EXPECT_NE(e.find("source"), std::string::npos) << e;
+  EXPECT_NE(e.find("p.yaml:5:"), std::string::npos) << e;            // gemm out of range, unknown key
+  EXPECT_NE(e.find("kernel_lanch"), std::string::npos) << e;
+  EXPECT_NE(e.find("p.yaml:7:3: error"), std::string::npos) << e;    // unknown link class
+  EXPECT_NE(e.find("warp-drive"), std::string::npos) << e;
+  EXPECT_NE(e.find("p.yaml:8:"), std::string::npos) << e;            // bad bandwidth
+}
+
+TEST(ProfileLoaderTest, RejectsAnotherKind) {
+  EXPECT_NE(errors_of("kind: plan\nname: x\n").find("profile"), std::string::npos);
+  EXPECT_NE(errors_of("not: [valid").find("p.yaml"), std::string::npos);
+}
+
+TEST(ApplyProfileTest, OverridesEfficiencyAndLinksOfTheCluster) {
+  const Catalog catalog = load_catalog_dir(HETSIM_SOURCE_DIR "/clusters/catalog");
+  Cluster c = load_cluster(HETSIM_SOURCE_DIR "/clusters/local-cpu.yaml", catalog);
+  const Profile p = parse_profile(kGood);
+  EXPECT_EQ(apply_profile(c, p), 2);  // the AVX2 node type (device + links), the scalar one (links)
+  const NodeType& avx = c.node_types[0];
+  EXPECT_EQ(avx.gpu.name, "cpu-avx2");
+  EXPECT_DOUBLE_EQ(avx.gpu.efficiency.gemm_efficiency, 0.5);
+  EXPECT_DOUBLE_EQ(avx.gpu.efficiency.framework_op_host_s, 0.0);
+  // Achieved figures of the cost model equal the profile's.
+  const PathCost intra = path_between(c, 0, 1);
+  EXPECT_NEAR(intra.bandwidth_Bps, 2e9, 1.0);
+  EXPECT_NEAR(intra.latency_s, 5e-6, 1e-15);
+  const PathCost across = path_between(c, 1, 2);
+  EXPECT_NEAR(across.bandwidth_Bps, 1e9, 1.0);
+  EXPECT_NEAR(across.latency_s, 21e-6, 1e-12);
+  EXPECT_NE(c.node_types[1].gpu.efficiency.gemm_efficiency, 0.5);  // cpu-scalar not in the profile
+}
+
+}  // namespace
+}  // namespace hetsim::models
