@@ -26,6 +26,7 @@ struct DeviceFits {
   MemoryFit memory;
   GemmFit gemm;
   double memory_efficiency = 0;
+  double measured_peak_flops = 0;  ///< > 0 when GEMMs outran the catalog's fp32 peak
 };
 
 struct CalibrationResult {

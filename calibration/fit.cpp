@@ -54,7 +54,8 @@ GemmFit fit_gemm(const std::vector<Sample>& samples, double peak_flops, double k
   f.samples = static_cast<int>(y.size());
   const auto x = fit_relative_least_squares(rows, y);
   if (!(x[0] > 0)) throw std::runtime_error("gemm fit: time does not grow with work");
-  f.gemm_efficiency = std::min(1.0, 1.0 / (x[0] * peak_flops));
+  f.unclamped_efficiency = 1.0 / (x[0] * peak_flops);
+  f.gemm_efficiency = std::min(1.0, f.unclamped_efficiency);
   // With e clamped, recompute the slope so that h stays consistent with the large-GEMM rate.
   const double slope = 1.0 / (f.gemm_efficiency * peak_flops);
   f.gemm_half_work_flop = std::max(0.0, (x[1] - kernel_launch_s) / slope);

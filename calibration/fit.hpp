@@ -26,6 +26,7 @@ MemoryFit fit_memory(const std::vector<Sample>& samples);
 /// linear in W: slope 1 / (peak e), intercept h / (peak e) + L; L comes from the memory fit.
 struct GemmFit {
   double gemm_efficiency = 0;      ///< e, in (0, 1]
+  double unclamped_efficiency = 0; ///< 1 / (slope * peak): above 1 when the peak is too low
   double gemm_half_work_flop = 0;  ///< h, >= 0
   int samples = 0;
 };

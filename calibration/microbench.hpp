@@ -2,8 +2,8 @@
 // Microbenchmarks through the exec interfaces: GEMMs and memory-bound kernels on a Backend
 // (exec/backend.hpp), all-reduce and point-to-point on the in-process communicator
 // (exec/comm/in_process_communicator.hpp). Each result is the median of timed repeats after
-// separate warm-up calls; a repeat loops the kernel enough times to last about 1 ms so that the
-// clock's resolution does not matter.
+// separate warm-up calls; a repeat loops the kernel long enough that neither the clock's resolution
+// nor one scheduler time slice decides the result.
 #pragma once
 #include <functional>
 #include <string>
@@ -17,7 +17,10 @@ namespace hetsim::calibration {
 struct TimingOptions {
   int warmup = 2;    ///< calls before timing (caches, page faults, lazy allocation)
   int repeats = 7;   ///< timed repeats; the median is kept (robust to a noisy shared machine)
-  double target_repeat_s = 1e-3;  ///< each repeat loops the call to last about this long
+  /// Each repeat loops the call to last about this long: several scheduler time slices (CFS
+  /// targets a few ms per runnable thread; Linux sched-design-CFS.rst), so that on a shared
+  /// machine a repeat sees the share of a core that a rank of a real run gets, not a burst.
+  double target_repeat_s = 20e-3;
 };
 
 /// Median seconds per call of `call` (followed by `sync` before each clock read).

@@ -29,6 +29,13 @@ bool known_link_class(const std::string& name) {
 void read_device(const MapReader::Entry& entry, const std::string& path, DiagnosticSink& sink, Profile& out) {
   MapReader r(entry.value, path, sink, entry.key_mark);
   DeviceProfile d;
+  if (auto peak = r.get_map("peak", Need::kOptional)) {
+    for (const auto& [name, dtype] : detail::dtype_table()) {
+      if (auto f = peak->get_quantity(name, Need::kOptional, parse_flops, "a FLOP rate such as \"100GFLOP/s\"", true))
+        d.peak_flops[dtype] = *f;
+    }
+    peak->finish();
+  }
   if (auto eff = r.get_map("efficiency", Need::kRequired)) {
     d.gemm_efficiency = eff->get_number("gemm", Need::kOptional, 0, 1, /*min_exclusive=*/true);
     d.gemm_half_work_flop = eff->get_quantity("gemm_half_work", Need::kOptional, parse_flop,
@@ -86,6 +93,7 @@ int apply_profile(Cluster& cluster, const Profile& profile) {
     bool touched = false;
     if (auto it = profile.devices.find(nt.gpu.name); it != profile.devices.end()) {
       const DeviceProfile& d = it->second;
+      for (const auto& [dtype, flops] : d.peak_flops) nt.gpu.peak_flops[dtype] = flops;
       EfficiencyModel& e = nt.gpu.efficiency;
       detail::set_if(e.gemm_efficiency, d.gemm_efficiency);
       detail::set_if(e.gemm_half_work_flop, d.gemm_half_work_flop);

@@ -14,6 +14,9 @@ namespace hetsim::models {
 
 /// Overrides of one device type's EfficiencyModel; absent fields keep the catalog's value.
 struct DeviceProfile {
+  /// Measured peak per dtype, given when kernels outrun the catalog's datasheet peak (e.g. a CPU
+  /// whose boost clock the catalog does not assume); replaces the catalog's entry for that dtype.
+  std::map<Dtype, double> peak_flops;
   std::optional<double> gemm_efficiency, gemm_half_work_flop, memory_efficiency, kernel_launch_s,
       framework_op_host_s, collective_host_sync_per_rank_s;
 };
