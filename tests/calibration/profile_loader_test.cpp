@@ -78,10 +78,10 @@ TEST(ApplyProfileTest, OverridesEfficiencyAndLinksOfTheCluster) {
   EXPECT_DOUBLE_EQ(avx.gpu.efficiency.gemm_efficiency, 0.5);
   EXPECT_DOUBLE_EQ(avx.gpu.efficiency.framework_op_host_s, 0.0);
   // Achieved figures of the cost model equal the profile's.
-  const PathCost intra = path_between(c, 0, 1);
+  const PathCost intra = path_between(c, 0, 1, 0);
   EXPECT_NEAR(intra.bandwidth_Bps, 2e9, 1.0);
   EXPECT_NEAR(intra.latency_s, 5e-6, 1e-15);
-  const PathCost across = path_between(c, 1, 2);
+  const PathCost across = path_between(c, 1, 2, 0);
   EXPECT_NEAR(across.bandwidth_Bps, 1e9, 1.0);
   EXPECT_NEAR(across.latency_s, 21e-6, 1e-12);
   EXPECT_NE(c.node_types[1].gpu.efficiency.gemm_efficiency, 0.5);  // cpu-scalar not in the profile
