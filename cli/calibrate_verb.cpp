@@ -4,6 +4,7 @@
 // Profile (calibration/). A killed run resumes from its JSONL checkpoint.
 #include <chrono>
 #include <ctime>
+#include <fstream>
 #include <iostream>
 
 #include "calibrate.hpp"
@@ -38,9 +39,12 @@ void run_calibrate(const CalibrateVerbOptions& o) {
   const std::string command = "hetsim calibrate --cluster " + o.cluster + (o.quick ? " --quick" : "");
   r.profile.source = "measured by `" + command + "` on " + utc_now() + ": median of " + std::to_string(o.repeats) +
                      " timed repeats after warm-up; " + std::to_string(r.samples.size()) + " microbenchmarks";
+  std::string load;  // the machine's load while measuring: a shared machine slows every kernel
+  if (std::ifstream in("/proc/loadavg"); in) std::getline(in, load);
   const std::vector<std::string> header = {
       "Calibrated profile of cluster " + cluster.name + " (kind: profile, docs/inputs.md).",
       "Produced by `" + command + "` on " + utc_now() + "; microbenchmarks in " + options.checkpoint_path + ".",
+      "Machine load when it finished (/proc/loadavg): " + (load.empty() ? std::string("unknown") : load) + ".",
       "Fits (calibration/fit.hpp): GEMM t = W/(peak e) + h/(peak e) + launch; memory-bound t = bytes/(bw eff) + launch;",
       "links: ring all-reduce t - 10us = 2(n-1)/n S/B + 2(n-1) alpha, p2p t = alpha + S/B (achieved figures)."};
   calibration::write_file_atomically(o.out, calibration::profile_to_yaml(r.profile, header));
