@@ -99,7 +99,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
         }
       }
       worst = std::max(worst, t);
-      if (work) {
+      if (work && members.size() > 1) {
         DpGroup dg;
         dg.gpus = members;
         dg.size_bytes = grad_bytes;
