@@ -3,6 +3,8 @@
 // Report (engine "sim", plus simulated-only figures in `extra`), and with --trace FILE a Chrome
 // trace-event timeline. Also registers the "sim" engine for `predict/validate --engine sim`
 // (each plan simulated in a child process: SimGrid keeps one Engine per process).
+#include <algorithm>
+#include <cstdio>
 #include <iostream>
 #include <optional>
 #include <variant>
@@ -79,6 +81,28 @@ models::Plan choose_plan(const SimulateOptions& o, const Inputs& in) {
   return *best;
 }
 
+/// The simulated-only figures of the table format: folding and the busiest links.
+void print_links(const models::Report& report) {
+  if (!report.feasible || report.extra.empty()) return;
+  const auto get = [&](const std::string& k) { return report.extra.count(k) ? report.extra.at(k) : 0.0; };
+  std::cout << "simulation\n  replicas simulated  " << get("sim_replicas_simulated") << " of " << get("sim_replicas_total")
+            << (get("sim_folded") > 0 ? " (folded)" : "") << "\n  flows               " << format_count(get("sim_flows")) << '\n';
+  TextTable t({"link", "utilisation"});
+  std::vector<std::pair<double, std::string>> rows;
+  for (const std::string prefix : {"link_utilisation:", "link_utilisation_max:"})
+    for (const auto& [k, v] : report.extra)
+      if (k.rfind(prefix, 0) == 0)
+        rows.push_back({v, prefix == "link_utilisation:" ? k.substr(prefix.size()) : "(busiest " + k.substr(prefix.size()) + ")"});
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (const auto& [v, name] : rows) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f%%", 100 * v);
+    t.add_row({name, buf});
+  }
+  std::cout << "busiest links\n";
+  t.print(std::cout, "  ");
+}
+
 void run_simulate(const SimulateOptions& o) {
   const bool shorthand = o.tp > 0 || o.pp > 0 || o.dp > 0;
   if (o.plan.empty() == !shorthand) usage_error("give either --plan or all of --tp, --pp, --dp");
@@ -93,8 +117,12 @@ void run_simulate(const SimulateOptions& o) {
   models::Report report = sim::simulate_report(in.cluster, in.workload, plan, opt, &result);
   report.micro_batch = plan.micro_batch;
   if (!o.trace.empty() && report.feasible) sim::write_chrome_trace(result, o.trace);
-  if (o.format == OutputFormat::kJson) std::cout << models::to_json(report);
-  else std::cout << models::to_table(report);
+  if (o.format == OutputFormat::kJson) {
+    std::cout << models::to_json(report);
+  } else {
+    std::cout << models::to_table(report);
+    print_links(report);
+  }
   if (!report.feasible) throw VerbExit{kExitFailure};
 }
 
