@@ -5,7 +5,6 @@
 #include <set>
 
 #include "loader_common.hpp"
-#include "validation_suite_v2.hpp"
 #include "yaml_reader.hpp"
 
 namespace hetsim::models {
@@ -30,16 +29,6 @@ const EnumTable<Activation>& activation_table() {
 
 constexpr int kMaxDim = 1 << 24;
 
-/// A reader over a row's own map (`model:` or `training:`) with the suite's defaults under it
-/// (own keys win). An absent own map reads the defaults alone.
-MapReader overlaid_reader(const std::optional<YAML::Node>& defaults, const std::optional<YAML::Node>& own,
-                          std::string path, DiagnosticSink& sink, const YAML::Mark& anchor) {
-  const YAML::Node base = own ? *own : (defaults ? *defaults : YAML::Node(YAML::NodeType::Map));
-  MapReader reader(base, std::move(path), sink, anchor);
-  if (own && defaults) reader.add_defaults(*defaults);
-  return reader;
-}
-
 void read_system(MapReader& m, SuiteSystem& s, const Catalog& catalog) {
   if (auto gpu = m.get_string("gpu", Need::kRequired)) {
     if (!catalog.by_name_or_null(*gpu)) {
@@ -61,27 +50,6 @@ void read_system(MapReader& m, SuiteSystem& s, const Catalog& catalog) {
   m.finish();
 }
 
-/// Version 2 accepts the node-group form of `system:` next to the homogeneous one.
-void read_any_system(MapReader& m, SuiteSystem& s, const Catalog& catalog, int format) {
-  if (format >= 2 && m.ok() && m.has("nodes")) detail::read_system_groups(m, s, catalog);
-  else {
-    s.nodes.clear();
-    read_system(m, s, catalog);
-  }
-}
-
-void read_model(MapReader& m, ModelSpec& spec) {
-  set_if(spec.layers, m.get_int("layers", Need::kRequired, 1, kMaxDim));
-  set_if(spec.hidden, m.get_int("hidden", Need::kRequired, 1, kMaxDim));
-  set_if(spec.heads, m.get_int("heads", Need::kRequired, 1, kMaxDim));
-  set_if(spec.seq_len, m.get_int("seq_len", Need::kRequired, 1, kMaxDim));
-  set_if(spec.vocab, m.get_int("vocab", Need::kRequired, 1, kMaxDim));
-  const auto ffn = m.get_int("ffn_hidden", Need::kOptional, 1, kMaxDim);
-  const auto kv = m.get_int("kv_heads", Need::kOptional, 1, kMaxDim);
-  set_if(spec.activation, m.get_enum("activation", Need::kOptional, activation_table()));
-  set_if(spec.tied_embeddings, m.get_bool("tied_embeddings", Need::kOptional));
-  spec.ffn_hidden = ffn.value_or(4 * spec.hidden);  // README: default 4*hidden
-  spec.kv_heads = kv.value_or(spec.heads);
 /// `model:` and `training:` keys as written in `defaults` or in a row; a row's keys win.
 struct ModelKeys {
   std::optional<int> layers, hidden, heads, seq_len, vocab, ffn_hidden, kv_heads;
@@ -220,14 +188,15 @@ Suite parse_suite(std::string_view text, const Catalog& catalog, const std::stri
     set_if(suite.name, root.get_string("suite", Need::kRequired));
     set_if(suite.source, root.get_string("source", Need::kRequired));
     set_if(suite.format, root.get_int("format", Need::kOptional, 1, 2));
+    if (suite.format != 1)
+      sink.error(root.value_mark_of("format"), "format",
+                 "format " + std::to_string(suite.format) + " is not supported yet (expected 1)");
     if (auto metric = root.get_string("metric", Need::kRequired)) {
       if (*metric != "iteration_time_s")
         sink.error(root.value_mark_of("metric"), "metric", "unknown metric '" + *metric + "' (expected iteration_time_s)");
       suite.metric = *metric;
     }
     SuiteSystem system;
-    if (auto s = root.get_map("system", Need::kRequired)) read_any_system(*s, system, catalog, suite.format);
-    std::optional<YAML::Node> default_model, default_training;
     if (auto s = root.get_map("system", Need::kRequired)) read_system(*s, system, catalog);
     ModelKeys default_model;
     TrainingKeys default_training;
@@ -248,27 +217,6 @@ Suite parse_suite(std::string_view text, const Catalog& catalog, const std::stri
         set_if(row.id, r.get_string("id", Need::kRequired));
         if (!row.id.empty() && !ids.insert(row.id).second)
           row_sink.error(r.value_mark_of("id"), r.field("id"), "duplicate id '" + row.id + "' (expected unique ids)");
-        if (auto s = r.get_map("system", Need::kOptional)) read_any_system(*s, row.system, catalog, suite.format);
-        {
-          MapReader m = overlaid_reader(default_model, r.get_node("model", Need::kOptional), r.field("model"),
-                                        row_sink, r.key_mark("model").is_null() ? node.Mark() : r.key_mark("model"));
-          read_model(m, row.model);
-        }
-        {
-          MapReader t = overlaid_reader(default_training, r.get_node("training", Need::kOptional),
-                                        r.field("training"), row_sink,
-                                        r.key_mark("training").is_null() ? node.Mark() : r.key_mark("training"));
-          read_training(t, row);
-        }
-        // Version 2: an explicit `plan:` instead of `parallel:`.
-        std::optional<detail::RowPlanInput> plan_input;
-        if (suite.format >= 2 && r.has("plan")) {
-          if (r.has("parallel"))
-            row_sink.error(r.key_mark("parallel"), r.field("parallel"), "a row gives either plan or parallel (expected one)");
-          if (auto p = r.get_map("plan", Need::kRequired)) detail::read_row_plan(*p, plan_input.emplace(), row);
-        } else if (auto p = r.get_map("parallel", Need::kRequired)) {
-          read_parallel(*p, row);
-        }
         if (auto s = r.get_map("system", Need::kOptional)) read_system(*s, row.system, catalog);
         ModelKeys model = default_model;
         if (auto m = r.get_map("model", Need::kOptional)) model.overlay(read_model_keys(*m));
@@ -280,7 +228,6 @@ Suite parse_suite(std::string_view text, const Catalog& catalog, const std::stri
                        r.key_mark("training").is_null() ? node.Mark() : r.key_mark("training"), r.field("training"));
         if (auto p = r.get_map("parallel", Need::kRequired)) read_parallel(*p, row);
         if (auto b = r.get_map("batch", Need::kRequired)) read_batch(*b, row);
-        if (plan_input) detail::check_row_plan(*plan_input, row, row_sink);
         set_if(row.measured, r.get_number("measured", Need::kRequired, 0, 1e12, true));
         set_if(row.note, r.get_string("note", Need::kOptional));
         r.finish();
@@ -302,7 +249,6 @@ Suite load_suite(const std::string& path, const Catalog& catalog) {
 }
 
 Cluster suite_cluster(const SuiteSystem& system, int gpus, const Catalog& catalog) {
-  if (!system.nodes.empty()) return suite_cluster_from_groups(system, catalog);
   Cluster c;
   c.name = "suite";
   NodeType nt;
@@ -338,7 +284,6 @@ Workload suite_workload(const Suite& suite, const SuiteRow& row) {
 
 std::variant<Plan, Infeasible> suite_plan(const SuiteRow& row, const Cluster& cluster, const Workload& workload,
                                           int micro) {
-  if (row.plan) return detail::suite_explicit_plan(row, cluster, workload, micro);
   UniformPlanOptions o;
   o.micro_batch = micro;
   o.schedule = row.interleave > 1 ? Schedule::kInterleaved : row.schedule;
