@@ -15,7 +15,7 @@ class PassSink : public OpSink {
 
   void compute(const char* name, double gpu_s, int kernels, double flop) override {
     cost.gpu_s += gpu_s;
-    cost.host_s += kernels * kFrameworkOpHost_s;
+    cost.launch(kernels * kFrameworkOpHost_s, gpu_s);
     cost.flop += flop;
     if (!recompute()) cost.model_flop += flop;
     if (ops_) {
@@ -36,7 +36,7 @@ class PassSink : public OpSink {
                                                                  : CollectiveKind::kAllReduce;
     const double t = collective_time(ck, size_bytes, tp_group_);
     cost.tp_comm_s += t;
-    cost.host_s += kFrameworkOpHost_s + (tp_group_.size - 1) * kCollectiveHostSyncPerRank_s;
+    cost.launch(kFrameworkOpHost_s, t);
     if (ops_) {
       Op op;
       op.kind = kind;
@@ -137,22 +137,19 @@ StageCost stage_cost(const StageShape& shape, const Workload& w, const Plan& pla
     emit_layer_forward(s, d, lf);
     emit_layer_backward(s, d, plan.recompute, lb);
     for (int c = 0; c < v; ++c) {
-      PassSink ef(shape.tp_group, nullptr), eb(shape.tp_group, nullptr);
-      if (shape.first && c == 0) {
-        emit_embedding_forward(s, d, ef);
-        emit_embedding_backward(s, d, eb);
-      }
+      PassSink f(shape.tp_group, nullptr), b(shape.tp_group, nullptr);
+      if (shape.first && c == 0) emit_embedding_forward(s, d, f);
+      f.cost.launch_repeated(lf.cost, shape.layers);
       if (shape.last && c == v - 1) {
-        emit_head_forward(s, d, ef);
-        emit_head_backward(s, d, eb);
+        emit_head_forward(s, d, f);
+        emit_head_backward(s, d, b);
       }
-      PassCost f = ef.cost, b = eb.cost;
-      add(f, lf.cost, shape.layers);
-      add(b, lb.cost, shape.layers);
-      f.close_pass();
-      b.close_pass();
-      add(out.forward, f);
-      add(out.backward, b);
+      b.cost.launch_repeated(lb.cost, shape.layers);
+      if (shape.first && c == 0) emit_embedding_backward(s, d, b);
+      f.cost.close_pass();
+      b.cost.close_pass();
+      add(out.forward, f.cost);
+      add(out.backward, b.cost);
     }
     return out;
   }
