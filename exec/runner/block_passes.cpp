@@ -29,13 +29,13 @@ void RankRunner::layer_forward(int layer, const float* x, float* out, LayerActs&
   a.mean1 = alloc(rows);
   a.rstd1 = alloc(rows);
   {
-    OpTimer timer(*this, "forward", "ln1", OpClass::kCompute, mb, chunk, gemm_shape(rows, h, 1));
+    OpTimer timer(*this, "forward", "ln_attn", OpClass::kCompute, mb, chunk, gemm_shape(rows, h, 1));
     backend_.layer_norm_forward(rows, h, kLayerNormEpsilon, x, P(w.ln1_gamma), P(w.ln1_beta), a.a.get(),
                                 a.mean1.get(), a.rstd1.get());
   }
   if (sp) {
     a.a_full = alloc(th);
-    tp_all_gather_rows(a.a.get(), a.a_full.get(), mb, chunk, "forward");
+    tp_all_gather_rows(a.a.get(), a.a_full.get(), mb, chunk, "forward", "tp_ag_attn");
   }
   a.q = alloc(static_cast<std::size_t>(t) * hq);
   a.k = alloc(static_cast<std::size_t>(t) * hkv);
@@ -66,7 +66,7 @@ void RankRunner::layer_forward(int layer, const float* x, float* out, LayerActs&
       OpTimer timer(*this, "forward", "attn_proj", OpClass::kCompute, mb, chunk, gemm_shape(t, h, hq));
       backend_.gemm(Trans::kNo, Trans::kNo, t, h, hq, 1.0f, a.o.get(), hq, P(w.wo), h, 0.0f, y, h);
     }
-    tp_reduce_rows(y, a.x2.get(), mb, chunk, "forward");
+    tp_reduce_rows(y, a.x2.get(), mb, chunk, "forward", "tp_attn");
   }
   {
     OpTimer timer(*this, "forward", "residual", OpClass::kCompute, mb, chunk, std::to_string(rh));
@@ -76,20 +76,20 @@ void RankRunner::layer_forward(int layer, const float* x, float* out, LayerActs&
   a.mean2 = alloc(rows);
   a.rstd2 = alloc(rows);
   {
-    OpTimer timer(*this, "forward", "ln2", OpClass::kCompute, mb, chunk, gemm_shape(rows, h, 1));
+    OpTimer timer(*this, "forward", "ln_mlp", OpClass::kCompute, mb, chunk, gemm_shape(rows, h, 1));
     backend_.layer_norm_forward(rows, h, kLayerNormEpsilon, a.x2.get(), P(w.ln2_gamma), P(w.ln2_beta), a.b.get(),
                                 a.mean2.get(), a.rstd2.get());
   }
   if (sp) {
     a.b_full = alloc(th);
-    tp_all_gather_rows(a.b.get(), a.b_full.get(), mb, chunk, "forward");
+    tp_all_gather_rows(a.b.get(), a.b_full.get(), mb, chunk, "forward", "tp_ag_mlp");
   }
   const std::size_t tf = static_cast<std::size_t>(t) * f;
   a.u = alloc(tf);
   a.z = alloc(tf);
   if (swiglu) a.up = alloc(tf);
   {
-    OpTimer timer(*this, "forward", "mlp_up", OpClass::kCompute, mb, chunk, gemm_shape(t, swiglu ? 2 * f : f, h));
+    OpTimer timer(*this, "forward", "mlp_in", OpClass::kCompute, mb, chunk, gemm_shape(t, swiglu ? 2 * f : f, h));
     backend_.gemm(Trans::kNo, Trans::kNo, t, f, h, 1.0f, a.b_in(), h, P(w.w1), f, 0.0f, a.u.get(), f);
     if (swiglu) backend_.gemm(Trans::kNo, Trans::kNo, t, f, h, 1.0f, a.b_in(), h, P(w.wup), f, 0.0f, a.up.get(), f);
   }
@@ -102,22 +102,23 @@ void RankRunner::layer_forward(int layer, const float* x, float* out, LayerActs&
     DeviceArray<float> partial = sp ? alloc(th) : DeviceArray<float>();
     float* y = sp ? partial.get() : out;
     {
-      OpTimer timer(*this, "forward", "mlp_down", OpClass::kCompute, mb, chunk, gemm_shape(t, h, f));
+      OpTimer timer(*this, "forward", "mlp_out", OpClass::kCompute, mb, chunk, gemm_shape(t, h, f));
       backend_.gemm(Trans::kNo, Trans::kNo, t, h, f, 1.0f, a.z.get(), f, P(w.w2), h, 0.0f, y, h);
     }
-    tp_reduce_rows(y, out, mb, chunk, "forward");
+    tp_reduce_rows(y, out, mb, chunk, "forward", "tp_mlp");
   }
   OpTimer timer(*this, "forward", "residual", OpClass::kCompute, mb, chunk, std::to_string(rh));
   backend_.axpy(rh, 1.0f, a.x2.get(), out);
 }
 
-void RankRunner::tp_reduce_rows(float* partial_full, float* local, int mb, int chunk, const char* phase) {
+void RankRunner::tp_reduce_rows(float* partial_full, float* local, int mb, int chunk, const char* phase,
+                                const char* op) {
   if (!sequence_parallel(place_.stage)) {  // partial_full == local: all-reduce in place
-    tp_all_reduce(partial_full, static_cast<std::size_t>(tokens_per_micro_batch_) * model_.hidden, mb, chunk, phase);
+    tp_all_reduce(partial_full, static_cast<std::size_t>(tokens_per_micro_batch_) * model_.hidden, mb, chunk, phase, op);
     return;
   }
   const std::size_t n = static_cast<std::size_t>(local_rows()) * model_.hidden;
-  OpTimer t(*this, phase, "tp_reduce_scatter", OpClass::kTpComm, mb, chunk, bytes_shape(n * place_.tp));
+  OpTimer t(*this, phase, op, OpClass::kTpComm, mb, chunk, bytes_shape(n * place_.tp));
   device_reduce_scatter(partial_full, local, n, layout_.tp_group(place_.replica, place_.stage));
 }
 
@@ -142,12 +143,12 @@ void RankRunner::layer_backward(int layer, LayerActs& a, const float* dout, floa
   // MLP: out = x2 + z W2, z = act(b W1 [, b Wup]), b = LN2(x2). With sequence parallelism the
   // backward of the reduce-scatter is an all-gather and the reverse (Korthikanti et al. 2022).
   DeviceArray<float> dout_full = sp ? alloc(th) : DeviceArray<float>();
-  if (sp) tp_all_gather_rows(dout, dout_full.get(), mb, chunk, "backward");
+  if (sp) tp_all_gather_rows(dout, dout_full.get(), mb, chunk, "backward", "tp_ag_mlp");
   const float* dout_in = sp ? dout_full.get() : dout;
   DeviceArray<float> dz = alloc(tf), du = alloc(tf), db = alloc(th), dx2 = alloc(rh);
   DeviceArray<float> dup = swiglu ? alloc(tf) : DeviceArray<float>();
   {
-    OpTimer timer(*this, "backward", "mlp_down", OpClass::kCompute, mb, chunk, gemm_shape(t, h, f));
+    OpTimer timer(*this, "backward", "mlp_out", OpClass::kCompute, mb, chunk, gemm_shape(t, h, f));
     backend_.gemm(Trans::kNo, Trans::kYes, t, f, h, 1.0f, dout_in, h, P(w.w2), h, 0.0f, dz.get(), f);
     backend_.gemm(Trans::kYes, Trans::kNo, f, h, t, 1.0f, a.z.get(), f, dout_in, h, 1.0f, G(w.w2), h);
   }
@@ -158,7 +159,7 @@ void RankRunner::layer_backward(int layer, LayerActs& a, const float* dout, floa
     else backend_.gelu_backward(tf, a.u.get(), dz.get(), du.get());
   }
   {
-    OpTimer timer(*this, "backward", "mlp_up", OpClass::kCompute, mb, chunk, gemm_shape(t, swiglu ? 2 * f : f, h));
+    OpTimer timer(*this, "backward", "mlp_in", OpClass::kCompute, mb, chunk, gemm_shape(t, swiglu ? 2 * f : f, h));
     backend_.gemm(Trans::kNo, Trans::kYes, t, h, f, 1.0f, du.get(), f, P(w.w1), f, 0.0f, db.get(), h);
     backend_.gemm(Trans::kYes, Trans::kNo, h, f, t, 1.0f, a.b_in(), h, du.get(), f, 1.0f, G(w.w1), f);
     if (swiglu) {
@@ -167,9 +168,9 @@ void RankRunner::layer_backward(int layer, LayerActs& a, const float* dout, floa
     }
   }
   DeviceArray<float> db_local = sp ? alloc(rh) : DeviceArray<float>();
-  tp_reduce_rows(db.get(), sp ? db_local.get() : db.get(), mb, chunk, "backward");
+  tp_reduce_rows(db.get(), sp ? db_local.get() : db.get(), mb, chunk, "backward", "tp_mlp");
   {
-    OpTimer timer(*this, "backward", "ln2", OpClass::kCompute, mb, chunk, gemm_shape(rows, h, 1));
+    OpTimer timer(*this, "backward", "ln_mlp", OpClass::kCompute, mb, chunk, gemm_shape(rows, h, 1));
     backend_.copy_bytes(dx2.get(), dout, rh * sizeof(float));  // residual branch
     backend_.layer_norm_backward(rows, h, a.x2.get(), P(w.ln2_gamma), a.mean2.get(), a.rstd2.get(),
                                  sp ? db_local.get() : db.get(), dx2.get(), G(w.ln2_gamma), G(w.ln2_beta));
@@ -180,7 +181,7 @@ void RankRunner::layer_backward(int layer, LayerActs& a, const float* dout, floa
   db.reset();
   db_local.reset();
   DeviceArray<float> dx2_full = sp ? alloc(th) : DeviceArray<float>();
-  if (sp) tp_all_gather_rows(dx2.get(), dx2_full.get(), mb, chunk, "backward");
+  if (sp) tp_all_gather_rows(dx2.get(), dx2_full.get(), mb, chunk, "backward", "tp_ag_attn");
   const float* dx2_in = sp ? dx2_full.get() : dx2.get();
   // Attention: x2 = x + o Wo, o = attn(q, k, v), q|k|v = a W{q,k,v}, a = LN1(x).
   DeviceArray<float> dO = alloc(static_cast<std::size_t>(t) * hq);
@@ -218,8 +219,8 @@ void RankRunner::layer_backward(int layer, LayerActs& a, const float* dout, floa
     backend_.gemm(Trans::kYes, Trans::kNo, h, hkv, t, 1.0f, a.a_in(), h, dv.get(), hkv, 1.0f, G(w.wv), hkv);
   }
   DeviceArray<float> da_local = sp ? alloc(rh) : DeviceArray<float>();
-  tp_reduce_rows(da.get(), sp ? da_local.get() : da.get(), mb, chunk, "backward");
-  OpTimer timer(*this, "backward", "ln1", OpClass::kCompute, mb, chunk, gemm_shape(rows, h, 1));
+  tp_reduce_rows(da.get(), sp ? da_local.get() : da.get(), mb, chunk, "backward", "tp_attn");
+  OpTimer timer(*this, "backward", "ln_attn", OpClass::kCompute, mb, chunk, gemm_shape(rows, h, 1));
   backend_.copy_bytes(din, dx2.get(), rh * sizeof(float));
   backend_.layer_norm_backward(rows, h, a.x, P(w.ln1_gamma), a.mean1.get(), a.rstd1.get(),
                                sp ? da_local.get() : da.get(), din, G(w.ln1_gamma), G(w.ln1_beta));
@@ -246,13 +247,13 @@ void RankRunner::head_forward(ChunkActs& acts, const float* x, int mb, int chunk
   acts.mean_f = DeviceArray<float>(backend_, rows);
   acts.rstd_f = DeviceArray<float>(backend_, rows);
   {
-    OpTimer timer(*this, "forward", "final_ln", OpClass::kCompute, mb, chunk, gemm_shape(rows, h, 1));
+    OpTimer timer(*this, "forward", "ln_final", OpClass::kCompute, mb, chunk, gemm_shape(rows, h, 1));
     backend_.layer_norm_forward(rows, h, kLayerNormEpsilon, x, param("final.ln.gamma"), param("final.ln.beta"),
                                 xf_local.get(), acts.mean_f.get(), acts.rstd_f.get());
   }
   if (sequence_parallel(place_.stage)) {
     acts.xf = DeviceArray<float>(backend_, static_cast<std::size_t>(t) * h);
-    tp_all_gather_rows(xf_local.get(), acts.xf.get(), mb, chunk, "forward");
+    tp_all_gather_rows(xf_local.get(), acts.xf.get(), mb, chunk, "forward", "tp_ag_head");
   } else {
     acts.xf = std::move(xf_local);
   }
@@ -300,7 +301,7 @@ void RankRunner::head_backward(ChunkActs& acts, float* dx, int mb, int chunk) {
   // The full dxf is the same on every TP rank; with sequence parallelism each takes its rows.
   const int rows = local_rows();
   const float* dy = dxf.get() + (sequence_parallel(place_.stage) ? static_cast<std::size_t>(rows) * h * place_.tp_rank : 0);
-  OpTimer timer(*this, "backward", "final_ln", OpClass::kCompute, mb, chunk, gemm_shape(rows, h, 1));
+  OpTimer timer(*this, "backward", "ln_final", OpClass::kCompute, mb, chunk, gemm_shape(rows, h, 1));
   backend_.fill(dx, static_cast<std::size_t>(rows) * h, 0.0f);
   backend_.layer_norm_backward(rows, h, acts.output(), param("final.ln.gamma"), acts.mean_f.get(), acts.rstd_f.get(),
                                dy, dx, grad("final.ln.gamma"), grad("final.ln.beta"));

@@ -148,9 +148,10 @@ StepResult RankRunner::step() {
   return {loss * loss_scale_, end - start};
 }
 
-void RankRunner::tp_all_reduce(float* buf, std::size_t count, int micro_batch, int chunk, const char* phase) {
+void RankRunner::tp_all_reduce(float* buf, std::size_t count, int micro_batch, int chunk, const char* phase,
+                               const char* op) {
   if (place_.tp == 1) return;
-  OpTimer t(*this, phase, "tp_all_reduce", OpClass::kTpComm, micro_batch, chunk, bytes_shape(count));
+  OpTimer t(*this, phase, op, OpClass::kTpComm, micro_batch, chunk, bytes_shape(count));
   device_all_reduce(buf, count, layout_.tp_group(place_.replica, place_.stage));
 }
 

@@ -71,9 +71,9 @@ class RankRunner {
   bool sequence_parallel(int stage) const;
   /// Activation rows this rank holds between blocks (tokens / TP with sequence parallelism).
   int local_rows() const;
-  void tp_all_gather_rows(const float* local, float* full, int mb, int chunk, const char* phase);
+  void tp_all_gather_rows(const float* local, float* full, int mb, int chunk, const char* phase, const char* op);
   /// Row-parallel output: all-reduce, or reduce-scatter by rows with sequence parallelism.
-  void tp_reduce_rows(float* partial_full, float* local, int mb, int chunk, const char* phase);
+  void tp_reduce_rows(float* partial_full, float* local, int mb, int chunk, const char* phase, const char* op);
   void send_boundary(const float* local, int peer_stage, int tag, int mb, int chunk, const char* phase, const char* op);
   void recv_boundary(float* local, int peer_stage, int tag, int mb, int chunk, const char* phase, const char* op);
   void sync_sequence_parallel_norms();
@@ -84,7 +84,7 @@ class RankRunner {
   void device_all_reduce(float* buf, std::size_t count, const Group& group);
   void device_reduce_scatter(const float* in, float* out, std::size_t count_per_rank, const Group& group);
   void device_all_gather(const float* in, float* out, std::size_t count_per_rank, const Group& group);
-  void tp_all_reduce(float* buf, std::size_t count, int micro_batch, int chunk, const char* phase);
+  void tp_all_reduce(float* buf, std::size_t count, int micro_batch, int chunk, const char* phase, const char* op);
   void sync_tied_embedding();
   void sync_gradients_and_update();
   const ParamSpec* head_weight() const;

@@ -90,7 +90,8 @@ RankOutcome run_rank(const RunSpec& spec, Communicator& comm) {
       out.gradients = collect_named(layout, spec.workload.model, runner.get_captured_gradients(), true, comm);
     }
   }
-  const int passes = layout.micro_batches(place.replica) * layout.get_interleave();
+  // Per micro-batch of the whole stage (all its chunks when interleaved), as StageReport defines.
+  const int passes = layout.micro_batches(place.replica);
   const RankSummary mine =
       summarize(runner.get_measurements(), spec.steps, passes, passes, backend->get_memory_peak_bytes());
   const std::vector<float> packed = pack(mine);

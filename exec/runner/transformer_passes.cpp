@@ -19,9 +19,10 @@ int RankRunner::local_rows() const {
   return sequence_parallel(place_.stage) ? tokens_per_micro_batch_ / place_.tp : tokens_per_micro_batch_;
 }
 
-void RankRunner::tp_all_gather_rows(const float* local, float* full, int mb, int chunk, const char* phase) {
+void RankRunner::tp_all_gather_rows(const float* local, float* full, int mb, int chunk, const char* phase,
+                                    const char* op) {
   const std::size_t n = static_cast<std::size_t>(local_rows()) * model_.hidden;
-  OpTimer t(*this, phase, "tp_all_gather", OpClass::kTpComm, mb, chunk, bytes_shape(n * place_.tp));
+  OpTimer t(*this, phase, op, OpClass::kTpComm, mb, chunk, bytes_shape(n * place_.tp));
   device_all_gather(local, full, n, layout_.tp_group(place_.replica, place_.stage));
 }
 
@@ -40,7 +41,7 @@ void RankRunner::send_boundary(const float* local, int peer_stage, int tag, int 
   const float* full = local;
   if (me_sp) {
     gathered = DeviceArray<float>(backend_, full_n);
-    tp_all_gather_rows(local, gathered.get(), mb, chunk, phase);
+    tp_all_gather_rows(local, gathered.get(), mb, chunk, phase, "tp_ag_boundary");
     full = gathered.get();
   }
   OpTimer t(*this, phase, op, OpClass::kPpComm, mb, chunk, bytes_shape(full_n));
@@ -151,7 +152,7 @@ void RankRunner::backward(int micro_batch, int chunk) {
     const float* d = dout.get();
     if (sequence_parallel(place_.stage)) {
       full = DeviceArray<float>(backend_, static_cast<std::size_t>(t) * model_.hidden);
-      tp_all_gather_rows(dout.get(), full.get(), micro_batch, chunk, "backward");
+      tp_all_gather_rows(dout.get(), full.get(), micro_batch, chunk, "backward", "tp_ag_embedding");
       d = full.get();
     }
     OpTimer timer(*this, "backward", "embedding", OpClass::kCompute, micro_batch, chunk,

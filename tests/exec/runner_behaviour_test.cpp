@@ -81,8 +81,8 @@ TEST(Runner, MeasurementsCoverEveryRankStageMicroBatchAndOp) {
   }
   EXPECT_EQ(ranks.size(), 4u);
   EXPECT_EQ(stage_micro.size(), 6u);
-  for (const char* op : {"embedding", "ln1", "qkv", "attention", "attn_proj", "tp_all_reduce", "mlp_up", "gelu",
-                         "mlp_down", "lm_head", "cross_entropy", "send_activation", "recv_activation",
+  for (const char* op : {"embedding", "ln_attn", "qkv", "attention", "attn_proj", "tp_attn", "ln_mlp", "mlp_in", "gelu",
+                         "mlp_out", "tp_mlp", "ln_final", "lm_head", "cross_entropy", "send_activation", "recv_activation",
                          "send_gradient", "recv_gradient", "adam", "tied_embedding_all_reduce", "step"}) {
     EXPECT_TRUE(ops.count(op)) << op;
   }
