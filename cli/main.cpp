@@ -16,6 +16,9 @@ int main(int argc, char** argv) {
   hetsim::cli::add_describe_verb(app);
   hetsim::cli::add_predict_verb(app);
   hetsim::cli::add_validate_verb(app);
+  hetsim::cli::add_run_verb(app);
+  hetsim::cli::add_plan_verb(app);
+  hetsim::cli::add_simulate_verb(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -19,6 +19,9 @@ struct VerbExit {
 void add_describe_verb(CLI::App& app);
 void add_predict_verb(CLI::App& app);
 void add_validate_verb(CLI::App& app);
+void add_run_verb(CLI::App& app);  ///< `hetsim run` (cli/run_verb.cpp)
+void add_plan_verb(CLI::App& app);
+void add_simulate_verb(CLI::App& app);
 // Further verbs (predict, validate, simulate, plan, run, check) add their declaration here.
 
 }  // namespace hetsim::cli

@@ -83,29 +83,46 @@ PlanHeader read_plan_header(const std::string& plan_path) {
   PlanHeader header;
   std::ifstream in(plan_path);
   std::string line;
-  // "# cluster: a.yaml  workload: b.yaml", either key alone, in the leading comment block.
+  // Lines of the leading comment block that start with "# cluster:" or "# workload:"; one line
+  // may name both ("# cluster: a.yaml  workload: b.yaml").
+  static const std::regex kStart(R"(^#\s*(cluster|workload):)");
   static const std::regex kKey(R"((cluster|workload):\s*(\S+))");
-  for (int n = 0; n < 20 && std::getline(in, line); ++n) {
+  for (int n = 0; n < 50 && std::getline(in, line); ++n) {
     if (line.empty()) continue;
     if (line[0] != '#') break;
+    if (!std::regex_search(line, kStart)) continue;
     for (std::sregex_iterator it(line.begin(), line.end(), kKey), end; it != end; ++it) {
-      ((*it)[1] == "cluster" ? header.cluster : header.workload) = (*it)[2];
+      const bool is_cluster = (*it)[1] == "cluster";
+      std::string& slot = is_cluster ? header.cluster : header.workload;
+      if (!slot.empty()) continue;  // the first mention wins
+      slot = (*it)[2];
+      (is_cluster ? header.cluster_line : header.workload_line) = n + 1;
     }
   }
-  // Find each path relative to the plan's folder or its ancestors (nearest first).
-  const auto locate = [&](std::string& p) {
+  // A bare name ("mixed-a100-v100") means clusters/<name>.yaml or workloads/<name>.yaml.
+  // Paths are looked up relative to the plan's folder and its ancestors, nearest first.
+  const auto locate = [&](std::string& p, const char* folder) {
     if (p.empty() || fs::path(p).is_absolute()) return;
+    std::vector<fs::path> candidates = {fs::path(p)};
+    if (p.find('/') == std::string::npos && fs::path(p).extension() != ".yaml") {
+      candidates.insert(candidates.begin(), fs::path(folder) / (p + ".yaml"));
+    }
     std::error_code ec;
     for (fs::path dir = fs::absolute(plan_path, ec).parent_path(); !dir.empty(); dir = dir.parent_path()) {
-      if (fs::exists(dir / p, ec)) {
-        p = (dir / p).lexically_normal().string();
-        return;
+      for (const auto& c : candidates) {
+        if (fs::is_regular_file(dir / c, ec)) {
+          // Shown to users: relative to the working folder when it is below it.
+          const fs::path found = (dir / c).lexically_normal();
+          const fs::path rel = found.lexically_relative(fs::current_path(ec));
+          p = (!rel.empty() && *rel.begin() != "..") ? rel.string() : found.string();
+          return;
+        }
       }
       if (dir == dir.parent_path()) break;
     }
   };
-  locate(header.cluster);
-  locate(header.workload);
+  locate(header.cluster, "clusters");
+  locate(header.workload, "workloads");
   return header;
 }
 

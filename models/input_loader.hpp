@@ -56,14 +56,18 @@ Plan load_plan(const std::string& path, const Cluster& cluster, const Workload& 
 Plan parse_plan(std::string_view text, const Cluster& cluster, const Workload& workload,
                 const std::string& name = "<string>");
 
-/// The inputs a plan file was written for, from a header comment in its first lines:
-///   # cluster: clusters/mixed.yaml  workload: workloads/llama2-7b.yaml
-/// Paths are returned as found on disk: relative to the plan file's folder or one of its
-/// ancestors (so `clusters/x.yaml` in `plans/p.yaml` finds the repository's), else as written.
-/// Empty strings when the header does not name them.
+/// The inputs a plan file was written for, from its leading comment block:
+///   # cluster: mixed-a100-v100          (a name: clusters/<name>.yaml)
+///   # workload: workloads/llama2-7b.yaml (or a path)
+/// (both may share one line). Names and relative paths are looked up in the plan file's folder
+/// and then its ancestors, nearest first, so `plans/p.yaml` finds the repository's
+/// `clusters/`; the returned strings are the paths found (as written when not found), empty
+/// when the header does not name them.
 struct PlanHeader {
   std::string cluster;
   std::string workload;
+  int cluster_line = 0;   ///< 1-based line of the header comment that names it (0: none)
+  int workload_line = 0;
 };
 PlanHeader read_plan_header(const std::string& plan_path);
 

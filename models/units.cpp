@@ -6,6 +6,8 @@
 // ns-3 DataRate and SimGrid bandwidth tables.
 #include "units.hpp"
 
+#include "text_match.hpp"
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -89,21 +91,6 @@ Split split_number(std::string_view text, std::string_view prefix_symbol = {}) {
   out.number = v;
   out.unit = std::string(trim(s.substr(end)));
   return out;
-}
-
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
 }
 
 /// Expands base units with SI (and optionally IEC binary) prefixes.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// A strict YAML reading layer: parses a file safely, reads typed values with units,
+// A strict YAML reading layer (yaml_document.cpp: file -> one document; yaml_reader.cpp:
+// typed getters): parses a file safely, reads typed values with units,
 // and reports every problem as a Diagnostic (unknown keys with did-you-mean, missing keys,
 // wrong types, bare numbers, enum values) instead of throwing at the first one.
 #pragma once
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "diagnostics.hpp"
+#include "text_match.hpp"
 #include "units.hpp"
 
 namespace hetsim::models {
@@ -62,10 +64,8 @@ enum class Need { kRequired, kOptional };
 template <class E>
 using EnumTable = std::vector<std::pair<std::string, E>>;
 
-/// Closest candidate by edit distance when it is close enough to be a likely typo.
-std::optional<std::string> did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
-/// "a, b, c".
-std::string join_names(const std::vector<std::string>& names);
+/// Line or column of a yaml-cpp mark (0-based, -1 unknown) as printed: 1-based, 0 unknown.
+inline int one_based(int zero_based) { return zero_based >= 0 ? zero_based + 1 : 0; }
 
 /// "a" + "b" -> "a.b", "" + "b" -> "b"; index_path("a", 2) -> "a[2]".
 std::string field_path(const std::string& parent, std::string_view key);
@@ -136,6 +136,11 @@ class MapReader {
     YAML::Node value;
   };
   std::optional<std::vector<Entry>> get_entries(std::string_view key, Need need, size_t min_size = 0);
+
+  /// Adds the entries of `defaults` (a map) whose keys this map lacks: a suite's `defaults`
+  /// under a row's own keys. The nodes are shared, not copied into a new document, so their
+  /// marks stay and yaml-cpp's node memory is not merged (merging grows with the whole file).
+  void add_defaults(const YAML::Node& defaults);
 
   /// Reports every key of the map that no getter asked for, with a did-you-mean.
   void finish();

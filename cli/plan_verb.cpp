@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: Apache-2.0
+// `hetsim plan --cluster C --workload W [--objective throughput|cost] [--budget-per-hour D]
+//  [--top K] [--refine K] [--emit-plan FILE] [--format table|json]`: the planner's best plans,
+// the two baselines a homogeneous tool would give, and the best plan as a `kind: plan` file.
+#include <yaml-cpp/yaml.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include <unistd.h>
+
+#include "cli_common.hpp"
+#include "plan_writer.hpp"
+#include "planner.hpp"
+#include "units.hpp"
+#include "verbs.hpp"
+
+namespace hetsim::cli {
+
+namespace {
+
+struct PlanVerbOptions {
+  std::string cluster, workload, objective = "throughput", emit_plan;
+  double budget_per_hour = 0;
+  int top = 5;
+  int refine = 0;
+  bool spot = false;
+  OutputFormat format = OutputFormat::kTable;
+};
+
+[[noreturn]] void usage_error(const std::string& msg) {
+  std::cerr << "hetsim plan: error: " << msg << '\n';
+  throw VerbExit{kExitBadInput};
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+/// Simulated tokens/s of a plan: `hetsim simulate` in a child process (SimGrid allows one
+/// engine per process). Empty when the simulation did not produce a figure.
+std::optional<double> simulate_tokens_per_s(const std::string& self, const PlanVerbOptions& o, const models::Plan& plan,
+                                            const models::Cluster& cluster, int index, std::string* why) {
+  namespace fs = std::filesystem;
+  const fs::path tmp = fs::temp_directory_path() / ("hetsim-refine-" + std::to_string(::getpid()) + "-" +
+                                                     std::to_string(index) + ".yaml");
+  models::write_plan_file(tmp.string(), plan, cluster);
+  const std::string cmd = "'" + self + "' simulate --cluster '" + o.cluster + "' --workload '" + o.workload +
+                          "' --plan '" + tmp.string() + "' --format json 2>&1";
+  std::string out;
+  if (FILE* p = ::popen(cmd.c_str(), "r")) {
+    std::array<char, 4096> buf;
+    size_t n;
+    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+    ::pclose(p);
+  }
+  fs::remove(tmp);
+  try {
+    const YAML::Node j = YAML::Load(out);  // JSON is YAML
+    if (j["tokens_per_s"] && j["feasible"] && j["feasible"].as<bool>()) return j["tokens_per_s"].as<double>();
+  } catch (const std::exception&) {
+  }
+  *why = "simulate gave no tokens_per_s: " + out.substr(0, 200);
+  return std::nullopt;
+}
+
+struct Refined {
+  bool done = false;
+  std::string note;
+  std::vector<std::optional<double>> simulated;  ///< per top plan
+};
+
+Refined refine(const CLI::App& app, const PlanVerbOptions& o, models::PlannerResult& r, const models::Cluster& c) {
+  Refined out;
+  if (o.refine <= 0) return out;
+  const auto has_simulate = [&] {
+    if (app.get_parent() == nullptr) return false;
+    const auto subs = app.get_parent()->get_subcommands([](const CLI::App* a) { return a->get_name() == "simulate"; });
+    return !subs.empty();
+  };
+  if (!has_simulate()) {
+    out.note = "--refine: this hetsim has no simulate verb (built without the simulator); kept the analytic ranking";
+    return out;
+  }
+  std::error_code ec;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  const int k = std::min<int>(o.refine, static_cast<int>(r.top.size()));
+  std::vector<std::pair<double, size_t>> order;
+  out.simulated.assign(r.top.size(), std::nullopt);
+  for (int i = 0; i < k; ++i) {
+    std::string why;
+    out.simulated[i] = simulate_tokens_per_s(self, o, r.top[i].plan, c, i, &why);
+    if (!out.simulated[i]) out.note = why;
+  }
+  // Re-rank the first k by the simulator's tokens/s (or its $/Mtok for the cost objective).
+  std::vector<size_t> idx(k);
+  for (int i = 0; i < k; ++i) idx[i] = i;
+  const auto key = [&](size_t i) {
+    const double t = out.simulated[i] ? *out.simulated[i] : 0.0;
+    if (r.objective == models::PlanObjective::kCost) return t > 0 ? -r.top[i].report.cost_per_hour / t : -1e300;
+    return t;
+  };
+  std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return key(a) > key(b); });
+  std::vector<models::RankedPlan> top;
+  std::vector<std::optional<double>> sim;
+  for (size_t i : idx) top.push_back(r.top[i]), sim.push_back(out.simulated[i]);
+  for (size_t i = k; i < r.top.size(); ++i) top.push_back(r.top[i]), sim.push_back(out.simulated[i]);
+  r.top = std::move(top);
+  out.simulated = std::move(sim);
+  out.done = true;
+  return out;
+}
+
+void write_ranked(JsonWriter& j, const models::RankedPlan& p, const models::Cluster& c) {
+  const models::Report& r = p.report;
+  j.key("shape").value(p.shape);
+  j.key("tokens_per_s").value(r.tokens_per_s);
+  j.key("iteration_time_s").value(r.iteration_time_s);
+  j.key("mfu").value(r.mfu);
+  j.key("memory_peak_bytes").value(r.memory_peak_bytes);
+  j.key("memory_headroom_bytes").value(p.memory_headroom_bytes);
+  j.key("memory_headroom_fraction").value(p.memory_headroom_fraction);
+  j.key("cost_per_hour").value(r.cost_per_hour);
+  j.key("cost_per_million_tokens").value(r.cost_per_million_tokens);
+  j.key("estimated_tokens_per_s").value(p.estimated_tokens_per_s);
+  j.key("gpus").value(p.plan.gpu_count());
+  j.key("micro_batch").value(p.plan.micro_batch);
+  j.key("schedule").value(models::to_string(p.plan.schedule));
+  j.key("interleave").value(p.plan.interleave);
+  j.key("recompute").value(models::to_string(p.plan.recompute));
+  j.key("sequence_parallel").value(p.plan.sequence_parallel);
+  j.key("zero").value(p.plan.zero);
+  j.key("replicas").begin_array();
+  for (const models::Replica& rep : p.plan.replicas) {
+    j.begin_object().key("micro_batches").value(rep.micro_batches).key("stages").begin_array();
+    for (const models::Stage& s : rep.stages) {
+      j.begin_object().key("layers").value(s.layers).key("tp").value(s.tp());
+      j.key("gpu_type").value(c.gpu_type(s.gpus.front()).name);
+      j.key("gpus").value(models::gpu_selector(s.gpus, c)).end_object();
+    }
+    j.end_array().end_object();
+  }
+  j.end_array();
+}
+
+void write_json(const PlanVerbOptions& o, const models::PlannerResult& r, const Refined& ref, const models::Cluster& c,
+                const models::Workload& w) {
+  JsonWriter j(std::cout);
+  j.begin_object();
+  j.key("cluster").value(c.name).key("workload").value(w.name);
+  j.key("objective").value(models::to_string(r.objective));
+  if (r.objective == models::PlanObjective::kBudget) j.key("budget_per_hour").value(o.budget_per_hour);
+  j.key("search_time_s").value(r.search_time_s);
+  j.key("plans_evaluated").value(static_cast<long long>(r.plans_evaluated));
+  j.key("plans_pruned").value(static_cast<long long>(r.plans_pruned));
+  j.key("plans_predicted").value(static_cast<long long>(r.plans_predicted));
+  j.key("feasible").value(!r.top.empty());
+  if (r.top.empty()) j.key("reason").value(r.reason);
+  j.key("plans").begin_array();
+  for (size_t i = 0; i < r.top.size(); ++i) {
+    j.begin_object().key("rank").value(static_cast<int>(i + 1));
+    write_ranked(j, r.top[i], c);
+    if (ref.done) {
+      j.key("simulated_tokens_per_s");
+      if (ref.simulated[i]) j.value(*ref.simulated[i]);
+      else j.null();
+    }
+    j.end_object();
+  }
+  j.end_array();
+  j.key("fastest_type").value(r.fastest_type);
+  j.key("baselines").begin_object();
+  for (const models::PlannerBaseline* b : {&r.uniform, &r.fastest_type_only}) {
+    j.key(b->name).begin_object().key("found").value(b->found);
+    if (b->found) {
+      write_ranked(j, b->best, c);
+      if (!r.top.empty()) j.key("best_over_baseline").value(r.top[0].report.tokens_per_s / b->best.report.tokens_per_s);
+    } else {
+      j.key("tokens_per_s").null().key("reason").value(b->reason);
+    }
+    j.end_object();
+  }
+  j.end_object();
+  if (!ref.note.empty()) j.key("refine_note").value(ref.note);
+  if (!o.emit_plan.empty() && !r.top.empty()) j.key("emitted_plan").value(o.emit_plan);
+  j.end_object();
+  j.finish();
+}
+
+void write_table(const PlanVerbOptions& o, const models::PlannerResult& r, const Refined& ref,
+                 const models::Cluster& c, const models::Workload& w) {
+  std::cout << "plan: " << w.name << " on " << c.name << " (" << c.gpu_count() << " GPUs), objective "
+            << models::to_string(r.objective);
+  if (r.objective == models::PlanObjective::kBudget) std::cout << " <= " << format_price_per_hour(o.budget_per_hour);
+  std::cout << "\n";
+  std::vector<std::string> head = {"#", "tokens/s", "MFU", "headroom", "$/h", "$/Mtok", "GPUs"};
+  if (ref.done) head.insert(head.begin() + 2, "sim tokens/s");
+  TextTable t(head);
+  for (size_t i = 0; i < r.top.size(); ++i) {
+    const models::RankedPlan& p = r.top[i];
+    std::vector<std::string> row = {std::to_string(i + 1), fmt("%.0f", p.report.tokens_per_s),
+                                    fmt("%.3f", p.report.mfu),
+                                    models::format_size(p.memory_headroom_bytes) +
+                                        fmt(" (%.0f%%)", 100 * p.memory_headroom_fraction),
+                                    format_price_per_hour(p.report.cost_per_hour),
+                                    fmt("%.3f", p.report.cost_per_million_tokens), std::to_string(p.plan.gpu_count())};
+    if (ref.done) row.insert(row.begin() + 2, ref.simulated[i] ? fmt("%.0f", *ref.simulated[i]) : "-");
+    t.add_row(row);
+  }
+  if (r.top.empty()) {
+    std::cout << "no plan: " << r.reason << "\n";
+  } else {
+    // The shape goes last, left-aligned, after the table's columns.
+    std::ostringstream table;
+    t.print(table);
+    std::istringstream lines(table.str());
+    std::string line;
+    for (int i = -1; std::getline(lines, line); ++i) {
+      std::cout << line << "  " << (i < 0 ? "shape" : r.top[i].shape) << "\n";
+    }
+  }
+  std::cout << "baselines:\n";
+  for (const models::PlannerBaseline* b : {&r.uniform, &r.fastest_type_only}) {
+    std::cout << "  " << b->name;
+    if (b->name == "fastest_type_only") std::cout << " (" << r.fastest_type << ")";
+    if (!b->found) {
+      std::cout << ": none (" << b->reason << ")\n";
+      continue;
+    }
+    std::cout << ": " << fmt("%.0f", b->best.report.tokens_per_s) << " tokens/s";
+    if (!r.top.empty()) std::cout << fmt(", best plan has %.2fx its tokens/s", r.top[0].report.tokens_per_s / b->best.report.tokens_per_s);
+    std::cout << "  " << b->best.shape << "\n";
+  }
+  std::cout << fmt("search: %.3f s, ", r.search_time_s) << r.plans_evaluated << " plans evaluated, " << r.plans_pruned
+            << " pruned, " << r.plans_predicted << " predicted\n";
+  if (!ref.note.empty()) std::cout << ref.note << "\n";
+  if (!o.emit_plan.empty() && !r.top.empty()) std::cout << "best plan written to " << o.emit_plan << "\n";
+}
+
+void run_plan(const CLI::App& app, PlanVerbOptions o) {
+  models::PlannerOptions po;
+  if (o.objective == "cost") po.objective = models::PlanObjective::kCost;
+  else if (o.objective == "budget" || o.budget_per_hour > 0) po.objective = models::PlanObjective::kBudget;
+  if (po.objective == models::PlanObjective::kBudget && o.budget_per_hour <= 0) {
+    usage_error("--objective budget needs --budget-per-hour (dollars per hour, > 0)");
+  }
+  if (o.top < 1) usage_error("--top must be >= 1");
+  po.budget_per_hour = o.budget_per_hour;
+  po.top = std::max(o.top, o.refine);
+  po.spot = o.spot;
+  Inputs in = load_inputs(o.cluster, o.workload);
+  models::PlannerResult result = models::plan_training(in.cluster, in.workload, po);
+  const Refined ref = refine(app, o, result, in.cluster);
+  if (static_cast<int>(result.top.size()) > o.top) result.top.resize(o.top);
+  if (!o.emit_plan.empty() && !result.top.empty()) {
+    models::PlanWriteOptions w;
+    w.cluster_path = o.cluster;
+    w.workload_path = o.workload;
+    w.comment = "written by hetsim plan (objective " + std::string(models::to_string(result.objective)) + "): " +
+                result.top[0].shape + "\npredicted " + fmt("%.0f", result.top[0].report.tokens_per_s) + " tokens/s";
+    models::Plan best = result.top[0].plan;
+    best.name = in.cluster.name + "-" + in.workload.name + "-planned";
+    models::write_plan_file(o.emit_plan, best, in.cluster, w);
+  }
+  if (o.format == OutputFormat::kJson) write_json(o, result, ref, in.cluster, in.workload);
+  else write_table(o, result, ref, in.cluster, in.workload);
+  if (result.top.empty()) throw VerbExit{kExitFailure};
+}
+
+}  // namespace
+
+void add_plan_verb(CLI::App& app) {
+  auto o = std::make_shared<PlanVerbOptions>();
+  CLI::App* verb = app.add_subcommand("plan", "Find the fastest (or cheapest) way to train a workload on a cluster");
+  verb->add_option("--cluster", o->cluster, "Cluster file (kind: cluster)")->required()->check(CLI::ExistingFile);
+  verb->add_option("--workload", o->workload, "Workload file (kind: workload)")->required()->check(CLI::ExistingFile);
+  verb->add_option("--objective", o->objective, "throughput (tokens/s, default) | cost ($ per million tokens) | budget")
+      ->check(CLI::IsMember({"throughput", "cost", "budget"}));
+  verb->add_option("--budget-per-hour", o->budget_per_hour,
+                   "Dollars per hour: the fastest plan whose nodes cost at most this (chooses the GPUs too)")
+      ->check(CLI::PositiveNumber);
+  verb->add_flag("--spot", o->spot, "Price nodes at their spot price where the cluster gives one");
+  verb->add_option("--top", o->top, "Plans listed (default 5)")->check(CLI::PositiveNumber);
+  verb->add_option("--refine", o->refine, "Re-rank the best K plans with the SimGrid simulator")->check(CLI::NonNegativeNumber);
+  verb->add_option("--emit-plan", o->emit_plan, "Write the best plan to this file (kind: plan)");
+  add_format_option(verb, &o->format);
+  verb->callback([o, verb] { run_plan(*verb, *o); });
+}
+
+}  // namespace hetsim::cli

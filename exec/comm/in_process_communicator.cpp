@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+// Threads as ranks: mailboxes, failure propagation, the thread launcher.
+#include "comm/in_process_communicator.hpp"
+
+#include <cstring>
+#include <exception>
+#include <thread>
+
+namespace hetsim::exec {
+
+void InProcessWorld::post(int src, int dst, int tag, const void* buf, std::size_t size_bytes) {
+  if (dst < 0 || dst >= size_) throw std::out_of_range("send: no rank " + std::to_string(dst));
+  std::vector<char> message(static_cast<const char*>(buf), static_cast<const char*>(buf) + size_bytes);
+  {
+    std::lock_guard lock(mutex_);
+    mailboxes_[{src, dst, tag}].push_back(std::move(message));
+  }
+  arrived_.notify_all();
+}
+
+void InProcessWorld::take(int src, int dst, int tag, void* buf, std::size_t size_bytes) {
+  if (src < 0 || src >= size_) throw std::out_of_range("recv: no rank " + std::to_string(src));
+  std::unique_lock lock(mutex_);
+  auto& box = mailboxes_[{src, dst, tag}];
+  arrived_.wait(lock, [&] { return !box.empty() || failed_rank_ >= 0; });
+  if (box.empty()) {
+    throw RankFailure(failed_rank_, "rank " + std::to_string(failed_rank_) + " failed: " + failure_);
+  }
+  std::vector<char> message = std::move(box.front());
+  box.pop_front();
+  lock.unlock();
+  if (message.size() != size_bytes) {
+    throw std::runtime_error("rank " + std::to_string(dst) + ": message from rank " + std::to_string(src) +
+                             " tag " + std::to_string(tag) + " has " + std::to_string(message.size()) +
+                             " bytes, expected " + std::to_string(size_bytes));
+  }
+  std::memcpy(buf, message.data(), size_bytes);
+}
+
+void InProcessWorld::fail(int rank, const std::string& why) {
+  {
+    std::lock_guard lock(mutex_);
+    if (failed_rank_ < 0) {
+      failed_rank_ = rank;
+      failure_ = why;
+    }
+  }
+  arrived_.notify_all();
+}
+
+void InProcessWorld::run(int size, const std::function<void(Communicator&)>& body) {
+  InProcessWorld world(size);
+  std::vector<std::thread> threads;
+  threads.reserve(static_cast<std::size_t>(size));
+  for (int r = 0; r < size; ++r) {
+    threads.emplace_back([&world, &body, r] {
+      InProcessCommunicator comm(world, r);
+      try {
+        body(comm);
+      } catch (const RankFailure&) {
+        // a consequence of another rank's failure, which is already recorded
+      } catch (const std::exception& e) {
+        world.fail(r, e.what());
+      } catch (...) {
+        world.fail(r, "unknown exception");
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  if (world.failed_rank_ >= 0) {
+    throw RankFailure(world.failed_rank_,
+                      "rank " + std::to_string(world.failed_rank_) + " failed: " + world.failure_);
+  }
+}
+
+void InProcessCommunicator::send_bytes(const void* buf, std::size_t size_bytes, int dst, int tag) {
+  world_.post(rank_, dst, tag, buf, size_bytes);
+}
+
+void InProcessCommunicator::recv_bytes(void* buf, std::size_t size_bytes, int src, int tag) {
+  world_.take(src, rank_, tag, buf, size_bytes);
+}
+
+}  // namespace hetsim::exec

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+// Threads as ranks: one process, a shared mailbox per (src, dst, tag), buffered sends.
+#pragma once
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "comm/communicator.hpp"
+
+namespace hetsim::exec {
+
+/// The shared state of `size` in-process ranks.
+class InProcessWorld {
+ public:
+  explicit InProcessWorld(int size) : size_(size) {}
+  int get_size() const { return size_; }
+
+  /// Runs body(comm) on `size` threads, one per rank, and joins them. When a rank throws,
+  /// every other rank's waits end with RankFailure, and run() throws RankFailure naming the
+  /// first rank that failed and its message.
+  static void run(int size, const std::function<void(Communicator&)>& body);
+
+ private:
+  friend class InProcessCommunicator;
+  using Key = std::tuple<int, int, int>;  // src, dst, tag
+  void post(int src, int dst, int tag, const void* buf, std::size_t size_bytes);
+  void take(int src, int dst, int tag, void* buf, std::size_t size_bytes);
+  void fail(int rank, const std::string& why);
+
+  int size_;
+  std::mutex mutex_;
+  std::condition_variable arrived_;
+  std::map<Key, std::deque<std::vector<char>>> mailboxes_;
+  int failed_rank_ = -1;
+  std::string failure_;
+};
+
+class InProcessCommunicator final : public Communicator {
+ public:
+  InProcessCommunicator(InProcessWorld& world, int rank) : world_(world), rank_(rank) {}
+  int get_rank() const override { return rank_; }
+  int get_size() const override { return world_.get_size(); }
+  void abort(const std::string& why) override { world_.fail(rank_, why); }
+
+ protected:
+  void send_bytes(const void* buf, std::size_t size_bytes, int dst, int tag) override;
+  void recv_bytes(void* buf, std::size_t size_bytes, int src, int tag) override;
+
+ private:
+  InProcessWorld& world_;
+  int rank_;
+};
+
+}  // namespace hetsim::exec

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+// One timed event of the execution engine (a kernel group, a collective, a p2p transfer),
+// written as one JSON line per event.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace hetsim::exec {
+
+enum class OpClass { kCompute, kTpComm, kPpComm, kDpComm, kOptimizer };
+const char* to_string(OpClass c);
+
+struct Measurement {
+  int step = 0;
+  int rank = 0;
+  int replica = 0;
+  int stage = 0;
+  int chunk = -1;          ///< -1 outside a forward/backward pass
+  int micro_batch = -1;    ///< -1 outside a forward/backward pass
+  std::string phase;       ///< forward | backward | grad_sync | optimizer | step
+  std::string op;          ///< e.g. qkv, attention, mlp_up, tp_all_reduce, send_activation
+  OpClass op_class = OpClass::kCompute;
+  std::string shape;       ///< e.g. "1024x1024x4096" (m x n x k) or "4194304B"
+  double start_s = 0;      ///< seconds since the run's common start (after a barrier)
+  double end_s = 0;
+};
+
+std::string to_json_line(const Measurement& m);
+/// Writes one JSON line per measurement, atomically (temp file + rename).
+void write_measurements(const std::string& path, const std::vector<Measurement>& measurements);
+
+}  // namespace hetsim::exec

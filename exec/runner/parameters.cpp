@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: Apache-2.0
+// Parameter shards of a rank, flat layout, buckets and sharding-independent initialisation.
+#include "runner/parameters.hpp"
+
+#include <cmath>
+#include <functional>
+
+namespace hetsim::exec {
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+std::uint64_t name_hash(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a 64 offset basis
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// Adds the parameters of one unit on the given TP rank of a stage with TP size tp.
+void add_unit(std::vector<ParamSpec>& out, const models::ModelSpec& m, int unit, int tp, int tp_rank) {
+  const int h = m.hidden;
+  const int d = m.head_dim();
+  const int kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
+  const int f = m.ffn_hidden;
+  const int layers = m.layers;
+  // GPT-2 initialisation (Radford et al. 2019, section 2.3): N(0, 0.02), residual output
+  // projections scaled by 1/sqrt(2 * layers).
+  const float std_base = 0.02f;
+  const float std_out = std_base / std::sqrt(2.0f * static_cast<float>(layers));
+  auto replicated = [&](std::string name, int rows, int cols, ParamInit init) {
+    ParamSpec p;
+    p.name = std::move(name);
+    p.unit = unit;
+    p.full_rows = p.rows = rows;
+    p.full_cols = p.cols = cols;
+    p.init = init;
+    out.push_back(p);
+  };
+  // Column parallel: split the output columns (Shoeybi et al. 2019, Megatron-LM, section 3).
+  auto column = [&](std::string name, int rows, int cols) {
+    ParamSpec p;
+    p.name = std::move(name);
+    p.unit = unit;
+    p.full_rows = p.rows = rows;
+    p.full_cols = cols;
+    p.cols = cols / tp;
+    p.col_offset = p.cols * tp_rank;
+    p.tp_sharded = tp > 1;
+    out.push_back(p);
+  };
+  // Row parallel: split the input rows.
+  auto row = [&](std::string name, int rows, int cols, float std) {
+    ParamSpec p;
+    p.name = std::move(name);
+    p.unit = unit;
+    p.full_rows = rows;
+    p.rows = rows / tp;
+    p.row_offset = p.rows * tp_rank;
+    p.full_cols = p.cols = cols;
+    p.init_std = std;
+    p.tp_sharded = tp > 1;
+    out.push_back(p);
+  };
+  if (unit == 0) {
+    replicated("embed.wte", m.vocab, h, ParamInit::kNormal);
+    replicated("embed.wpe", m.seq_len, h, ParamInit::kNormal);
+  } else if (unit <= layers) {
+    const std::string p = "layers." + std::to_string(unit - 1) + ".";
+    replicated(p + "ln1.gamma", 1, h, ParamInit::kOnes);
+    replicated(p + "ln1.beta", 1, h, ParamInit::kZeros);
+    column(p + "attn.wq", h, m.heads * d);
+    column(p + "attn.wk", h, kv * d);
+    column(p + "attn.wv", h, kv * d);
+    row(p + "attn.wo", m.heads * d, h, std_out);
+    replicated(p + "ln2.gamma", 1, h, ParamInit::kOnes);
+    replicated(p + "ln2.beta", 1, h, ParamInit::kZeros);
+    if (m.activation == models::Activation::kSwiglu) {
+      column(p + "mlp.wgate", h, f);
+      column(p + "mlp.wup", h, f);
+    } else {
+      column(p + "mlp.w1", h, f);
+    }
+    row(p + "mlp.w2", f, h, std_out);
+  } else if (unit == layers + 1) {
+    replicated("final.ln.gamma", 1, h, ParamInit::kOnes);
+    replicated("final.ln.beta", 1, h, ParamInit::kZeros);
+    // The LM head is replicated across TP ranks (logits are computed in full on each).
+    if (!m.tied_embeddings) replicated("head.w", h, m.vocab, ParamInit::kNormal);
+  } else {
+    replicated("embed.wte", m.vocab, h, ParamInit::kNormal);
+    out.back().canonical = false;
+  }
+}
+
+}  // namespace
+
+RankParameters rank_parameters(const RankLayout& layout, const models::ModelSpec& model, int rank) {
+  const RankPlace& me = layout.place(rank);
+  RankParameters rp;
+  const int units = layout.get_unit_count();
+  // Units in model order; a bucket joins consecutive units that sit in the same (stage, chunk)
+  // on EVERY replica, so all members of a DP group cut their buckets identically.
+  int u = 0;
+  while (u < units) {
+    const UnitPlace& up = layout.unit_place(me.replica, u);
+    if (up.stage != me.stage) {
+      ++u;
+      continue;
+    }
+    Bucket b;
+    b.first_unit = u;
+    b.offset = rp.total;
+    b.tp_rank = me.tp_rank;
+    int last = u;
+    auto same_everywhere = [&](int a, int c) {
+      for (int r = 0; r < layout.get_dp(); ++r) {
+        const auto& pa = layout.unit_place(r, a);
+        const auto& pc = layout.unit_place(r, c);
+        if (pa.stage != pc.stage || pa.chunk != pc.chunk) return false;
+      }
+      return true;
+    };
+    while (last + 1 < units && same_everywhere(last, last + 1)) ++last;
+    std::size_t count = 0;
+    for (int v = u; v <= last; ++v) {
+      const std::size_t first = rp.params.size();
+      add_unit(rp.params, model, v, me.tp, me.tp_rank);
+      for (std::size_t i = first; i < rp.params.size(); ++i) {
+        rp.params[i].offset = rp.total + count;
+        count += rp.params[i].count();
+      }
+    }
+    const std::size_t n = static_cast<std::size_t>(layout.dp_group(u, me.tp_rank).size());
+    b.last_unit = last;
+    b.count = (count + n - 1) / n * n;
+    rp.total += b.count;
+    rp.buckets.push_back(b);
+    u = last + 1;
+  }
+  return rp;
+}
+
+float initial_value(const ParamSpec& spec, int row, int col, std::uint64_t seed) {
+  if (spec.init == ParamInit::kOnes) return 1.0f;
+  if (spec.init == ParamInit::kZeros) return 0.0f;
+  const std::uint64_t index = static_cast<std::uint64_t>(row) * static_cast<std::uint64_t>(spec.full_cols) + col;
+  const std::uint64_t a = splitmix64(seed ^ name_hash(spec.name) ^ splitmix64(2 * index));
+  const std::uint64_t b = splitmix64(a ^ (2 * index + 1));
+  // Box-Muller transform of two uniforms in (0, 1].
+  const double u1 = (static_cast<double>(a >> 11) + 1.0) / 9007199254740992.0;
+  const double u2 = static_cast<double>(b >> 11) / 9007199254740992.0;
+  const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  return static_cast<float>(z * spec.init_std);
+}
+
+}  // namespace hetsim::exec

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: Apache-2.0
+// RankLayout: ranks, chunks, units and groups of a Plan.
+#include "runner/rank_layout.hpp"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+namespace hetsim::exec {
+
+RankLayout::RankLayout(const models::Plan& plan, const models::ModelSpec& model) {
+  using std::to_string;
+  if (plan.replicas.empty()) throw std::invalid_argument("plan has no replicas");
+  pp_ = plan.pp();
+  interleave_ = plan.schedule == models::Schedule::kInterleaved ? std::max(1, plan.interleave) : 1;
+  if (plan.zero > 2) throw std::invalid_argument("exec: ZeRO stage " + to_string(plan.zero) + " is not supported (0, 1 or 2)");
+  const int layers_total = model.layers;
+  const int kv_heads = model.kv_heads > 0 ? model.kv_heads : model.heads;
+  for (std::size_t r = 0; r < plan.replicas.size(); ++r) {
+    const auto& rep = plan.replicas[r];
+    if (static_cast<int>(rep.stages.size()) != pp_) {
+      throw std::invalid_argument("replicas[" + to_string(r) + "]: " + to_string(rep.stages.size()) +
+                                  " stages, replica 0 has " + to_string(pp_) + " (every replica needs the same pp)");
+    }
+    if (rep.micro_batches < 1) throw std::invalid_argument("replicas[" + to_string(r) + "].micro_batches must be >= 1");
+    int layer_sum = 0;
+    first_rank_.emplace_back();
+    tp_.emplace_back();
+    for (int s = 0; s < pp_; ++s) {
+      const auto& st = rep.stages[s];
+      const int tp = st.tp();
+      if (tp < 1) throw std::invalid_argument("replicas[" + to_string(r) + "].stages[" + to_string(s) + "] has no GPUs");
+      if (model.heads % tp != 0 || kv_heads % tp != 0 || model.ffn_hidden % tp != 0) {
+        throw std::invalid_argument("replicas[" + to_string(r) + "].stages[" + to_string(s) + "]: tp " + to_string(tp) +
+                                    " must divide heads, kv_heads and ffn_hidden");
+      }
+      first_rank_[r].push_back(static_cast<int>(places_.size()));
+      tp_[r].push_back(tp);
+      for (int t = 0; t < tp; ++t) places_.push_back({static_cast<int>(r), s, t, tp, st.gpus[t]});
+      layer_sum += st.layers;
+    }
+    if (layer_sum != layers_total) {
+      throw std::invalid_argument("replicas[" + to_string(r) + "]: stages hold " + to_string(layer_sum) +
+                                  " layers, the model has " + to_string(layers_total));
+    }
+    micro_batches_.push_back(rep.micro_batches);
+    if (interleave_ > 1 && rep.micro_batches % pp_ != 0) {
+      throw std::invalid_argument("replicas[" + to_string(r) + "]: interleaved schedule needs micro_batches (" +
+                                  to_string(rep.micro_batches) + ") divisible by pp (" + to_string(pp_) + ")");
+    }
+    // Chunks: stage s splits its layers over `interleave` chunks (the first ones take one more);
+    // the model order is chunk-major: (c=0: s=0..pp-1), (c=1: s=0..pp-1), ...
+    std::vector<std::vector<ChunkPlace>> stage_chunks(pp_);
+    int next_layer = 0;
+    for (int c = 0; c < interleave_; ++c) {
+      for (int s = 0; s < pp_; ++s) {
+        const int l = rep.stages[s].layers;
+        ChunkPlace cp;
+        cp.model_chunk = c * pp_ + s;
+        cp.layers = l / interleave_ + (c < l % interleave_ ? 1 : 0);
+        cp.first_layer = next_layer;
+        cp.has_embedding = cp.model_chunk == 0;
+        cp.has_head = cp.model_chunk == pp_ * interleave_ - 1;
+        next_layer += cp.layers;
+        stage_chunks[s].push_back(cp);
+      }
+    }
+    chunks_.push_back(std::move(stage_chunks));
+  }
+  tied_copy_ = model.tied_embeddings && pp_ > 1;
+  unit_count_ = layers_total + (tied_copy_ ? 3 : 2);
+  for (std::size_t r = 0; r < plan.replicas.size(); ++r) {
+    std::vector<UnitPlace> units(static_cast<std::size_t>(unit_count_));
+    for (int s = 0; s < pp_; ++s) {
+      for (int c = 0; c < interleave_; ++c) {
+        const auto& cp = chunks_[r][s][c];
+        if (cp.has_embedding) units[0] = {s, c};
+        for (int l = 0; l < cp.layers; ++l) units[1 + cp.first_layer + l] = {s, c};
+        if (cp.has_head) {
+          units[layers_total + 1] = {s, c};
+          if (tied_copy_) units[layers_total + 2] = {s, c};
+        }
+      }
+    }
+    units_.push_back(std::move(units));
+  }
+  // Groups. 0 = world; then TP groups; then DP groups per (unit, tp rank); then tie groups.
+  std::vector<int> all(places_.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+  add_group(all);
+  for (std::size_t r = 0; r < plan.replicas.size(); ++r) {
+    tp_group_ids_.emplace_back();
+    for (int s = 0; s < pp_; ++s) {
+      std::vector<int> ranks;
+      for (int t = 0; t < tp_[r][s]; ++t) ranks.push_back(first_rank_[r][s] + t);
+      tp_group_ids_[r].push_back(add_group(ranks));
+    }
+  }
+  for (int u = 0; u < unit_count_; ++u) {
+    const int tp0 = tp_[0][units_[0][u].stage];
+    dp_group_ids_.emplace_back();
+    for (std::size_t r = 1; r < plan.replicas.size(); ++r) {
+      if (tp_[r][units_[r][u].stage] != tp0) {
+        throw std::invalid_argument("exec: replicas shard the same layers with different TP sizes (replica 0 tp " +
+                                    to_string(tp0) + ", replica " + to_string(r) + " tp " +
+                                    to_string(tp_[r][units_[r][u].stage]) + "); gradients cannot be synchronised");
+      }
+    }
+    for (int t = 0; t < tp0; ++t) {
+      std::vector<int> ranks;
+      for (std::size_t r = 0; r < plan.replicas.size(); ++r) ranks.push_back(first_rank_[r][units_[r][u].stage] + t);
+      dp_group_ids_[u].push_back(add_group(ranks));
+    }
+  }
+  for (std::size_t r = 0; r < plan.replicas.size(); ++r) {
+    if (!tied_copy_) break;
+    std::vector<int> ranks;
+    for (int t = 0; t < tp_[r][0]; ++t) ranks.push_back(first_rank_[r][0] + t);
+    for (int t = 0; t < tp_[r][pp_ - 1]; ++t) ranks.push_back(first_rank_[r][pp_ - 1] + t);
+    tie_group_ids_.push_back(add_group(ranks));
+  }
+}
+
+int RankLayout::add_group(std::vector<int> ranks) {
+  // Identical rank lists share one group (and one message stream, used in the same order by all).
+  for (const auto& g : groups_) {
+    if (g.ranks == ranks) return g.id;
+  }
+  groups_.push_back({static_cast<int>(groups_.size()), std::move(ranks)});
+  return groups_.back().id;
+}
+
+int RankLayout::rank_of(int replica, int stage, int tp_rank) const { return first_rank_.at(replica).at(stage) + tp_rank; }
+int RankLayout::stage_tp(int replica, int stage) const { return tp_.at(replica).at(stage); }
+const Group& RankLayout::dp_group(int unit, int tp_rank) const { return groups_[dp_group_ids_.at(unit).at(tp_rank)]; }
+
+std::vector<int> RankLayout::p2p_destinations(int replica, int src_stage, int src_tp_rank, int dst_stage) const {
+  std::vector<int> out;
+  const int tp_src = stage_tp(replica, src_stage);
+  for (int d = 0; d < stage_tp(replica, dst_stage); ++d) {
+    if (d % tp_src == src_tp_rank) out.push_back(rank_of(replica, dst_stage, d));
+  }
+  return out;
+}
+
+int RankLayout::p2p_source(int replica, int src_stage, int dst_tp_rank) const {
+  return rank_of(replica, src_stage, dst_tp_rank % stage_tp(replica, src_stage));
+}
+
+int RankLayout::first_sequence(int replica, int micro_batch_size) const {
+  int seqs = 0;
+  for (int r = 0; r < replica; ++r) seqs += micro_batches_[r] * micro_batch_size;
+  return seqs;
+}
+
+int RankLayout::global_micro_batches() const {
+  int m = 0;
+  for (int x : micro_batches_) m += x;
+  return m;
+}
+
+}  // namespace hetsim::exec

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: Apache-2.0
+// Where everything of a Plan lives: rank <-> (replica, stage, TP rank), the model chunks of each
+// stage (virtual pipeline stages when interleaved), the communication groups and p2p peers.
+// Every rank builds the same RankLayout from the same Plan, so group ids agree without messages.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "plan.hpp"
+#include "workload.hpp"
+
+namespace hetsim::exec {
+
+/// Ranks are numbered replica by replica, stage by stage, TP rank fastest.
+struct RankPlace {
+  int replica = 0;
+  int stage = 0;
+  int tp_rank = 0;
+  int tp = 1;
+  int gpu = 0;  ///< global GPU index in the cluster
+};
+
+/// A contiguous run of the model held by one stage: model chunk j = chunk * pp + stage
+/// (Narayanan et al. SC'21, section 2.2: stage s holds chunks s, s+pp, s+2pp, ...).
+struct ChunkPlace {
+  int model_chunk = 0;
+  int first_layer = 0;
+  int layers = 0;
+  bool has_embedding = false;  ///< model chunk 0
+  bool has_head = false;       ///< the last model chunk: final norm, LM head, loss
+};
+
+/// Model "units" whose parameters are synchronised together: 0 = embedding,
+/// 1..L = transformer layers, L+1 = final norm (+ untied LM head), L+2 = tied LM-head copy.
+struct UnitPlace {
+  int stage = 0;
+  int chunk = 0;
+};
+
+class RankLayout {
+ public:
+  /// Throws std::invalid_argument with a clear reason when the plan cannot be executed.
+  RankLayout(const models::Plan& plan, const models::ModelSpec& model);
+
+  int get_world_size() const { return static_cast<int>(places_.size()); }
+  const RankPlace& place(int rank) const { return places_.at(rank); }
+  int rank_of(int replica, int stage, int tp_rank) const;
+  int get_pp() const { return pp_; }
+  int get_dp() const { return static_cast<int>(micro_batches_.size()); }
+  int get_interleave() const { return interleave_; }
+  int get_model_chunks() const { return pp_ * interleave_; }
+  int stage_tp(int replica, int stage) const;
+  const std::vector<ChunkPlace>& chunks(int replica, int stage) const { return chunks_[replica][stage]; }
+  /// Where replica r holds unit u.
+  const UnitPlace& unit_place(int replica, int unit) const { return units_[replica][unit]; }
+  int get_unit_count() const { return unit_count_; }
+  /// Tied embeddings on different stages: the last stage keeps a copy of the word embedding.
+  bool has_tied_copy() const { return tied_copy_; }
+
+  /// Model chunk j lives on stage j % pp as its chunk j / pp.
+  int stage_of_model_chunk(int j) const { return j % pp_; }
+  int chunk_index_of_model_chunk(int j) const { return j / pp_; }
+
+  /// Point-to-point between adjacent model chunks with (possibly) different TP sizes: the
+  /// receiving TP rank d gets its copy from source TP rank d % tp_src.
+  std::vector<int> p2p_destinations(int replica, int src_stage, int src_tp_rank, int dst_stage) const;
+  int p2p_source(int replica, int src_stage, int dst_tp_rank) const;
+  static int activation_tag(int to_model_chunk) { return 2 * to_model_chunk; }
+  static int gradient_tag(int to_model_chunk) { return 2 * to_model_chunk + 1; }
+
+  const Group& world() const { return groups_[0]; }
+  const Group& tp_group(int replica, int stage) const { return groups_[tp_group_ids_[replica][stage]]; }
+  /// Ranks that hold unit u at TP rank tp_rank, one per replica (the DP group of that shard).
+  const Group& dp_group(int unit, int tp_rank) const;
+  /// First-stage and last-stage TP ranks of a replica that share the tied word embedding.
+  const Group& tie_group(int replica) const { return groups_[tie_group_ids_.at(replica)]; }
+
+  /// Sequences of the global batch before replica r's first micro-batch.
+  int first_sequence(int replica, int micro_batch_size) const;
+  int micro_batches(int replica) const { return micro_batches_[replica]; }
+  int global_micro_batches() const;
+
+ private:
+  int add_group(std::vector<int> ranks);
+  int pp_ = 1;
+  int interleave_ = 1;
+  int unit_count_ = 0;
+  bool tied_copy_ = false;
+  std::vector<RankPlace> places_;
+  std::vector<std::vector<int>> first_rank_;            // [replica][stage]
+  std::vector<std::vector<int>> tp_;                    // [replica][stage]
+  std::vector<std::vector<std::vector<ChunkPlace>>> chunks_;
+  std::vector<std::vector<UnitPlace>> units_;           // [replica][unit]
+  std::vector<int> micro_batches_;
+  std::vector<Group> groups_;
+  std::vector<std::vector<int>> tp_group_ids_;
+  std::vector<std::vector<int>> dp_group_ids_;          // [unit][tp_rank]
+  std::vector<int> tie_group_ids_;
+};
+
+}  // namespace hetsim::exec

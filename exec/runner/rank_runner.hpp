@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: Apache-2.0
+// One rank's part of a training step of a Plan: its model chunks forward and backward in the
+// plan's pipeline schedule, TP collectives inside the blocks (Megatron-LM column/row
+// parallelism), p2p between stages, tied-embedding and data-parallel gradient sync (all-reduce
+// or ZeRO-1 reduce-scatter + all-gather), Adam; every op timed into a Measurement.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backend.hpp"
+#include "comm/communicator.hpp"
+#include "plan.hpp"
+#include "runner/measurement.hpp"
+#include "runner/parameters.hpp"
+#include "runner/rank_layout.hpp"
+#include "runner/schedule.hpp"
+#include "workload.hpp"
+
+namespace hetsim::exec {
+
+struct RunOptions {
+  std::uint64_t seed = 1234;       ///< parameter initialisation and synthetic data
+  AdamConfig adam;
+  bool capture_gradients = false;  ///< keep a host copy of the gradients before the DP sync
+  bool record_ops = true;          ///< record per-op measurements (step records always)
+  int fail_rank = -1;              ///< fault injection: this rank fails at the start of fail_step
+  int fail_step = 1;
+  std::string fail_mode = "throw"; ///< throw | kill (SIGKILL itself)
+};
+
+struct StepResult {
+  double loss = 0;                 ///< mean next-token cross-entropy over the global batch
+  double time_s = 0;
+};
+
+class RankRunner {
+ public:
+  RankRunner(const RankLayout& layout, const models::Workload& workload, const models::Plan& plan,
+             Backend& backend, Communicator& comm, RunOptions options);
+  ~RankRunner();
+  RankRunner(const RankRunner&) = delete;
+  RankRunner& operator=(const RankRunner&) = delete;
+
+  /// One training step; a collective call: every rank of the layout must call it.
+  StepResult step();
+
+  const std::vector<Measurement>& get_measurements() const { return measurements_; }
+  const RankParameters& get_parameters() const { return params_; }
+  const std::vector<float>& get_captured_gradients() const { return captured_grads_; }
+  std::vector<float> get_parameter_values() const;
+  int get_rank() const { return rank_; }
+
+ private:
+  struct LayerWeights;  // device pointers of one block's parameters (and their gradients)
+  struct LayerActs;     // what one block saves for its backward
+  struct ChunkActs;     // one (micro-batch, chunk) forward's saved state
+  class OpTimer;
+
+  void maybe_fail();
+  void forward(int micro_batch, int chunk);
+  void backward(int micro_batch, int chunk);
+  void layer_forward(int layer, const float* x, float* out, LayerActs& acts, int micro_batch, int chunk);
+  void layer_backward(int layer, LayerActs& acts, const float* dout, float* din, int micro_batch, int chunk);
+  void head_forward(ChunkActs& acts, const float* x, int micro_batch, int chunk);
+  void head_backward(ChunkActs& acts, float* dx, int micro_batch, int chunk);
+  void run_chunk_forward(ChunkActs& acts, int micro_batch, int chunk);
+  /// Sequence parallelism is active on a stage of this replica (plan flag and TP > 1).
+  bool sequence_parallel(int stage) const;
+  /// Activation rows this rank holds between blocks (tokens / TP with sequence parallelism).
+  int local_rows() const;
+  void tp_all_gather_rows(const float* local, float* full, int mb, int chunk, const char* phase, const char* op);
+  /// Row-parallel output: all-reduce, or reduce-scatter by rows with sequence parallelism.
+  void tp_reduce_rows(float* partial_full, float* local, int mb, int chunk, const char* phase, const char* op);
+  void send_boundary(const float* local, int peer_stage, int tag, int mb, int chunk, const char* phase, const char* op);
+  void recv_boundary(float* local, int peer_stage, int tag, int mb, int chunk, const char* phase, const char* op);
+  void sync_sequence_parallel_norms();
+  // Communicator calls on device buffers: direct when device memory is host memory, otherwise
+  // staged through a host buffer (the host-staged path of DESIGN.md; NCCL/RCCL can replace it).
+  void device_send(const float* buf, std::size_t count, int dst, int tag);
+  void device_recv(float* buf, std::size_t count, int src, int tag);
+  void device_all_reduce(float* buf, std::size_t count, const Group& group);
+  void device_reduce_scatter(const float* in, float* out, std::size_t count_per_rank, const Group& group);
+  void device_all_gather(const float* in, float* out, std::size_t count_per_rank, const Group& group);
+  void tp_all_reduce(float* buf, std::size_t count, int micro_batch, int chunk, const char* phase, const char* op);
+  void sync_tied_embedding();
+  void sync_gradients_and_update();
+  const ParamSpec* head_weight() const;
+  float* param(const std::string& name) const;
+  float* grad(const std::string& name) const;
+  Measurement make_record(const char* phase, const char* op, OpClass c, int micro_batch, int chunk) const;
+
+  const RankLayout& layout_;
+  models::ModelSpec model_;
+  models::Plan plan_;
+  Backend& backend_;
+  Communicator& comm_;
+  RunOptions options_;
+  int rank_;
+  RankPlace place_;
+  RankParameters params_;
+  std::vector<Action> schedule_;
+  std::map<std::string, const ParamSpec*> by_name_;
+  std::map<int, LayerWeights> layer_weights_;  // by global layer index
+
+  DeviceArray<float> weights_, grads_, adam_m_, adam_v_, shard_grad_;
+  std::vector<std::size_t> adam_offset_;     // per bucket, into adam_m_/adam_v_
+  std::map<std::pair<int, int>, ChunkActs*> saved_;
+  std::vector<float> captured_grads_;
+  std::vector<float> staging_, staging_out_;  // host staging for non-host device memory
+  std::vector<Measurement> measurements_;
+
+  int step_ = 0;
+  int tokens_per_micro_batch_ = 0;
+  double loss_scale_ = 0;   // 1 / tokens of the global batch
+  double loss_sum_ = 0;     // this rank's summed token losses of the step
+  double epoch_s_ = 0;
+};
+
+}  // namespace hetsim::exec

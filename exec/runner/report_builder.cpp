@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+// The measured Report: the same keys as the predictors', filled from what the ranks timed.
+#include <algorithm>
+#include <set>
+
+#include "runner/run.hpp"
+
+namespace hetsim::exec {
+
+models::Report build_report(const RunSpec& spec, const RankLayout& layout, const std::vector<RankSummary>& ranks,
+                            const std::vector<StepResult>& steps) {
+  models::Report r;
+  r.engine = "exec";
+  r.micro_batch = spec.plan.micro_batch;
+  const auto& model = spec.workload.model;
+  double iteration = 0;
+  for (const auto& s : ranks) iteration = std::max(iteration, s.step_time_s);
+  r.iteration_time_s = iteration;
+  const double sequences = static_cast<double>(layout.global_micro_batches()) * spec.plan.micro_batch;
+  const int gpus = layout.get_world_size();
+  if (iteration > 0) {
+    r.samples_per_s = sequences / iteration;
+    r.tokens_per_s = r.samples_per_s * model.seq_len;
+  }
+  const double model_flops_per_s = model.flops_per_token() * r.tokens_per_s;
+  r.tflops_per_gpu = model_flops_per_s / gpus / 1e12;
+  // MFU against the sum of the fp32 peaks of the devices used (DESIGN.md "Outputs"); HFU also
+  // counts the recompute forward: full recompute runs 4 passes instead of 3 (Narayanan et al.
+  // SC'21, eq. 3 vs. the 3-pass count), selective only the attention core (not counted).
+  double peak_sum = 0;
+  std::set<int> nodes;
+  for (int rank = 0; rank < gpus; ++rank) {
+    const int gpu = layout.place(rank).gpu;
+    const auto& type = spec.cluster.gpu_type(gpu);
+    if (type.supports(models::Dtype::kFp32)) peak_sum += type.peak(models::Dtype::kFp32);
+    nodes.insert(spec.cluster.node_of_gpu(gpu));
+  }
+  if (peak_sum > 0) r.mfu = model_flops_per_s / peak_sum;
+  r.hfu = r.mfu * (spec.plan.recompute == models::Recompute::kFull ? 4.0 / 3.0 : 1.0);
+  for (const auto& s : ranks) r.memory_peak_bytes = std::max(r.memory_peak_bytes, s.memory_peak_bytes);
+  for (int node : nodes) r.cost_per_hour += spec.cluster.node_types[spec.cluster.nodes[node].node_type].price_per_hour;
+  if (r.tokens_per_s > 0) r.cost_per_million_tokens = r.cost_per_hour / 3600.0 / r.tokens_per_s * 1e6;
+
+  // Breakdown of the busiest rank (largest compute + TP time: the slowest stage sets the pace).
+  std::size_t busiest = 0;
+  for (std::size_t i = 1; i < ranks.size(); ++i) {
+    if (ranks[i].compute_s + ranks[i].tp_comm_s > ranks[busiest].compute_s + ranks[busiest].tp_comm_s) busiest = i;
+  }
+  const RankSummary& b = ranks[busiest];
+  r.breakdown.compute_s = b.compute_s;
+  r.breakdown.tp_comm_s = b.tp_comm_s;
+  r.breakdown.pp_comm_s = b.pp_comm_s;
+  r.breakdown.dp_comm_s = b.dp_comm_s;
+  r.breakdown.optimizer_s = b.optimizer_s;
+  r.breakdown.bubble_s =
+      std::max(0.0, b.step_time_s - b.compute_s - b.tp_comm_s - b.pp_comm_s - b.dp_comm_s - b.optimizer_s);
+
+  for (int rep = 0; rep < layout.get_dp(); ++rep) {
+    for (int st = 0; st < layout.get_pp(); ++st) {
+      models::StageReport sr;
+      sr.replica = rep;
+      sr.stage = st;
+      sr.tp = layout.stage_tp(rep, st);
+      const int first = layout.rank_of(rep, st, 0);
+      const auto& type = spec.cluster.gpu_type(layout.place(first).gpu);
+      sr.gpu_type = type.name;
+      sr.memory_capacity_bytes = type.memory_bytes;
+      for (const auto& c : layout.chunks(rep, st)) sr.layers += c.layers;
+      sr.forward_s = ranks[first].forward_per_micro_batch_s;
+      sr.backward_s = ranks[first].backward_per_micro_batch_s;
+      for (int t = 0; t < sr.tp; ++t) {
+        sr.memory_bytes = std::max(sr.memory_bytes, ranks[layout.rank_of(rep, st, t)].memory_peak_bytes);
+      }
+      r.stages.push_back(sr);
+    }
+  }
+  double overhead = 0;
+  for (const auto& s : ranks) {
+    if (s.step_time_s > 0) overhead = std::max(overhead, s.uncovered_s / s.step_time_s);
+  }
+  r.extra["runner_overhead_fraction"] = overhead;
+  r.extra["steps"] = static_cast<double>(steps.size());
+  if (!steps.empty()) {
+    r.extra["loss_first"] = steps.front().loss;
+    r.extra["loss_last"] = steps.back().loss;
+  }
+  return r;
+}
+
+}  // namespace hetsim::exec

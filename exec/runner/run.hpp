@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+// Running a Plan for real: on one rank of any communicator (MPI), or with threads as ranks.
+#pragma once
+#include <vector>
+
+#include "cluster.hpp"
+#include "comm/communicator.hpp"
+#include "plan.hpp"
+#include "report.hpp"
+#include "runner/gradient_collector.hpp"
+#include "runner/measurement.hpp"
+#include "runner/rank_runner.hpp"
+#include "workload.hpp"
+
+namespace hetsim::exec {
+
+struct RunSpec {
+  models::Cluster cluster;
+  models::Workload workload;
+  models::Plan plan;
+  int steps = 1;
+  RunOptions options;
+};
+
+/// What one rank measured, reduced to the figures the Report needs (means over the measured
+/// steps: all but the first when there are several, the first being warm-up).
+struct RankSummary {
+  double step_time_s = 0;
+  double compute_s = 0, tp_comm_s = 0, pp_comm_s = 0, dp_comm_s = 0, optimizer_s = 0;
+  double forward_per_micro_batch_s = 0, backward_per_micro_batch_s = 0;
+  double memory_peak_bytes = 0;
+  double uncovered_s = 0;  ///< step time not covered by any timed op (runner overhead)
+};
+
+struct RankOutcome {
+  std::vector<StepResult> steps;          ///< identical on every rank
+  std::vector<Measurement> measurements;  ///< this rank's
+  std::vector<CommCall> comm_calls;       ///< this rank's communicator calls
+  NamedTensors gradients;                 ///< rank 0, when options.capture_gradients: step 1, before DP sync
+  models::Report report;                  ///< rank 0: measured values, engine "exec"
+};
+
+/// Runs spec.steps training steps as rank comm.get_rank() (a collective call).
+RankOutcome run_rank(const RunSpec& spec, Communicator& comm);
+
+/// run_rank, but an exception of this rank (other than RankFailure) first calls comm.abort()
+/// with a message naming the rank, so that every other rank stops instead of waiting forever.
+RankOutcome run_rank_or_abort(const RunSpec& spec, Communicator& comm);
+
+struct RunOutcome {
+  std::vector<StepResult> steps;
+  std::vector<Measurement> measurements;  ///< every rank's
+  NamedTensors gradients;
+  models::Report report;
+};
+
+/// Threads as ranks in this process. Throws RankFailure naming the first rank that failed.
+RunOutcome run_in_process(const RunSpec& spec);
+
+/// The rank's summary from its measurements (exposed for tests and the benchmark).
+RankSummary summarize(const std::vector<Measurement>& measurements, int steps, int forward_passes,
+                      int backward_passes, double memory_peak_bytes);
+
+/// The measured Report from every rank's summary (index = rank).
+models::Report build_report(const RunSpec& spec, const RankLayout& layout, const std::vector<RankSummary>& ranks,
+                            const std::vector<StepResult>& steps);
+
+}  // namespace hetsim::exec

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: Apache-2.0
+// Plan -> `kind: plan` YAML, written atomically.
+#include "plan_writer.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include <unistd.h>
+
+namespace hetsim::models {
+
+namespace {
+
+/// "0-3,8" for {0,1,2,3,8} (runs of consecutive indices become ranges; order is kept).
+std::string index_list(const std::vector<int>& idx) {
+  std::string out;
+  for (size_t i = 0; i < idx.size();) {
+    size_t j = i;
+    while (j + 1 < idx.size() && idx[j + 1] == idx[j] + 1) ++j;
+    if (!out.empty()) out += ",";
+    out += std::to_string(idx[i]);
+    if (j > i) out += "-" + std::to_string(idx[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string gpu_selector(const std::vector<int>& gpus, const Cluster& c) {
+  const int node = c.node_of_gpu(gpus.front());
+  bool one_node = true;
+  std::vector<int> local;
+  for (int g : gpus) {
+    one_node = one_node && c.node_of_gpu(g) == node;
+    local.push_back(c.gpus[g].local);
+  }
+  if (!one_node) return "gpu[" + index_list(gpus) + "]";
+  const Node& n = c.nodes[node];
+  return c.zones[n.zone].name + "/" + c.node_types[n.node_type].name + "[" + std::to_string(n.index_in_group) +
+         "]/gpu[" + index_list(local) + "]";
+}
+
+std::string plan_to_yaml(const Plan& plan, const Cluster& cluster, const PlanWriteOptions& o) {
+  std::ostringstream y;
+  if (!o.cluster_path.empty()) y << "# cluster: " << o.cluster_path << "\n";
+  if (!o.workload_path.empty()) y << "# workload: " << o.workload_path << "\n";
+  if (!o.comment.empty()) {
+    std::istringstream lines(o.comment);
+    for (std::string line; std::getline(lines, line);) y << "# " << line << "\n";
+  }
+  y << "kind: plan\n";
+  if (!plan.name.empty()) y << "name: \"" << plan.name << "\"\n";
+  y << "micro_batch: " << plan.micro_batch << "\n";
+  y << "schedule: " << to_string(plan.schedule) << "\n";
+  y << "interleave: " << plan.interleave << "\n";
+  y << "recompute: " << to_string(plan.recompute) << "\n";
+  y << "sequence_parallel: " << (plan.sequence_parallel ? "true" : "false") << "\n";
+  y << "zero: " << plan.zero << "\n";
+  y << "grad_sync: " << to_string(plan.grad_sync) << "\n";
+  y << "overlap_grad_sync: " << (plan.overlap_grad_sync ? "true" : "false") << "\n";
+  y << "replicas:\n";
+  for (const Replica& r : plan.replicas) {
+    y << "  - micro_batches: " << r.micro_batches << "\n";
+    y << "    stages:\n";
+    for (const Stage& s : r.stages) {
+      y << "      - {layers: " << s.layers << ", gpus: \"" << gpu_selector(s.gpus, cluster) << "\"}\n";
+    }
+  }
+  return y.str();
+}
+
+void write_plan_file(const std::string& path, const Plan& plan, const Cluster& cluster, const PlanWriteOptions& o) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) throw std::runtime_error("cannot write " + tmp);
+    out << plan_to_yaml(plan, cluster, o);
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw std::runtime_error("cannot write " + tmp);
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw std::runtime_error("cannot rename " + tmp + " to " + path);
+  }
+}
+
+}  // namespace hetsim::models

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: Apache-2.0
+// Writes a Plan as `kind: plan` YAML (docs/inputs.md) that load_plan() reads back unchanged.
+#pragma once
+#include <string>
+
+#include "cluster.hpp"
+#include "plan.hpp"
+
+namespace hetsim::models {
+
+struct PlanWriteOptions {
+  std::string cluster_path;   ///< written as a `# cluster:` header line when not empty
+  std::string workload_path;  ///< written as a `# workload:` header line when not empty
+  std::string comment;        ///< extra header comment lines (may contain newlines)
+};
+
+/// The selector of a TP group: "zone/type[i]/gpu[a-b]" inside one node, else "gpu[0-3,8]".
+std::string gpu_selector(const std::vector<int>& gpus, const Cluster& cluster);
+
+/// The YAML text of `plan`. Each stage's GPUs are written as a node selector
+/// ("zone/type[i]/gpu[a-b]") when they lie in one node, else as global indices ("gpu[0-3,8]").
+std::string plan_to_yaml(const Plan& plan, const Cluster& cluster, const PlanWriteOptions& options = {});
+
+/// Writes plan_to_yaml() to `path` atomically (a temporary file in the same folder, then
+/// rename), so a reader never sees half a plan. Throws std::runtime_error naming the path.
+void write_plan_file(const std::string& path, const Plan& plan, const Cluster& cluster,
+                     const PlanWriteOptions& options = {});
+
+}  // namespace hetsim::models

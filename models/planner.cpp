@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: Apache-2.0
+// Planner driver: which GPUs to use, the shape search, the baselines, the final ranking by predict().
+#include "planner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <variant>
+#include <cmath>
+#include <limits>
+
+#include "planner_search.hpp"
+#include "predictor.hpp"
+
+namespace hetsim::models {
+
+const char* to_string(PlanObjective o) {
+  switch (o) {
+    case PlanObjective::kThroughput: return "throughput";
+    case PlanObjective::kCost: return "cost";
+    case PlanObjective::kBudget: return "budget";
+  }
+  return "?";
+}
+
+double objective_score(PlanObjective objective, const Report& r) {
+  if (!r.feasible) return -std::numeric_limits<double>::infinity();
+  if (objective == PlanObjective::kCost) return -r.cost_per_million_tokens;
+  return r.tokens_per_s;
+}
+
+namespace {
+
+using planner::Shape;
+using planner::ShapeCollector;
+using planner::ShapeSearch;
+
+constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+/// A plan waiting for predict(): where it came from and what the estimator said.
+struct Candidate {
+  Plan plan;
+  std::string shape;
+  double estimated_tokens_per_s = 0;
+};
+
+/// Node-count choices per pool for the budget objective: every count up to 8, then doublings.
+std::vector<int> node_count_choices(int nodes) {
+  std::vector<int> out;
+  for (int n = 0; n <= nodes; n = n < 8 ? n + 1 : n * 2) out.push_back(n);
+  if (out.back() != nodes) out.push_back(nodes);
+  return out;
+}
+
+/// Which nodes of each pool the search may use: every non-empty subset of pools (all their
+/// nodes) for throughput and cost; for a budget, every affordable combination of node counts
+/// that cannot take one more step of any pool.
+std::vector<std::vector<int>> allotments(const Cluster& cluster, const std::vector<planner::Pool>& pools,
+                                         const PlannerOptions& o) {
+  std::vector<std::vector<int>> out;
+  const int n = static_cast<int>(pools.size());
+  const auto price = [&](int p) {
+    const NodeType& t = cluster.node_types[pools[p].node_type];
+    return (o.spot && t.spot_price_per_hour) ? *t.spot_price_per_hour : t.price_per_hour;
+  };
+  if (o.objective != PlanObjective::kBudget) {
+    if (n > 10) {  // 2^n subsets is too many: all pools, or one pool at a time
+      std::vector<int> all(n);
+      for (int p = 0; p < n; ++p) all[p] = static_cast<int>(pools[p].nodes.size());
+      out.push_back(all);
+      for (int p = 0; p < n; ++p) {
+        std::vector<int> one(n, 0);
+        one[p] = all[p];
+        out.push_back(one);
+      }
+      return out;
+    }
+    for (int mask = 1; mask < (1 << n); ++mask) {
+      std::vector<int> a(n, 0);
+      for (int p = 0; p < n; ++p) {
+        if (mask & (1 << p)) a[p] = static_cast<int>(pools[p].nodes.size());
+      }
+      out.push_back(a);
+    }
+    return out;
+  }
+  std::vector<std::vector<int>> choices(n);
+  for (int p = 0; p < n; ++p) choices[p] = node_count_choices(static_cast<int>(pools[p].nodes.size()));
+  std::vector<int> a(n, 0);
+  std::function<void(int, double)> rec = [&](int p, double spent) {
+    if (spent > o.budget_per_hour + 1e-9) return;
+    if (p == n) {
+      bool any = false, maximal = true;
+      for (int q = 0; q < n; ++q) {
+        any |= a[q] > 0;
+        const auto& c = choices[q];
+        const auto it = std::find(c.begin(), c.end(), a[q]);
+        if (it + 1 != c.end() && spent + (*(it + 1) - a[q]) * price(q) <= o.budget_per_hour + 1e-9) maximal = false;
+      }
+      if (any && maximal) out.push_back(a);
+      return;
+    }
+    for (int c : choices[p]) {
+      a[p] = c;
+      rec(p + 1, spent + c * price(p));
+    }
+    a[p] = 0;
+  };
+  rec(0, 0.0);
+  return out;
+}
+
+/// "micro 1, selective, 1f1b, sp, zero 1": the plan-wide settings, for the shape column.
+std::string knob_summary(const Plan& p) {
+  std::string s = "micro " + std::to_string(p.micro_batch) + ", " + to_string(p.recompute) + ", ";
+  s += p.schedule == Schedule::kInterleaved ? "interleaved x" + std::to_string(p.interleave) : to_string(p.schedule);
+  if (p.sequence_parallel) s += ", sp";
+  s += ", zero " + std::to_string(p.zero);
+  return s;
+}
+
+RankedPlan rank(const Cluster& cluster, const Workload& workload, const Candidate& c, bool spot) {
+  RankedPlan r;
+  r.plan = c.plan;
+  r.shape = c.shape + " (" + knob_summary(c.plan) + ")";
+  r.estimated_tokens_per_s = c.estimated_tokens_per_s;
+  r.report = predict(cluster, workload, c.plan);
+  if (spot && r.report.tokens_per_s > 0) {  // the predictor prices on-demand; --spot asks for spot prices
+    std::vector<int> gpus;
+    for (const Replica& rep : c.plan.replicas) {
+      for (const Stage& st : rep.stages) gpus.insert(gpus.end(), st.gpus.begin(), st.gpus.end());
+    }
+    r.report.cost_per_hour = planner::nodes_price_per_hour(cluster, gpus, true);
+    r.report.cost_per_million_tokens = r.report.cost_per_hour / (r.report.tokens_per_s * 3600.0) * 1e6;
+  }
+  // Headroom of the tightest stage (smallest free fraction of its GPU's memory).
+  r.memory_headroom_bytes = std::numeric_limits<double>::infinity();
+  r.memory_headroom_fraction = 1;
+  for (const StageReport& s : r.report.stages) {
+    if (s.memory_capacity_bytes <= 0) continue;
+    const double fraction = 1.0 - s.memory_bytes / s.memory_capacity_bytes;
+    if (fraction < r.memory_headroom_fraction || !std::isfinite(r.memory_headroom_bytes)) {
+      r.memory_headroom_fraction = fraction;
+      r.memory_headroom_bytes = s.memory_capacity_bytes - s.memory_bytes;
+    }
+  }
+  if (!std::isfinite(r.memory_headroom_bytes)) r.memory_headroom_bytes = 0;
+  if (r.memory_headroom_bytes < 0) {  // never hand out a plan the predictor says does not fit
+    r.report.feasible = false;
+    if (r.report.infeasible_reason.empty()) r.report.infeasible_reason = "a stage exceeds its GPU memory";
+  }
+  return r;
+}
+
+/// Megatron's (tp, pp, dp) plans over all GPUs in rank order, estimated, the best few kept.
+std::vector<Candidate> megatron_candidates(const Cluster& cluster, const Workload& workload,
+                                           const PlannerOptions& o, planner::UnitCostTable& costs, long* evaluated,
+                                           long* pruned) {
+  std::vector<std::pair<double, Candidate>> best;
+  const int n = cluster.gpu_count();
+  for (int tp : o.tp_degrees) {
+    if (tp < 1 || n % tp != 0) continue;
+    for (int pp = 1; pp <= std::min(n / tp, workload.model.layers); ++pp) {
+      if ((n / tp) % pp != 0) continue;
+      const int dp = n / tp / pp;
+      for (int mb : o.micro_batches) {
+        for (Recompute rc : o.recomputes) {
+          for (int v : o.interleaves) {
+            std::vector<int> zeros = o.zero_stages;
+            if (std::find(zeros.begin(), zeros.end(), 0) == zeros.end()) zeros.insert(zeros.begin(), 0);
+            for (int z : zeros) {
+              for (bool sp : {false, true}) {
+                if (sp && tp == 1) continue;
+                UniformPlanOptions u;
+                u.micro_batch = mb;
+                u.recompute = rc;
+                u.schedule = v > 1 ? Schedule::kInterleaved : Schedule::k1f1b;
+                u.interleave = v;
+                u.zero = z;
+                u.sequence_parallel = sp;
+                u.overlap_grad_sync = true;
+                auto made = make_uniform_plan(cluster, workload, tp, pp, dp, u);
+                ++*evaluated;
+                if (std::holds_alternative<Infeasible>(made)) {
+                  ++*pruned;
+                  continue;
+                }
+                Candidate c;
+                c.plan = std::get<Plan>(std::move(made));
+                const auto e = planner::estimate_plan(cluster, workload, c.plan, costs, o.memory_fraction, o.spot);
+                if (!e.ok) {
+                  ++*pruned;
+                  continue;
+                }
+                c.estimated_tokens_per_s = e.tokens_per_s;
+                c.shape = "megatron " + c.plan.name;
+                best.emplace_back(e.tokens_per_s, std::move(c));
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  std::sort(best.begin(), best.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  if (static_cast<int>(best.size()) > o.predict_candidates) best.resize(o.predict_candidates);
+  std::vector<Candidate> out;
+  for (auto& b : best) out.push_back(std::move(b.second));
+  return out;
+}
+
+}  // namespace
+
+namespace {
+
+PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const PlannerOptions& options) {
+  PlannerResult result;
+  result.objective = options.objective;
+  result.uniform.name = "uniform";
+  result.fastest_type_only.name = "fastest_type_only";
+  planner::UnitCostTable costs(cluster, workload);
+  ShapeSearch search(cluster, workload, options, costs);
+  const auto& pools = search.get_pools();
+  const Dtype dtype = workload.training.dtype;
+
+  // The fastest GPU type: the highest dense peak in the workload's dtype.
+  double fastest_peak = 0;
+  for (const planner::Pool& p : pools) {
+    const GpuType& g = cluster.node_types[p.node_type].gpu;
+    if (g.supports(dtype) && g.peak(dtype) > fastest_peak) {
+      fastest_peak = g.peak(dtype);
+      result.fastest_type = g.name;
+    }
+  }
+  const auto is_fastest = [&](const std::vector<int>& nodes) {
+    for (size_t p = 0; p < pools.size(); ++p) {
+      if (nodes[p] > 0 && cluster.node_types[pools[p].node_type].gpu.name != result.fastest_type) return false;
+    }
+    return true;
+  };
+
+  const PlanObjective obj = options.objective;
+  const auto score = [&](const Shape& s) {
+    if (obj == PlanObjective::kCost) return s.price_per_hour > 0 ? -s.price_per_hour / s.tokens_per_s : kNegInf;
+    if (obj == PlanObjective::kBudget && s.price_per_hour > options.budget_per_hour + 1e-9) return kNegInf;
+    return s.tokens_per_s;
+  };
+  const auto tokens = [](const Shape& s) { return s.tokens_per_s; };
+  const int keep = std::max(options.predict_candidates, options.top);
+  ShapeCollector best(keep, score), fastest(keep, tokens), uniform(keep, tokens);
+
+  // Largest allotments first: their plans set the bound that prunes the smaller ones.
+  std::vector<std::vector<int>> allotted = allotments(cluster, pools, options);
+  const auto peak_of = [&](const std::vector<int>& nodes) {
+    double sum = 0;
+    for (size_t p = 0; p < pools.size(); ++p) {
+      const NodeType& t = cluster.node_types[pools[p].node_type];
+      if (t.gpu.supports(dtype)) sum += nodes[p] * t.gpus_per_node * t.gpu.peak(dtype);
+    }
+    return sum;
+  };
+  std::stable_sort(allotted.begin(), allotted.end(),
+                   [&](const auto& a, const auto& b) { return peak_of(a) > peak_of(b); });
+  for (const std::vector<int>& nodes : allotted) {
+    const bool fast_only = is_fastest(nodes);
+    search.search(
+        nodes, false,
+        [&](const Shape& s) {
+          best.offer(s);
+          if (fast_only) fastest.offer(s);
+        },
+        [&] {
+          if (!fast_only) return best.threshold();
+          // The fastest-type collector ranks by tokens/s: only a tokens/s bound serves both.
+          return obj == PlanObjective::kCost ? kNegInf : std::min(best.threshold(), fastest.threshold());
+        });
+  }
+  // Baselines. (b) on the fastest type's pools when the allotments above did not cover them.
+  if (options.objective == PlanObjective::kBudget || fastest.take_sorted().empty()) {
+    std::vector<int> nodes(pools.size(), 0);
+    for (size_t p = 0; p < pools.size(); ++p) {
+      if (cluster.node_types[pools[p].node_type].gpu.name == result.fastest_type) {
+        nodes[p] = static_cast<int>(pools[p].nodes.size());
+      }
+    }
+    if (!result.fastest_type.empty()) {
+      search.search(nodes, false, [&](const Shape& s) { fastest.offer(s); }, [&] { return fastest.threshold(); });
+    }
+  }
+  // (a) uniform layer and batch splits over all GPUs: type-grouped placements and Megatron's rank order.
+  {
+    std::vector<int> all(pools.size());
+    for (size_t p = 0; p < pools.size(); ++p) all[p] = static_cast<int>(pools[p].nodes.size());
+    search.search(all, true, [&](const Shape& s) { uniform.offer(s); }, [&] { return uniform.threshold(); });
+  }
+  long evaluated = 0, pruned = 0;
+  std::vector<Candidate> megatron = megatron_candidates(cluster, workload, options, costs, &evaluated, &pruned);
+
+  const auto to_candidates = [&](const ShapeCollector& c) {
+    std::vector<Candidate> out;
+    for (const Shape& s : c.take_sorted()) {
+      out.push_back(Candidate{search.materialize(s), search.describe(s), s.tokens_per_s});
+    }
+    return out;
+  };
+  const auto predict_all = [&](const std::vector<Candidate>& cands) {
+    std::vector<RankedPlan> out;
+    for (const Candidate& c : cands) {
+      RankedPlan r = rank(cluster, workload, c, options.spot);
+      ++result.plans_predicted;
+      if (r.report.feasible) out.push_back(std::move(r));
+      else if (std::getenv("HETSIM_PLANNER_DEBUG")) std::fprintf(stderr, "infeasible %s: %s\n", c.shape.c_str(), r.report.infeasible_reason.c_str());
+    }
+    return out;
+  };
+  const auto by_tokens = [](const RankedPlan& a, const RankedPlan& b) {
+    return a.report.tokens_per_s > b.report.tokens_per_s;
+  };
+  std::vector<RankedPlan> fast_ranked = predict_all(to_candidates(fastest));
+  std::vector<Candidate> uniform_cands = to_candidates(uniform);
+  uniform_cands.insert(uniform_cands.end(), megatron.begin(), megatron.end());
+  std::vector<RankedPlan> uniform_ranked = predict_all(uniform_cands);
+  std::sort(fast_ranked.begin(), fast_ranked.end(), by_tokens);
+  std::sort(uniform_ranked.begin(), uniform_ranked.end(), by_tokens);
+  const auto set_baseline = [](PlannerBaseline& b, const std::vector<RankedPlan>& ranked, const std::string& why) {
+    b.found = !ranked.empty();
+    if (b.found) b.best = ranked.front();
+    else b.reason = why;
+  };
+  set_baseline(result.fastest_type_only, fast_ranked, "no feasible plan on " + result.fastest_type + " alone");
+  set_baseline(result.uniform, uniform_ranked, "no feasible plan with uniform splits over all GPUs");
+
+  // Final ranking: the best shapes and every baseline plan, by the predictor's figures.
+  std::vector<RankedPlan> all = predict_all(to_candidates(best));
+  all.insert(all.end(), fast_ranked.begin(), fast_ranked.end());
+  all.insert(all.end(), uniform_ranked.begin(), uniform_ranked.end());
+  std::vector<RankedPlan> eligible;
+  for (RankedPlan& r : all) {
+    if (obj == PlanObjective::kBudget && r.report.cost_per_hour > options.budget_per_hour + 1e-9) continue;
+    eligible.push_back(std::move(r));
+  }
+  std::stable_sort(eligible.begin(), eligible.end(), [&](const RankedPlan& a, const RankedPlan& b) {
+    return objective_score(obj, a.report) > objective_score(obj, b.report);
+  });
+  for (RankedPlan& r : eligible) {
+    if (static_cast<int>(result.top.size()) >= options.top) break;
+    const bool duplicate = std::any_of(result.top.begin(), result.top.end(), [&](const RankedPlan& t) {
+      return t.shape == r.shape && t.report.tokens_per_s == r.report.tokens_per_s;
+    });
+    if (!duplicate) result.top.push_back(std::move(r));
+  }
+  if (result.top.empty()) {
+    result.reason = obj == PlanObjective::kBudget ? "no feasible plan within the budget of $" +
+                                                        std::to_string(options.budget_per_hour) + "/h"
+                                                  : "no feasible plan: the model does not fit on these GPUs";
+  }
+  result.plans_evaluated = search.evaluated + evaluated + result.plans_predicted + costs.get_probe_count();
+  result.plans_pruned = search.pruned + pruned;
+  return result;
+}
+
+}  // namespace
+
+PlannerResult plan_training(const Cluster& cluster, const Workload& workload, const PlannerOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  PlannerResult result = plan_once(cluster, workload, options);
+  // The estimator's memory is fitted, the predictor's exact: when every shape the estimator
+  // liked turned out not to fit, search again with a safety margin before giving up.
+  PlannerOptions retry = options;
+  long evaluated = result.plans_evaluated, pruned = result.plans_pruned, predicted = result.plans_predicted;
+  for (int attempt = 0; attempt < 2 && result.top.empty() && result.plans_predicted > 0; ++attempt) {
+    retry.memory_fraction *= 0.9;
+    result = plan_once(cluster, workload, retry);
+    evaluated += result.plans_evaluated;
+    pruned += result.plans_pruned;
+    predicted += result.plans_predicted;
+  }
+  result.plans_evaluated = evaluated;
+  result.plans_pruned = pruned;
+  result.plans_predicted = predicted;
+  result.search_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace hetsim::models

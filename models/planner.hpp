@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: Apache-2.0
+// The heterogeneous planner: given a cluster and a workload, find how to train on it.
+//
+// Search (see planner_search.cpp): GPU pools (zone x node type) -> which pools, TP degree per
+// pool -> replica kinds (pipelines whose stages may be of different pools) -> a non-uniform
+// layer partition per kind (planner_partition.cpp) -> non-uniform micro-batch counts per
+// replica so that unequal replicas finish together. Every shape is scored by a cheap
+// estimator built from per-stage costs that the analytic predictor itself measured
+// (planner_stage_cost.cpp); the best shapes are then ranked with models::predict(), so the
+// reported figures are the predictor's and every returned plan is feasible.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "cluster.hpp"
+#include "plan.hpp"
+#include "report.hpp"
+#include "workload.hpp"
+
+namespace hetsim::models {
+
+enum class PlanObjective {
+  kThroughput,  ///< maximise tokens/s
+  kCost,        ///< minimise dollars per million tokens
+  kBudget,      ///< maximise tokens/s with cost_per_hour <= budget_per_hour (chooses the GPUs too)
+};
+const char* to_string(PlanObjective o);  ///< "throughput" | "cost" | "budget"
+
+struct PlannerOptions {
+  PlanObjective objective = PlanObjective::kThroughput;
+  double budget_per_hour = 0;       ///< dollars per hour (kBudget)
+  bool spot = false;                ///< price nodes at their spot price where the cluster gives one
+  int top = 5;                      ///< plans returned
+  /// Knob values searched (those that do not apply to the workload are skipped).
+  std::vector<int> micro_batches = {1, 2, 4, 8};
+  std::vector<Recompute> recomputes = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
+  /// ZeRO-1 (Megatron's distributed optimizer) by default: in the cost model it is never slower
+  /// than ZeRO-0 (reduce-scatter + all-gather move what the all-reduce moves; the optimizer step
+  /// and its memory shrink by the DP degree; Rajbhandari et al., SC'20, sec. 5.1), so searching
+  /// both only doubles the work. ZeRO-2/3 are left out: they shard gradients that pipeline
+  /// parallelism accumulates over micro-batches (DeepSpeed does not combine them with PP).
+  /// The uniform (Megatron) baseline still tries ZeRO-0, as the papers ran it.
+  std::vector<int> zero_stages = {1};
+  std::vector<int> interleaves = {1, 2};   ///< 1 = 1F1B, v > 1 = interleaved with v chunks
+  std::vector<int> tp_degrees = {1, 2, 4, 8};
+  /// How many of the best estimated shapes (per category) are evaluated with predict().
+  int predict_candidates = 24;
+  /// Fraction of a GPU's memory the estimator may plan for (the predictor has the last word).
+  double memory_fraction = 0.97;
+};
+
+/// One plan with its prediction.
+struct RankedPlan {
+  Plan plan;
+  Report report;                    ///< models::predict() of plan (feasible)
+  std::string shape;                ///< e.g. "2x[dgx-a100 tp8 x2 | v100 tp4 x3] + 1x[v100 tp8 x4]"
+  double memory_headroom_bytes = 0;     ///< capacity - peak of the tightest stage
+  double memory_headroom_fraction = 0;  ///< the same as a fraction of its GPU's memory (smallest over stages)
+  double estimated_tokens_per_s = 0;    ///< the search estimator's figure (before predict)
+};
+
+struct PlannerBaseline {
+  std::string name;                 ///< "uniform" | "fastest_type_only"
+  bool found = false;
+  std::string reason;               ///< why none was found
+  RankedPlan best;
+};
+
+struct PlannerResult {
+  PlanObjective objective = PlanObjective::kThroughput;
+  std::vector<RankedPlan> top;      ///< best first; empty when nothing fits
+  std::string reason;               ///< why top is empty
+  PlannerBaseline uniform;          ///< Megatron-style: uniform layers and batches over all GPUs
+  PlannerBaseline fastest_type_only;
+  std::string fastest_type;
+  long plans_evaluated = 0;         ///< shapes scored by the estimator + plans predicted
+  long plans_pruned = 0;            ///< shapes discarded by memory, budget or bound before scoring
+  long plans_predicted = 0;
+  double search_time_s = 0;
+};
+
+/// Runs the search. Never throws for a valid cluster/workload; an empty `top` carries a reason.
+PlannerResult plan_training(const Cluster& cluster, const Workload& workload, const PlannerOptions& options);
+
+/// The value an objective ranks by, larger is better (tokens/s, or -$/Mtok for kCost).
+double objective_score(PlanObjective objective, const Report& report);
+
+}  // namespace hetsim::models

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: Apache-2.0
+// Cheap estimate of a concrete plan from the planner's unit costs and link estimates.
+#include "planner_estimate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "step_cost.hpp"
+
+namespace hetsim::models::planner {
+
+Knobs knobs_of(const Plan& plan) {
+  Knobs k;
+  k.micro_batch = plan.micro_batch;
+  k.recompute = plan.recompute;
+  k.sequence_parallel = plan.sequence_parallel;
+  k.interleave = plan.schedule == Schedule::kInterleaved ? std::max(1, plan.interleave) : 1;
+  k.zero = plan.zero;
+  return k;
+}
+
+double stage_grad_bytes(const Workload& w, int layers, int tp, bool first) {
+  const double params = layers * w.model.params_per_layer() + (first ? w.model.params_embedding() : 0.0);
+  return params / std::max(1, tp) * grad_sync_bytes_per_param(w.training.dtype);
+}
+
+double tokens_per_step(const Workload& w) {
+  return static_cast<double>(w.training.global_batch) * w.model.seq_len;
+}
+
+double grad_sync_estimate_s(const Cluster& cluster, const Workload& workload, int zero,
+                            const std::vector<std::vector<StageRef>>& replicas, int slowest) {
+  if (replicas.size() <= 1) return 0;
+  size_t max_pp = 0;
+  for (const auto& r : replicas) max_pp = std::max(max_pp, r.size());
+  double exposed = 0;
+  std::vector<int> members;
+  for (size_t s = 0; s < max_pp; ++s) {
+    members.clear();
+    double bytes = 0;
+    for (const auto& r : replicas) {
+      if (s >= r.size()) continue;
+      members.push_back(r[s].gpu);
+      bytes = std::max(bytes, stage_grad_bytes(workload, r[s].layers, r[s].tp, s == 0));
+    }
+    const double t = allreduce_estimate_s(cluster, members, bytes, zero);
+    const auto& slow = replicas[slowest];
+    const double hidden = s < slow.size() ? slow[s].time_s * 2.0 / 3.0 : 0.0;
+    exposed = std::max(exposed, t - hidden);
+  }
+  return std::max(0.0, exposed);
+}
+
+Estimate estimate_plan(const Cluster& cluster, const Workload& workload, const Plan& plan, UnitCostTable& costs,
+                       double memory_fraction, bool spot) {
+  Estimate e;
+  const Knobs k = knobs_of(plan);
+  const int v = k.interleave;
+  const double boundary = static_cast<double>(workload.model.seq_len) * plan.micro_batch * workload.model.hidden *
+                          dtype_bytes(workload.training.dtype);  // s*b*h per boundary (SC'21 sec. 4.1)
+  const double weight_scale = 1.0 - zero_sharded_fraction(plan.zero) +
+                              zero_sharded_fraction(plan.zero) / std::max(1, plan.dp());
+  double slowest = 0;
+  int slowest_replica = 0;
+  std::vector<int> gpus_used;
+  std::vector<std::vector<StageRef>> refs;
+  for (const Replica& r : plan.replicas) {
+    const int stages = static_cast<int>(r.stages.size());
+    std::vector<SlotCost> slots;
+    for (int s = 0; s < stages; ++s) {
+      const Stage& st = r.stages[s];
+      gpus_used.insert(gpus_used.end(), st.gpus.begin(), st.gpus.end());
+      const int type = cluster.nodes[cluster.node_of_gpu(st.gpus[0])].node_type;
+      const UnitCost& u = costs.get(type, st.tp(), k);
+      if (!u.ok) {
+        e.reason = u.reason;
+        return e;
+      }
+      SlotCost slot{&u, weight_scale, 0.0};
+      if (s + 1 < stages) {
+        const Stage& next = r.stages[s + 1];
+        slot.send_s = v * p2p_estimate_s(cluster, st.gpus[0], st.tp(), next.gpus[0], next.tp(), boundary);
+      }
+      slots.push_back(slot);
+    }
+    ReplicaTiming t;
+    std::vector<StageRef> ref;
+    for (int s = 0; s < stages; ++s) {
+      const UnitCost& u = *slots[s].unit;
+      const double time = r.stages[s].layers * u.layer_s + u.fixed_s + (s == 0 ? u.first_s : 0) +
+                          (s == stages - 1 ? u.last_s : 0) + slots[s].send_s + (s > 0 ? slots[s - 1].send_s : 0);
+      t.bottleneck_s = std::max(t.bottleneck_s, time);
+      t.sum_s += time;
+      const double f = inflight_factor(s, stages, r.micro_batches, v);
+      const double mem = r.stages[s].layers * (u.weight_bytes * weight_scale + f * u.act_bytes) + u.fixed_bytes +
+                         (s == 0 ? u.first_bytes : 0) + (s == stages - 1 ? u.last_bytes : 0);
+      e.min_headroom_fraction = std::min(e.min_headroom_fraction, 1.0 - mem / u.capacity_bytes);
+      ref.push_back(StageRef{r.stages[s].gpus[0], r.stages[s].layers, r.stages[s].tp(), time});
+    }
+    refs.push_back(std::move(ref));
+    const double rt = replica_time_s(t, r.micro_batches, v);
+    if (rt > slowest) slowest = rt, slowest_replica = static_cast<int>(refs.size()) - 1;
+  }
+  if (e.min_headroom_fraction < 1.0 - memory_fraction) {
+    e.reason = "estimated memory exceeds the GPU's";
+    return e;
+  }
+  e.step_s = slowest + grad_sync_estimate_s(cluster, workload, plan.zero, refs, slowest_replica);
+  if (!std::isfinite(e.step_s) || e.step_s <= 0) {
+    e.reason = "no route between some of the plan's GPUs";
+    return e;
+  }
+  e.tokens_per_s = tokens_per_step(workload) / e.step_s;
+  e.price_per_hour = nodes_price_per_hour(cluster, gpus_used, spot);
+  e.ok = true;
+  return e;
+}
+
+}  // namespace hetsim::models::planner

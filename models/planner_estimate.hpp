@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// The planner's cheap estimate of a concrete Plan (search guidance; predict() has the last word).
+#pragma once
+#include <string>
+
+#include "planner_partition.hpp"
+#include "planner_stage_cost.hpp"
+
+namespace hetsim::models::planner {
+
+struct Estimate {
+  bool ok = false;
+  std::string reason;
+  double step_s = 0;
+  double tokens_per_s = 0;
+  double price_per_hour = 0;
+  double min_headroom_fraction = 1;
+};
+
+/// Knobs of a plan (what UnitCostTable is keyed by).
+Knobs knobs_of(const Plan& plan);
+
+/// Step time of `plan` from the unit costs: per replica the pipeline time of its micro-batches
+/// (replica_time_s), the slowest replica, plus the gradient all-reduce of the largest stage
+/// over the replicas (allreduce_estimate_s, not overlapped: conservative).
+Estimate estimate_plan(const Cluster& cluster, const Workload& workload, const Plan& plan, UnitCostTable& costs,
+                       double memory_fraction, bool spot);
+
+/// One stage as the gradient-sync estimate sees it.
+struct StageRef {
+  int gpu = 0;         ///< first GPU of its TP group
+  int layers = 0;
+  int tp = 1;
+  double time_s = 0;   ///< forward + backward per micro-batch
+};
+
+/// Exposed gradient sync as the predictor groups it: one group per stage index across the
+/// replicas that have that stage, sized by the largest stage's gradients; with overlap the
+/// sync of stage s hides behind the backward of stage s of the slowest replica (about 2/3 of
+/// its forward + backward: backward = 2x forward, Narayanan et al. SC'21 eq. 3).
+double grad_sync_estimate_s(const Cluster& cluster, const Workload& workload, int zero,
+                            const std::vector<std::vector<StageRef>>& replicas, int slowest);
+
+/// Bytes of gradients per GPU of a stage of `layers` blocks at TP `tp` (+ embedding on stage 0).
+double stage_grad_bytes(const Workload& workload, int layers, int tp, bool first);
+
+/// Tokens per step of the workload.
+double tokens_per_step(const Workload& workload);
+
+}  // namespace hetsim::models::planner

@@ -1,0 +1,491 @@
+// SPDX-License-Identifier: Apache-2.0
+// Shape enumeration: knobs -> TP per pool -> per-pool and mixed replica kinds -> balanced shapes.
+//
+// Two families of replicas are combined (Metis, ATC'24, and Sailor, 2025, search the same two):
+//   per-pool kinds: every copy a pipeline on one pool (DP across GPU types, unequal micro-batches);
+//   mixed kinds:    every copy a pipeline crossing pools in some order (PP across GPU types,
+//                   unequal layers), with the units it leaves over used by per-pool kinds.
+// Partitions are memoised per (pool, TP, pipeline depth, copies); a TP assignment whose upper
+// bound (all GPUs busy, no bubble, no communication) cannot beat the current N-th best is pruned.
+#include "planner_search.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace hetsim::models::planner {
+
+namespace {
+constexpr size_t kExactCombinations = 256;  // per-pool depth combinations tried exhaustively
+constexpr size_t kTopDepthsPerPool = 3;     // otherwise: the best depths of each pool
+}  // namespace
+
+void ShapeCollector::offer(const Shape& shape) {
+  const double s = score_(shape);
+  if (!std::isfinite(s)) return;
+  if (static_cast<int>(best_.size()) >= capacity_ && s <= best_.begin()->first) return;
+  best_.emplace(s, shape);
+  if (static_cast<int>(best_.size()) > capacity_) best_.erase(best_.begin());
+}
+
+double ShapeCollector::threshold() const {
+  if (static_cast<int>(best_.size()) < capacity_) return -std::numeric_limits<double>::infinity();
+  return best_.begin()->first;
+}
+
+std::vector<Shape> ShapeCollector::take_sorted() const {
+  std::vector<Shape> out;
+  for (auto it = best_.rbegin(); it != best_.rend(); ++it) out.push_back(it->second);
+  return out;
+}
+
+ShapeSearch::ShapeSearch(const Cluster& cluster, const Workload& workload, const PlannerOptions& options,
+                         UnitCostTable& costs)
+    : cluster_(cluster), workload_(workload), options_(options), costs_(costs), pools_(make_pools(cluster)) {}
+
+int ShapeSearch::unit_gpu(int pool, int tp, int unit) const {
+  const Pool& p = pools_[pool];
+  const int index = unit * tp;
+  return cluster_.nodes[p.nodes[index / p.gpus_per_node]].first_gpu + index % p.gpus_per_node;
+}
+
+void ShapeSearch::search(const std::vector<int>& pool_nodes, bool uniform,
+                         const std::function<void(const Shape&)>& sink, const std::function<double()>& bound) {
+  // Branch and bound: every (knobs, TP per pool) gets an upper bound on tokens/s; they are
+  // searched best bound first, so the N-th best found rises fast and the rest is cut.
+  struct Task {
+    Knobs knobs;
+    std::vector<int> tp;
+    double bound = 0;
+  };
+  std::vector<Task> tasks;
+  const ModelSpec& m = workload_.model;
+  const int n = static_cast<int>(pools_.size());
+  std::vector<std::vector<int>> choices(n);
+  for (int p = 0; p < n; ++p) {
+    if (pool_nodes[p] == 0) {
+      choices[p] = {0};
+      continue;
+    }
+    choices[p] = valid_tp_degrees(m, pools_[p].gpus_per_node, options_.tp_degrees);
+    if (choices[p].empty()) return;  // a pool we must use cannot host any TP group
+  }
+  for (int mb : options_.micro_batches) {
+    if (mb < 1 || workload_.training.global_batch % mb != 0) continue;
+    for (Recompute rc : options_.recomputes) {
+      for (int v : options_.interleaves) {
+        if (v < 1 || m.layers % v != 0) continue;
+        for (int z : options_.zero_stages) {
+          Knobs k;
+          k.micro_batch = mb;
+          k.recompute = rc;
+          k.interleave = v;
+          k.zero = z;
+          k.sequence_parallel = true;
+          std::vector<int> tp(n, 0);
+          std::function<void(int)> rec = [&](int p) {
+            if (p == n) {
+              if (uniform) {
+                int common = 0;
+                for (int t : tp) {
+                  if (t == 0) continue;
+                  if (common != 0 && t != common) return;
+                  common = t;
+                }
+              }
+              tasks.push_back(Task{k, tp, upper_bound_score(k, pool_nodes, tp)});
+              return;
+            }
+            for (int t : choices[p]) {
+              tp[p] = t;
+              rec(p + 1);
+            }
+          };
+          rec(0);
+        }
+      }
+    }
+  }
+  std::stable_sort(tasks.begin(), tasks.end(), [](const Task& a, const Task& b) { return a.bound > b.bound; });
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    if (!std::isfinite(tasks[i].bound) || tasks[i].bound < bound()) {
+      pruned += static_cast<long>(tasks.size() - i);  // sorted: no later task can do better
+      break;
+    }
+    search_tp(tasks[i].knobs, pool_nodes, tasks[i].tp, uniform, sink, bound);
+  }
+}
+
+double ShapeSearch::upper_bound_tokens_per_s(const Knobs& knobs, const std::vector<int>& pool_nodes,
+                                             const std::vector<int>& tp) {
+  // All units busy on layers only: sum over pools of units / (L * layer_s) micro-batches per second.
+  double rate = 0;
+  for (size_t p = 0; p < pools_.size(); ++p) {
+    if (tp[p] == 0) continue;
+    const UnitCost& u = costs_.get(pools_[p].node_type, tp[p], knobs);
+    if (!u.ok) return 0;  // a pool the task must use cannot run the model
+    const int units = pool_nodes[p] * pools_[p].gpus_per_node / tp[p];
+    rate += units / (workload_.model.layers * u.layer_s);
+  }
+  return rate * knobs.micro_batch * workload_.model.seq_len;
+}
+
+double ShapeSearch::upper_bound_score(const Knobs& knobs, const std::vector<int>& pool_nodes,
+                                      const std::vector<int>& tp) {
+  const double tokens = upper_bound_tokens_per_s(knobs, pool_nodes, tp);
+  if (tokens <= 0) return -std::numeric_limits<double>::infinity();
+  if (options_.objective != PlanObjective::kCost) return tokens;
+  // Dollars per token of any mix >= the best dollars per token-rate bound of one node of a pool
+  // (price and rate bound both add up over nodes).
+  double best = std::numeric_limits<double>::infinity();
+  for (size_t p = 0; p < pools_.size(); ++p) {
+    if (tp[p] == 0) continue;
+    std::vector<int> one(pools_.size(), 0), tp_one(pools_.size(), 0);
+    one[p] = 1;
+    tp_one[p] = tp[p];
+    const NodeType& t = cluster_.node_types[pools_[p].node_type];
+    const double price = (options_.spot && t.spot_price_per_hour) ? *t.spot_price_per_hour : t.price_per_hour;
+    best = std::min(best, price / upper_bound_tokens_per_s(knobs, one, tp_one));
+  }
+  return -best;
+}
+
+const std::vector<ShapeSearch::PoolOption>& ShapeSearch::pool_options(int pool, int tp, int units,
+                                                                      const Knobs& knobs, int replicas_hint,
+                                                                      bool uniform) {
+  const auto key = std::tuple(pool, tp, units, replicas_hint, knobs.key(), knobs.zero, uniform);
+  if (auto it = pool_memo_.find(key); it != pool_memo_.end()) return it->second;
+  std::vector<PoolOption>& out = pool_memo_[key];
+  const int v = knobs.interleave;
+  const int max_pp = std::min(units, workload_.model.layers / v);
+  const int total_mb = workload_.training.global_batch / knobs.micro_batch;
+  for (int pp = v > 1 ? 2 : 1; pp <= max_pp; ++pp) {  // interleaving needs a pipeline
+    const int copies = units / pp;
+    if (uniform && units % pp != 0) continue;
+    std::vector<KindBlock> blocks = {KindBlock{pool, pp}};
+    std::vector<int> tps(pools_.size(), 0);
+    tps[pool] = tp;
+    PartitionResult part = partition_kind(blocks, tps, knobs, copies, std::max(copies, replicas_hint), uniform);
+    ++evaluated;
+    if (!part.ok) {
+      ++pruned;
+      continue;
+    }
+    PoolOption o;
+    o.pp = pp;
+    o.copies = copies;
+    const int m = std::max(1, total_mb * units / std::max(1, replicas_hint * pp) / std::max(1, copies));
+    o.rate = copies * m / replica_time_s(ReplicaTiming{part.bottleneck_s, part.sum_s}, m, v);
+    o.part = std::move(part);
+    out.push_back(std::move(o));
+  }
+  std::sort(out.begin(), out.end(), [](const PoolOption& a, const PoolOption& b) { return a.rate > b.rate; });
+  return out;
+}
+
+PartitionResult ShapeSearch::partition_kind(const std::vector<KindBlock>& blocks, const std::vector<int>& tp,
+                                            const Knobs& knobs, int copies, int replicas, bool uniform) {
+  const double f = zero_sharded_fraction(knobs.zero);
+  const double weight_scale = 1.0 - f + f / std::max(1, replicas);
+  const double act_bytes = static_cast<double>(workload_.model.seq_len) * knobs.micro_batch * workload_.model.hidden *
+                           dtype_bytes(workload_.training.dtype);  // s*b*h per boundary (SC'21 sec. 4.1)
+  std::vector<SlotCost> slots;
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    const int p = blocks[b].pool;
+    const UnitCost& u = costs_.get(pools_[p].node_type, tp[p], knobs);
+    if (!u.ok) {
+      PartitionResult r;
+      r.reason = u.reason;
+      return r;
+    }
+    for (int j = 0; j < blocks[b].stages; ++j) {
+      SlotCost slot{&u, weight_scale, 0.0};
+      const int from = unit_gpu(p, tp[p], j * copies);
+      if (j + 1 < blocks[b].stages) {
+        slot.send_s = p2p_estimate_s(cluster_, from, tp[p], unit_gpu(p, tp[p], (j + 1) * copies), tp[p], act_bytes);
+      } else if (b + 1 < blocks.size()) {
+        const int q = blocks[b + 1].pool;
+        slot.send_s = p2p_estimate_s(cluster_, from, tp[p], unit_gpu(q, tp[q], 0), tp[q], act_bytes);
+      }
+      slot.send_s *= knobs.interleave;  // every chunk boundary is crossed once per virtual stage
+      slots.push_back(slot);
+    }
+  }
+  const int total_mb = workload_.training.global_batch / knobs.micro_batch;
+  const int m_hint = std::max(1, total_mb / std::max(1, replicas));
+  return partition_layers(slots, workload_.model.layers, knobs.interleave, m_hint, options_.memory_fraction, uniform);
+}
+
+void ShapeSearch::search_tp(const Knobs& knobs, const std::vector<int>& pool_nodes, const std::vector<int>& tp,
+                            bool uniform, const std::function<void(const Shape&)>& sink,
+                            const std::function<double()>& bound) {
+  const int n = static_cast<int>(pools_.size());
+  if (upper_bound_score(knobs, pool_nodes, tp) < bound()) {
+    ++pruned;
+    return;
+  }
+  // The inner bounds below are in tokens/s: they apply to the throughput and budget objectives.
+  const bool by_tokens = options_.objective != PlanObjective::kCost;
+  const auto tokens_bound = [&] { return by_tokens ? bound() : -std::numeric_limits<double>::infinity(); };
+  std::vector<int> active, units(n, 0);
+  int total_units = 0;
+  for (int p = 0; p < n; ++p) {
+    if (tp[p] == 0) continue;
+    active.push_back(p);
+    units[p] = pool_nodes[p] * pools_[p].gpus_per_node / tp[p];
+    total_units += units[p];
+  }
+  if (active.empty()) return;
+  Shape base;
+  base.knobs = knobs;
+  base.pool_tp = tp;
+  base.pool_nodes = pool_nodes;
+  base.uniform = uniform;
+  const int v = knobs.interleave;
+  const auto kind_of = [](const std::vector<KindBlock>& blocks, int copies, const PartitionResult& part) {
+    Kind k;
+    k.blocks = blocks;
+    k.copies = copies;
+    k.layers = part.layers;
+    k.timing = ReplicaTiming{part.bottleneck_s, part.sum_s};
+    k.stage_s = part.stage_s;
+    k.headroom = part.min_headroom_fraction;
+    return k;
+  };
+  // (A) per-pool kinds only: the best few depths of each pool, all combinations
+  // (uniform: one depth everywhere, Megatron's shape on each pool).
+  {
+    std::vector<std::vector<PoolOption>> opts;
+    for (int p : active) {
+      auto o = pool_options(p, tp[p], units[p], knobs, std::max(1, total_units / std::max(1, units[p])), uniform);
+      if (o.empty()) {
+        opts.clear();
+        break;
+      }
+      opts.push_back(std::move(o));
+    }
+    // Exact where the product of depths is small; else each pool's best few steady-state rates.
+    size_t combinations = 1;
+    for (const auto& o : opts) combinations *= o.size();
+    if (!uniform && combinations > kExactCombinations) {
+      for (auto& o : opts) o.resize(std::min<size_t>(o.size(), kTopDepthsPerPool));
+    }
+    const auto emit = [&](const std::vector<const PoolOption*>& pick) {
+      Shape s = base;
+      for (size_t i = 0; i < pick.size(); ++i) {
+        s.kinds.push_back(kind_of({KindBlock{active[i], pick[i]->pp}}, pick[i]->copies, pick[i]->part));
+      }
+      if (finish(s, tokens_bound())) sink(s);
+    };
+    if (!opts.empty() && uniform) {
+      for (const PoolOption& first : opts[0]) {
+        std::vector<const PoolOption*> pick = {&first};
+        for (size_t i = 1; i < opts.size(); ++i) {
+          for (const PoolOption& o : opts[i]) {
+            if (o.pp == first.pp) pick.push_back(&o);
+          }
+        }
+        if (pick.size() == opts.size()) emit(pick);
+      }
+    } else if (!opts.empty()) {
+      std::vector<size_t> index(opts.size(), 0);
+      while (true) {
+        std::vector<const PoolOption*> pick;
+        for (size_t i = 0; i < index.size(); ++i) pick.push_back(&opts[i][index[i]]);
+        emit(pick);
+        size_t i = 0;
+        while (i < index.size() && ++index[i] == opts[i].size()) index[i++] = 0;
+        if (i == index.size()) break;
+      }
+    }
+  }
+  if (active.size() < 2) return;
+  // (B) mixed kinds over a subset of >= 2 pools, in every order, + per-pool kinds on the rest.
+  const int subsets = 1 << active.size();
+  for (int mask = 1; mask < subsets; ++mask) {
+    std::vector<int> members;
+    for (size_t i = 0; i < active.size(); ++i) {
+      if (mask & (1 << i)) members.push_back(active[i]);
+    }
+    if (members.size() < 2 || (uniform && mask != subsets - 1)) continue;
+    int max_copies = std::numeric_limits<int>::max();
+    for (int p : members) max_copies = std::min(max_copies, units[p]);
+    for (int d = 1; d <= max_copies; ++d) {
+      int stages = 0;
+      bool exact = true;
+      for (int p : members) {
+        stages += units[p] / d;
+        exact &= units[p] % d == 0;
+      }
+      if (stages > workload_.model.layers / v || (uniform && !exact)) {
+        ++pruned;
+        continue;
+      }
+      // Leftover units of the members and the pools outside the subset, as per-pool kinds
+      // (independent of the order of the mixed pipeline), and their bound.
+      std::vector<std::pair<int, const PoolOption*>> rest;
+      double rest_rate = 0;
+      for (int p : active) {
+        const bool in = std::find(members.begin(), members.end(), p) != members.end();
+        const int left = in ? units[p] - d * (units[p] / d) : units[p];
+        if (left == 0 || uniform) continue;
+        rest_rate += left / (workload_.model.layers * costs_.get(pools_[p].node_type, tp[p], knobs).layer_s);
+        const auto& o = pool_options(p, tp[p], left, knobs, 1, false);
+        if (!o.empty()) rest.emplace_back(p, &o[0]);
+      }
+      const double tokens_per_mb = static_cast<double>(knobs.micro_batch) * workload_.model.seq_len;
+      std::vector<int> order = members;  // sorted (active is), so next_permutation visits all orders
+      do {
+        if (uniform && order != members) continue;  // rank order only
+        std::vector<KindBlock> blocks;
+        for (int p : order) blocks.push_back(KindBlock{p, units[p] / d});
+        PartitionResult part = partition_kind(blocks, tp, knobs, d, d, uniform);
+        ++evaluated;
+        if (!part.ok) {
+          ++pruned;
+          continue;
+        }
+        const double mixed_rate = d / part.bottleneck_s;  // micro-batches per second, no bubble
+        if ((mixed_rate + rest_rate) * tokens_per_mb < tokens_bound()) {
+          ++pruned;
+          continue;
+        }
+        Shape s = base;
+        s.kinds.push_back(kind_of(blocks, d, part));
+        if (mixed_rate * tokens_per_mb >= tokens_bound() && finish(s, tokens_bound())) sink(s);
+        if (rest.empty()) continue;
+        for (const auto& [p, o] : rest) s.kinds.push_back(kind_of({KindBlock{p, o->pp}}, o->copies, o->part));
+        if (finish(s, tokens_bound())) sink(s);
+      } while (std::next_permutation(order.begin(), order.end()));
+    }
+  }
+}
+
+bool ShapeSearch::finish(Shape& s, double bound) {
+  ++evaluated;
+  const int v = s.knobs.interleave;
+  std::vector<ReplicaTiming> timings;
+  for (const Kind& k : s.kinds) {
+    for (int c = 0; c < k.copies; ++c) timings.push_back(k.timing);
+  }
+  const int total_mb = workload_.training.global_batch / s.knobs.micro_batch;
+  s.micro_batches = balance_micro_batches(timings, total_mb, v, s.uniform);
+  if (s.micro_batches.empty()) {
+    ++pruned;
+    return false;
+  }
+  double slowest = 0;
+  int slowest_replica = 0;
+  for (size_t r = 0; r < timings.size(); ++r) {
+    const double t = replica_time_s(timings[r], s.micro_batches[r], v);
+    if (t > slowest) slowest = t, slowest_replica = static_cast<int>(r);
+  }
+  if (tokens_per_step(workload_) / slowest < bound) {  // the gradient sync can only add time
+    ++pruned;
+    return false;
+  }
+  // Stages of every replica with the GPUs materialize() gives them (for the gradient sync).
+  std::vector<int> cursor(pools_.size(), 0);
+  std::vector<std::vector<StageRef>> refs;
+  s.headroom = 1;
+  for (const Kind& k : s.kinds) {
+    const size_t first = refs.size();
+    refs.resize(first + k.copies);
+    int stage = 0;
+    for (const KindBlock& b : k.blocks) {
+      const int tp = s.pool_tp[b.pool];
+      for (int j = 0; j < b.stages; ++j, ++stage) {
+        for (int c = 0; c < k.copies; ++c) {
+          refs[first + c].push_back(
+              StageRef{unit_gpu(b.pool, tp, cursor[b.pool] + j * k.copies + c), k.layers[stage], tp, k.stage_s[stage]});
+        }
+      }
+      cursor[b.pool] += b.stages * k.copies;
+    }
+    s.headroom = std::min(s.headroom, k.headroom);
+  }
+  const double sync_s = grad_sync_estimate_s(cluster_, workload_, s.knobs.zero, refs, slowest_replica);
+  s.step_s = slowest + sync_s;
+  if (!std::isfinite(s.step_s) || s.step_s <= 0) {
+    ++pruned;
+    return false;
+  }
+  s.tokens_per_s = tokens_per_step(workload_) / s.step_s;
+  s.price_per_hour = 0;
+  for (size_t p = 0; p < pools_.size(); ++p) {
+    if (cursor[p] == 0) continue;
+    const NodeType& t = cluster_.node_types[pools_[p].node_type];
+    const int nodes = (cursor[p] * s.pool_tp[p] + pools_[p].gpus_per_node - 1) / pools_[p].gpus_per_node;
+    const double price = (options_.spot && t.spot_price_per_hour) ? *t.spot_price_per_hour : t.price_per_hour;
+    s.price_per_hour += nodes * price;
+  }
+  return true;
+}
+
+Plan ShapeSearch::materialize(const Shape& s) const {
+  Plan plan;
+  plan.micro_batch = s.knobs.micro_batch;
+  plan.schedule = s.knobs.interleave > 1 ? Schedule::kInterleaved : Schedule::k1f1b;
+  plan.interleave = s.knobs.interleave;
+  plan.recompute = s.knobs.recompute;
+  plan.sequence_parallel = s.knobs.sequence_parallel;
+  plan.zero = s.knobs.zero;
+  plan.overlap_grad_sync = true;
+  std::vector<int> cursor(pools_.size(), 0);
+  size_t replica = 0;
+  for (const Kind& k : s.kinds) {
+    std::vector<Replica> copies(k.copies);
+    int stage = 0;
+    for (const KindBlock& b : k.blocks) {
+      const int tp = s.pool_tp[b.pool];
+      for (int j = 0; j < b.stages; ++j, ++stage) {
+        for (int c = 0; c < k.copies; ++c) {
+          Stage st;
+          st.layers = k.layers[stage];
+          const int first = unit_gpu(b.pool, tp, cursor[b.pool] + j * k.copies + c);
+          for (int t = 0; t < tp; ++t) st.gpus.push_back(first + t);
+          copies[c].stages.push_back(std::move(st));
+        }
+      }
+      cursor[b.pool] += b.stages * k.copies;
+    }
+    for (Replica& r : copies) {
+      r.micro_batches = s.micro_batches[replica++];
+      plan.replicas.push_back(std::move(r));
+    }
+  }
+  if (plan.dp() == 1) plan.zero = 0;  // nothing to shard over
+  bool any_tp = false;
+  for (const Replica& r : plan.replicas) {
+    for (const Stage& st : r.stages) any_tp = any_tp || st.tp() > 1;
+  }
+  plan.sequence_parallel = plan.sequence_parallel && any_tp;  // SP splits over TP ranks only
+  plan.name = "planned";
+  return plan;
+}
+
+std::string ShapeSearch::describe(const Shape& s) const {
+  std::string out;
+  size_t replica = 0;
+  for (const Kind& k : s.kinds) {
+    if (!out.empty()) out += " + ";
+    out += std::to_string(k.copies) + "x[";
+    int stage = 0;
+    for (size_t b = 0; b < k.blocks.size(); ++b) {
+      const KindBlock& blk = k.blocks[b];
+      if (b > 0) out += " | ";
+      out += cluster_.node_types[pools_[blk.pool].node_type].name + " tp" + std::to_string(s.pool_tp[blk.pool]) +
+             " x" + std::to_string(blk.stages) + " L";
+      for (int j = 0; j < blk.stages; ++j, ++stage) out += (j ? "," : "") + std::to_string(k.layers[stage]);
+    }
+    out += "] m" + std::to_string(s.micro_batches[replica]);
+    if (k.copies > 1 && s.micro_batches[replica + k.copies - 1] != s.micro_batches[replica]) {
+      out += "-" + std::to_string(s.micro_batches[replica + k.copies - 1]);
+    }
+    replica += k.copies;
+  }
+  return out;
+}
+
+}  // namespace hetsim::models::planner

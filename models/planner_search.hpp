@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+// Enumeration of heterogeneous plan shapes with memoised partitions and bound pruning.
+#pragma once
+#include <functional>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "planner.hpp"
+#include "planner_estimate.hpp"
+
+namespace hetsim::models::planner {
+
+/// `stages` consecutive pipeline stages on units (TP groups) of one pool.
+struct KindBlock {
+  int pool = 0;
+  int stages = 0;
+};
+
+/// A replica kind: `copies` identical pipelines made of blocks, with their layer split.
+struct Kind {
+  std::vector<KindBlock> blocks;
+  int copies = 1;
+  std::vector<int> layers;  ///< per stage, all blocks in order
+  ReplicaTiming timing;
+  std::vector<double> stage_s;  ///< per stage, forward + backward per micro-batch
+  double headroom = 1;
+};
+
+/// A plan shape: everything but the concrete GPU indices (materialize() adds them).
+struct Shape {
+  Knobs knobs;
+  std::vector<int> pool_tp;      ///< TP per pool, 0 = pool unused
+  std::vector<int> pool_nodes;   ///< nodes of each pool the search may use (the first n)
+  std::vector<Kind> kinds;
+  std::vector<int> micro_batches;  ///< per replica (kinds in order, copies in order)
+  bool uniform = false;
+  double step_s = 0;
+  double tokens_per_s = 0;
+  double price_per_hour = 0;
+  double headroom = 1;
+};
+
+/// Keeps the N best shapes by an objective score (larger is better).
+class ShapeCollector {
+ public:
+  ShapeCollector(int capacity, std::function<double(const Shape&)> score) : capacity_(capacity), score_(std::move(score)) {}
+  void offer(const Shape& shape);
+  /// The score a shape must beat to enter (-inf while not full).
+  double threshold() const;
+  std::vector<Shape> take_sorted() const;
+
+ private:
+  int capacity_;
+  std::function<double(const Shape&)> score_;
+  std::multimap<double, Shape> best_;
+};
+
+class ShapeSearch {
+ public:
+  ShapeSearch(const Cluster& cluster, const Workload& workload, const PlannerOptions& options, UnitCostTable& costs);
+
+  const std::vector<Pool>& get_pools() const { return pools_; }
+  /// `bound` returns the score (ShapeCollector units: tokens/s, or -dollars per token for the
+  /// cost objective) a shape must beat to be kept.
+  /// Enumerates shapes on the first `pool_nodes[p]` nodes of each pool (0 = pool unused) and
+  /// offers each scored shape to `sink`. `uniform`: one TP degree everywhere, Megatron's
+  /// layer split and equal micro-batches, every allotted GPU used.
+  void search(const std::vector<int>& pool_nodes, bool uniform, const std::function<void(const Shape&)>& sink,
+              const std::function<double()>& bound);
+  /// The concrete plan of a shape.
+  Plan materialize(const Shape& shape) const;
+  /// "2x[a100 tp8 x2 | v100 tp4 x3] + 1x[v100 tp8 x4]".
+  std::string describe(const Shape& shape) const;
+
+  long evaluated = 0;
+  long pruned = 0;
+
+ private:
+  struct PoolOption {
+    int pp = 0, copies = 0;
+    PartitionResult part;
+    double rate = 0;  ///< micro-batches per second of all copies in steady state
+  };
+  void search_tp(const Knobs& knobs, const std::vector<int>& pool_nodes, const std::vector<int>& tp, bool uniform,
+                 const std::function<void(const Shape&)>& sink, const std::function<double()>& bound);
+  /// Depths of a single-pool pipeline on `units` TP groups, best steady-state rate first (memoised).
+  const std::vector<PoolOption>& pool_options(int pool, int tp, int units, const Knobs& knobs, int replicas_hint,
+                                              bool uniform);
+  PartitionResult partition_kind(const std::vector<KindBlock>& blocks, const std::vector<int>& tp,
+                                 const Knobs& knobs, int copies, int replicas, bool uniform);
+  /// Balances micro-batches, adds the gradient sync, fills step/tokens/price; false if infeasible
+  /// or if it cannot reach `bound` tokens/s.
+  bool finish(Shape& shape, double bound);
+  int unit_gpu(int pool, int tp, int unit) const;
+  double upper_bound_tokens_per_s(const Knobs& knobs, const std::vector<int>& pool_nodes,
+                                  const std::vector<int>& tp);
+  /// Upper bound of the objective's score (tokens/s, or -dollars per token for kCost).
+  double upper_bound_score(const Knobs& knobs, const std::vector<int>& pool_nodes, const std::vector<int>& tp);
+
+  const Cluster& cluster_;
+  const Workload& workload_;
+  const PlannerOptions& options_;
+  UnitCostTable& costs_;
+  std::vector<Pool> pools_;
+  std::map<std::tuple<int, int, int, int, std::tuple<int, int, bool, int>, int, bool>, std::vector<PoolOption>>
+      pool_memo_;
+};
+
+}  // namespace hetsim::models::planner

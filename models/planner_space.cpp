@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+// The planner's search space: pools, valid TP degrees, schedule memory factors, link estimates.
+#include "planner_space.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <set>
+
+#include "comm_cost.hpp"
+#include "topology.hpp"
+
+namespace hetsim::models::planner {
+
+std::vector<Pool> make_pools(const Cluster& cluster) {
+  std::vector<Pool> pools;
+  std::map<std::pair<int, int>, int> index;  // (zone, node type) -> pool
+  for (int n = 0; n < static_cast<int>(cluster.nodes.size()); ++n) {
+    const Node& node = cluster.nodes[n];
+    const auto key = std::pair(node.zone, node.node_type);
+    auto it = index.find(key);
+    if (it == index.end()) {
+      Pool p;
+      p.zone = node.zone;
+      p.node_type = node.node_type;
+      p.gpus_per_node = cluster.node_types[node.node_type].gpus_per_node;
+      p.label = cluster.zones[node.zone].name + "/" + cluster.node_types[node.node_type].name;
+      it = index.emplace(key, static_cast<int>(pools.size())).first;
+      pools.push_back(std::move(p));
+    }
+    pools[it->second].nodes.push_back(n);
+  }
+  return pools;
+}
+
+std::vector<int> valid_tp_degrees(const ModelSpec& m, int gpus_per_node, const std::vector<int>& wanted) {
+  std::vector<int> out;
+  for (int tp : wanted) {
+    if (tp < 1 || tp > gpus_per_node || gpus_per_node % tp != 0) continue;
+    if (m.heads % tp != 0 || m.ffn_hidden % tp != 0) continue;
+    if (m.kv_heads % tp != 0 && tp % m.kv_heads != 0) continue;
+    out.push_back(tp);
+  }
+  return out;
+}
+
+double inflight_factor(int s, int stages, int micro_batches, int interleave) {
+  if (interleave <= 1) return std::min(stages - s, micro_batches);
+  const double chunks = 2.0 * (stages - s - 1) + (interleave - 1.0) * stages + 1.0;
+  return std::min(chunks, static_cast<double>(micro_batches) * interleave) / interleave;
+}
+
+double zero_sharded_fraction(int zero) {
+  switch (zero) {
+    case 0: return 0.0;
+    case 1: return 12.0 / 16.0;
+    case 2: return 14.0 / 16.0;
+    default: return 1.0;
+  }
+}
+
+double p2p_estimate_s(const Cluster& c, int from, int tp_from, int to, int tp_to, double boundary_bytes) {
+  if (boundary_bytes <= 0) return 0;
+  const double bytes = tp_from == tp_to ? boundary_bytes / tp_from : boundary_bytes;
+  return p2p_time(bytes, path_between(c, from, to, 0));
+}
+
+double allreduce_estimate_s(const Cluster& c, const std::vector<int>& members, double bytes, int zero) {
+  if (members.size() <= 1 || bytes <= 0) return 0;
+  const GroupCost g = group_cost(c, members);
+  if (zero == 0) return collective_time(CollectiveKind::kAllReduce, bytes, g);
+  return 2 * collective_time(CollectiveKind::kReduceScatter, bytes, g);
+}
+
+double nodes_price_per_hour(const Cluster& c, const std::vector<int>& gpus, bool spot) {
+  std::set<int> nodes;
+  for (int g : gpus) nodes.insert(c.node_of_gpu(g));
+  double total = 0;
+  for (int n : nodes) {
+    const NodeType& t = c.node_types[c.nodes[n].node_type];
+    total += (spot && t.spot_price_per_hour) ? *t.spot_price_per_hour : t.price_per_hour;
+  }
+  return total;
+}
+
+}  // namespace hetsim::models::planner

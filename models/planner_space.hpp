@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+// The planner's search space: GPU pools, knob settings, per-stage unit costs, link estimates.
+// Internal to the planner (planner_*.cpp); the public entry point is planner.hpp.
+#pragma once
+#include <functional>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "cluster.hpp"
+#include "plan.hpp"
+#include "workload.hpp"
+
+namespace hetsim::models::planner {
+
+/// GPUs of one node type inside one zone: the unit the search picks from.
+struct Pool {
+  int zone = 0;
+  int node_type = 0;
+  std::vector<int> nodes;           ///< cluster node indices, rank order
+  int gpus_per_node = 0;
+  std::string label;                ///< "zone/node-type"
+  int gpu_count() const { return static_cast<int>(nodes.size()) * gpus_per_node; }
+};
+
+/// Pools in rank order of their first node.
+std::vector<Pool> make_pools(const Cluster& cluster);
+
+/// Plan-wide settings searched in the outer loop.
+struct Knobs {
+  int micro_batch = 1;
+  Recompute recompute = Recompute::kNone;
+  bool sequence_parallel = true;
+  int interleave = 1;               ///< 1 = 1F1B
+  int zero = 0;
+  auto key() const { return std::tuple(micro_batch, static_cast<int>(recompute), sequence_parallel, interleave); }
+};
+
+/// TP degrees valid for a node type and model: divide the node's GPUs, heads, ffn_hidden,
+/// and divide or are divided by kv_heads (the same rules as check_plan()).
+std::vector<int> valid_tp_degrees(const ModelSpec& model, int gpus_per_node, const std::vector<int>& wanted);
+
+/// Linear cost of one pipeline stage on a TP group ("unit") of one node type, fitted to what
+/// models::predict() reports for small probe pipelines (planner_stage_cost.cpp):
+///   time(k layers)   = k*layer_s + fixed_s (+ first_s on stage 0, + last_s on the last stage)
+///   memory(k layers) = k*weight_bytes + k*inflight*act_bytes + fixed_bytes (+ first/last)
+/// where inflight is the activation multiplier of the stage's position (inflight_factor()).
+struct UnitCost {
+  bool ok = false;
+  std::string reason;
+  double layer_s = 0, fixed_s = 0, first_s = 0, last_s = 0;        ///< forward + backward per micro-batch
+  double weight_bytes = 0, act_bytes = 0, fixed_bytes = 0, first_bytes = 0, last_bytes = 0;
+  double capacity_bytes = 0;
+};
+
+/// Activation multiplier of stage s of S with m micro-batches: 1F1B keeps min(S - s, m)
+/// micro-batches in flight (Narayanan et al. SC'21, sec. 2.2.1); the interleaved schedule's
+/// warm-up holds 2(S - s - 1) + (v - 1)S + 1 chunks of 1/v of the stage (Megatron-LM's
+/// interleaved schedule, sec. 2.2.2), capped by the m*v chunks that exist.
+double inflight_factor(int s, int stages, int micro_batches, int interleave);
+
+/// Fraction of the weight+gradient+optimizer bytes that ZeRO stage z shards over the DP
+/// group. Mixed-precision Adam keeps 2 (fp16 weights) + 2 (grads) + 12 (fp32 master, m, v)
+/// = 16 bytes/param (Rajbhandari et al., ZeRO, SC'20, sec. 3.1 and Fig. 1): stage 1 shards
+/// the 12, stage 2 also the 2 of gradients, stage 3 everything.
+double zero_sharded_fraction(int zero);
+
+/// Time of one pipeline boundary transfer (one micro-batch's activations, `boundary_bytes` in
+/// all) from the TP group starting at GPU `from` to the one starting at `to`, as the predictor
+/// prices it: each TP rank sends its 1/t slice when both sides have the same TP (Megatron-LM
+/// scatter-gather, Narayanan et al. SC'21 sec. 4.1), over topology.hpp's path (host-staged
+/// between vendors without RDMA, WAN between zones).
+double p2p_estimate_s(const Cluster& cluster, int from, int tp_from, int to, int tp_to, double boundary_bytes);
+
+/// Gradient sync of `bytes` per GPU over `members` (one GPU per replica): a ring all-reduce,
+/// or reduce-scatter + all-gather under ZeRO >= 1 (ZeRO, SC'20, sec. 5), with comm_cost.hpp's
+/// collective model on topology.hpp's group figures.
+double allreduce_estimate_s(const Cluster& cluster, const std::vector<int>& members, double bytes, int zero);
+
+/// Dollars per hour of the nodes that hold any of `gpus`.
+double nodes_price_per_hour(const Cluster& cluster, const std::vector<int>& gpus, bool spot);
+
+}  // namespace hetsim::models::planner

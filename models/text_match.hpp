@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: Apache-2.0
+// Matching names for error messages: edit distance and "did you mean" suggestions.
+#pragma once
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hetsim::models {
+
+/// Levenshtein distance (insertions, deletions, substitutions each cost 1).
+size_t edit_distance(std::string_view a, std::string_view b);
+/// Closest candidate when it is close enough to be a likely typo (or a prefix of the word,
+/// or the word of it), else nullopt.
+std::optional<std::string> did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
+/// "a, b, c".
+std::string join_names(const std::vector<std::string>& names);
+
+}  // namespace hetsim::models

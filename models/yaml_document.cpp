@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: Apache-2.0
+// Reading an input file safely into one YAML document, and collecting its diagnostics.
+#include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <tuple>
+
+#include "yaml_reader.hpp"
+
+namespace hetsim::models {
+namespace {
+
+YAML::Mark make_mark(int line0, int col0) {
+  YAML::Mark m;
+  m.line = line0;
+  m.column = col0;
+  return m;
+}
+
+/// Position (0-based line/col) of byte `offset` in `text`.
+std::pair<int, int> position_of(std::string_view text, size_t offset) {
+  int line = 0, col = 0;
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 0;
+    } else {
+      ++col;
+    }
+  }
+  return {line, col};
+}
+
+/// Offset of the first byte that is not part of well-formed UTF-8 (RFC 3629), or npos.
+size_t first_invalid_utf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t len = 0;
+    unsigned min_cp = 0;
+    unsigned cp = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      len = 2, cp = c & 0x1F, min_cp = 0x80;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3, cp = c & 0x0F, min_cp = 0x800;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4, cp = c & 0x07, min_cp = 0x10000;
+    } else {
+      return i;
+    }
+    if (i + len > s.size()) return i;
+    for (size_t k = 1; k < len; ++k) {
+      const auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return i;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    if (cp < min_cp || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
+/// First tab in the indentation of a line (0-based line/col), up to and including `max_line`.
+std::optional<std::pair<int, int>> first_indent_tab(std::string_view text, int max_line) {
+  int line = 0;
+  size_t start = 0;
+  while (start <= text.size() && line <= max_line) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    for (size_t i = start; i < end; ++i) {
+      if (text[i] == '\t') return std::make_pair(line, static_cast<int>(i - start));
+      if (text[i] != ' ' && text[i] != '-') break;  // indentation is spaces (and "- " of list items)
+    }
+    start = end + 1;
+    ++line;
+  }
+  return std::nullopt;
+}
+
+/// Records where each document of a YAML stream starts; ignores everything else.
+struct DocumentStarts : YAML::EventHandler {
+  std::vector<YAML::Mark> marks;
+  void OnDocumentStart(const YAML::Mark& mark) override { marks.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+}  // namespace
+
+// ---- DiagnosticSink ---------------------------------------------------------------------
+
+void DiagnosticSink::error(const YAML::Mark& at, const std::string& field, const std::string& message) {
+  Diagnostic d;
+  d.file = file_;
+  d.line = one_based(at.line);
+  d.col = d.line > 0 ? one_based(at.column) : 0;
+  d.field = field;
+  d.message = message;
+  diagnostics_.push_back(std::move(d));
+}
+
+void DiagnosticSink::throw_if_any() const {
+  if (diagnostics_.empty()) return;
+  std::vector<Diagnostic> sorted = diagnostics_;
+  std::stable_sort(sorted.begin(), sorted.end(), [](const Diagnostic& a, const Diagnostic& b) {
+    return std::tie(a.line, a.col) < std::tie(b.line, b.col);
+  });
+  throw ConfigError(std::move(sorted));
+}
+
+void DiagnosticSink::remember(const std::string& field, const YAML::Mark& at) {
+  if (at.line >= 0) marks_.emplace(field, at);
+}
+
+YAML::Mark DiagnosticSink::locate(const std::string& field) const {
+  std::string f = field;
+  while (!f.empty()) {
+    const auto it = marks_.find(f);
+    if (it != marks_.end()) return it->second;
+    const size_t cut = f.find_last_of(".[");
+    if (cut == std::string::npos) break;
+    f.resize(cut);
+  }
+  return YAML::Mark::null_mark();
+}
+
+// ---- reading and parsing ----------------------------------------------------------------
+
+std::optional<std::string> read_input_text(const std::string& path, DiagnosticSink& sink) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    sink.error(YAML::Mark::null_mark(), "", "cannot open file (expected a readable YAML file)");
+    return std::nullopt;
+  }
+  std::string text;
+  char buf[65536];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxInputBytes) {
+      sink.error(YAML::Mark::null_mark(), "",
+                 "file larger than " + std::to_string(kMaxInputBytes >> 20) + " MiB (expected a hand-written YAML input)");
+      return std::nullopt;
+    }
+  }
+  if (in.bad()) {
+    sink.error(YAML::Mark::null_mark(), "", "read error (expected a readable YAML file)");
+    return std::nullopt;
+  }
+  return text;
+}
+
+std::optional<YAML::Node> parse_yaml_document(std::string_view text, DiagnosticSink& sink) {
+  if (text.size() > kMaxInputBytes) {
+    sink.error(YAML::Mark::null_mark(), "", "input larger than " + std::to_string(kMaxInputBytes >> 20) + " MiB");
+    return std::nullopt;
+  }
+  if (const size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    const auto [line, col] = position_of(text, nul);
+    sink.error(make_mark(line, col), "", "binary data: NUL byte (expected a YAML text file)");
+    return std::nullopt;
+  }
+  if (const size_t bad = first_invalid_utf8(text); bad != std::string_view::npos) {
+    const auto [line, col] = position_of(text, bad);
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(text[bad]));
+    sink.error(make_mark(line, col), "", std::string("invalid UTF-8 byte ") + hex + " (expected a UTF-8 YAML text file)");
+    return std::nullopt;
+  }
+  const std::string input(text);
+  DocumentStarts starts;
+  YAML::Node doc;
+  try {
+    // First pass: syntax of the whole stream and where its documents start. YAML::LoadAll
+    // is not used: on some malformed input (a stray ',') it loops forever, pushing empty
+    // documents (yaml-cpp issue #1040, fixed upstream after 0.7 by PR #1319). Here a
+    // document that starts where the previous one did means the parser is stuck.
+    std::istringstream stream(input);
+    YAML::Parser parser(stream);
+    while (starts.marks.size() < 3 && parser.HandleNextDocument(starts)) {
+      const auto& m = starts.marks;
+      if (m.size() >= 2 && m[m.size() - 1].pos == m[m.size() - 2].pos) {
+        const YAML::Mark at = m.back();
+        const char c = at.pos >= 0 && static_cast<size_t>(at.pos) < input.size() ? input[at.pos] : '?';
+        sink.error(at, "", std::string("invalid YAML: unexpected '") + c + "'");
+        return std::nullopt;
+      }
+    }
+    if (starts.marks.size() == 1) doc = YAML::Load(input);
+  } catch (const YAML::DeepRecursion& e) {
+    sink.error(e.mark, "", "nesting too deep (expected a configuration map of a few levels)");
+    return std::nullopt;
+  } catch (const YAML::Exception& e) {
+    // A tab in indentation is the most common cause and yaml-cpp's message does not say so.
+    if (const auto tab = first_indent_tab(text, e.mark.line >= 0 ? e.mark.line : INT_MAX)) {
+      sink.error(make_mark(tab->first, tab->second), "",
+                 "tab character in indentation (YAML indents with spaces only)");
+    } else {
+      sink.error(e.mark, "", "invalid YAML: " + e.msg);
+    }
+    return std::nullopt;
+  } catch (const std::exception& e) {
+    sink.error(YAML::Mark::null_mark(), "", std::string("invalid YAML: ") + e.what());
+    return std::nullopt;
+  }
+  if (starts.marks.size() > 1) {
+    sink.error(starts.marks[1], "", "several YAML documents in one file (expected one; put each input in its own file)");
+    return std::nullopt;
+  }
+  if (starts.marks.empty() || doc.IsNull()) {
+    sink.error(YAML::Mark::null_mark(), "", "empty file (expected a YAML map starting with 'kind:')");
+    return std::nullopt;
+  }
+  if (!doc.IsMap()) {
+    sink.error(doc.Mark(), "", "top level is " + describe_node(doc) + " (expected a map starting with 'kind:')");
+    return std::nullopt;
+  }
+  return doc;
+}
+
+}  // namespace hetsim::models

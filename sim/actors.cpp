@@ -1,0 +1,528 @@
+// SPDX-License-Identifier: Apache-2.0
+// The schedule actors (one of the few files that call SimGrid): one actor per simulated
+// pipeline stage replays its passes exactly as the plan's schedule orders them. The TP ranks
+// of a stage run the same ops in lockstep, so one actor drives them all: its executions are
+// the ranks' compute, and it launches every rank's flows (TP collectives, PP transfers),
+// folding those that share no link (collective_flows.hpp). One DP actor per DP component
+// runs the gradient sync, bucket by bucket when the plan overlaps it with backward.
+#include <simgrid/s4u.hpp>
+#include <xbt/log.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <limits>
+#include <tuple>
+
+#include "pipeline_schedule.hpp"
+#include "platform_builder.hpp"
+#include "sim_layout.hpp"
+#include "simulator.hpp"
+#include "comm_cost.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace hetsim::sim {
+namespace {
+
+// One SimGrid Engine per process (TOOLCHAIN.md §4: a second Engine does not reset the clock).
+sg4::Engine& make_engine() {
+  static bool created = false;
+  if (created) throw std::logic_error("hetsim::sim: one simulation per process (SimGrid keeps one Engine)");
+  created = true;
+  static int argc = 1;
+  static char arg0[] = "hetsim";
+  static char* argv[] = {arg0, nullptr};
+  xbt_log_control_set("root.thres:critical");
+  static sg4::Engine engine(&argc, argv);
+  // CM02 without cross-traffic and without the TCP window bound: a flow alone takes exactly
+  // latency + size/bandwidth, the figures both engines start from (DESIGN "Simulator").
+  sg4::Engine::set_config("network/model:CM02");
+  sg4::Engine::set_config("network/crosstraffic:0");
+  sg4::Engine::set_config("network/TCP-gamma:0");
+  return engine;
+}
+
+std::uint64_t flow_size(double bytes) { return static_cast<std::uint64_t>(std::llround(std::max(bytes, 1.0))); }
+
+struct Message {
+  sg4::SemaphorePtr posted = sg4::Semaphore::create(0);  // released once the data has arrived
+};
+
+struct EmbeddingRt {
+  sg4::SemaphorePtr last_ready = sg4::Semaphore::create(0);
+  sg4::SemaphorePtr done = sg4::Semaphore::create(0);
+};
+
+struct ComponentRt {
+  int buckets = 1;
+  std::vector<sg4::SemaphorePtr> bucket_ready;
+  sg4::SemaphorePtr grads_done = sg4::Semaphore::create(0);
+  sg4::SemaphorePtr optimizer_done = sg4::Semaphore::create(0);
+  sg4::SemaphorePtr params_done = sg4::Semaphore::create(0);
+};
+
+class Runtime {
+ public:
+  Runtime(const Topology& topo, const Platform& platform, SimResult& result, bool trace)
+      : topo_(topo), platform_(platform), result_(result), trace_(trace) {
+    link_bytes_.assign(topo.get_links().size(), 0.0);
+    if (trace_) link_busy_.resize(topo.get_links().size());
+  }
+
+  sg4::CommPtr start_flow(const Flow& f) {
+    ++result_.flows;
+    return sg4::Comm::sendto_async(platform_.host(f.src), platform_.host(f.dst), flow_size(f.bytes));
+  }
+
+  /// Host-staged (AMD<->NVIDIA) flows among `flows`: the two copy setups, plus the time the
+  /// slower PCIe copy adds over the network transfer (Comm::set_rate is not applied to
+  /// host-to-host comms in SimGrid 3.32, so the cap is a wait after the flow; exact alone).
+  double staging_delay(const Phase& flows) const {
+    double d = 0;
+    for (const auto& f : flows) {
+      const double staged = topo_.staged_rate_Bps(f.src, f.dst);
+      if (staged <= 0) continue;
+      double net = std::numeric_limits<double>::infinity();
+      for (int l : topo_.path(f.src, f.dst)) net = std::min(net, topo_.get_link(l).bandwidth_Bps);
+      d = std::max(d, topo_.staged_extra_latency_s(f.src, f.dst) + std::max(0.0, f.bytes / staged - f.bytes / net));
+    }
+    return d;
+  }
+
+  /// Link accounting of a finished flow (and the flows it stands for).
+  void account(const Flow& f, double start_s, double end_s) {
+    for (int l : topo_.path(f.src, f.dst)) {
+      link_bytes_[l] += f.bytes;
+      if (trace_) link_busy_[l].push_back({start_s, end_s});
+    }
+  }
+
+  /// Runs a collective's phases one after the other, bytes scaled by `scale`, after the
+  /// collective's launch cost (models::kCollectiveLaunch_s, the cost model's figure); returns
+  /// the time spent.
+  double run_phases(const std::vector<FoldedPhase>& phases, double scale, bool launch = true) {
+    const double t0 = sg4::Engine::get_clock();
+    bool any = false;
+    for (const auto& ph : phases) any = any || !ph.simulated.empty();
+    if (!any) return 0;
+    if (launch) sg4::this_actor::sleep_for(models::kCollectiveLaunch_s);
+    std::vector<sg4::CommPtr> comms;
+    for (const auto& ph : phases) {
+      if (ph.simulated.empty()) continue;
+      const double start = sg4::Engine::get_clock();
+      comms.clear();
+      for (const auto& f : ph.simulated) comms.push_back(start_flow({f.src, f.dst, f.bytes * scale}));
+      sg4::Comm::wait_all(comms);
+      double end = start;
+      for (std::size_t i = 0; i < comms.size(); ++i) {
+        const Flow& f = ph.simulated[i];
+        const double fin = comms[i]->get_finish_time();
+        end = std::max(end, fin);
+        account({f.src, f.dst, f.bytes * scale}, start, fin);
+      }
+      for (const auto& f : ph.shadows) account({f.src, f.dst, f.bytes * scale}, start, end);
+      const double delay = ph.delay_after_s + staging_delay(ph.simulated);
+      if (delay > 0) sg4::this_actor::sleep_for(delay);
+    }
+    return sg4::Engine::get_clock() - t0;
+  }
+
+  Message& message(int replica, int stage, bool forward, int chunk, int mb) {
+    auto& slot = messages_[{replica, stage, forward ? 0 : 1, chunk, mb}];
+    if (!slot) slot = std::make_unique<Message>();
+    return *slot;
+  }
+
+  /// Sends a pipeline transfer and waits until it has arrived (Megatron-LM's p2p send/recv
+  /// waits on its requests, and the cost model adds the send to the sender's pass time);
+  /// then the receiver may take it. Returns the time spent.
+  double send(Message& msg, const FoldedPhase& transfer) {
+    const double t0 = sg4::Engine::get_clock();
+    std::vector<sg4::CommPtr> comms;
+    for (const auto& f : transfer.simulated) comms.push_back(start_flow(f));
+    sg4::Comm::wait_all(comms);
+    double end = t0;
+    for (std::size_t i = 0; i < comms.size(); ++i) {
+      end = std::max(end, comms[i]->get_finish_time());
+      account(transfer.simulated[i], t0, comms[i]->get_finish_time());
+    }
+    for (const auto& f : transfer.shadows) account(f, t0, end);
+    if (const double d = staging_delay(transfer.simulated); d > 0) sg4::this_actor::sleep_for(d);
+    msg.posted->release();
+    return sg4::Engine::get_clock() - t0;
+  }
+
+  /// Waits until the message has arrived; returns the wait.
+  double receive(Message& msg) {
+    const double t0 = sg4::Engine::get_clock();
+    msg.posted->acquire();
+    return sg4::Engine::get_clock() - t0;
+  }
+
+  void span(int actor, std::string name, const char* category, double start_s, double end_s) {
+    if (trace_ && end_s > start_s) spans_.push_back({actor, std::move(name), category, start_s, end_s});
+  }
+
+  void execute(double seconds) {
+    if (seconds <= 0) return;
+    ++result_.executions;
+    sg4::this_actor::execute(seconds * kHostSpeedFlops);
+  }
+
+  const Topology& topo_;
+  const Platform& platform_;
+  SimResult& result_;
+  bool trace_;
+  std::vector<double> link_bytes_;
+  std::vector<std::vector<std::pair<double, double>>> link_busy_;
+  std::map<std::tuple<int, int, int, int, int>, std::unique_ptr<Message>> messages_;
+  std::vector<ComponentRt> components_;
+  std::vector<EmbeddingRt> embeddings_;
+  std::vector<TraceSpan> spans_;  // track = actor index until finish()
+};
+
+struct World {
+  const Topology& topo;
+  const models::Plan& plan;
+  const models::PlanWork& work;
+  const SimLayout& lay;
+  Runtime& rt;
+  bool fold;
+  std::map<std::tuple<int, int, double>, std::vector<FoldedPhase>> tp_cache;  // (actor, kind, bytes)
+  std::map<std::tuple<int, int, int, int>, FoldedPhase> transfer_cache;        // (r, s_from, s_to, dir)
+};
+
+const std::vector<FoldedPhase>& tp_phases(World& w, int actor, const models::Op& op) {
+  auto key = std::make_tuple(actor, static_cast<int>(op.kind), op.size_bytes);
+  auto it = w.tp_cache.find(key);
+  if (it != w.tp_cache.end()) return it->second;
+  const auto& spec = w.lay.actors[actor];
+  const auto& gpus = w.work.replicas[spec.replica][spec.stage].gpus;
+  models::CollectiveKind kind = models::CollectiveKind::kAllReduce;
+  if (op.kind == models::OpKind::kTpAllGather) kind = models::CollectiveKind::kAllGather;
+  if (op.kind == models::OpKind::kTpReduceScatter) kind = models::CollectiveKind::kReduceScatter;
+  // TP collectives use the algorithm NCCL's tuner would pick, as the cost model does (kAuto).
+  return w.tp_cache
+      .emplace(key, folded_collective(w.topo, kind, models::GradSyncAlgorithm::kAuto, gpus, op.size_bytes, w.fold))
+      .first->second;
+}
+
+const FoldedPhase& transfer(World& w, int replica, int from, int to, bool forward) {
+  auto key = std::make_tuple(replica, from, to, forward ? 0 : 1);
+  auto it = w.transfer_cache.find(key);
+  if (it != w.transfer_cache.end()) return it->second;
+  const auto& stages = w.work.replicas[replica];
+  // The gradient sent back has the size of the activation sent forward over the same boundary.
+  const double bytes = forward ? stages[from].activation_send_bytes : stages[to].activation_send_bytes;
+  return w.transfer_cache.emplace(key, fold_phase(w.topo, group_transfer(stages[from].gpus, stages[to].gpus, bytes), w.fold))
+      .first->second;
+}
+
+std::string pass_label(const PassStep& ps, int chunks) {
+  std::string s(ps.forward ? "F" : "B");
+  s += std::to_string(ps.micro_batch);
+  if (chunks > 1) {
+    s += '.';
+    s += std::to_string(ps.chunk);
+  }
+  return s;
+}
+
+void stage_actor(World& w, int a) {
+  auto& rt = w.rt;
+  const auto spec = w.lay.actors[a];
+  const int r = spec.replica, s = spec.stage;
+  const auto& sw = w.work.replicas[r][s];
+  const int p = static_cast<int>(w.work.replicas[r].size());
+  const int v = static_cast<int>(sw.chunks.size());
+  const int m = w.plan.replicas[r].micro_batches;
+  StageTiming timing{r, s};
+  const auto passes = stage_passes(w.plan.schedule, p, s, m, v);
+  int last_backward = -1;
+  for (int i = 0; i < static_cast<int>(passes.size()); ++i)
+    if (!passes[i].forward) last_backward = i;
+  ComponentRt* comp = spec.component >= 0 ? &rt.components_[spec.component] : nullptr;
+
+  // Runs a pass's ops. On the last backward of an overlapped sync, bucket k's gradients are
+  // complete once (k+1)/K of the pass's compute time has run (gradients appear as backward
+  // proceeds; PyTorch DDP buckets, Li et al., VLDB 2020), so compute ops are cut there.
+  // Runs a pass's ops; consecutive compute ops are one execution (their durations add).
+  // On the last backward of an overlapped sync, bucket k's gradients are complete once
+  // (k+1)/K of the pass's compute time has run (gradients appear as backward proceeds;
+  // PyTorch DDP buckets, Li et al., VLDB 2020), so the compute is cut there.
+  auto run_ops = [&](const std::vector<models::Op>& ops, bool release_buckets) {
+    double total = 0, done = 0, pending = 0;
+    int released = 0;
+    if (release_buckets)
+      for (const auto& op : ops)
+        if (op.kind == models::OpKind::kCompute) total += op.duration_s;
+    auto flush = [&] {
+      while (release_buckets && released < comp->buckets - 1) {
+        const double next_ready = total * (released + 1) / comp->buckets;
+        if (done + pending < next_ready) break;
+        rt.execute(next_ready - done);
+        pending -= next_ready - done;
+        done = next_ready;
+        comp->bucket_ready[released++]->release();
+      }
+      rt.execute(pending);
+      done += pending;
+      pending = 0;
+    };
+    for (const auto& op : ops) {
+      if (op.kind == models::OpKind::kCompute) {
+        timing.compute_s += op.duration_s;
+        pending += op.duration_s;
+        continue;
+      }
+      flush();
+      timing.tp_comm_s += rt.run_phases(tp_phases(w, a, op), 1.0);
+    }
+    flush();
+    if (release_buckets)
+      while (released < comp->buckets) comp->bucket_ready[released++]->release();
+  };
+
+  // ZeRO-3: the chunk's weights are gathered while the pass computes; the pass waits for them at its end.
+  const FoldedPhase& gather = w.lay.zero3_gather[a];
+  std::vector<sg4::CommPtr> gathers;
+  auto start_gather = [&] {
+    gathers.clear();
+    for (const auto& f : gather.simulated) gathers.push_back(rt.start_flow(f));
+    return sg4::Engine::get_clock();
+  };
+  auto finish_gather = [&](double started, const std::string& label) {
+    if (gathers.empty()) return;
+    const double t0 = sg4::Engine::get_clock();
+    sg4::Comm::wait_all(gathers);
+    double end = started;
+    for (std::size_t k = 0; k < gathers.size(); ++k) {
+      end = std::max(end, gathers[k]->get_finish_time());
+      rt.account(gather.simulated[k], started, gathers[k]->get_finish_time());
+    }
+    for (const auto& f : gather.shadows) rt.account(f, started, end);
+    timing.dp_wait_s += sg4::Engine::get_clock() - t0;
+    rt.span(a, "zero3 gather " + label, "dp", t0, sg4::Engine::get_clock());
+  };
+
+  for (int i = 0; i < static_cast<int>(passes.size()); ++i) {
+    const auto& ps = passes[i];
+    const auto& chunk = sw.chunks[ps.chunk];
+    const std::string label = rt.trace_ ? pass_label(ps, v) : std::string();
+    if (ps.forward) {
+      if (s > 0 || ps.chunk > 0) {
+        const double t0 = sg4::Engine::get_clock();
+        timing.pp_wait_s += rt.receive(rt.message(r, s, true, ps.chunk, ps.micro_batch));
+        rt.span(a, "recv " + label, "pp", t0, sg4::Engine::get_clock());
+      }
+      const double t0 = start_gather();
+      run_ops(chunk.forward, false);
+      rt.span(a, label, "forward", t0, sg4::Engine::get_clock());
+      finish_gather(t0, label);
+      const double t1 = sg4::Engine::get_clock();
+      if (s < p - 1) timing.pp_send_s += rt.send(rt.message(r, s + 1, true, ps.chunk, ps.micro_batch), transfer(w, r, s, s + 1, true));
+      else if (ps.chunk < v - 1) timing.pp_send_s += rt.send(rt.message(r, 0, true, ps.chunk + 1, ps.micro_batch), transfer(w, r, s, 0, true));
+      rt.span(a, "send " + label, "pp", t1, sg4::Engine::get_clock());
+    } else {
+      const bool wait_grad = s < p - 1 || ps.chunk < v - 1;
+      if (wait_grad) {
+        const double t0 = sg4::Engine::get_clock();
+        timing.pp_wait_s += rt.receive(rt.message(r, s, false, ps.chunk, ps.micro_batch));
+        rt.span(a, "recv " + label, "pp", t0, sg4::Engine::get_clock());
+      }
+      const double t0 = start_gather();
+      run_ops(chunk.backward, comp != nullptr && w.plan.overlap_grad_sync && i == last_backward);
+      rt.span(a, label, "backward", t0, sg4::Engine::get_clock());
+      finish_gather(t0, label);
+      const double t1 = sg4::Engine::get_clock();
+      if (s > 0) timing.pp_send_s += rt.send(rt.message(r, s - 1, false, ps.chunk, ps.micro_batch), transfer(w, r, s, s - 1, false));
+      else if (ps.chunk > 0) timing.pp_send_s += rt.send(rt.message(r, p - 1, false, ps.chunk - 1, ps.micro_batch), transfer(w, r, s, p - 1, false));
+      rt.span(a, "send " + label, "pp", t1, sg4::Engine::get_clock());
+    }
+  }
+  if (comp != nullptr) {
+    const double t0 = sg4::Engine::get_clock();
+    if (!w.plan.overlap_grad_sync)
+      for (auto& b : comp->bucket_ready) b->release();
+    comp->grads_done->acquire();
+    timing.dp_wait_s += sg4::Engine::get_clock() - t0;
+    rt.span(a, "dp grad sync", "dp", t0, sg4::Engine::get_clock());
+  }
+  const int e = w.lay.embedding_of_actor[a];
+  if (e >= 0) {
+    // The first stage runs the embedding all-reduce once the last stage has synced too.
+    const double t1 = sg4::Engine::get_clock();
+    auto& emb = rt.embeddings_[e];
+    if (w.lay.embeddings[e].first_actor == a) {
+      emb.last_ready->acquire();
+      rt.run_phases(w.lay.embeddings[e].phases, 1.0);
+      emb.done->release();
+    } else {
+      emb.last_ready->release();
+      emb.done->acquire();
+    }
+    timing.dp_wait_s += sg4::Engine::get_clock() - t1;
+    rt.span(a, "embedding grad sync", "dp", t1, sg4::Engine::get_clock());
+  }
+  double t0 = sg4::Engine::get_clock();
+  rt.execute(sw.optimizer_s);
+  timing.optimizer_s = sw.optimizer_s;
+  rt.span(a, "optimizer", "optimizer", t0, sg4::Engine::get_clock());
+  if (comp != nullptr && !w.lay.components[spec.component].param_phases.empty()) {
+    t0 = sg4::Engine::get_clock();
+    comp->optimizer_done->release();
+    comp->params_done->acquire();
+    timing.dp_wait_s += sg4::Engine::get_clock() - t0;
+    rt.span(a, "zero param all-gather", "dp", t0, sg4::Engine::get_clock());
+  }
+  timing.end_s = sg4::Engine::get_clock();
+  w.rt.result_.stages[a] = timing;
+}
+
+void dp_actor(World& w, int c) {
+  auto& comp = w.rt.components_[c];
+  const auto& spec = w.lay.components[c];
+  const int n = static_cast<int>(spec.actors.size());
+  for (int k = 0; k < comp.buckets; ++k) {
+    for (int i = 0; i < n; ++i) comp.bucket_ready[k]->acquire();
+    w.rt.run_phases(spec.grad_phases, 1.0 / comp.buckets);
+  }
+  for (int i = 0; i < n; ++i) comp.grads_done->release();
+  if (spec.param_phases.empty()) return;
+  for (int i = 0; i < n; ++i) comp.optimizer_done->acquire();
+  w.rt.run_phases(spec.param_phases, 1.0);
+  for (int i = 0; i < n; ++i) comp.params_done->release();
+}
+
+// Merges a link's busy intervals (sorted) into disjoint ones.
+std::vector<std::pair<double, double>> merge_intervals(std::vector<std::pair<double, double>> v) {
+  std::sort(v.begin(), v.end());
+  std::vector<std::pair<double, double>> out;
+  for (const auto& iv : v) {
+    if (!out.empty() && iv.first <= out.back().second) out.back().second = std::max(out.back().second, iv.second);
+    else out.push_back(iv);
+  }
+  return out;
+}
+
+std::vector<bool> nodes_of_flows(const models::Cluster& cluster, const std::vector<Phase>& phases) {
+  std::vector<bool> used(cluster.nodes.size(), false);
+  for (const auto& ph : phases)
+    for (const auto& f : ph) used[cluster.node_of_gpu(f.src)] = used[cluster.node_of_gpu(f.dst)] = true;
+  return used;
+}
+
+}  // namespace
+
+SimResult simulate_work(const models::Cluster& cluster, const models::Plan& plan, const models::PlanWork& work,
+                        const SimOptions& options) {
+  const auto wall0 = std::chrono::steady_clock::now();
+  SimResult result;
+  const Topology topo(cluster);
+  SimLayout lay;
+  try {
+    lay = make_layout(topo, plan, work, options.fold);
+  } catch (const std::exception& e) {
+    result.ok = false;
+    result.error = e.what();
+    return result;
+  }
+  result.replicas_total = static_cast<int>(work.replicas.size());
+  result.replicas_simulated = static_cast<int>(lay.replicas.size());
+  result.folded = lay.folded;
+  result.stages.resize(lay.actors.size());
+
+  make_engine();
+  const Platform platform(topo, lay.node_used);
+  Runtime rt(topo, platform, result, options.record_trace);
+  const int buckets = plan.overlap_grad_sync ? (options.grad_buckets > 0 ? options.grad_buckets : kDefaultGradBuckets) : 1;
+  rt.components_.resize(lay.components.size());
+  rt.embeddings_.resize(lay.embeddings.size());
+  for (auto& c : rt.components_) {
+    c.buckets = buckets;
+    for (int k = 0; k < buckets; ++k) c.bucket_ready.push_back(sg4::Semaphore::create(0));
+  }
+  World world{topo, plan, work, lay, rt, options.fold, {}, {}};
+  for (int a = 0; a < static_cast<int>(lay.actors.size()); ++a) {
+    const auto& spec = lay.actors[a];
+    const int leader = work.replicas[spec.replica][spec.stage].gpus.front();
+    sg4::Actor::create("stage-r" + std::to_string(spec.replica) + "-s" + std::to_string(spec.stage), platform.host(leader),
+                       [&world, a] { stage_actor(world, a); });
+  }
+  for (int c = 0; c < static_cast<int>(lay.components.size()); ++c) {
+    const auto& first = lay.actors[lay.components[c].actors.front()];
+    const int leader = work.replicas[first.replica][first.stage].gpus.front();
+    sg4::Actor::create("dp-" + std::to_string(c), platform.host(leader), [&world, c] { dp_actor(world, c); });
+  }
+  try {
+    sg4::Engine::get_instance()->run();
+  } catch (const std::exception& e) {
+    result.ok = false;
+    result.error = std::string("simulation failed: ") + e.what();
+    return result;
+  }
+  for (const auto& st : result.stages) result.iteration_time_s = std::max(result.iteration_time_s, st.end_s);
+
+  const double t = result.iteration_time_s;
+  std::vector<int> link_track(topo.get_links().size(), -1);
+  for (int a = 0; a < static_cast<int>(lay.actors.size()); ++a) {
+    const auto& spec = lay.actors[a];
+    for (int g : work.replicas[spec.replica][spec.stage].gpus)
+      result.tracks.push_back("gpu " + std::to_string(g) + " (r" + std::to_string(spec.replica) + " s" +
+                              std::to_string(spec.stage) + ")");
+  }
+  for (int l = 0; l < static_cast<int>(topo.get_links().size()); ++l) {
+    if (rt.link_bytes_[l] <= 0) continue;
+    const auto& tl = topo.get_link(l);
+    result.links.push_back({tl.name, to_string(tl.kind), rt.link_bytes_[l],
+                            t > 0 ? rt.link_bytes_[l] / (tl.bandwidth_Bps * t) : 0.0});
+    if (options.record_trace) {
+      link_track[l] = static_cast<int>(result.tracks.size());
+      result.tracks.push_back(tl.name);
+    }
+  }
+  if (options.record_trace) {
+    // Stage spans go on the track of every GPU of the stage.
+    std::vector<int> first_track(lay.actors.size());
+    int next = 0;
+    for (int a = 0; a < static_cast<int>(lay.actors.size()); ++a) {
+      first_track[a] = next;
+      next += static_cast<int>(work.replicas[lay.actors[a].replica][lay.actors[a].stage].gpus.size());
+    }
+    for (const auto& sp : rt.spans_) {
+      const auto& spec = lay.actors[sp.track];
+      const int tp = static_cast<int>(work.replicas[spec.replica][spec.stage].gpus.size());
+      for (int k = 0; k < tp; ++k) result.spans.push_back({first_track[sp.track] + k, sp.name, sp.category, sp.start_s, sp.end_s});
+    }
+    for (int l = 0; l < static_cast<int>(topo.get_links().size()); ++l) {
+      if (link_track[l] < 0) continue;
+      for (const auto& iv : merge_intervals(rt.link_busy_[l]))
+        result.spans.push_back({link_track[l], "busy", "link", iv.first, iv.second});
+    }
+  }
+  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  return result;
+}
+
+double simulate_phases(const models::Cluster& cluster, const std::vector<Phase>& phases) {
+  const Topology topo(cluster);
+  make_engine();
+  const Platform platform(topo, nodes_of_flows(cluster, phases));
+  SimResult scratch;
+  Runtime rt(topo, platform, scratch, false);
+  std::vector<FoldedPhase> folded;
+  for (const auto& ph : phases) folded.push_back({ph, {}});
+  int host_gpu = 0;
+  for (const auto& ph : phases)
+    if (!ph.empty()) { host_gpu = ph.front().src; break; }
+  double elapsed = 0;
+  sg4::Actor::create("phases", platform.host(host_gpu), [&] { elapsed = rt.run_phases(folded, 1.0, false); });
+  sg4::Engine::get_instance()->run();
+  return elapsed;
+}
+
+}  // namespace hetsim::sim

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: Apache-2.0
+// Flow patterns of the collectives (see collective_flows.hpp for the citations).
+#include "collective_flows.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "sim_topology.hpp"
+
+namespace hetsim::sim {
+namespace {
+
+std::vector<Phase> ring_steps(const std::vector<int>& ring, const std::vector<int>* node_of, double step_bytes,
+                              int steps) {
+  std::vector<Phase> out;
+  const int p = static_cast<int>(ring.size());
+  if (p < 2) return out;
+  // Members of each node in ring order (for the channel split of node-leaving hops).
+  std::map<int, std::vector<int>> members;
+  if (node_of)
+    for (int i = 0; i < p; ++i) members[(*node_of)[i]].push_back(ring[i]);
+  Phase phase;
+  for (int i = 0; i < p; ++i) {
+    const int j = (i + 1) % p;
+    if (!node_of || (*node_of)[i] == (*node_of)[j]) {
+      phase.push_back({ring[i], ring[j], step_bytes});
+      continue;
+    }
+    const auto& ma = members[(*node_of)[i]];
+    const auto& mb = members[(*node_of)[j]];
+    const std::size_t k = std::min(ma.size(), mb.size());
+    for (std::size_t c = 0; c < k; ++c) phase.push_back({ma[c], mb[c], step_bytes / static_cast<double>(k)});
+  }
+  for (int s = 0; s < steps; ++s) out.push_back(phase);
+  return out;
+}
+
+}  // namespace
+
+std::vector<Phase> ring_all_reduce(const std::vector<int>& ring, double bytes, const std::vector<int>* node_of) {
+  const int p = static_cast<int>(ring.size());
+  return ring_steps(ring, node_of, bytes / std::max(p, 1), 2 * (p - 1));
+}
+
+std::vector<Phase> ring_all_gather(const std::vector<int>& ring, double bytes, const std::vector<int>* node_of) {
+  const int p = static_cast<int>(ring.size());
+  return ring_steps(ring, node_of, bytes / std::max(p, 1), p - 1);
+}
+
+std::vector<Phase> ring_reduce_scatter(const std::vector<int>& ring, double bytes, const std::vector<int>* node_of) {
+  return ring_all_gather(ring, bytes, node_of);
+}
+
+void merge_phases(std::vector<Phase>& into, const std::vector<Phase>& more) {
+  if (into.size() < more.size()) into.resize(more.size());
+  for (std::size_t i = 0; i < more.size(); ++i) into[i].insert(into[i].end(), more[i].begin(), more[i].end());
+}
+
+std::vector<Phase> hierarchical_all_reduce(const std::vector<int>& gpus, const std::vector<int>& node_of, double bytes) {
+  // Members grouped by node, in order of first appearance.
+  std::vector<int> nodes;
+  std::map<int, std::vector<int>> by_node;
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    if (!by_node.count(node_of[i])) nodes.push_back(node_of[i]);
+    by_node[node_of[i]].push_back(gpus[i]);
+  }
+  const std::size_t k = by_node[nodes[0]].size();
+  bool even = true;
+  for (int n : nodes) even = even && by_node[n].size() == k;
+  if (!even || nodes.size() < 2 || k < 2) return ring_all_reduce(gpus, bytes, &node_of);
+  std::vector<Phase> out;
+  std::vector<Phase> rs, ag, inter;
+  for (int n : nodes) {
+    merge_phases(rs, ring_reduce_scatter(by_node[n], bytes));
+    merge_phases(ag, ring_all_gather(by_node[n], bytes));
+  }
+  for (std::size_t l = 0; l < k; ++l) {
+    std::vector<int> ring;
+    for (int n : nodes) ring.push_back(by_node[n][l]);
+    merge_phases(inter, ring_all_reduce(ring, bytes / static_cast<double>(k)));
+  }
+  out.insert(out.end(), rs.begin(), rs.end());
+  out.insert(out.end(), inter.begin(), inter.end());
+  out.insert(out.end(), ag.begin(), ag.end());
+  return out;
+}
+
+std::vector<Phase> tree_all_reduce(const std::vector<int>& gpus, double bytes) {
+  const int p = static_cast<int>(gpus.size());
+  if (p < 2) return {};
+  // Two complementary binary trees in heap order: tree 0 over ranks 0..p-1, tree 1 over the
+  // ranks mirrored (p-1-i), so an inner node of one is (mostly) a leaf of the other.
+  Phase up, down;
+  for (int tree = 0; tree < 2; ++tree) {
+    auto rank = [&](int i) { return gpus[tree == 0 ? i : p - 1 - i]; };
+    for (int i = 1; i < p; ++i) {
+      const int parent = (i - 1) / 2;
+      up.push_back({rank(i), rank(parent), bytes / 2});
+      down.push_back({rank(parent), rank(i), bytes / 2});
+    }
+  }
+  return {up, down};
+}
+
+int tree_fill_hops(int members) {
+  int depth = 0;
+  while ((1 << depth) < members) ++depth;
+  return std::max(depth - 1, 0);
+}
+
+std::vector<Phase> dp_all_reduce(models::GradSyncAlgorithm algorithm, const std::vector<int>& gpus,
+                                 const std::vector<int>& node_of, double bytes) {
+  switch (algorithm) {
+    case models::GradSyncAlgorithm::kRing: return ring_all_reduce(gpus, bytes, &node_of);
+    case models::GradSyncAlgorithm::kTree: return tree_all_reduce(gpus, bytes);
+    case models::GradSyncAlgorithm::kHierarchical:
+    case models::GradSyncAlgorithm::kAuto: return hierarchical_all_reduce(gpus, node_of, bytes);
+  }
+  return ring_all_reduce(gpus, bytes);
+}
+
+FoldedPhase fold_phase(const Topology& topology, const Phase& phase, bool fold) {
+  FoldedPhase out{phase, {}, 0};
+  if (!fold || phase.size() < 2) return out;
+  // Load each link would carry if every flow ran at its rate alone; a link shared by several
+  // flows keeps them all (exact) unless its capacity covers that load (then it binds none of them).
+  std::map<int, double> load;
+  std::set<std::tuple<double, double, double>> figures;
+  std::vector<std::vector<int>> paths;
+  for (const auto& f : phase) {
+    paths.push_back(topology.path(f.src, f.dst));
+    const double alone = topology.path_bandwidth_Bps(f.src, f.dst);
+    for (int l : paths.back()) load[l] += alone;
+    figures.insert({f.bytes, topology.path_latency_s(f.src, f.dst), alone});
+  }
+  if (figures.size() != 1) return out;
+  for (const auto& [l, bps] : load)
+    if (bps > topology.get_link(l).bandwidth_Bps * (1 + 1e-9)) return out;
+  out.simulated = Phase{phase.front()};
+  out.shadows.assign(phase.begin() + 1, phase.end());
+  return out;
+}
+
+std::vector<FoldedPhase> merge_repeated_phases(const Topology& topology, const std::vector<FoldedPhase>& phases) {
+  std::vector<FoldedPhase> out;
+  auto same = [](const Phase& a, const Phase& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (a[i].src != b[i].src || a[i].dst != b[i].dst || a[i].bytes != b[i].bytes) return false;
+    return true;
+  };
+  std::size_t i = 0;
+  while (i < phases.size()) {
+    std::size_t j = i + 1;
+    while (j < phases.size() && same(phases[j].simulated, phases[i].simulated) &&
+           same(phases[j].shadows, phases[i].shadows) && phases[j].delay_after_s == phases[i].delay_after_s)
+      ++j;
+    const double n = static_cast<double>(j - i);
+    FoldedPhase merged = phases[i];
+    if (n > 1 && !merged.simulated.empty()) {
+      double latency = 0;
+      for (auto& f : merged.simulated) {
+        latency = std::max(latency, topology.path_latency_s(f.src, f.dst));
+        f.bytes *= n;
+      }
+      for (auto& f : merged.shadows) f.bytes *= n;
+      // One flow pays the path latency once; the other n-1 steps' latencies follow it.
+      merged.delay_after_s = n * merged.delay_after_s + (n - 1) * latency;
+    }
+    out.push_back(std::move(merged));
+    i = j;
+  }
+  return out;
+}
+
+}  // namespace hetsim::sim

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+// Collectives as phase-level flows: a collective is a sequence of phases; a phase is a set
+// of concurrent point-to-point flows (one flow per ring step and rank, not per chunk) that
+// all must finish before the next phase starts. No SimGrid here.
+#pragma once
+#include <vector>
+
+#include "plan.hpp"
+
+namespace hetsim::sim {
+
+class Topology;
+
+struct Flow {
+  int src = 0;          ///< global GPU index
+  int dst = 0;
+  double bytes = 0;
+};
+using Phase = std::vector<Flow>;
+
+/// Ring all-reduce (Patarasuk & Yuan, JPDC 2009): p-1 reduce-scatter steps then p-1
+/// all-gather steps; in each step every rank sends n/p bytes to its successor.
+/// Alone on links of latency α and bandwidth B: 2(p-1)·α + 2(p-1)/p · n/B.
+///
+/// With `node_of` (the node of each member), a hop that leaves a node is split into one flow
+/// per member pair of the two nodes (k = fewer members of the two nodes, n/(p·k) bytes each):
+/// NCCL runs one ring channel per member, each crossing on its own NIC (Jeaugey, "NCCL 2.0",
+/// GTC 2017), which is the cost model's "NIC share x members" (models/topology.hpp).
+std::vector<Phase> ring_all_reduce(const std::vector<int>& ring, double bytes, const std::vector<int>* node_of = nullptr);
+/// Ring all-gather of a gathered buffer of `bytes` per rank: p-1 steps of n/p bytes.
+std::vector<Phase> ring_all_gather(const std::vector<int>& ring, double bytes, const std::vector<int>* node_of = nullptr);
+/// Ring reduce-scatter of an input buffer of `bytes` per rank: p-1 steps of n/p bytes.
+std::vector<Phase> ring_reduce_scatter(const std::vector<int>& ring, double bytes, const std::vector<int>* node_of = nullptr);
+/// Hierarchical all-reduce (as NCCL/Horovod do across nodes; Sergeev & Del Balso 2018):
+/// reduce-scatter inside each node, all-reduce across nodes among GPUs of the same local
+/// rank (n/k bytes each, k = GPUs of the group per node), all-gather inside each node.
+/// `node_of` gives the node of each member. Falls back to a ring when the members are not
+/// spread evenly over nodes.
+std::vector<Phase> hierarchical_all_reduce(const std::vector<int>& gpus, const std::vector<int>& node_of, double bytes);
+/// Double binary tree all-reduce (Sanders, Speck, Träff, Parallel Computing 2009, as used by
+/// NCCL), pipelined: every tree edge carries n/2 bytes per tree, all levels at once, in one
+/// reduce phase (up) and one broadcast phase (down); the pipeline's fill adds (depth-1) hop
+/// latencies after each phase (`tree_fill_hops`). Alone: 2·depth·α + 2·n/B, the cost model's
+/// tree_time().
+std::vector<Phase> tree_all_reduce(const std::vector<int>& gpus, double bytes);
+/// Hop latencies of a tree phase's pipeline fill: ceil(log2 p) - 1.
+int tree_fill_hops(int members);
+
+/// The all-reduce a DP gradient sync uses for the given algorithm (callers resolve kAuto with
+/// the cost model's choice, see sim_layout.cpp; here kAuto means hierarchical, which is a ring
+/// when the group has one member per node).
+std::vector<Phase> dp_all_reduce(models::GradSyncAlgorithm algorithm, const std::vector<int>& gpus,
+                                 const std::vector<int>& node_of, double bytes);
+
+/// Merges collectives that run at the same time into one phase list (phase i of each).
+void merge_phases(std::vector<Phase>& into, const std::vector<Phase>& more);
+
+/// A phase after folding: the flows to simulate, and the flows they stand for (simulated
+/// once, counted in link statistics with the representative's timing).
+struct FoldedPhase {
+  Phase simulated;
+  Phase shadows;
+  double delay_after_s = 0;  ///< pipeline fill of a tree phase (hop latencies not in the flows)
+};
+/// Folding inside a phase: when the flows' figures (size, path latency, path bandwidth) are
+/// equal and no link they share would be loaded beyond its capacity by their rates alone, one
+/// flow stands for all of them (each takes the same time alone). Otherwise every flow is
+/// simulated (binding shared links kept exact).
+FoldedPhase fold_phase(const Topology& topology, const Phase& phase, bool fold);
+/// Merges runs of identical consecutive phases (a ring's 2(p-1) equal steps) into one phase
+/// whose flows carry the run's bytes, followed by the remaining steps' path latencies:
+/// n·(α + s/B) alone, as the steps take one after the other. Under contention it is the
+/// average over the run. Part of folding (fewer flows for SimGrid to move).
+std::vector<FoldedPhase> merge_repeated_phases(const Topology& topology, const std::vector<FoldedPhase>& phases);
+
+}  // namespace hetsim::sim

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: Apache-2.0
+// SimGrid 3.32 platform from the Topology (one of the few files that call SimGrid).
+#include "platform_builder.hpp"
+
+#include <simgrid/s4u.hpp>
+#include <string>
+
+namespace sg4 = simgrid::s4u;
+
+namespace hetsim::sim {
+namespace {
+
+sg4::Link* make_link(sg4::NetZone* zone, const TopoLink& l) {
+  // SHARED: max-min fair sharing among the flows crossing it (one direction; see sim_topology.hpp).
+  return zone->create_link(l.name, l.bandwidth_Bps)
+      ->set_latency(l.latency_s)
+      ->set_sharing_policy(sg4::Link::SharingPolicy::SHARED)
+      ->seal();
+}
+
+}  // namespace
+
+Platform::Platform(const Topology& topology, const std::vector<bool>& node_used) : topology_(&topology) {
+  const auto& cluster = topology.get_cluster();
+  hosts_.assign(cluster.gpus.size(), nullptr);
+  links_.assign(topology.get_links().size(), nullptr);
+  auto link = [&](sg4::NetZone* zone, int id) {
+    if (links_[id] == nullptr) links_[id] = make_link(zone, topology.get_link(id));
+    return links_[id];
+  };
+
+  auto* root = sg4::create_full_zone("cluster");
+  std::vector<sg4::NetZone*> zone_nz(cluster.zones.size(), nullptr);
+  std::vector<simgrid::kernel::routing::NetPoint*> zone_gw(cluster.zones.size(), nullptr);
+  for (std::size_t z = 0; z < cluster.zones.size(); ++z) {
+    auto* zone = sg4::create_star_zone(cluster.zones[z].name);
+    zone->set_parent(root);
+    zone_nz[z] = zone;
+    // The zone's WAN gateway lives in a tiny child zone of its own: SimGrid 3.32 cannot route
+    // from a host inside a node zone to a router that sits directly in the star (it looks the
+    // host up in the star's routes; TOOLCHAIN.md §4 "zone->router gotcha").
+    auto* gw_zone = sg4::create_full_zone(cluster.zones[z].name + "/gateway-zone");
+    gw_zone->set_parent(zone);
+    zone_gw[z] = gw_zone->create_router(cluster.zones[z].name + "/gateway");
+    gw_zone->seal();
+    zone->add_route(gw_zone->get_netpoint(), nullptr, zone_gw[z], nullptr, {}, false);
+    zone->add_route(nullptr, gw_zone->get_netpoint(), nullptr, zone_gw[z], {}, false);
+  }
+
+  for (int n = 0; n < static_cast<int>(cluster.nodes.size()); ++n) {
+    if (!node_used[n]) continue;
+    const auto& node = cluster.nodes[n];
+    const auto& type = cluster.node_types[node.node_type];
+    auto* zone = zone_nz[node.zone];
+    const std::string name = node_name(cluster, n);
+    auto* nz = sg4::create_full_zone(name);
+    nz->set_parent(zone);
+    auto* gw = nz->create_router(name + "/gateway");
+    std::vector<sg4::Host*> local;
+    for (int l = 0; l < type.gpus_per_node; ++l) {
+      auto* h = nz->create_host(name + "/gpu[" + std::to_string(l) + "]", kHostSpeedFlops)->seal();
+      hosts_[node.first_gpu + l] = h;
+      local.push_back(h);
+    }
+    for (int i = 0; i < type.gpus_per_node; ++i) {
+      const int gi = node.first_gpu + i;
+      for (int j = 0; j < type.gpus_per_node; ++j) {
+        if (i == j) continue;
+        const int gj = node.first_gpu + j;
+        nz->add_route(local[i]->get_netpoint(), local[j]->get_netpoint(), nullptr, nullptr,
+                      {sg4::LinkInRoute(link(nz, topology.intra_up(gi))), sg4::LinkInRoute(link(nz, topology.intra_down(gj)))},
+                      false);
+      }
+      if (type.nics.count > 0) {
+        std::vector<sg4::LinkInRoute> out, in;
+        if (topology.host_up(gi) >= 0) out.emplace_back(link(nz, topology.host_up(gi)));
+        out.emplace_back(link(nz, topology.nic_up(gi)));
+        in.emplace_back(link(nz, topology.nic_down(gi)));
+        if (topology.host_down(gi) >= 0) in.emplace_back(link(nz, topology.host_down(gi)));
+        nz->add_route(local[i]->get_netpoint(), gw, nullptr, nullptr, out, false);
+        nz->add_route(gw, local[i]->get_netpoint(), nullptr, nullptr, in, false);
+      }
+    }
+    nz->seal();
+    if (type.nics.count > 0) {
+      zone->add_route(nz->get_netpoint(), nullptr, gw, nullptr, {sg4::LinkInRoute(link(zone, topology.uplink_up(n)))}, false);
+      zone->add_route(nullptr, nz->get_netpoint(), nullptr, gw, {sg4::LinkInRoute(link(zone, topology.uplink_down(n)))}, false);
+    }
+  }
+  for (std::size_t a = 0; a < cluster.zones.size(); ++a) {
+    zone_nz[a]->seal();
+  }
+  for (std::size_t a = 0; a < cluster.zones.size(); ++a)
+    for (std::size_t b = 0; b < cluster.zones.size(); ++b) {
+      if (a == b) continue;
+      const int w = topology.wan(static_cast<int>(a), static_cast<int>(b));
+      if (w < 0) continue;
+      root->add_route(zone_nz[a]->get_netpoint(), zone_nz[b]->get_netpoint(), zone_gw[a], zone_gw[b],
+                      {sg4::LinkInRoute(link(root, w))}, false);
+    }
+  root->seal();
+}
+
+}  // namespace hetsim::sim

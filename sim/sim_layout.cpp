@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: Apache-2.0
+// Folding analysis and DP components (see sim_layout.hpp).
+#include "sim_layout.hpp"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
+#include <stdexcept>
+
+namespace hetsim::sim {
+namespace {
+
+struct UnionFind {
+  std::vector<int> parent;
+  explicit UnionFind(int n) : parent(n) { std::iota(parent.begin(), parent.end(), 0); }
+  int find(int x) { return parent[x] == x ? x : parent[x] = find(parent[x]); }
+  void unite(int a, int b) {
+    a = find(a), b = find(b);
+    if (a != b) parent[std::max(a, b)] = std::min(a, b);
+  }
+};
+
+bool same_ops(const std::vector<models::Op>& a, const std::vector<models::Op>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].kind != b[i].kind || a[i].duration_s != b[i].duration_s || a[i].size_bytes != b[i].size_bytes) return false;
+  return true;
+}
+
+bool same_stage_work(const models::StageWork& a, const models::StageWork& b) {
+  if (a.chunks.size() != b.chunks.size() || a.gpus.size() != b.gpus.size()) return false;
+  for (std::size_t c = 0; c < a.chunks.size(); ++c)
+    if (!same_ops(a.chunks[c].forward, b.chunks[c].forward) || !same_ops(a.chunks[c].backward, b.chunks[c].backward))
+      return false;
+  return a.activation_send_bytes == b.activation_send_bytes && a.grad_sync_bytes == b.grad_sync_bytes &&
+         a.optimizer_s == b.optimizer_s;
+}
+
+// Blocks of replicas that share nodes; returns replicas per block when the blocks are
+// consecutive, equal in size and congruent, else 0.
+int congruent_block_size(const Topology& topo, const models::Plan& plan, const models::PlanWork& work) {
+  const auto& cluster = topo.get_cluster();
+  const int d = static_cast<int>(work.replicas.size());
+  if (d < 3) return 0;
+  std::map<int, int> first_replica_of_node;
+  UnionFind uf(d);
+  std::set<int> zones;
+  for (int r = 0; r < d; ++r)
+    for (const auto& st : work.replicas[r])
+      for (int g : st.gpus) {
+        zones.insert(cluster.zone_of_gpu(g));
+        auto [it, fresh] = first_replica_of_node.emplace(cluster.node_of_gpu(g), r);
+        if (!fresh) uf.unite(it->second, r);
+      }
+  if (zones.size() != 1) return 0;  // WAN-spanning plans: simulated unfolded (exact)
+  int size = 0;
+  while (size < d && uf.find(size) == 0) ++size;
+  if (size == 0 || d % size != 0 || d / size < 3) return 0;
+  for (int r = 0; r < d; ++r) {
+    if (uf.find(r) != (r / size) * size) return 0;
+    const int r0 = r % size;
+    if (plan.replicas[r].micro_batches != plan.replicas[r0].micro_batches) return 0;
+    if (work.replicas[r].size() != work.replicas[r0].size()) return 0;
+    for (std::size_t s = 0; s < work.replicas[r].size(); ++s) {
+      const auto& a = work.replicas[r][s];
+      const auto& b = work.replicas[r0][s];
+      if (!same_stage_work(a, b)) return 0;
+      for (std::size_t i = 0; i < a.gpus.size(); ++i) {
+        const auto& na = cluster.nodes[cluster.node_of_gpu(a.gpus[i])];
+        const auto& nb = cluster.nodes[cluster.node_of_gpu(b.gpus[i])];
+        if (na.node_type != nb.node_type || cluster.gpus[a.gpus[i]].local != cluster.gpus[b.gpus[i]].local) return 0;
+      }
+    }
+  }
+  return size;
+}
+
+}  // namespace
+
+CollectiveFlows collective_flows(const Topology& topo, models::CollectiveKind kind, models::GradSyncAlgorithm algorithm,
+                                 const std::vector<int>& gpus, double bytes) {
+  CollectiveFlows out;
+  const auto& cluster = topo.get_cluster();
+  if (gpus.size() < 2 || bytes <= 0) return out;
+  std::vector<int> node_of;
+  for (int g : gpus) node_of.push_back(cluster.node_of_gpu(g));
+  if (kind != models::CollectiveKind::kAllReduce) {
+    // The cost model's hierarchical and tree all-gather/reduce-scatter fall back to rings too.
+    out.phases = ring_all_gather(gpus, bytes, &node_of);
+    return out;
+  }
+  const models::GroupCost g = models::group_cost(cluster, gpus);
+  if (algorithm == models::GradSyncAlgorithm::kAuto) {
+    // models::collective_time(kAuto) = min(ring, tree, hierarchical), first of equals.
+    const double ring = models::ring_time(kind, bytes, g), tree = models::tree_time(kind, bytes, g),
+                 hier = models::hierarchical_time(kind, bytes, g);
+    algorithm = models::GradSyncAlgorithm::kRing;
+    if (tree < ring) algorithm = models::GradSyncAlgorithm::kTree;
+    if (hier < std::min(ring, tree)) algorithm = models::GradSyncAlgorithm::kHierarchical;
+  }
+  if (algorithm == models::GradSyncAlgorithm::kHierarchical && (g.nodes <= 1 || g.inter_bandwidth_Bps <= 0))
+    algorithm = models::GradSyncAlgorithm::kRing;  // hierarchical_time's own fallback
+  out.phases = dp_all_reduce(algorithm, gpus, node_of, bytes);
+  if (algorithm == models::GradSyncAlgorithm::kTree) out.delay_after_s = tree_fill_hops(static_cast<int>(gpus.size())) * g.hop_latency_s;
+  return out;
+}
+
+std::vector<FoldedPhase> folded_collective(const Topology& topo, models::CollectiveKind kind,
+                                           models::GradSyncAlgorithm algorithm, const std::vector<int>& gpus,
+                                           double bytes, bool fold) {
+  const CollectiveFlows c = collective_flows(topo, kind, algorithm, gpus, bytes);
+  std::vector<FoldedPhase> out;
+  for (const auto& ph : c.phases) {
+    out.push_back(fold_phase(topo, ph, fold));
+    out.back().delay_after_s = c.delay_after_s;
+  }
+  return fold ? merge_repeated_phases(topo, out) : out;
+}
+
+Phase group_transfer(const std::vector<int>& src, const std::vector<int>& dst, double bytes_per_rank) {
+  Phase out;
+  const std::size_t ns = src.size(), nd = dst.size();
+  if (bytes_per_rank <= 0) return out;  // nothing to send (the cost model's p2p_time(0) = 0)
+  for (std::size_t i = 0; i < ns; ++i) out.push_back({src[i], dst[i * nd / ns], bytes_per_rank});
+  return out;
+}
+
+namespace {
+
+// Empty result (no actors) when folding by blocks was asked and a DP flow leaves the blocks.
+SimLayout layout(const Topology& topo, const models::Plan& plan, const models::PlanWork& work, bool fold, bool blocks) {
+  const auto& cluster = topo.get_cluster();
+  SimLayout lay;
+  const int d = static_cast<int>(work.replicas.size());
+  const int block = fold && blocks ? congruent_block_size(topo, plan, work) : 0;
+  const int simulated = block > 0 ? block : d;
+  lay.replica_simulated.assign(d, false);
+  for (int r = 0; r < simulated; ++r) {
+    lay.replicas.push_back(r);
+    lay.replica_simulated[r] = true;
+  }
+  lay.node_used.assign(cluster.nodes.size(), false);
+  std::vector<bool> gpu_in_sim(cluster.gpus.size(), false), gpu_in_platform(cluster.gpus.size(), false);
+  for (int r = 0; r < d; ++r)
+    for (const auto& st : work.replicas[r])
+      for (int g : st.gpus) {
+        if (r < simulated) gpu_in_sim[g] = true;
+        if (r < simulated + (block > 0 ? block : 0)) lay.node_used[cluster.node_of_gpu(g)] = true;
+      }
+  for (int g = 0; g < cluster.gpu_count(); ++g) gpu_in_platform[g] = lay.node_used[cluster.node_of_gpu(g)];
+
+  // Actors and the GPU -> actor map.
+  std::vector<int> actor_of_gpu(cluster.gpus.size(), -1);
+  for (int r : lay.replicas)
+    for (std::size_t s = 0; s < work.replicas[r].size(); ++s) {
+      for (int g : work.replicas[r][s].gpus) actor_of_gpu[g] = static_cast<int>(lay.actors.size());
+      lay.actors.push_back({r, static_cast<int>(s), -1});
+    }
+
+  // DP components: union of simulated actors over each group's simulated GPUs. Tied-embedding
+  // groups are separate: they run after the DP sync of their two stages.
+  UnionFind uf(static_cast<int>(lay.actors.size()));
+  std::vector<int> groups_with_flows;
+  lay.embedding_of_actor.assign(lay.actors.size(), -1);
+  for (std::size_t k = 0; k < work.dp_groups.size(); ++k) {
+    const auto& grp = work.dp_groups[k];
+    if (grp.gpus.size() < 2 || grp.size_bytes <= 0) continue;
+    if (grp.embedding) {
+      const int a = actor_of_gpu[grp.gpus.front()], b = actor_of_gpu[grp.gpus.back()];
+      if (a < 0 || b < 0 || a == b) continue;  // a replica not simulated (folded)
+      EmbeddingSync e;
+      e.first_actor = a;
+      e.last_actor = b;
+      e.phases = folded_collective(topo, models::CollectiveKind::kAllReduce, plan.grad_sync, grp.gpus, grp.size_bytes, fold);
+      lay.embedding_of_actor[a] = lay.embedding_of_actor[b] = static_cast<int>(lay.embeddings.size());
+      lay.embeddings.push_back(std::move(e));
+      continue;
+    }
+    int first = -1;
+    for (int g : grp.gpus)
+      if (gpu_in_sim[g]) {
+        if (first < 0) first = actor_of_gpu[g];
+        else uf.unite(first, actor_of_gpu[g]);
+      }
+    if (first >= 0) groups_with_flows.push_back(static_cast<int>(k));
+  }
+  std::map<int, int> component_of_root;
+  bool leaves = false;
+  for (int k : groups_with_flows) {
+    const auto& grp = work.dp_groups[k];
+    int root = -1;
+    for (int g : grp.gpus)
+      if (gpu_in_sim[g]) {
+        root = uf.find(actor_of_gpu[g]);
+        break;
+      }
+    auto [it, fresh] = component_of_root.emplace(root, static_cast<int>(lay.components.size()));
+    if (fresh) lay.components.emplace_back();
+    auto& comp = lay.components[it->second];
+    // ZeRO >= 1 shards the optimizer state: gradients are reduce-scattered and the updated
+    // weights all-gathered (Rajbhandari et al., SC'20 §5.1-5.2), as the cost model prices it.
+    CollectiveFlows grad =
+        plan.zero >= 1 ? collective_flows(topo, models::CollectiveKind::kReduceScatter, plan.grad_sync, grp.gpus, grp.size_bytes)
+                       : collective_flows(topo, models::CollectiveKind::kAllReduce, plan.grad_sync, grp.gpus, grp.size_bytes);
+    CollectiveFlows params;
+    if (plan.zero >= 1) {
+      const double bytes = grp.gather_bytes > 0 ? grp.gather_bytes : grp.size_bytes;
+      params = collective_flows(topo, models::CollectiveKind::kAllGather, plan.grad_sync, grp.gpus, bytes);
+    }
+    // Keep the flows that start in the simulated replicas; their destinations must be in the platform.
+    auto add = [&](const CollectiveFlows& cf, std::vector<FoldedPhase>& into) {
+      if (into.size() < cf.phases.size()) into.resize(cf.phases.size());
+      for (std::size_t i = 0; i < cf.phases.size(); ++i) {
+        for (const auto& f : cf.phases[i]) {
+          if (!gpu_in_sim[f.src]) continue;
+          if (!gpu_in_platform[f.dst]) leaves = true;
+          into[i].simulated.push_back(f);
+        }
+        into[i].delay_after_s = std::max(into[i].delay_after_s, cf.delay_after_s);
+      }
+    };
+    add(grad, comp.grad_phases);
+    add(params, comp.param_phases);
+  }
+  if (leaves) return {};  // a DP flow leaves the simulated and ghost blocks: caller simulates unfolded
+  lay.zero3_gather.assign(lay.actors.size(), {});
+  if (plan.zero >= 3) {
+    std::vector<Phase> per_actor(lay.actors.size());
+    for (int k : groups_with_flows) {
+      const auto& grp = work.dp_groups[k];
+      const int n = static_cast<int>(grp.gpus.size());
+      for (int i = 0; i < n; ++i) {
+        const int g = grp.gpus[i];
+        if (!gpu_in_sim[g]) continue;
+        const int a = actor_of_gpu[g];
+        const double chunks = static_cast<double>(std::max<std::size_t>(1, work.replicas[lay.actors[a].replica][lay.actors[a].stage].chunks.size()));
+        const int dst = grp.gpus[(i + 1) % n];
+        if (!gpu_in_platform[dst]) return {};
+        per_actor[a].push_back({g, dst, grp.gather_bytes * (n - 1) / n / chunks});
+      }
+    }
+    for (std::size_t a = 0; a < per_actor.size(); ++a) lay.zero3_gather[a] = fold_phase(topo, per_actor[a], fold);
+  }
+  for (auto& [root, c] : component_of_root) {
+    auto& comp = lay.components[c];
+    for (int a = 0; a < static_cast<int>(lay.actors.size()); ++a)
+      if (uf.find(a) == root) {
+        comp.actors.push_back(a);
+        lay.actors[a].component = c;
+      }
+    for (auto* phases : {&comp.grad_phases, &comp.param_phases}) {
+      for (auto& ph : *phases) {
+        const double delay = ph.delay_after_s;
+        ph = fold_phase(topo, ph.simulated, fold);
+        ph.delay_after_s = delay;
+      }
+      if (fold) *phases = merge_repeated_phases(topo, *phases);
+    }
+  }
+  lay.folded = block > 0;
+  lay.block_replicas = block > 0 ? block : d;
+  return lay;
+}
+
+}  // namespace
+
+SimLayout make_layout(const Topology& topo, const models::Plan& plan, const models::PlanWork& work, bool fold) {
+  SimLayout lay = layout(topo, plan, work, fold, true);
+  if (lay.actors.empty()) lay = layout(topo, plan, work, fold, false);
+  return lay;
+}
+
+}  // namespace hetsim::sim

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the simulator simulates: which replicas (DP folding), which nodes the platform needs,
+// which stage actors sync gradients together and with which flows. No SimGrid.
+//
+// Folding (DESIGN "Simulator"): replicas are grouped into blocks that share no node with
+// each other (one replica per block when a replica fills whole nodes; several when
+// replicas share a node). When the blocks are congruent (same op costs, GPU and node
+// types, micro-batches, one zone), only block 0 is simulated; its DP flows towards block 1
+// are kept, so block 1's nodes are in the platform as receivers ("ghosts") and every link
+// block 0 uses carries the load it carries in the full run. Flows of other blocks are the
+// same by symmetry and are not simulated.
+#pragma once
+#include <vector>
+
+#include "collective_flows.hpp"
+#include "comm_cost.hpp"
+#include "plan.hpp"
+#include "plan_work.hpp"
+#include "sim_topology.hpp"
+
+namespace hetsim::sim {
+
+/// Stage actors whose GPUs are linked by DP groups: they sync gradients together.
+struct DpComponent {
+  std::vector<int> actors;                 ///< indices into SimLayout::actors
+  std::vector<FoldedPhase> grad_phases;    ///< gradient sync of the full gradient (all-reduce, or reduce-scatter with ZeRO>=1)
+  std::vector<FoldedPhase> param_phases;   ///< ZeRO>=1: parameter all-gather after the optimizer step
+};
+
+/// Tied embeddings: the first and last stage of a replica all-reduce the embedding gradient
+/// after their DP sync (Megatron-LM _allreduce_embedding_grads), as the cost model orders it.
+struct EmbeddingSync {
+  int first_actor = -1;
+  int last_actor = -1;
+  std::vector<FoldedPhase> phases;
+};
+
+struct StageActorSpec {
+  int replica = 0;
+  int stage = 0;
+  int component = -1;                      ///< DP component, -1 when the stage syncs nothing
+};
+
+struct SimLayout {
+  std::vector<int> replicas;               ///< simulated replicas
+  std::vector<bool> replica_simulated;     ///< by replica index
+  std::vector<bool> node_used;             ///< nodes the platform builds (simulated + ghosts)
+  std::vector<StageActorSpec> actors;
+  std::vector<DpComponent> components;
+  std::vector<EmbeddingSync> embeddings;
+  /// ZeRO-3, per actor: the flows of its ranks' share of the weight all-gather of one chunk
+  /// (each rank sends (n-1)/n of the chunk's weights to its ring successor), started when a
+  /// pass starts and awaited when it ends: the prefetch overlaps the pass's compute
+  /// (Rajbhandari et al., SC'20 §5.3), as the cost model's exposed-gather term assumes.
+  std::vector<FoldedPhase> zero3_gather;
+  std::vector<int> embedding_of_actor;     ///< index into embeddings, -1 when none
+  bool folded = false;
+  int block_replicas = 0;                  ///< replicas per block
+};
+
+/// Decides folding and builds the DP components. Throws std::runtime_error for an unroutable plan.
+SimLayout make_layout(const Topology& topology, const models::Plan& plan, const models::PlanWork& work, bool fold);
+
+/// A collective as flows: its phases and the pipeline-fill delay after each (tree only).
+struct CollectiveFlows {
+  std::vector<Phase> phases;
+  double delay_after_s = 0;
+};
+/// The collective the cost model prices (models::collective_time): `algorithm`, or for kAuto
+/// the fastest of ring / tree / hierarchical on the group's figures (models::group_cost);
+/// all-gather and reduce-scatter are rings (hierarchical for all-gather/reduce-scatter is not
+/// modelled by either engine beyond its ring fallback).
+CollectiveFlows collective_flows(const Topology& topology, models::CollectiveKind kind,
+                                 models::GradSyncAlgorithm algorithm, const std::vector<int>& gpus, double bytes);
+/// The same, folded phase by phase.
+std::vector<FoldedPhase> folded_collective(const Topology& topology, models::CollectiveKind kind,
+                                           models::GradSyncAlgorithm algorithm, const std::vector<int>& gpus,
+                                           double bytes, bool fold);
+
+/// Flows of a point-to-point transfer between two TP groups: rank i sends to rank i·|dst|/|src|
+/// (rank-wise when the groups have the same size), `bytes_per_rank` each.
+Phase group_transfer(const std::vector<int>& src, const std::vector<int>& dst, double bytes_per_rank);
+
+}  // namespace hetsim::sim

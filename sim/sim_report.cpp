@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: Apache-2.0
+// Report of a simulation (see sim_report.hpp).
+#include "sim_report.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+#include "predictor.hpp"
+
+namespace hetsim::sim {
+namespace {
+
+/// Links listed one by one in Report::extra (the busiest first); the rest only count in the max.
+constexpr std::size_t kLinksInReport = 8;
+
+class Writer {
+ public:
+  void f64(double v) { raw(&v, sizeof v); }
+  void i64(long long v) { raw(&v, sizeof v); }
+  void str(const std::string& s) {
+    i64(static_cast<long long>(s.size()));
+    out_ += s;
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  void raw(const void* p, std::size_t n) { out_.append(static_cast<const char*>(p), n); }
+  std::string out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(const std::string& in) : in_(in) {}
+  double f64() {
+    double v;
+    raw(&v, sizeof v);
+    return v;
+  }
+  long long i64() {
+    long long v;
+    raw(&v, sizeof v);
+    return v;
+  }
+  std::string str() {
+    const auto n = static_cast<std::size_t>(i64());
+    if (pos_ + n > in_.size()) throw std::runtime_error("truncated report from the simulator process");
+    std::string s = in_.substr(pos_, n);
+    pos_ += n;
+    return s;
+  }
+
+ private:
+  void raw(void* p, std::size_t n) {
+    if (pos_ + n > in_.size()) throw std::runtime_error("truncated report from the simulator process");
+    std::memcpy(p, in_.data() + pos_, n);
+    pos_ += n;
+  }
+  const std::string& in_;
+  std::size_t pos_ = 0;
+};
+
+}  // namespace
+
+std::string encode_report(const models::Report& r) {
+  Writer w;
+  w.str(r.engine);
+  w.i64(r.feasible);
+  w.str(r.infeasible_reason);
+  for (double v : {r.iteration_time_s, r.samples_per_s, r.tokens_per_s, r.tflops_per_gpu, r.mfu, r.hfu,
+                   r.memory_peak_bytes, r.cost_per_hour, r.cost_per_million_tokens})
+    w.f64(v);
+  w.i64(r.micro_batch);
+  const auto& b = r.breakdown;
+  for (double v : {b.compute_s, b.tp_comm_s, b.pp_comm_s, b.dp_comm_s, b.bubble_s, b.optimizer_s}) w.f64(v);
+  w.i64(static_cast<long long>(r.stages.size()));
+  for (const auto& s : r.stages) {
+    w.i64(s.replica);
+    w.i64(s.stage);
+    w.str(s.gpu_type);
+    w.i64(s.layers);
+    w.i64(s.tp);
+    for (double v : {s.forward_s, s.backward_s, s.memory_bytes, s.memory_capacity_bytes}) w.f64(v);
+  }
+  w.i64(static_cast<long long>(r.extra.size()));
+  for (const auto& [k, v] : r.extra) {
+    w.str(k);
+    w.f64(v);
+  }
+  return w.take();
+}
+
+models::Report decode_report(const std::string& bytes) {
+  Reader rd(bytes);
+  models::Report r;
+  r.engine = rd.str();
+  r.feasible = rd.i64() != 0;
+  r.infeasible_reason = rd.str();
+  for (double* v : {&r.iteration_time_s, &r.samples_per_s, &r.tokens_per_s, &r.tflops_per_gpu, &r.mfu, &r.hfu,
+                    &r.memory_peak_bytes, &r.cost_per_hour, &r.cost_per_million_tokens})
+    *v = rd.f64();
+  r.micro_batch = static_cast<int>(rd.i64());
+  auto& b = r.breakdown;
+  for (double* v : {&b.compute_s, &b.tp_comm_s, &b.pp_comm_s, &b.dp_comm_s, &b.bubble_s, &b.optimizer_s}) *v = rd.f64();
+  const long long n = rd.i64();
+  for (long long i = 0; i < n; ++i) {
+    models::StageReport s;
+    s.replica = static_cast<int>(rd.i64());
+    s.stage = static_cast<int>(rd.i64());
+    s.gpu_type = rd.str();
+    s.layers = static_cast<int>(rd.i64());
+    s.tp = static_cast<int>(rd.i64());
+    for (double* v : {&s.forward_s, &s.backward_s, &s.memory_bytes, &s.memory_capacity_bytes}) *v = rd.f64();
+    r.stages.push_back(std::move(s));
+  }
+  const long long ne = rd.i64();
+  for (long long i = 0; i < ne; ++i) {
+    std::string k = rd.str();
+    r.extra[k] = rd.f64();
+  }
+  return r;
+}
+
+models::Report make_sim_report(const models::Report& analytic, const SimResult& sim) {
+  models::Report r = analytic;
+  r.engine = "sim";
+  if (!sim.ok) {
+    r.feasible = false;
+    r.infeasible_reason = sim.error;
+    return r;
+  }
+  const double t = sim.iteration_time_s;
+  // Throughput figures are work / time: rescale the cost model's by its time over the simulated one.
+  const double scale = analytic.iteration_time_s > 0 && t > 0 ? analytic.iteration_time_s / t : 0;
+  r.iteration_time_s = t;
+  r.samples_per_s = analytic.samples_per_s * scale;
+  r.tokens_per_s = analytic.tokens_per_s * scale;
+  r.tflops_per_gpu = analytic.tflops_per_gpu * scale;
+  r.mfu = analytic.mfu * scale;
+  r.hfu = analytic.hfu * scale;
+  r.cost_per_million_tokens = scale > 0 ? analytic.cost_per_million_tokens / scale : 0;
+
+  // Breakdown: the stage that finished last (first of equals) is on the critical path.
+  const StageTiming* crit = nullptr;
+  for (const auto& st : sim.stages)
+    if (!crit || st.end_s > crit->end_s) crit = &st;
+  if (crit) {
+    auto& b = r.breakdown;
+    b.compute_s = crit->compute_s;
+    b.tp_comm_s = crit->tp_comm_s;
+    b.pp_comm_s = crit->pp_send_s;
+    b.dp_comm_s = crit->dp_wait_s;
+    b.optimizer_s = crit->optimizer_s;
+    b.bubble_s = std::max(0.0, t - (b.compute_s + b.tp_comm_s + b.pp_comm_s + b.dp_comm_s + b.optimizer_s));
+  }
+  r.extra.clear();
+  r.extra["sim_replicas_total"] = sim.replicas_total;
+  r.extra["sim_replicas_simulated"] = sim.replicas_simulated;
+  r.extra["sim_folded"] = sim.folded ? 1 : 0;
+  r.extra["sim_flows"] = static_cast<double>(sim.flows);
+  r.extra["sim_executions"] = static_cast<double>(sim.executions);
+  std::vector<const LinkStat*> links;
+  for (const auto& l : sim.links) links.push_back(&l);
+  std::stable_sort(links.begin(), links.end(), [](const LinkStat* a, const LinkStat* b) {
+    return a->utilisation != b->utilisation ? a->utilisation > b->utilisation : a->name < b->name;
+  });
+  r.extra["link_utilisation_max"] = links.empty() ? 0.0 : links.front()->utilisation;
+  for (const auto* l : links) {
+    const std::string key = "link_utilisation_max:" + l->kind;
+    if (!r.extra.count(key)) r.extra[key] = l->utilisation;  // sorted: the first is the kind's max
+  }
+  for (std::size_t i = 0; i < links.size() && i < kLinksInReport; ++i)
+    r.extra["link_utilisation:" + links[i]->name] = links[i]->utilisation;
+  return r;
+}
+
+models::Report simulate_report(const models::Cluster& cluster, const models::Workload& workload, const models::Plan& plan,
+                               const SimOptions& options, SimResult* result) {
+  models::Report analytic = models::predict(cluster, workload, plan);
+  if (!analytic.feasible) {
+    analytic.engine = "sim";
+    return analytic;
+  }
+  const models::PlanWork work = models::build_plan_work(cluster, workload, plan);
+  SimResult sim = simulate_work(cluster, plan, work, options);
+  models::Report r = make_sim_report(analytic, sim);
+  if (result) *result = std::move(sim);
+  return r;
+}
+
+models::Report simulate_report_in_child(const models::Cluster& cluster, const models::Workload& workload,
+                                        const models::Plan& plan, const SimOptions& options) {
+  int fds[2];
+  if (pipe(fds) != 0) throw std::runtime_error(std::string("simulator: pipe: ") + std::strerror(errno));
+  std::fflush(nullptr);  // the child must not write the parent's buffered output again
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(std::string("simulator: fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    close(fds[0]);
+    std::string bytes;
+    int code = 0;
+    try {
+      bytes = encode_report(simulate_report(cluster, workload, plan, options));
+    } catch (const std::exception& e) {
+      models::Report failed;
+      failed.engine = "sim";
+      failed.feasible = false;
+      failed.infeasible_reason = std::string("simulation failed: ") + e.what();
+      bytes = encode_report(failed);
+      code = 1;
+    }
+    std::size_t off = 0;
+    while (off < bytes.size()) {
+      const ssize_t n = write(fds[1], bytes.data() + off, bytes.size() - off);
+      if (n <= 0) _exit(3);
+      off += static_cast<std::size_t>(n);
+    }
+    close(fds[1]);
+    _exit(code);
+  }
+  close(fds[1]);
+  std::string bytes;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    bytes.append(buf, static_cast<std::size_t>(n));
+  }
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (bytes.empty()) throw std::runtime_error("the simulator process ended without a report");
+  return decode_report(bytes);
+}
+
+}  // namespace hetsim::sim

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+// The simulator as a prediction engine: the Report of a plan from one simulation, in this
+// process or in a child process (SimGrid allows one Engine per process, so a verb that
+// simulates several plans, such as `validate --engine sim`, runs each in its own child).
+#pragma once
+#include <string>
+
+#include "cluster.hpp"
+#include "plan.hpp"
+#include "report.hpp"
+#include "simulator.hpp"
+#include "workload.hpp"
+
+namespace hetsim::sim {
+
+/// The Report of a simulation: the figures that depend only on the plan (memory, price,
+/// FLOPs per step) are the cost model's (models::predict), every figure that depends on time
+/// is recomputed from the simulated iteration time, the breakdown is the simulated critical
+/// stage's (per-stage pass times stay the cost model's op costs, which both engines share), and `extra` carries simulated-only figures (link utilisation, folding).
+models::Report make_sim_report(const models::Report& analytic, const SimResult& sim);
+
+/// Builds the plan's work, simulates it in this process (once per process) and reports.
+/// An infeasible plan (e.g. out of memory) is reported as the cost model finds it, unsimulated.
+models::Report simulate_report(const models::Cluster& cluster, const models::Workload& workload,
+                               const models::Plan& plan, const SimOptions& options, SimResult* result = nullptr);
+
+/// simulate_report() in a forked child process; the parent gets the Report back through a pipe.
+models::Report simulate_report_in_child(const models::Cluster& cluster, const models::Workload& workload,
+                                        const models::Plan& plan, const SimOptions& options);
+
+/// Byte encoding of a Report (exact doubles), for the child-to-parent pipe.
+std::string encode_report(const models::Report& report);
+models::Report decode_report(const std::string& bytes);
+
+}  // namespace hetsim::sim

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: Apache-2.0
+// Chrome trace-event writer. Format: Google, "Trace Event Format" (2016 document used by
+// chrome://tracing and Perfetto): {"traceEvents": [...]}, ts/dur in microseconds. GPU tracks
+// hold "X" spans (passes, sends, waits, DP sync, optimizer); each busy link is a "C" counter
+// track of the fraction of time it carried traffic.
+#include "trace_writer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+namespace hetsim::sim {
+namespace {
+
+void escape(std::string& out, const std::string& s) {
+  for (char ch : s) {
+    switch (ch) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      default:
+        if (static_cast<unsigned char>(ch) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", ch);
+          out += buf;
+        } else {
+          out += ch;
+        }
+    }
+  }
+}
+
+constexpr int kGpuPid = 1;
+constexpr int kLinkPid = 2;
+/// Link tracks are counters of the busy fraction over this many bins of the step: a link
+/// carries thousands of short transfers, and one span each would make the file unusably large.
+constexpr int kLinkBins = 1000;
+
+}  // namespace
+
+std::string chrome_trace_json(const SimResult& r) {
+  std::string out = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\",\"args\":{\"name\":\"GPUs\"}},\n"
+                "{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\",\"args\":{\"name\":\"links\"}}",
+                kGpuPid, kLinkPid);
+  out += buf;
+  // Tracks: GPU tracks come first in SimResult::tracks, then links (their names contain '/').
+  std::vector<int> pid_of(r.tracks.size(), kGpuPid);
+  for (std::size_t t = 0; t < r.tracks.size(); ++t) {
+    if (r.tracks[t].rfind("gpu ", 0) != 0) pid_of[t] = kLinkPid;
+    std::snprintf(buf, sizeof buf, ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%zu,\"name\":\"thread_name\",\"args\":{\"name\":\"", pid_of[t], t);
+    out += buf;
+    escape(out, r.tracks[t]);
+    out += "\"}}";
+  }
+  std::vector<std::vector<double>> busy(r.tracks.size());  // per link track: busy seconds per bin
+  const double t_end = r.iteration_time_s > 0 ? r.iteration_time_s : 1.0;
+  const double bin = t_end / kLinkBins;
+  for (const auto& sp : r.spans) {
+    if (pid_of[sp.track] == kLinkPid) {
+      auto& b = busy[sp.track];
+      if (b.empty()) b.assign(kLinkBins, 0.0);
+      for (int i = std::max(0, static_cast<int>(sp.start_s / bin)); i < kLinkBins && i * bin < sp.end_s; ++i)
+        b[i] += std::max(0.0, std::min(sp.end_s, (i + 1) * bin) - std::max(sp.start_s, i * bin));
+      continue;
+    }
+    std::snprintf(buf, sizeof buf, ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"cat\":\"",
+                  pid_of[sp.track], sp.track, sp.start_s * 1e6, (sp.end_s - sp.start_s) * 1e6);
+    out += buf;
+    escape(out, sp.category);
+    out += "\",\"name\":\"";
+    escape(out, sp.name);
+    out += "\"}";
+  }
+  for (std::size_t t = 0; t < r.tracks.size(); ++t) {
+    if (busy[t].empty()) continue;
+    double last = -1;
+    for (int i = 0; i <= kLinkBins; ++i) {
+      const double v = i < kLinkBins ? std::round(1000 * busy[t][i] / bin) / 1000 : 0.0;
+      if (v == last) continue;
+      last = v;
+      std::snprintf(buf, sizeof buf, ",\n{\"ph\":\"C\",\"pid\":%d,\"tid\":%zu,\"ts\":%.3f,\"cat\":\"link\",\"name\":\"", kLinkPid, t,
+                    i * bin * 1e6);
+      out += buf;
+      escape(out, r.tracks[t]);
+      std::snprintf(buf, sizeof buf, "\",\"args\":{\"busy\":%.3f}}", v);
+      out += buf;
+    }
+  }
+  out += "\n]}\n";
+  return out;
+}
+
+void write_chrome_trace(const SimResult& result, const std::string& path) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw std::runtime_error("cannot write trace file '" + tmp + "'");
+    f << chrome_trace_json(result);
+    if (!f.flush()) throw std::runtime_error("cannot write trace file '" + tmp + "'");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw std::runtime_error("cannot rename '" + tmp + "' to '" + path + "': " + ec.message());
+}
+
+}  // namespace hetsim::sim

@@ -1,0 +1,14 @@
+# SPDX-License-Identifier: Apache-2.0
+# Runs the hetsim executable and checks its exit code and output.
+#   cmake -DHETSIM=<exe> -DARGS="a|b|c" -DEXPECT_RC=2 [-DEXPECT_STDERR=<regex>] [-DEXPECT_STDOUT=<regex>] -P run_cli.cmake
+string(REPLACE "|" ";" ARGS "${ARGS}")
+execute_process(COMMAND ${HETSIM} ${ARGS} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
+if(NOT rc STREQUAL EXPECT_RC)
+  message(FATAL_ERROR "hetsim ${ARGS}: exit code ${rc}, expected ${EXPECT_RC}\nstdout:\n${out}\nstderr:\n${err}")
+endif()
+if(DEFINED EXPECT_STDERR AND NOT err MATCHES "${EXPECT_STDERR}")
+  message(FATAL_ERROR "hetsim ${ARGS}: stderr does not match '${EXPECT_STDERR}':\n${err}")
+endif()
+if(DEFINED EXPECT_STDOUT AND NOT out MATCHES "${EXPECT_STDOUT}")
+  message(FATAL_ERROR "hetsim ${ARGS}: stdout does not match '${EXPECT_STDOUT}':\n${out}")
+endif()

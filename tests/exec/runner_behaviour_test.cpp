@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: Apache-2.0
+// Runner behaviour beyond equivalence: learning, schedules, measurements, faults, report keys.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <set>
+
+#include "exec_test_support.hpp"
+#include "runner/run.hpp"
+#include "runner/schedule.hpp"
+
+namespace hetsim::exec {
+namespace {
+
+using testing::plan;
+using testing::replica;
+using testing::stage;
+
+RunSpec spec_of(models::Plan p, int fast, int slow, int steps) {
+  RunSpec s;
+  s.cluster = testing::cpu_cluster(fast, slow);
+  s.workload = testing::tiny_workload();
+  s.plan = std::move(p);
+  s.steps = steps;
+  return s;
+}
+
+// The synthetic progression task is learnable: 50 Adam steps cut the loss to well under
+// half of the untrained log(vocab).
+TEST(Runner, LossFallsOverFiftyStepsOnTheSyntheticTask) {
+  RunSpec s = spec_of(plan("pp2", {replica(4, {stage(2, 0), stage(2, 1)})}), 2, 0, 50);
+  s.options.adam.learning_rate = 3e-3f;
+  s.options.record_ops = false;
+  const RunOutcome out = run_in_process(s);
+  ASSERT_EQ(out.steps.size(), 50u);
+  EXPECT_NEAR(out.steps.front().loss, std::log(61.0), 0.3);
+  EXPECT_LT(out.steps.back().loss, 0.5 * out.steps.front().loss)
+      << "first " << out.steps.front().loss << " last " << out.steps.back().loss;
+}
+
+TEST(Schedule, OneFOneBWarmsUpByDistanceToTheLastStage) {
+  using K = Action::Kind;
+  const auto s0 = build_schedule(models::Schedule::k1f1b, 4, 0, 6, 1);
+  ASSERT_EQ(s0.size(), 12u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(s0[i].kind, K::kForward);
+  EXPECT_EQ(s0[3].kind, K::kForward);
+  EXPECT_EQ(s0[4].kind, K::kBackward);
+  EXPECT_EQ(s0[4].micro_batch, 0);
+  const auto last = build_schedule(models::Schedule::k1f1b, 4, 3, 6, 1);
+  EXPECT_EQ(last[0].kind, K::kForward);
+  EXPECT_EQ(last[1].kind, K::kBackward);
+  const auto g = build_schedule(models::Schedule::kGpipe, 4, 3, 6, 1);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(g[i].kind, K::kForward);
+}
+
+TEST(Schedule, InterleavedVisitsEveryChunkAndMicroBatchOnceEachWay) {
+  for (int stage_index = 0; stage_index < 2; ++stage_index) {
+    const auto s = build_schedule(models::Schedule::kInterleaved, 2, stage_index, 4, 3);
+    std::set<std::tuple<int, int, int>> seen;
+    for (const auto& a : s) seen.insert({a.kind == Action::Kind::kForward, a.micro_batch, a.chunk});
+    EXPECT_EQ(s.size(), 24u);
+    EXPECT_EQ(seen.size(), 24u);
+  }
+  EXPECT_THROW(build_schedule(models::Schedule::kInterleaved, 2, 0, 3, 2), std::invalid_argument);
+}
+
+TEST(Runner, MeasurementsCoverEveryRankStageMicroBatchAndOp) {
+  RunSpec s = spec_of(plan("tp2pp2", {replica(3, {stage(2, 0, 2), stage(2, 2, 2)})}), 4, 0, 2);
+  const RunOutcome out = run_in_process(s);
+  std::set<int> ranks;
+  std::set<std::string> ops;
+  std::set<std::pair<int, int>> stage_micro;
+  for (const auto& m : out.measurements) {
+    ranks.insert(m.rank);
+    ops.insert(m.op);
+    if (m.micro_batch >= 0) stage_micro.insert({m.stage, m.micro_batch});
+    EXPECT_LE(m.start_s, m.end_s);
+  }
+  EXPECT_EQ(ranks.size(), 4u);
+  EXPECT_EQ(stage_micro.size(), 6u);
+  for (const char* op : {"embedding", "ln_attn", "qkv", "attention", "attn_proj", "tp_attn", "ln_mlp", "mlp_in", "gelu",
+                         "mlp_out", "tp_mlp", "ln_final", "lm_head", "cross_entropy", "send_activation", "recv_activation",
+                         "send_gradient", "recv_gradient", "adam", "tied_embedding_all_reduce", "step"}) {
+    EXPECT_TRUE(ops.count(op)) << op;
+  }
+  const std::string path = ::testing::TempDir() + "/exec_measurements.jsonl";
+  write_measurements(path, out.measurements);
+  std::ifstream in(path);
+  std::string line;
+  std::size_t lines = 0;
+  while (std::getline(in, line)) {
+    ++lines;
+    for (const char* key : {"\"rank\":", "\"stage\":", "\"micro_batch\":", "\"op\":", "\"shape\":", "\"start_s\":",
+                            "\"end_s\":"}) {
+      ASSERT_NE(line.find(key), std::string::npos) << key << " in " << line;
+    }
+  }
+  EXPECT_EQ(lines, out.measurements.size());
+  std::remove(path.c_str());
+}
+
+TEST(Runner, ReportHasMeasuredValuesForEveryKey) {
+  RunSpec s = spec_of(plan("hetero", {replica(3, {stage(3, 0), stage(1, 1)}), replica(1, {stage(3, 2), stage(1, 3)})}),
+                      2, 2, 3);
+  s.plan.zero = 1;
+  const RunOutcome out = run_in_process(s);
+  const models::Report& r = out.report;
+  EXPECT_EQ(r.engine, "exec");
+  EXPECT_GT(r.iteration_time_s, 0);
+  EXPECT_NEAR(r.samples_per_s, 4 / r.iteration_time_s, 1e-9 * r.samples_per_s);
+  EXPECT_NEAR(r.tokens_per_s, r.samples_per_s * 12, 1e-6 * r.tokens_per_s);
+  EXPECT_GT(r.tflops_per_gpu, 0);
+  EXPECT_GT(r.mfu, 0);
+  EXPECT_GT(r.memory_peak_bytes, 0);
+  EXPECT_NEAR(r.cost_per_hour, 0.4, 1e-12);  // four single-device nodes at $0.1/h
+  EXPECT_GT(r.breakdown.compute_s, 0);
+  EXPECT_GT(r.breakdown.dp_comm_s, 0);
+  ASSERT_EQ(r.stages.size(), 4u);
+  EXPECT_EQ(r.stages[0].layers, 3);
+  EXPECT_EQ(r.stages[2].gpu_type, "cpu-scalar");
+  EXPECT_GT(r.stages[3].forward_s, 0);
+  EXPECT_GT(r.stages[3].backward_s, r.stages[3].forward_s * 0.5);
+  EXPECT_TRUE(r.extra.count("runner_overhead_fraction"));
+  EXPECT_EQ(r.extra.at("steps"), 3);
+}
+
+TEST(Runner, AThrowingRankEndsEveryRankWithItsName) {
+  RunSpec s = spec_of(plan("pp4", {replica(4, {stage(1, 0), stage(1, 1), stage(1, 2), stage(1, 3)})}), 4, 0, 3);
+  s.options.fail_rank = 2;
+  s.options.fail_step = 2;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    run_in_process(s);
+    FAIL() << "expected RankFailure";
+  } catch (const RankFailure& e) {
+    EXPECT_EQ(e.get_failed_rank(), 2);
+    EXPECT_NE(std::string(e.what()).find("rank 2"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+}
+
+TEST(Runner, PlanWithTooFewLayersIsRejectedBeforeRunning) {
+  RunSpec s = spec_of(plan("short", {replica(4, {stage(3, 0)})}), 1, 0, 1);
+  EXPECT_THROW(run_in_process(s), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace hetsim::exec

@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: Apache-2.0
+// The input loaders (models/input_loader.hpp): SI values, defaults, cross-checks, positions.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include <unistd.h>
+
+#include "diagnostics.hpp"
+#include "input_loader.hpp"
+
+namespace hetsim::models {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+const char* kCatalog = R"(kind: gpu-catalog
+gpus:
+  big:
+    vendor: nvidia
+    peak: {bf16: "312TFLOP/s", fp32: "19.5TFLOP/s"}
+    memory: "80GiB"
+    memory_bandwidth: "2039GB/s"
+    source: "test"
+  small:
+    vendor: amd
+    peak: {fp16: "100TFLOP/s"}
+    memory: "16GiB"
+    memory_bandwidth: "1TB/s"
+    efficiency: {gemm: 0.7, gemm_half_work: "2GFLOP", memory: 0.9, kernel_launch: "8us"}
+    source: "test"
+)";
+
+const char* kCluster = R"(kind: cluster
+name: two-zones
+node_types:
+  box:
+    gpu: big
+    gpus: 4
+    intra: {bandwidth: "300GB/s"}
+    nics: {count: 2, bandwidth: "200Gbps"}
+    price: "$10/h"
+    spot_price: "$4/h"
+  single:
+    gpu: small
+    gpus: 1
+    nics: {count: 1, bandwidth: "25Gbps", kind: ethernet, gpu_direct: false}
+zones:
+  - name: east
+    fabric: {kind: fat-tree, oversubscription: 2}
+    nodes: [{type: box, count: 2}]
+  - name: west
+    fabric: {kind: switch, latency: "10us"}
+    nodes: [{type: single, count: 3}]
+links:
+  - {between: [west, east], bandwidth: "10Gbps", latency: "30ms", egress: "$0.05/GB"}
+)";
+
+const char* kWorkload = R"(kind: workload
+name: w
+model: {layers: 4, hidden: 64, heads: 4, vocab: 128, seq_len: 16}
+training: {global_batch: 8}
+)";
+
+Catalog test_catalog() {
+  Catalog c;
+  for (auto& t : parse_catalog(kCatalog, "catalog.yaml")) c.add(std::move(t));
+  return c;
+}
+
+std::vector<std::string> messages_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    std::vector<std::string> out;
+    for (const auto& d : e.get_diagnostics()) out.push_back(d.to_string());
+    return out;
+  }
+  return {"(no error)"};
+}
+
+TEST(CatalogLoader, ReadsPeaksAndEfficiencyDefaults) {
+  const Catalog c = test_catalog();
+  const GpuType& big = c.by_name("big");
+  EXPECT_EQ(big.vendor, Vendor::kNvidia);
+  EXPECT_DOUBLE_EQ(big.peak_flops.at(Dtype::kBf16), 312e12);
+  EXPECT_FALSE(big.supports(Dtype::kFp8));
+  EXPECT_DOUBLE_EQ(big.memory_bytes, 80.0 * (1ull << 30));
+  EXPECT_DOUBLE_EQ(big.efficiency.gemm_efficiency, EfficiencyModel{}.gemm_efficiency);
+  const GpuType& small = c.by_name("small");
+  EXPECT_DOUBLE_EQ(small.efficiency.gemm_half_work_flop, 2e9);
+  EXPECT_DOUBLE_EQ(small.efficiency.kernel_launch_s, 8e-6);
+  EXPECT_EQ(c.by_name_or_null("nope"), nullptr);
+  try {
+    c.by_name("bigg");
+    FAIL();
+  } catch (const std::out_of_range& e) {
+    EXPECT_THAT(e.what(), HasSubstr("unknown GPU 'bigg' (did you mean 'big'? known: big, small)"));
+  }
+}
+
+TEST(CatalogLoader, FolderRejectsATypeDefinedTwice) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("hetsim_catalog_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "a.yaml") << kCatalog;
+  std::ofstream(dir / "b.yaml") << kCatalog;
+  const auto msgs = messages_of([&] { load_catalog_dir(dir.string()); });
+  fs::remove_all(dir);
+  ASSERT_EQ(msgs.size(), 2u);
+  EXPECT_THAT(msgs[0], HasSubstr("b.yaml:3:3: error: gpus.big: GPU type 'big' is already defined in"));
+}
+
+TEST(CatalogLoader, BuiltinCatalogLoads) { EXPECT_FALSE(Catalog::builtin().get_names().empty()); }
+
+TEST(ClusterLoader, ConvertsToSiAndAppliesDefaults) {
+  const Cluster c = parse_cluster(kCluster, test_catalog(), "c.yaml");
+  EXPECT_EQ(c.name, "two-zones");
+  ASSERT_EQ(c.node_types.size(), 2u);
+  const NodeType& box = c.node_types[0];
+  EXPECT_EQ(box.gpu.name, "big");
+  EXPECT_EQ(box.intra.kind, IntraFabricKind::kNvswitch);
+  EXPECT_DOUBLE_EQ(box.intra.bandwidth_Bps, 300e9);
+  EXPECT_DOUBLE_EQ(box.intra.latency_s, 2e-6);
+  EXPECT_DOUBLE_EQ(box.nics.bandwidth_Bps, 25e9);
+  EXPECT_TRUE(box.nics.gpu_direct);
+  EXPECT_DOUBLE_EQ(box.host_link_Bps, 32e9);
+  EXPECT_DOUBLE_EQ(box.price_per_hour, 10);
+  EXPECT_EQ(box.spot_price_per_hour, 4);
+  const NodeType& single = c.node_types[1];
+  EXPECT_EQ(single.intra.kind, IntraFabricKind::kNone);  // one GPU: no intra-node fabric
+  EXPECT_EQ(single.nics.kind, NicKind::kEthernet);
+  EXPECT_FALSE(single.nics.gpu_direct);
+  ASSERT_EQ(c.zones.size(), 2u);
+  EXPECT_DOUBLE_EQ(c.zones[0].fabric.oversubscription, 2);
+  EXPECT_DOUBLE_EQ(c.zones[0].fabric.latency_s, 5e-6);
+  EXPECT_EQ(c.zones[1].fabric.kind, ZoneFabricKind::kSwitch);
+  EXPECT_DOUBLE_EQ(c.zones[1].fabric.latency_s, 10e-6);
+  ASSERT_EQ(c.links.size(), 1u);
+  EXPECT_EQ(c.links[0].zone_a, 0);  // stored in zone order whatever the file's order
+  EXPECT_EQ(c.links[0].zone_b, 1);
+  EXPECT_DOUBLE_EQ(c.links[0].egress_price_per_byte, 0.05e-9);
+  EXPECT_EQ(c.gpu_count(), 2 * 4 + 3);
+  EXPECT_EQ(c.nodes.size(), 5u);
+}
+
+TEST(ClusterLoader, ReportsAllErrorsOfTheFileAtOnce) {
+  const std::string text = R"(kind: cluster
+name: c
+node_types:
+  box: {gpu: bigg, gpus: 2, nics: {count: 1, bandwidth: 25}}
+zones:
+  - {name: z, fabric: {kind: fat-tre}, nodes: [{type: boxx, count: 1}]}
+)";
+  EXPECT_THAT(messages_of([&] { parse_cluster(text, test_catalog(), "c.yaml"); }),
+              ElementsAre(HasSubstr("c.yaml:4:3: error: node_types.box: missing key 'intra'"),
+                          "c.yaml:4:14: error: node_types.box.gpu: unknown GPU 'bigg' (did you mean 'big'? known: big, small)",
+                          "c.yaml:4:57: error: node_types.box.nics.bandwidth: missing unit in \"25\" (expected a bandwidth such as \"25GB/s\")",
+                          HasSubstr("c.yaml:6:30: error: zones[0].fabric.kind: unknown value 'fat-tre' (did you mean 'fat-tree'?"),
+                          HasSubstr("c.yaml:6:55: error: zones[0].nodes[0].type: unknown node type 'boxx'")));
+}
+
+TEST(ClusterLoader, WrongKindIsNamed) {
+  EXPECT_THAT(messages_of([&] { parse_cluster(kWorkload, test_catalog(), "w.yaml"); }),
+              ElementsAre("w.yaml:1:7: error: kind: this file is a 'workload' (expected 'cluster')"));
+}
+
+TEST(WorkloadLoader, AppliesDefaults) {
+  const Workload w = parse_workload(kWorkload);
+  EXPECT_EQ(w.model.kv_heads, 4);
+  EXPECT_EQ(w.model.ffn_hidden, 256);
+  EXPECT_TRUE(w.model.tied_embeddings);
+  EXPECT_EQ(w.model.activation, Activation::kGelu);
+  EXPECT_EQ(w.training.dtype, Dtype::kBf16);
+  EXPECT_EQ(w.training.optimizer, Optimizer::kAdam);
+  EXPECT_FALSE(w.training.flash_attention);
+}
+
+TEST(InputKind, PeekReadsOnlyTheKind) {
+  EXPECT_EQ(peek_kind_text(kCluster), InputKind::kCluster);
+  EXPECT_EQ(peek_kind_text("kind: plan\nwhatever: 1\n"), InputKind::kPlan);
+  EXPECT_THAT(messages_of([] { peek_kind_text("kind: clustr\n", "x.yaml"); }),
+              ElementsAre(HasSubstr("x.yaml:1:7: error: kind: unknown value 'clustr' (did you mean 'cluster'?")));
+}
+
+const char* kPlan = R"(kind: plan
+name: p
+micro_batch: 2
+schedule: gpipe
+replicas:
+  - micro_batches: 2
+    stages:
+      - {layers: 3, gpus: "east/box[0]/gpu[0-3]"}
+      - {layers: 1, gpus: "box[1]"}
+  - micro_batches: 1
+    stages:
+      - {layers: 4, gpus: [8]}
+  - micro_batches: 1
+    stages:
+      - {layers: 4, gpus: ["west/single[2]"]}
+)";
+
+TEST(PlanLoader, ResolvesSelectorsListsAndIndices) {
+  const Cluster c = parse_cluster(kCluster, test_catalog());
+  const Plan p = parse_plan(kPlan, c, parse_workload(kWorkload));
+  EXPECT_EQ(p.name, "p");
+  EXPECT_EQ(p.schedule, Schedule::kGpipe);
+  ASSERT_EQ(p.dp(), 3);
+  EXPECT_THAT(p.replicas[0].stages[0].gpus, ElementsAre(0, 1, 2, 3));
+  EXPECT_THAT(p.replicas[0].stages[1].gpus, ElementsAre(4, 5, 6, 7));
+  EXPECT_THAT(p.replicas[1].stages[0].gpus, ElementsAre(8));
+  EXPECT_THAT(p.replicas[2].stages[0].gpus, ElementsAre(10));
+  EXPECT_EQ(p.global_batch(), 8);
+}
+
+TEST(PlanLoader, SpecKeepsSelectorsAsWritten) {
+  const PlanSpec s = parse_plan_spec(kPlan);
+  ASSERT_EQ(s.gpus_text.size(), 3u);
+  EXPECT_EQ(s.gpus_text[0][0], "east/box[0]/gpu[0-3]");
+  EXPECT_EQ(s.gpus_text[1][0], "[8]");
+  EXPECT_TRUE(s.plan.replicas[0].stages[0].gpus.empty());
+  EXPECT_THAT(s.plan.replicas[1].stages[0].gpus, ElementsAre(8));
+}
+
+TEST(PlanLoader, CrossCheckErrorsPointAtTheirField) {
+  const Cluster c = parse_cluster(kCluster, test_catalog());
+  const std::string text = R"(kind: plan
+micro_batch: 1
+replicas:
+  - micro_batches: 8
+    stages:
+      - {layers: 3, gpus: "gpu[0-2]"}
+      - {layers: 1, gpus: "gpu[2-3]"}
+)";
+  const auto msgs = messages_of([&] { parse_plan(text, c, parse_workload(kWorkload), "p.yaml"); });
+  EXPECT_THAT(msgs, ::testing::Contains("p.yaml:6:27: error: replicas[0].stages[0].gpus: tp 3 does not divide model.heads (4)"));
+  EXPECT_THAT(msgs, ::testing::Contains(HasSubstr("p.yaml:7:27: error: replicas[0].stages[1].gpus: GPU 2")));
+}
+
+TEST(PlanLoader, BadSelectorIsReportedAtItsPosition) {
+  const Cluster c = parse_cluster(kCluster, test_catalog());
+  const std::string text = "kind: plan\nmicro_batch: 1\nreplicas:\n  - micro_batches: 8\n    stages:\n"
+                           "      - {layers: 4, gpus: [0, \"mars/box[0]\", 99]}\n";
+  const auto msgs = messages_of([&] { parse_plan(text, c, parse_workload(kWorkload), "p.yaml"); });
+  ASSERT_EQ(msgs.size(), 2u);
+  EXPECT_THAT(msgs[0], HasSubstr("p.yaml:6:31: error: replicas[0].stages[0].gpus[1]: unknown zone 'mars'"));
+  EXPECT_EQ(msgs[1], "p.yaml:6:46: error: replicas[0].stages[0].gpus[2]: value 99 out of range (expected an integer between 0 and 10)");
+}
+
+TEST(PlanHeader, FindsNamesAndPathsInAncestorFolders) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("hetsim_header_" + std::to_string(::getpid()));
+  fs::create_directories(root / "clusters");
+  fs::create_directories(root / "workloads");
+  fs::create_directories(root / "plans" / "sub");
+  std::ofstream(root / "clusters" / "c1.yaml") << kCluster;
+  std::ofstream(root / "workloads" / "w1.yaml") << kWorkload;
+  std::ofstream(root / "plans" / "sub" / "p.yaml") << "# cluster: c1\n# workload: workloads/w1.yaml\n# cluster: later-lines-do-not-override\nkind: plan\n";
+  std::ofstream(root / "plans" / "q.yaml") << "# cluster: c1  workload: nowhere\nkind: plan\n";
+  std::ofstream(root / "plans" / "r.yaml") << "kind: plan\n# cluster: c1\n";
+  const PlanHeader p = read_plan_header((root / "plans" / "sub" / "p.yaml").string());
+  const PlanHeader q = read_plan_header((root / "plans" / "q.yaml").string());
+  const PlanHeader r = read_plan_header((root / "plans" / "r.yaml").string());
+  EXPECT_TRUE(fs::equivalent(p.cluster, root / "clusters" / "c1.yaml")) << p.cluster;
+  EXPECT_TRUE(fs::equivalent(p.workload, root / "workloads" / "w1.yaml")) << p.workload;
+  EXPECT_TRUE(fs::equivalent(q.cluster, root / "clusters" / "c1.yaml")) << q.cluster;
+  EXPECT_EQ(q.workload, "nowhere");  // not found: returned as written, the loader then reports it
+  EXPECT_TRUE(r.cluster.empty());    // only the leading comment block counts
+  fs::remove_all(root);
+}
+
+}  // namespace
+}  // namespace hetsim::models

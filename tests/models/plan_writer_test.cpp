@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: Apache-2.0
+// Plan YAML writer: what it writes loads back as the same Plan, and files appear atomically.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
+#include "catalog.hpp"
+#include "input_loader.hpp"
+#include "plan_writer.hpp"
+#include "planner.hpp"
+
+namespace hetsim::models {
+namespace {
+
+std::string source(const std::string& rel) { return std::string(HETSIM_SOURCE_DIR) + "/" + rel; }
+
+void expect_same(const Plan& a, const Plan& b) {
+  EXPECT_EQ(a.micro_batch, b.micro_batch);
+  EXPECT_EQ(a.schedule, b.schedule);
+  EXPECT_EQ(a.interleave, b.interleave);
+  EXPECT_EQ(a.recompute, b.recompute);
+  EXPECT_EQ(a.sequence_parallel, b.sequence_parallel);
+  EXPECT_EQ(a.zero, b.zero);
+  EXPECT_EQ(a.grad_sync, b.grad_sync);
+  EXPECT_EQ(a.overlap_grad_sync, b.overlap_grad_sync);
+  ASSERT_EQ(a.replicas.size(), b.replicas.size());
+  for (size_t r = 0; r < a.replicas.size(); ++r) {
+    EXPECT_EQ(a.replicas[r].micro_batches, b.replicas[r].micro_batches) << r;
+    ASSERT_EQ(a.replicas[r].stages.size(), b.replicas[r].stages.size()) << r;
+    for (size_t s = 0; s < a.replicas[r].stages.size(); ++s) {
+      EXPECT_EQ(a.replicas[r].stages[s].layers, b.replicas[r].stages[s].layers) << r << "/" << s;
+      EXPECT_EQ(a.replicas[r].stages[s].gpus, b.replicas[r].stages[s].gpus) << r << "/" << s;
+    }
+  }
+}
+
+TEST(PlanWriter, PlannerPlansRoundTrip) {
+  const Cluster c = load_cluster(source("clusters/h100-mi300x.yaml"), Catalog::builtin());
+  const Workload w = load_workload(source("workloads/llama2-70b.yaml"));
+  PlannerOptions o;
+  o.top = 3;
+  const PlannerResult r = plan_training(c, w, o);
+  ASSERT_FALSE(r.top.empty()) << r.reason;
+  for (const RankedPlan& p : r.top) {
+    const std::string text = plan_to_yaml(p.plan, c, {"clusters/h100-mi300x.yaml", "workloads/llama2-70b.yaml", p.shape});
+    expect_same(parse_plan(text, c, w), p.plan);
+  }
+}
+
+TEST(PlanWriter, GroupsAcrossNodesUseGlobalIndices) {
+  const Cluster c = load_cluster(source("clusters/mixed-a100-v100.yaml"), Catalog::builtin());
+  const Workload w = load_workload(source("workloads/gpt3-6.7b.yaml"));
+  Plan p;
+  p.micro_batch = 2;
+  p.schedule = Schedule::kInterleaved;
+  p.interleave = 2;
+  p.recompute = Recompute::kFull;
+  p.zero = 1;
+  Replica a;
+  a.micro_batches = 300;
+  a.stages = {Stage{20, {6, 7, 8, 9}}, Stage{12, {16, 18}}};  // 6-9 span both A100 nodes
+  Replica b;
+  b.micro_batches = 212;
+  b.stages = {Stage{32, {40}}};
+  p.replicas = {a, b};
+  const std::string text = plan_to_yaml(p, c);
+  EXPECT_NE(text.find("gpus: \"gpu[6-9]\""), std::string::npos) << text;
+  EXPECT_NE(text.find("gpus: \"dc/dgx1-v100[0]/gpu[0,2]\""), std::string::npos) << text;
+  expect_same(parse_plan(text, c, w), p);
+}
+
+TEST(PlanWriter, FileIsWrittenAtomicallyAndLoads) {
+  const Cluster c = load_cluster(source("clusters/mixed-a100-v100.yaml"), Catalog::builtin());
+  const Workload w = load_workload(source("workloads/gpt3-6.7b.yaml"));
+  const PlannerResult r = plan_training(c, w, PlannerOptions{});
+  ASSERT_FALSE(r.top.empty());
+  const auto dir = std::filesystem::temp_directory_path() / ("hetsim-plan-writer-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "best.yaml").string();
+  write_plan_file(path, r.top.front().plan, c, {source("clusters/mixed-a100-v100.yaml"), source("workloads/gpt3-6.7b.yaml"), ""});
+  expect_same(load_plan(path, c, w), r.top.front().plan);
+  const PlanHeader h = read_plan_header(path);
+  EXPECT_EQ(h.cluster, source("clusters/mixed-a100-v100.yaml"));
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) files += e.is_regular_file();
+  EXPECT_EQ(files, 1);  // no temporary left behind
+  std::filesystem::remove_all(dir);
+  EXPECT_THROW(write_plan_file("/nonexistent-dir/x.yaml", r.top.front().plan, c), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace hetsim::models

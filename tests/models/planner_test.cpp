@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: Apache-2.0
+// The planner: partition and balancing steps, feasibility of what it returns, the margins over
+// the baselines a homogeneous tool would give on each heterogeneous example cluster, and the
+// homogeneous cases where it must match or beat the published configuration.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <numeric>
+#include <string>
+
+#include "catalog.hpp"
+#include "input_loader.hpp"
+#include "planner.hpp"
+#include "planner_partition.hpp"
+#include "predictor.hpp"
+#include "validation_suite.hpp"
+
+namespace hetsim::models {
+namespace {
+
+namespace pl = planner;
+
+std::string source(const std::string& rel) { return std::string(HETSIM_SOURCE_DIR) + "/" + rel; }
+
+pl::UnitCost unit(double layer_s, double capacity_bytes = 1e12, double weight_bytes = 1e9) {
+  pl::UnitCost u;
+  u.ok = true;
+  u.layer_s = layer_s;
+  u.weight_bytes = weight_bytes;
+  u.capacity_bytes = capacity_bytes;
+  return u;
+}
+
+// ---- layer partition ------------------------------------------------------------------------
+
+TEST(PlannerPartition, FasterStageTakesMoreLayers) {
+  const pl::UnitCost fast = unit(1.0), slow = unit(2.0);
+  const auto r = pl::partition_layers({{&fast}, {&slow}}, 30, 1, 8, 1.0, false);
+  ASSERT_TRUE(r.ok) << r.reason;
+  EXPECT_EQ(r.layers, (std::vector<int>{20, 10}));
+  EXPECT_DOUBLE_EQ(r.bottleneck_s, 20.0);
+  EXPECT_DOUBLE_EQ(r.sum_s, 40.0);
+}
+
+TEST(PlannerPartition, MinMaxIsOptimalAgainstExhaustiveSearch) {
+  const pl::UnitCost a = unit(1.0), b = unit(1.7), c = unit(3.1);
+  const std::vector<pl::SlotCost> slots = {{&c}, {&a}, {&b}};
+  const auto r = pl::partition_layers(slots, 24, 1, 8, 1.0, false);
+  ASSERT_TRUE(r.ok);
+  double best = 1e30;
+  for (int x = 1; x < 24; ++x) {
+    for (int y = 1; x + y < 24; ++y) best = std::min(best, std::max({x * 3.1, y * 1.0, (24 - x - y) * 1.7}));
+  }
+  EXPECT_NEAR(r.bottleneck_s, best, 1e-12);
+  EXPECT_EQ(std::accumulate(r.layers.begin(), r.layers.end(), 0), 24);
+}
+
+TEST(PlannerPartition, MemoryCapsTheFastStage) {
+  // 1 GB per layer, 5.5 GB usable on the fast stage: it takes at most 5 layers.
+  const pl::UnitCost fast = unit(1.0, 5.5e9), slow = unit(2.0);
+  const auto r = pl::partition_layers({{&fast}, {&slow}}, 30, 1, 8, 1.0, false);
+  ASSERT_TRUE(r.ok);
+  EXPECT_EQ(r.layers, (std::vector<int>{5, 25}));
+  EXPECT_GT(r.min_headroom_fraction, 0.0);
+}
+
+TEST(PlannerPartition, InterleaveKeepsMultiples) {
+  const pl::UnitCost fast = unit(1.0), slow = unit(1.5);
+  const auto r = pl::partition_layers({{&fast}, {&slow}, {&slow}}, 24, 2, 8, 1.0, false);
+  ASSERT_TRUE(r.ok);
+  for (int l : r.layers) EXPECT_EQ(l % 2, 0) << l;
+}
+
+TEST(PlannerPartition, UniformIsMegatronsSplit) {
+  const pl::UnitCost u = unit(1.0);
+  const auto r = pl::partition_layers({{&u}, {&u}, {&u}}, 10, 1, 8, 1.0, true);
+  ASSERT_TRUE(r.ok);
+  EXPECT_EQ(r.layers, (std::vector<int>{4, 3, 3}));
+}
+
+TEST(PlannerPartition, ModelThatDoesNotFitIsRejected) {
+  const pl::UnitCost small = unit(1.0, 3.5e9);
+  const auto r = pl::partition_layers({{&small}, {&small}}, 10, 1, 8, 1.0, false);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.reason.find("does not fit"), std::string::npos) << r.reason;
+}
+
+// ---- micro-batch balancing ------------------------------------------------------------------
+
+TEST(PlannerBalance, FasterReplicaGetsMoreMicroBatches) {
+  const std::vector<pl::ReplicaTiming> reps = {{1.0, 1.0}, {2.0, 2.0}};
+  const auto m = pl::balance_micro_batches(reps, 30, 1, false);
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0] + m[1], 30);
+  EXPECT_EQ(m, (std::vector<int>{20, 10}));  // both finish at 20 s
+}
+
+TEST(PlannerBalance, EqualTimesWithPipelineFill) {
+  // Replica 0: tau 1, sum 4 (fill 3): m + 3 s; replica 1: m s. 10 micro-batches: the best split
+  // (3, 7) or (4, 6) ends after 7 s; an even split (5, 5) would take 8 s.
+  const std::vector<pl::ReplicaTiming> reps = {{1.0, 4.0}, {1.0, 1.0}};
+  const auto m = pl::balance_micro_batches(reps, 10, 1, false);
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0] + m[1], 10);
+  EXPECT_DOUBLE_EQ(std::max(pl::replica_time_s(reps[0], m[0], 1), pl::replica_time_s(reps[1], m[1], 1)), 7.0);
+}
+
+TEST(PlannerBalance, UniformNeedsDivisibilityAndEnoughMicroBatches) {
+  const std::vector<pl::ReplicaTiming> reps = {{1.0, 1.0}, {2.0, 2.0}, {1.0, 1.0}};
+  EXPECT_TRUE(pl::balance_micro_batches(reps, 10, 1, true).empty());
+  EXPECT_EQ(pl::balance_micro_batches(reps, 9, 1, true), (std::vector<int>{3, 3, 3}));
+  EXPECT_TRUE(pl::balance_micro_batches(reps, 2, 1, false).empty());
+}
+
+// ---- what the planner returns ---------------------------------------------------------------
+
+void expect_feasible(const Cluster& c, const Workload& w, const RankedPlan& p) {
+  EXPECT_TRUE(check_plan(p.plan, c, w).empty()) << p.shape << ": " << check_plan(p.plan, c, w).front();
+  const Report again = predict(c, w, p.plan);
+  EXPECT_TRUE(again.feasible) << p.shape << ": " << again.infeasible_reason;
+  EXPECT_DOUBLE_EQ(again.tokens_per_s, p.report.tokens_per_s) << p.shape;
+  EXPECT_GE(p.memory_headroom_bytes, 0.0) << p.shape;
+  EXPECT_GE(p.memory_headroom_fraction, 0.0) << p.shape;
+  for (const StageReport& s : again.stages) EXPECT_LE(s.memory_bytes, s.memory_capacity_bytes) << p.shape;
+}
+
+struct HeteroCase {
+  const char* cluster;
+  const char* workload;
+  bool uniform_exists;  ///< false where no uniform split over all GPUs can run (reason in the name)
+  bool fastest_exists;
+};
+
+class PlannerHeterogeneous : public ::testing::TestWithParam<HeteroCase> {};
+
+TEST_P(PlannerHeterogeneous, BeatsTheBaselinesOfAHomogeneousTool) {
+  const HeteroCase& hc = GetParam();
+  const Cluster c = load_cluster(source(std::string("clusters/") + hc.cluster + ".yaml"), Catalog::builtin());
+  const Workload w = load_workload(source(std::string("workloads/") + hc.workload + ".yaml"));
+  const PlannerResult r = plan_training(c, w, PlannerOptions{});
+  ASSERT_FALSE(r.top.empty()) << r.reason;
+  const RankedPlan& best = r.top.front();
+  for (const RankedPlan& p : r.top) expect_feasible(c, w, p);
+  for (size_t i = 1; i < r.top.size(); ++i) EXPECT_GE(r.top[i - 1].report.tokens_per_s, r.top[i].report.tokens_per_s);
+  EXPECT_GT(r.plans_evaluated, 0);
+  EXPECT_GT(r.plans_pruned, 0);
+
+  ASSERT_EQ(r.uniform.found, hc.uniform_exists) << r.uniform.reason;
+  ASSERT_EQ(r.fastest_type_only.found, hc.fastest_exists) << r.fastest_type_only.reason;
+  const double t = best.report.tokens_per_s;
+  std::string margins = std::string(hc.cluster) + " " + hc.workload + ": best " + std::to_string(t) + " tokens/s";
+  if (r.uniform.found) {
+    expect_feasible(c, w, r.uniform.best);
+    EXPECT_GT(t, r.uniform.best.report.tokens_per_s) << best.shape << " vs " << r.uniform.best.shape;
+    margins += ", uniform x" + std::to_string(t / r.uniform.best.report.tokens_per_s);
+  } else {
+    margins += ", uniform: none (" + r.uniform.reason + ")";
+  }
+  if (r.fastest_type_only.found) {
+    expect_feasible(c, w, r.fastest_type_only.best);
+    EXPECT_GE(t, r.fastest_type_only.best.report.tokens_per_s);
+    margins += ", fastest_type_only x" + std::to_string(t / r.fastest_type_only.best.report.tokens_per_s);
+  } else {
+    margins += ", fastest_type_only: none (" + r.fastest_type_only.reason + ")";
+  }
+  RecordProperty("margins", margins);
+  std::printf("[ margins  ] %s\n  best: %s\n", margins.c_str(), best.shape.c_str());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ExampleClusters, PlannerHeterogeneous,
+    ::testing::Values(HeteroCase{"mixed-a100-v100", "gpt3-6.7b", true, true},
+                      // bf16 model: the V100s cannot run it, so no plan over all GPUs exists.
+                      HeteroCase{"mixed-a100-v100", "llama2-70b", false, true},
+                      HeteroCase{"h100-mi300x", "gpt3-6.7b", true, true},
+                      HeteroCase{"h100-mi300x", "llama2-70b", true, true},
+                      HeteroCase{"consumer-4090-a100", "gpt3-6.7b", true, true},
+                      // 1.1 TB of weights and Adam state over 40 GPUs is 27 GB each: more than a
+                      // 4090 holds, so only an uneven split fits, and one A100 node alone does not.
+                      HeteroCase{"consumer-4090-a100", "llama2-70b", false, false},
+                      HeteroCase{"geo-two-zones", "gpt3-6.7b", true, true},
+                      HeteroCase{"geo-two-zones", "llama2-70b", true, true}),
+    [](const ::testing::TestParamInfo<HeteroCase>& info) {
+      std::string n = std::string(info.param.cluster) + "_" + info.param.workload;
+      for (char& ch : n) {
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      }
+      return n;
+    });
+
+// ---- homogeneous: at least the published / hand-written configuration -----------------------
+
+TEST(PlannerHomogeneous, AtLeastEveryExamplePlanOfItsCluster) {
+  // Every example plan of plans/ is a configuration a person chose; the planner must do as well.
+  int checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(source("plans"))) {
+    if (entry.path().extension() != ".yaml") continue;
+    const PlanHeader h = read_plan_header(entry.path().string());
+    if (h.cluster.empty() || h.workload.empty()) continue;
+    // The header names a file, or a bare name of the bundled clusters/ and workloads/.
+    const auto resolve = [](const std::string& what, const std::string& folder) {
+      return std::filesystem::exists(what) ? what : source(folder + "/" + what + ".yaml");
+    };
+    const Cluster c = load_cluster(resolve(h.cluster, "clusters"), Catalog::builtin());
+    const Workload w = load_workload(resolve(h.workload, "workloads"));
+    const Plan given = load_plan(entry.path().string(), c, w);
+    const Report ref = predict(c, w, given);
+    if (!ref.feasible) continue;
+    const PlannerResult r = plan_training(c, w, PlannerOptions{});
+    ASSERT_FALSE(r.top.empty()) << entry.path() << ": " << r.reason;
+    EXPECT_GE(r.top.front().report.tokens_per_s, ref.tokens_per_s) << entry.path();
+    std::printf("[ example  ] %s: plan %.0f tokens/s, planner %.0f (x%.2f)\n", entry.path().filename().c_str(),
+                ref.tokens_per_s, r.top.front().report.tokens_per_s, r.top.front().report.tokens_per_s / ref.tokens_per_s);
+    ++checked;
+  }
+  EXPECT_GE(checked, 3);
+}
+
+TEST(PlannerHomogeneous, AtLeastTheMegatronTable1Configurations) {
+  const std::string suite_path = std::string(HETSIM_SHARED_VALIDATION_DIR) + "/megatron-sc21-table1.yaml";
+  if (!std::filesystem::exists(suite_path)) GTEST_SKIP() << "no " << suite_path << " (../shared is absent)";
+  const Catalog& cat = Catalog::builtin();
+  const Suite suite = load_suite(suite_path, cat);
+  for (const SuiteRow& row : suite.rows) {
+    const Cluster c = suite_cluster(row.system, row.tp * row.pp * row.dp, cat);
+    const Workload w = suite_workload(suite, row);
+    const RowResult paper = validate_row(suite, row, cat, [](const Cluster& a, const Workload& b, const Plan& p) {
+      return predict(a, b, p);
+    });
+    ASSERT_TRUE(paper.predicted) << row.id << ": " << paper.reason;
+    const PlannerResult r = plan_training(c, w, PlannerOptions{});
+    ASSERT_FALSE(r.top.empty()) << row.id << ": " << r.reason;
+    const double best_s = r.top.front().report.iteration_time_s;
+    EXPECT_LE(best_s, *paper.predicted * (1 + 1e-9)) << row.id;
+    std::printf("[ sc21     ] %s: paper config %.2f s, planner %.2f s (x%.2f) %s\n", row.id.c_str(), *paper.predicted,
+                best_s, *paper.predicted / best_s, r.top.front().shape.c_str());
+  }
+}
+
+// ---- objectives and infeasible inputs -------------------------------------------------------
+
+TEST(PlannerObjectives, BudgetChoosesTheGpus) {
+  const Cluster c = load_cluster(source("clusters/mixed-a100-v100.yaml"), Catalog::builtin());
+  const Workload w = load_workload(source("workloads/gpt3-6.7b.yaml"));
+  PlannerOptions o;
+  o.objective = PlanObjective::kBudget;
+  for (double budget : {50.0, 120.0}) {
+    o.budget_per_hour = budget;
+    const PlannerResult r = plan_training(c, w, o);
+    ASSERT_FALSE(r.top.empty()) << r.reason;
+    for (const RankedPlan& p : r.top) EXPECT_LE(p.report.cost_per_hour, budget) << p.shape;
+    EXPECT_LT(r.top.front().plan.gpu_count(), c.gpu_count());
+  }
+  o.budget_per_hour = 10;  // less than any node
+  const PlannerResult none = plan_training(c, w, o);
+  EXPECT_TRUE(none.top.empty());
+  EXPECT_NE(none.reason.find("budget"), std::string::npos) << none.reason;
+}
+
+TEST(PlannerObjectives, CostObjectiveIsCheaperPerToken) {
+  const Cluster c = load_cluster(source("clusters/mixed-a100-v100.yaml"), Catalog::builtin());
+  const Workload w = load_workload(source("workloads/gpt3-6.7b.yaml"));
+  PlannerOptions o;
+  const PlannerResult fast = plan_training(c, w, o);
+  o.objective = PlanObjective::kCost;
+  const PlannerResult cheap = plan_training(c, w, o);
+  ASSERT_FALSE(fast.top.empty());
+  ASSERT_FALSE(cheap.top.empty());
+  EXPECT_LE(cheap.top.front().report.cost_per_million_tokens, fast.top.front().report.cost_per_million_tokens);
+  for (size_t i = 1; i < cheap.top.size(); ++i) {
+    EXPECT_LE(cheap.top[i - 1].report.cost_per_million_tokens, cheap.top[i].report.cost_per_million_tokens);
+  }
+}
+
+TEST(PlannerInfeasible, ModelTooLargeGivesAReasonNotAPlan) {
+  // GPT-3 175B needs ~2.8 TB of weights and Adam state; 32 A100-80GB hold 2.56 TB.
+  const Cluster c = load_cluster(source("clusters/dgx-a100.yaml"), Catalog::builtin());
+  const Workload w = load_workload(source("workloads/gpt3-175b.yaml"));
+  const PlannerResult r = plan_training(c, w, PlannerOptions{});
+  EXPECT_TRUE(r.top.empty());
+  EXPECT_FALSE(r.reason.empty());
+  EXPECT_FALSE(r.uniform.found);
+  EXPECT_FALSE(r.fastest_type_only.found);
+}
+
+}  // namespace
+}  // namespace hetsim::models

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: Apache-2.0
+// Unit parsing and formatting (models/units.hpp): SI values, prefixes, bits vs bytes, errors.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "units.hpp"
+
+namespace hetsim::models {
+namespace {
+
+using ::testing::HasSubstr;
+
+double ok(const ParsedQuantity& q) {
+  EXPECT_TRUE(q.ok()) << q.error;
+  return q.value.value_or(-1);
+}
+
+TEST(Units, BandwidthBytesAndBits) {
+  EXPECT_DOUBLE_EQ(ok(parse_bandwidth("300GB/s")), 300e9);
+  EXPECT_DOUBLE_EQ(ok(parse_bandwidth("3.35TB/s")), 3.35e12);
+  EXPECT_DOUBLE_EQ(ok(parse_bandwidth("16GiB/s")), 16.0 * 1024 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(ok(parse_bandwidth("200Gbps")), 25e9);  // 200 Gbit/s = 25 GB/s
+  EXPECT_DOUBLE_EQ(ok(parse_bandwidth("25Gb/s")), 3.125e9);
+  EXPECT_DOUBLE_EQ(ok(parse_bandwidth("800MB/s")), 800e6);
+  EXPECT_DOUBLE_EQ(ok(parse_bandwidth("1.25 GB/s")), 1.25e9);  // a space is allowed
+  EXPECT_DOUBLE_EQ(ok(parse_bandwidth("100KB/s")), 100e3);
+  EXPECT_DOUBLE_EQ(ok(parse_bandwidth("100kB/s")), 100e3);
+}
+
+TEST(Units, Time) {
+  EXPECT_DOUBLE_EQ(ok(parse_time("100ns")), 100e-9);
+  EXPECT_DOUBLE_EQ(ok(parse_time("5us")), 5e-6);
+  EXPECT_DOUBLE_EQ(ok(parse_time("5\xC2\xB5s")), 5e-6);
+  EXPECT_DOUBLE_EQ(ok(parse_time("2.5ms")), 2.5e-3);
+  EXPECT_DOUBLE_EQ(ok(parse_time("1s")), 1.0);
+  EXPECT_DOUBLE_EQ(ok(parse_time("2min")), 120.0);
+  EXPECT_DOUBLE_EQ(ok(parse_time("1h")), 3600.0);
+  EXPECT_DOUBLE_EQ(ok(parse_time("1e-3s")), 1e-3);
+}
+
+TEST(Units, SizeDecimalAndBinary) {
+  EXPECT_DOUBLE_EQ(ok(parse_size("64B")), 64);
+  EXPECT_DOUBLE_EQ(ok(parse_size("16KiB")), 16384);
+  EXPECT_DOUBLE_EQ(ok(parse_size("512MB")), 512e6);
+  EXPECT_DOUBLE_EQ(ok(parse_size("80GiB")), 80.0 * (1ull << 30));
+  EXPECT_DOUBLE_EQ(ok(parse_size("1.5TB")), 1.5e12);
+}
+
+TEST(Units, FlopRatesAndWork) {
+  EXPECT_DOUBLE_EQ(ok(parse_flops("19.5TFLOP/s")), 19.5e12);
+  EXPECT_DOUBLE_EQ(ok(parse_flops("989TFLOP/s")), 989e12);
+  EXPECT_DOUBLE_EQ(ok(parse_flops("1.3PFLOP/s")), 1.3e15);
+  EXPECT_DOUBLE_EQ(ok(parse_flops("900GFLOPS")), 900e9);
+  EXPECT_DOUBLE_EQ(ok(parse_flop("1GFLOP")), 1e9);
+  EXPECT_DOUBLE_EQ(ok(parse_flop("2.5TFLOP")), 2.5e12);
+}
+
+TEST(Units, Money) {
+  EXPECT_DOUBLE_EQ(ok(parse_price_per_hour("$32.77/h")), 32.77);
+  EXPECT_DOUBLE_EQ(ok(parse_price_per_hour("$0.5/hour")), 0.5);
+  EXPECT_DOUBLE_EQ(ok(parse_price_per_hour("$12/day")), 0.5);
+  EXPECT_DOUBLE_EQ(ok(parse_price_per_hour("$0/h")), 0.0);
+  EXPECT_DOUBLE_EQ(ok(parse_price_per_byte("$0.05/GB")), 0.05 / 1e9);
+  EXPECT_DOUBLE_EQ(ok(parse_price_per_byte("$0.02/GiB")), 0.02 / (1ull << 30));
+  EXPECT_DOUBLE_EQ(ok(parse_rate_per_hour("0.05/h")), 0.05);
+  EXPECT_DOUBLE_EQ(ok(parse_rate_per_hour("1/day")), 1.0 / 24);
+}
+
+TEST(Units, BareNumberNeedsAUnit) {
+  const auto q = parse_bandwidth("300");
+  ASSERT_FALSE(q.ok());
+  EXPECT_EQ(q.error, "missing unit in \"300\" (expected a bandwidth such as \"300GB/s\")");
+  EXPECT_THAT(parse_time("5").error, HasSubstr("\"5us\""));
+  EXPECT_THAT(parse_price_per_hour("32.77").error, HasSubstr("\"$32.77/h\""));
+}
+
+TEST(Units, UnknownUnitSuggestsTheClosest) {
+  EXPECT_EQ(parse_bandwidth("3.35TBs").error, "unknown unit 'TBs' in \"3.35TBs\" (e.g. \"3.35TB/s\")");
+  EXPECT_THAT(parse_flops("312TB/s").error, HasSubstr("e.g. \"312TFLOP/s\""));
+  EXPECT_THAT(parse_price_per_hour("$3/hours").error, HasSubstr("\"$3/hour\""));
+}
+
+TEST(Units, RejectsNegativeMalformedAndNonFinite) {
+  EXPECT_THAT(parse_time("-5us").error, HasSubstr("negative"));
+  EXPECT_THAT(parse_price_per_hour("-$3/h").error, HasSubstr("negative"));
+  EXPECT_FALSE(parse_size("").ok());
+  EXPECT_FALSE(parse_size("GB").ok());
+  EXPECT_FALSE(parse_size("1.2.3GB").ok());
+  EXPECT_FALSE(parse_size("1e999GB").ok());
+  EXPECT_FALSE(parse_size("nanGB").ok());
+  EXPECT_FALSE(parse_size("infGB").ok());
+  EXPECT_FALSE(parse_bandwidth("0x10GB/s").ok());
+  EXPECT_FALSE(parse_price_per_byte("$0.05").ok());
+}
+
+TEST(Units, Formatting) {
+  EXPECT_EQ(format_flops(312e12), "312 TFLOP/s");
+  EXPECT_EQ(format_flops(19.5e12), "19.5 TFLOP/s");
+  EXPECT_EQ(format_size(80.0 * (1ull << 30)), "80.0 GiB");
+  EXPECT_EQ(format_size(512), "512 B");
+  EXPECT_EQ(format_time(2.53e-3), "2.53 ms");
+  EXPECT_EQ(format_time(5e-6), "5.00 us");
+  EXPECT_EQ(format_time(0), "0 s");
+  EXPECT_EQ(format_bandwidth(300e9), "300 GB/s");
+  EXPECT_EQ(format_bandwidth(25e9), "25.0 GB/s");
+}
+
+TEST(Units, FormatThenParseRoundTrips) {
+  for (double bps : {1.0, 999.0, 12.5e9, 3.35e12}) {
+    EXPECT_NEAR(ok(parse_bandwidth(format_bandwidth(bps))), bps, bps * 0.005);
+  }
+  for (double s : {1e-9, 5e-6, 2.53e-3, 1.0, 90.0, 7200.0}) {
+    EXPECT_NEAR(ok(parse_time(format_time(s))), s, s * 0.005);
+  }
+}
+
+}  // namespace
+}  // namespace hetsim::models

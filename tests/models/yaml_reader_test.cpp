@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: Apache-2.0
+// The strict YAML layer (models/yaml_reader.hpp): positions, unknown/missing keys, types, guards.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "yaml_reader.hpp"
+
+namespace hetsim::models {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+std::vector<std::string> lines_of(const DiagnosticSink& sink) {
+  std::vector<std::string> out;
+  for (const auto& d : sink.get_diagnostics()) out.push_back(d.to_string());
+  return out;
+}
+
+TEST(Diagnostic, FormatsLikeACompiler) {
+  Diagnostic d{"c.yaml", 14, 18, "nodes[0].gpu", "unknown GPU 'a100x' (known: a100)"};
+  EXPECT_EQ(d.to_string(), "c.yaml:14:18: error: nodes[0].gpu: unknown GPU 'a100x' (known: a100)");
+  d.field.clear();
+  d.line = d.col = 0;
+  EXPECT_EQ(d.to_string(), "c.yaml: error: unknown GPU 'a100x' (known: a100)");
+  const ConfigError e({Diagnostic{"a", 1, 2, "f", "x"}, Diagnostic{"a", 3, 4, "g", "y"}});
+  EXPECT_STREQ(e.what(), "a:1:2: error: f: x\na:3:4: error: g: y");
+}
+
+TEST(DidYouMean, SuggestsCloseNamesOnly) {
+  EXPECT_EQ(did_you_mean("prise", {"name", "price", "gpus"}), "price");
+  EXPECT_EQ(did_you_mean("bandwith", {"bandwidth", "latency"}), "bandwidth");
+  EXPECT_EQ(did_you_mean("zzzzzz", {"bandwidth", "latency"}), std::nullopt);
+}
+
+TEST(ParseDocument, RejectsWhatIsNotAYamlMap) {
+  const auto fails = [](std::string_view text) {
+    DiagnosticSink sink("f.yaml");
+    EXPECT_FALSE(parse_yaml_document(text, sink).has_value()) << text;
+    EXPECT_EQ(sink.count(), 1u) << text;
+    return sink.empty() ? std::string() : sink.get_diagnostics()[0].to_string();
+  };
+  EXPECT_EQ(fails(""), "f.yaml: error: empty file (expected a YAML map starting with 'kind:')");
+  EXPECT_EQ(fails("# only a comment\n"), "f.yaml: error: empty file (expected a YAML map starting with 'kind:')");
+  EXPECT_THAT(fails("a: 1\nb:\n\tc: 2\n"), HasSubstr("f.yaml:3:1: error: tab character in indentation"));
+  EXPECT_THAT(fails("a: [1, 2\n"), HasSubstr("f.yaml:2:1: error: invalid YAML: end of sequence flow not found"));
+  EXPECT_THAT(fails(std::string("a: b\0c\n", 7)), HasSubstr("f.yaml:1:5: error: binary data: NUL byte"));
+  EXPECT_THAT(fails("a: \xff\xfe\n"), HasSubstr("f.yaml:1:4: error: invalid UTF-8 byte 0xFF"));
+  EXPECT_THAT(fails("a: \xc0\xaf\n"), HasSubstr("invalid UTF-8"));  // overlong encoding of '/'
+  EXPECT_THAT(fails("- 1\n- 2\n"), HasSubstr("top level is a list"));
+  EXPECT_THAT(fails("a: 1\n---\nb: 2\n"), HasSubstr("several YAML documents"));
+  EXPECT_THAT(fails("a: " + std::string(100000, '[')), HasSubstr("nesting too deep"));
+}
+
+TEST(ParseDocument, AcceptsUtf8AndComments) {
+  DiagnosticSink sink("f.yaml");
+  const auto doc = parse_yaml_document("# caf\xc3\xa9\nname: \"\xe2\x82\xac\"\n", sink);
+  ASSERT_TRUE(doc.has_value());
+  EXPECT_TRUE(sink.empty());
+}
+
+TEST(MapReader, ReadsTypedValuesAndReportsUnknownKeys) {
+  DiagnosticSink sink("f.yaml");
+  const auto doc = parse_yaml_document(
+      "count: 8\nratio: 0.5\nflag: true\nname: x\nbw: \"25GB/s\"\nmode: ring\nbandwith: 3\n", sink);
+  ASSERT_TRUE(doc);
+  MapReader r(*doc, "", sink, doc->Mark());
+  EXPECT_EQ(r.get_int("count", Need::kRequired, 1), 8);
+  EXPECT_EQ(r.get_number("ratio", Need::kRequired, 0, 1), 0.5);
+  EXPECT_EQ(r.get_bool("flag", Need::kRequired), true);
+  EXPECT_EQ(r.get_string("name", Need::kRequired), "x");
+  EXPECT_EQ(r.get_quantity("bw", Need::kRequired, parse_bandwidth, "a bandwidth", true), 25e9);
+  const EnumTable<int> modes = {{"ring", 1}, {"tree", 2}};
+  EXPECT_EQ(r.get_enum("mode", Need::kRequired, modes), 1);
+  EXPECT_EQ(r.get_int("absent", Need::kOptional), std::nullopt);
+  EXPECT_TRUE(sink.empty());
+  r.finish();
+  EXPECT_THAT(lines_of(sink), ElementsAre("f.yaml:7:1: error: unknown key 'bandwith' (expected one of: count, ratio, flag, name, bw, mode, absent)"));
+}
+
+TEST(MapReader, MissingKeysPointAtTheParent) {
+  DiagnosticSink sink("f.yaml");
+  const auto doc = parse_yaml_document("kind: x\nnics:\n  count: 2\n", sink);
+  ASSERT_TRUE(doc);
+  MapReader root(*doc, "", sink, doc->Mark());
+  auto nics = root.get_map("nics", Need::kRequired);
+  ASSERT_TRUE(nics);
+  EXPECT_EQ(nics->get_quantity("bandwidth", Need::kRequired, parse_bandwidth, "a bandwidth such as \"200Gbps\"", true),
+            std::nullopt);
+  EXPECT_THAT(lines_of(sink),
+              ElementsAre("f.yaml:2:1: error: nics: missing key 'bandwidth' (expected a bandwidth such as \"200Gbps\")"));
+}
+
+TEST(MapReader, WrongTypesSayWhatWasFound) {
+  DiagnosticSink sink("f.yaml");
+  const auto doc = parse_yaml_document(
+      "a: \"8\"\nb: 1.5\nc: [1]\nd: yes\ne: 300\nf: fast\ng:\nh: 4\ni: !!str 8\n", sink);
+  ASSERT_TRUE(doc);
+  MapReader r(*doc, "x", sink, doc->Mark());
+  r.get_int("a", Need::kRequired);
+  r.get_int("b", Need::kRequired);
+  r.get_string("c", Need::kRequired);
+  r.get_bool("d", Need::kRequired);
+  r.get_quantity("e", Need::kRequired, parse_time, "a time such as \"5us\"", false);
+  r.get_enum("f", Need::kRequired, EnumTable<int>{{"slow", 0}, {"fastest", 1}});
+  r.get_map("g", Need::kRequired);
+  r.get_int("h", Need::kRequired, 0, 3);
+  r.get_int("i", Need::kRequired);
+  EXPECT_THAT(lines_of(sink),
+              ElementsAre("f.yaml:1:4: error: x.a: expected an integer, got the string \"8\"",
+                          "f.yaml:2:4: error: x.b: expected an integer, got '1.5'",
+                          "f.yaml:3:4: error: x.c: expected a string, got a list",
+                          "f.yaml:4:4: error: x.d: expected true or false, got 'yes'",
+                          "f.yaml:5:4: error: x.e: missing unit in \"300\" (expected a time such as \"300us\")",
+                          "f.yaml:6:4: error: x.f: unknown value 'fast' (did you mean 'fastest'? expected one of: slow, fastest)",
+                          "f.yaml:7:1: error: x.g: expected a map, got nothing",
+                          "f.yaml:8:4: error: x.h: value 4 out of range (expected an integer between 0 and 3)",
+                          "f.yaml:9:4: error: x.i: expected an integer, got '8' tagged tag:yaml.org,2002:str"));
+}
+
+TEST(MapReader, DuplicateKeysAreErrors) {
+  DiagnosticSink sink("f.yaml");
+  const auto doc = parse_yaml_document("a: 1\nb: 2\na: 3\n", sink);
+  ASSERT_TRUE(doc);
+  MapReader r(*doc, "", sink, doc->Mark());
+  EXPECT_EQ(r.get_int("a", Need::kRequired), 1);
+  EXPECT_THAT(lines_of(sink), ElementsAre("f.yaml:3:1: error: duplicate key 'a' (first given at line 1)"));
+}
+
+TEST(DiagnosticSink, LocatesFieldsByLongestPrefixAndSortsByPosition) {
+  DiagnosticSink sink("f.yaml");
+  YAML::Mark m;
+  m.line = 4;
+  m.column = 2;
+  sink.remember("replicas[0].stages", m);
+  EXPECT_EQ(sink.locate("replicas[0].stages[1].gpus").line, 4);
+  EXPECT_EQ(sink.locate("other").line, -1);
+  YAML::Mark late, early;
+  late.line = 9;
+  early.line = 1;
+  sink.error(late, "b", "second");
+  sink.error(early, "a", "first");
+  try {
+    sink.throw_if_any();
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.get_diagnostics()[0].field, "a");
+    EXPECT_EQ(e.get_diagnostics()[1].field, "b");
+  }
+}
+
+}  // namespace
+}  // namespace hetsim::models

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: Apache-2.0
+// Closed-form checks of the simulated network (CM02, no cross-traffic, no TCP window bound):
+// a transfer alone takes latency + size/bandwidth; a ring all-reduce 2(p-1)·α + 2(p-1)/p·n/B
+// (Patarasuk & Yuan, JPDC 2009); shared NICs and WAN links divide their bandwidth.
+// Bandwidths are the cost model's achieved figures: nominal x models::link_efficiency.
+#include <gtest/gtest.h>
+
+#include "collective_flows.hpp"
+#include "simulator.hpp"
+#include "test_clusters.hpp"
+#include "topology.hpp"
+#include "sim_topology.hpp"
+
+namespace hetsim::sim {
+namespace {
+
+using testing::NodeSpec;
+
+constexpr double kTol = 0.01;  // the 1% on closed forms
+// Test nodes: 300 GB/s NVSwitch, 2us; 25 GB/s InfiniBand NICs, 2us each; fabric 5us.
+const double kIntraBw = 300e9 * models::link_efficiency(models::IntraFabricKind::kNvswitch);
+const double kNicBw = 25e9 * models::link_efficiency(models::NicKind::kInfiniband);
+constexpr double kInterLatency = 2e-6 + 5e-6 + 2e-6;
+
+TEST(ClosedForm, P2pInsideNodeIsLatencyPlusSizeOverBandwidth) {
+  const auto cluster = testing::one_zone(1, NodeSpec{});
+  const double t = simulate_phases(cluster, {{{0, 1, 1e9}}});
+  const double expected = 2e-6 + 1e9 / kIntraBw;
+  EXPECT_NEAR(t, expected, kTol * expected);
+}
+
+TEST(ClosedForm, P2pAcrossNodesCrossesHostLinkNicAndFabric) {
+  const auto cluster = testing::one_zone(2, NodeSpec{});
+  const Topology topo(cluster);
+  // NIC 2us + fabric 5us + NIC 2us, as models::path_between; the NIC is the narrowest link.
+  EXPECT_NEAR(topo.path_latency_s(0, 8), kInterLatency, 1e-15);
+  EXPECT_DOUBLE_EQ(topo.path_bandwidth_Bps(0, 8), kNicBw);
+  const auto analytic = models::path_between(cluster, 0, 8, 0);  // every GPU of the node sending: one NIC each
+  EXPECT_NEAR(analytic.latency_s, kInterLatency, 1e-15);
+  EXPECT_DOUBLE_EQ(analytic.bandwidth_Bps, kNicBw);
+  const double t = simulate_phases(cluster, {{{0, 8, 1e9}}});
+  const double expected = kInterLatency + 1e9 / kNicBw;
+  EXPECT_NEAR(t, expected, kTol * expected);
+}
+
+TEST(ClosedForm, RingAllReduceInsideNode) {
+  const auto cluster = testing::one_zone(1, NodeSpec{});
+  const int p = 8;
+  const double n = 1e9, alpha = 2e-6, bw = kIntraBw;
+  const double t = simulate_phases(cluster, ring_all_reduce({0, 1, 2, 3, 4, 5, 6, 7}, n));
+  const double expected = 2 * (p - 1) * alpha + 2.0 * (p - 1) / p * n / bw;
+  EXPECT_NEAR(t, expected, kTol * expected);
+}
+
+TEST(ClosedForm, RingAllReduceAcrossNodes) {
+  const auto cluster = testing::one_zone(4, NodeSpec{});
+  const int p = 4;
+  const double n = 4e8, alpha = kInterLatency, bw = kNicBw;
+  const double t = simulate_phases(cluster, ring_all_reduce({0, 8, 16, 24}, n));
+  const double expected = 2 * (p - 1) * alpha + 2.0 * (p - 1) / p * n / bw;
+  EXPECT_NEAR(t, expected, kTol * expected);
+}
+
+TEST(ClosedForm, SmallRingAllReduceIsLatencyBound) {
+  const auto cluster = testing::one_zone(4, NodeSpec{});
+  const double n = 1e3, alpha = kInterLatency, bw = kNicBw;
+  const double t = simulate_phases(cluster, ring_all_reduce({0, 8, 16, 24}, n));
+  const double expected = 6 * alpha + 1.5 * n / bw;
+  EXPECT_NEAR(t, expected, kTol * expected);
+}
+
+// Eight GPUs behind ONE 25GB/s NIC each send 100MB to the next node: the NIC is shared,
+// each flow gets 1/8 of it (23.5/8 GB/s achieved), so the step takes 8x what it takes with a NIC per GPU.
+TEST(ClosedForm, SharedNicSlowsConcurrentTransfersEightfold) {
+  NodeSpec one_nic;
+  one_nic.nics = 1;
+  const auto cluster = testing::one_zone(2, one_nic);
+  Phase phase;
+  for (int i = 0; i < 8; ++i) phase.push_back({i, 8 + i, 1e8});
+  const double t = simulate_phases(cluster, {phase});
+  const double expected = kInterLatency + 8 * 1e8 / kNicBw;  // 34.05 ms
+  EXPECT_NEAR(t, expected, kTol * expected);
+}
+
+TEST(ClosedForm, NicPerGpuTransfersDoNotContend) {
+  const auto cluster = testing::one_zone(2, NodeSpec{});
+  Phase phase;
+  for (int i = 0; i < 8; ++i) phase.push_back({i, 8 + i, 1e8});
+  const double t = simulate_phases(cluster, {phase});
+  const double expected = kInterLatency + 1e8 / kNicBw;  // 4.26 ms
+  EXPECT_NEAR(t, expected, kTol * expected);
+}
+
+// A fat tree with oversubscription 4: the node's uplink carries 8·23.5/4 = 47 GB/s, so eight
+// concurrent 100MB flows take 800MB/47GB/s = 17 ms instead of 4.3 ms.
+TEST(ClosedForm, OversubscribedFatTreeLimitsTheNodeUplink) {
+  const auto cluster = testing::one_zone(2, NodeSpec{}, 5e-6, 4.0);
+  Phase phase;
+  for (int i = 0; i < 8; ++i) phase.push_back({i, 8 + i, 1e8});
+  const double t = simulate_phases(cluster, {phase});
+  const double expected = kInterLatency + 8e8 / (8 * kNicBw / 4);
+  EXPECT_NEAR(t, expected, kTol * expected);
+}
+
+TEST(ClosedForm, WanTransferIsLatencyPlusSizeOverWanBandwidth) {
+  const auto cluster = testing::two_zones(1, NodeSpec{}, 1.25e9, 30e-3);
+  const Topology topo(cluster);
+  EXPECT_NEAR(topo.path_latency_s(0, 8), 30e-3 + kInterLatency, 1e-12);
+  const double t = simulate_phases(cluster, {{{0, 8, 1e9}}});
+  const double expected = 30e-3 + kInterLatency + 1e9 / (1.25e9 * models::kWanLinkEfficiency);
+  EXPECT_NEAR(t, expected, kTol * expected);
+}
+
+// Four nodes of zone 0 each send 250MB to zone 1 at once: they share the 1.25GB/s WAN link
+// (x0.85 achieved), so the step takes 1GB/1.0625GB/s = 0.94 s, four times one transfer alone.
+TEST(ClosedForm, WanLinkIsSharedByConcurrentTransfers) {
+  const auto cluster = testing::two_zones(4, NodeSpec{}, 1.25e9, 30e-3);
+  Phase phase;
+  for (int i = 0; i < 4; ++i) phase.push_back({8 * i, 32 + 8 * i, 2.5e8});
+  const double t = simulate_phases(cluster, {phase});
+  const double expected = 30e-3 + kInterLatency + 1e9 / (1.25e9 * models::kWanLinkEfficiency);
+  EXPECT_NEAR(t, expected, kTol * expected);
+}
+
+// An NVIDIA node and an AMD node without cross-vendor RDMA: the transfer is staged through host
+// memory at the PCIe rate (16 GB/s x 0.8 = 12.8 GB/s < the NIC's 23.5) and pays two copy
+// setups (models::kHostCopySetup_s each), as the cost model's path_between has it.
+models::Cluster nvidia_and_amd(bool rdma) {
+  NodeSpec spec;
+  spec.host_Bps = 16e9;
+  auto cluster = testing::one_zone(1, spec);
+  models::NodeType amd = cluster.node_types[0];
+  amd.name = "amd-box";
+  amd.gpu.vendor = models::Vendor::kAmd;
+  cluster.node_types.push_back(amd);
+  cluster.zones[0].groups.push_back({1, 1});
+  cluster.cross_vendor_rdma = rdma;
+  testing::derive(cluster);
+  return cluster;
+}
+
+TEST(ClosedForm, CrossVendorTransferIsHostStaged) {
+  const auto cluster = nvidia_and_amd(false);
+  const double pcie = 16e9 * models::link_efficiency(models::IntraFabricKind::kPcie);
+  const auto analytic = models::path_between(cluster, 0, 8, 0);
+  EXPECT_TRUE(analytic.host_staged);
+  EXPECT_DOUBLE_EQ(analytic.bandwidth_Bps, pcie);
+  const double t = simulate_phases(cluster, {{{0, 8, 1e9}}});
+  const double expected = kInterLatency + 2 * models::kHostCopySetup_s + 1e9 / pcie;
+  EXPECT_NEAR(t, expected, kTol * expected);
+}
+
+TEST(ClosedForm, CrossVendorRdmaIsNotStaged) {
+  const auto cluster = nvidia_and_amd(true);
+  const double t = simulate_phases(cluster, {{{0, 8, 1e9}}});
+  const double expected = kInterLatency + 1e9 / kNicBw;
+  EXPECT_NEAR(t, expected, kTol * expected);
+}
+
+TEST(Topology, NoRouteBetweenUnlinkedZonesIsAnError) {
+  auto cluster = testing::two_zones(1, NodeSpec{}, 1e9, 1e-3);
+  cluster.links.clear();
+  const Topology topo(cluster);
+  EXPECT_THROW(topo.path(0, 8), std::runtime_error);
+}
+
+TEST(FoldPhase, DisjointEqualFlowsFoldToOne) {
+  const auto cluster = testing::one_zone(1, NodeSpec{});
+  const Topology topo(cluster);
+  const auto ring = ring_all_reduce({0, 1, 2, 3}, 4e6);
+  const auto folded = fold_phase(topo, ring[0], true);
+  EXPECT_EQ(folded.simulated.size(), 1u);
+  EXPECT_EQ(folded.shadows.size(), 3u);
+}
+
+TEST(FoldPhase, FlowsSharingANicAreKept) {
+  NodeSpec one_nic;
+  one_nic.nics = 1;
+  const auto cluster = testing::one_zone(2, one_nic);
+  const Topology topo(cluster);
+  Phase phase{{0, 8, 1e6}, {1, 9, 1e6}};
+  EXPECT_EQ(fold_phase(topo, phase, true).simulated.size(), 2u);
+}
+
+}  // namespace
+}  // namespace hetsim::sim

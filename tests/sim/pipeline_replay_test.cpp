@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: Apache-2.0
+// The stage actors replay hand-built PlanWork; pipelines of equal stages have closed forms:
+// 1F1B and GPipe take (m+p-1)·(t_f+t_b) plus transfers (Narayanan et al., SC'21 §2.2.1);
+// interleaving divides the bubble by v (SC'21 §2.2.2). Sends are blocking (Megatron-LM), so
+// each stage's pass time includes its send, exactly as models::pipeline_time counts it:
+// with t_x per transfer, (m-1)·(t_f+t_b+2t_x) + p·(t_f+t_b) + 2(p-1)·t_x.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "collective_flows.hpp"
+#include "simulator.hpp"
+#include "test_clusters.hpp"
+#include "comm_cost.hpp"
+#include "pipeline_time.hpp"
+#include "topology.hpp"
+
+namespace hetsim::sim {
+namespace {
+
+using testing::NodeSpec;
+using testing::UniformWork;
+constexpr double kTol = 0.01;
+
+SimResult simulate(const models::Cluster& cluster, const UniformWork& u, bool fold) {
+  models::Plan plan;
+  models::PlanWork work;
+  testing::make_uniform(u, plan, work);
+  SimOptions opt;
+  opt.fold = fold;
+  auto r = simulate_work(cluster, plan, work, opt);
+  EXPECT_TRUE(r.ok) << r.error;
+  return r;
+}
+
+double run(const models::Cluster& cluster, const UniformWork& u, bool fold = true) {
+  return simulate(cluster, u, fold).iteration_time_s;
+}
+
+const double kIntraBw = 300e9 * models::link_efficiency(models::IntraFabricKind::kNvswitch);
+const double kNicBw = 25e9 * models::link_efficiency(models::NicKind::kInfiniband);
+// Stages on GPUs 0..3 of one node: a 3MB activation takes 2us + 3MB/234GB/s = 14.8us.
+const double kTransfer = 2e-6 + 3e6 / kIntraBw;
+
+// The analytic pipeline time of equal stages with blocking sends of t_x (v chunks per stage).
+double analytic_pipeline(const UniformWork& u, double t_x) {
+  std::vector<models::StageTimes> st(u.pp);
+  const int v = u.interleave;
+  for (int s = 0; s < u.pp; ++s) {
+    st[s].forward_s = u.t_f + (s < u.pp - 1 ? v : v - 1) * t_x;
+    st[s].backward_s = u.t_b + (s > 0 ? v : v - 1) * t_x;
+  }
+  return models::pipeline_time(st, u.micro_batches, v);
+}
+
+UniformWork pipeline(models::Schedule schedule) {
+  UniformWork u;
+  u.pp = 4;
+  u.micro_batches = 8;
+  u.t_f = 1e-3;
+  u.t_b = 2e-3;
+  u.act_bytes = 3e6;
+  u.schedule = schedule;
+  return u;
+}
+
+TEST(PipelineReplay, OneFOneBOfEqualStagesWithoutTransfers) {
+  auto u = pipeline(models::Schedule::k1f1b);
+  u.act_bytes = 0;
+  const double t = run(testing::one_zone(1, NodeSpec{}), u);
+  const double expected = (u.micro_batches + u.pp - 1) * (u.t_f + u.t_b);
+  EXPECT_NEAR(t, expected, 1e-9);
+}
+
+TEST(PipelineReplay, OneFOneBOfEqualStages) {
+  const auto u = pipeline(models::Schedule::k1f1b);
+  const double t = run(testing::one_zone(1, NodeSpec{}), u);
+  const double expected = (u.micro_batches - 1) * (u.t_f + u.t_b + 2 * kTransfer) + u.pp * (u.t_f + u.t_b) +
+                          2 * (u.pp - 1) * kTransfer;
+  EXPECT_NEAR(expected, analytic_pipeline(u, kTransfer), 1e-12);
+  EXPECT_NEAR(t, expected, kTol * expected);
+}
+
+TEST(PipelineReplay, GpipeOfEqualStages) {
+  const auto u = pipeline(models::Schedule::kGpipe);
+  const double t = run(testing::one_zone(1, NodeSpec{}), u);
+  const double expected = analytic_pipeline(u, kTransfer);
+  EXPECT_NEAR(t, expected, kTol * expected);
+}
+
+TEST(PipelineReplay, InterleavingDividesTheBubble) {
+  auto u = pipeline(models::Schedule::kInterleaved);
+  u.interleave = 2;
+  u.act_bytes = 0;
+  const double t = run(testing::one_zone(1, NodeSpec{}), u);
+  const double expected = u.micro_batches * (u.t_f + u.t_b) + (u.pp - 1) * (u.t_f + u.t_b) / u.interleave;
+  EXPECT_NEAR(t, expected, kTol * expected);
+}
+
+TEST(PipelineReplay, InterleavedWithTransfersMatchesTheAnalyticPipeline) {
+  auto u = pipeline(models::Schedule::kInterleaved);
+  u.interleave = 2;
+  const double t = run(testing::one_zone(1, NodeSpec{}), u);
+  const double expected = analytic_pipeline(u, kTransfer);
+  EXPECT_NEAR(t, expected, kTol * expected);
+}
+
+TEST(PipelineReplay, SingleStageRunsItsMicroBatchesBackToBack) {
+  UniformWork u;
+  u.micro_batches = 5;
+  u.optimizer_s = 4e-3;
+  const double t = run(testing::one_zone(1, NodeSpec{}), u);
+  EXPECT_NEAR(t, 5 * 3e-3 + 4e-3, 1e-9);
+}
+
+TEST(PipelineReplay, TpAllReduceAddsToEveryPass) {
+  UniformWork u;
+  u.tp = 8;
+  u.micro_batches = 2;
+  u.tp_ar_bytes = 8e7;
+  const double t = run(testing::one_zone(1, NodeSpec{}), u);
+  // Ring (the cost model's choice at this size): launch + 2(p-1)·α + 2(p-1)/p·n/B.
+  const double ar = models::kCollectiveLaunch_s + 2 * 7 * 2e-6 + 2.0 * 7 / 8 * 8e7 / kIntraBw;
+  const double expected = 2 * (3e-3 + 2 * ar);
+  EXPECT_NEAR(t, expected, kTol * expected);
+}
+
+// Two replicas of one stage on two nodes sync 1GB of gradients after backward:
+// a 2-member ring all-reduce over the NIC = launch + 2·9us + 1GB/23.5GB/s.
+TEST(PipelineReplay, DpGradientSyncFollowsBackward) {
+  UniformWork u;
+  u.dp = 2;
+  u.micro_batches = 2;
+  u.grad_bytes = 1e9;
+  u.optimizer_s = 1e-3;
+  NodeSpec single;
+  single.gpus = 1;
+  single.nics = 1;
+  const double t = run(testing::one_zone(2, single), u);
+  const double expected = 2 * 3e-3 + (models::kCollectiveLaunch_s + 2 * 9e-6 + 1e9 / kNicBw) + 1e-3;
+  EXPECT_NEAR(t, expected, kTol * expected);
+}
+
+TEST(PipelineReplay, OverlappedGradientSyncHidesBehindBackward) {
+  UniformWork u;
+  u.dp = 2;
+  u.micro_batches = 2;
+  u.grad_bytes = 1e8;  // 4ms alone: mostly hidden behind the 2ms last backward with 4 buckets
+  NodeSpec single;
+  single.gpus = 1;
+  single.nics = 1;
+  const auto cluster = testing::one_zone(2, single);
+  u.overlap = false;
+  const double plain = testing::in_child([&] { return run(cluster, u); });
+  u.overlap = true;
+  const double overlapped = testing::in_child([&] { return run(cluster, u); });
+  EXPECT_LT(overlapped, plain - 1e-3);
+  EXPECT_GT(overlapped, 6e-3);  // the compute alone
+}
+
+// 64 GPUs: TP8 inside a node, PP2, DP4, all with TP all-reduces, activations and a ring
+// gradient sync. Folding simulates one replica (+ the next one's nodes as receivers).
+TEST(Folding, FoldedAndUnfoldedAgreeOnA64GpuPlan) {
+  UniformWork u;
+  u.tp = 8;
+  u.pp = 2;
+  u.dp = 4;
+  u.micro_batches = 6;
+  u.tp_ar_bytes = 2e7;
+  u.act_bytes = 1e7;
+  u.grad_bytes = 2e8;
+  u.optimizer_s = 1e-3;
+  NodeSpec two_nics;
+  two_nics.nics = 2;  // 4 GPUs per NIC: DP and PP flows contend
+  const auto cluster = testing::one_zone(8, two_nics);
+  // The child reports the time, negated when the run was not folded as asked.
+  const double folded = testing::in_child([&] {
+    const auto r = simulate(cluster, u, true);
+    return r.folded && r.replicas_simulated == 1 ? r.iteration_time_s : -r.iteration_time_s;
+  });
+  const double unfolded = testing::in_child([&] {
+    const auto r = simulate(cluster, u, false);
+    return r.folded ? -r.iteration_time_s : r.iteration_time_s;
+  });
+  ASSERT_GT(folded, 0) << "the 64-GPU plan was not folded";
+  ASSERT_GT(unfolded, 0);
+  std::printf("folded %.9f s, unfolded %.9f s\n", folded, unfolded);
+  EXPECT_NEAR(folded, unfolded, 0.01 * unfolded);
+}
+
+}  // namespace
+}  // namespace hetsim::sim
+
+namespace hetsim::sim {
+namespace {
+
+// Eight TP ranks of a node sync 100MB of gradients each with the same rank of the other
+// node, through ONE shared 25 GB/s NIC: each of the 8 concurrent rings gets 1/8 of it, so the
+// sync takes launch + 2·9us + 8·100MB/23.5GB/s = 34.1 ms instead of 4.3 ms with a NIC per GPU.
+TEST(Contention, DpSyncThroughOneSharedNic) {
+  UniformWork u;
+  u.tp = 8;
+  u.dp = 2;
+  u.micro_batches = 2;
+  u.grad_bytes = 1e8;
+  NodeSpec one_nic;
+  one_nic.nics = 1;
+  const double t = run(testing::one_zone(2, one_nic), u);
+  const double expected = 2 * 3e-3 + models::kCollectiveLaunch_s + 2 * 9e-6 + 8 * 1e8 / kNicBw;
+  EXPECT_NEAR(t, expected, kTol * expected);
+}
+
+// ZeRO-3 on two single-GPU nodes: each pass prefetches its half of the 100MB of weights from
+// the other replica (9us + 50MB/23.5GB/s = 2.14 ms), which the 1 ms forward cannot hide and the
+// 2 ms backward nearly can; after the step, reduce-scatter and all-gather (one ring step each).
+TEST(Contention, ZeroThreeGathersOverlapEachPass) {
+  UniformWork u;
+  u.dp = 2;
+  u.micro_batches = 2;
+  u.grad_bytes = 1e8;
+  u.zero = 3;
+  NodeSpec single;
+  single.gpus = 1;
+  single.nics = 1;
+  const double t = run(testing::one_zone(2, single), u);
+  const double gather = 9e-6 + 5e7 / kNicBw;
+  const double ring_step = models::kCollectiveLaunch_s + 9e-6 + 5e7 / kNicBw;
+  const double expected = 2 * (std::max(1e-3, gather) + std::max(2e-3, gather)) + 2 * ring_step;
+  EXPECT_NEAR(t, expected, kTol * expected);
+}
+
+// Four replicas of a 2-stage pipeline: stage 0 on zone 0 (two nodes of 2 GPUs), stage 1 on
+// zone 1, one 1.25 GB/s WAN link. The cost model gives each GPU the WAN share of its node
+// (1/2); in the simulation the four replicas' sends cross the WAN together, 1/4 each: each
+// 50MB transfer takes 30ms + 9us + 4·50MB/(1.25GB/s·0.85) = 218 ms instead of 124 ms.
+TEST(Contention, PipelineSendsShareTheWanLink) {
+  UniformWork u;
+  u.pp = 2;
+  u.dp = 4;
+  u.micro_batches = 4;
+  u.act_bytes = 5e7;
+  NodeSpec two_gpus;
+  two_gpus.gpus = 2;
+  two_gpus.nics = 2;
+  const auto cluster = testing::two_zones(2, two_gpus, 1.25e9, 30e-3);
+  const double t = run(cluster, u);
+  const double wan = 1.25e9 * models::kWanLinkEfficiency;
+  const double shared = 30e-3 + 9e-6 + 4 * 5e7 / wan;
+  const double node_share = 30e-3 + 9e-6 + 2 * 5e7 / wan;
+  const double expected = analytic_pipeline(u, shared);
+  EXPECT_NEAR(t, expected, kTol * expected);
+  EXPECT_GT(t, analytic_pipeline(u, node_share) * 1.2);
+}
+
+}  // namespace
+}  // namespace hetsim::sim

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: Apache-2.0
+// The simulator as an engine on real inputs (clusters/, workloads/, plans/ of the repository):
+// agreement with the cost model on contention-free plans, determinism, the Report wire format
+// and the Chrome trace.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cstdio>
+#include <set>
+#include <string>
+
+#include "catalog.hpp"
+#include "input_loader.hpp"
+#include "predictor.hpp"
+#include "sim_report.hpp"
+#include "test_clusters.hpp"
+#include "trace_writer.hpp"
+
+namespace hetsim::sim {
+namespace {
+
+struct Inputs {
+  models::Cluster cluster;
+  models::Workload workload;
+  models::Plan plan;
+};
+
+Inputs load(const std::string& cluster, const std::string& workload, const std::string& plan) {
+  const std::string root = HETSIM_SOURCE_DIR;
+  const auto catalog = models::load_catalog_dir(root + "/clusters/catalog");
+  Inputs in{models::load_cluster(root + "/clusters/" + cluster, catalog), models::load_workload(root + "/workloads/" + workload), {}};
+  in.plan = models::load_plan(root + "/plans/" + plan, in.cluster, in.workload);
+  return in;
+}
+
+// Contention-free plans (each stage's traffic on its own links, one NIC per GPU, no WAN):
+// the simulator and the cost model start from the same op costs and link figures and agree
+// within 3% (the bound).
+TEST(SimEngine, AgreesWithTheCostModelOnContentionFreePlans) {
+  for (const auto& [cluster, workload, plan] :
+       {std::tuple{"dgx-a100.yaml", "llama2-7b.yaml", "dgx-a100-tp4-pp2-dp4.yaml"},
+        std::tuple{"dgx-a100.yaml", "llama2-7b.yaml", "dgx-a100-tp8-pp1-dp4.yaml"}}) {
+    const Inputs in = load(cluster, workload, plan);
+    const double analytic = models::predict(in.cluster, in.workload, in.plan).iteration_time_s;
+    const models::Report sim = simulate_report_in_child(in.cluster, in.workload, in.plan, SimOptions{});
+    ASSERT_TRUE(sim.feasible) << plan << ": " << sim.infeasible_reason;
+    EXPECT_EQ(sim.engine, "sim");
+    std::printf("%s: analytic %.4f s, simulated %.4f s\n", plan, analytic, sim.iteration_time_s);
+    EXPECT_NEAR(sim.iteration_time_s, analytic, 0.03 * analytic) << plan;
+  }
+}
+
+// Two zones joined by one 100 Gb/s WAN link; every replica's pipeline crosses it. The cost
+// model gives each GPU 1/8 of the WAN (a node's share); the simulator finds all 32 GPUs of
+// the four replicas on it at once, so each activation send is ~4x slower and the step longer.
+TEST(SimEngine, ShowsTheSlowDownOfAWanSharedByAllReplicas) {
+  const Inputs in = load("geo-two-zones.yaml", "llama2-7b.yaml", "geo-two-zones-tp8-pp2-dp4.yaml");
+  const double analytic = models::predict(in.cluster, in.workload, in.plan).iteration_time_s;
+  const models::Report sim = simulate_report_in_child(in.cluster, in.workload, in.plan, SimOptions{});
+  ASSERT_TRUE(sim.feasible) << sim.infeasible_reason;
+  std::printf("geo: analytic %.4f s, simulated %.4f s, WAN utilisation %.3f\n", analytic, sim.iteration_time_s,
+              sim.extra.at("link_utilisation_max:wan"));
+  EXPECT_GT(sim.iteration_time_s, 1.05 * analytic);
+  EXPECT_GT(sim.extra.at("link_utilisation_max:wan"), 0.05);
+}
+
+TEST(SimEngine, SameInputSameOutputByteForByte) {
+  const Inputs in = load("dgx-a100.yaml", "llama2-7b.yaml", "dgx-a100-tp4-pp2-dp4.yaml");
+  const std::string a = models::to_json(simulate_report_in_child(in.cluster, in.workload, in.plan, SimOptions{}));
+  const std::string b = models::to_json(simulate_report_in_child(in.cluster, in.workload, in.plan, SimOptions{}));
+  EXPECT_EQ(a, b);
+}
+
+TEST(SimReport, WireFormatRoundTripsExactly) {
+  models::Report r;
+  r.engine = "sim";
+  r.feasible = false;
+  r.infeasible_reason = "stage 0 needs 91 GiB of 80 GiB";
+  r.iteration_time_s = 1.0 / 3.0;
+  r.micro_batch = 4;
+  r.breakdown.bubble_s = 0.1;
+  r.stages.push_back({1, 2, "a100-sxm4-80gb", 12, 8, 0.5, 0.25, 1e9, 8e10});
+  r.extra["link_utilisation:x"] = 0.75;
+  const models::Report d = decode_report(encode_report(r));
+  EXPECT_EQ(models::to_json(d), models::to_json(r));
+}
+
+TEST(SimReport, TimeDependentFiguresFollowTheSimulatedTime) {
+  models::Report analytic;
+  analytic.iteration_time_s = 2;
+  analytic.tokens_per_s = 100;
+  analytic.mfu = 0.4;
+  analytic.memory_peak_bytes = 5e9;
+  SimResult sim;
+  sim.iteration_time_s = 4;
+  sim.stages.push_back({0, 0, 1.0, 0.5, 0, 0.25, 0.5, 0.25, 4});
+  const auto r = make_sim_report(analytic, sim);
+  EXPECT_DOUBLE_EQ(r.iteration_time_s, 4);
+  EXPECT_DOUBLE_EQ(r.tokens_per_s, 50);
+  EXPECT_DOUBLE_EQ(r.mfu, 0.2);
+  EXPECT_DOUBLE_EQ(r.memory_peak_bytes, 5e9);
+  EXPECT_DOUBLE_EQ(r.breakdown.compute_s, 1.0);
+  EXPECT_DOUBLE_EQ(r.breakdown.bubble_s, 4 - (1.0 + 0.5 + 0.25 + 0.5 + 0.25));
+}
+
+// The timeline is valid trace-event JSON (JSON is YAML 1.2, so yaml-cpp parses it): every
+// event has the fields Perfetto needs, one track per simulated GPU and per busy link.
+TEST(Trace, IsValidTraceEventJsonWithGpuAndLinkTracks) {
+  testing::UniformWork u;
+  u.tp = 2;
+  u.pp = 2;
+  u.dp = 2;
+  u.micro_batches = 3;
+  u.act_bytes = 1e6;
+  u.tp_ar_bytes = 1e6;
+  u.grad_bytes = 1e7;
+  models::Plan plan;
+  models::PlanWork work;
+  testing::make_uniform(u, plan, work);
+  const auto cluster = testing::one_zone(1, testing::NodeSpec{});
+  SimOptions opt;
+  opt.record_trace = true;
+  const SimResult r = simulate_work(cluster, plan, work, opt);
+  ASSERT_TRUE(r.ok) << r.error;
+  const std::string path = ::testing::TempDir() + "/hetsim_trace_test.json";
+  write_chrome_trace(r, path);
+  const YAML::Node doc = YAML::LoadFile(path);
+  ASSERT_TRUE(doc["traceEvents"].IsSequence());
+  std::set<std::string> tracks;
+  int complete = 0;
+  for (const auto& ev : doc["traceEvents"]) {
+    const std::string ph = ev["ph"].as<std::string>();
+    ASSERT_TRUE(ph == "X" || ph == "M" || ph == "C");
+    if (ph == "C") {
+      const double busy = ev["args"]["busy"].as<double>();
+      EXPECT_TRUE(busy >= 0 && busy <= 1) << busy;
+      EXPECT_LE(ev["ts"].as<double>() * 1e-6, r.iteration_time_s * (1 + 1e-9));
+    }
+    ASSERT_TRUE(ev["pid"].IsScalar());
+    if (ph == "M" && ev["name"].as<std::string>() == "thread_name") tracks.insert(ev["args"]["name"].as<std::string>());
+    if (ph == "X") {
+      ++complete;
+      EXPECT_GE(ev["ts"].as<double>(), 0.0);
+      EXPECT_GE(ev["dur"].as<double>(), 0.0);
+      EXPECT_LE((ev["ts"].as<double>() + ev["dur"].as<double>()) * 1e-6, r.iteration_time_s * (1 + 1e-9));
+      EXPECT_TRUE(ev["tid"].IsScalar());
+      EXPECT_FALSE(ev["name"].as<std::string>().empty());
+    }
+  }
+  int gpu_tracks = 0, link_tracks = 0;
+  for (const auto& t : tracks) (t.rfind("gpu ", 0) == 0 ? gpu_tracks : link_tracks)++;
+  EXPECT_EQ(gpu_tracks, 8);
+  EXPECT_GT(link_tracks, 0);
+  EXPECT_GE(complete, 2 * 3 * 8);  // every pass on every GPU track
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace hetsim::sim
