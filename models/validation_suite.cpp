@@ -5,6 +5,7 @@
 #include <set>
 
 #include "loader_common.hpp"
+#include "validation_suite_v2.hpp"
 #include "yaml_reader.hpp"
 
 namespace hetsim::models {
@@ -29,6 +30,17 @@ const EnumTable<Activation>& activation_table() {
 
 constexpr int kMaxDim = 1 << 24;
 
+/// A reader over a row's own map (`model:` or `training:`) with the suite's defaults under it
+/// (own keys win). An absent own map reads the defaults alone. Built without new YAML nodes:
+/// yaml-cpp merges node memory on insertion, which made loading quadratic in the file size.
+MapReader overlaid_reader(const std::optional<YAML::Node>& defaults, const std::optional<YAML::Node>& own,
+                          std::string path, DiagnosticSink& sink, const YAML::Mark& anchor) {
+  const YAML::Node base = own ? *own : (defaults ? *defaults : YAML::Node(YAML::NodeType::Map));
+  MapReader reader(base, std::move(path), sink, anchor);
+  if (own && defaults) reader.add_defaults(*defaults);
+  return reader;
+}
+
 void read_system(MapReader& m, SuiteSystem& s, const Catalog& catalog) {
   if (auto gpu = m.get_string("gpu", Need::kRequired)) {
     if (!catalog.by_name_or_null(*gpu)) {
@@ -50,100 +62,43 @@ void read_system(MapReader& m, SuiteSystem& s, const Catalog& catalog) {
   m.finish();
 }
 
-/// `model:` and `training:` keys as written in `defaults` or in a row; a row's keys win.
-struct ModelKeys {
-  std::optional<int> layers, hidden, heads, seq_len, vocab, ffn_hidden, kv_heads;
-  std::optional<Activation> activation;
-  std::optional<bool> tied_embeddings;
-  void overlay(const ModelKeys& own) {
-    auto pick = [](auto& mine, const auto& theirs) {
-      if (theirs) mine = theirs;
-    };
-    pick(layers, own.layers);
-    pick(hidden, own.hidden);
-    pick(heads, own.heads);
-    pick(seq_len, own.seq_len);
-    pick(vocab, own.vocab);
-    pick(ffn_hidden, own.ffn_hidden);
-    pick(kv_heads, own.kv_heads);
-    pick(activation, own.activation);
-    pick(tied_embeddings, own.tied_embeddings);
+/// Version 2 accepts the node-group form of `system:` next to the homogeneous one.
+void read_any_system(MapReader& m, SuiteSystem& s, const Catalog& catalog, int format) {
+  if (format >= 2 && m.ok() && m.has("nodes")) detail::read_system_groups(m, s, catalog);
+  else {
+    s.nodes.clear();
+    read_system(m, s, catalog);
   }
-};
+}
 
-struct TrainingKeys {
-  std::optional<Dtype> dtype;
-  std::optional<Recompute> recompute;
-  std::optional<Schedule> schedule;
-  std::optional<bool> flash_attention;
-  void overlay(const TrainingKeys& own) {
-    if (own.dtype) dtype = own.dtype;
-    if (own.recompute) recompute = own.recompute;
-    if (own.schedule) schedule = own.schedule;
-    if (own.flash_attention) flash_attention = own.flash_attention;
-  }
-};
-
-ModelKeys read_model_keys(MapReader& m) {
-  ModelKeys k;
-  k.layers = m.get_int("layers", Need::kOptional, 1, kMaxDim);
-  k.hidden = m.get_int("hidden", Need::kOptional, 1, kMaxDim);
-  k.heads = m.get_int("heads", Need::kOptional, 1, kMaxDim);
-  k.seq_len = m.get_int("seq_len", Need::kOptional, 1, kMaxDim);
-  k.vocab = m.get_int("vocab", Need::kOptional, 1, kMaxDim);
-  k.ffn_hidden = m.get_int("ffn_hidden", Need::kOptional, 1, kMaxDim);
-  k.kv_heads = m.get_int("kv_heads", Need::kOptional, 1, kMaxDim);
-  k.activation = m.get_enum("activation", Need::kOptional, activation_table());
-  k.tied_embeddings = m.get_bool("tied_embeddings", Need::kOptional);
+void read_model(MapReader& m, ModelSpec& spec) {
+  set_if(spec.layers, m.get_int("layers", Need::kRequired, 1, kMaxDim));
+  set_if(spec.hidden, m.get_int("hidden", Need::kRequired, 1, kMaxDim));
+  set_if(spec.heads, m.get_int("heads", Need::kRequired, 1, kMaxDim));
+  set_if(spec.seq_len, m.get_int("seq_len", Need::kRequired, 1, kMaxDim));
+  set_if(spec.vocab, m.get_int("vocab", Need::kRequired, 1, kMaxDim));
+  const auto ffn = m.get_int("ffn_hidden", Need::kOptional, 1, kMaxDim);
+  const auto kv = m.get_int("kv_heads", Need::kOptional, 1, kMaxDim);
+  set_if(spec.activation, m.get_enum("activation", Need::kOptional, activation_table()));
+  set_if(spec.tied_embeddings, m.get_bool("tied_embeddings", Need::kOptional));
+  spec.ffn_hidden = ffn.value_or(4 * spec.hidden);  // README: default 4*hidden
+  spec.kv_heads = kv.value_or(spec.heads);
   m.finish();
-  return k;
+  if (spec.heads > 0 && spec.hidden % spec.heads != 0)
+    m.get_sink().error(m.value_mark_of("heads"), m.field("heads"),
+                       "model.hidden (" + std::to_string(spec.hidden) + ") is not divisible by model.heads (" +
+                           std::to_string(spec.heads) + ")");
+  if (spec.kv_heads > 0 && spec.heads % spec.kv_heads != 0)
+    m.get_sink().error(m.value_mark_of("kv_heads"), m.field("kv_heads"),
+                       "model.heads is not divisible by model.kv_heads (expected kv_heads to divide heads)");
 }
 
-TrainingKeys read_training_keys(MapReader& m) {
-  TrainingKeys k;
-  k.dtype = m.get_enum("dtype", Need::kOptional, detail::dtype_table());
-  k.recompute = m.get_enum("recompute", Need::kOptional, recompute_table());
-  k.schedule = m.get_enum("schedule", Need::kOptional, schedule_table());
-  k.flash_attention = m.get_bool("flash_attention", Need::kOptional);
+void read_training(MapReader& m, SuiteRow& row) {
+  set_if(row.training.dtype, m.get_enum("dtype", Need::kRequired, detail::dtype_table()));
+  set_if(row.recompute, m.get_enum("recompute", Need::kRequired, recompute_table()));
+  set_if(row.schedule, m.get_enum("schedule", Need::kRequired, schedule_table()));
+  set_if(row.training.flash_attention, m.get_bool("flash_attention", Need::kOptional));
   m.finish();
-  return k;
-}
-
-/// The merged keys of a row; missing required keys are reported at `at` (the row's `model:`).
-void apply_model(const ModelKeys& k, ModelSpec& spec, DiagnosticSink& sink, const YAML::Mark& at,
-                 const std::string& field) {
-  const std::pair<const char*, const std::optional<int>*> required[] = {
-      {"layers", &k.layers}, {"hidden", &k.hidden}, {"heads", &k.heads}, {"seq_len", &k.seq_len}, {"vocab", &k.vocab}};
-  for (const auto& [name, value] : required)
-    if (!*value) sink.error(at, field + "." + name, std::string("missing key '") + name + "' (expected it in the row or in defaults.model)");
-  spec.layers = k.layers.value_or(1);
-  spec.hidden = k.hidden.value_or(1);
-  spec.heads = k.heads.value_or(1);
-  spec.seq_len = k.seq_len.value_or(1);
-  spec.vocab = k.vocab.value_or(1);
-  spec.ffn_hidden = k.ffn_hidden.value_or(4 * spec.hidden);  // README: default 4*hidden
-  spec.kv_heads = k.kv_heads.value_or(spec.heads);
-  spec.activation = k.activation.value_or(Activation::kGelu);
-  spec.tied_embeddings = k.tied_embeddings.value_or(true);
-  if (spec.hidden % spec.heads != 0)
-    sink.error(at, field + ".heads",
-               "model.hidden (" + std::to_string(spec.hidden) + ") is not divisible by model.heads (" +
-                   std::to_string(spec.heads) + ")");
-  if (spec.heads % spec.kv_heads != 0)
-    sink.error(at, field + ".kv_heads", "model.heads is not divisible by model.kv_heads (expected kv_heads to divide heads)");
-}
-
-void apply_training(const TrainingKeys& k, SuiteRow& row, DiagnosticSink& sink, const YAML::Mark& at,
-                    const std::string& field) {
-  if (!k.dtype) sink.error(at, field + ".dtype", "missing key 'dtype' (expected it in the row or in defaults.training)");
-  if (!k.recompute)
-    sink.error(at, field + ".recompute", "missing key 'recompute' (expected it in the row or in defaults.training)");
-  if (!k.schedule)
-    sink.error(at, field + ".schedule", "missing key 'schedule' (expected it in the row or in defaults.training)");
-  row.training.dtype = k.dtype.value_or(Dtype::kFp16);
-  row.recompute = k.recompute.value_or(Recompute::kFull);
-  row.schedule = k.schedule.value_or(Schedule::k1f1b);
-  row.training.flash_attention = k.flash_attention.value_or(false);
 }
 
 void read_parallel(MapReader& m, SuiteRow& row) {
@@ -162,7 +117,8 @@ void read_batch(MapReader& m, SuiteRow& row) {
   m.finish();
 }
 
-/// Copies the diagnostics of a row's private sink into the file's sink, once each.
+/// Copies the diagnostics of a row's private sink into the file's sink, once each (errors in
+/// `defaults` would otherwise repeat on every row).
 void merge_unique(const DiagnosticSink& from, DiagnosticSink& into, std::set<std::string>& seen) {
   for (const Diagnostic& d : from.get_diagnostics()) {
     if (!seen.insert(d.to_string()).second) continue;
@@ -188,21 +144,17 @@ Suite parse_suite(std::string_view text, const Catalog& catalog, const std::stri
     set_if(suite.name, root.get_string("suite", Need::kRequired));
     set_if(suite.source, root.get_string("source", Need::kRequired));
     set_if(suite.format, root.get_int("format", Need::kOptional, 1, 2));
-    if (suite.format != 1)
-      sink.error(root.value_mark_of("format"), "format",
-                 "format " + std::to_string(suite.format) + " is not supported yet (expected 1)");
     if (auto metric = root.get_string("metric", Need::kRequired)) {
       if (*metric != "iteration_time_s")
         sink.error(root.value_mark_of("metric"), "metric", "unknown metric '" + *metric + "' (expected iteration_time_s)");
       suite.metric = *metric;
     }
     SuiteSystem system;
-    if (auto s = root.get_map("system", Need::kRequired)) read_system(*s, system, catalog);
-    ModelKeys default_model;
-    TrainingKeys default_training;
+    if (auto s = root.get_map("system", Need::kRequired)) read_any_system(*s, system, catalog, suite.format);
+    std::optional<YAML::Node> default_model, default_training;
     if (auto d = root.get_map("defaults", Need::kOptional)) {
-      if (auto m = d->get_map("model", Need::kOptional)) default_model = read_model_keys(*m);
-      if (auto t = d->get_map("training", Need::kOptional)) default_training = read_training_keys(*t);
+      default_model = d->get_node("model", Need::kOptional);
+      default_training = d->get_node("training", Need::kOptional);
       d->finish();
     }
     std::set<std::string> seen, ids;
@@ -217,17 +169,29 @@ Suite parse_suite(std::string_view text, const Catalog& catalog, const std::stri
         set_if(row.id, r.get_string("id", Need::kRequired));
         if (!row.id.empty() && !ids.insert(row.id).second)
           row_sink.error(r.value_mark_of("id"), r.field("id"), "duplicate id '" + row.id + "' (expected unique ids)");
-        if (auto s = r.get_map("system", Need::kOptional)) read_system(*s, row.system, catalog);
-        ModelKeys model = default_model;
-        if (auto m = r.get_map("model", Need::kOptional)) model.overlay(read_model_keys(*m));
-        apply_model(model, row.model, row_sink, r.key_mark("model").is_null() ? node.Mark() : r.key_mark("model"),
-                    r.field("model"));
-        TrainingKeys training = default_training;
-        if (auto t = r.get_map("training", Need::kOptional)) training.overlay(read_training_keys(*t));
-        apply_training(training, row, row_sink,
-                       r.key_mark("training").is_null() ? node.Mark() : r.key_mark("training"), r.field("training"));
-        if (auto p = r.get_map("parallel", Need::kRequired)) read_parallel(*p, row);
+        if (auto s = r.get_map("system", Need::kOptional)) read_any_system(*s, row.system, catalog, suite.format);
+        {
+          MapReader m = overlaid_reader(default_model, r.get_node("model", Need::kOptional), r.field("model"),
+                                        row_sink, r.key_mark("model").is_null() ? node.Mark() : r.key_mark("model"));
+          read_model(m, row.model);
+        }
+        {
+          MapReader t = overlaid_reader(default_training, r.get_node("training", Need::kOptional),
+                                        r.field("training"), row_sink,
+                                        r.key_mark("training").is_null() ? node.Mark() : r.key_mark("training"));
+          read_training(t, row);
+        }
+        // Version 2: an explicit `plan:` instead of `parallel:`.
+        std::optional<detail::RowPlanInput> plan_input;
+        if (suite.format >= 2 && r.has("plan")) {
+          if (r.has("parallel"))
+            row_sink.error(r.key_mark("parallel"), r.field("parallel"), "a row gives either plan or parallel (expected one)");
+          if (auto p = r.get_map("plan", Need::kRequired)) detail::read_row_plan(*p, plan_input.emplace(), row);
+        } else if (auto p = r.get_map("parallel", Need::kRequired)) {
+          read_parallel(*p, row);
+        }
         if (auto b = r.get_map("batch", Need::kRequired)) read_batch(*b, row);
+        if (plan_input) detail::check_row_plan(*plan_input, row, row_sink);
         set_if(row.measured, r.get_number("measured", Need::kRequired, 0, 1e12, true));
         set_if(row.note, r.get_string("note", Need::kOptional));
         r.finish();
@@ -249,6 +213,7 @@ Suite load_suite(const std::string& path, const Catalog& catalog) {
 }
 
 Cluster suite_cluster(const SuiteSystem& system, int gpus, const Catalog& catalog) {
+  if (!system.nodes.empty()) return suite_cluster_from_groups(system, catalog);
   Cluster c;
   c.name = "suite";
   NodeType nt;
@@ -284,6 +249,7 @@ Workload suite_workload(const Suite& suite, const SuiteRow& row) {
 
 std::variant<Plan, Infeasible> suite_plan(const SuiteRow& row, const Cluster& cluster, const Workload& workload,
                                           int micro) {
+  if (row.plan) return detail::suite_explicit_plan(row, cluster, workload, micro);
   UniformPlanOptions o;
   o.micro_batch = micro;
   o.schedule = row.interleave > 1 ? Schedule::kInterleaved : row.schedule;
