@@ -1,11 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "calibrate.hpp"
 
-#include <unistd.h>
-
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -113,7 +109,7 @@ CalibrationResult calibrate(const models::Cluster& cluster, const CalibrateOptio
       // The rank's own thread calls the kernels: no separate host thread runs ahead of the
       // device, so there is no framework host time to overlap (the per-call cost is in kernel_launch).
       d.framework_op_host_s = 0.0;
-      d.collective_host_sync_per_rank_s = 0.0;
+      d.framework_pass_host_s = 0.0;
     }
     out.profile.devices[type] = d;
     out.devices[type] = f;
@@ -168,8 +164,8 @@ std::string profile_to_yaml(const models::Profile& p, const std::vector<std::str
     if (d.memory_efficiency) o << "      memory: " << fixed(*d.memory_efficiency, "") << '\n';
     if (d.kernel_launch_s) o << "      kernel_launch: \"" << fixed(*d.kernel_launch_s * 1e9, "ns", 1) << "\"\n";
     if (d.framework_op_host_s) o << "      framework_op_host: \"" << fixed(*d.framework_op_host_s * 1e9, "ns", 1) << "\"\n";
-    if (d.collective_host_sync_per_rank_s)
-      o << "      collective_host_sync_per_rank: \"" << fixed(*d.collective_host_sync_per_rank_s * 1e9, "ns", 1) << "\"\n";
+    if (d.framework_pass_host_s)
+      o << "      framework_pass_host: \"" << fixed(*d.framework_pass_host_s * 1e9, "ns", 1) << "\"\n";
   }
   if (!p.links.empty()) o << "links:\n";
   for (const auto& [name, l] : p.links) {
@@ -177,19 +173,6 @@ std::string profile_to_yaml(const models::Profile& p, const std::vector<std::str
       << fixed(l.latency_s * 1e9, "ns", 1) << "\"}\n";
   }
   return o.str();
-}
-
-void write_file_atomically(const std::string& path, const std::string& text) {
-  const std::filesystem::path target(path);
-  std::filesystem::path tmp = target;
-  tmp += ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  std::filesystem::rename(tmp, target);
 }
 
 }  // namespace hetsim::calibration

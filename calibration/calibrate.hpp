@@ -45,7 +45,5 @@ CalibrationResult calibrate(const models::Cluster& cluster, const CalibrateOptio
 
 /// The profile as YAML (`kind: profile`, docs/inputs.md); `header` lines are written as comments.
 std::string profile_to_yaml(const models::Profile& profile, const std::vector<std::string>& header);
-/// Writes text to path atomically (a temporary file in the same folder, then rename).
-void write_file_atomically(const std::string& path, const std::string& text);
 
 }  // namespace hetsim::calibration

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "atomic_file.hpp"
 #include "calibrate.hpp"
 #include "cli_common.hpp"
 #include "units.hpp"
@@ -47,7 +48,7 @@ void run_calibrate(const CalibrateVerbOptions& o) {
       "Machine load when it finished (/proc/loadavg): " + (load.empty() ? std::string("unknown") : load) + ".",
       "Fits (calibration/fit.hpp): GEMM t = W/(peak e) + h/(peak e) + launch; memory-bound t = bytes/(bw eff) + launch;",
       "links: ring all-reduce t - 10us = 2(n-1)/n S/B + 2(n-1) alpha, p2p t = alpha + S/B (achieved figures)."};
-  calibration::write_file_atomically(o.out, calibration::profile_to_yaml(r.profile, header));
+  models::write_text_file_atomic(o.out, calibration::profile_to_yaml(r.profile, header));
 
   TextTable devices({"device", "samples", "gemm eff", "half work", "memory eff", "achieved B/W", "launch"});
   for (const auto& [name, f] : r.devices) {

@@ -45,9 +45,8 @@ std::optional<GpuType> read_gpu(const MapReader::Entry& entry, const std::string
       e.kernel_launch_s = *v;
     if (auto v = eff->get_quantity("framework_op_host", Need::kOptional, parse_time, "a time such as \"48us\"", false))
       e.framework_op_host_s = *v;
-    if (auto v = eff->get_quantity("collective_host_sync_per_rank", Need::kOptional, parse_time,
-                                   "a time such as \"40us\"", false))
-      e.collective_host_sync_per_rank_s = *v;
+    if (auto v = eff->get_quantity("framework_pass_host", Need::kOptional, parse_time, "a time such as \"1.5ms\"", false))
+      e.framework_pass_host_s = *v;
     eff->finish();
   }
   if (auto v = r.get_string("source", Need::kRequired)) t.source = *v;

@@ -16,18 +16,24 @@ namespace hetsim::models {
 /// vtrain-a100-single (micro-batch 1, tp >= 2, where time per micro-batch does not grow with the
 /// micro-batch): see docs/cost_model.md. A pass of a stage takes max(GPU time, host time).
 /// The default of EfficiencyModel::framework_op_host_s (a device type may override it).
-inline constexpr double kFrameworkOpHost_s = 48e-6;
-/// Extra host-side time of a TP collective per additional rank: when the ranks are host-bound,
-/// each collective waits for the slowest rank's host thread, a wait that grows with the group.
-/// Fitted once on the same vtrain-a100-single rows (tp 2, 4, 8 against tp 1, micro-batch 1).
-/// The default of EfficiencyModel::collective_host_sync_per_rank_s.
-inline constexpr double kCollectiveHostSyncPerRank_s = 40e-6;
+inline constexpr double kFrameworkOpHost_s = 49e-6;
+/// Host time per pass (forward or backward of one chunk for one micro-batch) that launches no
+/// kernel: the pipeline engine's schedule step, p2p buffer bookkeeping, autograd graph setup and
+/// loss scaling (DeepSpeed PipelineEngine / Megatron schedules.py run Python per micro-batch).
+/// Fitted with kFrameworkOpHost_s on the same rows. The default of
+/// EfficiencyModel::framework_pass_host_s.
+inline constexpr double kFrameworkPassHost_s = 1.5e-3;
 
 /// FlashAttention-2 reaches 50-73% of A100 peak forward and 40-63% backward, versus ~80-88%
 /// for large cuBLAS GEMMs (Dao, "FlashAttention-2", ICLR 2024, Fig. 5-7): its efficiency
 /// relative to a GEMM of the same work.
 inline constexpr double kFlashForwardRelEfficiency = 0.85;
 inline constexpr double kFlashBackwardRelEfficiency = 0.72;
+
+/// Reduction length at which a GEMM's main loop runs at half speed: each output tile pays a
+/// fixed prologue/epilogue of a few k-iterations (multistage software pipeline of 3-4 stages of
+/// k = 32; NVIDIA CUTLASS "Efficient GEMM in CUDA", 2023), so efficiency scales as K/(K + K0).
+inline constexpr double kGemmK0 = 64;
 
 /// Peak rates of a device in the training dtype.
 struct DeviceRates {

@@ -29,9 +29,9 @@ struct EfficiencyModel {
   /// Host time of the training framework per launched kernel (PyTorch eager dispatch; see
   /// models/compute_cost.hpp, kFrameworkOpHost_s, for the citation). A pass takes
   /// max(device time, host time). The CPU backend of exec/ calls its kernels directly: 0 there.
-  double framework_op_host_s = 48e-6;
-  /// Extra host wait of a TP collective per additional rank (kCollectiveHostSyncPerRank_s).
-  double collective_host_sync_per_rank_s = 40e-6;
+  double framework_op_host_s = 49e-6;
+  /// Host time per pass that launches no kernel (kFrameworkPassHost_s: pipeline-engine Python).
+  double framework_pass_host_s = 1.5e-3;
 };
 
 struct GpuType {

@@ -19,17 +19,30 @@ namespace hetsim::models {
 
 namespace {
 
-/// Link figures of a TP group; a group inside one node needs no ring walk.
-GroupCost tp_group_cost(const Cluster& c, const std::vector<int>& gpus) {
+/// Link figures of a TP group and the type it computes at, in one pass over its GPUs; a group
+/// inside one node needs no ring walk, a group of one type no speed comparison.
+GroupCost tp_group_cost(const Cluster& c, const std::vector<int>& gpus, Dtype dtype, const NodeType** type) {
   const int node = c.gpus[gpus.front()].node;
-  bool one_node = true;
-  for (int g : gpus) one_node = one_node && c.gpus[g].node == node;
+  const int node_type = c.nodes[node].node_type;
+  // GPUs are numbered node by node (Cluster::finalize), so an ascending contiguous range whose
+  // ends share a node lies in that node: no per-GPU lookups needed.
+  bool contiguous = true;
+  for (std::size_t i = 1; i < gpus.size(); ++i) contiguous = contiguous && gpus[i] == gpus[0] + static_cast<int>(i);
+  bool one_node = true, one_type = true;
+  if (!(contiguous && c.gpus[gpus.back()].node == node)) {
+    for (int g : gpus) {
+      const int n = c.gpus[g].node;
+      one_node = one_node && n == node;
+      one_type = one_type && c.nodes[n].node_type == node_type;
+    }
+  }
+  *type = one_type ? &c.node_types[node_type] : &slowest_node_type(c, gpus, dtype);
   if (one_node) {
     GroupCost gc;
     gc.size = static_cast<int>(gpus.size());
     gc.nodes = 1;
     gc.min_per_node = gc.size;
-    const NodeType& nt = c.node_types[c.nodes[node].node_type];
+    const NodeType& nt = c.node_types[node_type];
     gc.intra_bandwidth_Bps = gc.bus_bandwidth_Bps = nt.intra.bandwidth_Bps * link_efficiency(nt.intra.kind);
     gc.intra_latency_s = gc.hop_latency_s = nt.intra.latency_s;
     return gc;
@@ -52,6 +65,12 @@ struct Evaluation {
   std::vector<StageTimes> times;        ///< [replica * pp + stage]
   std::vector<double> p2p_f, p2p_b;     ///< [replica * pp + stage]
   std::vector<char> tp_in_one_node;     ///< [replica * pp + stage]
+  struct PathKey {
+    int type_a, type_b, zone_a, zone_b;
+    bool same_node;
+    bool operator==(const PathKey&) const = default;
+  };
+  std::vector<std::pair<PathKey, PathCost>> paths;
 
   bool fail(std::string reason) {
     report.feasible = false;
@@ -90,7 +109,7 @@ bool Evaluation::run() {
     for (int s = 0; s < pp; ++s) {
       const Stage& st = rep.stages[s];
       StageShape shape;
-      shape.node_type = &slowest_node_type(cluster, st.gpus, dtype);
+      shape.tp_group = tp_group_cost(cluster, st.gpus, dtype, &shape.node_type);
       if (!shape.node_type->gpu.supports(dtype))
         return fail(std::string(shape.node_type->gpu.name) + " has no " + to_string(dtype) + " support (stage " +
                     std::to_string(s) + ")");
@@ -98,7 +117,6 @@ bool Evaluation::run() {
       shape.tp = st.tp();
       shape.first = s == 0;
       shape.last = s == pp - 1;
-      shape.tp_group = tp_group_cost(cluster, st.gpus);
       tp_in_one_node[r * max_pp + s] = shape.tp_group.nodes == 1;
       int idx = -1;
       if (!work) {
@@ -140,7 +158,19 @@ bool Evaluation::run() {
       const Stage& a = rep.stages[s];
       const Stage& b = rep.stages[wrap ? 0 : s + 1];
       const double bytes = a.tp() == b.tp() ? boundary / a.tp() : boundary;
-      const double t = p2p_time(bytes, path_between(cluster, a.gpus.front(), b.gpus.front(), 0));
+      // Paths between nodes of the same types and zones have the same figures: reuse them.
+      const int ga = a.gpus.front(), gb = b.gpus.front();
+      const int na = cluster.gpus[ga].node, nb = cluster.gpus[gb].node;
+      const PathKey key{cluster.nodes[na].node_type, cluster.nodes[nb].node_type, cluster.nodes[na].zone,
+                        cluster.nodes[nb].zone, na == nb};
+      const PathCost* path = nullptr;
+      for (const auto& [k, pc] : paths)
+        if (k == key) path = &pc;
+      if (!path) {
+        paths.emplace_back(key, path_between(cluster, ga, gb, 0));
+        path = &paths.back().second;
+      }
+      const double t = p2p_time(bytes, *path);
       const double sends = wrap ? v - 1 : v;
       p2p_f[r * max_pp + s] += sends * t;
       p2p_b[r * max_pp + (wrap ? 0 : s + 1)] += sends * t;
@@ -234,13 +264,13 @@ bool Evaluation::run() {
 PlanWork build_plan_work(const Cluster& cluster, const Workload& workload, const Plan& plan) {
   PlanWork work;
   work.replicas.assign(plan.replicas.size(), {});
-  Evaluation ev{cluster, workload, plan, &work, {}, {}, {}, {}, {}, {}, {}, {}};
+  Evaluation ev{cluster, workload, plan, &work, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   ev.run();
   return work;
 }
 
 Report predict(const Cluster& cluster, const Workload& workload, const Plan& plan) {
-  Evaluation ev{cluster, workload, plan, nullptr, {}, {}, {}, {}, {}, {}, {}, {}};
+  Evaluation ev{cluster, workload, plan, nullptr, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   ev.run();
   return std::move(ev.report);
 }

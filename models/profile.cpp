@@ -43,8 +43,8 @@ void read_device(const MapReader::Entry& entry, const std::string& path, Diagnos
     d.memory_efficiency = eff->get_number("memory", Need::kOptional, 0, 1, /*min_exclusive=*/true);
     d.kernel_launch_s = eff->get_quantity("kernel_launch", Need::kOptional, parse_time, kTime, false);
     d.framework_op_host_s = eff->get_quantity("framework_op_host", Need::kOptional, parse_time, kTime, false);
-    d.collective_host_sync_per_rank_s =
-        eff->get_quantity("collective_host_sync_per_rank", Need::kOptional, parse_time, kTime, false);
+    d.framework_pass_host_s =
+        eff->get_quantity("framework_pass_host", Need::kOptional, parse_time, kTime, false);
     eff->finish();
   }
   r.finish();
@@ -100,7 +100,7 @@ int apply_profile(Cluster& cluster, const Profile& profile) {
       detail::set_if(e.memory_efficiency, d.memory_efficiency);
       detail::set_if(e.kernel_launch_s, d.kernel_launch_s);
       detail::set_if(e.framework_op_host_s, d.framework_op_host_s);
-      detail::set_if(e.collective_host_sync_per_rank_s, d.collective_host_sync_per_rank_s);
+      detail::set_if(e.framework_pass_host_s, d.framework_pass_host_s);
       touched = true;
     }
     // The cost model multiplies datasheet bandwidths by link_efficiency(kind) (topology.cpp):

@@ -18,7 +18,7 @@ struct DeviceProfile {
   /// whose boost clock the catalog does not assume); replaces the catalog's entry for that dtype.
   std::map<Dtype, double> peak_flops;
   std::optional<double> gemm_efficiency, gemm_half_work_flop, memory_efficiency, kernel_launch_s,
-      framework_op_host_s, collective_host_sync_per_rank_s;
+      framework_op_host_s, framework_pass_host_s;
 };
 
 /// Achieved figures of one link class (what a microbenchmark measures, efficiencies included):

@@ -16,7 +16,7 @@ class PassSink : public OpSink {
 
   void compute(const char* name, double gpu_s, int kernels, double flop) override {
     cost.gpu_s += gpu_s;
-    cost.host_s += kernels * eff_.framework_op_host_s;
+    cost.launch(kernels * eff_.framework_op_host_s, gpu_s);
     cost.flop += flop;
     if (!recompute()) cost.model_flop += flop;
     if (ops_) {
@@ -37,7 +37,7 @@ class PassSink : public OpSink {
                                                                  : CollectiveKind::kAllReduce;
     const double t = collective_time(ck, size_bytes, tp_group_);
     cost.tp_comm_s += t;
-    cost.host_s += eff_.framework_op_host_s + (tp_group_.size - 1) * eff_.collective_host_sync_per_rank_s;
+    cost.launch(eff_.framework_op_host_s, t);
     if (ops_) {
       Op op;
       op.kind = kind;
@@ -49,6 +49,9 @@ class PassSink : public OpSink {
       ops_->push_back(std::move(op));
     }
   }
+
+  /// Host work of the framework that launches no kernel (per-pass bookkeeping).
+  void host_only(double host_s) { cost.launch(host_s, 0); }
 
   /// Appends the host stall so that the recorded ops sum to the pass's wall time.
   void close() {
@@ -139,22 +142,21 @@ StageCost stage_cost(const StageShape& shape, const Workload& w, const Plan& pla
     emit_layer_forward(s, d, lf);
     emit_layer_backward(s, d, plan.recompute, lb);
     for (int c = 0; c < v; ++c) {
-      PassSink ef(shape.tp_group, d.eff, nullptr), eb(shape.tp_group, d.eff, nullptr);
-      if (shape.first && c == 0) {
-        emit_embedding_forward(s, d, ef);
-        emit_embedding_backward(s, d, eb);
-      }
+      PassSink f(shape.tp_group, d.eff, nullptr), b(shape.tp_group, d.eff, nullptr);
+      f.host_only(d.eff.framework_pass_host_s);
+      b.host_only(d.eff.framework_pass_host_s);
+      if (shape.first && c == 0) emit_embedding_forward(s, d, f);
+      f.cost.launch_repeated(lf.cost, shape.layers);
       if (shape.last && c == v - 1) {
-        emit_head_forward(s, d, ef);
-        emit_head_backward(s, d, eb);
+        emit_head_forward(s, d, f);
+        emit_head_backward(s, d, b);
       }
-      PassCost f = ef.cost, b = eb.cost;
-      add(f, lf.cost, shape.layers);
-      add(b, lb.cost, shape.layers);
-      f.close_pass();
-      b.close_pass();
-      add(out.forward, f);
-      add(out.backward, b);
+      b.cost.launch_repeated(lb.cost, shape.layers);
+      if (shape.first && c == 0) emit_embedding_backward(s, d, b);
+      f.cost.close_pass();
+      b.cost.close_pass();
+      add(out.forward, f.cost);
+      add(out.backward, b.cost);
     }
     return out;
   }
@@ -163,11 +165,13 @@ StageCost stage_cost(const StageShape& shape, const Workload& w, const Plan& pla
   for (int c = 0; c < v; ++c) {
     ChunkWork& chunk = (*ops)[c];
     PassSink f(shape.tp_group, d.eff, &chunk.forward);
+    f.host_only(d.eff.framework_pass_host_s);
     if (shape.first && c == 0) emit_embedding_forward(s, d, f);
     for (int l = 0; l < shape.layers; ++l) emit_layer_forward(s, d, f);
     if (shape.last && c == v - 1) emit_head_forward(s, d, f);
     f.close();
     PassSink b(shape.tp_group, d.eff, &chunk.backward);
+    b.host_only(d.eff.framework_pass_host_s);
     if (shape.last && c == v - 1) emit_head_backward(s, d, b);
     for (int l = 0; l < shape.layers; ++l) emit_layer_backward(s, d, plan.recompute, b);
     if (shape.first && c == 0) emit_embedding_backward(s, d, b);

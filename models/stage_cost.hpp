@@ -17,18 +17,42 @@
 namespace hetsim::models {
 
 /// Sums of one pass (forward or backward of one chunk, one micro-batch).
+/// The host thread launches ops in order, spending host time on each; the GPU runs an op once
+/// it is launched and the previous op is done. `lag_s` is how far the GPU's queue runs behind
+/// the host. Per op (host h, GPU g): lag = max(lag - h, 0) + g. The pass ends when the GPU
+/// drains: wall = host + lag. A GPU-bound pass is its GPU time; a launch-bound pass shows GPU
+/// idle gaps (PyTorch Performance Tuning Guide, "CUDA graphs"; Lu et al., "Understanding the
+/// overheads of launching CUDA kernels", ICPP'19 poster) plus the GPU time of its final kernels.
 struct PassCost {
   double gpu_s = 0;       ///< compute kernels on the GPU
   double tp_comm_s = 0;   ///< TP collectives (not overlapped with compute in Megatron-LM)
   double host_s = 0;      ///< framework host time (kernels x kFrameworkOpHost_s)
-  /// GPU idle time waiting for the host: the host runs ahead of the GPU asynchronously, so a
-  /// pass takes max(GPU + comm, host) (a launch-bound pass shows GPU idle gaps: PyTorch
-  /// Performance Tuning Guide, "CUDA graphs"). Set per pass by close_pass().
-  double stall_s = 0;
+  double lag_s = 0;       ///< GPU queue behind the host at the end of what was launched so far
+  double stall_s = 0;     ///< GPU idle time waiting for the host; set by close_pass()
   double flop = 0;        ///< FLOPs executed (recompute included)
   double model_flop = 0;  ///< FLOPs excluding recompute
   double wall_s() const { return gpu_s + tp_comm_s + stall_s; }
-  void close_pass() { stall_s = std::max(0.0, host_s - gpu_s - tp_comm_s); }
+
+  /// One op: host time, then GPU (or collective) time.
+  void launch(double host, double gpu) {
+    host_s += host;
+    lag_s = std::max(lag_s - host, 0.0) + gpu;
+  }
+  /// `n` repetitions of a unit pass (e.g. a layer) that was measured from an empty queue. One
+  /// unit maps lag x to max(x + A, B) with A = its GPU - host time, B = its final lag from
+  /// x = 0; n units compose to max(x + nA, B + (n - 1) max(A, 0)) (max-plus algebra, Baccelli
+  /// et al., "Synchronization and Linearity", 1992, ch. 3).
+  void launch_repeated(const PassCost& unit, int n) {
+    if (n <= 0) return;
+    const double a = unit.gpu_s + unit.tp_comm_s - unit.host_s;
+    lag_s = std::max(lag_s + n * a, unit.lag_s + (n - 1) * std::max(a, 0.0));
+    host_s += n * unit.host_s;
+    gpu_s += n * unit.gpu_s;
+    tp_comm_s += n * unit.tp_comm_s;
+    flop += n * unit.flop;
+    model_flop += n * unit.model_flop;
+  }
+  void close_pass() { stall_s = std::max(0.0, host_s + lag_s - gpu_s - tp_comm_s); }
 };
 
 /// What a stage looks like to the cost model; stages with equal keys have equal costs.

@@ -99,7 +99,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
         }
       }
       worst = std::max(worst, t);
-      if (work) {
+      if (work && members.size() > 1) {
         DpGroup dg;
         dg.gpus = members;
         dg.size_bytes = grad_bytes;
@@ -143,6 +143,11 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
   // Optimizer step (memory-bound, sharded by ZeRO >= 1), memory, FLOPs, peaks, price.
   const double opt_bpp = optimizer_bytes_per_param(dtype, w.training.optimizer);
   std::vector<char> node_used(c.nodes.size(), 0);
+  struct MemoryMemo {
+    int shape, stage, pp, micro_batches;
+    double bytes;
+  };
+  std::vector<MemoryMemo> memo;
   for (int r = 0; r < dp; ++r) {
     const Replica& rep = plan.replicas[r];
     const int pp = static_cast<int>(rep.stages.size());
@@ -151,14 +156,37 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
       const Stage& st = rep.stages[s];
       const StageCost& sc = in.costs[in.shape_of[k]];
       double capacity = 0, peaks = 0, bw = 0;
-      for (int g : st.gpus) {
-        const NodeType& nt = c.node_type_of_gpu(g);
-        capacity = capacity == 0 ? nt.gpu.memory_bytes : std::min(capacity, nt.gpu.memory_bytes);
-        const double b = nt.gpu.memory_bandwidth_Bps * nt.gpu.efficiency.memory_efficiency;
-        bw = bw == 0 ? b : std::min(bw, b);
-        peaks += nt.gpu.supports(dtype) ? nt.gpu.peak(dtype) : 0;
-        node_used[c.gpus[g].node] = 1;
+      const NodeType* last = nullptr;
+      double last_peak = 0;
+      int prev_node = -1, run = 0;  // GPUs of the current type not yet added to `peaks`
+      // GPUs are numbered node by node: a contiguous range whose ends share a node is one node.
+      const int tp = st.tp();
+      bool one_node = c.gpus[st.gpus.front()].node == c.gpus[st.gpus.back()].node;
+      for (int i = 1; i < tp && one_node; ++i) one_node = st.gpus[i] == st.gpus[0] + i;
+      const std::size_t walk = one_node ? 1 : st.gpus.size();
+      if (one_node) run = tp - 1;
+      for (std::size_t gi = 0; gi < walk; ++gi) {
+        const int g = st.gpus[gi];
+        const int node = c.gpus[g].node;
+        if (node == prev_node) {  // same node, same type: nothing new to look up
+          ++run;
+          continue;
+        }
+        prev_node = node;
+        node_used[node] = 1;
+        const NodeType& nt = c.node_types[c.nodes[node].node_type];
+        if (&nt != last) {  // GPUs of a stage are usually of one type: look its figures up once
+          peaks += run * last_peak;
+          run = 0;
+          last = &nt;
+          last_peak = nt.gpu.supports(dtype) ? nt.gpu.peak(dtype) : 0;
+          capacity = capacity == 0 ? nt.gpu.memory_bytes : std::min(capacity, nt.gpu.memory_bytes);
+          const double b = nt.gpu.memory_bandwidth_Bps * nt.gpu.efficiency.memory_efficiency;
+          bw = bw == 0 ? b : std::min(bw, b);
+        }
+        ++run;
       }
+      peaks += run * last_peak;
       out.peak_sum_flops += peaks;
       out.hardware_flop += rep.micro_batches * (sc.forward.flop + sc.backward.flop) * st.tp();
       const double opt_params = sc.params / (plan.zero >= 1 ? dp : 1);
@@ -183,7 +211,14 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
       mi.recompute = plan.recompute;
       mi.sequence_parallel = plan.sequence_parallel && st.tp() > 1;
       mi.params = sc.params;
-      const double mem = stage_memory(mi).total();
+      // Stages of equal shape, position and micro-batch count have equal memory.
+      double mem = -1;
+      for (const MemoryMemo& mm : memo)
+        if (mm.shape == in.shape_of[k] && mm.stage == s && mm.pp == pp && mm.micro_batches == rep.micro_batches) mem = mm.bytes;
+      if (mem < 0) {
+        mem = stage_memory(mi).total();
+        memo.push_back({in.shape_of[k], s, pp, rep.micro_batches, mem});
+      }
       out.stage_memory_bytes[k] = mem;
       out.stage_capacity_bytes[k] = capacity;
       out.memory_peak_bytes = std::max(out.memory_peak_bytes, mem);

@@ -10,7 +10,7 @@ namespace hetsim::models {
 double link_efficiency(IntraFabricKind kind) {
   switch (kind) {
     case IntraFabricKind::kNvswitch:
-    case IntraFabricKind::kNvlink: return 0.78;  // nccl-tests all_reduce busbw ~235 of 300 GB/s (DGX A100)
+    case IntraFabricKind::kNvlink: return 0.65;  // nccl-tests all_reduce busbw on DGX A100: ~235 of 300 GB/s at 1 GB, ~190-200 at the 16-128 MB of TP messages
     case IntraFabricKind::kXgmi: return 0.70;    // rccl-tests on MI250X xGMI reach ~70% (AMD ROCm docs, RCCL perf)
     case IntraFabricKind::kPcie: return 0.80;    // PCIe 4.0 x16: ~26 of 32 GB/s (CUDA bandwidthTest)
     case IntraFabricKind::kNone: return 0.80;
@@ -129,10 +129,22 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
     g.bus_bandwidth_Bps = g.intra_bandwidth_Bps;
     return g;
   }
+  struct HopKey {
+    int type_a, type_b, zone_a, zone_b, members_a, members_b;
+    bool same_node;
+    bool operator==(const HopKey&) const = default;
+  };
+  HopKey last{};
   for (int i = 0; i < count; ++i) {
     const int a = gpus[i], b = gpus[(i + 1) % count];
     const int na = c.gpus[a].node, nb = c.gpus[b].node;
-    const HopFigures h = hop(c, a, b, concurrent_per_node, members_in(na), members_in(nb));
+    // A hop's figures depend only on the two nodes' types and zones, whether they are one node,
+    // and the members in each: consecutive hops usually repeat the previous one.
+    const HopKey key{c.nodes[na].node_type, c.nodes[nb].node_type, c.nodes[na].zone, c.nodes[nb].zone,
+                     members_in(na), members_in(nb), na == nb};
+    if (i > 0 && key == last) continue;
+    last = key;
+    const HopFigures h = hop(c, a, b, concurrent_per_node, key.members_a, key.members_b);
     g.bus_bandwidth_Bps = std::min(g.bus_bandwidth_Bps, h.bandwidth_Bps);
     g.hop_latency_s = std::max(g.hop_latency_s, h.latency_s);
     g.host_staged = g.host_staged || h.staged;

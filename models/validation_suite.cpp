@@ -30,24 +30,15 @@ const EnumTable<Activation>& activation_table() {
 
 constexpr int kMaxDim = 1 << 24;
 
-/// A map node whose entries are `defaults` overlaid by `own` (own keys win); marks are kept
-/// because the nodes themselves are shared, not copied.
-YAML::Node overlay(const std::optional<YAML::Node>& defaults, const std::optional<YAML::Node>& own) {
-  YAML::Node merged(YAML::NodeType::Map);
-  auto has_key = [](const YAML::Node& map, const YAML::Node& key) {
-    for (auto it = map.begin(); it != map.end(); ++it)
-      if (it->first.Scalar() == key.Scalar()) return true;
-    return false;
-  };
-  if (defaults && defaults->IsMap()) {
-    for (auto it = defaults->begin(); it != defaults->end(); ++it)
-      if (!(own && own->IsMap() && has_key(*own, it->first))) merged.force_insert(it->first, it->second);
-  }
-  if (own) {
-    if (!own->IsMap()) return *own;  // let the reader report "expected a map"
-    for (auto it = own->begin(); it != own->end(); ++it) merged.force_insert(it->first, it->second);
-  }
-  return merged;
+/// A reader over a row's own map (`model:` or `training:`) with the suite's defaults under it
+/// (own keys win). An absent own map reads the defaults alone. Built without new YAML nodes:
+/// yaml-cpp merges node memory on insertion, which made loading quadratic in the file size.
+MapReader overlaid_reader(const std::optional<YAML::Node>& defaults, const std::optional<YAML::Node>& own,
+                          std::string path, DiagnosticSink& sink, const YAML::Mark& anchor) {
+  const YAML::Node base = own ? *own : (defaults ? *defaults : YAML::Node(YAML::NodeType::Map));
+  MapReader reader(base, std::move(path), sink, anchor);
+  if (own && defaults) reader.add_defaults(*defaults);
+  return reader;
 }
 
 void read_system(MapReader& m, SuiteSystem& s, const Catalog& catalog) {
@@ -180,13 +171,14 @@ Suite parse_suite(std::string_view text, const Catalog& catalog, const std::stri
           row_sink.error(r.value_mark_of("id"), r.field("id"), "duplicate id '" + row.id + "' (expected unique ids)");
         if (auto s = r.get_map("system", Need::kOptional)) read_any_system(*s, row.system, catalog, suite.format);
         {
-          MapReader m(overlay(default_model, r.get_node("model", Need::kOptional)), r.field("model"), row_sink,
-                      r.key_mark("model").is_null() ? node.Mark() : r.key_mark("model"));
+          MapReader m = overlaid_reader(default_model, r.get_node("model", Need::kOptional), r.field("model"),
+                                        row_sink, r.key_mark("model").is_null() ? node.Mark() : r.key_mark("model"));
           read_model(m, row.model);
         }
         {
-          MapReader t(overlay(default_training, r.get_node("training", Need::kOptional)), r.field("training"),
-                      row_sink, r.key_mark("training").is_null() ? node.Mark() : r.key_mark("training"));
+          MapReader t = overlaid_reader(default_training, r.get_node("training", Need::kOptional),
+                                        r.field("training"), row_sink,
+                                        r.key_mark("training").is_null() ? node.Mark() : r.key_mark("training"));
           read_training(t, row);
         }
         // Version 2: an explicit `plan:` instead of `parallel:`.

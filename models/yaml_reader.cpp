@@ -170,6 +170,14 @@ MapReader::MapReader(const YAML::Node& node, std::string path, DiagnosticSink& s
   }
 }
 
+void MapReader::add_defaults(const YAML::Node& defaults) {
+  if (!ok_ || !defaults.IsMap()) return;
+  for (auto it = defaults.begin(); it != defaults.end(); ++it) {
+    const YAML::Node k = it->first;
+    if (k.IsScalar() && find(k.Scalar()) == nullptr) items_.push_back(Item{k.Scalar(), k.Mark(), it->second});
+  }
+}
+
 const MapReader::Item* MapReader::find(std::string_view key) const {
   for (const auto& i : items_)
     if (i.key == key) return &i;

@@ -137,6 +137,11 @@ class MapReader {
   };
   std::optional<std::vector<Entry>> get_entries(std::string_view key, Need need, size_t min_size = 0);
 
+  /// Adds the entries of `defaults` (a map) whose keys this map lacks: a suite's `defaults`
+  /// under a row's own keys. The nodes are shared, not copied into a new document, so their
+  /// marks stay and yaml-cpp's node memory is not merged (merging grows with the whole file).
+  void add_defaults(const YAML::Node& defaults);
+
   /// Reports every key of the map that no getter asked for, with a did-you-mean.
   void finish();
 

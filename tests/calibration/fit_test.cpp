@@ -147,7 +147,7 @@ TEST(ProfileWriterTest, WrittenProfileLoadsBack) {
   EXPECT_NEAR(*b.gemm_half_work_flop, 123456, 0.5);
   EXPECT_NEAR(*b.kernel_launch_s, 3.5e-7, 1e-12);
   EXPECT_EQ(*b.framework_op_host_s, 0.0);
-  EXPECT_FALSE(b.collective_host_sync_per_rank_s.has_value());
+  EXPECT_FALSE(b.framework_pass_host_s.has_value());
   EXPECT_NEAR(back.links.at("pcie").bandwidth_Bps, 2.5e9, 1e3);
   EXPECT_NEAR(back.links.at("pcie").latency_s, 6e-6, 1e-12);
 }

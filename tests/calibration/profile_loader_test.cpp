@@ -25,7 +25,7 @@ name: local-cpu
 source: "test"
 devices:
   cpu-avx2:
-    efficiency: {gemm: 0.5, gemm_half_work: "200kFLOP", memory: 0.6, kernel_launch: "300ns", framework_op_host: "0s", collective_host_sync_per_rank: "0s"}
+    efficiency: {gemm: 0.5, gemm_half_work: "200kFLOP", memory: 0.6, kernel_launch: "300ns", framework_op_host: "0s", framework_pass_host: "0s"}
 links:
   pcie: {bandwidth: "2GB/s", latency: "5us"}
   ethernet: {bandwidth: "1GB/s", latency: "21us"}

@@ -122,6 +122,41 @@ TEST(ClosedForm, WanLinkIsSharedByConcurrentTransfers) {
   EXPECT_NEAR(t, expected, kTol * expected);
 }
 
+// An NVIDIA node and an AMD node without cross-vendor RDMA: the transfer is staged through host
+// memory at the PCIe rate (16 GB/s x 0.8 = 12.8 GB/s < the NIC's 23.5) and pays two copy
+// setups (models::kHostCopySetup_s each), as the cost model's path_between has it.
+models::Cluster nvidia_and_amd(bool rdma) {
+  NodeSpec spec;
+  spec.host_Bps = 16e9;
+  auto cluster = testing::one_zone(1, spec);
+  models::NodeType amd = cluster.node_types[0];
+  amd.name = "amd-box";
+  amd.gpu.vendor = models::Vendor::kAmd;
+  cluster.node_types.push_back(amd);
+  cluster.zones[0].groups.push_back({1, 1});
+  cluster.cross_vendor_rdma = rdma;
+  testing::derive(cluster);
+  return cluster;
+}
+
+TEST(ClosedForm, CrossVendorTransferIsHostStaged) {
+  const auto cluster = nvidia_and_amd(false);
+  const double pcie = 16e9 * models::link_efficiency(models::IntraFabricKind::kPcie);
+  const auto analytic = models::path_between(cluster, 0, 8, 0);
+  EXPECT_TRUE(analytic.host_staged);
+  EXPECT_DOUBLE_EQ(analytic.bandwidth_Bps, pcie);
+  const double t = simulate_phases(cluster, {{{0, 8, 1e9}}});
+  const double expected = kInterLatency + 2 * models::kHostCopySetup_s + 1e9 / pcie;
+  EXPECT_NEAR(t, expected, kTol * expected);
+}
+
+TEST(ClosedForm, CrossVendorRdmaIsNotStaged) {
+  const auto cluster = nvidia_and_amd(true);
+  const double t = simulate_phases(cluster, {{{0, 8, 1e9}}});
+  const double expected = kInterLatency + 1e9 / kNicBw;
+  EXPECT_NEAR(t, expected, kTol * expected);
+}
+
 TEST(Topology, NoRouteBetweenUnlinkedZonesIsAnError) {
   auto cluster = testing::two_zones(1, NodeSpec{}, 1e9, 1e-3);
   cluster.links.clear();

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: Apache-2.0
+// Collective times on hand-computed cases, link figures of groups, and memory per GPU against
+// Korthikanti et al. 2022 Table 2.
+#include <gtest/gtest.h>
+
+#include "comm_cost.hpp"
+#include "cost_test_util.hpp"
+#include "memory_cost.hpp"
+#include "pipeline_time.hpp"
+#include "topology.hpp"
+
+namespace hetsim::models {
+namespace {
+
+using testing::cluster_of;
+using testing::node_type;
+using testing::round_gpu;
+
+TEST(CommCost, RingAllReduceHandComputed) {
+  GroupCost g;
+  g.size = 8;
+  g.bus_bandwidth_Bps = 100e9;
+  g.hop_latency_s = 2e-6;
+  // 10 us launch + 2 (n-1)/n S / B + 2 (n-1) alpha
+  EXPECT_NEAR(ring_time(CollectiveKind::kAllReduce, 1e9, g), 10e-6 + 2 * 7.0 / 8 * 1e9 / 100e9 + 14 * 2e-6, 1e-12);
+  EXPECT_NEAR(ring_time(CollectiveKind::kAllGather, 1e9, g), 10e-6 + 7.0 / 8 * 1e9 / 100e9 + 7 * 2e-6, 1e-12);
+  EXPECT_DOUBLE_EQ(ring_time(CollectiveKind::kAllReduce, 1e9, GroupCost{}), 0.0);  // one rank: nothing to do
+  EXPECT_NEAR(tree_time(CollectiveKind::kAllReduce, 1e9, g), 10e-6 + 2 * 1e9 / 100e9 + 2 * 3 * 2e-6, 1e-12);
+}
+
+TEST(CommCost, HierarchicalSplitsIntraAndInter) {
+  GroupCost g;
+  g.size = 16;
+  g.nodes = 2;
+  g.min_per_node = 8;
+  g.intra_bandwidth_Bps = 200e9;
+  g.inter_bandwidth_Bps = 10e9;
+  g.bus_bandwidth_Bps = 80e9;
+  const double s = 1e9;
+  const double expected = 10e-6 + 2 * (7.0 / 8 * s / 200e9) + 2 * (0.5 * s / 8 / 10e9);
+  EXPECT_NEAR(hierarchical_time(CollectiveKind::kAllReduce, s, g), expected, 1e-12);
+}
+
+TEST(Topology, GroupsRunAtTheirSlowestLink) {
+  const GpuType a100 = round_gpu("a", 312e12);
+  const Cluster c = cluster_of({node_type("dgx", a100, 8, 300e9, 25e9)}, {{0, 2}});
+  const GroupCost intra = group_cost(c, std::vector<int>{0, 1, 2, 3});
+  EXPECT_NEAR(intra.bus_bandwidth_Bps, 300e9 * link_efficiency(IntraFabricKind::kNvswitch), 1);
+  EXPECT_EQ(intra.nodes, 1);
+  // 16 GPUs over 2 nodes: each node's 8 members each use their own NIC share (25 GB/s).
+  std::vector<int> all(16);
+  for (int i = 0; i < 16; ++i) all[i] = i;
+  const GroupCost both = group_cost(c, all);
+  EXPECT_EQ(both.nodes, 2);
+  EXPECT_NEAR(both.bus_bandwidth_Bps, 8 * 25e9 * link_efficiency(NicKind::kInfiniband), 1);
+  // One member per node (a DP group of TP-8 replicas): one NIC share.
+  const GroupCost dp = group_cost(c, std::vector<int>{0, 8});
+  EXPECT_NEAR(dp.bus_bandwidth_Bps, 25e9 * link_efficiency(NicKind::kInfiniband), 1);
+}
+
+TEST(Topology, SharedNicsDivideTheNodeBandwidth) {
+  // 8 GPUs share 2 NICs of 25 GB/s: a GPU gets 50/8 GB/s when all send across nodes.
+  NodeType nt = node_type("box", round_gpu("a", 312e12), 8, 300e9, 25e9);
+  nt.nics.count = 2;
+  const Cluster c = cluster_of({nt}, {{0, 2}});
+  const PathCost p = path_between(c, 0, 8, 0);
+  EXPECT_NEAR(p.bandwidth_Bps, 50e9 / 8 * link_efficiency(NicKind::kInfiniband), 1);
+  EXPECT_FALSE(p.intra_node);
+}
+
+TEST(Topology, CrossVendorPathsAreHostStaged) {
+  const Cluster c = cluster_of({node_type("nv", round_gpu("a", 312e12), 8, 300e9, 50e9),
+                                node_type("amd", round_gpu("m", 383e12, 128e9, Vendor::kAmd), 8, 300e9, 50e9)},
+                               {{0, 1}, {1, 1}});
+  const PathCost p = path_between(c, 0, 8, 1);
+  EXPECT_TRUE(p.host_staged);
+  EXPECT_LE(p.bandwidth_Bps, 32e9 * link_efficiency(IntraFabricKind::kPcie) + 1);
+  Cluster rdma = c;
+  rdma.cross_vendor_rdma = true;
+  EXPECT_FALSE(path_between(rdma, 0, 8, 1).host_staged);
+}
+
+ModelSpec gpt(int hidden, int heads, int seq) {
+  ModelSpec m;
+  m.layers = 1;
+  m.hidden = hidden;
+  m.heads = heads;
+  m.kv_heads = heads;
+  m.ffn_hidden = 4 * hidden;
+  m.seq_len = seq;
+  m.vocab = 51200;
+  return m;
+}
+
+TEST(MemoryCost, ActivationsMatchKorthikantiTable2) {
+  const ModelSpec m = gpt(12288, 96, 2048);
+  const double s = 2048, b = 1, h = 12288, a = 96;
+  const double sbh = s * b * h;
+  for (int t : {1, 2, 8}) {
+    // No parallelism / TP without SP: sbh(10 + 24/t + 5as/(ht)).
+    EXPECT_NEAR(layer_activation_bytes(m, b, t, false, Recompute::kNone, false, 2),
+                sbh * (10 + 24.0 / t + 5 * a * s / (h * t)), 1.0);
+    // TP with SP: (sbh/t)(34 + 5as/h).
+    EXPECT_NEAR(layer_activation_bytes(m, b, t, true, Recompute::kNone, false, 2), sbh / t * (34 + 5 * a * s / h), 1.0);
+    // Selective recompute + SP: 34 sbh/t; full recompute: 2sbh (÷t with SP).
+    EXPECT_NEAR(layer_activation_bytes(m, b, t, true, Recompute::kSelective, false, 2), 34 * sbh / t, 1.0);
+    EXPECT_NEAR(layer_activation_bytes(m, b, t, false, Recompute::kFull, false, 2), 2 * sbh, 1.0);
+    EXPECT_NEAR(layer_activation_bytes(m, b, t, true, Recompute::kFull, false, 2), 2 * sbh / t, 1.0);
+  }
+  // fp32 activations double the 16-bit terms; the one-byte dropout masks stay (34 + 5as/h -> 66 + 9as/h).
+  EXPECT_NEAR(layer_activation_bytes(m, b, 1, false, Recompute::kNone, false, 4), sbh * (66 + 9 * a * s / h), 1.0);
+}
+
+TEST(MemoryCost, InFlightMicroBatchesPerSchedule) {
+  EXPECT_EQ(in_flight_chunks(Schedule::k1f1b, 0, 4, 8, 1), 4);
+  EXPECT_EQ(in_flight_chunks(Schedule::k1f1b, 3, 4, 8, 1), 1);
+  EXPECT_EQ(in_flight_chunks(Schedule::k1f1b, 0, 4, 2, 1), 2);
+  EXPECT_EQ(in_flight_chunks(Schedule::kGpipe, 0, 4, 8, 1), 8);
+  // Interleaved, p = 4, v = 2: warm-up (p - 1) * 2 + (v - 1) * p = 10 chunks, + 1.
+  EXPECT_EQ(in_flight_chunks(Schedule::kInterleaved, 0, 4, 8, 2), 11);
+}
+
+TEST(MemoryCost, ZeroShardsStatesGradientsWeights) {
+  StageMemoryInput in;
+  const ModelSpec m = gpt(4096, 32, 2048);
+  in.model = &m;
+  in.dtype = Dtype::kBf16;
+  in.layers = 100;
+  in.params = 1e9;
+  in.dp = 8;
+  double previous = 1e30;
+  for (int z = 0; z <= 3; ++z) {
+    in.zero = z;
+    const StageMemory mem = stage_memory(in);
+    const double states = mem.weights + mem.grads + mem.optimizer;
+    EXPECT_LT(states, previous);
+    previous = states;
+    if (z == 0) {
+      EXPECT_DOUBLE_EQ(states, 16e9);  // 2 + 2 + 12 bytes per parameter (ZeRO §3.1)
+    } else if (z == 1) {
+      EXPECT_DOUBLE_EQ(states, 4e9 + 12e9 / 8);
+    } else if (z == 2) {
+      EXPECT_DOUBLE_EQ(states, 2e9 + 14e9 / 8);
+    }
+  }
+  in.dtype = Dtype::kFp32;
+  in.zero = 0;
+  const StageMemory f32 = stage_memory(in);
+  EXPECT_DOUBLE_EQ(f32.weights + f32.grads + f32.optimizer, 16e9);
+}
+
+TEST(PipelineTime, EqualStagesGiveTheMegatronBubble) {
+  const std::vector<StageTimes> st(4, StageTimes{1.0, 2.0});
+  EXPECT_DOUBLE_EQ(pipeline_time(st, 8, 1), (8 + 4 - 1) * 3.0);      // (m + p - 1)(tf + tb)
+  EXPECT_DOUBLE_EQ(pipeline_time(st, 8, 2), (8 + 3.0 / 2) * 3.0);     // bubble (p - 1)/v
+}
+
+TEST(PipelineTime, SlowestStageSetsTheSteadyState) {
+  const std::vector<StageTimes> st = {{1, 2}, {2, 4}, {1, 1}};
+  EXPECT_EQ(bottleneck_stage(st.data(), 3), 1);
+  EXPECT_DOUBLE_EQ(pipeline_time(st, 10, 1), 9 * 6.0 + (3 + 6 + 2));  // (m - 1) max + sum
+  EXPECT_DOUBLE_EQ(backward_finish_offset(st.data(), 2), 2 + 4);
+}
+
+}  // namespace
+}  // namespace hetsim::models

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+// Builders shared by the cost-model tests: hand-written GPU types and small clusters.
+#pragma once
+#include "cluster.hpp"
+#include "plan.hpp"
+#include "workload.hpp"
+
+namespace hetsim::models::testing {
+
+/// A GPU with round numbers so that expected values can be computed by hand.
+inline GpuType round_gpu(const std::string& name, double peak_flops, double memory_bytes = 80e9,
+                         Vendor vendor = Vendor::kNvidia) {
+  GpuType g;
+  g.name = name;
+  g.vendor = vendor;
+  g.peak_flops = {{Dtype::kFp16, peak_flops}, {Dtype::kBf16, peak_flops}, {Dtype::kFp32, peak_flops / 16}};
+  g.memory_bytes = memory_bytes;
+  g.memory_bandwidth_Bps = 2e12;
+  g.efficiency = {0.8, 1e9, 0.8, 5e-6};
+  return g;
+}
+
+inline NodeType node_type(const std::string& name, const GpuType& gpu, int gpus, double intra_Bps, double nic_Bps) {
+  NodeType nt;
+  nt.name = name;
+  nt.gpu = gpu;
+  nt.gpus_per_node = gpus;
+  nt.intra = {gpu.vendor == Vendor::kAmd ? IntraFabricKind::kXgmi : IntraFabricKind::kNvswitch, intra_Bps, 2e-6};
+  nt.nics.count = gpus;
+  nt.nics.bandwidth_Bps = nic_Bps;
+  nt.host_link_Bps = 32e9;
+  nt.price_per_hour = 10;
+  return nt;
+}
+
+/// One zone; groups of (node type, count) in rank order.
+inline Cluster cluster_of(std::vector<NodeType> types, std::vector<NodeGroup> groups) {
+  Cluster c;
+  c.name = "test";
+  c.node_types = std::move(types);
+  Zone z;
+  z.name = "z";
+  z.fabric.latency_s = 5e-6;
+  z.groups = std::move(groups);
+  c.zones.push_back(z);
+  c.finalize();
+  return c;
+}
+
+inline Workload gpt_workload(int layers, int hidden, int heads, int seq, int global_batch) {
+  Workload w;
+  w.name = "gpt";
+  w.model.layers = layers;
+  w.model.hidden = hidden;
+  w.model.heads = heads;
+  w.model.kv_heads = heads;
+  w.model.ffn_hidden = 4 * hidden;
+  w.model.seq_len = seq;
+  w.model.vocab = 51200;
+  w.training.global_batch = global_batch;
+  w.training.dtype = Dtype::kFp16;
+  return w;
+}
+
+}  // namespace hetsim::models::testing

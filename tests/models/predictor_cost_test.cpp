@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: Apache-2.0
+// The predictor on heterogeneous plans: the slowest stage / replica dominates as the closed
+// form says; build_plan_work() carries the same op costs; memory infeasibility is a result.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "cost_test_util.hpp"
+#include "pipeline_time.hpp"
+#include "predictor.hpp"
+
+namespace hetsim::models {
+namespace {
+
+using testing::cluster_of;
+using testing::gpt_workload;
+using testing::node_type;
+using testing::round_gpu;
+
+/// Node 0: 8 fast GPUs; node 1: 8 GPUs with a third of the FLOP/s.
+Cluster mixed() {
+  return cluster_of({node_type("fast", round_gpu("fast", 300e12), 8, 300e9, 25e9),
+                     node_type("slow", round_gpu("slow", 100e12), 8, 300e9, 25e9)},
+                    {{0, 1}, {1, 1}});
+}
+
+Stage stage(int layers, std::vector<int> gpus) {
+  Stage s;
+  s.layers = layers;
+  s.gpus = std::move(gpus);
+  return s;
+}
+
+TEST(Predictor, SlowestStageDominatesThePipeline) {
+  const Cluster c = mixed();
+  const Workload w = gpt_workload(8, 4096, 32, 2048, 64);
+  Plan p;
+  p.micro_batch = 4;
+  p.recompute = Recompute::kFull;
+  Replica r;
+  r.micro_batches = 16;
+  r.stages = {stage(4, {0, 1}), stage(4, {8, 9})};  // equal layers, the second stage is 3x slower
+  p.replicas = {r};
+  const Report rep = predict(c, w, p);
+  ASSERT_TRUE(rep.feasible) << rep.infeasible_reason;
+  ASSERT_EQ(rep.stages.size(), 2u);
+  const StageTimes s0{rep.stages[0].forward_s, rep.stages[0].backward_s};
+  const StageTimes s1{rep.stages[1].forward_s, rep.stages[1].backward_s};
+  EXPECT_GT(s1.total(), 2.0 * s0.total());
+  // Closed form: (m - 1) max + sum, plus the data-parallel tail.
+  const double pipeline = 15 * s1.total() + s0.total() + s1.total();
+  EXPECT_NEAR(rep.iteration_time_s - rep.breakdown.dp_comm_s - rep.breakdown.optimizer_s, pipeline, 1e-9);
+  EXPECT_NEAR(rep.breakdown.compute_s + rep.breakdown.tp_comm_s + rep.breakdown.pp_comm_s + rep.breakdown.bubble_s +
+                  rep.breakdown.dp_comm_s + rep.breakdown.optimizer_s,
+              rep.iteration_time_s, 1e-9);
+}
+
+TEST(Predictor, SlowestReplicaSetsThePace) {
+  const Cluster c = mixed();
+  const Workload w = gpt_workload(4, 4096, 32, 2048, 128);
+  Plan p;
+  p.micro_batch = 4;
+  Replica fast, slow;
+  fast.micro_batches = slow.micro_batches = 16;
+  fast.stages = {stage(4, {0, 1})};
+  slow.stages = {stage(4, {8, 9})};
+  p.replicas = {fast, slow};
+  const Report both = predict(c, w, p);
+  Plan only_slow = p;
+  only_slow.replicas = {slow};
+  const Report alone = predict(c, w, only_slow);
+  ASSERT_TRUE(both.feasible && alone.feasible);
+  // The fast replica waits: step = slow replica's pipeline + gradient sync + optimizer.
+  EXPECT_NEAR(both.iteration_time_s - both.breakdown.dp_comm_s,
+              alone.iteration_time_s - alone.breakdown.dp_comm_s, 1e-9);
+  EXPECT_GT(both.breakdown.dp_comm_s, 0.0);
+  // Uneven micro-batches: giving the fast replica more work up to balance helps.
+  Plan balanced = p;
+  balanced.replicas[0].micro_batches = 24;
+  balanced.replicas[1].micro_batches = 8;
+  EXPECT_LT(predict(c, w, balanced).iteration_time_s, both.iteration_time_s);
+}
+
+TEST(Predictor, PlanWorkOpsSumToThePredictedStageTimes) {
+  const Cluster c = mixed();
+  Workload w = gpt_workload(6, 2048, 16, 1024, 8);
+  for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+    Plan p;
+    p.micro_batch = 2;
+    p.recompute = rc;
+    p.sequence_parallel = true;
+    Replica r;
+    r.micro_batches = 4;
+    r.stages = {stage(3, {0, 1, 2, 3}), stage(3, {8, 9, 10, 11})};
+    p.replicas = {r};
+    const Report rep = predict(c, w, p);
+    const PlanWork work = build_plan_work(c, w, p);
+    ASSERT_TRUE(work.feasible);
+    ASSERT_EQ(work.replicas.size(), 1u);
+    for (int s = 0; s < 2; ++s) {
+      const StageWork& sw = work.replicas[0][s];
+      double f = 0, b = 0;
+      for (const ChunkWork& ch : sw.chunks) {
+        for (const Op& op : ch.forward) f += op.duration_s;
+        for (const Op& op : ch.backward) b += op.duration_s;
+      }
+      EXPECT_NEAR(f + sw.p2p_forward_s, rep.stages[s].forward_s, 1e-9);
+      EXPECT_NEAR(b + sw.p2p_backward_s, rep.stages[s].backward_s, 1e-9);
+      EXPECT_DOUBLE_EQ(sw.memory_bytes, rep.stages[s].memory_bytes);
+    }
+    EXPECT_EQ(work.dp_groups.size(), 1u);  // tied embeddings between the first and last stage
+  }
+}
+
+TEST(Predictor, OverCapacityIsInfeasibleWithAReason) {
+  const Cluster c = cluster_of({node_type("small", round_gpu("small", 100e12, 4e9), 8, 300e9, 25e9)}, {{0, 1}});
+  const Workload w = gpt_workload(24, 4096, 32, 2048, 8);
+  Plan p;
+  p.micro_batch = 1;
+  Replica r;
+  r.micro_batches = 8;
+  r.stages = {stage(24, {0})};
+  p.replicas = {r};
+  const Report rep = predict(c, w, p);
+  EXPECT_FALSE(rep.feasible);
+  EXPECT_NE(rep.infeasible_reason.find("stage 0 needs"), std::string::npos) << rep.infeasible_reason;
+  EXPECT_NE(rep.infeasible_reason.find("GiB of 3.7 GiB"), std::string::npos) << rep.infeasible_reason;
+}
+
+TEST(Predictor, MoreMicroBatchesShrinkTheBubbleShare) {
+  const Cluster c = mixed();
+  const Workload w = gpt_workload(8, 2048, 16, 1024, 64);
+  auto plan = [&](int m, int v) {
+    UniformPlanOptions o;
+    o.micro_batch = 64 / m;
+    o.schedule = v > 1 ? Schedule::kInterleaved : Schedule::k1f1b;
+    o.interleave = v;
+    return std::get<Plan>(make_uniform_plan(c, w, 1, 4, 1, o));
+  };
+  const Report few = predict(c, w, plan(4, 1)), many = predict(c, w, plan(32, 1)), inter = predict(c, w, plan(4, 2));
+  EXPECT_GT(few.breakdown.bubble_s / few.iteration_time_s, many.breakdown.bubble_s / many.iteration_time_s);
+  EXPECT_LT(inter.breakdown.bubble_s, few.breakdown.bubble_s);
+}
+
+}  // namespace
+}  // namespace hetsim::models

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: Apache-2.0
+// Ground-truth suite format version 1: one test per key, strict errors, and (when
+// ../shared/validation is present) the accuracy targets on the A100 suites.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "cost_test_util.hpp"
+#include "diagnostics.hpp"
+#include "predictor.hpp"
+#include "validation_suite.hpp"
+
+namespace hetsim::models {
+namespace {
+
+Catalog test_catalog() {
+  Catalog c;
+  c.add(testing::round_gpu("a100-sxm4-80gb", 312e12));
+  return c;
+}
+
+const char* kHeader = R"(suite: t
+source: "test"
+metric: iteration_time_s
+system: {gpu: a100-sxm4-80gb, gpus_per_node: 8, intra_node_bandwidth: "300GB/s", inter_node_bandwidth: "25GB/s", inter_node_latency: "5us"}
+defaults:
+  model: {seq_len: 1024, vocab: 51200}
+  training: {dtype: fp16, recompute: full, schedule: 1f1b}
+rows:
+)";
+
+Suite parse_rows(const std::string& rows) { return parse_suite(std::string(kHeader) + rows, test_catalog(), "t.yaml"); }
+
+const PredictFn kAnalytic = [](const Cluster& c, const Workload& w, const Plan& p) { return predict(c, w, p); };
+
+RowResult run(const std::string& row) {
+  const Suite s = parse_rows(row);
+  return validate_row(s, s.rows.at(0), test_catalog(), kAnalytic);
+}
+
+const std::string kModel = "model: {layers: 8, hidden: 4096, heads: 32}";
+
+std::string row(const std::string& parallel, const std::string& extra = "", const std::string& batch = "{global: 32, micro: 4}") {
+  return "  - {id: r0, " + kModel + ", parallel: " + parallel + ", batch: " + batch + ", measured: 1.0" +
+         (extra.empty() ? "" : ", " + extra) + "}\n";
+}
+
+TEST(ValidationSuite, SystemAndDefaultsAreApplied) {
+  const Suite s = parse_rows(row("{tp: 2, pp: 2, dp: 2}"));
+  ASSERT_EQ(s.rows.size(), 1u);
+  const SuiteRow& r = s.rows[0];
+  EXPECT_EQ(s.name, "t");
+  EXPECT_EQ(r.system.gpus_per_node, 8);
+  EXPECT_DOUBLE_EQ(r.system.intra_node_Bps, 300e9);
+  EXPECT_DOUBLE_EQ(r.system.inter_node_Bps, 25e9);
+  EXPECT_DOUBLE_EQ(r.system.inter_node_latency_s, 5e-6);
+  EXPECT_EQ(r.model.seq_len, 1024);           // from defaults
+  EXPECT_EQ(r.model.ffn_hidden, 4 * 4096);   // README default
+  EXPECT_EQ(r.model.kv_heads, 32);
+  EXPECT_EQ(r.recompute, Recompute::kFull);
+  EXPECT_EQ(r.training.global_batch, 32);
+  EXPECT_EQ(*r.micro, 4);
+  EXPECT_EQ(run(row("{tp: 2, pp: 2, dp: 2}")).status, "ok");
+}
+
+TEST(ValidationSuite, RowKeysOverrideDefaults) {
+  const Suite s = parse_rows(
+      "  - {id: r0, model: {layers: 8, hidden: 1024, heads: 16, seq_len: 512, ffn_hidden: 2816, kv_heads: 4, "
+      "activation: swiglu, tied_embeddings: false}, parallel: {tp: 1, pp: 1, dp: 1}, batch: {global: 4}, "
+      "training: {dtype: bf16, recompute: selective, flash_attention: true}, measured: 1.0, note: \"n\"}\n");
+  const SuiteRow& r = s.rows[0];
+  EXPECT_EQ(r.model.seq_len, 512);
+  EXPECT_EQ(r.model.ffn_hidden, 2816);
+  EXPECT_EQ(r.model.kv_heads, 4);
+  EXPECT_EQ(r.model.activation, Activation::kSwiglu);
+  EXPECT_FALSE(r.model.tied_embeddings);
+  EXPECT_EQ(r.training.dtype, Dtype::kBf16);
+  EXPECT_EQ(r.recompute, Recompute::kSelective);
+  EXPECT_EQ(r.schedule, Schedule::k1f1b);     // kept from defaults
+  EXPECT_TRUE(r.training.flash_attention);
+  EXPECT_EQ(r.note, "n");
+  EXPECT_FALSE(r.micro);
+}
+
+TEST(ValidationSuite, MicroOmittedPicksTheFastestFeasible) {
+  const RowResult r = run(row("{tp: 1, pp: 2, dp: 1}", "", "{global: 16}"));  // micro 1..16
+  ASSERT_EQ(r.status, "ok");
+  EXPECT_GE(r.micro, 1);
+  // No other micro-batch is faster.
+  for (int micro : {1, 2, 4, 8, 16}) {
+    const RowResult fixed = run(row("{tp: 1, pp: 2, dp: 1}", "", "{global: 16, micro: " + std::to_string(micro) + "}"));
+    if (fixed.status == "ok") {
+      EXPECT_GE(*fixed.predicted, *r.predicted - 1e-12) << micro;
+    }
+  }
+}
+
+TEST(ValidationSuite, InterleaveUsesTheInterleavedSchedule) {
+  const RowResult plain = run(row("{tp: 1, pp: 2, dp: 1}"));
+  const RowResult inter = run(row("{tp: 1, pp: 2, dp: 1, interleave: 2}"));
+  ASSERT_EQ(inter.status, "ok") << inter.reason;
+  EXPECT_LT(*inter.predicted, *plain.predicted);  // smaller bubble
+  EXPECT_EQ(run(row("{tp: 1, pp: 2, dp: 1, interleave: 3}")).status, "invalid");  // 8 layers % 6
+}
+
+TEST(ValidationSuite, SequenceParallelZeroAndGpipe) {
+  const Suite sp = parse_rows(row("{tp: 4, pp: 1, dp: 2, sequence_parallel: true, zero: 3}"));
+  EXPECT_TRUE(sp.rows[0].sequence_parallel);
+  EXPECT_EQ(sp.rows[0].zero, 3);
+  for (int z = 0; z <= 3; ++z)
+    EXPECT_EQ(run(row("{tp: 4, pp: 1, dp: 2, zero: " + std::to_string(z) + "}")).status, "ok") << z;
+  EXPECT_EQ(run(row("{tp: 4, pp: 1, dp: 2, sequence_parallel: true}")).status, "ok");
+  const Suite g = parse_rows(row("{tp: 1, pp: 2, dp: 1}", "training: {schedule: gpipe}"));
+  EXPECT_EQ(g.rows[0].schedule, Schedule::kGpipe);
+}
+
+TEST(ValidationSuite, UnevenLayersAndTpAcrossNodes) {
+  // 10 layers on 4 stages: 3, 3, 2, 2; TP 16 spans two 8-GPU nodes and is slower than TP 8.
+  const Suite s = parse_rows("  - {id: r0, model: {layers: 10, hidden: 2048, heads: 16}, parallel: {tp: 1, pp: 4, dp: 1}, "
+                             "batch: {global: 8, micro: 1}, measured: 1.0}\n");
+  const Workload w = suite_workload(s, s.rows[0]);
+  const Cluster c = suite_cluster(s.rows[0].system, 4, test_catalog());
+  const Plan p = std::get<Plan>(suite_plan(s.rows[0], c, w, 1));
+  EXPECT_EQ(p.replicas[0].stages[0].layers, 3);
+  EXPECT_EQ(p.replicas[0].stages[3].layers, 2);
+  // Over a slow network the TP-16 collectives cross nodes at the NIC share: slow, not invalid.
+  const std::string slow = "system: {gpu: a100-sxm4-80gb, gpus_per_node: 8, intra_node_bandwidth: \"300GB/s\", "
+                           "inter_node_bandwidth: \"1GB/s\"}";
+  const RowResult tp8 = run(row("{tp: 8, pp: 1, dp: 1}", slow));
+  const RowResult tp16 = run(row("{tp: 16, pp: 1, dp: 1}", slow));
+  ASSERT_EQ(tp16.status, "ok") << tp16.reason;
+  EXPECT_GT(*tp16.predicted, 2 * *tp8.predicted);
+}
+
+TEST(ValidationSuite, RowSystemReplacesTheSuiteSystem) {
+  const Suite s = parse_rows(row("{tp: 1, pp: 1, dp: 2}",
+                                 "system: {gpu: a100-sxm4-80gb, gpus_per_node: 4, intra_node_bandwidth: \"100GB/s\", "
+                                 "inter_node_bandwidth: \"10GB/s\"}"));
+  EXPECT_EQ(s.rows[0].system.gpus_per_node, 4);
+  EXPECT_DOUBLE_EQ(s.rows[0].system.inter_node_latency_s, 5e-6);  // the default, not inherited
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_suite(text, test_catalog(), "bad.yaml");
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ValidationSuite, StrictErrorsWithPositions) {
+  const std::string unknown = error_of(std::string(kHeader) + row("{tp: 1, pp: 1, dp: 1, tpp: 2}"));
+  EXPECT_NE(unknown.find("bad.yaml:9:"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("unknown key 'tpp'"), std::string::npos) << unknown;
+  std::string header = kHeader;
+  header.replace(header.find("\"25GB/s\""), 8, "25");
+  const std::string bare = error_of(header + row("{tp: 1, pp: 1, dp: 1}"));
+  EXPECT_NE(bare.find("inter_node_bandwidth"), std::string::npos) << bare;
+  const std::string dup = error_of(std::string(kHeader) + row("{tp: 1, pp: 1, dp: 1}") + row("{tp: 1, pp: 1, dp: 1}"));
+  EXPECT_NE(dup.find("duplicate id 'r0'"), std::string::npos) << dup;
+  header = kHeader;
+  header.replace(header.find("a100-sxm4-80gb"), 14, "a100-sxm4-8gb");
+  EXPECT_NE(error_of(header + row("{tp: 1, pp: 1, dp: 1}")).find("unknown GPU"), std::string::npos);
+  EXPECT_NE(error_of(std::string(kHeader) + "  - {id: r0, parallel: {tp: 1, pp: 1, dp: 1}, batch: {global: 1}, measured: 1}\n")
+                .find("layers"),
+            std::string::npos);
+}
+
+TEST(ValidationSuite, JsonHasTheDesignKeys) {
+  const Suite s = parse_rows(row("{tp: 1, pp: 1, dp: 1}") + "  - {id: r1, " + kModel +
+                             ", parallel: {tp: 3, pp: 1, dp: 1}, batch: {global: 16}, measured: 2.0}\n");  // tp 3 does not divide 32 heads
+  const SuiteResult res = validate_suite(s, test_catalog(), kAnalytic);
+  EXPECT_EQ(res.rows_total, 2);
+  EXPECT_EQ(res.rows_failed, 1);
+  const std::string j = validation_json({res});
+  for (const char* key : {"\"suites\"", "\"suite\"", "\"rows_total\"", "\"rows_failed\"", "\"mape\"", "\"max_error\"",
+                          "\"spearman\"", "\"spearman_by_model\"", "\"rows\"", "\"id\"", "\"measured\"", "\"predicted\"",
+                          "\"error\"", "\"micro\"", "\"status\"", "\"reason\""})
+    EXPECT_NE(j.find(key), std::string::npos) << key;
+  EXPECT_NE(j.find("\"predicted\": null"), std::string::npos);
+}
+
+// ---- accuracy on the shared A100 suites (skipped without ../shared/validation) -------------
+
+std::optional<SuiteResult> shared_suite(const std::string& name) {
+  const std::string path = std::string(HETSIM_SHARED_VALIDATION_DIR) + "/" + name + ".yaml";
+  if (!std::filesystem::exists(path)) return std::nullopt;
+  const Catalog& cat = Catalog::builtin();
+  return validate_suite(load_suite(path, cat), cat, kAnalytic);
+}
+
+TEST(ValidationAccuracy, A100SuitesMeetTheirTargets) {
+  const auto table1 = shared_suite("megatron-sc21-table1");
+  if (!table1) GTEST_SKIP() << "../shared/validation not present: accuracy targets not checked";
+  EXPECT_EQ(table1->rows_failed, 0);
+  EXPECT_LE(*table1->mape, 0.05);
+  const auto multi = shared_suite("vtrain-a100-multi");
+  ASSERT_TRUE(multi);
+  EXPECT_EQ(multi->rows_failed, 0);
+  EXPECT_LE(*multi->mape, 0.08);
+  const auto single = shared_suite("vtrain-a100-single");
+  ASSERT_TRUE(single);
+  EXPECT_EQ(single->rows_failed, 0);
+  EXPECT_LE(*single->mape, 0.08);
+}
+
+}  // namespace
+}  // namespace hetsim::models
