@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "compute_cost.hpp"
+
 namespace hetsim::calibration {
 
 std::vector<double> fit_relative_least_squares(const std::vector<std::vector<double>>& rows,
@@ -46,9 +48,10 @@ GemmFit fit_gemm(const std::vector<Sample>& samples, double peak_flops, double k
   std::vector<std::vector<double>> rows;
   std::vector<double> y;
   for (const Sample& s : samples) {
-    if (s.kind != SampleKind::kGemm) continue;
-    rows.push_back({s.work_flop(), 1.0});
-    y.push_back(s.time_s);
+    if (s.kind != SampleKind::kGemm || s.time_s <= kernel_launch_s) continue;
+    const double k_factor = (s.k + models::kGemmK0) / s.k;  // main-loop prologue (compute_cost.hpp)
+    rows.push_back({s.work_flop() * k_factor, k_factor});
+    y.push_back(s.time_s - kernel_launch_s);
   }
   GemmFit f;
   f.samples = static_cast<int>(y.size());
@@ -58,7 +61,7 @@ GemmFit fit_gemm(const std::vector<Sample>& samples, double peak_flops, double k
   f.gemm_efficiency = std::min(1.0, f.unclamped_efficiency);
   // With e clamped, recompute the slope so that h stays consistent with the large-GEMM rate.
   const double slope = 1.0 / (f.gemm_efficiency * peak_flops);
-  f.gemm_half_work_flop = std::max(0.0, (x[1] - kernel_launch_s) / slope);
+  f.gemm_half_work_flop = std::max(0.0, x[1] / slope);
   return f;
 }
 

@@ -21,9 +21,10 @@ struct MemoryFit {
 };
 MemoryFit fit_memory(const std::vector<Sample>& samples);
 
-/// models/compute_cost.cpp gemm_time() on a compute-bound GEMM of work W:
-///   t = W / (peak * e * W / (W + h)) + L = W / (peak e) + h / (peak e) + L,
-/// linear in W: slope 1 / (peak e), intercept h / (peak e) + L; L comes from the memory fit.
+/// models/compute_cost.cpp gemm_time() on a compute-bound GEMM (m x k)(k x n) of work W:
+///   t - L = (W + h) / (peak e) * (k + K0) / k      (K0 = models::kGemmK0),
+/// linear in (W (k+K0)/k, (k+K0)/k) with coefficients 1 / (peak e) and h / (peak e);
+/// L (kernel launch) comes from the memory fit.
 struct GemmFit {
   double gemm_efficiency = 0;      ///< e, in (0, 1]
   double unclamped_efficiency = 0; ///< 1 / (slope * peak): above 1 when the peak is too low

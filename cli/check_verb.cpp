@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "cli_common.hpp"
+#include "json_writer.hpp"
 #include "predictor.hpp"
 #include "report.hpp"
 #include "runner/run.hpp"
@@ -74,7 +75,7 @@ void run_check(const CheckOptions& o) {
   const bool pass = std::abs(error) <= o.tolerance;
 
   if (o.format == OutputFormat::kJson) {
-    JsonWriter j(std::cout);
+    models::JsonOut j;
     j.begin_object();
     j.key("measured_iteration_time_s").value(measured_iteration);
     j.key("predicted_iteration_time_s").value(predicted.iteration_time_s);
@@ -90,7 +91,7 @@ void run_check(const CheckOptions& o) {
     j.key("pp_comm_s").value(predicted.breakdown.pp_comm_s).key("dp_comm_s").value(predicted.breakdown.dp_comm_s);
     j.end_object();
     j.end_object();
-    j.finish();
+    std::cout << j.str();
   } else {
     TextTable t({"figure", "measured", "predicted", "error"});
     auto row = [&](const std::string& name, double m, double p) {
