@@ -46,7 +46,7 @@ void run_calibrate(const CalibrateVerbOptions& o) {
       "Calibrated profile of cluster " + cluster.name + " (kind: profile, docs/inputs.md).",
       "Produced by `" + command + "` on " + utc_now() + "; microbenchmarks in " + options.checkpoint_path + ".",
       "Machine load when it finished (/proc/loadavg): " + (load.empty() ? std::string("unknown") : load) + ".",
-      "Fits (calibration/fit.hpp): GEMM t = W/(peak e) + h/(peak e) + launch; memory-bound t = bytes/(bw eff) + launch;",
+      "Fits (calibration/fit.hpp): GEMM t = (W + h)/(peak e) (k + K0)/k + launch; memory-bound t = bytes/(bw eff) + launch;",
       "links: ring all-reduce t - 10us = 2(n-1)/n S/B + 2(n-1) alpha, p2p t = alpha + S/B (achieved figures)."};
   models::write_text_file_atomic(o.out, calibration::profile_to_yaml(r.profile, header));
 
