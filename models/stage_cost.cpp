@@ -49,6 +49,9 @@ class PassSink : public OpSink {
     }
   }
 
+  /// Host work of the framework that launches no kernel (per-pass bookkeeping).
+  void host_only(double host_s) { cost.launch(host_s, 0); }
+
   /// Appends the host stall so that the recorded ops sum to the pass's wall time.
   void close() {
     cost.close_pass();
@@ -138,6 +141,8 @@ StageCost stage_cost(const StageShape& shape, const Workload& w, const Plan& pla
     emit_layer_backward(s, d, plan.recompute, lb);
     for (int c = 0; c < v; ++c) {
       PassSink f(shape.tp_group, nullptr), b(shape.tp_group, nullptr);
+      f.host_only(kFrameworkPassHost_s);
+      b.host_only(kFrameworkPassHost_s);
       if (shape.first && c == 0) emit_embedding_forward(s, d, f);
       f.cost.launch_repeated(lf.cost, shape.layers);
       if (shape.last && c == v - 1) {
@@ -158,11 +163,13 @@ StageCost stage_cost(const StageShape& shape, const Workload& w, const Plan& pla
   for (int c = 0; c < v; ++c) {
     ChunkWork& chunk = (*ops)[c];
     PassSink f(shape.tp_group, &chunk.forward);
+    f.host_only(kFrameworkPassHost_s);
     if (shape.first && c == 0) emit_embedding_forward(s, d, f);
     for (int l = 0; l < shape.layers; ++l) emit_layer_forward(s, d, f);
     if (shape.last && c == v - 1) emit_head_forward(s, d, f);
     f.close();
     PassSink b(shape.tp_group, &chunk.backward);
+    b.host_only(kFrameworkPassHost_s);
     if (shape.last && c == v - 1) emit_head_backward(s, d, b);
     for (int l = 0; l < shape.layers; ++l) emit_layer_backward(s, d, plan.recompute, b);
     if (shape.first && c == 0) emit_embedding_backward(s, d, b);
