@@ -158,7 +158,15 @@ TEST(PipelineTime, EqualStagesGiveTheMegatronBubble) {
 TEST(PipelineTime, SlowestStageSetsTheSteadyState) {
   const std::vector<StageTimes> st = {{1, 2}, {2, 4}, {1, 1}};
   EXPECT_EQ(bottleneck_stage(st.data(), 3), 1);
-  EXPECT_DOUBLE_EQ(pipeline_time(st, 10, 1), 9 * 6.0 + (3 + 6 + 2));  // (m - 1) max + sum
+  // Stage 1 starts after stage 0's first forward (1), then never idles (it keeps two
+  // micro-batches in flight and stages 0 and 2 are faster): 10 * 6; the last backward then
+  // crosses stage 0 (2). DAPPLE's (m - 1) max + sum = 65 is the upper bound.
+  EXPECT_DOUBLE_EQ(pipeline_time(st, 10, 1), 1 + 10 * 6.0 + 2);
+  EXPECT_LE(pipeline_time(st, 10, 1), 9 * 6.0 + (3 + 6 + 2));
+  // GPipe: all forwards, then the backwards in reverse order; stage 1 bounds both phases:
+  // forwards end at 1 + 10 * 2 + 1, backwards start there, stage 1 runs 10 * 4 (the first
+  // backward reaches it after 1), stage 0 finishes with 2.
+  EXPECT_DOUBLE_EQ(pipeline_time(st, 10, 1, Schedule::kGpipe), 22 + 1 + 40 + 2);
   EXPECT_DOUBLE_EQ(backward_finish_offset(st.data(), 2), 2 + 4);
 }
 
