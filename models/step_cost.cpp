@@ -19,6 +19,10 @@ double optimizer_bytes_per_param(Dtype dtype, Optimizer optimizer) {
 
 double grad_sync_bytes_per_param(Dtype dtype) { return dtype == Dtype::kFp16 ? 2.0 : 4.0; }
 
+double grad_sync_bytes_per_param(const TrainingSpec& training) {
+  return training.fp32_grad_allreduce ? 4.0 : grad_sync_bytes_per_param(training.dtype);
+}
+
 namespace {
 
 std::string gib(double bytes) {
@@ -36,7 +40,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
   const Dtype dtype = w.training.dtype;
   const int dp = plan.dp();
   const int v = std::max(1, plan.interleave);
-  const double grad_bpp = grad_sync_bytes_per_param(dtype);
+  const double grad_bpp = grad_sync_bytes_per_param(w.training);
   const double weight_bpp = dtype == Dtype::kFp32 || dtype == Dtype::kTf32 ? 4.0 : 2.0;
   StepCost out;
   const std::size_t slots = static_cast<std::size_t>(dp) * in.max_pp;

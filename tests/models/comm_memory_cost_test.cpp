@@ -7,6 +7,7 @@
 #include "cost_test_util.hpp"
 #include "memory_cost.hpp"
 #include "pipeline_time.hpp"
+#include "step_cost.hpp"
 #include "topology.hpp"
 
 namespace hetsim::models {
@@ -168,6 +169,17 @@ TEST(PipelineTime, SlowestStageSetsTheSteadyState) {
   // backward reaches it after 1), stage 0 finishes with 2.
   EXPECT_DOUBLE_EQ(pipeline_time(st, 10, 1, Schedule::kGpipe), 22 + 1 + 40 + 2);
   EXPECT_DOUBLE_EQ(backward_finish_offset(st.data(), 2), 2 + 4);
+}
+
+TEST(GradSyncBytes, Fp32AllReduceDoublesTheFp16Wire) {
+  TrainingSpec t;
+  t.dtype = Dtype::kFp16;
+  EXPECT_DOUBLE_EQ(grad_sync_bytes_per_param(t), 2.0);
+  t.fp32_grad_allreduce = true;  // DeepSpeed fp32_allreduce / Megatron-LM fp32 main_grad reduction
+  EXPECT_DOUBLE_EQ(grad_sync_bytes_per_param(t), 4.0);
+  t.dtype = Dtype::kBf16;
+  t.fp32_grad_allreduce = false;  // Megatron-LM reduces bf16 gradients in fp32 regardless
+  EXPECT_DOUBLE_EQ(grad_sync_bytes_per_param(t), 4.0);
 }
 
 }  // namespace
