@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the verbs of the `hetsim` executable: the --format option, loading the
-// three inputs (bad input -> ConfigError -> exit 2 in main), a JSON writer and a text table.
+// three inputs (bad input -> ConfigError -> exit 2 in main) and a text table. JSON output uses
+// models::JsonOut (models/json_writer.hpp), the one JSON writer of the project.
 #pragma once
 #include <CLI/CLI.hpp>
 
@@ -41,37 +42,6 @@ struct Inputs {
 Inputs load_inputs(const std::string& cluster_path, const std::string& workload_path, const std::string& plan_path = "");
 
 // ---- output -----------------------------------------------------------------------------
-/// Streaming JSON writer (RFC 8259): objects, arrays, strings escaped, non-finite numbers as null.
-///   JsonWriter j(std::cout); j.begin_object().key("a").value(1).end_object();
-class JsonWriter {
- public:
-  explicit JsonWriter(std::ostream& out, bool pretty = true) : out_(out), pretty_(pretty) {}
-  JsonWriter& begin_object();
-  JsonWriter& end_object();
-  JsonWriter& begin_array();
-  JsonWriter& end_array();
-  JsonWriter& key(std::string_view k);
-  JsonWriter& value(std::string_view s);
-  JsonWriter& value(const char* s) { return value(std::string_view(s)); }
-  JsonWriter& value(const std::string& s) { return value(std::string_view(s)); }
-  JsonWriter& value(double v);
-  JsonWriter& value(int v) { return value(static_cast<long long>(v)); }
-  JsonWriter& value(long long v);
-  JsonWriter& value(bool v);
-  JsonWriter& null();
-  /// Ends the document with a newline (call once, after the outermost end_*).
-  void finish();
-
- private:
-  void before_value();
-  void newline();
-  JsonWriter& close(char bracket);
-  std::ostream& out_;
-  bool pretty_;
-  std::vector<bool> first_;  ///< per open container: no element written yet
-  bool after_key_ = false;
-};
-std::string json_escape(std::string_view s);
 
 /// Left-aligned text columns for --format table; numeric-looking cells are right-aligned.
 class TextTable {

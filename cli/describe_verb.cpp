@@ -9,6 +9,7 @@
 
 #include "catalog.hpp"
 #include "cli_common.hpp"
+#include "json_writer.hpp"
 #include "diagnostics.hpp"
 #include "input_loader.hpp"
 #include "units.hpp"
@@ -339,7 +340,7 @@ void print_plan(const Described& d, std::ostream& out) {
 
 // ---- JSON output ------------------------------------------------------------------------
 
-void json_gpu(JsonWriter& j, const models::GpuType& g) {
+void json_gpu(models::JsonOut& j, const models::GpuType& g) {
   j.begin_object().key("name").value(g.name).key("vendor").value(models::to_string(g.vendor));
   j.key("peak_flops").begin_object();
   for (const auto& [dtype, peak] : g.peak_flops) j.key(models::to_string(dtype)).value(peak);
@@ -354,7 +355,7 @@ void json_gpu(JsonWriter& j, const models::GpuType& g) {
   j.key("source").value(g.source).end_object();
 }
 
-void json_totals(JsonWriter& j, const Totals& t) {
+void json_totals(models::JsonOut& j, const Totals& t) {
   j.key("nodes").value(t.nodes).key("gpus").value(t.gpus);
   j.key("gpus_by_type").begin_object();
   for (const auto& [name, n] : t.gpus_by_type) j.key(name).value(n);
@@ -363,7 +364,7 @@ void json_totals(JsonWriter& j, const Totals& t) {
   j.key("price_per_hour").value(t.price_per_hour);
 }
 
-void json_cluster(JsonWriter& j, const models::Cluster& c) {
+void json_cluster(models::JsonOut& j, const models::Cluster& c) {
   j.key("name").value(c.name).key("cross_vendor_rdma").value(c.cross_vendor_rdma);
   j.key("node_types").begin_array();
   for (const auto& t : c.node_types) {
@@ -412,7 +413,7 @@ void json_cluster(JsonWriter& j, const models::Cluster& c) {
   j.end_object();
 }
 
-void json_workload(JsonWriter& j, const models::Workload& w) {
+void json_workload(models::JsonOut& j, const models::Workload& w) {
   const models::ModelSpec& m = w.model;
   j.key("name").value(w.name);
   j.key("model").begin_object().key("layers").value(m.layers).key("hidden").value(m.hidden).key("heads").value(m.heads)
@@ -426,7 +427,7 @@ void json_workload(JsonWriter& j, const models::Workload& w) {
       .key("params_embedding").value(m.params_embedding()).key("flops_per_token").value(m.flops_per_token());
 }
 
-void json_plan(JsonWriter& j, const Described& d) {
+void json_plan(models::JsonOut& j, const Described& d) {
   const models::Plan& p = d.plan ? *d.plan : d.spec->plan;
   j.key("name").value(p.name).key("checked").value(d.plan.has_value());
   j.key("cluster").value(d.plan ? d.plan_cluster : "").key("workload").value(d.plan ? d.plan_workload : "");
@@ -458,7 +459,7 @@ void json_plan(JsonWriter& j, const Described& d) {
 
 void describe_output(const std::vector<Described>& all, OutputFormat format, std::ostream& out) {
   if (format == OutputFormat::kJson) {
-    JsonWriter j(out);
+    models::JsonOut j;
     j.begin_object().key("files").begin_array();
     for (const auto& d : all) {
       j.begin_object().key("file").value(d.file).key("kind").value(models::to_string(d.kind));
@@ -476,7 +477,7 @@ void describe_output(const std::vector<Described>& all, OutputFormat format, std
       j.end_object();
     }
     j.end_array().end_object();
-    j.finish();
+    out << j.str();
     return;
   }
   for (size_t i = 0; i < all.size(); ++i) {

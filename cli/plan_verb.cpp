@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli_common.hpp"
+#include "json_writer.hpp"
 #include "plan_writer.hpp"
 #include "planner.hpp"
 #include "units.hpp"
@@ -117,7 +118,7 @@ Refined refine(const CLI::App& app, const PlanVerbOptions& o, models::PlannerRes
   return out;
 }
 
-void write_ranked(JsonWriter& j, const models::RankedPlan& p, const models::Cluster& c) {
+void write_ranked(models::JsonOut& j, const models::RankedPlan& p, const models::Cluster& c) {
   const models::Report& r = p.report;
   j.key("shape").value(p.shape);
   j.key("tokens_per_s").value(r.tokens_per_s);
@@ -151,7 +152,7 @@ void write_ranked(JsonWriter& j, const models::RankedPlan& p, const models::Clus
 
 void write_json(const PlanVerbOptions& o, const models::PlannerResult& r, const Refined& ref, const models::Cluster& c,
                 const models::Workload& w) {
-  JsonWriter j(std::cout);
+  models::JsonOut j;
   j.begin_object();
   j.key("cluster").value(c.name).key("workload").value(w.name);
   j.key("objective").value(models::to_string(r.objective));
@@ -190,7 +191,7 @@ void write_json(const PlanVerbOptions& o, const models::PlannerResult& r, const 
   if (!ref.note.empty()) j.key("refine_note").value(ref.note);
   if (!o.emit_plan.empty() && !r.top.empty()) j.key("emitted_plan").value(o.emit_plan);
   j.end_object();
-  j.finish();
+  std::cout << j.str();
 }
 
 void write_table(const PlanVerbOptions& o, const models::PlannerResult& r, const Refined& ref,

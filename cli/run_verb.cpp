@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli_common.hpp"
+#include "plan_choice.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "report.hpp"
 #include "runner/run.hpp"
@@ -17,13 +18,7 @@ namespace hetsim::cli {
 namespace {
 
 struct RunVerbOptions {
-  std::string cluster, workload, plan;
-  int tp = 0, pp = 0, dp = 0;
-  int micro_batch = 1;
-  std::string schedule = "1f1b";
-  int interleave = 1;
-  int zero = 0;
-  std::string recompute = "none";
+  PlanChoice choice;
   int steps = 1;
   std::string out;
   OutputFormat format = OutputFormat::kTable;
@@ -31,28 +26,6 @@ struct RunVerbOptions {
   double learning_rate = 1e-3;
   std::string inject_fault;  // RANK[:throw|kill[:STEP]]
 };
-
-models::Plan build_plan(const RunVerbOptions& o, const Inputs& in) {
-  if (in.plan) return *in.plan;
-  static const std::map<std::string, models::Schedule> schedules = {
-      {"gpipe", models::Schedule::kGpipe}, {"1f1b", models::Schedule::k1f1b},
-      {"interleaved", models::Schedule::kInterleaved}};
-  static const std::map<std::string, models::Recompute> recomputes = {
-      {"none", models::Recompute::kNone}, {"selective", models::Recompute::kSelective},
-      {"full", models::Recompute::kFull}};
-  models::UniformPlanOptions u;
-  u.micro_batch = o.micro_batch;
-  u.schedule = schedules.at(o.schedule);
-  u.interleave = o.interleave;
-  u.zero = o.zero;
-  u.recompute = recomputes.at(o.recompute);
-  auto made = models::make_uniform_plan(in.cluster, in.workload, o.tp, o.pp, o.dp, u);
-  if (auto* bad = std::get_if<models::Infeasible>(&made)) {
-    std::cerr << "hetsim run: infeasible plan: " << bad->reason << '\n';
-    throw VerbExit{kExitFailure};
-  }
-  return std::get<models::Plan>(made);
-}
 
 void parse_fault(const std::string& text, exec::RunOptions& options) {
   if (text.empty()) return;
@@ -93,11 +66,14 @@ void print_report(const models::Report& report, const std::vector<exec::StepResu
 }
 
 void run(const RunVerbOptions& o) {
-  const Inputs in = load_inputs(o.cluster, o.workload, o.plan);
+  PlanChoice choice = o.choice;
+  check_plan_choice(choice, "run");
+  if (choice.micro == 0) choice.micro = 1;  // a run measures the micro-batch it is given (default 1)
+  const Inputs in = load_inputs(choice.cluster, choice.workload, choice.plan);
   exec::RunSpec spec;
   spec.cluster = in.cluster;
   spec.workload = in.workload;
-  spec.plan = build_plan(o, in);
+  spec.plan = choose_plan(choice, in, "run", [](const models::Plan&) { return models::Report{}; });
   spec.steps = o.steps;
   spec.options.seed = o.seed;
   spec.options.adam.learning_rate = static_cast<float>(o.learning_rate);
@@ -138,23 +114,7 @@ void add_run_verb(CLI::App& app) {
   CLI::App* verb = app.add_subcommand(
       "run", "Train steps of a plan for real with the execution engine (CPU devices: threads as ranks, "
              "or one process per rank under mpirun) and print the measured Report");
-  verb->add_option("--cluster", opts->cluster, "cluster YAML")->required()->check(CLI::ExistingFile);
-  verb->add_option("--workload", opts->workload, "workload YAML")->required()->check(CLI::ExistingFile);
-  auto* plan = verb->add_option("--plan", opts->plan, "plan YAML")->check(CLI::ExistingFile);
-  auto* tp = verb->add_option("--tp", opts->tp, "tensor-parallel degree (uniform plan)")->check(CLI::PositiveNumber);
-  auto* pp = verb->add_option("--pp", opts->pp, "pipeline stages (uniform plan)")->check(CLI::PositiveNumber);
-  auto* dp = verb->add_option("--dp", opts->dp, "data-parallel replicas (uniform plan)")->check(CLI::PositiveNumber);
-  tp->excludes(plan);
-  pp->excludes(plan);
-  dp->excludes(plan);
-  verb->add_option("--micro-batch", opts->micro_batch, "sequences per micro-batch (uniform plan)")->check(CLI::PositiveNumber);
-  verb->add_option("--schedule", opts->schedule, "pipeline schedule (uniform plan)")
-      ->check(CLI::IsMember({"gpipe", "1f1b", "interleaved"}));
-  verb->add_option("--interleave", opts->interleave, "chunks per stage with --schedule interleaved")
-      ->check(CLI::PositiveNumber);
-  verb->add_option("--zero", opts->zero, "ZeRO stage (uniform plan)")->check(CLI::Range(0, 2));
-  verb->add_option("--recompute", opts->recompute, "activation recompute (uniform plan)")
-      ->check(CLI::IsMember({"none", "selective", "full"}));
+  add_plan_choice_options(verb, &opts->choice, /*max_zero=*/2);  // the CPU runner shards up to ZeRO-2
   verb->add_option("--steps", opts->steps, "training steps (the first is warm-up when there are several)")
       ->check(CLI::PositiveNumber);
   verb->add_option("--out", opts->out,
@@ -165,17 +125,7 @@ void add_run_verb(CLI::App& app) {
   verb->add_option("--inject-fault", opts->inject_fault,
                    "testing: RANK[:throw|kill[:STEP]] makes that rank fail at the start of STEP (default 1)");
   add_format_option(verb, &opts->format);
-  verb->callback([opts, verb, plan, tp, pp, dp] {
-    const bool uniform = tp->count() + pp->count() + dp->count() > 0;
-    if (plan->count() == 0 && !uniform) throw CLI::RequiredError("--plan or --tp/--pp/--dp");
-    if (uniform) {
-      if (opts->tp == 0) opts->tp = 1;
-      if (opts->pp == 0) opts->pp = 1;
-      if (opts->dp == 0) opts->dp = 1;
-    }
-    (void)verb;
-    run(*opts);
-  });
+  verb->callback([opts] { run(*opts); });
 }
 
 }  // namespace hetsim::cli

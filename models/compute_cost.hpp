@@ -15,12 +15,12 @@ namespace hetsim::models {
 /// ASPLOS'24, Fig. 1 motivation). Fitted once (one global constant) on the CPU-bound rows of
 /// vtrain-a100-single (micro-batch 1, tp >= 2, where time per micro-batch does not grow with the
 /// micro-batch): see docs/cost_model.md. A pass of a stage takes max(GPU time, host time).
-inline constexpr double kFrameworkOpHost_s = 52e-6;
+inline constexpr double kFrameworkOpHost_s = 49e-6;
 /// Host time per pass (forward or backward of one chunk for one micro-batch) that launches no
 /// kernel: the pipeline engine's schedule step, p2p buffer bookkeeping, autograd graph setup and
 /// loss scaling (DeepSpeed PipelineEngine / Megatron schedules.py run Python per micro-batch).
 /// Fitted with kFrameworkOpHost_s on the same rows.
-inline constexpr double kFrameworkPassHost_s = 1e-3;
+inline constexpr double kFrameworkPassHost_s = 1.5e-3;
 
 /// FlashAttention-2 reaches 50-73% of A100 peak forward and 40-63% backward, versus ~80-88%
 /// for large cuBLAS GEMMs (Dao, "FlashAttention-2", ICLR 2024, Fig. 5-7): its efficiency

@@ -4,6 +4,7 @@
 #pragma once
 #include <string>
 
+#include "atomic_file.hpp"
 #include "cluster.hpp"
 #include "workload.hpp"
 
@@ -13,9 +14,5 @@ namespace hetsim::models {
 std::string cluster_to_yaml(const Cluster& cluster, const std::string& comment = {});
 /// The YAML text of `workload`.
 std::string workload_to_yaml(const Workload& workload, const std::string& comment = {});
-
-/// Writes `text` to `path` atomically (temporary file in the same folder, then rename).
-/// Throws std::runtime_error naming the path.
-void write_text_file_atomic(const std::string& path, const std::string& text);
 
 }  // namespace hetsim::models

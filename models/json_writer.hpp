@@ -2,6 +2,7 @@
 // A small streaming JSON writer (RFC 8259) for the library's reports: keys in the order they
 // are written, strings escaped, non-finite numbers written as null.
 #pragma once
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -69,12 +70,14 @@ class JsonOut {
       out_ += "null";
       return *this;
     }
+    // Shortest text that reads back to the same double (exact integers without an exponent).
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.10g", v);
-    out_ += buf;
+    const auto res = std::to_chars(buf, buf + sizeof buf, v);
+    out_.append(buf, res.ptr);
     return *this;
   }
-  JsonOut& value(int v) {
+  JsonOut& value(int v) { return value(static_cast<long long>(v)); }
+  JsonOut& value(long long v) {
     separator();
     out_ += std::to_string(v);
     return *this;

@@ -2,6 +2,8 @@
 // Plan -> `kind: plan` YAML, written atomically.
 #include "plan_writer.hpp"
 
+#include "atomic_file.hpp"
+
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -73,21 +75,7 @@ std::string plan_to_yaml(const Plan& plan, const Cluster& cluster, const PlanWri
 }
 
 void write_plan_file(const std::string& path, const Plan& plan, const Cluster& cluster, const PlanWriteOptions& o) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot write " + tmp);
-    out << plan_to_yaml(plan, cluster, o);
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw std::runtime_error("cannot write " + tmp);
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error("cannot rename " + tmp + " to " + path);
-  }
+  write_text_file_atomic(path, plan_to_yaml(plan, cluster, o));
 }
 
 }  // namespace hetsim::models

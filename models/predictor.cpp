@@ -24,11 +24,17 @@ namespace {
 GroupCost tp_group_cost(const Cluster& c, const std::vector<int>& gpus, Dtype dtype, const NodeType** type) {
   const int node = c.gpus[gpus.front()].node;
   const int node_type = c.nodes[node].node_type;
+  // GPUs are numbered node by node (Cluster::finalize), so an ascending contiguous range whose
+  // ends share a node lies in that node: no per-GPU lookups needed.
+  bool contiguous = true;
+  for (std::size_t i = 1; i < gpus.size(); ++i) contiguous = contiguous && gpus[i] == gpus[0] + static_cast<int>(i);
   bool one_node = true, one_type = true;
-  for (int g : gpus) {
-    const int n = c.gpus[g].node;
-    one_node = one_node && n == node;
-    one_type = one_type && c.nodes[n].node_type == node_type;
+  if (!(contiguous && c.gpus[gpus.back()].node == node)) {
+    for (int g : gpus) {
+      const int n = c.gpus[g].node;
+      one_node = one_node && n == node;
+      one_type = one_type && c.nodes[n].node_type == node_type;
+    }
   }
   *type = one_type ? &c.node_types[node_type] : &slowest_node_type(c, gpus, dtype);
   if (one_node) {

@@ -162,19 +162,35 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
       double capacity = 0, peaks = 0, bw = 0;
       const NodeType* last = nullptr;
       double last_peak = 0;
-      for (int g : st.gpus) {
+      int prev_node = -1, run = 0;  // GPUs of the current type not yet added to `peaks`
+      // GPUs are numbered node by node: a contiguous range whose ends share a node is one node.
+      const int tp = st.tp();
+      bool one_node = c.gpus[st.gpus.front()].node == c.gpus[st.gpus.back()].node;
+      for (int i = 1; i < tp && one_node; ++i) one_node = st.gpus[i] == st.gpus[0] + i;
+      const std::size_t walk = one_node ? 1 : st.gpus.size();
+      if (one_node) run = tp - 1;
+      for (std::size_t gi = 0; gi < walk; ++gi) {
+        const int g = st.gpus[gi];
         const int node = c.gpus[g].node;
+        if (node == prev_node) {  // same node, same type: nothing new to look up
+          ++run;
+          continue;
+        }
+        prev_node = node;
         node_used[node] = 1;
         const NodeType& nt = c.node_types[c.nodes[node].node_type];
         if (&nt != last) {  // GPUs of a stage are usually of one type: look its figures up once
+          peaks += run * last_peak;
+          run = 0;
           last = &nt;
           last_peak = nt.gpu.supports(dtype) ? nt.gpu.peak(dtype) : 0;
           capacity = capacity == 0 ? nt.gpu.memory_bytes : std::min(capacity, nt.gpu.memory_bytes);
           const double b = nt.gpu.memory_bandwidth_Bps * nt.gpu.efficiency.memory_efficiency;
           bw = bw == 0 ? b : std::min(bw, b);
         }
-        peaks += last_peak;
+        ++run;
       }
+      peaks += run * last_peak;
       out.peak_sum_flops += peaks;
       out.hardware_flop += rep.micro_batches * (sc.forward.flop + sc.backward.flop) * st.tp();
       const double opt_params = sc.params / (plan.zero >= 1 ? dp : 1);

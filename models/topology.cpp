@@ -10,7 +10,7 @@ namespace hetsim::models {
 double link_efficiency(IntraFabricKind kind) {
   switch (kind) {
     case IntraFabricKind::kNvswitch:
-    case IntraFabricKind::kNvlink: return 0.78;  // nccl-tests all_reduce busbw ~235 of 300 GB/s (DGX A100)
+    case IntraFabricKind::kNvlink: return 0.65;  // nccl-tests all_reduce busbw on DGX A100: ~235 of 300 GB/s at 1 GB, ~190-200 at the 16-128 MB of TP messages
     case IntraFabricKind::kXgmi: return 0.70;    // rccl-tests on MI250X xGMI reach ~70% (AMD ROCm docs, RCCL perf)
     case IntraFabricKind::kPcie: return 0.80;    // PCIe 4.0 x16: ~26 of 32 GB/s (CUDA bandwidthTest)
     case IntraFabricKind::kNone: return 0.80;

@@ -150,7 +150,8 @@ std::string validation_json(const std::vector<SuiteResult>& results) {
       optional_value(j, r.predicted);
       j.key("error");
       optional_value(j, r.error);
-      j.key("micro").value(r.micro);
+      // DESIGN.md: an ok row reports the micro-batch used; a failed row its reason instead.
+      if (r.status == "ok") j.key("micro").value(r.micro);
       j.key("status").value(r.status);
       if (r.status != "ok") j.key("reason").value(r.reason);
       j.end_object();

@@ -5,6 +5,8 @@
 // track of the fraction of time it carried traffic.
 #include "trace_writer.hpp"
 
+#include "atomic_file.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -97,16 +99,7 @@ std::string chrome_trace_json(const SimResult& r) {
 }
 
 void write_chrome_trace(const SimResult& result, const std::string& path) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw std::runtime_error("cannot write trace file '" + tmp + "'");
-    f << chrome_trace_json(result);
-    if (!f.flush()) throw std::runtime_error("cannot write trace file '" + tmp + "'");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw std::runtime_error("cannot rename '" + tmp + "' to '" + path + "': " + ec.message());
+  models::write_text_file_atomic(path, chrome_trace_json(result));
 }
 
 }  // namespace hetsim::sim

@@ -2,6 +2,8 @@
 // JSON lines of measurements.
 #include "runner/measurement.hpp"
 
+#include "atomic_file.hpp"
+
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -33,14 +35,9 @@ std::string to_json_line(const Measurement& m) {
 }
 
 void write_measurements(const std::string& path, const std::vector<Measurement>& measurements) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    if (!out) throw std::runtime_error("cannot write " + tmp);
-    for (const auto& m : measurements) out << to_json_line(m) << '\n';
-    if (!out) throw std::runtime_error("error writing " + tmp);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot rename " + tmp + " to " + path);
+  std::string text;
+  for (const auto& m : measurements) (text += to_json_line(m)) += '\n';
+  models::write_text_file_atomic(path, text);
 }
 
 }  // namespace hetsim::exec

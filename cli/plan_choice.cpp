@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: Apache-2.0
+// --plan or the --tp/--pp/--dp shorthand, shared by predict, simulate and run.
+#include "plan_choice.hpp"
+
+#include <algorithm>
+#include <iostream>
+#include <optional>
+
+#include "verbs.hpp"
+
+namespace hetsim::cli {
+
+void add_plan_choice_options(CLI::App* verb, PlanChoice* o, int max_zero) {
+  verb->add_option("--cluster", o->cluster, "Cluster file (kind: cluster)")->required()->check(CLI::ExistingFile);
+  verb->add_option("--workload", o->workload, "Workload file (kind: workload)")->required()->check(CLI::ExistingFile);
+  verb->add_option("--plan", o->plan, "Plan file (kind: plan)")->check(CLI::ExistingFile);
+  verb->add_option("--tp", o->tp, "Tensor-parallel degree (Megatron shorthand, instead of --plan)")
+      ->check(CLI::PositiveNumber);
+  verb->add_option("--pp", o->pp, "Pipeline-parallel degree")->check(CLI::PositiveNumber);
+  verb->add_option("--dp", o->dp, "Data-parallel degree")->check(CLI::PositiveNumber);
+  verb->add_option("--micro", o->micro, "Micro-batch size (default: the fastest feasible)")->check(CLI::PositiveNumber);
+  verb->add_option("--schedule", o->schedule, "gpipe | 1f1b | interleaved (default 1f1b)")
+      ->check(CLI::IsMember({"gpipe", "1f1b", "interleaved"}));
+  verb->add_option("--interleave", o->interleave, "Virtual stages per GPU (interleaved 1F1B)")->check(CLI::PositiveNumber);
+  verb->add_option("--recompute", o->recompute, "none | selective | full (default none)")
+      ->check(CLI::IsMember({"none", "selective", "full"}));
+  verb->add_flag("--sequence-parallel", o->sequence_parallel, "Megatron sequence parallelism");
+  verb->add_option("--zero", o->zero, "ZeRO stage 0-" + std::to_string(max_zero))->check(CLI::Range(0, max_zero));
+}
+
+namespace {
+
+[[noreturn]] void usage_error(const std::string& verb, const std::string& msg) {
+  std::cerr << "hetsim " << verb << ": error: " << msg << '\n';
+  throw VerbExit{kExitBadInput};
+}
+
+}  // namespace
+
+void check_plan_choice(PlanChoice& o, const std::string& verb) {
+  const bool shorthand = o.tp > 0 || o.pp > 0 || o.dp > 0;
+  if (o.plan.empty() == !shorthand) usage_error(verb, "give either --plan or the shorthand --tp/--pp/--dp (not both)");
+  if (!shorthand) return;
+  // A degree left out of the shorthand is 1 (`--tp 8` alone is TP 8, no PP, no DP).
+  o.tp = std::max(o.tp, 1);
+  o.pp = std::max(o.pp, 1);
+  o.dp = std::max(o.dp, 1);
+}
+
+models::UniformPlanOptions uniform_options(const PlanChoice& o) {
+  models::UniformPlanOptions u;
+  u.schedule = o.interleave > 1 || o.schedule == "interleaved" ? models::Schedule::kInterleaved
+               : o.schedule == "gpipe"                          ? models::Schedule::kGpipe
+                                                                : models::Schedule::k1f1b;
+  u.interleave = o.interleave;
+  u.recompute = o.recompute == "full"        ? models::Recompute::kFull
+                : o.recompute == "selective" ? models::Recompute::kSelective
+                                             : models::Recompute::kNone;
+  u.sequence_parallel = o.sequence_parallel;
+  u.zero = o.zero;
+  if (o.micro > 0) u.micro_batch = o.micro;
+  return u;
+}
+
+models::Plan choose_plan(const PlanChoice& o, const Inputs& in, const std::string& verb, const PlanScore& score,
+                         models::Report* report) {
+  if (in.plan) {
+    if (report) *report = score(*in.plan);
+    return *in.plan;
+  }
+  models::UniformPlanOptions u = uniform_options(o);
+  std::vector<int> micros;
+  if (o.micro > 0) {
+    micros.push_back(o.micro);
+  } else {
+    const int per_replica = in.workload.training.global_batch / o.dp;
+    for (int b = 1; b <= per_replica; ++b)
+      if (per_replica % b == 0) micros.push_back(b);
+  }
+  std::optional<models::Plan> best;
+  std::optional<models::Report> best_report;
+  std::string why = "global batch smaller than --dp";
+  for (int micro : micros) {
+    u.micro_batch = micro;
+    auto plan = models::make_uniform_plan(in.cluster, in.workload, o.tp, o.pp, o.dp, u);
+    if (auto* bad = std::get_if<models::Infeasible>(&plan)) {
+      why = bad->reason;
+      continue;
+    }
+    models::Report r = score(std::get<models::Plan>(plan));
+    const bool better = !best_report || (r.feasible && (!best_report->feasible || r.iteration_time_s < best_report->iteration_time_s));
+    if (better) {
+      best_report = std::move(r);
+      best = std::get<models::Plan>(std::move(plan));
+    }
+  }
+  if (!best) {
+    // Degrees that do not divide are a result with a reason (exit 1), not bad input.
+    std::cerr << "hetsim " << verb << ": infeasible plan: " << why << '\n';
+    throw VerbExit{kExitFailure};
+  }
+  if (report) *report = *best_report;
+  return *best;
+}
+
+}  // namespace hetsim::cli

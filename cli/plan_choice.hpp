@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+// The plan a verb acts on, as `predict`, `simulate` and `run` take it: a plan file
+// (`--plan P`) or the Megatron shorthand (`--tp T --pp P --dp D [--micro M] ...`).
+// One definition of these options, so every verb spells and checks them the same way.
+#pragma once
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cli_common.hpp"
+#include "plan.hpp"
+#include "report.hpp"
+
+namespace hetsim::cli {
+
+struct PlanChoice {
+  std::string cluster, workload, plan;
+  int tp = 0, pp = 0, dp = 0;
+  int micro = 0;  ///< 0: the fastest feasible micro-batch
+  int interleave = 1, zero = 0;
+  std::string schedule = "1f1b", recompute = "none";
+  bool sequence_parallel = false;
+};
+
+/// Adds --cluster, --workload, --plan, --tp, --pp, --dp, --micro, --schedule, --interleave,
+/// --recompute, --sequence-parallel and --zero (0..max_zero) to a verb.
+void add_plan_choice_options(CLI::App* verb, PlanChoice* o, int max_zero = 3);
+
+/// Exit 2 with "hetsim <verb>: error: ..." unless exactly one of --plan and the shorthand is
+/// given; a degree the shorthand leaves out becomes 1.
+void check_plan_choice(PlanChoice& o, const std::string& verb);
+
+/// The shorthand's plan-wide settings (schedule, interleave, recompute, SP, ZeRO).
+models::UniformPlanOptions uniform_options(const PlanChoice& o);
+
+/// Scores a candidate plan (lower is better); infeasible reports lose.
+using PlanScore = std::function<models::Report(const models::Plan&)>;
+
+/// The plan file's plan, or the shorthand's plan with --micro or, without it, the micro-batch
+/// (a divisor of the per-replica batch) whose Report from `score` is fastest. The winning
+/// Report is returned through `report` when not null. Exit 1 with the reason when no shorthand
+/// plan is feasible (degrees that do not divide, batch not divisible).
+models::Plan choose_plan(const PlanChoice& o, const Inputs& in, const std::string& verb, const PlanScore& score,
+                         models::Report* report = nullptr);
+
+}  // namespace hetsim::cli

@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: Apache-2.0
+// Atomic file output: every file hetsim writes (plans, emitted suites, traces, measurements,
+// profiles) appears whole or not at all, so a killed run never leaves a half-written file.
+#pragma once
+#include <string>
+#include <string_view>
+
+namespace hetsim::models {
+
+/// Writes `text` to `path` atomically: a temporary file in the same folder, then rename(2)
+/// (atomic on POSIX within one file system). Throws std::runtime_error naming the path.
+void write_text_file_atomic(const std::string& path, std::string_view text);
+
+}  // namespace hetsim::models
