@@ -188,7 +188,7 @@ bool Evaluation::run() {
       times[k].forward_s = c.forward.wall_s() + p2p_f[k];
       times[k].backward_s = c.backward.wall_s() + p2p_b[k];
     }
-    const double t = pipeline_time(&times[r * max_pp], pp, plan.replicas[r].micro_batches, v);
+    const double t = pipeline_time(&times[r * max_pp], pp, plan.replicas[r].micro_batches, v, plan.schedule);
     if (t > slowest_replica_s) {
       slowest_replica_s = t;
       slowest_replica = r;
