@@ -121,12 +121,17 @@ bool Evaluation::run() {
       // layers and position: stages seen before with the same key reuse their shape by ints.
       const int front_node = cluster.gpus[st.gpus.front()].node;
       bool in_node = cluster.gpus[st.gpus.back()].node == front_node;
-      for (std::size_t i = 1; i < st.gpus.size() && in_node; ++i) in_node = st.gpus[i] == st.gpus[0] + static_cast<int>(i);
+      int gaps = 0;  // no early exit: the compiler vectorises the whole check
+      for (std::size_t i = 1; i < st.gpus.size(); ++i) gaps |= st.gpus[i] ^ (st.gpus[0] + static_cast<int>(i));
+      in_node = in_node && gaps == 0;
       const InNodeKey in_key{cluster.nodes[front_node].node_type, st.tp(), st.layers / v, s == 0, s == pp - 1, -1};
       if (in_node && !work) {
         int hit = -1;
         for (const InNodeKey& k : in_node_shapes)
-          if (k.same_stage(in_key)) hit = k.shape;
+          if (k.same_stage(in_key)) {
+            hit = k.shape;
+            break;
+          }
         if (hit >= 0) {
           tp_in_one_node[r * max_pp + s] = 1;
           shape_of[r * max_pp + s] = hit;

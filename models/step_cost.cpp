@@ -40,6 +40,33 @@ TypeFigures type_figures(const NodeType& nt, Dtype dtype) {
           nt.gpu.memory_bandwidth_Bps * nt.gpu.efficiency.memory_efficiency};
 }
 
+/// The last DP group's figures and what they depend on when its members sit on strictly
+/// increasing nodes (one member per node): group_cost() is then a function of the members'
+/// node types and zones alone, so the groups of a uniform plan's stages share one evaluation.
+struct DpGroupMemo {
+  std::vector<int> signature;  ///< node type, zone per member; empty when nothing is kept
+  std::vector<int> next;       ///< scratch for the current group's signature
+  GroupCost cost;
+};
+
+const GroupCost& dp_group_cost(const Cluster& c, const std::vector<int>& members, DpGroupMemo& memo) {
+  memo.next.clear();
+  bool increasing = true;
+  int prev_node = -1;
+  for (int g : members) {
+    const int node = c.gpus[g].node;
+    increasing = increasing && node > prev_node;
+    prev_node = node;
+    memo.next.push_back(c.nodes[node].node_type);
+    memo.next.push_back(c.nodes[node].zone);
+  }
+  if (increasing && !memo.signature.empty() && memo.next == memo.signature) return memo.cost;
+  memo.cost = group_cost(c, members);
+  if (increasing) memo.signature.swap(memo.next);
+  else memo.signature.clear();
+  return memo.cost;
+}
+
 }  // namespace
 
 StepCost step_cost(const StepInput& in, PlanWork* work) {
@@ -64,6 +91,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
   // stage s sits in one node, all TP ranks see the same node sequence: one ring walk serves all.
   std::vector<int> members;
   members.reserve(dp);
+  DpGroupMemo group_memo;
   for (int s = 0; s < in.max_pp; ++s) {
     int max_tp = 0;
     bool symmetric = true;
@@ -95,7 +123,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
       }
       double t = 0;
       if (members.size() > 1) {
-        const GroupCost g = group_cost(c, members);
+        const GroupCost& g = dp_group_cost(c, members, group_memo);
         if (plan.zero == 0) {
           t = collective_time(CollectiveKind::kAllReduce, grad_bytes, g, plan.grad_sync);
         } else {
@@ -173,7 +201,9 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
       // GPUs are numbered node by node: a contiguous range whose ends share a node is one node.
       const int tp = st.tp();
       bool one_node = c.gpus[st.gpus.front()].node == c.gpus[st.gpus.back()].node;
-      for (int i = 1; i < tp && one_node; ++i) one_node = st.gpus[i] == st.gpus[0] + i;
+      int gaps = 0;  // no early exit: the compiler vectorises the whole check
+      for (int i = 1; i < tp; ++i) gaps |= st.gpus[i] ^ (st.gpus[0] + i);
+      one_node = one_node && gaps == 0;
       if (one_node) {
         // One node, one type: its figures are looked up once per type over all stages.
         const int node = c.gpus[st.gpus.front()].node;
