@@ -248,7 +248,10 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
       // Stages of equal shape, position and micro-batch count have equal memory.
       double mem = -1;
       for (const MemoryMemo& mm : memo)
-        if (mm.shape == in.shape_of[k] && mm.stage == s && mm.pp == pp && mm.micro_batches == rep.micro_batches) mem = mm.bytes;
+        if (mm.shape == in.shape_of[k] && mm.stage == s && mm.pp == pp && mm.micro_batches == rep.micro_batches) {
+          mem = mm.bytes;  // keys are unique: the first match is the only one
+          break;
+        }
       if (mem < 0) {
         StageMemoryInput mi;
         mi.model = &m;
