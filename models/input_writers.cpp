@@ -114,6 +114,7 @@ std::string workload_to_yaml(const Workload& w, const std::string& comment) {
   y << "  dtype: " << to_string(w.training.dtype) << "\n";
   y << "  optimizer: " << to_string(w.training.optimizer) << "\n";
   y << "  flash_attention: " << (w.training.flash_attention ? "true" : "false") << "\n";
+  if (w.training.fp32_grad_allreduce) y << "  fp32_grad_allreduce: true\n";
   return y.str();
 }
 

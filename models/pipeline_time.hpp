@@ -15,15 +15,16 @@ struct StageTimes {
   double total() const { return forward_s + backward_s; }
 };
 
-/// One replica's pipeline with m micro-batches over stages of possibly unequal times:
-///   T = m * max_s(t_f + t_b) + (sum_s(t_f + t_b) - max_s(t_f + t_b)) / v
-/// For v = 1 this is (m - 1) max + sum: the 1F1B / GPipe time with unequal stages (the
-/// steady state runs at the slowest stage, warm-up and cool-down traverse every stage once;
-/// Narayanan et al. SC'21 §2.2 bubble (p-1)/m for equal stages; Fan et al., "DAPPLE",
-/// PPoPP'21 §4.2 for unequal ones). Interleaving with v chunks per GPU shrinks the warm-up and
-/// cool-down by v (Narayanan et al. SC'21 §2.2.2, bubble (p-1)/(v m)).
-double pipeline_time(const std::vector<StageTimes>& stages, int micro_batches, int interleave);
-double pipeline_time(const StageTimes* stages, int count, int micro_batches, int interleave);
+/// One replica's pipeline with m micro-batches over stages of possibly unequal times.
+/// 1F1B (Narayanan et al. SC'21 §2.2.1) and GPipe (Huang et al. NeurIPS'19): the exact makespan
+/// of the schedule's event order, computed by a recurrence over (stage, micro-batch) passes
+/// (derivation in pipeline_time.cpp); equal stages give (m + p - 1)(t_f + t_b). It is at most
+/// (m - 1) max_s(t_f + t_b) + sum_s(t_f + t_b) (DAPPLE, Fan et al. PPoPP'21 §4.2).
+/// Interleaved (v chunks per GPU): m * max + (sum - max) / v (SC'21 §2.2.2, bubble (p-1)/(v m)).
+double pipeline_time(const std::vector<StageTimes>& stages, int micro_batches, int interleave,
+                     Schedule schedule = Schedule::k1f1b);
+double pipeline_time(const StageTimes* stages, int count, int micro_batches, int interleave,
+                     Schedule schedule = Schedule::k1f1b);
 
 /// Index of the bottleneck stage (largest t_f + t_b).
 int bottleneck_stage(const StageTimes* stages, int count);

@@ -22,7 +22,7 @@ Knobs knobs_of(const Plan& plan) {
 
 double stage_grad_bytes(const Workload& w, int layers, int tp, bool first) {
   const double params = layers * w.model.params_per_layer() + (first ? w.model.params_embedding() : 0.0);
-  return params / std::max(1, tp) * grad_sync_bytes_per_param(w.training.dtype);
+  return params / std::max(1, tp) * grad_sync_bytes_per_param(w.training);
 }
 
 double tokens_per_step(const Workload& w) {

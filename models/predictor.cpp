@@ -227,7 +227,7 @@ bool Evaluation::run() {
         plan.replicas[r].micro_batches == plan.replicas[r - 1].micro_batches &&
         std::equal(&times[r * max_pp], &times[r * max_pp] + pp, &times[(r - 1) * max_pp],
                    [](const StageTimes& a, const StageTimes& b) { return a.forward_s == b.forward_s && a.backward_s == b.backward_s; });
-    const double t = same_as_previous ? previous_t : pipeline_time(&times[r * max_pp], pp, plan.replicas[r].micro_batches, v);
+    const double t = same_as_previous ? previous_t : pipeline_time(&times[r * max_pp], pp, plan.replicas[r].micro_batches, v, plan.schedule);
     previous_t = t;
     if (t > slowest_replica_s) {
       slowest_replica_s = t;

@@ -19,6 +19,10 @@ double optimizer_bytes_per_param(Dtype dtype, Optimizer optimizer) {
 
 double grad_sync_bytes_per_param(Dtype dtype) { return dtype == Dtype::kFp16 ? 2.0 : 4.0; }
 
+double grad_sync_bytes_per_param(const TrainingSpec& training) {
+  return training.fp32_grad_allreduce ? 4.0 : grad_sync_bytes_per_param(training.dtype);
+}
+
 namespace {
 
 std::string gib(double bytes) {
@@ -76,7 +80,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
   const Dtype dtype = w.training.dtype;
   const int dp = plan.dp();
   const int v = std::max(1, plan.interleave);
-  const double grad_bpp = grad_sync_bytes_per_param(dtype);
+  const double grad_bpp = grad_sync_bytes_per_param(w.training);
   const double weight_bpp = dtype == Dtype::kFp32 || dtype == Dtype::kTf32 ? 4.0 : 2.0;
   StepCost out;
   const std::size_t slots = static_cast<std::size_t>(dp) * in.max_pp;
@@ -157,6 +161,15 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
   // gradient after the DP sync (Megatron-LM _allreduce_embedding_grads; Shoeybi et al. 2019).
   const ModelSpec& m = w.model;
   if (m.tied_embeddings) {
+    // Every (replica, TP rank) pair runs its embedding all-reduce at once, so a node's NICs are
+    // shared by the first- and last-stage GPUs it holds, not by all its GPUs (which the default
+    // concurrency of group_cost assumes for the DP sync, where every GPU takes part).
+    std::vector<int> embedding_gpus_on_node(c.nodes.size(), 0);
+    for (const Replica& rep : plan.replicas) {
+      if (rep.stages.size() < 2) continue;
+      for (int g : rep.stages.front().gpus) ++embedding_gpus_on_node[c.gpus[g].node];
+      for (int g : rep.stages.back().gpus) ++embedding_gpus_on_node[c.gpus[g].node];
+    }
     double worst = 0;
     for (int r = 0; r < dp; ++r) {
       const Replica& rep = plan.replicas[r];
@@ -165,7 +178,10 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
       const Stage& b = rep.stages.back();
       const double bytes = static_cast<double>(m.vocab) * m.hidden / a.tp() * grad_bpp;
       const std::vector<int> pair = {a.gpus.front(), b.gpus.front()};
-      const double t = collective_time(CollectiveKind::kAllReduce, bytes, group_cost(c, pair, 0), plan.grad_sync);
+      const int concurrent = std::max(embedding_gpus_on_node[c.gpus[pair[0]].node],
+                                      embedding_gpus_on_node[c.gpus[pair[1]].node]);
+      const double t =
+          collective_time(CollectiveKind::kAllReduce, bytes, group_cost(c, pair, concurrent), plan.grad_sync);
       worst = std::max(worst, t);
       if (work) {
         DpGroup dg;

@@ -21,6 +21,8 @@ double optimizer_bytes_per_param(Dtype dtype, Optimizer optimizer);
 /// DeepSpeed, Megatron-LM default), fp32 for bf16 (Megatron-LM forces
 /// accumulate_allreduce_grads_in_fp32 with bf16) and fp32.
 double grad_sync_bytes_per_param(Dtype dtype);
+/// Same, honouring TrainingSpec::fp32_grad_allreduce (fp16 gradients reduced as fp32: 4 bytes).
+double grad_sync_bytes_per_param(const TrainingSpec& training);
 
 struct StepInput {
   const Cluster& cluster;

@@ -39,6 +39,10 @@ struct TrainingSpec {
   Dtype dtype = Dtype::kBf16;
   Optimizer optimizer = Optimizer::kAdam;
   bool flash_attention = false;
+  /// Reduce 16-bit gradients across data-parallel replicas in fp32 (DeepSpeed ds_config
+  /// `fp32_allreduce`, Megatron-LM `--accumulate-allreduce-grads-in-fp32`): 4 bytes a parameter
+  /// on the wire instead of 2. bf16, tf32 and fp32 reduce in fp32 regardless.
+  bool fp32_grad_allreduce = false;
 };
 
 struct Workload {

@@ -7,6 +7,7 @@
 #include "cost_test_util.hpp"
 #include "memory_cost.hpp"
 #include "pipeline_time.hpp"
+#include "step_cost.hpp"
 #include "topology.hpp"
 
 namespace hetsim::models {
@@ -158,8 +159,27 @@ TEST(PipelineTime, EqualStagesGiveTheMegatronBubble) {
 TEST(PipelineTime, SlowestStageSetsTheSteadyState) {
   const std::vector<StageTimes> st = {{1, 2}, {2, 4}, {1, 1}};
   EXPECT_EQ(bottleneck_stage(st.data(), 3), 1);
-  EXPECT_DOUBLE_EQ(pipeline_time(st, 10, 1), 9 * 6.0 + (3 + 6 + 2));  // (m - 1) max + sum
+  // Stage 1 starts after stage 0's first forward (1), then never idles (it keeps two
+  // micro-batches in flight and stages 0 and 2 are faster): 10 * 6; the last backward then
+  // crosses stage 0 (2). DAPPLE's (m - 1) max + sum = 65 is the upper bound.
+  EXPECT_DOUBLE_EQ(pipeline_time(st, 10, 1), 1 + 10 * 6.0 + 2);
+  EXPECT_LE(pipeline_time(st, 10, 1), 9 * 6.0 + (3 + 6 + 2));
+  // GPipe: all forwards, then the backwards in reverse order; stage 1 bounds both phases:
+  // forwards end at 1 + 10 * 2 + 1, backwards start there, stage 1 runs 10 * 4 (the first
+  // backward reaches it after 1), stage 0 finishes with 2.
+  EXPECT_DOUBLE_EQ(pipeline_time(st, 10, 1, Schedule::kGpipe), 22 + 1 + 40 + 2);
   EXPECT_DOUBLE_EQ(backward_finish_offset(st.data(), 2), 2 + 4);
+}
+
+TEST(GradSyncBytes, Fp32AllReduceDoublesTheFp16Wire) {
+  TrainingSpec t;
+  t.dtype = Dtype::kFp16;
+  EXPECT_DOUBLE_EQ(grad_sync_bytes_per_param(t), 2.0);
+  t.fp32_grad_allreduce = true;  // DeepSpeed fp32_allreduce / Megatron-LM fp32 main_grad reduction
+  EXPECT_DOUBLE_EQ(grad_sync_bytes_per_param(t), 4.0);
+  t.dtype = Dtype::kBf16;
+  t.fp32_grad_allreduce = false;  // Megatron-LM reduces bf16 gradients in fp32 regardless
+  EXPECT_DOUBLE_EQ(grad_sync_bytes_per_param(t), 4.0);
 }
 
 }  // namespace

@@ -76,9 +76,13 @@ TEST(PipelineReplay, OneFOneBOfEqualStagesWithoutTransfers) {
 TEST(PipelineReplay, OneFOneBOfEqualStages) {
   const auto u = pipeline(models::Schedule::k1f1b);
   const double t = run(testing::one_zone(1, NodeSpec{}), u);
-  const double expected = (u.micro_batches - 1) * (u.t_f + u.t_b + 2 * kTransfer) + u.pp * (u.t_f + u.t_b) +
-                          2 * (u.pp - 1) * kTransfer;
-  EXPECT_NEAR(expected, analytic_pipeline(u, kTransfer), 1e-12);
+  // The sends make the end stages lighter than the middle ones, so the exact 1F1B time lies
+  // below the DAPPLE bound (m-1)·max + Σ (models/pipeline_time.cpp).
+  const double bound = (u.micro_batches - 1) * (u.t_f + u.t_b + 2 * kTransfer) + u.pp * (u.t_f + u.t_b) +
+                       2 * (u.pp - 1) * kTransfer;
+  const double expected = analytic_pipeline(u, kTransfer);
+  EXPECT_LE(expected, bound);
+  EXPECT_GE(expected, (u.micro_batches + u.pp - 1) * (u.t_f + u.t_b));
   EXPECT_NEAR(t, expected, kTol * expected);
 }
 
