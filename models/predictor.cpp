@@ -71,6 +71,15 @@ struct Evaluation {
     bool operator==(const PathKey&) const = default;
   };
   std::vector<std::pair<PathKey, PathCost>> paths;
+  struct InNodeKey {
+    int node_type, tp, layers;
+    bool first, last;
+    int shape;  ///< index into shapes
+    bool same_stage(const InNodeKey& o) const {
+      return node_type == o.node_type && tp == o.tp && layers == o.layers && first == o.first && last == o.last;
+    }
+  };
+  std::vector<InNodeKey> in_node_shapes;  ///< shapes of one-node, consecutive-GPU TP groups
 
   bool fail(std::string reason) {
     report.feasible = false;
@@ -108,6 +117,27 @@ bool Evaluation::run() {
     const int pp = static_cast<int>(rep.stages.size());
     for (int s = 0; s < pp; ++s) {
       const Stage& st = rep.stages[s];
+      // A TP group of consecutive GPUs in one node is fully described by its node type, size,
+      // layers and position: stages seen before with the same key reuse their shape by ints.
+      const int front_node = cluster.gpus[st.gpus.front()].node;
+      bool in_node = cluster.gpus[st.gpus.back()].node == front_node;
+      int gaps = 0;  // no early exit: the compiler vectorises the whole check
+      for (std::size_t i = 1; i < st.gpus.size(); ++i) gaps |= st.gpus[i] ^ (st.gpus[0] + static_cast<int>(i));
+      in_node = in_node && gaps == 0;
+      const InNodeKey in_key{cluster.nodes[front_node].node_type, st.tp(), st.layers / v, s == 0, s == pp - 1, -1};
+      if (in_node && !work) {
+        int hit = -1;
+        for (const InNodeKey& k : in_node_shapes)
+          if (k.same_stage(in_key)) {
+            hit = k.shape;
+            break;
+          }
+        if (hit >= 0) {
+          tp_in_one_node[r * max_pp + s] = 1;
+          shape_of[r * max_pp + s] = hit;
+          continue;
+        }
+      }
       StageShape shape;
       shape.tp_group = tp_group_cost(cluster, st.gpus, dtype, &shape.node_type);
       if (!shape.node_type->gpu.supports(dtype))
@@ -141,6 +171,7 @@ bool Evaluation::run() {
         }
       }
       shape_of[r * max_pp + s] = idx;
+      if (in_node && !work) in_node_shapes.push_back({in_key.node_type, in_key.tp, in_key.layers, in_key.first, in_key.last, idx});
     }
   }
 
@@ -180,6 +211,7 @@ bool Evaluation::run() {
   // 3. Per replica pipeline time.
   double slowest_replica_s = 0;
   int slowest_replica = 0;
+  double previous_t = 0;
   for (int r = 0; r < dp; ++r) {
     const int pp = static_cast<int>(plan.replicas[r].stages.size());
     for (int s = 0; s < pp; ++s) {
@@ -188,7 +220,15 @@ bool Evaluation::run() {
       times[k].forward_s = c.forward.wall_s() + p2p_f[k];
       times[k].backward_s = c.backward.wall_s() + p2p_b[k];
     }
-    const double t = pipeline_time(&times[r * max_pp], pp, plan.replicas[r].micro_batches, v, plan.schedule);
+    // A replica whose stage times, depth and micro-batch count equal the previous one's has
+    // the same pipeline time (the usual case of a uniform plan): no need to evaluate it again.
+    const bool same_as_previous =
+        r > 0 && pp == static_cast<int>(plan.replicas[r - 1].stages.size()) &&
+        plan.replicas[r].micro_batches == plan.replicas[r - 1].micro_batches &&
+        std::equal(&times[r * max_pp], &times[r * max_pp] + pp, &times[(r - 1) * max_pp],
+                   [](const StageTimes& a, const StageTimes& b) { return a.forward_s == b.forward_s && a.backward_s == b.backward_s; });
+    const double t = same_as_previous ? previous_t : pipeline_time(&times[r * max_pp], pp, plan.replicas[r].micro_batches, v, plan.schedule);
+    previous_t = t;
     if (t > slowest_replica_s) {
       slowest_replica_s = t;
       slowest_replica = r;
@@ -264,13 +304,13 @@ bool Evaluation::run() {
 PlanWork build_plan_work(const Cluster& cluster, const Workload& workload, const Plan& plan) {
   PlanWork work;
   work.replicas.assign(plan.replicas.size(), {});
-  Evaluation ev{cluster, workload, plan, &work, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  Evaluation ev{cluster, workload, plan, &work, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   ev.run();
   return work;
 }
 
 Report predict(const Cluster& cluster, const Workload& workload, const Plan& plan) {
-  Evaluation ev{cluster, workload, plan, nullptr, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  Evaluation ev{cluster, workload, plan, nullptr, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   ev.run();
   return std::move(ev.report);
 }

@@ -31,6 +31,46 @@ std::string gib(double bytes) {
   return buf;
 }
 
+/// Per-GPU figures of a node type that the optimizer, MFU and memory checks need.
+struct TypeFigures {
+  const NodeType* type = nullptr;
+  double peak = 0;       ///< dense peak in the training dtype, 0 when unsupported
+  double capacity = 0;   ///< memory bytes
+  double bandwidth = 0;  ///< achieved memory bandwidth
+};
+
+TypeFigures type_figures(const NodeType& nt, Dtype dtype) {
+  return {&nt, nt.gpu.supports(dtype) ? nt.gpu.peak(dtype) : 0, nt.gpu.memory_bytes,
+          nt.gpu.memory_bandwidth_Bps * nt.gpu.efficiency.memory_efficiency};
+}
+
+/// The last DP group's figures and what they depend on when its members sit on strictly
+/// increasing nodes (one member per node): group_cost() is then a function of the members'
+/// node types and zones alone, so the groups of a uniform plan's stages share one evaluation.
+struct DpGroupMemo {
+  std::vector<int> signature;  ///< node type, zone per member; empty when nothing is kept
+  std::vector<int> next;       ///< scratch for the current group's signature
+  GroupCost cost;
+};
+
+const GroupCost& dp_group_cost(const Cluster& c, const std::vector<int>& members, DpGroupMemo& memo) {
+  memo.next.clear();
+  bool increasing = true;
+  int prev_node = -1;
+  for (int g : members) {
+    const int node = c.gpus[g].node;
+    increasing = increasing && node > prev_node;
+    prev_node = node;
+    memo.next.push_back(c.nodes[node].node_type);
+    memo.next.push_back(c.nodes[node].zone);
+  }
+  if (increasing && !memo.signature.empty() && memo.next == memo.signature) return memo.cost;
+  memo.cost = group_cost(c, members);
+  if (increasing) memo.signature.swap(memo.next);
+  else memo.signature.clear();
+  return memo.cost;
+}
+
 }  // namespace
 
 StepCost step_cost(const StepInput& in, PlanWork* work) {
@@ -55,6 +95,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
   // stage s sits in one node, all TP ranks see the same node sequence: one ring walk serves all.
   std::vector<int> members;
   members.reserve(dp);
+  DpGroupMemo group_memo;
   for (int s = 0; s < in.max_pp; ++s) {
     int max_tp = 0;
     bool symmetric = true;
@@ -86,7 +127,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
       }
       double t = 0;
       if (members.size() > 1) {
-        const GroupCost g = group_cost(c, members);
+        const GroupCost& g = dp_group_cost(c, members, group_memo);
         if (plan.zero == 0) {
           t = collective_time(CollectiveKind::kAllReduce, grad_bytes, g, plan.grad_sync);
         } else {
@@ -164,6 +205,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
     double bytes;
   };
   std::vector<MemoryMemo> memo;
+  TypeFigures figures;  // of the node type met last by a one-node stage
   for (int r = 0; r < dp; ++r) {
     const Replica& rep = plan.replicas[r];
     const int pp = static_cast<int>(rep.stages.size());
@@ -172,66 +214,79 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
       const Stage& st = rep.stages[s];
       const StageCost& sc = in.costs[in.shape_of[k]];
       double capacity = 0, peaks = 0, bw = 0;
-      const NodeType* last = nullptr;
-      double last_peak = 0;
-      int prev_node = -1, run = 0;  // GPUs of the current type not yet added to `peaks`
       // GPUs are numbered node by node: a contiguous range whose ends share a node is one node.
       const int tp = st.tp();
       bool one_node = c.gpus[st.gpus.front()].node == c.gpus[st.gpus.back()].node;
-      for (int i = 1; i < tp && one_node; ++i) one_node = st.gpus[i] == st.gpus[0] + i;
-      const std::size_t walk = one_node ? 1 : st.gpus.size();
-      if (one_node) run = tp - 1;
-      for (std::size_t gi = 0; gi < walk; ++gi) {
-        const int g = st.gpus[gi];
-        const int node = c.gpus[g].node;
-        if (node == prev_node) {  // same node, same type: nothing new to look up
-          ++run;
-          continue;
-        }
-        prev_node = node;
+      int gaps = 0;  // no early exit: the compiler vectorises the whole check
+      for (int i = 1; i < tp; ++i) gaps |= st.gpus[i] ^ (st.gpus[0] + i);
+      one_node = one_node && gaps == 0;
+      if (one_node) {
+        // One node, one type: its figures are looked up once per type over all stages.
+        const int node = c.gpus[st.gpus.front()].node;
         node_used[node] = 1;
         const NodeType& nt = c.node_types[c.nodes[node].node_type];
-        if (&nt != last) {  // GPUs of a stage are usually of one type: look its figures up once
-          peaks += run * last_peak;
-          run = 0;
-          last = &nt;
-          last_peak = nt.gpu.supports(dtype) ? nt.gpu.peak(dtype) : 0;
-          capacity = capacity == 0 ? nt.gpu.memory_bytes : std::min(capacity, nt.gpu.memory_bytes);
-          const double b = nt.gpu.memory_bandwidth_Bps * nt.gpu.efficiency.memory_efficiency;
-          bw = bw == 0 ? b : std::min(bw, b);
+        if (&nt != figures.type) figures = type_figures(nt, dtype);
+        peaks = tp * figures.peak;
+        capacity = figures.capacity;
+        bw = figures.bandwidth;
+      } else {
+        const NodeType* last = nullptr;
+        double last_peak = 0;
+        int prev_node = -1, run = 0;  // GPUs of the current type not yet added to `peaks`
+        for (int g : st.gpus) {
+          const int node = c.gpus[g].node;
+          if (node == prev_node) {  // same node, same type: nothing new to look up
+            ++run;
+            continue;
+          }
+          prev_node = node;
+          node_used[node] = 1;
+          const NodeType& nt = c.node_types[c.nodes[node].node_type];
+          if (&nt != last) {  // GPUs of a stage are usually of one type: look its figures up once
+            peaks += run * last_peak;
+            run = 0;
+            last = &nt;
+            const TypeFigures f = type_figures(nt, dtype);
+            last_peak = f.peak;
+            capacity = capacity == 0 ? f.capacity : std::min(capacity, f.capacity);
+            bw = bw == 0 ? f.bandwidth : std::min(bw, f.bandwidth);
+          }
+          ++run;
         }
-        ++run;
+        peaks += run * last_peak;
       }
-      peaks += run * last_peak;
       out.peak_sum_flops += peaks;
       out.hardware_flop += rep.micro_batches * (sc.forward.flop + sc.backward.flop) * st.tp();
       const double opt_params = sc.params / (plan.zero >= 1 ? dp : 1);
       const double opt_s = opt_params * opt_bpp / bw;
       out.optimizer_s = std::max(out.optimizer_s, opt_s);
 
-      StageMemoryInput mi;
-      mi.model = &m;
-      mi.dtype = dtype;
-      mi.optimizer = w.training.optimizer;
-      mi.flash = w.training.flash_attention;
-      mi.layers = st.layers;
-      mi.tp = st.tp();
-      mi.stage = s;
-      mi.pp = pp;
-      mi.dp = dp;
-      mi.micro_batches = rep.micro_batches;
-      mi.interleave = v;
-      mi.zero = plan.zero;
-      mi.micro = plan.micro_batch;
-      mi.schedule = plan.schedule;
-      mi.recompute = plan.recompute;
-      mi.sequence_parallel = plan.sequence_parallel && st.tp() > 1;
-      mi.params = sc.params;
       // Stages of equal shape, position and micro-batch count have equal memory.
       double mem = -1;
       for (const MemoryMemo& mm : memo)
-        if (mm.shape == in.shape_of[k] && mm.stage == s && mm.pp == pp && mm.micro_batches == rep.micro_batches) mem = mm.bytes;
+        if (mm.shape == in.shape_of[k] && mm.stage == s && mm.pp == pp && mm.micro_batches == rep.micro_batches) {
+          mem = mm.bytes;  // keys are unique: the first match is the only one
+          break;
+        }
       if (mem < 0) {
+        StageMemoryInput mi;
+        mi.model = &m;
+        mi.dtype = dtype;
+        mi.optimizer = w.training.optimizer;
+        mi.flash = w.training.flash_attention;
+        mi.layers = st.layers;
+        mi.tp = st.tp();
+        mi.stage = s;
+        mi.pp = pp;
+        mi.dp = dp;
+        mi.micro_batches = rep.micro_batches;
+        mi.interleave = v;
+        mi.zero = plan.zero;
+        mi.micro = plan.micro_batch;
+        mi.schedule = plan.schedule;
+        mi.recompute = plan.recompute;
+        mi.sequence_parallel = plan.sequence_parallel && st.tp() > 1;
+        mi.params = sc.params;
         mem = stage_memory(mi).total();
         memo.push_back({in.shape_of[k], s, pp, rep.micro_batches, mem});
       }

@@ -94,23 +94,36 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
   g.size = count;
   if (count <= 0) return g;
   // Members per node (groups are small and usually node-contiguous: search from the back).
+  // A per-node slot table stamped with a call counter finds a node's entry in O(1), so a DP
+  // group of one GPU per node costs O(members), not O(members^2).
   struct NodeCount { int node; int count; };
   thread_local std::vector<NodeCount> scratch;  // reused: no allocation per call once warm
+  thread_local std::vector<int> slot_of_node;   // node -> index into scratch, valid if stamped
+  thread_local std::vector<unsigned> stamp_of_node;
+  thread_local unsigned stamp = 0;
+  const std::size_t node_count = c.nodes.size();
+  if (slot_of_node.size() < node_count) {
+    slot_of_node.resize(node_count, 0);
+    stamp_of_node.resize(node_count, 0);
+  }
+  if (++stamp == 0) {  // wrapped: forget every old stamp
+    std::fill(stamp_of_node.begin(), stamp_of_node.end(), 0u);
+    stamp = 1;
+  }
   scratch.clear();
   for (int i = 0; i < count; ++i) {
     const int node = c.gpus[gpus[i]].node;
-    int j = static_cast<int>(scratch.size()) - 1;
-    while (j >= 0 && scratch[j].node != node) --j;
-    if (j >= 0) ++scratch[j].count;
-    else scratch.push_back({node, 1});
+    if (stamp_of_node[node] == stamp) {
+      ++scratch[slot_of_node[node]].count;
+    } else {
+      stamp_of_node[node] = stamp;
+      slot_of_node[node] = static_cast<int>(scratch.size());
+      scratch.push_back({node, 1});
+    }
   }
   const NodeCount* counts = scratch.data();
   const int distinct = static_cast<int>(scratch.size());
-  auto members_in = [&](int node) {
-    for (int j = distinct - 1; j >= 0; --j)
-      if (counts[j].node == node) return counts[j].count;
-    return 1;
-  };
+  auto members_in = [&](int node) { return counts[slot_of_node[node]].count; };
   g.nodes = distinct;
   g.min_per_node = count;
   for (int j = 0; j < distinct; ++j) g.min_per_node = std::min(g.min_per_node, counts[j].count);
