@@ -55,6 +55,12 @@ double pipeline_time(const StageTimes* stages, int count, int micro_batches, int
   const int v = std::max(1, interleave);
   if (v > 1 || schedule == Schedule::kInterleaved) return interleaved_closed_form(stages, count, micro_batches, v);
   const int p = count, m = micro_batches;
+  // Equal stages (every homogeneous Megatron plan): the recurrence's result in closed form,
+  // without its O(p·m) sweep (the planner and the predictor benchmark evaluate many of these).
+  const bool equal = std::all_of(stages, stages + p, [&](const StageTimes& s) {
+    return s.forward_s == stages[0].forward_s && s.backward_s == stages[0].backward_s;
+  });
+  if (equal) return (m + p - 1) * stages[0].total();
   const double unset = -1;
   std::vector<double> fwd_end(static_cast<std::size_t>(p) * m, unset), bwd_end(fwd_end.size(), unset);
   std::vector<int> next(p, 0);
