@@ -3,7 +3,7 @@
 #include "pipeline_time.hpp"
 
 #include <algorithm>
-#include <limits>
+#include <vector>
 
 namespace hetsim::models {
 namespace {
@@ -15,19 +15,6 @@ double interleaved_closed_form(const StageTimes* stages, int count, int micro_ba
   for (int s = 0; s < count; ++s) sum += stages[s].total();
   const double slowest = stages[bottleneck_stage(stages, count)].total();
   return micro_batches * slowest + (sum - slowest) / interleave;
-}
-
-// The k-th pass of stage s (p stages, m micro-batches): >= 0 is the forward of micro-batch k,
-// < 0 the backward of micro-batch -k-1. 1F1B (Narayanan et al. SC'21 §2.2.1, PipeDream-Flush):
-// min(p-s-1, m) warm-up forwards, then one forward one backward, then the cool-down backwards.
-// GPipe (Huang et al. NeurIPS'19): every forward, then the backwards in reverse order.
-int pass_of(Schedule schedule, int p, int s, int m, int k) {
-  if (schedule == Schedule::kGpipe) return k < m ? k : -(2 * m - k - 1) - 1;
-  const int warmup = std::min(p - s - 1, m);
-  if (k < warmup) return k;
-  const int steady = k - warmup;  // F(warmup + i), B(i) alternate for i < m - warmup
-  if (steady < 2 * (m - warmup)) return steady % 2 == 0 ? warmup + steady / 2 : -(steady / 2) - 1;
-  return -(k - m) - 1;  // cool-down: the remaining backwards in order
 }
 
 }  // namespace
@@ -47,9 +34,20 @@ int bottleneck_stage(const StageTimes* stages, int count) {
 // follows its own F). Every pass starts at
 //   start = max(end of the stage's previous pass, end of the pass it depends on),
 // which is the same order the SimGrid stage actors replay (sim/pipeline_schedule.cpp), with the
-// blocking sends inside t_f and t_b. Sweeping the stages down for forwards and up for backwards
-// settles the recurrence in O(p·m) work for schedules without deadlock. With equal stages
-// it reduces to (m+p-1)(t_f+t_b) (SC'21 §2.2.1).
+// blocking sends inside t_f and t_b. With equal stages it reduces to (m+p-1)(t_f+t_b) (SC'21 §2.2.1).
+//
+// Evaluation order. Stage s runs its k-th pass (k = 0 .. 2m-1) in this order:
+//   1F1B (Narayanan et al. SC'21 §2.2.1, PipeDream-Flush): w_s = min(p-s-1, m) warm-up forwards
+//        (k < w_s), then forward and backward alternating (forward when k - w_s is even, while
+//        k < 2m - w_s), then the cool-down backwards;
+//   GPipe (Huang et al. NeurIPS'19): every forward (k < m), then the backwards in reverse order.
+// A pass never depends on a pass of a higher index k on another stage: F(s-1,j) runs at an index
+// <= that of F(s,j) (w_{s-1} >= w_s), B(s+1,j) at an index <= that of B(s,j). Within one k,
+// forwards depend only on the stage above (sweep s upwards) and backwards only on the stage
+// below (sweep s downwards). And the pass a stage depends on is always the neighbour's latest
+// pass of that direction at that point of the sweep (the neighbour's next forward/backward has a
+// higher index), so three numbers per stage replace the p·m tables: O(p·m) time, O(p) memory,
+// and every end time is the same max/+ of the same operands as in any other valid order.
 double pipeline_time(const StageTimes* stages, int count, int micro_batches, int interleave, Schedule schedule) {
   if (count <= 0 || micro_batches <= 0) return 0;
   const int v = std::max(1, interleave);
@@ -61,35 +59,48 @@ double pipeline_time(const StageTimes* stages, int count, int micro_batches, int
     return s.forward_s == stages[0].forward_s && s.backward_s == stages[0].backward_s;
   });
   if (equal) return (m + p - 1) * stages[0].total();
-  const double unset = -1;
-  std::vector<double> fwd_end(static_cast<std::size_t>(p) * m, unset), bwd_end(fwd_end.size(), unset);
-  std::vector<int> next(p, 0);
-  std::vector<double> free_at(p, 0);
-  int remaining = 2 * p * m;
-  while (remaining > 0) {
-    int progressed = 0;
-    auto advance = [&](int s) {
-      while (next[s] < 2 * m) {
-        const int pass = pass_of(schedule, p, s, m, next[s]);
-        const bool forward = pass >= 0;
-        const int j = forward ? pass : -pass - 1;
-        double ready;
-        if (forward) ready = s == 0 ? 0 : fwd_end[(s - 1) * m + j];
-        else ready = s == p - 1 ? fwd_end[s * m + j] : bwd_end[(s + 1) * m + j];
-        if (ready < 0) return;
-        const double end = std::max(ready, free_at[s]) + (forward ? stages[s].forward_s : stages[s].backward_s);
-        (forward ? fwd_end : bwd_end)[s * m + j] = end;
-        free_at[s] = end;
-        ++next[s];
-        ++progressed;
-        --remaining;
-      }
-    };
-    for (int s = 0; s < p; ++s) advance(s);
-    for (int s = p - 1; s >= 0; --s) advance(s);
-    if (progressed == 0) return std::numeric_limits<double>::infinity();  // unreachable: both orders are deadlock-free
+  // Per stage: end of its latest forward, of its latest backward, of its latest pass (when it is
+  // free again), and its warm-up length (GPipe: every forward is warm-up, no steady phase).
+  struct Lane {
+    double forward_end = 0, backward_end = 0, free_at = 0;
+    int warmup = 0, steady_end = 0;  ///< passes k < warmup are forwards, k in [warmup, steady_end) alternate
+  };
+  constexpr int kInlineStages = 64;  // deeper pipelines take the heap
+  Lane inline_lanes[kInlineStages];
+  std::vector<Lane> heap_lanes;
+  Lane* lane = inline_lanes;
+  if (p > kInlineStages) {
+    heap_lanes.resize(p);
+    lane = heap_lanes.data();
   }
-  return *std::max_element(free_at.begin(), free_at.end());
+  for (int s = 0; s < p; ++s) {
+    lane[s].warmup = schedule == Schedule::kGpipe ? m : std::min(p - s - 1, m);
+    lane[s].steady_end = 2 * m - lane[s].warmup;
+  }
+  auto forward_at = [](const Lane& l, int k) {
+    return k < l.warmup || (k < l.steady_end && ((k - l.warmup) & 1) == 0);
+  };
+  for (int k = 0; k < 2 * m; ++k) {
+    double above = 0;  // end of stage s-1's latest forward; stage 0's input is ready at once
+    for (int s = 0; s < p; ++s) {
+      Lane& l = lane[s];
+      if (forward_at(l, k)) l.forward_end = l.free_at = std::max(above, l.free_at) + stages[s].forward_s;
+      above = l.forward_end;
+    }
+    // The last stage's backward follows its own forward of the same micro-batch (1F1B: its
+    // latest forward). GPipe runs the backwards in reverse order there, so its latest forward is a
+    // later one than the backward's own; both ended before the stage is free again, so
+    // max(ready, free_at) takes free_at either way and the end time is the same.
+    double below = lane[p - 1].forward_end;
+    for (int s = p - 1; s >= 0; --s) {
+      Lane& l = lane[s];
+      if (!forward_at(l, k)) l.backward_end = l.free_at = std::max(below, l.free_at) + stages[s].backward_s;
+      below = l.backward_end;
+    }
+  }
+  double makespan = 0;
+  for (int s = 0; s < p; ++s) makespan = std::max(makespan, lane[s].free_at);
+  return makespan;
 }
 
 double pipeline_time(const std::vector<StageTimes>& stages, int micro_batches, int interleave, Schedule schedule) {
