@@ -77,25 +77,45 @@ double pipeline_time(const StageTimes* stages, int count, int micro_batches, int
     lane[s].warmup = schedule == Schedule::kGpipe ? m : std::min(p - s - 1, m);
     lane[s].steady_end = 2 * m - lane[s].warmup;
   }
-  auto forward_at = [](const Lane& l, int k) {
-    return k < l.warmup || (k < l.steady_end && ((k - l.warmup) & 1) == 0);
+  // The pass of stage s at index k, ending at max(ready, free_at) + its time.
+  auto forward = [&](int s) {
+    Lane& l = lane[s];
+    const double ready = s == 0 ? 0 : lane[s - 1].forward_end;  // stage 0's input is ready at once
+    l.forward_end = l.free_at = std::max(ready, l.free_at) + stages[s].forward_s;
   };
-  for (int k = 0; k < 2 * m; ++k) {
-    double above = 0;  // end of stage s-1's latest forward; stage 0's input is ready at once
-    for (int s = 0; s < p; ++s) {
-      Lane& l = lane[s];
-      if (forward_at(l, k)) l.forward_end = l.free_at = std::max(above, l.free_at) + stages[s].forward_s;
-      above = l.forward_end;
+  // The last stage's backward follows its own forward of the same micro-batch (1F1B: its latest
+  // forward). GPipe runs the backwards in reverse order there, so its latest forward is a later
+  // one than the backward's own; both ended before the stage is free again, so max(ready,
+  // free_at) takes free_at either way and the end time is the same.
+  auto backward = [&](int s) {
+    Lane& l = lane[s];
+    const double ready = s == p - 1 ? l.forward_end : lane[s + 1].backward_end;
+    l.backward_end = l.free_at = std::max(ready, l.free_at) + stages[s].backward_s;
+  };
+  if (schedule == Schedule::k1f1b && m >= p - 1) {
+    // Every stage warms up fully (w_s = p-s-1), so the kind of each pass is known by ranges: at
+    // index k stages s < p-1-k warm up (forward), stages s <= k-2m+p-1 cool down (backward), and
+    // the stages between alternate, forward where k+s+p+1 is even. No per-pass test.
+    for (int k = 0; k < 2 * m; ++k) {
+      const int warm_end = std::max(0, p - 1 - k);
+      const int cool_end = std::clamp(k - 2 * m + p, 0, p);
+      const int steady = std::max(warm_end, cool_end);
+      const int odd = (k + steady + p + 1) & 1;  // 0: stage `steady` runs a forward
+      for (int s = 0; s < warm_end; ++s) forward(s);
+      for (int s = steady + odd; s < p; s += 2) forward(s);
+      const int first_backward = steady + 1 - odd;
+      for (int s = p - 1 - ((p - 1 - first_backward) & 1); s >= first_backward; s -= 2) backward(s);
+      for (int s = cool_end - 1; s >= 0; --s) backward(s);
     }
-    // The last stage's backward follows its own forward of the same micro-batch (1F1B: its
-    // latest forward). GPipe runs the backwards in reverse order there, so its latest forward is a
-    // later one than the backward's own; both ended before the stage is free again, so
-    // max(ready, free_at) takes free_at either way and the end time is the same.
-    double below = lane[p - 1].forward_end;
-    for (int s = p - 1; s >= 0; --s) {
-      Lane& l = lane[s];
-      if (!forward_at(l, k)) l.backward_end = l.free_at = std::max(below, l.free_at) + stages[s].backward_s;
-      below = l.backward_end;
+  } else {
+    auto forward_at = [](const Lane& l, int k) {
+      return k < l.warmup || (k < l.steady_end && ((k - l.warmup) & 1) == 0);
+    };
+    for (int k = 0; k < 2 * m; ++k) {
+      for (int s = 0; s < p; ++s)
+        if (forward_at(lane[s], k)) forward(s);
+      for (int s = p - 1; s >= 0; --s)
+        if (!forward_at(lane[s], k)) backward(s);
     }
   }
   double makespan = 0;

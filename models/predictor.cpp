@@ -65,18 +65,27 @@ struct Evaluation {
   std::vector<StageTimes> times;        ///< [replica * pp + stage]
   std::vector<double> p2p_f, p2p_b;     ///< [replica * pp + stage]
   std::vector<char> tp_in_one_node;     ///< [replica * pp + stage]
+  // Keys are compared field by field as ints: bool pairs that the compiler merges into one
+  // 16-bit load right after two byte stores stall on store forwarding in the hot loops.
   struct PathKey {
     int type_a, type_b, zone_a, zone_b;
-    bool same_node;
+    int same_node;
     bool operator==(const PathKey&) const = default;
   };
   std::vector<std::pair<PathKey, PathCost>> paths;
+  /// p2p_time() of each (path, size) met in this evaluation: a uniform plan sends one size over
+  /// one kind of path at every stage boundary.
+  struct P2pTime {
+    int path;  ///< index into paths
+    double bytes, time_s;
+  };
+  std::vector<P2pTime> p2p_times;
   struct InNodeKey {
     int node_type, tp, layers;
-    bool first, last;
+    int ends;   ///< 1: first stage, 2: last stage (embedding / LM head)
     int shape;  ///< index into shapes
     bool same_stage(const InNodeKey& o) const {
-      return node_type == o.node_type && tp == o.tp && layers == o.layers && first == o.first && last == o.last;
+      return node_type == o.node_type && tp == o.tp && layers == o.layers && ends == o.ends;
     }
   };
   std::vector<InNodeKey> in_node_shapes;  ///< shapes of one-node, consecutive-GPU TP groups
@@ -124,7 +133,8 @@ bool Evaluation::run() {
       int gaps = 0;  // no early exit: the compiler vectorises the whole check
       for (std::size_t i = 1; i < st.gpus.size(); ++i) gaps |= st.gpus[i] ^ (st.gpus[0] + static_cast<int>(i));
       in_node = in_node && gaps == 0;
-      const InNodeKey in_key{cluster.nodes[front_node].node_type, st.tp(), st.layers / v, s == 0, s == pp - 1, -1};
+      const InNodeKey in_key{cluster.nodes[front_node].node_type, st.tp(), st.layers / v,
+                             (s == 0 ? 1 : 0) | (s == pp - 1 ? 2 : 0), -1};
       if (in_node && !work) {
         int hit = -1;
         for (const InNodeKey& k : in_node_shapes)
@@ -171,7 +181,7 @@ bool Evaluation::run() {
         }
       }
       shape_of[r * max_pp + s] = idx;
-      if (in_node && !work) in_node_shapes.push_back({in_key.node_type, in_key.tp, in_key.layers, in_key.first, in_key.last, idx});
+      if (in_node && !work) in_node_shapes.push_back({in_key.node_type, in_key.tp, in_key.layers, in_key.ends, idx});
     }
   }
 
@@ -193,15 +203,21 @@ bool Evaluation::run() {
       const int ga = a.gpus.front(), gb = b.gpus.front();
       const int na = cluster.gpus[ga].node, nb = cluster.gpus[gb].node;
       const PathKey key{cluster.nodes[na].node_type, cluster.nodes[nb].node_type, cluster.nodes[na].zone,
-                        cluster.nodes[nb].zone, na == nb};
-      const PathCost* path = nullptr;
-      for (const auto& [k, pc] : paths)
-        if (k == key) path = &pc;
-      if (!path) {
+                        cluster.nodes[nb].zone, na == nb ? 1 : 0};
+      int path = -1;
+      for (std::size_t i = 0; i < paths.size(); ++i)
+        if (paths[i].first == key) path = static_cast<int>(i);
+      if (path < 0) {
         paths.emplace_back(key, path_between(cluster, ga, gb, 0));
-        path = &paths.back().second;
+        path = static_cast<int>(paths.size()) - 1;
       }
-      const double t = p2p_time(bytes, *path);
+      double t = -1;  // times are >= 0
+      for (const P2pTime& pt : p2p_times)
+        if (pt.path == path && pt.bytes == bytes) t = pt.time_s;
+      if (t < 0) {
+        t = p2p_time(bytes, paths[path].second);
+        p2p_times.push_back({path, bytes, t});
+      }
       const double sends = wrap ? v - 1 : v;
       p2p_f[r * max_pp + s] += sends * t;
       p2p_b[r * max_pp + (wrap ? 0 : s + 1)] += sends * t;
@@ -279,22 +295,24 @@ bool Evaluation::run() {
   report.cost_per_hour = sc.cost_per_hour;
   report.cost_per_million_tokens = report.tokens_per_s > 0 ? sc.cost_per_hour / (report.tokens_per_s * 3600.0) * 1e6 : 0;
 
-  report.stages.reserve(slots);
+  // Filled in place: a StageReport moved into the vector copies its string's inline buffer.
+  std::size_t stage_count = 0;
+  for (const Replica& rep : plan.replicas) stage_count += rep.stages.size();
+  report.stages.resize(stage_count);
+  StageReport* sr = report.stages.data();
   for (int r = 0; r < dp; ++r) {
     const int pp = static_cast<int>(plan.replicas[r].stages.size());
-    for (int s = 0; s < pp; ++s) {
+    for (int s = 0; s < pp; ++s, ++sr) {
       const std::size_t k = r * max_pp + s;
-      StageReport sr;
-      sr.replica = r;
-      sr.stage = s;
-      sr.gpu_type = shapes[shape_of[k]].node_type->gpu.name;
-      sr.layers = plan.replicas[r].stages[s].layers;
-      sr.tp = plan.replicas[r].stages[s].tp();
-      sr.forward_s = times[k].forward_s;
-      sr.backward_s = times[k].backward_s;
-      sr.memory_bytes = sc.stage_memory_bytes[k];
-      sr.memory_capacity_bytes = sc.stage_capacity_bytes[k];
-      report.stages.push_back(std::move(sr));
+      sr->replica = r;
+      sr->stage = s;
+      sr->gpu_type = shapes[shape_of[k]].node_type->gpu.name;
+      sr->layers = plan.replicas[r].stages[s].layers;
+      sr->tp = plan.replicas[r].stages[s].tp();
+      sr->forward_s = times[k].forward_s;
+      sr->backward_s = times[k].backward_s;
+      sr->memory_bytes = sc.stage_memory_bytes[k];
+      sr->memory_capacity_bytes = sc.stage_capacity_bytes[k];
     }
   }
   if (!sc.memory_reason.empty()) return fail(sc.memory_reason);
@@ -304,13 +322,13 @@ bool Evaluation::run() {
 PlanWork build_plan_work(const Cluster& cluster, const Workload& workload, const Plan& plan) {
   PlanWork work;
   work.replicas.assign(plan.replicas.size(), {});
-  Evaluation ev{cluster, workload, plan, &work, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  Evaluation ev{cluster, workload, plan, &work, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   ev.run();
   return work;
 }
 
 Report predict(const Cluster& cluster, const Workload& workload, const Plan& plan) {
-  Evaluation ev{cluster, workload, plan, nullptr, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  Evaluation ev{cluster, workload, plan, nullptr, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   ev.run();
   return std::move(ev.report);
 }
