@@ -49,25 +49,30 @@ TypeFigures type_figures(const NodeType& nt, Dtype dtype) {
 /// node types and zones alone, so the groups of a uniform plan's stages share one evaluation.
 struct DpGroupMemo {
   std::vector<int> signature;  ///< node type, zone per member; empty when nothing is kept
-  std::vector<int> next;       ///< scratch for the current group's signature
   GroupCost cost;
 };
 
 const GroupCost& dp_group_cost(const Cluster& c, const std::vector<int>& members, DpGroupMemo& memo) {
-  memo.next.clear();
+  // Compared with the kept signature on the way; the new one is written only on a miss.
   bool increasing = true;
+  bool same = !memo.signature.empty() && memo.signature.size() == 2 * members.size();
   int prev_node = -1;
-  for (int g : members) {
-    const int node = c.gpus[g].node;
+  for (std::size_t i = 0; i < members.size() && increasing; ++i) {
+    const int node = c.gpus[members[i]].node;
     increasing = increasing && node > prev_node;
     prev_node = node;
-    memo.next.push_back(c.nodes[node].node_type);
-    memo.next.push_back(c.nodes[node].zone);
+    same = same && memo.signature[2 * i] == c.nodes[node].node_type && memo.signature[2 * i + 1] == c.nodes[node].zone;
   }
-  if (increasing && !memo.signature.empty() && memo.next == memo.signature) return memo.cost;
+  if (increasing && same) return memo.cost;
   memo.cost = group_cost(c, members);
-  if (increasing) memo.signature.swap(memo.next);
-  else memo.signature.clear();
+  memo.signature.clear();
+  if (increasing) {
+    for (int g : members) {
+      const Node& n = c.nodes[c.gpus[g].node];
+      memo.signature.push_back(n.node_type);
+      memo.signature.push_back(n.zone);
+    }
+  }
   return memo.cost;
 }
 
@@ -123,7 +128,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
       for (int r = 0; r < dp; ++r) {
         if (s >= static_cast<int>(plan.replicas[r].stages.size())) continue;
         const Stage& st = plan.replicas[r].stages[s];
-        members.push_back(st.gpus[j % st.tp()]);
+        members.push_back(st.gpus[j < st.tp() ? j : j % st.tp()]);
       }
       double t = 0;
       if (members.size() > 1) {
@@ -165,10 +170,16 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
     // shared by the first- and last-stage GPUs it holds, not by all its GPUs (which the default
     // concurrency of group_cost assumes for the DP sync, where every GPU takes part).
     std::vector<int> embedding_gpus_on_node(c.nodes.size(), 0);
-    for (const Replica& rep : plan.replicas) {
+    auto count = [&](const Stage& st, std::size_t k) {
+      if (in.tp_in_one_node[k]) embedding_gpus_on_node[c.gpus[st.gpus.front()].node] += st.tp();
+      else
+        for (int g : st.gpus) ++embedding_gpus_on_node[c.gpus[g].node];
+    };
+    for (int r = 0; r < dp; ++r) {
+      const Replica& rep = plan.replicas[r];
       if (rep.stages.size() < 2) continue;
-      for (int g : rep.stages.front().gpus) ++embedding_gpus_on_node[c.gpus[g].node];
-      for (int g : rep.stages.back().gpus) ++embedding_gpus_on_node[c.gpus[g].node];
+      count(rep.stages.front(), static_cast<std::size_t>(r) * in.max_pp);
+      count(rep.stages.back(), static_cast<std::size_t>(r) * in.max_pp + rep.stages.size() - 1);
     }
     double worst = 0;
     for (int r = 0; r < dp; ++r) {
@@ -200,11 +211,14 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
   // Optimizer step (memory-bound, sharded by ZeRO >= 1), memory, FLOPs, peaks, price.
   const double opt_bpp = optimizer_bytes_per_param(dtype, w.training.optimizer);
   std::vector<char> node_used(c.nodes.size(), 0);
-  struct MemoryMemo {
-    int shape, stage, pp, micro_batches;
-    double bytes;
+  // A one-node stage's figures depend only on its shape, position, micro-batch count and node
+  // type: stages with equal keys (the same stage of every replica of a uniform plan) share them.
+  struct StageFigures {
+    int shape, stage, pp, micro_batches, node_type;  ///< node_type -1: not kept (multi-node stage)
+    double peaks, capacity, opt_s, memory, flop;
   };
-  std::vector<MemoryMemo> memo;
+  std::vector<StageFigures> memo;
+  std::vector<int> memo_of_stage(in.max_pp, -1);  ///< memo entry stage s used last
   TypeFigures figures;  // of the node type met last by a one-node stage
   for (int r = 0; r < dp; ++r) {
     const Replica& rep = plan.replicas[r];
@@ -212,63 +226,61 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
     for (int s = 0; s < pp; ++s) {
       const std::size_t k = r * in.max_pp + s;
       const Stage& st = rep.stages[s];
-      const StageCost& sc = in.costs[in.shape_of[k]];
-      double capacity = 0, peaks = 0, bw = 0;
-      // GPUs are numbered node by node: a contiguous range whose ends share a node is one node.
-      const int tp = st.tp();
-      bool one_node = c.gpus[st.gpus.front()].node == c.gpus[st.gpus.back()].node;
-      int gaps = 0;  // no early exit: the compiler vectorises the whole check
-      for (int i = 1; i < tp; ++i) gaps |= st.gpus[i] ^ (st.gpus[0] + i);
-      one_node = one_node && gaps == 0;
+      const int shape = in.shape_of[k];
+      const bool one_node = in.tp_in_one_node[k];
+      const int node = c.gpus[st.gpus.front()].node;
+      const int node_type = one_node ? c.nodes[node].node_type : -1;
+      auto same = [&](const StageFigures& f) {
+        return f.node_type == node_type && f.shape == shape && f.stage == s && f.pp == pp &&
+               f.micro_batches == rep.micro_batches;
+      };
+      int hit = -1;
       if (one_node) {
-        // One node, one type: its figures are looked up once per type over all stages.
-        const int node = c.gpus[st.gpus.front()].node;
         node_used[node] = 1;
-        const NodeType& nt = c.node_types[c.nodes[node].node_type];
-        if (&nt != figures.type) figures = type_figures(nt, dtype);
-        peaks = tp * figures.peak;
-        capacity = figures.capacity;
-        bw = figures.bandwidth;
-      } else {
-        const NodeType* last = nullptr;
-        double last_peak = 0;
-        int prev_node = -1, run = 0;  // GPUs of the current type not yet added to `peaks`
-        for (int g : st.gpus) {
-          const int node = c.gpus[g].node;
-          if (node == prev_node) {  // same node, same type: nothing new to look up
-            ++run;
-            continue;
-          }
-          prev_node = node;
-          node_used[node] = 1;
-          const NodeType& nt = c.node_types[c.nodes[node].node_type];
-          if (&nt != last) {  // GPUs of a stage are usually of one type: look its figures up once
-            peaks += run * last_peak;
-            run = 0;
-            last = &nt;
-            const TypeFigures f = type_figures(nt, dtype);
-            last_peak = f.peak;
-            capacity = capacity == 0 ? f.capacity : std::min(capacity, f.capacity);
-            bw = bw == 0 ? f.bandwidth : std::min(bw, f.bandwidth);
-          }
-          ++run;
-        }
-        peaks += run * last_peak;
+        const int hint = memo_of_stage[s];
+        if (hint >= 0 && same(memo[hint])) hit = hint;
+        else
+          for (std::size_t i = 0; i < memo.size() && hit < 0; ++i)
+            if (same(memo[i])) hit = static_cast<int>(i);
       }
-      out.peak_sum_flops += peaks;
-      out.hardware_flop += rep.micro_batches * (sc.forward.flop + sc.backward.flop) * st.tp();
-      const double opt_params = sc.params / (plan.zero >= 1 ? dp : 1);
-      const double opt_s = opt_params * opt_bpp / bw;
-      out.optimizer_s = std::max(out.optimizer_s, opt_s);
-
-      // Stages of equal shape, position and micro-batch count have equal memory.
-      double mem = -1;
-      for (const MemoryMemo& mm : memo)
-        if (mm.shape == in.shape_of[k] && mm.stage == s && mm.pp == pp && mm.micro_batches == rep.micro_batches) {
-          mem = mm.bytes;  // keys are unique: the first match is the only one
-          break;
+      if (hit < 0) {
+        const StageCost& sc = in.costs[shape];
+        double capacity = 0, peaks = 0, bw = 0;
+        const int tp = st.tp();
+        if (one_node) {
+          // One node, one type: its figures are looked up once per type over all stages.
+          const NodeType& nt = c.node_types[node_type];
+          if (&nt != figures.type) figures = type_figures(nt, dtype);
+          peaks = tp * figures.peak;
+          capacity = figures.capacity;
+          bw = figures.bandwidth;
+        } else {
+          const NodeType* last = nullptr;
+          double last_peak = 0;
+          int prev_node = -1, run = 0;  // GPUs of the current type not yet added to `peaks`
+          for (int g : st.gpus) {
+            const int n = c.gpus[g].node;
+            if (n == prev_node) {  // same node, same type: nothing new to look up
+              ++run;
+              continue;
+            }
+            prev_node = n;
+            node_used[n] = 1;
+            const NodeType& nt = c.node_types[c.nodes[n].node_type];
+            if (&nt != last) {  // GPUs of a stage are usually of one type: look its figures up once
+              peaks += run * last_peak;
+              run = 0;
+              last = &nt;
+              const TypeFigures f = type_figures(nt, dtype);
+              last_peak = f.peak;
+              capacity = capacity == 0 ? f.capacity : std::min(capacity, f.capacity);
+              bw = bw == 0 ? f.bandwidth : std::min(bw, f.bandwidth);
+            }
+            ++run;
+          }
+          peaks += run * last_peak;
         }
-      if (mem < 0) {
+        const double opt_params = sc.params / (plan.zero >= 1 ? dp : 1);
         StageMemoryInput mi;
         mi.model = &m;
         mi.dtype = dtype;
@@ -287,9 +299,17 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
         mi.recompute = plan.recompute;
         mi.sequence_parallel = plan.sequence_parallel && st.tp() > 1;
         mi.params = sc.params;
-        mem = stage_memory(mi).total();
-        memo.push_back({in.shape_of[k], s, pp, rep.micro_batches, mem});
+        memo.push_back({shape, s, pp, rep.micro_batches, node_type, peaks, capacity, opt_params * opt_bpp / bw,
+                        stage_memory(mi).total(), rep.micro_batches * (sc.forward.flop + sc.backward.flop) * st.tp()});
+        hit = static_cast<int>(memo.size()) - 1;
       }
+      if (one_node) memo_of_stage[s] = hit;
+      const StageFigures& f = memo[hit];
+      out.peak_sum_flops += f.peaks;
+      out.hardware_flop += f.flop;
+      const double opt_s = f.opt_s;
+      out.optimizer_s = std::max(out.optimizer_s, opt_s);
+      const double mem = f.memory, capacity = f.capacity;
       out.stage_memory_bytes[k] = mem;
       out.stage_capacity_bytes[k] = capacity;
       out.memory_peak_bytes = std::max(out.memory_peak_bytes, mem);
@@ -302,8 +322,8 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
         for (StageWork& x : work->replicas[r])
           if (x.stage == s) sw = &x;
         if (sw) {
-          sw->param_count = sc.params;
-          sw->grad_sync_bytes = sc.params * grad_bpp;
+          sw->param_count = in.costs[shape].params;
+          sw->grad_sync_bytes = in.costs[shape].params * grad_bpp;
           sw->optimizer_s = opt_s;
           sw->memory_bytes = mem;
           sw->memory_capacity_bytes = capacity;
