@@ -19,6 +19,15 @@ namespace hetsim::models {
 
 namespace {
 
+/// Whether gpus[i] == gpus[0] + i for all i (TP groups are 1 to 8 GPUs, one check per stage).
+bool consecutive(const std::vector<int>& gpus) {
+  const int* g = gpus.data();
+  const int n = static_cast<int>(gpus.size());
+  for (int i = 1; i < n; ++i)
+    if (g[i] != g[0] + i) return false;
+  return true;
+}
+
 /// Link figures of a TP group and the type it computes at, in one pass over its GPUs; a group
 /// inside one node needs no ring walk, a group of one type no speed comparison.
 GroupCost tp_group_cost(const Cluster& c, const std::vector<int>& gpus, Dtype dtype, const NodeType** type) {
@@ -26,8 +35,7 @@ GroupCost tp_group_cost(const Cluster& c, const std::vector<int>& gpus, Dtype dt
   const int node_type = c.nodes[node].node_type;
   // GPUs are numbered node by node (Cluster::finalize), so an ascending contiguous range whose
   // ends share a node lies in that node: no per-GPU lookups needed.
-  bool contiguous = true;
-  for (std::size_t i = 1; i < gpus.size(); ++i) contiguous = contiguous && gpus[i] == gpus[0] + static_cast<int>(i);
+  const bool contiguous = consecutive(gpus);
   bool one_node = true, one_type = true;
   if (!(contiguous && c.gpus[gpus.back()].node == node)) {
     for (int g : gpus) {
@@ -129,19 +137,15 @@ bool Evaluation::run() {
       // A TP group of consecutive GPUs in one node is fully described by its node type, size,
       // layers and position: stages seen before with the same key reuse their shape by ints.
       const int front_node = cluster.gpus[st.gpus.front()].node;
-      bool in_node = cluster.gpus[st.gpus.back()].node == front_node;
-      int gaps = 0;  // no early exit: the compiler vectorises the whole check
-      for (std::size_t i = 1; i < st.gpus.size(); ++i) gaps |= st.gpus[i] ^ (st.gpus[0] + static_cast<int>(i));
-      in_node = in_node && gaps == 0;
+      const bool in_node = cluster.gpus[st.gpus.back()].node == front_node && consecutive(st.gpus);
       const InNodeKey in_key{cluster.nodes[front_node].node_type, st.tp(), st.layers / v,
                              (s == 0 ? 1 : 0) | (s == pp - 1 ? 2 : 0), -1};
       if (in_node && !work) {
+        // Stage s of a uniform plan matches the s-th key (pushed by the first replica): try it first.
         int hit = -1;
-        for (const InNodeKey& k : in_node_shapes)
-          if (k.same_stage(in_key)) {
-            hit = k.shape;
-            break;
-          }
+        if (s < static_cast<int>(in_node_shapes.size()) && in_node_shapes[s].same_stage(in_key)) hit = in_node_shapes[s].shape;
+        for (std::size_t i = 0; i < in_node_shapes.size() && hit < 0; ++i)
+          if (in_node_shapes[i].same_stage(in_key)) hit = in_node_shapes[i].shape;
         if (hit >= 0) {
           tp_in_one_node[r * max_pp + s] = 1;
           shape_of[r * max_pp + s] = hit;
