@@ -219,6 +219,9 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
   };
   std::vector<StageFigures> memo;
   std::vector<int> memo_of_stage(in.max_pp, -1);  ///< memo entry stage s used last
+  // Sums and maxima in locals (same order of operations): fields of `out` are stored back to
+  // memory on every iteration, which chains each add through a store and a load.
+  double peak_sum = 0, hardware_flop = 0, optimizer_s = 0, memory_peak = 0;
   TypeFigures figures;  // of the node type met last by a one-node stage
   for (int r = 0; r < dp; ++r) {
     const Replica& rep = plan.replicas[r];
@@ -305,14 +308,14 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
       }
       if (one_node) memo_of_stage[s] = hit;
       const StageFigures& f = memo[hit];
-      out.peak_sum_flops += f.peaks;
-      out.hardware_flop += f.flop;
+      peak_sum += f.peaks;
+      hardware_flop += f.flop;
       const double opt_s = f.opt_s;
-      out.optimizer_s = std::max(out.optimizer_s, opt_s);
+      optimizer_s = std::max(optimizer_s, opt_s);
       const double mem = f.memory, capacity = f.capacity;
       out.stage_memory_bytes[k] = mem;
       out.stage_capacity_bytes[k] = capacity;
-      out.memory_peak_bytes = std::max(out.memory_peak_bytes, mem);
+      memory_peak = std::max(memory_peak, mem);
       if (mem > capacity && out.memory_reason.empty()) {
         out.memory_reason = "stage " + std::to_string(s) + (dp > 1 ? " of replica " + std::to_string(r) : "") +
                             " needs " + gib(mem) + " GiB of " + gib(capacity) + " GiB";
@@ -333,8 +336,14 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
       }
     }
   }
+  out.peak_sum_flops = peak_sum;
+  out.hardware_flop = hardware_flop;
+  out.optimizer_s = optimizer_s;
+  out.memory_peak_bytes = memory_peak;
+  double price = 0;
   for (std::size_t n = 0; n < node_used.size(); ++n)
-    if (node_used[n]) out.cost_per_hour += c.node_types[c.nodes[n].node_type].price_per_hour;
+    if (node_used[n]) price += c.node_types[c.nodes[n].node_type].price_per_hour;
+  out.cost_per_hour = price;
   return out;
 }
 
