@@ -71,7 +71,7 @@ struct Evaluation {
   std::vector<StageCost> costs;
   std::vector<int> shape_of;            ///< [replica * pp + stage] -> index into shapes
   std::vector<StageTimes> times;        ///< [replica * pp + stage]
-  std::vector<double> p2p_f, p2p_b;     ///< [replica * pp + stage]
+  std::vector<StageTimes> p2p;          ///< [replica * pp + stage] p2p sends in the forward / backward pass
   std::vector<char> tp_in_one_node;     ///< [replica * pp + stage]
   // Keys are compared field by field as ints: bool pairs that the compiler merges into one
   // 16-bit load right after two byte stores stall on store forwarding in the hot loops.
@@ -124,8 +124,14 @@ bool Evaluation::run() {
   const std::size_t slots = static_cast<std::size_t>(dp) * max_pp;
   shape_of.assign(slots, -1);
   times.assign(slots, StageTimes{});
-  p2p_f.assign(slots, 0);
-  p2p_b.assign(slots, 0);
+  p2p.assign(slots, StageTimes{});
+  // Room for the few distinct shapes and paths of a plan up front: growing from empty would
+  // reallocate each table several times per evaluation.
+  shapes.reserve(8);
+  costs.reserve(8);
+  in_node_shapes.reserve(8);
+  paths.reserve(4);
+  p2p_times.reserve(4);
   tp_in_one_node.assign(slots, 0);
 
   // 1. Stage costs, deduplicated by shape.
@@ -223,8 +229,8 @@ bool Evaluation::run() {
         p2p_times.push_back({path, bytes, t});
       }
       const double sends = wrap ? v - 1 : v;
-      p2p_f[r * max_pp + s] += sends * t;
-      p2p_b[r * max_pp + (wrap ? 0 : s + 1)] += sends * t;
+      p2p[r * max_pp + s].forward_s += sends * t;
+      p2p[r * max_pp + (wrap ? 0 : s + 1)].backward_s += sends * t;
     }
   }
 
@@ -237,8 +243,8 @@ bool Evaluation::run() {
     for (int s = 0; s < pp; ++s) {
       const std::size_t k = r * max_pp + s;
       const StageCost& c = costs[shape_of[k]];
-      times[k].forward_s = c.forward.wall_s() + p2p_f[k];
-      times[k].backward_s = c.backward.wall_s() + p2p_b[k];
+      times[k].forward_s = c.forward.wall_s() + p2p[k].forward_s;
+      times[k].backward_s = c.backward.wall_s() + p2p[k].backward_s;
     }
     // A replica whose stage times, depth and micro-batch count equal the previous one's has
     // the same pipeline time (the usual case of a uniform plan): no need to evaluate it again.
@@ -266,8 +272,8 @@ bool Evaluation::run() {
         const int tp = static_cast<int>(sw.gpus.size());
         sw.activation_send_bytes = boundary / tp;
         const int sends_f = v, sends_b = v;
-        sw.p2p_forward_s = p2p_f[k] / sends_f;
-        sw.p2p_backward_s = p2p_b[k] / sends_b;
+        sw.p2p_forward_s = p2p[k].forward_s / sends_f;
+        sw.p2p_backward_s = p2p[k].backward_s / sends_b;
       }
   }
 
@@ -280,7 +286,7 @@ bool Evaluation::run() {
   Breakdown& br = report.breakdown;
   br.compute_s = mb * (bc.forward.gpu_s + bc.forward.stall_s + bc.backward.gpu_s + bc.backward.stall_s);
   br.tp_comm_s = mb * (bc.forward.tp_comm_s + bc.backward.tp_comm_s);
-  br.pp_comm_s = mb * (p2p_f[slowest_replica * max_pp + bn] + p2p_b[slowest_replica * max_pp + bn]);
+  br.pp_comm_s = mb * (p2p[slowest_replica * max_pp + bn].forward_s + p2p[slowest_replica * max_pp + bn].backward_s);
   br.bubble_s = slowest_replica_s - mb * st[bn].total();
   br.dp_comm_s = sc.dp_exposed_s;
   br.optimizer_s = sc.optimizer_s;
@@ -326,13 +332,13 @@ bool Evaluation::run() {
 PlanWork build_plan_work(const Cluster& cluster, const Workload& workload, const Plan& plan) {
   PlanWork work;
   work.replicas.assign(plan.replicas.size(), {});
-  Evaluation ev{cluster, workload, plan, &work, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  Evaluation ev{cluster, workload, plan, &work, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   ev.run();
   return work;
 }
 
 Report predict(const Cluster& cluster, const Workload& workload, const Plan& plan) {
-  Evaluation ev{cluster, workload, plan, nullptr, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  Evaluation ev{cluster, workload, plan, nullptr, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   ev.run();
   return std::move(ev.report);
 }

@@ -101,6 +101,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
   std::vector<int> members;
   members.reserve(dp);
   DpGroupMemo group_memo;
+  group_memo.signature.reserve(2 * static_cast<std::size_t>(dp));
   for (int s = 0; s < in.max_pp; ++s) {
     int max_tp = 0;
     bool symmetric = true;
@@ -218,6 +219,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
     double peaks, capacity, opt_s, memory, flop;
   };
   std::vector<StageFigures> memo;
+  memo.reserve(2 * static_cast<std::size_t>(in.max_pp));
   std::vector<int> memo_of_stage(in.max_pp, -1);  ///< memo entry stage s used last
   // Sums and maxima in locals (same order of operations): fields of `out` are stored back to
   // memory on every iteration, which chains each add through a store and a load.
