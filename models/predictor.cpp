@@ -305,24 +305,19 @@ bool Evaluation::run() {
   report.cost_per_hour = sc.cost_per_hour;
   report.cost_per_million_tokens = report.tokens_per_s > 0 ? sc.cost_per_hour / (report.tokens_per_s * 3600.0) * 1e6 : 0;
 
-  // Filled in place: a StageReport moved into the vector copies its string's inline buffer.
+  // Built in place: a StageReport moved into the vector copies its string's inline buffer, and
+  // resize() would first write every element once with defaults.
   std::size_t stage_count = 0;
   for (const Replica& rep : plan.replicas) stage_count += rep.stages.size();
-  report.stages.resize(stage_count);
-  StageReport* sr = report.stages.data();
+  report.stages.reserve(stage_count);
   for (int r = 0; r < dp; ++r) {
-    const int pp = static_cast<int>(plan.replicas[r].stages.size());
-    for (int s = 0; s < pp; ++s, ++sr) {
+    const Replica& rep = plan.replicas[r];
+    const int pp = static_cast<int>(rep.stages.size());
+    for (int s = 0; s < pp; ++s) {
       const std::size_t k = r * max_pp + s;
-      sr->replica = r;
-      sr->stage = s;
-      sr->gpu_type = shapes[shape_of[k]].node_type->gpu.name;
-      sr->layers = plan.replicas[r].stages[s].layers;
-      sr->tp = plan.replicas[r].stages[s].tp();
-      sr->forward_s = times[k].forward_s;
-      sr->backward_s = times[k].backward_s;
-      sr->memory_bytes = sc.stage_memory_bytes[k];
-      sr->memory_capacity_bytes = sc.stage_capacity_bytes[k];
+      report.stages.emplace_back(r, s, shapes[shape_of[k]].node_type->gpu.name, rep.stages[s].layers,
+                                 rep.stages[s].tp(), times[k].forward_s, times[k].backward_s,
+                                 sc.stage_memory_bytes[k], sc.stage_capacity_bytes[k]);
     }
   }
   if (!sc.memory_reason.empty()) return fail(sc.memory_reason);
