@@ -50,6 +50,7 @@ TypeFigures type_figures(const NodeType& nt, Dtype dtype) {
 struct DpGroupMemo {
   std::vector<int> signature;  ///< node type, zone per member; empty when nothing is kept
   GroupCost cost;
+  int generation = 0;          ///< counts the evaluations of `cost`
 };
 
 const GroupCost& dp_group_cost(const Cluster& c, const std::vector<int>& members, DpGroupMemo& memo) {
@@ -65,6 +66,7 @@ const GroupCost& dp_group_cost(const Cluster& c, const std::vector<int>& members
   }
   if (increasing && same) return memo.cost;
   memo.cost = group_cost(c, members);
+  ++memo.generation;
   memo.signature.clear();
   if (increasing) {
     for (int g : members) {
@@ -102,22 +104,30 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
   members.reserve(dp);
   DpGroupMemo group_memo;
   group_memo.signature.reserve(2 * static_cast<std::size_t>(dp));
+  // Collective times of the last group and sizes: the middle stages of a uniform plan have equal
+  // groups (same memo generation) and equal parameter counts, hence equal times.
+  struct SyncTimes {
+    int generation = -1;
+    double grad_bytes = 0, gather_bytes = 0;
+    double sync_s = 0, gather_s = 0;  ///< gradient sync; ZeRO-3 weight all-gather
+  } sync;
   for (int s = 0; s < in.max_pp; ++s) {
     int max_tp = 0;
     bool symmetric = true;
     int first_tp = -1;
+    double params = 0;
+    members.clear();  // TP rank 0 of every replica's stage s
     for (int r = 0; r < dp; ++r) {
       if (s >= static_cast<int>(plan.replicas[r].stages.size())) continue;
-      const int tp = plan.replicas[r].stages[s].tp();
+      const Stage& st = plan.replicas[r].stages[s];
+      const int tp = st.tp();
       if (first_tp < 0) first_tp = tp;
       symmetric = symmetric && tp == first_tp && in.tp_in_one_node[r * in.max_pp + s];
       max_tp = std::max(max_tp, tp);
+      params = std::max(params, in.costs[in.shape_of[r * in.max_pp + s]].params);
+      members.push_back(st.gpus.front());
     }
     if (max_tp == 0) continue;
-    double params = 0;
-    for (int r = 0; r < dp; ++r)
-      if (s < static_cast<int>(plan.replicas[r].stages.size()))
-        params = std::max(params, in.costs[in.shape_of[r * in.max_pp + s]].params);
     const double grad_bytes = params * grad_bpp;
     const double gather_bytes = plan.zero >= 1 ? params * weight_bpp : 0;
     const double offset = s < pp_slow ? backward_finish_offset(slow, s) : 0;
@@ -125,26 +135,34 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
     double worst = 0;
     const int ranks = symmetric && !work ? 1 : max_tp;
     for (int j = 0; j < ranks; ++j) {
-      members.clear();
-      for (int r = 0; r < dp; ++r) {
-        if (s >= static_cast<int>(plan.replicas[r].stages.size())) continue;
-        const Stage& st = plan.replicas[r].stages[s];
-        members.push_back(st.gpus[j < st.tp() ? j : j % st.tp()]);
+      if (j > 0) {
+        members.clear();
+        for (int r = 0; r < dp; ++r) {
+          if (s >= static_cast<int>(plan.replicas[r].stages.size())) continue;
+          const Stage& st = plan.replicas[r].stages[s];
+          members.push_back(st.gpus[j % st.tp()]);
+        }
       }
       double t = 0;
       if (members.size() > 1) {
         const GroupCost& g = dp_group_cost(c, members, group_memo);
-        if (plan.zero == 0) {
-          t = collective_time(CollectiveKind::kAllReduce, grad_bytes, g, plan.grad_sync);
-        } else {
-          // ZeRO >= 1: reduce-scatter gradients, all-gather updated weights (ZeRO §5.1-5.2).
-          t = collective_time(CollectiveKind::kReduceScatter, grad_bytes, g, plan.grad_sync) +
-              collective_time(CollectiveKind::kAllGather, gather_bytes, g, plan.grad_sync);
+        if (sync.generation != group_memo.generation || sync.grad_bytes != grad_bytes ||
+            sync.gather_bytes != gather_bytes) {
+          sync = {group_memo.generation, grad_bytes, gather_bytes, 0, 0};
+          if (plan.zero == 0) {
+            sync.sync_s = collective_time(CollectiveKind::kAllReduce, grad_bytes, g, plan.grad_sync);
+          } else {
+            // ZeRO >= 1: reduce-scatter gradients, all-gather updated weights (ZeRO §5.1-5.2).
+            sync.sync_s = collective_time(CollectiveKind::kReduceScatter, grad_bytes, g, plan.grad_sync) +
+                          collective_time(CollectiveKind::kAllGather, gather_bytes, g, plan.grad_sync);
+          }
+          if (plan.zero >= 3) sync.gather_s = collective_time(CollectiveKind::kAllGather, gather_bytes, g, plan.grad_sync);
         }
+        t = sync.sync_s;
         if (plan.zero >= 3) {
           // ZeRO-3: weights all-gathered for every forward and backward of every micro-batch,
           // prefetched layer by layer; exposed where the gather outlasts the compute it hides behind.
-          const double ag = collective_time(CollectiveKind::kAllGather, gather_bytes, g, plan.grad_sync);
+          const double ag = sync.gather_s;
           const double compute = s < pp_slow ? slow[s].total() : 0;
           out.dp_exposed_s = std::max(out.dp_exposed_s, mb_slow * std::max(0.0, 2 * ag - compute));
         }
