@@ -81,11 +81,13 @@ struct Evaluation {
     bool operator==(const PathKey&) const = default;
   };
   std::vector<std::pair<PathKey, PathCost>> paths;
-  /// p2p_time() of each (path, size) met in this evaluation: a uniform plan sends one size over
-  /// one kind of path at every stage boundary.
+  /// p2p_time() of each (path, sending TP, receiving TP) met in this evaluation (the size
+  /// follows from the two TP degrees): a uniform plan sends one size over one kind of path at
+  /// every stage boundary.
   struct P2pTime {
     int path;  ///< index into paths
-    double bytes, time_s;
+    int tp_a, tp_b;
+    double time_s;
   };
   std::vector<P2pTime> p2p_times;
   struct InNodeKey {
@@ -208,7 +210,6 @@ bool Evaluation::run() {
       if (wrap && v == 1) continue;
       const Stage& a = rep.stages[s];
       const Stage& b = rep.stages[wrap ? 0 : s + 1];
-      const double bytes = a.tp() == b.tp() ? boundary / a.tp() : boundary;
       // Paths between nodes of the same types and zones have the same figures: reuse them.
       const int ga = a.gpus.front(), gb = b.gpus.front();
       const int na = cluster.gpus[ga].node, nb = cluster.gpus[gb].node;
@@ -223,10 +224,11 @@ bool Evaluation::run() {
       }
       double t = -1;  // times are >= 0
       for (const P2pTime& pt : p2p_times)
-        if (pt.path == path && pt.bytes == bytes) t = pt.time_s;
+        if (pt.path == path && pt.tp_a == a.tp() && pt.tp_b == b.tp()) t = pt.time_s;
       if (t < 0) {
+        const double bytes = a.tp() == b.tp() ? boundary / a.tp() : boundary;
         t = p2p_time(bytes, paths[path].second);
-        p2p_times.push_back({path, bytes, t});
+        p2p_times.push_back({path, a.tp(), b.tp(), t});
       }
       const double sends = wrap ? v - 1 : v;
       p2p[r * max_pp + s].forward_s += sends * t;
