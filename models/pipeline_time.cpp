@@ -59,39 +59,35 @@ double pipeline_time(const StageTimes* stages, int count, int micro_batches, int
     return s.forward_s == stages[0].forward_s && s.backward_s == stages[0].backward_s;
   });
   if (equal) return (m + p - 1) * stages[0].total();
-  // Per stage: end of its latest forward, of its latest backward, of its latest pass (when it is
-  // free again), and its warm-up length (GPipe: every forward is warm-up, no steady phase).
-  struct Lane {
-    double forward_end = 0, backward_end = 0, free_at = 0;
-    int warmup = 0, steady_end = 0;  ///< passes k < warmup are forwards, k in [warmup, steady_end) alternate
-  };
+  // Per stage s, in arrays shifted by one so that the neighbours of the end stages need no
+  // test: forward_end[s + 1] and backward_end[s] end its latest forward and backward, free_at[s]
+  // its latest pass. forward_end[0] = 0 is stage 0's input, ready at once; backward_end[p] is
+  // set to the last stage's latest forward before each backward sweep, which its backward follows
+  // (1F1B: of the same micro-batch. GPipe runs the backwards in reverse order there, so its
+  // latest forward is a later one than the backward's own; both ended before the stage is free
+  // again, so max(ready, free_at) takes free_at either way and the end time is the same).
   constexpr int kInlineStages = 64;  // deeper pipelines take the heap
-  Lane inline_lanes[kInlineStages];
-  std::vector<Lane> heap_lanes;
-  Lane* lane = inline_lanes;
+  double inline_buffer[5 * (kInlineStages + 1)];
+  std::vector<double> heap_buffer;
+  double* buffer = inline_buffer;
   if (p > kInlineStages) {
-    heap_lanes.resize(p);
-    lane = heap_lanes.data();
+    heap_buffer.resize(5 * (static_cast<std::size_t>(p) + 1));
+    buffer = heap_buffer.data();
   }
+  double* forward_end = buffer;                 // [p + 1]
+  double* backward_end = forward_end + p + 1;   // [p + 1]
+  double* free_at = backward_end + p + 1;       // [p]
+  double* t_f = free_at + p;                    // [p]
+  double* t_b = t_f + p;                        // [p]
+  for (int s = 0; s <= p; ++s) forward_end[s] = backward_end[s] = 0;
   for (int s = 0; s < p; ++s) {
-    lane[s].warmup = schedule == Schedule::kGpipe ? m : std::min(p - s - 1, m);
-    lane[s].steady_end = 2 * m - lane[s].warmup;
+    free_at[s] = 0;
+    t_f[s] = stages[s].forward_s;
+    t_b[s] = stages[s].backward_s;
   }
-  // The pass of stage s at index k, ending at max(ready, free_at) + its time.
-  auto forward = [&](int s) {
-    Lane& l = lane[s];
-    const double ready = s == 0 ? 0 : lane[s - 1].forward_end;  // stage 0's input is ready at once
-    l.forward_end = l.free_at = std::max(ready, l.free_at) + stages[s].forward_s;
-  };
-  // The last stage's backward follows its own forward of the same micro-batch (1F1B: its latest
-  // forward). GPipe runs the backwards in reverse order there, so its latest forward is a later
-  // one than the backward's own; both ended before the stage is free again, so max(ready,
-  // free_at) takes free_at either way and the end time is the same.
-  auto backward = [&](int s) {
-    Lane& l = lane[s];
-    const double ready = s == p - 1 ? l.forward_end : lane[s + 1].backward_end;
-    l.backward_end = l.free_at = std::max(ready, l.free_at) + stages[s].backward_s;
-  };
+  // The pass of stage s at index k ends at max(ready, free_at) + its time.
+  auto forward = [&](int s) { forward_end[s + 1] = free_at[s] = std::max(forward_end[s], free_at[s]) + t_f[s]; };
+  auto backward = [&](int s) { backward_end[s] = free_at[s] = std::max(backward_end[s + 1], free_at[s]) + t_b[s]; };
   if (schedule == Schedule::k1f1b && m >= p - 1) {
     // Every stage warms up fully (w_s = p-s-1), so the kind of each pass is known by ranges: at
     // index k stages s < p-1-k warm up (forward), stages s <= k-2m+p-1 cool down (backward), and
@@ -103,23 +99,28 @@ double pipeline_time(const StageTimes* stages, int count, int micro_batches, int
       const int odd = (k + steady + p + 1) & 1;  // 0: stage `steady` runs a forward
       for (int s = 0; s < warm_end; ++s) forward(s);
       for (int s = steady + odd; s < p; s += 2) forward(s);
+      backward_end[p] = forward_end[p];
       const int first_backward = steady + 1 - odd;
       for (int s = p - 1 - ((p - 1 - first_backward) & 1); s >= first_backward; s -= 2) backward(s);
       for (int s = cool_end - 1; s >= 0; --s) backward(s);
     }
   } else {
-    auto forward_at = [](const Lane& l, int k) {
-      return k < l.warmup || (k < l.steady_end && ((k - l.warmup) & 1) == 0);
+    // Stage s: passes k < warmup are forwards, then forward and backward alternate until
+    // steady_end, then the backwards (GPipe: every forward is warm-up, no steady phase).
+    auto forward_at = [&](int s, int k) {
+      const int warmup = schedule == Schedule::kGpipe ? m : std::min(p - s - 1, m);
+      return k < warmup || (k < 2 * m - warmup && ((k - warmup) & 1) == 0);
     };
     for (int k = 0; k < 2 * m; ++k) {
       for (int s = 0; s < p; ++s)
-        if (forward_at(lane[s], k)) forward(s);
+        if (forward_at(s, k)) forward(s);
+      backward_end[p] = forward_end[p];
       for (int s = p - 1; s >= 0; --s)
-        if (!forward_at(lane[s], k)) backward(s);
+        if (!forward_at(s, k)) backward(s);
     }
   }
   double makespan = 0;
-  for (int s = 0; s < p; ++s) makespan = std::max(makespan, lane[s].free_at);
+  for (int s = 0; s < p; ++s) makespan = std::max(makespan, free_at[s]);
   return makespan;
 }
 
