@@ -23,9 +23,9 @@ namespace {
 bool consecutive(const std::vector<int>& gpus) {
   const int* g = gpus.data();
   const int n = static_cast<int>(gpus.size());
-  for (int i = 1; i < n; ++i)
-    if (g[i] != g[0] + i) return false;
-  return true;
+  unsigned gaps = 0;  // no early exit: the compiler vectorises the whole check
+  for (int i = 0; i < n; ++i) gaps |= static_cast<unsigned>(g[i] - i) ^ static_cast<unsigned>(g[0]);
+  return gaps == 0;
 }
 
 /// Link figures of a TP group and the type it computes at, in one pass over its GPUs; a group
@@ -137,11 +137,14 @@ bool Evaluation::run() {
   tp_in_one_node.assign(slots, 0);
 
   // 1. Stage costs, deduplicated by shape.
+  int stage_count = 0, gpu_count = 0;  // Plan::gpu_count() without a second walk
   for (int r = 0; r < dp; ++r) {
     const Replica& rep = plan.replicas[r];
     const int pp = static_cast<int>(rep.stages.size());
+    stage_count += pp;
     for (int s = 0; s < pp; ++s) {
       const Stage& st = rep.stages[s];
+      gpu_count += st.tp();
       // A TP group of consecutive GPUs in one node is fully described by its node type, size,
       // layers and position: stages seen before with the same key reuse their shape by ints.
       const int front_node = cluster.gpus[st.gpus.front()].node;
@@ -296,7 +299,7 @@ bool Evaluation::run() {
 
   const double global = plan.global_batch();
   const double tokens = global * m.seq_len;
-  const int gpus = plan.gpu_count();
+  const int gpus = gpu_count;
   report.samples_per_s = global / report.iteration_time_s;
   report.tokens_per_s = tokens / report.iteration_time_s;
   const double model_flop = m.flops_per_token() * tokens;
@@ -309,8 +312,6 @@ bool Evaluation::run() {
 
   // Built in place: a StageReport moved into the vector copies its string's inline buffer, and
   // resize() would first write every element once with defaults.
-  std::size_t stage_count = 0;
-  for (const Replica& rep : plan.replicas) stage_count += rep.stages.size();
   report.stages.reserve(stage_count);
   for (int r = 0; r < dp; ++r) {
     const Replica& rep = plan.replicas[r];
