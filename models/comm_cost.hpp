@@ -25,7 +25,14 @@ double tree_time(CollectiveKind kind, double size_bytes, const GroupCost& g);
 /// all-gather (Jia et al., "Highly scalable deep learning training system with mixed-precision",
 /// 2018; Horovod hierarchical allreduce).
 double hierarchical_time(CollectiveKind kind, double size_bytes, const GroupCost& g);
-/// The algorithm's time; kAuto takes the fastest (what NCCL's tuner aims for).
+/// The algorithm a collective runs with: `requested`, or for kAuto the faster of ring and tree,
+/// the two algorithms NCCL and RCCL choose between for these groups (NCCL 2.4+ tuner; NVLS and
+/// CollNet need switch support the cluster format does not describe). Hierarchical
+/// (Horovod-style) is never picked automatically: no NCCL/RCCL version runs it on its own, so a
+/// framework must ask for it (`grad_sync: hierarchical`).
+GradSyncAlgorithm resolve_algorithm(CollectiveKind kind, double size_bytes, const GroupCost& g,
+                                    GradSyncAlgorithm requested = GradSyncAlgorithm::kAuto);
+/// The time of the algorithm resolve_algorithm() picks.
 double collective_time(CollectiveKind kind, double size_bytes, const GroupCost& g,
                        GradSyncAlgorithm algorithm = GradSyncAlgorithm::kAuto);
 /// Point-to-point: latency + S/B.

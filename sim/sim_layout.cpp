@@ -91,14 +91,7 @@ CollectiveFlows collective_flows(const Topology& topo, models::CollectiveKind ki
     return out;
   }
   const models::GroupCost g = models::group_cost(cluster, gpus);
-  if (algorithm == models::GradSyncAlgorithm::kAuto) {
-    // models::collective_time(kAuto) = min(ring, tree, hierarchical), first of equals.
-    const double ring = models::ring_time(kind, bytes, g), tree = models::tree_time(kind, bytes, g),
-                 hier = models::hierarchical_time(kind, bytes, g);
-    algorithm = models::GradSyncAlgorithm::kRing;
-    if (tree < ring) algorithm = models::GradSyncAlgorithm::kTree;
-    if (hier < std::min(ring, tree)) algorithm = models::GradSyncAlgorithm::kHierarchical;
-  }
+  algorithm = models::resolve_algorithm(kind, bytes, g, algorithm);  // the cost model's choice
   if (algorithm == models::GradSyncAlgorithm::kHierarchical && (g.nodes <= 1 || g.inter_bandwidth_Bps <= 0))
     algorithm = models::GradSyncAlgorithm::kRing;  // hierarchical_time's own fallback
   out.phases = dp_all_reduce(algorithm, gpus, node_of, bytes);

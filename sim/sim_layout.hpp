@@ -67,7 +67,7 @@ struct CollectiveFlows {
   double delay_after_s = 0;
 };
 /// The collective the cost model prices (models::collective_time): `algorithm`, or for kAuto
-/// the fastest of ring / tree / hierarchical on the group's figures (models::group_cost);
+/// the one models::resolve_algorithm picks on the group's figures (models::group_cost);
 /// all-gather and reduce-scatter are rings (hierarchical for all-gather/reduce-scatter is not
 /// modelled by either engine beyond its ring fallback).
 CollectiveFlows collective_flows(const Topology& topology, models::CollectiveKind kind,
