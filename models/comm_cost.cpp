@@ -56,6 +56,12 @@ double collective_time(CollectiveKind kind, double size_bytes, const GroupCost& 
   return ring_time(kind, size_bytes, g);
 }
 
+Zero3Traffic zero3_traffic(Recompute recompute) {
+  Zero3Traffic t;
+  if (recompute == Recompute::kFull) t.backward_gathers = 2;
+  return t;
+}
+
 double p2p_time(double size_bytes, const PathCost& path) {
   if (size_bytes <= 0) return 0;
   return path.latency_s + size_bytes / path.bandwidth_Bps;

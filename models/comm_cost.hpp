@@ -35,6 +35,22 @@ GradSyncAlgorithm resolve_algorithm(CollectiveKind kind, double size_bytes, cons
 /// The time of the algorithm resolve_algorithm() picks.
 double collective_time(CollectiveKind kind, double size_bytes, const GroupCost& g,
                        GradSyncAlgorithm algorithm = GradSyncAlgorithm::kAuto);
+/// ZeRO-3 collectives of one micro-batch of a stage, in units of the stage's full weights
+/// (gathers) and gradients (reduce-scatters) (Rajbhandari et al., "ZeRO: memory optimizations
+/// toward training trillion parameter models", SC'20 §5.3 and §7.2.3: weights all-gathered
+/// before the forward and again before the backward, gradients reduce-scattered as the backward
+/// produces them, 3x the weights per step instead of data parallelism's 2x). With full
+/// activation recomputation the recompute forward inside the backward gathers them once more:
+/// DeepSpeed stage 3 releases a module's gathered weights after each forward of it. Every
+/// micro-batch pays this (the gradients are partitioned, so they are reduced per micro-batch),
+/// and nothing is left for the end of the step: the optimizer updates the local shard only.
+struct Zero3Traffic {
+  int forward_gathers = 1;
+  int backward_gathers = 1;
+  int backward_reduce_scatters = 1;
+};
+Zero3Traffic zero3_traffic(Recompute recompute);
+
 /// Point-to-point: latency + S/B.
 double p2p_time(double size_bytes, const PathCost& path);
 
