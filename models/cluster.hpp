@@ -26,6 +26,9 @@ struct IntraFabric {
   IntraFabricKind kind = IntraFabricKind::kNvswitch;
   double bandwidth_Bps = 0;
   double latency_s = 0;
+  /// bandwidth_Bps is an achieved figure (nccl-tests, a send/recv test), not a datasheet line
+  /// rate: the model uses it as is instead of applying link_efficiency(kind).
+  bool measured = false;
 };
 
 /// The node's network interfaces; GPUs of the node share them.
@@ -35,6 +38,7 @@ struct NicSpec {
   double latency_s = 0;      ///< NIC + stack latency added to the zone fabric's
   NicKind kind = NicKind::kInfiniband;
   bool gpu_direct = true;    ///< GPUDirect RDMA (NIC reads GPU memory without host staging)
+  bool measured = false;     ///< bandwidth_Bps is achieved (iperf, nccl-tests), not the line rate
   double node_bandwidth_Bps() const { return count * bandwidth_Bps; }
 };
 

@@ -87,6 +87,7 @@ class ClusterReader {
       set_if(t.intra.bandwidth_Bps, intra->get_quantity("bandwidth", Need::kRequired, parse_bandwidth, kBandwidth, true));
       t.intra.latency_s = 2e-6;  // default "2us": NVLink/NVSwitch hop latency order (NCCL tuning tables)
       set_if(t.intra.latency_s, intra->get_quantity("latency", Need::kOptional, parse_time, kTime, false));
+      set_if(t.intra.measured, intra->get_bool("measured", Need::kOptional));
       intra->finish();
     } else if (gpus && *gpus > 1) {
       sink_.error(r.get_anchor(), path,
@@ -102,6 +103,7 @@ class ClusterReader {
       t.nics.latency_s = 2e-6;  // default "2us"
       set_if(t.nics.latency_s, nics->get_quantity("latency", Need::kOptional, parse_time, kTime, false));
       set_if(t.nics.gpu_direct, nics->get_bool("gpu_direct", Need::kOptional));
+      set_if(t.nics.measured, nics->get_bool("measured", Need::kOptional));
       nics->finish();
     }
     // Default: PCIe 4.0 x16, 16 GT/s x 16 lanes x 128/130 encoding = 31.5 GB/s per direction

@@ -38,15 +38,28 @@ double hierarchical_time(CollectiveKind kind, double size_bytes, const GroupCost
   return t;
 }
 
+GradSyncAlgorithm resolve_algorithm(CollectiveKind kind, double size_bytes, const GroupCost& g,
+                                    GradSyncAlgorithm requested) {
+  if (requested != GradSyncAlgorithm::kAuto) return requested;
+  // First of equals: the ring (tree_time falls back to it for all-gather / reduce-scatter).
+  return tree_time(kind, size_bytes, g) < ring_time(kind, size_bytes, g) ? GradSyncAlgorithm::kTree
+                                                                         : GradSyncAlgorithm::kRing;
+}
+
 double collective_time(CollectiveKind kind, double size_bytes, const GroupCost& g, GradSyncAlgorithm algorithm) {
-  switch (algorithm) {
-    case GradSyncAlgorithm::kRing: return ring_time(kind, size_bytes, g);
+  switch (resolve_algorithm(kind, size_bytes, g, algorithm)) {
     case GradSyncAlgorithm::kTree: return tree_time(kind, size_bytes, g);
     case GradSyncAlgorithm::kHierarchical: return hierarchical_time(kind, size_bytes, g);
+    case GradSyncAlgorithm::kRing:
     case GradSyncAlgorithm::kAuto: break;
   }
-  return std::min({ring_time(kind, size_bytes, g), tree_time(kind, size_bytes, g),
-                   hierarchical_time(kind, size_bytes, g)});
+  return ring_time(kind, size_bytes, g);
+}
+
+Zero3Traffic zero3_traffic(Recompute recompute) {
+  Zero3Traffic t;
+  if (recompute == Recompute::kFull) t.backward_gathers = 2;
+  return t;
 }
 
 double p2p_time(double size_bytes, const PathCost& path) {

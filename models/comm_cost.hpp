@@ -25,9 +25,32 @@ double tree_time(CollectiveKind kind, double size_bytes, const GroupCost& g);
 /// all-gather (Jia et al., "Highly scalable deep learning training system with mixed-precision",
 /// 2018; Horovod hierarchical allreduce).
 double hierarchical_time(CollectiveKind kind, double size_bytes, const GroupCost& g);
-/// The algorithm's time; kAuto takes the fastest (what NCCL's tuner aims for).
+/// The algorithm a collective runs with: `requested`, or for kAuto the faster of ring and tree,
+/// the two algorithms NCCL and RCCL choose between for these groups (NCCL 2.4+ tuner; NVLS and
+/// CollNet need switch support the cluster format does not describe). Hierarchical
+/// (Horovod-style) is never picked automatically: no NCCL/RCCL version runs it on its own, so a
+/// framework must ask for it (`grad_sync: hierarchical`).
+GradSyncAlgorithm resolve_algorithm(CollectiveKind kind, double size_bytes, const GroupCost& g,
+                                    GradSyncAlgorithm requested = GradSyncAlgorithm::kAuto);
+/// The time of the algorithm resolve_algorithm() picks.
 double collective_time(CollectiveKind kind, double size_bytes, const GroupCost& g,
                        GradSyncAlgorithm algorithm = GradSyncAlgorithm::kAuto);
+/// ZeRO-3 collectives of one micro-batch of a stage, in units of the stage's full weights
+/// (gathers) and gradients (reduce-scatters) (Rajbhandari et al., "ZeRO: memory optimizations
+/// toward training trillion parameter models", SC'20 §5.3 and §7.2.3: weights all-gathered
+/// before the forward and again before the backward, gradients reduce-scattered as the backward
+/// produces them, 3x the weights per step instead of data parallelism's 2x). With full
+/// activation recomputation the recompute forward inside the backward gathers them once more:
+/// DeepSpeed stage 3 releases a module's gathered weights after each forward of it. Every
+/// micro-batch pays this (the gradients are partitioned, so they are reduced per micro-batch),
+/// and nothing is left for the end of the step: the optimizer updates the local shard only.
+struct Zero3Traffic {
+  int forward_gathers = 1;
+  int backward_gathers = 1;
+  int backward_reduce_scatters = 1;
+};
+Zero3Traffic zero3_traffic(Recompute recompute);
+
 /// Point-to-point: latency + S/B.
 double p2p_time(double size_bytes, const PathCost& path);
 

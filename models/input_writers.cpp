@@ -10,6 +10,8 @@
 
 #include <unistd.h>
 
+#include "units.hpp"
+
 namespace hetsim::models {
 
 namespace {
@@ -21,8 +23,16 @@ std::string exact(double v) {
   if (std::strtod(buf, nullptr) != v) std::snprintf(buf, sizeof buf, "%.17g", v);
   return buf;
 }
-/// A value with its unit ("\"1.25GB/s\"").
-std::string with_unit(double v, double scale, const char* unit) { return "\"" + exact(v / scale) + unit + "\""; }
+/// A value with its unit ("\"1.25GB/s\""): the shortest digits that the loader, which multiplies
+/// by the unit's scale, reads back to the same double (5e-6 s is "5us", not "5.0000000000000009us").
+std::string with_unit(double v, double scale, const char* unit) {
+  char buf[64];
+  for (int digits : {15, 16, 17}) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v / scale);
+    if (to_si(std::strtod(buf, nullptr), scale) == v) break;
+  }
+  return "\"" + std::string(buf) + unit + "\"";
+}
 std::string bandwidth(double Bps) { return with_unit(Bps, 1e9, "GB/s"); }
 std::string duration(double s) { return with_unit(s, 1e-6, "us"); }
 std::string price_per_hour(double dollars) {
@@ -59,10 +69,11 @@ std::string cluster_to_yaml(const Cluster& c, const std::string& comment) {
     y << "    gpus: " << nt.gpus_per_node << "\n";
     if (nt.intra.kind != IntraFabricKind::kNone && nt.intra.bandwidth_Bps > 0)
       y << "    intra: {kind: " << to_string(nt.intra.kind) << ", bandwidth: " << bandwidth(nt.intra.bandwidth_Bps)
-        << ", latency: " << duration(nt.intra.latency_s) << "}\n";
+        << ", latency: " << duration(nt.intra.latency_s) << (nt.intra.measured ? ", measured: true" : "") << "}\n";
     y << "    nics: {count: " << nt.nics.count << ", bandwidth: " << bandwidth(nt.nics.bandwidth_Bps)
       << ", kind: " << to_string(nt.nics.kind) << ", latency: " << duration(nt.nics.latency_s)
-      << ", gpu_direct: " << (nt.nics.gpu_direct ? "true" : "false") << "}\n";
+      << ", gpu_direct: " << (nt.nics.gpu_direct ? "true" : "false") << (nt.nics.measured ? ", measured: true" : "")
+      << "}\n";
     y << "    host_link: " << bandwidth(nt.host_link_Bps) << "\n";
     y << "    price: " << price_per_hour(nt.price_per_hour) << "\n";
     if (nt.spot_price_per_hour) y << "    spot_price: " << price_per_hour(*nt.spot_price_per_hour) << "\n";

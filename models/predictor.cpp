@@ -51,7 +51,7 @@ GroupCost tp_group_cost(const Cluster& c, const std::vector<int>& gpus, Dtype dt
     gc.nodes = 1;
     gc.min_per_node = gc.size;
     const NodeType& nt = c.node_types[node_type];
-    gc.intra_bandwidth_Bps = gc.bus_bandwidth_Bps = nt.intra.bandwidth_Bps * link_efficiency(nt.intra.kind);
+    gc.intra_bandwidth_Bps = gc.bus_bandwidth_Bps = achieved_bandwidth_Bps(nt.intra);
     gc.intra_latency_s = gc.hop_latency_s = nt.intra.latency_s;
     return gc;
   }

@@ -103,18 +103,19 @@ int apply_profile(Cluster& cluster, const Profile& profile) {
       detail::set_if(e.framework_pass_host_s, d.framework_pass_host_s);
       touched = true;
     }
-    // The cost model multiplies datasheet bandwidths by link_efficiency(kind) (topology.cpp):
-    // divide the achieved figure by it so that the model's achieved bandwidth is the measured one.
+    // Profile figures are achieved bandwidths: marked measured, the model uses them as they are
+    // (no link_efficiency, topology.cpp achieved_bandwidth_Bps).
     if (auto it = profile.links.find(to_string(nt.intra.kind)); it != profile.links.end()) {
-      nt.intra.bandwidth_Bps = it->second.bandwidth_Bps / link_efficiency(nt.intra.kind);
+      nt.intra.bandwidth_Bps = it->second.bandwidth_Bps;
+      nt.intra.measured = true;
       nt.intra.latency_s = it->second.latency_s;
       touched = true;
     }
     if (auto it = profile.links.find(to_string(nt.nics.kind)); it != profile.links.end() && nt.nics.count > 0) {
       // The profile's figure is per device; the cost model shares a node's NICs among its
       // devices (topology.cpp nic_share), so the node's NICs carry it for every device at once.
-      nt.nics.bandwidth_Bps = it->second.bandwidth_Bps * std::max(1, nt.gpus_per_node) /
-                              (nt.nics.count * link_efficiency(nt.nics.kind));
+      nt.nics.bandwidth_Bps = it->second.bandwidth_Bps * std::max(1, nt.gpus_per_node) / nt.nics.count;
+      nt.nics.measured = true;
       // Without GPUDirect the NIC path is capped by the host link (topology.cpp nic_share):
       // the measured figure already includes that path, so the cap must not undercut it.
       if (!nt.nics.gpu_direct && nt.host_link_Bps > 0)

@@ -27,6 +27,14 @@ double link_efficiency(NicKind kind) {
   return 0.85;
 }
 
+double achieved_bandwidth_Bps(const IntraFabric& intra) {
+  return intra.measured ? intra.bandwidth_Bps : intra.bandwidth_Bps * link_efficiency(intra.kind);
+}
+
+double achieved_bandwidth_Bps(const NicSpec& nics) {
+  return nics.measured ? nics.bandwidth_Bps : nics.bandwidth_Bps * link_efficiency(nics.kind);
+}
+
 namespace {
 
 struct HopFigures {
@@ -36,14 +44,14 @@ struct HopFigures {
   bool staged;
 };
 
-double intra_bw(const NodeType& nt) { return nt.intra.bandwidth_Bps * link_efficiency(nt.intra.kind); }
+double intra_bw(const NodeType& nt) { return achieved_bandwidth_Bps(nt.intra); }
 
 /// Per-GPU share of a node's NICs when `concurrent` GPUs of it send across nodes at once.
 double nic_share(const Cluster& c, int node, int concurrent) {
   const NodeType& nt = c.node_types[c.nodes[node].node_type];
   const Zone& zone = c.zones[c.nodes[node].zone];
   const int n = concurrent > 0 ? std::min(concurrent, nt.gpus_per_node) : nt.gpus_per_node;
-  double bw = nt.nics.node_bandwidth_Bps() * link_efficiency(nt.nics.kind) / std::max(1, n);
+  double bw = nt.nics.count * achieved_bandwidth_Bps(nt.nics) / std::max(1, n);
   // A fat-tree with oversubscription o gives each node 1/o of its NIC bandwidth at the core
   // (Leiserson, "Fat-trees", IEEE ToC 1985; Al-Fares et al. SIGCOMM'08).
   if (zone.fabric.oversubscription > 1) bw /= zone.fabric.oversubscription;

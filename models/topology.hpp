@@ -22,6 +22,10 @@ namespace hetsim::models {
 double link_efficiency(IntraFabricKind kind);
 double link_efficiency(NicKind kind);
 inline constexpr double kWanLinkEfficiency = 0.85;
+/// The bandwidth a link achieves: a datasheet figure times link_efficiency, a measured one as is.
+double achieved_bandwidth_Bps(const IntraFabric& intra);
+/// Per NIC, one direction.
+double achieved_bandwidth_Bps(const NicSpec& nics);
 /// Setup of one host-staging copy (cudaMemcpyAsync device<->pinned host), ~10 us (CUDA C++ Best
 /// Practices Guide, "Data transfer between host and device"; measured with bandwidthTest).
 inline constexpr double kHostCopySetup_s = 10e-6;

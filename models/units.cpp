@@ -18,6 +18,16 @@
 #include <vector>
 
 namespace hetsim::models {
+/// number x factor, dividing by the reciprocal when the factor is a negative power of ten:
+/// 5 * 1e-6 is one ulp above 5e-6 (1e-6 is not exact in binary), 5 / 1e6 is exactly 5e-6.
+double to_si(double number, double factor) {
+  if (factor < 1) {
+    const double inverse = std::round(1.0 / factor);
+    if (std::fabs(inverse * factor - 1.0) < 1e-15) return number / inverse;
+  }
+  return number * factor;
+}
+
 namespace {
 
 struct UnitEntry {
@@ -221,7 +231,7 @@ ParsedQuantity parse_with(std::string_view text, const QuantityKind& kind) {
                 closest_unit(kind.units, sp.unit, example_unit) + "\")";
     return out;
   }
-  out.value = sp.number * u->factor;
+  out.value = to_si(sp.number, u->factor);
   return out;
 }
 

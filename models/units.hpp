@@ -18,6 +18,9 @@ struct ParsedQuantity {
 /// "300GB/s", "2.4TB/s", "16GiB/s", "200Gbps", "25Gb/s", "1.25MB/s" -> bytes per second.
 ParsedQuantity parse_bandwidth(std::string_view text);
 /// "5us", "2.5ms", "30ms", "1s", "1.5min", "2h", "100ns" -> seconds.
+/// number x factor as the parsers compute it: exact for "5us" (divides by 1e6 where the factor is
+/// a negative power of ten). Writers use it to check that a printed value reads back unchanged.
+double to_si(double number, double factor);
 ParsedQuantity parse_time(std::string_view text);
 /// "80GiB", "40GB", "512MiB", "1.5TB", "64B", "16KiB" -> bytes.
 ParsedQuantity parse_size(std::string_view text);

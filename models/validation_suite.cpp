@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "line_rates.hpp"
 #include "loader_common.hpp"
 #include "validation_suite_v2.hpp"
 #include "yaml_reader.hpp"
@@ -223,11 +224,14 @@ Cluster suite_cluster(const SuiteSystem& system, int gpus, const Catalog& catalo
   nt.gpus_per_node = system.gpus_per_node;
   nt.intra.kind = nt.gpu.vendor == Vendor::kAmd ? IntraFabricKind::kXgmi : IntraFabricKind::kNvswitch;
   nt.intra.bandwidth_Bps = system.intra_node_Bps;
+  // A figure that is no line rate of its link was measured: used as is (line_rates.hpp).
+  nt.intra.measured = !is_line_rate(nt.intra.kind, nt.intra.bandwidth_Bps);
   // NVLink/NVSwitch one-way small-message latency ~2 us (NVIDIA NVSwitch technical overview 2020).
   nt.intra.latency_s = 2e-6;
   nt.nics.count = system.gpus_per_node;  // the suite gives the per-GPU share of the node's NICs
   nt.nics.bandwidth_Bps = system.inter_node_Bps;
   nt.nics.kind = NicKind::kInfiniband;
+  nt.nics.measured = !is_nic_share_line_rate(system.inter_node_Bps, system.gpus_per_node);
   nt.host_link_Bps = 32e9;  // PCIe 4.0 x16 (PCI-SIG), only used by host-staged paths
   c.node_types.push_back(nt);
   Zone z;

@@ -7,6 +7,7 @@
 #include <map>
 #include <numeric>
 
+#include "line_rates.hpp"
 #include "loader_common.hpp"
 
 namespace hetsim::models {
@@ -270,6 +271,8 @@ Cluster suite_cluster_from_groups(const SuiteSystem& system, const Catalog& cata
     else
       nt.intra.kind = IntraFabricKind::kPcie;
     nt.intra.bandwidth_Bps = g.intra_node_Bps;
+    // A figure that is no line rate of its link was measured: used as is (line_rates.hpp).
+    nt.intra.measured = !is_line_rate(nt.intra.kind, nt.intra.bandwidth_Bps);
     // One-way small-message latency: NVLink ~2 us (NVIDIA NVSwitch technical overview 2020);
     // PCIe peer copies through the host bridge ~5 us (NCCL P2P/SHM transports, nccl-tests).
     nt.intra.latency_s = nt.intra.kind == IntraFabricKind::kPcie ? 5e-6 : 2e-6;
@@ -280,6 +283,7 @@ Cluster suite_cluster_from_groups(const SuiteSystem& system, const Catalog& cata
     nt.nics.count = 1;
     nt.nics.bandwidth_Bps = g.nic_Bps;
     nt.nics.kind = NicKind::kEthernet;
+    nt.nics.measured = !is_nic_line_rate(nt.nics.bandwidth_Bps);
     nt.nics.gpu_direct = false;
     nt.nics.latency_s = 0;  // the suite's inter_node_latency is the whole node-to-node latency
     // Host link: the format gives none; PCIe 3.0 x16 (15.75 GB/s per direction, PCI-SIG), the

@@ -287,12 +287,13 @@ void stage_actor(World& w, int a) {
       while (released < comp->buckets) comp->bucket_ready[released++]->release();
   };
 
-  // ZeRO-3: the chunk's weights are gathered while the pass computes; the pass waits for them at its end.
-  const FoldedPhase& gather = w.lay.zero3_gather[a];
+  // ZeRO-3: the chunk's collectives run while the pass computes; the pass waits for them at its end.
+  const FoldedPhase* gather = nullptr;
   std::vector<sg4::CommPtr> gathers;
-  auto start_gather = [&] {
+  auto start_gather = [&](const FoldedPhase& traffic) {
+    gather = &traffic;
     gathers.clear();
-    for (const auto& f : gather.simulated) gathers.push_back(rt.start_flow(f));
+    for (const auto& f : traffic.simulated) gathers.push_back(rt.start_flow(f));
     return sg4::Engine::get_clock();
   };
   auto finish_gather = [&](double started, const std::string& label) {
@@ -302,9 +303,9 @@ void stage_actor(World& w, int a) {
     double end = started;
     for (std::size_t k = 0; k < gathers.size(); ++k) {
       end = std::max(end, gathers[k]->get_finish_time());
-      rt.account(gather.simulated[k], started, gathers[k]->get_finish_time());
+      rt.account(gather->simulated[k], started, gathers[k]->get_finish_time());
     }
-    for (const auto& f : gather.shadows) rt.account(f, started, end);
+    for (const auto& f : gather->shadows) rt.account(f, started, end);
     timing.dp_wait_s += sg4::Engine::get_clock() - t0;
     rt.span(a, "zero3 gather " + label, "dp", t0, sg4::Engine::get_clock());
   };
@@ -319,7 +320,7 @@ void stage_actor(World& w, int a) {
         timing.pp_wait_s += rt.receive(rt.message(r, s, true, ps.chunk, ps.micro_batch));
         rt.span(a, "recv " + label, "pp", t0, sg4::Engine::get_clock());
       }
-      const double t0 = start_gather();
+      const double t0 = start_gather(w.lay.zero3_forward[a]);
       run_ops(chunk.forward, false);
       rt.span(a, label, "forward", t0, sg4::Engine::get_clock());
       finish_gather(t0, label);
@@ -334,7 +335,7 @@ void stage_actor(World& w, int a) {
         timing.pp_wait_s += rt.receive(rt.message(r, s, false, ps.chunk, ps.micro_batch));
         rt.span(a, "recv " + label, "pp", t0, sg4::Engine::get_clock());
       }
-      const double t0 = start_gather();
+      const double t0 = start_gather(w.lay.zero3_backward[a]);
       run_ops(chunk.backward, comp != nullptr && w.plan.overlap_grad_sync && i == last_backward);
       rt.span(a, label, "backward", t0, sg4::Engine::get_clock());
       finish_gather(t0, label);

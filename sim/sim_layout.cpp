@@ -91,14 +91,7 @@ CollectiveFlows collective_flows(const Topology& topo, models::CollectiveKind ki
     return out;
   }
   const models::GroupCost g = models::group_cost(cluster, gpus);
-  if (algorithm == models::GradSyncAlgorithm::kAuto) {
-    // models::collective_time(kAuto) = min(ring, tree, hierarchical), first of equals.
-    const double ring = models::ring_time(kind, bytes, g), tree = models::tree_time(kind, bytes, g),
-                 hier = models::hierarchical_time(kind, bytes, g);
-    algorithm = models::GradSyncAlgorithm::kRing;
-    if (tree < ring) algorithm = models::GradSyncAlgorithm::kTree;
-    if (hier < std::min(ring, tree)) algorithm = models::GradSyncAlgorithm::kHierarchical;
-  }
+  algorithm = models::resolve_algorithm(kind, bytes, g, algorithm);  // the cost model's choice
   if (algorithm == models::GradSyncAlgorithm::kHierarchical && (g.nodes <= 1 || g.inter_bandwidth_Bps <= 0))
     algorithm = models::GradSyncAlgorithm::kRing;  // hierarchical_time's own fallback
   out.phases = dp_all_reduce(algorithm, gpus, node_of, bytes);
@@ -220,13 +213,18 @@ SimLayout layout(const Topology& topo, const models::Plan& plan, const models::P
         into[i].delay_after_s = std::max(into[i].delay_after_s, cf.delay_after_s);
       }
     };
-    add(grad, comp.grad_phases);
-    add(params, comp.param_phases);
+    // ZeRO-3 moves its whole gradient and weight traffic into the passes (zero3_pass below).
+    if (plan.zero < 3) {
+      add(grad, comp.grad_phases);
+      add(params, comp.param_phases);
+    }
   }
   if (leaves) return {};  // a DP flow leaves the simulated and ghost blocks: caller simulates unfolded
-  lay.zero3_gather.assign(lay.actors.size(), {});
+  lay.zero3_forward.assign(lay.actors.size(), {});
+  lay.zero3_backward.assign(lay.actors.size(), {});
   if (plan.zero >= 3) {
-    std::vector<Phase> per_actor(lay.actors.size());
+    const models::Zero3Traffic traffic = models::zero3_traffic(plan.recompute);
+    std::vector<Phase> forward(lay.actors.size()), backward(lay.actors.size());
     for (int k : groups_with_flows) {
       const auto& grp = work.dp_groups[k];
       const int n = static_cast<int>(grp.gpus.size());
@@ -237,10 +235,17 @@ SimLayout layout(const Topology& topo, const models::Plan& plan, const models::P
         const double chunks = static_cast<double>(std::max<std::size_t>(1, work.replicas[lay.actors[a].replica][lay.actors[a].stage].chunks.size()));
         const int dst = grp.gpus[(i + 1) % n];
         if (!gpu_in_platform[dst]) return {};
-        per_actor[a].push_back({g, dst, grp.gather_bytes * (n - 1) / n / chunks});
+        // One ring step's worth of each collective: (n-1)/n of the chunk's bytes to the successor.
+        const double share = (n - 1.0) / n / chunks;
+        forward[a].push_back({g, dst, traffic.forward_gathers * grp.gather_bytes * share});
+        backward[a].push_back({g, dst, (traffic.backward_gathers * grp.gather_bytes +
+                                        traffic.backward_reduce_scatters * grp.size_bytes) * share});
       }
     }
-    for (std::size_t a = 0; a < per_actor.size(); ++a) lay.zero3_gather[a] = fold_phase(topo, per_actor[a], fold);
+    for (std::size_t a = 0; a < forward.size(); ++a) {
+      lay.zero3_forward[a] = fold_phase(topo, forward[a], fold);
+      lay.zero3_backward[a] = fold_phase(topo, backward[a], fold);
+    }
   }
   for (auto& [root, c] : component_of_root) {
     auto& comp = lay.components[c];

@@ -48,11 +48,13 @@ struct SimLayout {
   std::vector<StageActorSpec> actors;
   std::vector<DpComponent> components;
   std::vector<EmbeddingSync> embeddings;
-  /// ZeRO-3, per actor: the flows of its ranks' share of the weight all-gather of one chunk
-  /// (each rank sends (n-1)/n of the chunk's weights to its ring successor), started when a
-  /// pass starts and awaited when it ends: the prefetch overlaps the pass's compute
-  /// (Rajbhandari et al., SC'20 §5.3), as the cost model's exposed-gather term assumes.
-  std::vector<FoldedPhase> zero3_gather;
+  /// ZeRO-3, per actor: the flows of its ranks' share of one chunk's collectives in a forward
+  /// and in a backward pass (models::zero3_traffic: weight all-gathers, gradient reduce-scatter;
+  /// each rank sends (n-1)/n of the bytes to its ring successor), started when a pass starts and
+  /// awaited when it ends: the prefetch overlaps the pass's compute (Rajbhandari et al., SC'20
+  /// §5.3), as the cost model's exposed-traffic term assumes.
+  std::vector<FoldedPhase> zero3_forward;
+  std::vector<FoldedPhase> zero3_backward;
   std::vector<int> embedding_of_actor;     ///< index into embeddings, -1 when none
   bool folded = false;
   int block_replicas = 0;                  ///< replicas per block
@@ -67,7 +69,7 @@ struct CollectiveFlows {
   double delay_after_s = 0;
 };
 /// The collective the cost model prices (models::collective_time): `algorithm`, or for kAuto
-/// the fastest of ring / tree / hierarchical on the group's figures (models::group_cost);
+/// the one models::resolve_algorithm picks on the group's figures (models::group_cost);
 /// all-gather and reduce-scatter are rings (hierarchical for all-gather/reduce-scatter is not
 /// modelled by either engine beyond its ring fallback).
 CollectiveFlows collective_flows(const Topology& topology, models::CollectiveKind kind,

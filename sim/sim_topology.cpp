@@ -33,7 +33,8 @@ int Topology::add_link(std::string name, LinkKind kind, double bandwidth_Bps, do
 }
 
 // Link figures are the cost model's (models/topology.hpp, "both engines start from the same
-// link figures"): achieved bandwidth = nominal x link_efficiency of the link's kind; a path
+// link figures"): achieved bandwidth = models::achieved_bandwidth_Bps (nominal x link_efficiency,
+// or a measured figure as is); a path
 // between nodes has latency NIC(a) + fabric + NIC(b) (+ WAN), inside a node the intra latency.
 // The intra and fabric figures are GPU-to-GPU, so each end carries half of them; a NIC's
 // latency is its own end's. The GPU-host (PCIe) link is on the network path only without
@@ -47,11 +48,10 @@ Topology::Topology(const models::Cluster& cluster) : cluster_(&cluster) {
     const auto& zone = cluster.zones[node.zone];
     const std::string base = node_name(cluster, n);
     auto& nl = node_links_[n];
-    const double nic_eff = models::link_efficiency(type.nics.kind);
-    const double intra_bw = type.intra.bandwidth_Bps * models::link_efficiency(type.intra.kind);
+    const double intra_bw = models::achieved_bandwidth_Bps(type.intra);
     const double host_bw = type.host_link_Bps * models::link_efficiency(models::IntraFabricKind::kPcie);
     for (int i = 0; i < type.nics.count; ++i) {
-      double bw = type.nics.bandwidth_Bps * nic_eff;
+      double bw = models::achieved_bandwidth_Bps(type.nics);
       // A switch fabric's per-port cap limits each NIC port.
       if (zone.fabric.kind == models::ZoneFabricKind::kSwitch && zone.fabric.bandwidth_Bps > 0)
         bw = std::min(bw, zone.fabric.bandwidth_Bps);
@@ -62,7 +62,7 @@ Topology::Topology(const models::Cluster& cluster) : cluster_(&cluster) {
     if (type.nics.count > 0) {
       // Fat tree: the node's share of the bisection is its NIC bandwidth / oversubscription
       // (Leiserson 1985; Al-Fares et al., SIGCOMM'08). A switch adds no cap beyond its ports.
-      double up_bw = type.nics.node_bandwidth_Bps() * nic_eff;
+      double up_bw = type.nics.count * models::achieved_bandwidth_Bps(type.nics);
       if (zone.fabric.kind == models::ZoneFabricKind::kFatTree && zone.fabric.oversubscription > 0)
         up_bw /= zone.fabric.oversubscription;
       nl.uplink_up = add_link(base + "/uplink/up", LinkKind::kZoneUplink, up_bw, zone.fabric.latency_s / 2);

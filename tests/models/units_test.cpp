@@ -36,6 +36,10 @@ TEST(Units, Time) {
   EXPECT_DOUBLE_EQ(ok(parse_time("2min")), 120.0);
   EXPECT_DOUBLE_EQ(ok(parse_time("1h")), 3600.0);
   EXPECT_DOUBLE_EQ(ok(parse_time("1e-3s")), 1e-3);
+  // Exactly the literal, not within 4 ulps: written inputs must read back to the same double.
+  EXPECT_EQ(ok(parse_time("5us")), 5e-6);
+  EXPECT_EQ(ok(parse_time("30ms")), 30e-3);
+  EXPECT_EQ(ok(parse_time("100ns")), 100e-9);
 }
 
 TEST(Units, SizeDecimalAndBinary) {
