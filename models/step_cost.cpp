@@ -130,17 +130,21 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
         const GroupCost& g = dp_group_cost(c, members, group_memo);
         if (plan.zero == 0) {
           t = collective_time(CollectiveKind::kAllReduce, grad_bytes, g, plan.grad_sync);
-        } else {
-          // ZeRO >= 1: reduce-scatter gradients, all-gather updated weights (ZeRO §5.1-5.2).
+        } else if (plan.zero <= 2) {
+          // ZeRO-1/2: reduce-scatter gradients, all-gather updated weights (ZeRO §5.1-5.2).
           t = collective_time(CollectiveKind::kReduceScatter, grad_bytes, g, plan.grad_sync) +
               collective_time(CollectiveKind::kAllGather, gather_bytes, g, plan.grad_sync);
-        }
-        if (plan.zero >= 3) {
-          // ZeRO-3: weights all-gathered for every forward and backward of every micro-batch,
-          // prefetched layer by layer; exposed where the gather outlasts the compute it hides behind.
-          const double ag = collective_time(CollectiveKind::kAllGather, gather_bytes, g, plan.grad_sync);
-          const double compute = s < pp_slow ? slow[s].total() : 0;
-          out.dp_exposed_s = std::max(out.dp_exposed_s, mb_slow * std::max(0.0, 2 * ag - compute));
+        } else {
+          // ZeRO-3: every micro-batch's passes gather the weights and reduce-scatter the
+          // gradients (zero3_traffic), prefetched so that the pass's compute hides them: a
+          // pass lasts max(compute, traffic). Nothing is left for the end of the step.
+          const Zero3Traffic z = zero3_traffic(plan.recompute);
+          const double ag = zero3_collective_time(CollectiveKind::kAllGather, gather_bytes, g);
+          const double rs = zero3_collective_time(CollectiveKind::kReduceScatter, grad_bytes, g);
+          const double f = s < pp_slow ? slow[s].forward_s : 0, b = s < pp_slow ? slow[s].backward_s : 0;
+          const double exposed = std::max(0.0, z.forward_gathers * ag - f) +
+                                 std::max(0.0, z.backward_gathers * ag + z.backward_reduce_scatters * rs - b);
+          out.dp_exposed_s = std::max(out.dp_exposed_s, mb_slow * exposed);
         }
       }
       worst = std::max(worst, t);
