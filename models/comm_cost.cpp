@@ -62,6 +62,13 @@ Zero3Traffic zero3_traffic(Recompute recompute) {
   return t;
 }
 
+double zero3_collective_time(CollectiveKind kind, double size_bytes, const GroupCost& g) {
+  GroupCost per_member = g;
+  if (g.nodes > 1 && g.inter_bandwidth_Bps > 0)
+    per_member.bus_bandwidth_Bps = std::min(g.bus_bandwidth_Bps, g.inter_bandwidth_Bps);
+  return ring_time(kind, size_bytes, per_member);
+}
+
 double p2p_time(double size_bytes, const PathCost& path) {
   if (size_bytes <= 0) return 0;
   return path.latency_s + size_bytes / path.bandwidth_Bps;

@@ -109,7 +109,8 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
   struct SyncTimes {
     int generation = -1;
     double grad_bytes = 0, gather_bytes = 0;
-    double sync_s = 0, gather_s = 0;  ///< gradient sync; ZeRO-3 weight all-gather
+    double sync_s = 0;                   ///< gradient sync at the end of the step (ZeRO 0-2)
+    double gather_s = 0, scatter_s = 0;  ///< ZeRO-3 weight all-gather, gradient reduce-scatter
   } sync;
   for (int s = 0; s < in.max_pp; ++s) {
     int max_tp = 0;
@@ -148,23 +149,29 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
         const GroupCost& g = dp_group_cost(c, members, group_memo);
         if (sync.generation != group_memo.generation || sync.grad_bytes != grad_bytes ||
             sync.gather_bytes != gather_bytes) {
-          sync = {group_memo.generation, grad_bytes, gather_bytes, 0, 0};
+          sync = {group_memo.generation, grad_bytes, gather_bytes, 0, 0, 0};
           if (plan.zero == 0) {
             sync.sync_s = collective_time(CollectiveKind::kAllReduce, grad_bytes, g, plan.grad_sync);
-          } else {
-            // ZeRO >= 1: reduce-scatter gradients, all-gather updated weights (ZeRO §5.1-5.2).
+          } else if (plan.zero <= 2) {
+            // ZeRO-1/2: reduce-scatter gradients, all-gather updated weights (ZeRO §5.1-5.2).
             sync.sync_s = collective_time(CollectiveKind::kReduceScatter, grad_bytes, g, plan.grad_sync) +
                           collective_time(CollectiveKind::kAllGather, gather_bytes, g, plan.grad_sync);
+          } else {
+            sync.gather_s = zero3_collective_time(CollectiveKind::kAllGather, gather_bytes, g);
+            sync.scatter_s = zero3_collective_time(CollectiveKind::kReduceScatter, grad_bytes, g);
           }
-          if (plan.zero >= 3) sync.gather_s = collective_time(CollectiveKind::kAllGather, gather_bytes, g, plan.grad_sync);
         }
         t = sync.sync_s;
         if (plan.zero >= 3) {
-          // ZeRO-3: weights all-gathered for every forward and backward of every micro-batch,
-          // prefetched layer by layer; exposed where the gather outlasts the compute it hides behind.
-          const double ag = sync.gather_s;
-          const double compute = s < pp_slow ? slow[s].total() : 0;
-          out.dp_exposed_s = std::max(out.dp_exposed_s, mb_slow * std::max(0.0, 2 * ag - compute));
+          // ZeRO-3: every micro-batch's passes gather the weights and reduce-scatter the
+          // gradients (zero3_traffic), prefetched so that the pass's compute hides them: a
+          // pass lasts max(compute, traffic). Nothing is left for the end of the step.
+          const Zero3Traffic z = zero3_traffic(plan.recompute);
+          const double ag = sync.gather_s, rs = sync.scatter_s;
+          const double f = s < pp_slow ? slow[s].forward_s : 0, b = s < pp_slow ? slow[s].backward_s : 0;
+          const double exposed = std::max(0.0, z.forward_gathers * ag - f) +
+                                 std::max(0.0, z.backward_gathers * ag + z.backward_reduce_scatters * rs - b);
+          out.dp_exposed_s = std::max(out.dp_exposed_s, mb_slow * exposed);
         }
       }
       worst = std::max(worst, t);

@@ -233,7 +233,13 @@ SimLayout layout(const Topology& topo, const models::Plan& plan, const models::P
         if (!gpu_in_sim[g]) continue;
         const int a = actor_of_gpu[g];
         const double chunks = static_cast<double>(std::max<std::size_t>(1, work.replicas[lay.actors[a].replica][lay.actors[a].stage].chunks.size()));
-        const int dst = grp.gpus[(i + 1) % n];
+        // Each member's traffic crosses its own NIC share (models::zero3_collective_time): its
+        // flow goes to the member as many places on as its node has members (the same position
+        // on the next node of a node-contiguous group), or to its ring successor in a one-node group.
+        const int node = cluster.node_of_gpu(g);
+        int on_node = 0;
+        for (int m : grp.gpus) on_node += cluster.node_of_gpu(m) == node;
+        const int dst = grp.gpus[(i + (on_node < n ? on_node : 1)) % n];
         if (!gpu_in_platform[dst]) return {};
         // One ring step's worth of each collective: (n-1)/n of the chunk's bytes to the successor.
         const double share = (n - 1.0) / n / chunks;

@@ -42,6 +42,54 @@ TEST(CommCost, HierarchicalSplitsIntraAndInter) {
   EXPECT_NEAR(hierarchical_time(CollectiveKind::kAllReduce, s, g), expected, 1e-12);
 }
 
+TEST(CommCost, AutoPicksRingOrTreeNeverHierarchical) {
+  // Two nodes of 8, slow NICs: hierarchical would be fastest, but NCCL/RCCL never run it on
+  // their own, so kAuto takes the faster of ring and tree.
+  GroupCost g;
+  g.size = 16;
+  g.nodes = 2;
+  g.min_per_node = 8;
+  g.intra_bandwidth_Bps = 200e9;
+  g.inter_bandwidth_Bps = 1e9;
+  g.bus_bandwidth_Bps = 8e9;
+  g.hop_latency_s = 5e-6;
+  const double s = 1e9;
+  ASSERT_LT(hierarchical_time(CollectiveKind::kAllReduce, s, g), ring_time(CollectiveKind::kAllReduce, s, g));
+  EXPECT_EQ(resolve_algorithm(CollectiveKind::kAllReduce, s, g), GradSyncAlgorithm::kRing);
+  EXPECT_DOUBLE_EQ(collective_time(CollectiveKind::kAllReduce, s, g), ring_time(CollectiveKind::kAllReduce, s, g));
+  // Asked for, it runs.
+  EXPECT_DOUBLE_EQ(collective_time(CollectiveKind::kAllReduce, s, g, GradSyncAlgorithm::kHierarchical),
+                   hierarchical_time(CollectiveKind::kAllReduce, s, g));
+  // Tiny messages over many ranks: the tree's log2(n) latency wins.
+  GroupCost many = g;
+  many.size = 1024;
+  EXPECT_EQ(resolve_algorithm(CollectiveKind::kAllReduce, 1e3, many), GradSyncAlgorithm::kTree);
+}
+
+TEST(CommCost, ZeroThreeTrafficAndPerMemberRing) {
+  EXPECT_EQ(zero3_traffic(Recompute::kNone).forward_gathers, 1);
+  EXPECT_EQ(zero3_traffic(Recompute::kNone).backward_gathers, 1);
+  EXPECT_EQ(zero3_traffic(Recompute::kSelective).backward_gathers, 1);  // recomputes no weight GEMM
+  EXPECT_EQ(zero3_traffic(Recompute::kFull).backward_gathers, 2);       // the recompute forward re-gathers
+  EXPECT_EQ(zero3_traffic(Recompute::kFull).backward_reduce_scatters, 1);
+  // 16 GPUs on two nodes: NCCL's ring reaches 8 NICs' worth (bus 200 GB/s), ZeRO-3's per-member
+  // ring one NIC share (25 GB/s): (n-1)/n S / 25 GB/s.
+  GroupCost g;
+  g.size = 16;
+  g.nodes = 2;
+  g.min_per_node = 8;
+  g.bus_bandwidth_Bps = 200e9;
+  g.inter_bandwidth_Bps = 25e9;
+  g.hop_latency_s = 5e-6;
+  EXPECT_NEAR(zero3_collective_time(CollectiveKind::kAllGather, 1e10, g), 10e-6 + 15.0 / 16 * 1e10 / 25e9 + 15 * 5e-6,
+              1e-12);
+  GroupCost one_node = g;
+  one_node.nodes = 1;
+  one_node.inter_bandwidth_Bps = 0;
+  EXPECT_DOUBLE_EQ(zero3_collective_time(CollectiveKind::kAllGather, 1e10, one_node),
+                   ring_time(CollectiveKind::kAllGather, 1e10, one_node));
+}
+
 TEST(Topology, GroupsRunAtTheirSlowestLink) {
   const GpuType a100 = round_gpu("a", 312e12);
   const Cluster c = cluster_of({node_type("dgx", a100, 8, 300e9, 25e9)}, {{0, 2}});

@@ -7,7 +7,9 @@
 
 #include "cost_test_util.hpp"
 #include "pipeline_time.hpp"
+#include "comm_cost.hpp"
 #include "predictor.hpp"
+#include "topology.hpp"
 
 namespace hetsim::models {
 namespace {
@@ -140,6 +142,43 @@ TEST(Predictor, MoreMicroBatchesShrinkTheBubbleShare) {
   const Report few = predict(c, w, plan(4, 1)), many = predict(c, w, plan(32, 1)), inter = predict(c, w, plan(4, 2));
   EXPECT_GT(few.breakdown.bubble_s / few.iteration_time_s, many.breakdown.bubble_s / many.iteration_time_s);
   EXPECT_LT(inter.breakdown.bubble_s, few.breakdown.bubble_s);
+}
+
+}  // namespace
+}  // namespace hetsim::models
+
+namespace hetsim::models {
+namespace {
+
+// ZeRO-3 over two nodes of 8 (pure data parallelism): each micro-batch's forward hides its
+// weight gather behind its compute, its backward the two gathers (full recompute) and the
+// gradient reduce-scatter; the step pays what the compute cannot hide, micro-batch by micro-batch.
+TEST(Predictor, ZeroThreeTrafficIsPaidPerMicroBatchBeyondTheCompute) {
+  using testing::cluster_of;
+  using testing::node_type;
+  using testing::round_gpu;
+  const Cluster c = cluster_of({node_type("box", round_gpu("box", 300e12), 8, 300e9, 25e9)}, {{0, 2}});
+  const Workload w = testing::gpt_workload(8, 4096, 32, 2048, 64);
+  UniformPlanOptions o;
+  o.micro_batch = 1;
+  o.recompute = Recompute::kFull;
+  o.zero = 3;
+  const Plan p = std::get<Plan>(make_uniform_plan(c, w, 1, 1, 16, o));
+  const Report rep = predict(c, w, p);
+  ASSERT_TRUE(rep.feasible) << rep.infeasible_reason;
+  const PlanWork work = build_plan_work(c, w, p);
+  ASSERT_FALSE(work.dp_groups.empty());
+  const DpGroup& grp = work.dp_groups.front();
+  const GroupCost g = group_cost(c, grp.gpus);
+  const double ag = zero3_collective_time(CollectiveKind::kAllGather, grp.gather_bytes, g);
+  const double rs = zero3_collective_time(CollectiveKind::kReduceScatter, grp.size_bytes, g);
+  const double f = rep.stages[0].forward_s, b = rep.stages[0].backward_s;
+  const double per_micro_batch = std::max(0.0, ag - f) + std::max(0.0, 2 * ag + rs - b);
+  ASSERT_GT(per_micro_batch, 0.0);  // the case exercises the exposed traffic
+  EXPECT_NEAR(rep.breakdown.dp_comm_s, p.replicas[0].micro_batches * per_micro_batch, 1e-9);
+  // No separate gradient sync at the end of the step: ZeRO-3's whole traffic is in the passes.
+  EXPECT_NEAR(rep.iteration_time_s, p.replicas[0].micro_batches * (f + b) + rep.breakdown.dp_comm_s +
+                                        rep.breakdown.optimizer_s, 1e-6);
 }
 
 }  // namespace
