@@ -311,16 +311,23 @@ bool Evaluation::run() {
   report.cost_per_million_tokens = report.tokens_per_s > 0 ? sc.cost_per_hour / (report.tokens_per_s * 3600.0) * 1e6 : 0;
 
   // Built in place: a StageReport moved into the vector copies its string's inline buffer, and
-  // resize() would first write every element once with defaults.
+  // resize() would first write every element with defaults in a pass of its own.
   report.stages.reserve(stage_count);
   for (int r = 0; r < dp; ++r) {
     const Replica& rep = plan.replicas[r];
     const int pp = static_cast<int>(rep.stages.size());
     for (int s = 0; s < pp; ++s) {
       const std::size_t k = r * max_pp + s;
-      report.stages.emplace_back(r, s, shapes[shape_of[k]].node_type->gpu.name, rep.stages[s].layers,
-                                 rep.stages[s].tp(), times[k].forward_s, times[k].backward_s,
-                                 sc.stage_memory_bytes[k], sc.stage_capacity_bytes[k]);
+      StageReport& sr = report.stages.emplace_back();
+      sr.replica = r;
+      sr.stage = s;
+      sr.gpu_type = shapes[shape_of[k]].node_type->gpu.name;
+      sr.layers = rep.stages[s].layers;
+      sr.tp = rep.stages[s].tp();
+      sr.forward_s = times[k].forward_s;
+      sr.backward_s = times[k].backward_s;
+      sr.memory_bytes = sc.stage_memory_bytes[k];
+      sr.memory_capacity_bytes = sc.stage_capacity_bytes[k];
     }
   }
   if (!sc.memory_reason.empty()) return fail(sc.memory_reason);
