@@ -78,8 +78,10 @@ struct Evaluation {
   struct PathKey {
     int type_a, type_b, zone_a, zone_b;
     int same_node;
+    int senders;  ///< GPUs per node sharing its NICs (0: all of the node's)
     bool operator==(const PathKey&) const = default;
   };
+  std::vector<int> used_on_node;        ///< GPUs of the plan in each node (plans that leave GPUs idle)
   std::vector<std::pair<PathKey, PathCost>> paths;
   /// p2p_time() of each (path, sending TP, receiving TP) met in this evaluation (the size
   /// follows from the two TP degrees): a uniform plan sends one size over one kind of path at
@@ -204,6 +206,16 @@ bool Evaluation::run() {
   // scatter-gather optimisation, Narayanan et al. SC'21 §4.1), to the same rank of the next stage.
   const double e = dtype == Dtype::kFp32 || dtype == Dtype::kTf32 ? 4.0 : 2.0;
   const double boundary = static_cast<double>(m.seq_len) * plan.micro_batch * m.hidden * e;
+  // In the steady state every GPU of the plan sends at each step, so a node's NICs are shared
+  // by the plan's GPUs on it. A plan that uses every GPU (GPUs are used once) fills every node:
+  // all of a node's GPUs share them, path_between's default; otherwise count them.
+  const bool partial = gpu_count < static_cast<int>(cluster.gpus.size());
+  if (partial) {
+    used_on_node.assign(cluster.nodes.size(), 0);
+    for (const Replica& rep : plan.replicas)
+      for (const Stage& st : rep.stages)
+        for (int g : st.gpus) ++used_on_node[cluster.gpus[g].node];
+  }
   for (int r = 0; r < dp; ++r) {
     const Replica& rep = plan.replicas[r];
     const int pp = static_cast<int>(rep.stages.size());
@@ -216,13 +228,14 @@ bool Evaluation::run() {
       // Paths between nodes of the same types and zones have the same figures: reuse them.
       const int ga = a.gpus.front(), gb = b.gpus.front();
       const int na = cluster.gpus[ga].node, nb = cluster.gpus[gb].node;
+      const int senders = partial && na != nb ? std::max(used_on_node[na], used_on_node[nb]) : 0;
       const PathKey key{cluster.nodes[na].node_type, cluster.nodes[nb].node_type, cluster.nodes[na].zone,
-                        cluster.nodes[nb].zone, na == nb ? 1 : 0};
+                        cluster.nodes[nb].zone, na == nb ? 1 : 0, senders};
       int path = -1;
       for (std::size_t i = 0; i < paths.size(); ++i)
         if (paths[i].first == key) path = static_cast<int>(i);
       if (path < 0) {
-        paths.emplace_back(key, path_between(cluster, ga, gb, 0));
+        paths.emplace_back(key, path_between(cluster, ga, gb, senders));
         path = static_cast<int>(paths.size()) - 1;
       }
       double t = -1;  // times are >= 0
@@ -337,13 +350,13 @@ bool Evaluation::run() {
 PlanWork build_plan_work(const Cluster& cluster, const Workload& workload, const Plan& plan) {
   PlanWork work;
   work.replicas.assign(plan.replicas.size(), {});
-  Evaluation ev{cluster, workload, plan, &work, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  Evaluation ev{cluster, workload, plan, &work, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   ev.run();
   return work;
 }
 
 Report predict(const Cluster& cluster, const Workload& workload, const Plan& plan) {
-  Evaluation ev{cluster, workload, plan, nullptr, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  Evaluation ev{cluster, workload, plan, nullptr, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   ev.run();
   return std::move(ev.report);
 }

@@ -33,14 +33,35 @@ endif()
 # no notion of ranks sharing a core, so 4-rank plans there run ~2x slower than predicted.
 # Tolerance 0.5: the development machine is shared with other jobs whose load changes between
 # the calibration and the run; `hetsim check`'s default (0.25) is the aim on a quiet machine.
-foreach(pair "tiny-gpt;local-cpu-tp1-pp2-dp1" "small-gpt-cpu;local-cpu-small-gpt-tp1-pp2-dp1")
-  list(GET pair 0 workload)
-  list(GET pair 1 plan)
-  execute_process(COMMAND ${HETSIM} check --cluster ${cluster} --workload ${SOURCE}/workloads/${workload}.yaml
-                          --plan ${SOURCE}/plans/${plan}.yaml --profile ${profile} --tolerance 0.5 --steps 5
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 300)
-  message(STATUS "check ${workload} ${plan}:\n${out}")
+# A load change between calibrating and checking (another build starting) skews one attempt:
+# a second attempt recalibrates first, and the test fails only if both miss.
+function(check_plans result)
+  set(failures "")
+  foreach(pair "tiny-gpt;local-cpu-tp1-pp2-dp1" "small-gpt-cpu;local-cpu-small-gpt-tp1-pp2-dp1")
+    list(GET pair 0 workload)
+    list(GET pair 1 plan)
+    execute_process(COMMAND ${HETSIM} check --cluster ${cluster} --workload ${SOURCE}/workloads/${workload}.yaml
+                            --plan ${SOURCE}/plans/${plan}.yaml --profile ${profile} --tolerance 0.5 --steps 5
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 300)
+    message(STATUS "check ${workload} ${plan}:\n${out}")
+    if(NOT rc EQUAL 0)
+      string(APPEND failures "hetsim check ${workload} ${plan} failed (${rc}):\n${out}\n${err}\n")
+    endif()
+  endforeach()
+  set(${result} "${failures}" PARENT_SCOPE)
+endfunction()
+
+check_plans(failures)
+if(failures)
+  message(STATUS "first attempt missed, recalibrating:\n${failures}")
+  file(REMOVE ${profile} ${profile}.samples.jsonl)
+  execute_process(COMMAND ${HETSIM} calibrate --cluster ${cluster} --quick --out ${profile}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 600)
   if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "hetsim check ${workload} ${plan} failed (${rc}):\n${out}\n${err}")
+    message(FATAL_ERROR "hetsim calibrate (second attempt) failed (${rc}):\n${out}\n${err}")
   endif()
-endforeach()
+  check_plans(failures)
+  if(failures)
+    message(FATAL_ERROR "${failures}")
+  endif()
+endif()

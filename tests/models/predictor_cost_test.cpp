@@ -183,3 +183,37 @@ TEST(Predictor, ZeroThreeTrafficIsPaidPerMicroBatchBeyondTheCompute) {
 
 }  // namespace
 }  // namespace hetsim::models
+
+namespace hetsim::models {
+namespace {
+
+// A plan that leaves GPUs idle: only the plan's GPUs on a node share its NICs. Two TP-2 stages
+// on two 8-GPU nodes with one NIC each: each rank's slice gets half the NIC, not an eighth.
+TEST(Predictor, PipelineSendsShareTheNicWithThePlansGpusOnly) {
+  using testing::cluster_of;
+  using testing::node_type;
+  using testing::round_gpu;
+  NodeType nt = node_type("box", round_gpu("box", 100e12), 8, 300e9, 1e9);
+  nt.nics.count = 1;
+  const Cluster c = cluster_of({nt}, {{0, 2}});
+  const Workload w = testing::gpt_workload(4, 1024, 16, 1024, 8);
+  Plan p;
+  p.micro_batch = 1;
+  Replica r;
+  r.micro_batches = 8;
+  Stage a, b;
+  a.layers = b.layers = 2;
+  a.gpus = {0, 1};
+  b.gpus = {8, 9};
+  r.stages = {a, b};
+  p.replicas = {r};
+  const PlanWork work = build_plan_work(c, w, p);
+  ASSERT_TRUE(work.feasible) << work.infeasible_reason;
+  const double slice_bytes = 1024.0 * 1 * 1024 * 2 / 2;  // s * b * h * fp16 / tp
+  const double expected = p2p_time(slice_bytes, path_between(c, 0, 8, 2));
+  EXPECT_NEAR(work.replicas[0][0].p2p_forward_s, expected, 1e-12);
+  EXPECT_GT(path_between(c, 0, 8, 2).bandwidth_Bps, 3.9 * path_between(c, 0, 8, 0).bandwidth_Bps);
+}
+
+}  // namespace
+}  // namespace hetsim::models
