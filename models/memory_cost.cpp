@@ -90,7 +90,20 @@ StageMemory stage_memory(const StageMemoryInput& in) {
   mem.optimizer = in.params * sb.optimizer / (in.zero >= 1 ? dp : 1.0);
   mem.grads = in.params * sb.grads / (in.zero >= 2 ? dp : 1.0);
   mem.weights = in.params * sb.weights / (in.zero >= 3 ? dp : 1.0);
-  if (in.zero >= 3) mem.weights += 2.0 * in.params / std::max(1, in.layers) * sb.weights;  // gathered layers
+  if (in.zero >= 3) {
+    // Gathered weights live beside the shard: the layer in use and the next one prefetched,
+    // but DeepSpeed releases gathered weights beyond stage3_max_live_parameters (default 1e9;
+    // DeepSpeed configuration docs, "ZeRO optimizations") and can only gather a tensor whole,
+    // so the largest weight tensor (the MLP's, or the embedding on the end stages) in use and
+    // the next one prefetched bound what is live from below.
+    constexpr double kMaxLiveParameters = 1e9;
+    const double layer_params = in.params / std::max(1, in.layers);
+    const bool has_embedding = in.stage == 0 || in.stage == in.pp - 1;
+    const double largest_tensor =
+        std::max(1.0 * m.hidden * m.ffn_hidden, has_embedding ? 1.0 * m.vocab * m.hidden : 0.0) / std::max(1, in.tp);
+    const double live = std::min(2.0 * layer_params, std::max(kMaxLiveParameters, 2.0 * largest_tensor));
+    mem.weights += live * sb.weights;
+  }
 
   const double e = in.dtype == Dtype::kFp32 || in.dtype == Dtype::kTf32 ? 4.0 : 2.0;
   const int v = std::max(1, in.interleave);

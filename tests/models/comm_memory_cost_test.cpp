@@ -198,6 +198,35 @@ TEST(MemoryCost, ZeroShardsStatesGradientsWeights) {
   EXPECT_DOUBLE_EQ(f32.weights + f32.grads + f32.optimizer, 16e9);
 }
 
+TEST(MemoryCost, ZeroThreeKeepsTheLiveGatheredWeightsOnly) {
+  StageMemoryInput in;
+  in.dtype = Dtype::kBf16;
+  in.zero = 3;
+  in.dp = 640;
+  in.pp = 1;
+  // 530B-like: 105 layers of 12h^2 = 5.03B parameters (h 20480). Live: the largest tensor (the
+  // MLP's h x 4h = 1.68B) in use and the next prefetched, not two whole 5B layers.
+  const ModelSpec big = gpt(20480, 128, 2048);
+  in.model = &big;
+  in.layers = 105;
+  in.params = 105 * 12.0 * 20480 * 20480;
+  const double shard = in.params * 2 / 640;
+  EXPECT_DOUBLE_EQ(stage_memory(in).weights, shard + 2 * (20480.0 * 4 * 20480) * 2);
+  // A small model: two whole layers (below DeepSpeed's 1e9 live-parameter cap).
+  const ModelSpec small = gpt(1024, 16, 2048);
+  in.model = &small;
+  in.layers = 24;
+  in.params = 24 * 12.0 * 1024 * 1024;
+  EXPECT_DOUBLE_EQ(stage_memory(in).weights, in.params * 2 / 640 + 2 * 12.0 * 1024 * 1024 * 2);
+  // In between (h 8192): two layers (1.6B) exceed the 1e9 cap, twice the largest tensor (the
+  // 51200 x 8192 embedding on this end stage, 0.42B; the MLP's 0.27B) does not: the cap holds.
+  const ModelSpec mid = gpt(8192, 64, 2048);
+  in.model = &mid;
+  in.layers = 48;
+  in.params = 48 * 12.0 * 8192 * 8192;
+  EXPECT_DOUBLE_EQ(stage_memory(in).weights, in.params * 2 / 640 + 1e9 * 2);
+}
+
 TEST(PipelineTime, EqualStagesGiveTheMegatronBubble) {
   const std::vector<StageTimes> st(4, StageTimes{1.0, 2.0});
   EXPECT_DOUBLE_EQ(pipeline_time(st, 8, 1), (8 + 4 - 1) * 3.0);      // (m + p - 1)(tf + tb)
