@@ -139,8 +139,18 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
   g.intra_bandwidth_Bps = std::numeric_limits<double>::infinity();
   g.inter_bandwidth_Bps = 0;
   double inter_min = std::numeric_limits<double>::infinity();
+  bool shares_a_node = false;  // a node of the group also runs other groups' members at once
+  double one_crossing = std::numeric_limits<double>::infinity();  // see GroupCost::node_shared
   for (int j = 0; j < distinct; ++j) {
     const NodeType& nt = c.node_types[c.nodes[counts[j].node].node_type];
+    const int active = concurrent_per_node > 0 ? std::min(concurrent_per_node, nt.gpus_per_node) : nt.gpus_per_node;
+    if (distinct > 1 && counts[j].count < active) {
+      shares_a_node = true;
+      // One NIC (nic_share with as many senders as NICs), or the node's share of this group when
+      // the node's groups outnumber its NICs.
+      one_crossing = std::min({one_crossing, nic_share(c, counts[j].node, std::max(1, nt.nics.count)),
+                               nic_share(c, counts[j].node, concurrent_per_node) * counts[j].count});
+    }
     if (counts[j].count > 1 || distinct == 1) {
       g.intra_bandwidth_Bps = std::min(g.intra_bandwidth_Bps, intra_bw(nt));
       g.intra_latency_s = std::max(g.intra_latency_s, nt.intra.latency_s);
@@ -177,6 +187,10 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
     }
   }
   if (distinct > 1) g.inter_bandwidth_Bps = inter_min;
+  // Several members per node on nodes shared with concurrent groups: the ring crosses each
+  // node boundary through one NIC (GroupCost::node_shared; SC'21 Table 1 tp2/tp4 rows).
+  g.node_shared = distinct > 1 && g.min_per_node > 1 && shares_a_node;
+  if (g.node_shared) g.bus_bandwidth_Bps = std::min(g.bus_bandwidth_Bps, one_crossing);
   if (!(g.intra_bandwidth_Bps < std::numeric_limits<double>::infinity())) g.intra_bandwidth_Bps = g.bus_bandwidth_Bps;
   return g;
 }

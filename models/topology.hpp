@@ -50,6 +50,17 @@ PathCost path_between(const Cluster& cluster, int gpu_a, int gpu_b, int concurre
 /// gives the intra fabric; a hop that leaves a node gives the node's NIC share times the
 /// number of group members in that node (NCCL builds one channel per member, each crossing
 /// on a different NIC; Jeaugey, "NCCL 2.0", GTC 2017), never more than the intra fabric.
+/// Exception, `node_shared`: a multi-node group with several members on a node that also
+/// holds GPUs of other groups running at the same time (the DP groups of TP ranks 0..t-1 of a
+/// plan with 1 < t < GPUs per node) crosses each node boundary through one NIC (shared with the
+/// node's other groups when they outnumber its NICs), as its boundary member sends. A ring
+/// carries all its traffic across each node boundary (Jeaugey, NVIDIA/nccl#687: "data [...]
+/// enter/exit the node once"); NCCL searches each communicator's channels without regard to the
+/// others sharing the node's NICs. Measured, not derived: SC'21 Table 1 (Narayanan et al.;
+/// DGX A100, 8 HDR NICs) 3.6B at tp2 and 7.5B at tp4 with 32-way DP are 6% and 2% faster than
+/// measured at the node-share rate and within 0.2% and 2% at this one, and vTrain's multi-node
+/// l30 tp2/tp4 rows (suite vtrain-a100-multi) move from 10-12% too fast to within 1-9%. Whole-node
+/// groups (tp1) keep the node share: at one NIC, vTrain's tp1 dp64 rows would be 20% too slow.
 struct GroupCost {
   int size = 1;
   int nodes = 1;                 ///< distinct nodes spanned
@@ -61,6 +72,7 @@ struct GroupCost {
   double inter_bandwidth_Bps = 0;  ///< per-member NIC share across nodes (achieved), 0 if one node
   double inter_latency_s = 0;
   bool host_staged = false;
+  bool node_shared = false;  ///< ring crosses each node boundary through one NIC (see above)
 };
 
 /// `concurrent_per_node`: GPUs of a node that take part in groups of this kind at the same

@@ -85,16 +85,20 @@ CollectiveFlows collective_flows(const Topology& topo, models::CollectiveKind ki
   if (gpus.size() < 2 || bytes <= 0) return out;
   std::vector<int> node_of;
   for (int g : gpus) node_of.push_back(cluster.node_of_gpu(g));
+  const models::GroupCost g = models::group_cost(cluster, gpus);
+  // A ring on nodes shared with concurrent groups crosses each node boundary at its one
+  // boundary member (models::GroupCost::node_shared): no per-member channel split.
+  const std::vector<int>* split = g.node_shared ? nullptr : &node_of;
   if (kind != models::CollectiveKind::kAllReduce) {
     // The cost model's hierarchical and tree all-gather/reduce-scatter fall back to rings too.
-    out.phases = ring_all_gather(gpus, bytes, &node_of);
+    out.phases = ring_all_gather(gpus, bytes, split);
     return out;
   }
-  const models::GroupCost g = models::group_cost(cluster, gpus);
   algorithm = models::resolve_algorithm(kind, bytes, g, algorithm);  // the cost model's choice
   if (algorithm == models::GradSyncAlgorithm::kHierarchical && (g.nodes <= 1 || g.inter_bandwidth_Bps <= 0))
     algorithm = models::GradSyncAlgorithm::kRing;  // hierarchical_time's own fallback
-  out.phases = dp_all_reduce(algorithm, gpus, node_of, bytes);
+  out.phases = algorithm == models::GradSyncAlgorithm::kRing && g.node_shared ? ring_all_reduce(gpus, bytes)
+                                                                              : dp_all_reduce(algorithm, gpus, node_of, bytes);
   if (algorithm == models::GradSyncAlgorithm::kTree) out.delay_after_s = tree_fill_hops(static_cast<int>(gpus.size())) * g.hop_latency_s;
   return out;
 }

@@ -105,6 +105,33 @@ TEST(Topology, GroupsRunAtTheirSlowestLink) {
   // One member per node (a DP group of TP-8 replicas): one NIC share.
   const GroupCost dp = group_cost(c, std::vector<int>{0, 8});
   EXPECT_NEAR(dp.bus_bandwidth_Bps, 25e9 * link_efficiency(NicKind::kInfiniband), 1);
+  EXPECT_FALSE(both.node_shared);
+  EXPECT_FALSE(dp.node_shared);
+}
+
+TEST(Topology, GroupsSharingNodesWithConcurrentGroupsCrossAtOneNicShare) {
+  // The DP group of TP rank 0 of a tp2 plan on 8-GPU nodes: 4 members per node, the node's
+  // other 4 GPUs in TP rank 1's group at the same time. Its ring crosses at one member's NIC
+  // share (SC'21 Table 1, 3.6B tp2 dp32), not 4 shares.
+  const GpuType a100 = round_gpu("a", 312e12);
+  const Cluster c = cluster_of({node_type("dgx", a100, 8, 300e9, 25e9)}, {{0, 2}});
+  const double nic = 25e9 * link_efficiency(NicKind::kInfiniband);
+  const std::vector<int> tp2_rank0 = {0, 2, 4, 6, 8, 10, 12, 14};
+  const GroupCost g = group_cost(c, tp2_rank0);
+  EXPECT_TRUE(g.node_shared);
+  EXPECT_EQ(g.min_per_node, 4);
+  EXPECT_NEAR(g.bus_bandwidth_Bps, nic, 1);
+  EXPECT_NEAR(g.inter_bandwidth_Bps, nic, 1);
+  // Alone on its nodes (only its 4 GPUs per node take part), its channels share all 8 NICs.
+  const GroupCost alone = group_cost(c, tp2_rank0, 4);
+  EXPECT_FALSE(alone.node_shared);
+  EXPECT_NEAR(alone.bus_bandwidth_Bps, 8 * nic, 1);
+  // The ring time follows: 2(n-1)/n S over one NIC share.
+  const double s = 1e9;
+  EXPECT_NEAR(ring_time(CollectiveKind::kAllReduce, s, g) - kCollectiveLaunch_s - 14 * g.hop_latency_s,
+              2.0 * 7 / 8 * s / nic, 1e-9);
+  // One node: no NIC on the ring at all.
+  EXPECT_FALSE(group_cost(c, std::vector<int>{0, 2, 4, 6}).node_shared);
 }
 
 TEST(Topology, SharedNicsDivideTheNodeBandwidth) {
