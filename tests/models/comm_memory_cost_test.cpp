@@ -132,6 +132,13 @@ TEST(Topology, GroupsSharingNodesWithConcurrentGroupsCrossAtOneNicShare) {
               2.0 * 7 / 8 * s / nic, 1e-9);
   // One node: no NIC on the ring at all.
   EXPECT_FALSE(group_cost(c, std::vector<int>{0, 2, 4, 6}).node_shared);
+  // Nodes of one NIC for 8 GPUs: the two concurrent rings share it (half each), as before.
+  NodeType one_nic = node_type("box", a100, 8, 300e9, 25e9);
+  one_nic.nics.count = 1;
+  const Cluster d = cluster_of({one_nic}, {{0, 2}});
+  const GroupCost shared = group_cost(d, tp2_rank0);
+  EXPECT_TRUE(shared.node_shared);
+  EXPECT_NEAR(shared.bus_bandwidth_Bps, nic / 2, 1);
 }
 
 TEST(Topology, SharedNicsDivideTheNodeBandwidth) {

@@ -9,6 +9,7 @@
 #include "simulator.hpp"
 #include "test_clusters.hpp"
 #include "topology.hpp"
+#include "sim_layout.hpp"
 #include "sim_topology.hpp"
 
 namespace hetsim::sim {
@@ -180,6 +181,24 @@ TEST(FoldPhase, FlowsSharingANicAreKept) {
   const Topology topo(cluster);
   Phase phase{{0, 8, 1e6}, {1, 9, 1e6}};
   EXPECT_EQ(fold_phase(topo, phase, true).simulated.size(), 2u);
+}
+
+// The DP groups of TP ranks 0 and 1 of a tp2 plan on two 8-GPU nodes all-reduce at once: each
+// ring crosses each node boundary through one NIC (models::GroupCost::node_shared), so the
+// simulated flows and the cost model's ring give 2(p-1)/p n / B_nic.
+TEST(ClosedForm, ConcurrentPartialNodeRingsCrossThroughOneNicEach) {
+  const auto cluster = testing::one_zone(2, NodeSpec{});
+  const Topology topo(cluster);
+  const std::vector<int> rank0 = {0, 2, 4, 6, 8, 10, 12, 14}, rank1 = {1, 3, 5, 7, 9, 11, 13, 15};
+  const double n = 4e9;
+  const models::GroupCost g = models::group_cost(cluster, rank0);
+  ASSERT_TRUE(g.node_shared);
+  auto flows = collective_flows(topo, models::CollectiveKind::kAllReduce, models::GradSyncAlgorithm::kRing, rank0, n).phases;
+  merge_phases(flows, collective_flows(topo, models::CollectiveKind::kAllReduce, models::GradSyncAlgorithm::kRing, rank1, n).phases);
+  const double t = simulate_phases(cluster, flows);
+  const double analytic = models::ring_time(models::CollectiveKind::kAllReduce, n, g);
+  EXPECT_NEAR(t, analytic, kTol * analytic);
+  EXPECT_NEAR(t, 2.0 * 7 / 8 * n / kNicBw, kTol * t);
 }
 
 }  // namespace
