@@ -144,7 +144,7 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
   for (int j = 0; j < distinct; ++j) {
     const NodeType& nt = c.node_types[c.nodes[counts[j].node].node_type];
     const int active = concurrent_per_node > 0 ? std::min(concurrent_per_node, nt.gpus_per_node) : nt.gpus_per_node;
-    if (distinct > 1 && counts[j].count < active) {
+    if (distinct > 1 && counts[j].count > 1 && counts[j].count < active) {  // (one member: min_per_node 1)
       shares_a_node = true;
       // One NIC (nic_share with as many senders as NICs), or the node's share of this group when
       // the node's groups outnumber its NICs.
