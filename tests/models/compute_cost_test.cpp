@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "catalog.hpp"
 #include "compute_cost.hpp"
 #include "cost_test_util.hpp"
 
@@ -130,6 +131,16 @@ TEST(ComputeCost, HeadFlopsAreLogitsGemm) {
   const double logits = 2.0 * s.seq * s.micro * s.hidden * s.vocab / s.tp;
   EXPECT_NEAR(f.flop, logits, 1.0);
   EXPECT_NEAR(b.flop, 2 * logits, 1.0);
+}
+
+// The bundled T4 reproduces the sustained, power-capped cuBLAS FP16 GEMM throughput that its
+// catalog entry cites (~24 TFLOP/s on 4096^3; NVIDIA Developer Forums thread 264462), not the
+// 65 TFLOP/s boost-clock datasheet peak.
+TEST(ComputeCost, T4SustainsItsPowerCappedGemmThroughput) {
+  const DeviceRates d = DeviceRates::of(Catalog::builtin().by_name("t4"), Dtype::kFp16);
+  const double n = 4096, w = 2 * n * n * n;
+  const double tflops = w / gemm_time(d, n, n, n, 1, 2) / 1e12;
+  EXPECT_NEAR(tflops, 24.0, 1.0);
 }
 
 }  // namespace
