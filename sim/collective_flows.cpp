@@ -87,9 +87,57 @@ std::vector<Phase> hierarchical_all_reduce(const std::vector<int>& gpus, const s
   return out;
 }
 
-std::vector<Phase> tree_all_reduce(const std::vector<int>& gpus, double bytes) {
+namespace {
+
+/// The members of each node, nodes in order of first appearance; empty when the group has one
+/// node or a node with a single member (then the plain rank trees apply).
+std::vector<std::vector<int>> members_by_node(const std::vector<int>& gpus, const std::vector<int>& node_of) {
+  std::vector<std::vector<int>> out;
+  std::map<int, std::size_t> slot;
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    auto [it, fresh] = slot.emplace(node_of[i], out.size());
+    if (fresh) out.emplace_back();
+    out[it->second].push_back(gpus[i]);
+  }
+  if (out.size() < 2) return {};
+  for (const auto& m : out)
+    if (m.size() < 2) return {};
+  return out;
+}
+
+}  // namespace
+
+std::vector<Phase> tree_all_reduce(const std::vector<int>& gpus, double bytes, const std::vector<int>* node_of,
+                                   bool one_channel) {
   const int p = static_cast<int>(gpus.size());
   if (p < 2) return {};
+  const auto nodes = node_of ? members_by_node(gpus, *node_of) : std::vector<std::vector<int>>{};
+  if (!nodes.empty()) {
+    std::size_t k = nodes.front().size();
+    for (const auto& m : nodes) k = std::min(k, m.size());
+    const std::size_t channels = one_channel ? 1 : k;
+    const double chunk = bytes / static_cast<double>(channels);
+    const int n = static_cast<int>(nodes.size());
+    Phase up, down;
+    for (std::size_t c = 0; c < channels; ++c) {
+      // Inside each node: every other member's share of chunk c to its head, and back.
+      for (const auto& m : nodes)
+        for (int g : m)
+          if (g != m[c]) {
+            up.push_back({g, m[c], chunk});
+            down.push_back({m[c], g, chunk});
+          }
+      // Between the nodes' heads: two mirrored binary trees, half of chunk c each.
+      for (int tree = 0; tree < 2; ++tree) {
+        auto head = [&](int i) { return nodes[tree == 0 ? i : n - 1 - i][c]; };
+        for (int i = 1; i < n; ++i) {
+          up.push_back({head(i), head((i - 1) / 2), chunk / 2});
+          down.push_back({head((i - 1) / 2), head(i), chunk / 2});
+        }
+      }
+    }
+    return {up, down};
+  }
   // Two complementary binary trees in heap order: tree 0 over ranks 0..p-1, tree 1 over the
   // ranks mirrored (p-1-i), so an inner node of one is (mostly) a leaf of the other.
   Phase up, down;
@@ -111,10 +159,10 @@ int tree_fill_hops(int members) {
 }
 
 std::vector<Phase> dp_all_reduce(models::GradSyncAlgorithm algorithm, const std::vector<int>& gpus,
-                                 const std::vector<int>& node_of, double bytes) {
+                                 const std::vector<int>& node_of, double bytes, bool one_channel) {
   switch (algorithm) {
-    case models::GradSyncAlgorithm::kRing: return ring_all_reduce(gpus, bytes, &node_of);
-    case models::GradSyncAlgorithm::kTree: return tree_all_reduce(gpus, bytes);
+    case models::GradSyncAlgorithm::kRing: return ring_all_reduce(gpus, bytes, one_channel ? nullptr : &node_of);
+    case models::GradSyncAlgorithm::kTree: return tree_all_reduce(gpus, bytes, &node_of, one_channel);
     case models::GradSyncAlgorithm::kHierarchical:
     case models::GradSyncAlgorithm::kAuto: return hierarchical_all_reduce(gpus, node_of, bytes);
   }

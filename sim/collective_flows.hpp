@@ -41,8 +41,12 @@ std::vector<Phase> hierarchical_all_reduce(const std::vector<int>& gpus, const s
 /// NCCL), pipelined: every tree edge carries n/2 bytes per tree, all levels at once, in one
 /// reduce phase (up) and one broadcast phase (down); the pipeline's fill adds (depth-1) hop
 /// latencies after each phase (`tree_fill_hops`). Alone: 2·depth·α + 2·n/B, the cost model's
-/// tree_time().
-std::vector<Phase> tree_all_reduce(const std::vector<int>& gpus, double bytes);
+/// tree_time(). With `node_of` and several members on every node, the trees run between nodes
+/// as NCCL's do (intra-node chain to a head, inter-node double binary tree; NCCL 2.4 release
+/// notes): one channel per member of a node, each with its own head and NIC and 1/k of the
+/// data, or a single channel when `one_channel` (models::GroupCost::node_shared).
+std::vector<Phase> tree_all_reduce(const std::vector<int>& gpus, double bytes, const std::vector<int>* node_of = nullptr,
+                                   bool one_channel = false);
 /// Hop latencies of a tree phase's pipeline fill: ceil(log2 p) - 1.
 int tree_fill_hops(int members);
 
@@ -50,7 +54,7 @@ int tree_fill_hops(int members);
 /// the cost model's choice, see sim_layout.cpp; here kAuto means hierarchical, which is a ring
 /// when the group has one member per node).
 std::vector<Phase> dp_all_reduce(models::GradSyncAlgorithm algorithm, const std::vector<int>& gpus,
-                                 const std::vector<int>& node_of, double bytes);
+                                 const std::vector<int>& node_of, double bytes, bool one_channel = false);
 
 /// Merges collectives that run at the same time into one phase list (phase i of each).
 void merge_phases(std::vector<Phase>& into, const std::vector<Phase>& more);

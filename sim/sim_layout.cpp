@@ -97,8 +97,7 @@ CollectiveFlows collective_flows(const Topology& topo, models::CollectiveKind ki
   algorithm = models::resolve_algorithm(kind, bytes, g, algorithm);  // the cost model's choice
   if (algorithm == models::GradSyncAlgorithm::kHierarchical && (g.nodes <= 1 || g.inter_bandwidth_Bps <= 0))
     algorithm = models::GradSyncAlgorithm::kRing;  // hierarchical_time's own fallback
-  out.phases = algorithm == models::GradSyncAlgorithm::kRing && g.node_shared ? ring_all_reduce(gpus, bytes)
-                                                                              : dp_all_reduce(algorithm, gpus, node_of, bytes);
+  out.phases = dp_all_reduce(algorithm, gpus, node_of, bytes, g.node_shared);
   if (algorithm == models::GradSyncAlgorithm::kTree) out.delay_after_s = tree_fill_hops(static_cast<int>(gpus.size())) * g.hop_latency_s;
   return out;
 }
