@@ -5,6 +5,8 @@
 // Bandwidths are the cost model's achieved figures: nominal x models::link_efficiency.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "collective_flows.hpp"
 #include "simulator.hpp"
 #include "test_clusters.hpp"
@@ -199,6 +201,46 @@ TEST(ClosedForm, ConcurrentPartialNodeRingsCrossThroughOneNicEach) {
   const double analytic = models::ring_time(models::CollectiveKind::kAllReduce, n, g);
   EXPECT_NEAR(t, analytic, kTol * analytic);
   EXPECT_NEAR(t, 2.0 * 7 / 8 * n / kNicBw, kTol * t);
+}
+
+}  // namespace
+}  // namespace hetsim::sim
+
+namespace hetsim::sim {
+namespace {
+
+// Tree all-reduce of a group of 8 spread over 4 nodes, 2 members each (every member its own
+// NIC): two channels, each with one head per node and half the data; between the heads two
+// mirrored binary trees of a quarter each. The up phase's bottleneck is a head with two child
+// nodes in one tree and a parent in the other: 2·n/4 in, n/4 out on its NIC; so up and down
+// each take (n/2)/B_nic, the cost model's tree_time 2·n/B_bus with B_bus = 2 NICs.
+const std::vector<int> kTreeGpus = {0, 1, 8, 9, 16, 17, 24, 25};
+const std::vector<int> kTreeNodes = {0, 0, 1, 1, 2, 2, 3, 3};
+
+TEST(ClosedForm, TreeBetweenNodesRunsOneChannelPerMember) {
+  const auto cluster = testing::one_zone(4, NodeSpec{});
+  const double n = 1e9;
+  const auto phases = tree_all_reduce(kTreeGpus, n, &kTreeNodes);
+  ASSERT_EQ(phases.size(), 2u);
+  auto node = [&](int gpu) { return kTreeNodes[std::find(kTreeGpus.begin(), kTreeGpus.end(), gpu) - kTreeGpus.begin()]; };
+  for (const auto& phase : phases) {
+    double inter_bytes = 0;
+    for (const auto& f : phase)
+      if (node(f.src) != node(f.dst)) inter_bytes += f.bytes;
+    EXPECT_DOUBLE_EQ(inter_bytes, 2 /*channels*/ * 2 /*trees*/ * 3 /*edges*/ * n / 4);
+  }
+  const double t = simulate_phases(cluster, phases);
+  const double expected = 2 * (n / 2) / kNicBw;
+  EXPECT_NEAR(t, expected, 0.05 * expected);
+}
+
+// One channel (a node-shared group): a single head per node carries all of it, twice as long.
+TEST(ClosedForm, TreeOfANodeSharedGroupRunsOneChannel) {
+  const auto cluster = testing::one_zone(4, NodeSpec{});
+  const double n = 1e9;
+  const double t = simulate_phases(cluster, tree_all_reduce(kTreeGpus, n, &kTreeNodes, true));
+  const double expected = 2 * n / kNicBw;
+  EXPECT_NEAR(t, expected, 0.05 * expected);
 }
 
 }  // namespace
