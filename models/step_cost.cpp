@@ -53,7 +53,17 @@ struct DpGroupMemo {
   int generation = 0;          ///< counts the evaluations of `cost`
 };
 
-const GroupCost& dp_group_cost(const Cluster& c, const std::vector<int>& members, DpGroupMemo& memo) {
+const GroupCost& dp_group_cost(const Cluster& c, const std::vector<int>& members, DpGroupMemo& memo,
+                               const std::vector<int>* used_on_node) {
+  if (used_on_node) {
+    // A plan that leaves GPUs idle: the NICs of a node are shared by the plan's GPUs on it.
+    int concurrent = 1;
+    for (int g : members) concurrent = std::max(concurrent, (*used_on_node)[c.gpus[g].node]);
+    memo.cost = group_cost(c, members, concurrent);
+    ++memo.generation;
+    memo.signature.clear();
+    return memo.cost;
+  }
   // Compared with the kept signature on the way; the new one is written only on a miss.
   bool increasing = true;
   bool same = !memo.signature.empty() && memo.signature.size() == 2 * members.size();
@@ -146,7 +156,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
       }
       double t = 0;
       if (members.size() > 1) {
-        const GroupCost& g = dp_group_cost(c, members, group_memo);
+        const GroupCost& g = dp_group_cost(c, members, group_memo, in.used_on_node);
         if (sync.generation != group_memo.generation || sync.grad_bytes != grad_bytes ||
             sync.gather_bytes != gather_bytes) {
           sync = {group_memo.generation, grad_bytes, gather_bytes, 0, 0, 0};

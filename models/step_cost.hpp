@@ -34,6 +34,9 @@ struct StepInput {
   const std::vector<StageTimes>& times;        ///< [replica * max_pp + stage]
   const std::vector<char>& tp_in_one_node;     ///< [replica * max_pp + stage]
   int slowest_replica;
+  /// GPUs of the plan in each node, for plans that leave GPUs idle (they do not share the
+  /// NICs); nullptr when the plan uses every GPU of the cluster.
+  const std::vector<int>* used_on_node;
 };
 
 struct StepCost {

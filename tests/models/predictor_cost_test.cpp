@@ -215,5 +215,33 @@ TEST(Predictor, PipelineSendsShareTheNicWithThePlansGpusOnly) {
   EXPECT_GT(path_between(c, 0, 8, 2).bandwidth_Bps, 3.9 * path_between(c, 0, 8, 0).bandwidth_Bps);
 }
 
+// The same for the gradient sync: one GPU per node, so each has its node's NIC to itself.
+TEST(Predictor, GradientSyncSharesTheNicWithThePlansGpusOnly) {
+  using testing::cluster_of;
+  using testing::node_type;
+  using testing::round_gpu;
+  NodeType nt = node_type("box", round_gpu("box", 100e12), 8, 300e9, 1e9);
+  nt.nics.count = 1;
+  const Cluster c = cluster_of({nt}, {{0, 2}});
+  const Workload w = testing::gpt_workload(4, 1024, 16, 1024, 8);
+  Plan p;
+  p.micro_batch = 1;
+  for (int g : {0, 8}) {
+    Replica r;
+    r.micro_batches = 4;
+    Stage st;
+    st.layers = 4;
+    st.gpus = {g};
+    r.stages = {st};
+    p.replicas.push_back(r);
+  }
+  const PlanWork work = build_plan_work(c, w, p);
+  ASSERT_TRUE(work.feasible) << work.infeasible_reason;
+  ASSERT_EQ(work.dp_groups.size(), 1u);
+  const DpGroup& grp = work.dp_groups.front();
+  EXPECT_NEAR(grp.time_s, collective_time(CollectiveKind::kAllReduce, grp.size_bytes, group_cost(c, grp.gpus, 1)), 1e-12);
+  EXPECT_LT(grp.time_s, 0.5 * collective_time(CollectiveKind::kAllReduce, grp.size_bytes, group_cost(c, grp.gpus, 8)));
+}
+
 }  // namespace
 }  // namespace hetsim::models
