@@ -3,6 +3,7 @@
 // measured Report (the same keys as `predict`). Threads as ranks by default; under
 // `mpirun -np K hetsim run ...` one process per rank (rank 0 prints the Report, every rank
 // writes its own measurements).
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -32,6 +33,14 @@ struct RunVerbOptions {
   std::string inject_fault;  // RANK[:throw|kill[:STEP]]
 };
 
+/// Under mpirun every rank parses the inputs; only the first reports a bad plan.
+bool first_process() {
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}) {
+    if (const char* v = std::getenv(var)) return std::string(v) == "0";
+  }
+  return true;
+}
+
 models::Plan build_plan(const RunVerbOptions& o, const Inputs& in) {
   if (in.plan) return *in.plan;
   static const std::map<std::string, models::Schedule> schedules = {
@@ -48,7 +57,7 @@ models::Plan build_plan(const RunVerbOptions& o, const Inputs& in) {
   u.recompute = recomputes.at(o.recompute);
   auto made = models::make_uniform_plan(in.cluster, in.workload, o.tp, o.pp, o.dp, u);
   if (auto* bad = std::get_if<models::Infeasible>(&made)) {
-    std::cerr << "hetsim run: infeasible plan: " << bad->reason << '\n';
+    if (first_process()) std::cerr << "hetsim run: infeasible plan: " << bad->reason << '\n';
     throw VerbExit{kExitFailure};
   }
   return std::get<models::Plan>(made);
