@@ -125,42 +125,41 @@ class Loader {
       }
       out.push_back(std::move(d));
     }
-    // Context for plans: --cluster/--workload, else the only cluster/workload among the files.
-    std::optional<models::Cluster> ctx_cluster;
-    std::optional<models::Workload> ctx_workload;
-    std::string ctx_cluster_file, ctx_workload_file;
-    if (!opt_.cluster.empty()) {
-      attempt([&] { ctx_cluster = load_cluster_file(opt_.cluster); });
-      ctx_cluster_file = opt_.cluster;
-    } else if (const Described* only = only_of(out, InputKind::kCluster); only && only->cluster) {
-      ctx_cluster = only->cluster;
-      ctx_cluster_file = only->file;
-    }
-    if (!opt_.workload.empty()) {
-      attempt([&] { ctx_workload = load_workload_file(opt_.workload); });
-      ctx_workload_file = opt_.workload;
-    } else if (const Described* only = only_of(out, InputKind::kWorkload); only && only->workload) {
-      ctx_workload = only->workload;
-      ctx_workload_file = only->file;
-    }
+    // Inputs for each plan, in this order: --cluster/--workload; the plan's header comment
+    // (# cluster: NAME, # workload: NAME); the only cluster/workload among the files.
+    std::optional<models::Cluster> opt_cluster;
+    std::optional<models::Workload> opt_workload;
+    if (!opt_.cluster.empty()) attempt([&] { opt_cluster = load_cluster_file(opt_.cluster); });
+    if (!opt_.workload.empty()) attempt([&] { opt_workload = load_workload_file(opt_.workload); });
+    const Described* only_cluster = only_of(out, InputKind::kCluster);
+    const Described* only_workload = only_of(out, InputKind::kWorkload);
     for (auto& d : out) {
       if (d.kind != InputKind::kPlan) continue;
       if (!attempt([&] { d.spec = models::load_plan_spec(d.file); })) continue;
-      // Else the plan's header comment (# cluster: ...  workload: ...).
-      std::optional<models::Cluster> cluster = ctx_cluster;
-      std::optional<models::Workload> workload = ctx_workload;
-      d.plan_cluster = ctx_cluster_file;
-      d.plan_workload = ctx_workload_file;
       const models::PlanHeader header = models::read_plan_header(d.file);
-      if (!cluster && !header.cluster.empty() && opt_.cluster.empty()) {
+      std::optional<models::Cluster> cluster;
+      std::optional<models::Workload> workload;
+      if (!opt_.cluster.empty()) {
+        cluster = opt_cluster;
+        d.plan_cluster = opt_.cluster;
+      } else if (!header.cluster.empty()) {
         d.plan_cluster = header.cluster;
         if (!header_file_exists(d.file, header.cluster, header.cluster_line, "cluster")) continue;
         if (!attempt([&] { cluster = load_cluster_file(header.cluster); })) continue;
+      } else if (only_cluster != nullptr) {
+        cluster = only_cluster->cluster;
+        d.plan_cluster = only_cluster->file;
       }
-      if (!workload && !header.workload.empty() && opt_.workload.empty()) {
+      if (!opt_.workload.empty()) {
+        workload = opt_workload;
+        d.plan_workload = opt_.workload;
+      } else if (!header.workload.empty()) {
         d.plan_workload = header.workload;
         if (!header_file_exists(d.file, header.workload, header.workload_line, "workload")) continue;
         if (!attempt([&] { workload = load_workload_file(header.workload); })) continue;
+      } else if (only_workload != nullptr) {
+        workload = only_workload->workload;
+        d.plan_workload = only_workload->file;
       }
       if (cluster && workload) {
         if (attempt([&] { d.plan = models::load_plan(d.file, *cluster, *workload); })) d.context = std::move(cluster);
@@ -499,8 +498,8 @@ void add_describe_verb(CLI::App& app) {
   auto opt = std::make_shared<DescribeOptions>();
   CLI::App* cmd = app.add_subcommand("describe", "Load input files (any kind) and print what was understood");
   cmd->add_option("files", opt->files, "Input YAML files: gpu-catalog, cluster, workload or plan")->required();
-  cmd->add_option("--cluster", opt->cluster, "Cluster to check plans against");
-  cmd->add_option("--workload", opt->workload, "Workload to check plans against");
+  cmd->add_option("--cluster", opt->cluster, "Cluster to check plans against (default: the plan's header comment)");
+  cmd->add_option("--workload", opt->workload, "Workload to check plans against (default: the plan's header comment)");
   add_format_option(cmd, &opt->format);
   cmd->callback([opt] {
     const std::vector<Described> all = Loader(*opt).run();

@@ -142,9 +142,7 @@ void write_ranked(JsonWriter& j, const models::RankedPlan& p, const models::Clus
     for (const models::Stage& s : rep.stages) {
       j.begin_object().key("layers").value(s.layers).key("tp").value(s.tp());
       j.key("gpu_type").value(c.gpu_type(s.gpus.front()).name);
-      j.key("gpus").begin_array();
-      for (int g : s.gpus) j.value(g);
-      j.end_array().end_object();
+      j.key("gpus").value(models::gpu_selector(s.gpus, c)).end_object();
     }
     j.end_array().end_object();
   }
@@ -201,7 +199,7 @@ void write_table(const PlanVerbOptions& o, const models::PlannerResult& r, const
             << models::to_string(r.objective);
   if (r.objective == models::PlanObjective::kBudget) std::cout << " <= " << format_price_per_hour(o.budget_per_hour);
   std::cout << "\n";
-  std::vector<std::string> head = {"#", "tokens/s", "MFU", "headroom", "$/h", "$/Mtok", "GPUs", "shape"};
+  std::vector<std::string> head = {"#", "tokens/s", "MFU", "headroom", "$/h", "$/Mtok", "GPUs"};
   if (ref.done) head.insert(head.begin() + 2, "sim tokens/s");
   TextTable t(head);
   for (size_t i = 0; i < r.top.size(); ++i) {
@@ -211,13 +209,22 @@ void write_table(const PlanVerbOptions& o, const models::PlannerResult& r, const
                                     models::format_size(p.memory_headroom_bytes) +
                                         fmt(" (%.0f%%)", 100 * p.memory_headroom_fraction),
                                     format_price_per_hour(p.report.cost_per_hour),
-                                    fmt("%.3f", p.report.cost_per_million_tokens), std::to_string(p.plan.gpu_count()),
-                                    p.shape};
+                                    fmt("%.3f", p.report.cost_per_million_tokens), std::to_string(p.plan.gpu_count())};
     if (ref.done) row.insert(row.begin() + 2, ref.simulated[i] ? fmt("%.0f", *ref.simulated[i]) : "-");
     t.add_row(row);
   }
-  if (r.top.empty()) std::cout << "no plan: " << r.reason << "\n";
-  else t.print(std::cout);
+  if (r.top.empty()) {
+    std::cout << "no plan: " << r.reason << "\n";
+  } else {
+    // The shape goes last, left-aligned, after the table's columns.
+    std::ostringstream table;
+    t.print(table);
+    std::istringstream lines(table.str());
+    std::string line;
+    for (int i = -1; std::getline(lines, line); ++i) {
+      std::cout << line << "  " << (i < 0 ? "shape" : r.top[i].shape) << "\n";
+    }
+  }
   std::cout << "baselines:\n";
   for (const models::PlannerBaseline* b : {&r.uniform, &r.fastest_type_only}) {
     std::cout << "  " << b->name;
@@ -227,7 +234,7 @@ void write_table(const PlanVerbOptions& o, const models::PlannerResult& r, const
       continue;
     }
     std::cout << ": " << fmt("%.0f", b->best.report.tokens_per_s) << " tokens/s";
-    if (!r.top.empty()) std::cout << fmt(", best plan is %.2fx", r.top[0].report.tokens_per_s / b->best.report.tokens_per_s);
+    if (!r.top.empty()) std::cout << fmt(", best plan has %.2fx its tokens/s", r.top[0].report.tokens_per_s / b->best.report.tokens_per_s);
     std::cout << "  " << b->best.shape << "\n";
   }
   std::cout << fmt("search: %.3f s, ", r.search_time_s) << r.plans_evaluated << " plans evaluated, " << r.plans_pruned

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// `hetsim validate SUITE.yaml... [--format table|json] [--engine analytic]`: predicts every row
-// of ground-truth suites and prints the errors (DESIGN.md "Ground-truth validation").
+// `hetsim validate SUITE.yaml... [--format table|json] [--engine analytic] [--emit-dir DIR]`:
+// predicts every row of ground-truth suites and prints the errors (DESIGN.md "Ground-truth
+// validation"); --emit-dir also writes each row's cluster/workload/plan YAML.
 // Exit code 1 when a row could not be predicted, 2 on bad input.
 #include <iostream>
 
@@ -8,6 +9,7 @@
 #include "cli_common.hpp"
 #include "diagnostics.hpp"
 #include "engines.hpp"
+#include "suite_emit.hpp"
 #include "validation_suite.hpp"
 #include "verbs.hpp"
 
@@ -19,6 +21,7 @@ struct ValidateOptions {
   std::vector<std::string> suites;
   OutputFormat format = OutputFormat::kTable;
   std::string engine = "analytic";
+  std::string emit_dir;  ///< when set: DIR/<suite>/<row>/{cluster,workload,plan}.yaml
 };
 
 void run_validate(const ValidateOptions& o) {
@@ -46,6 +49,14 @@ void run_validate(const ValidateOptions& o) {
   for (const models::Suite& s : suites) {
     results.push_back(models::validate_suite(s, catalog, *engine));
     failed += results.back().rows_failed;
+    if (!o.emit_dir.empty()) {
+      try {
+        models::emit_suite_inputs(s, results.back(), catalog, o.emit_dir);
+      } catch (const std::runtime_error& e) {
+        std::cerr << "hetsim validate: error: --emit-dir: " << e.what() << "\n";
+        throw VerbExit{kExitFailure};
+      }
+    }
   }
   if (o.format == OutputFormat::kJson) std::cout << models::validation_json(results);
   else std::cout << models::validation_table(results);
@@ -60,6 +71,8 @@ void add_validate_verb(CLI::App& app) {
   verb->add_option("suites", opts->suites, "Suite files (../shared/validation/*.yaml)")->required()->check(CLI::ExistingFile);
   add_format_option(verb, &opts->format);
   verb->add_option("--engine", opts->engine, "Prediction engine: analytic (default) or a registered one such as sim");
+  verb->add_option("--emit-dir", opts->emit_dir,
+                   "Also write each row's inputs as DIR/<suite>/<row>/{cluster,workload,plan}.yaml");
   verb->callback([opts] { run_validate(*opts); });
 }
 

@@ -27,7 +27,9 @@ std::string index_list(const std::vector<int>& idx) {
   return out;
 }
 
-std::string selector(const std::vector<int>& gpus, const Cluster& c) {
+}  // namespace
+
+std::string gpu_selector(const std::vector<int>& gpus, const Cluster& c) {
   const int node = c.node_of_gpu(gpus.front());
   bool one_node = true;
   std::vector<int> local;
@@ -40,8 +42,6 @@ std::string selector(const std::vector<int>& gpus, const Cluster& c) {
   return c.zones[n.zone].name + "/" + c.node_types[n.node_type].name + "[" + std::to_string(n.index_in_group) +
          "]/gpu[" + index_list(local) + "]";
 }
-
-}  // namespace
 
 std::string plan_to_yaml(const Plan& plan, const Cluster& cluster, const PlanWriteOptions& o) {
   std::ostringstream y;
@@ -66,7 +66,7 @@ std::string plan_to_yaml(const Plan& plan, const Cluster& cluster, const PlanWri
     y << "  - micro_batches: " << r.micro_batches << "\n";
     y << "    stages:\n";
     for (const Stage& s : r.stages) {
-      y << "      - {layers: " << s.layers << ", gpus: \"" << selector(s.gpus, cluster) << "\"}\n";
+      y << "      - {layers: " << s.layers << ", gpus: \"" << gpu_selector(s.gpus, cluster) << "\"}\n";
     }
   }
   return y.str();

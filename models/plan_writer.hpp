@@ -14,6 +14,9 @@ struct PlanWriteOptions {
   std::string comment;        ///< extra header comment lines (may contain newlines)
 };
 
+/// The selector of a TP group: "zone/type[i]/gpu[a-b]" inside one node, else "gpu[0-3,8]".
+std::string gpu_selector(const std::vector<int>& gpus, const Cluster& cluster);
+
 /// The YAML text of `plan`. Each stage's GPUs are written as a node selector
 /// ("zone/type[i]/gpu[a-b]") when they lie in one node, else as global indices ("gpu[0-3,8]").
 std::string plan_to_yaml(const Plan& plan, const Cluster& cluster, const PlanWriteOptions& options = {});

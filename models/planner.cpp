@@ -121,18 +121,30 @@ std::string knob_summary(const Plan& p) {
   return s;
 }
 
-RankedPlan rank(const Cluster& cluster, const Workload& workload, const Candidate& c) {
+RankedPlan rank(const Cluster& cluster, const Workload& workload, const Candidate& c, bool spot) {
   RankedPlan r;
   r.plan = c.plan;
   r.shape = c.shape + " (" + knob_summary(c.plan) + ")";
   r.estimated_tokens_per_s = c.estimated_tokens_per_s;
   r.report = predict(cluster, workload, c.plan);
+  if (spot && r.report.tokens_per_s > 0) {  // the predictor prices on-demand; --spot asks for spot prices
+    std::vector<int> gpus;
+    for (const Replica& rep : c.plan.replicas) {
+      for (const Stage& st : rep.stages) gpus.insert(gpus.end(), st.gpus.begin(), st.gpus.end());
+    }
+    r.report.cost_per_hour = planner::nodes_price_per_hour(cluster, gpus, true);
+    r.report.cost_per_million_tokens = r.report.cost_per_hour / (r.report.tokens_per_s * 3600.0) * 1e6;
+  }
+  // Headroom of the tightest stage (smallest free fraction of its GPU's memory).
   r.memory_headroom_bytes = std::numeric_limits<double>::infinity();
   r.memory_headroom_fraction = 1;
   for (const StageReport& s : r.report.stages) {
     if (s.memory_capacity_bytes <= 0) continue;
-    r.memory_headroom_bytes = std::min(r.memory_headroom_bytes, s.memory_capacity_bytes - s.memory_bytes);
-    r.memory_headroom_fraction = std::min(r.memory_headroom_fraction, 1.0 - s.memory_bytes / s.memory_capacity_bytes);
+    const double fraction = 1.0 - s.memory_bytes / s.memory_capacity_bytes;
+    if (fraction < r.memory_headroom_fraction || !std::isfinite(r.memory_headroom_bytes)) {
+      r.memory_headroom_fraction = fraction;
+      r.memory_headroom_bytes = s.memory_capacity_bytes - s.memory_bytes;
+    }
   }
   if (!std::isfinite(r.memory_headroom_bytes)) r.memory_headroom_bytes = 0;
   if (r.memory_headroom_bytes < 0) {  // never hand out a plan the predictor says does not fit
@@ -201,8 +213,9 @@ std::vector<Candidate> megatron_candidates(const Cluster& cluster, const Workloa
 
 }  // namespace
 
-PlannerResult plan_training(const Cluster& cluster, const Workload& workload, const PlannerOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
+namespace {
+
+PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const PlannerOptions& options) {
   PlannerResult result;
   result.objective = options.objective;
   result.uniform.name = "uniform";
@@ -259,8 +272,9 @@ PlannerResult plan_training(const Cluster& cluster, const Workload& workload, co
           if (fast_only) fastest.offer(s);
         },
         [&] {
-          if (obj == PlanObjective::kCost) return kNegInf;
-          return fast_only ? std::min(best.threshold(), fastest.threshold()) : best.threshold();
+          if (!fast_only) return best.threshold();
+          // The fastest-type collector ranks by tokens/s: only a tokens/s bound serves both.
+          return obj == PlanObjective::kCost ? kNegInf : std::min(best.threshold(), fastest.threshold());
         });
   }
   // Baselines. (b) on the fastest type's pools when the allotments above did not cover them.
@@ -294,7 +308,7 @@ PlannerResult plan_training(const Cluster& cluster, const Workload& workload, co
   const auto predict_all = [&](const std::vector<Candidate>& cands) {
     std::vector<RankedPlan> out;
     for (const Candidate& c : cands) {
-      RankedPlan r = rank(cluster, workload, c);
+      RankedPlan r = rank(cluster, workload, c, options.spot);
       ++result.plans_predicted;
       if (r.report.feasible) out.push_back(std::move(r));
       else if (std::getenv("HETSIM_PLANNER_DEBUG")) std::fprintf(stderr, "infeasible %s: %s\n", c.shape.c_str(), r.report.infeasible_reason.c_str());
@@ -344,6 +358,28 @@ PlannerResult plan_training(const Cluster& cluster, const Workload& workload, co
   }
   result.plans_evaluated = search.evaluated + evaluated + result.plans_predicted + costs.get_probe_count();
   result.plans_pruned = search.pruned + pruned;
+  return result;
+}
+
+}  // namespace
+
+PlannerResult plan_training(const Cluster& cluster, const Workload& workload, const PlannerOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  PlannerResult result = plan_once(cluster, workload, options);
+  // The estimator's memory is fitted, the predictor's exact: when every shape the estimator
+  // liked turned out not to fit, search again with a safety margin before giving up.
+  PlannerOptions retry = options;
+  long evaluated = result.plans_evaluated, pruned = result.plans_pruned, predicted = result.plans_predicted;
+  for (int attempt = 0; attempt < 2 && result.top.empty() && result.plans_predicted > 0; ++attempt) {
+    retry.memory_fraction *= 0.9;
+    result = plan_once(cluster, workload, retry);
+    evaluated += result.plans_evaluated;
+    pruned += result.plans_pruned;
+    predicted += result.plans_predicted;
+  }
+  result.plans_evaluated = evaluated;
+  result.plans_pruned = pruned;
+  result.plans_predicted = predicted;
   result.search_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }

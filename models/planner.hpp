@@ -54,8 +54,8 @@ struct RankedPlan {
   Plan plan;
   Report report;                    ///< models::predict() of plan (feasible)
   std::string shape;                ///< e.g. "2x[dgx-a100 tp8 x2 | v100 tp4 x3] + 1x[v100 tp8 x4]"
-  double memory_headroom_bytes = 0; ///< min over stages of capacity - peak
-  double memory_headroom_fraction = 0;  ///< the same as a fraction of that stage's capacity
+  double memory_headroom_bytes = 0;     ///< capacity - peak of the tightest stage
+  double memory_headroom_fraction = 0;  ///< the same as a fraction of its GPU's memory (smallest over stages)
   double estimated_tokens_per_s = 0;    ///< the search estimator's figure (before predict)
 };
 

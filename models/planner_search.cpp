@@ -16,6 +16,11 @@
 
 namespace hetsim::models::planner {
 
+namespace {
+constexpr size_t kExactCombinations = 256;  // per-pool depth combinations tried exhaustively
+constexpr size_t kTopDepthsPerPool = 3;     // otherwise: the best depths of each pool
+}  // namespace
+
 void ShapeCollector::offer(const Shape& shape) {
   const double s = score_(shape);
   if (!std::isfinite(s)) return;
@@ -89,7 +94,7 @@ void ShapeSearch::search(const std::vector<int>& pool_nodes, bool uniform,
                   common = t;
                 }
               }
-              tasks.push_back(Task{k, tp, upper_bound_tokens_per_s(k, pool_nodes, tp)});
+              tasks.push_back(Task{k, tp, upper_bound_score(k, pool_nodes, tp)});
               return;
             }
             for (int t : choices[p]) {
@@ -104,7 +109,7 @@ void ShapeSearch::search(const std::vector<int>& pool_nodes, bool uniform,
   }
   std::stable_sort(tasks.begin(), tasks.end(), [](const Task& a, const Task& b) { return a.bound > b.bound; });
   for (size_t i = 0; i < tasks.size(); ++i) {
-    if (tasks[i].bound <= 0 || tasks[i].bound < bound()) {
+    if (!std::isfinite(tasks[i].bound) || tasks[i].bound < bound()) {
       pruned += static_cast<long>(tasks.size() - i);  // sorted: no later task can do better
       break;
     }
@@ -124,6 +129,26 @@ double ShapeSearch::upper_bound_tokens_per_s(const Knobs& knobs, const std::vect
     rate += units / (workload_.model.layers * u.layer_s);
   }
   return rate * knobs.micro_batch * workload_.model.seq_len;
+}
+
+double ShapeSearch::upper_bound_score(const Knobs& knobs, const std::vector<int>& pool_nodes,
+                                      const std::vector<int>& tp) {
+  const double tokens = upper_bound_tokens_per_s(knobs, pool_nodes, tp);
+  if (tokens <= 0) return -std::numeric_limits<double>::infinity();
+  if (options_.objective != PlanObjective::kCost) return tokens;
+  // Dollars per token of any mix >= the best dollars per token-rate bound of one node of a pool
+  // (price and rate bound both add up over nodes).
+  double best = std::numeric_limits<double>::infinity();
+  for (size_t p = 0; p < pools_.size(); ++p) {
+    if (tp[p] == 0) continue;
+    std::vector<int> one(pools_.size(), 0), tp_one(pools_.size(), 0);
+    one[p] = 1;
+    tp_one[p] = tp[p];
+    const NodeType& t = cluster_.node_types[pools_[p].node_type];
+    const double price = (options_.spot && t.spot_price_per_hour) ? *t.spot_price_per_hour : t.price_per_hour;
+    best = std::min(best, price / upper_bound_tokens_per_s(knobs, one, tp_one));
+  }
+  return -best;
 }
 
 const std::vector<ShapeSearch::PoolOption>& ShapeSearch::pool_options(int pool, int tp, int units,
@@ -196,10 +221,13 @@ void ShapeSearch::search_tp(const Knobs& knobs, const std::vector<int>& pool_nod
                             bool uniform, const std::function<void(const Shape&)>& sink,
                             const std::function<double()>& bound) {
   const int n = static_cast<int>(pools_.size());
-  if (upper_bound_tokens_per_s(knobs, pool_nodes, tp) < bound()) {
+  if (upper_bound_score(knobs, pool_nodes, tp) < bound()) {
     ++pruned;
     return;
   }
+  // The inner bounds below are in tokens/s: they apply to the throughput and budget objectives.
+  const bool by_tokens = options_.objective != PlanObjective::kCost;
+  const auto tokens_bound = [&] { return by_tokens ? bound() : -std::numeric_limits<double>::infinity(); };
   std::vector<int> active, units(n, 0);
   int total_units = 0;
   for (int p = 0; p < n; ++p) {
@@ -231,19 +259,24 @@ void ShapeSearch::search_tp(const Knobs& knobs, const std::vector<int>& pool_nod
     std::vector<std::vector<PoolOption>> opts;
     for (int p : active) {
       auto o = pool_options(p, tp[p], units[p], knobs, std::max(1, total_units / std::max(1, units[p])), uniform);
-      if (!uniform && o.size() > 3) o.resize(3);
       if (o.empty()) {
         opts.clear();
         break;
       }
       opts.push_back(std::move(o));
     }
+    // Exact where the product of depths is small; else each pool's best few steady-state rates.
+    size_t combinations = 1;
+    for (const auto& o : opts) combinations *= o.size();
+    if (!uniform && combinations > kExactCombinations) {
+      for (auto& o : opts) o.resize(std::min<size_t>(o.size(), kTopDepthsPerPool));
+    }
     const auto emit = [&](const std::vector<const PoolOption*>& pick) {
       Shape s = base;
       for (size_t i = 0; i < pick.size(); ++i) {
         s.kinds.push_back(kind_of({KindBlock{active[i], pick[i]->pp}}, pick[i]->copies, pick[i]->part));
       }
-      if (finish(s, bound())) sink(s);
+      if (finish(s, tokens_bound())) sink(s);
     };
     if (!opts.empty() && uniform) {
       for (const PoolOption& first : opts[0]) {
@@ -314,16 +347,16 @@ void ShapeSearch::search_tp(const Knobs& knobs, const std::vector<int>& pool_nod
           continue;
         }
         const double mixed_rate = d / part.bottleneck_s;  // micro-batches per second, no bubble
-        if ((mixed_rate + rest_rate) * tokens_per_mb < bound()) {
+        if ((mixed_rate + rest_rate) * tokens_per_mb < tokens_bound()) {
           ++pruned;
           continue;
         }
         Shape s = base;
         s.kinds.push_back(kind_of(blocks, d, part));
-        if (mixed_rate * tokens_per_mb >= bound() && finish(s, bound())) sink(s);
+        if (mixed_rate * tokens_per_mb >= tokens_bound() && finish(s, tokens_bound())) sink(s);
         if (rest.empty()) continue;
         for (const auto& [p, o] : rest) s.kinds.push_back(kind_of({KindBlock{p, o->pp}}, o->copies, o->part));
-        if (finish(s, bound())) sink(s);
+        if (finish(s, tokens_bound())) sink(s);
       } while (std::next_permutation(order.begin(), order.end()));
     }
   }
@@ -423,6 +456,11 @@ Plan ShapeSearch::materialize(const Shape& s) const {
     }
   }
   if (plan.dp() == 1) plan.zero = 0;  // nothing to shard over
+  bool any_tp = false;
+  for (const Replica& r : plan.replicas) {
+    for (const Stage& st : r.stages) any_tp = any_tp || st.tp() > 1;
+  }
+  plan.sequence_parallel = plan.sequence_parallel && any_tp;  // SP splits over TP ranks only
   plan.name = "planned";
   return plan;
 }

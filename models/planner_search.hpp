@@ -62,6 +62,8 @@ class ShapeSearch {
   ShapeSearch(const Cluster& cluster, const Workload& workload, const PlannerOptions& options, UnitCostTable& costs);
 
   const std::vector<Pool>& get_pools() const { return pools_; }
+  /// `bound` returns the score (ShapeCollector units: tokens/s, or -dollars per token for the
+  /// cost objective) a shape must beat to be kept.
   /// Enumerates shapes on the first `pool_nodes[p]` nodes of each pool (0 = pool unused) and
   /// offers each scored shape to `sink`. `uniform`: one TP degree everywhere, Megatron's
   /// layer split and equal micro-batches, every allotted GPU used.
@@ -94,6 +96,8 @@ class ShapeSearch {
   int unit_gpu(int pool, int tp, int unit) const;
   double upper_bound_tokens_per_s(const Knobs& knobs, const std::vector<int>& pool_nodes,
                                   const std::vector<int>& tp);
+  /// Upper bound of the objective's score (tokens/s, or -dollars per token for kCost).
+  double upper_bound_score(const Knobs& knobs, const std::vector<int>& pool_nodes, const std::vector<int>& tp);
 
   const Cluster& cluster_;
   const Workload& workload_;

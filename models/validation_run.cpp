@@ -31,7 +31,7 @@ RowResult validate_row(const Suite& suite, const SuiteRow& row, const Catalog& c
   out.id = row.id;
   out.measured = row.measured;
   out.model_key = model_key(row.model);
-  const long gpus = static_cast<long>(row.tp) * row.pp * row.dp;
+  const long gpus = suite_row_gpus(row);
   const Workload workload = suite_workload(suite, row);
   const Cluster cluster = suite_cluster(row.system, static_cast<int>(gpus), catalog);
   std::vector<int> candidates;

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "loader_common.hpp"
+#include "validation_suite_v2.hpp"
 #include "yaml_reader.hpp"
 
 namespace hetsim::models {
@@ -68,6 +69,15 @@ void read_system(MapReader& m, SuiteSystem& s, const Catalog& catalog) {
   set_if(s.inter_node_latency_s, m.get_quantity("inter_node_latency", Need::kOptional, parse_time,
                                                 "a time such as \"5us\"", false));
   m.finish();
+}
+
+/// Version 2 accepts the node-group form of `system:` next to the homogeneous one.
+void read_any_system(MapReader& m, SuiteSystem& s, const Catalog& catalog, int format) {
+  if (format >= 2 && m.ok() && m.has("nodes")) detail::read_system_groups(m, s, catalog);
+  else {
+    s.nodes.clear();
+    read_system(m, s, catalog);
+  }
 }
 
 void read_model(MapReader& m, ModelSpec& spec) {
@@ -143,16 +153,13 @@ Suite parse_suite(std::string_view text, const Catalog& catalog, const std::stri
     set_if(suite.name, root.get_string("suite", Need::kRequired));
     set_if(suite.source, root.get_string("source", Need::kRequired));
     set_if(suite.format, root.get_int("format", Need::kOptional, 1, 2));
-    if (suite.format != 1)
-      sink.error(root.value_mark_of("format"), "format",
-                 "format " + std::to_string(suite.format) + " is not supported yet (expected 1)");
     if (auto metric = root.get_string("metric", Need::kRequired)) {
       if (*metric != "iteration_time_s")
         sink.error(root.value_mark_of("metric"), "metric", "unknown metric '" + *metric + "' (expected iteration_time_s)");
       suite.metric = *metric;
     }
     SuiteSystem system;
-    if (auto s = root.get_map("system", Need::kRequired)) read_system(*s, system, catalog);
+    if (auto s = root.get_map("system", Need::kRequired)) read_any_system(*s, system, catalog, suite.format);
     std::optional<YAML::Node> default_model, default_training;
     if (auto d = root.get_map("defaults", Need::kOptional)) {
       default_model = d->get_node("model", Need::kOptional);
@@ -171,7 +178,7 @@ Suite parse_suite(std::string_view text, const Catalog& catalog, const std::stri
         set_if(row.id, r.get_string("id", Need::kRequired));
         if (!row.id.empty() && !ids.insert(row.id).second)
           row_sink.error(r.value_mark_of("id"), r.field("id"), "duplicate id '" + row.id + "' (expected unique ids)");
-        if (auto s = r.get_map("system", Need::kOptional)) read_system(*s, row.system, catalog);
+        if (auto s = r.get_map("system", Need::kOptional)) read_any_system(*s, row.system, catalog, suite.format);
         {
           MapReader m(overlay(default_model, r.get_node("model", Need::kOptional)), r.field("model"), row_sink,
                       r.key_mark("model").is_null() ? node.Mark() : r.key_mark("model"));
@@ -182,8 +189,17 @@ Suite parse_suite(std::string_view text, const Catalog& catalog, const std::stri
                       row_sink, r.key_mark("training").is_null() ? node.Mark() : r.key_mark("training"));
           read_training(t, row);
         }
-        if (auto p = r.get_map("parallel", Need::kRequired)) read_parallel(*p, row);
+        // Version 2: an explicit `plan:` instead of `parallel:`.
+        std::optional<detail::RowPlanInput> plan_input;
+        if (suite.format >= 2 && r.has("plan")) {
+          if (r.has("parallel"))
+            row_sink.error(r.key_mark("parallel"), r.field("parallel"), "a row gives either plan or parallel (expected one)");
+          if (auto p = r.get_map("plan", Need::kRequired)) detail::read_row_plan(*p, plan_input.emplace(), row);
+        } else if (auto p = r.get_map("parallel", Need::kRequired)) {
+          read_parallel(*p, row);
+        }
         if (auto b = r.get_map("batch", Need::kRequired)) read_batch(*b, row);
+        if (plan_input) detail::check_row_plan(*plan_input, row, row_sink);
         set_if(row.measured, r.get_number("measured", Need::kRequired, 0, 1e12, true));
         set_if(row.note, r.get_string("note", Need::kOptional));
         r.finish();
@@ -205,6 +221,7 @@ Suite load_suite(const std::string& path, const Catalog& catalog) {
 }
 
 Cluster suite_cluster(const SuiteSystem& system, int gpus, const Catalog& catalog) {
+  if (!system.nodes.empty()) return suite_cluster_from_groups(system, catalog);
   Cluster c;
   c.name = "suite";
   NodeType nt;
@@ -240,6 +257,7 @@ Workload suite_workload(const Suite& suite, const SuiteRow& row) {
 
 std::variant<Plan, Infeasible> suite_plan(const SuiteRow& row, const Cluster& cluster, const Workload& workload,
                                           int micro) {
+  if (row.plan) return detail::suite_explicit_plan(row, cluster, workload, micro);
   UniformPlanOptions o;
   o.micro_batch = micro;
   o.schedule = row.interleave > 1 ? Schedule::kInterleaved : row.schedule;

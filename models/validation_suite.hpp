@@ -20,8 +20,20 @@
 
 namespace hetsim::models {
 
-/// Homogeneous hardware of a version-1 suite (or of one row that overrides it).
+/// One node group of a version-2 heterogeneous system (README "Format version 2").
+struct SuiteNodeGroup {
+  std::string gpu;                    ///< catalog name
+  int count = 1;                      ///< nodes in the group
+  int gpus_per_node = 1;
+  double intra_node_Bps = 0;          ///< per GPU, one direction
+  double nic_Bps = 0;                 ///< per NODE, one direction
+  int line = 0;                       ///< 1-based line of the group in the file
+};
+
+/// Hardware of a suite (or of one row that overrides it): the homogeneous version-1 form, or
+/// (version 2) node groups in rank order.
 struct SuiteSystem {
+  std::vector<SuiteNodeGroup> nodes;  ///< version-2 heterogeneous form; empty in the homogeneous form
   std::string gpu;                    ///< catalog name
   int gpus_per_node = 8;
   double intra_node_Bps = 0;          ///< per GPU, one direction
@@ -40,6 +52,10 @@ struct SuiteRow {
   int tp = 1, pp = 1, dp = 1, interleave = 1, zero = 0;
   bool sequence_parallel = false;
   std::optional<int> micro;           ///< omitted: the fastest feasible one is chosen
+  /// Version 2 `plan:` rows: stages and replicas with global GPU indices (micro_batch and the
+  /// replicas' micro_batches are filled by suite_plan()); nullopt for `parallel:` rows.
+  std::optional<Plan> plan;
+  std::vector<int> micro_batches;     ///< version 2 `plan.micro_batches` (one per replica); empty: even split
   double measured = 0;
   std::string note;
 };
@@ -61,7 +77,12 @@ Suite parse_suite(std::string_view text, const Catalog& catalog, const std::stri
 
 /// The cluster of a row: ceil(gpus / gpus_per_node) nodes of one type in one zone; each node
 /// has one NIC per GPU carrying the per-GPU inter-node bandwidth (the suite's definition).
+/// A system given as node groups (version 2) becomes every node of every group, one node type
+/// per group, in one zone (suite_cluster_from_groups, validation_suite_v2.cpp).
 Cluster suite_cluster(const SuiteSystem& system, int gpus, const Catalog& catalog);
+Cluster suite_cluster_from_groups(const SuiteSystem& system, const Catalog& catalog);
+/// GPUs a row uses: tp*pp*dp, or the largest GPU index of its explicit plan + 1.
+int suite_row_gpus(const SuiteRow& row);
 Workload suite_workload(const Suite& suite, const SuiteRow& row);
 /// The Megatron (tp, pp, dp) plan of a row with micro-batch `micro`.
 std::variant<Plan, Infeasible> suite_plan(const SuiteRow& row, const Cluster& cluster, const Workload& workload,

@@ -269,6 +269,28 @@ void stage_actor(World& w, int a) {
       while (released < comp->buckets) comp->bucket_ready[released++]->release();
   };
 
+  // ZeRO-3: the chunk's weights are gathered while the pass computes; the pass waits for them at its end.
+  const FoldedPhase& gather = w.lay.zero3_gather[a];
+  std::vector<sg4::CommPtr> gathers;
+  auto start_gather = [&] {
+    gathers.clear();
+    for (const auto& f : gather.simulated) gathers.push_back(rt.start_flow(f));
+    return sg4::Engine::get_clock();
+  };
+  auto finish_gather = [&](double started, const std::string& label) {
+    if (gathers.empty()) return;
+    const double t0 = sg4::Engine::get_clock();
+    sg4::Comm::wait_all(gathers);
+    double end = started;
+    for (std::size_t k = 0; k < gathers.size(); ++k) {
+      end = std::max(end, gathers[k]->get_finish_time());
+      rt.account(gather.simulated[k], started, gathers[k]->get_finish_time());
+    }
+    for (const auto& f : gather.shadows) rt.account(f, started, end);
+    timing.dp_wait_s += sg4::Engine::get_clock() - t0;
+    rt.span(a, "zero3 gather " + label, "dp", t0, sg4::Engine::get_clock());
+  };
+
   for (int i = 0; i < static_cast<int>(passes.size()); ++i) {
     const auto& ps = passes[i];
     const auto& chunk = sw.chunks[ps.chunk];
@@ -279,9 +301,10 @@ void stage_actor(World& w, int a) {
         timing.pp_wait_s += rt.receive(rt.message(r, s, true, ps.chunk, ps.micro_batch));
         rt.span(a, "recv " + label, "pp", t0, sg4::Engine::get_clock());
       }
-      const double t0 = sg4::Engine::get_clock();
+      const double t0 = start_gather();
       run_ops(chunk.forward, false);
       rt.span(a, label, "forward", t0, sg4::Engine::get_clock());
+      finish_gather(t0, label);
       const double t1 = sg4::Engine::get_clock();
       if (s < p - 1) timing.pp_send_s += rt.send(rt.message(r, s + 1, true, ps.chunk, ps.micro_batch), transfer(w, r, s, s + 1, true));
       else if (ps.chunk < v - 1) timing.pp_send_s += rt.send(rt.message(r, 0, true, ps.chunk + 1, ps.micro_batch), transfer(w, r, s, 0, true));
@@ -293,9 +316,10 @@ void stage_actor(World& w, int a) {
         timing.pp_wait_s += rt.receive(rt.message(r, s, false, ps.chunk, ps.micro_batch));
         rt.span(a, "recv " + label, "pp", t0, sg4::Engine::get_clock());
       }
-      const double t0 = sg4::Engine::get_clock();
+      const double t0 = start_gather();
       run_ops(chunk.backward, comp != nullptr && w.plan.overlap_grad_sync && i == last_backward);
       rt.span(a, label, "backward", t0, sg4::Engine::get_clock());
+      finish_gather(t0, label);
       const double t1 = sg4::Engine::get_clock();
       if (s > 0) timing.pp_send_s += rt.send(rt.message(r, s - 1, false, ps.chunk, ps.micro_batch), transfer(w, r, s, s - 1, false));
       else if (ps.chunk > 0) timing.pp_send_s += rt.send(rt.message(r, p - 1, false, ps.chunk - 1, ps.micro_batch), transfer(w, r, s, p - 1, false));

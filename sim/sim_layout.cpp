@@ -224,6 +224,24 @@ SimLayout layout(const Topology& topo, const models::Plan& plan, const models::P
     add(params, comp.param_phases);
   }
   if (leaves) return {};  // a DP flow leaves the simulated and ghost blocks: caller simulates unfolded
+  lay.zero3_gather.assign(lay.actors.size(), {});
+  if (plan.zero >= 3) {
+    std::vector<Phase> per_actor(lay.actors.size());
+    for (int k : groups_with_flows) {
+      const auto& grp = work.dp_groups[k];
+      const int n = static_cast<int>(grp.gpus.size());
+      for (int i = 0; i < n; ++i) {
+        const int g = grp.gpus[i];
+        if (!gpu_in_sim[g]) continue;
+        const int a = actor_of_gpu[g];
+        const double chunks = static_cast<double>(std::max<std::size_t>(1, work.replicas[lay.actors[a].replica][lay.actors[a].stage].chunks.size()));
+        const int dst = grp.gpus[(i + 1) % n];
+        if (!gpu_in_platform[dst]) return {};
+        per_actor[a].push_back({g, dst, grp.gather_bytes * (n - 1) / n / chunks});
+      }
+    }
+    for (std::size_t a = 0; a < per_actor.size(); ++a) lay.zero3_gather[a] = fold_phase(topo, per_actor[a], fold);
+  }
   for (auto& [root, c] : component_of_root) {
     auto& comp = lay.components[c];
     for (int a = 0; a < static_cast<int>(lay.actors.size()); ++a)

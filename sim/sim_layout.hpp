@@ -48,6 +48,11 @@ struct SimLayout {
   std::vector<StageActorSpec> actors;
   std::vector<DpComponent> components;
   std::vector<EmbeddingSync> embeddings;
+  /// ZeRO-3, per actor: the flows of its ranks' share of the weight all-gather of one chunk
+  /// (each rank sends (n-1)/n of the chunk's weights to its ring successor), started when a
+  /// pass starts and awaited when it ends: the prefetch overlaps the pass's compute
+  /// (Rajbhandari et al., SC'20 §5.3), as the cost model's exposed-gather term assumes.
+  std::vector<FoldedPhase> zero3_gather;
   std::vector<int> embedding_of_actor;     ///< index into embeddings, -1 when none
   bool folded = false;
   int block_replicas = 0;                  ///< replicas per block

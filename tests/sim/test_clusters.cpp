@@ -66,6 +66,7 @@ void make_uniform(const UniformWork& u, models::Plan& plan, models::PlanWork& wo
   plan.schedule = u.schedule;
   plan.interleave = u.interleave;
   plan.overlap_grad_sync = u.overlap;
+  plan.zero = u.zero;
   plan.replicas.resize(u.dp);
   work.replicas.resize(u.dp);
   auto gpu = [&](int t, int d, int s) { return t + u.tp * (d + u.dp * s); };
@@ -101,6 +102,8 @@ void make_uniform(const UniformWork& u, models::Plan& plan, models::PlanWork& wo
         models::DpGroup g;
         for (int d = 0; d < u.dp; ++d) g.gpus.push_back(gpu(t, d, s));
         g.size_bytes = u.grad_bytes;
+        g.stage = s;
+        g.gather_bytes = u.zero >= 1 ? u.grad_bytes : 0;
         work.dp_groups.push_back(g);
       }
 }

@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: Apache-2.0
+// `hetsim validate --emit-dir DIR`: each row of a suite as the three inputs the other verbs
+// read, DIR/<suite>/<row>/{cluster,workload,plan}.yaml.
+#pragma once
+#include <string>
+
+#include "validation_suite.hpp"
+
+namespace hetsim::models {
+
+/// Writes the cluster, workload and plan of every row of `suite` under dir/<suite>/<row>/,
+/// using the micro-batch each row was predicted with in `result` (the row's own when it gives
+/// one). Rows whose plan cannot be built (no micro-batch fits) get no plan.yaml. Files are
+/// written atomically. Returns the number of row folders written; throws std::runtime_error
+/// when a folder or file cannot be written.
+int emit_suite_inputs(const Suite& suite, const SuiteResult& result, const Catalog& catalog, const std::string& dir);
+
+}  // namespace hetsim::models
