@@ -3,6 +3,7 @@
 // measured Report (the same keys as `predict`). Threads as ranks by default; under
 // `mpirun -np K hetsim run ...` one process per rank (rank 0 prints the Report, every rank
 // writes its own measurements).
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <sstream>

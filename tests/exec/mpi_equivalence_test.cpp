@@ -82,6 +82,14 @@ INSTANTIATE_TEST_SUITE_P(
         MpiCase{"pp2", plan("pp2", {replica(4, {stage(2, 0), stage(2, 1)})})},
         MpiCase{"dp2", plan("dp2", {replica(2, {stage(4, 0)}), replica(2, {stage(4, 1)})})},
         MpiCase{"tp2pp2", plan("tp2pp2", {replica(4, {stage(2, 0, 2), stage(2, 2, 2)})})},
+        MpiCase{"tp2pp2_sequence_parallel_interleaved",
+                [] {
+                  auto p = plan("tp2pp2spi", {replica(4, {stage(2, 0, 2), stage(2, 2, 2)})});
+                  p.sequence_parallel = true;
+                  p.schedule = models::Schedule::kInterleaved;
+                  p.interleave = 2;
+                  return p;
+                }()},
         MpiCase{"uneven_heterogeneous",
                 [] {
                   auto p = plan("hetero", {replica(3, {stage(3, 0), stage(1, 1)}), replica(1, {stage(1, 2), stage(3, 3)})});
