@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <numeric>
 #include <string>
+#include <variant>
 
 #include "catalog.hpp"
 #include "input_loader.hpp"
@@ -215,6 +216,41 @@ TEST(PlannerHomogeneous, AtLeastEveryExamplePlanOfItsCluster) {
     ++checked;
   }
   EXPECT_GE(checked, 3);
+}
+
+TEST(PlannerHomogeneous, AtLeastEveryMegatronConfigurationOnDgxA100) {
+  // Every (tp, pp, dp) over all 32 GPUs, every micro-batch and recompute mode Megatron offers.
+  const Cluster c = load_cluster(source("clusters/dgx-a100.yaml"), Catalog::builtin());
+  for (const char* name : {"gpt3-6.7b", "llama2-7b", "gpt3-13b"}) {
+    const Workload w = load_workload(source(std::string("workloads/") + name + ".yaml"));
+    double best_megatron = 0;
+    std::string which;
+    for (int tp : {1, 2, 4, 8}) {
+      for (int pp = 1; tp * pp <= c.gpu_count(); pp *= 2) {
+        const int dp = c.gpu_count() / (tp * pp);
+        for (int micro : {1, 2, 4, 8}) {
+          for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+            UniformPlanOptions u;
+            u.micro_batch = micro;
+            u.recompute = rc;
+            auto made = make_uniform_plan(c, w, tp, pp, dp, u);
+            if (!std::holds_alternative<Plan>(made)) continue;
+            const Report r = predict(c, w, std::get<Plan>(made));
+            if (r.feasible && r.tokens_per_s > best_megatron) {
+              best_megatron = r.tokens_per_s;
+              which = std::get<Plan>(made).name + " micro " + std::to_string(micro) + " " + to_string(rc);
+            }
+          }
+        }
+      }
+    }
+    ASSERT_GT(best_megatron, 0) << name;
+    const PlannerResult r = plan_training(c, w, PlannerOptions{});
+    ASSERT_FALSE(r.top.empty()) << name << ": " << r.reason;
+    EXPECT_GE(r.top.front().report.tokens_per_s, best_megatron) << name << " vs " << which;
+    std::printf("[ dgx-a100 ] %s: best Megatron %s %.0f tokens/s, planner %.0f (x%.2f)\n", name, which.c_str(),
+                best_megatron, r.top.front().report.tokens_per_s, r.top.front().report.tokens_per_s / best_megatron);
+  }
 }
 
 TEST(PlannerHomogeneous, AtLeastTheMegatronTable1Configurations) {
