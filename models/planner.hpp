@@ -45,8 +45,9 @@ struct PlannerOptions {
   std::vector<int> tp_degrees = {1, 2, 4, 8};
   /// How many of the best estimated shapes (per category) are evaluated with predict().
   int predict_candidates = 24;
-  /// Fraction of a GPU's memory the estimator may plan for (the predictor has the last word).
-  double memory_fraction = 0.97;
+  /// Fraction of a GPU's memory the estimator may plan for. 1: the predictor alone decides what
+  /// fits (every returned plan is predicted feasible); lower it to keep a safety margin.
+  double memory_fraction = 1.0;
 };
 
 /// One plan with its prediction.

@@ -88,13 +88,13 @@ Estimate estimate_plan(const Cluster& cluster, const Workload& workload, const P
     std::vector<StageRef> ref;
     for (int s = 0; s < stages; ++s) {
       const UnitCost& u = *slots[s].unit;
-      const double time = r.stages[s].layers * u.layer_s + u.fixed_s + (s == 0 ? u.first_s : 0) +
-                          (s == stages - 1 ? u.last_s : 0) + slots[s].send_s + (s > 0 ? slots[s - 1].send_s : 0);
+      const double time = r.stages[s].layers * u.layer_s + u.extra_s(s, stages) + slots[s].send_s +
+                          (s > 0 ? slots[s - 1].send_s : 0);
       t.bottleneck_s = std::max(t.bottleneck_s, time);
       t.sum_s += time;
       const double f = inflight_factor(s, stages, r.micro_batches, v);
-      const double mem = r.stages[s].layers * (u.weight_bytes * weight_scale + f * u.act_bytes) + u.fixed_bytes +
-                         (s == 0 ? u.first_bytes : 0) + (s == stages - 1 ? u.last_bytes : 0);
+      const double mem = r.stages[s].layers * (u.weight_bytes * weight_scale + f * u.act_bytes) +
+                         u.extra_bytes(s, stages, weight_scale);
       e.min_headroom_fraction = std::min(e.min_headroom_fraction, 1.0 - mem / u.capacity_bytes);
       ref.push_back(StageRef{r.stages[s].gpus[0], r.stages[s].layers, r.stages[s].tp(), time});
     }

@@ -15,14 +15,11 @@ namespace {
 /// send to the sender's forward and the backward send to the receiver's backward).
 double extra_s(const std::vector<SlotCost>& slots, int s) {
   const int stages = static_cast<int>(slots.size());
-  const UnitCost& u = *slots[s].unit;
-  return u.fixed_s + (s == 0 ? u.first_s : 0.0) + (s == stages - 1 ? u.last_s : 0.0) + slots[s].send_s +
-         (s > 0 ? slots[s - 1].send_s : 0.0);
+  return slots[s].unit->extra_s(s, stages) + slots[s].send_s + (s > 0 ? slots[s - 1].send_s : 0.0);
 }
 
 double extra_bytes(const SlotCost& slot, int s, int stages) {
-  const UnitCost& u = *slot.unit;
-  return u.fixed_bytes + (s == 0 ? u.first_bytes : 0.0) + (s == stages - 1 ? u.last_bytes : 0.0);
+  return slot.unit->extra_bytes(s, stages, slot.weight_scale);
 }
 
 double stage_memory(const SlotCost& slot, int s, int stages, int layers, int micro_batches, int interleave) {

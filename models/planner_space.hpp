@@ -46,12 +46,31 @@ std::vector<int> valid_tp_degrees(const ModelSpec& model, int gpus_per_node, con
 ///   time(k layers)   = k*layer_s + fixed_s (+ first_s on stage 0, + last_s on the last stage)
 ///   memory(k layers) = k*weight_bytes + k*inflight*act_bytes + fixed_bytes (+ first/last)
 /// where inflight is the activation multiplier of the stage's position (inflight_factor()).
+/// A one-stage pipeline has its own extras (solo_*): with tied embeddings it keeps one copy of
+/// the embedding where a longer pipeline keeps one on its first and one on its last stage.
+/// *_state_bytes: the parameter-state part of the extras (weights, gradients, optimizer state of
+/// the embedding / LM head), which ZeRO shards like the layers' weight_bytes.
 struct UnitCost {
   bool ok = false;
   std::string reason;
-  double layer_s = 0, fixed_s = 0, first_s = 0, last_s = 0;        ///< forward + backward per micro-batch
-  double weight_bytes = 0, act_bytes = 0, fixed_bytes = 0, first_bytes = 0, last_bytes = 0;
+  double layer_s = 0, fixed_s = 0, first_s = 0, last_s = 0, solo_s = 0;  ///< forward + backward per micro-batch
+  double weight_bytes = 0, act_bytes = 0, fixed_bytes = 0, first_bytes = 0, last_bytes = 0, solo_bytes = 0;
+  double first_state_bytes = 0, last_state_bytes = 0, solo_state_bytes = 0;
   double capacity_bytes = 0;
+
+  /// Time of stage s of `stages` that does not grow with its layers (p2p excluded).
+  double extra_s(int s, int stages) const {
+    if (stages == 1) return fixed_s + solo_s;
+    return fixed_s + (s == 0 ? first_s : 0.0) + (s == stages - 1 ? last_s : 0.0);
+  }
+  /// Memory of stage s that does not grow with its layers, its parameter states scaled like
+  /// the layers' weights (`weight_scale`, ZeRO).
+  double extra_bytes(int s, int stages, double weight_scale) const {
+    const double keep = weight_scale - 1.0;  // negative: the sharded-away part
+    if (stages == 1) return fixed_bytes + solo_bytes + keep * solo_state_bytes;
+    return fixed_bytes + (s == 0 ? first_bytes + keep * first_state_bytes : 0.0) +
+           (s == stages - 1 ? last_bytes + keep * last_state_bytes : 0.0);
+  }
 };
 
 /// Activation multiplier of stage s of S with m micro-batches: 1F1B keeps min(S - s, m)

@@ -7,6 +7,7 @@
 // cluster made of that node type only (memory capacity lifted so nothing is infeasible):
 //   probe A: 5 stages of v layers each          (v = interleave factor)
 //   probe B: 4 stages of v, 2v, 2v, v layers
+//   probe C: 1 stage of v layers (a one-stage pipeline holds the embedding once if tied)
 // Middle stages give layer_s/fixed_s (time) and weight/act/fixed bytes (memory) by least
 // squares; the first and last stages give the embedding / LM-head extras.
 #include "planner_stage_cost.hpp"
@@ -14,6 +15,7 @@
 #include <Eigen/Dense>
 #include <cmath>
 
+#include "memory_cost.hpp"
 #include "predictor.hpp"
 
 namespace hetsim::models::planner {
@@ -87,10 +89,11 @@ UnitCost UnitCostTable::measure(int node_type, int tp, const Knobs& k) {
   const int v = std::max(1, k.interleave);
   const std::vector<int> layers_a = {v, v, v, v, v};
   const std::vector<int> layers_b = {v, 2 * v, 2 * v, v};
+  const std::vector<int> layers_c = {v};  // a one-stage pipeline
   const Cluster cluster = probe_cluster(type, 5, tp);
-  Report ra, rb;
-  for (int probe = 0; probe < 2; ++probe) {
-    const std::vector<int>& layers = probe == 0 ? layers_a : layers_b;
+  Report ra, rb, rc;
+  for (int probe = 0; probe < 3; ++probe) {
+    const std::vector<int>& layers = probe == 0 ? layers_a : probe == 1 ? layers_b : layers_c;
     Workload w = workload_;
     w.model.layers = 0;
     for (int l : layers) w.model.layers += l;
@@ -103,7 +106,7 @@ UnitCost UnitCostTable::measure(int node_type, int tp, const Knobs& k) {
                  (r.feasible ? std::string() : ": " + r.infeasible_reason);
       return u;
     }
-    (probe == 0 ? ra : rb) = std::move(r);
+    (probe == 0 ? ra : probe == 1 ? rb : rc) = std::move(r);
   }
   const auto time_of = [](const StageReport& s) { return s.forward_s + s.backward_s; };
   // Middle stages: (layers k, inflight f) -> time = k*layer_s + fixed_s; mem = k*w + k*f*act + c.
@@ -140,6 +143,16 @@ UnitCost UnitCostTable::measure(int node_type, int tp, const Knobs& k) {
   u.last_s = std::max(0.0, time_of(ra.stages[4]) - model_time(v));
   u.first_bytes = std::max(0.0, ra.stages[0].memory_bytes - model_mem(v, inflight_factor(0, 5, kProbeMicroBatches, v)));
   u.last_bytes = std::max(0.0, ra.stages[4].memory_bytes - model_mem(v, inflight_factor(4, 5, kProbeMicroBatches, v)));
+  u.solo_s = std::max(0.0, time_of(rc.stages[0]) - model_time(v));
+  u.solo_bytes = std::max(0.0, rc.stages[0].memory_bytes - model_mem(v, inflight_factor(0, 1, kProbeMicroBatches, v)));
+  // Parameter states of the embedding (first stage), the LM head or its tied copy (last stage),
+  // and of both when one stage holds everything (memory_cost.hpp's bytes per parameter).
+  const StateBytes sb = state_bytes_per_param(workload_.training.dtype, workload_.training.optimizer);
+  const double state_bpp = sb.weights + sb.grads + sb.optimizer;
+  const double table = static_cast<double>(workload_.model.vocab) * workload_.model.hidden / tp;
+  u.first_state_bytes = std::min(u.first_bytes, table * state_bpp);
+  u.last_state_bytes = std::min(u.last_bytes, table * state_bpp);
+  u.solo_state_bytes = std::min(u.solo_bytes, workload_.model.params_embedding() / tp * state_bpp);
   if (!std::isfinite(u.layer_s) || u.layer_s <= 0) {
     u.reason = "probe on " + type.name + " tp" + std::to_string(tp) + " gave no per-layer time";
     return u;

@@ -9,7 +9,7 @@
 namespace hetsim::models::planner {
 
 /// Memoised UnitCost per (node type, TP degree, knobs that change stage cost).
-/// Each entry costs two models::predict() calls on 5- and 4-stage probe pipelines
+/// Each entry costs three models::predict() calls on 5-, 4- and 1-stage probe pipelines
 /// of a one-node-type probe cluster; everything else the search needs is arithmetic.
 class UnitCostTable {
  public:

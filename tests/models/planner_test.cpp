@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <numeric>
 #include <string>
+#include <variant>
 
 #include "catalog.hpp"
 #include "input_loader.hpp"
@@ -189,6 +190,74 @@ INSTANTIATE_TEST_SUITE_P(
       return n;
     });
 
+// ---- small space: no worse than brute force over the same families ---------------------------
+
+TEST(PlannerSmallSpace, AtLeastBruteForceOverSplitsOfTwoNodes) {
+  // One A100 node and one V100 node of 2 GPUs each (rank order: A100 0-1, V100 2-3).
+  const Cluster c = parse_cluster(R"(kind: cluster
+name: two-small-nodes
+node_types:
+  a100x2: {gpu: a100-sxm4-80gb, gpus: 2, intra: {kind: nvswitch, bandwidth: "300GB/s", latency: "2us"},
+           nics: {count: 1, bandwidth: "200Gbps", kind: infiniband, latency: "2us"}, host_link: "32GB/s", price: "$8/h"}
+  v100x2: {gpu: v100-sxm2-32gb, gpus: 2, intra: {kind: nvlink, bandwidth: "150GB/s", latency: "2us"},
+           nics: {count: 1, bandwidth: "100Gbps", kind: infiniband, latency: "2us"}, host_link: "16GB/s", price: "$6/h"}
+zones:
+  - name: lab
+    fabric: {kind: fat-tree, oversubscription: 1, latency: "5us"}
+    nodes: [{type: a100x2, count: 1}, {type: v100x2, count: 1}]
+)",
+                                  Catalog::builtin(), "two-small-nodes");
+  const Workload w = load_workload(source("workloads/gpt3-1.3b.yaml"));
+  const int layers = w.model.layers;
+  const int total = w.training.global_batch;
+  double brute = 0;
+  std::string which;
+  const auto consider = [&](const Plan& p, const std::string& what) {
+    ASSERT_TRUE(check_plan(p, c, w).empty()) << what;
+    const Report r = predict(c, w, p);
+    if (r.feasible && r.tokens_per_s > brute) brute = r.tokens_per_s, which = what;
+  };
+  for (int micro : {1, 2, 4, 8}) {
+    for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+      Plan base;
+      base.micro_batch = micro;
+      base.recompute = rc;
+      base.sequence_parallel = true;
+      base.zero = 1;
+      base.overlap_grad_sync = true;
+      const int m = total / micro;
+      // One pipeline A100 (TP 2) -> V100 (TP 2), every layer split.
+      for (int a = 1; a < layers; ++a) {
+        Plan p = base;
+        p.zero = 0;
+        p.replicas = {Replica{m, {Stage{a, {0, 1}}, Stage{layers - a, {2, 3}}}}};
+        consider(p, "pp a100 " + std::to_string(a) + " micro " + std::to_string(micro));
+      }
+      // Two replicas (A100 TP 2, V100 TP 2), every micro-batch split.
+      for (int ma = 1; ma < m; ++ma) {
+        Plan p = base;
+        p.replicas = {Replica{ma, {Stage{layers, {0, 1}}}}, Replica{m - ma, {Stage{layers, {2, 3}}}}};
+        consider(p, "dp a100 " + std::to_string(ma) + " micro " + std::to_string(micro));
+      }
+    }
+  }
+  ASSERT_GT(brute, 0);
+  // The same families (TP 2 units only): the layer split and the micro-batch split it finds
+  // must be as good as the best of every split.
+  PlannerOptions same;
+  same.tp_degrees = {2};
+  same.interleaves = {1};
+  const PlannerResult r = plan_training(c, w, same);
+  ASSERT_FALSE(r.top.empty()) << r.reason;
+  EXPECT_GE(r.top.front().report.tokens_per_s, brute * (1 - 1e-9)) << "brute force: " << which;
+  std::printf("[ brute    ] best of %s: %.0f tokens/s; planner (TP 2 only) %.0f: %s\n", which.c_str(), brute,
+              r.top.front().report.tokens_per_s, r.top.front().shape.c_str());
+  // The whole space can only do better.
+  const PlannerResult all = plan_training(c, w, PlannerOptions{});
+  ASSERT_FALSE(all.top.empty());
+  EXPECT_GE(all.top.front().report.tokens_per_s, r.top.front().report.tokens_per_s);
+}
+
 // ---- homogeneous: at least the published / hand-written configuration -----------------------
 
 TEST(PlannerHomogeneous, AtLeastEveryExamplePlanOfItsCluster) {
@@ -215,6 +284,41 @@ TEST(PlannerHomogeneous, AtLeastEveryExamplePlanOfItsCluster) {
     ++checked;
   }
   EXPECT_GE(checked, 3);
+}
+
+TEST(PlannerHomogeneous, AtLeastEveryMegatronConfigurationOnDgxA100) {
+  // Every (tp, pp, dp) over all 32 GPUs, every micro-batch and recompute mode Megatron offers.
+  const Cluster c = load_cluster(source("clusters/dgx-a100.yaml"), Catalog::builtin());
+  for (const char* name : {"gpt3-6.7b", "llama2-7b", "gpt3-13b"}) {
+    const Workload w = load_workload(source(std::string("workloads/") + name + ".yaml"));
+    double best_megatron = 0;
+    std::string which;
+    for (int tp : {1, 2, 4, 8}) {
+      for (int pp = 1; tp * pp <= c.gpu_count(); pp *= 2) {
+        const int dp = c.gpu_count() / (tp * pp);
+        for (int micro : {1, 2, 4, 8}) {
+          for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+            UniformPlanOptions u;
+            u.micro_batch = micro;
+            u.recompute = rc;
+            auto made = make_uniform_plan(c, w, tp, pp, dp, u);
+            if (!std::holds_alternative<Plan>(made)) continue;
+            const Report r = predict(c, w, std::get<Plan>(made));
+            if (r.feasible && r.tokens_per_s > best_megatron) {
+              best_megatron = r.tokens_per_s;
+              which = std::get<Plan>(made).name + " micro " + std::to_string(micro) + " " + to_string(rc);
+            }
+          }
+        }
+      }
+    }
+    ASSERT_GT(best_megatron, 0) << name;
+    const PlannerResult r = plan_training(c, w, PlannerOptions{});
+    ASSERT_FALSE(r.top.empty()) << name << ": " << r.reason;
+    EXPECT_GE(r.top.front().report.tokens_per_s, best_megatron) << name << " vs " << which;
+    std::printf("[ dgx-a100 ] %s: best Megatron %s %.0f tokens/s, planner %.0f (x%.2f)\n", name, which.c_str(),
+                best_megatron, r.top.front().report.tokens_per_s, r.top.front().report.tokens_per_s / best_megatron);
+  }
 }
 
 TEST(PlannerHomogeneous, AtLeastTheMegatronTable1Configurations) {
