@@ -16,23 +16,19 @@ namespace hetsim::models {
 
 namespace {
 
-/// Shortest of %.15g / %.17g that reads back as the same double ("1.25", not "1.2500000000000002").
-std::string exact(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.15g", v);
-  if (std::strtod(buf, nullptr) != v) std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
-/// A value with its unit ("\"1.25GB/s\""): the shortest digits that the loader, which multiplies
-/// by the unit's scale, reads back to the same double (5e-6 s is "5us", not "5.0000000000000009us").
-std::string with_unit(double v, double scale, const char* unit) {
+/// v in units of `scale`, in the fewest digits (15 to 17) that the loader, which converts with
+/// to_si(number, scale), reads back to the same double: "1.25", not "1.2500000000000002";
+/// 5e-6 s in us is "5", not "5.0000000000000009".
+std::string exact(double v, double scale = 1) {
   char buf[64];
   for (int digits : {15, 16, 17}) {
     std::snprintf(buf, sizeof buf, "%.*g", digits, v / scale);
     if (to_si(std::strtod(buf, nullptr), scale) == v) break;
   }
-  return "\"" + std::string(buf) + unit + "\"";
+  return buf;
 }
+/// A value with its unit ("\"1.25GB/s\"").
+std::string with_unit(double v, double scale, const char* unit) { return "\"" + exact(v, scale) + unit + "\""; }
 std::string bandwidth(double Bps) { return with_unit(Bps, 1e9, "GB/s"); }
 std::string duration(double s) { return with_unit(s, 1e-6, "us"); }
 std::string price_per_hour(double dollars) {
@@ -95,7 +91,7 @@ std::string cluster_to_yaml(const Cluster& c, const std::string& comment) {
   if (!c.links.empty()) {
     y << "links:\n";
     for (const InterZoneLink& l : c.links) {
-      const std::string egress = "\"$" + exact(l.egress_price_per_byte * 1e9) + "/GB\"";
+      const std::string egress = "\"$" + exact(l.egress_price_per_byte, 1e-9) + "/GB\"";
       y << "  - {between: [" << quoted(c.zones[l.zone_a].name) << ", " << quoted(c.zones[l.zone_b].name)
         << "], bandwidth: " << bandwidth(l.bandwidth_Bps) << ", latency: " << duration(l.latency_s)
         << ", egress: " << egress << "}\n";

@@ -34,9 +34,12 @@ constexpr std::initializer_list<double> kNvlinkGBps = {20, 25, 50};
 // MI250X 50 GB/s, MI300X 64 GB/s (AMD Instinct MI100/MI200/MI300 data sheets); 16 and 32 for
 // older and PCIe-mode links.
 constexpr std::initializer_list<double> kXgmiGBps = {16, 23, 32, 46, 50, 64};
-// Ethernet / InfiniBand line rates in Gb/s (IEEE 802.3; InfiniBand Trade Association roadmap:
-// FDR 56, EDR 100, HDR 200, NDR 400, XDR 800).
-constexpr std::initializer_list<double> kNicGbps = {1, 2.5, 5, 10, 25, 40, 50, 56, 100, 200, 400, 800, 1600};
+// Ethernet / InfiniBand line rates, in GB/s: 1, 2.5, 5, 10, 25, 40, 50, 56, 100, 200, 400, 800 and
+// 1600 Gb/s (IEEE 802.3; InfiniBand Trade Association roadmap: FDR 56, EDR 100, HDR 200, NDR 400,
+// XDR 800).
+constexpr std::initializer_list<double> kNicGBps = {1 / 8.0,  2.5 / 8, 5 / 8.0,   10 / 8.0,  25 / 8.0,
+                                                    40 / 8.0, 50 / 8.0, 56 / 8.0, 100 / 8.0, 200 / 8.0,
+                                                    400 / 8.0, 800 / 8.0, 1600 / 8.0};
 
 }  // namespace
 
@@ -52,17 +55,11 @@ bool is_line_rate(IntraFabricKind kind, double bandwidth_Bps) {
   return true;
 }
 
-bool is_nic_line_rate(double bandwidth_Bps) {
-  for (double gbps : kNicGbps)
-    for (int nics : {1, 2, 4, 8, 16})
-      if (near(bandwidth_Bps, nics * gbps * 1e9 / 8)) return true;
-  return false;
-}
+bool is_nic_line_rate(double bandwidth_Bps) { return multiple_of(bandwidth_Bps, kNicGBps, {1, 2, 4, 8, 16}); }
 
 bool is_nic_share_line_rate(double per_gpu_Bps, int gpus_per_node) {
   for (int sharing = 1; sharing <= gpus_per_node; ++sharing)
-    for (double gbps : kNicGbps)
-      if (near(per_gpu_Bps * sharing, gbps * 1e9 / 8)) return true;
+    if (multiple_of(per_gpu_Bps * sharing, kNicGBps, {1})) return true;
   return false;
 }
 

@@ -258,7 +258,7 @@ ParsedQuantity parse_money(std::string_view text, const std::vector<UnitEntry>& 
                 closest_unit(per, unit, example_per) + "\")";
     return out;
   }
-  out.value = sp.number * u->factor;
+  out.value = to_si(sp.number, u->factor);
   return out;
 }
 
@@ -318,7 +318,7 @@ ParsedQuantity parse_rate_per_hour(std::string_view text) {
                 closest_unit(per_hour_units(), unit, "h") + "\")";
     return out;
   }
-  out.value = sp.number * u->factor;
+  out.value = to_si(sp.number, u->factor);
   return out;
 }
 

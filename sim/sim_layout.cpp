@@ -231,6 +231,8 @@ SimLayout layout(const Topology& topo, const models::Plan& plan, const models::P
     for (int k : groups_with_flows) {
       const auto& grp = work.dp_groups[k];
       const int n = static_cast<int>(grp.gpus.size());
+      std::map<int, int> members_on_node;  // counted once per group, not once per member
+      for (int m : grp.gpus) ++members_on_node[cluster.node_of_gpu(m)];
       for (int i = 0; i < n; ++i) {
         const int g = grp.gpus[i];
         if (!gpu_in_sim[g]) continue;
@@ -239,9 +241,7 @@ SimLayout layout(const Topology& topo, const models::Plan& plan, const models::P
         // Each member's traffic crosses its own NIC share (models::zero3_collective_time): its
         // flow goes to the member as many places on as its node has members (the same position
         // on the next node of a node-contiguous group), or to its ring successor in a one-node group.
-        const int node = cluster.node_of_gpu(g);
-        int on_node = 0;
-        for (int m : grp.gpus) on_node += cluster.node_of_gpu(m) == node;
+        const int on_node = members_on_node[cluster.node_of_gpu(g)];
         const int dst = grp.gpus[(i + (on_node < n ? on_node : 1)) % n];
         if (!gpu_in_platform[dst]) return {};
         // One ring step's worth of each collective: (n-1)/n of the chunk's bytes to the successor.

@@ -187,15 +187,17 @@ TEST(Predictor, ZeroThreeTrafficIsPaidPerMicroBatchBeyondTheCompute) {
 namespace hetsim::models {
 namespace {
 
+/// Two 8-GPU nodes with one 1 GB/s NIC each: the NIC share per sending GPU shows in the times.
+Cluster two_nodes_one_nic_each() {
+  NodeType nt = testing::node_type("box", testing::round_gpu("box", 100e12), 8, 300e9, 1e9);
+  nt.nics.count = 1;
+  return testing::cluster_of({nt}, {{0, 2}});
+}
+
 // A plan that leaves GPUs idle: only the plan's GPUs on a node share its NICs. Two TP-2 stages
 // on two 8-GPU nodes with one NIC each: each rank's slice gets half the NIC, not an eighth.
 TEST(Predictor, PipelineSendsShareTheNicWithThePlansGpusOnly) {
-  using testing::cluster_of;
-  using testing::node_type;
-  using testing::round_gpu;
-  NodeType nt = node_type("box", round_gpu("box", 100e12), 8, 300e9, 1e9);
-  nt.nics.count = 1;
-  const Cluster c = cluster_of({nt}, {{0, 2}});
+  const Cluster c = two_nodes_one_nic_each();
   const Workload w = testing::gpt_workload(4, 1024, 16, 1024, 8);
   Plan p;
   p.micro_batch = 1;
@@ -217,12 +219,7 @@ TEST(Predictor, PipelineSendsShareTheNicWithThePlansGpusOnly) {
 
 // The same for the gradient sync: one GPU per node, so each has its node's NIC to itself.
 TEST(Predictor, GradientSyncSharesTheNicWithThePlansGpusOnly) {
-  using testing::cluster_of;
-  using testing::node_type;
-  using testing::round_gpu;
-  NodeType nt = node_type("box", round_gpu("box", 100e12), 8, 300e9, 1e9);
-  nt.nics.count = 1;
-  const Cluster c = cluster_of({nt}, {{0, 2}});
+  const Cluster c = two_nodes_one_nic_each();
   const Workload w = testing::gpt_workload(4, 1024, 16, 1024, 8);
   Plan p;
   p.micro_batch = 1;
