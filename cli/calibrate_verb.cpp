@@ -76,9 +76,11 @@ void add_calibrate_verb(CLI::App& app) {
       "calibrate", "Microbenchmark the cluster's device types and links through the execution engine and write a "
                    "Profile (kind: profile) for predict/plan/simulate/check --profile");
   verb->add_option("--cluster", o->cluster, "Cluster file (kind: cluster)")->required()->check(CLI::ExistingFile);
-  verb->add_option("--out", o->out, "Profile to write (atomically; default profile.yaml)");
+  verb->add_option("--out", o->out, "Profile to write (atomically; default profile.yaml)")
+      ->check(output_file_check());
   verb->add_option("--checkpoint", o->checkpoint,
-                   "JSONL of finished microbenchmarks; a rerun resumes from it (default OUT.samples.jsonl)");
+                   "JSONL of finished microbenchmarks; a rerun resumes from it (default OUT.samples.jsonl)")
+      ->check(output_file_check());
   verb->add_flag("--quick", o->quick, "Small grid (a few points per fit)");
   verb->add_option("--repeats", o->repeats, "Timed repeats per microbenchmark (median kept; default 7)")
       ->check(CLI::Range(1, 1000));

@@ -134,7 +134,7 @@ void add_check_verb(CLI::App& app) {
   verb->add_option("--plan", o->plan, "Plan file (kind: plan)")->required()->check(CLI::ExistingFile);
   verb->add_option("--profile", o->profile, "Calibrated profile (kind: profile)")->required()->check(CLI::ExistingFile);
   verb->add_option("--tolerance", o->tolerance, "Largest accepted relative error of the iteration time (default 0.25)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   verb->add_option("--steps", o->steps, "Training steps to run; the first is warm-up (default 8)")
       ->check(CLI::Range(2, 10000));
   add_format_option(verb, &o->format);

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <ostream>
 
@@ -93,6 +95,59 @@ CLI::Option* add_profile_option(CLI::App* verb, std::string* path) {
                           "Calibrated profile (kind: profile, from `hetsim calibrate`) overriding the catalog's "
                           "efficiencies and link figures")
       ->check(CLI::ExistingFile);
+}
+
+// ---- option checks ----------------------------------------------------------------------
+
+CLI::Validator number_check(bool positive, bool integer) {
+  const std::string expected = std::string(positive ? "a positive " : "a non-negative ") + (integer ? "integer" : "number");
+  return CLI::Validator(
+      [expected, positive, integer](std::string& text) -> std::string {
+        const char* begin = text.c_str();
+        char* end = nullptr;
+        errno = 0;
+        const double v = std::strtod(begin, &end);
+        const bool parsed = !text.empty() && end == begin + text.size() && !std::isspace(static_cast<unsigned char>(text[0]));
+        const bool whole = !integer || (text.find_first_of(".eEnNxX") == std::string::npos);
+        if (!parsed || !std::isfinite(v) || errno == ERANGE || !whole || (positive ? !(v > 0) : !(v >= 0)))
+          return "expected " + expected + ", got '" + text + "'";
+        return {};
+      },
+      expected);
+}
+
+CLI::Validator output_file_check() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        namespace fs = std::filesystem;
+        std::error_code ec;
+        if (path.empty()) return "empty path (expected a file name)";
+        if (fs::is_directory(path, ec)) return "'" + path + "' is a folder (expected a file name)";
+        const fs::path parent = fs::path(path).parent_path();
+        if (!parent.empty() && !fs::is_directory(parent, ec))
+          return "folder '" + parent.string() + "' does not exist (expected the path of a file in an existing folder)";
+        return {};
+      },
+      "FILE");
+}
+
+CLI::Validator output_dir_check() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        namespace fs = std::filesystem;
+        std::error_code ec;
+        if (path.empty()) return "empty path (expected a folder name)";
+        // The nearest part of the path that exists must be a folder (the rest is created).
+        for (fs::path p = fs::path(path); !p.empty(); p = p.parent_path()) {
+          if (fs::exists(p, ec)) {
+            if (!fs::is_directory(p, ec)) return "'" + p.string() + "' is a file (expected a folder)";
+            break;
+          }
+          if (p == p.parent_path()) break;
+        }
+        return {};
+      },
+      "DIR");
 }
 
 // ---- text table -------------------------------------------------------------------------

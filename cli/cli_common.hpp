@@ -45,6 +45,24 @@ Inputs load_inputs(const std::string& cluster_path, const std::string& workload_
 /// Adds `--profile FILE` to a verb.
 CLI::Option* add_profile_option(CLI::App* verb, std::string* path);
 
+// ---- option checks ----------------------------------------------------------------------
+// CLI11's PositiveNumber/NonNegativeNumber let "nan" through (every comparison with NaN is
+// false), accept "-1" for unsigned options (strtoull wraps it) and word their errors as a range
+// up to 1.8e308 written out in full. These say what was expected and reject non-finite values.
+
+/// A finite number > 0 (`positive`) or >= 0; with `integer`, also a whole number that fits an int.
+CLI::Validator number_check(bool positive, bool integer);
+inline CLI::Validator positive_integer() { return number_check(true, true); }
+inline CLI::Validator non_negative_integer() { return number_check(false, true); }
+inline CLI::Validator positive_number() { return number_check(true, false); }
+inline CLI::Validator non_negative_number() { return number_check(false, false); }
+
+/// An output file: the folder it goes into exists and the path is not a folder. Checked when the
+/// command line is parsed, so a long job does not fail at its end for want of a folder.
+CLI::Validator output_file_check();
+/// An output folder (created when missing): no existing part of the path is a file.
+CLI::Validator output_dir_check();
+
 // ---- output -----------------------------------------------------------------------------
 
 /// Left-aligned text columns for --format table; numeric-looking cells are right-aligned.

@@ -287,11 +287,12 @@ void add_plan_verb(CLI::App& app) {
       ->check(CLI::IsMember({"throughput", "cost", "budget"}));
   verb->add_option("--budget-per-hour", o->budget_per_hour,
                    "Dollars per hour: the fastest plan whose nodes cost at most this (chooses the GPUs too)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   verb->add_flag("--spot", o->spot, "Price nodes at their spot price where the cluster gives one");
-  verb->add_option("--top", o->top, "Plans listed (default 5)")->check(CLI::PositiveNumber);
-  verb->add_option("--refine", o->refine, "Re-rank the best K plans with the SimGrid simulator")->check(CLI::NonNegativeNumber);
-  verb->add_option("--emit-plan", o->emit_plan, "Write the best plan to this file (kind: plan)");
+  verb->add_option("--top", o->top, "Plans listed (default 5)")->check(positive_integer());
+  verb->add_option("--refine", o->refine, "Re-rank the best K plans with the SimGrid simulator")->check(non_negative_integer());
+  verb->add_option("--emit-plan", o->emit_plan, "Write the best plan to this file (kind: plan)")
+      ->check(output_file_check());
   add_format_option(verb, &o->format);
   verb->callback([o, verb] { run_plan(*verb, *o); });
 }

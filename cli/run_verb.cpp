@@ -117,12 +117,14 @@ void add_run_verb(CLI::App& app) {
              "or one process per rank under mpirun) and print the measured Report");
   add_plan_choice_options(verb, &opts->choice, /*max_zero=*/2);  // the CPU runner shards up to ZeRO-2
   verb->add_option("--steps", opts->steps, "training steps (the first is warm-up when there are several)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_integer());
   verb->add_option("--out", opts->out,
                    "write the per-op measurements as JSON lines (under mpirun each rank writes FILE.rank<R>, "
-                   "or FILE with %r replaced by the rank)");
-  verb->add_option("--seed", opts->seed, "seed of the initial parameters and of the synthetic data");
-  verb->add_option("--lr", opts->learning_rate, "Adam learning rate")->check(CLI::PositiveNumber);
+                   "or FILE with %r replaced by the rank)")
+      ->check(output_file_check());
+  verb->add_option("--seed", opts->seed, "seed of the initial parameters and of the synthetic data")
+      ->check(non_negative_integer());
+  verb->add_option("--lr", opts->learning_rate, "Adam learning rate")->check(positive_number());
   verb->add_option("--inject-fault", opts->inject_fault,
                    "testing: RANK[:throw|kill[:STEP]] makes that rank fail at the start of STEP (default 1)");
   add_format_option(verb, &opts->format);

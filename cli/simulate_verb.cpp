@@ -86,10 +86,11 @@ void add_simulate_verb(CLI::App& app) {
   CLI::App* verb = app.add_subcommand("simulate", "Simulate one training step of a plan with SimGrid (contention, timeline)");
   add_profile_option(verb, &o->choice.profile);
   add_plan_choice_options(verb, &o->choice);
-  verb->add_option("--trace", o->trace, "Write a Chrome trace-event timeline (Perfetto) to this file");
+  verb->add_option("--trace", o->trace, "Write a Chrome trace-event timeline (Perfetto) to this file")
+      ->check(output_file_check());
   verb->add_flag("--no-fold", o->no_fold, "Simulate every replica and flow (slower; for checking folding)");
   verb->add_option("--grad-buckets", o->grad_buckets, "Gradient buckets of an overlapped DP sync (default 4)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_integer());
   add_format_option(verb, &o->format);
   verb->callback([o] { run_simulate(*o); });
 }

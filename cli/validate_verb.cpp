@@ -72,7 +72,8 @@ void add_validate_verb(CLI::App& app) {
   add_format_option(verb, &opts->format);
   verb->add_option("--engine", opts->engine, "Prediction engine: analytic (default) or a registered one such as sim");
   verb->add_option("--emit-dir", opts->emit_dir,
-                   "Also write each row's inputs as DIR/<suite>/<row>/{cluster,workload,plan}.yaml");
+                   "Also write each row's inputs as DIR/<suite>/<row>/{cluster,workload,plan}.yaml")
+      ->check(output_dir_check());
   verb->callback([opts] { run_validate(*opts); });
 }
 

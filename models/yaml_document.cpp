@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <climits>
+#include <optional>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <tuple>
@@ -85,19 +87,40 @@ std::optional<std::pair<int, int>> first_indent_tab(std::string_view text, int m
   return std::nullopt;
 }
 
-/// Records where each document of a YAML stream starts; ignores everything else.
+/// Records where each document of a YAML stream starts and the first explicit tag
+/// (`!!binary`, `!!float`, `!custom`); ignores everything else.
 struct DocumentStarts : YAML::EventHandler {
   std::vector<YAML::Mark> marks;
+  std::optional<std::pair<YAML::Mark, std::string>> tag;
   void OnDocumentStart(const YAML::Mark& mark) override { marks.push_back(mark); }
   void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { note_tag(mark, "?"); }
   void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
-  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnScalar(const YAML::Mark& mark, const std::string& t, YAML::anchor_t, const std::string&) override {
+    note_tag(mark, t);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string& t, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    note_tag(mark, t);
+  }
   void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapStart(const YAML::Mark& mark, const std::string& t, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    note_tag(mark, t);
+  }
   void OnMapEnd() override {}
+
+ private:
+  // yaml-cpp gives "?" for untagged plain nodes and "!" for quoted scalars; anything else was
+  // written in the file, and the typed readers would ignore it (`!!binary aGk=` read as text).
+  void note_tag(const YAML::Mark& mark, const std::string& t) {
+    if (!tag && !t.empty() && t != "?" && t != "!") tag.emplace(mark, t);
+  }
 };
+
+/// A tag as written: "tag:yaml.org,2002:binary" -> "!!binary".
+std::string written_tag(const std::string& t) {
+  static const std::string kCore = "tag:yaml.org,2002:";
+  return t.rfind(kCore, 0) == 0 ? "!!" + t.substr(kCore.size()) : t;
+}
 
 }  // namespace
 
@@ -141,6 +164,11 @@ YAML::Mark DiagnosticSink::locate(const std::string& field) const {
 // ---- reading and parsing ----------------------------------------------------------------
 
 std::optional<std::string> read_input_text(const std::string& path, DiagnosticSink& sink) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {  // opens on Linux, then fails to read: say why
+    sink.error(YAML::Mark::null_mark(), "", "is a directory (expected a YAML file)");
+    return std::nullopt;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     sink.error(YAML::Mark::null_mark(), "", "cannot open file (expected a readable YAML file)");
@@ -214,6 +242,11 @@ std::optional<YAML::Node> parse_yaml_document(std::string_view text, DiagnosticS
     return std::nullopt;
   } catch (const std::exception& e) {
     sink.error(YAML::Mark::null_mark(), "", std::string("invalid YAML: ") + e.what());
+    return std::nullopt;
+  }
+  if (starts.tag) {
+    sink.error(starts.tag->first, "",
+               "YAML tag '" + written_tag(starts.tag->second) + "' is not supported (expected a plain value, without a tag)");
     return std::nullopt;
   }
   if (starts.marks.size() > 1) {

@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include "atomic_file.hpp"
 #include "catalog.hpp"
 #include "input_loader.hpp"
 #include "plan_writer.hpp"
@@ -89,6 +90,27 @@ TEST(PlanWriter, FileIsWrittenAtomicallyAndLoads) {
   EXPECT_EQ(files, 1);  // no temporary left behind
   std::filesystem::remove_all(dir);
   EXPECT_THROW(write_plan_file("/nonexistent-dir/x.yaml", r.top.front().plan, c), std::runtime_error);
+}
+
+// The error named the temporary ("x.yaml.tmp.<pid>") and not why: an output path in a missing
+// folder or a folder given as the output file (found by scripts/fuzz_inputs.py).
+TEST(AtomicFile, ErrorsNameThePathAndTheReasonAndLeaveNothing) {
+  const auto message = [](const std::string& path) {
+    try {
+      write_text_file_atomic(path, "x");
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message("/nonexistent-dir/x.yaml"), "cannot write /nonexistent-dir/x.yaml: No such file or directory");
+  const auto dir = std::filesystem::temp_directory_path() / ("hetsim-atomic-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "sub");
+  EXPECT_EQ(message((dir / "sub").string()), "cannot write " + (dir / "sub").string() + ": Is a directory");
+  int entries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) entries += e.path().filename() != "sub";
+  EXPECT_EQ(entries, 0);  // no temporary left behind
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

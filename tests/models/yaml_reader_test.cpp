@@ -52,6 +52,32 @@ TEST(ParseDocument, RejectsWhatIsNotAYamlMap) {
   EXPECT_THAT(fails("a: " + std::string(100000, '[')), HasSubstr("nesting too deep"));
 }
 
+// yaml-cpp keeps a tag but the typed readers ignore it: `kind: !!binary cluster` used to load
+// as the text "cluster" (found by scripts/fuzz_inputs.py).
+TEST(ParseDocument, RejectsExplicitTags) {
+  const auto fails = [](std::string_view text) {
+    DiagnosticSink sink("f.yaml");
+    EXPECT_FALSE(parse_yaml_document(text, sink).has_value()) << text;
+    return sink.empty() ? std::string() : sink.get_diagnostics()[0].to_string();
+  };
+  EXPECT_EQ(fails("kind: !!binary cluster\n"),
+            "f.yaml:1:7: error: YAML tag '!!binary' is not supported (expected a plain value, without a tag)");
+  EXPECT_THAT(fails("kind: workload\nmodel: !!map {layers: 2}\n"), HasSubstr("f.yaml:2:8: error: YAML tag '!!map'"));
+  EXPECT_THAT(fails("a: [1, !custom 2]\n"), HasSubstr("f.yaml:1:8: error: YAML tag '!custom'"));
+  EXPECT_THAT(fails("a: !!float \"5\"\n"), HasSubstr("YAML tag '!!float'"));
+  // Quoted and plain values carry yaml-cpp's implicit tags ("!" and "?") and still load.
+  DiagnosticSink sink("f.yaml");
+  EXPECT_TRUE(parse_yaml_document("a: \"x\"\nb: 'y'\nc: z\nd: ~\ne: [1, {f: 2}]\n", sink).has_value());
+  EXPECT_TRUE(sink.empty());
+}
+
+TEST(ReadInputText, SaysWhenTheFileIsADirectory) {
+  DiagnosticSink sink("some/dir");
+  EXPECT_FALSE(read_input_text(testing::TempDir(), sink).has_value());
+  ASSERT_EQ(sink.count(), 1u);
+  EXPECT_THAT(sink.get_diagnostics()[0].message, HasSubstr("is a directory (expected a YAML file)"));
+}
+
 TEST(ParseDocument, AcceptsUtf8AndComments) {
   DiagnosticSink sink("f.yaml");
   const auto doc = parse_yaml_document("# caf\xc3\xa9\nname: \"\xe2\x82\xac\"\n", sink);

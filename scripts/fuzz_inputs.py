@@ -1,0 +1,601 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""Adversarial-input audit of the `hetsim` CLI (docs/inputs.md, "Error messages").
+
+Mutates every example input (clusters/, workloads/, plans/, GPU catalogs, a profile, a v1
+and a v2 validation suite), runs the verbs that read it, and checks the project rule for bad
+input: a compiler-style `file:line:col: error: field: what (expected ...)` on stderr and exit
+code 2; never a crash (signal, abort, exit code other than 0/1/2, uncaught exception text),
+never a hang (a per-run timeout), never a silently accepted bad value (a negative, NaN,
+infinite or out-of-range number, a wrong type, a duplicate or misspelt key), never a
+partial output file. Also checks misuse of the command line (missing options, directories
+and missing files, unwritable output paths, conflicting or malformed plan options).
+
+  /usr/bin/python3 scripts/fuzz_inputs.py --hetsim build/cli/hetsim [--seed 1] [--max-mutants N]
+
+Prints one line per problem and a summary line; exit code 1 when any crash, hang, malformed
+error or accepted bad input was seen. Deterministic for a given --seed and --max-mutants.
+Needs no network; only PyYAML (to read the seed inputs).
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SMALL_WORKLOAD = "workloads/tiny-gpt.yaml"
+SMALL_CLUSTER = "clusters/local-cpu.yaml"
+GPU_CLUSTER = "clusters/dgx-a100.yaml"
+
+# ---- seed inputs --------------------------------------------------------------------------
+
+
+def find_validation_suites():
+    """A version-1 and a version-2 suite: the shared ground-truth folder when present, else the repo's."""
+    out = []
+    for folder in (os.path.join(ROOT, "..", "shared", "validation"), "/work/shared/validation",
+                   os.path.join(ROOT, "validation"), os.path.join(ROOT, "tests", "config", "suites")):
+        if not os.path.isdir(folder):
+            continue
+        for name in sorted(os.listdir(folder)):
+            path = os.path.join(folder, name)
+            if not name.endswith(".yaml") or name.startswith("bad"):
+                continue
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            version = 2 if re.search(r"^format:\s*2\s*$", text, re.M) else 1
+            if version not in [v for v, _ in out] and len(text) < 20000:
+                out.append((version, os.path.relpath(path, ROOT)))
+    return [p for _, p in sorted(out)]
+
+
+def seed_inputs():
+    """(path relative to ROOT, kind) of every input to mutate."""
+    seeds = []
+    for folder, kind in (("clusters", "cluster"), ("workloads", "workload"), ("plans", "plan"),
+                         ("clusters/catalog", "gpu-catalog"), ("clusters/profiles", "profile")):
+        for name in sorted(os.listdir(os.path.join(ROOT, folder))):
+            if name.endswith(".yaml"):
+                seeds.append((os.path.join(folder, name), kind))
+    seeds += [(p, "suite") for p in find_validation_suites()]
+    return seeds
+
+
+def plan_header(path):
+    """The cluster and workload a bundled plan names in its header comment (plans/README.md)."""
+    with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+        text = f.read()
+    cluster = re.search(r"^# cluster: (\S+)", text, re.M).group(1)
+    workload = re.search(r"^# workload: (\S+)", text, re.M).group(1)
+    return f"clusters/{cluster}.yaml", f"workloads/{workload}.yaml"
+
+
+# ---- a small YAML emitter (duplicate keys and raw scalars are needed, PyYAML cannot) --------
+
+
+class Raw(str):
+    """Scalar text written verbatim (`1e400`, `.nan`, `[1, 2]`)."""
+
+
+class Pairs(list):
+    """A map written from (key, value) pairs: allows a key twice."""
+
+
+PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
+
+
+def scalar_text(v):
+    if isinstance(v, Raw):
+        return str(v)
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    return json.dumps(str(v))  # a JSON string is a YAML double-quoted scalar
+
+
+def key_text(k):
+    k = str(k)
+    return k if PLAIN_KEY.match(k) else json.dumps(k)
+
+
+def items_of(m):
+    return list(m) if isinstance(m, Pairs) else list(m.items())
+
+
+def emit(v, indent=0):
+    pad = " " * indent
+    lines = []
+    if isinstance(v, (dict, Pairs)):
+        if not items_of(v):
+            return [pad + "{}"]
+        for k, x in items_of(v):
+            if isinstance(x, (dict, Pairs, list)) and (items_of(x) if not isinstance(x, list) else x):
+                lines.append(f"{pad}{key_text(k)}:")
+                lines += emit(x, indent + 2)
+            else:
+                lines.append(f"{pad}{key_text(k)}: {scalar_text(x) if not isinstance(x, (dict, Pairs, list)) else ('[]' if isinstance(x, list) else '{}')}")
+        return lines
+    if isinstance(v, list):
+        if not v:
+            return [pad + "[]"]
+        for x in v:
+            if isinstance(x, (dict, Pairs, list)):
+                lines.append(pad + "-")
+                lines += emit(x, indent + 2)
+            else:
+                lines.append(f"{pad}- {scalar_text(x)}")
+        return lines
+    return [pad + scalar_text(v)]
+
+
+def dump(v):
+    return ("\n".join(emit(v)) + "\n").encode("utf-8")
+
+
+# ---- mutations ------------------------------------------------------------------------------
+
+QUANTITY = re.compile(r"^\s*\$?([-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?)\s*(.*)$")
+
+
+def walk(v, path=()):
+    """Yields (path, value) of every node; a path is a tuple of map keys and list indices."""
+    yield path, v
+    if isinstance(v, dict):
+        for k, x in v.items():
+            yield from walk(x, path + (k,))
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            yield from walk(x, path + (i,))
+
+
+def replaced(doc, path, fn):
+    """A deep copy of doc where the node at path is fn(node) (fn returns a new node)."""
+    if not path:
+        return fn(doc)
+    head, rest = path[0], path[1:]
+    if isinstance(doc, dict):
+        return {k: (replaced(x, rest, fn) if k == head else x) for k, x in doc.items()}
+    out = list(doc)
+    out[head] = replaced(doc[head], rest, fn)
+    return out
+
+
+def typo(key):
+    """A misspelling of a key (dropped letter, or two letters swapped)."""
+    k = str(key)
+    if len(k) >= 4:
+        return k[:-2] + k[-1] + k[-2] if k[-1] != k[-2] else k[:-1]
+    return k + "s"
+
+
+def value_mutants(v):
+    """(class, new value, must_reject) for a scalar value. must_reject: no valid input has it."""
+    out = [("type-string", "fuzz", False), ("type-list", Raw("[1, 2]"), True), ("type-map", Raw("{a: 1}"), True),
+           ("type-bool", True, False), ("null", None, False), ("empty-string", "", False)]
+    is_number = isinstance(v, (int, float)) and not isinstance(v, bool)
+    q = QUANTITY.match(v) if isinstance(v, str) else None
+    if is_number:
+        out += [("negative", -abs(v) - 1, True), ("zero", 0, False), ("huge", Raw("1e400"), True),
+                ("huge", Raw("-1e400"), True), ("huge", Raw("1e30"), False), ("nan", Raw(".nan"), True),
+                ("nan", "nan", False), ("inf", Raw(".inf"), True), ("inf", Raw("-.inf"), True),
+                ("inf", "inf", False), ("unit", "-5us", False), ("fraction", 0.5, False),
+                ("int-overflow", Raw("9223372036854775808"), False), ("int-overflow", Raw("2147483648"), False)]
+    elif q:
+        num, unit = q.group(1), q.group(2)
+        dollar = "$" if v.strip().startswith("$") else ""
+        out += [("negative", f"{dollar}-{num}{unit}", True), ("zero", f"{dollar}0{unit}", False),
+                ("huge", f"{dollar}1e400{unit}", True), ("huge", f"{dollar}1e30{unit}", False),
+                ("nan", f"{dollar}nan{unit}", True), ("inf", f"{dollar}inf{unit}", True),
+                ("bare-number", Raw(num), False), ("unit", "-5us", True),
+                ("unit", "300GBps", False), ("unit", "300 GB / s", False), ("unit", "5 us", False)]
+        if re.search(r"[Bb](/s|ps)$", unit):
+            out += [("unit-mismatch", "5us", True), ("unit-mismatch", "300TB/s/s", True)]
+        elif re.search(r"s$", unit) and "/" not in unit and "FLOP" not in unit:
+            out += [("unit-mismatch", "300TB/s", True)]
+    return out
+
+
+def structured_mutants(doc):
+    """(class, bytes, must_reject) built from the parsed document."""
+    out = []
+    for path, v in walk(doc):
+        if isinstance(v, dict):
+            for k in v:
+                out.append(("delete-key", dump(replaced(doc, path, lambda m, k=k: {a: b for a, b in m.items() if a != k})), False))
+                out.append(("unknown-key", dump(replaced(doc, path, lambda m, k=k: {(typo(a) if a == k else a): b for a, b in m.items()})), True))
+                out.append(("duplicate-key", dump(replaced(doc, path, lambda m, k=k: Pairs(list(m.items()) + [(k, m[k])]))), True))
+        elif isinstance(v, list):
+            if v:
+                out.append(("list-empty", dump(replaced(doc, path, lambda _: [])), False))
+                out.append(("list-repeat", dump(replaced(doc, path, lambda l: l + l)), False))
+                out.append(("list-drop", dump(replaced(doc, path, lambda l: l[1:])), False))
+        elif path:
+            for cls, nv, must in value_mutants(v):
+                out.append((cls, dump(replaced(doc, path, lambda _, nv=nv: nv)), must))
+    return out
+
+
+def text_mutants(text, rng):
+    """(class, bytes, must_reject) made from the file's text: syntax, encoding, size."""
+    b = text.encode("utf-8")
+    lines = text.split("\n")
+    indented = [i for i, l in enumerate(lines) if l.startswith("  ") and l.strip() and not l.strip().startswith("#")]
+    valued = [i for i, l in enumerate(lines) if re.match(r"^\s*[\w-]+: \S", l) and not l.lstrip().startswith("#")]
+    out = [
+        ("empty-file", b"", True), ("blank-file", b"\n\n  \n# only a comment\n", True),
+        ("top-list", b"- kind\n- cluster\n", True), ("top-scalar", b"42\n", True), ("top-scalar", b'"kind: cluster"\n', True),
+        ("binary", bytes(rng.randrange(256) for _ in range(512)), True),
+        ("binary", b"kind: cluster\x00\x01\x02\n", True),
+        ("invalid-utf8", b"kind: cluster\nname: \xff\xfe\xc3\x28\n", True),
+        ("invalid-utf8", b.replace(b"\n", b"\n# \xe2\x82\n", 1), True),
+        ("bom", b"\xef\xbb\xbf" + b, False), ("crlf", b.replace(b"\n", b"\r\n"), False),
+        ("truncated", b[: rng.randrange(1, max(2, len(b)))], False),
+        ("several-documents", b + b"---\n" + b, True),
+        ("deep-flow", b"kind: cluster\nname: x\nnode_types: " + b"[" * 100000 + b"]" * 100000 + b"\n", True),
+        ("deep-flow", b"kind: workload\nmodel: " + b"{a: " * 50000 + b"1" + b"}" * 50000 + b"\n", True),
+        ("deep-block", ("kind: cluster\n" + "".join(" " * i + f"k{i}:\n" for i in range(3000))).encode(), True),
+        ("deep-list", b"kind: plan\nreplicas: " + b"- " * 20000 + b"x\n", True),
+        ("aliases", b"kind: cluster\na: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+                    b"c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+                    b"e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n", True),
+        ("merge-key", b"base: &b {kind: cluster}\n<<: *b\nname: x\n", True),
+        ("tag", b.replace(b"kind:", b"kind: !!binary", 1), True),
+        ("complex-key", b"? [a, b]\n: 1\n" + b, True),
+        ("huge-file", b + b"# " + b"x" * 100 + b"\n" + (b"# " + b"y" * 1000 + b"\n") * 10000, False),
+        ("huge-file", b + b"huge_key: \"" + b"z" * (10 << 20) + b"\"\n", True),
+        ("over-limit", b"# " + b"w" * (17 << 20) + b"\n", True),
+        ("long-key", b + b"k" * 100000 + b": 1\n", True),
+    ]
+    if indented:
+        i = rng.choice(indented)
+        l2 = list(lines)
+        l2[i] = "\t" + l2[i].lstrip(" ")
+        out.append(("tab-indent", "\n".join(l2).encode(), True))
+    if valued:
+        i = rng.choice(valued)
+        l2 = list(lines)
+        l2[i] = re.sub(r": ", ': "', l2[i], count=1)
+        out.append(("unterminated-quote", "\n".join(l2).encode(), True))
+        l3 = list(lines)
+        l3[i] = l3[i].replace(": ", ": [", 1)
+        out.append(("unclosed-bracket", "\n".join(l3).encode(), True))
+        l4 = list(lines)
+        l4[i] = l4[i] + "\t# trailing tab"
+        out.append(("tab-after-value", "\n".join(l4).encode(), False))
+    return out
+
+
+def mutants_of(path, rng):
+    with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+        text = f.read()
+    doc = yaml.safe_load(text)
+    return text_mutants(text, rng) + structured_mutants(doc)
+
+
+# ---- running and judging ------------------------------------------------------------------
+
+CRASH_TEXT = re.compile(r"terminate called|what\(\)|Segmentation fault|AddressSanitizer|UndefinedBehaviorSanitizer|"
+                        r"runtime error:|Aborted|core dumped|Traceback|stack trace|Assertion .* failed|YAML::")
+ERROR_LINE = re.compile(r"^(?P<file>.+?)(?::(?P<line>\d+):(?P<col>\d+))?: error: (?P<rest>\S.*)$")
+NONFINITE = re.compile(r"(?<![\w.])-?(nan|inf|infinity)(?![\w])", re.I)
+WHOLE_FILE = ("cannot open", "empty file", "larger than", "read error", "is a directory", "not a regular file")
+
+
+def run(cmd, timeout):
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(cmd, cwd=ROOT, capture_output=True, timeout=timeout, start_new_session=True)
+        return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace"), time.monotonic() - t0
+    except subprocess.TimeoutExpired as e:
+        try:
+            os.killpg(e.pid if hasattr(e, "pid") else 0, signal.SIGKILL)
+        except Exception:
+            pass
+        return None, "", "", time.monotonic() - t0
+
+
+def judge(rc, out, err, files, must_reject, outputs, expect_rc=None):
+    """Problems of one run: a list of (class, detail)."""
+    probs = []
+    if rc is None:
+        return [("hang", "timed out")]
+    if rc < 0 or rc not in (0, 1, 2):
+        probs.append(("crash", f"signal {-rc}" if rc < 0 else f"exit code {rc}"))
+    m = CRASH_TEXT.search(err)
+    if m:
+        probs.append(("crash", f"stderr has '{m.group(0)}'"))
+    if rc == 1 and re.search(r"^hetsim: error:", err, re.M) and files:
+        probs.append(("uncaught", "bad input ended as an internal error (exit 1): " + err.strip().splitlines()[0][:160]))
+    if rc == 2 and files:
+        lines = [l for l in err.splitlines() if l.strip()]
+        if not lines:
+            probs.append(("malformed", "exit 2 with nothing on stderr"))
+        for l in lines:
+            em = ERROR_LINE.match(l)
+            if not em or em.group("file") not in files:
+                probs.append(("malformed", "not `file:line:col: error: ...`: " + l[:160]))
+                break
+            if em.group("line") is None and not any(w in l for w in WHOLE_FILE):
+                probs.append(("no-position", l[:160]))
+                break
+            if em.group("line") is not None and (int(em.group("line")) < 1 or int(em.group("col")) < 1):
+                probs.append(("malformed", "position not 1-based: " + l[:160]))
+                break
+    if expect_rc is not None and rc != expect_rc:
+        probs.append(("wrong-exit", f"exit {rc}, expected {expect_rc}: {(err.strip().splitlines() or [''])[0][:160]}"))
+    if must_reject and rc in (0, 1) and not probs:
+        probs.append(("accepted", f"bad input not rejected (exit {rc})"))
+    if rc == 0 and NONFINITE.search(out):
+        probs.append(("nonfinite-output", "stdout has " + NONFINITE.search(out).group(0)))
+    for path in outputs:
+        if rc != 0 and os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
+            probs.append(("partial-output", f"{os.path.basename(path)} left behind after exit {rc}"))
+        if rc != 0:
+            for d in {os.path.dirname(path)}:
+                leftovers = [n for n in os.listdir(d) if n.startswith(os.path.basename(path)) and n != os.path.basename(path)] if os.path.isdir(d) else []
+                if leftovers:
+                    probs.append(("partial-output", f"temporary {leftovers[0]} left behind"))
+    return probs
+
+
+def commands_for(kind, seed, mfile, tmp, rng):
+    """The verbs that read an input of this kind: (argv after hetsim, files named in errors, outputs)."""
+    if kind == "cluster":
+        emit = os.path.join(tmp, "best.yaml")
+        return [(["describe", mfile], [mfile], []),
+                (["predict", "--cluster", mfile, "--workload", SMALL_WORKLOAD, "--tp", "1", "--pp", "1", "--dp", "1",
+                  "--micro", "1", "--format", "json"], [mfile], []),
+                (["plan", "--cluster", mfile, "--workload", SMALL_WORKLOAD, "--top", "1", "--emit-plan", emit], [mfile], [emit])]
+    if kind == "workload":
+        return [(["describe", "--format", "json", mfile], [mfile], []),
+                (["predict", "--cluster", GPU_CLUSTER, "--workload", mfile, "--tp", "1", "--pp", "1", "--dp", "2"], [mfile], []),
+                (["plan", "--cluster", SMALL_CLUSTER, "--workload", mfile, "--top", "1"], [mfile], [])]
+    if kind == "plan":
+        c, w = plan_header(seed)
+        trace = os.path.join(tmp, "trace.json")
+        verbs = [(["describe", mfile, "--cluster", c, "--workload", w], [mfile], []),
+                 (["predict", "--cluster", c, "--workload", w, "--plan", mfile, "--format", "json"], [mfile], [])]
+        if "local-cpu" in c:  # the simulator on a small cluster only: big ones take seconds per run
+            verbs.append((["simulate", "--cluster", c, "--workload", w, "--plan", mfile, "--trace", trace], [mfile], [trace]))
+        return verbs
+    if kind == "gpu-catalog":
+        return [(["describe", mfile], [mfile], [])]
+    if kind == "profile":
+        return [(["predict", "--profile", mfile, "--cluster", SMALL_CLUSTER, "--workload", SMALL_WORKLOAD,
+                  "--tp", "1", "--pp", "1", "--dp", "1", "--micro", "1"], [mfile], []),
+                (["describe", mfile], [mfile], [])]
+    if kind == "suite":
+        emit = os.path.join(tmp, "emitted")
+        return [(["validate", mfile, "--format", "json", "--emit-dir", emit], [mfile], [emit])]
+    raise ValueError(kind)
+
+
+def run_mutant(job):
+    hetsim, timeout, seed, kind, cls, data, must, index = job
+    tmp = tempfile.mkdtemp(prefix="hetsim-fuzz-")
+    try:
+        name = os.path.basename(seed)
+        mfile = os.path.join(tmp, name)
+        with open(mfile, "wb") as f:
+            f.write(data)
+        results = []
+        for argv, files, outputs in commands_for(kind, seed, mfile, tmp, random.Random(index)):
+            rc, out, err, secs = run([hetsim] + argv, timeout)
+            probs = judge(rc, out, err, files, must, outputs)
+            shown = " ".join(argv).replace(mfile, f"<{cls} of {seed}>")
+            results.append((shown, rc, secs, probs, err.strip().splitlines()[:2]))
+            for o in outputs:
+                shutil.rmtree(o, ignore_errors=True) if os.path.isdir(o) else (os.path.exists(o) and os.remove(o))
+        return seed, cls, data if any(r[3] for r in results) else None, results
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ---- command-line misuse ------------------------------------------------------------------
+
+
+def misuse_cases(tmp):
+    """(argv, files that may be named in errors, expected exit code or None for 1-or-2, outputs)."""
+    plan = "plans/local-cpu-tp2-pp2-dp1.yaml"
+    cw = ["--cluster", SMALL_CLUSTER, "--workload", SMALL_WORKLOAD]
+    missing_dir = os.path.join(tmp, "no", "such", "dir")
+    unreadable = os.path.join(tmp, "unreadable.yaml")
+    shutil.copy(os.path.join(ROOT, SMALL_CLUSTER), unreadable)
+    os.chmod(unreadable, 0)
+    a_file = os.path.join(tmp, "a-file")
+    open(a_file, "w").close()
+    cases = [
+        (["predict"], [], 2, []),
+        (["predict", "--cluster", SMALL_CLUSTER], [], 2, []),
+        (["predict"] + cw, [], 2, []),  # neither --plan nor the shorthand
+        (["predict"] + cw + ["--plan", plan, "--tp", "2"], [], 2, []),
+        (["simulate"] + cw + ["--plan", plan, "--dp", "1"], [], 2, []),
+        (["describe"], [], 2, []),
+        (["validate"], [], 2, []),
+        (["plan", "--cluster", SMALL_CLUSTER], [], 2, []),
+        (["describe", "no/such/file.yaml"], ["no/such/file.yaml"], 2, []),
+        (["predict", "--cluster", "no/such.yaml", "--workload", SMALL_WORKLOAD, "--tp", "1"], [], 2, []),
+        (["describe", "clusters"], ["clusters"], 2, []),
+        (["describe", "clusters/"], ["clusters/"], 2, []),
+        (["predict", "--cluster", "clusters", "--workload", SMALL_WORKLOAD, "--tp", "1"], ["clusters"], 2, []),
+        (["validate", "validation"], ["validation"], 2, []),
+        (["describe", "/dev/null"], ["/dev/null"], 2, []),
+        (["plan", "--cluster", SMALL_CLUSTER, "--workload", SMALL_WORKLOAD, "--profile", "clusters"], ["clusters"], 2, []),
+        (["plan"] + cw + ["--emit-plan", os.path.join(missing_dir, "p.yaml")], [], None, [os.path.join(missing_dir, "p.yaml")]),
+        (["plan"] + cw + ["--emit-plan", tmp], [], None, []),
+        (["simulate"] + cw + ["--tp", "1", "--micro", "1", "--trace", os.path.join(missing_dir, "t.json")], [], None,
+         [os.path.join(missing_dir, "t.json")]),
+        (["validate", "tests/config/suites/tiny-v2.yaml", "--emit-dir", os.path.join(a_file, "sub")], [], None, []),
+        (["run"] + cw + ["--tp", "1", "--out", os.path.join(missing_dir, "m.json")], [], None, [os.path.join(missing_dir, "m.json")]),
+        (["calibrate", "--cluster", SMALL_CLUSTER, "--quick", "--out", os.path.join(missing_dir, "p.yaml")], [], None,
+         [os.path.join(missing_dir, "p.yaml")]),
+        (["plan"] + cw + ["--top", "0"], [], 2, []),
+        (["plan"] + cw + ["--top", "-3"], [], 2, []),
+        (["plan"] + cw + ["--refine", "-1"], [], 2, []),
+        (["plan"] + cw + ["--objective", "speed"], [], 2, []),
+        (["plan"] + cw + ["--budget-per-hour", "-5", "--objective", "budget"], [], 2, []),
+        (["plan"] + cw + ["--budget-per-hour", "nan", "--objective", "budget"], [], 2, []),
+        (["plan"] + cw + ["--budget-per-hour", "inf", "--objective", "budget"], [], 2, []),
+        (["check"] + cw + ["--plan", plan, "--profile", "clusters/profiles/local-cpu.yaml", "--tolerance", "nan"], [], 2, []),
+        (["check"] + cw + ["--plan", plan, "--profile", "clusters/profiles/local-cpu.yaml", "--tolerance", "-1"], [], 2, []),
+        (["check"] + cw + ["--plan", plan, "--profile", "clusters/profiles/local-cpu.yaml", "--steps", "0"], [], 2, []),
+        (["run"] + cw + ["--tp", "1", "--lr", "nan"], [], 2, []),
+        (["run"] + cw + ["--tp", "1", "--lr", "inf"], [], 2, []),
+        (["run"] + cw + ["--tp", "1", "--steps", "0"], [], 2, []),
+        (["run"] + cw + ["--tp", "1", "--steps", "-1"], [], 2, []),
+        (["run"] + cw + ["--tp", "1", "--inject-fault", "x:y"], [], 2, []),
+        (["run"] + cw + ["--tp", "1", "--inject-fault", "99999999999"], [], 2, []),
+        (["run"] + cw + ["--tp", "1", "--seed", "-1"], [], 2, []),
+        (["simulate"] + cw + ["--tp", "1", "--grad-buckets", "0"], [], 2, []),
+        (["predict"] + cw + ["--tp", "1", "--engine", "nope"], [], 2, []),
+        (["validate", "tests/config/suites/tiny-v2.yaml", "--engine", "nope"], [], 2, []),
+        (["predict"] + cw + ["--tp", "1", "--interleave", "0"], [], 2, []),
+        (["predict"] + cw + ["--tp", "1", "--zero", "4"], [], 2, []),
+        (["predict"] + cw + ["--tp", "1", "--zero", "-1"], [], 2, []),
+        (["predict"] + cw + ["--tp", "1", "--schedule", "zigzag"], [], 2, []),
+    ]
+    for opt in ("--tp", "--pp", "--dp", "--micro"):
+        for bad in ("0", "-1", "abc", "1.5", "", "99999999999", "nan", "0x10"):
+            cases.append((["predict"] + cw + ["--tp", "1", opt, bad] if opt != "--tp" else ["predict"] + cw + [opt, bad],
+                          [], 2, []))
+    # Degrees the cluster cannot hold and a micro-batch that does not divide the batch: a
+    # result with a reason (exit 1), never a crash or a plan that uses GPUs that do not exist.
+    cases += [
+        (["predict"] + cw + ["--dp", "5"], [], 1, []),
+        (["predict"] + cw + ["--tp", "2", "--pp", "2", "--dp", "2"], [], 1, []),
+        (["predict"] + cw + ["--tp", "1000000"], [], 1, []),
+        (["predict"] + cw + ["--tp", "1", "--micro", "3"], [], 1, []),
+        (["predict"] + cw + ["--tp", "1", "--micro", "1000"], [], 1, []),
+        (["predict"] + cw + ["--dp", "16"], [], 1, []),
+        (["simulate"] + cw + ["--tp", "1", "--micro", "3"], [], 1, []),
+        (["run"] + cw + ["--tp", "1", "--micro", "3"], [], 1, []),
+        (["predict"] + cw + ["--pp", "3"], [], 1, []),
+        (["predict"] + cw + ["--tp", "3"], [], 1, []),
+        (["predict", "--cluster", GPU_CLUSTER, "--workload", SMALL_WORKLOAD, "--tp", "8", "--dp", "5"], [], 1, []),
+    ]
+    return cases, unreadable
+
+
+def run_misuse(hetsim, timeout, tmp):
+    cases, unreadable = misuse_cases(tmp)
+    results = []
+    for argv, files, expect, outputs in cases:
+        rc, out, err, secs = run([hetsim] + argv, timeout)
+        probs = judge(rc, out, err, files, False, outputs, expect)
+        if expect is None and rc == 0:
+            probs.append(("accepted", "an impossible output path was accepted"))
+        if rc in (1, 2) and not err.strip():
+            probs.append(("silent-failure", f"exit {rc} with nothing on stderr"))
+        results.append((" ".join(argv).replace(tmp, "$TMP"), rc, secs, probs, err.strip().splitlines()[:2]))
+    # An unreadable file: root reads through mode 000, so run as nobody when we are root.
+    argv = ["describe", unreadable]
+    prefix = []
+    if os.geteuid() == 0 and shutil.which("setpriv"):
+        os.chmod(tmp, 0o755)
+        prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    rc, out, err, secs = run(prefix + [hetsim] + argv, timeout)
+    results.append((" ".join(argv).replace(tmp, "$TMP") + " (mode 000)", rc, secs,
+                    judge(rc, out, err, [unreadable], False, [], 2), err.strip().splitlines()[:2]))
+    return results
+
+
+# ---- main ---------------------------------------------------------------------------------
+
+
+def interleave(groups, rng):
+    """Round-robin over shuffled groups, so a small --max-mutants still covers every file and class."""
+    keys = sorted(groups)
+    rng.shuffle(keys)
+    for k in keys:
+        rng.shuffle(groups[k])
+    out, i = [], 0
+    while any(i < len(groups[k]) for k in keys):
+        out += [groups[k][i] for k in keys if i < len(groups[k])]
+        i += 1
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
+    ap.add_argument("--hetsim", default=os.path.join(ROOT, "build", "cli", "hetsim"))
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--max-mutants", type=int, default=2000, help="mutants run (sampled over files and classes)")
+    ap.add_argument("--timeout", type=float, default=20.0, help="seconds per run; longer counts as a hang")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--only", default="", help="regex: seed files to mutate")
+    ap.add_argument("--no-misuse", action="store_true", help="skip the command-line misuse checks")
+    ap.add_argument("--keep", default="", help="write each failing mutant to this folder")
+    ap.add_argument("--verbose", action="store_true")
+    a = ap.parse_args()
+    hetsim = os.path.abspath(a.hetsim)
+    if not os.access(hetsim, os.X_OK):
+        sys.exit(f"fuzz_inputs: {hetsim} is not an executable (build the hetsim target first)")
+    rng = random.Random(a.seed)
+
+    groups = {}
+    for seed, kind in seed_inputs():
+        if a.only and not re.search(a.only, seed):
+            continue
+        for cls, data, must in mutants_of(seed, random.Random(f"{a.seed}:{seed}")):
+            groups.setdefault((seed, cls), []).append((seed, kind, cls, data, must))
+    pool = interleave(groups, rng)
+    total = len(pool)
+    jobs = [(hetsim, a.timeout, s, k, c, d, m, i) for i, (s, k, c, d, m) in enumerate(pool[: a.max_mutants])]
+
+    counts = {}
+    runs = 0
+    failed = []
+    t0 = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as ex:
+        for seed, cls, data, results in ex.map(run_mutant, jobs):
+            for shown, rc, secs, probs, err in results:
+                runs += 1
+                for pcls, detail in probs:
+                    counts[pcls] = counts.get(pcls, 0) + 1
+                    failed.append(f"{pcls}: hetsim {shown}: {detail}")
+                if a.verbose:
+                    print(f"rc={rc} {secs:.2f}s hetsim {shown} {err[:1]}")
+            if data is not None and a.keep:
+                os.makedirs(a.keep, exist_ok=True)
+                with open(os.path.join(a.keep, f"{len(failed):05d}-{cls}-{os.path.basename(seed)}"), "wb") as f:
+                    f.write(data)
+    misuse_runs = 0
+    if not a.no_misuse:
+        tmp = tempfile.mkdtemp(prefix="hetsim-fuzz-cli-")
+        try:
+            for shown, rc, secs, probs, err in run_misuse(hetsim, a.timeout, tmp):
+                misuse_runs += 1
+                for pcls, detail in probs:
+                    counts[pcls] = counts.get(pcls, 0) + 1
+                    failed.append(f"{pcls}: hetsim {shown}: {detail}")
+                if a.verbose:
+                    print(f"rc={rc} {secs:.2f}s hetsim {shown} {err[:1]}")
+        finally:
+            subprocess.run(["chmod", "-R", "u+rwX", tmp])
+            shutil.rmtree(tmp, ignore_errors=True)
+    for line in failed:
+        print(line)
+    bad = ["crash", "hang", "malformed", "uncaught", "accepted", "nonfinite-output", "partial-output", "wrong-exit",
+           "no-position", "silent-failure"]
+    others = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if k not in ("crash", "hang", "malformed"))
+    print(f"fuzz_inputs: seed {a.seed}: {len(jobs)} mutants of {total} ({runs} runs) + {misuse_runs} misuse runs "
+          f"in {time.monotonic() - t0:.0f}s: crashes {counts.get('crash', 0)}, hangs {counts.get('hang', 0)}, "
+          f"malformed errors {counts.get('malformed', 0)}" + (f"; {others}" if others else "; no other problems"))
+    return 1 if any(counts.get(k) for k in bad) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
