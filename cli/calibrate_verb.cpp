@@ -75,7 +75,7 @@ void add_calibrate_verb(CLI::App& app) {
   CLI::App* verb = app.add_subcommand(
       "calibrate", "Microbenchmark the cluster's device types and links through the execution engine and write a "
                    "Profile (kind: profile) for predict/plan/simulate/check --profile");
-  verb->add_option("--cluster", o->cluster, "Cluster file (kind: cluster)")->required()->check(CLI::ExistingFile);
+  verb->add_option("--cluster", o->cluster, "Cluster file (kind: cluster)")->required();
   verb->add_option("--out", o->out, "Profile to write (atomically; default profile.yaml)")
       ->check(output_file_check());
   verb->add_option("--checkpoint", o->checkpoint,

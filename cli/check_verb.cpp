@@ -129,10 +129,10 @@ void add_check_verb(CLI::App& app) {
   auto o = std::make_shared<CheckOptions>();
   CLI::App* verb = app.add_subcommand(
       "check", "Run a plan for real, predict it with a calibrated profile, compare; exit 1 beyond the tolerance");
-  verb->add_option("--cluster", o->cluster, "Cluster file (kind: cluster)")->required()->check(CLI::ExistingFile);
-  verb->add_option("--workload", o->workload, "Workload file (kind: workload)")->required()->check(CLI::ExistingFile);
-  verb->add_option("--plan", o->plan, "Plan file (kind: plan)")->required()->check(CLI::ExistingFile);
-  verb->add_option("--profile", o->profile, "Calibrated profile (kind: profile)")->required()->check(CLI::ExistingFile);
+  verb->add_option("--cluster", o->cluster, "Cluster file (kind: cluster)")->required();
+  verb->add_option("--workload", o->workload, "Workload file (kind: workload)")->required();
+  verb->add_option("--plan", o->plan, "Plan file (kind: plan)")->required();
+  verb->add_option("--profile", o->profile, "Calibrated profile (kind: profile)")->required();
   verb->add_option("--tolerance", o->tolerance, "Largest accepted relative error of the iteration time (default 0.25)")
       ->check(positive_number());
   verb->add_option("--steps", o->steps, "Training steps to run; the first is warm-up (default 8)")

@@ -27,6 +27,8 @@ CLI::Option* add_format_option(CLI::App* verb, OutputFormat* format,
                                const std::vector<OutputFormat>& allowed = {OutputFormat::kTable, OutputFormat::kJson});
 
 // ---- inputs -----------------------------------------------------------------------------
+// Input-file options take no CLI::ExistingFile check: the loaders report a missing file or a
+// folder as `path: error: ...` like any other input error, together with the other files'.
 /// Each throws models::ConfigError (main prints it and exits 2) when the file is bad.
 models::Cluster load_cluster_file(const std::string& path);  ///< with the built-in GPU catalog
 models::Workload load_workload_file(const std::string& path);

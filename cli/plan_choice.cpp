@@ -12,9 +12,9 @@
 namespace hetsim::cli {
 
 void add_plan_choice_options(CLI::App* verb, PlanChoice* o, int max_zero) {
-  verb->add_option("--cluster", o->cluster, "Cluster file (kind: cluster)")->required()->check(CLI::ExistingFile);
-  verb->add_option("--workload", o->workload, "Workload file (kind: workload)")->required()->check(CLI::ExistingFile);
-  verb->add_option("--plan", o->plan, "Plan file (kind: plan)")->check(CLI::ExistingFile);
+  verb->add_option("--cluster", o->cluster, "Cluster file (kind: cluster)")->required();
+  verb->add_option("--workload", o->workload, "Workload file (kind: workload)")->required();
+  verb->add_option("--plan", o->plan, "Plan file (kind: plan)");
   verb->add_option("--tp", o->tp, "Tensor-parallel degree (Megatron shorthand, instead of --plan)")
       ->check(positive_integer());
   verb->add_option("--pp", o->pp, "Pipeline-parallel degree")->check(positive_integer());

@@ -280,9 +280,9 @@ void run_plan(const CLI::App& app, PlanVerbOptions o) {
 void add_plan_verb(CLI::App& app) {
   auto o = std::make_shared<PlanVerbOptions>();
   CLI::App* verb = app.add_subcommand("plan", "Find the fastest (or cheapest) way to train a workload on a cluster");
-  verb->add_option("--cluster", o->cluster, "Cluster file (kind: cluster)")->required()->check(CLI::ExistingFile);
+  verb->add_option("--cluster", o->cluster, "Cluster file (kind: cluster)")->required();
   add_profile_option(verb, &o->profile);
-  verb->add_option("--workload", o->workload, "Workload file (kind: workload)")->required()->check(CLI::ExistingFile);
+  verb->add_option("--workload", o->workload, "Workload file (kind: workload)")->required();
   verb->add_option("--objective", o->objective, "throughput (tokens/s, default) | cost ($ per million tokens) | budget")
       ->check(CLI::IsMember({"throughput", "cost", "budget"}));
   verb->add_option("--budget-per-hour", o->budget_per_hour,

@@ -183,7 +183,8 @@ def typo(key):
 
 def value_mutants(v):
     """(class, new value, must_reject) for a scalar value. must_reject: no valid input has it."""
-    out = [("type-string", "fuzz", False), ("type-list", Raw("[1, 2]"), True), ("type-map", Raw("{a: 1}"), True),
+    # A list may be fine where a scalar was (a plan stage's `gpus` takes a selector or indices).
+    out = [("type-string", "fuzz", False), ("type-list", Raw("[1, 2]"), False), ("type-map", Raw("{a: 1}"), True),
            ("type-bool", True, False), ("null", None, False), ("empty-string", "", False)]
     is_number = isinstance(v, (int, float)) and not isinstance(v, bool)
     q = QUANTITY.match(v) if isinstance(v, str) else None
@@ -196,7 +197,8 @@ def value_mutants(v):
     elif q:
         num, unit = q.group(1), q.group(2)
         dollar = "$" if v.strip().startswith("$") else ""
-        out += [("negative", f"{dollar}-{num}{unit}", True), ("zero", f"{dollar}0{unit}", False),
+        neg = num if float(num) != 0 else "1"  # "-0us" is zero, not a negative value
+        out += [("negative", f"{dollar}-{neg}{unit}", True), ("zero", f"{dollar}0{unit}", False),
                 ("huge", f"{dollar}1e400{unit}", True), ("huge", f"{dollar}1e30{unit}", False),
                 ("nan", f"{dollar}nan{unit}", True), ("inf", f"{dollar}inf{unit}", True),
                 ("bare-number", Raw(num), False), ("unit", "-5us", True),
@@ -208,14 +210,19 @@ def value_mutants(v):
     return out
 
 
+# Maps whose keys are names the user chooses (a misspelt one is just another name).
+NAMED_MAPS = {"node_types", "gpus", "devices"}
+
+
 def structured_mutants(doc):
     """(class, bytes, must_reject) built from the parsed document."""
     out = []
     for path, v in walk(doc):
         if isinstance(v, dict):
+            named = bool(path) and path[-1] in NAMED_MAPS
             for k in v:
                 out.append(("delete-key", dump(replaced(doc, path, lambda m, k=k: {a: b for a, b in m.items() if a != k})), False))
-                out.append(("unknown-key", dump(replaced(doc, path, lambda m, k=k: {(typo(a) if a == k else a): b for a, b in m.items()})), True))
+                out.append(("unknown-key", dump(replaced(doc, path, lambda m, k=k: {(typo(a) if a == k else a): b for a, b in m.items()})), not named))
                 out.append(("duplicate-key", dump(replaced(doc, path, lambda m, k=k: Pairs(list(m.items()) + [(k, m[k])]))), True))
         elif isinstance(v, list):
             if v:
@@ -252,7 +259,7 @@ def text_mutants(text, rng):
                     b"c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
                     b"e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n", True),
         ("merge-key", b"base: &b {kind: cluster}\n<<: *b\nname: x\n", True),
-        ("tag", b.replace(b"kind:", b"kind: !!binary", 1), True),
+        ("tag", re.sub(rb"(?m)^(\w+): (?=\S)", rb"\1: !!binary ", b, count=1), True),
         ("complex-key", b"? [a, b]\n: 1\n" + b, True),
         ("huge-file", b + b"# " + b"x" * 100 + b"\n" + (b"# " + b"y" * 1000 + b"\n") * 10000, False),
         ("huge-file", b + b"huge_key: \"" + b"z" * (10 << 20) + b"\"\n", True),
@@ -291,7 +298,8 @@ CRASH_TEXT = re.compile(r"terminate called|what\(\)|Segmentation fault|AddressSa
                         r"runtime error:|Aborted|core dumped|Traceback|stack trace|Assertion .* failed|YAML::")
 ERROR_LINE = re.compile(r"^(?P<file>.+?)(?::(?P<line>\d+):(?P<col>\d+))?: error: (?P<rest>\S.*)$")
 NONFINITE = re.compile(r"(?<![\w.])-?(nan|inf|infinity)(?![\w])", re.I)
-WHOLE_FILE = ("cannot open", "empty file", "larger than", "read error", "is a directory", "not a regular file")
+# Problems of a whole file, which have no line:col to point at.
+WHOLE_FILE = ("cannot open", "empty file", "larger than", "read error", "is a directory", "describe does not read")
 
 
 def run(cmd, timeout):
@@ -341,13 +349,23 @@ def judge(rc, out, err, files, must_reject, outputs, expect_rc=None):
     if rc == 0 and NONFINITE.search(out):
         probs.append(("nonfinite-output", "stdout has " + NONFINITE.search(out).group(0)))
     for path in outputs:
-        if rc != 0 and os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
-            probs.append(("partial-output", f"{os.path.basename(path)} left behind after exit {rc}"))
-        if rc != 0:
-            for d in {os.path.dirname(path)}:
-                leftovers = [n for n in os.listdir(d) if n.startswith(os.path.basename(path)) and n != os.path.basename(path)] if os.path.isdir(d) else []
-                if leftovers:
-                    probs.append(("partial-output", f"temporary {leftovers[0]} left behind"))
+        # Bad input (exit 2) writes nothing; a result (exit 0, or 1: infeasible, a row that failed)
+        # writes whole files only, and no temporary is left behind.
+        if rc == 2 and os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
+            probs.append(("partial-output", f"{os.path.basename(path)} written although the input was rejected"))
+        written = [path] if os.path.isfile(path) else [os.path.join(d, n) for d, _, ns in os.walk(path) for n in ns]
+        parent = os.path.dirname(path)
+        if os.path.isdir(parent):
+            written += [os.path.join(parent, n) for n in os.listdir(parent) if n.startswith(os.path.basename(path) + ".tmp")]
+        for w in written:
+            if ".tmp" in os.path.basename(w):
+                probs.append(("partial-output", f"temporary {os.path.basename(w)} left behind"))
+                continue
+            try:
+                with open(w, encoding="utf-8") as f:
+                    json.load(f) if w.endswith(".json") else yaml.safe_load(f)
+            except Exception as e:
+                probs.append(("partial-output", f"{os.path.basename(w)} is not a whole file: {str(e)[:80]}"))
     return probs
 
 
@@ -427,7 +445,10 @@ def misuse_cases(tmp):
         (["validate"], [], 2, []),
         (["plan", "--cluster", SMALL_CLUSTER], [], 2, []),
         (["describe", "no/such/file.yaml"], ["no/such/file.yaml"], 2, []),
-        (["predict", "--cluster", "no/such.yaml", "--workload", SMALL_WORKLOAD, "--tp", "1"], [], 2, []),
+        (["predict", "--cluster", "no/such.yaml", "--workload", SMALL_WORKLOAD, "--tp", "1"], ["no/such.yaml"], 2, []),
+        (["predict", "--cluster", "clusters", "--workload", "no/such.yaml", "--tp", "1"], ["clusters", "no/such.yaml"], 2, []),
+        (["check", "--cluster", SMALL_CLUSTER, "--workload", SMALL_WORKLOAD, "--plan", "no/plan.yaml", "--profile", "no/p.yaml"],
+         ["no/plan.yaml", "no/p.yaml"], 2, []),
         (["describe", "clusters"], ["clusters"], 2, []),
         (["describe", "clusters/"], ["clusters/"], 2, []),
         (["predict", "--cluster", "clusters", "--workload", SMALL_WORKLOAD, "--tp", "1"], ["clusters"], 2, []),
