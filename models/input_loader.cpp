@@ -72,7 +72,9 @@ InputKind peek_kind_text(std::string_view text, const std::string& name) {
     MapReader root(*doc, "", sink, doc->Mark());
     kind = root.get_enum("kind", Need::kRequired, detail::input_kind_table());
   }
-  sink.throw_if_any();
+  // Other problems the parse found (a YAML tag) are left to the file's loader, which reports
+  // them with the rest of the file's errors.
+  if (!kind) sink.throw_if_any();
   return *kind;
 }
 

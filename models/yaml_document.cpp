@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <optional>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -87,11 +86,11 @@ std::optional<std::pair<int, int>> first_indent_tab(std::string_view text, int m
   return std::nullopt;
 }
 
-/// Records where each document of a YAML stream starts and the first explicit tag
-/// (`!!binary`, `!!float`, `!custom`); ignores everything else.
+/// Records where each document of a YAML stream starts and where explicit tags (`!!binary`,
+/// `!!float`, `!custom`) are; ignores everything else.
 struct DocumentStarts : YAML::EventHandler {
   std::vector<YAML::Mark> marks;
-  std::optional<std::pair<YAML::Mark, std::string>> tag;
+  std::vector<std::pair<YAML::Mark, std::string>> tags;
   void OnDocumentStart(const YAML::Mark& mark) override { marks.push_back(mark); }
   void OnDocumentEnd() override {}
   void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { note_tag(mark, "?"); }
@@ -110,9 +109,9 @@ struct DocumentStarts : YAML::EventHandler {
 
  private:
   // yaml-cpp gives "?" for untagged plain nodes and "!" for quoted scalars; anything else was
-  // written in the file, and the typed readers would ignore it (`!!binary aGk=` read as text).
+  // written in the file, and the string readers would ignore it (`!!binary aGk=` read as text).
   void note_tag(const YAML::Mark& mark, const std::string& t) {
-    if (!tag && !t.empty() && t != "?" && t != "!") tag.emplace(mark, t);
+    if (!t.empty() && t != "?" && t != "!") tags.emplace_back(mark, t);
   }
 };
 
@@ -244,11 +243,6 @@ std::optional<YAML::Node> parse_yaml_document(std::string_view text, DiagnosticS
     sink.error(YAML::Mark::null_mark(), "", std::string("invalid YAML: ") + e.what());
     return std::nullopt;
   }
-  if (starts.tag) {
-    sink.error(starts.tag->first, "",
-               "YAML tag '" + written_tag(starts.tag->second) + "' is not supported (expected a plain value, without a tag)");
-    return std::nullopt;
-  }
   if (starts.marks.size() > 1) {
     sink.error(starts.marks[1], "", "several YAML documents in one file (expected one; put each input in its own file)");
     return std::nullopt;
@@ -261,6 +255,10 @@ std::optional<YAML::Node> parse_yaml_document(std::string_view text, DiagnosticS
     sink.error(doc.Mark(), "", "top level is " + describe_node(doc) + " (expected a map starting with 'kind:')");
     return std::nullopt;
   }
+  // Tags are errors, but the document is still read so that its other errors are reported too
+  // (every loader throws when the sink has any).
+  for (const auto& [at, tag] : starts.tags)
+    sink.error(at, "", "YAML tag '" + written_tag(tag) + "' is not supported (expected a plain value, without a tag)");
   return doc;
 }
 

@@ -194,6 +194,8 @@ def value_mutants(v):
                 ("nan", "nan", False), ("inf", Raw(".inf"), True), ("inf", Raw("-.inf"), True),
                 ("inf", "inf", False), ("unit", "-5us", False), ("fraction", 0.5, False),
                 ("int-overflow", Raw("9223372036854775808"), False), ("int-overflow", Raw("2147483648"), False)]
+        if isinstance(v, int):  # large but maybe in range: a count that must not take minutes or all memory
+            out += [("large", 1000000, False), ("large", 16777216, False)]
     elif q:
         num, unit = q.group(1), q.group(2)
         dollar = "$" if v.strip().startswith("$") else ""
