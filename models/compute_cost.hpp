@@ -70,6 +70,7 @@ struct LayerShape {
   bool swiglu = false;
   bool flash = false;
   bool sequence_parallel = false;
+  bool dropout = true;       ///< dropout after attention, projection, MLP and embedding (masks of 1 byte)
   double tokens() const { return seq * micro; }
 };
 

@@ -219,6 +219,17 @@ TEST(MemoryCost, ActivationsMatchKorthikantiTable2) {
   EXPECT_NEAR(layer_activation_bytes(m, b, 1, false, Recompute::kNone, false, 4), sbh * (66 + 9 * a * s / h), 1.0);
 }
 
+TEST(MemoryCost, WithoutDropoutTheMasksAreGone) {
+  // Korthikanti et al. 2022 §4.1 counts 2 sbh bytes of hidden-dropout masks and as^2b of
+  // attention-dropout mask plus 2as^2b of dropout output: without dropout, 32 sbh + 2as^2b.
+  ModelSpec m = gpt(12288, 96, 2048);
+  m.dropout = 0;
+  const double s = 2048, b = 1, h = 12288, a = 96;
+  const double sbh = s * b * h;
+  EXPECT_NEAR(layer_activation_bytes(m, b, 1, false, Recompute::kNone, false, 2), sbh * (32 + 2 * a * s / h), 1.0);
+  EXPECT_NEAR(layer_activation_bytes(m, b, 1, false, Recompute::kNone, true, 2), sbh * 32, 1.0);  // flash
+}
+
 TEST(MemoryCost, InFlightMicroBatchesPerSchedule) {
   EXPECT_EQ(in_flight_chunks(Schedule::k1f1b, 0, 4, 8, 1), 4);
   EXPECT_EQ(in_flight_chunks(Schedule::k1f1b, 3, 4, 8, 1), 1);
