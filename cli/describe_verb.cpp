@@ -281,7 +281,7 @@ void print_workload(const Described& d, std::ostream& out) {
   out << "workload " << w.name << " (" << d.file << ")\n";
   out << "  model: " << m.layers << " layers, hidden " << m.hidden << ", " << m.heads << " heads (" << m.kv_heads
       << " kv), ffn " << m.ffn_hidden << ", vocab " << m.vocab << ", seq_len " << m.seq_len << ", "
-      << models::to_string(m.activation) << ", " << (m.tied_embeddings ? "tied" : "untied") << " embeddings\n";
+      << models::to_string(m.activation) << ", " << (m.tied_embeddings ? "tied" : "untied") << " embeddings, dropout " << m.dropout << "\n";
   out << "  parameters: " << format_count(m.params_total()) << " (" << format_count(m.params_per_layer())
       << " per layer, " << format_count(m.params_embedding()) << " embedding and head)\n";
   out << "  FLOPs per token: " << format_work(m.flops_per_token()) << " (forward + backward, no recompute)\n";
@@ -419,7 +419,7 @@ void json_workload(models::JsonOut& j, const models::Workload& w) {
   j.key("model").begin_object().key("layers").value(m.layers).key("hidden").value(m.hidden).key("heads").value(m.heads)
       .key("kv_heads").value(m.kv_heads).key("ffn_hidden").value(m.ffn_hidden).key("vocab").value(m.vocab)
       .key("seq_len").value(m.seq_len).key("activation").value(models::to_string(m.activation))
-      .key("tied_embeddings").value(m.tied_embeddings).end_object();
+      .key("tied_embeddings").value(m.tied_embeddings).key("dropout").value(m.dropout).end_object();
   j.key("training").begin_object().key("global_batch").value(w.training.global_batch)
       .key("dtype").value(models::to_string(w.training.dtype)).key("optimizer").value(models::to_string(w.training.optimizer))
       .key("flash_attention").value(w.training.flash_attention).end_object();

@@ -3,10 +3,10 @@
 #include "plan_choice.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <iostream>
 #include <optional>
 
+#include "comm/launcher.hpp"
 #include "verbs.hpp"
 
 namespace hetsim::cli {
@@ -30,13 +30,6 @@ void add_plan_choice_options(CLI::App* verb, PlanChoice* o, int max_zero) {
 }
 
 namespace {
-
-/// Under mpirun every rank parses the inputs; only the first reports a plan that cannot be made.
-bool first_process() {
-  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
-    if (const char* v = std::getenv(var)) return std::string(v) == "0";
-  return true;
-}
 
 [[noreturn]] void usage_error(const std::string& verb, const std::string& msg) {
   std::cerr << "hetsim " << verb << ": error: " << msg << '\n';
@@ -104,7 +97,8 @@ models::Plan choose_plan(const PlanChoice& o, const Inputs& in, const std::strin
   }
   if (!best) {
     // Degrees that do not divide are a result with a reason (exit 1), not bad input.
-    if (first_process()) std::cerr << "hetsim " << verb << ": infeasible plan: " << why << '\n';
+    // Under mpirun every rank parses the inputs; only the first reports a plan that cannot be made.
+    if (exec::first_process()) std::cerr << "hetsim " << verb << ": infeasible plan: " << why << '\n';
     throw VerbExit{kExitFailure};
   }
   if (report) *report = *best_report;

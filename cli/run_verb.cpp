@@ -10,6 +10,7 @@
 
 #include "cli_common.hpp"
 #include "plan_choice.hpp"
+#include "comm/launcher.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "report.hpp"
 #include "runner/run.hpp"
@@ -80,7 +81,7 @@ void run(const RunVerbOptions& o) {
   spec.options.adam.learning_rate = static_cast<float>(o.learning_rate);
   parse_fault(o.inject_fault, spec.options);
 
-  if (exec::MpiSession::launched_by_mpi()) {
+  if (exec::launched_by_mpi()) {
     exec::MpiSession mpi(nullptr, nullptr);
     exec::MpiCommunicator comm;
     if (comm.get_size() != spec.plan.gpu_count()) {

@@ -7,19 +7,44 @@
 
 namespace hetsim::models {
 
+namespace {
+
+/// True when the group spans nodes and its inter-node hops have their own latency figure.
+bool spans_nodes(const GroupCost& g) { return g.nodes > 1 && g.inter_latency_s > 0; }
+
+}  // namespace
+
+double ring_latency_s(CollectiveKind kind, const GroupCost& g) {
+  const double passes = kind == CollectiveKind::kAllReduce ? 2.0 : 1.0;
+  const double steps = passes * (g.size - 1);
+  if (!spans_nodes(g)) return steps * g.hop_latency_s;
+  // A pipelined chunk crosses each of the N-1 node boundaries once per pass; its other steps
+  // stay inside nodes (NCCL src/graph/tuning.cc: nInterSteps = 2(nNodes-1) for all-reduce).
+  const double inter_steps = std::min(steps, passes * (g.nodes - 1));
+  return (steps - inter_steps) * g.intra_latency_s + inter_steps * g.inter_latency_s;
+}
+
+double tree_latency_s(const GroupCost& g) {
+  if (!spans_nodes(g)) return 2.0 * (g.size - 1) * g.hop_latency_s;
+  // Up and down a chain of the members of a node, then a binary tree of depth log2(N) between
+  // nodes (NCCL src/graph/tuning.cc: 2 ((nRanks/nNodes - 1) intraLat + log2i(nNodes) interLat)).
+  const double per_node = static_cast<double>(g.size) / g.nodes;
+  const double depth = std::ceil(std::log2(static_cast<double>(g.nodes)));
+  return 2.0 * ((per_node - 1) * g.intra_latency_s + depth * g.inter_latency_s);
+}
+
 double ring_time(CollectiveKind kind, double size_bytes, const GroupCost& g) {
   const int n = g.size;
   if (n <= 1 || size_bytes <= 0) return 0;
   const double steps = kind == CollectiveKind::kAllReduce ? 2.0 * (n - 1) : 1.0 * (n - 1);
-  return kCollectiveLaunch_s + steps / n * size_bytes / g.bus_bandwidth_Bps + steps * g.hop_latency_s;
+  return kCollectiveLaunch_s + steps / n * size_bytes / g.bus_bandwidth_Bps + ring_latency_s(kind, g);
 }
 
 double tree_time(CollectiveKind kind, double size_bytes, const GroupCost& g) {
   const int n = g.size;
   if (n <= 1 || size_bytes <= 0) return 0;
   if (kind != CollectiveKind::kAllReduce) return ring_time(kind, size_bytes, g);
-  const double depth = std::ceil(std::log2(static_cast<double>(n)));
-  return kCollectiveLaunch_s + 2.0 * size_bytes / g.bus_bandwidth_Bps + 2.0 * depth * g.hop_latency_s;
+  return kCollectiveLaunch_s + 2.0 * size_bytes / g.bus_bandwidth_Bps + tree_latency_s(g);
 }
 
 double hierarchical_time(CollectiveKind kind, double size_bytes, const GroupCost& g) {

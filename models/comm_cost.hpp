@@ -16,7 +16,14 @@ inline constexpr double kCollectiveLaunch_s = 10e-6;
 /// (n-1) alpha, S = the full buffer per rank (Thakur, Rabenseifner, Gropp, "Optimization of
 /// collective communication operations in MPICH", IJHPCA 2005; Patarasuk & Yuan JPDC 2009).
 double ring_time(CollectiveKind kind, double size_bytes, const GroupCost& g);
-/// NCCL double binary tree all-reduce: reduce then broadcast, pipelined: ~2 S/B + 2 log2(n) alpha
+/// Latency terms (NCCL's tuning model, src/graph/tuning.cc). Ring: of its 2(n-1) all-reduce
+/// steps ((n-1) for all-gather / reduce-scatter) a pipelined chunk takes 2(N-1) between the N
+/// nodes and the rest inside them. Tree: up and down the chain of a node's members and a
+/// binary tree of depth ceil(log2 N) between nodes; inside one node it is no shorter than the
+/// ring, so the tree is chosen only across nodes, as NCCL does.
+double ring_latency_s(CollectiveKind kind, const GroupCost& g);
+double tree_latency_s(const GroupCost& g);
+/// NCCL double binary tree all-reduce: reduce then broadcast, pipelined: ~2 S/B + tree_latency_s
 /// (Sanders, Speck, Träff, "Two-tree algorithms for full bandwidth broadcast, reduction and scan",
 /// Parallel Computing 2009; NCCL 2.4 release notes). Other kinds fall back to the ring.
 double tree_time(CollectiveKind kind, double size_bytes, const GroupCost& g);

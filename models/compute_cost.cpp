@@ -94,7 +94,7 @@ void attention_core_forward(const LayerShape& s, const DeviceRates& d, OpSink& s
   memory_op(sink, "qkv_layout", d, 2.0 * s.tokens() * qkv_width(s) * s.act_bytes, 2);
   gemm(sink, "attn_scores", d, s, s.seq, s.seq, head_dim, bh);
   memory_op(sink, "softmax", d, 2.0 * scores * s.act_bytes);
-  memory_op(sink, "attn_dropout", d, scores * (2.0 * s.act_bytes + 1.0));
+  if (s.dropout) memory_op(sink, "attn_dropout", d, scores * (2.0 * s.act_bytes + 1.0));
   gemm(sink, "attn_context", d, s, s.seq, head_dim, s.seq, bh);
   memory_op(sink, "context_layout", d, 2.0 * s.tokens() * s.hidden / s.tp * s.act_bytes);
 }
@@ -114,7 +114,7 @@ void attention_core_backward(const LayerShape& s, const DeviceRates& d, OpSink& 
   const double scores = bh * s.seq * s.seq;
   memory_op(sink, "context_layout_bwd", d, 2.0 * s.tokens() * s.hidden / s.tp * s.act_bytes);
   gemm_backward(sink, "attn_context_bwd", d, s, s.seq, head_dim, s.seq, bh);
-  memory_op(sink, "attn_dropout_bwd", d, scores * (2.0 * s.act_bytes + 1.0));
+  if (s.dropout) memory_op(sink, "attn_dropout_bwd", d, scores * (2.0 * s.act_bytes + 1.0));
   memory_op(sink, "softmax_bwd", d, 3.0 * scores * s.act_bytes);
   gemm_backward(sink, "attn_scores_bwd", d, s, s.seq, s.seq, head_dim, bh);
   memory_op(sink, "qkv_layout_bwd", d, 2.0 * s.tokens() * qkv_width(s) * s.act_bytes, 2);
@@ -124,6 +124,7 @@ void attention_core_backward(const LayerShape& s, const DeviceRates& d, OpSink& 
 
 void emit_layer_forward(const LayerShape& s, const DeviceRates& d, OpSink& sink) {
   const double T = s.tokens(), Tl = sp_tokens(s), h = s.hidden, e = s.act_bytes;
+  const double mask = s.dropout ? 1.0 : 0.0;  // dropout mask byte per element written/read
   const double ffn_in = s.swiglu ? 2.0 * s.ffn : s.ffn;
   memory_op(sink, "ln_attn", d, 2.0 * Tl * h * e);                       // apex fused LayerNorm
   tp_gather(sink, "tp_ag_attn", s);
@@ -131,7 +132,7 @@ void emit_layer_forward(const LayerShape& s, const DeviceRates& d, OpSink& sink)
   attention_core_forward(s, d, sink);
   gemm(sink, "attn_proj", d, s, T, h, h / s.tp);
   tp_reduce(sink, "tp_attn", s);
-  memory_op(sink, "bias_dropout_add_attn", d, Tl * h * (3.0 * e + 1.0));  // fused bias-dropout-add
+  memory_op(sink, "bias_dropout_add_attn", d, Tl * h * (3.0 * e + mask));  // fused bias-dropout-add
   memory_op(sink, "ln_mlp", d, 2.0 * Tl * h * e);
   tp_gather(sink, "tp_ag_mlp", s);
   gemm(sink, "mlp_in", d, s, T, ffn_in / s.tp, h);
@@ -139,7 +140,7 @@ void emit_layer_forward(const LayerShape& s, const DeviceRates& d, OpSink& sink)
   memory_op(sink, s.swiglu ? "swiglu" : "bias_gelu", d, T * s.ffn / s.tp * e * (s.swiglu ? 3.0 : 2.0));
   gemm(sink, "mlp_out", d, s, T, h, s.ffn / s.tp);
   tp_reduce(sink, "tp_mlp", s);
-  memory_op(sink, "bias_dropout_add_mlp", d, Tl * h * (3.0 * e + 1.0));
+  memory_op(sink, "bias_dropout_add_mlp", d, Tl * h * (3.0 * e + mask));
 }
 
 void emit_layer_backward(const LayerShape& s, const DeviceRates& d, Recompute recompute, OpSink& sink) {
@@ -149,15 +150,16 @@ void emit_layer_backward(const LayerShape& s, const DeviceRates& d, Recompute re
     sink.set_recompute(false);
   }
   const double T = s.tokens(), Tl = sp_tokens(s), h = s.hidden, e = s.act_bytes;
+  const double mask = s.dropout ? 1.0 : 0.0;
   const double ffn_in = s.swiglu ? 2.0 * s.ffn : s.ffn;
-  memory_op(sink, "bias_dropout_add_mlp_bwd", d, Tl * h * (2.0 * e + 1.0));
+  memory_op(sink, "bias_dropout_add_mlp_bwd", d, Tl * h * (2.0 * e + mask));
   tp_gather(sink, "tp_ag_mlp_bwd", s);   // backward of the reduce-scatter
   gemm_backward(sink, "mlp_out_bwd", d, s, T, h, s.ffn / s.tp, 1, true);
   memory_op(sink, s.swiglu ? "swiglu_bwd" : "bias_gelu_bwd", d, T * s.ffn / s.tp * e * (s.swiglu ? 5.0 : 3.0));
   gemm_backward(sink, "mlp_in_bwd", d, s, T, ffn_in / s.tp, h, 1, true);
   tp_reduce(sink, "tp_mlp_bwd", s);      // backward of f: all-reduce (reduce-scatter with SP)
   memory_op(sink, "ln_mlp_bwd", d, 3.0 * Tl * h * e, 2);
-  memory_op(sink, "bias_dropout_add_attn_bwd", d, Tl * h * (2.0 * e + 1.0));
+  memory_op(sink, "bias_dropout_add_attn_bwd", d, Tl * h * (2.0 * e + mask));
   tp_gather(sink, "tp_ag_attn_bwd", s);
   gemm_backward(sink, "attn_proj_bwd", d, s, T, h, h / s.tp, 1, true);
   if (recompute == Recompute::kSelective) {
@@ -176,12 +178,12 @@ void emit_embedding_forward(const LayerShape& s, const DeviceRates& d, OpSink& s
   // word lookup (masked for vocab-parallel) + position embedding add
   memory_op(sink, "embedding", d, 5.0 * T * h * e, s.tp > 1 ? 4 : 2);
   tp_reduce(sink, "tp_embedding", s);
-  memory_op(sink, "embedding_dropout", d, sp_tokens(s) * h * (2.0 * e + 1.0));
+  if (s.dropout) memory_op(sink, "embedding_dropout", d, sp_tokens(s) * h * (2.0 * e + 1.0));
 }
 
 void emit_embedding_backward(const LayerShape& s, const DeviceRates& d, OpSink& sink) {
   const double T = s.tokens(), h = s.hidden, e = s.act_bytes;
-  memory_op(sink, "embedding_dropout_bwd", d, sp_tokens(s) * h * (2.0 * e + 1.0));
+  if (s.dropout) memory_op(sink, "embedding_dropout_bwd", d, sp_tokens(s) * h * (2.0 * e + 1.0));
   tp_gather(sink, "tp_ag_embedding_bwd", s);
   // scatter-add of the token gradients into the fp32 word/position gradient rows
   memory_op(sink, "embedding_bwd", d, T * h * (e + 2.0 * 4.0) * 2.0, 3);

@@ -116,6 +116,7 @@ std::string workload_to_yaml(const Workload& w, const std::string& comment) {
   y << "  seq_len: " << m.seq_len << "\n";
   y << "  activation: " << to_string(m.activation) << "\n";
   y << "  tied_embeddings: " << (m.tied_embeddings ? "true" : "false") << "\n";
+  y << "  dropout: " << exact(m.dropout) << "\n";
   y << "training:\n";
   y << "  global_batch: " << w.training.global_batch << "\n";
   y << "  dtype: " << to_string(w.training.dtype) << "\n";

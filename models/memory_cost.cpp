@@ -35,14 +35,16 @@ Terms layer_terms(const ModelSpec& m, double act_bytes) {
   const double h = m.hidden, f = m.ffn_hidden, s = m.seq_len;
   const double kv = (m.kv_heads > 0 ? m.kv_heads : m.heads) * (h / m.heads);
   const double e = act_bytes;
+  const double mask = m.has_dropout() ? 1.0 : 0.0;  // bytes of a dropout mask element
   Terms t;
   // LN inputs (2 x e h), dropout masks (2 x h bytes), inputs of QKV and of the MLP (2 x e h).
-  t.replicated = 2 * e * h + 2 * h + 2 * e * h;
+  t.replicated = 2 * e * h + 2 * mask * h + 2 * e * h;
   // Q, K, V (e(h + 2kv)), input of the projection (e h), MLP intermediates.
   const double mlp = m.activation == Activation::kSwiglu ? 3.0 * e * f : 2.0 * e * f;
   t.sharded = e * (h + 2 * kv) + e * h + mlp;
-  // softmax output (e), dropout mask (1), dropout output (e) per score, a*s scores per token.
-  t.scores = (2 * e + 1) * m.heads * s;
+  // softmax output (e), dropout mask (1), dropout output (e) per score, a*s scores per token;
+  // without dropout the context GEMM reads the softmax output itself.
+  t.scores = (m.has_dropout() ? 2 * e + 1 : e) * m.heads * s;
   return t;
 }
 
@@ -116,7 +118,8 @@ StageMemory stage_memory(const StageMemoryInput& in) {
     act += layer_working_bytes(m, in.micro, in.tp, in.sequence_parallel, in.flash, e);
   const double tokens = m.seq_len * in.micro;
   const double shard = in.sequence_parallel ? in.tp : 1.0;
-  if (in.stage == 0) act += chunks * tokens * m.hidden * (e + 1) / shard;  // embedding output + dropout mask
+  if (in.stage == 0)  // embedding output + dropout mask
+    act += chunks * tokens * m.hidden * (e + (m.has_dropout() ? 1 : 0)) / shard;
   if (in.stage == in.pp - 1) {
     // Final LN input and head input, fp32 logits and their gradient (Korthikanti §4.3: 4sbv/t).
     const double last_in_flight = in.schedule == Schedule::kGpipe ? in.micro_batches : 1;

@@ -124,6 +124,7 @@ LayerShape layer_shape(const Workload& w, const Plan& plan, int tp) {
   s.gemm_bytes = dtype_bytes(d);
   s.swiglu = m.activation == Activation::kSwiglu;
   s.flash = w.training.flash_attention;
+  s.dropout = m.has_dropout();
   s.sequence_parallel = plan.sequence_parallel && tp > 1;
   return s;
 }

@@ -22,6 +22,11 @@ struct ModelSpec {
   int seq_len = 0;
   Activation activation = Activation::kGelu;
   bool tied_embeddings = true;
+  /// Hidden and attention dropout probability. 0.1 is GPT-2/GPT-3's and Megatron-LM's default
+  /// (--hidden-dropout, --attention-dropout); Llama and MPT train without dropout. Zero removes
+  /// the dropout masks from activation memory and the dropout work from the kernels.
+  double dropout = 0.1;
+  bool has_dropout() const { return dropout > 0; }
 
   int head_dim() const { return hidden / heads; }
   /// Parameters of one transformer block (attention + MLP + 2 norms).

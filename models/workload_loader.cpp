@@ -40,6 +40,7 @@ void read_model(MapReader& m, ModelSpec& spec) {
   set_if(spec.seq_len, m.get_int("seq_len", Need::kRequired, 1, kMaxSeqLen));
   set_if(spec.activation, m.get_enum("activation", Need::kOptional, activation_table()));
   set_if(spec.tied_embeddings, m.get_bool("tied_embeddings", Need::kOptional));
+  set_if(spec.dropout, m.get_number("dropout", Need::kOptional, 0.0, 0.999));
   spec.kv_heads = kv_heads.value_or(spec.heads);
   spec.ffn_hidden = ffn.value_or(4 * spec.hidden);  // the GPT-2/Megatron default 4h (Vaswani et al. 2017)
   m.finish();

@@ -3,7 +3,6 @@
 #include "comm/mpi_communicator.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <stdexcept>
@@ -30,10 +29,6 @@ MpiSession::MpiSession(int* argc, char*** argv) {
 }
 
 MpiSession::~MpiSession() { MPI_Finalize(); }
-
-bool MpiSession::launched_by_mpi() {
-  return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") || std::getenv("PMIX_RANK");
-}
 
 MpiCommunicator::MpiCommunicator(MPI_Comm comm) : comm_(comm) {
   check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");

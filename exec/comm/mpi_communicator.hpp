@@ -19,8 +19,6 @@ class MpiSession {
   ~MpiSession();
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;
-  /// True when this process was started by an MPI launcher (mpirun/srun environment).
-  static bool launched_by_mpi();
 };
 
 class MpiCommunicator final : public Communicator {

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // In-process communicator: p2p order, every collective over groups of several sizes and
-// element counts that do not divide evenly, call timing, and failure propagation.
+// element counts that do not divide evenly, call timing, and failure propagation; the MPI
+// launcher's rank as the environment gives it.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <numeric>
 
+#include <cstdlib>
+
 #include "comm/in_process_communicator.hpp"
+#include "comm/launcher.hpp"
 
 namespace hetsim::exec {
 namespace {
@@ -123,6 +127,23 @@ TEST(InProcessCommunicator, MessageSizeMismatchIsAnError) {
                                      else c.recv(x, 1, 0, 0);
                                    }),
                RankFailure);
+}
+
+TEST(Launcher, RankFromTheLaunchersEnvironment) {
+  const char* vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
+  for (const char* v : vars) unsetenv(v);
+  EXPECT_EQ(launcher_rank(), -1);
+  EXPECT_FALSE(launched_by_mpi());
+  EXPECT_TRUE(first_process());  // alone: it speaks for itself
+  for (const char* v : vars) {
+    setenv(v, "3", 1);
+    EXPECT_EQ(launcher_rank(), 3) << v;
+    EXPECT_TRUE(launched_by_mpi()) << v;
+    EXPECT_FALSE(first_process()) << v;
+    setenv(v, "0", 1);
+    EXPECT_TRUE(first_process()) << v;
+    unsetenv(v);
+  }
 }
 
 }  // namespace

@@ -26,7 +26,28 @@ TEST(CommCost, RingAllReduceHandComputed) {
   EXPECT_NEAR(ring_time(CollectiveKind::kAllReduce, 1e9, g), 10e-6 + 2 * 7.0 / 8 * 1e9 / 100e9 + 14 * 2e-6, 1e-12);
   EXPECT_NEAR(ring_time(CollectiveKind::kAllGather, 1e9, g), 10e-6 + 7.0 / 8 * 1e9 / 100e9 + 7 * 2e-6, 1e-12);
   EXPECT_DOUBLE_EQ(ring_time(CollectiveKind::kAllReduce, 1e9, GroupCost{}), 0.0);  // one rank: nothing to do
-  EXPECT_NEAR(tree_time(CollectiveKind::kAllReduce, 1e9, g), 10e-6 + 2 * 1e9 / 100e9 + 2 * 3 * 2e-6, 1e-12);
+  // Inside one node the tree is a chain up and down: 2 (n-1) alpha, never shorter than the ring.
+  EXPECT_NEAR(tree_time(CollectiveKind::kAllReduce, 1e9, g), 10e-6 + 2 * 1e9 / 100e9 + 14 * 2e-6, 1e-12);
+}
+
+TEST(CommCost, LatencyStepsSplitIntoIntraAndInterNode) {
+  // 16 ranks on two nodes of 8 (NCCL src/graph/tuning.cc): the ring's 30 all-reduce steps take
+  // 2 (N-1) = 2 inter-node hops and 28 intra-node ones; all-gather 1 and 14; the tree goes up
+  // and down a chain of 8 and a tree of depth 1.
+  GroupCost g;
+  g.size = 16;
+  g.nodes = 2;
+  g.hop_latency_s = 5e-6;
+  g.intra_latency_s = 2e-6;
+  g.inter_latency_s = 5e-6;
+  EXPECT_NEAR(ring_latency_s(CollectiveKind::kAllReduce, g), 28 * 2e-6 + 2 * 5e-6, 1e-15);
+  EXPECT_NEAR(ring_latency_s(CollectiveKind::kAllGather, g), 14 * 2e-6 + 1 * 5e-6, 1e-15);
+  EXPECT_NEAR(tree_latency_s(g), 2 * (7 * 2e-6 + 1 * 5e-6), 1e-15);
+  // One member per node (a DP group of TP-8 replicas): every step crosses nodes.
+  GroupCost dp = g;
+  dp.nodes = 16;
+  EXPECT_NEAR(ring_latency_s(CollectiveKind::kAllReduce, dp), 30 * 5e-6, 1e-15);
+  EXPECT_NEAR(tree_latency_s(dp), 2 * (0 + 4 * 5e-6), 1e-15);
 }
 
 TEST(CommCost, HierarchicalSplitsIntraAndInter) {
@@ -60,9 +81,12 @@ TEST(CommCost, AutoPicksRingOrTreeNeverHierarchical) {
   // Asked for, it runs.
   EXPECT_DOUBLE_EQ(collective_time(CollectiveKind::kAllReduce, s, g, GradSyncAlgorithm::kHierarchical),
                    hierarchical_time(CollectiveKind::kAllReduce, s, g));
-  // Tiny messages over many ranks: the tree's log2(n) latency wins.
+  // Tiny messages over many nodes: the tree's log2(N) latency wins.
   GroupCost many = g;
   many.size = 1024;
+  many.nodes = 128;
+  many.intra_latency_s = 2e-6;
+  many.inter_latency_s = 5e-6;
   EXPECT_EQ(resolve_algorithm(CollectiveKind::kAllReduce, 1e3, many), GradSyncAlgorithm::kTree);
 }
 
@@ -128,7 +152,8 @@ TEST(Topology, GroupsSharingNodesWithConcurrentGroupsCrossAtOneNicShare) {
   EXPECT_NEAR(alone.bus_bandwidth_Bps, 8 * nic, 1);
   // The ring time follows: 2(n-1)/n S over one NIC share.
   const double s = 1e9;
-  EXPECT_NEAR(ring_time(CollectiveKind::kAllReduce, s, g) - kCollectiveLaunch_s - 14 * g.hop_latency_s,
+  EXPECT_NEAR(ring_time(CollectiveKind::kAllReduce, s, g) - kCollectiveLaunch_s -
+                  ring_latency_s(CollectiveKind::kAllReduce, g),
               2.0 * 7 / 8 * s / nic, 1e-9);
   // One node: no NIC on the ring at all.
   EXPECT_FALSE(group_cost(c, std::vector<int>{0, 2, 4, 6}).node_shared);
@@ -192,6 +217,17 @@ TEST(MemoryCost, ActivationsMatchKorthikantiTable2) {
   }
   // fp32 activations double the 16-bit terms; the one-byte dropout masks stay (34 + 5as/h -> 66 + 9as/h).
   EXPECT_NEAR(layer_activation_bytes(m, b, 1, false, Recompute::kNone, false, 4), sbh * (66 + 9 * a * s / h), 1.0);
+}
+
+TEST(MemoryCost, WithoutDropoutTheMasksAreGone) {
+  // Korthikanti et al. 2022 §4.1 counts 2 sbh bytes of hidden-dropout masks and as^2b of
+  // attention-dropout mask plus 2as^2b of dropout output: without dropout, 32 sbh + 2as^2b.
+  ModelSpec m = gpt(12288, 96, 2048);
+  m.dropout = 0;
+  const double s = 2048, b = 1, h = 12288, a = 96;
+  const double sbh = s * b * h;
+  EXPECT_NEAR(layer_activation_bytes(m, b, 1, false, Recompute::kNone, false, 2), sbh * (32 + 2 * a * s / h), 1.0);
+  EXPECT_NEAR(layer_activation_bytes(m, b, 1, false, Recompute::kNone, true, 2), sbh * 32, 1.0);  // flash
 }
 
 TEST(MemoryCost, InFlightMicroBatchesPerSchedule) {

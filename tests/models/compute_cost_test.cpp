@@ -113,6 +113,17 @@ TEST(ComputeCost, TensorParallelCollectivesPerLayer) {
   EXPECT_TRUE(one.collectives.empty());
 }
 
+TEST(ComputeCost, NoDropoutRemovesTheMaskTrafficAndKernels) {
+  LayerShape s = shape(1);
+  CountingSink with, without;
+  emit_layer_forward(s, rates(), with);
+  s.dropout = false;
+  emit_layer_forward(s, rates(), without);
+  EXPECT_EQ(with.kernels - without.kernels, 1);  // the attention-score dropout kernel
+  EXPECT_LT(without.gpu_s, with.gpu_s);
+  EXPECT_EQ(without.flop, with.flop);  // dropout is memory-bound work only
+}
+
 TEST(ComputeCost, FlashAttentionRemovesScoreTraffic) {
   LayerShape s = shape(1);
   CountingSink plain, flash;

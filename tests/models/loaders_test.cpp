@@ -178,6 +178,23 @@ TEST(WorkloadLoader, AppliesDefaults) {
   EXPECT_EQ(w.training.dtype, Dtype::kBf16);
   EXPECT_EQ(w.training.optimizer, Optimizer::kAdam);
   EXPECT_FALSE(w.training.flash_attention);
+  EXPECT_DOUBLE_EQ(w.model.dropout, 0.1);  // GPT-3 / Megatron-LM default
+}
+
+TEST(WorkloadLoader, DropoutIsAProbability) {
+  std::string text = kWorkload;
+  const std::string model = "model: {layers: 4, hidden: 64, heads: 4, vocab: 128, seq_len: 16";
+  const auto with = [&](const std::string& value) {
+    std::string t = text;
+    t.replace(t.find(model), model.size(), model + ", dropout: " + value);
+    return t;
+  };
+  EXPECT_DOUBLE_EQ(parse_workload(with("0")).model.dropout, 0.0);
+  EXPECT_FALSE(parse_workload(with("0")).model.has_dropout());
+  EXPECT_THAT(messages_of([&] { parse_workload(with("1.5"), "w.yaml"); }),
+              ::testing::Contains(HasSubstr("w.yaml:3:")));
+  EXPECT_THAT(messages_of([&] { parse_workload(with("-0.1"), "w.yaml"); }),
+              ::testing::Contains(HasSubstr("model.dropout")));
 }
 
 TEST(InputKind, PeekReadsOnlyTheKind) {
