@@ -115,39 +115,43 @@ CLI::Validator number_check(bool positive, bool integer) {
       expected);
 }
 
-CLI::Validator output_file_check() {
-  return CLI::Validator(
-      [](std::string& path) -> std::string {
-        namespace fs = std::filesystem;
-        std::error_code ec;
-        if (path.empty()) return "empty path (expected a file name)";
-        if (fs::is_directory(path, ec)) return "'" + path + "' is a folder (expected a file name)";
-        const fs::path parent = fs::path(path).parent_path();
-        if (!parent.empty() && !fs::is_directory(parent, ec))
-          return "folder '" + parent.string() + "' does not exist (expected the path of a file in an existing folder)";
-        return {};
-      },
-      "FILE");
+namespace {
+
+namespace fs = std::filesystem;
+
+/// What is wrong with an output file's path ("" when nothing).
+std::string output_file_problem(const fs::path& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return "'" + path.string() + "' is a folder (expected a file name)";
+  const fs::path parent = path.parent_path();
+  if (!parent.empty() && !fs::is_directory(parent, ec))
+    return "folder '" + parent.string() + "' does not exist (expected the path of a file in an existing folder)";
+  return {};
 }
 
-CLI::Validator output_dir_check() {
-  return CLI::Validator(
-      [](std::string& path) -> std::string {
-        namespace fs = std::filesystem;
-        std::error_code ec;
-        if (path.empty()) return "empty path (expected a folder name)";
-        // The nearest part of the path that exists must be a folder (the rest is created).
-        for (fs::path p = fs::path(path); !p.empty(); p = p.parent_path()) {
-          if (fs::exists(p, ec)) {
-            if (!fs::is_directory(p, ec)) return "'" + p.string() + "' is a file (expected a folder)";
-            break;
-          }
-          if (p == p.parent_path()) break;
-        }
-        return {};
-      },
-      "DIR");
+/// What is wrong with an output folder's path: the nearest part of it that exists must be a
+/// folder (the rest is created).
+std::string output_dir_problem(const fs::path& path) {
+  std::error_code ec;
+  for (fs::path p = path; !p.empty(); p = p.parent_path()) {
+    if (fs::exists(p, ec)) return fs::is_directory(p, ec) ? "" : "'" + p.string() + "' is a file (expected a folder)";
+    if (p == p.parent_path()) break;
+  }
+  return {};
 }
+
+CLI::Validator path_check(const std::string& kind, std::string (*problem)(const fs::path&)) {
+  return CLI::Validator(
+      [kind, problem](std::string& path) -> std::string {
+        return path.empty() ? "empty path (expected a " + kind + " name)" : problem(fs::path(path));
+      },
+      kind == "file" ? "FILE" : "DIR");
+}
+
+}  // namespace
+
+CLI::Validator output_file_check() { return path_check("file", output_file_problem); }
+CLI::Validator output_dir_check() { return path_check("folder", output_dir_problem); }
 
 // ---- text table -------------------------------------------------------------------------
 

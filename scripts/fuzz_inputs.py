@@ -538,6 +538,22 @@ def run_misuse(hetsim, timeout, tmp):
 # ---- main ---------------------------------------------------------------------------------
 
 
+class Tally:
+    """Problems by class, the lines that report them, and the number of runs."""
+
+    def __init__(self, verbose):
+        self.counts, self.lines, self.runs, self.verbose = {}, [], 0, verbose
+
+    def add(self, results):
+        for shown, rc, secs, probs, err in results:
+            self.runs += 1
+            for pcls, detail in probs:
+                self.counts[pcls] = self.counts.get(pcls, 0) + 1
+                self.lines.append(f"{pcls}: hetsim {shown}: {detail}")
+            if self.verbose:
+                print(f"rc={rc} {secs:.2f}s hetsim {shown} {err[:1]}")
+
+
 def interleave(groups, rng):
     """Round-robin over shuffled groups, so a small --max-mutants still covers every file and class."""
     keys = sorted(groups)
@@ -578,46 +594,30 @@ def main():
     total = len(pool)
     jobs = [(hetsim, a.timeout, s, k, c, d, m, i) for i, (s, k, c, d, m) in enumerate(pool[: a.max_mutants])]
 
-    counts = {}
-    runs = 0
-    failed = []
+    mutants, misuse = Tally(a.verbose), Tally(a.verbose)
     t0 = time.monotonic()
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as ex:
         for seed, cls, data, results in ex.map(run_mutant, jobs):
-            for shown, rc, secs, probs, err in results:
-                runs += 1
-                for pcls, detail in probs:
-                    counts[pcls] = counts.get(pcls, 0) + 1
-                    failed.append(f"{pcls}: hetsim {shown}: {detail}")
-                if a.verbose:
-                    print(f"rc={rc} {secs:.2f}s hetsim {shown} {err[:1]}")
+            mutants.add(results)
             if data is not None and a.keep:
                 os.makedirs(a.keep, exist_ok=True)
-                with open(os.path.join(a.keep, f"{len(failed):05d}-{cls}-{os.path.basename(seed)}"), "wb") as f:
+                with open(os.path.join(a.keep, f"{len(mutants.lines):05d}-{cls}-{os.path.basename(seed)}"), "wb") as f:
                     f.write(data)
-    misuse_runs = 0
     if not a.no_misuse:
         tmp = tempfile.mkdtemp(prefix="hetsim-fuzz-cli-")
         try:
-            for shown, rc, secs, probs, err in run_misuse(hetsim, a.timeout, tmp):
-                misuse_runs += 1
-                for pcls, detail in probs:
-                    counts[pcls] = counts.get(pcls, 0) + 1
-                    failed.append(f"{pcls}: hetsim {shown}: {detail}")
-                if a.verbose:
-                    print(f"rc={rc} {secs:.2f}s hetsim {shown} {err[:1]}")
+            misuse.add(run_misuse(hetsim, a.timeout, tmp))
         finally:
             subprocess.run(["chmod", "-R", "u+rwX", tmp])
             shutil.rmtree(tmp, ignore_errors=True)
-    for line in failed:
+    counts = {k: mutants.counts.get(k, 0) + misuse.counts.get(k, 0) for k in set(mutants.counts) | set(misuse.counts)}
+    for line in mutants.lines + misuse.lines:
         print(line)
-    bad = ["crash", "hang", "malformed", "uncaught", "accepted", "nonfinite-output", "partial-output", "wrong-exit",
-           "no-position", "silent-failure"]
     others = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if k not in ("crash", "hang", "malformed"))
-    print(f"fuzz_inputs: seed {a.seed}: {len(jobs)} mutants of {total} ({runs} runs) + {misuse_runs} misuse runs "
+    print(f"fuzz_inputs: seed {a.seed}: {len(jobs)} mutants of {total} ({mutants.runs} runs) + {misuse.runs} misuse runs "
           f"in {time.monotonic() - t0:.0f}s: crashes {counts.get('crash', 0)}, hangs {counts.get('hang', 0)}, "
           f"malformed errors {counts.get('malformed', 0)}" + (f"; {others}" if others else "; no other problems"))
-    return 1 if any(counts.get(k) for k in bad) else 0
+    return 1 if counts else 0  # every class of problem is a defect
 
 
 if __name__ == "__main__":
