@@ -305,15 +305,17 @@ WHOLE_FILE = ("cannot open", "empty file", "larger than", "read error", "is a di
 
 
 def run(cmd, timeout):
+    """(exit code or None on timeout, stdout, stderr, seconds). A run that times out is killed
+    with its whole process group (simulate and plan --refine start children)."""
     t0 = time.monotonic()
+    p = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         start_new_session=True)
     try:
-        p = subprocess.run(cmd, cwd=ROOT, capture_output=True, timeout=timeout, start_new_session=True)
-        return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace"), time.monotonic() - t0
-    except subprocess.TimeoutExpired as e:
-        try:
-            os.killpg(e.pid if hasattr(e, "pid") else 0, signal.SIGKILL)
-        except Exception:
-            pass
+        out, err = p.communicate(timeout=timeout)
+        return p.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), time.monotonic() - t0
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
         return None, "", "", time.monotonic() - t0
 
 
