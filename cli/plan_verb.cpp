@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // `hetsim plan --cluster C --workload W [--objective throughput|cost] [--budget-per-hour D]
-//  [--top K] [--refine K] [--emit-plan FILE] [--format table|json]`: the planner's best plans,
+//  [--top K] [--time-limit S] [--refine K] [--emit-plan FILE] [--format table|json]`: the planner's best plans,
 // the two baselines a homogeneous tool would give, and the best plan as a `kind: plan` file.
 #include <yaml-cpp/yaml.h>
 
@@ -28,6 +28,7 @@ struct PlanVerbOptions {
   std::string cluster, workload, objective = "throughput", emit_plan;
   std::string profile;  // --profile
   double budget_per_hour = 0;
+  double time_limit_s = models::PlannerOptions{}.time_limit_s;
   int top = 5;
   int refine = 0;
   bool spot = false;
@@ -162,6 +163,7 @@ void write_json(const PlanVerbOptions& o, const models::PlannerResult& r, const 
   j.key("plans_evaluated").value(static_cast<long long>(r.plans_evaluated));
   j.key("plans_pruned").value(static_cast<long long>(r.plans_pruned));
   j.key("plans_predicted").value(static_cast<long long>(r.plans_predicted));
+  j.key("search_complete").value(r.searches_stopped == 0);
   j.key("feasible").value(!r.top.empty());
   if (r.top.empty()) j.key("reason").value(r.reason);
   j.key("plans").begin_array();
@@ -241,6 +243,9 @@ void write_table(const PlanVerbOptions& o, const models::PlannerResult& r, const
   }
   std::cout << fmt("search: %.3f s, ", r.search_time_s) << r.plans_evaluated << " plans evaluated, " << r.plans_pruned
             << " pruned, " << r.plans_predicted << " predicted\n";
+  if (r.searches_stopped > 0)
+    std::cout << "search: " << r.searches_stopped << " of the searches stopped at --time-limit " << fmt("%g", o.time_limit_s)
+              << " s: the plans above are the best found, not proven best (raise or drop the limit to search on)\n";
   if (!ref.note.empty()) std::cout << ref.note << "\n";
   if (!o.emit_plan.empty() && !r.top.empty()) std::cout << "best plan written to " << o.emit_plan << "\n";
 }
@@ -256,6 +261,7 @@ void run_plan(const CLI::App& app, PlanVerbOptions o) {
   po.budget_per_hour = o.budget_per_hour;
   po.top = std::max(o.top, o.refine);
   po.spot = o.spot;
+  po.time_limit_s = o.time_limit_s;
   Inputs in = load_inputs(o.cluster, o.workload, "", o.profile);
   models::PlannerResult result = models::plan_training(in.cluster, in.workload, po);
   const Refined ref = refine(app, o, result, in.cluster);
@@ -290,6 +296,10 @@ void add_plan_verb(CLI::App& app) {
       ->check(positive_number());
   verb->add_flag("--spot", o->spot, "Price nodes at their spot price where the cluster gives one");
   verb->add_option("--top", o->top, "Plans listed (default 5)")->check(positive_integer());
+  verb->add_option("--time-limit", o->time_limit_s,
+                   "Seconds each of the three searches (best plan and the two baselines) may take; the most "
+                   "promising branches go first, so a search stopped at the limit keeps its best so far (default 60; 0: no limit)")
+      ->check(non_negative_number());
   verb->add_option("--refine", o->refine, "Re-rank the best K plans with the SimGrid simulator")->check(non_negative_integer());
   verb->add_option("--emit-plan", o->emit_plan, "Write the best plan to this file (kind: plan)")
       ->check(output_file_check());

@@ -263,6 +263,7 @@ PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const 
   };
   std::stable_sort(allotted.begin(), allotted.end(),
                    [&](const auto& a, const auto& b) { return peak_of(a) > peak_of(b); });
+  search.start_clock();
   for (const std::vector<int>& nodes : allotted) {
     const bool fast_only = is_fastest(nodes);
     search.search(
@@ -277,6 +278,7 @@ PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const 
           return obj == PlanObjective::kCost ? kNegInf : std::min(best.threshold(), fastest.threshold());
         });
   }
+  result.searches_stopped += search.stopped;
   // Baselines. (b) on the fastest type's pools when the allotments above did not cover them.
   if (options.objective == PlanObjective::kBudget || fastest.take_sorted().empty()) {
     std::vector<int> nodes(pools.size(), 0);
@@ -286,14 +288,18 @@ PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const 
       }
     }
     if (!result.fastest_type.empty()) {
+      search.start_clock();
       search.search(nodes, false, [&](const Shape& s) { fastest.offer(s); }, [&] { return fastest.threshold(); });
+      result.searches_stopped += search.stopped;
     }
   }
   // (a) uniform layer and batch splits over all GPUs: type-grouped placements and Megatron's rank order.
   {
     std::vector<int> all(pools.size());
     for (size_t p = 0; p < pools.size(); ++p) all[p] = static_cast<int>(pools[p].nodes.size());
+    search.start_clock();
     search.search(all, true, [&](const Shape& s) { uniform.offer(s); }, [&] { return uniform.threshold(); });
+    result.searches_stopped += search.stopped;
   }
   long evaluated = 0, pruned = 0;
   std::vector<Candidate> megatron = megatron_candidates(cluster, workload, options, costs, &evaluated, &pruned);
@@ -370,13 +376,16 @@ PlannerResult plan_training(const Cluster& cluster, const Workload& workload, co
   // liked turned out not to fit, search again with a safety margin before giving up.
   PlannerOptions retry = options;
   long evaluated = result.plans_evaluated, pruned = result.plans_pruned, predicted = result.plans_predicted;
+  int stopped = result.searches_stopped;
   for (int attempt = 0; attempt < 2 && result.top.empty() && result.plans_predicted > 0; ++attempt) {
     retry.memory_fraction *= 0.9;
     result = plan_once(cluster, workload, retry);
     evaluated += result.plans_evaluated;
     pruned += result.plans_pruned;
     predicted += result.plans_predicted;
+    stopped += result.searches_stopped;
   }
+  result.searches_stopped = stopped;
   result.plans_evaluated = evaluated;
   result.plans_pruned = pruned;
   result.plans_predicted = predicted;

@@ -48,6 +48,10 @@ struct PlannerOptions {
   /// Fraction of a GPU's memory the estimator may plan for. 1: the predictor alone decides what
   /// fits (every returned plan is predicted feasible); lower it to keep a safety margin.
   double memory_fraction = 1.0;
+  /// Seconds each of the three searches (best plan, fastest-type-only and uniform baselines) may
+  /// take; 0 = no limit. The searches run the most promising (knobs, TP) branches first, so a
+  /// search stopped at its limit keeps the best shapes found so far (PlannerResult says so).
+  double time_limit_s = 60;
 };
 
 /// One plan with its prediction.
@@ -78,6 +82,7 @@ struct PlannerResult {
   long plans_pruned = 0;            ///< shapes discarded by memory, budget or bound before scoring
   long plans_predicted = 0;
   double search_time_s = 0;
+  int searches_stopped = 0;         ///< searches cut by time_limit_s (0: every search ran to the end)
 };
 
 /// Runs the search. Never throws for a valid cluster/workload; an empty `top` carries a reason.

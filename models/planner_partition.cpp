@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <queue>
+#include <utility>
 
 namespace hetsim::models::planner {
 
@@ -141,25 +144,35 @@ std::vector<int> balance_micro_batches(const std::vector<ReplicaTiming>& replica
     m[i] = std::max(1, static_cast<int>(std::floor((target - o) / replicas[i].bottleneck_s)));
     have += m[i];
   }
-  while (have > total) {  // only when some replica was lifted to 1
-    int worst = -1;
-    double worst_t = -1;
-    for (int i = 0; i < n; ++i) {
-      const double t = replica_time_s(replicas[i], m[i], interleave);
-      if (m[i] > 1 && t > worst_t) worst = i, worst_t = t;
+  // Greedy rounding, one micro-batch at a time: take one from the slowest replica while there
+  // are too many (only when some replica was lifted to 1), give one to the replica that stays
+  // fastest with it while there are too few. Heaps keyed (time, index) make each move
+  // O(log n) and pick what a scan would (lowest index on ties): thousands of replicas cost
+  // n log n, not n^2.
+  using Keyed = std::pair<double, int>;
+  if (have > total) {
+    auto slower = [](const Keyed& a, const Keyed& b) { return a.first < b.first || (a.first == b.first && a.second > b.second); };
+    std::priority_queue<Keyed, std::vector<Keyed>, decltype(slower)> slowest(slower);
+    for (int i = 0; i < n; ++i)
+      if (m[i] > 1) slowest.push({replica_time_s(replicas[i], m[i], interleave), i});
+    while (have > total) {
+      const int i = slowest.top().second;
+      slowest.pop();
+      --m[i];
+      --have;
+      if (m[i] > 1) slowest.push({replica_time_s(replicas[i], m[i], interleave), i});
     }
-    --m[worst];
-    --have;
   }
-  while (have < total) {
-    int best = 0;
-    double best_t = std::numeric_limits<double>::infinity();
-    for (int i = 0; i < n; ++i) {
-      const double t = replica_time_s(replicas[i], m[i] + 1, interleave);
-      if (t < best_t) best = i, best_t = t;
+  if (have < total) {
+    std::priority_queue<Keyed, std::vector<Keyed>, std::greater<Keyed>> fastest_next;
+    for (int i = 0; i < n; ++i) fastest_next.push({replica_time_s(replicas[i], m[i] + 1, interleave), i});
+    while (have < total) {
+      const int i = fastest_next.top().second;
+      fastest_next.pop();
+      ++m[i];
+      ++have;
+      fastest_next.push({replica_time_s(replicas[i], m[i] + 1, interleave), i});
     }
-    ++m[best];
-    ++have;
   }
   return m;
 }

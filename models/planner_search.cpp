@@ -50,6 +50,22 @@ int ShapeSearch::unit_gpu(int pool, int tp, int unit) const {
   return cluster_.nodes[p.nodes[index / p.gpus_per_node]].first_gpu + index % p.gpus_per_node;
 }
 
+bool ShapeSearch::out_of_time() {
+  if (stopped) return true;
+  if ((++clock_reads_ & 63u) != 0) return false;
+  stopped = std::chrono::steady_clock::now() > deadline_;
+  return stopped;
+}
+
+void ShapeSearch::start_clock() {
+  stopped = false;
+  deadline_ = options_.time_limit_s > 0
+                  ? std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(options_.time_limit_s))
+                  : std::chrono::steady_clock::time_point::max();
+}
+
 void ShapeSearch::search(const std::vector<int>& pool_nodes, bool uniform,
                          const std::function<void(const Shape&)>& sink, const std::function<double()>& bound) {
   // Branch and bound: every (knobs, TP per pool) gets an upper bound on tokens/s; they are
@@ -113,6 +129,8 @@ void ShapeSearch::search(const std::vector<int>& pool_nodes, bool uniform,
       pruned += static_cast<long>(tasks.size() - i);  // sorted: no later task can do better
       break;
     }
+    clock_reads_ = 63;  // read the clock before every task
+    if (out_of_time()) return;
     search_tp(tasks[i].knobs, pool_nodes, tasks[i].tp, uniform, sink, bound);
   }
 }
@@ -276,7 +294,7 @@ void ShapeSearch::search_tp(const Knobs& knobs, const std::vector<int>& pool_nod
       for (size_t i = 0; i < pick.size(); ++i) {
         s.kinds.push_back(kind_of({KindBlock{active[i], pick[i]->pp}}, pick[i]->copies, pick[i]->part));
       }
-      if (finish(s, tokens_bound())) sink(s);
+      if (!out_of_time() && finish(s, tokens_bound())) sink(s);
     };
     if (!opts.empty() && uniform) {
       for (const PoolOption& first : opts[0]) {
@@ -311,7 +329,7 @@ void ShapeSearch::search_tp(const Knobs& knobs, const std::vector<int>& pool_nod
     if (members.size() < 2 || (uniform && mask != subsets - 1)) continue;
     int max_copies = std::numeric_limits<int>::max();
     for (int p : members) max_copies = std::min(max_copies, units[p]);
-    for (int d = 1; d <= max_copies; ++d) {
+    for (int d = 1; d <= max_copies && !out_of_time(); ++d) {
       int stages = 0;
       bool exact = true;
       for (int p : members) {

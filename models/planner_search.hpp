@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Enumeration of heterogeneous plan shapes with memoised partitions and bound pruning.
 #pragma once
+#include <chrono>
 #include <functional>
 #include <map>
 #include <string>
@@ -76,6 +77,10 @@ class ShapeSearch {
 
   long evaluated = 0;
   long pruned = 0;
+  /// Starts a phase of searches that together may take PlannerOptions::time_limit_s.
+  void start_clock();
+  /// True once a search() of the phase stopped at the phase's time limit.
+  bool stopped = false;
 
  private:
   struct PoolOption {
@@ -98,6 +103,9 @@ class ShapeSearch {
                                   const std::vector<int>& tp);
   /// Upper bound of the objective's score (tokens/s, or -dollars per token for kCost).
   double upper_bound_score(const Knobs& knobs, const std::vector<int>& pool_nodes, const std::vector<int>& tp);
+  /// True (and `stopped` set) once the running search() is past its deadline; reads the clock on
+  /// every 64th call only.
+  bool out_of_time();
 
   const Cluster& cluster_;
   const Workload& workload_;
@@ -106,6 +114,8 @@ class ShapeSearch {
   std::vector<Pool> pools_;
   std::map<std::tuple<int, int, int, int, std::tuple<int, int, bool, int>, int, bool>, std::vector<PoolOption>>
       pool_memo_;
+  std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
+  unsigned clock_reads_ = 0;
 };
 
 }  // namespace hetsim::models::planner

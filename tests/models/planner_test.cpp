@@ -4,6 +4,8 @@
 // homogeneous cases where it must match or beat the published configuration.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <numeric>
@@ -112,6 +114,56 @@ TEST(PlannerBalance, UniformNeedsDivisibilityAndEnoughMicroBatches) {
   EXPECT_TRUE(pl::balance_micro_batches(reps, 10, 1, true).empty());
   EXPECT_EQ(pl::balance_micro_batches(reps, 9, 1, true), (std::vector<int>{3, 3, 3}));
   EXPECT_TRUE(pl::balance_micro_batches(reps, 2, 1, false).empty());
+}
+
+TEST(PlannerBalance, HeapRoundingPicksWhatAScanPicks) {
+  // Reference: the same continuous optimum, rounded by scanning every replica for each move
+  // (lowest index on ties), O(n) a move. The heaps must land on the same counts.
+  const auto by_scan = [](const std::vector<pl::ReplicaTiming>& reps, int total) {
+    const int n = static_cast<int>(reps.size());
+    double inv = 0, off = 0;
+    for (const auto& r : reps) inv += 1.0 / r.bottleneck_s, off += (r.sum_s - r.bottleneck_s) / r.bottleneck_s;
+    const double target = (total + off) / inv;
+    std::vector<int> m(n);
+    long have = 0;
+    for (int i = 0; i < n; ++i) {
+      m[i] = std::max(1, static_cast<int>(std::floor((target - (reps[i].sum_s - reps[i].bottleneck_s)) / reps[i].bottleneck_s)));
+      have += m[i];
+    }
+    while (have > total) {
+      int worst = -1;
+      double worst_t = -1;
+      for (int i = 0; i < n; ++i) {
+        const double t = pl::replica_time_s(reps[i], m[i], 1);
+        if (m[i] > 1 && t > worst_t) worst = i, worst_t = t;
+      }
+      --m[worst], --have;
+    }
+    while (have < total) {
+      int best = 0;
+      for (int i = 1; i < n; ++i)
+        if (pl::replica_time_s(reps[i], m[i] + 1, 1) < pl::replica_time_s(reps[best], m[best] + 1, 1)) best = i;
+      ++m[best], ++have;
+    }
+    return m;
+  };
+  unsigned seed = 7;
+  const auto next = [&seed] { return (seed = seed * 1103515245u + 12345u) >> 16 & 0x7fff; };
+  int lifted = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    std::vector<pl::ReplicaTiming> reps;
+    const int n = 1 + static_cast<int>(next() % 40);
+    for (int i = 0; i < n; ++i) {
+      const double tau = 0.5 + (next() % 4) * 0.25;  // few distinct values: many ties
+      reps.push_back({tau, tau * (1 + next() % 6) + (next() % 2 ? 40.0 : 0.0)});  // some long fills
+    }
+    const int total = n + static_cast<int>(next() % 120);
+    const auto m = pl::balance_micro_batches(reps, total, 1, false);
+    ASSERT_EQ(std::accumulate(m.begin(), m.end(), 0), total);
+    EXPECT_EQ(m, by_scan(reps, total)) << "trial " << trial;
+    lifted += std::count(m.begin(), m.end(), 1) > 0;
+  }
+  EXPECT_GT(lifted, 0);  // the take-one-away branch ran too
 }
 
 // ---- what the planner returns ---------------------------------------------------------------
@@ -375,6 +427,24 @@ TEST(PlannerObjectives, CostObjectiveIsCheaperPerToken) {
   for (size_t i = 1; i < cheap.top.size(); ++i) {
     EXPECT_LE(cheap.top[i - 1].report.cost_per_million_tokens, cheap.top[i].report.cost_per_million_tokens);
   }
+}
+
+TEST(PlannerTimeLimit, AStoppedSearchSaysSoAndStillAnswers) {
+  const Cluster c = load_cluster(source("clusters/mixed-a100-v100.yaml"), Catalog::builtin());
+  const Workload w = load_workload(source("workloads/gpt3-6.7b.yaml"));
+  PlannerOptions cut;
+  cut.time_limit_s = 1e-9;  // past before the first branch
+  const PlannerResult r = plan_training(c, w, cut);
+  EXPECT_EQ(r.searches_stopped, 3);
+  // Megatron's (tp, pp, dp) candidates are not a search: the uniform baseline still answers.
+  ASSERT_TRUE(r.uniform.found);
+  ASSERT_FALSE(r.top.empty());
+  PlannerOptions unlimited;
+  unlimited.time_limit_s = 0;
+  const PlannerResult all = plan_training(c, w, unlimited);
+  EXPECT_EQ(all.searches_stopped, 0);
+  EXPECT_GE(all.top.front().report.tokens_per_s, r.top.front().report.tokens_per_s);
+  EXPECT_EQ(plan_training(c, w, PlannerOptions{}).searches_stopped, 0);  // the default limit is not reached here
 }
 
 TEST(PlannerInfeasible, ModelTooLargeGivesAReasonNotAPlan) {
