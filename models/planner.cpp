@@ -215,6 +215,24 @@ std::vector<Candidate> megatron_candidates(const Cluster& cluster, const Workloa
 
 namespace {
 
+/// The search places whole nodes; when even the smallest node has more GPUs than the workload
+/// can keep busy (one sequence per replica, one layer per stage, the widest TP group), no shape
+/// exists, and that, not memory, is why. Empty when some node is small enough.
+std::string whole_node_too_big(const Cluster& cluster, const Workload& workload, const PlannerOptions& options) {
+  const ModelSpec& m = workload.model;
+  int smallest = std::numeric_limits<int>::max(), widest_tp = 0;
+  for (const NodeType& t : cluster.node_types) {
+    smallest = std::min(smallest, t.gpus_per_node);
+    for (int tp : planner::valid_tp_degrees(m, t.gpus_per_node, options.tp_degrees)) widest_tp = std::max(widest_tp, tp);
+  }
+  const long busy = static_cast<long>(workload.training.global_batch) * m.layers * std::max(1, widest_tp);
+  if (cluster.node_types.empty() || busy >= smallest) return "";
+  return "no feasible plan: the planner places whole nodes, and the smallest node has " + std::to_string(smallest) +
+         " GPUs, more than " + workload.name + " can keep busy (at most " + std::to_string(busy) + ": global batch " +
+         std::to_string(workload.training.global_batch) + " sequences x " + std::to_string(m.layers) +
+         " layers x TP " + std::to_string(std::max(1, widest_tp)) + "); give a plan by hand (predict --plan) or a larger workload";
+}
+
 PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const PlannerOptions& options) {
   PlannerResult result;
   result.objective = options.objective;
@@ -361,6 +379,10 @@ PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const 
     result.reason = obj == PlanObjective::kBudget ? "no feasible plan within the budget of $" +
                                                         std::to_string(options.budget_per_hour) + "/h"
                                                   : "no feasible plan: the model does not fit on these GPUs";
+    if (obj != PlanObjective::kBudget) {
+      const std::string too_big = whole_node_too_big(cluster, workload, options);
+      if (!too_big.empty()) result.reason = too_big;
+    }
   }
   result.plans_evaluated = search.evaluated + evaluated + result.plans_predicted + costs.get_probe_count();
   result.plans_pruned = search.pruned + pruned;
