@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// `hetsim describe FILE...`: loads GPU catalogs, clusters, workloads and plans (any mix) and
+// `hetsim describe FILE...`: loads GPU catalogs, clusters, workloads, plans and profiles (any mix) and
 // prints what was understood, in SI-derived units, so a user can check an input before using it.
 #include <algorithm>
 #include <filesystem>
@@ -9,6 +9,7 @@
 
 #include "catalog.hpp"
 #include "cli_common.hpp"
+#include "describe_profile.hpp"
 #include "json_writer.hpp"
 #include "diagnostics.hpp"
 #include "input_loader.hpp"
@@ -38,6 +39,7 @@ struct Described {
   std::optional<models::Plan> plan;         // plan, resolved and checked (when a cluster and workload are known)
   std::string plan_cluster, plan_workload;  // files the plan was checked against
   std::optional<models::Cluster> context;   // the cluster the plan was resolved on
+  std::optional<models::Profile> profile;   // profile
 };
 
 /// The 16-bit peak used for headline figures: bf16, else fp16 (V100, T4...), else fp32 (CPUs).
@@ -120,9 +122,7 @@ class Loader {
         case InputKind::kCluster: attempt([&] { d.cluster = load_cluster_file(f); }); break;
         case InputKind::kWorkload: attempt([&] { d.workload = load_workload_file(f); }); break;
         case InputKind::kPlan: break;  // below, once clusters and workloads are known
-        case InputKind::kProfile:
-          errors_.push_back({f, 0, 0, "kind", "describe does not read 'profile' files (expected gpu-catalog, cluster, workload or plan)"});
-          continue;
+        case InputKind::kProfile: attempt([&] { d.profile = models::load_profile(f); }); break;
       }
       out.push_back(std::move(d));
     }
@@ -472,7 +472,7 @@ void describe_output(const std::vector<Described>& all, OutputFormat format, std
         case InputKind::kCluster: json_cluster(j, *d.cluster); break;
         case InputKind::kWorkload: json_workload(j, *d.workload); break;
         case InputKind::kPlan: json_plan(j, d); break;
-        case InputKind::kProfile: break;
+        case InputKind::kProfile: json_profile(j, *d.profile); break;
       }
       j.end_object();
     }
@@ -488,7 +488,7 @@ void describe_output(const std::vector<Described>& all, OutputFormat format, std
       case InputKind::kCluster: print_cluster(d, out); break;
       case InputKind::kWorkload: print_workload(d, out); break;
       case InputKind::kPlan: print_plan(d, out); break;
-      case InputKind::kProfile: break;
+      case InputKind::kProfile: print_profile(*d.profile, d.file, out); break;
     }
   }
 }
@@ -498,7 +498,7 @@ void describe_output(const std::vector<Described>& all, OutputFormat format, std
 void add_describe_verb(CLI::App& app) {
   auto opt = std::make_shared<DescribeOptions>();
   CLI::App* cmd = app.add_subcommand("describe", "Load input files (any kind) and print what was understood");
-  cmd->add_option("files", opt->files, "Input YAML files: gpu-catalog, cluster, workload or plan")->required();
+  cmd->add_option("files", opt->files, "Input YAML files: gpu-catalog, cluster, workload, plan or profile")->required();
   cmd->add_option("--cluster", opt->cluster, "Cluster to check plans against (default: the plan's header comment)");
   cmd->add_option("--workload", opt->workload, "Workload to check plans against (default: the plan's header comment)");
   add_format_option(cmd, &opt->format);

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "describe_profile.hpp"
+
+#include "units.hpp"
+
+namespace hetsim::cli {
+namespace {
+
+/// "gemm 0.94, half-work 0 FLOP, ..." for the fields the profile sets.
+std::string device_figures(const models::DeviceProfile& d) {
+  std::string s;
+  const auto add = [&s](const std::string& item) { s += (s.empty() ? "" : ", ") + item; };
+  for (const auto& [dtype, flops] : d.peak_flops) add(std::string("peak ") + models::to_string(dtype) + " " + models::format_flops(flops));
+  char buf[64];
+  if (d.gemm_efficiency) {
+    std::snprintf(buf, sizeof buf, "gemm %.3f", *d.gemm_efficiency);
+    add(buf);
+  }
+  if (d.gemm_half_work_flop) {
+    const std::string w = models::format_flops(*d.gemm_half_work_flop);
+    add("half-work " + w.substr(0, w.size() - 2));  // "1.0 GFLOP/s" -> "1.0 GFLOP"
+  }
+  if (d.memory_efficiency) {
+    std::snprintf(buf, sizeof buf, "memory %.3f", *d.memory_efficiency);
+    add(buf);
+  }
+  if (d.kernel_launch_s) add("kernel launch " + models::format_time(*d.kernel_launch_s));
+  if (d.framework_op_host_s) add("host per op " + models::format_time(*d.framework_op_host_s));
+  if (d.framework_pass_host_s) add("host per pass " + models::format_time(*d.framework_pass_host_s));
+  return s.empty() ? "nothing (catalog figures)" : s;
+}
+
+}  // namespace
+
+void print_profile(const models::Profile& p, const std::string& file, std::ostream& out) {
+  out << "profile " << p.name << " (" << file << ")\n";
+  if (!p.source.empty()) out << "  source: " << p.source << "\n";
+  out << "  devices (" << p.devices.size() << "; unset figures stay the catalog's):\n";
+  for (const auto& [name, d] : p.devices) out << "    " << name << ": " << device_figures(d) << "\n";
+  out << "  links (" << p.links.size() << ", achieved per device pair):\n";
+  for (const auto& [kind, l] : p.links)
+    out << "    " << kind << ": " << models::format_bandwidth(l.bandwidth_Bps) << ", " << models::format_time(l.latency_s) << "\n";
+}
+
+void json_profile(models::JsonOut& j, const models::Profile& p) {
+  j.key("name").value(p.name).key("source").value(p.source);
+  j.key("devices").begin_object();
+  for (const auto& [name, d] : p.devices) {
+    j.key(name).begin_object();
+    if (!d.peak_flops.empty()) {
+      j.key("peak_flops").begin_object();
+      for (const auto& [dtype, flops] : d.peak_flops) j.key(models::to_string(dtype)).value(flops);
+      j.end_object();
+    }
+    if (d.gemm_efficiency) j.key("gemm_efficiency").value(*d.gemm_efficiency);
+    if (d.gemm_half_work_flop) j.key("gemm_half_work_flop").value(*d.gemm_half_work_flop);
+    if (d.memory_efficiency) j.key("memory_efficiency").value(*d.memory_efficiency);
+    if (d.kernel_launch_s) j.key("kernel_launch_s").value(*d.kernel_launch_s);
+    if (d.framework_op_host_s) j.key("framework_op_host_s").value(*d.framework_op_host_s);
+    if (d.framework_pass_host_s) j.key("framework_pass_host_s").value(*d.framework_pass_host_s);
+    j.end_object();
+  }
+  j.end_object();
+  j.key("links").begin_object();
+  for (const auto& [kind, l] : p.links)
+    j.key(kind).begin_object().key("bandwidth_Bps").value(l.bandwidth_Bps).key("latency_s").value(l.latency_s).end_object();
+  j.end_object();
+}
+
+}  // namespace hetsim::cli
