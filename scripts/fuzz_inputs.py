@@ -380,11 +380,13 @@ def commands_for(kind, seed, mfile, tmp, rng):
         return [(["describe", mfile], [mfile], []),
                 (["predict", "--cluster", mfile, "--workload", SMALL_WORKLOAD, "--tp", "1", "--pp", "1", "--dp", "1",
                   "--micro", "1", "--format", "json"], [mfile], []),
-                (["plan", "--cluster", mfile, "--workload", SMALL_WORKLOAD, "--top", "1", "--emit-plan", emit], [mfile], [emit])]
+                # --time-limit: a mutant may be a valid but huge cluster; the search must not read as a hang
+                (["plan", "--cluster", mfile, "--workload", SMALL_WORKLOAD, "--top", "1", "--time-limit", "2",
+                  "--emit-plan", emit], [mfile], [emit])]
     if kind == "workload":
         return [(["describe", "--format", "json", mfile], [mfile], []),
                 (["predict", "--cluster", GPU_CLUSTER, "--workload", mfile, "--tp", "1", "--pp", "1", "--dp", "2"], [mfile], []),
-                (["plan", "--cluster", SMALL_CLUSTER, "--workload", mfile, "--top", "1"], [mfile], [])]
+                (["plan", "--cluster", SMALL_CLUSTER, "--workload", mfile, "--top", "1", "--time-limit", "2"], [mfile], [])]
     if kind == "plan":
         c, w = plan_header(seed)
         trace = os.path.join(tmp, "trace.json")
