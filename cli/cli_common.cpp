@@ -16,6 +16,7 @@
 #include "diagnostics.hpp"
 #include "profile.hpp"
 #include "input_loader.hpp"
+#include "units.hpp"
 
 namespace hetsim::cli {
 
@@ -200,6 +201,11 @@ std::string format_count(double n) {
     std::snprintf(buf, sizeof buf, "%.*f%s", std::fabs(n) >= 99.95 ? 0 : (std::fabs(n) >= 9.995 ? 1 : 2), n, kSuffix[i]);
   }
   return buf;
+}
+
+std::string format_work(double flop) {
+  std::string s = models::format_flops(flop);
+  return s.substr(0, s.size() - 2);  // "42.1 GFLOP/s" -> "42.1 GFLOP"
 }
 
 }  // namespace hetsim::cli

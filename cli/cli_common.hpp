@@ -82,5 +82,7 @@ class TextTable {
 /// "$1,234.56/h"-style money and "1.23e+12"-free counts ("6.74B", "1.38T") for tables.
 std::string format_price_per_hour(double dollars_per_hour);
 std::string format_count(double n);
+/// An amount of work: "42.1 GFLOP" (models::format_flops without the "/s").
+std::string format_work(double flop);
 
 }  // namespace hetsim::cli

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "describe_profile.hpp"
 
+#include <cstdio>
+
+#include "cli_common.hpp"
 #include "units.hpp"
 
 namespace hetsim::cli {
@@ -16,10 +19,7 @@ std::string device_figures(const models::DeviceProfile& d) {
     std::snprintf(buf, sizeof buf, "gemm %.3f", *d.gemm_efficiency);
     add(buf);
   }
-  if (d.gemm_half_work_flop) {
-    const std::string w = models::format_flops(*d.gemm_half_work_flop);
-    add("half-work " + w.substr(0, w.size() - 2));  // "1.0 GFLOP/s" -> "1.0 GFLOP"
-  }
+  if (d.gemm_half_work_flop) add("half-work " + format_work(*d.gemm_half_work_flop));
   if (d.memory_efficiency) {
     std::snprintf(buf, sizeof buf, "memory %.3f", *d.memory_efficiency);
     add(buf);

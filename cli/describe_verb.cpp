@@ -57,11 +57,6 @@ std::string peak_text(const models::GpuType& g) {
   return s;
 }
 
-std::string format_work(double flop) {
-  std::string s = models::format_flops(flop);
-  return s.substr(0, s.size() - 2);  // "42.1 GFLOP/s" -> "42.1 GFLOP"
-}
-
 /// "0-7,16,18-19".
 std::string compact_indices(const std::vector<int>& v) {
   std::string out;

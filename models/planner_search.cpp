@@ -50,12 +50,12 @@ int ShapeSearch::unit_gpu(int pool, int tp, int unit) const {
   return cluster_.nodes[p.nodes[index / p.gpus_per_node]].first_gpu + index % p.gpus_per_node;
 }
 
-bool ShapeSearch::out_of_time() {
-  if (stopped) return true;
-  if ((++clock_reads_ & 63u) != 0) return false;
-  stopped = std::chrono::steady_clock::now() > deadline_;
+bool ShapeSearch::past_deadline() {
+  stopped = stopped || std::chrono::steady_clock::now() > deadline_;
   return stopped;
 }
+
+bool ShapeSearch::out_of_time() { return stopped || ((++clock_reads_ & 63u) == 0 && past_deadline()); }
 
 void ShapeSearch::start_clock() {
   stopped = false;
@@ -129,8 +129,7 @@ void ShapeSearch::search(const std::vector<int>& pool_nodes, bool uniform,
       pruned += static_cast<long>(tasks.size() - i);  // sorted: no later task can do better
       break;
     }
-    clock_reads_ = 63;  // read the clock before every task
-    if (out_of_time()) return;
+    if (past_deadline()) return;
     search_tp(tasks[i].knobs, pool_nodes, tasks[i].tp, uniform, sink, bound);
   }
 }

@@ -103,8 +103,9 @@ class ShapeSearch {
                                   const std::vector<int>& tp);
   /// Upper bound of the objective's score (tokens/s, or -dollars per token for kCost).
   double upper_bound_score(const Knobs& knobs, const std::vector<int>& pool_nodes, const std::vector<int>& tp);
-  /// True (and `stopped` set) once the running search() is past its deadline; reads the clock on
-  /// every 64th call only.
+  /// Reads the clock: true (and `stopped` set) once the phase is past its deadline.
+  bool past_deadline();
+  /// The same for the inner loops, reading the clock on every 64th call only.
   bool out_of_time();
 
   const Cluster& cluster_;
