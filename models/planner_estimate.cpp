@@ -44,12 +44,15 @@ double grad_sync_estimate_s(const Cluster& cluster, const Workload& workload, in
       members.push_back(r[s].gpu);
       bytes = std::max(bytes, stage_grad_bytes(workload, r[s].layers, r[s].tp, s == 0));
     }
-    const double t = allreduce_estimate_s(cluster, members, bytes, zero);
     const auto& slow = replicas[slowest];
-    const double hidden = s < slow.size() ? slow[s].time_s * 2.0 / 3.0 : 0.0;
-    exposed = std::max(exposed, t - hidden);
+    exposed = std::max(exposed, exposed_stage_sync_s(cluster, members, bytes, zero, s < slow.size() ? slow[s].time_s : 0.0));
   }
   return std::max(0.0, exposed);
+}
+
+double exposed_stage_sync_s(const Cluster& cluster, const std::vector<int>& members, double bytes, int zero,
+                            double stage_s) {
+  return allreduce_estimate_s(cluster, members, bytes, zero) - stage_s * 2.0 / 3.0;
 }
 
 Estimate estimate_plan(const Cluster& cluster, const Workload& workload, const Plan& plan, UnitCostTable& costs,

@@ -34,6 +34,13 @@ struct StageRef {
   double time_s = 0;   ///< forward + backward per micro-batch
 };
 
+/// Exposed time of one stage index's gradient sync: the all-reduce (ZeRO >= 1: reduce-scatter +
+/// all-gather) of `bytes` over `members` (the first GPU of each replica's TP group), less what
+/// hides behind the backward of that stage of the slowest replica (`stage_s`, its forward +
+/// backward per micro-batch: backward = 2/3 of it, Narayanan et al. SC'21 eq. 3).
+double exposed_stage_sync_s(const Cluster& cluster, const std::vector<int>& members, double bytes, int zero,
+                            double stage_s);
+
 /// Exposed gradient sync as the predictor groups it: one group per stage index across the
 /// replicas that have that stage, sized by the largest stage's gradients; with overlap the
 /// sync of stage s hides behind the backward of stage s of the slowest replica (about 2/3 of

@@ -121,59 +121,91 @@ double replica_time_s(const ReplicaTiming& r, int micro_batches, int interleave)
   return micro_batches * r.bottleneck_s + (r.sum_s - r.bottleneck_s) / std::max(1, interleave);
 }
 
-std::vector<int> balance_micro_batches(const std::vector<ReplicaTiming>& replicas, int total, int interleave,
-                                       bool uniform) {
-  const int n = static_cast<int>(replicas.size());
-  if (n == 0 || total < n) return {};
+std::vector<GroupMicroBatches> balance_micro_batches(const std::vector<TimingGroup>& groups, int total,
+                                                     int interleave, bool uniform) {
+  const int g_count = static_cast<int>(groups.size());
+  long replicas = 0;
+  for (const TimingGroup& g : groups) replicas += std::max(0, g.copies);
+  if (replicas == 0 || total < replicas) return {};
+  std::vector<GroupMicroBatches> out(g_count);
   if (uniform) {
-    if (total % n != 0) return {};
-    return std::vector<int>(n, total / n);
+    if (total % replicas != 0) return {};
+    for (GroupMicroBatches& o : out) o = {0, 0, static_cast<int>(total / replicas)};
+    return out;
   }
+  const int v = std::max(1, interleave);
+  const auto fill_s = [v](const ReplicaTiming& r) { return (r.sum_s - r.bottleneck_s) / v; };
   // Continuous optimum: m_r*tau_r + o_r = T for all r, sum m_r = total.
   double inv = 0, off = 0;
-  for (const ReplicaTiming& r : replicas) {
-    const double o = (r.sum_s - r.bottleneck_s) / std::max(1, interleave);
-    inv += 1.0 / r.bottleneck_s;
-    off += o / r.bottleneck_s;
+  for (const TimingGroup& g : groups) {
+    inv += g.copies / g.timing.bottleneck_s;
+    off += g.copies * fill_s(g.timing) / g.timing.bottleneck_s;
   }
   const double target = (total + off) / inv;
-  std::vector<int> m(n);
-  long have = 0;
-  for (int i = 0; i < n; ++i) {
-    const double o = (replicas[i].sum_s - replicas[i].bottleneck_s) / std::max(1, interleave);
-    m[i] = std::max(1, static_cast<int>(std::floor((target - o) / replicas[i].bottleneck_s)));
-    have += m[i];
+  // Per group: every copy at `level`, then `moved` leading copies one step away from it.
+  std::vector<int> level(g_count), moved(g_count, 0), first_index(g_count);
+  long have = 0, index = 0;
+  for (int k = 0; k < g_count; ++k) {
+    level[k] = std::max(1, static_cast<int>(std::floor((target - fill_s(groups[k].timing)) /
+                                                        groups[k].timing.bottleneck_s)));
+    have += static_cast<long>(level[k]) * groups[k].copies;
+    first_index[k] = static_cast<int>(index);
+    index += groups[k].copies;
   }
-  // Greedy rounding, one micro-batch at a time: take one from the slowest replica while there
-  // are too many (only when some replica was lifted to 1), give one to the replica that stays
-  // fastest with it while there are too few. Heaps keyed (time, index) make each move
-  // O(log n) and pick what a scan would (lowest index on ties): thousands of replicas cost
-  // n log n, not n^2.
-  using Keyed = std::pair<double, int>;
+  // Greedy rounding, as one micro-batch at a time over single replicas would do it: take one
+  // from the slowest replica while there are too many (only when some replica was lifted to 1),
+  // give one to the replica that stays fastest with it while there are too few; ties to the
+  // lowest index. All copies of a group at one level have the same time, and the next copy of
+  // the group has the lowest index among them, so a group takes (or gives) as many copies at
+  // once as it can: no other replica can come between (another group with the same time has
+  // all its indices below, and would have gone first, or all above). Heaps keyed (time, index)
+  // make each move O(log G).
+  using Keyed = std::pair<double, int>;  // (time, index of the group's next copy), group found by index
+  const auto group_of = [&](int replica) {
+    return static_cast<int>(std::upper_bound(first_index.begin(), first_index.end(), replica) - first_index.begin()) - 1;
+  };
   if (have > total) {
     auto slower = [](const Keyed& a, const Keyed& b) { return a.first < b.first || (a.first == b.first && a.second > b.second); };
     std::priority_queue<Keyed, std::vector<Keyed>, decltype(slower)> slowest(slower);
-    for (int i = 0; i < n; ++i)
-      if (m[i] > 1) slowest.push({replica_time_s(replicas[i], m[i], interleave), i});
+    for (int k = 0; k < g_count; ++k)
+      if (level[k] > 1 && groups[k].copies > 0) slowest.push({replica_time_s(groups[k].timing, level[k], v), first_index[k]});
     while (have > total) {
-      const int i = slowest.top().second;
+      const int k = group_of(slowest.top().second);
       slowest.pop();
-      --m[i];
-      --have;
-      if (m[i] > 1) slowest.push({replica_time_s(replicas[i], m[i], interleave), i});
+      const int take = static_cast<int>(std::min<long>(groups[k].copies - moved[k], have - total));
+      moved[k] += take;  // the leading `moved` copies now run level - 1
+      have -= take;
+      if (moved[k] == groups[k].copies) --level[k], moved[k] = 0;
+      if (level[k] > 1) slowest.push({replica_time_s(groups[k].timing, level[k], v), first_index[k] + moved[k]});
     }
+    for (int k = 0; k < g_count; ++k) out[k] = {level[k] - 1, moved[k], level[k]};
+    return out;
   }
-  if (have < total) {
-    std::priority_queue<Keyed, std::vector<Keyed>, std::greater<Keyed>> fastest_next;
-    for (int i = 0; i < n; ++i) fastest_next.push({replica_time_s(replicas[i], m[i] + 1, interleave), i});
-    while (have < total) {
-      const int i = fastest_next.top().second;
-      fastest_next.pop();
-      ++m[i];
-      ++have;
-      fastest_next.push({replica_time_s(replicas[i], m[i] + 1, interleave), i});
-    }
+  std::priority_queue<Keyed, std::vector<Keyed>, std::greater<Keyed>> fastest_next;
+  for (int k = 0; k < g_count; ++k)
+    if (groups[k].copies > 0) fastest_next.push({replica_time_s(groups[k].timing, level[k] + 1, v), first_index[k]});
+  while (have < total) {
+    const int k = group_of(fastest_next.top().second);
+    fastest_next.pop();
+    const int give = static_cast<int>(std::min<long>(groups[k].copies - moved[k], total - have));
+    moved[k] += give;  // the leading `moved` copies now run level + 1
+    have += give;
+    if (moved[k] == groups[k].copies) ++level[k], moved[k] = 0;
+    fastest_next.push({replica_time_s(groups[k].timing, level[k] + 1, v), first_index[k] + moved[k]});
   }
+  for (int k = 0; k < g_count; ++k) out[k] = {level[k] + 1, moved[k], level[k]};
+  return out;
+}
+
+std::vector<int> balance_micro_batches(const std::vector<ReplicaTiming>& replicas, int total, int interleave,
+                                       bool uniform) {
+  std::vector<TimingGroup> groups;
+  groups.reserve(replicas.size());
+  for (const ReplicaTiming& r : replicas) groups.push_back({r, 1});
+  const std::vector<GroupMicroBatches> per_group = balance_micro_batches(groups, total, interleave, uniform);
+  std::vector<int> m;
+  m.reserve(per_group.size());
+  for (const GroupMicroBatches& g : per_group) m.push_back(g.of_copy(0));
   return m;
 }
 

@@ -46,10 +46,31 @@ struct ReplicaTiming {
 /// the pipeline fill by v (sec. 2.2.2): m*tau + (sum - tau)/v.
 double replica_time_s(const ReplicaTiming& r, int micro_batches, int interleave);
 
+/// Replicas that share one timing: `copies` identical pipelines (the planner's replica kinds).
+struct TimingGroup {
+  ReplicaTiming timing;
+  int copies = 1;
+};
+
+/// Micro-batch counts of one group: its first `first_copies` copies run `first`, the others `rest`.
+struct GroupMicroBatches {
+  int first = 0;
+  int first_copies = 0;
+  int rest = 0;
+  int of_copy(int copy) const { return copy < first_copies ? first : rest; }
+};
+
 /// Micro-batch counts (>= 1 each, summing to `total`) that minimise the slowest replica's time:
 /// the continuous optimum (all replicas finish together) rounded down, then the remainder
-/// handed out greedily to the replica that would finish first. `uniform`: total / R each
-/// (empty when it does not divide). Empty when total < R.
+/// handed out greedily to the replica that would finish first (or, when rounding up to one
+/// micro-batch overshot, taken from the slowest). Ties go to the lowest replica index, copies
+/// of a group numbered consecutively in group order. Works per group, so the cost is
+/// O(G log G) in the groups, not in the replicas. `uniform`: total / R each (empty when it
+/// does not divide). Empty when total < R.
+std::vector<GroupMicroBatches> balance_micro_batches(const std::vector<TimingGroup>& groups, int total,
+                                                     int interleave, bool uniform);
+
+/// The same for single replicas (one group per replica), one count per replica.
 std::vector<int> balance_micro_batches(const std::vector<ReplicaTiming>& replicas, int total, int interleave,
                                        bool uniform);
 

@@ -216,11 +216,17 @@ PartitionResult ShapeSearch::partition_kind(const std::vector<KindBlock>& blocks
       r.reason = u.reason;
       return r;
     }
+    // Inside a pool (one node type in one zone) a send costs one of two figures: to the same
+    // node or to another; each is computed once per block.
+    double send_within[2] = {-1.0, -1.0};  // [to the same node]
     for (int j = 0; j < blocks[b].stages; ++j) {
       SlotCost slot{&u, weight_scale, 0.0};
       const int from = unit_gpu(p, tp[p], j * copies);
       if (j + 1 < blocks[b].stages) {
-        slot.send_s = p2p_estimate_s(cluster_, from, tp[p], unit_gpu(p, tp[p], (j + 1) * copies), tp[p], act_bytes);
+        const int to = unit_gpu(p, tp[p], (j + 1) * copies);
+        double& send = send_within[cluster_.gpus[from].node == cluster_.gpus[to].node ? 1 : 0];
+        if (send < 0) send = p2p_estimate_s(cluster_, from, tp[p], to, tp[p], act_bytes);
+        slot.send_s = send;
       } else if (b + 1 < blocks.size()) {
         const int q = blocks[b + 1].pool;
         slot.send_s = p2p_estimate_s(cluster_, from, tp[p], unit_gpu(q, tp[q], 0), tp[q], act_bytes);
@@ -328,6 +334,17 @@ void ShapeSearch::search_tp(const Knobs& knobs, const std::vector<int>& pool_nod
     if (members.size() < 2 || (uniform && mask != subsets - 1)) continue;
     int max_copies = std::numeric_limits<int>::max();
     for (int p : members) max_copies = std::min(max_copies, units[p]);
+    // The pools outside the subset run per-pool kinds on all their units, whatever the copies.
+    std::vector<char> is_member(n, 0);
+    for (int p : members) is_member[p] = 1;
+    std::vector<const PoolOption*> outside(n, nullptr);
+    std::vector<double> outside_rate(n, 0.0);
+    for (int p : active) {
+      if (uniform || is_member[p]) continue;
+      outside_rate[p] = units[p] / (workload_.model.layers * costs_.get(pools_[p].node_type, tp[p], knobs).layer_s);
+      const auto& o = pool_options(p, tp[p], units[p], knobs, 1, false);
+      if (!o.empty()) outside[p] = &o[0];
+    }
     for (int d = 1; d <= max_copies && !out_of_time(); ++d) {
       int stages = 0;
       bool exact = true;
@@ -344,8 +361,12 @@ void ShapeSearch::search_tp(const Knobs& knobs, const std::vector<int>& pool_nod
       std::vector<std::pair<int, const PoolOption*>> rest;
       double rest_rate = 0;
       for (int p : active) {
-        const bool in = std::find(members.begin(), members.end(), p) != members.end();
-        const int left = in ? units[p] - d * (units[p] / d) : units[p];
+        if (is_member[p] == 0) {
+          rest_rate += outside_rate[p];
+          if (outside[p]) rest.emplace_back(p, outside[p]);
+          continue;
+        }
+        const int left = units[p] - d * (units[p] / d);
         if (left == 0 || uniform) continue;
         rest_rate += left / (workload_.model.layers * costs_.get(pools_[p].node_type, tp[p], knobs).layer_s);
         const auto& o = pool_options(p, tp[p], left, knobs, 1, false);
@@ -382,47 +403,68 @@ void ShapeSearch::search_tp(const Knobs& knobs, const std::vector<int>& pool_nod
 bool ShapeSearch::finish(Shape& s, double bound) {
   ++evaluated;
   const int v = s.knobs.interleave;
-  std::vector<ReplicaTiming> timings;
+  timing_scratch_.clear();
+  int replicas = 0;
   for (const Kind& k : s.kinds) {
-    for (int c = 0; c < k.copies; ++c) timings.push_back(k.timing);
+    timing_scratch_.push_back({k.timing, k.copies});
+    replicas += k.copies;
   }
   const int total_mb = workload_.training.global_batch / s.knobs.micro_batch;
-  s.micro_batches = balance_micro_batches(timings, total_mb, v, s.uniform);
-  if (s.micro_batches.empty()) {
+  const std::vector<GroupMicroBatches> micro = balance_micro_batches(timing_scratch_, total_mb, v, s.uniform);
+  if (micro.empty()) {
     ++pruned;
     return false;
   }
+  // The slowest replica: per kind the copies with the larger count (first kind on ties).
   double slowest = 0;
-  int slowest_replica = 0;
-  for (size_t r = 0; r < timings.size(); ++r) {
-    const double t = replica_time_s(timings[r], s.micro_batches[r], v);
-    if (t > slowest) slowest = t, slowest_replica = static_cast<int>(r);
+  size_t slowest_kind = 0;
+  for (size_t k = 0; k < s.kinds.size(); ++k) {
+    Kind& kind = s.kinds[k];
+    kind.micro = micro[k];
+    const int most = kind.micro.first_copies > 0 ? std::max(kind.micro.first, kind.micro.rest) : kind.micro.rest;
+    const double t = replica_time_s(kind.timing, most, v);
+    if (t > slowest) slowest = t, slowest_kind = k;
   }
   if (tokens_per_step(workload_) / slowest < bound) {  // the gradient sync can only add time
     ++pruned;
     return false;
   }
-  // Stages of every replica with the GPUs materialize() gives them (for the gradient sync).
-  std::vector<int> cursor(pools_.size(), 0);
-  std::vector<std::vector<StageRef>> refs;
+  // Gradient sync per stage index over the replicas that have that stage, with the GPUs
+  // materialize() gives them: copy c of a kind's stage j of a block on pool p is unit
+  // cursor[p] + j*copies + c, where cursor[p] counts the units the kinds before it took.
+  const size_t pools = pools_.size();
+  std::vector<int>& cursor = cursor_scratch_;
+  cursor.assign(pools * (s.kinds.size() + 1), 0);  // row k: the cursors before kind k
+  size_t max_stages = 0;
   s.headroom = 1;
-  for (const Kind& k : s.kinds) {
-    const size_t first = refs.size();
-    refs.resize(first + k.copies);
-    int stage = 0;
-    for (const KindBlock& b : k.blocks) {
-      const int tp = s.pool_tp[b.pool];
-      for (int j = 0; j < b.stages; ++j, ++stage) {
-        for (int c = 0; c < k.copies; ++c) {
-          refs[first + c].push_back(
-              StageRef{unit_gpu(b.pool, tp, cursor[b.pool] + j * k.copies + c), k.layers[stage], tp, k.stage_s[stage]});
-        }
-      }
-      cursor[b.pool] += b.stages * k.copies;
-    }
-    s.headroom = std::min(s.headroom, k.headroom);
+  for (size_t k = 0; k < s.kinds.size(); ++k) {
+    const Kind& kind = s.kinds[k];
+    std::copy_n(cursor.begin() + k * pools, pools, cursor.begin() + (k + 1) * pools);
+    for (const KindBlock& b : kind.blocks) cursor[(k + 1) * pools + b.pool] += b.stages * kind.copies;
+    max_stages = std::max(max_stages, kind.layers.size());
+    s.headroom = std::min(s.headroom, kind.headroom);
   }
-  const double sync_s = grad_sync_estimate_s(cluster_, workload_, s.knobs.zero, refs, slowest_replica);
+  double sync_s = 0;
+  if (replicas > 1) {
+    const Kind& slow = s.kinds[slowest_kind];
+    for (size_t stage = 0; stage < max_stages; ++stage) {
+      member_scratch_.clear();
+      double bytes = 0;
+      for (size_t k = 0; k < s.kinds.size(); ++k) {
+        const Kind& kind = s.kinds[k];
+        if (stage >= kind.layers.size()) continue;
+        size_t j = stage;  // position inside its block
+        size_t b = 0;
+        while (j >= static_cast<size_t>(kind.blocks[b].stages)) j -= kind.blocks[b++].stages;
+        const int pool = kind.blocks[b].pool, tp = s.pool_tp[pool];
+        const int first_unit = cursor[k * pools + pool] + static_cast<int>(j) * kind.copies;
+        for (int c = 0; c < kind.copies; ++c) member_scratch_.push_back(unit_gpu(pool, tp, first_unit + c));
+        bytes = std::max(bytes, stage_grad_bytes(workload_, kind.layers[stage], tp, stage == 0));
+      }
+      const double stage_s = stage < slow.stage_s.size() ? slow.stage_s[stage] : 0.0;
+      sync_s = std::max(sync_s, exposed_stage_sync_s(cluster_, member_scratch_, bytes, s.knobs.zero, stage_s));
+    }
+  }
   s.step_s = slowest + sync_s;
   if (!std::isfinite(s.step_s) || s.step_s <= 0) {
     ++pruned;
@@ -430,10 +472,11 @@ bool ShapeSearch::finish(Shape& s, double bound) {
   }
   s.tokens_per_s = tokens_per_step(workload_) / s.step_s;
   s.price_per_hour = 0;
-  for (size_t p = 0; p < pools_.size(); ++p) {
-    if (cursor[p] == 0) continue;
+  const int* used = cursor.data() + s.kinds.size() * pools;  // units each pool gave to the shape
+  for (size_t p = 0; p < pools; ++p) {
+    if (used[p] == 0) continue;
     const NodeType& t = cluster_.node_types[pools_[p].node_type];
-    const int nodes = (cursor[p] * s.pool_tp[p] + pools_[p].gpus_per_node - 1) / pools_[p].gpus_per_node;
+    const int nodes = (used[p] * s.pool_tp[p] + pools_[p].gpus_per_node - 1) / pools_[p].gpus_per_node;
     const double price = (options_.spot && t.spot_price_per_hour) ? *t.spot_price_per_hour : t.price_per_hour;
     s.price_per_hour += nodes * price;
   }
@@ -450,7 +493,6 @@ Plan ShapeSearch::materialize(const Shape& s) const {
   plan.zero = s.knobs.zero;
   plan.overlap_grad_sync = true;
   std::vector<int> cursor(pools_.size(), 0);
-  size_t replica = 0;
   for (const Kind& k : s.kinds) {
     std::vector<Replica> copies(k.copies);
     int stage = 0;
@@ -467,9 +509,9 @@ Plan ShapeSearch::materialize(const Shape& s) const {
       }
       cursor[b.pool] += b.stages * k.copies;
     }
-    for (Replica& r : copies) {
-      r.micro_batches = s.micro_batches[replica++];
-      plan.replicas.push_back(std::move(r));
+    for (int c = 0; c < k.copies; ++c) {
+      copies[c].micro_batches = k.micro.of_copy(c);
+      plan.replicas.push_back(std::move(copies[c]));
     }
   }
   if (plan.dp() == 1) plan.zero = 0;  // nothing to shard over
@@ -484,7 +526,6 @@ Plan ShapeSearch::materialize(const Shape& s) const {
 
 std::string ShapeSearch::describe(const Shape& s) const {
   std::string out;
-  size_t replica = 0;
   for (const Kind& k : s.kinds) {
     if (!out.empty()) out += " + ";
     out += std::to_string(k.copies) + "x[";
@@ -496,11 +537,8 @@ std::string ShapeSearch::describe(const Shape& s) const {
              " x" + std::to_string(blk.stages) + " L";
       for (int j = 0; j < blk.stages; ++j, ++stage) out += (j ? "," : "") + std::to_string(k.layers[stage]);
     }
-    out += "] m" + std::to_string(s.micro_batches[replica]);
-    if (k.copies > 1 && s.micro_batches[replica + k.copies - 1] != s.micro_batches[replica]) {
-      out += "-" + std::to_string(s.micro_batches[replica + k.copies - 1]);
-    }
-    replica += k.copies;
+    out += "] m" + std::to_string(k.micro.of_copy(0));
+    if (k.micro.of_copy(k.copies - 1) != k.micro.of_copy(0)) out += "-" + std::to_string(k.micro.of_copy(k.copies - 1));
   }
   return out;
 }

@@ -27,6 +27,7 @@ struct Kind {
   ReplicaTiming timing;
   std::vector<double> stage_s;  ///< per stage, forward + backward per micro-batch
   double headroom = 1;
+  GroupMicroBatches micro;      ///< micro-batches per copy (filled by finish())
 };
 
 /// A plan shape: everything but the concrete GPU indices (materialize() adds them).
@@ -34,8 +35,7 @@ struct Shape {
   Knobs knobs;
   std::vector<int> pool_tp;      ///< TP per pool, 0 = pool unused
   std::vector<int> pool_nodes;   ///< nodes of each pool the search may use (the first n)
-  std::vector<Kind> kinds;
-  std::vector<int> micro_batches;  ///< per replica (kinds in order, copies in order)
+  std::vector<Kind> kinds;        ///< replicas: kinds in order, copies of a kind in order
   bool uniform = false;
   double step_s = 0;
   double tokens_per_s = 0;
@@ -115,6 +115,9 @@ class ShapeSearch {
   std::vector<Pool> pools_;
   std::map<std::tuple<int, int, int, int, std::tuple<int, int, bool, int>, int, bool>, std::vector<PoolOption>>
       pool_memo_;
+  std::vector<TimingGroup> timing_scratch_;  ///< finish()'s buffers, reused: no allocation per shape
+  std::vector<int> member_scratch_;
+  std::vector<int> cursor_scratch_;
   std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
   unsigned clock_reads_ = 0;
 };

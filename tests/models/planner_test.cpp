@@ -166,6 +166,46 @@ TEST(PlannerBalance, HeapRoundingPicksWhatAScanPicks) {
   EXPECT_GT(lifted, 0);  // the take-one-away branch ran too
 }
 
+TEST(PlannerBalance, GroupsOfCopiesGetWhatSingleReplicasGet) {
+  // The planner balances replica kinds (identical copies) as groups; expanded copy by copy the
+  // counts must equal the per-replica rounding (itself checked against a scan above).
+  unsigned seed = 11;
+  const auto next = [&seed] { return (seed = seed * 1103515245u + 12345u) >> 16 & 0x7fff; };
+  int lifted = 0, split_groups = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    std::vector<pl::TimingGroup> groups;
+    std::vector<pl::ReplicaTiming> singles;
+    const int g = 1 + static_cast<int>(next() % 6);
+    for (int k = 0; k < g; ++k) {
+      const double tau = 0.5 + (next() % 4) * 0.25;  // few distinct values: ties across groups
+      const pl::ReplicaTiming t{tau, tau * (1 + next() % 6) + (next() % 2 ? 40.0 : 0.0)};
+      const int copies = 1 + static_cast<int>(next() % 30);
+      groups.push_back({t, copies});
+      singles.insert(singles.end(), copies, t);
+    }
+    const int n = static_cast<int>(singles.size());
+    const int total = n + static_cast<int>(next() % (3 * n + 20));
+    const int v = 1 + static_cast<int>(next() % 2);
+    const auto grouped = pl::balance_micro_batches(groups, total, v, false);
+    ASSERT_EQ(grouped.size(), groups.size());
+    std::vector<int> expanded;
+    for (size_t k = 0; k < groups.size(); ++k) {
+      for (int c = 0; c < groups[k].copies; ++c) expanded.push_back(grouped[k].of_copy(c));
+      split_groups += grouped[k].first_copies > 0;
+    }
+    EXPECT_EQ(expanded, pl::balance_micro_batches(singles, total, v, false)) << "trial " << trial;
+    lifted += std::count(expanded.begin(), expanded.end(), 1) > 0;
+  }
+  EXPECT_GT(lifted, 0);
+  EXPECT_GT(split_groups, 0);  // some groups ended with two counts
+  const std::vector<pl::TimingGroup> two = {{{1.0, 1.0}, 2}, {{2.0, 2.0}, 1}};
+  EXPECT_TRUE(pl::balance_micro_batches(two, 2, 1, false).empty());  // fewer micro-batches than replicas
+  const auto even = pl::balance_micro_batches(two, 9, 1, true);
+  ASSERT_EQ(even.size(), 2u);
+  EXPECT_EQ(even[0].of_copy(1), 3);
+  EXPECT_EQ(even[1].of_copy(0), 3);
+}
+
 // ---- what the planner returns ---------------------------------------------------------------
 
 void expect_feasible(const Cluster& c, const Workload& w, const RankedPlan& p) {
