@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Planner search time on three-type clusters (targets: <= 2 s for 64 GPUs, <= 30 s for 1024
-// GPUs with GPT-3 175B; AMP reports ~500 s for its search, Sailor seconds).
+// GPUs with GPT-3 175B; AMP reports ~500 s for its search, Sailor seconds), on one thread
+// (/1) and on one per hardware thread (/0), side by side.
 //   ./build/bench/hetsim_planner_bench --benchmark_filter=Plan
 #include <benchmark/benchmark.h>
 
@@ -56,9 +57,11 @@ zones:
 void run(benchmark::State& state, int gpus, const char* workload) {
   const Cluster cluster = three_type_cluster(gpus);
   const Workload w = load_workload(std::string(HETSIM_SOURCE_DIR) + "/workloads/" + workload + ".yaml");
+  PlannerOptions options;
+  options.threads = static_cast<int>(state.range(0));
   PlannerResult r;
   for (auto _ : state) {
-    r = plan_training(cluster, w, PlannerOptions{});
+    r = plan_training(cluster, w, options);
     benchmark::DoNotOptimize(r.top.data());
   }
   state.counters["gpus"] = cluster.gpu_count();
@@ -73,9 +76,9 @@ void BM_Plan64Gpus3Types_Gpt3_6_7b(benchmark::State& s) { run(s, 64, "gpt3-6.7b"
 void BM_Plan64Gpus3Types_Gpt3_175b(benchmark::State& s) { run(s, 64, "gpt3-175b"); }
 void BM_Plan1024Gpus3Types_Gpt3_175b(benchmark::State& s) { run(s, 1024, "gpt3-175b"); }
 
-BENCHMARK(BM_Plan64Gpus3Types_Gpt3_6_7b)->Unit(benchmark::kMillisecond)->Iterations(3);
-BENCHMARK(BM_Plan64Gpus3Types_Gpt3_175b)->Unit(benchmark::kMillisecond)->Iterations(3);
-BENCHMARK(BM_Plan1024Gpus3Types_Gpt3_175b)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_Plan64Gpus3Types_Gpt3_6_7b)->Unit(benchmark::kMillisecond)->Iterations(3)->Arg(1)->Arg(0)->UseRealTime();
+BENCHMARK(BM_Plan64Gpus3Types_Gpt3_175b)->Unit(benchmark::kMillisecond)->Iterations(3)->Arg(1)->Arg(0)->UseRealTime();
+BENCHMARK(BM_Plan1024Gpus3Types_Gpt3_175b)->Unit(benchmark::kSecond)->Iterations(1)->Arg(1)->Arg(0)->UseRealTime();
 
 }  // namespace
 }  // namespace hetsim::models

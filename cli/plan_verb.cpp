@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // `hetsim plan --cluster C --workload W [--objective throughput|cost] [--budget-per-hour D]
-//  [--top K] [--time-limit S] [--refine K] [--emit-plan FILE] [--format table|json]`: the planner's best plans,
+//  [--top K] [--time-limit S] [--threads N] [--refine K] [--emit-plan FILE] [--format table|json]`: the planner's best plans,
 // the two baselines a homogeneous tool would give, and the best plan as a `kind: plan` file.
 #include <yaml-cpp/yaml.h>
 
@@ -29,6 +29,7 @@ struct PlanVerbOptions {
   std::string profile;  // --profile
   double budget_per_hour = 0;
   double time_limit_s = models::PlannerOptions{}.time_limit_s;
+  int threads = 0;
   int top = 5;
   int refine = 0;
   bool spot = false;
@@ -262,6 +263,7 @@ void run_plan(const CLI::App& app, PlanVerbOptions o) {
   po.top = std::max(o.top, o.refine);
   po.spot = o.spot;
   po.time_limit_s = o.time_limit_s;
+  po.threads = o.threads;
   Inputs in = load_inputs(o.cluster, o.workload, "", o.profile);
   models::PlannerResult result = models::plan_training(in.cluster, in.workload, po);
   const Refined ref = refine(app, o, result, in.cluster);
@@ -300,6 +302,9 @@ void add_plan_verb(CLI::App& app) {
                    "Seconds each of the three searches (best plan and the two baselines) may take; the most "
                    "promising branches go first, so a search stopped at the limit keeps its best so far (default 60; 0: no limit)")
       ->check(non_negative_number());
+  verb->add_option("--threads", o->threads,
+                   "Threads of the search (default 0: one per hardware thread); the plans found do not depend on it")
+      ->check(non_negative_integer());
   verb->add_option("--refine", o->refine, "Re-rank the best K plans with the SimGrid simulator")->check(non_negative_integer());
   verb->add_option("--emit-plan", o->emit_plan, "Write the best plan to this file (kind: plan)")
       ->check(output_file_check());

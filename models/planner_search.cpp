@@ -10,9 +10,12 @@
 #include "planner_search.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <numeric>
+#include <thread>
 
 namespace hetsim::models::planner {
 
@@ -22,16 +25,16 @@ constexpr size_t kTopDepthsPerPool = 3;     // otherwise: the best depths of eac
 }  // namespace
 
 void ShapeCollector::offer(const Shape& shape) {
-  const double s = score_(shape);
-  if (!std::isfinite(s)) return;
-  if (static_cast<int>(best_.size()) >= capacity_ && s <= best_.begin()->first) return;
-  best_.emplace(s, shape);
+  const Rank rank{score_(shape), shape.found_at};
+  if (!std::isfinite(rank.score)) return;
+  if (static_cast<int>(best_.size()) >= capacity_ && !(best_.begin()->first < rank)) return;
+  best_.emplace(rank, shape);
   if (static_cast<int>(best_.size()) > capacity_) best_.erase(best_.begin());
 }
 
 double ShapeCollector::threshold() const {
   if (static_cast<int>(best_.size()) < capacity_) return -std::numeric_limits<double>::infinity();
-  return best_.begin()->first;
+  return best_.begin()->first.score;
 }
 
 std::vector<Shape> ShapeCollector::take_sorted() const {
@@ -70,11 +73,8 @@ void ShapeSearch::search(const std::vector<int>& pool_nodes, bool uniform,
                          const std::function<void(const Shape&)>& sink, const std::function<double()>& bound) {
   // Branch and bound: every (knobs, TP per pool) gets an upper bound on tokens/s; they are
   // searched best bound first, so the N-th best found rises fast and the rest is cut.
-  struct Task {
-    Knobs knobs;
-    std::vector<int> tp;
-    double bound = 0;
-  };
+  ++search_calls_;
+  stop_at_ = std::numeric_limits<size_t>::max();
   std::vector<Task> tasks;
   const ModelSpec& m = workload_.model;
   const int n = static_cast<int>(pools_.size());
@@ -124,14 +124,92 @@ void ShapeSearch::search(const std::vector<int>& pool_nodes, bool uniform,
     }
   }
   std::stable_sort(tasks.begin(), tasks.end(), [](const Task& a, const Task& b) { return a.bound > b.bound; });
-  for (size_t i = 0; i < tasks.size(); ++i) {
+  const int threads = options_.threads > 0 ? options_.threads : static_cast<int>(std::thread::hardware_concurrency());
+  if (threads > 1 && tasks.size() > 1) {
+    // The best-bound task alone first: it sets the bound that prunes most of the others, which
+    // threads starting together would not yet see.
+    run_tasks(tasks, 0, 1, pool_nodes, uniform, sink, bound);
+    if (!past_deadline()) run_tasks_threaded(threads, tasks, 1, pool_nodes, uniform, sink, bound);
+  } else {
+    run_tasks(tasks, 0, tasks.size(), pool_nodes, uniform, sink, bound);
+  }
+}
+
+void ShapeSearch::run_tasks(const std::vector<Task>& tasks, size_t begin, size_t end, const std::vector<int>& pool_nodes,
+                            bool uniform, const std::function<void(const Shape&)>& sink,
+                            const std::function<double()>& bound) {
+  for (size_t i = begin; i < end; ++i) {
     if (!std::isfinite(tasks[i].bound) || tasks[i].bound < bound()) {
       pruned += static_cast<long>(tasks.size() - i);  // sorted: no later task can do better
+      stop_at_ = i;
       break;
     }
     if (past_deadline()) return;
+    task_index_ = static_cast<long>(i);
+    shapes_in_task_ = 0;
     search_tp(tasks[i].knobs, pool_nodes, tasks[i].tp, uniform, sink, bound);
   }
+}
+
+void ShapeSearch::run_tasks_threaded(int threads, const std::vector<Task>& tasks, size_t begin,
+                                     const std::vector<int>& pool_nodes, bool uniform,
+                                     const std::function<void(const Shape&)>& sink,
+                                     const std::function<double()>& bound) {
+  if (stop_at_ < tasks.size() || begin >= tasks.size()) return;  // the tasks before cut the rest
+  threads = std::min<int>(threads, static_cast<int>(tasks.size() - begin));
+  // Tasks are handed out best bound first from one counter. The collectors behind `sink` and
+  // `bound` are shared: offers go through a mutex, and the bound the workers read is a copy
+  // refreshed after every offer (only offers raise it), so the hot path takes no lock.
+  while (static_cast<int>(helpers_.size()) < threads - 1) {
+    helpers_.push_back(std::make_unique<ShapeSearch>(cluster_, workload_, options_, costs_));
+  }
+  std::mutex offer_mutex;
+  std::atomic<double> shared_bound{bound()};
+  std::atomic<size_t> next_task{begin};
+  std::atomic<bool> cut{false};  // a task's bound fell below the N-th best: so do all later ones
+  std::atomic<long> cut_tasks{0};
+  const std::function<void(const Shape&)> locked_sink = [&](const Shape& s) {
+    std::lock_guard<std::mutex> lock(offer_mutex);
+    sink(s);
+    shared_bound.store(bound(), std::memory_order_relaxed);
+  };
+  const std::function<double()> read_bound = [&] { return shared_bound.load(std::memory_order_relaxed); };
+  for (int t = 0; t + 1 < threads; ++t) {  // before any thread starts: they read only their own
+    ShapeSearch& h = *helpers_[t];
+    h.search_calls_ = search_calls_;
+    h.deadline_ = deadline_;
+    h.stopped = false;
+  }
+  const auto work = [&](ShapeSearch& w) {
+    for (size_t i = next_task.fetch_add(1); i < tasks.size(); i = next_task.fetch_add(1)) {
+      if (cut.load() || !std::isfinite(tasks[i].bound) || tasks[i].bound < read_bound()) {
+        cut.store(true);
+        cut_tasks.fetch_add(1);
+        continue;
+      }
+      if (w.past_deadline()) break;
+      w.task_index_ = static_cast<long>(i);
+      w.shapes_in_task_ = 0;
+      w.search_tp(tasks[i].knobs, pool_nodes, tasks[i].tp, uniform, locked_sink, read_bound);
+    }
+  };
+  std::vector<std::thread> running;
+  for (int t = 0; t + 1 < threads; ++t) running.emplace_back(work, std::ref(*helpers_[t]));
+  work(*this);
+  for (std::thread& t : running) t.join();
+  for (int t = 0; t + 1 < threads; ++t) {
+    ShapeSearch& h = *helpers_[t];
+    evaluated += h.evaluated;
+    pruned += h.pruned;
+    stopped = stopped || h.stopped;
+    h.evaluated = h.pruned = 0;
+  }
+  pruned += cut_tasks.load();
+}
+
+void ShapeSearch::emit(Shape& s, const std::function<void(const Shape&)>& sink) {
+  s.found_at = {search_calls_, task_index_, shapes_in_task_++};
+  sink(s);
 }
 
 double ShapeSearch::upper_bound_tokens_per_s(const Knobs& knobs, const std::vector<int>& pool_nodes,
@@ -168,10 +246,21 @@ double ShapeSearch::upper_bound_score(const Knobs& knobs, const std::vector<int>
   return -best;
 }
 
+size_t ShapeSearch::PoolKeyHash::operator()(const PoolKey& k) const {
+  // FNV-1a over the fields (a handful of small ints).
+  size_t h = 1469598103934665603ull;
+  for (int x : {k.pool, k.tp, k.units, k.replicas_hint, k.micro_batch, k.recompute, k.interleave, k.zero,
+                static_cast<int>(k.sequence_parallel) * 2 + static_cast<int>(k.uniform)}) {
+    h = (h ^ static_cast<size_t>(static_cast<unsigned>(x))) * 1099511628211ull;
+  }
+  return h;
+}
+
 const std::vector<ShapeSearch::PoolOption>& ShapeSearch::pool_options(int pool, int tp, int units,
                                                                       const Knobs& knobs, int replicas_hint,
                                                                       bool uniform) {
-  const auto key = std::tuple(pool, tp, units, replicas_hint, knobs.key(), knobs.zero, uniform);
+  const PoolKey key{pool, tp, units, replicas_hint, knobs.micro_batch, static_cast<int>(knobs.recompute),
+                    knobs.interleave, knobs.zero, knobs.sequence_parallel, uniform};
   if (auto it = pool_memo_.find(key); it != pool_memo_.end()) return it->second;
   std::vector<PoolOption>& out = pool_memo_[key];
   const int v = knobs.interleave;
@@ -294,12 +383,12 @@ void ShapeSearch::search_tp(const Knobs& knobs, const std::vector<int>& pool_nod
     if (!uniform && combinations > kExactCombinations) {
       for (auto& o : opts) o.resize(std::min<size_t>(o.size(), kTopDepthsPerPool));
     }
-    const auto emit = [&](const std::vector<const PoolOption*>& pick) {
+    const auto try_pick = [&](const std::vector<const PoolOption*>& pick) {
       Shape s = base;
       for (size_t i = 0; i < pick.size(); ++i) {
         s.kinds.push_back(kind_of({KindBlock{active[i], pick[i]->pp}}, pick[i]->copies, pick[i]->part));
       }
-      if (!out_of_time() && finish(s, tokens_bound())) sink(s);
+      if (!out_of_time() && finish(s, tokens_bound())) emit(s, sink);
     };
     if (!opts.empty() && uniform) {
       for (const PoolOption& first : opts[0]) {
@@ -309,14 +398,14 @@ void ShapeSearch::search_tp(const Knobs& knobs, const std::vector<int>& pool_nod
             if (o.pp == first.pp) pick.push_back(&o);
           }
         }
-        if (pick.size() == opts.size()) emit(pick);
+        if (pick.size() == opts.size()) try_pick(pick);
       }
     } else if (!opts.empty()) {
       std::vector<size_t> index(opts.size(), 0);
       while (true) {
         std::vector<const PoolOption*> pick;
         for (size_t i = 0; i < index.size(); ++i) pick.push_back(&opts[i][index[i]]);
-        emit(pick);
+        try_pick(pick);
         size_t i = 0;
         while (i < index.size() && ++index[i] == opts[i].size()) index[i++] = 0;
         if (i == index.size()) break;
@@ -391,10 +480,10 @@ void ShapeSearch::search_tp(const Knobs& knobs, const std::vector<int>& pool_nod
         }
         Shape s = base;
         s.kinds.push_back(kind_of(blocks, d, part));
-        if (mixed_rate * tokens_per_mb >= tokens_bound() && finish(s, tokens_bound())) sink(s);
+        if (mixed_rate * tokens_per_mb >= tokens_bound() && finish(s, tokens_bound())) emit(s, sink);
         if (rest.empty()) continue;
         for (const auto& [p, o] : rest) s.kinds.push_back(kind_of({KindBlock{p, o->pp}}, o->copies, o->part));
-        if (finish(s, tokens_bound())) sink(s);
+        if (finish(s, tokens_bound())) emit(s, sink);
       } while (std::next_permutation(order.begin(), order.end()));
     }
   }

@@ -4,8 +4,10 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "planner.hpp"
@@ -41,9 +43,13 @@ struct Shape {
   double tokens_per_s = 0;
   double price_per_hour = 0;
   double headroom = 1;
+  /// Where the search found it: (search() call, task, shape within the task). Breaks ties
+  /// between equal scores the way a one-thread search would (earlier wins), whatever the
+  /// order in which threads hand shapes in.
+  std::tuple<long, long, long> found_at{0, 0, 0};
 };
 
-/// Keeps the N best shapes by an objective score (larger is better).
+/// Keeps the N best shapes by an objective score (larger is better; equal scores: found first).
 class ShapeCollector {
  public:
   ShapeCollector(int capacity, std::function<double(const Shape&)> score) : capacity_(capacity), score_(std::move(score)) {}
@@ -55,7 +61,13 @@ class ShapeCollector {
  private:
   int capacity_;
   std::function<double(const Shape&)> score_;
-  std::multimap<double, Shape> best_;
+  /// Worst first: ascending score, then latest found first.
+  struct Rank {
+    double score;
+    std::tuple<long, long, long> found_at;
+    bool operator<(const Rank& o) const { return score < o.score || (score == o.score && found_at > o.found_at); }
+  };
+  std::map<Rank, Shape> best_;
 };
 
 class ShapeSearch {
@@ -75,6 +87,8 @@ class ShapeSearch {
   /// "2x[a100 tp8 x2 | v100 tp4 x3] + 1x[v100 tp8 x4]".
   std::string describe(const Shape& shape) const;
 
+  /// Enumerates with PlannerOptions::threads threads (the (knobs, TP) branches are independent);
+  /// the shapes kept are those of one thread, ties included (Shape::found_at).
   long evaluated = 0;
   long pruned = 0;
   /// Starts a phase of searches that together may take PlannerOptions::time_limit_s.
@@ -83,6 +97,22 @@ class ShapeSearch {
   bool stopped = false;
 
  private:
+  /// One (knobs, TP per pool) branch of a search and its upper bound.
+  struct Task {
+    Knobs knobs;
+    std::vector<int> tp;
+    double bound = 0;
+  };
+  /// Tasks [begin, end) in order on this thread; the first whose bound cannot beat the N-th
+  /// best ends the search (sorted: no later one can), counted as pruned with all after it.
+  void run_tasks(const std::vector<Task>& tasks, size_t begin, size_t end, const std::vector<int>& pool_nodes,
+                 bool uniform, const std::function<void(const Shape&)>& sink, const std::function<double()>& bound);
+  /// Tasks [begin, end of tasks) on `threads` threads (this one and helpers_).
+  void run_tasks_threaded(int threads, const std::vector<Task>& tasks, size_t begin, const std::vector<int>& pool_nodes,
+                          bool uniform, const std::function<void(const Shape&)>& sink,
+                          const std::function<double()>& bound);
+  /// Stamps `s` with where it was found and hands it to `sink`.
+  void emit(Shape& s, const std::function<void(const Shape&)>& sink);
   struct PoolOption {
     int pp = 0, copies = 0;
     PartitionResult part;
@@ -113,11 +143,24 @@ class ShapeSearch {
   const PlannerOptions& options_;
   UnitCostTable& costs_;
   std::vector<Pool> pools_;
-  std::map<std::tuple<int, int, int, int, std::tuple<int, int, bool, int>, int, bool>, std::vector<PoolOption>>
-      pool_memo_;
+  /// What a pool's depth options depend on (pool_options() arguments).
+  struct PoolKey {
+    int pool, tp, units, replicas_hint, micro_batch, recompute, interleave, zero;
+    bool sequence_parallel, uniform;
+    bool operator==(const PoolKey&) const = default;
+  };
+  struct PoolKeyHash {
+    size_t operator()(const PoolKey& k) const;
+  };
+  std::unordered_map<PoolKey, std::vector<PoolOption>, PoolKeyHash> pool_memo_;  // hashed: looked up per copies count
   std::vector<TimingGroup> timing_scratch_;  ///< finish()'s buffers, reused: no allocation per shape
   std::vector<int> member_scratch_;
   std::vector<int> cursor_scratch_;
+  long search_calls_ = 0;  ///< search() calls so far, and the task and shape of the running one
+  long task_index_ = 0;
+  long shapes_in_task_ = 0;
+  size_t stop_at_ = 0;  ///< the task that cut the running search (max: none)
+  std::vector<std::unique_ptr<ShapeSearch>> helpers_;  ///< one per extra thread, kept (with their memos) across searches
   std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
   unsigned clock_reads_ = 0;
 };

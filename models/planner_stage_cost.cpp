@@ -14,6 +14,7 @@
 
 #include <Eigen/Dense>
 #include <cmath>
+#include <mutex>
 
 #include "memory_cost.hpp"
 #include "predictor.hpp"
@@ -73,6 +74,11 @@ Plan probe_plan(const std::vector<int>& layers, int tp, int gpus_per_node, const
 
 const UnitCost& UnitCostTable::get(int node_type, int tp, const Knobs& knobs) {
   const auto key = std::tuple(node_type, tp, knobs.key());
+  {
+    std::shared_lock<std::shared_mutex> read(mutex_);
+    if (auto it = cache_.find(key); it != cache_.end()) return it->second;  // map nodes do not move
+  }
+  std::unique_lock<std::shared_mutex> write(mutex_);
   auto it = cache_.find(key);
   if (it == cache_.end()) it = cache_.emplace(key, measure(node_type, tp, knobs)).first;
   return it->second;

@@ -2,6 +2,7 @@
 // Per-stage unit costs for the planner, measured with the analytic predictor on probe pipelines.
 #pragma once
 #include <map>
+#include <shared_mutex>
 #include <tuple>
 
 #include "planner_space.hpp"
@@ -22,6 +23,7 @@ class UnitCostTable {
   const Cluster& cluster_;
   const Workload& workload_;
   std::map<std::tuple<int, int, std::tuple<int, int, bool, int>>, UnitCost> cache_;
+  std::shared_mutex mutex_;  ///< get() is called from the search's threads
   long probes_ = 0;
 };
 

@@ -487,6 +487,28 @@ TEST(PlannerTimeLimit, AStoppedSearchSaysSoAndStillAnswers) {
   EXPECT_EQ(plan_training(c, w, PlannerOptions{}).searches_stopped, 0);  // the default limit is not reached here
 }
 
+TEST(PlannerThreads, AnyThreadCountFindsTheSamePlans) {
+  // The branches run on several threads; bounds rise in another order, but pruning only drops
+  // what cannot enter the top N and ties go to the branch a single thread would reach first.
+  for (const char* cluster : {"clusters/h100-mi300x.yaml", "clusters/geo-two-zones.yaml"}) {
+    const Cluster c = load_cluster(source(cluster), Catalog::builtin());
+    const Workload w = load_workload(source("workloads/gpt3-6.7b.yaml"));
+    PlannerOptions one, many;
+    one.threads = 1;
+    many.threads = 4;
+    one.time_limit_s = many.time_limit_s = 0;
+    one.top = many.top = 8;
+    const PlannerResult a = plan_training(c, w, one), b = plan_training(c, w, many);
+    ASSERT_EQ(a.top.size(), b.top.size()) << cluster;
+    for (size_t i = 0; i < a.top.size(); ++i) {
+      EXPECT_EQ(a.top[i].shape, b.top[i].shape) << cluster << " rank " << i;
+      EXPECT_DOUBLE_EQ(a.top[i].report.tokens_per_s, b.top[i].report.tokens_per_s) << cluster << " rank " << i;
+    }
+    EXPECT_EQ(a.uniform.best.shape, b.uniform.best.shape) << cluster;
+    EXPECT_EQ(a.fastest_type_only.best.shape, b.fastest_type_only.best.shape) << cluster;
+  }
+}
+
 TEST(PlannerInfeasible, NodesLargerThanTheWorkloadCanUseSaySo) {
   // tiny-gpt (batch 8, 2 layers, 4 heads) keeps at most 8 x 2 x 4 = 64 GPUs busy; the planner
   // places whole nodes, so 1024-GPU nodes leave nothing to plan: the reason must say that.
