@@ -303,8 +303,9 @@ void add_plan_verb(CLI::App& app) {
                    "promising branches go first, so a search stopped at the limit keeps its best so far (default 60; 0: no limit)")
       ->check(non_negative_number());
   verb->add_option("--threads", o->threads,
-                   "Threads of the search (default 0: one per hardware thread); the plans found do not depend on it")
-      ->check(non_negative_integer());
+                   "Threads of the search, 0-1024 (default 0: one per hardware thread); the plans found do not depend on it")
+      ->check(non_negative_integer())
+      ->check(CLI::Range(0, 1024));
   verb->add_option("--refine", o->refine, "Re-rank the best K plans with the SimGrid simulator")->check(non_negative_integer());
   verb->add_option("--emit-plan", o->emit_plan, "Write the best plan to this file (kind: plan)")
       ->check(output_file_check());
