@@ -43,7 +43,10 @@ PartitionResult partition_layers(const std::vector<SlotCost>& slots, int layers,
     return out;
   }
   const int units = layers / v;  // partition in groups of v layers (interleave divides each stage)
-  std::vector<int> max_units(stages);
+  // Scratch kept per thread: the planner partitions millions of pipelines per search.
+  thread_local std::vector<int> max_units, k;
+  thread_local std::vector<double> a, e;
+  max_units.resize(stages);
   for (int s = 0; s < stages; ++s) {
     const SlotCost& slot = slots[s];
     const UnitCost& u = *slot.unit;
@@ -56,7 +59,7 @@ PartitionResult partition_layers(const std::vector<SlotCost>& slots, int layers,
       return out;
     }
   }
-  std::vector<int> k(stages);
+  k.resize(stages);
   if (uniform) {
     for (int s = 0; s < stages; ++s) {
       k[s] = units / stages + (s < units % stages ? 1 : 0);
@@ -76,10 +79,11 @@ PartitionResult partition_layers(const std::vector<SlotCost>& slots, int layers,
     // whose time after taking it is smallest. For a sum constraint and increasing per-stage
     // costs this greedy is optimal for the min-max objective (Ibaraki & Katoh, "Resource
     // Allocation Problems", MIT Press 1988, ch. 4), in O(U log S).
-    std::vector<double> a(stages), e(stages);
+    a.resize(stages);
+    e.resize(stages);
     using Next = std::pair<double, int>;  // (time of the stage with one more group, stage)
-    std::vector<Next> heap;
-    heap.reserve(stages);
+    thread_local std::vector<Next> heap;
+    heap.clear();
     for (int s = 0; s < stages; ++s) {
       a[s] = slots[s].unit->layer_s * v;
       e[s] = extra_s(slots, s);

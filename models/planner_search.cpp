@@ -296,7 +296,8 @@ PartitionResult ShapeSearch::partition_kind(const std::vector<KindBlock>& blocks
   const double weight_scale = 1.0 - f + f / std::max(1, replicas);
   const double act_bytes = static_cast<double>(workload_.model.seq_len) * knobs.micro_batch * workload_.model.hidden *
                            dtype_bytes(workload_.training.dtype);  // s*b*h per boundary (SC'21 sec. 4.1)
-  std::vector<SlotCost> slots;
+  std::vector<SlotCost>& slots = slot_scratch_;
+  slots.clear();
   for (size_t b = 0; b < blocks.size(); ++b) {
     const int p = blocks[b].pool;
     const UnitCost& u = costs_.get(pools_[p].node_type, tp[p], knobs);

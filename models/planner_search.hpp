@@ -156,6 +156,7 @@ class ShapeSearch {
   std::vector<TimingGroup> timing_scratch_;  ///< finish()'s buffers, reused: no allocation per shape
   std::vector<int> member_scratch_;
   std::vector<int> cursor_scratch_;
+  std::vector<SlotCost> slot_scratch_;  ///< partition_kind()'s
   long search_calls_ = 0;  ///< search() calls so far, and the task and shape of the running one
   long task_index_ = 0;
   long shapes_in_task_ = 0;
