@@ -16,6 +16,7 @@
 #include "input_loader.hpp"
 #include "planner.hpp"
 #include "planner_partition.hpp"
+#include "planner_search.hpp"
 #include "predictor.hpp"
 #include "validation_suite.hpp"
 
@@ -485,6 +486,38 @@ TEST(PlannerTimeLimit, AStoppedSearchSaysSoAndStillAnswers) {
   EXPECT_EQ(all.searches_stopped, 0);
   EXPECT_GE(all.top.front().report.tokens_per_s, r.top.front().report.tokens_per_s);
   EXPECT_EQ(plan_training(c, w, PlannerOptions{}).searches_stopped, 0);  // the default limit is not reached here
+}
+
+TEST(PlannerThreads, CollectorKeepsTheEarliestFoundOfEqualScores) {
+  // Threads hand shapes in any order; the collector must keep what one thread would: the best
+  // scores, and among equal scores those found first (search call, task, shape in the task).
+  const auto keep_two = [](const std::vector<std::tuple<double, long, long, long>>& offers) {
+    pl::ShapeCollector c(2, [](const pl::Shape& s) { return s.tokens_per_s; });
+    for (const auto& [score, call, task, seq] : offers) {
+      pl::Shape s;
+      s.tokens_per_s = score;
+      s.found_at = {call, task, seq};
+      c.offer(s);
+    }
+    std::vector<std::tuple<double, long, long, long>> kept;
+    for (const pl::Shape& s : c.take_sorted()) {
+      kept.emplace_back(s.tokens_per_s, std::get<0>(s.found_at), std::get<1>(s.found_at), std::get<2>(s.found_at));
+    }
+    return kept;
+  };
+  std::vector<std::tuple<double, long, long, long>> offers = {
+      {5.0, 1, 3, 0}, {7.0, 1, 9, 4}, {5.0, 1, 2, 7}, {5.0, 1, 2, 1}, {4.0, 1, 0, 0}, {5.0, 0, 8, 8}};
+  const std::vector<std::tuple<double, long, long, long>> expected = {{7.0, 1, 9, 4}, {5.0, 0, 8, 8}};
+  std::sort(offers.begin(), offers.end());
+  do {
+    EXPECT_EQ(keep_two(offers), expected);
+  } while (std::next_permutation(offers.begin(), offers.end()));
+  pl::ShapeCollector c(1, [](const pl::Shape& s) { return s.tokens_per_s; });
+  EXPECT_EQ(c.threshold(), -INFINITY);  // not full: anything enters
+  pl::Shape s;
+  s.tokens_per_s = 3.0;
+  c.offer(s);
+  EXPECT_EQ(c.threshold(), 3.0);
 }
 
 TEST(PlannerThreads, AnyThreadCountFindsTheSamePlans) {
