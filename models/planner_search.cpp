@@ -237,6 +237,28 @@ size_t ShapeSearch::PoolKeyHash::operator()(const PoolKey& k) const {
   return h;
 }
 
+bool ShapeSearch::pool_option(int pool, int tp, int units, const Knobs& knobs, int replicas_hint, bool uniform, int pp,
+                              PoolOption& out) {
+  const int v = knobs.interleave;
+  const int total_mb = workload_.training.global_batch / knobs.micro_batch;
+  const int copies = units / pp;
+  std::vector<int> tps(pools_.size(), 0);
+  tps[pool] = tp;
+  PartitionResult part =
+      partition_kind({KindBlock{pool, pp}}, tps, knobs, copies, std::max(copies, replicas_hint), uniform);
+  ++evaluated;
+  if (!part.ok) {
+    ++pruned;
+    return false;
+  }
+  out.pp = pp;
+  out.copies = copies;
+  const int m = std::max(1, total_mb * units / std::max(1, replicas_hint * pp) / std::max(1, copies));
+  out.rate = copies * m / replica_time_s(ReplicaTiming{part.bottleneck_s, part.sum_s}, m, v);
+  out.part = std::move(part);
+  return true;
+}
+
 const std::vector<ShapeSearch::PoolOption>& ShapeSearch::pool_options(int pool, int tp, int units,
                                                                       const Knobs& knobs, int replicas_hint,
                                                                       bool uniform) {
@@ -244,31 +266,48 @@ const std::vector<ShapeSearch::PoolOption>& ShapeSearch::pool_options(int pool, 
                     knobs.interleave, knobs.zero, knobs.sequence_parallel, uniform};
   if (auto it = pool_memo_.find(key); it != pool_memo_.end()) return it->second;
   std::vector<PoolOption>& out = pool_memo_[key];
-  const int v = knobs.interleave;
-  const int max_pp = std::min(units, workload_.model.layers / v);
-  const int total_mb = workload_.training.global_batch / knobs.micro_batch;
-  for (int pp = v > 1 ? 2 : 1; pp <= max_pp; ++pp) {  // interleaving needs a pipeline
-    const int copies = units / pp;
+  const int max_pp = std::min(units, workload_.model.layers / knobs.interleave);
+  for (int pp = knobs.interleave > 1 ? 2 : 1; pp <= max_pp; ++pp) {  // interleaving needs a pipeline
     if (uniform && units % pp != 0) continue;
-    std::vector<KindBlock> blocks = {KindBlock{pool, pp}};
-    std::vector<int> tps(pools_.size(), 0);
-    tps[pool] = tp;
-    PartitionResult part = partition_kind(blocks, tps, knobs, copies, std::max(copies, replicas_hint), uniform);
-    ++evaluated;
-    if (!part.ok) {
-      ++pruned;
-      continue;
-    }
     PoolOption o;
-    o.pp = pp;
-    o.copies = copies;
-    const int m = std::max(1, total_mb * units / std::max(1, replicas_hint * pp) / std::max(1, copies));
-    o.rate = copies * m / replica_time_s(ReplicaTiming{part.bottleneck_s, part.sum_s}, m, v);
-    o.part = std::move(part);
-    out.push_back(std::move(o));
+    if (pool_option(pool, tp, units, knobs, replicas_hint, uniform, pp, o)) out.push_back(std::move(o));
   }
-  std::sort(out.begin(), out.end(), [](const PoolOption& a, const PoolOption& b) { return a.rate > b.rate; });
+  // Best rate first; equal rates: the shallower pipeline (best_pool_option() picks the same).
+  std::stable_sort(out.begin(), out.end(), [](const PoolOption& a, const PoolOption& b) { return a.rate > b.rate; });
   return out;
+}
+
+const ShapeSearch::PoolOption* ShapeSearch::best_pool_option(int pool, int tp, int units, const Knobs& knobs) {
+  const PoolKey key{pool, tp, units, 1, knobs.micro_batch, static_cast<int>(knobs.recompute),
+                    knobs.interleave, knobs.zero, knobs.sequence_parallel, false};
+  if (auto it = pool_memo_.find(key); it != pool_memo_.end()) return it->second.empty() ? nullptr : &it->second[0];
+  auto [it, fresh] = best_memo_.try_emplace(key);
+  if (!fresh) return it->second.pp > 0 ? &it->second : nullptr;
+  // Best first by an upper bound on each depth's rate, exact partitions only while a bound can
+  // still beat the best found. The stages' times add up to at least W = L*layer_s + the fixed
+  // and first/last (or single-stage) costs (sends only add), so the slowest takes at least
+  // tau = W/pp, and at least the last (or first) stage's one group of v layers; a copy with m
+  // micro-batches takes m*tau + (sum - tau)/v (replica_time_s) >= (m - 1/v)*tau + W/v.
+  const int v = knobs.interleave;
+  const UnitCost& u = costs_.get(pools_[pool].node_type, tp, knobs);
+  const int total_mb = workload_.training.global_batch / knobs.micro_batch;
+  std::vector<std::pair<double, int>> by_bound;  // (bound, pp)
+  for (int pp = v > 1 ? 2 : 1; pp <= std::min(units, workload_.model.layers / v); ++pp) {
+    const int copies = units / pp;
+    const int m = std::max(1, total_mb * units / std::max(1, pp) / std::max(1, copies));
+    const double work_s = workload_.model.layers * u.layer_s + pp * u.fixed_s + (pp == 1 ? u.solo_s : u.first_s + u.last_s);
+    const double tau_s = std::max(work_s / pp, pp == 1 ? work_s : v * u.layer_s + u.fixed_s + std::max(u.first_s, u.last_s));
+    by_bound.emplace_back(copies * m / ((m - 1.0 / v) * tau_s + work_s / v), pp);
+  }
+  std::stable_sort(by_bound.begin(), by_bound.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  PoolOption& best = it->second;  // pp 0: none found
+  for (const auto& [bound, pp] : by_bound) {
+    if (best.pp > 0 && bound * (1 + 1e-9) < best.rate) break;  // slack: the bound is computed another way
+    PoolOption o;
+    if (!pool_option(pool, tp, units, knobs, 1, false, pp, o)) continue;
+    if (best.pp == 0 || o.rate > best.rate || (o.rate == best.rate && o.pp < best.pp)) best = std::move(o);
+  }
+  return best.pp > 0 ? &best : nullptr;
 }
 
 PartitionResult ShapeSearch::partition_kind(const std::vector<KindBlock>& blocks, const std::vector<int>& tp,
@@ -413,8 +452,7 @@ void ShapeSearch::search_tp(const Knobs& knobs, const std::vector<int>& pool_nod
     for (int p : active) {
       if (uniform || is_member[p]) continue;
       outside_rate[p] = units[p] / (workload_.model.layers * costs_.get(pools_[p].node_type, tp[p], knobs).layer_s);
-      const auto& o = pool_options(p, tp[p], units[p], knobs, 1, false);
-      if (!o.empty()) outside[p] = &o[0];
+      outside[p] = best_pool_option(p, tp[p], units[p], knobs);
     }
     for (int d = 1; d <= max_copies && !out_of_time(); ++d) {
       int stages = 0;
@@ -440,8 +478,7 @@ void ShapeSearch::search_tp(const Knobs& knobs, const std::vector<int>& pool_nod
         const int left = units[p] - d * (units[p] / d);
         if (left == 0 || uniform) continue;
         rest_rate += left / (workload_.model.layers * costs_.get(pools_[p].node_type, tp[p], knobs).layer_s);
-        const auto& o = pool_options(p, tp[p], left, knobs, 1, false);
-        if (!o.empty()) rest.emplace_back(p, &o[0]);
+        if (const PoolOption* o = best_pool_option(p, tp[p], left, knobs)) rest.emplace_back(p, o);
       }
       const double tokens_per_mb = static_cast<double>(knobs.micro_batch) * workload_.model.seq_len;
       std::vector<int> order = members;  // sorted (active is), so next_permutation visits all orders

@@ -123,6 +123,12 @@ class ShapeSearch {
   /// Depths of a single-pool pipeline on `units` TP groups, best steady-state rate first (memoised).
   const std::vector<PoolOption>& pool_options(int pool, int tp, int units, const Knobs& knobs, int replicas_hint,
                                               bool uniform);
+  /// pool_options(pool, tp, units, knobs, 1, false)[0] (nullptr when empty), partitioning only
+  /// the depths whose rate bound can beat the best found (memoised).
+  const PoolOption* best_pool_option(int pool, int tp, int units, const Knobs& knobs);
+  /// One depth `pp` of a single-pool pipeline; false when it does not fit.
+  bool pool_option(int pool, int tp, int units, const Knobs& knobs, int replicas_hint, bool uniform, int pp,
+                   PoolOption& out);
   PartitionResult partition_kind(const std::vector<KindBlock>& blocks, const std::vector<int>& tp,
                                  const Knobs& knobs, int copies, int replicas, bool uniform);
   /// Balances micro-batches, adds the gradient sync, fills step/tokens/price; false if infeasible
@@ -153,6 +159,7 @@ class ShapeSearch {
     size_t operator()(const PoolKey& k) const;
   };
   std::unordered_map<PoolKey, std::vector<PoolOption>, PoolKeyHash> pool_memo_;  // hashed: looked up per copies count
+  std::unordered_map<PoolKey, PoolOption, PoolKeyHash> best_memo_;  ///< best_pool_option(); pp 0: none fits
   std::vector<TimingGroup> timing_scratch_;  ///< finish()'s buffers, reused: no allocation per shape
   std::vector<int> member_scratch_;
   std::vector<int> cursor_scratch_;
