@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Planner search time on three-type clusters (targets: <= 2 s for 64 GPUs, <= 30 s for 1024
 // GPUs with GPT-3 175B; AMP reports ~500 s for its search, Sailor seconds), on one thread
-// (/1) and on one per hardware thread (/0), side by side.
+// (/1) and on one per CPU the process may use (/0), side by side.
 //   ./build/bench/hetsim_planner_bench --benchmark_filter=Plan
 #include <benchmark/benchmark.h>
 

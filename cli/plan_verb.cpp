@@ -303,7 +303,7 @@ void add_plan_verb(CLI::App& app) {
                    "promising branches go first, so a search stopped at the limit keeps its best so far (default 60; 0: no limit)")
       ->check(non_negative_number());
   verb->add_option("--threads", o->threads,
-                   "Threads of the search, 0-1024 (default 0: one per hardware thread); the plans found do not depend on it")
+                   "Threads of the search, 0-1024 (default 0: one per CPU the process may use); the plans found do not depend on it")
       ->check(non_negative_integer())
       ->check(CLI::Range(0, 1024));
   verb->add_option("--refine", o->refine, "Re-rank the best K plans with the SimGrid simulator")->check(non_negative_integer());

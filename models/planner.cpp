@@ -307,7 +307,8 @@ PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const 
     }
     if (!result.fastest_type.empty()) {
       search.start_clock();
-      search.search(nodes, false, [&](const Shape& s) { fastest.offer(s); }, [&] { return fastest.threshold(); });
+      search.search(nodes, false, [&](const Shape& s) { fastest.offer(s); }, [&] { return fastest.threshold(); },
+                    ShapeSearch::BoundUnit::kTokens);
       result.searches_stopped += search.stopped;
     }
   }
@@ -316,7 +317,8 @@ PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const 
     std::vector<int> all(pools.size());
     for (size_t p = 0; p < pools.size(); ++p) all[p] = static_cast<int>(pools[p].nodes.size());
     search.start_clock();
-    search.search(all, true, [&](const Shape& s) { uniform.offer(s); }, [&] { return uniform.threshold(); });
+    search.search(all, true, [&](const Shape& s) { uniform.offer(s); }, [&] { return uniform.threshold(); },
+                  ShapeSearch::BoundUnit::kTokens);
     result.searches_stopped += search.stopped;
   }
   long evaluated = 0, pruned = 0;
@@ -346,8 +348,8 @@ PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const 
   std::vector<Candidate> uniform_cands = to_candidates(uniform);
   uniform_cands.insert(uniform_cands.end(), megatron.begin(), megatron.end());
   std::vector<RankedPlan> uniform_ranked = predict_all(uniform_cands);
-  std::sort(fast_ranked.begin(), fast_ranked.end(), by_tokens);
-  std::sort(uniform_ranked.begin(), uniform_ranked.end(), by_tokens);
+  std::stable_sort(fast_ranked.begin(), fast_ranked.end(), by_tokens);  // ties: the order found
+  std::stable_sort(uniform_ranked.begin(), uniform_ranked.end(), by_tokens);
   const auto set_baseline = [](PlannerBaseline& b, const std::vector<RankedPlan>& ranked, const std::string& why) {
     b.found = !ranked.empty();
     if (b.found) b.best = ranked.front();

@@ -52,8 +52,9 @@ struct PlannerOptions {
   /// take; 0 = no limit. The searches run the most promising (knobs, TP) branches first, so a
   /// search stopped at its limit keeps the best shapes found so far (PlannerResult says so).
   double time_limit_s = 60;
-  /// Threads of the search; 0 = one per hardware thread. The plans found do not depend on it
-  /// (only the time, and the evaluated / pruned counts, which depend on when bounds rise).
+  /// Threads of the search; 0 = one per CPU the process may use (its affinity mask). The plans
+  /// found do not depend on it (only the time, and the evaluated / pruned counts, which depend
+  /// on when bounds rise).
   int threads = 0;
 };
 

@@ -9,6 +9,10 @@
 // bound (all GPUs busy, no bubble, no communication) cannot beat the current N-th best is pruned.
 #include "planner_search.hpp"
 
+#ifdef __linux__
+#include <sched.h>
+#endif
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -22,6 +26,17 @@ namespace hetsim::models::planner {
 namespace {
 constexpr size_t kExactCombinations = 256;  // per-pool depth combinations tried exhaustively
 constexpr size_t kTopDepthsPerPool = 3;     // otherwise: the best depths of each pool
+
+/// CPUs this process may run on (its affinity mask: taskset, cgroup cpusets, `docker --cpuset-cpus`),
+/// not every CPU of the machine as std::thread::hardware_concurrency() counts them.
+int usable_cpus() {
+#ifdef __linux__
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+#endif
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
 }  // namespace
 
 ShapeSearch::ShapeSearch(const Cluster& cluster, const Workload& workload, const PlannerOptions& options,
@@ -51,11 +66,13 @@ void ShapeSearch::start_clock() {
 }
 
 void ShapeSearch::search(const std::vector<int>& pool_nodes, bool uniform,
-                         const std::function<void(const Shape&)>& sink, const std::function<double()>& bound) {
+                         const std::function<void(const Shape&)>& sink, const std::function<double()>& bound,
+                         BoundUnit unit) {
   // Branch and bound: every (knobs, TP per pool) gets an upper bound on tokens/s; they are
   // searched best bound first, so the N-th best found rises fast and the rest is cut.
   ++search_calls_;
   stop_at_ = std::numeric_limits<size_t>::max();
+  bound_in_tokens_ = unit == BoundUnit::kTokens;
   std::vector<Task> tasks;
   const ModelSpec& m = workload_.model;
   const int n = static_cast<int>(pools_.size());
@@ -91,7 +108,7 @@ void ShapeSearch::search(const std::vector<int>& pool_nodes, bool uniform,
                   common = t;
                 }
               }
-              tasks.push_back(Task{k, tp, upper_bound_score(k, pool_nodes, tp)});
+              tasks.push_back(Task{k, tp, branch_bound(k, pool_nodes, tp)});
               return;
             }
             for (int t : choices[p]) {
@@ -105,7 +122,7 @@ void ShapeSearch::search(const std::vector<int>& pool_nodes, bool uniform,
     }
   }
   std::stable_sort(tasks.begin(), tasks.end(), [](const Task& a, const Task& b) { return a.bound > b.bound; });
-  const int threads = options_.threads > 0 ? options_.threads : static_cast<int>(std::thread::hardware_concurrency());
+  const int threads = options_.threads > 0 ? options_.threads : usable_cpus();
   if (threads > 1 && tasks.size() > 1) {
     // The best-bound task alone first: it sets the bound that prunes most of the others, which
     // threads starting together would not yet see.
@@ -158,6 +175,7 @@ void ShapeSearch::run_tasks_threaded(int threads, const std::vector<Task>& tasks
   for (int t = 0; t + 1 < threads; ++t) {  // before any thread starts: they read only their own
     ShapeSearch& h = *helpers_[t];
     h.search_calls_ = search_calls_;
+    h.bound_in_tokens_ = bound_in_tokens_;
     h.deadline_ = deadline_;
     h.stopped = false;
   }
@@ -205,6 +223,12 @@ double ShapeSearch::upper_bound_tokens_per_s(const Knobs& knobs, const std::vect
     rate += units / (workload_.model.layers * u.layer_s);
   }
   return rate * knobs.micro_batch * workload_.model.seq_len;
+}
+
+double ShapeSearch::branch_bound(const Knobs& knobs, const std::vector<int>& pool_nodes, const std::vector<int>& tp) {
+  if (!bound_in_tokens_) return upper_bound_score(knobs, pool_nodes, tp);
+  const double tokens = upper_bound_tokens_per_s(knobs, pool_nodes, tp);
+  return tokens > 0 ? tokens : -std::numeric_limits<double>::infinity();
 }
 
 double ShapeSearch::upper_bound_score(const Knobs& knobs, const std::vector<int>& pool_nodes,
@@ -354,12 +378,12 @@ void ShapeSearch::search_tp(const Knobs& knobs, const std::vector<int>& pool_nod
                             bool uniform, const std::function<void(const Shape&)>& sink,
                             const std::function<double()>& bound) {
   const int n = static_cast<int>(pools_.size());
-  if (upper_bound_score(knobs, pool_nodes, tp) < bound()) {
+  if (branch_bound(knobs, pool_nodes, tp) < bound()) {
     ++pruned;
     return;
   }
   // The inner bounds below are in tokens/s: they apply to the throughput and budget objectives.
-  const bool by_tokens = options_.objective != PlanObjective::kCost;
+  const bool by_tokens = bound_in_tokens_ || options_.objective != PlanObjective::kCost;
   const auto tokens_bound = [&] { return by_tokens ? bound() : -std::numeric_limits<double>::infinity(); };
   std::vector<int> active, units(n, 0);
   int total_units = 0;

@@ -75,13 +75,15 @@ class ShapeSearch {
   ShapeSearch(const Cluster& cluster, const Workload& workload, const PlannerOptions& options, UnitCostTable& costs);
 
   const std::vector<Pool>& get_pools() const { return pools_; }
-  /// `bound` returns the score (ShapeCollector units: tokens/s, or -dollars per token for the
-  /// cost objective) a shape must beat to be kept.
+  /// What the `bound` of a search is measured in: the objective's score (tokens/s, or -dollars
+  /// per token for the cost objective), or tokens/s whatever the objective (the baselines).
+  enum class BoundUnit { kObjective, kTokens };
+  /// `bound` returns the score (in `unit`) a shape must beat to be kept.
   /// Enumerates shapes on the first `pool_nodes[p]` nodes of each pool (0 = pool unused) and
   /// offers each scored shape to `sink`. `uniform`: one TP degree everywhere, Megatron's
   /// layer split and equal micro-batches, every allotted GPU used.
   void search(const std::vector<int>& pool_nodes, bool uniform, const std::function<void(const Shape&)>& sink,
-              const std::function<double()>& bound);
+              const std::function<double()>& bound, BoundUnit unit = BoundUnit::kObjective);
   /// The concrete plan of a shape.
   Plan materialize(const Shape& shape) const;
   /// "2x[a100 tp8 x2 | v100 tp4 x3] + 1x[v100 tp8 x4]".
@@ -139,6 +141,8 @@ class ShapeSearch {
                                   const std::vector<int>& tp);
   /// Upper bound of the objective's score (tokens/s, or -dollars per token for kCost).
   double upper_bound_score(const Knobs& knobs, const std::vector<int>& pool_nodes, const std::vector<int>& tp);
+  /// Upper bound of a branch in the running search's bound unit.
+  double branch_bound(const Knobs& knobs, const std::vector<int>& pool_nodes, const std::vector<int>& tp);
   /// Reads the clock: true (and `stopped` set) once the phase is past its deadline.
   bool past_deadline();
   /// The same for the inner loops, reading the clock on every 64th call only.
@@ -164,6 +168,7 @@ class ShapeSearch {
   std::vector<int> member_scratch_;
   std::vector<int> cursor_scratch_;
   std::vector<SlotCost> slot_scratch_;  ///< partition_kind()'s
+  bool bound_in_tokens_ = false;  ///< the running search's BoundUnit is kTokens
   long search_calls_ = 0;  ///< search() calls so far, and the task and shape of the running one
   long task_index_ = 0;
   long shapes_in_task_ = 0;
