@@ -81,7 +81,9 @@ class ShapeSearch {
   /// `bound` returns the score (in `unit`) a shape must beat to be kept.
   /// Enumerates shapes on the first `pool_nodes[p]` nodes of each pool (0 = pool unused) and
   /// offers each scored shape to `sink`. `uniform`: one TP degree everywhere, Megatron's
-  /// layer split and equal micro-batches, every allotted GPU used.
+  /// layer split and equal micro-batches, every allotted GPU used. Runs the (knobs, TP)
+  /// branches on PlannerOptions::threads threads; the shapes kept are those one thread would
+  /// keep, ties included (Shape::found_at).
   void search(const std::vector<int>& pool_nodes, bool uniform, const std::function<void(const Shape&)>& sink,
               const std::function<double()>& bound, BoundUnit unit = BoundUnit::kObjective);
   /// The concrete plan of a shape.
@@ -89,8 +91,7 @@ class ShapeSearch {
   /// "2x[a100 tp8 x2 | v100 tp4 x3] + 1x[v100 tp8 x4]".
   std::string describe(const Shape& shape) const;
 
-  /// Enumerates with PlannerOptions::threads threads (the (knobs, TP) branches are independent);
-  /// the shapes kept are those of one thread, ties included (Shape::found_at).
+  /// Shapes scored and discarded so far (all threads).
   long evaluated = 0;
   long pruned = 0;
   /// Starts a phase of searches that together may take PlannerOptions::time_limit_s.
