@@ -161,6 +161,7 @@ void write_json(const PlanVerbOptions& o, const models::PlannerResult& r, const 
   j.key("objective").value(models::to_string(r.objective));
   if (r.objective == models::PlanObjective::kBudget) j.key("budget_per_hour").value(o.budget_per_hour);
   j.key("search_time_s").value(r.search_time_s);
+  j.key("threads").value(r.threads);
   j.key("plans_evaluated").value(static_cast<long long>(r.plans_evaluated));
   j.key("plans_pruned").value(static_cast<long long>(r.plans_pruned));
   j.key("plans_predicted").value(static_cast<long long>(r.plans_predicted));
@@ -242,7 +243,7 @@ void write_table(const PlanVerbOptions& o, const models::PlannerResult& r, const
     if (!r.top.empty()) std::cout << fmt(", best plan has %.2fx its tokens/s", r.top[0].report.tokens_per_s / b->best.report.tokens_per_s);
     std::cout << "  " << b->best.shape << "\n";
   }
-  std::cout << fmt("search: %.3f s, ", r.search_time_s) << r.plans_evaluated << " plans evaluated, " << r.plans_pruned
+  std::cout << fmt("search: %.3f s on ", r.search_time_s) << r.threads << (r.threads == 1 ? " thread, " : " threads, ") << r.plans_evaluated << " plans evaluated, " << r.plans_pruned
             << " pruned, " << r.plans_predicted << " predicted\n";
   if (r.searches_stopped > 0)
     std::cout << "search: " << r.searches_stopped << " of the searches stopped at --time-limit " << fmt("%g", o.time_limit_s)

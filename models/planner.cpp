@@ -414,6 +414,7 @@ PlannerResult plan_training(const Cluster& cluster, const Workload& workload, co
   result.plans_pruned = pruned;
   result.plans_predicted = predicted;
   result.search_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.threads = search_threads(options);
   return result;
 }
 

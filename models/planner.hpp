@@ -86,8 +86,13 @@ struct PlannerResult {
   long plans_pruned = 0;            ///< shapes discarded by memory, budget or bound before scoring
   long plans_predicted = 0;
   double search_time_s = 0;
+  int threads = 1;                  ///< threads the search may use (search_threads(options))
   int searches_stopped = 0;         ///< searches cut by time_limit_s (0: every search ran to the end)
 };
+
+/// The threads a search runs on: PlannerOptions::threads, or for 0 the CPUs in the process's
+/// affinity mask (taskset, cgroup cpusets), not every CPU of the machine.
+int search_threads(const PlannerOptions& options);
 
 /// Runs the search. Never throws for a valid cluster/workload; an empty `top` carries a reason.
 PlannerResult plan_training(const Cluster& cluster, const Workload& workload, const PlannerOptions& options);

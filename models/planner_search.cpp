@@ -26,18 +26,26 @@ namespace hetsim::models::planner {
 namespace {
 constexpr size_t kExactCombinations = 256;  // per-pool depth combinations tried exhaustively
 constexpr size_t kTopDepthsPerPool = 3;     // otherwise: the best depths of each pool
+}  // namespace
 
-/// CPUs this process may run on (its affinity mask: taskset, cgroup cpusets, `docker --cpuset-cpus`),
-/// not every CPU of the machine as std::thread::hardware_concurrency() counts them.
-int usable_cpus() {
+}  // namespace hetsim::models::planner
+
+namespace hetsim::models {
+
+int search_threads(const PlannerOptions& options) {
+  if (options.threads > 0) return options.threads;
 #ifdef __linux__
+  // The affinity mask, not std::thread::hardware_concurrency() (every CPU of the machine).
   cpu_set_t set;
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
 #endif
   return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 }
-}  // namespace
+
+}  // namespace hetsim::models
+
+namespace hetsim::models::planner {
 
 ShapeSearch::ShapeSearch(const Cluster& cluster, const Workload& workload, const PlannerOptions& options,
                          UnitCostTable& costs)
@@ -122,7 +130,7 @@ void ShapeSearch::search(const std::vector<int>& pool_nodes, bool uniform,
     }
   }
   std::stable_sort(tasks.begin(), tasks.end(), [](const Task& a, const Task& b) { return a.bound > b.bound; });
-  const int threads = options_.threads > 0 ? options_.threads : usable_cpus();
+  const int threads = search_threads(options_);
   if (threads > 1 && tasks.size() > 1) {
     // The best-bound task alone first: it sets the bound that prunes most of the others, which
     // threads starting together would not yet see.
