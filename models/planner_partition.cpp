@@ -201,6 +201,25 @@ std::vector<GroupMicroBatches> balance_micro_batches(const std::vector<TimingGro
   return out;
 }
 
+double step_lower_bound_s(double tau_lb_s, double fill_lb_s, int copies, const std::vector<TimingGroup>& others,
+                          int total, int interleave) {
+  // With the others' sum_k c_k o_k / tau_k = B and sum_k c_k / tau_k = C, the copies' slowest
+  // stage tau and fill o: T(tau, o) = (M tau + d o + B tau) / (d + C tau). T grows with o; in
+  // tau it grows when M + B >= C o, else it falls towards (M + B) / C. So T >= min(T(tau_lb,
+  // o_lb), (M + B) / C). Alone (C = 0): T = M tau / d + o.
+  const int v = std::max(1, interleave);
+  double b = 0, c = 0;
+  for (const TimingGroup& g : others) {
+    b += g.copies * (g.timing.sum_s - g.timing.bottleneck_s) / v / g.timing.bottleneck_s;
+    c += g.copies / g.timing.bottleneck_s;
+  }
+  const double d = copies, m = total;
+  const double alone = m * tau_lb_s / d + fill_lb_s;
+  if (c <= 0) return alone;
+  const double together = std::min((m * tau_lb_s + d * fill_lb_s + b * tau_lb_s) / (d + c * tau_lb_s), (m + b) / c);
+  return std::min(alone, together);
+}
+
 std::vector<int> balance_micro_batches(const std::vector<ReplicaTiming>& replicas, int total, int interleave,
                                        bool uniform) {
   std::vector<TimingGroup> groups;

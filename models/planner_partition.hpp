@@ -70,6 +70,15 @@ struct GroupMicroBatches {
 std::vector<GroupMicroBatches> balance_micro_batches(const std::vector<TimingGroup>& groups, int total,
                                                      int interleave, bool uniform);
 
+/// A lower bound on the time of a step in which `copies` identical pipelines, each with a
+/// slowest stage of at least `tau_lb_s` and a pipeline fill ((sum - slowest) / interleave) of
+/// at least `fill_lb_s`, share `total` micro-batches with the replicas of `others` (known
+/// timings), or run them alone: the continuous optimum of balance_micro_batches (all replicas
+/// finish together, T = (M + sum o_r/tau_r) / sum 1/tau_r), taken where it is smallest over
+/// the unknown slowest stage (it may fall as that grows when the others' fill is long).
+double step_lower_bound_s(double tau_lb_s, double fill_lb_s, int copies, const std::vector<TimingGroup>& others,
+                          int total, int interleave);
+
 /// The same for single replicas (one group per replica), one count per replica.
 std::vector<int> balance_micro_batches(const std::vector<ReplicaTiming>& replicas, int total, int interleave,
                                        bool uniform);

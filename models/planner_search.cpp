@@ -269,6 +269,32 @@ size_t ShapeSearch::PoolKeyHash::operator()(const PoolKey& k) const {
   return h;
 }
 
+double ShapeSearch::mixed_step_lower_bound_s(const std::vector<int>& members, const std::vector<int>& units,
+                                             const std::vector<int>& tp, const Knobs& knobs, int copies,
+                                             const std::vector<std::pair<int, const PoolOption*>>& rest) {
+  // Each member pool p holds n_p = units_p / copies stages of per-layer time a_p, each stage at
+  // least v layers. The slowest stage takes at least L / sum(n_p / a_p) (the layers split in
+  // proportion to speed) and at least v * a_p; the other stages at least v * min a each, which
+  // is a fill of (stages - 1) * min a.
+  const int v = knobs.interleave;
+  double speed = 0, slowest_floor = 0, fastest_layer = std::numeric_limits<double>::infinity();
+  int stages = 0;
+  for (int p : members) {
+    const double a = costs_.get(pools_[p].node_type, tp[p], knobs).layer_s;
+    const int n = units[p] / copies;
+    speed += n / a;
+    slowest_floor = std::max(slowest_floor, v * a);
+    fastest_layer = std::min(fastest_layer, a);
+    stages += n;
+  }
+  const double tau_lb = std::max(workload_.model.layers / speed, slowest_floor);
+  const double fill_lb = (stages - 1) * fastest_layer;
+  std::vector<TimingGroup>& others = timing_scratch_;
+  others.clear();
+  for (const auto& [p, o] : rest) others.push_back({ReplicaTiming{o->part.bottleneck_s, o->part.sum_s}, o->copies});
+  return step_lower_bound_s(tau_lb, fill_lb, copies, others, workload_.training.global_batch / knobs.micro_batch, v);
+}
+
 bool ShapeSearch::pool_option(int pool, int tp, int units, const Knobs& knobs, int replicas_hint, bool uniform, int pp,
                               PoolOption& out) {
   const int v = knobs.interleave;
@@ -474,6 +500,8 @@ void ShapeSearch::search_tp(const Knobs& knobs, const std::vector<int>& pool_nod
       if (mask & (1 << i)) members.push_back(active[i]);
     }
     if (members.size() < 2 || (uniform && mask != subsets - 1)) continue;
+    long orders = 1;
+    for (size_t i = 2; i <= members.size(); ++i) orders *= static_cast<long>(i);
     int max_copies = std::numeric_limits<int>::max();
     for (int p : members) max_copies = std::min(max_copies, units[p]);
     // The pools outside the subset run per-pool kinds on all their units, whatever the copies.
@@ -513,6 +541,11 @@ void ShapeSearch::search_tp(const Knobs& knobs, const std::vector<int>& pool_nod
         if (const PoolOption* o = best_pool_option(p, tp[p], left, knobs)) rest.emplace_back(p, o);
       }
       const double tokens_per_mb = static_cast<double>(knobs.micro_batch) * workload_.model.seq_len;
+      if (!uniform && tokens_per_step(workload_) / mixed_step_lower_bound_s(members, units, tp, knobs, d, rest) <
+                          tokens_bound()) {
+        pruned += orders;  // no order of this pipeline, with or without the rest, can enter
+        continue;
+      }
       std::vector<int> order = members;  // sorted (active is), so next_permutation visits all orders
       do {
         if (uniform && order != members) continue;  // rank order only

@@ -129,6 +129,11 @@ class ShapeSearch {
   /// pool_options(pool, tp, units, knobs, 1, false)[0] (nullptr when empty), partitioning only
   /// the depths whose rate bound can beat the best found (memoised).
   const PoolOption* best_pool_option(int pool, int tp, int units, const Knobs& knobs);
+  /// A lower bound on the step of a mixed kind of `copies` pipelines over `members` (any order,
+  /// before partitioning), with the per-pool kinds `rest` beside it or alone.
+  double mixed_step_lower_bound_s(const std::vector<int>& members, const std::vector<int>& units,
+                                  const std::vector<int>& tp, const Knobs& knobs, int copies,
+                                  const std::vector<std::pair<int, const PoolOption*>>& rest);
   /// One depth `pp` of a single-pool pipeline; false when it does not fit.
   bool pool_option(int pool, int tp, int units, const Knobs& knobs, int replicas_hint, bool uniform, int pp,
                    PoolOption& out);

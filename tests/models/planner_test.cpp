@@ -207,6 +207,49 @@ TEST(PlannerBalance, GroupsOfCopiesGetWhatSingleReplicasGet) {
   EXPECT_EQ(even[1].of_copy(0), 3);
 }
 
+TEST(PlannerBalance, StepLowerBoundHoldsForEveryBalancedStep) {
+  // The planner skips a mixed pipeline before partitioning when step_lower_bound_s cannot beat
+  // the N-th best: the bound must stay below the step the balanced micro-batches give, for any
+  // pipeline at or above the floors (slowest stage, fill) it was given, alone or with others.
+  unsigned seed = 5;
+  const auto next = [&seed] { return (seed = seed * 1103515245u + 12345u) >> 16 & 0x7fff; };
+  const auto step_of = [](const std::vector<pl::TimingGroup>& groups, int total, int v) {
+    const auto m = pl::balance_micro_batches(groups, total, v, false);
+    double t = 0;
+    for (size_t k = 0; k < groups.size(); ++k) {
+      for (int c = 0; c < groups[k].copies; ++c) t = std::max(t, pl::replica_time_s(groups[k].timing, m[k].of_copy(c), v));
+    }
+    return t;
+  };
+  int tight = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const int v = 1 + static_cast<int>(next() % 2);
+    const double tau = 0.2 + (next() % 50) * 0.05, stages = 1 + next() % 12;
+    const pl::ReplicaTiming mixed{tau, tau * stages * (0.6 + (next() % 40) * 0.01) + tau};
+    const int copies = 1 + static_cast<int>(next() % 8);
+    std::vector<pl::TimingGroup> others;
+    for (int k = static_cast<int>(next() % 3); k > 0; --k) {
+      const double t = 0.1 + (next() % 60) * 0.05;
+      others.push_back({{t, t * (1 + next() % 20)}, 1 + static_cast<int>(next() % 6)});
+    }
+    int replicas = copies;
+    for (const auto& g : others) replicas += g.copies;
+    const int total = replicas + static_cast<int>(next() % 200);
+    const double fill = (mixed.sum_s - mixed.bottleneck_s) / v;
+    // Floors at or below the pipeline's real figures (equal one time in four).
+    const double tau_lb = next() % 4 == 0 ? tau : tau * (next() % 100) / 100.0;
+    const double fill_lb = next() % 4 == 0 ? fill : fill * (next() % 100) / 100.0;
+    const double bound = pl::step_lower_bound_s(tau_lb, fill_lb, copies, others, total, v);
+    std::vector<pl::TimingGroup> all = {{mixed, copies}};
+    all.insert(all.end(), others.begin(), others.end());
+    const double together = step_of(all, total, v);
+    const double alone = total >= copies ? step_of({{mixed, copies}}, total, v) : INFINITY;
+    EXPECT_LE(bound, std::min(together, alone) * (1 + 1e-12)) << "trial " << trial;
+    tight += bound > 0.9 * std::min(together, alone);
+  }
+  EXPECT_GT(tight, 40);  // not a bound of zero
+}
+
 // ---- what the planner returns ---------------------------------------------------------------
 
 void expect_feasible(const Cluster& c, const Workload& w, const RankedPlan& p) {
