@@ -295,6 +295,36 @@ double ShapeSearch::mixed_step_lower_bound_s(const std::vector<int>& members, co
   return step_lower_bound_s(tau_lb, fill_lb, copies, others, workload_.training.global_batch / knobs.micro_batch, v);
 }
 
+bool ShapeSearch::mixed_may_fit(const std::vector<int>& members, const std::vector<int>& units,
+                                const std::vector<int>& tp, const Knobs& knobs, int copies) {
+  // partition_layers() caps each stage at the layer groups its memory holds and fails when the
+  // caps sum to less than the model. Here every stage gets the cap of its most favourable
+  // position (the last stage's in-flight activations, the smallest fixed memory of any
+  // position), which no order can exceed.
+  const int v = knobs.interleave;
+  int stages = 0;
+  for (int p : members) stages += units[p] / copies;
+  const int total_mb = workload_.training.global_batch / knobs.micro_batch;
+  const int m_hint = std::max(1, total_mb / std::max(1, copies));  // as partition_kind()
+  const double f = zero_sharded_fraction(knobs.zero);
+  const double weight_scale = 1.0 - f + f / std::max(1, copies);
+  const double inflight = inflight_factor(stages - 1, stages, m_hint, v);
+  const long groups = workload_.model.layers / v;
+  long room_for = 0;
+  for (int p : members) {
+    const UnitCost& u = costs_.get(pools_[p].node_type, tp[p], knobs);
+    double fixed = u.extra_bytes(stages - 1, stages, weight_scale);
+    if (stages > 1) fixed = std::min(fixed, u.extra_bytes(0, stages, weight_scale));
+    if (stages > 2) fixed = std::min(fixed, u.extra_bytes(1, stages, weight_scale));
+    const double per_group = v * (u.weight_bytes * weight_scale + inflight * u.act_bytes);
+    const double room = u.capacity_bytes * options_.memory_fraction - fixed;
+    const long cap = per_group > 0 ? static_cast<long>(std::min<double>(groups, std::floor(room / per_group))) : groups;
+    if (cap < 1) return false;  // its stages cannot hold one group of layers anywhere
+    room_for += static_cast<long>(units[p] / copies) * cap;
+  }
+  return room_for >= groups;
+}
+
 bool ShapeSearch::pool_option(int pool, int tp, int units, const Knobs& knobs, int replicas_hint, bool uniform, int pp,
                               PoolOption& out) {
   const int v = knobs.interleave;
@@ -544,6 +574,10 @@ void ShapeSearch::search_tp(const Knobs& knobs, const std::vector<int>& pool_nod
       if (!uniform && tokens_per_step(workload_) / mixed_step_lower_bound_s(members, units, tp, knobs, d, rest) <
                           tokens_bound()) {
         pruned += orders;  // no order of this pipeline, with or without the rest, can enter
+        continue;
+      }
+      if (!mixed_may_fit(members, units, tp, knobs, d)) {
+        pruned += orders;  // too little memory in any order
         continue;
       }
       std::vector<int> order = members;  // sorted (active is), so next_permutation visits all orders

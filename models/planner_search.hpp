@@ -134,6 +134,10 @@ class ShapeSearch {
   double mixed_step_lower_bound_s(const std::vector<int>& members, const std::vector<int>& units,
                                   const std::vector<int>& tp, const Knobs& knobs, int copies,
                                   const std::vector<std::pair<int, const PoolOption*>>& rest);
+  /// False when a mixed kind of `copies` pipelines over `members` cannot fit in memory in any
+  /// order (an optimistic form of partition_layers()'s capacity check).
+  bool mixed_may_fit(const std::vector<int>& members, const std::vector<int>& units, const std::vector<int>& tp,
+                     const Knobs& knobs, int copies);
   /// One depth `pp` of a single-pool pipeline; false when it does not fit.
   bool pool_option(int pool, int tp, int units, const Knobs& knobs, int replicas_hint, bool uniform, int pp,
                    PoolOption& out);
