@@ -52,8 +52,10 @@ double grad_sync_estimate_s(const Cluster& cluster, const Workload& workload, in
 
 double exposed_stage_sync_s(const Cluster& cluster, const std::vector<int>& members, double bytes, int zero,
                             double stage_s) {
-  return allreduce_estimate_s(cluster, members, bytes, zero) - stage_s * 2.0 / 3.0;
+  return allreduce_estimate_s(cluster, members, bytes, zero) - backward_share_s(stage_s);
 }
+
+double backward_share_s(double stage_s) { return stage_s * 2.0 / 3.0; }  // backward = 2x forward (SC'21 eq. 3)
 
 Estimate estimate_plan(const Cluster& cluster, const Workload& workload, const Plan& plan, UnitCostTable& costs,
                        double memory_fraction, bool spot) {

@@ -41,6 +41,9 @@ struct StageRef {
 double exposed_stage_sync_s(const Cluster& cluster, const std::vector<int>& members, double bytes, int zero,
                             double stage_s);
 
+/// The backward's share of a stage's forward + backward, behind which its gradient sync hides.
+double backward_share_s(double stage_s);
+
 /// Exposed gradient sync as the predictor groups it: one group per stage index across the
 /// replicas that have that stage, sized by the largest stage's gradients; with overlap the
 /// sync of stage s hides behind the backward of stage s of the slowest replica (about 2/3 of

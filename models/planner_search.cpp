@@ -259,6 +259,12 @@ double ShapeSearch::upper_bound_score(const Knobs& knobs, const std::vector<int>
   return -best;
 }
 
+size_t ShapeSearch::IntsHash::operator()(const std::vector<int>& v) const {
+  size_t h = 1469598103934665603ull;  // FNV-1a over the ints
+  for (int x : v) h = (h ^ static_cast<size_t>(static_cast<unsigned>(x))) * 1099511628211ull;
+  return h;
+}
+
 size_t ShapeSearch::PoolKeyHash::operator()(const PoolKey& k) const {
   // FNV-1a over the fields (a handful of small ints).
   size_t h = 1469598103934665603ull;
@@ -446,6 +452,7 @@ void ShapeSearch::search_tp(const Knobs& knobs, const std::vector<int>& pool_nod
     ++pruned;
     return;
   }
+  sync_memo_.clear();  // its keys hold this branch's TP degrees and layer splits
   // The inner bounds below are in tokens/s: they apply to the throughput and budget objectives.
   const bool by_tokens = bound_in_tokens_ || options_.objective != PlanObjective::kCost;
   const auto tokens_bound = [&] { return by_tokens ? bound() : -std::numeric_limits<double>::infinity(); };

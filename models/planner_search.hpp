@@ -178,6 +178,13 @@ class ShapeSearch {
   std::vector<int> member_scratch_;
   std::vector<int> cursor_scratch_;
   std::vector<SlotCost> slot_scratch_;  ///< partition_kind()'s
+  struct IntsHash {
+    size_t operator()(const std::vector<int>& v) const;
+  };
+  /// finish()'s gradient all-reduce estimates by (ZeRO, first stage, runs of units per kind:
+  /// pool, TP, first unit, copies, layers); cleared per branch to bound its size.
+  std::unordered_map<std::vector<int>, double, IntsHash> sync_memo_;
+  std::vector<int> sync_key_scratch_;
   bool bound_in_tokens_ = false;  ///< the running search's BoundUnit is kTokens
   long search_calls_ = 0;  ///< search() calls so far, and the task and shape of the running one
   long task_index_ = 0;

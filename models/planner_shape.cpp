@@ -76,21 +76,34 @@ bool ShapeSearch::finish(Shape& s, double bound) {
   if (replicas > 1) {
     const Kind& slow = s.kinds[slowest_kind];
     for (size_t stage = 0; stage < max_stages; ++stage) {
-      member_scratch_.clear();
-      double bytes = 0;
+      // The group is a run of `copies` consecutive units of one pool per kind: those runs (and
+      // the layers they hold) key the all-reduce estimate, which orders and variants of a
+      // branch share (sync_memo_, kept for one branch).
+      std::vector<int>& key = sync_key_scratch_;
+      key.assign({s.knobs.zero, stage == 0 ? 1 : 0});
       for (size_t k = 0; k < s.kinds.size(); ++k) {
         const Kind& kind = s.kinds[k];
         if (stage >= kind.layers.size()) continue;
         size_t j = stage;  // position inside its block
         size_t b = 0;
         while (j >= static_cast<size_t>(kind.blocks[b].stages)) j -= kind.blocks[b++].stages;
-        const int pool = kind.blocks[b].pool, tp = s.pool_tp[pool];
-        const int first_unit = cursor[k * pools + pool] + static_cast<int>(j) * kind.copies;
-        for (int c = 0; c < kind.copies; ++c) member_scratch_.push_back(unit_gpu(pool, tp, first_unit + c));
-        bytes = std::max(bytes, stage_grad_bytes(workload_, kind.layers[stage], tp, stage == 0));
+        const int pool = kind.blocks[b].pool;
+        key.insert(key.end(), {pool, s.pool_tp[pool], cursor[k * pools + pool] + static_cast<int>(j) * kind.copies,
+                               kind.copies, kind.layers[stage]});
+      }
+      auto [it, fresh] = sync_memo_.try_emplace(key, 0.0);
+      if (fresh) {
+        member_scratch_.clear();
+        double bytes = 0;
+        for (size_t i = 2; i < key.size(); i += 5) {
+          const int pool = key[i], tp = key[i + 1], first_unit = key[i + 2], copies = key[i + 3];
+          for (int c = 0; c < copies; ++c) member_scratch_.push_back(unit_gpu(pool, tp, first_unit + c));
+          bytes = std::max(bytes, stage_grad_bytes(workload_, key[i + 4], tp, stage == 0));
+        }
+        it->second = allreduce_estimate_s(cluster_, member_scratch_, bytes, s.knobs.zero);
       }
       const double stage_s = stage < slow.stage_s.size() ? slow.stage_s[stage] : 0.0;
-      sync_s = std::max(sync_s, exposed_stage_sync_s(cluster_, member_scratch_, bytes, s.knobs.zero, stage_s));
+      sync_s = std::max(sync_s, it->second - backward_share_s(stage_s));
     }
   }
   s.step_s = slowest + sync_s;
