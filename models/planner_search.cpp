@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <mutex>
 #include <numeric>
@@ -259,20 +260,22 @@ double ShapeSearch::upper_bound_score(const Knobs& knobs, const std::vector<int>
   return -best;
 }
 
-size_t ShapeSearch::IntsHash::operator()(const std::vector<int>& v) const {
-  size_t h = 1469598103934665603ull;  // FNV-1a over the ints
-  for (int x : v) h = (h ^ static_cast<size_t>(static_cast<unsigned>(x))) * 1099511628211ull;
+namespace {
+/// FNV-1a over a few small ints (the memo keys).
+size_t hash_ints(const int* begin, const int* end) {
+  size_t h = 1469598103934665603ull;
+  for (const int* x = begin; x != end; ++x) h = (h ^ static_cast<size_t>(static_cast<unsigned>(*x))) * 1099511628211ull;
   return h;
 }
+}  // namespace
+
+size_t ShapeSearch::IntsHash::operator()(const std::vector<int>& v) const { return hash_ints(v.data(), v.data() + v.size()); }
 
 size_t ShapeSearch::PoolKeyHash::operator()(const PoolKey& k) const {
-  // FNV-1a over the fields (a handful of small ints).
-  size_t h = 1469598103934665603ull;
-  for (int x : {k.pool, k.tp, k.units, k.replicas_hint, k.micro_batch, k.recompute, k.interleave, k.zero,
-                static_cast<int>(k.sequence_parallel) * 2 + static_cast<int>(k.uniform)}) {
-    h = (h ^ static_cast<size_t>(static_cast<unsigned>(x))) * 1099511628211ull;
-  }
-  return h;
+  const int fields[] = {k.pool,        k.tp,         k.units, k.replicas_hint,
+                        k.micro_batch, k.recompute,  k.interleave, k.zero,
+                        static_cast<int>(k.sequence_parallel) * 2 + static_cast<int>(k.uniform)};
+  return hash_ints(std::begin(fields), std::end(fields));
 }
 
 double ShapeSearch::mixed_step_lower_bound_s(const std::vector<int>& members, const std::vector<int>& units,
