@@ -2,6 +2,10 @@
 // Planner driver: which GPUs to use, the shape search, the baselines, the final ranking by predict().
 #include "planner.hpp"
 
+#ifdef __linux__
+#include <sched.h>
+#endif
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -10,6 +14,7 @@
 #include <variant>
 #include <cmath>
 #include <limits>
+#include <thread>
 
 #include "planner_search.hpp"
 #include "predictor.hpp"
@@ -392,6 +397,17 @@ PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const 
 }
 
 }  // namespace
+
+int search_threads(const PlannerOptions& options) {
+  if (options.threads > 0) return options.threads;
+#ifdef __linux__
+  // The affinity mask, not std::thread::hardware_concurrency() (every CPU of the machine).
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+#endif
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
 
 PlannerResult plan_training(const Cluster& cluster, const Workload& workload, const PlannerOptions& options) {
   const auto start = std::chrono::steady_clock::now();

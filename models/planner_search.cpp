@@ -9,10 +9,6 @@
 // bound (all GPUs busy, no bubble, no communication) cannot beat the current N-th best is pruned.
 #include "planner_search.hpp"
 
-#ifdef __linux__
-#include <sched.h>
-#endif
-
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -28,25 +24,6 @@ namespace {
 constexpr size_t kExactCombinations = 256;  // per-pool depth combinations tried exhaustively
 constexpr size_t kTopDepthsPerPool = 3;     // otherwise: the best depths of each pool
 }  // namespace
-
-}  // namespace hetsim::models::planner
-
-namespace hetsim::models {
-
-int search_threads(const PlannerOptions& options) {
-  if (options.threads > 0) return options.threads;
-#ifdef __linux__
-  // The affinity mask, not std::thread::hardware_concurrency() (every CPU of the machine).
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
-#endif
-  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-}
-
-}  // namespace hetsim::models
-
-namespace hetsim::models::planner {
 
 ShapeSearch::ShapeSearch(const Cluster& cluster, const Workload& workload, const PlannerOptions& options,
                          UnitCostTable& costs)

@@ -2,6 +2,7 @@
 // Per-op compute cost: roofline GEMM and memory ops, layer FLOPs, TP collectives per layer.
 #include <gtest/gtest.h>
 
+#include <utility>
 #include <vector>
 
 #include "catalog.hpp"
@@ -113,23 +114,25 @@ TEST(ComputeCost, TensorParallelCollectivesPerLayer) {
   EXPECT_TRUE(one.collectives.empty());
 }
 
-TEST(ComputeCost, NoDropoutRemovesTheMaskTrafficAndKernels) {
+/// The forward pass of a layer of shape(1), as it is and with one flag set to `value`.
+std::pair<CountingSink, CountingSink> forward_before_after(bool LayerShape::*flag, bool value) {
   LayerShape s = shape(1);
-  CountingSink with, without;
-  emit_layer_forward(s, rates(), with);
-  s.dropout = false;
-  emit_layer_forward(s, rates(), without);
+  std::pair<CountingSink, CountingSink> out;
+  emit_layer_forward(s, rates(), out.first);
+  s.*flag = value;
+  emit_layer_forward(s, rates(), out.second);
+  return out;
+}
+
+TEST(ComputeCost, NoDropoutRemovesTheMaskTrafficAndKernels) {
+  const auto [with, without] = forward_before_after(&LayerShape::dropout, false);
   EXPECT_EQ(with.kernels - without.kernels, 1);  // the attention-score dropout kernel
   EXPECT_LT(without.gpu_s, with.gpu_s);
   EXPECT_EQ(without.flop, with.flop);  // dropout is memory-bound work only
 }
 
 TEST(ComputeCost, FlashAttentionRemovesScoreTraffic) {
-  LayerShape s = shape(1);
-  CountingSink plain, flash;
-  emit_layer_forward(s, rates(), plain);
-  s.flash = true;
-  emit_layer_forward(s, rates(), flash);
+  const auto [plain, flash] = forward_before_after(&LayerShape::flash, true);
   EXPECT_LT(flash.gpu_s, plain.gpu_s);
   EXPECT_LT(flash.kernels, plain.kernels);
 }
