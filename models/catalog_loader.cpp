@@ -47,6 +47,7 @@ std::optional<GpuType> read_gpu(const MapReader::Entry& entry, const std::string
       e.framework_op_host_s = *v;
     if (auto v = eff->get_quantity("framework_pass_host", Need::kOptional, parse_time, "a time such as \"1.5ms\"", false))
       e.framework_pass_host_s = *v;
+    if (auto v = eff->get_number("flash", Need::kOptional, 0, 1, /*min_exclusive=*/true)) e.flash_scale = *v;
     eff->finish();
   }
   if (auto v = r.get_string("source", Need::kRequired)) t.source = *v;

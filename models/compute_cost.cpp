@@ -9,9 +9,18 @@ namespace hetsim::models {
 DeviceRates DeviceRates::of(const GpuType& gpu, Dtype dtype) {
   DeviceRates d;
   d.peak_flops = gpu.peak(dtype);
+  d.fp8 = dtype == Dtype::kFp8;
+  d.unquantized_peak_flops = d.fp8 && gpu.supports(Dtype::kBf16) ? gpu.peak(Dtype::kBf16) : d.peak_flops;
   d.memory_Bps = gpu.memory_bandwidth_Bps;
   d.eff = gpu.efficiency;
   return d;
+}
+
+DeviceRates DeviceRates::unquantized() const {
+  DeviceRates u = *this;
+  if (unquantized_peak_flops > 0) u.peak_flops = unquantized_peak_flops;
+  u.fp8 = false;
+  return u;
 }
 
 double gemm_efficiency(const DeviceRates& d, double work_flop) {
@@ -78,6 +87,34 @@ double qkv_width(const LayerShape& s) {
   return (s.hidden + 2.0 * s.kv_heads * head_dim) / s.tp;
 }
 
+/// The shape and rates of the 16-bit ops under FP8 training (attention core, LM head); the
+/// shape and rates themselves otherwise.
+LayerShape unquantized(const LayerShape& s) {
+  LayerShape u = s;
+  u.gemm_bytes = s.act_bytes;
+  return u;
+}
+
+/// Transformer Engine's FP8 casts around the block linears (NVIDIA Transformer Engine docs,
+/// "Using FP8 with Transformer Engine"; formats: Micikevicius et al., "FP8 Formats for Deep
+/// Learning", 2022). Forward: the casts of QKV's and FC1's inputs are fused into the LayerNorms
+/// and FC2's into the GeLU, leaving the projection's input (read 16-bit, write 1 byte). Backward:
+/// each linear's output gradient is cast and transposed (read 16-bit, write 2 x 1 byte: Hopper's
+/// FP8 GEMMs take only the TN layout) and its saved FP8 input transposed for wgrad (1 + 1 bytes).
+void fp8_casts_forward(OpSink& sink, const DeviceRates& d, const LayerShape& s) {
+  if (!d.fp8) return;
+  memory_op(sink, "fp8_cast", d, s.tokens() * s.hidden / s.tp * (s.act_bytes + 1.0));
+}
+
+void fp8_casts_backward(OpSink& sink, const DeviceRates& d, const LayerShape& s) {
+  if (!d.fp8) return;
+  const double T = s.tokens(), h = s.hidden, t = s.tp;
+  const double ffn_in = s.swiglu ? 2.0 * s.ffn : s.ffn;
+  const double grad_outputs = T * (qkv_width(s) + h + ffn_in / t + h);  // QKV, proj, FC1, FC2
+  const double inputs = T * (h + h / t + h + s.ffn / t);
+  memory_op(sink, "fp8_cast_transpose", d, grad_outputs * (s.act_bytes + 2.0) + inputs * 2.0, 8);
+}
+
 /// Attention core forward: QK^T, fused scale-mask-softmax, dropout, AV (Megatron-LM, non-flash;
 /// Vaswani et al. 2017), or one FlashAttention kernel (causal: half the s^2 blocks; Dao 2022).
 void attention_core_forward(const LayerShape& s, const DeviceRates& d, OpSink& sink) {
@@ -85,7 +122,7 @@ void attention_core_forward(const LayerShape& s, const DeviceRates& d, OpSink& s
   const double bh = s.micro * heads;
   if (s.flash) {
     const double flop = 4.0 * s.micro * s.seq * s.seq * s.hidden / s.tp * 0.5;
-    const double t = flop / (d.peak_flops * gemm_efficiency(d, flop) * kFlashForwardRelEfficiency) +
+    const double t = flop / (d.peak_flops * gemm_efficiency(d, flop) * kFlashForwardRelEfficiency * d.eff.flash_scale) +
                      d.eff.kernel_launch_s;
     sink.compute("flash_attn", t, 1, flop);
     return;
@@ -106,7 +143,7 @@ void attention_core_backward(const LayerShape& s, const DeviceRates& d, OpSink& 
     // Backward: 5 GEMM-like products against 2 forward, with the recomputation of the scores
     // (Dao, FlashAttention-2, §3.2): 2.5x the forward work.
     const double flop = 2.5 * 4.0 * s.micro * s.seq * s.seq * s.hidden / s.tp * 0.5;
-    const double t = flop / (d.peak_flops * gemm_efficiency(d, flop) * kFlashBackwardRelEfficiency) +
+    const double t = flop / (d.peak_flops * gemm_efficiency(d, flop) * kFlashBackwardRelEfficiency * d.eff.flash_scale) +
                      2 * d.eff.kernel_launch_s;
     sink.compute("flash_attn_bwd", t, 2, flop);
     return;
@@ -129,7 +166,8 @@ void emit_layer_forward(const LayerShape& s, const DeviceRates& d, OpSink& sink)
   memory_op(sink, "ln_attn", d, 2.0 * Tl * h * e);                       // apex fused LayerNorm
   tp_gather(sink, "tp_ag_attn", s);
   gemm(sink, "qkv", d, s, T, qkv_width(s), h);
-  attention_core_forward(s, d, sink);
+  attention_core_forward(unquantized(s), d.unquantized(), sink);
+  fp8_casts_forward(sink, d, s);
   gemm(sink, "attn_proj", d, s, T, h, h / s.tp);
   tp_reduce(sink, "tp_attn", s);
   memory_op(sink, "bias_dropout_add_attn", d, Tl * h * (3.0 * e + mask));  // fused bias-dropout-add
@@ -152,6 +190,7 @@ void emit_layer_backward(const LayerShape& s, const DeviceRates& d, Recompute re
   const double T = s.tokens(), Tl = sp_tokens(s), h = s.hidden, e = s.act_bytes;
   const double mask = s.dropout ? 1.0 : 0.0;
   const double ffn_in = s.swiglu ? 2.0 * s.ffn : s.ffn;
+  fp8_casts_backward(sink, d, s);
   memory_op(sink, "bias_dropout_add_mlp_bwd", d, Tl * h * (2.0 * e + mask));
   tp_gather(sink, "tp_ag_mlp_bwd", s);   // backward of the reduce-scatter
   gemm_backward(sink, "mlp_out_bwd", d, s, T, h, s.ffn / s.tp, 1, true);
@@ -164,10 +203,10 @@ void emit_layer_backward(const LayerShape& s, const DeviceRates& d, Recompute re
   gemm_backward(sink, "attn_proj_bwd", d, s, T, h, h / s.tp, 1, true);
   if (recompute == Recompute::kSelective) {
     sink.set_recompute(true);
-    attention_core_forward(s, d, sink);
+    attention_core_forward(unquantized(s), d.unquantized(), sink);
     sink.set_recompute(false);
   }
-  attention_core_backward(s, d, sink);
+  attention_core_backward(unquantized(s), d.unquantized(), sink);
   gemm_backward(sink, "qkv_bwd", d, s, T, qkv_width(s), h, 1, true);
   tp_reduce(sink, "tp_attn_bwd", s);
   memory_op(sink, "ln_attn_bwd", d, 3.0 * Tl * h * e, 2);
@@ -194,7 +233,7 @@ void emit_head_forward(const LayerShape& s, const DeviceRates& d, OpSink& sink) 
   const double v = s.vocab / s.tp;
   memory_op(sink, "ln_final", d, 2.0 * sp_tokens(s) * h * e);
   tp_gather(sink, "tp_ag_head", s);
-  gemm(sink, "lm_head", d, s, T, v, h);
+  gemm(sink, "lm_head", d.unquantized(), unquantized(s), T, v, h);
   // Vocab-parallel cross-entropy, unfused, in fp32 (Megatron-LM cross_entropy.py): the cast of
   // the logits (read e, write 4) then max, subtract, exp, sum, log/normalise, each reading and
   // writing T*V/t fp32 values (8 bytes): e + 4 + 5 * 8 bytes per logit; three small all-reduces.
@@ -207,7 +246,7 @@ void emit_head_backward(const LayerShape& s, const DeviceRates& d, OpSink& sink)
   const double v = s.vocab / s.tp;
   // softmax - one-hot, scale by the loss gradient, cast back: ~5 fp32 read+write passes + cast.
   memory_op(sink, "cross_entropy_bwd", d, T * v * (5.0 * 8.0 + 4.0 + e), 5);
-  gemm_backward(sink, "lm_head_bwd", d, s, T, v, h);
+  gemm_backward(sink, "lm_head_bwd", d.unquantized(), unquantized(s), T, v, h);
   tp_reduce(sink, "tp_head_bwd", s);
   memory_op(sink, "ln_final_bwd", d, 3.0 * sp_tokens(s) * h * e, 2);
 }

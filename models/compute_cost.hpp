@@ -45,8 +45,17 @@ inline constexpr double kGemmK0 = 64;
 /// Peak rates of a device in the training dtype.
 struct DeviceRates {
   double peak_flops = 0;         ///< dense peak in the GEMM dtype
+  /// Peak of the ops that stay in 16-bit under FP8 training: Transformer Engine runs only the
+  /// transformer blocks' linear layers in FP8; the attention core (FlashAttention / cuDNN) and the
+  /// output layer stay in BF16 (NVIDIA Transformer Engine docs, "Using FP8 with Transformer
+  /// Engine": te.Linear, te.LayerNormLinear, te.LayerNormMLP; Megatron-Core keeps its output
+  /// layer outside TE). Equal to peak_flops for every other dtype; 0 (hand-built rates) reads as it.
+  double unquantized_peak_flops = 0;
+  bool fp8 = false;              ///< the block linears run in FP8 (casts and transposes added)
   double memory_Bps = 0;         ///< memory bandwidth
   EfficiencyModel eff;
+  /// The same device at unquantized_peak_flops (for the attention core and the LM head).
+  DeviceRates unquantized() const;
   /// Throws std::out_of_range when the device has no peak for the dtype.
   static DeviceRates of(const GpuType& gpu, Dtype dtype);
 };

@@ -2,6 +2,7 @@
 // Per-op compute cost: roofline GEMM and memory ops, layer FLOPs, TP collectives per layer.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -135,6 +136,85 @@ TEST(ComputeCost, FlashAttentionRemovesScoreTraffic) {
   const auto [plain, flash] = forward_before_after(&LayerShape::flash, true);
   EXPECT_LT(flash.gpu_s, plain.gpu_s);
   EXPECT_LT(flash.kernels, plain.kernels);
+}
+
+/// Time of the ops of one forward pass whose name starts with `prefix`.
+struct NamedTimeSink : OpSink {
+  std::string prefix;
+  double gpu_s = 0;
+  int kernels = 0;
+  explicit NamedTimeSink(std::string p) : prefix(std::move(p)) {}
+  void compute(const char* name, double g, int k, double) override {
+    if (std::string(name).rfind(prefix, 0) == 0) {
+      gpu_s += g;
+      kernels += k;
+    }
+  }
+  void collective(OpKind, const char*, double) override {}
+};
+
+TEST(ComputeCost, FlashScaleDividesOnlyTheAttentionKernel) {
+  LayerShape s = shape(1);
+  s.flash = true;
+  DeviceRates half = rates();
+  half.eff.flash_scale = 0.5;
+  NamedTimeSink base("flash_attn"), scaled("flash_attn"), gemm_base("qkv"), gemm_scaled("qkv");
+  emit_layer_forward(s, rates(), base);
+  emit_layer_forward(s, half, scaled);
+  emit_layer_forward(s, rates(), gemm_base);
+  emit_layer_forward(s, half, gemm_scaled);
+  // t = flop / (peak eff rel scale) + launch: halving the scale doubles the non-launch part.
+  EXPECT_NEAR(scaled.gpu_s - 5e-6, 2.0 * (base.gpu_s - 5e-6), 1e-12);
+  EXPECT_DOUBLE_EQ(gemm_scaled.gpu_s, gemm_base.gpu_s);
+}
+
+/// A device with a BF16 peak and twice it in FP8, as the Hopper datasheets give.
+GpuType fp8_gpu() {
+  GpuType g;
+  g.name = "fp8-gpu";
+  g.peak_flops = {{Dtype::kBf16, 100e12}, {Dtype::kFp8, 200e12}};
+  g.memory_bytes = 80e9;
+  g.memory_bandwidth_Bps = 1e12;
+  g.efficiency = {0.8, 1e9, 0.5, 5e-6};
+  return g;
+}
+
+TEST(ComputeCost, Fp8RunsOnlyTheBlockLinearsInFp8) {
+  const DeviceRates bf16 = DeviceRates::of(fp8_gpu(), Dtype::kBf16);
+  const DeviceRates fp8 = DeviceRates::of(fp8_gpu(), Dtype::kFp8);
+  EXPECT_DOUBLE_EQ(fp8.peak_flops, 200e12);
+  EXPECT_DOUBLE_EQ(fp8.unquantized_peak_flops, 100e12);
+  EXPECT_FALSE(bf16.fp8);
+  LayerShape s16 = shape(1), s8 = shape(1);
+  s8.gemm_bytes = 1;
+  s16.flash = s8.flash = true;
+  // The attention core stays in 16-bit: the same time under both dtypes.
+  NamedTimeSink attn16("flash_attn"), attn8("flash_attn");
+  emit_layer_forward(s16, bf16, attn16);
+  emit_layer_forward(s8, fp8, attn8);
+  EXPECT_DOUBLE_EQ(attn8.gpu_s, attn16.gpu_s);
+  // The block linears run at the FP8 peak: QKV (compute-bound at this shape) takes half the time.
+  NamedTimeSink qkv16("qkv"), qkv8("qkv");
+  emit_layer_forward(s16, bf16, qkv16);
+  emit_layer_forward(s8, fp8, qkv8);
+  EXPECT_NEAR(qkv8.gpu_s - 5e-6, 0.5 * (qkv16.gpu_s - 5e-6), 1e-12);
+  // So does the LM head stay in 16-bit.
+  NamedTimeSink head16("lm_head"), head8("lm_head");
+  emit_head_forward(s16, bf16, head16);
+  emit_head_forward(s8, fp8, head8);
+  EXPECT_DOUBLE_EQ(head8.gpu_s, head16.gpu_s);
+  // Transformer Engine's casts appear under FP8 only: one forward, the backward cast-transposes.
+  NamedTimeSink cast16("fp8_cast"), cast8("fp8_cast"), castb16("fp8_cast"), castb8("fp8_cast");
+  emit_layer_forward(s16, bf16, cast16);
+  emit_layer_forward(s8, fp8, cast8);
+  emit_layer_backward(s16, bf16, Recompute::kNone, castb16);
+  emit_layer_backward(s8, fp8, Recompute::kNone, castb8);
+  EXPECT_EQ(cast16.kernels + castb16.kernels, 0);
+  EXPECT_EQ(cast8.kernels, 1);
+  EXPECT_EQ(castb8.kernels, 8);
+  // Forward cast: the projection's input, T h / t elements, read 2 bytes and written 1.
+  const double forward_bytes = s8.tokens() * s8.hidden * 3.0;
+  EXPECT_NEAR(cast8.gpu_s, forward_bytes / 0.5e12 + 5e-6, 1e-12);
 }
 
 TEST(ComputeCost, HeadFlopsAreLogitsGemm) {

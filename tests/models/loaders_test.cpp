@@ -31,7 +31,7 @@ gpus:
     peak: {fp16: "100TFLOP/s"}
     memory: "16GiB"
     memory_bandwidth: "1TB/s"
-    efficiency: {gemm: 0.7, gemm_half_work: "2GFLOP", memory: 0.9, kernel_launch: "8us"}
+    efficiency: {gemm: 0.7, gemm_half_work: "2GFLOP", memory: 0.9, kernel_launch: "8us", flash: 0.5}
     source: "test"
 )";
 
@@ -91,8 +91,10 @@ TEST(CatalogLoader, ReadsPeaksAndEfficiencyDefaults) {
   EXPECT_FALSE(big.supports(Dtype::kFp8));
   EXPECT_DOUBLE_EQ(big.memory_bytes, 80.0 * (1ull << 30));
   EXPECT_DOUBLE_EQ(big.efficiency.gemm_efficiency, EfficiencyModel{}.gemm_efficiency);
+  EXPECT_DOUBLE_EQ(big.efficiency.flash_scale, 1.0);
   const GpuType& small = c.by_name("small");
   EXPECT_DOUBLE_EQ(small.efficiency.gemm_half_work_flop, 2e9);
+  EXPECT_DOUBLE_EQ(small.efficiency.flash_scale, 0.5);
   EXPECT_DOUBLE_EQ(small.efficiency.kernel_launch_s, 8e-6);
   EXPECT_EQ(c.by_name_or_null("nope"), nullptr);
   try {
