@@ -121,10 +121,14 @@ StageMemory stage_memory(const StageMemoryInput& in) {
   if (in.stage == 0)  // embedding output + dropout mask
     act += chunks * tokens * m.hidden * (e + (m.has_dropout() ? 1 : 0)) / shard;
   if (in.stage == in.pp - 1) {
-    // Final LN input and head input, fp32 logits and their gradient (Korthikanti §4.3: 4sbv/t).
+    // Final LN input and head input, and the fp32 softmax of the logits kept for the backward
+    // (Korthikanti §4.3: 4sbv/t). At the start of the backward, the loss gradient is computed in
+    // place in that fp32 buffer (Megatron-LM tensor_parallel/cross_entropy.py,
+    // _VocabParallelCrossEntropy.backward) and cast to the activation dtype for the LM head's
+    // backward: e more bytes per logit for one micro-batch.
     const double last_in_flight = in.schedule == Schedule::kGpipe ? in.micro_batches : 1;
     act += last_in_flight * tokens * (2 * e * m.hidden / shard + 4.0 * m.vocab / in.tp) +
-           tokens * 4.0 * m.vocab / in.tp;
+           tokens * e * m.vocab / in.tp;
   }
   mem.activations = act;
   mem.reserve = kFrameworkReserveBytes;

@@ -230,6 +230,26 @@ TEST(MemoryCost, WithoutDropoutTheMasksAreGone) {
   EXPECT_NEAR(layer_activation_bytes(m, b, 1, false, Recompute::kNone, true, 2), sbh * 32, 1.0);  // flash
 }
 
+TEST(MemoryCost, LastStageKeepsTheFp32SoftmaxAndOneCastGradient) {
+  // Last of three stages, no layers of its own: only the head's terms. Per token: the final LN
+  // and head inputs (2 x 2h bytes) and the fp32 softmax over the vocabulary (4v; Korthikanti
+  // §4.3); the loss gradient is computed in place in it and cast to 16 bit for the head's
+  // backward (2v more, one micro-batch; Megatron-LM _VocabParallelCrossEntropy.backward).
+  const ModelSpec m = gpt(4096, 32, 2048);
+  StageMemoryInput in;
+  in.model = &m;
+  in.dtype = Dtype::kBf16;
+  in.pp = 3;
+  in.stage = 2;
+  in.micro = 2;
+  in.micro_batches = 8;
+  in.tp = 2;
+  const double tokens = 2048.0 * 2;
+  EXPECT_NEAR(stage_memory(in).activations, tokens * (2 * 2 * 4096 + 4 * 51200 / 2) + tokens * 2 * 51200 / 2, 1.0);
+  in.dtype = Dtype::kFp32;  // fp32 training: the cast gradient is 4 bytes a logit
+  EXPECT_NEAR(stage_memory(in).activations, tokens * (2 * 4 * 4096 + 4 * 51200 / 2) + tokens * 4 * 51200 / 2, 1.0);
+}
+
 TEST(MemoryCost, InFlightMicroBatchesPerSchedule) {
   EXPECT_EQ(in_flight_chunks(Schedule::k1f1b, 0, 4, 8, 1), 4);
   EXPECT_EQ(in_flight_chunks(Schedule::k1f1b, 3, 4, 8, 1), 1);
