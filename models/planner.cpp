@@ -248,12 +248,15 @@ PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const 
   const auto& pools = search.get_pools();
   const Dtype dtype = workload.training.dtype;
 
-  // The fastest GPU type: the highest dense peak in the workload's dtype.
-  double fastest_peak = 0;
+  // The fastest GPU type: the highest sustained GEMM rate in the workload's dtype (dense peak
+  // times the catalog's GEMM efficiency: an MI300X's 1307 TFLOP/s peak sustains less than an
+  // H100's 989, clusters/catalog/amd.yaml), what a user choosing "my fastest GPUs" would pick.
+  double fastest_rate = 0;
   for (const planner::Pool& p : pools) {
     const GpuType& g = cluster.node_types[p.node_type].gpu;
-    if (g.supports(dtype) && g.peak(dtype) > fastest_peak) {
-      fastest_peak = g.peak(dtype);
+    const double rate = g.supports(dtype) ? g.peak(dtype) * g.efficiency.gemm_efficiency : 0.0;
+    if (rate > fastest_rate) {
+      fastest_rate = rate;
       result.fastest_type = g.name;
     }
   }

@@ -535,7 +535,9 @@ TEST(PlannerBaselines, SameBaselinesWhateverTheObjective) {
   // The baselines rank by tokens/s under every objective. Their searches once pruned branches
   // with a dollars-per-token bound against a tokens/s threshold under --objective cost, which
   // cut them after the first 24 shapes: on this cluster the fastest-type baseline came out at
-  // 1.68M instead of 5.16M tokens/s.
+  // 1.68M instead of 5.16M tokens/s on its MI300Xs. The equalities below are the check; the
+  // floor is the H100-only baseline's order of magnitude (2.43M: the H100 is the fastest type
+  // since the catalog carries measured matmul efficiencies, clusters/catalog/amd.yaml).
   const Cluster c = load_cluster(source("clusters/bench1024.yaml"), Catalog::builtin());
   const Workload w = load_workload(source("workloads/gpt3-6.7b.yaml"));
   PlannerOptions throughput, cost;
@@ -545,7 +547,8 @@ TEST(PlannerBaselines, SameBaselinesWhateverTheObjective) {
   ASSERT_TRUE(a.fastest_type_only.found && b.fastest_type_only.found);
   EXPECT_DOUBLE_EQ(a.uniform.best.report.tokens_per_s, b.uniform.best.report.tokens_per_s);
   EXPECT_DOUBLE_EQ(a.fastest_type_only.best.report.tokens_per_s, b.fastest_type_only.best.report.tokens_per_s);
-  EXPECT_GT(b.fastest_type_only.best.report.tokens_per_s, 5e6);
+  EXPECT_EQ(b.fastest_type, "h100-sxm5-80gb");
+  EXPECT_GT(b.fastest_type_only.best.report.tokens_per_s, 2e6);
 }
 
 TEST(PlannerThreads, CollectorKeepsTheEarliestFoundOfEqualScores) {
