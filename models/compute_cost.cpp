@@ -122,8 +122,8 @@ void attention_core_forward(const LayerShape& s, const DeviceRates& d, OpSink& s
   const double bh = s.micro * heads;
   if (s.flash) {
     const double flop = 4.0 * s.micro * s.seq * s.seq * s.hidden / s.tp * 0.5;
-    const double t = flop / (d.peak_flops * gemm_efficiency(d, flop) * kFlashForwardRelEfficiency * d.eff.flash_scale) +
-                     d.eff.kernel_launch_s;
+    const double rel = kFlashForwardRelEfficiency * d.eff.flash_scale;
+    const double t = flop / (d.peak_flops * gemm_efficiency(d, flop) * rel) + d.eff.kernel_launch_s;
     sink.compute("flash_attn", t, 1, flop);
     return;
   }
@@ -143,8 +143,8 @@ void attention_core_backward(const LayerShape& s, const DeviceRates& d, OpSink& 
     // Backward: 5 GEMM-like products against 2 forward, with the recomputation of the scores
     // (Dao, FlashAttention-2, §3.2): 2.5x the forward work.
     const double flop = 2.5 * 4.0 * s.micro * s.seq * s.seq * s.hidden / s.tp * 0.5;
-    const double t = flop / (d.peak_flops * gemm_efficiency(d, flop) * kFlashBackwardRelEfficiency * d.eff.flash_scale) +
-                     2 * d.eff.kernel_launch_s;
+    const double rel = kFlashBackwardRelEfficiency * d.eff.flash_scale;
+    const double t = flop / (d.peak_flops * gemm_efficiency(d, flop) * rel) + 2 * d.eff.kernel_launch_s;
     sink.compute("flash_attn_bwd", t, 2, flop);
     return;
   }

@@ -32,11 +32,12 @@ struct EfficiencyModel {
   double framework_op_host_s = 49e-6;
   /// Host time per pass that launches no kernel (kFrameworkPassHost_s: pipeline-engine Python).
   double framework_pass_host_s = 1.5e-3;
-  /// FlashAttention's rate on this device relative to the A100 figures the FlashAttention
-  /// efficiencies of models/compute_cost.hpp were set on, each as a fraction of its own peak.
-  /// FlashAttention-2 uses no Hopper-specific instructions (TMA, wgmma): it reaches up to 73% of
-  /// A100 peak forward (Dao, "FlashAttention-2", ICLR 2024, §4.1) but 35% of H100 peak (Shah et
-  /// al., "FlashAttention-3", NeurIPS 2024, §1), so Hopper parts carry 0.35 / 0.73 = 0.48.
+  /// Scale on the FlashAttention efficiencies of models/compute_cost.hpp, which were set on the
+  /// A100 and multiply this device's GEMM efficiency. FlashAttention-2 uses no Hopper-specific
+  /// instructions (TMA, wgmma): it reaches up to 73% of A100 peak forward (Dao,
+  /// "FlashAttention-2", ICLR 2024, §4.1) but 35% of H100 peak (Shah et al., "FlashAttention-3",
+  /// NeurIPS 2024, §1). For that 0.35 / 0.73 = 0.48 ratio of fractions of peak, a part carries
+  /// 0.48 x 0.77 / its GEMM efficiency (Hopper, GEMM 0.63: 0.59; clusters/catalog/nvidia.yaml).
   double flash_scale = 1.0;
 };
 
