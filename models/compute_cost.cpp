@@ -13,6 +13,7 @@ DeviceRates DeviceRates::of(const GpuType& gpu, Dtype dtype) {
   d.unquantized_peak_flops = d.fp8 && gpu.supports(Dtype::kBf16) ? gpu.peak(Dtype::kBf16) : d.peak_flops;
   d.memory_Bps = gpu.memory_bandwidth_Bps;
   d.eff = gpu.efficiency;
+  d.eff.gemm_efficiency = gpu.gemm_efficiency_in(dtype);
   return d;
 }
 

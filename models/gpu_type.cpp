@@ -37,6 +37,11 @@ double dtype_bytes(Dtype d) {
   return 4.0;
 }
 
+double GpuType::gemm_efficiency_in(Dtype d) const {
+  if (d == Dtype::kFp32 && efficiency.gemm_fp32_efficiency > 0) return efficiency.gemm_fp32_efficiency;
+  return efficiency.gemm_efficiency;
+}
+
 double GpuType::peak(Dtype d) const {
   const auto it = peak_flops.find(d);
   if (it == peak_flops.end()) {

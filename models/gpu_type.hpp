@@ -39,6 +39,10 @@ struct EfficiencyModel {
   /// NeurIPS 2024, §1). For that 0.35 / 0.73 = 0.48 ratio of fractions of peak, a part carries
   /// 0.48 x 0.77 / its GEMM efficiency (Hopper, GEMM 0.63: 0.59; clusters/catalog/nvidia.yaml).
   double flash_scale = 1.0;
+  /// FP32 GEMMs on NVIDIA CUDA cores, where `gemm_efficiency` was measured on the tensor cores
+  /// (matmul-efficiency tables and training runs in 16-bit say nothing of the FP32 pipes);
+  /// 0: gemm_efficiency. AMD's FP32 runs on the matrix cores (MFMA): no entry sets it there.
+  double gemm_fp32_efficiency = 0;
 };
 
 struct GpuType {
@@ -53,6 +57,10 @@ struct GpuType {
   bool supports(Dtype d) const { return peak_flops.count(d) != 0; }
   /// Dense peak in dtype d; throws std::out_of_range when the device lacks it.
   double peak(Dtype d) const;
+  /// Asymptotic GEMM efficiency in dtype d (gemm_fp32_efficiency for FP32 where it is set).
+  double gemm_efficiency_in(Dtype d) const;
+  /// Sustained GEMM rate in dtype d: peak x gemm_efficiency_in; 0 when the device lacks d.
+  double sustained_flops(Dtype d) const { return supports(d) ? peak(d) * gemm_efficiency_in(d) : 0.0; }
 };
 
 }  // namespace hetsim::models

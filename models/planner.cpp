@@ -254,7 +254,7 @@ PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const 
   double fastest_rate = 0;
   for (const planner::Pool& p : pools) {
     const GpuType& g = cluster.node_types[p.node_type].gpu;
-    const double rate = g.supports(dtype) ? g.peak(dtype) * g.efficiency.gemm_efficiency : 0.0;
+    const double rate = g.sustained_flops(dtype);
     if (rate > fastest_rate) {
       fastest_rate = rate;
       result.fastest_type = g.name;

@@ -86,9 +86,7 @@ void add(PassCost& into, const PassCost& c, double times = 1) {
 
 const NodeType& slowest_node_type(const Cluster& cluster, const std::vector<int>& gpus, Dtype dtype) {
   const NodeType* best = &cluster.node_type_of_gpu(gpus.front());
-  auto speed = [dtype](const NodeType& nt) {
-    return nt.gpu.supports(dtype) ? nt.gpu.peak(dtype) * nt.gpu.efficiency.gemm_efficiency : 0.0;
-  };
+  auto speed = [dtype](const NodeType& nt) { return nt.gpu.sustained_flops(dtype); };
   for (int g : gpus) {
     const NodeType& nt = cluster.node_type_of_gpu(g);
     if (&nt != best && speed(nt) < speed(*best)) best = &nt;

@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include "compute_cost.hpp"
 #include "diagnostics.hpp"
 #include "input_loader.hpp"
 
@@ -31,7 +32,7 @@ gpus:
     peak: {fp16: "100TFLOP/s"}
     memory: "16GiB"
     memory_bandwidth: "1TB/s"
-    efficiency: {gemm: 0.7, gemm_half_work: "2GFLOP", memory: 0.9, kernel_launch: "8us", flash: 0.5}
+    efficiency: {gemm: 0.7, gemm_fp32: 0.9, gemm_half_work: "2GFLOP", memory: 0.9, kernel_launch: "8us", flash: 0.5}
     source: "test"
 )";
 
@@ -95,6 +96,16 @@ TEST(CatalogLoader, ReadsPeaksAndEfficiencyDefaults) {
   const GpuType& small = c.by_name("small");
   EXPECT_DOUBLE_EQ(small.efficiency.gemm_half_work_flop, 2e9);
   EXPECT_DOUBLE_EQ(small.efficiency.flash_scale, 0.5);
+  // gemm_fp32 applies to FP32 only; without it FP32 reads `gemm`.
+  EXPECT_DOUBLE_EQ(small.gemm_efficiency_in(Dtype::kFp32), 0.9);
+  EXPECT_DOUBLE_EQ(small.gemm_efficiency_in(Dtype::kFp16), 0.7);
+  EXPECT_DOUBLE_EQ(big.gemm_efficiency_in(Dtype::kFp32), big.efficiency.gemm_efficiency);
+  EXPECT_DOUBLE_EQ(small.sustained_flops(Dtype::kFp16), 100e12 * 0.7);
+  EXPECT_DOUBLE_EQ(small.sustained_flops(Dtype::kBf16), 0.0);  // no bf16 peak
+  EXPECT_DOUBLE_EQ(DeviceRates::of(small, Dtype::kFp16).eff.gemm_efficiency, 0.7);
+  GpuType with_fp32 = small;
+  with_fp32.peak_flops[Dtype::kFp32] = 50e12;
+  EXPECT_DOUBLE_EQ(DeviceRates::of(with_fp32, Dtype::kFp32).eff.gemm_efficiency, 0.9);
   EXPECT_DOUBLE_EQ(small.efficiency.kernel_launch_s, 8e-6);
   EXPECT_EQ(c.by_name_or_null("nope"), nullptr);
   try {
