@@ -207,9 +207,11 @@ class Loader {
 
 void print_catalog(const Described& d, std::ostream& out) {
   out << "gpu-catalog (" << d.file << "): " << d.gpus.size() << " device types\n";
-  TextTable t({"name", "vendor", "peak bf16", "peak fp32", "memory", "memory bw"});
+  // "sustained": the headline peak times the GEMM efficiency the cost model uses for it.
+  TextTable t({"name", "vendor", "peak bf16", "sustained", "peak fp32", "memory", "memory bw"});
   for (const auto& g : d.gpus) {
-    t.add_row({g.name, models::to_string(g.vendor), peak_text(g),
+    const auto [peak, dtype] = headline_peak(g);
+    t.add_row({g.name, models::to_string(g.vendor), peak_text(g), models::format_flops(peak * g.gemm_efficiency_in(dtype)),
                g.supports(models::Dtype::kFp32) ? models::format_flops(g.peak(models::Dtype::kFp32)) : "-",
                models::format_size(g.memory_bytes), models::format_bandwidth(g.memory_bandwidth_Bps)});
   }
@@ -343,9 +345,13 @@ void json_gpu(models::JsonOut& j, const models::GpuType& g) {
   j.key("memory_bytes").value(g.memory_bytes).key("memory_bandwidth_Bps").value(g.memory_bandwidth_Bps);
   j.key("efficiency").begin_object()
       .key("gemm").value(g.efficiency.gemm_efficiency)
+      .key("gemm_fp32").value(g.gemm_efficiency_in(models::Dtype::kFp32))
       .key("gemm_half_work_flop").value(g.efficiency.gemm_half_work_flop)
       .key("memory").value(g.efficiency.memory_efficiency)
       .key("kernel_launch_s").value(g.efficiency.kernel_launch_s)
+      .key("framework_op_host_s").value(g.efficiency.framework_op_host_s)
+      .key("framework_pass_host_s").value(g.efficiency.framework_pass_host_s)
+      .key("flash").value(g.efficiency.flash_scale)
       .end_object();
   j.key("source").value(g.source).end_object();
 }
