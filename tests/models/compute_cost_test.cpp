@@ -21,11 +21,16 @@ DeviceRates rates() {
   return d;
 }
 
+/// Sums what a pass emits; with a prefix, only the compute ops whose name starts with it.
 struct CountingSink : OpSink {
+  std::string prefix;
   double flop = 0, recompute_flop = 0, gpu_s = 0;
   int kernels = 0;
   std::vector<std::pair<OpKind, double>> collectives;
-  void compute(const char*, double g, int k, double f) override {
+  CountingSink() = default;
+  explicit CountingSink(std::string only) : prefix(std::move(only)) {}
+  void compute(const char* name, double g, int k, double f) override {
+    if (std::string(name).rfind(prefix, 0) != 0) return;
     gpu_s += g;
     kernels += k;
     (recompute() ? recompute_flop : flop) += f;
@@ -138,27 +143,12 @@ TEST(ComputeCost, FlashAttentionRemovesScoreTraffic) {
   EXPECT_LT(flash.kernels, plain.kernels);
 }
 
-/// Time of the ops of one forward pass whose name starts with `prefix`.
-struct NamedTimeSink : OpSink {
-  std::string prefix;
-  double gpu_s = 0;
-  int kernels = 0;
-  explicit NamedTimeSink(std::string p) : prefix(std::move(p)) {}
-  void compute(const char* name, double g, int k, double) override {
-    if (std::string(name).rfind(prefix, 0) == 0) {
-      gpu_s += g;
-      kernels += k;
-    }
-  }
-  void collective(OpKind, const char*, double) override {}
-};
-
 TEST(ComputeCost, FlashScaleDividesOnlyTheAttentionKernel) {
   LayerShape s = shape(1);
   s.flash = true;
   DeviceRates half = rates();
   half.eff.flash_scale = 0.5;
-  NamedTimeSink base("flash_attn"), scaled("flash_attn"), gemm_base("qkv"), gemm_scaled("qkv");
+  CountingSink base("flash_attn"), scaled("flash_attn"), gemm_base("qkv"), gemm_scaled("qkv");
   emit_layer_forward(s, rates(), base);
   emit_layer_forward(s, half, scaled);
   emit_layer_forward(s, rates(), gemm_base);
@@ -189,22 +179,22 @@ TEST(ComputeCost, Fp8RunsOnlyTheBlockLinearsInFp8) {
   s8.gemm_bytes = 1;
   s16.flash = s8.flash = true;
   // The attention core stays in 16-bit: the same time under both dtypes.
-  NamedTimeSink attn16("flash_attn"), attn8("flash_attn");
+  CountingSink attn16("flash_attn"), attn8("flash_attn");
   emit_layer_forward(s16, bf16, attn16);
   emit_layer_forward(s8, fp8, attn8);
   EXPECT_DOUBLE_EQ(attn8.gpu_s, attn16.gpu_s);
   // The block linears run at the FP8 peak: QKV (compute-bound at this shape) takes half the time.
-  NamedTimeSink qkv16("qkv"), qkv8("qkv");
+  CountingSink qkv16("qkv"), qkv8("qkv");
   emit_layer_forward(s16, bf16, qkv16);
   emit_layer_forward(s8, fp8, qkv8);
   EXPECT_NEAR(qkv8.gpu_s - 5e-6, 0.5 * (qkv16.gpu_s - 5e-6), 1e-12);
   // So does the LM head stay in 16-bit.
-  NamedTimeSink head16("lm_head"), head8("lm_head");
+  CountingSink head16("lm_head"), head8("lm_head");
   emit_head_forward(s16, bf16, head16);
   emit_head_forward(s8, fp8, head8);
   EXPECT_DOUBLE_EQ(head8.gpu_s, head16.gpu_s);
   // Transformer Engine's casts appear under FP8 only: one forward, the backward cast-transposes.
-  NamedTimeSink cast16("fp8_cast"), cast8("fp8_cast"), castb16("fp8_cast"), castb8("fp8_cast");
+  CountingSink cast16("fp8_cast"), cast8("fp8_cast"), castb16("fp8_cast"), castb8("fp8_cast");
   emit_layer_forward(s16, bf16, cast16);
   emit_layer_forward(s8, fp8, cast8);
   emit_layer_backward(s16, bf16, Recompute::kNone, castb16);
