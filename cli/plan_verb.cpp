@@ -234,7 +234,7 @@ void write_table(const PlanVerbOptions& o, const models::PlannerResult& r, const
   std::cout << "baselines:\n";
   for (const models::PlannerBaseline* b : {&r.uniform, &r.fastest_type_only}) {
     std::cout << "  " << b->name;
-    if (b->name == "fastest_type_only") std::cout << " (" << r.fastest_type << ")";
+    if (b->name == "fastest_type_only" && !r.fastest_type.empty()) std::cout << " (" << r.fastest_type << ")";
     if (!b->found) {
       std::cout << ": none (" << b->reason << ")\n";
       continue;

@@ -238,6 +238,20 @@ std::string whole_node_too_big(const Cluster& cluster, const Workload& workload,
          " layers x TP " + std::to_string(std::max(1, widest_tp)) + "); give a plan by hand (predict --plan) or a larger workload";
 }
 
+/// Why nothing can be planned when no GPU type of the cluster runs the workload's dtype
+/// (e.g. a bf16 workload on CPU devices that compute in fp32 only); "" when one does.
+std::string no_type_runs_dtype(const Cluster& cluster, const Workload& workload) {
+  const Dtype dtype = workload.training.dtype;
+  std::string types;
+  for (const NodeType& t : cluster.node_types) {
+    if (t.gpu.supports(dtype)) return "";
+    if (types.find(t.gpu.name) == std::string::npos) types += (types.empty() ? "" : ", ") + t.gpu.name;
+  }
+  if (cluster.node_types.empty()) return "";
+  return std::string("no feasible plan: no GPU type of the cluster computes in ") + to_string(dtype) + " (" + types +
+         "); set the workload's training.dtype to one they support (hetsim describe CATALOG lists them)";
+}
+
 PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const PlannerOptions& options) {
   PlannerResult result;
   result.objective = options.objective;
@@ -363,7 +377,10 @@ PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const 
     if (b.found) b.best = ranked.front();
     else b.reason = why;
   };
-  set_baseline(result.fastest_type_only, fast_ranked, "no feasible plan on " + result.fastest_type + " alone");
+  set_baseline(result.fastest_type_only, fast_ranked,
+               result.fastest_type.empty()
+                   ? std::string("no GPU type of the cluster computes in ") + to_string(dtype)
+                   : "no feasible plan on " + result.fastest_type + " alone");
   set_baseline(result.uniform, uniform_ranked, "no feasible plan with uniform splits over all GPUs");
 
   // Final ranking: the best shapes and every baseline plan, by the predictor's figures.
@@ -392,6 +409,8 @@ PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const 
     if (obj != PlanObjective::kBudget) {
       const std::string too_big = whole_node_too_big(cluster, workload, options);
       if (!too_big.empty()) result.reason = too_big;
+      const std::string no_dtype = no_type_runs_dtype(cluster, workload);
+      if (!no_dtype.empty()) result.reason = no_dtype;
     }
   }
   result.plans_evaluated = search.evaluated + evaluated + result.plans_predicted + costs.get_probe_count();

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+// The planner when nothing can be planned: the result carries a reason a user can act on
+// (not an exception, not an empty message), and the baselines say why they are missing too.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "catalog.hpp"
+#include "input_loader.hpp"
+#include "planner.hpp"
+
+namespace hetsim::models {
+namespace {
+
+std::string source(const std::string& rel) { return std::string(HETSIM_SOURCE_DIR) + "/" + rel; }
+
+TEST(PlannerInfeasible, NodesLargerThanTheWorkloadCanUseSaySo) {
+  // tiny-gpt (batch 8, 2 layers, 4 heads) keeps at most 8 x 2 x 4 = 64 GPUs busy; the planner
+  // places whole nodes, so 1024-GPU nodes leave nothing to plan: the reason must say that.
+  const Cluster c = parse_cluster(R"(kind: cluster
+name: big-nodes
+node_types:
+  box: {gpu: a100-sxm4-80gb, gpus: 1024, intra: {bandwidth: "300GB/s"}, nics: {count: 8, bandwidth: "25GB/s"}}
+zones:
+  - {name: dc, fabric: {kind: switch}, nodes: [{type: box, count: 1}]}
+)", Catalog::builtin());
+  const PlannerResult r = plan_training(c, load_workload(source("workloads/tiny-gpt.yaml")), PlannerOptions{});
+  EXPECT_TRUE(r.top.empty());
+  EXPECT_NE(r.reason.find("whole nodes"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("at most 64"), std::string::npos) << r.reason;
+}
+
+TEST(PlannerInfeasible, ModelTooLargeGivesAReasonNotAPlan) {
+  // GPT-3 175B needs ~2.8 TB of weights and Adam state; 32 A100-80GB hold 2.56 TB.
+  const Cluster c = load_cluster(source("clusters/dgx-a100.yaml"), Catalog::builtin());
+  const Workload w = load_workload(source("workloads/gpt3-175b.yaml"));
+  const PlannerResult r = plan_training(c, w, PlannerOptions{});
+  EXPECT_TRUE(r.top.empty());
+  EXPECT_FALSE(r.reason.empty());
+  EXPECT_FALSE(r.uniform.found);
+  EXPECT_FALSE(r.fastest_type_only.found);
+}
+
+TEST(PlannerInfeasible, NoTypeComputingTheDtypeSaysSoNotThatTheModelIsTooLarge) {
+  // The CPU device types compute in fp32 only; tiny-gpt in bf16 fits their memory many times
+  // over, so "does not fit" would send the user the wrong way.
+  const Cluster c = load_cluster(source("clusters/local-cpu.yaml"), Catalog::builtin());
+  Workload w = load_workload(source("workloads/tiny-gpt.yaml"));
+  w.training.dtype = Dtype::kBf16;
+  const PlannerResult r = plan_training(c, w, PlannerOptions{});
+  EXPECT_TRUE(r.top.empty());
+  EXPECT_NE(r.reason.find("computes in bf16"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("cpu-avx2"), std::string::npos) << r.reason;
+  EXPECT_TRUE(r.fastest_type.empty());
+  EXPECT_FALSE(r.fastest_type_only.found);
+  EXPECT_NE(r.fastest_type_only.reason.find("computes in bf16"), std::string::npos) << r.fastest_type_only.reason;
+
+  // The same workload in fp32 plans on the same cluster.
+  w.training.dtype = Dtype::kFp32;
+  const PlannerResult ok = plan_training(c, w, PlannerOptions{});
+  EXPECT_FALSE(ok.top.empty()) << ok.reason;
+}
+
+}  // namespace
+}  // namespace hetsim::models
