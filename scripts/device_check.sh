@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The GPU checks that need a real device, prepared here and run there in one go.
+#
+#   scripts/device_check.sh bundle           # on the build machine (nvcc, Debian packages)
+#   scripts/device_check.sh run [OUT_DIR]    # on the GPU machine (CUDA driver, no Debian packages)
+#
+# `bundle` builds the CUDA backend without HIP into build-device/ and copies `hetsim`, the GPU
+# test binary and every shared library they load that is not part of glibc or the CUDA driver
+# into build-device/bundle/{bin,lib} (about 45 MB: small enough to carry to a lent machine).
+# `run` uses that bundle and prints one table:
+#   1. the `gpu`-labelled kernel tests (tests/exec/gpu_backend_test.cpp) on the device;
+#   2. one training step plan on one GPU, run for real (`hetsim run`), predicted from the
+#      catalog (`hetsim predict`), then calibrated on the device (`hetsim calibrate --quick`)
+#      and checked (`hetsim check`: run again, predict with the profile, compare).
+# HETSIM_DEVICE_GPU names the catalog type of the device (default h200-sxm-141gb; any catalog
+# name, or cpu-avx2 to rehearse the whole script on a machine without a GPU).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUNDLE=$ROOT/build-device/bundle
+
+bundle() {
+  cmake -S "$ROOT" -B "$ROOT/build-device" -DCMAKE_BUILD_TYPE=Release -DHETSIM_WITH_CUDA=ON -DHETSIM_WITH_HIP=OFF \
+    >/dev/null
+  cmake --build "$ROOT/build-device" -j"$(nproc)" --target hetsim hetsim_exec_gpu_tests
+  rm -rf "$BUNDLE"
+  mkdir -p "$BUNDLE/bin" "$BUNDLE/lib"
+  cp "$ROOT/build-device/cli/hetsim" "$ROOT/build-device/tests/exec/hetsim_exec_gpu_tests" "$BUNDLE/bin/"
+  # glibc and the driver come from the device machine; everything else travels.
+  local skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libpthread|libdl\.so|librt\.so|libcuda\.so)'
+  for exe in "$BUNDLE"/bin/*; do
+    ldd "$exe" | awk '/=> \// {print $1, $3}' | while read -r name path; do
+      [[ $name =~ $skip ]] || cp -nL "$path" "$BUNDLE/lib/"
+    done
+  done
+  du -sh "$BUNDLE"
+  echo "carry build-device/bundle, then run: scripts/device_check.sh run \"\$OUT\""
+}
+
+# Prints "KEY VALUE" pairs of a Report JSON document (stdin) for the table.
+report_field() { /usr/bin/env python3 -c "import json,sys; d=json.load(sys.stdin); print(d.get('$1', ''))"; }
+
+run() {
+  local out=${1:-${OUT:-$ROOT/build-device/out}}
+  local gpu=${HETSIM_DEVICE_GPU:-h200-sxm-141gb}
+  mkdir -p "$out"
+  [ -x "$BUNDLE/bin/hetsim" ] || { echo "no bundle: run 'scripts/device_check.sh bundle' first" >&2; exit 2; }
+  export LD_LIBRARY_PATH=$BUNDLE/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  local hetsim=$BUNDLE/bin/hetsim
+  command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
+
+  # 1. Kernel tests against the CPU backend.
+  local tests="not run"
+  if timeout 300 "$BUNDLE/bin/hetsim_exec_gpu_tests" --gtest_output="json:$out/gpu_tests.json" >"$out/gpu_tests.log" 2>&1
+  then tests=ok; else tests="FAILED (see gpu_tests.log)"; fi
+  tests="$tests: $(/usr/bin/env python3 - "$out/gpu_tests.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+cases = [t for s in d["testsuites"] for t in s["testsuite"]]
+skipped = sum(1 for t in cases if t.get("result") == "SKIPPED")
+failed = sum(1 for t in cases if t.get("failures"))
+print(f"{len(cases) - skipped - failed} passed, {failed} failed, {skipped} skipped")
+PY
+)"
+
+  # 2. One GPU, one plan: inputs written next to the results (they name the device's type).
+  cat >"$out/cluster.yaml" <<EOF
+kind: cluster
+name: one-device
+node_types:
+  box:
+    gpu: $gpu
+    gpus: 1
+    intra: {kind: pcie, bandwidth: "32GB/s", latency: "5us"}
+    nics: {count: 1, bandwidth: "10GB/s", kind: ethernet, latency: "10us", gpu_direct: false}
+    host_link: "32GB/s"
+zones:
+  - name: dc
+    fabric: {kind: switch}
+    nodes: [{type: box, count: 1}]
+EOF
+  # fp32: the execution engine's GPU kernels are fp32 (exec/README.md). Sized so that a step is
+  # tens of milliseconds of GEMM work, not kernel launches.
+  cat >"$out/workload.yaml" <<'EOF'
+kind: workload
+name: gpt-fp32-device-check
+model: {layers: 4, hidden: 1024, heads: 16, ffn_hidden: 4096, vocab: 8192, seq_len: 512, activation: gelu, tied_embeddings: true}
+training: {global_batch: 8, dtype: fp32, optimizer: adam}
+EOF
+  cat >"$out/plan.yaml" <<'EOF'
+kind: plan
+name: one-device-tp1
+micro_batch: 2
+schedule: 1f1b
+replicas:
+  - micro_batches: 4
+    stages:
+      - {layers: 4, gpus: "gpu[0]"}
+EOF
+  local args=(--cluster "$out/cluster.yaml" --workload "$out/workload.yaml" --plan "$out/plan.yaml")
+  local predicted measured calibrated check
+  predicted=$("$hetsim" predict "${args[@]}" --format json 2>"$out/predict.err" | report_field iteration_time_s) || true
+  measured=$(timeout 300 "$hetsim" run "${args[@]}" --steps 4 --format json 2>"$out/run.err" | report_field iteration_time_s) || true
+  if timeout 600 "$hetsim" calibrate --cluster "$out/cluster.yaml" --quick --out "$out/profile.yaml" >"$out/calibrate.log" 2>&1
+  then
+    timeout 300 "$hetsim" check "${args[@]}" --profile "$out/profile.yaml" --steps 4 --format json >"$out/check.json" \
+      2>"$out/check.err" && check=pass || check="FAIL (exit $?)"
+    calibrated=$(report_field predicted_iteration_time_s <"$out/check.json" 2>/dev/null || true)
+  else
+    check="calibrate failed (calibrate.log)"
+  fi
+
+  echo
+  printf '%-34s %s\n' "device type" "$gpu" \
+    "gpu kernel tests" "$tests" \
+    "step, predicted from the catalog" "${predicted:-error (predict.err)} s" \
+    "step, measured (hetsim run)" "${measured:-error (run.err)} s" \
+    "step, predicted with the profile" "${calibrated:-n/a} s" \
+    "hetsim check (tolerance 0.25)" "${check:-n/a}"
+}
+
+case "${1:-}" in
+  bundle) bundle ;;
+  run) shift; run "$@" ;;
+  *) echo "usage: $0 bundle | run [OUT_DIR]" >&2; exit 2 ;;
+esac
