@@ -101,7 +101,11 @@ CalibrationResult calibrate(const models::Cluster& cluster, const CalibrateOptio
                        ", above the catalog's memory bandwidth (cache-resident data): memory efficiency capped at 1");
     models::DeviceProfile d;
     if (f.measured_peak_flops > 0) d.peak_flops[models::Dtype::kFp32] = f.measured_peak_flops;
-    d.gemm_efficiency = f.gemm.gemm_efficiency;
+    // The execution engine's GEMMs are fp32. On a GPU that is the FP32 pipe, not the tensor-core
+    // rate that `gemm` describes for 16-bit training (GpuType::gemm_efficiency_in): the profile
+    // sets `gemm_fp32` there. CPU devices compute only fp32, where `gemm` is that rate.
+    if (backend->is_host_memory()) d.gemm_efficiency = f.gemm.gemm_efficiency;
+    else d.gemm_fp32_efficiency = f.gemm.gemm_efficiency;
     d.gemm_half_work_flop = f.gemm.gemm_half_work_flop;
     d.memory_efficiency = f.memory_efficiency;
     d.kernel_launch_s = f.memory.kernel_launch_s;
@@ -160,6 +164,7 @@ std::string profile_to_yaml(const models::Profile& p, const std::vector<std::str
       o << "    peak: {" << models::to_string(dtype) << ": \"" << fixed(flops / 1e6, "MFLOP/s", 0) << "\"}\n";
     o << "    efficiency:\n";
     if (d.gemm_efficiency) o << "      gemm: " << fixed(*d.gemm_efficiency, "") << '\n';
+    if (d.gemm_fp32_efficiency) o << "      gemm_fp32: " << fixed(*d.gemm_fp32_efficiency, "") << '\n';
     if (d.gemm_half_work_flop) o << "      gemm_half_work: \"" << fixed(*d.gemm_half_work_flop, "FLOP", 0) << "\"\n";
     if (d.memory_efficiency) o << "      memory: " << fixed(*d.memory_efficiency, "") << '\n';
     if (d.kernel_launch_s) o << "      kernel_launch: \"" << fixed(*d.kernel_launch_s * 1e9, "ns", 1) << "\"\n";

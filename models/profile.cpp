@@ -38,6 +38,7 @@ void read_device(const MapReader::Entry& entry, const std::string& path, Diagnos
   }
   if (auto eff = r.get_map("efficiency", Need::kRequired)) {
     d.gemm_efficiency = eff->get_number("gemm", Need::kOptional, 0, 1, /*min_exclusive=*/true);
+    d.gemm_fp32_efficiency = eff->get_number("gemm_fp32", Need::kOptional, 0, 1, /*min_exclusive=*/true);
     d.gemm_half_work_flop = eff->get_quantity("gemm_half_work", Need::kOptional, parse_flop,
                                               "an amount of work such as \"1GFLOP\"", false);
     d.memory_efficiency = eff->get_number("memory", Need::kOptional, 0, 1, /*min_exclusive=*/true);
@@ -96,6 +97,7 @@ int apply_profile(Cluster& cluster, const Profile& profile) {
       for (const auto& [dtype, flops] : d.peak_flops) nt.gpu.peak_flops[dtype] = flops;
       EfficiencyModel& e = nt.gpu.efficiency;
       detail::set_if(e.gemm_efficiency, d.gemm_efficiency);
+      detail::set_if(e.gemm_fp32_efficiency, d.gemm_fp32_efficiency);
       detail::set_if(e.gemm_half_work_flop, d.gemm_half_work_flop);
       detail::set_if(e.memory_efficiency, d.memory_efficiency);
       detail::set_if(e.kernel_launch_s, d.kernel_launch_s);

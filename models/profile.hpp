@@ -19,6 +19,7 @@ struct DeviceProfile {
   std::map<Dtype, double> peak_flops;
   std::optional<double> gemm_efficiency, gemm_half_work_flop, memory_efficiency, kernel_launch_s,
       framework_op_host_s, framework_pass_host_s;
+  std::optional<double> gemm_fp32_efficiency;  ///< EfficiencyModel::gemm_fp32_efficiency (key gemm_fp32)
 };
 
 /// Achieved figures of one link class (what a microbenchmark measures, efficiencies included):
