@@ -2,8 +2,6 @@
 // `hetsim calibrate --cluster C [--out profile.yaml] [--quick] [--checkpoint F]`: microbenchmarks
 // of the cluster's device types and link classes through the execution engine, fitted into a
 // Profile (calibration/). A killed run resumes from its JSONL checkpoint.
-#include <chrono>
-#include <ctime>
 #include <fstream>
 #include <iostream>
 
@@ -21,13 +19,6 @@ struct CalibrateVerbOptions {
   bool quick = false;
   int repeats = 7;
 };
-
-std::string utc_now() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
 
 void run_calibrate(const CalibrateVerbOptions& o) {
   const models::Cluster cluster = load_cluster_file(o.cluster);

@@ -3,6 +3,8 @@
 #include "cli_common.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <ctime>
 #include <cmath>
 #include <cctype>
 #include <cerrno>
@@ -206,6 +208,27 @@ std::string format_count(double n) {
 std::string format_work(double flop) {
   std::string s = models::format_flops(flop);
   return s.substr(0, s.size() - 2);  // "42.1 GFLOP/s" -> "42.1 GFLOP"
+}
+
+std::string utc_now() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::vector<models::Suite> load_suite_files(const std::vector<std::string>& paths, const models::Catalog& catalog) {
+  std::vector<models::Suite> suites;
+  std::vector<models::Diagnostic> errors;
+  for (const std::string& path : paths) {
+    try {
+      suites.push_back(models::load_suite(path, catalog));
+    } catch (const models::ConfigError& e) {
+      errors.insert(errors.end(), e.get_diagnostics().begin(), e.get_diagnostics().end());
+    }
+  }
+  if (!errors.empty()) throw models::ConfigError(std::move(errors));
+  return suites;
 }
 
 }  // namespace hetsim::cli

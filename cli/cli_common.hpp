@@ -13,6 +13,7 @@
 
 #include "cluster.hpp"
 #include "plan.hpp"
+#include "validation_suite.hpp"
 #include "workload.hpp"
 
 namespace hetsim::cli {
@@ -41,9 +42,13 @@ struct Inputs {
   models::Workload workload;
   std::optional<models::Plan> plan;  ///< when plan_path is not empty
 };
+/// Ground-truth suites; the errors of every file together (ConfigError).
+std::vector<models::Suite> load_suite_files(const std::vector<std::string>& paths, const models::Catalog& catalog);
 /// A profile (models/profile.hpp), when profile_path is not empty, is applied to the cluster.
 Inputs load_inputs(const std::string& cluster_path, const std::string& workload_path, const std::string& plan_path = "",
                    const std::string& profile_path = "");
+/// The current time as "2026-11-30T07:49:42Z" (profiles say when they were made).
+std::string utc_now();
 /// Adds `--profile FILE` to a verb.
 CLI::Option* add_profile_option(CLI::App* verb, std::string* path);
 

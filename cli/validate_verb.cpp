@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// `hetsim validate SUITE.yaml... [--format table|json] [--engine analytic] [--emit-dir DIR]`:
+// `hetsim validate SUITE.yaml... [--format table|json] [--engine analytic] [--emit-dir DIR] [--profile F]`:
 // predicts every row of ground-truth suites and prints the errors (DESIGN.md "Ground-truth
 // validation"); --emit-dir also writes each row's cluster/workload/plan YAML.
 // Exit code 1 when a row could not be predicted, 2 on bad input.
@@ -9,6 +9,7 @@
 #include "cli_common.hpp"
 #include "diagnostics.hpp"
 #include "engines.hpp"
+#include "profile.hpp"
 #include "suite_emit.hpp"
 #include "validation_suite.hpp"
 #include "verbs.hpp"
@@ -22,6 +23,7 @@ struct ValidateOptions {
   OutputFormat format = OutputFormat::kTable;
   std::string engine = "analytic";
   std::string emit_dir;  ///< when set: DIR/<suite>/<row>/{cluster,workload,plan}.yaml
+  std::string profile;   ///< when set: applied to every row's cluster before predicting
 };
 
 void run_validate(const ValidateOptions& o) {
@@ -33,21 +35,21 @@ void run_validate(const ValidateOptions& o) {
     throw VerbExit{kExitBadInput};
   }
   const models::Catalog& catalog = models::Catalog::builtin();
-  // Read every suite first and report the errors of all files together.
-  std::vector<models::Suite> suites;
-  std::vector<models::Diagnostic> errors;
-  for (const std::string& path : o.suites) {
-    try {
-      suites.push_back(models::load_suite(path, catalog));
-    } catch (const models::ConfigError& e) {
-      errors.insert(errors.end(), e.get_diagnostics().begin(), e.get_diagnostics().end());
-    }
+  // With a profile, the engine predicts each row on a copy of its cluster with the profile applied.
+  models::PredictFn predict = *engine;
+  if (!o.profile.empty()) {
+    auto profile = std::make_shared<const models::Profile>(models::load_profile(o.profile));
+    predict = [profile, base = *engine](const models::Cluster& c, const models::Workload& w, const models::Plan& p) {
+      models::Cluster calibrated = c;
+      models::apply_profile(calibrated, *profile);
+      return base(calibrated, w, p);
+    };
   }
-  if (!errors.empty()) throw models::ConfigError(std::move(errors));
+  const std::vector<models::Suite> suites = load_suite_files(o.suites, catalog);
   std::vector<models::SuiteResult> results;
   int failed = 0;
   for (const models::Suite& s : suites) {
-    results.push_back(models::validate_suite(s, catalog, *engine));
+    results.push_back(models::validate_suite(s, catalog, predict));
     failed += results.back().rows_failed;
     if (!o.emit_dir.empty()) {
       try {
@@ -74,6 +76,7 @@ void add_validate_verb(CLI::App& app) {
   verb->add_option("--emit-dir", opts->emit_dir,
                    "Also write each row's inputs as DIR/<suite>/<row>/{cluster,workload,plan}.yaml")
       ->check(output_dir_check());
+  add_profile_option(verb, &opts->profile);
   verb->callback([opts] { run_validate(*opts); });
 }
 

@@ -24,6 +24,6 @@ void add_plan_verb(CLI::App& app);
 void add_simulate_verb(CLI::App& app);
 void add_calibrate_verb(CLI::App& app);  ///< `hetsim calibrate` (cli/calibrate_verb.cpp)
 void add_check_verb(CLI::App& app);      ///< `hetsim check` (cli/check_verb.cpp)
-// Further verbs (predict, validate, simulate, plan, run, check) add their declaration here.
+void add_fit_verb(CLI::App& app);        ///< `hetsim fit` (cli/fit_verb.cpp)
 
 }  // namespace hetsim::cli

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+// Calibration from measured training runs: the efficiency figures of each GPU type that make the
+// analytic model reproduce the iteration times of ground-truth suites (docs/validation.md), written
+// as a Profile. The microbenchmark calibration (calibrate.hpp) measures this machine's kernels;
+// this one fits what a user's own framework reached on their hardware, e.g. a Megatron-Core or
+// FSDP stack whose overlaps and fused kernels the catalog's defaults do not assume.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "catalog.hpp"
+#include "profile.hpp"
+#include "validation_suite.hpp"
+
+namespace hetsim::calibration {
+
+/// A fitted figure of one GPU type.
+enum class RunFitParam {
+  kGemm,    ///< scale on the GEMM efficiencies (gemm and gemm_fp32 alike): the compute rate
+  kMemory,  ///< memory efficiency (memory-bound kernels)
+  kHost,    ///< framework_op_host: host time per launched kernel
+};
+const char* to_string(RunFitParam p);
+std::optional<RunFitParam> parse_run_fit_param(std::string_view name);
+
+struct RunFitOptions {
+  std::vector<RunFitParam> params = {RunFitParam::kGemm};
+  int sweeps = 3;  ///< coordinate-descent passes over all parameters
+};
+
+struct FittedFigure {
+  std::string device_type;
+  RunFitParam param = RunFitParam::kGemm;
+  double catalog_value = 0, fitted_value = 0;  ///< gemm: the efficiency in the rows' dtype
+  int rows = 0;                                ///< rows that run on this device type
+};
+
+struct SuiteFit {
+  std::string suite;
+  int rows_used = 0, rows_skipped = 0;  ///< skipped: rows the catalog model cannot predict
+  double mape_before = 0, mape_after = 0;
+};
+
+struct RunFitResult {
+  models::Profile profile;
+  std::vector<FittedFigure> figures;
+  std::vector<SuiteFit> suites;
+  /// Mean |ln(predicted / measured)| over the rows used: the fit's objective (symmetric in
+  /// over- and under-prediction, so no row dominates by being slow).
+  double objective_before = 0, objective_after = 0;
+};
+
+/// Fits `options.params` per GPU type over every predictable row of `suites` with the analytic
+/// model (a row that omits `micro` keeps the micro-batch chosen with the catalog's figures).
+/// Throws std::runtime_error when no row can be predicted.
+RunFitResult fit_to_runs(const std::vector<models::Suite>& suites, const models::Catalog& catalog,
+                         const RunFitOptions& options);
+
+}  // namespace hetsim::calibration

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: Apache-2.0
+// `hetsim fit SUITE.yaml... [--out profile.yaml] [--params gemm,memory,host] [--format table|json]`:
+// fits the efficiency figures of each GPU type to measured iteration times (calibration/run_fit.hpp)
+// and writes them as a profile that predict, plan, simulate and validate accept with --profile.
+// Exit code 2 on bad input, 1 when no row can be predicted.
+#include <iostream>
+#include <sstream>
+
+#include "atomic_file.hpp"
+#include "calibrate.hpp"
+#include "cli_common.hpp"
+#include "diagnostics.hpp"
+#include "json_writer.hpp"
+#include "run_fit.hpp"
+#include "units.hpp"
+#include "verbs.hpp"
+
+namespace hetsim::cli {
+
+namespace {
+
+struct FitVerbOptions {
+  std::vector<std::string> suites;
+  std::string out = "profile.yaml";
+  std::vector<std::string> params = {"gemm"};
+  OutputFormat format = OutputFormat::kTable;
+};
+
+std::string percent(double fraction) {
+  std::ostringstream o;
+  o.setf(std::ios::fixed);
+  o.precision(1);
+  o << 100 * fraction << '%';
+  return o.str();
+}
+
+std::string figure(calibration::RunFitParam p, double v) {
+  if (p == calibration::RunFitParam::kHost) return models::format_time(v);
+  std::ostringstream o;
+  o.setf(std::ios::fixed);
+  o.precision(3);
+  o << v;
+  return o.str();
+}
+
+void print_json(const calibration::RunFitResult& r, const std::string& out) {
+  models::JsonOut j;
+  j.begin_object().key("profile").value(out);
+  j.key("objective_before").value(r.objective_before).key("objective_after").value(r.objective_after);
+  j.key("figures").begin_array();
+  for (const auto& f : r.figures) {
+    j.begin_object().key("device_type").value(f.device_type).key("param").value(calibration::to_string(f.param));
+    j.key("catalog").value(f.catalog_value).key("fitted").value(f.fitted_value).key("rows").value(f.rows).end_object();
+  }
+  j.end_array().key("suites").begin_array();
+  for (const auto& s : r.suites) {
+    j.begin_object().key("suite").value(s.suite).key("rows_used").value(s.rows_used);
+    j.key("rows_skipped").value(s.rows_skipped).key("mape_before").value(s.mape_before);
+    j.key("mape_after").value(s.mape_after).end_object();
+  }
+  j.end_array().end_object();
+  std::cout << j.str();
+}
+
+void run_fit(const FitVerbOptions& o) {
+  calibration::RunFitOptions options;
+  options.params.clear();
+  for (const std::string& name : o.params) {
+    const auto p = calibration::parse_run_fit_param(name);
+    if (!p) {
+      std::cerr << "hetsim fit: error: --params: unknown figure '" << name << "' (expected gemm, memory or host)\n";
+      throw VerbExit{kExitBadInput};
+    }
+    options.params.push_back(*p);
+  }
+  const models::Catalog& catalog = models::Catalog::builtin();
+  const std::vector<models::Suite> suites = load_suite_files(o.suites, catalog);
+
+  calibration::RunFitResult r;
+  try {
+    r = calibration::fit_to_runs(suites, catalog, options);
+  } catch (const std::runtime_error& e) {
+    std::cerr << "hetsim fit: error: " << e.what() << "\n";
+    throw VerbExit{kExitFailure};
+  }
+  std::string params;
+  for (const std::string& p : o.params) params += (params.empty() ? "" : ",") + p;
+  int rows = 0;
+  for (const auto& s : r.suites) rows += s.rows_used;
+  r.profile.source = "`hetsim fit --params " + params + "` on " + utc_now() + ": " + r.profile.source +
+                     "; mean |ln(predicted/measured)| " + figure(calibration::RunFitParam::kGemm, r.objective_before) +
+                     " -> " + figure(calibration::RunFitParam::kGemm, r.objective_after);
+  const std::vector<std::string> header = {
+      "Profile fitted to measured iteration times (kind: profile, docs/inputs.md; calibration/run_fit.hpp).",
+      "Only the fitted figures are set; every other figure stays the catalog's."};
+  models::write_text_file_atomic(o.out, calibration::profile_to_yaml(r.profile, header));
+
+  if (o.format == OutputFormat::kJson) return print_json(r, o.out);
+  std::cout << "fit: " << rows << " rows of " << r.suites.size() << " suite(s); mean |ln(predicted/measured)| "
+            << figure(calibration::RunFitParam::kGemm, r.objective_before) << " -> "
+            << figure(calibration::RunFitParam::kGemm, r.objective_after) << "\n";
+  TextTable figures({"device type", "figure", "catalog", "fitted", "rows"});
+  for (const auto& f : r.figures)
+    figures.add_row({f.device_type, calibration::to_string(f.param), figure(f.param, f.catalog_value),
+                     figure(f.param, f.fitted_value), std::to_string(f.rows)});
+  figures.print(std::cout);
+  TextTable per_suite({"suite", "rows", "skipped", "MAPE before", "after"});
+  for (const auto& s : r.suites)
+    per_suite.add_row({s.suite, std::to_string(s.rows_used), std::to_string(s.rows_skipped), percent(s.mape_before),
+                       percent(s.mape_after)});
+  per_suite.print(std::cout);
+  std::cout << "wrote " << o.out << " (use it with --profile)\n";
+}
+
+}  // namespace
+
+void add_fit_verb(CLI::App& app) {
+  auto o = std::make_shared<FitVerbOptions>();
+  CLI::App* verb = app.add_subcommand(
+      "fit", "Fit each GPU type's efficiency figures to measured iteration times (suites) and write a Profile");
+  verb->add_option("suites", o->suites, "Suite files of measured runs (format of docs/validation.md)")->required();
+  verb->add_option("--out", o->out, "Profile to write (atomically; default profile.yaml)")->check(output_file_check());
+  verb->add_option("--params", o->params, "Figures to fit per GPU type: gemm (default), memory, host")
+      ->delimiter(',');
+  add_format_option(verb, &o->format);
+  verb->callback([o] { run_fit(*o); });
+}
+
+}  // namespace hetsim::cli

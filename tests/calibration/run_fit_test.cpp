@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: Apache-2.0
+// Fitting a profile to measured runs (calibration/run_fit.hpp): on "measurements" that the model
+// itself produced with known efficiency figures, the fit must find those figures again, and the
+// profile it writes must reproduce the measurements through the loader and apply_profile.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+#include <string>
+
+#include "calibrate.hpp"
+#include "predictor.hpp"
+#include "profile.hpp"
+#include "run_fit.hpp"
+#include "validation_suite.hpp"
+
+namespace hetsim::calibration {
+namespace {
+
+using models::Catalog;
+
+/// A heterogeneous v2 suite: two A100 nodes and one V100 node, rows that load them differently.
+std::string suite_text(const std::vector<double>& measured) {
+  std::ostringstream o;
+  o << R"(format: 2
+suite: synthetic
+source: "test data: times predicted with known efficiency figures"
+metric: iteration_time_s
+system:
+  nodes:
+    - {gpu: a100-sxm4-80gb, count: 2, gpus_per_node: 8, intra_node_bandwidth: "300GB/s", nic_bandwidth: "100GB/s"}
+    - {gpu: v100-sxm2-32gb, count: 1, gpus_per_node: 8, intra_node_bandwidth: "150GB/s", nic_bandwidth: "50GB/s"}
+defaults:
+  model: {layers: 24, hidden: 2048, heads: 16, seq_len: 2048, vocab: 51200}
+  training: {dtype: fp16, recompute: none, schedule: 1f1b}
+rows:
+)";
+  const char* rows[] = {
+      "{id: a100-tp8, batch: {global: 64, micro: 2}, plan: {stages: [{layers: 24, replicas: [{gpus: [0,1,2,3,4,5,6,7]}]}]}",
+      "{id: a100-dp2, batch: {global: 64, micro: 4}, plan: {stages: [{layers: 24, replicas: [{gpus: [0,1]}, {gpus: [8,9]}]}]}",
+      "{id: v100-tp4, batch: {global: 32, micro: 1}, plan: {stages: [{layers: 24, replicas: [{gpus: [16,17,18,19]}]}]}",
+      "{id: mixed-pp2, batch: {global: 64, micro: 1}, plan: {stages: [{layers: 16, replicas: [{gpus: [0,1]}]}, "
+      "{layers: 8, replicas: [{gpus: [16,17]}]}]}",
+      "{id: a100-small, batch: {global: 16, micro: 1}, model: {hidden: 1024, heads: 8}, plan: {stages: [{layers: 24, "
+      "replicas: [{gpus: [2]}]}]}",
+  };
+  for (std::size_t i = 0; i < std::size(rows); ++i)
+    o << "  - " << rows[i] << ", measured: " << (i < measured.size() ? measured[i] : 1.0) << "}\n";
+  return o.str();
+}
+
+/// The suite's predictions with `profile` applied: the "measurements" of a run whose framework
+/// reaches the profile's figures.
+std::vector<double> predicted_with(const models::Profile& profile) {
+  const models::Suite s = models::parse_suite(suite_text({}), Catalog::builtin(), "synthetic.yaml");
+  std::vector<double> out;
+  for (const models::SuiteRow& row : s.rows) {
+    const models::RowResult r = models::validate_row(
+        s, row, Catalog::builtin(), [&](const models::Cluster& c, const models::Workload& w, const models::Plan& p) {
+          models::Cluster calibrated = c;
+          models::apply_profile(calibrated, profile);
+          return models::predict(calibrated, w, p);
+        });
+    EXPECT_EQ(r.status, "ok") << row.id << ": " << r.reason;
+    out.push_back(r.predicted.value_or(1.0));
+  }
+  return out;
+}
+
+TEST(RunFit, RecoversTheGemmEfficienciesThatProducedTheMeasurements) {
+  models::Profile truth;
+  truth.devices["a100-sxm4-80gb"].gemm_efficiency = 0.60;  // catalog 0.77
+  truth.devices["v100-sxm2-32gb"].gemm_efficiency = 0.45;
+  const std::vector<double> measured = predicted_with(truth);
+  const models::Suite s = models::parse_suite(suite_text(measured), Catalog::builtin(), "synthetic.yaml");
+
+  const RunFitResult r = fit_to_runs({s}, Catalog::builtin(), RunFitOptions{});
+  ASSERT_EQ(r.figures.size(), 2u);
+  for (const FittedFigure& f : r.figures) {
+    const double want = f.device_type == "a100-sxm4-80gb" ? 0.60 : 0.45;
+    EXPECT_NEAR(f.fitted_value, want, 0.01) << f.device_type;
+    EXPECT_EQ(f.param, RunFitParam::kGemm);
+  }
+  EXPECT_GT(r.objective_before, 0.05);  // the catalog's figures are off by 20-40%
+  EXPECT_LT(r.objective_after, 0.005);
+  ASSERT_EQ(r.suites.size(), 1u);
+  EXPECT_EQ(r.suites[0].rows_used, 5);
+  EXPECT_LT(r.suites[0].mape_after, 0.005);
+  EXPECT_GT(r.suites[0].mape_before, 0.05);
+
+  // Written and read back, the profile reproduces the measurements.
+  const models::Profile back = models::parse_profile(profile_to_yaml(r.profile, {"test"}), "fit.yaml");
+  const std::vector<double> again = predicted_with(back);
+  for (std::size_t i = 0; i < measured.size(); ++i) EXPECT_NEAR(again[i] / measured[i], 1.0, 0.01) << i;
+}
+
+TEST(RunFit, FitsHostTimeWhereSmallKernelsAreHostBound) {
+  models::Profile truth;
+  truth.devices["a100-sxm4-80gb"].framework_op_host_s = 120e-6;  // catalog 49 us
+  const std::vector<double> measured = predicted_with(truth);
+  const models::Suite s = models::parse_suite(suite_text(measured), Catalog::builtin(), "synthetic.yaml");
+  RunFitOptions o;
+  o.params = {RunFitParam::kHost};
+  const RunFitResult r = fit_to_runs({s}, Catalog::builtin(), o);
+  bool seen = false;
+  for (const FittedFigure& f : r.figures) {
+    if (f.device_type != "a100-sxm4-80gb") continue;
+    seen = true;
+    EXPECT_NEAR(f.fitted_value, 120e-6, 5e-6);
+    EXPECT_NEAR(f.catalog_value, 49e-6, 1e-9);
+  }
+  EXPECT_TRUE(seen);
+  EXPECT_LT(r.objective_after, r.objective_before);
+}
+
+TEST(RunFit, NamesOfTheFiguresRoundTrip) {
+  for (RunFitParam p : {RunFitParam::kGemm, RunFitParam::kMemory, RunFitParam::kHost})
+    EXPECT_EQ(parse_run_fit_param(to_string(p)), p);
+  EXPECT_FALSE(parse_run_fit_param("speed"));
+}
+
+TEST(RunFit, NoPredictableRowIsAnError) {
+  // One row that does not fit in memory: nothing to fit.
+  const models::Suite s = models::parse_suite(R"(suite: none
+source: "test"
+metric: iteration_time_s
+system: {gpu: t4, gpus_per_node: 1, intra_node_bandwidth: "16GB/s", inter_node_bandwidth: "1GB/s"}
+defaults:
+  model: {vocab: 51200, seq_len: 2048}
+  training: {dtype: fp16, recompute: none, schedule: 1f1b}
+rows:
+  - {id: huge, model: {layers: 96, hidden: 12288, heads: 96}, parallel: {tp: 1, pp: 1, dp: 1}, batch: {global: 1, micro: 1}, measured: 1}
+)",
+                                                      Catalog::builtin(), "none.yaml");
+  EXPECT_THROW(fit_to_runs({s}, Catalog::builtin(), RunFitOptions{}), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace hetsim::calibration
