@@ -191,7 +191,9 @@ def commands_for(kind, seed, mfile, tmp, rng):
                 (["describe", mfile], [mfile], [])]
     if kind == "suite":
         emit = os.path.join(tmp, "emitted")
-        return [(["validate", mfile, "--format", "json", "--emit-dir", emit], [mfile], [emit])]
+        fitted = os.path.join(tmp, "fitted.yaml")
+        return [(["validate", mfile, "--format", "json", "--emit-dir", emit], [mfile], [emit]),
+                (["fit", mfile, "--out", fitted], [mfile], [fitted])]
     raise ValueError(kind)
 
 
@@ -277,6 +279,12 @@ def misuse_cases(tmp):
         (["simulate"] + cw + ["--tp", "1", "--grad-buckets", "0"], [], 2, []),
         (["predict"] + cw + ["--tp", "1", "--engine", "nope"], [], 2, []),
         (["validate", "tests/config/suites/tiny-v2.yaml", "--engine", "nope"], [], 2, []),
+        (["fit"], [], 2, []),
+        (["fit", "tests/config/suites/tiny-v2.yaml", "--params", "speed"], [], 2, []),
+        (["fit", "tests/config/suites/tiny-v2.yaml", "--params", ""], [], 2, []),
+        (["fit", "tests/config/suites/tiny-v2.yaml", "--out", os.path.join(missing_dir, "p.yaml")], [], None,
+         [os.path.join(missing_dir, "p.yaml")]),
+        (["validate", "tests/config/suites/tiny-v2.yaml", "--profile", "clusters"], ["clusters"], 2, []),
         (["predict"] + cw + ["--tp", "1", "--interleave", "0"], [], 2, []),
         (["predict"] + cw + ["--tp", "1", "--zero", "4"], [], 2, []),
         (["predict"] + cw + ["--tp", "1", "--zero", "-1"], [], 2, []),
