@@ -34,13 +34,17 @@ std::string percent(double fraction) {
   return o.str();
 }
 
-std::string figure(calibration::RunFitParam p, double v) {
-  if (p == calibration::RunFitParam::kHost) return models::format_time(v);
+std::string three_decimals(double v) {
   std::ostringstream o;
   o.setf(std::ios::fixed);
   o.precision(3);
   o << v;
   return o.str();
+}
+
+/// A fitted figure as the table shows it: efficiencies as fractions, host time with its unit.
+std::string figure(calibration::RunFitParam p, double v) {
+  return p == calibration::RunFitParam::kHost ? models::format_time(v) : three_decimals(v);
 }
 
 void print_json(const calibration::RunFitResult& r, const std::string& out) {
@@ -88,8 +92,8 @@ void run_fit(const FitVerbOptions& o) {
   int rows = 0;
   for (const auto& s : r.suites) rows += s.rows_used;
   r.profile.source = "`hetsim fit --params " + params + "` on " + utc_now() + ": " + r.profile.source +
-                     "; mean |ln(predicted/measured)| " + figure(calibration::RunFitParam::kGemm, r.objective_before) +
-                     " -> " + figure(calibration::RunFitParam::kGemm, r.objective_after);
+                     "; mean |ln(predicted/measured)| " + three_decimals(r.objective_before) +
+                     " -> " + three_decimals(r.objective_after);
   const std::vector<std::string> header = {
       "Profile fitted to measured iteration times (kind: profile, docs/inputs.md; calibration/run_fit.hpp).",
       "Only the fitted figures are set; every other figure stays the catalog's."};
@@ -97,8 +101,8 @@ void run_fit(const FitVerbOptions& o) {
 
   if (o.format == OutputFormat::kJson) return print_json(r, o.out);
   std::cout << "fit: " << rows << " rows of " << r.suites.size() << " suite(s); mean |ln(predicted/measured)| "
-            << figure(calibration::RunFitParam::kGemm, r.objective_before) << " -> "
-            << figure(calibration::RunFitParam::kGemm, r.objective_after) << "\n";
+            << three_decimals(r.objective_before) << " -> "
+            << three_decimals(r.objective_after) << "\n";
   TextTable figures({"device type", "figure", "catalog", "fitted", "rows"});
   for (const auto& f : r.figures)
     figures.add_row({f.device_type, calibration::to_string(f.param), figure(f.param, f.catalog_value),
