@@ -165,6 +165,7 @@ std::string profile_to_yaml(const models::Profile& p, const std::vector<std::str
     o << "    efficiency:\n";
     if (d.gemm_efficiency) o << "      gemm: " << fixed(*d.gemm_efficiency, "") << '\n';
     if (d.gemm_fp32_efficiency) o << "      gemm_fp32: " << fixed(*d.gemm_fp32_efficiency, "") << '\n';
+    if (d.flash_scale) o << "      flash: " << fixed(*d.flash_scale, "") << '\n';
     if (d.gemm_half_work_flop) o << "      gemm_half_work: \"" << fixed(*d.gemm_half_work_flop, "FLOP", 0) << "\"\n";
     if (d.memory_efficiency) o << "      memory: " << fixed(*d.memory_efficiency, "") << '\n';
     if (d.kernel_launch_s) o << "      kernel_launch: \"" << fixed(*d.kernel_launch_s * 1e9, "ns", 1) << "\"\n";

@@ -52,6 +52,7 @@ void apply(const std::vector<Variable>& vars, const std::map<std::string, BaseFi
         break;
       case RunFitParam::kMemory: e.memory_efficiency = v.value; break;
       case RunFitParam::kHost: e.framework_op_host_s = v.value; break;
+      case RunFitParam::kFlash: e.flash_scale = v.value; break;
     }
   }
   for (PreparedRow& r : rows)
@@ -120,12 +121,13 @@ const char* to_string(RunFitParam p) {
     case RunFitParam::kGemm: return "gemm";
     case RunFitParam::kMemory: return "memory";
     case RunFitParam::kHost: return "host";
+    case RunFitParam::kFlash: return "flash";
   }
   return "?";
 }
 
 std::optional<RunFitParam> parse_run_fit_param(std::string_view name) {
-  for (RunFitParam p : {RunFitParam::kGemm, RunFitParam::kMemory, RunFitParam::kHost})
+  for (RunFitParam p : {RunFitParam::kGemm, RunFitParam::kMemory, RunFitParam::kHost, RunFitParam::kFlash})
     if (name == to_string(p)) return p;
   return std::nullopt;
 }
@@ -179,6 +181,8 @@ RunFitResult fit_to_runs(const std::vector<models::Suite>& suites, const models:
         v.lo = 0.05 / top, v.hi = 1.0 / top;  // efficiencies between 0.05 and 1
       } else if (p == RunFitParam::kMemory) {
         v.value = b.efficiency.memory_efficiency, v.lo = 0.05, v.hi = 1.0;
+      } else if (p == RunFitParam::kFlash) {
+        v.value = b.efficiency.flash_scale, v.lo = 0.1, v.hi = 2.0;  // the profile's range
       } else {
         v.value = b.efficiency.framework_op_host_s, v.lo = 0, v.hi = 500e-6, v.log_scale = false;
       }
@@ -236,6 +240,10 @@ RunFitResult fit_to_runs(const std::vector<models::Suite>& suites, const models:
       case RunFitParam::kHost:
         f.catalog_value = b.efficiency.framework_op_host_s;
         d.framework_op_host_s = f.fitted_value = v.value;
+        break;
+      case RunFitParam::kFlash:
+        f.catalog_value = b.efficiency.flash_scale;
+        d.flash_scale = f.fitted_value = v.value;
         break;
     }
     out.figures.push_back(f);

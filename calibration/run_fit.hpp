@@ -21,6 +21,7 @@ enum class RunFitParam {
   kGemm,    ///< scale on the GEMM efficiencies (gemm and gemm_fp32 alike): the compute rate
   kMemory,  ///< memory efficiency (memory-bound kernels)
   kHost,    ///< framework_op_host: host time per launched kernel
+  kFlash,   ///< flash: scale on the FlashAttention efficiencies (rows with flash_attention)
 };
 const char* to_string(RunFitParam p);
 std::optional<RunFitParam> parse_run_fit_param(std::string_view name);

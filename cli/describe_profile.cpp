@@ -23,6 +23,10 @@ std::string device_figures(const models::DeviceProfile& d) {
     std::snprintf(buf, sizeof buf, "gemm fp32 %.3f", *d.gemm_fp32_efficiency);
     add(buf);
   }
+  if (d.flash_scale) {
+    std::snprintf(buf, sizeof buf, "flash scale %.3f", *d.flash_scale);
+    add(buf);
+  }
   if (d.gemm_half_work_flop) add("half-work " + format_work(*d.gemm_half_work_flop));
   if (d.memory_efficiency) {
     std::snprintf(buf, sizeof buf, "memory %.3f", *d.memory_efficiency);
@@ -58,6 +62,7 @@ void json_profile(models::JsonOut& j, const models::Profile& p) {
     }
     if (d.gemm_efficiency) j.key("gemm_efficiency").value(*d.gemm_efficiency);
     if (d.gemm_fp32_efficiency) j.key("gemm_fp32_efficiency").value(*d.gemm_fp32_efficiency);
+    if (d.flash_scale) j.key("flash_scale").value(*d.flash_scale);
     if (d.gemm_half_work_flop) j.key("gemm_half_work_flop").value(*d.gemm_half_work_flop);
     if (d.memory_efficiency) j.key("memory_efficiency").value(*d.memory_efficiency);
     if (d.kernel_launch_s) j.key("kernel_launch_s").value(*d.kernel_launch_s);

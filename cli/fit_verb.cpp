@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// `hetsim fit SUITE.yaml... [--out profile.yaml] [--params gemm,memory,host] [--format table|json]`:
+// `hetsim fit SUITE.yaml... [--out profile.yaml] [--params gemm,memory,host,flash] [--format table|json]`:
 // fits the efficiency figures of each GPU type to measured iteration times (calibration/run_fit.hpp)
 // and writes them as a profile that predict, plan, simulate and validate accept with --profile.
 // Exit code 2 on bad input, 1 when no row can be predicted.
@@ -72,7 +72,7 @@ void run_fit(const FitVerbOptions& o) {
   for (const std::string& name : o.params) {
     const auto p = calibration::parse_run_fit_param(name);
     if (!p) {
-      std::cerr << "hetsim fit: error: --params: unknown figure '" << name << "' (expected gemm, memory or host)\n";
+      std::cerr << "hetsim fit: error: --params: unknown figure '" << name << "' (expected gemm, memory, host or flash)\n";
       throw VerbExit{kExitBadInput};
     }
     options.params.push_back(*p);
@@ -124,7 +124,7 @@ void add_fit_verb(CLI::App& app) {
       "fit", "Fit each GPU type's efficiency figures to measured iteration times (suites) and write a Profile");
   verb->add_option("suites", o->suites, "Suite files of measured runs (format of docs/validation.md)")->required();
   verb->add_option("--out", o->out, "Profile to write (atomically; default profile.yaml)")->check(output_file_check());
-  verb->add_option("--params", o->params, "Figures to fit per GPU type: gemm (default), memory, host")
+  verb->add_option("--params", o->params, "Figures to fit per GPU type: gemm (default), memory, host, flash")
       ->delimiter(',');
   add_format_option(verb, &o->format);
   verb->callback([o] { run_fit(*o); });

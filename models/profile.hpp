@@ -20,6 +20,9 @@ struct DeviceProfile {
   std::optional<double> gemm_efficiency, gemm_half_work_flop, memory_efficiency, kernel_launch_s,
       framework_op_host_s, framework_pass_host_s;
   std::optional<double> gemm_fp32_efficiency;  ///< EfficiencyModel::gemm_fp32_efficiency (key gemm_fp32)
+  /// EfficiencyModel::flash_scale (key flash), up to 2: a fused attention as fast as the GEMMs
+  /// (models/compute_cost.hpp: FlashAttention runs at 0.51 / 0.43 of the GEMM efficiency at scale 1).
+  std::optional<double> flash_scale;
 };
 
 /// Achieved figures of one link class (what a microbenchmark measures, efficiencies included):

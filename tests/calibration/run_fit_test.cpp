@@ -20,7 +20,9 @@ namespace {
 using models::Catalog;
 
 /// A heterogeneous v2 suite: two A100 nodes and one V100 node, rows that load them differently.
-std::string suite_text(const std::vector<double>& measured) {
+std::string suite_text(const std::vector<double>& measured,
+                       const std::string& training = "{dtype: fp16, recompute: none, schedule: 1f1b}",
+                       int seq_len = 2048) {
   std::ostringstream o;
   o << R"(format: 2
 suite: synthetic
@@ -31,8 +33,8 @@ system:
     - {gpu: a100-sxm4-80gb, count: 2, gpus_per_node: 8, intra_node_bandwidth: "300GB/s", nic_bandwidth: "100GB/s"}
     - {gpu: v100-sxm2-32gb, count: 1, gpus_per_node: 8, intra_node_bandwidth: "150GB/s", nic_bandwidth: "50GB/s"}
 defaults:
-  model: {layers: 24, hidden: 2048, heads: 16, seq_len: 2048, vocab: 51200}
-  training: {dtype: fp16, recompute: none, schedule: 1f1b}
+  model: {layers: 24, hidden: 2048, heads: 16, seq_len: )" << seq_len << R"(, vocab: 51200}
+  training: )" << training << R"(
 rows:
 )";
   const char* rows[] = {
@@ -51,8 +53,8 @@ rows:
 
 /// The suite's predictions with `profile` applied: the "measurements" of a run whose framework
 /// reaches the profile's figures.
-std::vector<double> predicted_with(const models::Profile& profile) {
-  const models::Suite s = models::parse_suite(suite_text({}), Catalog::builtin(), "synthetic.yaml");
+std::vector<double> predicted_with(const models::Profile& profile, const std::string& text = suite_text({})) {
+  const models::Suite s = models::parse_suite(text, Catalog::builtin(), "synthetic.yaml");
   std::vector<double> out;
   for (const models::SuiteRow& row : s.rows) {
     const models::RowResult r = models::validate_row(
@@ -113,8 +115,30 @@ TEST(RunFit, FitsHostTimeWhereSmallKernelsAreHostBound) {
   EXPECT_LT(r.objective_after, r.objective_before);
 }
 
+TEST(RunFit, FitsTheFlashAttentionScaleOnLongSequences) {
+  // FlashAttention at 8k tokens, full recompute: the attention core is a large part of every row,
+  // and a faster fused attention (scale 1.5) is what the rows show.
+  const std::string training = "{dtype: fp16, recompute: full, schedule: 1f1b, flash_attention: true}";
+  models::Profile truth;
+  truth.devices["a100-sxm4-80gb"].flash_scale = 1.5;
+  truth.devices["v100-sxm2-32gb"].flash_scale = 1.5;
+  const std::vector<double> measured = predicted_with(truth, suite_text({}, training, 8192));
+  const models::Suite s = models::parse_suite(suite_text(measured, training, 8192), Catalog::builtin(), "f.yaml");
+  RunFitOptions o;
+  o.params = {RunFitParam::kFlash};
+  const RunFitResult r = fit_to_runs({s}, Catalog::builtin(), o);
+  ASSERT_EQ(r.figures.size(), 2u);
+  for (const FittedFigure& f : r.figures) {
+    EXPECT_NEAR(f.fitted_value, 1.5, 0.03) << f.device_type;
+    EXPECT_DOUBLE_EQ(f.catalog_value, 1.0) << f.device_type;
+  }
+  EXPECT_LT(r.objective_after, 0.005);
+  const models::Profile back = models::parse_profile(profile_to_yaml(r.profile, {}), "f.yaml");
+  EXPECT_NEAR(*back.devices.at("a100-sxm4-80gb").flash_scale, 1.5, 0.03);
+}
+
 TEST(RunFit, NamesOfTheFiguresRoundTrip) {
-  for (RunFitParam p : {RunFitParam::kGemm, RunFitParam::kMemory, RunFitParam::kHost})
+  for (RunFitParam p : {RunFitParam::kGemm, RunFitParam::kMemory, RunFitParam::kHost, RunFitParam::kFlash})
     EXPECT_EQ(parse_run_fit_param(to_string(p)), p);
   EXPECT_FALSE(parse_run_fit_param("speed"));
 }
