@@ -22,6 +22,7 @@ enum class RunFitParam {
   kMemory,  ///< memory efficiency (memory-bound kernels)
   kHost,    ///< framework_op_host: host time per launched kernel
   kFlash,   ///< flash: scale on the FlashAttention efficiencies (rows with flash_attention)
+  kLinks,   ///< achieved bandwidth of every link class the rows use (profile `links:`)
 };
 const char* to_string(RunFitParam p);
 std::optional<RunFitParam> parse_run_fit_param(std::string_view name);
@@ -32,10 +33,10 @@ struct RunFitOptions {
 };
 
 struct FittedFigure {
-  std::string device_type;
+  std::string device_type;  ///< for kLinks: the link class (nvswitch, infiniband, ...)
   RunFitParam param = RunFitParam::kGemm;
-  double catalog_value = 0, fitted_value = 0;  ///< gemm: the efficiency in the rows' dtype
-  int rows = 0;                                ///< rows that run on this device type
+  double catalog_value = 0, fitted_value = 0;  ///< gemm: the efficiency in the rows' dtype; links: B/s
+  int rows = 0;                                ///< rows that run on this device type (use this link class)
 };
 
 struct SuiteFit {
@@ -47,6 +48,9 @@ struct SuiteFit {
 struct RunFitResult {
   models::Profile profile;
   std::vector<FittedFigure> figures;
+  /// Link classes not fitted, with why: a profile holds one achieved figure per class, so a
+  /// class whose links differ between the suites' nodes (e.g. two Ethernet speeds) is left alone.
+  std::vector<std::string> links_not_fitted;
   std::vector<SuiteFit> suites;
   /// Mean |ln(predicted / measured)| over the rows used: the fit's objective (symmetric in
   /// over- and under-prediction, so no row dominates by being slow).

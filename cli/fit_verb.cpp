@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// `hetsim fit SUITE.yaml... [--out profile.yaml] [--params gemm,memory,host,flash] [--format table|json]`:
+// `hetsim fit SUITE.yaml... [--out profile.yaml] [--params gemm,memory,host,flash,links] [--format table|json]`:
 // fits the efficiency figures of each GPU type to measured iteration times (calibration/run_fit.hpp)
 // and writes them as a profile that predict, plan, simulate and validate accept with --profile.
 // Exit code 2 on bad input, 1 when no row can be predicted.
@@ -42,9 +42,11 @@ std::string three_decimals(double v) {
   return o.str();
 }
 
-/// A fitted figure as the table shows it: efficiencies as fractions, host time with its unit.
+/// A fitted figure as the table shows it: efficiencies as fractions, times and bandwidths with units.
 std::string figure(calibration::RunFitParam p, double v) {
-  return p == calibration::RunFitParam::kHost ? models::format_time(v) : three_decimals(v);
+  if (p == calibration::RunFitParam::kHost) return models::format_time(v);
+  if (p == calibration::RunFitParam::kLinks) return models::format_bandwidth(v);
+  return three_decimals(v);
 }
 
 void print_json(const calibration::RunFitResult& r, const std::string& out) {
@@ -56,6 +58,8 @@ void print_json(const calibration::RunFitResult& r, const std::string& out) {
     j.begin_object().key("device_type").value(f.device_type).key("param").value(calibration::to_string(f.param));
     j.key("catalog").value(f.catalog_value).key("fitted").value(f.fitted_value).key("rows").value(f.rows).end_object();
   }
+  j.end_array().key("links_not_fitted").begin_array();
+  for (const std::string& why : r.links_not_fitted) j.value(why);
   j.end_array().key("suites").begin_array();
   for (const auto& s : r.suites) {
     j.begin_object().key("suite").value(s.suite).key("rows_used").value(s.rows_used);
@@ -72,7 +76,7 @@ void run_fit(const FitVerbOptions& o) {
   for (const std::string& name : o.params) {
     const auto p = calibration::parse_run_fit_param(name);
     if (!p) {
-      std::cerr << "hetsim fit: error: --params: unknown figure '" << name << "' (expected gemm, memory, host or flash)\n";
+      std::cerr << "hetsim fit: error: --params: unknown figure '" << name << "' (expected gemm, memory, host, flash or links)\n";
       throw VerbExit{kExitBadInput};
     }
     options.params.push_back(*p);
@@ -103,11 +107,12 @@ void run_fit(const FitVerbOptions& o) {
   std::cout << "fit: " << rows << " rows of " << r.suites.size() << " suite(s); mean |ln(predicted/measured)| "
             << three_decimals(r.objective_before) << " -> "
             << three_decimals(r.objective_after) << "\n";
-  TextTable figures({"device type", "figure", "catalog", "fitted", "rows"});
+  TextTable figures({"device type / link", "figure", "catalog", "fitted", "rows"});
   for (const auto& f : r.figures)
     figures.add_row({f.device_type, calibration::to_string(f.param), figure(f.param, f.catalog_value),
                      figure(f.param, f.fitted_value), std::to_string(f.rows)});
   figures.print(std::cout);
+  for (const std::string& why : r.links_not_fitted) std::cout << "link class not fitted: " << why << "\n";
   TextTable per_suite({"suite", "rows", "skipped", "MAPE before", "after"});
   for (const auto& s : r.suites)
     per_suite.add_row({s.suite, std::to_string(s.rows_used), std::to_string(s.rows_skipped), percent(s.mape_before),
@@ -124,7 +129,7 @@ void add_fit_verb(CLI::App& app) {
       "fit", "Fit each GPU type's efficiency figures to measured iteration times (suites) and write a Profile");
   verb->add_option("suites", o->suites, "Suite files of measured runs (format of docs/validation.md)")->required();
   verb->add_option("--out", o->out, "Profile to write (atomically; default profile.yaml)")->check(output_file_check());
-  verb->add_option("--params", o->params, "Figures to fit per GPU type: gemm (default), memory, host, flash")
+  verb->add_option("--params", o->params, "Figures to fit per GPU type: gemm (default), memory, host, flash; links: the achieved bandwidth of each link class")
       ->delimiter(',');
   add_format_option(verb, &o->format);
   verb->callback([o] { run_fit(*o); });

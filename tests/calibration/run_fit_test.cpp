@@ -137,8 +137,80 @@ TEST(RunFit, FitsTheFlashAttentionScaleOnLongSequences) {
   EXPECT_NEAR(*back.devices.at("a100-sxm4-80gb").flash_scale, 1.5, 0.03);
 }
 
+/// A homogeneous suite whose rows cross nodes (DP and PP over InfiniBand) and vary how much.
+std::string multi_node_suite(const std::vector<double>& measured) {
+  std::ostringstream o;
+  o << R"(suite: links
+source: "test data: times predicted with known link figures"
+metric: iteration_time_s
+system: {gpu: a100-sxm4-80gb, gpus_per_node: 8, intra_node_bandwidth: "300GB/s", inter_node_bandwidth: "25GB/s", inter_node_latency: "5us"}
+defaults:
+  model: {layers: 24, hidden: 4096, heads: 32, seq_len: 2048, vocab: 51200}
+  training: {dtype: fp16, recompute: full, schedule: 1f1b}
+rows:
+)";
+  const char* rows[] = {"{id: dp4, parallel: {tp: 8, pp: 1, dp: 4}, batch: {global: 32, micro: 1}",
+                        "{id: dp32, parallel: {tp: 1, pp: 1, dp: 32, zero: 1}, batch: {global: 64, micro: 2}",
+                        "{id: pp4, parallel: {tp: 8, pp: 4, dp: 1}, batch: {global: 64, micro: 1}",
+                        "{id: tp8-only, parallel: {tp: 8, pp: 1, dp: 1}, batch: {global: 8, micro: 1}"};
+  for (std::size_t i = 0; i < std::size(rows); ++i)
+    o << "  - " << rows[i] << ", measured: " << (i < measured.size() ? measured[i] : 1.0) << "}\n";
+  return o.str();
+}
+
+TEST(RunFit, FitsTheAchievedBandwidthOfEachLinkClass) {
+  // On its own predictions the fit keeps every link class where it is: the achieved figures it
+  // reads off the clusters are the inverse of apply_profile's conversion.
+  const std::vector<double> catalog_times = predicted_with({}, multi_node_suite({}));
+  RunFitOptions o;
+  o.params = {RunFitParam::kLinks};
+  const RunFitResult same =
+      fit_to_runs({models::parse_suite(multi_node_suite(catalog_times), Catalog::builtin(), "l.yaml")},
+                  Catalog::builtin(), o);
+  EXPECT_LT(same.objective_before, 1e-5);  // the measurements are written with 6 digits
+  double ib_Bps = 0;
+  for (const FittedFigure& f : same.figures) {
+    EXPECT_NEAR(f.fitted_value / f.catalog_value, 1.0, 0.02) << f.device_type;
+    if (f.device_type == "infiniband") ib_Bps = f.catalog_value;
+  }
+  ASSERT_GT(ib_Bps, 0);
+
+  // InfiniBand at half its achieved figure (same latency): the fit finds the half again.
+  const models::Suite probe = models::parse_suite(multi_node_suite({}), Catalog::builtin(), "l.yaml");
+  const models::Cluster c = models::suite_cluster(probe.rows[0].system, 32, Catalog::builtin());
+  models::Profile truth;
+  truth.links["infiniband"] = {0.5 * ib_Bps,
+                               2 * c.node_types[0].nics.latency_s + c.zones[c.nodes[0].zone].fabric.latency_s};
+  const std::vector<double> measured = predicted_with(truth, multi_node_suite({}));
+  const RunFitResult r =
+      fit_to_runs({models::parse_suite(multi_node_suite(measured), Catalog::builtin(), "l.yaml")}, Catalog::builtin(), o);
+  EXPECT_GT(r.objective_before, 0.02);
+  EXPECT_LT(r.objective_after, 0.003);
+  for (const FittedFigure& f : r.figures) {
+    if (f.device_type == "infiniband") {
+      EXPECT_NEAR(f.fitted_value / ib_Bps, 0.5, 0.03);
+    }
+  }
+  EXPECT_TRUE(r.links_not_fitted.empty());
+}
+
+TEST(RunFit, LinkClassesWithDifferentFiguresAreNotFitted) {
+  // The heterogeneous suite's A100 and V100 nodes have NICs of 100 and 50 GB/s: one profile
+  // figure cannot stand for both.
+  const models::Suite s = models::parse_suite(suite_text(predicted_with({})), Catalog::builtin(), "s.yaml");
+  RunFitOptions o;
+  o.params = {RunFitParam::kLinks};
+  const RunFitResult r = fit_to_runs({s}, Catalog::builtin(), o);
+  ASSERT_EQ(r.links_not_fitted.size(), 2u);  // the NICs, and the intra fabrics (300 vs 150 GB/s)
+  EXPECT_EQ(r.links_not_fitted[0].rfind("ethernet: ", 0), 0u) << r.links_not_fitted[0];
+  EXPECT_EQ(r.links_not_fitted[1].rfind("nvlink: ", 0), 0u) << r.links_not_fitted[1];
+  EXPECT_TRUE(r.figures.empty());
+  EXPECT_TRUE(r.profile.links.empty());
+}
+
 TEST(RunFit, NamesOfTheFiguresRoundTrip) {
-  for (RunFitParam p : {RunFitParam::kGemm, RunFitParam::kMemory, RunFitParam::kHost, RunFitParam::kFlash})
+  for (RunFitParam p : {RunFitParam::kGemm, RunFitParam::kMemory, RunFitParam::kHost, RunFitParam::kFlash,
+                        RunFitParam::kLinks})
     EXPECT_EQ(parse_run_fit_param(to_string(p)), p);
   EXPECT_FALSE(parse_run_fit_param("speed"));
 }
