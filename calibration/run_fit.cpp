@@ -249,7 +249,10 @@ RunFitResult fit_to_runs(const std::vector<models::Suite>& suites, const models:
   if (rows.empty()) throw std::runtime_error("no row of the suites can be predicted: nothing to fit");
 
   std::vector<Variable> vars;
+  std::vector<RunFitParam> seen;
   for (RunFitParam p : options.params) {
+    if (std::find(seen.begin(), seen.end(), p) != seen.end()) continue;  // "gemm,gemm": once
+    seen.push_back(p);
     if (p != RunFitParam::kLinks) {
       for (const auto& [type, b] : devices) vars.push_back(device_variable(type, p, b.efficiency));
       continue;
