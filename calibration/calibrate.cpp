@@ -8,6 +8,7 @@
 
 #include "backend.hpp"
 #include "comm_cost.hpp"
+#include "input_writers.hpp"
 
 namespace hetsim::calibration {
 namespace {
@@ -155,11 +156,11 @@ std::string profile_to_yaml(const models::Profile& p, const std::vector<std::str
   std::ostringstream o;
   for (const std::string& h : header) o << "# " << h << '\n';
   o << "kind: profile\n";
-  o << "name: " << p.name << '\n';
-  o << "source: \"" << p.source << "\"\n";
+  o << "name: " << models::yaml_quoted(p.name) << '\n';
+  o << "source: " << models::yaml_quoted(p.source) << '\n';
   if (!p.devices.empty()) o << "devices:\n";
   for (const auto& [name, d] : p.devices) {
-    o << "  " << name << ":\n";
+    o << "  " << models::yaml_quoted(name) << ":\n";
     for (const auto& [dtype, flops] : d.peak_flops)
       o << "    peak: {" << models::to_string(dtype) << ": \"" << fixed(flops / 1e6, "MFLOP/s", 0) << "\"}\n";
     o << "    efficiency:\n";

@@ -40,27 +40,36 @@ void header(std::ostringstream& y, const std::string& comment) {
   for (std::string line; std::getline(lines, line);) y << "# " << line << "\n";
 }
 
-/// Double-quoted YAML scalar.
-std::string quoted(const std::string& s) {
+}  // namespace
+
+std::string yaml_quoted(const std::string& s) {
   std::string out = "\"";
   for (char ch : s) {
-    if (ch == '"' || ch == '\\') out += '\\';
-    out += ch;
+    const auto c = static_cast<unsigned char>(ch);
+    if (ch == '"' || ch == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (c < 0x20 || c == 0x7f) {  // YAML's \xNN escape: a name read from a file stays one line
+      static const char* hex = "0123456789abcdef";
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else {
+      out += ch;
+    }
   }
   return out + "\"";
 }
-
-}  // namespace
 
 std::string cluster_to_yaml(const Cluster& c, const std::string& comment) {
   std::ostringstream y;
   header(y, comment);
   y << "kind: cluster\n";
-  y << "name: " << quoted(c.name) << "\n";
+  y << "name: " << yaml_quoted(c.name) << "\n";
   y << "cross_vendor_rdma: " << (c.cross_vendor_rdma ? "true" : "false") << "\n";
   y << "node_types:\n";
   for (const NodeType& nt : c.node_types) {
-    y << "  " << quoted(nt.name) << ":\n";
+    y << "  " << yaml_quoted(nt.name) << ":\n";
     y << "    gpu: " << nt.gpu.name << "\n";
     y << "    gpus: " << nt.gpus_per_node << "\n";
     if (nt.intra.kind != IntraFabricKind::kNone && nt.intra.bandwidth_Bps > 0)
@@ -79,20 +88,20 @@ std::string cluster_to_yaml(const Cluster& c, const std::string& comment) {
   }
   y << "zones:\n";
   for (const Zone& z : c.zones) {
-    y << "  - name: " << quoted(z.name) << "\n";
+    y << "  - name: " << yaml_quoted(z.name) << "\n";
     y << "    fabric: {kind: " << to_string(z.fabric.kind) << ", oversubscription: " << exact(z.fabric.oversubscription)
       << ", latency: " << duration(z.fabric.latency_s);
     if (z.fabric.bandwidth_Bps > 0) y << ", bandwidth: " << bandwidth(z.fabric.bandwidth_Bps);
     y << "}\n";
     y << "    nodes:\n";
     for (const NodeGroup& g : z.groups)
-      y << "      - {type: " << quoted(c.node_types[g.node_type].name) << ", count: " << g.count << "}\n";
+      y << "      - {type: " << yaml_quoted(c.node_types[g.node_type].name) << ", count: " << g.count << "}\n";
   }
   if (!c.links.empty()) {
     y << "links:\n";
     for (const InterZoneLink& l : c.links) {
       const std::string egress = "\"$" + exact(l.egress_price_per_byte, 1e-9) + "/GB\"";
-      y << "  - {between: [" << quoted(c.zones[l.zone_a].name) << ", " << quoted(c.zones[l.zone_b].name)
+      y << "  - {between: [" << yaml_quoted(c.zones[l.zone_a].name) << ", " << yaml_quoted(c.zones[l.zone_b].name)
         << "], bandwidth: " << bandwidth(l.bandwidth_Bps) << ", latency: " << duration(l.latency_s)
         << ", egress: " << egress << "}\n";
     }
@@ -105,7 +114,7 @@ std::string workload_to_yaml(const Workload& w, const std::string& comment) {
   header(y, comment);
   const ModelSpec& m = w.model;
   y << "kind: workload\n";
-  y << "name: " << quoted(w.name) << "\n";
+  y << "name: " << yaml_quoted(w.name) << "\n";
   y << "model:\n";
   y << "  layers: " << m.layers << "\n";
   y << "  hidden: " << m.hidden << "\n";

@@ -208,6 +208,18 @@ TEST(RunFit, LinkClassesWithDifferentFiguresAreNotFitted) {
   EXPECT_TRUE(r.profile.links.empty());
 }
 
+TEST(RunFit, TheProfileKeepsAnySuiteNameIntact) {
+  // The profile's source names the suites, whatever their names hold: quotes, backslashes, a
+  // line break. Written and read back, it is the same text.
+  models::Profile p;
+  p.name = "fit";
+  p.source = "fitted to 3 rows of my \"suite\" \\ v2\nsecond line";
+  p.devices["a100-sxm4-80gb"].gemm_efficiency = 0.7;
+  const models::Profile back = models::parse_profile(profile_to_yaml(p, {"header"}), "q.yaml");
+  EXPECT_EQ(back.source, p.source);
+  EXPECT_DOUBLE_EQ(*back.devices.at("a100-sxm4-80gb").gemm_efficiency, 0.7);
+}
+
 TEST(RunFit, NamesOfTheFiguresRoundTrip) {
   for (RunFitParam p : {RunFitParam::kGemm, RunFitParam::kMemory, RunFitParam::kHost, RunFitParam::kFlash,
                         RunFitParam::kLinks})
