@@ -3,6 +3,7 @@
 #include "plan_writer.hpp"
 
 #include "atomic_file.hpp"
+#include "input_writers.hpp"
 
 #include <cstdio>
 #include <fstream>
@@ -54,7 +55,7 @@ std::string plan_to_yaml(const Plan& plan, const Cluster& cluster, const PlanWri
     for (std::string line; std::getline(lines, line);) y << "# " << line << "\n";
   }
   y << "kind: plan\n";
-  if (!plan.name.empty()) y << "name: \"" << plan.name << "\"\n";
+  if (!plan.name.empty()) y << "name: " << yaml_quoted(plan.name) << "\n";
   y << "micro_batch: " << plan.micro_batch << "\n";
   y << "schedule: " << to_string(plan.schedule) << "\n";
   y << "interleave: " << plan.interleave << "\n";
@@ -68,7 +69,7 @@ std::string plan_to_yaml(const Plan& plan, const Cluster& cluster, const PlanWri
     y << "  - micro_batches: " << r.micro_batches << "\n";
     y << "    stages:\n";
     for (const Stage& s : r.stages) {
-      y << "      - {layers: " << s.layers << ", gpus: \"" << gpu_selector(s.gpus, cluster) << "\"}\n";
+      y << "      - {layers: " << s.layers << ", gpus: " << yaml_quoted(gpu_selector(s.gpus, cluster)) << "}\n";
     }
   }
   return y.str();
