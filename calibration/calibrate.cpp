@@ -47,6 +47,14 @@ std::string fixed(double v, const char* unit, int digits = 4) {
   return buf;
 }
 
+/// Nine significant digits: a figure written and read back is the figure (a fixed number of
+/// decimals would write a 1 B/s link as "0.0MB/s").
+std::string significant(double v, const char* unit) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9g%s", v, unit);
+  return buf;
+}
+
 }  // namespace
 
 CalibrationResult calibrate(const models::Cluster& cluster, const CalibrateOptions& options) {
@@ -164,11 +172,11 @@ std::string profile_to_yaml(const models::Profile& p, const std::vector<std::str
     for (const auto& [dtype, flops] : d.peak_flops)
       o << "    peak: {" << models::to_string(dtype) << ": \"" << fixed(flops / 1e6, "MFLOP/s", 0) << "\"}\n";
     o << "    efficiency:\n";
-    if (d.gemm_efficiency) o << "      gemm: " << fixed(*d.gemm_efficiency, "") << '\n';
-    if (d.gemm_fp32_efficiency) o << "      gemm_fp32: " << fixed(*d.gemm_fp32_efficiency, "") << '\n';
-    if (d.flash_scale) o << "      flash: " << fixed(*d.flash_scale, "") << '\n';
+    if (d.gemm_efficiency) o << "      gemm: " << fixed(*d.gemm_efficiency, "", 6) << '\n';
+    if (d.gemm_fp32_efficiency) o << "      gemm_fp32: " << fixed(*d.gemm_fp32_efficiency, "", 6) << '\n';
+    if (d.flash_scale) o << "      flash: " << fixed(*d.flash_scale, "", 6) << '\n';
     if (d.gemm_half_work_flop) o << "      gemm_half_work: \"" << fixed(*d.gemm_half_work_flop, "FLOP", 0) << "\"\n";
-    if (d.memory_efficiency) o << "      memory: " << fixed(*d.memory_efficiency, "") << '\n';
+    if (d.memory_efficiency) o << "      memory: " << fixed(*d.memory_efficiency, "", 6) << '\n';
     if (d.kernel_launch_s) o << "      kernel_launch: \"" << fixed(*d.kernel_launch_s * 1e9, "ns", 1) << "\"\n";
     if (d.framework_op_host_s) o << "      framework_op_host: \"" << fixed(*d.framework_op_host_s * 1e9, "ns", 1) << "\"\n";
     if (d.framework_pass_host_s)
@@ -176,8 +184,8 @@ std::string profile_to_yaml(const models::Profile& p, const std::vector<std::str
   }
   if (!p.links.empty()) o << "links:\n";
   for (const auto& [name, l] : p.links) {
-    o << "  " << name << ": {bandwidth: \"" << fixed(l.bandwidth_Bps / 1e6, "MB/s", 1) << "\", latency: \""
-      << fixed(l.latency_s * 1e9, "ns", 1) << "\"}\n";
+    o << "  " << name << ": {bandwidth: \"" << significant(l.bandwidth_Bps / 1e6, "MB/s") << "\", latency: \""
+      << significant(l.latency_s * 1e9, "ns") << "\"}\n";
   }
   return o.str();
 }

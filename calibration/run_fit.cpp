@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <variant>
 
+#include "calibrate.hpp"
 #include "predictor.hpp"
 #include "stats.hpp"
 #include "topology.hpp"
@@ -34,6 +35,7 @@ struct Variable {
   RunFitParam param = RunFitParam::kGemm;
   double value = 0, lo = 0, hi = 0;
   bool log_scale = true;
+  double start = 0;  ///< the catalog's value (set when the search begins)
 };
 
 /// The catalog's figures of a device type and the dtype its rows train in (for reporting).
@@ -60,30 +62,59 @@ void note_link(std::map<std::string, LinkBase>& links, const std::string& name, 
     it->second.consistent = false;
 }
 
-/// The link classes a row's cluster uses and their achieved figures (the inverse of what
-/// apply_profile does with a profile's links).
-void collect_links(const models::Cluster& c, std::map<std::string, LinkBase>& links) {
-  for (std::size_t t = 0; t < c.node_types.size(); ++t) {
+/// What a row's plan runs on: the node types holding its GPUs, and whether it spans nodes.
+struct UsedHardware {
+  std::vector<int> node_types;  ///< indices into cluster.node_types, each once
+  bool spans_nodes = false;
+};
+
+UsedHardware used_by(const models::Cluster& c, const models::Plan& plan) {
+  UsedHardware u;
+  int first_node = -1;
+  for (const models::Replica& r : plan.replicas) {
+    for (const models::Stage& st : r.stages) {
+      for (int g : st.gpus) {
+        const int node = c.gpus[g].node;
+        if (first_node < 0) first_node = node;
+        u.spans_nodes = u.spans_nodes || node != first_node;
+        const int t = c.nodes[node].node_type;
+        if (std::find(u.node_types.begin(), u.node_types.end(), t) == u.node_types.end()) u.node_types.push_back(t);
+      }
+    }
+  }
+  return u;
+}
+
+/// The link classes a row's plan uses and their achieved figures per device, exactly as the cost
+/// model sees them before a profile (the inverse of apply_profile's conversion): the intra
+/// fabric of a node type whose GPUs talk to each other or across nodes (topology.cpp hop() caps
+/// a node-crossing hop by both ends' intra fabric), the NICs when the plan spans nodes, capped by
+/// the host link without GPUDirect as nic_share() does (a profile's NIC figure lifts that cap).
+void collect_links(const models::Cluster& c, const UsedHardware& used, std::map<std::string, LinkBase>& links) {
+  for (int t : used.node_types) {
     const models::NodeType& nt = c.node_types[t];
-    if (nt.gpus_per_node > 1)
+    if (nt.gpus_per_node > 1 || used.spans_nodes)
       note_link(links, models::to_string(nt.intra.kind),
                 {models::achieved_bandwidth_Bps(nt.intra), nt.intra.latency_s});
-    if (c.nodes.size() > 1 && nt.nics.count > 0) {
-      double fabric_s = 0;
-      for (const models::Node& n : c.nodes)
-        if (n.node_type == static_cast<int>(t)) fabric_s = std::max(fabric_s, c.zones[n.zone].fabric.latency_s);
-      note_link(links, models::to_string(nt.nics.kind),
-                {models::achieved_bandwidth_Bps(nt.nics) * nt.nics.count / std::max(1, nt.gpus_per_node),
-                 2 * nt.nics.latency_s + fabric_s});
-    }
+    if (!used.spans_nodes || nt.nics.count <= 0) continue;
+    double per_device_Bps = models::achieved_bandwidth_Bps(nt.nics) * nt.nics.count / std::max(1, nt.gpus_per_node);
+    if (!nt.nics.gpu_direct && nt.host_link_Bps > 0)
+      per_device_Bps =
+          std::min(per_device_Bps, nt.host_link_Bps * models::link_efficiency(models::IntraFabricKind::kPcie));
+    double fabric_s = 0;
+    for (const models::Node& n : c.nodes)
+      if (n.node_type == t) fabric_s = std::max(fabric_s, c.zones[n.zone].fabric.latency_s);
+    note_link(links, models::to_string(nt.nics.kind), {per_device_Bps, 2 * nt.nics.latency_s + fabric_s});
   }
 }
 
-/// The profile the variables describe: only the fitted figures, every other one the catalog's.
+/// The profile the variables describe: only the fitted figures, every other one the catalog's;
+/// with `changed_only`, also without the figures the search left where they were.
 models::Profile profile_of(const std::vector<Variable>& vars, const std::map<std::string, DeviceBase>& devices,
-                           const std::map<std::string, LinkBase>& links) {
+                           const std::map<std::string, LinkBase>& links, bool changed_only = false) {
   models::Profile p;
   for (const Variable& v : vars) {
+    if (changed_only && v.value == v.start) continue;
     if (v.param == RunFitParam::kLinks) {
       models::LinkProfile l = links.at(v.name).figures;
       l.bandwidth_Bps *= v.value;
@@ -108,18 +139,14 @@ models::Profile profile_of(const std::vector<Variable>& vars, const std::map<std
 
 /// Mean |ln(predicted/measured)| with `profile` applied; a row the model cannot predict counts
 /// as a factor of e^3 off.
-double objective(const models::Profile& profile, std::vector<PreparedRow>& rows,
-                 std::vector<double>* predicted = nullptr) {
+double objective(const models::Profile& profile, std::vector<PreparedRow>& rows) {
   double sum = 0;
-  if (predicted) predicted->assign(rows.size(), 0);
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    PreparedRow& row = rows[i];
+  for (PreparedRow& row : rows) {
     row.cluster = row.base;
     models::apply_profile(row.cluster, profile);
     const models::Report r = models::predict(row.cluster, row.workload, row.plan);
     const bool ok = r.feasible && r.iteration_time_s > 0;
     sum += ok ? std::fabs(std::log(r.iteration_time_s / row.measured)) : 3.0;
-    if (predicted && ok) (*predicted)[i] = r.iteration_time_s;
   }
   return sum / static_cast<double>(rows.size());
 }
@@ -156,7 +183,9 @@ double minimise_one(std::vector<Variable>& vars, std::size_t k, const std::funct
   }
   const double t = fc < fd ? c : d, f = std::min(fc, fd);
   const double found_f = std::min(f, best_f);
-  if (!(found_f < start_f - 1e-9)) {
+  // A gain under 1e-4 of the objective (or under 1e-6, a millionth of a log error, when the
+  // fit is already exact) is noise, not evidence: the figure stays where it was.
+  if (!(found_f < start_f - std::max(1e-4 * start_f, 1e-6))) {
     v.value = start;
     return start_f;
   }
@@ -164,12 +193,16 @@ double minimise_one(std::vector<Variable>& vars, std::size_t k, const std::funct
   return found_f;
 }
 
-Variable device_variable(const std::string& type, RunFitParam p, const models::EfficiencyModel& e) {
-  Variable v{type, p, 1.0, 0, 0, true};
+Variable device_variable(const std::string& type, RunFitParam p, const DeviceBase& base) {
+  const models::EfficiencyModel& e = base.efficiency;
+  Variable v{type, p, 1.0, 0, 0, true, 0};
   switch (p) {
     case RunFitParam::kGemm: {
-      const double top = std::max(e.gemm_efficiency, e.gemm_fp32_efficiency);
-      v.lo = 0.05 / top, v.hi = 1.0 / top;  // efficiencies between 0.05 and 1
+      // The efficiency in the rows' dtype spans 0.05..1 (the other one is capped at 1).
+      models::GpuType probe;
+      probe.efficiency = e;
+      const double rows_eff = probe.gemm_efficiency_in(base.dtype);
+      v.lo = 0.05 / rows_eff, v.hi = 1.0 / rows_eff;
       break;
     }
     case RunFitParam::kMemory: v.value = e.memory_efficiency, v.lo = 0.05, v.hi = 1.0; break;
@@ -206,6 +239,7 @@ RunFitResult fit_to_runs(const std::vector<models::Suite>& suites, const models:
   std::vector<PreparedRow> rows;
   std::map<std::string, DeviceBase> devices;
   std::map<std::string, LinkBase> links;
+  std::vector<std::vector<double>> catalog_pred(suites.size()), catalog_meas(suites.size());
   for (std::size_t s = 0; s < suites.size(); ++s) {
     const models::Suite& suite = suites[s];
     SuiteFit sf;
@@ -218,6 +252,7 @@ RunFitResult fit_to_runs(const std::vector<models::Suite>& suites, const models:
         ++sf.rows_skipped;
         continue;
       }
+      catalog_pred[s].push_back(*r.predicted), catalog_meas[s].push_back(row.measured);
       PreparedRow p;
       p.suite = static_cast<int>(s);
       p.measured = row.measured;
@@ -229,13 +264,19 @@ RunFitResult fit_to_runs(const std::vector<models::Suite>& suites, const models:
         continue;
       }
       p.plan = std::get<models::Plan>(std::move(plan));
-      for (const models::NodeType& nt : p.base.node_types) {
-        auto [it, fresh] = devices.try_emplace(nt.gpu.name);
-        if (fresh) it->second = {nt.gpu.efficiency, p.workload.training.dtype, 0};
+      // Only what the plan runs on: a figure no row measured stays the catalog's.
+      const UsedHardware used = used_by(p.base, p.plan);
+      std::vector<std::string> row_types;
+      for (int t : used.node_types) {
+        const models::GpuType& gpu = p.base.node_types[t].gpu;
+        if (std::find(row_types.begin(), row_types.end(), gpu.name) != row_types.end()) continue;
+        row_types.push_back(gpu.name);
+        auto [it, fresh] = devices.try_emplace(gpu.name);
+        if (fresh) it->second = {gpu.efficiency, p.workload.training.dtype, 0};
         ++it->second.rows;
       }
       std::map<std::string, LinkBase> row_links;
-      collect_links(p.base, row_links);
+      collect_links(p.base, used, row_links);
       for (const auto& [name, l] : row_links) {
         note_link(links, name, l.figures);
         ++links[name].rows;
@@ -254,48 +295,63 @@ RunFitResult fit_to_runs(const std::vector<models::Suite>& suites, const models:
     if (std::find(seen.begin(), seen.end(), p) != seen.end()) continue;  // "gemm,gemm": once
     seen.push_back(p);
     if (p != RunFitParam::kLinks) {
-      for (const auto& [type, b] : devices) vars.push_back(device_variable(type, p, b.efficiency));
+      for (const auto& [type, b] : devices) vars.push_back(device_variable(type, p, b));
       continue;
     }
     for (const auto& [name, l] : links) {
       if (!l.consistent) {
-        out.links_not_fitted.push_back(name + ": its links differ between the suites' nodes (a profile holds one figure per class)");
+        out.links_not_fitted.push_back(name +
+                                       ": its achieved figure per device differs between the rows' nodes (another "
+                                       "bandwidth, latency or number of GPUs per NIC); a profile holds one figure per class");
         continue;
       }
-      vars.push_back({name, p, 1.0, 0.1, 2.0, true});  // a scale on the achieved bandwidth
+      vars.push_back({name, p, 1.0, 0.1, 2.0, true, 0});  // a scale on the achieved bandwidth
     }
   }
 
+  for (Variable& v : vars) v.start = v.value;
   const auto evaluate = [&] { return objective(profile_of(vars, devices, links), rows); };
-  std::vector<double> before, after;
-  out.objective_before = objective(profile_of(vars, devices, links), rows, &before);
+  out.objective_before = objective(profile_of(vars, devices, links), rows);
   double current = out.objective_before;
   for (int sweep = 0; sweep < std::max(1, options.sweeps); ++sweep) {
     const double start = current;
     for (std::size_t k = 0; k < vars.size(); ++k) current = minimise_one(vars, k, evaluate);
     if (start - current < 1e-6) break;  // converged
   }
-  out.profile = profile_of(vars, devices, links);
-  out.objective_after = objective(out.profile, rows, &after);
-
-  // Per-suite MAPE before and after, over the rows used.
-  for (std::size_t s = 0; s < out.suites.size(); ++s) {
-    std::vector<double> pb, pa, m;
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      if (rows[i].suite != static_cast<int>(s) || before[i] <= 0 || after[i] <= 0) continue;
-      pb.push_back(before[i]), pa.push_back(after[i]), m.push_back(rows[i].measured);
-    }
-    out.suites[s].mape_before = models::mape(pb, m).value_or(0);
-    out.suites[s].mape_after = models::mape(pa, m).value_or(0);
-  }
-
+  out.profile = profile_of(vars, devices, links, /*changed_only=*/true);
   std::string names;
   int used = 0;
   for (const SuiteFit& sf : out.suites) names += (names.empty() ? "" : ", ") + sf.suite, used += sf.rows_used;
   out.profile.name = "fit";
   out.profile.source = "fitted to " + std::to_string(used) + " measured rows of " + names;
+  // Through its YAML and back: the figures evaluated below are the digits the file will hold.
+  out.profile = models::parse_profile(profile_to_yaml(out.profile, {}), "fitted profile");
+  out.objective_after = objective(out.profile, rows);
+
+  // Per-suite MAPE as `validate` gives it before and `validate --profile` with the profile
+  // written after (a row that omits `micro` may take another micro-batch then).
+  const models::Profile& fitted = out.profile;
+  const models::PredictFn with_profile = [&fitted](const models::Cluster& c, const models::Workload& w,
+                                                   const models::Plan& plan) {
+    models::Cluster calibrated = c;
+    models::apply_profile(calibrated, fitted);
+    return models::predict(calibrated, w, plan);
+  };
+  for (std::size_t s = 0; s < out.suites.size(); ++s) {
+    std::vector<double> pa, ma;
+    for (const models::SuiteRow& row : suites[s].rows) {
+      const models::RowResult r = models::validate_row(suites[s], row, catalog, with_profile);
+      if (r.status == "ok") pa.push_back(*r.predicted), ma.push_back(row.measured);
+    }
+    out.suites[s].mape_before = models::mape(catalog_pred[s], catalog_meas[s]).value_or(0);
+    out.suites[s].mape_after = models::mape(pa, ma).value_or(0);
+  }
+
   for (const Variable& v : vars) {
-    FittedFigure f{v.name, v.param, 0, 0, 0};
+    FittedFigure f{v.name, v.param, 0, 0, 0, v.value != v.start, false};
+    const double span = v.log_scale ? std::log(v.hi / v.lo) : v.hi - v.lo;
+    const double from_lo = v.log_scale ? std::log(v.value / v.lo) : v.value - v.lo;
+    f.at_bound = f.changed && (from_lo < 1e-3 * span || span - from_lo < 1e-3 * span);
     if (v.param == RunFitParam::kLinks) {
       const LinkBase& l = links.at(v.name);
       f.rows = l.rows;

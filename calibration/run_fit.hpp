@@ -37,6 +37,8 @@ struct FittedFigure {
   RunFitParam param = RunFitParam::kGemm;
   double catalog_value = 0, fitted_value = 0;  ///< gemm: the efficiency in the rows' dtype; links: B/s
   int rows = 0;                                ///< rows that run on this device type (use this link class)
+  bool changed = false;   ///< false: the rows did not move it (left out of the profile)
+  bool at_bound = false;  ///< the search stopped at the end of its range: the rows want more
 };
 
 struct SuiteFit {
@@ -51,6 +53,8 @@ struct RunFitResult {
   /// Link classes not fitted, with why: a profile holds one achieved figure per class, so a
   /// class whose links differ between the suites' nodes (e.g. two Ethernet speeds) is left alone.
   std::vector<std::string> links_not_fitted;
+  /// mape_after is what `validate --profile` reports with the written profile (it chooses the
+  /// micro-batch of rows that omit it again); the objective keeps the catalog's choice.
   std::vector<SuiteFit> suites;
   /// Mean |ln(predicted / measured)| over the rows used: the fit's objective (symmetric in
   /// over- and under-prediction, so no row dominates by being slow).

@@ -56,7 +56,8 @@ void print_json(const calibration::RunFitResult& r, const std::string& out) {
   j.key("figures").begin_array();
   for (const auto& f : r.figures) {
     j.begin_object().key("device_type").value(f.device_type).key("param").value(calibration::to_string(f.param));
-    j.key("catalog").value(f.catalog_value).key("fitted").value(f.fitted_value).key("rows").value(f.rows).end_object();
+    j.key("catalog").value(f.catalog_value).key("fitted").value(f.fitted_value).key("rows").value(f.rows);
+    j.key("changed").value(f.changed).key("at_bound").value(f.at_bound).end_object();
   }
   j.end_array().key("links_not_fitted").begin_array();
   for (const std::string& why : r.links_not_fitted) j.value(why);
@@ -108,10 +109,19 @@ void run_fit(const FitVerbOptions& o) {
             << three_decimals(r.objective_before) << " -> "
             << three_decimals(r.objective_after) << "\n";
   TextTable figures({"device type / link", "figure", "catalog", "fitted", "rows"});
-  for (const auto& f : r.figures)
-    figures.add_row({f.device_type, calibration::to_string(f.param), figure(f.param, f.catalog_value),
-                     figure(f.param, f.fitted_value), std::to_string(f.rows)});
+  bool any_bound = false, any_unchanged = false;
+  for (const auto& f : r.figures) {
+    std::string fitted = figure(f.param, f.fitted_value);
+    if (!f.changed) fitted = "(unchanged)";
+    else if (f.at_bound) fitted += " (bound)";
+    any_bound = any_bound || f.at_bound;
+    any_unchanged = any_unchanged || !f.changed;
+    figures.add_row({f.device_type, calibration::to_string(f.param), figure(f.param, f.catalog_value), fitted,
+                     std::to_string(f.rows)});
+  }
   figures.print(std::cout);
+  if (any_unchanged) std::cout << "(unchanged): the rows do not depend on it; the profile leaves it to the catalog\n";
+  if (any_bound) std::cout << "(bound): the search stopped at the end of its range; the rows ask for more than it allows\n";
   for (const std::string& why : r.links_not_fitted) std::cout << "link class not fitted: " << why << "\n";
   TextTable per_suite({"suite", "rows", "skipped", "MAPE before", "after"});
   for (const auto& s : r.suites)

@@ -19,6 +19,14 @@ namespace {
 
 using models::Catalog;
 
+/// Appends rows (flow maps without their closing brace) with their measured times; 1 s for rows
+/// beyond `measured` (a suite whose times are about to be predicted).
+template <std::size_t N>
+void append_rows(std::ostringstream& o, const char* const (&rows)[N], const std::vector<double>& measured) {
+  o.precision(9);  // the measurements as they were predicted, to a billionth
+  for (std::size_t i = 0; i < N; ++i) o << "  - " << rows[i] << ", measured: " << (i < measured.size() ? measured[i] : 1.0) << "}\n";
+}
+
 /// A heterogeneous v2 suite: two A100 nodes and one V100 node, rows that load them differently.
 std::string suite_text(const std::vector<double>& measured,
                        const std::string& training = "{dtype: fp16, recompute: none, schedule: 1f1b}",
@@ -46,8 +54,7 @@ rows:
       "{id: a100-small, batch: {global: 16, micro: 1}, model: {hidden: 1024, heads: 8}, plan: {stages: [{layers: 24, "
       "replicas: [{gpus: [2]}]}]}",
   };
-  for (std::size_t i = 0; i < std::size(rows); ++i)
-    o << "  - " << rows[i] << ", measured: " << (i < measured.size() ? measured[i] : 1.0) << "}\n";
+  append_rows(o, rows, measured);
   return o.str();
 }
 
@@ -153,8 +160,7 @@ rows:
                         "{id: dp32, parallel: {tp: 1, pp: 1, dp: 32, zero: 1}, batch: {global: 64, micro: 2}",
                         "{id: pp4, parallel: {tp: 8, pp: 4, dp: 1}, batch: {global: 64, micro: 1}",
                         "{id: tp8-only, parallel: {tp: 8, pp: 1, dp: 1}, batch: {global: 8, micro: 1}"};
-  for (std::size_t i = 0; i < std::size(rows); ++i)
-    o << "  - " << rows[i] << ", measured: " << (i < measured.size() ? measured[i] : 1.0) << "}\n";
+  append_rows(o, rows, measured);
   return o.str();
 }
 
@@ -167,7 +173,7 @@ TEST(RunFit, FitsTheAchievedBandwidthOfEachLinkClass) {
   const RunFitResult same =
       fit_to_runs({models::parse_suite(multi_node_suite(catalog_times), Catalog::builtin(), "l.yaml")},
                   Catalog::builtin(), o);
-  EXPECT_LT(same.objective_before, 1e-5);  // the measurements are written with 6 digits
+  EXPECT_LT(same.objective_before, 1e-6);
   double ib_Bps = 0;
   for (const FittedFigure& f : same.figures) {
     EXPECT_NEAR(f.fitted_value / f.catalog_value, 1.0, 0.02) << f.device_type;
@@ -206,6 +212,75 @@ TEST(RunFit, LinkClassesWithDifferentFiguresAreNotFitted) {
   EXPECT_EQ(r.links_not_fitted[1].rfind("nvlink: ", 0), 0u) << r.links_not_fitted[1];
   EXPECT_TRUE(r.figures.empty());
   EXPECT_TRUE(r.profile.links.empty());
+}
+
+/// Version-2 shapes the link figures must survive: NICs without GPUDirect whose host link caps
+/// them (100 GB/s for 4 GPUs and 20 GB/s for one: both capped at the 15.75 GB/s host link's
+/// achieved 12.6 GB/s), two groups of the same GPU, one-GPU nodes, and a T4 node no row uses.
+std::string v2_shapes_suite(const std::vector<double>& measured) {
+  std::ostringstream o;
+  o << R"(format: 2
+suite: shapes
+source: "test data"
+metric: iteration_time_s
+system:
+  nodes:
+    - {gpu: a100-sxm4-80gb, count: 2, gpus_per_node: 4, intra_node_bandwidth: "15.75GB/s", nic_bandwidth: "100GB/s"}
+    - {gpu: a100-sxm4-80gb, count: 2, gpus_per_node: 1, intra_node_bandwidth: "15.75GB/s", nic_bandwidth: "20GB/s"}
+    - {gpu: t4, count: 1, gpus_per_node: 4, intra_node_bandwidth: "15.75GB/s", nic_bandwidth: "6.25GB/s"}
+defaults:
+  model: {layers: 8, hidden: 2048, heads: 16, seq_len: 1024, vocab: 51200}
+  training: {dtype: fp16, recompute: none, schedule: 1f1b}
+rows:
+)";
+  const char* rows[] = {
+      "{id: dp-across-4gpu-nodes, batch: {global: 16, micro: 2}, plan: {stages: [{layers: 8, replicas: [{gpus: [0,1]}, {gpus: [4,5]}]}]}",
+      "{id: dp-across-1gpu-nodes, batch: {global: 16, micro: 2}, plan: {stages: [{layers: 8, replicas: [{gpus: [8]}, {gpus: [9]}]}]}",
+      "{id: pp-over-both-groups, batch: {global: 16, micro: 1}, plan: {stages: [{layers: 4, replicas: [{gpus: [2,3]}]}, "
+      "{layers: 4, replicas: [{gpus: [8]}]}]}",
+  };
+  append_rows(o, rows, measured);
+  return o.str();
+}
+
+TEST(RunFit, LinkFiguresOfVersion2ShapesRoundTripAtScaleOne) {
+  // On the model's own predictions nothing moves: the starting profile (every figure as the
+  // catalog model sees it, host-link caps included) predicts what the catalog does.
+  const std::vector<double> catalog_times = predicted_with({}, v2_shapes_suite({}));
+  RunFitOptions o;
+  o.params = {RunFitParam::kGemm, RunFitParam::kLinks};
+  const RunFitResult r =
+      fit_to_runs({models::parse_suite(v2_shapes_suite(catalog_times), Catalog::builtin(), "v2.yaml")},
+                  Catalog::builtin(), o);
+  EXPECT_LT(r.objective_before, 1e-5);
+  EXPECT_LT(r.objective_after, 1e-5);
+  bool saw_ethernet = false;
+  for (const FittedFigure& f : r.figures) {
+    EXPECT_FALSE(f.changed) << f.device_type << " " << to_string(f.param);
+    EXPECT_NE(f.device_type, "t4");  // no row runs on the T4 node
+    if (f.device_type == "a100-sxm4-80gb") {
+      EXPECT_EQ(f.rows, 3);  // each row once, two groups or not
+    }
+    saw_ethernet = saw_ethernet || f.device_type == "ethernet";
+  }
+  EXPECT_TRUE(saw_ethernet);  // both groups' NICs reach the same capped figure per device
+  EXPECT_TRUE(r.links_not_fitted.empty());
+  EXPECT_TRUE(r.profile.devices.empty());  // nothing changed: the profile leaves all to the catalog
+  EXPECT_TRUE(r.profile.links.empty());
+}
+
+TEST(RunFit, AFigureStoppedAtItsRangeIsFlagged) {
+  // Measurements 30x the catalog's predictions: no GEMM efficiency >= 0.05 explains them.
+  std::vector<double> slow = predicted_with({});
+  for (double& t : slow) t *= 30;
+  const RunFitResult r =
+      fit_to_runs({models::parse_suite(suite_text(slow), Catalog::builtin(), "slow.yaml")}, Catalog::builtin(), {});
+  ASSERT_FALSE(r.figures.empty());
+  for (const FittedFigure& f : r.figures) {
+    EXPECT_TRUE(f.changed) << f.device_type;
+    EXPECT_TRUE(f.at_bound) << f.device_type << " fitted " << f.fitted_value;
+    EXPECT_NEAR(f.fitted_value, 0.05, 1e-3) << f.device_type;
+  }
 }
 
 TEST(RunFit, TheProfileKeepsAnySuiteNameIntact) {
