@@ -206,15 +206,47 @@ bool Evaluation::run() {
   // scatter-gather optimisation, Narayanan et al. SC'21 §4.1), to the same rank of the next stage.
   const double e = dtype == Dtype::kFp32 || dtype == Dtype::kTf32 ? 4.0 : 2.0;
   const double boundary = static_cast<double>(m.seq_len) * plan.micro_batch * m.hidden * e;
-  // In the steady state every GPU of the plan sends at each step, so a node's NICs are shared
-  // by the plan's GPUs on it. A plan that uses every GPU (GPUs are used once) fills every node:
-  // all of a node's GPUs share them, path_between's default; otherwise count them.
+  // In the steady state every GPU with a pipeline neighbour on another node sends across nodes
+  // at each step (forward to the next stage, backward to the previous one), so those GPUs share
+  // the node's NICs. When each node holds one stage of a replica, that is every GPU of the plan
+  // on the node: all of its GPUs when the plan uses them all (path_between's default), else
+  // count them. A node holding consecutive stages of a replica sends only from the GPUs at the
+  // ends of its run of stages; the others hand over through the node's own fabric.
   const bool partial = gpu_count < static_cast<int>(cluster.gpus.size());
   if (partial) {
     used_on_node.assign(cluster.nodes.size(), 0);
     for (const Replica& rep : plan.replicas)
       for (const Stage& st : rep.stages)
         for (int g : st.gpus) ++used_on_node[cluster.gpus[g].node];
+  }
+  const auto node_of = [&](int gpu) { return cluster.gpus[gpu].node; };
+  const auto next_stage = [&](const Replica& rep, int s) -> const Stage* {  // the stage s sends to
+    const int pp = static_cast<int>(rep.stages.size());
+    if (pp < 2 || (s == pp - 1 && v == 1)) return nullptr;
+    return &rep.stages[s == pp - 1 ? 0 : s + 1];
+  };
+  bool consecutive_on_a_node = false;
+  for (const Replica& rep : plan.replicas)
+    for (int s = 0; s < static_cast<int>(rep.stages.size()) && !consecutive_on_a_node; ++s)
+      if (const Stage* b = next_stage(rep, s))
+        consecutive_on_a_node = node_of(rep.stages[s].gpus.front()) == node_of(b->gpus.front());
+  std::vector<int> nic_senders;  // per node; empty: the count above applies
+  if (consecutive_on_a_node) {
+    std::vector<char> sends(cluster.gpus.size(), 0);
+    for (const Replica& rep : plan.replicas) {
+      for (int s = 0; s < static_cast<int>(rep.stages.size()); ++s) {
+        const Stage* b = next_stage(rep, s);
+        if (!b) continue;
+        const Stage& a = rep.stages[s];
+        for (int d = 0; d < a.tp(); ++d) {
+          const int from = a.gpus[d], to = b->gpus[d % b->tp()];
+          if (node_of(from) != node_of(to)) sends[from] = sends[to] = 1;
+        }
+      }
+    }
+    nic_senders.assign(cluster.nodes.size(), 0);
+    for (std::size_t g = 0; g < sends.size(); ++g)
+      if (sends[g]) ++nic_senders[cluster.gpus[g].node];
   }
   for (int r = 0; r < dp; ++r) {
     const Replica& rep = plan.replicas[r];
@@ -228,7 +260,9 @@ bool Evaluation::run() {
       // Paths between nodes of the same types and zones have the same figures: reuse them.
       const int ga = a.gpus.front(), gb = b.gpus.front();
       const int na = cluster.gpus[ga].node, nb = cluster.gpus[gb].node;
-      const int senders = partial && na != nb ? std::max(used_on_node[na], used_on_node[nb]) : 0;
+      int senders = 0;
+      if (na != nb && !nic_senders.empty()) senders = std::max(nic_senders[na], nic_senders[nb]);
+      else if (na != nb && partial) senders = std::max(used_on_node[na], used_on_node[nb]);
       const PathKey key{cluster.nodes[na].node_type, cluster.nodes[nb].node_type, cluster.nodes[na].zone,
                         cluster.nodes[nb].zone, na == nb ? 1 : 0, senders};
       int path = -1;

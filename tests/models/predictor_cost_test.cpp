@@ -217,6 +217,28 @@ TEST(Predictor, PipelineSendsShareTheNicWithThePlansGpusOnly) {
   EXPECT_GT(path_between(c, 0, 8, 2).bandwidth_Bps, 3.9 * path_between(c, 0, 8, 0).bandwidth_Bps);
 }
 
+// A node holding consecutive stages sends across nodes only from the ends of its run of stages:
+// eight one-GPU stages, 0-3 on GPUs 0-3 of node 0 and 4-7 on GPUs 8-11 of node 1. One GPU per
+// node crosses (stage 3 forward, stage 4 backward), so it has the NIC to itself, not a quarter
+// of it (the plan's four GPUs on the node).
+TEST(Predictor, OnlyTheGpusThatCrossNodesShareTheNic) {
+  const Cluster c = two_nodes_one_nic_each();
+  const Workload w = testing::gpt_workload(8, 1024, 16, 1024, 8);
+  Plan p;
+  p.micro_batch = 1;
+  Replica r;
+  r.micro_batches = 8;
+  for (int g : {0, 1, 2, 3, 8, 9, 10, 11}) r.stages.push_back(stage(1, {g}));
+  p.replicas = {r};
+  const PlanWork work = build_plan_work(c, w, p);
+  ASSERT_TRUE(work.feasible) << work.infeasible_reason;
+  const double bytes = 1024.0 * 1 * 1024 * 2;  // s * b * h * fp16, tp 1
+  EXPECT_NEAR(work.replicas[0][3].p2p_forward_s, p2p_time(bytes, path_between(c, 3, 8, 1)), 1e-12);
+  EXPECT_NEAR(work.replicas[0][4].p2p_backward_s, p2p_time(bytes, path_between(c, 8, 3, 1)), 1e-12);
+  // The hand-overs inside a node use its fabric.
+  EXPECT_NEAR(work.replicas[0][0].p2p_forward_s, p2p_time(bytes, path_between(c, 0, 1, 0)), 1e-12);
+}
+
 // The same for the gradient sync: one GPU per node, so each has its node's NIC to itself.
 TEST(Predictor, GradientSyncSharesTheNicWithThePlansGpusOnly) {
   const Cluster c = two_nodes_one_nic_each();
