@@ -231,12 +231,16 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
           collective_time(CollectiveKind::kAllReduce, bytes, group_cost(c, pair, concurrent), plan.grad_sync);
       worst = std::max(worst, t);
       if (work) {
-        DpGroup dg;
-        dg.gpus = pair;
-        dg.size_bytes = bytes;
-        dg.embedding = true;
-        dg.time_s = t;
-        work->dp_groups.push_back(std::move(dg));
+        // Every TP rank all-reduces its vocab/t shard with its peer at once (the price above
+        // shares the NICs among them): one group per rank, so the simulator moves all shards.
+        for (int j = 0; j < a.tp(); ++j) {
+          DpGroup dg;
+          dg.gpus = {a.gpus[j], b.gpus[j % b.tp()]};
+          dg.size_bytes = bytes;
+          dg.embedding = true;
+          dg.time_s = t;
+          work->dp_groups.push_back(std::move(dg));
+        }
       }
       if (!work) break;  // equal for every replica of a uniform plan; exact in build mode
     }

@@ -106,6 +106,10 @@ std::vector<FoldedPhase> folded_collective(const Topology& topo, models::Collect
                                            models::GradSyncAlgorithm algorithm, const std::vector<int>& gpus,
                                            double bytes, bool fold) {
   const CollectiveFlows c = collective_flows(topo, kind, algorithm, gpus, bytes);
+  return fold_collective_flows(topo, c, fold);
+}
+
+std::vector<FoldedPhase> fold_collective_flows(const Topology& topo, const CollectiveFlows& c, bool fold) {
   std::vector<FoldedPhase> out;
   for (const auto& ph : c.phases) {
     out.push_back(fold_phase(topo, ph, fold));
@@ -159,20 +163,34 @@ SimLayout layout(const Topology& topo, const models::Plan& plan, const models::P
   UnionFind uf(static_cast<int>(lay.actors.size()));
   std::vector<int> groups_with_flows;
   lay.embedding_of_actor.assign(lay.actors.size(), -1);
+  // Tied embeddings: one group per TP rank of the first stage; the ranks of one (first, last)
+  // stage pair run at once, so their flows make one sync, phase by phase.
+  std::map<std::pair<int, int>, CollectiveFlows> embedding_flows;
+  for (const auto& grp : work.dp_groups) {
+    if (!grp.embedding || grp.gpus.size() < 2 || grp.size_bytes <= 0) continue;
+    const int a = actor_of_gpu[grp.gpus.front()], b = actor_of_gpu[grp.gpus.back()];
+    if (a < 0 || b < 0 || a == b) continue;  // a replica not simulated (folded)
+    const CollectiveFlows c =
+        collective_flows(topo, models::CollectiveKind::kAllReduce, plan.grad_sync, grp.gpus, grp.size_bytes);
+    auto [it, fresh] = embedding_flows.try_emplace({a, b}, c);
+    if (fresh) continue;
+    CollectiveFlows& all = it->second;
+    if (all.phases.size() < c.phases.size()) all.phases.resize(c.phases.size());
+    for (std::size_t i = 0; i < c.phases.size(); ++i)
+      all.phases[i].insert(all.phases[i].end(), c.phases[i].begin(), c.phases[i].end());
+    all.delay_after_s = std::max(all.delay_after_s, c.delay_after_s);
+  }
+  for (const auto& [actors, flows] : embedding_flows) {
+    EmbeddingSync e;
+    e.first_actor = actors.first;
+    e.last_actor = actors.second;
+    e.phases = fold_collective_flows(topo, flows, fold);
+    lay.embedding_of_actor[actors.first] = lay.embedding_of_actor[actors.second] = static_cast<int>(lay.embeddings.size());
+    lay.embeddings.push_back(std::move(e));
+  }
   for (std::size_t k = 0; k < work.dp_groups.size(); ++k) {
     const auto& grp = work.dp_groups[k];
-    if (grp.gpus.size() < 2 || grp.size_bytes <= 0) continue;
-    if (grp.embedding) {
-      const int a = actor_of_gpu[grp.gpus.front()], b = actor_of_gpu[grp.gpus.back()];
-      if (a < 0 || b < 0 || a == b) continue;  // a replica not simulated (folded)
-      EmbeddingSync e;
-      e.first_actor = a;
-      e.last_actor = b;
-      e.phases = folded_collective(topo, models::CollectiveKind::kAllReduce, plan.grad_sync, grp.gpus, grp.size_bytes, fold);
-      lay.embedding_of_actor[a] = lay.embedding_of_actor[b] = static_cast<int>(lay.embeddings.size());
-      lay.embeddings.push_back(std::move(e));
-      continue;
-    }
+    if (grp.gpus.size() < 2 || grp.size_bytes <= 0 || grp.embedding) continue;
     int first = -1;
     for (int g : grp.gpus)
       if (gpu_in_sim[g]) {

@@ -74,6 +74,8 @@ struct CollectiveFlows {
 /// modelled by either engine beyond its ring fallback).
 CollectiveFlows collective_flows(const Topology& topology, models::CollectiveKind kind,
                                  models::GradSyncAlgorithm algorithm, const std::vector<int>& gpus, double bytes);
+/// Flows folded phase by phase (fold_phase), repeated phases merged when folding.
+std::vector<FoldedPhase> fold_collective_flows(const Topology& topology, const CollectiveFlows& flows, bool fold);
 /// The same, folded phase by phase.
 std::vector<FoldedPhase> folded_collective(const Topology& topology, models::CollectiveKind kind,
                                            models::GradSyncAlgorithm algorithm, const std::vector<int>& gpus,

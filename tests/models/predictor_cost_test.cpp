@@ -110,7 +110,13 @@ TEST(Predictor, PlanWorkOpsSumToThePredictedStageTimes) {
       EXPECT_NEAR(b + sw.p2p_backward_s, rep.stages[s].backward_s, 1e-9);
       EXPECT_DOUBLE_EQ(sw.memory_bytes, rep.stages[s].memory_bytes);
     }
-    EXPECT_EQ(work.dp_groups.size(), 1u);  // tied embeddings between the first and last stage
+    // Tied embeddings between the first and last stage: one group per TP rank (4), each a rank
+    // of the first stage and its peer in the last.
+    ASSERT_EQ(work.dp_groups.size(), 4u);
+    for (int j = 0; j < 4; ++j) {
+      EXPECT_TRUE(work.dp_groups[j].embedding);
+      EXPECT_EQ(work.dp_groups[j].gpus, (std::vector<int>{j, 8 + j}));
+    }
   }
 }
 

@@ -50,6 +50,38 @@ TEST(SimEngine, AgreesWithTheCostModelOnContentionFreePlans) {
   }
 }
 
+// Tied embeddings with TP: every TP rank of the first stage all-reduces its vocab/t shard with
+// its peer in the last stage at once, the four shards sharing the one NIC of each node. The
+// simulator must move all four (it once moved rank 0's only and finished the sync 4x early).
+TEST(SimEngine, TiedEmbeddingSyncMovesEveryTpRanksShard) {
+  testing::NodeSpec one_nic;
+  one_nic.nics = 1;
+  one_nic.nic_Bps = 2.5e9;  // 20 Gb/s Ethernet-class: the sync is a visible part of the step
+  models::Cluster c = testing::one_zone(2, one_nic);
+  const std::string root = HETSIM_SOURCE_DIR;
+  const auto catalog = models::load_catalog_dir(root + "/clusters/catalog");
+  c.node_types[0].gpu = catalog.by_name("a100-sxm4-80gb");
+  models::Workload w = models::load_workload(root + "/workloads/gpt3-1.3b.yaml");
+  w.training.global_batch = 4;
+  models::Plan p;
+  p.micro_batch = 1;
+  models::Replica r;
+  r.micro_batches = 4;
+  r.stages.resize(2);
+  r.stages[0].layers = r.stages[1].layers = 12;
+  r.stages[0].gpus = {0, 1, 2, 3};
+  r.stages[1].gpus = {8, 9, 10, 11};
+  p.replicas = {r};
+  const models::Report analytic = models::predict(c, w, p);
+  ASSERT_TRUE(analytic.feasible) << analytic.infeasible_reason;
+  const models::Report sim = simulate_report_in_child(c, w, p, SimOptions{});
+  ASSERT_TRUE(sim.feasible) << sim.infeasible_reason;
+  std::printf("tp4 pp2, one NIC per node: analytic %.4f s (dp %.4f s), simulated %.4f s\n", analytic.iteration_time_s,
+              analytic.breakdown.dp_comm_s, sim.iteration_time_s);
+  ASSERT_GT(analytic.breakdown.dp_comm_s, 0.1 * analytic.iteration_time_s);  // the sync matters here
+  EXPECT_NEAR(sim.iteration_time_s, analytic.iteration_time_s, 0.03 * analytic.iteration_time_s);
+}
+
 // Two zones joined by one 100 Gb/s WAN link; every replica's pipeline crosses it. The cost
 // model gives each GPU 1/8 of the WAN (a node's share); the simulator finds all 32 GPUs of
 // the four replicas on it at once, so each activation send is ~4x slower and the step longer.
