@@ -87,13 +87,13 @@ UsedHardware used_by(const models::Cluster& c, const models::Plan& plan) {
 
 /// The link classes a row's plan uses and their achieved figures per device, exactly as the cost
 /// model sees them before a profile (the inverse of apply_profile's conversion): the intra
-/// fabric of a node type whose GPUs talk to each other or across nodes (topology.cpp hop() caps
-/// a node-crossing hop by both ends' intra fabric), the NICs when the plan spans nodes, capped by
-/// the host link without GPUDirect as nic_share() does (a profile's NIC figure lifts that cap).
+/// fabric of a node type with several GPUs (topology.cpp hop() also caps a node-crossing hop by
+/// it), the NICs when the plan spans nodes, capped by the host link without GPUDirect as
+/// nic_share() does (a profile's NIC figure lifts that cap).
 void collect_links(const models::Cluster& c, const UsedHardware& used, std::map<std::string, LinkBase>& links) {
   for (int t : used.node_types) {
     const models::NodeType& nt = c.node_types[t];
-    if (nt.gpus_per_node > 1 || used.spans_nodes)
+    if (nt.gpus_per_node > 1)
       note_link(links, models::to_string(nt.intra.kind),
                 {models::achieved_bandwidth_Bps(nt.intra), nt.intra.latency_s});
     if (!used.spans_nodes || nt.nics.count <= 0) continue;

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <variant>
 #include <cmath>
 #include <limits>
@@ -59,22 +60,45 @@ std::vector<int> node_count_choices(int nodes) {
   return out;
 }
 
-/// Which nodes of each pool the search may use: every non-empty subset of pools (all their
-/// nodes) for throughput and cost; for a budget, every affordable combination of node counts
-/// that cannot take one more step of any pool.
+/// Nodes of a pool the workload can keep busy: every GPU needs a sequence, a layer and a TP
+/// rank of its own, so at most global_batch x layers x widest TP GPUs take part (more nodes
+/// than that leave the whole-node search nothing to place).
+int useful_nodes(const Cluster& cluster, const planner::Pool& pool, const Workload& w, const PlannerOptions& o) {
+  const NodeType& t = cluster.node_types[pool.node_type];
+  int widest = 1;
+  for (int tp : planner::valid_tp_degrees(w.model, t.gpus_per_node, o.tp_degrees)) widest = std::max(widest, tp);
+  const long busy = static_cast<long>(w.training.global_batch) * w.model.layers * widest;
+  const long nodes = std::max(1L, busy / std::max(1, t.gpus_per_node));
+  return static_cast<int>(std::min<long>(static_cast<long>(pool.nodes.size()), nodes));
+}
+
+/// Which nodes of each pool the search may use: every non-empty subset of pools (all the nodes
+/// the workload can keep busy) for throughput and cost; for a budget, every affordable
+/// combination of node counts that cannot take one more step of any pool.
 std::vector<std::vector<int>> allotments(const Cluster& cluster, const std::vector<planner::Pool>& pools,
-                                         const PlannerOptions& o) {
+                                         const Workload& workload, const PlannerOptions& o) {
   std::vector<std::vector<int>> out;
   const int n = static_cast<int>(pools.size());
+  std::vector<int> usable(n);
+  for (int p = 0; p < n; ++p) usable[p] = useful_nodes(cluster, pools[p], workload, o);
   const auto price = [&](int p) {
     const NodeType& t = cluster.node_types[pools[p].node_type];
     return (o.spot && t.spot_price_per_hour) ? *t.spot_price_per_hour : t.price_per_hour;
   };
   if (o.objective != PlanObjective::kBudget) {
-    if (n > 10) {  // 2^n subsets is too many: all pools, or one pool at a time
-      std::vector<int> all(n);
-      for (int p = 0; p < n; ++p) all[p] = static_cast<int>(pools[p].nodes.size());
+    if (n > 10) {
+      // 2^n subsets is too many: all pools, the pools of each GPU type together (a cluster
+      // split into many node types or zones of the same GPU), and one pool at a time.
+      const std::vector<int>& all = usable;
       out.push_back(all);
+      std::map<std::string, std::vector<int>> by_gpu;
+      for (int p = 0; p < n; ++p) {
+        auto [it, fresh] = by_gpu.try_emplace(cluster.node_types[pools[p].node_type].gpu.name, std::vector<int>(n, 0));
+        it->second[p] = all[p];
+      }
+      if (by_gpu.size() > 1)
+        for (const auto& [gpu, nodes] : by_gpu)
+          if (std::count_if(nodes.begin(), nodes.end(), [](int k) { return k > 0; }) > 1) out.push_back(nodes);
       for (int p = 0; p < n; ++p) {
         std::vector<int> one(n, 0);
         one[p] = all[p];
@@ -85,14 +109,14 @@ std::vector<std::vector<int>> allotments(const Cluster& cluster, const std::vect
     for (int mask = 1; mask < (1 << n); ++mask) {
       std::vector<int> a(n, 0);
       for (int p = 0; p < n; ++p) {
-        if (mask & (1 << p)) a[p] = static_cast<int>(pools[p].nodes.size());
+        if (mask & (1 << p)) a[p] = usable[p];
       }
       out.push_back(a);
     }
     return out;
   }
   std::vector<std::vector<int>> choices(n);
-  for (int p = 0; p < n; ++p) choices[p] = node_count_choices(static_cast<int>(pools[p].nodes.size()));
+  for (int p = 0; p < n; ++p) choices[p] = node_count_choices(usable[p]);
   std::vector<int> a(n, 0);
   std::function<void(int, double)> rec = [&](int p, double spent) {
     if (spent > o.budget_per_hour + 1e-9) return;
@@ -283,7 +307,9 @@ PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const 
 
   const PlanObjective obj = options.objective;
   const auto score = [&](const Shape& s) {
-    if (obj == PlanObjective::kCost) return s.price_per_hour > 0 ? -s.price_per_hour / s.tokens_per_s : kNegInf;
+    // Dollars per token, negated; a free shape (hardware priced at $0/h, e.g. owned) scores 0,
+    // the best there is, as the search's bound for a free pool says (upper_bound_score).
+    if (obj == PlanObjective::kCost) return s.tokens_per_s > 0 ? -s.price_per_hour / s.tokens_per_s : kNegInf;
     if (obj == PlanObjective::kBudget && s.price_per_hour > options.budget_per_hour + 1e-9) return kNegInf;
     return s.tokens_per_s;
   };
@@ -292,7 +318,7 @@ PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const 
   ShapeCollector best(keep, score), fastest(keep, tokens), uniform(keep, tokens);
 
   // Largest allotments first: their plans set the bound that prunes the smaller ones.
-  std::vector<std::vector<int>> allotted = allotments(cluster, pools, options);
+  std::vector<std::vector<int>> allotted = allotments(cluster, pools, workload, options);
   const auto peak_of = [&](const std::vector<int>& nodes) {
     double sum = 0;
     for (size_t p = 0; p < pools.size(); ++p) {
@@ -324,7 +350,7 @@ PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const 
     std::vector<int> nodes(pools.size(), 0);
     for (size_t p = 0; p < pools.size(); ++p) {
       if (cluster.node_types[pools[p].node_type].gpu.name == result.fastest_type) {
-        nodes[p] = static_cast<int>(pools[p].nodes.size());
+        nodes[p] = useful_nodes(cluster, pools[p], workload, options);
       }
     }
     if (!result.fastest_type.empty()) {
@@ -358,6 +384,7 @@ PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const 
     for (const Candidate& c : cands) {
       RankedPlan r = rank(cluster, workload, c, options.spot);
       ++result.plans_predicted;
+      if (r.report.feasible) ++result.plans_feasible;
       if (r.report.feasible) out.push_back(std::move(r));
       else if (std::getenv("HETSIM_PLANNER_DEBUG")) std::fprintf(stderr, "infeasible %s: %s\n", c.shape.c_str(), r.report.infeasible_reason.c_str());
     }
@@ -393,18 +420,24 @@ PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const 
     eligible.push_back(std::move(r));
   }
   std::stable_sort(eligible.begin(), eligible.end(), [&](const RankedPlan& a, const RankedPlan& b) {
-    return objective_score(obj, a.report) > objective_score(obj, b.report);
+    const double sa = objective_score(obj, a.report), sb = objective_score(obj, b.report);
+    if (sa != sb) return sa > sb;
+    return a.report.tokens_per_s > b.report.tokens_per_s;  // equally cheap (e.g. free): the faster first
   });
   for (RankedPlan& r : eligible) {
     if (static_cast<int>(result.top.size()) >= options.top) break;
+    // The same plan found twice (a uniform shape and the Megatron baseline of the same split,
+    // or ZeRO 0 and 1 with one replica): equal predictions to the last bit, GPUs and price.
     const bool duplicate = std::any_of(result.top.begin(), result.top.end(), [&](const RankedPlan& t) {
-      return t.shape == r.shape && t.report.tokens_per_s == r.report.tokens_per_s;
+      return t.report.tokens_per_s == r.report.tokens_per_s && t.report.cost_per_hour == r.report.cost_per_hour &&
+             t.report.memory_peak_bytes == r.report.memory_peak_bytes && t.plan.gpu_count() == r.plan.gpu_count();
     });
     if (!duplicate) result.top.push_back(std::move(r));
   }
   if (result.top.empty()) {
-    result.reason = obj == PlanObjective::kBudget ? "no feasible plan within the budget of $" +
-                                                        std::to_string(options.budget_per_hour) + "/h"
+    char budget[48];
+    std::snprintf(budget, sizeof budget, "$%.2f/h", options.budget_per_hour);
+    result.reason = obj == PlanObjective::kBudget ? std::string("no feasible plan within the budget of ") + budget
                                                   : "no feasible plan: the model does not fit on these GPUs";
     if (obj != PlanObjective::kBudget) {
       const std::string too_big = whole_node_too_big(cluster, workload, options);
@@ -435,11 +468,13 @@ PlannerResult plan_training(const Cluster& cluster, const Workload& workload, co
   const auto start = std::chrono::steady_clock::now();
   PlannerResult result = plan_once(cluster, workload, options);
   // The estimator's memory is fitted, the predictor's exact: when every shape the estimator
-  // liked turned out not to fit, search again with a safety margin before giving up.
+  // liked turned out not to fit, search again with a safety margin before giving up. Not when
+  // plans fit and only the budget left none: the margin would change the baselines for nothing.
   PlannerOptions retry = options;
   long evaluated = result.plans_evaluated, pruned = result.plans_pruned, predicted = result.plans_predicted;
   int stopped = result.searches_stopped;
-  for (int attempt = 0; attempt < 2 && result.top.empty() && result.plans_predicted > 0; ++attempt) {
+  for (int attempt = 0; attempt < 2 && result.top.empty() && result.plans_predicted > 0 && result.plans_feasible == 0;
+       ++attempt) {
     retry.memory_fraction *= 0.9;
     result = plan_once(cluster, workload, retry);
     evaluated += result.plans_evaluated;

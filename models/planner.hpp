@@ -85,6 +85,7 @@ struct PlannerResult {
   long plans_evaluated = 0;         ///< shapes scored by the estimator + plans predicted
   long plans_pruned = 0;            ///< shapes discarded by memory, budget or bound before scoring
   long plans_predicted = 0;
+  long plans_feasible = 0;          ///< predicted plans that fit in memory (before a budget filter)
   double search_time_s = 0;
   int threads = 1;                  ///< threads the search may use (search_threads(options))
   int searches_stopped = 0;         ///< searches cut by time_limit_s (0: every search ran to the end)

@@ -61,11 +61,17 @@ class ShapeCollector {
  private:
   int capacity_;
   std::function<double(const Shape&)> score_;
-  /// Worst first: ascending score, then latest found first.
+  /// Worst first: ascending score, then (equal scores: equally cheap shapes of the cost
+  /// objective, e.g. free ones) fewer tokens/s first, then latest found first.
   struct Rank {
     double score;
+    double tokens_per_s;
     std::tuple<long, long, long> found_at;
-    bool operator<(const Rank& o) const { return score < o.score || (score == o.score && found_at > o.found_at); }
+    bool operator<(const Rank& o) const {
+      if (score != o.score) return score < o.score;
+      if (tokens_per_s != o.tokens_per_s) return tokens_per_s < o.tokens_per_s;
+      return found_at > o.found_at;
+    }
   };
   std::map<Rank, Shape> best_;
 };

@@ -10,7 +10,7 @@
 namespace hetsim::models::planner {
 
 void ShapeCollector::offer(const Shape& shape) {
-  const Rank rank{score_(shape), shape.found_at};
+  const Rank rank{score_(shape), shape.tokens_per_s, shape.found_at};
   if (!std::isfinite(rank.score)) return;
   if (static_cast<int>(best_.size()) >= capacity_ && !(best_.begin()->first < rank)) return;
   best_.emplace(rank, shape);

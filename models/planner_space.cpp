@@ -4,19 +4,48 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "comm_cost.hpp"
 #include "topology.hpp"
 
 namespace hetsim::models::planner {
 
+namespace {
+
+/// Two node types a plan cannot tell apart: the same GPU, fabric, NICs, host link and prices
+/// (only the names differ, e.g. one node type per rack or per purchase).
+bool same_hardware(const NodeType& a, const NodeType& b) {
+  const auto intra = [](const IntraFabric& f) { return std::tuple(f.kind, f.bandwidth_Bps, f.latency_s, f.measured); };
+  const auto nics = [](const NicSpec& n) {
+    return std::tuple(n.count, n.bandwidth_Bps, n.latency_s, n.kind, n.gpu_direct, n.measured);
+  };
+  return a.gpu.name == b.gpu.name && a.gpus_per_node == b.gpus_per_node && intra(a.intra) == intra(b.intra) &&
+         nics(a.nics) == nics(b.nics) && a.host_link_Bps == b.host_link_Bps && a.price_per_hour == b.price_per_hour &&
+         a.spot_price_per_hour == b.spot_price_per_hour && a.preemption_rate_per_hour == b.preemption_rate_per_hour;
+}
+
+}  // namespace
+
 std::vector<Pool> make_pools(const Cluster& cluster) {
   std::vector<Pool> pools;
-  std::map<std::pair<int, int>, int> index;  // (zone, node type) -> pool
+  // Node types of the same hardware share a pool: the search grows with the number of pools,
+  // and splitting identical nodes over several only hides plans that mix them.
+  std::vector<int> canonical(cluster.node_types.size());
+  for (std::size_t t = 0; t < cluster.node_types.size(); ++t) {
+    canonical[t] = static_cast<int>(t);
+    for (std::size_t u = 0; u < t; ++u)
+      if (same_hardware(cluster.node_types[t], cluster.node_types[u])) {
+        canonical[t] = canonical[u];
+        break;
+      }
+  }
+  std::map<std::pair<int, int>, int> index;  // (zone, canonical node type) -> pool
   for (int n = 0; n < static_cast<int>(cluster.nodes.size()); ++n) {
     const Node& node = cluster.nodes[n];
-    const auto key = std::pair(node.zone, node.node_type);
+    const auto key = std::pair(node.zone, canonical[node.node_type]);
     auto it = index.find(key);
     if (it == index.end()) {
       Pool p;

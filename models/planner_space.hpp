@@ -24,7 +24,7 @@ struct Pool {
   int gpu_count() const { return static_cast<int>(nodes.size()) * gpus_per_node; }
 };
 
-/// Pools in rank order of their first node.
+/// Pools in rank order of their first node; node types of identical hardware in a zone share one.
 std::vector<Pool> make_pools(const Cluster& cluster);
 
 /// Plan-wide settings searched in the outer loop.

@@ -67,7 +67,10 @@ HopFigures hop(const Cluster& c, int a, int b, int concurrent, int members_a, in
   const NodeType& tb = c.node_types[c.nodes[nb].node_type];
   if (na == nb) return {intra_bw(ta), ta.intra.latency_s, true, false};
   double bw = std::min(nic_share(c, na, concurrent) * members_a, nic_share(c, nb, concurrent) * members_b);
-  bw = std::min(bw, std::min(intra_bw(ta), intra_bw(tb)));
+  // A node's own fabric caps what its GPUs move towards the NICs; a one-GPU node (or one
+  // without an intra fabric) has none to cross.
+  for (const NodeType* t : {&ta, &tb})
+    if (t->gpus_per_node > 1 && intra_bw(*t) > 0) bw = std::min(bw, intra_bw(*t));
   double lat = ta.nics.latency_s + tb.nics.latency_s;
   const int za = c.nodes[na].zone, zb = c.nodes[nb].zone;
   lat += std::max(c.zones[za].fabric.latency_s, c.zones[zb].fabric.latency_s);

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: Apache-2.0
+// Planner cases a review of its results turned up: one-GPU nodes, hardware priced at $0/h,
+// a budget nothing fits, node types that differ in name only, and workloads too small to
+// keep every node of a pool busy.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <variant>
+
+#include "catalog.hpp"
+#include "input_loader.hpp"
+#include "plan.hpp"
+#include "planner.hpp"
+#include "planner_space.hpp"
+#include "predictor.hpp"
+
+namespace hetsim::models {
+namespace {
+
+const Workload kSmall = parse_workload(R"(kind: workload
+name: small
+model: {layers: 4, hidden: 1024, heads: 16, vocab: 32000, seq_len: 1024}
+training: {global_batch: 16, dtype: fp16}
+)");
+
+// Five one-GPU nodes without an intra-node fabric (allowed for `gpus: 1`).
+const char* kOneGpuNodes = R"(kind: cluster
+name: one-gpu-nodes
+node_types:
+  box: {gpu: a100-sxm4-80gb, gpus: 1, nics: {count: 1, bandwidth: "100Gbps"}, price: "$2/h"}
+zones:
+  - {name: z, fabric: {kind: switch}, nodes: [{type: box, count: 5}]}
+)";
+
+TEST(PlannerCases, OneGpuNodesWithoutAFabricPipelineAcrossTheirNics) {
+  const Cluster c = parse_cluster(kOneGpuNodes, Catalog::builtin());
+  // Four stages on four nodes: the sends cross the NICs; no intra fabric caps them.
+  UniformPlanOptions o;
+  o.micro_batch = 4;
+  const auto plan = make_uniform_plan(c, kSmall, /*tp=*/1, /*pp=*/4, /*dp=*/1, o);
+  ASSERT_TRUE(std::holds_alternative<Plan>(plan)) << std::get<Infeasible>(plan).reason;
+  const Report r = predict(c, kSmall, std::get<Plan>(plan));
+  ASSERT_TRUE(r.feasible) << r.infeasible_reason;
+  EXPECT_GT(r.tokens_per_s, 0);
+  EXPECT_TRUE(std::isfinite(r.breakdown.pp_comm_s));
+  EXPECT_GT(r.breakdown.pp_comm_s, 0);
+  const PlannerResult p = plan_training(c, kSmall, PlannerOptions{});
+  ASSERT_FALSE(p.top.empty()) << p.reason;
+}
+
+TEST(PlannerCases, AWorkloadTooSmallForEveryNodeIsPlannedOnFewer) {
+  // One layer, one sequence: one GPU can be kept busy, not five nodes.
+  const Cluster c = parse_cluster(kOneGpuNodes, Catalog::builtin());
+  const Workload tiny = parse_workload(R"(kind: workload
+name: tiny
+model: {layers: 1, hidden: 64, heads: 4, vocab: 256, seq_len: 32}
+training: {global_batch: 1, dtype: fp16}
+)");
+  const PlannerResult p = plan_training(c, tiny, PlannerOptions{});
+  ASSERT_FALSE(p.top.empty()) << p.reason;
+  EXPECT_EQ(p.top.front().plan.gpu_count(), 1);
+}
+
+// An A100 node rented at $4/h beside a V100 node owned ($0/h).
+const char* kHalfFree = R"(kind: cluster
+name: half-free
+node_types:
+  abox: {gpu: a100-sxm4-80gb, gpus: 2, intra: {kind: nvlink, bandwidth: "300GB/s"}, nics: {count: 1, bandwidth: "100Gbps"}, price: "$4/h"}
+  vbox: {gpu: v100-sxm2-32gb, gpus: 2, intra: {kind: nvlink, bandwidth: "150GB/s"}, nics: {count: 1, bandwidth: "100Gbps"}, price: "$0/h"}
+zones:
+  - {name: z, fabric: {kind: switch}, nodes: [{type: abox, count: 1}, {type: vbox, count: 1}]}
+)";
+
+TEST(PlannerCases, TheCostObjectivePicksFreeHardwareAndItsFastestPlan) {
+  const Cluster c = parse_cluster(kHalfFree, Catalog::builtin());
+  PlannerOptions cost;
+  cost.objective = PlanObjective::kCost;
+  cost.top = 3;
+  const PlannerResult p = plan_training(c, kSmall, cost);
+  ASSERT_FALSE(p.top.empty()) << p.reason;
+  EXPECT_EQ(p.top.front().report.cost_per_hour, 0.0);
+  // Among the free plans, the fastest comes first.
+  for (std::size_t i = 1; i < p.top.size(); ++i) {
+    if (p.top[i].report.cost_per_hour == 0.0) {
+      EXPECT_GE(p.top.front().report.tokens_per_s, p.top[i].report.tokens_per_s);
+    }
+  }
+  // It is the throughput objective's best plan on the V100 node alone.
+  Cluster v100 = parse_cluster(R"(kind: cluster
+name: v100-only
+node_types:
+  vbox: {gpu: v100-sxm2-32gb, gpus: 2, intra: {kind: nvlink, bandwidth: "150GB/s"}, nics: {count: 1, bandwidth: "100Gbps"}, price: "$0/h"}
+zones:
+  - {name: z, fabric: {kind: switch}, nodes: [{type: vbox, count: 1}]}
+)",
+                               Catalog::builtin());
+  const PlannerResult v = plan_training(v100, kSmall, PlannerOptions{});
+  ASSERT_FALSE(v.top.empty());
+  EXPECT_DOUBLE_EQ(p.top.front().report.tokens_per_s, v.top.front().report.tokens_per_s);
+}
+
+TEST(PlannerCases, ABudgetNothingFitsLeavesTheBaselinesAsTheyAre) {
+  std::string priced = kHalfFree;
+  priced.replace(priced.find("$0/h"), 4, "$2/h");  // the V100 node rented too
+  const Cluster c = parse_cluster(priced, Catalog::builtin());
+  PlannerOptions budget;
+  budget.objective = PlanObjective::kBudget;
+  budget.budget_per_hour = 1;  // the cheapest node costs 2
+  const PlannerResult b = plan_training(c, kSmall, budget);
+  const PlannerResult t = plan_training(c, kSmall, PlannerOptions{});
+  EXPECT_TRUE(b.top.empty());
+  ASSERT_TRUE(b.uniform.found && t.uniform.found);
+  EXPECT_DOUBLE_EQ(b.uniform.best.report.tokens_per_s, t.uniform.best.report.tokens_per_s);
+  EXPECT_NE(b.reason.find("$1.00/h"), std::string::npos) << b.reason;
+}
+
+TEST(PlannerCases, NodeTypesThatDifferInNameOnlyArePlannedAsOne) {
+  // The same 2 A100 + 1 V100 nodes, once as two node types and once as one type per node.
+  const std::string node_a = R"({gpu: a100-sxm4-80gb, gpus: 8, intra: {kind: nvswitch, bandwidth: "300GB/s"}, nics: {count: 8, bandwidth: "200Gbps"}, price: "$40/h"})";
+  const std::string node_v = R"({gpu: v100-sxm2-32gb, gpus: 8, intra: {kind: nvlink, bandwidth: "150GB/s"}, nics: {count: 4, bandwidth: "100Gbps"}, price: "$20/h"})";
+  const Cluster merged = parse_cluster("kind: cluster\nname: merged\nnode_types:\n  a: " + node_a + "\n  v: " + node_v +
+                                           "\nzones:\n  - {name: z, fabric: {kind: switch}, nodes: [{type: a, count: 2}, {type: v, count: 1}]}\n",
+                                       Catalog::builtin());
+  const Cluster split = parse_cluster("kind: cluster\nname: split\nnode_types:\n  a0: " + node_a + "\n  a1: " + node_a +
+                                          "\n  v0: " + node_v +
+                                          "\nzones:\n  - {name: z, fabric: {kind: switch}, nodes: [{type: a0, count: 1}, {type: a1, count: 1}, "
+                                          "{type: v0, count: 1}]}\n",
+                                      Catalog::builtin());
+  // One pool per hardware (the search grows with the number of pools: with one per node type
+  // and more than ten, it searched for minutes and missed the mixed plans).
+  const auto pools = planner::make_pools(split);
+  ASSERT_EQ(pools.size(), 2u);
+  EXPECT_EQ(pools[0].nodes, (std::vector<int>{0, 1}));
+  EXPECT_EQ(pools[1].nodes, (std::vector<int>{2}));
+  const Workload w = load_workload(std::string(HETSIM_SOURCE_DIR) + "/workloads/gpt3-1.3b.yaml");
+  const PlannerResult m = plan_training(merged, w, PlannerOptions{});
+  const PlannerResult s = plan_training(split, w, PlannerOptions{});
+  ASSERT_FALSE(m.top.empty() || s.top.empty());
+  EXPECT_DOUBLE_EQ(s.top.front().report.tokens_per_s, m.top.front().report.tokens_per_s);
+}
+
+}  // namespace
+}  // namespace hetsim::models
