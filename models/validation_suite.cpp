@@ -171,7 +171,10 @@ Suite parse_suite(std::string_view text, const Catalog& catalog, const std::stri
         set_if(row.id, r.get_string("id", Need::kRequired));
         if (!row.id.empty() && !ids.insert(row.id).second)
           row_sink.error(r.value_mark_of("id"), r.field("id"), "duplicate id '" + row.id + "' (expected unique ids)");
-        if (auto s = r.get_map("system", Need::kOptional)) read_any_system(*s, row.system, catalog, suite.format);
+        if (auto s = r.get_map("system", Need::kOptional)) {
+          row.system = SuiteSystem{};  // "it replaces the suite's system whole": no key carries over
+          read_any_system(*s, row.system, catalog, suite.format);
+        }
         {
           MapReader m = overlaid_reader(default_model, r.get_node("model", Need::kOptional), r.field("model"),
                                         row_sink, r.key_mark("model").is_null() ? node.Mark() : r.key_mark("model"));

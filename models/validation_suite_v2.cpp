@@ -184,8 +184,13 @@ void check_row_plan(const RowPlanInput& in, SuiteRow& row, DiagnosticSink& sink)
       sink.error(in.micro_batches_at, f,
                  "gives " + std::to_string(row.micro_batches.size()) + " counts for " + std::to_string(replicas) +
                      " replicas (expected one count per replica)");
+    const long counted = std::accumulate(row.micro_batches.begin(), row.micro_batches.end(), 0L);
+    // Without batch.micro the counts fix it: global / their sum, when that divides.
+    if (!row.micro && counted > 0 && global % counted == 0) row.micro = static_cast<int>(global / counted);
     if (!row.micro) {
-      sink.error(in.micro_batches_at, f, "needs batch.micro (expected batch.micro with plan.micro_batches)");
+      sink.error(in.micro_batches_at, f,
+                 "micro-batch counts sum to " + std::to_string(counted) + ", which does not divide batch.global (" +
+                     std::to_string(global) + ") (expected batch.micro, or counts whose sum divides the global batch)");
     } else {
       const long sum = std::accumulate(row.micro_batches.begin(), row.micro_batches.end(), 0L);
       if (sum * *row.micro != global)
@@ -276,19 +281,23 @@ Cluster suite_cluster_from_groups(const SuiteSystem& system, const Catalog& cata
     // One-way small-message latency: NVLink ~2 us (NVIDIA NVSwitch technical overview 2020);
     // PCIe peer copies through the host bridge ~5 us (NCCL P2P/SHM transports, nccl-tests).
     nt.intra.latency_s = nt.intra.kind == IntraFabricKind::kPcie ? 5e-6 : 2e-6;
-    // `nic_bandwidth` is the node's, one direction: one NIC carrying it, shared by the GPUs
-    // that send at once. The format names no NIC kind; a per-node figure without RDMA is the
-    // TCP-socket Ethernet of cloud instances and campus clusters (NCCL socket transport), so
-    // no GPUDirect: traffic also crosses the host link.
-    nt.nics.count = 1;
-    nt.nics.bandwidth_Bps = g.nic_Bps;
-    nt.nics.kind = NicKind::kEthernet;
+    // `nic_bandwidth` is the node's, one direction. The format names no NIC kind. Up to 100 Gb/s
+    // a node, it is the TCP-socket Ethernet of cloud instances and campus clusters (NCCL socket
+    // transport): one NIC carrying it, shared by the GPUs that send at once, no GPUDirect
+    // (traffic also crosses the host link). Above that, no socket setup reaches it: an RDMA
+    // fabric, built one NIC per GPU with GPUDirect as in the DGX/HGX reference designs, so the
+    // node's figure is split over gpus_per_node NICs (the version-1 form of the same hardware).
+    constexpr double kSocketNodeMax_Bps = 12.5e9;  // 100 Gb/s
+    const bool rdma = g.nic_Bps > kSocketNodeMax_Bps;
+    nt.nics.count = rdma ? std::max(1, g.gpus_per_node) : 1;
+    nt.nics.bandwidth_Bps = g.nic_Bps / nt.nics.count;
+    nt.nics.kind = rdma ? NicKind::kInfiniband : NicKind::kEthernet;
     nt.nics.measured = !is_nic_line_rate(nt.nics.bandwidth_Bps);
-    nt.nics.gpu_direct = false;
+    nt.nics.gpu_direct = rdma;
     nt.nics.latency_s = 0;  // the suite's inter_node_latency is the whole node-to-node latency
     // Host link: the format gives none; PCIe 3.0 x16 (15.75 GB/s per direction, PCI-SIG), the
     // slowest generation of the catalog's GPUs. Only host-staged paths and NICs without
-    // GPUDirect use it, and a per-node NIC figure is far below it.
+    // GPUDirect use it, and a socket NIC's figure (<= 12.5 GB/s a node) stays below it.
     nt.host_link_Bps = 15.75e9;
     c.node_types.push_back(nt);
     z.groups.push_back({static_cast<int>(i), g.count});

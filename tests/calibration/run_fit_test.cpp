@@ -201,22 +201,22 @@ TEST(RunFit, FitsTheAchievedBandwidthOfEachLinkClass) {
 }
 
 TEST(RunFit, LinkClassesWithDifferentFiguresAreNotFitted) {
-  // The heterogeneous suite's A100 and V100 nodes have NICs of 100 and 50 GB/s: one profile
-  // figure cannot stand for both.
+  // The heterogeneous suite's A100 and V100 nodes have NICs of 100 and 50 GB/s (RDMA class:
+  // 12.5 and 6.25 GB/s per GPU): one profile figure cannot stand for both.
   const models::Suite s = models::parse_suite(suite_text(predicted_with({})), Catalog::builtin(), "s.yaml");
   RunFitOptions o;
   o.params = {RunFitParam::kLinks};
   const RunFitResult r = fit_to_runs({s}, Catalog::builtin(), o);
   ASSERT_EQ(r.links_not_fitted.size(), 2u);  // the NICs, and the intra fabrics (300 vs 150 GB/s)
-  EXPECT_EQ(r.links_not_fitted[0].rfind("ethernet: ", 0), 0u) << r.links_not_fitted[0];
+  EXPECT_EQ(r.links_not_fitted[0].rfind("infiniband: ", 0), 0u) << r.links_not_fitted[0];  // RDMA-class NICs
   EXPECT_EQ(r.links_not_fitted[1].rfind("nvlink: ", 0), 0u) << r.links_not_fitted[1];
   EXPECT_TRUE(r.figures.empty());
   EXPECT_TRUE(r.profile.links.empty());
 }
 
-/// Version-2 shapes the link figures must survive: NICs without GPUDirect whose host link caps
-/// them (100 GB/s for 4 GPUs and 20 GB/s for one: both capped at the 15.75 GB/s host link's
-/// achieved 12.6 GB/s), two groups of the same GPU, one-GPU nodes, and a T4 node no row uses.
+/// Version-2 shapes the link figures must survive: socket-class NICs without GPUDirect shared
+/// by 4 GPUs (12 GB/s a node) and owned by one (3 GB/s): the same 3 GB/s per device; two groups
+/// of the same GPU, one-GPU nodes, and a T4 node no row uses.
 std::string v2_shapes_suite(const std::vector<double>& measured) {
   std::ostringstream o;
   o << R"(format: 2
@@ -225,8 +225,8 @@ source: "test data"
 metric: iteration_time_s
 system:
   nodes:
-    - {gpu: a100-sxm4-80gb, count: 2, gpus_per_node: 4, intra_node_bandwidth: "15.75GB/s", nic_bandwidth: "100GB/s"}
-    - {gpu: a100-sxm4-80gb, count: 2, gpus_per_node: 1, intra_node_bandwidth: "15.75GB/s", nic_bandwidth: "20GB/s"}
+    - {gpu: a100-sxm4-80gb, count: 2, gpus_per_node: 4, intra_node_bandwidth: "15.75GB/s", nic_bandwidth: "12GB/s"}
+    - {gpu: a100-sxm4-80gb, count: 2, gpus_per_node: 1, intra_node_bandwidth: "15.75GB/s", nic_bandwidth: "3GB/s"}
     - {gpu: t4, count: 1, gpus_per_node: 4, intra_node_bandwidth: "15.75GB/s", nic_bandwidth: "6.25GB/s"}
 defaults:
   model: {layers: 8, hidden: 2048, heads: 16, seq_len: 1024, vocab: 51200}
@@ -263,7 +263,7 @@ TEST(RunFit, LinkFiguresOfVersion2ShapesRoundTripAtScaleOne) {
     }
     saw_ethernet = saw_ethernet || f.device_type == "ethernet";
   }
-  EXPECT_TRUE(saw_ethernet);  // both groups' NICs reach the same capped figure per device
+  EXPECT_TRUE(saw_ethernet);  // both groups' NICs reach the same figure per device
   EXPECT_TRUE(r.links_not_fitted.empty());
   EXPECT_TRUE(r.profile.devices.empty());  // nothing changed: the profile leaves all to the catalog
   EXPECT_TRUE(r.profile.links.empty());
