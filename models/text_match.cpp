@@ -21,19 +21,35 @@ size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
+namespace {
+
+/// Every character of `word` in `c`, in order ("a100-80gb" in "a100-sxm4-80gb").
+bool subsequence(std::string_view word, std::string_view c) {
+  size_t i = 0;
+  for (size_t j = 0; j < c.size() && i < word.size(); ++j)
+    if (c[j] == word[i]) ++i;
+  return i == word.size();
+}
+
+}  // namespace
+
 std::optional<std::string> did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
   std::optional<std::string> best;
-  size_t best_d = static_cast<size_t>(-1);
+  // Ranked by (unrelated, edits): a name the word abbreviates beats a closer unrelated one.
+  std::pair<bool, size_t> best_rank{true, static_cast<size_t>(-1)};
   const size_t limit = std::max<size_t>(2, word.size() / 3);
   for (const auto& c : candidates) {
-    size_t d = edit_distance(word, c);
-    // A prefix relation ("gpu" vs "gpus_per_node") is a likely typo even when far in edits.
+    const size_t d = edit_distance(word, c);
+    // A prefix relation ("gpu" vs "gpus_per_node") or an abbreviation ("a100-80gb" for
+    // "a100-sxm4-80gb") is a likely slip even when far in edits.
     const bool prefix = std::min(word.size(), c.size()) >= 3 &&
                         (c.compare(0, word.size(), word) == 0 || word.compare(0, c.size(), c) == 0);
-    if (d > limit && !prefix) continue;
-    if (prefix) d = std::min(d, limit);
-    if (d < best_d) {
-      best_d = d;
+    const bool abbreviation = word.size() >= 3 && word.size() < c.size() && subsequence(word, c);
+    const bool related = prefix || abbreviation;
+    if (d > limit && !related) continue;
+    const std::pair<bool, size_t> rank{!related, d};
+    if (rank < best_rank) {
+      best_rank = rank;
       best = c;
     }
   }
