@@ -34,6 +34,13 @@ RankLayout::RankLayout(const models::Plan& plan, const models::ModelSpec& model)
         throw std::invalid_argument("replicas[" + to_string(r) + "].stages[" + to_string(s) + "]: tp " + to_string(tp) +
                                     " must divide heads, kv_heads and ffn_hidden");
       }
+      if (plan.sequence_parallel && tp > 1 && (static_cast<long>(plan.micro_batch) * model.seq_len) % tp != 0) {
+        // Checked here, before any rank starts, so the run is refused rather than failing a rank.
+        throw std::invalid_argument("replicas[" + to_string(r) + "].stages[" + to_string(s) +
+                                    "]: sequence parallelism needs micro_batch * seq_len (" +
+                                    to_string(static_cast<long>(plan.micro_batch) * model.seq_len) +
+                                    ") divisible by tp (" + to_string(tp) + ")");
+      }
       first_rank_[r].push_back(static_cast<int>(places_.size()));
       tp_[r].push_back(tp);
       for (int t = 0; t < tp; ++t) places_.push_back({static_cast<int>(r), s, t, tp, st.gpus[t]});

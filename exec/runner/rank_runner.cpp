@@ -137,7 +137,7 @@ StepResult RankRunner::step() {
   sync_gradients_and_update();
   float loss = static_cast<float>(loss_sum_);
   {
-    OpTimer t(*this, "step", "loss_all_reduce", OpClass::kDpComm, -1, -1, bytes_shape(1));
+    OpTimer t(*this, "grad_sync", "loss_all_reduce", OpClass::kDpComm, -1, -1, bytes_shape(1));
     comm_.all_reduce(&loss, 1, layout_.world());
   }
   const double end = Communicator::now_s();

@@ -46,7 +46,7 @@ RankSummary summarize(const std::vector<Measurement>& measurements, int steps, i
   for (const auto& m : measurements) {
     if (m.step < first_measured) continue;
     const double d = m.end_s - m.start_s;
-    if (m.phase == "step") {
+    if (m.op == "step") {  // the step record: the interval every other op of the step lies in
       s.step_time_s += d;
       continue;
     }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "exec_test_support.hpp"
@@ -125,6 +126,27 @@ TEST(Runner, ReportHasMeasuredValuesForEveryKey) {
   EXPECT_GT(r.stages[3].backward_s, r.stages[3].forward_s * 0.5);
   EXPECT_TRUE(r.extra.count("runner_overhead_fraction"));
   EXPECT_EQ(r.extra.at("steps"), 3);
+}
+
+// The measured iteration time is the slowest rank's mean step record (steps 2.., the first is
+// warm-up), nothing added: an op inside the step (the loss all-reduce) once counted twice.
+TEST(Runner, IterationTimeIsTheSlowestRanksMeanStep) {
+  const RunOutcome out = run_in_process(spec_of(plan("pp2", {replica(4, {stage(2, 0), stage(2, 1)})}), 2, 0, 3));
+  std::map<int, std::pair<double, int>> per_rank;  // rank -> (sum of step times, steps)
+  for (const auto& m : out.measurements) {
+    if (m.op != "step" || m.step < 2) continue;
+    per_rank[m.rank].first += m.end_s - m.start_s;
+    ++per_rank[m.rank].second;
+  }
+  ASSERT_EQ(per_rank.size(), 2u);
+  double slowest = 0;
+  for (const auto& [rank, sum] : per_rank) slowest = std::max(slowest, sum.first / sum.second);
+  EXPECT_NEAR(out.report.iteration_time_s, slowest, 1e-6 * slowest);  // summaries travel as float
+  for (const auto& m : out.measurements) {
+    if (m.op == "loss_all_reduce") {
+      EXPECT_EQ(m.phase, "grad_sync");
+    }
+  }
 }
 
 TEST(Runner, AThrowingRankEndsEveryRankWithItsName) {
