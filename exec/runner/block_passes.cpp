@@ -29,19 +29,19 @@ void RankRunner::layer_forward(int layer, const float* x, float* out, LayerActs&
   a.mean1 = alloc(rows);
   a.rstd1 = alloc(rows);
   {
-    OpTimer timer(*this, "forward", "ln_attn", OpClass::kCompute, mb, chunk, gemm_shape(rows, h, 1));
+    OpTimer timer(*this, forward_phase_, "ln_attn", OpClass::kCompute, mb, chunk, gemm_shape(rows, h, 1));
     backend_.layer_norm_forward(rows, h, kLayerNormEpsilon, x, P(w.ln1_gamma), P(w.ln1_beta), a.a.get(),
                                 a.mean1.get(), a.rstd1.get());
   }
   if (sp) {
     a.a_full = alloc(th);
-    tp_all_gather_rows(a.a.get(), a.a_full.get(), mb, chunk, "forward", "tp_ag_attn");
+    tp_all_gather_rows(a.a.get(), a.a_full.get(), mb, chunk, forward_phase_, "tp_ag_attn");
   }
   a.q = alloc(static_cast<std::size_t>(t) * hq);
   a.k = alloc(static_cast<std::size_t>(t) * hkv);
   a.v = alloc(static_cast<std::size_t>(t) * hkv);
   {
-    OpTimer timer(*this, "forward", "qkv", OpClass::kCompute, mb, chunk, gemm_shape(t, hq + 2 * hkv, h));
+    OpTimer timer(*this, forward_phase_, "qkv", OpClass::kCompute, mb, chunk, gemm_shape(t, hq + 2 * hkv, h));
     backend_.gemm(Trans::kNo, Trans::kNo, t, hq, h, 1.0f, a.a_in(), h, P(w.wq), hq, 0.0f, a.q.get(), hq);
     backend_.gemm(Trans::kNo, Trans::kNo, t, hkv, h, 1.0f, a.a_in(), h, P(w.wk), hkv, 0.0f, a.k.get(), hkv);
     backend_.gemm(Trans::kNo, Trans::kNo, t, hkv, h, 1.0f, a.a_in(), h, P(w.wv), hkv, 0.0f, a.v.get(), hkv);
@@ -51,7 +51,7 @@ void RankRunner::layer_forward(int layer, const float* x, float* out, LayerActs&
   a.probs = alloc(shape.probs_count());
   a.o = alloc(static_cast<std::size_t>(t) * hq);
   {
-    OpTimer timer(*this, "forward", "attention", OpClass::kCompute, mb, chunk,
+    OpTimer timer(*this, forward_phase_, "attention", OpClass::kCompute, mb, chunk,
                   gemm_shape(model_.seq_len, model_.seq_len, d));
     backend_.attention_forward(shape, a.q.get(), a.k.get(), a.v.get(), a.probs.get(), a.o.get());
   }
@@ -63,38 +63,38 @@ void RankRunner::layer_forward(int layer, const float* x, float* out, LayerActs&
     DeviceArray<float> partial = sp ? alloc(th) : DeviceArray<float>();
     float* y = sp ? partial.get() : a.x2.get();
     {
-      OpTimer timer(*this, "forward", "attn_proj", OpClass::kCompute, mb, chunk, gemm_shape(t, h, hq));
+      OpTimer timer(*this, forward_phase_, "attn_proj", OpClass::kCompute, mb, chunk, gemm_shape(t, h, hq));
       backend_.gemm(Trans::kNo, Trans::kNo, t, h, hq, 1.0f, a.o.get(), hq, P(w.wo), h, 0.0f, y, h);
     }
-    tp_reduce_rows(y, a.x2.get(), mb, chunk, "forward", "tp_attn");
+    tp_reduce_rows(y, a.x2.get(), mb, chunk, forward_phase_, "tp_attn");
   }
   {
-    OpTimer timer(*this, "forward", "residual", OpClass::kCompute, mb, chunk, std::to_string(rh));
+    OpTimer timer(*this, forward_phase_, "residual", OpClass::kCompute, mb, chunk, std::to_string(rh));
     backend_.axpy(rh, 1.0f, x, a.x2.get());
   }
   a.b = alloc(rh);
   a.mean2 = alloc(rows);
   a.rstd2 = alloc(rows);
   {
-    OpTimer timer(*this, "forward", "ln_mlp", OpClass::kCompute, mb, chunk, gemm_shape(rows, h, 1));
+    OpTimer timer(*this, forward_phase_, "ln_mlp", OpClass::kCompute, mb, chunk, gemm_shape(rows, h, 1));
     backend_.layer_norm_forward(rows, h, kLayerNormEpsilon, a.x2.get(), P(w.ln2_gamma), P(w.ln2_beta), a.b.get(),
                                 a.mean2.get(), a.rstd2.get());
   }
   if (sp) {
     a.b_full = alloc(th);
-    tp_all_gather_rows(a.b.get(), a.b_full.get(), mb, chunk, "forward", "tp_ag_mlp");
+    tp_all_gather_rows(a.b.get(), a.b_full.get(), mb, chunk, forward_phase_, "tp_ag_mlp");
   }
   const std::size_t tf = static_cast<std::size_t>(t) * f;
   a.u = alloc(tf);
   a.z = alloc(tf);
   if (swiglu) a.up = alloc(tf);
   {
-    OpTimer timer(*this, "forward", "mlp_in", OpClass::kCompute, mb, chunk, gemm_shape(t, swiglu ? 2 * f : f, h));
+    OpTimer timer(*this, forward_phase_, "mlp_in", OpClass::kCompute, mb, chunk, gemm_shape(t, swiglu ? 2 * f : f, h));
     backend_.gemm(Trans::kNo, Trans::kNo, t, f, h, 1.0f, a.b_in(), h, P(w.w1), f, 0.0f, a.u.get(), f);
     if (swiglu) backend_.gemm(Trans::kNo, Trans::kNo, t, f, h, 1.0f, a.b_in(), h, P(w.wup), f, 0.0f, a.up.get(), f);
   }
   {
-    OpTimer timer(*this, "forward", swiglu ? "swiglu" : "gelu", OpClass::kCompute, mb, chunk, std::to_string(tf));
+    OpTimer timer(*this, forward_phase_, swiglu ? "swiglu" : "gelu", OpClass::kCompute, mb, chunk, std::to_string(tf));
     if (swiglu) backend_.swiglu_forward(tf, a.u.get(), a.up.get(), a.z.get());
     else backend_.gelu_forward(tf, a.u.get(), a.z.get());
   }
@@ -102,12 +102,12 @@ void RankRunner::layer_forward(int layer, const float* x, float* out, LayerActs&
     DeviceArray<float> partial = sp ? alloc(th) : DeviceArray<float>();
     float* y = sp ? partial.get() : out;
     {
-      OpTimer timer(*this, "forward", "mlp_out", OpClass::kCompute, mb, chunk, gemm_shape(t, h, f));
+      OpTimer timer(*this, forward_phase_, "mlp_out", OpClass::kCompute, mb, chunk, gemm_shape(t, h, f));
       backend_.gemm(Trans::kNo, Trans::kNo, t, h, f, 1.0f, a.z.get(), f, P(w.w2), h, 0.0f, y, h);
     }
-    tp_reduce_rows(y, out, mb, chunk, "forward", "tp_mlp");
+    tp_reduce_rows(y, out, mb, chunk, forward_phase_, "tp_mlp");
   }
-  OpTimer timer(*this, "forward", "residual", OpClass::kCompute, mb, chunk, std::to_string(rh));
+  OpTimer timer(*this, forward_phase_, "residual", OpClass::kCompute, mb, chunk, std::to_string(rh));
   backend_.axpy(rh, 1.0f, a.x2.get(), out);
 }
 

@@ -63,6 +63,9 @@ class RankRunner {
   void forward(int micro_batch, int chunk);
   void backward(int micro_batch, int chunk);
   void layer_forward(int layer, const float* x, float* out, LayerActs& acts, int micro_batch, int chunk);
+  /// Phase of layer_forward's ops: "forward", or "backward" while full recompute reruns a chunk
+  /// inside its backward (the Report's backward_s includes recompute, models/report.hpp).
+  const char* forward_phase_ = "forward";
   void layer_backward(int layer, LayerActs& acts, const float* dout, float* din, int micro_batch, int chunk);
   void head_forward(ChunkActs& acts, const float* x, int micro_batch, int chunk);
   void head_backward(ChunkActs& acts, float* dx, int micro_batch, int chunk);

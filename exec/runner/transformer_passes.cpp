@@ -132,7 +132,11 @@ void RankRunner::backward(int micro_batch, int chunk) {
   auto it = saved_.find({micro_batch, chunk});
   if (it == saved_.end()) throw std::logic_error("backward before forward");
   ChunkActs& acts = *it->second;
-  if (plan_.recompute == models::Recompute::kFull) run_chunk_forward(acts, micro_batch, chunk);
+  if (plan_.recompute == models::Recompute::kFull) {
+    forward_phase_ = "backward";  // the rerun belongs to the backward pass
+    run_chunk_forward(acts, micro_batch, chunk);
+    forward_phase_ = "forward";
+  }
   const std::size_t n = acts.input.size();
   DeviceArray<float> dout(backend_, n), din(backend_, n);
   if (cp.has_head) {

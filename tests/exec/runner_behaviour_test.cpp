@@ -149,6 +149,23 @@ TEST(Runner, IterationTimeIsTheSlowestRanksMeanStep) {
   }
 }
 
+// Full recompute reruns each chunk's forward inside its backward: those ops are backward time
+// (the Report's backward_s includes recompute), so the forward phase holds the same ops as
+// without recompute and the backward phase more.
+TEST(Runner, FullRecomputeOpsBelongToTheBackward) {
+  const auto count = [](const RunOutcome& out, const char* phase) {
+    std::size_t n = 0;
+    for (const auto& m : out.measurements) n += m.phase == phase;
+    return n;
+  };
+  RunSpec none = spec_of(plan("pp2", {replica(2, {stage(2, 0), stage(2, 1)})}), 2, 0, 2);
+  RunSpec full = none;
+  full.plan.recompute = models::Recompute::kFull;
+  const RunOutcome a = run_in_process(none), b = run_in_process(full);
+  EXPECT_EQ(count(b, "forward"), count(a, "forward"));
+  EXPECT_GT(count(b, "backward"), count(a, "backward"));
+}
+
 TEST(Runner, AThrowingRankEndsEveryRankWithItsName) {
   RunSpec s = spec_of(plan("pp4", {replica(4, {stage(1, 0), stage(1, 1), stage(1, 2), stage(1, 3)})}), 4, 0, 3);
   s.options.fail_rank = 2;
