@@ -31,6 +31,10 @@ void run_calibrate(const CalibrateVerbOptions& o) {
   const std::string command = "hetsim calibrate --cluster " + o.cluster + (o.quick ? " --quick" : "");
   r.profile.source = "measured by `" + command + "` on " + utc_now() + ": median of " + std::to_string(o.repeats) +
                      " timed repeats after warm-up; " + std::to_string(r.samples.size()) + " microbenchmarks";
+  // Samples resumed from the checkpoint were measured by an earlier run, perhaps with other
+  // --repeats: say how many, so the profile does not claim them for this one.
+  if (r.resumed > 0)
+    r.profile.source += ", " + std::to_string(r.resumed) + " of them resumed from " + options.checkpoint_path;
   std::string load;  // the machine's load while measuring: a shared machine slows every kernel
   if (std::ifstream in("/proc/loadavg"); in) std::getline(in, load);
   const std::vector<std::string> header = {

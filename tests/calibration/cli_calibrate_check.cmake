@@ -22,6 +22,11 @@ execute_process(COMMAND ${HETSIM} calibrate --cluster ${cluster} --quick --out $
 if(NOT rc EQUAL 0 OR NOT out MATCHES "\\(${total} microbenchmarks, ${total} resumed")
   message(FATAL_ERROR "expected a fully resumed calibration (${total}):\n${out}\n${err}")
 endif()
+# The profile says its samples came from the checkpoint, not from this run.
+file(READ ${profile} written)
+if(NOT written MATCHES "${total} microbenchmarks, ${total} of them resumed from ")
+  message(FATAL_ERROR "the resumed profile's source does not say so:\n${written}")
+endif()
 # The profile is a valid input of predict.
 execute_process(COMMAND ${HETSIM} predict --cluster ${cluster} --workload ${SOURCE}/workloads/tiny-gpt.yaml
                         --plan ${SOURCE}/plans/local-cpu-tp2-pp2-dp1.yaml --profile ${profile}
