@@ -330,17 +330,12 @@ RunFitResult fit_to_runs(const std::vector<models::Suite>& suites, const models:
 
   // Per-suite MAPE as `validate` gives it before and `validate --profile` with the profile
   // written after (a row that omits `micro` may take another micro-batch then).
-  const models::Profile& fitted = out.profile;
-  const models::PredictFn with_profile = [&fitted](const models::Cluster& c, const models::Workload& w,
-                                                   const models::Plan& plan) {
-    models::Cluster calibrated = c;
-    models::apply_profile(calibrated, fitted);
-    return models::predict(calibrated, w, plan);
-  };
+  const models::PredictFn fitted =
+      models::with_profile(std::make_shared<const models::Profile>(out.profile), models::predict);
   for (std::size_t s = 0; s < out.suites.size(); ++s) {
     std::vector<double> pa, ma;
     for (const models::SuiteRow& row : suites[s].rows) {
-      const models::RowResult r = models::validate_row(suites[s], row, catalog, with_profile);
+      const models::RowResult r = models::validate_row(suites[s], row, catalog, fitted);
       if (r.status == "ok") pa.push_back(*r.predicted), ma.push_back(row.measured);
     }
     out.suites[s].mape_before = models::mape(catalog_pred[s], catalog_meas[s]).value_or(0);

@@ -35,16 +35,10 @@ void run_validate(const ValidateOptions& o) {
     throw VerbExit{kExitBadInput};
   }
   const models::Catalog& catalog = models::Catalog::builtin();
-  // With a profile, the engine predicts each row on a copy of its cluster with the profile applied.
-  models::PredictFn predict = *engine;
-  if (!o.profile.empty()) {
-    auto profile = std::make_shared<const models::Profile>(models::load_profile(o.profile));
-    predict = [profile, base = *engine](const models::Cluster& c, const models::Workload& w, const models::Plan& p) {
-      models::Cluster calibrated = c;
-      models::apply_profile(calibrated, *profile);
-      return base(calibrated, w, p);
-    };
-  }
+  const models::PredictFn predict =
+      o.profile.empty() ? *engine
+                        : models::with_profile(std::make_shared<const models::Profile>(models::load_profile(o.profile)),
+                                               *engine);
   const std::vector<models::Suite> suites = load_suite_files(o.suites, catalog);
   std::vector<models::SuiteResult> results;
   int failed = 0;

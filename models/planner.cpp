@@ -60,14 +60,23 @@ std::vector<int> node_count_choices(int nodes) {
   return out;
 }
 
-/// Nodes of a pool the workload can keep busy: every GPU needs a sequence, a layer and a TP
-/// rank of its own, so at most global_batch x layers x widest TP GPUs take part (more nodes
-/// than that leave the whole-node search nothing to place).
+/// The widest TP group the planner may give a node type (1 when none is valid).
+int widest_tp(const Workload& w, int gpus_per_node, const PlannerOptions& o) {
+  int widest = 1;
+  for (int tp : planner::valid_tp_degrees(w.model, gpus_per_node, o.tp_degrees)) widest = std::max(widest, tp);
+  return widest;
+}
+
+/// GPUs a workload can keep busy: every GPU needs a sequence, a layer and a TP rank of its own,
+/// so at most global_batch x layers x the widest TP group take part.
+long busy_gpus(const Workload& w, int widest) {
+  return static_cast<long>(w.training.global_batch) * w.model.layers * widest;
+}
+
+/// Nodes of a pool the workload can keep busy (more leave the whole-node search nothing to place).
 int useful_nodes(const Cluster& cluster, const planner::Pool& pool, const Workload& w, const PlannerOptions& o) {
   const NodeType& t = cluster.node_types[pool.node_type];
-  int widest = 1;
-  for (int tp : planner::valid_tp_degrees(w.model, t.gpus_per_node, o.tp_degrees)) widest = std::max(widest, tp);
-  const long busy = static_cast<long>(w.training.global_batch) * w.model.layers * widest;
+  const long busy = busy_gpus(w, widest_tp(w, t.gpus_per_node, o));
   const long nodes = std::max(1L, busy / std::max(1, t.gpus_per_node));
   return static_cast<int>(std::min<long>(static_cast<long>(pool.nodes.size()), nodes));
 }
@@ -249,17 +258,17 @@ namespace {
 /// exists, and that, not memory, is why. Empty when some node is small enough.
 std::string whole_node_too_big(const Cluster& cluster, const Workload& workload, const PlannerOptions& options) {
   const ModelSpec& m = workload.model;
-  int smallest = std::numeric_limits<int>::max(), widest_tp = 0;
+  int smallest = std::numeric_limits<int>::max(), widest = 1;
   for (const NodeType& t : cluster.node_types) {
     smallest = std::min(smallest, t.gpus_per_node);
-    for (int tp : planner::valid_tp_degrees(m, t.gpus_per_node, options.tp_degrees)) widest_tp = std::max(widest_tp, tp);
+    widest = std::max(widest, widest_tp(workload, t.gpus_per_node, options));
   }
-  const long busy = static_cast<long>(workload.training.global_batch) * m.layers * std::max(1, widest_tp);
+  const long busy = busy_gpus(workload, widest);
   if (cluster.node_types.empty() || busy >= smallest) return "";
   return "no feasible plan: the planner places whole nodes, and the smallest node has " + std::to_string(smallest) +
          " GPUs, more than " + workload.name + " can keep busy (at most " + std::to_string(busy) + ": global batch " +
          std::to_string(workload.training.global_batch) + " sequences x " + std::to_string(m.layers) +
-         " layers x TP " + std::to_string(std::max(1, widest_tp)) + "); give a plan by hand (predict --plan) or a larger workload";
+         " layers x TP " + std::to_string(widest) + "); give a plan by hand (predict --plan) or a larger workload";
 }
 
 /// Why nothing can be planned when no GPU type of the cluster runs the workload's dtype
@@ -384,9 +393,10 @@ PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const 
     for (const Candidate& c : cands) {
       RankedPlan r = rank(cluster, workload, c, options.spot);
       ++result.plans_predicted;
-      if (r.report.feasible) ++result.plans_feasible;
-      if (r.report.feasible) out.push_back(std::move(r));
-      else if (std::getenv("HETSIM_PLANNER_DEBUG")) std::fprintf(stderr, "infeasible %s: %s\n", c.shape.c_str(), r.report.infeasible_reason.c_str());
+      if (r.report.feasible) {
+        ++result.plans_feasible;
+        out.push_back(std::move(r));
+      } else if (std::getenv("HETSIM_PLANNER_DEBUG")) std::fprintf(stderr, "infeasible %s: %s\n", c.shape.c_str(), r.report.infeasible_reason.c_str());
     }
     return out;
   };

@@ -253,10 +253,11 @@ bool Evaluation::run() {
     const int pp = static_cast<int>(rep.stages.size());
     if (pp < 2) continue;
     for (int s = 0; s < pp; ++s) {
-      const bool wrap = s == pp - 1;
-      if (wrap && v == 1) continue;
+      const Stage* next = next_stage(rep, s);
+      if (!next) continue;
+      const bool wrap = s == pp - 1;  // interleaved: the last stage hands chunks back to the first
       const Stage& a = rep.stages[s];
-      const Stage& b = rep.stages[wrap ? 0 : s + 1];
+      const Stage& b = *next;
       // Paths between nodes of the same types and zones have the same figures: reuse them.
       const int ga = a.gpus.front(), gb = b.gpus.front();
       const int na = cluster.gpus[ga].node, nb = cluster.gpus[gb].node;

@@ -26,6 +26,15 @@ std::string model_key(const ModelSpec& m) {
   return k;
 }
 
+PredictFn with_profile(std::shared_ptr<const Profile> profile, PredictFn engine) {
+  return [profile = std::move(profile), engine = std::move(engine)](const Cluster& c, const Workload& w,
+                                                                    const Plan& p) {
+    Cluster calibrated = c;
+    apply_profile(calibrated, *profile);
+    return engine(calibrated, w, p);
+  };
+}
+
 RowResult validate_row(const Suite& suite, const SuiteRow& row, const Catalog& catalog, const PredictFn& engine) {
   RowResult out;
   out.id = row.id;

@@ -7,6 +7,7 @@
 #pragma once
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -15,6 +16,7 @@
 #include "catalog.hpp"
 #include "cluster.hpp"
 #include "plan.hpp"
+#include "profile.hpp"
 #include "report.hpp"
 #include "workload.hpp"
 
@@ -90,6 +92,8 @@ std::variant<Plan, Infeasible> suite_plan(const SuiteRow& row, const Cluster& cl
 
 /// An engine: analytic predict(), the simulator, ...
 using PredictFn = std::function<Report(const Cluster&, const Workload&, const Plan&)>;
+/// `engine` on a copy of each cluster with `profile` applied (validate --profile, hetsim fit).
+PredictFn with_profile(std::shared_ptr<const Profile> profile, PredictFn engine);
 
 struct RowResult {
   std::string id;

@@ -65,11 +65,7 @@ std::vector<double> predicted_with(const models::Profile& profile, const std::st
   std::vector<double> out;
   for (const models::SuiteRow& row : s.rows) {
     const models::RowResult r = models::validate_row(
-        s, row, Catalog::builtin(), [&](const models::Cluster& c, const models::Workload& w, const models::Plan& p) {
-          models::Cluster calibrated = c;
-          models::apply_profile(calibrated, profile);
-          return models::predict(calibrated, w, p);
-        });
+        s, row, Catalog::builtin(), models::with_profile(std::make_shared<const models::Profile>(profile), models::predict));
     EXPECT_EQ(r.status, "ok") << row.id << ": " << r.reason;
     out.push_back(r.predicted.value_or(1.0));
   }
