@@ -66,7 +66,8 @@ void run_check(const CheckOptions& o) {
     throw VerbExit{kExitFailure};
   }
   // Measured iteration time: the median step after the warm-up step (robust to a noisy machine);
-  // the breakdown is the engine's mean over the same steps.
+  // the breakdown is the engine's mean over the same steps, on the critical path like the
+  // predictor's (its categories sum to the mean step; exec/README.md "Breakdown").
   std::vector<double> times;
   for (std::size_t i = run.steps.size() > 1 ? 1 : 0; i < run.steps.size(); ++i) times.push_back(run.steps[i].time_s);
   const models::Report& measured = run.report;
@@ -85,10 +86,12 @@ void run_check(const CheckOptions& o) {
     j.key("measured").begin_object();
     j.key("compute_s").value(measured.breakdown.compute_s).key("tp_comm_s").value(measured.breakdown.tp_comm_s);
     j.key("pp_comm_s").value(measured.breakdown.pp_comm_s).key("dp_comm_s").value(measured.breakdown.dp_comm_s);
+    j.key("bubble_s").value(measured.breakdown.bubble_s).key("optimizer_s").value(measured.breakdown.optimizer_s);
     j.end_object();
     j.key("predicted").begin_object();
     j.key("compute_s").value(predicted.breakdown.compute_s).key("tp_comm_s").value(predicted.breakdown.tp_comm_s);
     j.key("pp_comm_s").value(predicted.breakdown.pp_comm_s).key("dp_comm_s").value(predicted.breakdown.dp_comm_s);
+    j.key("bubble_s").value(predicted.breakdown.bubble_s).key("optimizer_s").value(predicted.breakdown.optimizer_s);
     j.end_object();
     j.end_object();
     std::cout << j.str();

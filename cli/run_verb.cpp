@@ -29,22 +29,43 @@ struct RunVerbOptions {
   std::string inject_fault;  // RANK[:throw|kill[:STEP]]
 };
 
-void parse_fault(const std::string& text, exec::RunOptions& options) {
+/// A whole decimal integer (std::stoi would take "3x" as 3).
+bool parse_int(const std::string& text, int& value) {
+  std::size_t used = 0;
+  try {
+    value = std::stoi(text, &used);
+  } catch (const std::exception&) {
+    return false;
+  }
+  return used == text.size();
+}
+
+/// --inject-fault RANK[:throw|kill[:STEP]] for a plan of `ranks` ranks and a run of `steps`
+/// steps: a rank or step that the run does not have is bad input (it would never fire).
+void parse_fault(const std::string& text, int ranks, int steps, exec::RunOptions& options) {
   if (text.empty()) return;
   std::istringstream in(text);
   std::string rank, mode, step;
   std::getline(in, rank, ':');
   std::getline(in, mode, ':');
   std::getline(in, step, ':');
-  try {
-    options.fail_rank = std::stoi(rank);
-    if (!mode.empty()) options.fail_mode = mode;
-    if (!step.empty()) options.fail_step = std::stoi(step);
-  } catch (const std::exception&) {
+  std::string rest;
+  const bool extra = static_cast<bool>(std::getline(in, rest));
+  if (extra || !parse_int(rank, options.fail_rank) || (!step.empty() && !parse_int(step, options.fail_step))) {
     throw CLI::ValidationError("--inject-fault", "expected RANK[:throw|kill[:STEP]], got '" + text + "'");
   }
+  if (!mode.empty()) options.fail_mode = mode;
   if (options.fail_mode != "throw" && options.fail_mode != "kill") {
     throw CLI::ValidationError("--inject-fault", "mode must be throw or kill, got '" + options.fail_mode + "'");
+  }
+  if (options.fail_rank < 0 || options.fail_rank >= ranks) {
+    throw CLI::ValidationError("--inject-fault", "rank " + std::to_string(options.fail_rank) +
+                                                     " is outside the plan's ranks 0.." + std::to_string(ranks - 1));
+  }
+  if (options.fail_step < 1 || options.fail_step > steps) {
+    throw CLI::ValidationError("--inject-fault", "step " + std::to_string(options.fail_step) +
+                                                     " is outside the run's steps 1.." + std::to_string(steps) +
+                                                     " (--steps)");
   }
 }
 
@@ -79,7 +100,7 @@ void run(const RunVerbOptions& o) {
   spec.steps = o.steps;
   spec.options.seed = o.seed;
   spec.options.adam.learning_rate = static_cast<float>(o.learning_rate);
-  parse_fault(o.inject_fault, spec.options);
+  parse_fault(o.inject_fault, spec.plan.gpu_count(), spec.steps, spec.options);
 
   if (exec::launched_by_mpi()) {
     exec::MpiSession mpi(nullptr, nullptr);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <string>
 
 namespace hetsim::exec {
 namespace {
@@ -39,16 +40,47 @@ double Communicator::now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-int Communicator::group_tag(const Group& group) const { return kCollectiveTagBase + group.id; }
+int collective_tag(int group_id, int tag_ub) {
+  if (group_id < 0 || group_id > tag_ub) {
+    throw std::out_of_range("group id " + std::to_string(group_id) + " has no message tag: tags go up to " +
+                            std::to_string(tag_ub) + " (MPI_TAG_UB)");
+  }
+  return tag_ub - group_id;
+}
+
+void check_tag_space(int p2p_tags, int groups, int tag_ub) {
+  // In 64 bits: tag_ub may be INT_MAX.
+  if (static_cast<long long>(p2p_tags) + groups <= static_cast<long long>(tag_ub) + 1) return;
+  throw std::invalid_argument("the run needs " + std::to_string(p2p_tags) + " point-to-point message tags and " +
+                              std::to_string(groups) + " for its communication groups, more than the " +
+                              std::to_string(tag_ub) + " + 1 this MPI allows (MPI_TAG_UB)");
+}
+
+int Communicator::group_tag(const Group& group) const { return collective_tag(group.id, get_tag_ub()); }
+
+void Communicator::check_p2p_tag(int tag) const {
+  if (tag < 0 || tag > get_tag_ub()) {
+    throw std::out_of_range("message tag " + std::to_string(tag) + " is outside 0.." + std::to_string(get_tag_ub()) +
+                            " (MPI_TAG_UB)");
+  }
+}
 
 void Communicator::send(const float* buf, std::size_t count, int dst, int tag) {
+  check_p2p_tag(tag);
   CallTimer t(calls_, "send", count * sizeof(float), dst);
   send_bytes(buf, count * sizeof(float), dst, tag);
 }
 
 void Communicator::recv(float* buf, std::size_t count, int src, int tag) {
+  check_p2p_tag(tag);
   CallTimer t(calls_, "recv", count * sizeof(float), src);
   recv_bytes(buf, count * sizeof(float), src, tag);
+}
+
+void Communicator::probe(int src, int tag) {
+  check_p2p_tag(tag);
+  CallTimer t(calls_, "probe", 0, src);
+  wait_message(src, tag);
 }
 
 // Step i: send chunk (pos-i-1) to the right, receive chunk (pos-i-2) from the left and add;

@@ -10,6 +10,19 @@
 
 namespace hetsim::exec {
 
+/// Every MPI accepts tags 0..UB with UB = MPI_TAG_UB >= 32767 (MPI-3.1 standard, section 3.2.3
+/// "Message Envelope" and section 8.1.2 "Tag Values"); Open MPI allows more, others may not.
+inline constexpr int kMinTagUpperBound = 32767;
+
+/// Tags of a run: point-to-point streams count up from 0, the collectives of group id g use
+/// tag_ub - g (counted down from the top), so both stay in 0..tag_ub and never meet as long as
+/// p2p tags + groups <= tag_ub + 1 (check_tag_space). Throws std::out_of_range outside 0..tag_ub.
+int collective_tag(int group_id, int tag_ub);
+
+/// Throws std::invalid_argument naming the counts and the bound when `p2p_tags` point-to-point
+/// tags (0..p2p_tags-1) and `groups` collective tags do not fit in 0..tag_ub.
+void check_tag_space(int p2p_tags, int groups, int tag_ub);
+
 /// Raised on every surviving rank when another rank failed; what() names the failed rank.
 class RankFailure : public std::runtime_error {
  public:
@@ -33,7 +46,7 @@ struct Group {
 
 /// One timed communicator call (seconds on the steady clock of the process).
 struct CommCall {
-  std::string op;          ///< send | recv | all_reduce | reduce_scatter | all_gather | barrier
+  std::string op;          ///< send | recv | probe | all_reduce | reduce_scatter | all_gather | barrier
   std::size_t size_bytes = 0;
   int peer = -1;           ///< p2p: the other rank; collectives: the group id
   double start_s = 0;
@@ -45,12 +58,18 @@ class Communicator {
   virtual ~Communicator() = default;
   virtual int get_rank() const = 0;
   virtual int get_size() const = 0;
+  /// Largest valid message tag (MPI_TAG_UB under MPI). Transports without a limit of their own
+  /// keep the bound every MPI guarantees, so that in-process runs use the tags an MPI run would.
+  virtual int get_tag_ub() const { return kMinTagUpperBound; }
   /// Host-side seconds since an arbitrary epoch, the same clock as CommCall.
   static double now_s();
 
   /// Buffered send: returns once `buf` may be reused, never waits for the receiver.
   void send(const float* buf, std::size_t count, int dst, int tag);
   void recv(float* buf, std::size_t count, int src, int tag);
+  /// Blocks until the next message from src with this tag has arrived, without receiving it:
+  /// what a recv waits for its sender, apart from the transfer (timed as a "probe" call).
+  void probe(int src, int tag);
   /// In-place sum over the group (ring reduce-scatter + ring all-gather,
   /// Patarasuk & Yuan, JPDC 2009).
   void all_reduce(float* buf, std::size_t count, const Group& group);
@@ -71,16 +90,17 @@ class Communicator {
   virtual void send_bytes(const void* buf, std::size_t size_bytes, int dst, int tag) = 0;
   /// Blocks until the matching message (same src, tag; FIFO per (src, dst, tag)) has arrived.
   virtual void recv_bytes(void* buf, std::size_t size_bytes, int src, int tag) = 0;
+  /// Blocks until a message (src, tag) can be received (MPI_Probe).
+  virtual void wait_message(int src, int tag) = 0;
 
  private:
   void ring_reduce_scatter(float* work, std::size_t count, const Group& group, int pos);
   void ring_all_gather(float* work, std::size_t count, const Group& group, int pos);
   int group_tag(const Group& group) const;
+  void check_p2p_tag(int tag) const;
   std::vector<CommCall> calls_;
   std::vector<float> scratch_;
 };
 
-/// Tags below this are free for point-to-point streams; collectives use kCollectiveTagBase + group id.
-inline constexpr int kCollectiveTagBase = 1 << 20;
 
 }  // namespace hetsim::exec

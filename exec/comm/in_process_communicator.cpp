@@ -18,7 +18,7 @@ void InProcessWorld::post(int src, int dst, int tag, const void* buf, std::size_
   arrived_.notify_all();
 }
 
-void InProcessWorld::take(int src, int dst, int tag, void* buf, std::size_t size_bytes) {
+void InProcessWorld::wait_for(int src, int dst, int tag) {
   if (src < 0 || src >= size_) throw std::out_of_range("recv: no rank " + std::to_string(src));
   std::unique_lock lock(mutex_);
   auto& box = mailboxes_[{src, dst, tag}];
@@ -26,6 +26,12 @@ void InProcessWorld::take(int src, int dst, int tag, void* buf, std::size_t size
   if (box.empty()) {
     throw RankFailure(failed_rank_, "rank " + std::to_string(failed_rank_) + " failed: " + failure_);
   }
+}
+
+void InProcessWorld::take(int src, int dst, int tag, void* buf, std::size_t size_bytes) {
+  wait_for(src, dst, tag);
+  std::unique_lock lock(mutex_);
+  auto& box = mailboxes_[{src, dst, tag}];  // not empty: only this rank takes from it
   std::vector<char> message = std::move(box.front());
   box.pop_front();
   lock.unlock();
@@ -80,5 +86,7 @@ void InProcessCommunicator::send_bytes(const void* buf, std::size_t size_bytes, 
 void InProcessCommunicator::recv_bytes(void* buf, std::size_t size_bytes, int src, int tag) {
   world_.take(src, rank_, tag, buf, size_bytes);
 }
+
+void InProcessCommunicator::wait_message(int src, int tag) { world_.wait_for(src, rank_, tag); }
 
 }  // namespace hetsim::exec

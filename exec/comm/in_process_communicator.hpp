@@ -30,6 +30,7 @@ class InProcessWorld {
   using Key = std::tuple<int, int, int>;  // src, dst, tag
   void post(int src, int dst, int tag, const void* buf, std::size_t size_bytes);
   void take(int src, int dst, int tag, void* buf, std::size_t size_bytes);
+  void wait_for(int src, int dst, int tag);
   void fail(int rank, const std::string& why);
 
   int size_;
@@ -50,6 +51,7 @@ class InProcessCommunicator final : public Communicator {
  protected:
   void send_bytes(const void* buf, std::size_t size_bytes, int dst, int tag) override;
   void recv_bytes(void* buf, std::size_t size_bytes, int src, int tag) override;
+  void wait_message(int src, int tag) override;
 
  private:
   InProcessWorld& world_;

@@ -33,6 +33,12 @@ MpiSession::~MpiSession() { MPI_Finalize(); }
 MpiCommunicator::MpiCommunicator(MPI_Comm comm) : comm_(comm) {
   check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
   check(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
+  // MPI_TAG_UB is a predefined attribute of MPI_COMM_WORLD (MPI-3.1 section 8.1.2); its value
+  // is a pointer to the int. Communicators derived from it inherit the bound.
+  int* ub = nullptr;
+  int found = 0;
+  check(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &found), "MPI_Comm_get_attr(MPI_TAG_UB)");
+  if (found && ub != nullptr) tag_ub_ = *ub;
 }
 
 MpiCommunicator::~MpiCommunicator() {
@@ -95,6 +101,11 @@ void MpiCommunicator::recv_bytes(void* buf, std::size_t size_bytes, int src, int
     at += piece;
   } while (at < size_bytes);
   reap(false);
+}
+
+void MpiCommunicator::wait_message(int src, int tag) {
+  MPI_Status status;
+  check(MPI_Probe(src, tag, comm_, &status), "MPI_Probe");
 }
 
 }  // namespace hetsim::exec

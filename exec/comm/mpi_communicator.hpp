@@ -28,12 +28,15 @@ class MpiCommunicator final : public Communicator {
   ~MpiCommunicator() override;
   int get_rank() const override { return rank_; }
   int get_size() const override { return size_; }
+  /// MPI_TAG_UB of this MPI (queried once; at least 32767).
+  int get_tag_ub() const override { return tag_ub_; }
   /// Prints "hetsim: rank R failed: why" and aborts every process of the job (MPI_Abort).
   void abort(const std::string& why) override;
 
  protected:
   void send_bytes(const void* buf, std::size_t size_bytes, int dst, int tag) override;
   void recv_bytes(void* buf, std::size_t size_bytes, int src, int tag) override;
+  void wait_message(int src, int tag) override;
 
  private:
   struct Pending {
@@ -44,6 +47,7 @@ class MpiCommunicator final : public Communicator {
   MPI_Comm comm_;
   int rank_ = 0;
   int size_ = 1;
+  int tag_ub_ = kMinTagUpperBound;
   std::list<Pending> pending_;
 };
 

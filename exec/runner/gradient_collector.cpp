@@ -7,8 +7,6 @@
 namespace hetsim::exec {
 namespace {
 
-constexpr int kCollectTag = (1 << 20) - 1;  // a p2p tag no pipeline stream uses
-
 // A shard counts once: TP-sharded tensors from every TP rank, replicated ones from TP rank 0,
 // never the tied LM-head copy (its gradient equals the embedding's after the tie sync).
 bool contributes(const ParamSpec& p, const RankPlace& place, bool sum_replicas) {
@@ -28,7 +26,8 @@ NamedTensors collect_named(const RankLayout& layout, const models::ModelSpec& mo
   if (me != 0) {
     const RankParameters rp = rank_parameters(layout, model, me);
     for (const auto& p : rp.params) {
-      if (contributes(p, layout.place(me), sum_replicas)) comm.send(flat.data() + p.offset, p.count(), 0, kCollectTag);
+      if (!contributes(p, layout.place(me), sum_replicas)) continue;
+      comm.send(flat.data() + p.offset, p.count(), 0, layout.collect_tag());
     }
     return {};
   }
@@ -41,7 +40,7 @@ NamedTensors collect_named(const RankLayout& layout, const models::ModelSpec& mo
       const float* src = flat.data() + p.offset;
       if (r != 0) {
         buf.resize(p.count());
-        comm.recv(buf.data(), p.count(), r, kCollectTag);
+        comm.recv(buf.data(), p.count(), r, layout.collect_tag());
         src = buf.data();
       }
       auto& full = out[p.name];

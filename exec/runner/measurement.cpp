@@ -18,6 +18,7 @@ const char* to_string(OpClass c) {
     case OpClass::kPpComm: return "pp_comm";
     case OpClass::kDpComm: return "dp_comm";
     case OpClass::kOptimizer: return "optimizer";
+    case OpClass::kBubble: return "bubble";
   }
   return "?";
 }

@@ -7,7 +7,9 @@
 
 namespace hetsim::exec {
 
-enum class OpClass { kCompute, kTpComm, kPpComm, kDpComm, kOptimizer };
+/// The Report breakdown's categories; kBubble is time spent waiting for other ranks (a receive
+/// waiting for its sender, a gradient sync waiting for the slowest member of its group).
+enum class OpClass { kCompute, kTpComm, kPpComm, kDpComm, kOptimizer, kBubble };
 const char* to_string(OpClass c);
 
 struct Measurement {
@@ -18,7 +20,7 @@ struct Measurement {
   int chunk = -1;          ///< -1 outside a forward/backward pass
   int micro_batch = -1;    ///< -1 outside a forward/backward pass
   std::string phase;       ///< forward | backward | grad_sync | optimizer | step
-  std::string op;          ///< e.g. qkv, attention, mlp_up, tp_all_reduce, send_activation
+  std::string op;          ///< e.g. qkv, attention, mlp_up, tp_all_reduce, send_activation, recv_activation_wait
   OpClass op_class = OpClass::kCompute;
   std::string shape;       ///< e.g. "1024x1024x4096" (m x n x k) or "4194304B"
   double start_s = 0;      ///< seconds since the run's common start (after a barrier)

@@ -68,6 +68,12 @@ class RankLayout {
   int p2p_source(int replica, int src_stage, int dst_tp_rank) const;
   static int activation_tag(int to_model_chunk) { return 2 * to_model_chunk; }
   static int gradient_tag(int to_model_chunk) { return 2 * to_model_chunk + 1; }
+  /// The p2p tag that gathers tensors on rank 0 (after the pipeline streams' tags).
+  int collect_tag() const { return 2 * get_model_chunks(); }
+  /// Point-to-point tags the run uses: 0..p2p_tag_count()-1 (the collectives count down from
+  /// the communicator's tag bound, comm/communicator.hpp collective_tag).
+  int p2p_tag_count() const { return collect_tag() + 1; }
+  int get_group_count() const { return static_cast<int>(groups_.size()); }
 
   const Group& world() const { return groups_[0]; }
   const Group& tp_group(int replica, int stage) const { return groups_[tp_group_ids_[replica][stage]]; }

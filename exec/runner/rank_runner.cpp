@@ -136,6 +136,7 @@ StepResult RankRunner::step() {
   if (options_.capture_gradients) captured_grads_ = backend_.to_host(grads_.get(), params_.total);
   sync_gradients_and_update();
   float loss = static_cast<float>(loss_sum_);
+  wait_for_group(layout_.world(), "loss_wait");
   {
     OpTimer t(*this, "grad_sync", "loss_all_reduce", OpClass::kDpComm, -1, -1, bytes_shape(1));
     comm_.all_reduce(&loss, 1, layout_.world());
@@ -153,6 +154,16 @@ void RankRunner::tp_all_reduce(float* buf, std::size_t count, int micro_batch, i
   if (place_.tp == 1) return;
   OpTimer t(*this, phase, op, OpClass::kTpComm, micro_batch, chunk, bytes_shape(count));
   device_all_reduce(buf, count, layout_.tp_group(place_.replica, place_.stage));
+}
+
+// Before a gradient sync, the members of its group finish their pipelines at different times:
+// a barrier first, timed as bubble, so that the sync's own time is communication only (as the
+// cost model's dp_comm, models/report.hpp; Megatron-LM's timers take the same barrier before
+// timing a collective, megatron/core/timers.py `barrier=True`).
+void RankRunner::wait_for_group(const Group& group, const char* op) {
+  if (group.size() < 2) return;
+  OpTimer t(*this, "grad_sync", op, OpClass::kBubble, -1, -1, "");
+  comm_.barrier(group);
 }
 
 // With sequence parallelism each TP rank saw only its rows in the LayerNorms, so their
@@ -178,6 +189,7 @@ void RankRunner::sync_tied_embedding() {
     if (p.name == "embed.wte" && (place_.stage == 0 ? p.canonical : !p.canonical)) spec = &p;
   }
   float* g = grads_.get() + spec->offset;
+  wait_for_group(layout_.tie_group(place_.replica), "tied_embedding_wait");
   OpTimer t(*this, "grad_sync", "tied_embedding_all_reduce", OpClass::kDpComm, -1, -1, bytes_shape(spec->count()));
   backend_.scale(spec->count(), 1.0f / static_cast<float>(place_.tp), g);
   device_all_reduce(g, spec->count(), layout_.tie_group(place_.replica));
@@ -186,10 +198,15 @@ void RankRunner::sync_tied_embedding() {
 // Data-parallel sync per bucket, then Adam. ZeRO-1 (Rajbhandari et al. SC'20, section 5.1):
 // reduce-scatter the gradients, update only this rank's shard, all-gather the parameters.
 void RankRunner::sync_gradients_and_update() {
+  int waited_group = -1;
   for (std::size_t i = 0; i < params_.buckets.size(); ++i) {
     const Bucket& b = params_.buckets[i];
     const Group& group = layout_.dp_group(b.first_unit, b.tp_rank);
     const std::size_t n = static_cast<std::size_t>(group.size());
+    if (group.id != waited_group) {  // the group's first bucket waits for its slowest member
+      wait_for_group(group, "dp_sync_wait");
+      waited_group = group.id;
+    }
     float* w = weights_.get() + b.offset;
     float* g = grads_.get() + b.offset;
     float* m = adam_m_.get() + adam_offset_[i];

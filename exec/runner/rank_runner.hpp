@@ -88,6 +88,8 @@ class RankRunner {
   void device_reduce_scatter(const float* in, float* out, std::size_t count_per_rank, const Group& group);
   void device_all_gather(const float* in, float* out, std::size_t count_per_rank, const Group& group);
   void tp_all_reduce(float* buf, std::size_t count, int micro_batch, int chunk, const char* phase, const char* op);
+  /// A timed barrier over `group` (class bubble) before a gradient sync.
+  void wait_for_group(const Group& group, const char* op);
   void sync_tied_embedding();
   void sync_gradients_and_update();
   const ParamSpec* head_weight() const;

@@ -7,6 +7,35 @@
 
 namespace hetsim::exec {
 
+int critical_rank(const RankLayout& layout, const std::vector<RankSummary>& ranks) {
+  int slowest_replica = 0;
+  double slowest_s = -1;
+  for (int rep = 0; rep < layout.get_dp(); ++rep) {
+    double pipeline_s = 0;
+    for (int st = 0; st < layout.get_pp(); ++st) {
+      for (int t = 0; t < layout.stage_tp(rep, st); ++t) {
+        pipeline_s = std::max(pipeline_s, ranks.at(layout.rank_of(rep, st, t)).pipeline_s);
+      }
+    }
+    if (pipeline_s > slowest_s) {
+      slowest_s = pipeline_s;
+      slowest_replica = rep;
+    }
+  }
+  int critical = layout.rank_of(slowest_replica, 0, 0);
+  const auto busy = [&](int rank) {
+    const RankSummary& s = ranks.at(rank);
+    return s.compute_s + s.tp_comm_s + s.pp_comm_s;
+  };
+  for (int st = 0; st < layout.get_pp(); ++st) {
+    for (int t = 0; t < layout.stage_tp(slowest_replica, st); ++t) {
+      const int rank = layout.rank_of(slowest_replica, st, t);
+      if (busy(rank) > busy(critical)) critical = rank;
+    }
+  }
+  return critical;
+}
+
 models::Report build_report(const RunSpec& spec, const RankLayout& layout, const std::vector<RankSummary>& ranks,
                             const std::vector<StepResult>& steps) {
   models::Report r;
@@ -41,19 +70,19 @@ models::Report build_report(const RunSpec& spec, const RankLayout& layout, const
   for (int node : nodes) r.cost_per_hour += spec.cluster.node_types[spec.cluster.nodes[node].node_type].price_per_hour;
   if (r.tokens_per_s > 0) r.cost_per_million_tokens = r.cost_per_hour / 3600.0 / r.tokens_per_s * 1e6;
 
-  // Breakdown of the busiest rank (largest compute + TP time: the slowest stage sets the pace).
-  std::size_t busiest = 0;
-  for (std::size_t i = 1; i < ranks.size(); ++i) {
-    if (ranks[i].compute_s + ranks[i].tp_comm_s > ranks[busiest].compute_s + ranks[busiest].tp_comm_s) busiest = i;
-  }
-  const RankSummary& b = ranks[busiest];
-  r.breakdown.compute_s = b.compute_s;
-  r.breakdown.tp_comm_s = b.tp_comm_s;
-  r.breakdown.pp_comm_s = b.pp_comm_s;
-  r.breakdown.dp_comm_s = b.dp_comm_s;
-  r.breakdown.optimizer_s = b.optimizer_s;
+  // Breakdown on the critical path, as the predictor defines it (models/report.hpp Breakdown):
+  // the critical rank's compute, TP, p2p, gradient-sync and optimizer times; bubble is the rest
+  // of the iteration time, so the categories sum to it. The rest holds the pipeline's idle time
+  // (measured as waits for other ranks: ops of class bubble) and the runner's own overhead
+  // (extra.runner_overhead_fraction).
+  const RankSummary& c = ranks[static_cast<std::size_t>(critical_rank(layout, ranks))];
+  r.breakdown.compute_s = c.compute_s;
+  r.breakdown.tp_comm_s = c.tp_comm_s;
+  r.breakdown.pp_comm_s = c.pp_comm_s;
+  r.breakdown.dp_comm_s = c.dp_comm_s;
+  r.breakdown.optimizer_s = c.optimizer_s;
   r.breakdown.bubble_s =
-      std::max(0.0, b.step_time_s - b.compute_s - b.tp_comm_s - b.pp_comm_s - b.dp_comm_s - b.optimizer_s);
+      std::max(0.0, iteration - c.compute_s - c.tp_comm_s - c.pp_comm_s - c.dp_comm_s - c.optimizer_s);
 
   for (int rep = 0; rep < layout.get_dp(); ++rep) {
     for (int st = 0; st < layout.get_pp(); ++st) {
@@ -79,6 +108,7 @@ models::Report build_report(const RunSpec& spec, const RankLayout& layout, const
     if (s.step_time_s > 0) overhead = std::max(overhead, s.uncovered_s / s.step_time_s);
   }
   r.extra["runner_overhead_fraction"] = overhead;
+  r.extra["critical_rank"] = critical_rank(layout, ranks);
   r.extra["steps"] = static_cast<double>(steps.size());
   if (!steps.empty()) {
     r.extra["loss_first"] = steps.front().loss;

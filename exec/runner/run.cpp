@@ -4,34 +4,33 @@
 #include "runner/run.hpp"
 
 #include <algorithm>
+#include <map>
 #include <mutex>
+#include <utility>
 
 #include "comm/in_process_communicator.hpp"
 
 namespace hetsim::exec {
 namespace {
-constexpr int kSummaryFields = 10;
+constexpr int kSummaryFields = 12;
 
 std::vector<float> pack(const RankSummary& s) {
-  return {static_cast<float>(s.step_time_s),        static_cast<float>(s.compute_s),
-          static_cast<float>(s.tp_comm_s),          static_cast<float>(s.pp_comm_s),
-          static_cast<float>(s.dp_comm_s),          static_cast<float>(s.optimizer_s),
-          static_cast<float>(s.forward_per_micro_batch_s), static_cast<float>(s.backward_per_micro_batch_s),
-          static_cast<float>(s.memory_peak_bytes),  static_cast<float>(s.uncovered_s)};
+  std::vector<float> f;
+  for (double x : {s.step_time_s, s.compute_s, s.tp_comm_s, s.pp_comm_s, s.dp_comm_s, s.optimizer_s,
+                   s.forward_per_micro_batch_s, s.backward_per_micro_batch_s, s.memory_peak_bytes, s.uncovered_s,
+                   s.pipeline_s, s.wait_s}) {
+    f.push_back(static_cast<float>(x));
+  }
+  return f;
 }
 
 RankSummary unpack(const float* f) {
   RankSummary s;
-  s.step_time_s = f[0];
-  s.compute_s = f[1];
-  s.tp_comm_s = f[2];
-  s.pp_comm_s = f[3];
-  s.dp_comm_s = f[4];
-  s.optimizer_s = f[5];
-  s.forward_per_micro_batch_s = f[6];
-  s.backward_per_micro_batch_s = f[7];
-  s.memory_peak_bytes = f[8];
-  s.uncovered_s = f[9];
+  double* fields[kSummaryFields] = {&s.step_time_s, &s.compute_s, &s.tp_comm_s, &s.pp_comm_s,
+                                    &s.dp_comm_s, &s.optimizer_s, &s.forward_per_micro_batch_s,
+                                    &s.backward_per_micro_batch_s, &s.memory_peak_bytes, &s.uncovered_s,
+                                    &s.pipeline_s, &s.wait_s};
+  for (int i = 0; i < kSummaryFields; ++i) *fields[i] = f[i];
   return s;
 }
 }  // namespace
@@ -43,41 +42,45 @@ RankSummary summarize(const std::vector<Measurement>& measurements, int steps, i
   const int first_measured = steps > 1 ? 2 : 1;
   const int measured = steps - first_measured + 1;
   double ops_s = 0, forward_s = 0, backward_s = 0;
+  std::map<int, std::pair<double, double>> span;  // step -> (start, end of the last pass op)
   for (const auto& m : measurements) {
     if (m.step < first_measured) continue;
     const double d = m.end_s - m.start_s;
     if (m.op == "step") {  // the step record: the interval every other op of the step lies in
       s.step_time_s += d;
+      span[m.step].first = m.start_s;
       continue;
     }
     ops_s += d;
-    if (m.phase == "forward") forward_s += d;
-    if (m.phase == "backward") backward_s += d;
+    const bool pass = m.phase == "forward" || m.phase == "backward";
+    if (pass) span[m.step].second = std::max(span[m.step].second, m.end_s);
+    // Per micro-batch pass: compute + TP comm, as StageReport defines forward_s / backward_s.
+    const bool stage_time = m.op_class == OpClass::kCompute || m.op_class == OpClass::kTpComm;
+    if (stage_time && m.phase == "forward") forward_s += d;
+    if (stage_time && m.phase == "backward") backward_s += d;
     switch (m.op_class) {
       case OpClass::kCompute: s.compute_s += d; break;
       case OpClass::kTpComm: s.tp_comm_s += d; break;
       case OpClass::kPpComm: s.pp_comm_s += d; break;
       case OpClass::kDpComm: s.dp_comm_s += d; break;
       case OpClass::kOptimizer: s.optimizer_s += d; break;
+      case OpClass::kBubble: s.wait_s += d; break;
     }
   }
+  for (const auto& [step, se] : span) s.pipeline_s += std::max(0.0, se.second - se.first);
   s.uncovered_s = std::max(0.0, s.step_time_s - ops_s) / measured;
-  for (double* x : {&s.step_time_s, &s.compute_s, &s.tp_comm_s, &s.pp_comm_s, &s.dp_comm_s, &s.optimizer_s}) {
+  for (double* x : {&s.step_time_s, &s.compute_s, &s.tp_comm_s, &s.pp_comm_s, &s.dp_comm_s, &s.optimizer_s,
+                    &s.pipeline_s, &s.wait_s}) {
     *x /= measured;
   }
-  // Per micro-batch pass, without p2p (compute + TP comm, as StageReport defines them).
-  double fwd_p2p = 0, bwd_p2p = 0;
-  for (const auto& m : measurements) {
-    if (m.step < first_measured || m.op_class != OpClass::kPpComm) continue;
-    (m.phase == "forward" ? fwd_p2p : bwd_p2p) += m.end_s - m.start_s;
-  }
-  s.forward_per_micro_batch_s = forward_passes ? (forward_s - fwd_p2p) / measured / forward_passes : 0;
-  s.backward_per_micro_batch_s = backward_passes ? (backward_s - bwd_p2p) / measured / backward_passes : 0;
+  s.forward_per_micro_batch_s = forward_passes ? forward_s / measured / forward_passes : 0;
+  s.backward_per_micro_batch_s = backward_passes ? backward_s / measured / backward_passes : 0;
   return s;
 }
 
 RankOutcome run_rank(const RunSpec& spec, Communicator& comm) {
   const RankLayout layout(spec.plan, spec.workload.model);
+  check_tag_space(layout.p2p_tag_count(), layout.get_group_count(), comm.get_tag_ub());
   const int rank = comm.get_rank();
   const RankPlace& place = layout.place(rank);
   const std::string device_type = spec.cluster.gpu_type(place.gpu).name;
@@ -120,6 +123,7 @@ RankOutcome run_rank_or_abort(const RunSpec& spec, Communicator& comm) {
 
 RunOutcome run_in_process(const RunSpec& spec) {
   const RankLayout layout(spec.plan, spec.workload.model);  // validates before threads start
+  check_tag_space(layout.p2p_tag_count(), layout.get_group_count(), kMinTagUpperBound);
   RunOutcome result;
   std::mutex mutex;
   InProcessWorld::run(layout.get_world_size(), [&](Communicator& comm) {

@@ -30,6 +30,8 @@ struct RankSummary {
   double forward_per_micro_batch_s = 0, backward_per_micro_batch_s = 0;
   double memory_peak_bytes = 0;
   double uncovered_s = 0;  ///< step time not covered by any timed op (runner overhead)
+  double pipeline_s = 0;   ///< from the step's start to the end of its last forward/backward op
+  double wait_s = 0;       ///< waiting for other ranks (ops of class bubble)
 };
 
 struct RankOutcome {
@@ -60,6 +62,11 @@ RunOutcome run_in_process(const RunSpec& spec);
 /// The rank's summary from its measurements (exposed for tests and the benchmark).
 RankSummary summarize(const std::vector<Measurement>& measurements, int steps, int forward_passes,
                       int backward_passes, double memory_peak_bytes);
+
+/// The rank whose breakdown is the Report's, as the predictor picks it (models/predictor.cpp,
+/// "5. Report"): in the replica with the longest pipeline, the rank with the most compute + TP +
+/// p2p time (the bottleneck stage; models/pipeline_time.cpp bottleneck_stage).
+int critical_rank(const RankLayout& layout, const std::vector<RankSummary>& ranks);
 
 /// The measured Report from every rank's summary (index = rank).
 models::Report build_report(const RunSpec& spec, const RankLayout& layout, const std::vector<RankSummary>& ranks,

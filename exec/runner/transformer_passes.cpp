@@ -56,10 +56,17 @@ void RankRunner::recv_boundary(float* local, int peer_stage, int tag, int mb, in
   const std::size_t local_n = static_cast<std::size_t>(local_rows()) * h;
   const std::size_t full_n = static_cast<std::size_t>(tokens_per_micro_batch_) * h;
   const bool me_sp = sequence_parallel(place_.stage), peer_sp = sequence_parallel(peer_stage);
-  const int src = layout_.p2p_source(place_.replica, peer_stage, place_.tp_rank);
-  if (me_sp && peer_sp && layout_.stage_tp(place_.replica, peer_stage) == place_.tp) {
+  const bool sliced = me_sp && peer_sp && layout_.stage_tp(place_.replica, peer_stage) == place_.tp;
+  const int src = sliced ? layout_.rank_of(place_.replica, peer_stage, place_.tp_rank)
+                         : layout_.p2p_source(place_.replica, peer_stage, place_.tp_rank);
+  {
+    // Waiting for the sender is pipeline bubble, not communication (models/report.hpp Breakdown).
+    OpTimer w(*this, phase, std::string(op).append("_wait").c_str(), OpClass::kBubble, mb, chunk, "");
+    comm_.probe(src, tag);
+  }
+  if (sliced) {
     OpTimer t(*this, phase, op, OpClass::kPpComm, mb, chunk, bytes_shape(local_n));
-    device_recv(local, local_n, layout_.rank_of(place_.replica, peer_stage, place_.tp_rank), tag);
+    device_recv(local, local_n, src, tag);
     return;
   }
   OpTimer t(*this, phase, op, OpClass::kPpComm, mb, chunk, bytes_shape(full_n));
