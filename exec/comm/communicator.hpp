@@ -102,5 +102,4 @@ class Communicator {
   std::vector<float> scratch_;
 };
 
-
 }  // namespace hetsim::exec
