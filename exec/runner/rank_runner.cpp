@@ -198,14 +198,15 @@ void RankRunner::sync_tied_embedding() {
 // Data-parallel sync per bucket, then Adam. ZeRO-1 (Rajbhandari et al. SC'20, section 5.1):
 // reduce-scatter the gradients, update only this rank's shard, all-gather the parameters.
 void RankRunner::sync_gradients_and_update() {
-  int waited_group = -1;
+  std::vector<int> waited;  // groups whose slowest member this rank has waited for
   for (std::size_t i = 0; i < params_.buckets.size(); ++i) {
     const Bucket& b = params_.buckets[i];
     const Group& group = layout_.dp_group(b.first_unit, b.tp_rank);
     const std::size_t n = static_cast<std::size_t>(group.size());
-    if (group.id != waited_group) {  // the group's first bucket waits for its slowest member
+    // Once per group, before its first collective, on every member alike (so barriers match).
+    if (std::find(waited.begin(), waited.end(), group.id) == waited.end()) {
       wait_for_group(group, "dp_sync_wait");
-      waited_group = group.id;
+      waited.push_back(group.id);
     }
     float* w = weights_.get() + b.offset;
     float* g = grads_.get() + b.offset;
