@@ -106,5 +106,27 @@ TEST(MeasuredBreakdown, WaitingForAnotherRankIsBubbleNotCommunication) {
   }
 }
 
+// dp 2, a fast replica (cpu-avx2) and a slow one (cpu-scalar): the fast one waits for the slow
+// one before the gradient all-reduce. That wait is bubble, so its dp_comm is the all-reduce only.
+TEST(MeasuredBreakdown, WaitingForASlowerReplicaIsNotGradientSync) {
+  RunSpec s;
+  s.cluster = testing::cpu_cluster(1, 1);
+  s.workload = testing::tiny_workload();
+  s.workload.model.hidden = 64;
+  s.workload.model.ffn_hidden = 256;
+  s.workload.model.seq_len = 32;
+  s.plan = plan("dp2-fast-slow", {replica(2, {stage(4, 0)}), replica(2, {stage(4, 1)})});
+  s.steps = 4;
+  const RunOutcome out = run_in_process(s);
+  std::map<int, std::vector<Measurement>> by_rank;
+  for (const auto& m : out.measurements) by_rank[m.rank].push_back(m);
+  const RankSummary fast = summarize(by_rank[0], s.steps, 2, 2, 0);
+  const RankSummary slow = summarize(by_rank[1], s.steps, 2, 2, 0);
+  const double gap_s = slow.compute_s - fast.compute_s;
+  ASSERT_GT(gap_s, 0) << "cpu-scalar should be slower than cpu-avx2";
+  EXPECT_GT(fast.wait_s, 0.5 * gap_s);
+  EXPECT_LT(fast.dp_comm_s, 0.5 * gap_s) << "the all-reduce counted the wait for the slower replica";
+}
+
 }  // namespace
 }  // namespace hetsim::exec
