@@ -308,6 +308,16 @@ def misuse_cases(tmp):
         (["predict"] + cw + ["--tp", "1", "--zero", "4"], [], 2, []),
         (["predict"] + cw + ["--tp", "1", "--zero", "-1"], [], 2, []),
         (["predict"] + cw + ["--tp", "1", "--schedule", "zigzag"], [], 2, []),
+        (["sweep"], [], 2, []),
+        (["sweep", "sweeps"], ["sweeps"], 2, []),
+        (["sweep", SMALL_CLUSTER], [SMALL_CLUSTER], 2, []),  # a cluster is not a sweep
+        (["sweep", "sweeps/h100-mi300x-mix.yaml", "--out", "sweeps"], [], 2, []),
+        (["sweep", "sweeps/h100-mi300x-mix.yaml", "--out", os.path.join(missing_dir, "r.csv")], [], 2,
+         [os.path.join(missing_dir, "r.csv")]),
+        (["sweep", "sweeps/h100-mi300x-mix.yaml", "--time-limit", "nan"], [], 2, []),
+        (["sweep", "sweeps/h100-mi300x-mix.yaml", "--threads", "-1"], [], 2, []),
+        (["sweep", "sweeps/h100-mi300x-mix.yaml", "--format", "xml"], [], 2, []),
+        (["sweep", "sweeps/h100-mi300x-mix.yaml", "--profile", "clusters"], ["clusters"], 2, []),
     ]
     for opt in ("--tp", "--pp", "--dp", "--micro"):
         for bad in ("0", "-1", "abc", "1.5", "", "99999999999", "nan", "0x10"):
