@@ -89,9 +89,12 @@ std::string memory_note(const std::string& type, const DeviceFits& f, double ban
   return line;
 }
 
-std::string gemm_note(const std::string& type, const GemmFit& g, double peak, double catalog_peak) {
+std::string gemm_note(const std::string& type, const GemmFit& g, double peak, double catalog_peak, double launch_s,
+                      double memory_Bps) {
+  const double model_s = gemm_model_time(g.best_sample, peak, g.gemm_efficiency, g.gemm_half_work_flop, launch_s, memory_Bps);
   std::string line = type + " GEMMs: best measured " + fixed(g.best_sample_flops / 1e9, " GFLOP/s", 1) + " (" +
-                     shape(g.best_sample) + "); fitted asymptote peak x e = " +
+                     shape(g.best_sample) + ", the profile predicts " +
+                     fixed(g.best_sample.work_flop() / model_s / 1e9, " GFLOP/s", 1) + " there); fitted asymptote peak x e = " +
                      fixed(peak * g.gemm_efficiency / 1e9, " GFLOP/s", 1) + " (W, k -> infinity), e " +
                      fixed(g.gemm_efficiency, "", 3) + ", half work " + fixed(g.gemm_half_work_flop / 1e3, " kFLOP", 1);
   if (peak > catalog_peak)
@@ -176,7 +179,7 @@ CalibrationResult calibrate(const models::Cluster& cluster, const CalibrateOptio
       f.measured_peak_flops = peak;
       f.gemm = fit_gemm(mine, peak, f.memory.kernel_launch_s, memory_roof_Bps);
     }
-    note(out, options, gemm_note(type, f.gemm, peak, catalog_peak));
+    note(out, options, gemm_note(type, f.gemm, peak, catalog_peak, f.memory.kernel_launch_s, memory_roof_Bps));
     models::DeviceProfile d;
     if (f.measured_peak_flops > 0) d.peak_flops[models::Dtype::kFp32] = f.measured_peak_flops;
     // The execution engine's GEMMs are fp32. On a GPU that is the FP32 pipe, not the tensor-core

@@ -50,11 +50,11 @@ MemoryBoundFit fit_memory_bound(const std::vector<Sample>& samples);
 /// models/compute_cost.cpp gemm_time() on an fp32 GEMM (m x k)(k x n) of work W:
 ///   t = max((W + h)/(peak e) (k + K0)/k, bytes/memory_Bps) + L   (K0 = models::kGemmK0),
 /// the roofline of Williams et al. (CACM 2009) with the efficiency ramp eff(W) = e W/(W + h).
-/// e and h >= 0 minimise sum_i log(t_model_i / t_i)^2 (relative error, so that microsecond
-/// and second-long GEMMs weigh the same): a 1-D search over h, with for each h the best e
-/// found by a 1-D search in log e (closed form log e = mean log(c_i / (t_i - L)) when no
-/// sample is on the memory roof, used as the start). L (kernel launch) and memory_Bps
-/// (achieved, bandwidth x memory efficiency) come from the memory fit.
+/// e and h >= 0 minimise max_i |t_model_i / t_i - 1| (relative, so that microsecond and
+/// second-long GEMMs weigh the same; the worst sample, what a profile's error on its own
+/// samples is), less the error a sample that outran the memory roof has whatever e and h: a 1-D search over h, with for each h the best e found by a 1-D search in log e
+/// started at log e = mean log(c_i / (t_i - L)). L (kernel launch) and memory_Bps (achieved,
+/// bandwidth x memory efficiency) come from the memory fit.
 struct GemmFit {
   double gemm_efficiency = 0;       ///< e, in (0, 1]: the best fit with e <= 1
   double unclamped_efficiency = 0;  ///< best e without the bound: above 1 when the peak is too low

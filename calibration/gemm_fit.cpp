@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // GEMM fit (fit.hpp fit_gemm): e and h of models::gemm_time by a search that minimises the
-// model's own log error over the samples, memory roof included.
+// model's own largest relative error over the samples, memory roof included.
 //
 // Why not linear least squares on t - L = (W + h)/(peak e) (k + K0)/k: that regression's
 // intercept is h/(peak e); on a CPU, big GEMMs that spill out of cache run slower than medium
 // ones, the intercept goes negative, h is clamped to 0, and the slope's e then overshoots every
 // measured rate (the profile mispredicted its own samples by up to -48%/+225% on this project's
-// development machine, Nov 2026). Here h >= 0 is a constraint of the search instead.
+// development machine, Nov 2026). Here h >= 0 is a constraint of the search instead, and the
+// criterion is the one a profile is judged by: its worst relative error on its own samples
+// (a Chebyshev / minimax fit; Cheney, "Introduction to Approximation Theory", 1966, ch. 1).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -22,10 +24,14 @@ constexpr double kFp32Bytes = 4.0;  // the execution engine's GEMMs are fp32
 
 /// One sample, reduced to what the objective needs.
 struct Point {
-  double work_flop, k_factor, memory_s, log_t;
+  double work_flop, k_factor, memory_s, t_s;
+  double floor;  ///< error the memory roof forces whatever e and h: max(0, (memory_s + L) / t - 1)
 };
 
-/// sum_i log(t_model_i / t_i)^2 with t_model = max(c_i / e, memory_i) + L, c_i = (W + h) k_factor / peak.
+/// max_i (|t_model_i / t_i - 1| - floor_i) with t_model = max(c_i / e, memory_i) + L and
+/// c_i = (W + h) k_factor / peak. floor_i is the error of a sample that ran faster than the memory
+/// roof allows: no e or h removes it, and without subtracting it the largest such floor would
+/// flatten the objective and leave e and h undetermined.
 class Objective {
  public:
   Objective(std::vector<Point> points, double peak_flops, double launch_s)
@@ -33,22 +39,21 @@ class Objective {
 
   double operator()(double h, double log_e) const {
     const double inv_e = std::exp(-log_e);
-    double sum = 0;
+    double worst = 0;
     for (const Point& p : points_) {
       const double compute_s = (p.work_flop + h) * p.k_factor / peak_ * inv_e;
-      const double r = std::log(std::max(compute_s, p.memory_s) + launch_s_) - p.log_t;
-      sum += r * r;
+      worst = std::max(worst, std::abs((std::max(compute_s, p.memory_s) + launch_s_) / p.t_s - 1.0) - p.floor);
     }
-    return sum;
+    return worst;
   }
 
-  /// The closed-form best log e when every sample is on the compute roof: mean log(c_i / (t_i - L))
-  /// over the samples that outlast the launch (least squares in log space of a one-parameter scale).
+  /// Where to centre the search in log e: mean log(c_i / (t_i - L)) over the samples that outlast
+  /// the launch (the least-squares scale in log space when every sample is on the compute roof).
   double start_log_e(double h) const {
     double sum = 0;
     int n = 0;
     for (const Point& p : points_) {
-      const double t = std::exp(p.log_t) - launch_s_;
+      const double t = p.t_s - launch_s_;
       if (t <= 0) continue;
       sum += std::log((p.work_flop + h) * p.k_factor / peak_ / t);
       ++n;
@@ -57,9 +62,9 @@ class Objective {
   }
 
   /// min over log e <= log_e_max of (*this)(h, .): a grid, then golden-section refinement of
-  /// the best grid cell (Kiefer 1953; Press et al., "Numerical Recipes", 3rd ed., §10.2). The
-  /// objective in log e is a sum of squares of monotone terms; the grid guards against the
-  /// flat stretches that the memory roof gives it.
+  /// the best grid cell (Kiefer 1953; Press et al., "Numerical Recipes", 3rd ed., §10.2). In log e
+  /// each term |t_model_i / t_i - 1| is a monotone function's distance from a constant, so their
+  /// maximum is quasi-convex (unimodal); the grid guards the flat stretches of the memory roof.
   std::pair<double, double> best_log_e(double h, double log_e_max) const {
     const double centre = std::min(start_log_e(h), log_e_max);
     const double lo = centre - 4.0, hi = std::min(centre + 4.0, log_e_max);
@@ -139,7 +144,8 @@ GemmFit fit_gemm(const std::vector<Sample>& samples, double peak_flops, double k
     if (!(s.time_s > 0) || !(s.k > 0)) throw std::invalid_argument("gemm fit: sample without a time or k: " + s.key());
     const double bytes = (s.m * s.k + s.k * s.n + s.m * s.n) * kFp32Bytes;  // as models::gemm_time counts them
     const double memory_s = memory_Bps > 0 ? bytes / memory_Bps : 0.0;
-    points.push_back({s.work_flop(), (s.k + models::kGemmK0) / s.k, memory_s, std::log(s.time_s)});
+    const double floor = std::max(0.0, (memory_s + kernel_launch_s) / s.time_s - 1.0);
+    points.push_back({s.work_flop(), (s.k + models::kGemmK0) / s.k, memory_s, s.time_s, floor});
     used.push_back(s);
     min_work = std::min(min_work, s.work_flop());
     max_work = std::max(max_work, s.work_flop());
