@@ -80,8 +80,8 @@ std::string memory_note(const std::string& type, const DeviceFits& f, double ban
       line += " " + rate + ";";
     } else {
       const double ratio = f.memory.achieved_Bps / k.achieved_Bps;
-      excluded += " " + rate + " (" + to_string(k.role) + ", not fitted: the model gives it " +
-                  fixed(ratio >= 1 ? ratio : 1 / ratio, "x ", 1) + (ratio >= 1 ? "faster" : "slower") + " than measured);";
+      excluded += " " + rate + " (" + to_string(k.role) + ", not fitted: the profile predicts it " +
+                  fixed(ratio >= 1 ? ratio : 1 / ratio, "x ", 1) + (ratio >= 1 ? "faster" : "slower") + " than it ran);";
     }
   }
   if (!excluded.empty()) line += " excluded:" + excluded;
