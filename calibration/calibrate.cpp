@@ -102,13 +102,12 @@ std::string gemm_note(const std::string& type, const GemmFit& g, double peak, do
             ": the profile sets peak fp32 to the asymptote";
   line += "; error on its " + std::to_string(g.samples) + " samples max " + fixed(g.max_rel_error * 100, "%", 1) +
           ", rms " + fixed(g.rms_rel_error * 100, "%", 1);
-  const int compute = g.samples - g.memory_bound_samples;
-  if (compute > 0) line += "; max " + fixed(g.max_rel_error_compute * 100, "%", 1) + " on the " + std::to_string(compute) + " on the compute roof";
-  if (g.memory_bound_samples > 0)
-    line += "; " + std::to_string(g.memory_bound_samples) + " on the memory roof (bytes / (bandwidth x memory efficiency))" +
-            (g.max_memory_roof_overrun > 1 ? ", which ran up to " + fixed(g.max_memory_roof_overrun, "x", 2) +
-                                                 " faster than it: the elementwise kernels' memory efficiency is below what GEMM operands get"
-                                           : "");
+  if (g.memory_roof_overruns > 0)
+    line += "; " + std::to_string(g.memory_roof_overruns) + " ran faster than the memory roof the profile gives them" +
+            " (bytes / (bandwidth x memory efficiency)), up to " + fixed(g.max_memory_roof_overrun, "x", 2) +
+            ": the elementwise kernels' memory efficiency is below what GEMM operands get; without that forced part, max " +
+            fixed(g.max_rel_error_unforced * 100, "%", 1);
+  line += " (" + std::to_string(g.memory_bound_samples) + " on the memory roof)";
   return line;
 }
 

@@ -63,8 +63,11 @@ struct GemmFit {
   int memory_bound_samples = 0;     ///< samples the fitted model puts on the memory roof
   double max_rel_error = 0;         ///< max_i |t_model_i / t_i - 1| at (e, h)
   double rms_rel_error = 0;         ///< sqrt(mean_i (t_model_i / t_i - 1)^2)
-  double max_rel_error_compute = 0; ///< max |t_model_i / t_i - 1| over the samples on the compute roof
-  double max_memory_roof_overrun = 0; ///< max t_model_i / t_i over the memory-roof samples (>1: ran faster than the roof)
+  /// max_i (|t_model_i / t_i - 1| - floor_i), the error no e or h could remove taken out:
+  /// floor_i = max(0, (bytes_i / memory_Bps + L) / t_i - 1) of a GEMM faster than the memory roof
+  double max_rel_error_unforced = 0;
+  int memory_roof_overruns = 0;       ///< samples that ran faster than the memory roof allows (floor_i > 0)
+  double max_memory_roof_overrun = 0; ///< max_i (bytes_i / memory_Bps + L) / t_i over them
   double best_sample_flops = 0;     ///< highest W / t any sample ran at
   Sample best_sample;               ///< the sample that ran at it
 };

@@ -168,12 +168,14 @@ GemmFit fit_gemm(const std::vector<Sample>& samples, double peak_flops, double k
     f.max_rel_error = std::max(f.max_rel_error, std::abs(err));
     sum_sq += err * err;
     const double compute_only = gemm_model_time(x, peak_flops, f.gemm_efficiency, f.gemm_half_work_flop, kernel_launch_s, 0);
-    if (t > compute_only) {
-      ++f.memory_bound_samples;
-      f.max_memory_roof_overrun = std::max(f.max_memory_roof_overrun, t / x.time_s);
-    } else {
-      f.max_rel_error_compute = std::max(f.max_rel_error_compute, std::abs(err));
+    if (t > compute_only) ++f.memory_bound_samples;
+    const double roof_s = memory_Bps > 0 ? (x.m * x.k + x.k * x.n + x.m * x.n) * kFp32Bytes / memory_Bps + kernel_launch_s : 0.0;
+    const double floor = std::max(0.0, roof_s / x.time_s - 1.0);
+    if (floor > 0) {
+      ++f.memory_roof_overruns;
+      f.max_memory_roof_overrun = std::max(f.max_memory_roof_overrun, roof_s / x.time_s);
     }
+    f.max_rel_error_unforced = std::max(f.max_rel_error_unforced, std::abs(err) - floor);
   }
   f.rms_rel_error = std::sqrt(sum_sq / static_cast<double>(used.size()));
   return f;
