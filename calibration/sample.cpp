@@ -4,9 +4,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdio>
-#include <fstream>
 #include <sstream>
-#include <stdexcept>
+
+#include "jsonl_file.hpp"
 
 namespace hetsim::calibration {
 
@@ -44,12 +44,8 @@ std::string to_json_line(const Sample& s) {
 
 std::vector<Sample> read_checkpoint(const std::string& path) {
   std::vector<Sample> out;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line.back() != '}') continue;  // cut short by a kill
+  for (const YAML::Node& j : models::read_json_lines(path)) {
     try {
-      const YAML::Node j = YAML::Load(line);  // a flat JSON object is valid YAML 1.2
       Sample s;
       const std::string kind = j["kind"].as<std::string>();
       bool known = false;
@@ -76,11 +72,6 @@ std::vector<Sample> read_checkpoint(const std::string& path) {
   return out;
 }
 
-void append_checkpoint(const std::string& path, const Sample& s) {
-  std::ofstream out(path, std::ios::app);
-  out << to_json_line(s) << '\n';
-  out.flush();
-  if (!out) throw std::runtime_error("cannot append to the calibration checkpoint " + path);
-}
+void append_checkpoint(const std::string& path, const Sample& s) { models::append_json_line(path, to_json_line(s)); }
 
 }  // namespace hetsim::calibration

@@ -173,7 +173,8 @@ void TextTable::print(std::ostream& out, const std::string& indent) const {
     for (size_t i = 0; i < width.size(); ++i) {
       const std::string cell = i < row.size() ? row[i] : "";
       const std::string pad(width[i] - cell.size(), ' ');
-      line += (!is_header && numeric(cell)) ? pad + cell : cell + pad;
+      const bool left = is_header || std::find(left_.begin(), left_.end(), i) != left_.end();
+      line += (!left && numeric(cell)) ? pad + cell : cell + pad;
       if (i + 1 < width.size()) line += "  ";
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();

@@ -77,10 +77,13 @@ class TextTable {
  public:
   explicit TextTable(std::vector<std::string> header) : header_(std::move(header)) {}
   void add_row(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  /// Keeps a column's cells left-aligned even when they start like numbers (plan shapes: "2x[...]").
+  void left_align(size_t column) { left_.push_back(column); }
   void print(std::ostream& out, const std::string& indent = "") const;
 
  private:
   std::vector<std::string> header_;
+  std::vector<size_t> left_;
   std::vector<std::vector<std::string>> rows_;
 };
 

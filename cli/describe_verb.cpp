@@ -10,6 +10,7 @@
 #include "catalog.hpp"
 #include "cli_common.hpp"
 #include "describe_profile.hpp"
+#include "describe_sweep.hpp"
 #include "json_writer.hpp"
 #include "diagnostics.hpp"
 #include "input_loader.hpp"
@@ -40,6 +41,7 @@ struct Described {
   std::string plan_cluster, plan_workload;  // files the plan was checked against
   std::optional<models::Cluster> context;   // the cluster the plan was resolved on
   std::optional<models::Profile> profile;   // profile
+  std::optional<models::SweepSpec> sweep;   // sweep
 };
 
 /// The 16-bit peak used for headline figures: bf16, else fp16 (V100, T4...), else fp32 (CPUs).
@@ -118,6 +120,7 @@ class Loader {
         case InputKind::kWorkload: attempt([&] { d.workload = load_workload_file(f); }); break;
         case InputKind::kPlan: break;  // below, once clusters and workloads are known
         case InputKind::kProfile: attempt([&] { d.profile = models::load_profile(f); }); break;
+        case InputKind::kSweep: attempt([&] { d.sweep = load_checked_sweep(f); }); break;
       }
       out.push_back(std::move(d));
     }
@@ -474,6 +477,7 @@ void describe_output(const std::vector<Described>& all, OutputFormat format, std
         case InputKind::kWorkload: json_workload(j, *d.workload); break;
         case InputKind::kPlan: json_plan(j, d); break;
         case InputKind::kProfile: json_profile(j, *d.profile); break;
+        case InputKind::kSweep: json_sweep(j, *d.sweep); break;
       }
       j.end_object();
     }
@@ -490,6 +494,7 @@ void describe_output(const std::vector<Described>& all, OutputFormat format, std
       case InputKind::kWorkload: print_workload(d, out); break;
       case InputKind::kPlan: print_plan(d, out); break;
       case InputKind::kProfile: print_profile(*d.profile, d.file, out); break;
+      case InputKind::kSweep: print_sweep(*d.sweep, out); break;
     }
   }
 }

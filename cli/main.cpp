@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   hetsim::cli::add_calibrate_verb(app);
   hetsim::cli::add_check_verb(app);
   hetsim::cli::add_fit_verb(app);
+  hetsim::cli::add_sweep_verb(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -25,5 +25,6 @@ void add_simulate_verb(CLI::App& app);
 void add_calibrate_verb(CLI::App& app);  ///< `hetsim calibrate` (cli/calibrate_verb.cpp)
 void add_check_verb(CLI::App& app);      ///< `hetsim check` (cli/check_verb.cpp)
 void add_fit_verb(CLI::App& app);        ///< `hetsim fit` (cli/fit_verb.cpp)
+void add_sweep_verb(CLI::App& app);      ///< `hetsim sweep` (cli/sweep_verb.cpp)
 
 }  // namespace hetsim::cli

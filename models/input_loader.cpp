@@ -17,6 +17,7 @@ const char* to_string(InputKind k) {
     case InputKind::kWorkload: return "workload";
     case InputKind::kPlan: return "plan";
     case InputKind::kProfile: return "profile";
+    case InputKind::kSweep: return "sweep";
   }
   return "?";
 }
@@ -28,7 +29,8 @@ const EnumTable<InputKind>& input_kind_table() {
                                          {"cluster", InputKind::kCluster},
                                          {"workload", InputKind::kWorkload},
                                          {"plan", InputKind::kPlan},
-                                         {"profile", InputKind::kProfile}};
+                                         {"profile", InputKind::kProfile},
+                                         {"sweep", InputKind::kSweep}};
   return t;
 }
 

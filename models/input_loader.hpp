@@ -16,8 +16,8 @@
 namespace hetsim::models {
 
 /// What a file is, from its `kind:` key.
-enum class InputKind { kGpuCatalog, kCluster, kWorkload, kPlan, kProfile };
-const char* to_string(InputKind k);  ///< "gpu-catalog" | "cluster" | "workload" | "plan" | "profile"
+enum class InputKind { kGpuCatalog, kCluster, kWorkload, kPlan, kProfile, kSweep };
+const char* to_string(InputKind k);  ///< "gpu-catalog" | "cluster" | "workload" | "plan" | "profile" | "sweep"
 
 /// Reads only the `kind:` of a file. Throws ConfigError when the file cannot be read,
 /// is not YAML, or has no valid `kind:`.

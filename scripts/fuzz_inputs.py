@@ -19,6 +19,7 @@ Needs no network; only PyYAML (to read the seed inputs).
 """
 import argparse
 import concurrent.futures
+import csv
 import json
 import os
 import random
@@ -65,7 +66,7 @@ def seed_inputs():
     """(path relative to ROOT, kind) of every input to mutate."""
     seeds = []
     for folder, kind in (("clusters", "cluster"), ("workloads", "workload"), ("plans", "plan"),
-                         ("clusters/catalog", "gpu-catalog"), ("clusters/profiles", "profile")):
+                         ("clusters/catalog", "gpu-catalog"), ("clusters/profiles", "profile"), ("sweeps", "sweep")):
         for name in sorted(os.listdir(os.path.join(ROOT, folder))):
             if name.endswith(".yaml"):
                 seeds.append((os.path.join(folder, name), kind))
@@ -155,7 +156,15 @@ def judge(rc, out, err, files, must_reject, outputs, expect_rc=None):
                 continue
             try:
                 with open(w, encoding="utf-8") as f:
-                    json.load(f) if w.endswith(".json") else yaml.safe_load(f)
+                    if w.endswith(".csv"):  # every row has the header's columns
+                        rows = list(csv.reader(f))
+                        if any(len(r) != len(rows[0]) for r in rows):
+                            raise ValueError("rows of unequal length")
+                    elif w.endswith(".jsonl"):  # every line a whole JSON object
+                        for line in f:
+                            json.loads(line)
+                    else:
+                        json.load(f) if w.endswith(".json") else yaml.safe_load(f)
             except Exception as e:
                 probs.append(("partial-output", f"{os.path.basename(w)} is not a whole file: {str(e)[:80]}"))
     return probs
@@ -189,6 +198,11 @@ def commands_for(kind, seed, mfile, tmp, rng):
         return [(["predict", "--profile", mfile, "--cluster", SMALL_CLUSTER, "--workload", SMALL_WORKLOAD,
                   "--tp", "1", "--pp", "1", "--dp", "1", "--micro", "1"], [mfile], []),
                 (["describe", mfile], [mfile], [])]
+    if kind == "sweep":
+        out = os.path.join(tmp, "results.csv")
+        return [(["describe", mfile], [mfile], []),
+                (["sweep", mfile, "--out", out, "--time-limit", "0.5", "--threads", "1", "--format", "json"], [mfile],
+                 [out, out + ".checkpoint.jsonl"])]
     if kind == "suite":
         emit = os.path.join(tmp, "emitted")
         fitted = os.path.join(tmp, "fitted.yaml")
@@ -203,6 +217,11 @@ def run_mutant(job):
     try:
         name = os.path.basename(seed)
         mfile = os.path.join(tmp, name)
+        if kind == "sweep":  # its cluster and workloads are named relative to its folder (../clusters/...)
+            os.makedirs(os.path.join(tmp, "sweeps"))
+            for folder in ("clusters", "workloads"):
+                os.symlink(os.path.join(ROOT, folder), os.path.join(tmp, folder))
+            mfile = os.path.join(tmp, "sweeps", name)
         with open(mfile, "wb") as f:
             f.write(data)
         results = []
@@ -289,6 +308,16 @@ def misuse_cases(tmp):
         (["predict"] + cw + ["--tp", "1", "--zero", "4"], [], 2, []),
         (["predict"] + cw + ["--tp", "1", "--zero", "-1"], [], 2, []),
         (["predict"] + cw + ["--tp", "1", "--schedule", "zigzag"], [], 2, []),
+        (["sweep"], [], 2, []),
+        (["sweep", "sweeps"], ["sweeps"], 2, []),
+        (["sweep", SMALL_CLUSTER], [SMALL_CLUSTER], 2, []),  # a cluster is not a sweep
+        (["sweep", "sweeps/h100-mi300x-mix.yaml", "--out", "sweeps"], [], 2, []),
+        (["sweep", "sweeps/h100-mi300x-mix.yaml", "--out", os.path.join(missing_dir, "r.csv")], [], 2,
+         [os.path.join(missing_dir, "r.csv")]),
+        (["sweep", "sweeps/h100-mi300x-mix.yaml", "--time-limit", "nan"], [], 2, []),
+        (["sweep", "sweeps/h100-mi300x-mix.yaml", "--threads", "-1"], [], 2, []),
+        (["sweep", "sweeps/h100-mi300x-mix.yaml", "--format", "xml"], [], 2, []),
+        (["sweep", "sweeps/h100-mi300x-mix.yaml", "--profile", "clusters"], ["clusters"], 2, []),
     ]
     for opt in ("--tp", "--pp", "--dp", "--micro"):
         for bad in ("0", "-1", "abc", "1.5", "", "99999999999", "nan", "0x10"):

@@ -124,6 +124,11 @@ def value_mutants(v):
            ("type-bool", True, False), ("null", None, False), ("empty-string", "", False)]
     is_number = isinstance(v, (int, float)) and not isinstance(v, bool)
     q = QUANTITY.match(v) if isinstance(v, str) else None
+    try:
+        if q:
+            float(q.group(1))
+    except ValueError:  # a path such as "../clusters/x.yaml" is no quantity
+        q = None
     if is_number:
         out += [("negative", -abs(v) - 1, True), ("zero", 0, False), ("huge", Raw("1e400"), True),
                 ("huge", Raw("-1e400"), True), ("huge", Raw("1e30"), False), ("nan", Raw(".nan"), True),

@@ -16,7 +16,7 @@ const std::string kSource = HETSIM_SOURCE_DIR;
 
 std::vector<std::string> good_files() {
   std::vector<std::string> all;
-  for (const char* dir : {"/clusters", "/clusters/catalog", "/workloads", "/plans"}) {
+  for (const char* dir : {"/clusters", "/clusters/catalog", "/workloads", "/plans", "/sweeps"}) {
     const auto files = hetsim::test::list_files(kSource + dir);
     all.insert(all.end(), files.begin(), files.end());
   }
@@ -55,7 +55,7 @@ INSTANTIATE_TEST_SUITE_P(Files, PlanFile, ::testing::ValuesIn(hetsim::test::list
                          [](const auto& info) { return hetsim::test::test_name_of(info.param); });
 
 TEST(GoodInputs, FoldersAreNotEmpty) {
-  for (const char* dir : {"/clusters", "/clusters/catalog", "/workloads", "/plans"}) {
+  for (const char* dir : {"/clusters", "/clusters/catalog", "/workloads", "/plans", "/sweeps"}) {
     EXPECT_FALSE(hetsim::test::list_files(kSource + dir).empty()) << dir;
   }
 }

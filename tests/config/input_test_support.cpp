@@ -7,6 +7,7 @@
 
 #include "catalog.hpp"
 #include "input_loader.hpp"
+#include "sweep_spec.hpp"
 
 namespace hetsim::test {
 
@@ -39,6 +40,7 @@ void load_any(const std::string& path) {
       break;
     }
     case InputKind::kProfile: break;  // profiles are loaded by calibration (not an input of these tests)
+    case InputKind::kSweep: load_sweep_inputs(path, Catalog::builtin()); break;  // checked against its cluster
   }
 }
 

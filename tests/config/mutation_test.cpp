@@ -14,6 +14,7 @@
 #include "catalog.hpp"
 #include "diagnostics.hpp"
 #include "input_loader.hpp"
+#include "sweep_spec.hpp"
 #include "input_test_support.hpp"
 
 namespace {
@@ -54,6 +55,7 @@ bool load_text(const std::string& text, const Cluster& cluster, const Workload& 
     case InputKind::kWorkload: parse_workload(text, "mutant.yaml"); break;
     case InputKind::kPlan: parse_plan(text, cluster, workload, "mutant.yaml"); break;
     case InputKind::kProfile: break;
+    case InputKind::kSweep: parse_sweep_spec(text, "mutant.yaml"); break;
   }
   return true;
 }

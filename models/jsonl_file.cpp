@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "jsonl_file.hpp"
+
+#include <fstream>
+#include <stdexcept>
+
+namespace hetsim::models {
+
+void append_json_line(const std::string& path, const std::string& json_object) {
+  // A kill in the middle of a line leaves it without its newline: end it first, or the next
+  // record would continue the broken line and be lost with it.
+  bool ends_mid_line = false;
+  if (std::ifstream in(path, std::ios::binary | std::ios::ate); in && in.tellg() > 0) {
+    in.seekg(-1, std::ios::end);
+    ends_mid_line = in.get() != '\n';
+  }
+  std::ofstream out(path, std::ios::app);
+  if (ends_mid_line) out << '\n';
+  out << json_object << '\n';
+  out.flush();
+  if (!out) throw std::runtime_error("cannot append to the checkpoint " + path);
+}
+
+std::vector<YAML::Node> read_json_lines(const std::string& path) {
+  std::vector<YAML::Node> out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line.front() != '{' || line.back() != '}') continue;  // cut short by a kill
+    try {
+      YAML::Node n = YAML::Load(line);
+      if (n.IsMap()) out.push_back(n);
+    } catch (const YAML::Exception&) {
+      continue;
+    }
+  }
+  return out;
+}
+
+}  // namespace hetsim::models

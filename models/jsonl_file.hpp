@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: Apache-2.0
+// Append-only JSON-lines files: the checkpoints that let long jobs (calibration, sweeps) resume
+// where a killed run stopped. Each record is one line appended whole and flushed; a line that a
+// kill cut short has no closing '}' and is skipped when the file is read back.
+#pragma once
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+#include <vector>
+
+namespace hetsim::models {
+
+/// Appends `json_object` (one line, no newline inside) and a newline to `path`, and flushes.
+/// Throws std::runtime_error naming the path when it cannot be written.
+void append_json_line(const std::string& path, const std::string& json_object);
+
+/// The complete object lines of `path`, parsed (JSON is YAML 1.2); incomplete or malformed lines
+/// are skipped. A missing file gives no records.
+std::vector<YAML::Node> read_json_lines(const std::string& path);
+
+}  // namespace hetsim::models

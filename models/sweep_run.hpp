@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+// Running a cluster-design sweep (models/sweep_spec.hpp): every workload is planned on every
+// grid point's cluster with the planner, and the best plan and the two homogeneous baselines
+// become one result row. Finished rows go to a JSON-lines checkpoint, so a killed sweep resumes
+// where it stopped; the results are written as CSV (docs/sweep.md).
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "catalog.hpp"
+#include "cluster.hpp"
+#include "planner.hpp"
+#include "profile.hpp"
+#include "sweep_spec.hpp"
+#include "workload.hpp"
+
+namespace hetsim::models {
+
+struct SweepRow {
+  long point = 0;                      ///< grid index (sweep_point)
+  std::string workload;                ///< workload name
+  std::vector<std::string> values;     ///< per axis, the value as written in the spec
+  int gpus = 0;                        ///< GPUs of the point's cluster
+  double cluster_price_per_hour = 0;   ///< the whole point's cluster, on demand (or spot)
+  bool found = false;                  ///< a plan was found
+  std::string reason;                  ///< why not
+  double tokens_per_s = 0;             ///< best plan (predicted)
+  double mfu = 0;
+  double plan_price_per_hour = 0;      ///< nodes the best plan uses
+  double cost_per_million_tokens = 0;
+  int plan_gpus = 0;                   ///< GPUs the best plan uses
+  std::string shape;                   ///< the best plan's shape (planner notation)
+  double uniform_tokens_per_s = 0;     ///< baselines; 0 when none fits
+  double fastest_type_only_tokens_per_s = 0;
+  double search_time_s = 0;
+  bool resumed = false;                ///< taken from the checkpoint, not planned by this run
+};
+
+struct SweepRunOptions {
+  PlannerOptions planner;              ///< objective, budget and spot are taken from the spec
+  std::string checkpoint_path;         ///< JSON lines of finished rows; empty: no checkpoint
+  const Profile* profile = nullptr;    ///< applied to every point's cluster
+  /// Called after each row (resumed rows too), in grid order.
+  std::function<void(const SweepRow&, long done, long total)> on_row;
+};
+
+struct SweepResult {
+  std::vector<SweepRow> rows;          ///< grid order, workloads in spec order within a point
+  long resumed = 0;
+};
+
+/// A checkpoint record's identity: the inputs that decide a row's result (objective, budget,
+/// spot, workload file, every axis value). A record whose key no longer matches the spec (the
+/// spec was edited) is not reused.
+std::string sweep_row_key(const SweepSpec& spec, const std::string& workload_path, const std::vector<std::string>& values);
+
+/// Runs (or resumes) the sweep. `workloads` are the loaded spec.workload_paths, in order.
+SweepResult run_sweep(const SweepSpec& spec, const Cluster& base, const std::vector<Workload>& workloads,
+                      const Catalog& catalog, const SweepRunOptions& options);
+
+/// The rows as CSV (RFC 4180 quoting), one header line naming the axes' columns.
+std::string sweep_csv(const SweepSpec& spec, const std::vector<SweepRow>& rows);
+
+}  // namespace hetsim::models

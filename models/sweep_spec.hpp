@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: Apache-2.0
+// A cluster-design sweep (`kind: sweep`, docs/sweep.md): a base cluster, one or more
+// workloads, and axes of what-if changes to the cluster (node counts, GPU type, NIC, intra-node
+// and inter-zone bandwidth, price). The grid is the cartesian product of the axes; `hetsim sweep`
+// plans every workload on every point's cluster (models/sweep_run.hpp).
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "catalog.hpp"
+#include "cluster.hpp"
+#include "planner.hpp"
+#include "workload.hpp"
+
+namespace hetsim::models {
+
+enum class SweepAxisKind {
+  kNodes,           ///< nodes of a node type (in one zone)
+  kGpu,             ///< the GPU type of a node type (catalog names)
+  kNicBandwidth,    ///< bandwidth of each NIC of a node type
+  kIntraBandwidth,  ///< intra-node bandwidth per GPU of a node type
+  kPrice,           ///< on-demand price per node-hour of a node type
+  kLinkBandwidth,   ///< bandwidth of the link between two zones
+};
+const char* to_string(SweepAxisKind k);  ///< the key written in the file: "nodes", "gpu", ...
+
+/// Where an axis was written (1-based; 0 unknown), so that checks against the cluster point there.
+struct SourcePosition {
+  int line = 0;
+  int column = 0;
+};
+
+struct SweepAxis {
+  SweepAxisKind kind = SweepAxisKind::kNodes;
+  std::string node_type;               ///< node axes: the cluster's node type name
+  std::string zone;                    ///< kNodes: the zone of the group ("" = the type's only group)
+  std::string link_a, link_b;          ///< kLinkBandwidth: the two zones
+  std::vector<std::string> labels;     ///< the values as written ("2", "a100-sxm4-80gb", "25GB/s")
+  std::vector<double> values;          ///< SI values (count, B/s, $/h); empty for kGpu
+  SourcePosition at;                   ///< the axis entry
+  SourcePosition target_at;            ///< its node_type / zone / link value
+  std::vector<SourcePosition> value_at;  ///< each value
+  /// Column name in the results: "hgx-h100.nodes", "dc-eu.link_bandwidth", ...
+  std::string column() const;
+};
+
+struct SweepSpec {
+  std::string name;
+  std::string file;                    ///< the spec's path, for messages
+  std::string cluster_path;            ///< resolved against the spec's folder
+  std::vector<std::string> workload_paths;
+  SourcePosition cluster_at;
+  std::vector<SourcePosition> workload_at;
+  PlanObjective objective = PlanObjective::kThroughput;
+  double budget_per_hour = 0;          ///< dollars per hour (objective budget)
+  bool spot = false;
+  std::vector<SweepAxis> axes;
+  /// Number of grid points (product of the axes' value counts; 1 without axes).
+  long point_count() const;
+};
+
+/// Largest grid accepted: each point is a planner search (0.01-10 s), so a bigger grid is
+/// almost certainly a mistake in the spec; split it into several sweeps instead.
+inline constexpr long kMaxSweepPoints = 100000;
+
+/// Reads a `kind: sweep` file; relative cluster/workload paths are resolved against its folder.
+/// Throws ConfigError with every problem of the file (file:line:col: error: field: ...).
+SweepSpec load_sweep_spec(const std::string& path);
+SweepSpec parse_sweep_spec(std::string_view text, const std::string& name = "<string>",
+                           const std::string& base_dir = ".");
+
+/// Checks the axes against the base cluster and the catalog (node types, zones, links and GPU
+/// names exist; a node type's groups are unambiguous). Throws one ConfigError with every problem,
+/// positioned in the spec file.
+void check_sweep_spec(const SweepSpec& spec, const Cluster& base, const Catalog& catalog);
+
+/// A sweep with everything it names: the spec, its base cluster and workloads (in spec order).
+struct SweepInputs {
+  SweepSpec spec;
+  Cluster cluster;
+  std::vector<Workload> workloads;
+};
+
+/// Loads the spec, then its cluster and workloads (a path that names no file is an error at the
+/// spec's line) and checks the axes against the cluster: one ConfigError with every problem of
+/// every file.
+SweepInputs load_sweep_inputs(const std::string& spec_path, const Catalog& catalog);
+
+/// One grid point: for each axis, the index of its value. Points are numbered with the first
+/// axis varying slowest (the order of nested loops written in the file's order).
+std::vector<int> sweep_point(const SweepSpec& spec, long index);
+
+/// The base cluster with a point's values applied, finalized. Node groups set to 0 nodes are
+/// dropped (the cluster may end up with no GPUs: the planner then says so).
+Cluster sweep_cluster(const SweepSpec& spec, const Cluster& base, const std::vector<int>& point,
+                      const Catalog& catalog);
+
+}  // namespace hetsim::models

@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: Apache-2.0
+// Cluster-design sweeps: the `kind: sweep` loader and its checks (positions of every error),
+// the grid, the clusters of its points, and the runner's checkpoint/resume and CSV.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "diagnostics.hpp"
+#include "input_loader.hpp"
+#include "sweep_run.hpp"
+#include "sweep_spec.hpp"
+
+namespace hetsim::models {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::string kSource = HETSIM_SOURCE_DIR;
+
+constexpr const char* kTwoZones = R"(kind: cluster
+name: two-zones
+node_types:
+  big: {gpu: a100-sxm4-80gb, gpus: 8, intra: {kind: nvswitch, bandwidth: "300GB/s"},
+        nics: {count: 8, bandwidth: "25GB/s"}, price: "$30/h"}
+  small: {gpu: v100-sxm2-32gb, gpus: 8, intra: {kind: nvlink, bandwidth: "150GB/s"},
+          nics: {count: 1, bandwidth: "12.5GB/s"}, price: "$10/h"}
+zones:
+  - {name: east, fabric: {kind: fat-tree}, nodes: [{type: big, count: 1}, {type: small, count: 2}]}
+  - {name: west, fabric: {kind: fat-tree}, nodes: [{type: small, count: 1}]}
+links: [{between: [east, west], bandwidth: "1.25GB/s", latency: "30ms"}]
+)";
+
+Cluster two_zones() { return parse_cluster(kTwoZones, Catalog::builtin(), "two-zones.yaml"); }
+
+/// The diagnostics of a spec that must not load, as "line:col: field: message" lines.
+std::string errors_of(const std::string& text, bool check = false) {
+  try {
+    const SweepSpec s = parse_sweep_spec(text, "s.yaml");
+    if (check) check_sweep_spec(s, two_zones(), Catalog::builtin());
+  } catch (const ConfigError& e) {
+    std::string out;
+    for (const Diagnostic& d : e.get_diagnostics())
+      out += std::to_string(d.line) + ":" + std::to_string(d.col) + ": " + d.field + ": " + d.message + "\n";
+    return out;
+  }
+  return "(loaded)";
+}
+
+constexpr const char* kHead = "kind: sweep\nname: t\ncluster: c.yaml\nworkloads: [w.yaml]\n";
+
+TEST(SweepSpec, ReadsEveryAxisKindAndResolvesPathsAgainstItsFolder) {
+  const SweepSpec s = parse_sweep_spec(std::string(kHead) + R"(objective: budget
+budget_per_hour: "$100/h"
+axes:
+  - {node_type: small, zone: east, nodes: [0, 1, 4]}
+  - {node_type: big, gpu: [a100-sxm4-80gb, h100-sxm5-80gb]}
+  - {node_type: small, nic_bandwidth: ["100Gbps", "25GB/s"]}
+  - {node_type: big, intra_bandwidth: ["300GB/s"]}
+  - {node_type: small, price: ["$5/h", "$10/h"]}
+  - {link: [east, west], bandwidth: ["1.25GB/s", "10GB/s"]}
+)",
+                                       "s.yaml", "studies");
+  EXPECT_EQ(s.cluster_path, "studies/c.yaml");
+  EXPECT_EQ(s.workload_paths, std::vector<std::string>{"studies/w.yaml"});
+  EXPECT_EQ(s.objective, PlanObjective::kBudget);
+  EXPECT_DOUBLE_EQ(s.budget_per_hour, 100.0);
+  ASSERT_EQ(s.axes.size(), 6u);
+  EXPECT_EQ(s.axes[0].column(), "east/small.nodes");
+  EXPECT_EQ(s.axes[1].column(), "big.gpu");
+  EXPECT_EQ(s.axes[5].column(), "east-west.link_bandwidth");
+  EXPECT_DOUBLE_EQ(s.axes[2].values[0], 12.5e9);  // 100 Gb/s
+  EXPECT_DOUBLE_EQ(s.axes[4].values[1], 10.0);
+  EXPECT_EQ(s.axes[1].labels[1], "h100-sxm5-80gb");
+  EXPECT_EQ(s.point_count(), 3 * 2 * 2 * 1 * 2 * 2);
+  EXPECT_NO_THROW(check_sweep_spec(s, two_zones(), Catalog::builtin()));
+}
+
+TEST(SweepSpec, PointsVaryTheLastAxisFastest) {
+  const SweepSpec s = parse_sweep_spec(std::string(kHead) +
+                                       "axes:\n  - {node_type: big, nodes: [1, 2]}\n  - {node_type: small, zone: east, nodes: [0, 1, 2]}\n");
+  EXPECT_EQ(sweep_point(s, 0), (std::vector<int>{0, 0}));
+  EXPECT_EQ(sweep_point(s, 1), (std::vector<int>{0, 1}));
+  EXPECT_EQ(sweep_point(s, 3), (std::vector<int>{1, 0}));
+  EXPECT_EQ(sweep_point(s, 5), (std::vector<int>{1, 2}));
+}
+
+TEST(SweepSpec, PointClustersCarryTheirValues) {
+  const SweepSpec s = parse_sweep_spec(std::string(kHead) + R"(axes:
+  - {node_type: small, zone: east, nodes: [0, 3]}
+  - {node_type: big, gpu: [h100-sxm5-80gb]}
+  - {node_type: small, nic_bandwidth: ["50GB/s"]}
+  - {node_type: big, intra_bandwidth: ["450GB/s"]}
+  - {node_type: small, price: ["$7/h"]}
+  - {link: [west, east], bandwidth: ["10GB/s"]}
+)");
+  const Cluster base = two_zones();
+  ASSERT_EQ(base.gpu_count(), 32);
+  const Cluster none = sweep_cluster(s, base, sweep_point(s, 0), Catalog::builtin());
+  EXPECT_EQ(none.gpu_count(), 16);  // east's small group dropped, west's kept
+  EXPECT_EQ(none.zones[0].groups.size(), 1u);
+  const Cluster more = sweep_cluster(s, base, sweep_point(s, 1), Catalog::builtin());
+  EXPECT_EQ(more.gpu_count(), 8 + 24 + 8);
+  EXPECT_EQ(more.node_types[0].gpu.name, "h100-sxm5-80gb");
+  EXPECT_DOUBLE_EQ(more.node_types[1].nics.bandwidth_Bps, 50e9);
+  EXPECT_DOUBLE_EQ(more.node_types[0].intra.bandwidth_Bps, 450e9);
+  EXPECT_DOUBLE_EQ(more.node_types[1].price_per_hour, 7.0);
+  EXPECT_DOUBLE_EQ(more.links[0].bandwidth_Bps, 10e9);
+  EXPECT_DOUBLE_EQ(more.price_per_hour(), 30.0 + 4 * 7.0);
+}
+
+TEST(SweepSpec, ReportsEveryErrorOfTheFileWithItsPosition) {
+  const std::string e = errors_of(R"(kind: sweep
+name: t
+cluster: c.yaml
+workloads: []
+objective: budget
+spotty: true
+axes:
+  - {node_type: big, nodes: [1, -2, 1]}
+  - {node_type: big, gpu: [h100-sxm5-80gb], price: ["$1/h"]}
+  - {node_type: big}
+  - {node_type: small, nic_bandwidth: ["25", "0GB/s"]}
+  - {link: [east], bandwidth: ["1GB/s"]}
+  - {node_type: big, nodes: [3]}
+)");
+  EXPECT_THAT(e, HasSubstr("4:12: workloads: list has 0 entries (expected a non-empty list)"));
+  EXPECT_THAT(e, HasSubstr("5:12: objective: budget needs `budget_per_hour`"));
+  EXPECT_THAT(e, HasSubstr("6:1: : unknown key 'spotty' (did you mean 'spot'?)"));
+  EXPECT_THAT(e, HasSubstr("8:33: axes[0].nodes[1]: value -2 out of range"));
+  EXPECT_THAT(e, HasSubstr("8:37: axes[0].nodes[2]: \"1\" is listed twice"));
+  EXPECT_THAT(e, HasSubstr("9:45: axes[1].price: an axis varies one thing"));
+  EXPECT_THAT(e, HasSubstr("axes[2]: says what to vary nowhere"));
+  EXPECT_THAT(e, HasSubstr("11:40: axes[3].nic_bandwidth[0]:"));
+  EXPECT_THAT(e, HasSubstr("11:46: axes[3].nic_bandwidth[1]: \"0GB/s\" must be > 0"));
+  EXPECT_THAT(e, HasSubstr("12:12: axes[4].link: list has 1 entries (expected a list of at least 2 entries)"));
+}
+
+TEST(SweepSpec, EachThingIsVariedByOneAxis) {
+  EXPECT_THAT(errors_of(std::string(kHead) + "axes:\n  - {node_type: big, nodes: [1]}\n  - {node_type: big, nodes: [2]}\n"),
+              HasSubstr("7:5: axes: two axes vary big.nodes (expected each thing varied once)"));
+  EXPECT_THAT(errors_of(std::string(kHead) + "axes:\n  - {link: [a, b, c], bandwidth: [\"1GB/s\"]}\n"),
+              HasSubstr("6:12: axes[0].link: lists 3 zones (expected the two zones the link joins)"));
+}
+
+TEST(SweepSpec, ChecksAxesAgainstTheCluster) {
+  const std::string e = errors_of(std::string(kHead) + R"(axes:
+  - {node_type: smal, nic_bandwidth: ["1GB/s"]}
+  - {node_type: small, nodes: [1]}
+  - {node_type: big, zone: west, nodes: [1]}
+  - {node_type: big, gpu: [a100-sxm4-80g]}
+  - {link: [east, north], bandwidth: ["1GB/s"]}
+)",
+                                  true);
+  EXPECT_THAT(e, HasSubstr("6:17: axes[0].node_type: cluster 'two-zones' has no node type 'smal' (did you mean 'small'?"));
+  EXPECT_THAT(e, HasSubstr("7:17: axes[1].node_type: node type 'small' is placed in 2 zones (expected `zone:`"));
+  EXPECT_THAT(e, HasSubstr("axes[2].zone: zone 'west' has no nodes of type 'big'"));
+  EXPECT_THAT(e, HasSubstr("axes[3].gpu[0]: unknown GPU 'a100-sxm4-80g' (did you mean 'a100-sxm4-80gb'?"));
+  EXPECT_THAT(e, HasSubstr("axes[4].link: cluster 'two-zones' has no zone 'north'"));
+}
+
+TEST(SweepSpec, RejectsGridsTooLargeToBeMeant) {
+  std::string axes = "axes:\n";
+  for (const char* t : {"big", "small"})
+    for (const char* k : {"price", "nic_bandwidth"}) {
+      axes += std::string("  - {node_type: ") + t + ", " + k + ": [";
+      for (int i = 1; i <= 20; ++i)
+        axes += std::string(i > 1 ? ", " : "") + (k[0] == 'p' ? "\"$" : "\"") + std::to_string(i) +
+                (k[0] == 'p' ? "/h\"" : "GB/s\"");
+      axes += "]}\n";
+    }
+  EXPECT_THAT(errors_of(std::string(kHead) + axes), HasSubstr("the grid has more than 100000 points"));
+}
+
+TEST(SweepSpec, BudgetPerHourWithoutTheBudgetObjectiveIsAnError) {
+  EXPECT_THAT(errors_of(std::string(kHead) + "budget_per_hour: \"$5/h\"\n"),
+              HasSubstr("budget_per_hour: is used by `objective: budget` only"));
+}
+
+// ---- runner ------------------------------------------------------------------------------
+
+const char* kRunSpec = R"(kind: sweep
+name: run
+cluster: one-zone.yaml
+workloads: [gpt.yaml]
+axes:
+  - {node_type: big, nodes: [0, 1]}
+  - {node_type: small, nodes: [0, 2]}
+)";
+
+/// The two node types of two_zones() in one zone: every group can be sized down to nothing.
+Cluster one_zone() {
+  std::string text = kTwoZones;
+  text = text.substr(0, text.find("zones:"));
+  text += "zones:\n  - {name: east, fabric: {kind: fat-tree}, nodes: [{type: big, count: 1}, {type: small, count: 2}]}\n";
+  return parse_cluster(text, Catalog::builtin(), "one-zone.yaml");
+}
+
+struct RunFixture : ::testing::Test {
+  std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                              ("hetsim-sweep-test-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+                               "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  SweepSpec spec;
+  Cluster base = one_zone();
+  std::vector<Workload> workloads;
+  void SetUp() override {
+    std::filesystem::create_directories(dir);
+    spec = parse_sweep_spec(kRunSpec, "run.yaml", dir.string());
+    workloads.push_back(load_workload(kSource + "/workloads/gpt3-6.7b.yaml"));
+  }
+  void TearDown() override { std::filesystem::remove_all(dir); }
+  SweepResult run(const std::string& checkpoint) {
+    SweepRunOptions o;
+    o.planner.threads = 1;
+    o.planner.time_limit_s = 0;
+    o.checkpoint_path = checkpoint;
+    return run_sweep(spec, base, workloads, Catalog::builtin(), o);
+  }
+};
+
+/// Everything a row says but the search time (the one figure a rerun does not reproduce).
+std::string without_time(const SweepRow& r) {
+  SweepRow c = r;
+  c.search_time_s = 0;
+  c.resumed = false;
+  return sweep_csv(SweepSpec{}, {c});
+}
+
+TEST_F(RunFixture, PlansEveryPointAndSaysWhyOneHasNoPlan) {
+  const SweepResult r = run("");
+  ASSERT_EQ(r.rows.size(), 4u);
+  EXPECT_FALSE(r.rows[0].found);  // no node of either type
+  EXPECT_EQ(r.rows[0].gpus, 0);
+  EXPECT_EQ(r.rows[0].reason, "the cluster has no GPUs at this point");
+  EXPECT_TRUE(r.rows[3].found) << r.rows[3].reason;
+  EXPECT_EQ(r.rows[3].gpus, 8 + 16);
+  EXPECT_GT(r.rows[3].tokens_per_s, r.rows[2].tokens_per_s * 0.999);  // more GPUs never plan slower
+  EXPECT_GE(r.rows[3].tokens_per_s, r.rows[3].uniform_tokens_per_s * 0.999);
+  const std::string csv = sweep_csv(spec, r.rows);
+  EXPECT_THAT(csv, HasSubstr("point,workload,big.nodes,small.nodes,gpus,"));
+  EXPECT_THAT(csv, HasSubstr(",\"" + r.rows[3].shape + "\","));  // shapes hold commas: quoted
+}
+
+TEST_F(RunFixture, AKilledRunResumesFromItsCheckpoint) {
+  const std::string cp = (dir / "cp.jsonl").string();
+  const SweepResult full = run(cp);
+  EXPECT_EQ(full.resumed, 0);
+  // A run killed after two rows, while writing the third: keep two lines and half of one.
+  std::ifstream in(cp);
+  std::string l1, l2, l3;
+  std::getline(in, l1);
+  std::getline(in, l2);
+  std::getline(in, l3);
+  in.close();
+  std::ofstream(cp, std::ios::trunc) << l1 << '\n' << l2 << '\n' << l3.substr(0, l3.size() / 2);
+  const SweepResult resumed = run(cp);
+  EXPECT_EQ(resumed.resumed, 2);
+  ASSERT_EQ(resumed.rows.size(), full.rows.size());
+  for (size_t i = 0; i < full.rows.size(); ++i) {
+    EXPECT_EQ(resumed.rows[i].resumed, i < 2);
+    EXPECT_EQ(without_time(resumed.rows[i]), without_time(full.rows[i]));
+  }
+  EXPECT_EQ(run(cp).resumed, 4);  // all rows recorded now
+}
+
+TEST_F(RunFixture, RowsOfAnEditedSpecAreNotResumed) {
+  const std::string cp = (dir / "cp.jsonl").string();
+  run(cp);
+  spec.objective = PlanObjective::kCost;
+  EXPECT_EQ(run(cp).resumed, 0);
+}
+
+TEST(SweepExamples, EveryBundledSweepLoadsAndChecksAgainstItsCluster) {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(kSource + "/sweeps")) {
+    if (e.path().extension() != ".yaml") continue;
+    const SweepSpec s = load_sweep_spec(e.path().string());
+    EXPECT_NO_THROW(check_sweep_spec(s, load_cluster(s.cluster_path, Catalog::builtin()), Catalog::builtin()))
+        << e.path();
+    ++n;
+  }
+  EXPECT_GT(n, 0);
+}
+
+}  // namespace
+}  // namespace hetsim::models
