@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Fitters (Eigen least squares) from microbenchmark samples to the cost model's parameters.
-// Every fit minimises RELATIVE residuals (rows weighted by 1/t), so that microsecond kernels
-// and second-long ones weigh the same.
+// Fitters from microbenchmark samples to the cost model's parameters. Every fit minimises
+// RELATIVE errors, so that microsecond kernels and second-long ones weigh the same: Eigen least
+// squares with rows weighted by 1/t (memory, links), a minimax search for GEMMs (gemm_fit.cpp).
 #pragma once
 #include <string>
 #include <vector>
