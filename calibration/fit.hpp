@@ -52,7 +52,8 @@ MemoryBoundFit fit_memory_bound(const std::vector<Sample>& samples);
 /// the roofline of Williams et al. (CACM 2009) with the efficiency ramp eff(W) = e W/(W + h).
 /// e and h >= 0 minimise max_i |t_model_i / t_i - 1| (relative, so that microsecond and
 /// second-long GEMMs weigh the same; the worst sample, what a profile's error on its own
-/// samples is), less the error a sample that outran the memory roof has whatever e and h: a 1-D search over h, with for each h the best e found by a 1-D search in log e
+/// samples is), less the error a sample that outran the memory roof has whatever e and h: a
+/// 1-D search over h, with for each h the best e found by a 1-D search in log e
 /// started at log e = mean log(c_i / (t_i - L)). L (kernel launch) and memory_Bps (achieved,
 /// bandwidth x memory efficiency) come from the memory fit.
 struct GemmFit {
