@@ -55,17 +55,87 @@ std::string significant(double v, const char* unit) {
   return buf;
 }
 
+void note(CalibrationResult& out, const CalibrateOptions& o, const std::string& line) {
+  out.notes.push_back(line);
+  say(o, "note: " + line);
+}
+
+std::string shape(const Sample& s) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%gx%gx%g", s.m, s.n, s.k);
+  return buf;
+}
+
+/// Each memory kernel's rate and what the fit did with it: the excluded ones are named, with
+/// how far the cost model (one memory efficiency) will be from them.
+std::string memory_note(const std::string& type, const DeviceFits& f, double bandwidth_Bps) {
+  std::string line = type + " memory efficiency " + fixed(f.memory_efficiency, "", 3) + " of " +
+                     fixed(bandwidth_Bps / 1e9, " GB/s", 1) + " (fitted " +
+                     fixed(f.memory.achieved_Bps / 1e9, " GB/s", 2) + ", launch " +
+                     fixed(f.memory.kernel_launch_s * 1e9, " ns", 0) + ") on";
+  std::string excluded;
+  for (const KernelRate& k : f.kernels) {
+    const std::string rate = k.op + " " + fixed(k.achieved_Bps / 1e9, " GB/s", 2);
+    if (k.role == KernelRole::kFitted) {
+      line += " " + rate + ";";
+    } else {
+      const double ratio = f.memory.achieved_Bps / k.achieved_Bps;
+      excluded += " " + rate + " (" + to_string(k.role) + ", not fitted: the profile predicts it " +
+                  fixed(ratio >= 1 ? ratio : 1 / ratio, "x ", 1) + (ratio >= 1 ? "faster" : "slower") + " than it ran);";
+    }
+  }
+  if (!excluded.empty()) line += " excluded:" + excluded;
+  line.pop_back();
+  return line;
+}
+
+std::string gemm_note(const std::string& type, const GemmFit& g, double peak, double catalog_peak, double launch_s,
+                      double memory_Bps) {
+  const double model_s = gemm_model_time(g.best_sample, peak, g.gemm_efficiency, g.gemm_half_work_flop, launch_s, memory_Bps);
+  std::string line = type + " GEMMs: best measured " + fixed(g.best_sample_flops / 1e9, " GFLOP/s", 1) + " (" +
+                     shape(g.best_sample) + ", the profile predicts " +
+                     fixed(g.best_sample.work_flop() / model_s / 1e9, " GFLOP/s", 1) + " there); fitted asymptote peak x e = " +
+                     fixed(peak * g.gemm_efficiency / 1e9, " GFLOP/s", 1) + " (W, k -> infinity), e " +
+                     fixed(g.gemm_efficiency, "", 3) + ", half work " + fixed(g.gemm_half_work_flop / 1e3, " kFLOP", 1);
+  if (peak > catalog_peak)
+    line += "; above the catalog's fp32 peak " + fixed(catalog_peak / 1e9, " GFLOP/s", 1) +
+            ": the profile sets peak fp32 to the asymptote";
+  line += "; error on its " + std::to_string(g.samples) + " samples max " + fixed(g.max_rel_error * 100, "%", 1) +
+          ", rms " + fixed(g.rms_rel_error * 100, "%", 1);
+  if (g.memory_roof_overruns > 0)
+    line += "; " + std::to_string(g.memory_roof_overruns) + " ran faster than the memory roof the profile gives them" +
+            " (bytes / (bandwidth x memory efficiency)), up to " + fixed(g.max_memory_roof_overrun, "x", 2) +
+            ": the elementwise kernels' memory efficiency is below what GEMM operands get; without that forced part, max " +
+            fixed(g.max_rel_error_unforced * 100, "%", 1);
+  line += " (" + std::to_string(g.memory_bound_samples) + " on the memory roof)";
+  return line;
+}
+
 }  // namespace
+
+std::vector<LinkBenchmark> link_benchmarks(const models::Cluster& cluster) {
+  std::map<std::string, LinkBenchmark> by_class;
+  auto add = [&](const std::string& cls, SampleKind kind, int ranks) {
+    auto [it, fresh] = by_class.try_emplace(cls, LinkBenchmark{cls, kind, ranks});
+    if (!fresh) it->second.ranks_per_node = std::max(it->second.ranks_per_node, ranks);
+  };
+  for (const models::NodeType& nt : cluster.node_types) {
+    if (nt.gpus_per_node > 1) add(models::to_string(nt.intra.kind), SampleKind::kAllReduce, nt.gpus_per_node);
+    if (cluster.nodes.size() > 1 && nt.nics.count > 0)
+      add(models::to_string(nt.nics.kind), SampleKind::kP2p, std::max(1, nt.gpus_per_node));
+  }
+  std::vector<LinkBenchmark> out;
+  for (const auto& [cls, b] : by_class) out.push_back(b);
+  return out;
+}
 
 CalibrationResult calibrate(const models::Cluster& cluster, const CalibrateOptions& options) {
   CalibrationResult out;
   const Grid grid = make_grid(options.quick);
   SampleStore store(options);
   std::set<std::string> seen;
-  int max_per_node = 1;
   bool host_memory_cluster = true;
   for (const models::NodeType& nt : cluster.node_types) {
-    max_per_node = std::max(max_per_node, nt.gpus_per_node);
     const std::string& type = nt.gpu.name;
     if (!seen.insert(type).second) continue;
     std::unique_ptr<exec::Backend> backend;
@@ -87,27 +157,28 @@ CalibrationResult calibrate(const models::Cluster& cluster, const CalibrateOptio
       }
     }
     DeviceFits f;
-    // The cost model's memory-bound ops of a transformer are elementwise kernels (LayerNorm,
-    // GeLU, softmax, ...): fit on those; axpy (a pure stream) is recorded for reference only.
-    std::vector<Sample> elementwise;
-    for (const Sample& s : mine)
-      if (s.kind != SampleKind::kMemory || s.op != "axpy") elementwise.push_back(s);
-    f.memory = fit_memory(elementwise);
-    double peak = nt.gpu.peak(models::Dtype::kFp32);
-    f.gemm = fit_gemm(mine, peak, f.memory.kernel_launch_s);
+    const MemoryBoundFit memory_bound = fit_memory_bound(mine);
+    f.memory = memory_bound.memory;
+    f.kernels = memory_bound.kernels;
+    const double bandwidth = nt.gpu.memory_bandwidth_Bps;
+    f.memory_efficiency = std::min(1.0, f.memory.achieved_Bps / bandwidth);
+    note(out, options, memory_note(type, f, bandwidth));
+    if (f.memory.achieved_Bps > bandwidth)
+      note(out, options, type + " memory-bound kernels reach " + fixed(f.memory.achieved_Bps / 1e9, " GB/s", 2) +
+                             ", above the catalog's memory bandwidth (cache-resident data): memory efficiency capped at 1");
+    // The GEMM fit honours the memory roof that the profile will give GEMMs (gemm_time's max).
+    const double memory_roof_Bps = bandwidth * f.memory_efficiency;
+    const double catalog_peak = nt.gpu.peak(models::Dtype::kFp32);
+    double peak = catalog_peak;
+    f.gemm = fit_gemm(mine, peak, f.memory.kernel_launch_s, memory_roof_Bps);
     if (f.gemm.unclamped_efficiency > 1.0) {
       // Faster than the datasheet peak: the catalog's clock assumption is low for this machine;
-      // the measured asymptotic rate becomes the profile's peak (efficiency 1).
+      // the fitted asymptotic rate becomes the profile's peak (efficiency 1).
       peak *= f.gemm.unclamped_efficiency;
-      say(options, "note: " + type + " GEMMs reach " + fixed(peak / 1e9, " GFLOP/s", 1) +
-                       ", above the catalog's fp32 peak: the profile sets peak fp32 to it");
       f.measured_peak_flops = peak;
-      f.gemm = fit_gemm(mine, peak, f.memory.kernel_launch_s);
+      f.gemm = fit_gemm(mine, peak, f.memory.kernel_launch_s, memory_roof_Bps);
     }
-    f.memory_efficiency = std::min(1.0, f.memory.achieved_Bps / nt.gpu.memory_bandwidth_Bps);
-    if (f.memory.achieved_Bps > nt.gpu.memory_bandwidth_Bps)
-      say(options, "note: " + type + " kernels reach " + fixed(f.memory.achieved_Bps / 1e9, " GB/s", 1) +
-                       ", above the catalog's memory bandwidth (cache-resident data): memory efficiency capped at 1");
+    note(out, options, gemm_note(type, f.gemm, peak, catalog_peak, f.memory.kernel_launch_s, memory_roof_Bps));
     models::DeviceProfile d;
     if (f.measured_peak_flops > 0) d.peak_flops[models::Dtype::kFp32] = f.measured_peak_flops;
     // The execution engine's GEMMs are fp32. On a GPU that is the FP32 pipe, not the tensor-core
@@ -133,27 +204,26 @@ CalibrationResult calibrate(const models::Cluster& cluster, const CalibrateOptio
   // Link classes: only when ranks are threads on host memory (the in-process communicator is
   // then the transport the execution engine uses).
   if (host_memory_cluster) {
-    std::set<std::string> intra, nic;
-    for (const models::NodeType& nt : cluster.node_types) {
-      if (nt.gpus_per_node > 1) intra.insert(models::to_string(nt.intra.kind));
-      if (cluster.nodes.size() > 1 && nt.nics.count > 0) nic.insert(models::to_string(nt.nics.kind));
-    }
-    auto bench_class = [&](const std::string& cls, SampleKind kind) {
-      say(options, "benchmarking link class " + cls + " (" + to_string(kind) + ")");
+    for (const LinkBenchmark& b : link_benchmarks(cluster)) {
+      say(options, "benchmarking link class " + b.link_class + " (" + to_string(b.kind) +
+                       (b.kind == SampleKind::kP2p ? ", " + std::to_string(b.ranks_per_node) + " pairs at once" : "") + ")");
       std::vector<Sample> mine;
       for (Sample s : grid.comm) {
-        if (s.kind != kind || s.group > max_per_node) continue;
-        s.target = cls;
+        if (s.kind != b.kind) continue;
+        if (b.kind == SampleKind::kAllReduce && s.group > b.ranks_per_node) continue;
+        if (b.kind == SampleKind::kP2p) s.group = 2 * b.ranks_per_node;  // every device of both nodes
+        s.target = b.link_class;
         mine.push_back(store.get(s, [&](Sample& x) { run_comm_sample(x, options.timing); }));
       }
       const LinkFit f = fit_link(mine, models::kCollectiveLaunch_s);
-      out.links[cls] = f;
-      out.profile.links[cls] = {f.bandwidth_Bps, f.latency_s};
+      out.links[b.link_class] = f;
+      if (b.kind == SampleKind::kP2p) out.link_senders[b.link_class] = b.ranks_per_node;
+      out.profile.links[b.link_class] = {f.bandwidth_Bps, f.latency_s};
       out.samples.insert(out.samples.end(), mine.begin(), mine.end());
-    };
-    for (const std::string& c : intra) bench_class(c, SampleKind::kAllReduce);
-    for (const std::string& c : nic)
-      if (!intra.count(c)) bench_class(c, SampleKind::kP2p);
+      if (b.kind == SampleKind::kP2p)
+        note(out, options, b.link_class + ": per-device figures with " + std::to_string(b.ranks_per_node) +
+                               " device(s) of each node in a send/recv ping-pong at once (docs/inputs.md's NIC definition)");
+    }
   }
   out.resumed = store.resumed;
   out.profile.name = cluster.name;

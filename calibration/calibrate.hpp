@@ -23,7 +23,8 @@ struct CalibrateOptions {
 };
 
 struct DeviceFits {
-  MemoryFit memory;
+  MemoryFit memory;                 ///< on the memory-bound elementwise kernels only
+  std::vector<KernelRate> kernels;  ///< every memory microbenchmark kernel's own rate and role
   GemmFit gemm;
   double memory_efficiency = 0;
   double measured_peak_flops = 0;  ///< > 0 when GEMMs outran the catalog's fp32 peak
@@ -34,8 +35,23 @@ struct CalibrationResult {
   std::vector<Sample> samples;                  ///< every microbenchmark used, in grid order
   std::map<std::string, DeviceFits> devices;    ///< by device type
   std::map<std::string, LinkFit> links;         ///< by link class
+  std::map<std::string, int> link_senders;      ///< by p2p (NIC) link class: devices of a node sending at once
+  std::vector<std::string> notes;               ///< what the fits found, for the log and the profile's header
   int resumed = 0;                              ///< samples taken from the checkpoint
 };
+
+/// One link class's microbenchmark: ring all-reduces inside a node (intra fabric kinds) or
+/// send/recv ping-pongs between two nodes with every device of a node in a pair at once (NIC
+/// kinds: docs/inputs.md defines their figure per device while all devices of its node send).
+struct LinkBenchmark {
+  std::string link_class;
+  SampleKind kind = SampleKind::kAllReduce;
+  int ranks_per_node = 1;  ///< all-reduce: largest group; p2p: concurrent senders per node
+};
+/// The link classes of a cluster to benchmark, by name: an intra class when some node type has
+/// 2 devices or more (ranks_per_node: the most devices a node of that class has), a NIC class
+/// when there are several nodes (ranks_per_node: the most devices a node with that NIC has).
+std::vector<LinkBenchmark> link_benchmarks(const models::Cluster& cluster);
 
 /// Benchmarks every device type of the cluster that this binary can instantiate
 /// (exec::make_backend) and, for host-memory devices, the in-process communicator per link class

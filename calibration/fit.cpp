@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "compute_cost.hpp"
+#include "microbench.hpp"
 
 namespace hetsim::calibration {
 
@@ -44,25 +44,63 @@ MemoryFit fit_memory(const std::vector<Sample>& samples) {
   return f;
 }
 
-GemmFit fit_gemm(const std::vector<Sample>& samples, double peak_flops, double kernel_launch_s) {
-  std::vector<std::vector<double>> rows;
-  std::vector<double> y;
-  for (const Sample& s : samples) {
-    if (s.kind != SampleKind::kGemm || s.time_s <= kernel_launch_s) continue;
-    const double k_factor = (s.k + models::kGemmK0) / s.k;  // main-loop prologue (compute_cost.hpp)
-    rows.push_back({s.work_flop() * k_factor, k_factor});
-    y.push_back(s.time_s - kernel_launch_s);
+const char* to_string(KernelRole r) {
+  switch (r) {
+    case KernelRole::kFitted: return "fitted";
+    case KernelRole::kStreamReference: return "stream reference";
+    case KernelRole::kComputeBound: return "compute-bound";
   }
-  GemmFit f;
-  f.samples = static_cast<int>(y.size());
-  const auto x = fit_relative_least_squares(rows, y);
-  if (!(x[0] > 0)) throw std::runtime_error("gemm fit: time does not grow with work");
-  f.unclamped_efficiency = 1.0 / (x[0] * peak_flops);
-  f.gemm_efficiency = std::min(1.0, f.unclamped_efficiency);
-  // With e clamped, recompute the slope so that h stays consistent with the large-GEMM rate.
-  const double slope = 1.0 / (f.gemm_efficiency * peak_flops);
-  f.gemm_half_work_flop = std::max(0.0, x[1] / slope);
-  return f;
+  return "?";
+}
+
+namespace {
+
+/// Roofline (Williams et al., CACM 2009): a kernel runs at min(compute roof, intensity x memory
+/// roof). The cost model has one compute roof, the FMA peak of its GEMMs; a transcendental
+/// function is not FMA work: a libm tanhf/expf is a range reduction plus a polynomial of tens of
+/// instructions, most of them not vectorised by the compiler in a plain loop, and on GPUs it goes
+/// to the special-function units (a quarter of the FMA rate or less; NVIDIA CUDA C++ Programming
+/// Guide, "Arithmetic Instructions" throughput table). One call per element puts such a kernel
+/// under an in-core ceiling the model does not know, so its time says nothing about bytes/s:
+/// it is reported, not fitted. A call per row (LayerNorm's sqrt) is negligible per byte.
+constexpr double kComputeBoundTranscendentalsPerElement = 0.5;
+
+KernelRole role_of(const MemoryKernel& k) {
+  if (k.stream) return KernelRole::kStreamReference;
+  if (k.transcendentals_per_element >= kComputeBoundTranscendentalsPerElement) return KernelRole::kComputeBound;
+  return KernelRole::kFitted;
+}
+
+}  // namespace
+
+MemoryBoundFit fit_memory_bound(const std::vector<Sample>& samples) {
+  MemoryBoundFit out;
+  std::vector<Sample> fitted;
+  for (const MemoryKernel& k : kMemoryKernels) {
+    std::vector<Sample> mine;
+    for (const Sample& s : samples)
+      if (s.kind == SampleKind::kMemory && s.op == k.op) mine.push_back(s);
+    if (mine.empty()) continue;
+    KernelRate r;
+    r.op = k.op;
+    r.role = role_of(k);
+    r.samples = static_cast<int>(mine.size());
+    try {
+      r.achieved_Bps = fit_memory(mine).achieved_Bps;
+    } catch (const std::exception&) {  // one size, or times that do not grow: bytes/s of the largest
+      const auto largest = std::max_element(mine.begin(), mine.end(), [](const Sample& a, const Sample& b) {
+        return a.size_bytes < b.size_bytes;
+      });
+      r.achieved_Bps = largest->algbw_Bps();
+    }
+    out.kernels.push_back(r);
+    if (r.role == KernelRole::kFitted) fitted.insert(fitted.end(), mine.begin(), mine.end());
+  }
+  for (const Sample& s : samples)
+    if (s.kind == SampleKind::kMemory) memory_kernel(s.op);  // an unknown kernel is an error, not ignored
+  if (fitted.empty()) throw std::invalid_argument("memory fit: no memory-bound elementwise kernel among the samples");
+  out.memory = fit_memory(fitted);
+  return out;
 }
 
 LinkFit fit_link(const std::vector<Sample>& samples, double collective_launch_s) {

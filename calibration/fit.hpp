@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Fitters (Eigen least squares) from microbenchmark samples to the cost model's parameters.
-// Every fit minimises RELATIVE residuals (rows weighted by 1/t), so that microsecond kernels
-// and second-long ones weigh the same.
+// Fitters from microbenchmark samples to the cost model's parameters. Every fit minimises
+// RELATIVE errors, so that microsecond kernels and second-long ones weigh the same: Eigen least
+// squares with rows weighted by 1/t (memory, links), a minimax search for GEMMs (gemm_fit.cpp).
 #pragma once
+#include <string>
 #include <vector>
 
 #include "sample.hpp"
@@ -19,24 +20,68 @@ struct MemoryFit {
   double kernel_launch_s = 0;  ///< intercept, >= 0
   int samples = 0;
 };
+/// Fits every kMemory sample given (the caller chooses which kernels: see fit_memory_bound).
 MemoryFit fit_memory(const std::vector<Sample>& samples);
 
-/// models/compute_cost.cpp gemm_time() on a compute-bound GEMM (m x k)(k x n) of work W:
-///   t - L = (W + h) / (peak e) * (k + K0) / k      (K0 = models::kGemmK0),
-/// linear in (W (k+K0)/k, (k+K0)/k) with coefficients 1 / (peak e) and h / (peak e);
-/// L (kernel launch) comes from the memory fit.
-struct GemmFit {
-  double gemm_efficiency = 0;      ///< e, in (0, 1]
-  double unclamped_efficiency = 0; ///< 1 / (slope * peak): above 1 when the peak is too low
-  double gemm_half_work_flop = 0;  ///< h, >= 0
+/// What a memory microbenchmark's kernel does per element (microbench.hpp kMemoryKernels).
+enum class KernelRole {
+  kFitted,          ///< memory-bound elementwise kernel: sets the memory efficiency
+  kStreamReference, ///< a pure stream (axpy): the memory roof, reported, not fitted
+  kComputeBound,    ///< a transcendental per element: its time is the function's, not the bytes'
+};
+const char* to_string(KernelRole r);
+
+/// One memory-bound-kernel microbenchmark's own fit (fit_memory on its samples alone).
+struct KernelRate {
+  std::string op;
+  KernelRole role = KernelRole::kFitted;
+  double achieved_Bps = 0;  ///< counted bytes / (t - launch), fitted over its sizes
   int samples = 0;
 };
-GemmFit fit_gemm(const std::vector<Sample>& samples, double peak_flops, double kernel_launch_s);
+
+/// The memory fit of a device and every kernel's own rate: the efficiency is fitted on the
+/// kFitted kernels only; the others are reported (KernelRate), never mixed into it.
+struct MemoryBoundFit {
+  MemoryFit memory;
+  std::vector<KernelRate> kernels;  ///< in the order of microbench.hpp kMemoryKernels
+};
+MemoryBoundFit fit_memory_bound(const std::vector<Sample>& samples);
+
+/// models/compute_cost.cpp gemm_time() on an fp32 GEMM (m x k)(k x n) of work W:
+///   t = max((W + h)/(peak e) (k + K0)/k, bytes/memory_Bps) + L   (K0 = models::kGemmK0),
+/// the roofline of Williams et al. (CACM 2009) with the efficiency ramp eff(W) = e W/(W + h).
+/// e and h >= 0 minimise max_i |t_model_i / t_i - 1| (relative, so that microsecond and
+/// second-long GEMMs weigh the same; the worst sample, what a profile's error on its own
+/// samples is), less the error a sample that outran the memory roof has whatever e and h: a
+/// 1-D search over h, with for each h the best e found by a 1-D search in log e
+/// started at log e = mean log(c_i / (t_i - L)). L (kernel launch) and memory_Bps (achieved,
+/// bandwidth x memory efficiency) come from the memory fit.
+struct GemmFit {
+  double gemm_efficiency = 0;       ///< e, in (0, 1]: the best fit with e <= 1
+  double unclamped_efficiency = 0;  ///< best e without the bound: above 1 when the peak is too low
+  double gemm_half_work_flop = 0;   ///< h, >= 0
+  int samples = 0;
+  int memory_bound_samples = 0;     ///< samples the fitted model puts on the memory roof
+  double max_rel_error = 0;         ///< max_i |t_model_i / t_i - 1| at (e, h)
+  double rms_rel_error = 0;         ///< sqrt(mean_i (t_model_i / t_i - 1)^2)
+  /// max_i (|t_model_i / t_i - 1| - floor_i), the error no e or h could remove taken out:
+  /// floor_i = max(0, (bytes_i / memory_Bps + L) / t_i - 1) of a GEMM faster than the memory roof
+  double max_rel_error_unforced = 0;
+  int memory_roof_overruns = 0;       ///< samples that ran faster than the memory roof allows (floor_i > 0)
+  double max_memory_roof_overrun = 0; ///< max_i (bytes_i / memory_Bps + L) / t_i over them
+  double best_sample_flops = 0;     ///< highest W / t any sample ran at
+  Sample best_sample;               ///< the sample that ran at it
+};
+GemmFit fit_gemm(const std::vector<Sample>& samples, double peak_flops, double kernel_launch_s,
+                 double memory_Bps = 0);
+/// The time models::gemm_time gives a sample with these figures (memory_Bps 0: no memory roof).
+double gemm_model_time(const Sample& s, double peak_flops, double efficiency, double half_work_flop,
+                       double kernel_launch_s, double memory_Bps);
 
 /// Alpha-beta (Hockney 1994) per link class. All-reduce samples follow the ring of
 /// models/comm_cost.cpp: t - launch = 2(n-1)/n S / B + 2(n-1) alpha; p2p samples t = alpha + S / B.
 struct LinkFit {
-  double bandwidth_Bps = 0;  ///< B, achieved by one pair
+  double bandwidth_Bps = 0;  ///< B achieved per device (p2p: by each of the pairs running at once)
   double latency_s = 0;      ///< alpha per hop, >= 0
   int samples = 0;
 };

@@ -25,6 +25,20 @@ void fill_host(exec::Backend& b, float* x, std::size_t count, float value) { b.f
 
 }  // namespace
 
+const MemoryKernel& memory_kernel(const std::string& op) {
+  for (const MemoryKernel& k : kMemoryKernels)
+    if (op == k.op) return k;
+  throw std::invalid_argument("unknown memory microbenchmark: " + op);
+}
+
+int p2p_peer(int rank, int ranks) {
+  if (ranks < 2 || ranks % 2 || rank < 0 || rank >= ranks)
+    throw std::invalid_argument("p2p: rank " + std::to_string(rank) + " of " + std::to_string(ranks) +
+                                " (expected an even number of ranks, at least 2)");
+  const int half = ranks / 2;
+  return rank < half ? rank + half : rank - half;
+}
+
 double time_median(const std::function<void()>& call, const std::function<void()>& sync, const TimingOptions& t) {
   for (int i = 0; i < t.warmup; ++i) call();
   sync();
@@ -60,15 +74,13 @@ Grid make_grid(bool quick) {
       }
   const std::vector<double> counts = quick ? std::vector<double>{2048, 16384, 131072}
                                            : std::vector<double>{1024, 4096, 16384, 65536, 262144, 1048576};
-  // Bytes as the cost model counts them (models/compute_cost.cpp): axpy reads x, y and writes y;
-  // GeLU reads x, writes y; LayerNorm reads x, writes y (statistics are per row, negligible).
-  for (const char* op : {"axpy", "gelu", "layer_norm"})
+  for (const MemoryKernel& kernel : kMemoryKernels)
     for (double c : counts) {
       Sample s;
       s.kind = SampleKind::kMemory;
-      s.op = op;
+      s.op = kernel.op;
       s.m = c;
-      s.size_bytes = c * 4.0 * (std::string(op) == "axpy" ? 3.0 : 2.0);
+      s.size_bytes = c * kernel.bytes_per_element;
       g.memory.push_back(s);
     }
   const std::vector<double> sizes = quick ? std::vector<double>{4096, 65536, 1048576}
@@ -117,7 +129,7 @@ void run_device_sample(exec::Backend& backend, Sample& s, const TimingOptions& t
   } else if (s.op == "gelu") {
     s.time_s = time_median([&] { backend.gelu_forward(count, x.get(), y.get()); }, sync, t);
   } else if (s.op == "layer_norm") {
-    const int cols = 256, rows = static_cast<int>(count / cols);
+    const int cols = kLayerNormBenchCols, rows = static_cast<int>(count / cols);
     exec::DeviceArray<float> gamma(backend, cols), beta(backend, cols), mean(backend, rows), rstd(backend, rows);
     fill_host(backend, gamma.get(), cols, 1.0f);
     fill_host(backend, beta.get(), cols, 0.0f);
@@ -133,7 +145,9 @@ void run_device_sample(exec::Backend& backend, Sample& s, const TimingOptions& t
 }
 
 void run_comm_sample(Sample& s, const TimingOptions& t) {
-  const int ranks = s.kind == SampleKind::kP2p ? 2 : s.group;
+  const int ranks = s.group;
+  if (s.kind == SampleKind::kP2p) p2p_peer(0, ranks);  // validates the rank count
+  else if (ranks < 2) throw std::invalid_argument("all-reduce microbenchmark needs 2 ranks or more: " + s.key());
   const std::size_t count = std::max<std::size_t>(1, static_cast<std::size_t>(s.size_bytes / 4));
   std::vector<double> per_call;  // written by rank 0 only
   exec::InProcessWorld::run(ranks, [&](exec::Communicator& comm) {
@@ -142,15 +156,16 @@ void run_comm_sample(Sample& s, const TimingOptions& t) {
     for (int r = 0; r < ranks; ++r) group.ranks.push_back(r);
     std::vector<float> buf(count, 1.0f);
     const int me = comm.get_rank();
+    const bool pinger = me < ranks / 2;
     auto once = [&] {
       if (s.kind == SampleKind::kAllReduce) {
         comm.all_reduce(buf.data(), count, group);
-      } else if (me == 0) {  // ping-pong
-        comm.send(buf.data(), count, 1, 7);
-        comm.recv(buf.data(), count, 1, 8);
+      } else if (pinger) {  // ping-pong with the peer on the other node, all pairs at once
+        comm.send(buf.data(), count, p2p_peer(me, ranks), 7);
+        comm.recv(buf.data(), count, p2p_peer(me, ranks), 8);
       } else {
-        comm.recv(buf.data(), count, 0, 7);
-        comm.send(buf.data(), count, 0, 8);
+        comm.recv(buf.data(), count, p2p_peer(me, ranks), 7);
+        comm.send(buf.data(), count, p2p_peer(me, ranks), 8);
       }
     };
     for (int i = 0; i < t.warmup; ++i) once();
@@ -165,8 +180,12 @@ void run_comm_sample(Sample& s, const TimingOptions& t) {
       comm.barrier(group);
       t0 = exec::Communicator::now_s();
       for (int i = 0; i < inner; ++i) once();
-      const double dt = (exec::Communicator::now_s() - t0) / inner;
-      if (me == 0) per_call.push_back(s.kind == SampleKind::kP2p ? dt / 2.0 : dt);
+      // Each rank's own time per call; their mean is the per-device figure (pairs finish at
+      // slightly different times when they share cores or a transport).
+      std::vector<float> dt(1, static_cast<float>((exec::Communicator::now_s() - t0) / inner));
+      comm.all_reduce(dt.data(), 1, group);
+      const double mean_dt = dt[0] / ranks;
+      if (me == 0) per_call.push_back(s.kind == SampleKind::kP2p ? mean_dt / 2.0 : mean_dt);
     }
     comm.clear_calls();
   });

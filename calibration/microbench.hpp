@@ -26,6 +26,26 @@ struct TimingOptions {
 /// Median seconds per call of `call` (followed by `sync` before each clock read).
 double time_median(const std::function<void()>& call, const std::function<void()>& sync, const TimingOptions& t);
 
+/// A memory-bound microbenchmark kernel as exec/cpu runs it (cpu_memory_gemm.cpp axpy,
+/// cpu_activation_loss_adam.cpp gelu_forward, cpu_norm_embedding.cpp layer_norm_forward).
+struct MemoryKernel {
+  const char* op;
+  double bytes_per_element;            ///< as the cost model counts them (models/compute_cost.cpp)
+  double transcendentals_per_element;  ///< libm calls (tanh, exp, sqrt) per element
+  bool stream;                         ///< a pure stream: the measured memory roof (Williams et al. 2009)
+};
+/// axpy reads x, y and writes y; GeLU reads x, writes y and calls tanh once per element
+/// (Hendrycks & Gimpel 2016's tanh form); LayerNorm reads x, writes y (per-row statistics are
+/// negligible bytes) and calls sqrt once per row of kLayerNormBenchCols elements.
+inline constexpr int kLayerNormBenchCols = 256;
+inline constexpr MemoryKernel kMemoryKernels[] = {
+    {"axpy", 12.0, 0.0, true},
+    {"gelu", 8.0, 1.0, false},
+    {"layer_norm", 8.0, 1.0 / kLayerNormBenchCols, false},
+};
+/// The kernel of a memory sample's op; throws std::invalid_argument for an unknown op.
+const MemoryKernel& memory_kernel(const std::string& op);
+
 /// The microbenchmarks that a calibration runs (not yet measured: time_s = 0).
 struct Grid {
   std::vector<Sample> gemm;      ///< shapes; target left empty (filled per device type)
@@ -38,8 +58,13 @@ Grid make_grid(bool quick);
 
 /// Fills s.time_s by running the GEMM or memory kernel of s on `backend`.
 void run_device_sample(exec::Backend& backend, Sample& s, const TimingOptions& t);
-/// Fills s.time_s: an all-reduce among s.group threads, or a send/recv between 2 threads
-/// (one way: half a ping-pong round trip, as in the OSU latency test).
+/// Fills s.time_s: an all-reduce among s.group threads, or send/recv ping-pongs (one way: half
+/// a round trip, as in the OSU latency test) between s.group / 2 pairs running at once, rank r
+/// of "node" A (ranks 0 .. s.group/2 - 1) with rank r of node B (p2p_peer): each of the node's
+/// devices sends at the same time, the condition under which docs/inputs.md defines a NIC
+/// class's per-device figure. s.time_s is the mean over the ranks of each one's time.
 void run_comm_sample(Sample& s, const TimingOptions& t);
+/// The peer of `rank` in a p2p sample of `ranks` (even) ranks: the same local index on the other node.
+int p2p_peer(int rank, int ranks);
 
 }  // namespace hetsim::calibration

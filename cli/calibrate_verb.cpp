@@ -2,6 +2,7 @@
 // `hetsim calibrate --cluster C [--out profile.yaml] [--quick] [--checkpoint F]`: microbenchmarks
 // of the cluster's device types and link classes through the execution engine, fitted into a
 // Profile (calibration/). A killed run resumes from its JSONL checkpoint.
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 
@@ -20,6 +21,12 @@ struct CalibrateVerbOptions {
   int repeats = 7;
 };
 
+std::string percent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * fraction);
+  return buf;
+}
+
 void run_calibrate(const CalibrateVerbOptions& o) {
   const models::Cluster cluster = load_cluster_file(o.cluster);
   calibration::CalibrateOptions options;
@@ -37,26 +44,30 @@ void run_calibrate(const CalibrateVerbOptions& o) {
     r.profile.source += ", " + std::to_string(r.resumed) + " of them resumed from " + options.checkpoint_path;
   std::string load;  // the machine's load while measuring: a shared machine slows every kernel
   if (std::ifstream in("/proc/loadavg"); in) std::getline(in, load);
-  const std::vector<std::string> header = {
+  std::vector<std::string> header = {
       "Calibrated profile of cluster " + cluster.name + " (kind: profile, docs/inputs.md).",
       "Produced by `" + command + "` on " + utc_now() + "; microbenchmarks in " + options.checkpoint_path + ".",
       "Machine load when it finished (/proc/loadavg): " + (load.empty() ? std::string("unknown") : load) + ".",
-      "Fits (calibration/fit.hpp): GEMM t = (W + h)/(peak e) (k + K0)/k + launch; memory-bound t = bytes/(bw eff) + launch;",
-      "links: ring all-reduce t - 10us = 2(n-1)/n S/B + 2(n-1) alpha, p2p t = alpha + S/B (achieved figures)."};
+      "Fits (calibration/fit.hpp): GEMM t = max((W + h)/(peak e) (k + K0)/k, bytes/(bw memory)) + launch, min log error;",
+      "memory-bound t = bytes/(bw eff) + launch on transcendental-free elementwise kernels; links: ring all-reduce",
+      "t - 10us = 2(n-1)/n S/B + 2(n-1) alpha; NIC p2p t = alpha + S/B, every device of a node in a pair at once."};
+  for (const std::string& n : r.notes) header.push_back("Note: " + n);
   models::write_text_file_atomic(o.out, calibration::profile_to_yaml(r.profile, header));
 
-  TextTable devices({"device", "samples", "gemm eff", "half work", "memory eff", "achieved B/W", "launch"});
+  TextTable devices({"device", "samples", "gemm eff", "half work", "gemm max err", "memory eff", "achieved B/W",
+                      "launch"});
   for (const auto& [name, f] : r.devices) {
     devices.add_row({name, std::to_string(f.memory.samples + f.gemm.samples), std::to_string(f.gemm.gemm_efficiency),
-                     format_count(f.gemm.gemm_half_work_flop) + "FLOP", std::to_string(f.memory_efficiency),
-                     models::format_bandwidth(f.memory.achieved_Bps), models::format_time(f.memory.kernel_launch_s)});
+                     format_count(f.gemm.gemm_half_work_flop) + "FLOP", percent(f.gemm.max_rel_error),
+                     std::to_string(f.memory_efficiency), models::format_bandwidth(f.memory.achieved_Bps),
+                     models::format_time(f.memory.kernel_launch_s)});
   }
   devices.print(std::cout);
   if (!r.links.empty()) {
-    TextTable links({"link class", "samples", "bandwidth", "latency"});
+    TextTable links({"link class", "samples", "senders/node (p2p)", "bandwidth/device", "latency"});
     for (const auto& [name, f] : r.links)
-      links.add_row({name, std::to_string(f.samples), models::format_bandwidth(f.bandwidth_Bps),
-                     models::format_time(f.latency_s)});
+      links.add_row({name, std::to_string(f.samples), r.link_senders.count(name) ? std::to_string(r.link_senders.at(name)) : std::string("-"),
+                     models::format_bandwidth(f.bandwidth_Bps), models::format_time(f.latency_s)});
     links.print(std::cout);
   }
   std::cout << "profile written to " << o.out << " (" << r.samples.size() << " microbenchmarks, " << r.resumed
