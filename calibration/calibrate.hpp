@@ -27,6 +27,7 @@ struct DeviceFits {
   std::vector<KernelRate> kernels;  ///< every memory microbenchmark kernel's own rate and role
   GemmFit gemm;
   double memory_efficiency = 0;
+  double gemm_memory_efficiency = 0;  ///< the GEMMs' memory roof: the stream reference's rate, capped at 1
   double measured_peak_flops = 0;  ///< > 0 when GEMMs outran the catalog's fp32 peak
 };
 

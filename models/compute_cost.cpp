@@ -33,7 +33,7 @@ double gemm_time(const DeviceRates& d, double m, double n, double k, double batc
   if (flop <= 0) return 0;
   const double compute_s = flop / (d.peak_flops * gemm_efficiency(d, flop) * k / (k + kGemmK0));
   const double bytes = (m * k + k * n + m * n) * batch * elem_bytes;
-  const double memory_s = bytes / (d.memory_Bps * d.eff.memory_efficiency);
+  const double memory_s = bytes / (d.memory_Bps * d.eff.gemm_memory());
   return std::max(compute_s, memory_s) + d.eff.kernel_launch_s;
 }
 

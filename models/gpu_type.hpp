@@ -43,6 +43,13 @@ struct EfficiencyModel {
   /// (matmul-efficiency tables and training runs in 16-bit say nothing of the FP32 pipes);
   /// 0: gemm_efficiency. AMD's FP32 runs on the matrix cores (MFMA): no entry sets it there.
   double gemm_fp32_efficiency = 0;
+  /// Fraction of memory bandwidth a GEMM's operands stream at: the memory roof of gemm_time
+  /// (Williams et al., "Roofline", CACM 2009); 0: memory_efficiency. On a GPU both are the HBM
+  /// rate. On a CPU the elementwise kernels that set memory_efficiency are compute-bound loops
+  /// (a few GB/s), while blocked GEMMs stream their operands at the cache/DRAM rate of a pure
+  /// stream kernel: `hetsim calibrate` sets this from its axpy rate there.
+  double gemm_memory_efficiency = 0;
+  double gemm_memory() const { return gemm_memory_efficiency > 0 ? gemm_memory_efficiency : memory_efficiency; }
 };
 
 struct GpuType {

@@ -39,6 +39,7 @@ void read_device(const MapReader::Entry& entry, const std::string& path, Diagnos
   if (auto eff = r.get_map("efficiency", Need::kRequired)) {
     d.gemm_efficiency = eff->get_number("gemm", Need::kOptional, 0, 1, /*min_exclusive=*/true);
     d.gemm_fp32_efficiency = eff->get_number("gemm_fp32", Need::kOptional, 0, 1, /*min_exclusive=*/true);
+    d.gemm_memory_efficiency = eff->get_number("gemm_memory", Need::kOptional, 0, 1, /*min_exclusive=*/true);
     d.flash_scale = eff->get_number("flash", Need::kOptional, 0, 2, /*min_exclusive=*/true);
     d.gemm_half_work_flop = eff->get_quantity("gemm_half_work", Need::kOptional, parse_flop,
                                               "an amount of work such as \"1GFLOP\"", false);
@@ -99,6 +100,7 @@ int apply_profile(Cluster& cluster, const Profile& profile) {
       EfficiencyModel& e = nt.gpu.efficiency;
       detail::set_if(e.gemm_efficiency, d.gemm_efficiency);
       detail::set_if(e.gemm_fp32_efficiency, d.gemm_fp32_efficiency);
+      detail::set_if(e.gemm_memory_efficiency, d.gemm_memory_efficiency);
       detail::set_if(e.flash_scale, d.flash_scale);
       detail::set_if(e.gemm_half_work_flop, d.gemm_half_work_flop);
       detail::set_if(e.memory_efficiency, d.memory_efficiency);

@@ -52,6 +52,14 @@ TEST(ComputeCost, ThinGemmIsMemoryBound) {
   EXPECT_NEAR(gemm_time(d, 1e6, 1, 64, 1, 2), bytes / 0.5e12 + 5e-6, 1e-12);
 }
 
+TEST(ComputeCost, GemmMemoryEfficiencySetsTheGemmRoofOnly) {
+  DeviceRates d = rates();
+  d.eff.gemm_memory_efficiency = 0.9;  // e.g. a CPU: GEMM operands stream faster than its elementwise loops run
+  const double bytes = (1e6 * 64 + 64 + 1e6) * 2;
+  EXPECT_NEAR(gemm_time(d, 1e6, 1, 64, 1, 2), bytes / 0.9e12 + 5e-6, 1e-12);
+  EXPECT_NEAR(memory_time(d, 1e9, 1), 1e9 / 0.5e12 + 5e-6, 1e-12);  // elementwise: still `memory`
+}
+
 TEST(ComputeCost, MemoryOpIsBytesOverBandwidthPlusLaunches) {
   EXPECT_NEAR(memory_time(rates(), 1e9, 3), 1e9 / 0.5e12 + 3 * 5e-6, 1e-12);
 }
