@@ -65,16 +65,8 @@ models::Plan load_plan_file(const std::string& path, const models::Cluster& clus
 Inputs load_inputs(const std::string& cluster_path, const std::string& workload_path, const std::string& plan_path,
                    const std::string& profile_path) {
   Inputs in;
-  std::vector<models::Diagnostic> errors;
-  const auto collect = [&](auto&& load) {
-    try {
-      load();
-      return true;
-    } catch (const models::ConfigError& e) {
-      errors.insert(errors.end(), e.get_diagnostics().begin(), e.get_diagnostics().end());
-      return false;
-    }
-  };
+  models::DiagnosticCollector errors;
+  const auto collect = [&](auto&& load) { return errors.collect(load); };
   const bool cluster_ok = collect([&] { in.cluster = load_cluster_file(cluster_path); });
   const bool workload_ok = collect([&] { in.workload = load_workload_file(workload_path); });
   if (!plan_path.empty()) {
@@ -89,7 +81,7 @@ Inputs load_inputs(const std::string& cluster_path, const std::string& workload_
     if (collect([&] { profile = models::load_profile(profile_path); }) && cluster_ok)
       models::apply_profile(in.cluster, profile);
   }
-  if (!errors.empty()) throw models::ConfigError(std::move(errors));
+  errors.throw_if_any();
   return in;
 }
 

@@ -2,14 +2,18 @@
 // `hetsim sweep SPEC.yaml [--out results.csv] [--checkpoint FILE] [--profile P] [--time-limit S]
 //  [--threads N] [--format table|json|csv]`: a cluster-design what-if study (models/sweep_run.hpp).
 // Every workload of the spec is planned on every grid point's cluster; the CSV is rewritten
-// atomically after each row and finished rows go to a checkpoint, so a killed sweep resumes.
+// atomically every few seconds and at the end, and finished rows go to a checkpoint, so a killed
+// sweep resumes.
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "atomic_file.hpp"
 #include "cli_common.hpp"
-#include "json_writer.hpp"
 #include "diagnostics.hpp"
+#include "json_writer.hpp"
 #include "profile.hpp"
 #include "sweep_run.hpp"
 #include "verbs.hpp"
@@ -17,6 +21,9 @@
 namespace hetsim::cli {
 
 namespace {
+
+/// Seconds between rewrites of the --out CSV while a sweep runs (and once at its end).
+constexpr int kCsvRewriteEvery_s = 2;
 
 struct SweepVerbOptions {
   std::string spec, out, checkpoint, profile;
@@ -60,7 +67,7 @@ void print_table(const models::SweepSpec& spec, const models::SweepResult& r) {
       cells.push_back(fmt("%.3f", row.cost_per_million_tokens));
       cells.push_back(ratio(row.uniform_tokens_per_s));
       cells.push_back(ratio(row.fastest_type_only_tokens_per_s));
-      cells.push_back(row.shape);
+      cells.push_back(row.search_stopped ? row.shape + " [search stopped at --time-limit]" : row.shape);
     }
     t.add_row(std::move(cells));
   }
@@ -77,61 +84,58 @@ void print_json(const models::SweepSpec& spec, const models::SweepResult& r) {
   j.key("axes").begin_array();
   for (const models::SweepAxis& a : spec.axes) j.value(a.column());
   j.end_array().key("rows").begin_array();
-  for (const models::SweepRow& row : r.rows) {
-    j.begin_object().key("point").value(static_cast<long long>(row.point)).key("workload").value(row.workload);
-    j.key("values").begin_object();
-    for (size_t a = 0; a < spec.axes.size(); ++a) j.key(spec.axes[a].column()).value(row.values[a]);
-    j.end_object();
-    j.key("gpus").value(row.gpus).key("cluster_price_per_hour").value(row.cluster_price_per_hour);
-    j.key("found").value(row.found);
-    if (row.found) {
-      j.key("tokens_per_s").value(row.tokens_per_s).key("mfu").value(row.mfu);
-      j.key("plan_gpus").value(row.plan_gpus).key("plan_price_per_hour").value(row.plan_price_per_hour);
-      j.key("cost_per_million_tokens").value(row.cost_per_million_tokens).key("shape").value(row.shape);
-    } else {
-      j.key("reason").value(row.reason);
-    }
-    j.key("uniform_tokens_per_s").value(row.uniform_tokens_per_s);
-    j.key("fastest_type_only_tokens_per_s").value(row.fastest_type_only_tokens_per_s);
-    j.key("search_time_s").value(row.search_time_s).key("resumed").value(row.resumed).end_object();
-  }
+  for (const models::SweepRow& row : r.rows) models::write_sweep_row_json(j, spec, row);
   j.end_array().end_object();
   std::cout << j.str();
 }
 
 /// The sweep's inputs and the profile: the errors of every file together (one ConfigError).
 std::pair<models::SweepInputs, std::optional<models::Profile>> load_all(const SweepVerbOptions& o) {
-  std::vector<models::Diagnostic> errors;
-  const auto collect = [&](auto&& load) {
-    try {
-      load();
-    } catch (const models::ConfigError& e) {
-      errors.insert(errors.end(), e.get_diagnostics().begin(), e.get_diagnostics().end());
-    }
-  };
+  models::DiagnosticCollector errors;
   models::SweepInputs in;
   std::optional<models::Profile> profile;
-  collect([&] { in = models::load_sweep_inputs(o.spec, models::Catalog::builtin()); });
-  if (!o.profile.empty()) collect([&] { profile = models::load_profile(o.profile); });
-  if (!errors.empty()) throw models::ConfigError(std::move(errors));
+  errors.collect([&] { in = models::load_sweep_inputs(o.spec, models::Catalog::builtin()); });
+  if (!o.profile.empty()) errors.collect([&] { profile = models::load_profile(o.profile); });
+  errors.throw_if_any();
   return {std::move(in), std::move(profile)};
 }
 
+[[noreturn]] void usage_error(const std::string& msg) {
+  std::cerr << "hetsim sweep: error: " << msg << '\n';
+  throw VerbExit{kExitBadInput};
+}
+
 void run_sweep_verb(const SweepVerbOptions& o) {
+  namespace fs = std::filesystem;
+  const std::string checkpoint = !o.checkpoint.empty() ? o.checkpoint : o.out.empty() ? "" : o.out + ".checkpoint.jsonl";
+  if (!o.out.empty() && !checkpoint.empty() && fs::weakly_canonical(o.out) == fs::weakly_canonical(checkpoint))
+    usage_error("--checkpoint: '" + checkpoint + "' is the --out file (expected another file: the CSV is rewritten)");
   const auto [in, profile] = load_all(o);
+  // A checkpoint that cannot be written is found now, not after the first search.
+  if (!checkpoint.empty() && !std::ofstream(checkpoint, std::ios::app))
+    usage_error("--checkpoint: cannot write '" + checkpoint + "' (expected a writable file)");
   models::SweepRunOptions ro;
   ro.planner.time_limit_s = o.time_limit_s;
   ro.planner.threads = o.threads;
-  ro.checkpoint_path = !o.checkpoint.empty() ? o.checkpoint : o.out.empty() ? "" : o.out + ".checkpoint.jsonl";
-  if (profile) ro.profile = &*profile;
+  ro.checkpoint_path = checkpoint;
+  if (profile) {
+    ro.profile = &*profile;
+    ro.profile_fingerprint = models::file_fingerprint(o.profile);
+  }
   std::vector<models::SweepRow> so_far;
+  auto last_write = std::chrono::steady_clock::now();
   ro.on_row = [&](const models::SweepRow& row, long done, long total) {
     so_far.push_back(row);
     std::cerr << "[" << done << "/" << total << "] " << point_text(in.spec, row) << ", " << row.workload << ": "
               << (row.found ? fmt("%.0f tokens/s", row.tokens_per_s) : "no plan") << (row.resumed ? " (resumed)" : "")
-              << "\n";
-    // The CSV so far, whole: a killed sweep leaves every finished row readable.
-    if (!o.out.empty()) models::write_text_file_atomic(o.out, models::sweep_csv(in.spec, so_far));
+              << (row.search_stopped ? " (search stopped at --time-limit)" : "") << "\n";
+    // The CSV so far, whole, at most every few seconds (rewriting it after every row would
+    // cost time quadratic in the rows): the checkpoint has every row the CSV may lack.
+    const auto now = std::chrono::steady_clock::now();
+    if (!o.out.empty() && now - last_write > std::chrono::seconds(kCsvRewriteEvery_s)) {
+      models::write_text_file_atomic(o.out, models::sweep_csv(in.spec, so_far));
+      last_write = now;
+    }
   };
   const models::SweepResult r = models::run_sweep(in.spec, in.cluster, in.workloads, models::Catalog::builtin(), ro);
   if (!o.out.empty()) models::write_text_file_atomic(o.out, models::sweep_csv(in.spec, r.rows));

@@ -52,6 +52,18 @@ void Cluster::finalize() {
   }
 }
 
+int Cluster::node_type_index(const std::string& n) const {
+  for (size_t t = 0; t < node_types.size(); ++t)
+    if (node_types[t].name == n) return static_cast<int>(t);
+  return -1;
+}
+
+int Cluster::zone_index(const std::string& n) const {
+  for (size_t z = 0; z < zones.size(); ++z)
+    if (zones[z].name == n) return static_cast<int>(z);
+  return -1;
+}
+
 const InterZoneLink* Cluster::link_between(int zone_a, int zone_b) const {
   for (const InterZoneLink& l : links) {
     if ((l.zone_a == zone_a && l.zone_b == zone_b) || (l.zone_a == zone_b && l.zone_b == zone_a)) return &l;

@@ -90,6 +90,10 @@ struct GpuSlot {
   int local = 0;                   ///< index inside the node
 };
 
+/// Largest cluster accepted (GPUs): far above any machine built, and it keeps per-GPU arrays of
+/// the cost model and simulator in memory. Cluster files and sweep points are checked against it.
+inline constexpr long long kMaxClusterGpus = 1LL << 20;
+
 struct Cluster {
   std::string name;
   std::vector<NodeType> node_types;
@@ -106,6 +110,9 @@ struct Cluster {
   const GpuType& gpu_type(int gpu) const { return node_type_of_gpu(gpu).gpu; }
   int zone_of_gpu(int gpu) const { return nodes[gpus[gpu].node].zone; }
   int node_of_gpu(int gpu) const { return gpus[gpu].node; }
+  /// Index of the node type / zone with this name, -1 when there is none.
+  int node_type_index(const std::string& name) const;
+  int zone_index(const std::string& name) const;
   /// The inter-zone link between two zones, or nullptr.
   const InterZoneLink* link_between(int zone_a, int zone_b) const;
   /// Price of the whole cluster per hour (on-demand, or spot where given and `spot`).

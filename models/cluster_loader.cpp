@@ -12,7 +12,6 @@ using detail::set_if;
 
 /// Largest cluster accepted: far beyond any real one, small enough that deriving the
 /// per-GPU tables of a mistyped count cannot exhaust memory.
-constexpr long long kMaxClusterGpus = 1LL << 20;
 constexpr int kMaxGpusPerNode = 1024;
 
 const EnumTable<IntraFabricKind>& intra_table() {
@@ -74,9 +73,7 @@ class ClusterReader {
       if (const GpuType* g = catalog_.by_name_or_null(*gpu)) {
         t.gpu = *g;
       } else {
-        std::string msg = "unknown GPU '" + *gpu + "' (";
-        if (const auto guess = did_you_mean(*gpu, catalog_.get_names())) msg += "did you mean '" + *guess + "'? ";
-        sink_.error(r.value_mark_of("gpu"), r.field("gpu"), msg + "known: " + join_names(catalog_.get_names()) + ")");
+        sink_.error(r.value_mark_of("gpu"), r.field("gpu"), unknown_name_message("unknown GPU", *gpu, catalog_.get_names()));
       }
     }
     const auto gpus = r.get_int("gpus", Need::kRequired, 1, kMaxGpusPerNode);

@@ -28,4 +28,30 @@ class ConfigError : public std::runtime_error {
   std::vector<Diagnostic> diagnostics_;
 };
 
+/// Gathers the ConfigErrors of several loads (several files, or a file and its cross-checks)
+/// so that all of them are reported together, as one ConfigError.
+class DiagnosticCollector {
+ public:
+  /// Runs `load`; a ConfigError it throws is kept. Returns whether it succeeded.
+  template <class F>
+  bool collect(F&& load) {
+    try {
+      load();
+      return true;
+    } catch (const ConfigError& e) {
+      errors_.insert(errors_.end(), e.get_diagnostics().begin(), e.get_diagnostics().end());
+      return false;
+    }
+  }
+  void add(Diagnostic d) { errors_.push_back(std::move(d)); }
+  bool empty() const { return errors_.empty(); }
+  /// Throws one ConfigError with everything collected, if anything was.
+  void throw_if_any() {
+    if (!errors_.empty()) throw ConfigError(std::move(errors_));
+  }
+
+ private:
+  std::vector<Diagnostic> errors_;
+};
+
 }  // namespace hetsim::models

@@ -1,50 +1,64 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sweep_run.hpp"
 
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
 #include <map>
+#include <optional>
+#include <type_traits>
 
-#include "json_writer.hpp"
 #include "jsonl_file.hpp"
 
 namespace hetsim::models {
 namespace {
 
-std::string row_json(const std::string& key, const SweepRow& r) {
-  JsonOut j(-1);
-  j.begin_object();
-  j.key("key").value(key).key("point").value(static_cast<long long>(r.point)).key("workload").value(r.workload);
-  j.key("gpus").value(r.gpus).key("cluster_price_per_hour").value(r.cluster_price_per_hour);
-  j.key("found").value(r.found).key("reason").value(r.reason);
-  j.key("tokens_per_s").value(r.tokens_per_s).key("mfu").value(r.mfu);
-  j.key("plan_price_per_hour").value(r.plan_price_per_hour).key("cost_per_million_tokens").value(r.cost_per_million_tokens);
-  j.key("plan_gpus").value(r.plan_gpus).key("shape").value(r.shape);
-  j.key("uniform_tokens_per_s").value(r.uniform_tokens_per_s);
-  j.key("fastest_type_only_tokens_per_s").value(r.fastest_type_only_tokens_per_s);
-  j.key("search_time_s").value(r.search_time_s);
-  j.end_object();
-  return j.str();
+/// The result fields of a row, in CSV/JSON order, each visited as (name, reference): the one list
+/// that the checkpoint writer and reader, the CSV and the JSON output share.
+template <class Row, class Visit>
+void for_each_result(Row& r, Visit&& visit) {
+  visit("gpus", r.gpus);
+  visit("cluster_price_per_hour", r.cluster_price_per_hour);
+  visit("found", r.found);
+  visit("tokens_per_s", r.tokens_per_s);
+  visit("mfu", r.mfu);
+  visit("plan_gpus", r.plan_gpus);
+  visit("plan_price_per_hour", r.plan_price_per_hour);
+  visit("cost_per_million_tokens", r.cost_per_million_tokens);
+  visit("uniform_tokens_per_s", r.uniform_tokens_per_s);
+  visit("fastest_type_only_tokens_per_s", r.fastest_type_only_tokens_per_s);
+  visit("search_time_s", r.search_time_s);
+  visit("search_stopped", r.search_stopped);
+  visit("shape", r.shape);
+  visit("reason", r.reason);
+}
+
+void write_results(JsonOut& j, const SweepRow& r) {
+  for_each_result(r, [&](const char* name, const auto& v) { j.key(name).value(v); });
 }
 
 /// A checkpoint record back into a row (its point, workload and values come from the spec).
-bool row_from_json(const YAML::Node& j, SweepRow& r) {
-  try {
-    r.gpus = j["gpus"].as<int>();
-    r.cluster_price_per_hour = j["cluster_price_per_hour"].as<double>();
-    r.found = j["found"].as<bool>();
-    r.reason = j["reason"].as<std::string>();
-    r.tokens_per_s = j["tokens_per_s"].as<double>();
-    r.mfu = j["mfu"].as<double>();
-    r.plan_price_per_hour = j["plan_price_per_hour"].as<double>();
-    r.cost_per_million_tokens = j["cost_per_million_tokens"].as<double>();
-    r.plan_gpus = j["plan_gpus"].as<int>();
-    r.shape = j["shape"].as<std::string>();
-    r.uniform_tokens_per_s = j["uniform_tokens_per_s"].as<double>();
-    r.fastest_type_only_tokens_per_s = j["fastest_type_only_tokens_per_s"].as<double>();
-    r.search_time_s = j["search_time_s"].as<double>();
-    return true;
-  } catch (const YAML::Exception&) {
-    return false;  // a record of another version of the format: plan the row again
-  }
+/// False for a record that is not a whole, sane result (another format version, a damaged
+/// file): the row is planned again.
+bool read_results(const YAML::Node& j, SweepRow& r) {
+  bool ok = true;
+  for_each_result(r, [&](const char* name, auto& v) {
+    using T = std::decay_t<decltype(v)>;
+    try {
+      const YAML::Node n = j[name];
+      if (!n || !n.IsScalar()) {
+        ok = false;
+        return;
+      }
+      v = n.as<T>();
+      if constexpr (std::is_same_v<T, double>) ok = ok && std::isfinite(v) && v >= 0;
+      if constexpr (std::is_same_v<T, int>) ok = ok && v >= 0 && v <= kMaxClusterGpus;
+    } catch (const YAML::Exception&) {
+      ok = false;
+    }
+  });
+  return ok && r.mfu <= 1.0 && (r.found || r.tokens_per_s == 0);
 }
 
 /// Plans one workload on one point's cluster.
@@ -57,8 +71,15 @@ void plan_row(const Cluster& cluster, const Workload& workload, const PlannerOpt
   }
   const PlannerResult p = plan_training(cluster, workload, options);
   r.search_time_s = p.search_time_s;
-  if (p.uniform.found) r.uniform_tokens_per_s = p.uniform.best.report.tokens_per_s;
-  if (p.fastest_type_only.found) r.fastest_type_only_tokens_per_s = p.fastest_type_only.best.report.tokens_per_s;
+  r.search_stopped = p.searches_stopped > 0;
+  // Under a budget, a baseline is the comparison only when it keeps to the budget too.
+  const auto baseline = [&](const PlannerBaseline& b) {
+    if (!b.found) return 0.0;
+    if (options.objective == PlanObjective::kBudget && b.best.report.cost_per_hour > options.budget_per_hour) return 0.0;
+    return b.best.report.tokens_per_s;
+  };
+  r.uniform_tokens_per_s = baseline(p.uniform);
+  r.fastest_type_only_tokens_per_s = baseline(p.fastest_type_only);
   if (p.top.empty()) {
     r.reason = p.reason;
     return;
@@ -84,19 +105,42 @@ std::string csv_field(const std::string& s) {
   return out + "\"";
 }
 
-std::string number(double v) {
+std::string csv_field(double v) {
   JsonOut j(-1);  // shortest text that reads back to the same double
   j.value(v);
   return j.str();
 }
+std::string csv_field(int v) { return std::to_string(v); }
+std::string csv_field(bool v) { return v ? "true" : "false"; }
 
 }  // namespace
 
-std::string sweep_row_key(const SweepSpec& spec, const std::string& workload_path, const std::vector<std::string>& values) {
+std::string file_fingerprint(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  std::uint64_t hash = 14695981039346656037ULL;  // FNV-1a 64-bit offset basis and prime
+  std::uint64_t size = 0;
+  char buf[65536];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    for (std::streamsize i = 0; i < in.gcount(); ++i) {
+      hash ^= static_cast<unsigned char>(buf[i]);
+      hash *= 1099511628211ULL;
+    }
+    size += static_cast<std::uint64_t>(in.gcount());
+  }
+  char out[48];
+  std::snprintf(out, sizeof out, "%llu:%016llx", static_cast<unsigned long long>(size), static_cast<unsigned long long>(hash));
+  return out;
+}
+
+std::string sweep_row_key(const SweepSpec& spec, const std::string& cluster_fingerprint,
+                          const std::string& workload_fingerprint, const std::string& profile_fingerprint,
+                          const std::vector<std::string>& values) {
   JsonOut j(-1);
   j.begin_object();
   j.key("objective").value(to_string(spec.objective)).key("budget_per_hour").value(spec.budget_per_hour);
-  j.key("spot").value(spec.spot).key("cluster").value(spec.cluster_path).key("workload").value(workload_path);
+  j.key("spot").value(spec.spot).key("cluster").value(cluster_fingerprint).key("workload").value(workload_fingerprint);
+  j.key("profile").value(profile_fingerprint);
   for (size_t a = 0; a < spec.axes.size(); ++a) j.key(spec.axes[a].column()).value(values[a]);
   j.end_object();
   return j.str();
@@ -115,6 +159,10 @@ SweepResult run_sweep(const SweepSpec& spec, const Cluster& base, const std::vec
   po.spot = spec.spot;
   po.top = 1;
 
+  const std::string cluster_fp = file_fingerprint(spec.cluster_path);
+  std::vector<std::string> workload_fp;
+  for (const std::string& w : spec.workload_paths) workload_fp.push_back(file_fingerprint(w));
+
   SweepResult result;
   const long points = spec.point_count();
   const long total = points * static_cast<long>(workloads.size());
@@ -128,17 +176,26 @@ SweepResult run_sweep(const SweepSpec& spec, const Cluster& base, const std::vec
       r.point = p;
       r.workload = workloads[w].name;
       r.values = values;
-      const std::string key = sweep_row_key(spec, spec.workload_paths[w], values);
-      if (auto it = done.find(key); it != done.end() && row_from_json(it->second, r)) {
+      const std::string key = sweep_row_key(spec, cluster_fp, workload_fp[w], options.profile_fingerprint, values);
+      // A row whose search a time limit stopped is planned again: this run may allow more time.
+      if (auto it = done.find(key); it != done.end() && read_results(it->second, r) && !r.search_stopped) {
         r.resumed = true;
         ++result.resumed;
       } else {
-        if (!cluster) {
-          cluster = sweep_cluster(spec, base, choice, catalog);
-          if (options.profile) apply_profile(*cluster, *options.profile);
-        }
+        r = SweepRow();  // drop what a rejected record may have set
+        r.point = p;
+        r.workload = workloads[w].name;
+        r.values = values;
+        if (!cluster) cluster = sweep_cluster(spec, base, choice, catalog, options.profile);
         plan_row(*cluster, workloads[w], po, r);
-        if (!options.checkpoint_path.empty()) append_json_line(options.checkpoint_path, row_json(key, r));
+        if (!options.checkpoint_path.empty()) {
+          JsonOut j(-1);
+          j.begin_object().key("key").value(key).key("point").value(static_cast<long long>(p));
+          j.key("workload").value(r.workload);
+          write_results(j, r);
+          j.end_object();
+          append_json_line(options.checkpoint_path, j.str());
+        }
       }
       result.rows.push_back(r);
       if (options.on_row) options.on_row(result.rows.back(), static_cast<long>(result.rows.size()), total);
@@ -150,19 +207,25 @@ SweepResult run_sweep(const SweepSpec& spec, const Cluster& base, const std::vec
 std::string sweep_csv(const SweepSpec& spec, const std::vector<SweepRow>& rows) {
   std::string out = "point,workload";
   for (const SweepAxis& a : spec.axes) out += "," + csv_field(a.column());
-  out += ",gpus,cluster_price_per_hour,found,tokens_per_s,mfu,plan_gpus,plan_price_per_hour,cost_per_million_tokens,"
-         "uniform_tokens_per_s,fastest_type_only_tokens_per_s,search_time_s,shape,reason\n";
+  const SweepRow header;
+  for_each_result(header, [&](const char* name, const auto&) { out += std::string(",") + name; });
+  out += "\n";
   for (const SweepRow& r : rows) {
     out += std::to_string(r.point) + "," + csv_field(r.workload);
     for (const std::string& v : r.values) out += "," + csv_field(v);
-    out += "," + std::to_string(r.gpus) + "," + number(r.cluster_price_per_hour) + "," + (r.found ? "true" : "false");
-    out += "," + number(r.tokens_per_s) + "," + number(r.mfu) + "," + std::to_string(r.plan_gpus) + "," +
-           number(r.plan_price_per_hour) + "," + number(r.cost_per_million_tokens);
-    out += "," + number(r.uniform_tokens_per_s) + "," + number(r.fastest_type_only_tokens_per_s) + "," +
-           number(r.search_time_s);
-    out += "," + csv_field(r.shape) + "," + csv_field(r.reason) + "\n";
+    for_each_result(r, [&](const char*, const auto& v) { out += "," + csv_field(v); });
+    out += "\n";
   }
   return out;
+}
+
+void write_sweep_row_json(JsonOut& j, const SweepSpec& spec, const SweepRow& row) {
+  j.begin_object().key("point").value(static_cast<long long>(row.point)).key("workload").value(row.workload);
+  j.key("values").begin_object();
+  for (size_t a = 0; a < spec.axes.size(); ++a) j.key(spec.axes[a].column()).value(row.values[a]);
+  j.end_object();
+  write_results(j, row);
+  j.key("resumed").value(row.resumed).end_object();
 }
 
 }  // namespace hetsim::models

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "catalog.hpp"
+#include "json_writer.hpp"
 #include "cluster.hpp"
 #include "planner.hpp"
 #include "profile.hpp"
@@ -31,16 +32,20 @@ struct SweepRow {
   double cost_per_million_tokens = 0;
   int plan_gpus = 0;                   ///< GPUs the best plan uses
   std::string shape;                   ///< the best plan's shape (planner notation)
-  double uniform_tokens_per_s = 0;     ///< baselines; 0 when none fits
-  double fastest_type_only_tokens_per_s = 0;
+  double uniform_tokens_per_s = 0;     ///< baselines; 0 when none fits (or, objective budget,
+  double fastest_type_only_tokens_per_s = 0;  ///< none within the budget)
   double search_time_s = 0;
+  bool search_stopped = false;         ///< a search reached --time-limit: the plan may not be the best
   bool resumed = false;                ///< taken from the checkpoint, not planned by this run
 };
 
 struct SweepRunOptions {
   PlannerOptions planner;              ///< objective, budget and spot are taken from the spec
   std::string checkpoint_path;         ///< JSON lines of finished rows; empty: no checkpoint
-  const Profile* profile = nullptr;    ///< applied to every point's cluster
+  const Profile* profile = nullptr;    ///< applied to every point's cluster (sweep_cluster)
+  /// Identity of the profile's content (file_fingerprint of its file), part of every row's
+  /// checkpoint key: rows planned with another profile, or none, are not reused.
+  std::string profile_fingerprint;
   /// Called after each row (resumed rows too), in grid order.
   std::function<void(const SweepRow&, long done, long total)> on_row;
 };
@@ -50,10 +55,16 @@ struct SweepResult {
   long resumed = 0;
 };
 
-/// A checkpoint record's identity: the inputs that decide a row's result (objective, budget,
-/// spot, workload file, every axis value). A record whose key no longer matches the spec (the
-/// spec was edited) is not reused.
-std::string sweep_row_key(const SweepSpec& spec, const std::string& workload_path, const std::vector<std::string>& values);
+/// A file's content identity: its size and 64-bit FNV-1a hash (Fowler, Noll, Vo; IETF draft
+/// draft-eastlake-fnv), in hex; "" when it cannot be read.
+std::string file_fingerprint(const std::string& path);
+
+/// A checkpoint record's identity: what decides a row's result: objective, budget, spot, the
+/// contents of the cluster, workload and profile files (not their paths: a sweep resumed from
+/// another folder, or after an edit, is judged by what it reads), and every axis value.
+std::string sweep_row_key(const SweepSpec& spec, const std::string& cluster_fingerprint,
+                          const std::string& workload_fingerprint, const std::string& profile_fingerprint,
+                          const std::vector<std::string>& values);
 
 /// Runs (or resumes) the sweep. `workloads` are the loaded spec.workload_paths, in order.
 SweepResult run_sweep(const SweepSpec& spec, const Cluster& base, const std::vector<Workload>& workloads,
@@ -61,5 +72,7 @@ SweepResult run_sweep(const SweepSpec& spec, const Cluster& base, const std::vec
 
 /// The rows as CSV (RFC 4180 quoting), one header line naming the axes' columns.
 std::string sweep_csv(const SweepSpec& spec, const std::vector<SweepRow>& rows);
+/// One row as a JSON object (its point's axis values under "values"), into `j`.
+void write_sweep_row_json(JsonOut& j, const SweepSpec& spec, const SweepRow& row);
 
 }  // namespace hetsim::models

@@ -11,6 +11,7 @@
 #include "catalog.hpp"
 #include "cluster.hpp"
 #include "planner.hpp"
+#include "profile.hpp"
 #include "workload.hpp"
 
 namespace hetsim::models {
@@ -39,7 +40,8 @@ struct SweepAxis {
   std::vector<std::string> labels;     ///< the values as written ("2", "a100-sxm4-80gb", "25GB/s")
   std::vector<double> values;          ///< SI values (count, B/s, $/h); empty for kGpu
   SourcePosition at;                   ///< the axis entry
-  SourcePosition target_at;            ///< its node_type / zone / link value
+  SourcePosition target_at;            ///< its node_type / link value
+  SourcePosition zone_at;              ///< its zone value (kNodes with `zone:`)
   std::vector<SourcePosition> value_at;  ///< each value
   /// Column name in the results: "hgx-h100.nodes", "dc-eu.link_bandwidth", ...
   std::string column() const;
@@ -70,9 +72,11 @@ SweepSpec load_sweep_spec(const std::string& path);
 SweepSpec parse_sweep_spec(std::string_view text, const std::string& name = "<string>",
                            const std::string& base_dir = ".");
 
-/// Checks the axes against the base cluster and the catalog (node types, zones, links and GPU
-/// names exist; a node type's groups are unambiguous). Throws one ConfigError with every problem,
-/// positioned in the spec file.
+/// Checks the axes against the base cluster and the catalog: node types, zones, links and GPU
+/// names exist; a `nodes` axis names one group; two axes do not vary the same thing; a GPU swap
+/// keeps GPUs GPUs (CPU device types replace CPU device types); intra-node bandwidth is swept on
+/// nodes that have a fabric; no point has more than kMaxClusterGpus GPUs. Throws one ConfigError
+/// with every problem, positioned in the spec file.
 void check_sweep_spec(const SweepSpec& spec, const Cluster& base, const Catalog& catalog);
 
 /// A sweep with everything it names: the spec, its base cluster and workloads (in spec order).
@@ -92,8 +96,12 @@ SweepInputs load_sweep_inputs(const std::string& spec_path, const Catalog& catal
 std::vector<int> sweep_point(const SweepSpec& spec, long index);
 
 /// The base cluster with a point's values applied, finalized. Node groups set to 0 nodes are
-/// dropped (the cluster may end up with no GPUs: the planner then says so).
+/// dropped (the cluster may end up with no GPUs: the planner then says so). A `price` axis sets
+/// the spot price of node types that have one when the spec prices at spot, else the on-demand
+/// price. With a profile (calibrated figures), the profile is applied to the point's cluster
+/// (its device figures follow a swapped-in GPU type), and the link axes' values then replace the
+/// profile's achieved figures of those links: they are the line rates the user asked about.
 Cluster sweep_cluster(const SweepSpec& spec, const Cluster& base, const std::vector<int>& point,
-                      const Catalog& catalog);
+                      const Catalog& catalog, const Profile* profile = nullptr);
 
 }  // namespace hetsim::models

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Loader of `kind: sweep` files (docs/sweep.md) and their check against the base cluster.
+#include <algorithm>
 #include <filesystem>
-#include <set>
+#include <map>
 
 #include "diagnostics.hpp"
-
 #include "loader_common.hpp"
 #include "sweep_spec.hpp"
 
@@ -13,7 +13,9 @@ namespace {
 
 using detail::set_if;
 
-constexpr int kMaxNodesPerGroup = 100000;  // the cluster loader's bound on a group's count
+// Nodes of one group at a point: bounds the integers a file can ask for; the GPUs of a whole
+// point are checked against kMaxClusterGpus (cluster.hpp) once the cluster is known.
+constexpr int kMaxNodesPerGroup = 100000;
 
 const EnumTable<PlanObjective>& objective_table() {
   static const EnumTable<PlanObjective> t = {{"throughput", PlanObjective::kThroughput},
@@ -38,13 +40,6 @@ YAML::Mark mark_of(const SourcePosition& p) {
   m.line = p.line - 1;
   m.column = p.column - 1;
   return m;
-}
-
-/// "has no zone 'eu' (did you mean 'eu-west'? known: us-east, eu-west)", the cluster loader's wording.
-std::string unknown(const std::string& what, const std::string& name, const std::vector<std::string>& known) {
-  std::string msg = what + " '" + name + "' (";
-  if (const auto guess = did_you_mean(name, known)) msg += "did you mean '" + *guess + "'? ";
-  return msg + "known: " + join_names(known) + ")";
 }
 
 std::string resolve(const std::string& base_dir, const std::string& path) {
@@ -122,10 +117,11 @@ void read_axis(const YAML::Node& node, const std::string& path, DiagnosticSink& 
     axis.target_at = position(r.value_mark_of("node_type"));
     set_if(axis.node_type, type);
     ok = type.has_value();
-    int keys = 0;
+    std::vector<std::string> keys;
     for (const auto& [key, kind] : node_axis_keys()) {
+      keys.push_back(key);
       if (!r.has(key)) continue;
-      if (++keys == 1) {
+      if (value_key.empty()) {
         axis.kind = kind;
         value_key = key;
       } else {
@@ -134,16 +130,24 @@ void read_axis(const YAML::Node& node, const std::string& path, DiagnosticSink& 
         ok = false;
       }
     }
-    if (keys == 0) {
-      sink.error(value_mark(node, node.Mark()), path,
-                 "says what to vary nowhere (expected one of: nodes, gpu, nic_bandwidth, intra_bandwidth, price)");
+    if (value_key.empty()) {
+      sink.error(value_mark(node, node.Mark()), path, "says what to vary nowhere (expected one of: " + join_names(keys) + ")");
       ok = false;
     }
-    if (axis.kind == SweepAxisKind::kNodes) set_if(axis.zone, r.get_string("zone", Need::kOptional));
+    if (r.has("zone")) {
+      axis.zone_at = position(r.value_mark_of("zone"));
+      const auto zone = r.get_string("zone", Need::kOptional);
+      ok = ok && zone.has_value();
+      set_if(axis.zone, zone);
+      if (zone && axis.kind != SweepAxisKind::kNodes && !value_key.empty()) {
+        sink.error(r.key_mark("zone"), r.field("zone"),
+                   "applies to a `nodes` axis only (expected the other axes to name the node type alone)");
+        ok = false;
+      }
+    }
   }
   if (!value_key.empty()) {
     if (auto list = r.get_list(value_key, Need::kRequired, 1)) {
-      std::set<std::string> seen;
       for (size_t i = 0; i < list->size(); ++i) {
         const std::string field = index_path(r.field(value_key), i);
         if (!read_axis_value((*list)[i], field, sink, axis)) {
@@ -151,9 +155,16 @@ void read_axis(const YAML::Node& node, const std::string& path, DiagnosticSink& 
           continue;
         }
         axis.value_at.push_back(position((*list)[i].Mark()));
-        if (!seen.insert(axis.labels.back()).second) {
-          sink.error((*list)[i].Mark(), field, "\"" + axis.labels.back() + "\" is listed twice (expected distinct values)");
+        // The same value written twice ("2" and "02", "25GB/s" and "200Gbps") is the same point.
+        const size_t last = axis.labels.size() - 1;
+        for (size_t j = 0; j < last; ++j) {
+          const bool same = axis.values.empty() ? axis.labels[j] == axis.labels[last] : axis.values[j] == axis.values[last];
+          if (!same) continue;
+          sink.error((*list)[i].Mark(), field,
+                     "\"" + axis.labels[last] + "\" is the value of " + index_path(r.field(value_key), j) +
+                         " again (expected distinct values)");
           ok = false;
+          break;
         }
       }
     } else {
@@ -162,6 +173,169 @@ void read_axis(const YAML::Node& node, const std::string& path, DiagnosticSink& 
   }
   r.finish();
   if (ok) axes.push_back(std::move(axis));
+}
+
+/// The file's own content (no cluster needed); records every problem in `sink`.
+SweepSpec read_spec(std::string_view text, const std::string& name, const std::string& base_dir, DiagnosticSink& sink) {
+  SweepSpec spec;
+  spec.file = name;
+  auto root = detail::open_document(text, sink, InputKind::kSweep);
+  if (!root) return spec;
+  set_if(spec.name, root->get_string("name", Need::kRequired));
+  if (auto cluster = root->get_string("cluster", Need::kRequired)) {
+    spec.cluster_path = resolve(base_dir, *cluster);
+    spec.cluster_at = position(root->value_mark_of("cluster"));
+  }
+  if (auto list = root->get_list("workloads", Need::kRequired, 1)) {
+    for (size_t i = 0; i < list->size(); ++i) {
+      const YAML::Node& n = (*list)[i];
+      const auto w = read_string(n, index_path("workloads", i), n.Mark(), sink);
+      if (!w) continue;
+      const std::string path = resolve(base_dir, *w);
+      const auto j = std::find(spec.workload_paths.begin(), spec.workload_paths.end(), path);
+      if (j != spec.workload_paths.end()) {
+        sink.error(n.Mark(), index_path("workloads", i),
+                   "'" + *w + "' is " + index_path("workloads", j - spec.workload_paths.begin()) +
+                       " again (expected each workload once)");
+        continue;
+      }
+      spec.workload_paths.push_back(path);
+      spec.workload_at.push_back(position(n.Mark()));
+    }
+  }
+  set_if(spec.objective, root->get_enum("objective", Need::kOptional, objective_table()));
+  const auto budget = root->get_quantity("budget_per_hour", Need::kOptional, parse_price_per_hour,
+                                         "a price such as \"$60/h\"", true);
+  set_if(spec.budget_per_hour, budget);
+  if (spec.objective == PlanObjective::kBudget && !budget && !root->has("budget_per_hour"))
+    sink.error(root->value_mark_of("objective"), "objective",
+               "budget needs `budget_per_hour` (expected a price such as \"$60/h\")");
+  if (budget && spec.objective != PlanObjective::kBudget)
+    sink.error(root->key_mark("budget_per_hour"), "budget_per_hour",
+               "is used by `objective: budget` only (expected objective: budget, or no budget_per_hour)");
+  set_if(spec.spot, root->get_bool("spot", Need::kOptional));
+  if (auto axes = root->get_list("axes", Need::kOptional)) {
+    for (size_t i = 0; i < axes->size(); ++i) read_axis((*axes)[i], index_path("axes", i), sink, spec.axes);
+    if (spec.point_count() > kMaxSweepPoints)
+      sink.error(root->value_mark_of("axes"), "axes",
+                 "the grid has more than " + std::to_string(kMaxSweepPoints) +
+                     " points (expected fewer values per axis, or several sweeps)");
+  }
+  root->finish();
+  return spec;
+}
+
+/// The axes against the base cluster and the catalog; records every problem in `sink`.
+void check_spec(const SweepSpec& spec, const Cluster& base, const Catalog& catalog, DiagnosticSink& sink) {
+  std::vector<std::string> zone_names, type_names;
+  for (const Zone& z : base.zones) zone_names.push_back(z.name);
+  for (const NodeType& t : base.node_types) type_names.push_back(t.name);
+  const std::string has_no = "cluster '" + base.name + "' has no ";
+  // What each axis varies, as the cluster resolves it: two axes must not vary the same thing.
+  std::map<std::string, size_t> varied;
+  const auto vary = [&](const std::string& thing, size_t i) {
+    const auto [it, fresh] = varied.emplace(thing, i);
+    if (!fresh)
+      sink.error(mark_of(spec.axes[i].at), index_path("axes", i),
+                 "varies what " + index_path("axes", it->second) + " varies (expected each thing varied by one axis)");
+  };
+  // The most nodes each group can have at any point (its own count where no axis resizes it).
+  std::vector<std::vector<long long>> most_nodes(base.zones.size());
+  for (size_t z = 0; z < base.zones.size(); ++z)
+    for (const NodeGroup& g : base.zones[z].groups) most_nodes[z].push_back(g.count);
+  int first_nodes_axis = -1;
+  for (size_t i = 0; i < spec.axes.size(); ++i) {
+    const SweepAxis& a = spec.axes[i];
+    const std::string field = index_path("axes", i);
+    if (a.kind == SweepAxisKind::kLinkBandwidth) {
+      bool zones_ok = true;
+      for (const std::string& z : {a.link_a, a.link_b})
+        if (base.zone_index(z) < 0) {
+          sink.error(mark_of(a.target_at), field + ".link", has_no + unknown_name_message("zone", z, zone_names));
+          zones_ok = false;
+        }
+      if (!zones_ok) continue;
+      if (base.link_between(base.zone_index(a.link_a), base.zone_index(a.link_b)) == nullptr) {
+        sink.error(mark_of(a.target_at), field + ".link",
+                   has_no + "link between " + a.link_a + " and " + a.link_b + " (expected two zones its `links` join)");
+        continue;
+      }
+      vary("link " + std::min(a.link_a, a.link_b) + " " + std::max(a.link_a, a.link_b), i);
+      continue;
+    }
+    const int type = base.node_type_index(a.node_type);
+    if (type < 0) {
+      sink.error(mark_of(a.target_at), field + ".node_type", has_no + unknown_name_message("node type", a.node_type, type_names));
+      continue;
+    }
+    const NodeType& nt = base.node_types[type];
+    switch (a.kind) {
+      case SweepAxisKind::kNodes: {
+        std::vector<std::pair<int, int>> groups;  // (zone, group) of the type, in the zone if named
+        std::vector<std::string> zones_of_type;
+        for (size_t z = 0; z < base.zones.size(); ++z)
+          for (size_t g = 0; g < base.zones[z].groups.size(); ++g) {
+            if (base.zones[z].groups[g].node_type != type) continue;
+            if (std::find(zones_of_type.begin(), zones_of_type.end(), base.zones[z].name) == zones_of_type.end())
+              zones_of_type.push_back(base.zones[z].name);
+            if (a.zone.empty() || base.zones[z].name == a.zone) groups.emplace_back(static_cast<int>(z), static_cast<int>(g));
+          }
+        if (!a.zone.empty() && base.zone_index(a.zone) < 0) {
+          sink.error(mark_of(a.zone_at), field + ".zone", has_no + unknown_name_message("zone", a.zone, zone_names));
+        } else if (groups.empty()) {
+          sink.error(mark_of(a.zone.empty() ? a.target_at : a.zone_at), field + (a.zone.empty() ? ".node_type" : ".zone"),
+                     (a.zone.empty() ? "cluster '" + base.name + "'" : "zone '" + a.zone + "'") + " has no nodes of type '" +
+                         a.node_type + "' (expected a zone where the cluster places them: " + join_names(zones_of_type) + ")");
+        } else if (groups.size() > 1) {
+          const bool one_zone = zones_of_type.size() == 1 || !a.zone.empty();
+          sink.error(mark_of(a.zone.empty() ? a.target_at : a.zone_at), field + (a.zone.empty() ? ".node_type" : ".zone"),
+                     one_zone ? "zone '" + (a.zone.empty() ? zones_of_type[0] : a.zone) + "' has " + std::to_string(groups.size()) +
+                                    " groups of type '" + a.node_type + "' (expected one group to resize: merge them in the cluster)"
+                              : "node type '" + a.node_type + "' is placed in " + std::to_string(zones_of_type.size()) +
+                                    " zones (expected `zone:` to say which group to resize: " + join_names(zones_of_type) + ")");
+        } else {
+          const auto [z, g] = groups.front();
+          vary("nodes " + std::to_string(z) + " " + std::to_string(g), i);
+          most_nodes[z][g] = static_cast<long long>(*std::max_element(a.values.begin(), a.values.end()));
+          if (first_nodes_axis < 0) first_nodes_axis = static_cast<int>(i);
+        }
+        break;
+      }
+      case SweepAxisKind::kGpu:
+        vary("gpu " + a.node_type, i);
+        for (size_t v = 0; v < a.labels.size(); ++v) {
+          const GpuType* g = catalog.by_name_or_null(a.labels[v]);
+          if (g == nullptr) {
+            sink.error(mark_of(a.value_at[v]), index_path(field + ".gpu", v),
+                       unknown_name_message("unknown GPU", a.labels[v], catalog.get_names()));
+          } else if ((g->vendor == Vendor::kCpu) != (nt.gpu.vendor == Vendor::kCpu)) {
+            sink.error(mark_of(a.value_at[v]), index_path(field + ".gpu", v),
+                       "'" + a.labels[v] + "' is a " + (g->vendor == Vendor::kCpu ? "CPU" : "GPU") + " device type and '" +
+                           a.node_type + "' holds " + (nt.gpu.vendor == Vendor::kCpu ? "CPU" : "GPU") +
+                           " devices (expected a device of the same kind: the node's fabric, NICs and price stay)");
+          }
+        }
+        break;
+      case SweepAxisKind::kIntraBandwidth:
+        vary("intra " + a.node_type, i);
+        if (nt.intra.kind == IntraFabricKind::kNone)
+          sink.error(mark_of(a.target_at), field + ".node_type",
+                     "node type '" + a.node_type + "' has no intra-node fabric (intra: none) (expected a node type whose GPUs share one)");
+        break;
+      case SweepAxisKind::kNicBandwidth: vary("nic " + a.node_type, i); break;
+      case SweepAxisKind::kPrice: vary("price " + a.node_type, i); break;
+      case SweepAxisKind::kLinkBandwidth: break;
+    }
+  }
+  // The largest point: every group at its most nodes, every GPU-swap axis irrelevant (the GPU count per node stays).
+  long long most_gpus = 0;
+  for (size_t z = 0; z < base.zones.size(); ++z)
+    for (size_t g = 0; g < base.zones[z].groups.size(); ++g)
+      most_gpus += most_nodes[z][g] * base.node_types[base.zones[z].groups[g].node_type].gpus_per_node;
+  if (most_gpus > kMaxClusterGpus && first_nodes_axis >= 0)
+    sink.error(mark_of(spec.axes[first_nodes_axis].at), index_path("axes", first_nodes_axis),
+               "the largest point has " + std::to_string(most_gpus) + " GPUs (expected at most " +
+                   std::to_string(kMaxClusterGpus) + " in a cluster)");
 }
 
 }  // namespace
@@ -196,47 +370,7 @@ long SweepSpec::point_count() const {
 
 SweepSpec parse_sweep_spec(std::string_view text, const std::string& name, const std::string& base_dir) {
   DiagnosticSink sink(name);
-  SweepSpec spec;
-  spec.file = name;
-  if (auto root = detail::open_document(text, sink, InputKind::kSweep)) {
-    set_if(spec.name, root->get_string("name", Need::kRequired));
-    if (auto cluster = root->get_string("cluster", Need::kRequired)) {
-      spec.cluster_path = resolve(base_dir, *cluster);
-      spec.cluster_at = position(root->value_mark_of("cluster"));
-    }
-    if (auto list = root->get_list("workloads", Need::kRequired, 1)) {
-      for (size_t i = 0; i < list->size(); ++i) {
-        const YAML::Node& n = (*list)[i];
-        if (auto w = read_string(n, index_path("workloads", i), n.Mark(), sink)) {
-          spec.workload_paths.push_back(resolve(base_dir, *w));
-          spec.workload_at.push_back(position(n.Mark()));
-        }
-      }
-    }
-    set_if(spec.objective, root->get_enum("objective", Need::kOptional, objective_table()));
-    const auto budget = root->get_quantity("budget_per_hour", Need::kOptional, parse_price_per_hour,
-                                           "a price such as \"$60/h\"", true);
-    set_if(spec.budget_per_hour, budget);
-    if (spec.objective == PlanObjective::kBudget && !budget && !root->has("budget_per_hour"))
-      sink.error(root->value_mark_of("objective"), "objective",
-                 "budget needs `budget_per_hour` (expected a price such as \"$60/h\")");
-    if (budget && spec.objective != PlanObjective::kBudget)
-      sink.error(root->key_mark("budget_per_hour"), "budget_per_hour",
-                 "is used by `objective: budget` only (expected objective: budget, or no budget_per_hour)");
-    set_if(spec.spot, root->get_bool("spot", Need::kOptional));
-    if (auto axes = root->get_list("axes", Need::kOptional)) {
-      for (size_t i = 0; i < axes->size(); ++i) read_axis((*axes)[i], index_path("axes", i), sink, spec.axes);
-      std::set<std::string> columns;
-      for (const SweepAxis& a : spec.axes)
-        if (!columns.insert(a.column()).second)
-          sink.error(mark_of(a.at), "axes", "two axes vary " + a.column() + " (expected each thing varied once)");
-      if (spec.point_count() > kMaxSweepPoints)
-        sink.error(root->value_mark_of("axes"), "axes",
-                   "the grid has more than " + std::to_string(kMaxSweepPoints) +
-                       " points (expected fewer values per axis, or several sweeps)");
-    }
-    root->finish();
-  }
+  SweepSpec spec = read_spec(text, name, base_dir, sink);
   sink.throw_if_any();
   return spec;
 }
@@ -248,146 +382,38 @@ SweepSpec load_sweep_spec(const std::string& path) {
 
 void check_sweep_spec(const SweepSpec& spec, const Cluster& base, const Catalog& catalog) {
   DiagnosticSink sink(spec.file);
-  const auto zone_index = [&](const std::string& name) {
-    for (size_t z = 0; z < base.zones.size(); ++z)
-      if (base.zones[z].name == name) return static_cast<int>(z);
-    return -1;
-  };
-  std::vector<std::string> zone_names, type_names;
-  for (const Zone& z : base.zones) zone_names.push_back(z.name);
-  for (const NodeType& t : base.node_types) type_names.push_back(t.name);
-  for (size_t i = 0; i < spec.axes.size(); ++i) {
-    const SweepAxis& a = spec.axes[i];
-    const std::string field = index_path("axes", i);
-    if (a.kind == SweepAxisKind::kLinkBandwidth) {
-      for (const std::string& z : {a.link_a, a.link_b})
-        if (zone_index(z) < 0)
-          sink.error(mark_of(a.target_at), field + ".link",
-                     "cluster '" + base.name + "' has no " + unknown("zone", z, zone_names));
-      const int za = zone_index(a.link_a), zb = zone_index(a.link_b);
-      if (za >= 0 && zb >= 0 && base.link_between(za, zb) == nullptr)
-        sink.error(mark_of(a.target_at), field + ".link",
-                   "cluster '" + base.name + "' has no link between " + a.link_a + " and " + a.link_b +
-                       " (expected two zones its `links` join)");
-      continue;
-    }
-    int type = -1;
-    for (size_t t = 0; t < base.node_types.size(); ++t)
-      if (base.node_types[t].name == a.node_type) type = static_cast<int>(t);
-    if (type < 0) {
-      sink.error(mark_of(a.target_at), field + ".node_type",
-                 "cluster '" + base.name + "' has no " + unknown("node type", a.node_type, type_names));
-      continue;
-    }
-    if (a.kind == SweepAxisKind::kNodes) {
-      int groups = 0;
-      bool in_zone = false;
-      for (const Zone& z : base.zones)
-        for (const NodeGroup& g : z.groups)
-          if (g.node_type == type) {
-            ++groups;
-            in_zone = in_zone || z.name == a.zone;
-          }
-      if (!a.zone.empty() && zone_index(a.zone) < 0)
-        sink.error(mark_of(a.target_at), field + ".zone",
-                   "cluster '" + base.name + "' has no " + unknown("zone", a.zone, zone_names));
-      else if (!a.zone.empty() && !in_zone)
-        sink.error(mark_of(a.target_at), field + ".zone",
-                   "zone '" + a.zone + "' has no nodes of type '" + a.node_type +
-                       "' (expected a zone where the cluster places them)");
-      else if (a.zone.empty() && groups != 1)
-        sink.error(mark_of(a.target_at), field + ".node_type",
-                   "node type '" + a.node_type + "' is placed in " + std::to_string(groups) +
-                       " zones (expected `zone:` to say which group to resize)");
-    }
-    if (a.kind == SweepAxisKind::kGpu) {
-      for (size_t v = 0; v < a.labels.size(); ++v)
-        if (catalog.by_name_or_null(a.labels[v]) == nullptr)
-          sink.error(mark_of(a.value_at[v]), index_path(field + ".gpu", v),
-                     unknown("unknown GPU", a.labels[v], catalog.get_names()));
-    }
-  }
+  check_spec(spec, base, catalog, sink);
   sink.throw_if_any();
 }
 
 SweepInputs load_sweep_inputs(const std::string& spec_path, const Catalog& catalog) {
   SweepInputs in;
-  in.spec = load_sweep_spec(spec_path);  // its own errors first: the paths below come from it
-  std::vector<Diagnostic> errors;
-  const auto collect = [&](auto&& load) {
-    try {
-      load();
-      return true;
-    } catch (const ConfigError& e) {
-      errors.insert(errors.end(), e.get_diagnostics().begin(), e.get_diagnostics().end());
-      return false;
-    }
-  };
+  DiagnosticCollector errors;
+  std::string text;
+  if (!errors.collect([&] { text = detail::read_file_or_throw(spec_path); })) errors.throw_if_any();
+  const std::string dir = std::filesystem::path(spec_path).parent_path().string();
+  // The spec's own errors and those its valid axes have against the cluster, together.
+  DiagnosticSink sink(spec_path);
+  in.spec = read_spec(text, spec_path, dir.empty() ? "." : dir, sink);
+  errors.collect([&] { sink.throw_if_any(); });
   // A path that names no file is the spec's error: point at the line that wrote it.
   const auto exists = [&](const std::string& path, const SourcePosition& at, const std::string& field) {
+    if (path.empty()) return false;  // missing key: already reported
     if (std::filesystem::is_regular_file(path)) return true;
-    errors.push_back({spec_path, at.line, at.column, field,
-                      "no file '" + path + "' (expected a path relative to the sweep file's folder)"});
+    errors.add({spec_path, at.line, at.column, field,
+                "no file '" + path + "' (expected a path relative to the sweep file's folder)"});
     return false;
   };
   const bool cluster_ok = exists(in.spec.cluster_path, in.spec.cluster_at, "cluster") &&
-                    collect([&] { in.cluster = load_cluster(in.spec.cluster_path, catalog); });
+                          errors.collect([&] { in.cluster = load_cluster(in.spec.cluster_path, catalog); });
   for (size_t w = 0; w < in.spec.workload_paths.size(); ++w) {
     const std::string& path = in.spec.workload_paths[w];
-    if (exists(path, in.spec.workload_at[w], "workloads[" + std::to_string(w) + "]"))
-      collect([&] { in.workloads.push_back(load_workload(path)); });
+    if (exists(path, in.spec.workload_at[w], index_path("workloads", w)))
+      errors.collect([&] { in.workloads.push_back(load_workload(path)); });
   }
-  if (cluster_ok) collect([&] { check_sweep_spec(in.spec, in.cluster, catalog); });
-  if (!errors.empty()) throw ConfigError(std::move(errors));
+  if (cluster_ok) errors.collect([&] { check_sweep_spec(in.spec, in.cluster, catalog); });
+  errors.throw_if_any();
   return in;
-}
-
-std::vector<int> sweep_point(const SweepSpec& spec, long index) {
-  std::vector<int> choice(spec.axes.size(), 0);
-  for (size_t a = spec.axes.size(); a-- > 0;) {
-    const long n = static_cast<long>(spec.axes[a].labels.size());
-    choice[a] = static_cast<int>(index % n);
-    index /= n;
-  }
-  return choice;
-}
-
-Cluster sweep_cluster(const SweepSpec& spec, const Cluster& base, const std::vector<int>& point,
-                      const Catalog& catalog) {
-  Cluster c = base;
-  for (size_t i = 0; i < spec.axes.size(); ++i) {
-    const SweepAxis& a = spec.axes[i];
-    const int v = point[i];
-    if (a.kind == SweepAxisKind::kLinkBandwidth) {
-      for (InterZoneLink& l : c.links) {
-        const std::string& za = c.zones[l.zone_a].name;
-        const std::string& zb = c.zones[l.zone_b].name;
-        if ((za == a.link_a && zb == a.link_b) || (za == a.link_b && zb == a.link_a)) l.bandwidth_Bps = a.values[v];
-      }
-      continue;
-    }
-    for (size_t t = 0; t < c.node_types.size(); ++t) {
-      NodeType& nt = c.node_types[t];
-      if (nt.name != a.node_type) continue;
-      switch (a.kind) {
-        case SweepAxisKind::kNodes:
-          for (Zone& z : c.zones)
-            if (a.zone.empty() || z.name == a.zone)
-              for (NodeGroup& g : z.groups)
-                if (g.node_type == static_cast<int>(t)) g.count = static_cast<int>(a.values[v]);
-          break;
-        case SweepAxisKind::kGpu: nt.gpu = catalog.by_name(a.labels[v]); break;
-        case SweepAxisKind::kNicBandwidth: nt.nics.bandwidth_Bps = a.values[v]; break;
-        case SweepAxisKind::kIntraBandwidth: nt.intra.bandwidth_Bps = a.values[v]; break;
-        case SweepAxisKind::kPrice: nt.price_per_hour = a.values[v]; break;
-        case SweepAxisKind::kLinkBandwidth: break;
-      }
-    }
-  }
-  for (Zone& z : c.zones)
-    std::erase_if(z.groups, [](const NodeGroup& g) { return g.count <= 0; });
-  c.finalize();
-  return c;
 }
 
 }  // namespace hetsim::models

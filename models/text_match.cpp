@@ -65,4 +65,10 @@ std::string join_names(const std::vector<std::string>& names) {
   return out;
 }
 
+std::string unknown_name_message(const std::string& what, const std::string& name, const std::vector<std::string>& known) {
+  std::string msg = what + " '" + name + "' (";
+  if (const auto guess = did_you_mean(name, known)) msg += "did you mean '" + *guess + "'? ";
+  return msg + "known: " + join_names(known) + ")";
+}
+
 }  // namespace hetsim::models

@@ -17,6 +17,7 @@ namespace hetsim::models {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const std::string kSource = HETSIM_SOURCE_DIR;
 
@@ -130,7 +131,7 @@ axes:
   EXPECT_THAT(e, HasSubstr("5:12: objective: budget needs `budget_per_hour`"));
   EXPECT_THAT(e, HasSubstr("6:1: : unknown key 'spotty' (did you mean 'spot'?)"));
   EXPECT_THAT(e, HasSubstr("8:33: axes[0].nodes[1]: value -2 out of range"));
-  EXPECT_THAT(e, HasSubstr("8:37: axes[0].nodes[2]: \"1\" is listed twice"));
+  EXPECT_THAT(e, HasSubstr("8:37: axes[0].nodes[2]: \"1\" is the value of axes[0].nodes[0] again"));
   EXPECT_THAT(e, HasSubstr("9:45: axes[1].price: an axis varies one thing"));
   EXPECT_THAT(e, HasSubstr("axes[2]: says what to vary nowhere"));
   EXPECT_THAT(e, HasSubstr("11:40: axes[3].nic_bandwidth[0]:"));
@@ -139,10 +140,116 @@ axes:
 }
 
 TEST(SweepSpec, EachThingIsVariedByOneAxis) {
-  EXPECT_THAT(errors_of(std::string(kHead) + "axes:\n  - {node_type: big, nodes: [1]}\n  - {node_type: big, nodes: [2]}\n"),
-              HasSubstr("7:5: axes: two axes vary big.nodes (expected each thing varied once)"));
+  // Written differently, the same thing: the type's only group, named with and without its zone;
+  // a link named from either end.
+  const std::string e = errors_of(std::string(kHead) + R"(axes:
+  - {node_type: big, nodes: [1]}
+  - {node_type: big, zone: east, nodes: [2]}
+  - {link: [east, west], bandwidth: ["1GB/s"]}
+  - {link: [west, east], bandwidth: ["2GB/s"]}
+  - {node_type: big, price: ["$1/h"]}
+)",
+                                  true);
+  EXPECT_THAT(e, HasSubstr("7:5: axes[1]: varies what axes[0] varies (expected each thing varied by one axis)"));
+  EXPECT_THAT(e, HasSubstr("9:5: axes[3]: varies what axes[2] varies"));
+  EXPECT_THAT(e, Not(HasSubstr("axes[4]")));
   EXPECT_THAT(errors_of(std::string(kHead) + "axes:\n  - {link: [a, b, c], bandwidth: [\"1GB/s\"]}\n"),
               HasSubstr("6:12: axes[0].link: lists 3 zones (expected the two zones the link joins)"));
+}
+
+TEST(SweepSpec, EqualValuesWrittenDifferentlyAreOnePoint) {
+  const std::string e = errors_of(std::string(kHead) + R"(axes:
+  - {node_type: big, nodes: [2, 02]}
+  - {node_type: small, nic_bandwidth: ["25GB/s", "200Gbps"]}
+)");
+  EXPECT_THAT(e, HasSubstr("6:33: axes[0].nodes[1]: \"02\" is the value of axes[0].nodes[0] again"));
+  EXPECT_THAT(e, HasSubstr("7:50: axes[1].nic_bandwidth[1]: \"200Gbps\" is the value of axes[1].nic_bandwidth[0] again"));
+  EXPECT_THAT(errors_of("kind: sweep\nname: t\ncluster: c.yaml\nworkloads: [w.yaml, ./w.yaml]\n"),
+              HasSubstr("4:21: workloads[1]: './w.yaml' is workloads[0] again (expected each workload once)"));
+}
+
+TEST(SweepSpec, RejectsAxesThatWouldNotDoWhatTheySay) {
+  constexpr const char* kOdd = R"(kind: cluster
+name: odd
+node_types:
+  gpu8: {gpu: a100-sxm4-80gb, gpus: 8, intra: {kind: nvswitch, bandwidth: "300GB/s"}, nics: {count: 8, bandwidth: "25GB/s"}}
+  solo: {gpu: a100-sxm4-80gb, gpus: 1, nics: {count: 1, bandwidth: "25GB/s"}}
+  cpu: {gpu: cpu-avx2, gpus: 2, intra: {kind: pcie, bandwidth: "10GB/s"}, nics: {count: 1, bandwidth: "1GB/s", kind: ethernet}}
+zones:
+  - {name: dc, fabric: {kind: fat-tree}, nodes: [{type: gpu8, count: 1}, {type: gpu8, count: 2}, {type: solo, count: 1}, {type: cpu, count: 1}]}
+)";
+  const Cluster odd = parse_cluster(kOdd, Catalog::builtin(), "odd.yaml");
+  const auto check = [&](const std::string& axes) {
+    try {
+      check_sweep_spec(parse_sweep_spec(std::string(kHead) + "axes:\n" + axes, "s.yaml"), odd, Catalog::builtin());
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(loaded)");
+  };
+  EXPECT_THAT(check("  - {node_type: gpu8, nodes: [1]}\n"),
+              HasSubstr("zone 'dc' has 2 groups of type 'gpu8' (expected one group to resize"));
+  EXPECT_THAT(check("  - {node_type: solo, intra_bandwidth: [\"10GB/s\"]}\n"),
+              HasSubstr("node type 'solo' has no intra-node fabric (intra: none)"));
+  EXPECT_THAT(check("  - {node_type: gpu8, gpu: [cpu-avx2]}\n"),
+              HasSubstr("'cpu-avx2' is a CPU device type and 'gpu8' holds GPU devices"));
+  EXPECT_THAT(check("  - {node_type: cpu, gpu: [cpu-scalar]}\n"), "(loaded)");  // CPU for CPU: a what-if of the engine's devices
+  // 100,000 one-GPU nodes and as many two-CPU ones: 300,024 devices, within kMaxClusterGpus.
+  EXPECT_THAT(check("  - {node_type: solo, nodes: [100000]}\n  - {node_type: cpu, nodes: [100000]}\n"), "(loaded)");
+}
+
+TEST(SweepSpec, APointCannotExceedTheClusterGpuBound) {
+  const std::string e = errors_of(std::string(kHead) + "axes:\n  - {node_type: big, nodes: [100000, 200]}\n"
+                                                        "  - {node_type: small, zone: east, nodes: [100000]}\n",
+                                  true);
+  EXPECT_THAT(e, HasSubstr("6:5: axes[0]: the largest point has 1600008 GPUs (expected at most 1048576 in a cluster)"));
+}
+
+TEST(SweepSpec, ASpotPriceAxisSetsTheSpotPrice) {
+  std::string text = kTwoZones;
+  text.replace(text.find("price: \"$10/h\"}"), 15, "price: \"$10/h\", spot_price: \"$3/h\"}");
+  const Cluster base = parse_cluster(text, Catalog::builtin(), "spot.yaml");
+  SweepSpec s = parse_sweep_spec(std::string(kHead) + "spot: true\naxes:\n  - {node_type: small, price: [\"$1/h\"]}\n");
+  const Cluster c = sweep_cluster(s, base, {0}, Catalog::builtin());
+  EXPECT_DOUBLE_EQ(*c.node_types[1].spot_price_per_hour, 1.0);
+  EXPECT_DOUBLE_EQ(c.node_types[1].price_per_hour, 10.0);
+  s.spot = false;
+  EXPECT_DOUBLE_EQ(sweep_cluster(s, base, {0}, Catalog::builtin()).node_types[1].price_per_hour, 1.0);
+}
+
+TEST(SweepSpec, SweptLinksWinOverAProfilesFigures) {
+  const SweepSpec s = parse_sweep_spec(std::string(kHead) + R"(axes:
+  - {node_type: big, intra_bandwidth: ["100GB/s"]}
+  - {node_type: small, nic_bandwidth: ["5GB/s"]}
+)");
+  Profile p;
+  p.links["nvswitch"] = {7e9, 1e-6};
+  p.links["infiniband"] = {3e9, 2e-6};
+  p.devices["a100-sxm4-80gb"].gemm_efficiency = 0.5;
+  const Cluster c = sweep_cluster(s, two_zones(), {0, 0}, Catalog::builtin(), &p);
+  EXPECT_DOUBLE_EQ(c.node_types[0].intra.bandwidth_Bps, 100e9);  // the axis, as a line rate
+  EXPECT_FALSE(c.node_types[0].intra.measured);
+  EXPECT_DOUBLE_EQ(c.node_types[1].nics.bandwidth_Bps, 5e9);
+  EXPECT_FALSE(c.node_types[1].nics.measured);
+  EXPECT_TRUE(c.node_types[0].nics.measured);  // not swept: the profile's achieved figure
+  EXPECT_DOUBLE_EQ(c.node_types[0].gpu.efficiency.gemm_efficiency, 0.5);
+}
+
+TEST(SweepInputs, ReportsTheSpecsOwnErrorsAndThoseAgainstItsClusterTogether) {
+  const auto dir = std::filesystem::temp_directory_path() / "hetsim-sweep-inputs-test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "c.yaml") << kTwoZones;
+  std::ofstream(dir / "s.yaml") << "kind: sweep\nname: t\ncluster: c.yaml\nworkloads: [" << kSource
+                                << "/workloads/gpt3-6.7b.yaml]\naxes:\n  - {node_type: bigg, nodes: [1]}\n"
+                                   "  - {node_type: small, zone: east, nodes: [1, 1]}\n";
+  try {
+    load_sweep_inputs((dir / "s.yaml").string(), Catalog::builtin());
+    ADD_FAILURE() << "loaded";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("s.yaml:7:47: error: axes[1].nodes[1]: \"1\" is the value of axes[1].nodes[0] again"));
+    EXPECT_THAT(e.what(), HasSubstr("s.yaml:6:17: error: axes[0].node_type: cluster 'two-zones' has no node type 'bigg'"));
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(SweepSpec, ChecksAxesAgainstTheCluster) {
@@ -207,15 +314,26 @@ struct RunFixture : ::testing::Test {
   std::vector<Workload> workloads;
   void SetUp() override {
     std::filesystem::create_directories(dir);
+    std::filesystem::copy_file(kSource + "/workloads/gpt3-6.7b.yaml", dir / "gpt.yaml");
     spec = parse_sweep_spec(kRunSpec, "run.yaml", dir.string());
-    workloads.push_back(load_workload(kSource + "/workloads/gpt3-6.7b.yaml"));
+    write_cluster("");
+    workloads.push_back(load_workload(spec.workload_paths[0]));
+  }
+  /// The cluster file the spec names (fingerprinted by the checkpoint keys), with `extra` appended.
+  void write_cluster(const std::string& extra) {
+    std::string text = kTwoZones;
+    text = text.substr(0, text.find("zones:"));
+    std::ofstream(spec.cluster_path) << text << "zones:\n  - {name: east, fabric: {kind: fat-tree}, nodes: "
+                                     << "[{type: big, count: 1}, {type: small, count: 2}]}\n" << extra;
+    base = load_cluster(spec.cluster_path, Catalog::builtin());
   }
   void TearDown() override { std::filesystem::remove_all(dir); }
-  SweepResult run(const std::string& checkpoint) {
+  SweepResult run(const std::string& checkpoint, const std::string& profile_fingerprint = "", double time_limit_s = 0) {
     SweepRunOptions o;
     o.planner.threads = 1;
-    o.planner.time_limit_s = 0;
+    o.planner.time_limit_s = time_limit_s;
     o.checkpoint_path = checkpoint;
+    o.profile_fingerprint = profile_fingerprint;
     return run_sweep(spec, base, workloads, Catalog::builtin(), o);
   }
 };
@@ -270,6 +388,41 @@ TEST_F(RunFixture, RowsOfAnEditedSpecAreNotResumed) {
   run(cp);
   spec.objective = PlanObjective::kCost;
   EXPECT_EQ(run(cp).resumed, 0);
+}
+
+TEST_F(RunFixture, RowsPlannedFromOtherInputsAreNotResumed) {
+  const std::string cp = (dir / "cp.jsonl").string();
+  run(cp);
+  EXPECT_EQ(run(cp).resumed, 4);
+  EXPECT_EQ(run(cp, "another-profile").resumed, 0);  // a profile changes every figure
+  write_cluster("# edited\n");                      // the cluster file's content, not its path
+  EXPECT_EQ(run(cp).resumed, 0);
+  std::ofstream(spec.workload_paths[0], std::ios::app) << "# edited\n";
+  EXPECT_EQ(run(cp).resumed, 0);
+  EXPECT_EQ(run(cp).resumed, 4);
+}
+
+TEST_F(RunFixture, ARowWhoseSearchATimeLimitStoppedIsPlannedAgain) {
+  const std::string cp = (dir / "cp.jsonl").string();
+  const SweepResult cut = run(cp, "", 1e-9);
+  long stopped = 0;
+  for (const SweepRow& r : cut.rows) stopped += r.search_stopped;
+  ASSERT_GT(stopped, 0);  // the rows with GPUs
+  EXPECT_EQ(run(cp).resumed, 4 - stopped);
+}
+
+TEST_F(RunFixture, DamagedCheckpointRecordsArePlannedAgain) {
+  const std::string cp = (dir / "cp.jsonl").string();
+  run(cp);
+  std::ifstream in(cp);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  in.close();
+  // First record: a NaN (JsonOut writes non-finite values as null); last: a negative GPU count.
+  text.replace(text.find("\"mfu\":"), 6, "\"mfu\":null,\"x\":");
+  const size_t last = text.rfind("\"gpus\":");
+  text.replace(last, 7, "\"gpus\":-5,\"y\":");
+  std::ofstream(cp, std::ios::trunc) << text;
+  EXPECT_EQ(run(cp).resumed, 2);
 }
 
 TEST(SweepExamples, EveryBundledSweepLoadsAndChecksAgainstItsCluster) {

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: Apache-2.0
+// The points of a sweep's grid and the cluster of each point (models/sweep_spec.hpp).
+#include <algorithm>
+
+#include "sweep_spec.hpp"
+
+namespace hetsim::models {
+
+std::vector<int> sweep_point(const SweepSpec& spec, long index) {
+  std::vector<int> choice(spec.axes.size(), 0);
+  for (size_t a = spec.axes.size(); a-- > 0;) {
+    const long n = static_cast<long>(spec.axes[a].labels.size());
+    choice[a] = static_cast<int>(index % n);
+    index /= n;
+  }
+  return choice;
+}
+
+namespace {
+
+bool is_link_axis(SweepAxisKind k) {
+  return k == SweepAxisKind::kNicBandwidth || k == SweepAxisKind::kIntraBandwidth || k == SweepAxisKind::kLinkBandwidth;
+}
+
+/// Sets one axis's value on a cluster (before finalize()). Link values are line rates: the cost
+/// model applies its link efficiency to them (they are not marked measured).
+void apply_axis(Cluster& c, const SweepSpec& spec, const SweepAxis& a, int v, const Catalog& catalog) {
+  if (a.kind == SweepAxisKind::kLinkBandwidth) {
+    for (InterZoneLink& l : c.links) {
+      const std::string& za = c.zones[l.zone_a].name;
+      const std::string& zb = c.zones[l.zone_b].name;
+      if ((za == a.link_a && zb == a.link_b) || (za == a.link_b && zb == a.link_a)) l.bandwidth_Bps = a.values[v];
+    }
+    return;
+  }
+  const int t = c.node_type_index(a.node_type);
+  if (t < 0) return;  // check_sweep_spec reports it
+  NodeType& nt = c.node_types[t];
+  switch (a.kind) {
+    case SweepAxisKind::kNodes:
+      for (Zone& z : c.zones)
+        if (a.zone.empty() || z.name == a.zone)
+          for (NodeGroup& g : z.groups)
+            if (g.node_type == t) g.count = static_cast<int>(a.values[v]);
+      break;
+    case SweepAxisKind::kGpu: nt.gpu = catalog.by_name(a.labels[v]); break;
+    case SweepAxisKind::kNicBandwidth:
+      nt.nics.bandwidth_Bps = a.values[v];
+      nt.nics.measured = false;
+      break;
+    case SweepAxisKind::kIntraBandwidth:
+      nt.intra.bandwidth_Bps = a.values[v];
+      nt.intra.measured = false;
+      break;
+    case SweepAxisKind::kPrice:
+      if (spec.spot && nt.spot_price_per_hour) nt.spot_price_per_hour = a.values[v];
+      else nt.price_per_hour = a.values[v];
+      break;
+    case SweepAxisKind::kLinkBandwidth: break;
+  }
+}
+
+}  // namespace
+
+Cluster sweep_cluster(const SweepSpec& spec, const Cluster& base, const std::vector<int>& point,
+                      const Catalog& catalog, const Profile* profile) {
+  Cluster c = base;
+  for (size_t i = 0; i < spec.axes.size(); ++i) apply_axis(c, spec, spec.axes[i], point[i], catalog);
+  if (profile != nullptr) {
+    apply_profile(c, *profile);
+    for (size_t i = 0; i < spec.axes.size(); ++i)
+      if (is_link_axis(spec.axes[i].kind)) apply_axis(c, spec, spec.axes[i], point[i], catalog);
+  }
+  for (Zone& z : c.zones)
+    std::erase_if(z.groups, [](const NodeGroup& g) { return g.count <= 0; });
+  c.finalize();
+  return c;
+}
+
+}  // namespace hetsim::models
