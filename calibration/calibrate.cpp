@@ -89,6 +89,8 @@ std::string memory_note(const std::string& type, const DeviceFits& f, double ban
   }
   if (!excluded.empty()) line += " excluded:" + excluded;
   line.pop_back();
+  if (!f.memory.fallback.empty())
+    line += "; not a line fit: " + f.memory.fallback + ", so the largest sample's bytes/s is the rate and the launch 0";
   return line;
 }
 
@@ -107,8 +109,8 @@ std::string gemm_note(const std::string& type, const GemmFit& g, double peak, do
           ", rms " + fixed(g.rms_rel_error * 100, "%", 1);
   if (g.memory_roof_overruns > 0)
     line += "; " + std::to_string(g.memory_roof_overruns) + " ran faster than the memory roof the profile gives them" +
-            " (bytes / (bandwidth x memory efficiency)), up to " + fixed(g.max_memory_roof_overrun, "x", 2) +
-            ": the elementwise kernels' memory efficiency is below what GEMM operands get; without that forced part, max " +
+            " (bytes / (bandwidth x gemm_memory)), up to " + fixed(g.max_memory_roof_overrun, "x", 2) +
+            ": GEMM operands streamed faster than the stream reference; without that forced part, max " +
             fixed(g.max_rel_error_unforced * 100, "%", 1);
   line += " (" + std::to_string(g.memory_bound_samples) + " on the memory roof)";
   return line;
@@ -198,7 +200,7 @@ CalibrationResult calibrate(const models::Cluster& cluster, const CalibrateOptio
     else d.gemm_fp32_efficiency = f.gemm.gemm_efficiency;
     d.gemm_half_work_flop = f.gemm.gemm_half_work_flop;
     d.memory_efficiency = f.memory_efficiency;
-    if (f.gemm_memory_efficiency != f.memory_efficiency) d.gemm_memory_efficiency = f.gemm_memory_efficiency;
+    d.gemm_memory_efficiency = f.gemm_memory_efficiency;  // always: a catalog's own would otherwise stay
     d.kernel_launch_s = f.memory.kernel_launch_s;
     if (backend->is_host_memory()) {
       // The rank's own thread calls the kernels: no separate host thread runs ahead of the

@@ -73,6 +73,26 @@ KernelRole role_of(const MemoryKernel& k) {
 
 }  // namespace
 
+MemoryFit fit_memory_or_largest(const std::vector<Sample>& samples) {
+  const Sample* largest = nullptr;
+  for (const Sample& s : samples)
+    if (s.kind == SampleKind::kMemory && (largest == nullptr || s.size_bytes > largest->size_bytes)) largest = &s;
+  if (largest == nullptr) throw std::invalid_argument("memory fit: no memory-bound samples");
+  MemoryFit f;
+  try {
+    f = fit_memory(samples);
+    if (largest->size_bytes / f.achieved_Bps >= 0.1 * largest->time_s) return f;
+    f.fallback = "the sizes are launch-bound (the fitted bytes term is under a tenth of the largest sample's time)";
+  } catch (const std::exception&) {
+    f.fallback = "the times do not grow with the bytes";
+  }
+  f.achieved_Bps = largest->algbw_Bps();
+  f.kernel_launch_s = 0;
+  f.samples = 0;
+  for (const Sample& s : samples) f.samples += s.kind == SampleKind::kMemory;
+  return f;
+}
+
 MemoryBoundFit fit_memory_bound(const std::vector<Sample>& samples) {
   MemoryBoundFit out;
   std::vector<Sample> fitted;
@@ -85,21 +105,14 @@ MemoryBoundFit fit_memory_bound(const std::vector<Sample>& samples) {
     r.op = k.op;
     r.role = role_of(k);
     r.samples = static_cast<int>(mine.size());
-    try {
-      r.achieved_Bps = fit_memory(mine).achieved_Bps;
-    } catch (const std::exception&) {  // one size, or times that do not grow: bytes/s of the largest
-      const auto largest = std::max_element(mine.begin(), mine.end(), [](const Sample& a, const Sample& b) {
-        return a.size_bytes < b.size_bytes;
-      });
-      r.achieved_Bps = largest->algbw_Bps();
-    }
+    r.achieved_Bps = fit_memory_or_largest(mine).achieved_Bps;
     out.kernels.push_back(r);
     if (r.role == KernelRole::kFitted) fitted.insert(fitted.end(), mine.begin(), mine.end());
   }
   for (const Sample& s : samples)
     if (s.kind == SampleKind::kMemory) memory_kernel(s.op);  // an unknown kernel is an error, not ignored
   if (fitted.empty()) throw std::invalid_argument("memory fit: no memory-bound elementwise kernel among the samples");
-  out.memory = fit_memory(fitted);
+  out.memory = fit_memory_or_largest(fitted);
   return out;
 }
 

@@ -19,9 +19,17 @@ struct MemoryFit {
   double achieved_Bps = 0;     ///< bandwidth * memory_efficiency
   double kernel_launch_s = 0;  ///< intercept, >= 0
   int samples = 0;
+  /// Why the line fit was not used (empty when it was): times that do not grow with the bytes,
+  /// or a slope that explains under a tenth of the largest sample (launch-bound sizes). The
+  /// rate is then the largest sample's bytes / time and the launch 0.
+  std::string fallback;
 };
 /// Fits every kMemory sample given (the caller chooses which kernels: see fit_memory_bound).
+/// Throws when the times do not grow with the bytes.
 MemoryFit fit_memory(const std::vector<Sample>& samples);
+/// fit_memory, or when it throws or the slope is launch-bound noise, the largest sample's rate
+/// (MemoryFit::fallback says why). Throws only without samples.
+MemoryFit fit_memory_or_largest(const std::vector<Sample>& samples);
 
 /// What a memory microbenchmark's kernel does per element (microbench.hpp kMemoryKernels).
 enum class KernelRole {
@@ -54,8 +62,8 @@ MemoryBoundFit fit_memory_bound(const std::vector<Sample>& samples);
 /// second-long GEMMs weigh the same; the worst sample, what a profile's error on its own
 /// samples is), less the error a sample that outran the memory roof has whatever e and h: a
 /// 1-D search over h, with for each h the best e found by a 1-D search in log e
-/// started at log e = mean log(c_i / (t_i - L)). L (kernel launch) and memory_Bps (achieved,
-/// bandwidth x memory efficiency) come from the memory fit.
+/// started at log e = mean log(c_i / (t_i - L)). L (kernel launch) comes from the memory fit,
+/// memory_Bps (achieved: bandwidth x gemm_memory) from the stream reference (calibrate.cpp).
 struct GemmFit {
   double gemm_efficiency = 0;       ///< e, in (0, 1]: the best fit with e <= 1
   double unclamped_efficiency = 0;  ///< best e without the bound: above 1 when the peak is too low

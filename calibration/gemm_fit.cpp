@@ -134,14 +134,15 @@ double gemm_model_time(const Sample& s, double peak_flops, double efficiency, do
 }
 
 GemmFit fit_gemm(const std::vector<Sample>& samples, double peak_flops, double kernel_launch_s, double memory_Bps) {
-  if (!(peak_flops > 0)) throw std::invalid_argument("gemm fit: peak must be positive");
+  if (!(peak_flops > 0) || !std::isfinite(peak_flops)) throw std::invalid_argument("gemm fit: peak must be positive and finite");
   std::vector<Sample> used;
   std::vector<Point> points;
   double min_work = std::numeric_limits<double>::infinity(), max_work = 0;
   GemmFit f;
   for (const Sample& s : samples) {
     if (s.kind != SampleKind::kGemm) continue;
-    if (!(s.time_s > 0) || !(s.k > 0)) throw std::invalid_argument("gemm fit: sample without a time or k: " + s.key());
+    if (!(s.time_s > 0) || !(s.work_flop() > 0) || !std::isfinite(s.time_s))
+      throw std::invalid_argument("gemm fit: sample without a time or work: " + s.key());
     const double bytes = (s.m * s.k + s.k * s.n + s.m * s.n) * kFp32Bytes;  // as models::gemm_time counts them
     const double memory_s = memory_Bps > 0 ? bytes / memory_Bps : 0.0;
     const double floor = std::max(0.0, (memory_s + kernel_launch_s) / s.time_s - 1.0);
@@ -152,11 +153,17 @@ GemmFit fit_gemm(const std::vector<Sample>& samples, double peak_flops, double k
     if (s.work_flop() / s.time_s > f.best_sample_flops) f.best_sample_flops = s.work_flop() / s.time_s, f.best_sample = s;
   }
   if (points.size() < 2) throw std::invalid_argument("gemm fit: fewer than 2 GEMM samples");
+  const auto beyond_launch = std::count_if(used.begin(), used.end(), [&](const Sample& x) { return x.time_s > kernel_launch_s; });
+  if (beyond_launch < 2)
+    throw std::invalid_argument("gemm fit: fewer than 2 GEMM samples take longer than the kernel launch (" +
+                                std::to_string(kernel_launch_s) + " s): no compute time to fit");
   if (max_work <= min_work) throw std::invalid_argument("gemm fit: every sample has the same work (h is not identifiable)");
   const Objective objective(std::move(points), peak_flops, kernel_launch_s);
   const double no_bound = std::numeric_limits<double>::infinity();
   Solution s = search(objective, min_work, max_work, no_bound);
   f.unclamped_efficiency = std::exp(s.log_e);
+  if (!std::isfinite(f.unclamped_efficiency) || !std::isfinite(s.value))
+    throw std::invalid_argument("gemm fit: no finite efficiency fits the samples");
   if (f.unclamped_efficiency > 1.0) s = search(objective, min_work, max_work, 0.0);  // best with e <= 1
   f.gemm_efficiency = std::min(1.0, std::exp(s.log_e));
   f.gemm_half_work_flop = s.h;

@@ -48,7 +48,8 @@ void run_calibrate(const CalibrateVerbOptions& o) {
       "Calibrated profile of cluster " + cluster.name + " (kind: profile, docs/inputs.md).",
       "Produced by `" + command + "` on " + utc_now() + "; microbenchmarks in " + options.checkpoint_path + ".",
       "Machine load when it finished (/proc/loadavg): " + (load.empty() ? std::string("unknown") : load) + ".",
-      "Fits (calibration/fit.hpp): GEMM t = max((W + h)/(peak e) (k + K0)/k, bytes/(bw memory)) + launch, min log error;",
+      "Fits (calibration/fit.hpp): GEMM t = max((W + h)/(peak e) (k + K0)/k, bytes/(bw gemm_memory)) + launch, least",
+      "largest relative error; gemm_memory = the axpy stream's rate;",
       "memory-bound t = bytes/(bw eff) + launch on transcendental-free elementwise kernels; links: ring all-reduce",
       "t - 10us = 2(n-1)/n S/B + 2(n-1) alpha; NIC p2p t = alpha + S/B, every device of a node in a pair at once."};
   for (const std::string& n : r.notes) header.push_back("Note: " + n);

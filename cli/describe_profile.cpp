@@ -49,7 +49,7 @@ void print_profile(const models::Profile& p, const std::string& file, std::ostre
   if (!p.source.empty()) out << "  source: " << p.source << "\n";
   out << "  devices (" << p.devices.size() << "; unset figures stay the catalog's):\n";
   for (const auto& [name, d] : p.devices) out << "    " << name << ": " << device_figures(d) << "\n";
-  out << "  links (" << p.links.size() << ", achieved per device pair):\n";
+  out << "  links (" << p.links.size() << ", achieved per device; NICs: while every device of its node sends):\n";
   for (const auto& [kind, l] : p.links)
     out << "    " << kind << ": " << models::format_bandwidth(l.bandwidth_Bps) << ", " << models::format_time(l.latency_s) << "\n";
 }

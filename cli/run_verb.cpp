@@ -29,8 +29,11 @@ struct RunVerbOptions {
   std::string inject_fault;  // RANK[:throw|kill[:STEP]]
 };
 
-/// A whole decimal integer (std::stoi would take "3x" as 3).
+/// A whole decimal integer: an optional '-' and digits only (std::stoi would take "3x" as 3, and
+/// " 3" or "+3"; a negative one is kept to be reported as outside the range).
 bool parse_int(const std::string& text, int& value) {
+  const std::size_t digits = !text.empty() && text[0] == '-' ? 1 : 0;
+  if (text.size() == digits || text.find_first_not_of("0123456789", digits) != std::string::npos) return false;
   std::size_t used = 0;
   try {
     value = std::stoi(text, &used);
@@ -50,7 +53,8 @@ void parse_fault(const std::string& text, int ranks, int steps, exec::RunOptions
   std::getline(in, mode, ':');
   std::getline(in, step, ':');
   std::string rest;
-  const bool extra = static_cast<bool>(std::getline(in, rest));
+  // A trailing ':' ("1:throw:2:") is a malformed value, not an empty fourth field.
+  const bool extra = static_cast<bool>(std::getline(in, rest)) || (!text.empty() && text.back() == ':');
   if (extra || !parse_int(rank, options.fail_rank) || (!step.empty() && !parse_int(step, options.fail_step))) {
     throw CLI::ValidationError("--inject-fault", "expected RANK[:throw|kill[:STEP]], got '" + text + "'");
   }

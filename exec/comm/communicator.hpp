@@ -84,6 +84,11 @@ class Communicator {
 
   /// Marks this rank as failed so that every other rank stops waiting and raises RankFailure.
   virtual void abort(const std::string& why) = 0;
+  /// Lets the sends this rank has in flight advance; the runner calls it between ops. MPI moves
+  /// a message above its eager limit only inside MPI calls of the sender (MPI-3.1 §3.7, progress),
+  /// so without it a receiver that has the header waits, inside its transfer, for the sender's
+  /// next op to end. Default: nothing in flight to advance.
+  virtual void progress() {}
 
  protected:
   /// Buffered: copies the bytes out before returning.

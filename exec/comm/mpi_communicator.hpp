@@ -32,6 +32,8 @@ class MpiCommunicator final : public Communicator {
   int get_tag_ub() const override { return tag_ub_; }
   /// Prints "hetsim: rank R failed: why" and aborts every process of the job (MPI_Abort).
   void abort(const std::string& why) override;
+  /// MPI_Test on the buffered sends in flight (reap), which drives MPI's progress engine.
+  void progress() override { reap(false); }
 
  protected:
   void send_bytes(const void* buf, std::size_t size_bytes, int dst, int tag) override;

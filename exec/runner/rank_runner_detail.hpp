@@ -51,6 +51,7 @@ class RankRunner::OpTimer {
     r_.backend_.synchronize();
     m_.end_s = Communicator::now_s() - r_.epoch_s_;
     if (r_.options_.record_ops) r_.measurements_.push_back(std::move(m_));
+    r_.comm_.progress();  // between ops, outside the timed span: sends in flight advance
   }
   OpTimer(const OpTimer&) = delete;
   OpTimer& operator=(const OpTimer&) = delete;

@@ -4,6 +4,8 @@
 // out of cache) fits its own samples no worse than the linear least squares it replaced.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -190,6 +192,15 @@ TEST(GemmFitTest, RejectsUnidentifiableSets) {
   s.time_s = 1e-5;
   EXPECT_THROW(fit_gemm({s, s}, kPeak, 0), std::invalid_argument);  // one work size: h unknown
   EXPECT_THROW(fit_gemm({s, s}, 0, 0), std::invalid_argument);
+  EXPECT_THROW(fit_gemm(grid_gemms(), std::numeric_limits<double>::infinity(), 0), std::invalid_argument);
+  // Every GEMM at or under the launch time: nothing left to fit (was e = 1 with a 1e4 error).
+  std::vector<Sample> launch_bound = grid_gemms();
+  for (Sample& x : launch_bound) x.time_s = 1e-6;
+  EXPECT_THROW(fit_gemm(launch_bound, kPeak, 2e-6), std::invalid_argument);
+  Sample no_work = grid_gemms().front();
+  no_work.m = 0;
+  no_work.time_s = 1e-5;
+  EXPECT_THROW(fit_gemm({no_work, grid_gemms().back()}, kPeak, 0), std::invalid_argument);
 }
 
 }  // namespace

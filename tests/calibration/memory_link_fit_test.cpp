@@ -4,6 +4,7 @@
 // every device of one node with its peer on the other node, all at once.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "calibrate.hpp"
@@ -28,6 +29,26 @@ const KernelRate& kernel(const MemoryBoundFit& f, const std::string& op) {
   for (const KernelRate& k : f.kernels)
     if (k.op == op) return k;
   throw std::runtime_error("no kernel " + op);
+}
+
+// Launch-bound sizes (a GPU's small kernels, or a loaded machine): times that do not grow with
+// the bytes, or barely. The calibration must not fail (a checkpoint would then fail every
+// resume) nor report a rate of 1e18 B/s: the largest sample's rate stands, and the fit says so.
+TEST(MemoryBoundFitTest, LaunchBoundSamplesFallBackToTheLargestSamplesRate) {
+  for (const double jitter : {0.0, 1e-12}) {
+    std::vector<Sample> samples = memory_samples(150e9, 0.76e9, 3.9e9, 3e-7);
+    double largest = 0;
+    for (Sample& s : samples)
+      if (s.op == "layer_norm") {
+        s.time_s = 1e-5 + jitter * s.size_bytes / 1e6;
+        largest = std::max(largest, s.size_bytes);
+      }
+    const MemoryBoundFit f = fit_memory_bound(samples);
+    EXPECT_FALSE(f.memory.fallback.empty()) << "jitter " << jitter;
+    EXPECT_NEAR(f.memory.achieved_Bps, largest / (1e-5 + jitter * largest / 1e6), 1.0);
+    EXPECT_EQ(f.memory.kernel_launch_s, 0.0);
+  }
+  EXPECT_TRUE(fit_memory_bound(memory_samples(150e9, 0.76e9, 3.9e9, 3e-7)).memory.fallback.empty());
 }
 
 TEST(MemoryBoundFitTest, FitsOnlyTranscendentalFreeElementwiseKernels) {
