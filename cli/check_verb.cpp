@@ -51,6 +51,7 @@ void run_check(const CheckOptions& o) {
   spec.plan = *in.plan;
   spec.steps = o.steps;
   exec::RunOutcome run;
+  note_if_ranks_share_cores("check", spec.plan.gpu_count());
   try {
     run = exec::run_in_process(spec);
   } catch (const exec::RankFailure& e) {

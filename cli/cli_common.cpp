@@ -16,8 +16,9 @@
 
 #include "catalog.hpp"
 #include "diagnostics.hpp"
-#include "profile.hpp"
 #include "input_loader.hpp"
+#include "planner.hpp"
+#include "profile.hpp"
 #include "units.hpp"
 
 namespace hetsim::cli {
@@ -174,6 +175,13 @@ void TextTable::print(std::ostream& out, const std::string& indent) const {
   };
   print_row(header_, true);
   for (const auto& r : rows_) print_row(r, false);
+}
+
+void note_if_ranks_share_cores(const char* verb, int ranks) {
+  const int cpus = models::search_threads(models::PlannerOptions{});  // the process's affinity mask
+  if (ranks <= cpus) return;
+  std::cerr << "hetsim " << verb << ": note: " << ranks << " ranks on " << cpus
+            << " CPUs: ranks share cores, so measured communication includes waits for descheduled peers\n";
 }
 
 std::string format_price_per_hour(double dollars_per_hour) {

@@ -87,6 +87,11 @@ class TextTable {
   std::vector<std::vector<std::string>> rows_;
 };
 
+/// In-process runs (threads as ranks): a note on stderr when the plan's ranks outnumber the CPUs
+/// this process may use. Ranks then share cores, and every collective or receive also waits for
+/// peers the OS has descheduled: measured communication (and `check`) reads high.
+void note_if_ranks_share_cores(const char* verb, int ranks);
+
 /// "$1,234.56/h"-style money and "1.23e+12"-free counts ("6.74B", "1.38T") for tables.
 std::string format_price_per_hour(double dollars_per_hour);
 std::string format_count(double n);

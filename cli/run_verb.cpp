@@ -121,6 +121,7 @@ void run(const RunVerbOptions& o) {
     if (comm.get_rank() == 0) print_report(out.report, out.steps, o.format);
     return;
   }
+  note_if_ranks_share_cores("run", spec.plan.gpu_count());
   try {
     const exec::RunOutcome out = exec::run_in_process(spec);
     if (!o.out.empty()) exec::write_measurements(o.out, out.measurements);
