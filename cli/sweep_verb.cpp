@@ -152,7 +152,7 @@ void add_sweep_verb(CLI::App& app) {
   CLI::App* verb = app.add_subcommand(
       "sweep", "Cluster-design what-if study: plan each workload on every point of a grid of cluster variants (kind: sweep)");
   verb->add_option("spec", o->spec, "Sweep file (kind: sweep)")->required();
-  verb->add_option("--out", o->out, "Write the results as CSV here (rewritten atomically after each row)")
+  verb->add_option("--out", o->out, "Write the results as CSV here (rewritten atomically every 2 s and at the end)")
       ->check(output_file_check());
   verb->add_option("--checkpoint", o->checkpoint,
                    "JSON lines of finished rows; a rerun resumes from it (default OUT.checkpoint.jsonl with --out)")

@@ -39,6 +39,7 @@ struct SweepAxis {
   std::string link_a, link_b;          ///< kLinkBandwidth: the two zones
   std::vector<std::string> labels;     ///< the values as written ("2", "a100-sxm4-80gb", "25GB/s")
   std::vector<double> values;          ///< SI values (count, B/s, $/h); empty for kGpu
+  int index = 0;                       ///< its position in the file's `axes` (invalid entries are dropped)
   SourcePosition at;                   ///< the axis entry
   SourcePosition target_at;            ///< its node_type / link value
   SourcePosition zone_at;              ///< its zone value (kNodes with `zone:`)

@@ -83,10 +83,12 @@ bool read_axis_value(const YAML::Node& n, const std::string& field, DiagnosticSi
 
 /// One entry of `axes`: `{node_type: T, [zone: Z,] <one value key>: [...]}` or
 /// `{link: [A, B], bandwidth: [...]}`. Appends it to `axes` when it is valid.
-void read_axis(const YAML::Node& node, const std::string& path, DiagnosticSink& sink, std::vector<SweepAxis>& axes) {
+void read_axis(const YAML::Node& node, size_t axes_read, const std::string& path, DiagnosticSink& sink,
+               std::vector<SweepAxis>& axes) {
   MapReader r(node, path, sink, node.Mark());
   if (!r.ok()) return;
   SweepAxis axis;
+  axis.index = static_cast<int>(axes_read);
   axis.at = position(node.Mark());
   bool ok = true;
   std::string value_key;
@@ -215,7 +217,7 @@ SweepSpec read_spec(std::string_view text, const std::string& name, const std::s
                "is used by `objective: budget` only (expected objective: budget, or no budget_per_hour)");
   set_if(spec.spot, root->get_bool("spot", Need::kOptional));
   if (auto axes = root->get_list("axes", Need::kOptional)) {
-    for (size_t i = 0; i < axes->size(); ++i) read_axis((*axes)[i], index_path("axes", i), sink, spec.axes);
+    for (size_t i = 0; i < axes->size(); ++i) read_axis((*axes)[i], i, index_path("axes", i), sink, spec.axes);
     if (spec.point_count() > kMaxSweepPoints)
       sink.error(root->value_mark_of("axes"), "axes",
                  "the grid has more than " + std::to_string(kMaxSweepPoints) +
@@ -236,8 +238,9 @@ void check_spec(const SweepSpec& spec, const Cluster& base, const Catalog& catal
   const auto vary = [&](const std::string& thing, size_t i) {
     const auto [it, fresh] = varied.emplace(thing, i);
     if (!fresh)
-      sink.error(mark_of(spec.axes[i].at), index_path("axes", i),
-                 "varies what " + index_path("axes", it->second) + " varies (expected each thing varied by one axis)");
+      sink.error(mark_of(spec.axes[i].at), index_path("axes", spec.axes[i].index),
+                 "varies what " + index_path("axes", spec.axes[it->second].index) +
+                     " varies (expected each thing varied by one axis)");
   };
   // The most nodes each group can have at any point (its own count where no axis resizes it).
   std::vector<std::vector<long long>> most_nodes(base.zones.size());
@@ -246,7 +249,7 @@ void check_spec(const SweepSpec& spec, const Cluster& base, const Catalog& catal
   int first_nodes_axis = -1;
   for (size_t i = 0; i < spec.axes.size(); ++i) {
     const SweepAxis& a = spec.axes[i];
-    const std::string field = index_path("axes", i);
+    const std::string field = index_path("axes", a.index);  // as written: earlier invalid entries are not in spec.axes
     if (a.kind == SweepAxisKind::kLinkBandwidth) {
       bool zones_ok = true;
       for (const std::string& z : {a.link_a, a.link_b})
@@ -333,7 +336,7 @@ void check_spec(const SweepSpec& spec, const Cluster& base, const Catalog& catal
     for (size_t g = 0; g < base.zones[z].groups.size(); ++g)
       most_gpus += most_nodes[z][g] * base.node_types[base.zones[z].groups[g].node_type].gpus_per_node;
   if (most_gpus > kMaxClusterGpus && first_nodes_axis >= 0)
-    sink.error(mark_of(spec.axes[first_nodes_axis].at), index_path("axes", first_nodes_axis),
+    sink.error(mark_of(spec.axes[first_nodes_axis].at), index_path("axes", spec.axes[first_nodes_axis].index),
                "the largest point has " + std::to_string(most_gpus) + " GPUs (expected at most " +
                    std::to_string(kMaxClusterGpus) + " in a cluster)");
 }

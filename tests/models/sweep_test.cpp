@@ -268,6 +268,24 @@ TEST(SweepSpec, ChecksAxesAgainstTheCluster) {
   EXPECT_THAT(e, HasSubstr("axes[4].link: cluster 'two-zones' has no zone 'north'"));
 }
 
+TEST(SweepInputs, ChecksNameAxesAsWrittenAfterAnInvalidOne) {
+  const auto dir = std::filesystem::temp_directory_path() / "hetsim-sweep-numbering-test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "c.yaml") << kTwoZones;
+  std::ofstream(dir / "s.yaml") << "kind: sweep\nname: t\ncluster: c.yaml\nworkloads: [" << kSource
+                                << "/workloads/gpt3-6.7b.yaml]\naxes:\n  - {node_type: big, nodes: [-1]}\n"
+                                   "  - {node_type: bigg, price: [\"$1/h\"]}\n  - {link: [east, north], bandwidth: [\"1GB/s\"]}\n";
+  try {
+    load_sweep_inputs((dir / "s.yaml").string(), Catalog::builtin());
+    ADD_FAILURE() << "loaded";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("axes[0].nodes[0]: value -1 out of range"));
+    EXPECT_THAT(e.what(), HasSubstr("s.yaml:7:17: error: axes[1].node_type: cluster 'two-zones' has no node type 'bigg'"));
+    EXPECT_THAT(e.what(), HasSubstr("s.yaml:8:12: error: axes[2].link: cluster 'two-zones' has no zone 'north'"));
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(SweepSpec, RejectsGridsTooLargeToBeMeant) {
   std::string axes = "axes:\n";
   for (const char* t : {"big", "small"})
