@@ -56,7 +56,7 @@ struct MemoryBoundFit {
 MemoryBoundFit fit_memory_bound(const std::vector<Sample>& samples);
 
 /// models/compute_cost.cpp gemm_time() on an fp32 GEMM (m x k)(k x n) of work W:
-///   t = max((W + h)/(peak e) (k + K0)/k, bytes/memory_Bps) + L   (K0 = models::kGemmK0),
+///   t = max((W + h)/(peak e) (k + K0)/k, bytes/memory_Bps) + L   (K0: models::kGemmK0 by default),
 /// the roofline of Williams et al. (CACM 2009) with the efficiency ramp eff(W) = e W/(W + h).
 /// e and h >= 0 minimise max_i |t_model_i / t_i - 1| (relative, so that microsecond and
 /// second-long GEMMs weigh the same; the worst sample, what a profile's error on its own
@@ -79,12 +79,18 @@ struct GemmFit {
   double max_memory_roof_overrun = 0; ///< max_i (bytes_i / memory_Bps + L) / t_i over them
   double best_sample_flops = 0;     ///< highest W / t any sample ran at
   Sample best_sample;               ///< the sample that ran at it
+  double gemm_k0 = 64;              ///< the K0 the fit used (fit_gemm_and_k0: the best of its candidates)
 };
 GemmFit fit_gemm(const std::vector<Sample>& samples, double peak_flops, double kernel_launch_s,
-                 double memory_Bps = 0);
+                 double memory_Bps = 0, double k0 = 64);
+/// fit_gemm for each K0 of `candidates`, the one with the smallest largest error (without the
+/// memory roof's forced part). K0 is a device's tile-pipeline prologue in k (compute_cost.hpp
+/// kGemmK0: 64 on GPUs); a CPU's blocked kernels run small-k GEMMs at full speed (K0 ~ 0).
+GemmFit fit_gemm_and_k0(const std::vector<Sample>& samples, double peak_flops, double kernel_launch_s,
+                        double memory_Bps, const std::vector<double>& candidates = {0, 8, 16, 32, 64, 128});
 /// The time models::gemm_time gives a sample with these figures (memory_Bps 0: no memory roof).
 double gemm_model_time(const Sample& s, double peak_flops, double efficiency, double half_work_flop,
-                       double kernel_launch_s, double memory_Bps);
+                       double kernel_launch_s, double memory_Bps, double k0 = 64);
 
 /// Alpha-beta (Hockney 1994) per link class. All-reduce samples follow the ring of
 /// models/comm_cost.cpp: t - launch = 2(n-1)/n S / B + 2(n-1) alpha; p2p samples t = alpha + S / B.

@@ -122,7 +122,7 @@ Solution search(const Objective& f, double min_work, double max_work, double log
 }  // namespace
 
 double gemm_model_time(const Sample& s, double peak_flops, double efficiency, double half_work_flop,
-                       double kernel_launch_s, double memory_Bps) {
+                       double kernel_launch_s, double memory_Bps, double k0) {
   models::DeviceRates d;
   d.peak_flops = peak_flops;
   d.memory_Bps = memory_Bps > 0 ? memory_Bps : std::numeric_limits<double>::infinity();
@@ -130,10 +130,12 @@ double gemm_model_time(const Sample& s, double peak_flops, double efficiency, do
   d.eff.gemm_efficiency = efficiency;
   d.eff.gemm_half_work_flop = half_work_flop;
   d.eff.kernel_launch_s = kernel_launch_s;
+  d.eff.gemm_k0 = k0;
   return models::gemm_time(d, s.m, s.n, s.k, 1, kFp32Bytes);
 }
 
-GemmFit fit_gemm(const std::vector<Sample>& samples, double peak_flops, double kernel_launch_s, double memory_Bps) {
+GemmFit fit_gemm(const std::vector<Sample>& samples, double peak_flops, double kernel_launch_s, double memory_Bps,
+                 double k0) {
   if (!(peak_flops > 0) || !std::isfinite(peak_flops)) throw std::invalid_argument("gemm fit: peak must be positive and finite");
   std::vector<Sample> used;
   std::vector<Point> points;
@@ -146,7 +148,7 @@ GemmFit fit_gemm(const std::vector<Sample>& samples, double peak_flops, double k
     const double bytes = (s.m * s.k + s.k * s.n + s.m * s.n) * kFp32Bytes;  // as models::gemm_time counts them
     const double memory_s = memory_Bps > 0 ? bytes / memory_Bps : 0.0;
     const double floor = std::max(0.0, (memory_s + kernel_launch_s) / s.time_s - 1.0);
-    points.push_back({s.work_flop(), (s.k + models::kGemmK0) / s.k, memory_s, s.time_s, floor});
+    points.push_back({s.work_flop(), (s.k + k0) / s.k, memory_s, s.time_s, floor});
     used.push_back(s);
     min_work = std::min(min_work, s.work_flop());
     max_work = std::max(max_work, s.work_flop());
@@ -166,15 +168,16 @@ GemmFit fit_gemm(const std::vector<Sample>& samples, double peak_flops, double k
     throw std::invalid_argument("gemm fit: no finite efficiency fits the samples");
   if (f.unclamped_efficiency > 1.0) s = search(objective, min_work, max_work, 0.0);  // best with e <= 1
   f.gemm_efficiency = std::min(1.0, std::exp(s.log_e));
+  f.gemm_k0 = k0;
   f.gemm_half_work_flop = s.h;
   f.samples = static_cast<int>(used.size());
   double sum_sq = 0;
   for (const Sample& x : used) {
-    const double t = gemm_model_time(x, peak_flops, f.gemm_efficiency, f.gemm_half_work_flop, kernel_launch_s, memory_Bps);
+    const double t = gemm_model_time(x, peak_flops, f.gemm_efficiency, f.gemm_half_work_flop, kernel_launch_s, memory_Bps, k0);
     const double err = t / x.time_s - 1.0;
     f.max_rel_error = std::max(f.max_rel_error, std::abs(err));
     sum_sq += err * err;
-    const double compute_only = gemm_model_time(x, peak_flops, f.gemm_efficiency, f.gemm_half_work_flop, kernel_launch_s, 0);
+    const double compute_only = gemm_model_time(x, peak_flops, f.gemm_efficiency, f.gemm_half_work_flop, kernel_launch_s, 0, k0);
     if (t > compute_only) ++f.memory_bound_samples;
     const double roof_s = memory_Bps > 0 ? (x.m * x.k + x.k * x.n + x.m * x.n) * kFp32Bytes / memory_Bps + kernel_launch_s : 0.0;
     const double floor = std::max(0.0, roof_s / x.time_s - 1.0);
@@ -186,6 +189,19 @@ GemmFit fit_gemm(const std::vector<Sample>& samples, double peak_flops, double k
   }
   f.rms_rel_error = std::sqrt(sum_sq / static_cast<double>(used.size()));
   return f;
+}
+
+GemmFit fit_gemm_and_k0(const std::vector<Sample>& samples, double peak_flops, double kernel_launch_s,
+                        double memory_Bps, const std::vector<double>& candidates) {
+  if (candidates.empty()) throw std::invalid_argument("gemm fit: no K0 candidates");
+  GemmFit best;
+  bool any = false;
+  for (const double k0 : candidates) {
+    GemmFit f = fit_gemm(samples, peak_flops, kernel_launch_s, memory_Bps, k0);
+    if (!any || f.max_rel_error_unforced < best.max_rel_error_unforced) best = f;
+    any = true;
+  }
+  return best;
 }
 
 }  // namespace hetsim::calibration

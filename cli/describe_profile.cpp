@@ -36,6 +36,10 @@ std::string device_figures(const models::DeviceProfile& d) {
     std::snprintf(buf, sizeof buf, "gemm memory %.3f", *d.gemm_memory_efficiency);
     add(buf);
   }
+  if (d.gemm_k0) {
+    std::snprintf(buf, sizeof buf, "gemm k0 %g", *d.gemm_k0);
+    add(buf);
+  }
   if (d.kernel_launch_s) add("kernel launch " + models::format_time(*d.kernel_launch_s));
   if (d.framework_op_host_s) add("host per op " + models::format_time(*d.framework_op_host_s));
   if (d.framework_pass_host_s) add("host per pass " + models::format_time(*d.framework_pass_host_s));
@@ -70,6 +74,7 @@ void json_profile(models::JsonOut& j, const models::Profile& p) {
     if (d.gemm_half_work_flop) j.key("gemm_half_work_flop").value(*d.gemm_half_work_flop);
     if (d.memory_efficiency) j.key("memory_efficiency").value(*d.memory_efficiency);
     if (d.gemm_memory_efficiency) j.key("gemm_memory_efficiency").value(*d.gemm_memory_efficiency);
+    if (d.gemm_k0) j.key("gemm_k0").value(*d.gemm_k0);
     if (d.kernel_launch_s) j.key("kernel_launch_s").value(*d.kernel_launch_s);
     if (d.framework_op_host_s) j.key("framework_op_host_s").value(*d.framework_op_host_s);
     if (d.framework_pass_host_s) j.key("framework_pass_host_s").value(*d.framework_pass_host_s);

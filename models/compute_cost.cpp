@@ -31,7 +31,7 @@ double gemm_efficiency(const DeviceRates& d, double work_flop) {
 double gemm_time(const DeviceRates& d, double m, double n, double k, double batch, double elem_bytes) {
   const double flop = 2.0 * m * n * k * batch;
   if (flop <= 0) return 0;
-  const double compute_s = flop / (d.peak_flops * gemm_efficiency(d, flop) * k / (k + kGemmK0));
+  const double compute_s = flop / (d.peak_flops * gemm_efficiency(d, flop) * k / (k + d.eff.gemm_k0));
   const double bytes = (m * k + k * n + m * n) * batch * elem_bytes;
   const double memory_s = bytes / (d.memory_Bps * d.eff.gemm_memory());
   return std::max(compute_s, memory_s) + d.eff.kernel_launch_s;

@@ -40,6 +40,7 @@ inline constexpr double kFlashBackwardRelEfficiency = 0.43;
 /// Reduction length at which a GEMM's main loop runs at half speed: each output tile pays a
 /// fixed prologue/epilogue of a few k-iterations (multistage software pipeline of 3-4 stages of
 /// k = 32; NVIDIA CUTLASS "Efficient GEMM in CUDA", 2023), so efficiency scales as K/(K + K0).
+/// The default of EfficiencyModel::gemm_k0 (calibration profiles may set another per device).
 inline constexpr double kGemmK0 = 64;
 
 /// Peak rates of a device in the training dtype.

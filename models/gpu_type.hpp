@@ -49,6 +49,10 @@ struct EfficiencyModel {
   /// (a few GB/s), while blocked GEMMs stream their operands at the cache/DRAM rate of a pure
   /// stream kernel: `hetsim calibrate` sets this from its axpy rate there.
   double gemm_memory_efficiency = 0;
+  /// Reduction length k at which a GEMM's main loop runs at half speed (efficiency x k/(k + K0),
+  /// models/compute_cost.hpp kGemmK0: the GPU figure from CUTLASS's tile pipeline). A CPU's
+  /// blocked kernels pay no such prologue: `hetsim calibrate` fits it (0 on this project's CPUs).
+  double gemm_k0 = 64;
   double gemm_memory() const { return gemm_memory_efficiency > 0 ? gemm_memory_efficiency : memory_efficiency; }
 };
 

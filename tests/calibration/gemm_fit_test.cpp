@@ -186,6 +186,17 @@ TEST(GemmFitTest, NoGridPointBeatsTheSearch) {
   EXPECT_GT(best, 0.45);
 }
 
+TEST(GemmFitTest, ChoosesTheK0TheSamplesShow) {
+  for (const double k0 : {0.0, 32.0, 64.0}) {
+    std::vector<Sample> samples = grid_gemms();
+    for (Sample& s : samples) s.time_s = gemm_model_time(s, kPeak, 0.7, 3e5, 1e-6, 0, k0);
+    const GemmFit f = fit_gemm_and_k0(samples, kPeak, 1e-6, 0);
+    EXPECT_EQ(f.gemm_k0, k0);
+    EXPECT_NEAR(f.gemm_efficiency, 0.7, 0.01) << "k0 " << k0;
+    EXPECT_LT(f.max_rel_error, 0.01);
+  }
+}
+
 TEST(GemmFitTest, RejectsUnidentifiableSets) {
   EXPECT_THROW(fit_gemm({}, kPeak, 0), std::invalid_argument);
   Sample s = grid_gemms().front();

@@ -25,7 +25,7 @@ name: local-cpu
 source: "test"
 devices:
   cpu-avx2:
-    efficiency: {gemm: 0.5, gemm_fp32: 0.4, flash: 1.25, gemm_half_work: "200kFLOP", memory: 0.6, gemm_memory: 0.9, kernel_launch: "300ns", framework_op_host: "0s", framework_pass_host: "0s"}
+    efficiency: {gemm: 0.5, gemm_fp32: 0.4, flash: 1.25, gemm_half_work: "200kFLOP", memory: 0.6, gemm_memory: 0.9, gemm_k0: 8, kernel_launch: "300ns", framework_op_host: "0s", framework_pass_host: "0s"}
 links:
   pcie: {bandwidth: "2GB/s", latency: "5us"}
   ethernet: {bandwidth: "1GB/s", latency: "21us"}
@@ -41,6 +41,7 @@ TEST(ProfileLoaderTest, ParsesEveryField) {
   EXPECT_DOUBLE_EQ(*d.gemm_half_work_flop, 2e5);
   EXPECT_DOUBLE_EQ(*d.memory_efficiency, 0.6);
   EXPECT_DOUBLE_EQ(*d.gemm_memory_efficiency, 0.9);
+  EXPECT_DOUBLE_EQ(*d.gemm_k0, 8.0);
   EXPECT_NEAR(*d.kernel_launch_s, 3e-7, 1e-15);
   EXPECT_DOUBLE_EQ(*d.framework_op_host_s, 0.0);
   EXPECT_DOUBLE_EQ(p.links.at("pcie").bandwidth_Bps, 2e9);
@@ -83,6 +84,7 @@ TEST(ApplyProfileTest, OverridesEfficiencyAndLinksOfTheCluster) {
   EXPECT_DOUBLE_EQ(avx.gpu.gemm_efficiency_in(Dtype::kBf16), 0.5);
   EXPECT_DOUBLE_EQ(avx.gpu.efficiency.flash_scale, 1.25);
   EXPECT_DOUBLE_EQ(avx.gpu.efficiency.gemm_memory(), 0.9);  // the GEMMs' roof; elementwise ops keep 0.6
+  EXPECT_DOUBLE_EQ(avx.gpu.efficiency.gemm_k0, 8.0);
   EXPECT_DOUBLE_EQ(avx.gpu.efficiency.memory_efficiency, 0.6);
   EXPECT_DOUBLE_EQ(avx.gpu.efficiency.framework_op_host_s, 0.0);
   // Achieved figures of the cost model equal the profile's.

@@ -60,6 +60,16 @@ TEST(ComputeCost, GemmMemoryEfficiencySetsTheGemmRoofOnly) {
   EXPECT_NEAR(memory_time(d, 1e9, 1), 1e9 / 0.5e12 + 5e-6, 1e-12);  // elementwise: still `memory`
 }
 
+TEST(ComputeCost, GemmK0IsTheDevicesHalfSpeedReduction) {
+  DeviceRates d = rates();
+  d.memory_Bps = 1e15;  // far from the memory roof: the k term alone
+  const double n = 8192, k = 64, w = 2 * n * n * k;
+  const double ramp = 0.8 * w / (w + 1e9);
+  EXPECT_NEAR(gemm_time(d, n, n, k, 1, 2), w / (100e12 * ramp * 0.5) + 5e-6, 1e-12);  // default K0 = 64: half speed
+  d.eff.gemm_k0 = 0;  // a CPU's blocked kernels: no k prologue
+  EXPECT_NEAR(gemm_time(d, n, n, k, 1, 2), w / (100e12 * ramp) + 5e-6, 1e-12);
+}
+
 TEST(ComputeCost, MemoryOpIsBytesOverBandwidthPlusLaunches) {
   EXPECT_NEAR(memory_time(rates(), 1e9, 3), 1e9 / 0.5e12 + 3 * 5e-6, 1e-12);
 }
