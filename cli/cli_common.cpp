@@ -67,19 +67,18 @@ Inputs load_inputs(const std::string& cluster_path, const std::string& workload_
                    const std::string& profile_path) {
   Inputs in;
   models::DiagnosticCollector errors;
-  const auto collect = [&](auto&& load) { return errors.collect(load); };
-  const bool cluster_ok = collect([&] { in.cluster = load_cluster_file(cluster_path); });
-  const bool workload_ok = collect([&] { in.workload = load_workload_file(workload_path); });
+  const bool cluster_ok = errors.collect([&] { in.cluster = load_cluster_file(cluster_path); });
+  const bool workload_ok = errors.collect([&] { in.workload = load_workload_file(workload_path); });
   if (!plan_path.empty()) {
     if (cluster_ok && workload_ok) {
-      collect([&] { in.plan = load_plan_file(plan_path, in.cluster, in.workload); });
+      errors.collect([&] { in.plan = load_plan_file(plan_path, in.cluster, in.workload); });
     } else {
-      collect([&] { models::load_plan_spec(plan_path); });  // still report the plan's own errors
+      errors.collect([&] { models::load_plan_spec(plan_path); });  // still report the plan's own errors
     }
   }
   if (!profile_path.empty()) {
     models::Profile profile;
-    if (collect([&] { profile = models::load_profile(profile_path); }) && cluster_ok)
+    if (errors.collect([&] { profile = models::load_profile(profile_path); }) && cluster_ok)
       models::apply_profile(in.cluster, profile);
   }
   errors.throw_if_any();

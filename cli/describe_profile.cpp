@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "describe_profile.hpp"
 
+#include <optional>
+
 #include <cstdio>
 
 #include "cli_common.hpp"
@@ -14,32 +16,20 @@ std::string device_figures(const models::DeviceProfile& d) {
   std::string s;
   const auto add = [&s](const std::string& item) { s += (s.empty() ? "" : ", ") + item; };
   for (const auto& [dtype, flops] : d.peak_flops) add(std::string("peak ") + models::to_string(dtype) + " " + models::format_flops(flops));
-  char buf[64];
-  if (d.gemm_efficiency) {
-    std::snprintf(buf, sizeof buf, "gemm %.3f", *d.gemm_efficiency);
+  // A figure printed with a printf format ("gemm %.3f"), when the profile sets it.
+  const auto add_figure = [&add](const char* format, const std::optional<double>& v) {
+    if (!v) return;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, format, *v);
     add(buf);
-  }
-  if (d.gemm_fp32_efficiency) {
-    std::snprintf(buf, sizeof buf, "gemm fp32 %.3f", *d.gemm_fp32_efficiency);
-    add(buf);
-  }
-  if (d.flash_scale) {
-    std::snprintf(buf, sizeof buf, "flash scale %.3f", *d.flash_scale);
-    add(buf);
-  }
+  };
+  add_figure("gemm %.3f", d.gemm_efficiency);
+  add_figure("gemm fp32 %.3f", d.gemm_fp32_efficiency);
+  add_figure("flash scale %.3f", d.flash_scale);
   if (d.gemm_half_work_flop) add("half-work " + format_work(*d.gemm_half_work_flop));
-  if (d.memory_efficiency) {
-    std::snprintf(buf, sizeof buf, "memory %.3f", *d.memory_efficiency);
-    add(buf);
-  }
-  if (d.gemm_memory_efficiency) {
-    std::snprintf(buf, sizeof buf, "gemm memory %.3f", *d.gemm_memory_efficiency);
-    add(buf);
-  }
-  if (d.gemm_k0) {
-    std::snprintf(buf, sizeof buf, "gemm k0 %g", *d.gemm_k0);
-    add(buf);
-  }
+  add_figure("memory %.3f", d.memory_efficiency);
+  add_figure("gemm memory %.3f", d.gemm_memory_efficiency);
+  add_figure("gemm k0 %g", d.gemm_k0);
   if (d.kernel_launch_s) add("kernel launch " + models::format_time(*d.kernel_launch_s));
   if (d.framework_op_host_s) add("host per op " + models::format_time(*d.framework_op_host_s));
   if (d.framework_pass_host_s) add("host per pass " + models::format_time(*d.framework_pass_host_s));

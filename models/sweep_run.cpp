@@ -172,20 +172,21 @@ SweepResult run_sweep(const SweepSpec& spec, const Cluster& base, const std::vec
     for (size_t a = 0; a < spec.axes.size(); ++a) values.push_back(spec.axes[a].labels[choice[a]]);
     std::optional<Cluster> cluster;  // built on the first workload that is not resumed
     for (size_t w = 0; w < workloads.size(); ++w) {
-      SweepRow r;
-      r.point = p;
-      r.workload = workloads[w].name;
-      r.values = values;
+      const auto fresh_row = [&] {
+        SweepRow row;
+        row.point = p;
+        row.workload = workloads[w].name;
+        row.values = values;
+        return row;
+      };
+      SweepRow r = fresh_row();
       const std::string key = sweep_row_key(spec, cluster_fp, workload_fp[w], options.profile_fingerprint, values);
       // A row whose search a time limit stopped is planned again: this run may allow more time.
       if (auto it = done.find(key); it != done.end() && read_results(it->second, r) && !r.search_stopped) {
         r.resumed = true;
         ++result.resumed;
       } else {
-        r = SweepRow();  // drop what a rejected record may have set
-        r.point = p;
-        r.workload = workloads[w].name;
-        r.values = values;
+        r = fresh_row();  // drop what a rejected record may have set
         if (!cluster) cluster = sweep_cluster(spec, base, choice, catalog, options.profile);
         plan_row(*cluster, workloads[w], po, r);
         if (!options.checkpoint_path.empty()) {

@@ -74,6 +74,15 @@ TEST(MeasuredBreakdown, AnUnequalPipelineRunAddsUpToItsIterationTime) {
   EXPECT_GT(r.breakdown.bubble_s, 0);
 }
 
+/// tiny-gpt wide enough that a layer's compute (milliseconds) dwarfs a thread's wake-up (microseconds).
+models::Workload wide_tiny_workload() {
+  models::Workload w = testing::tiny_workload();
+  w.model.hidden = 64;
+  w.model.ffn_hidden = 256;
+  w.model.seq_len = 32;
+  return w;
+}
+
 /// The end of a rank's last compute op of a phase in a step (micro-batch `mb`, or any with -1).
 double last_compute_end(const std::vector<Measurement>& ms, int step, const std::string& phase, int mb = -1) {
   double end = 0;
@@ -94,10 +103,7 @@ double last_compute_end(const std::vector<Measurement>& ms, int step, const std:
 TEST(MeasuredBreakdown, WaitingForAnotherRankIsBubbleNotCommunication) {
   RunSpec s;
   s.cluster = testing::cpu_cluster(0, 2);
-  s.workload = testing::tiny_workload();
-  s.workload.model.hidden = 64;
-  s.workload.model.ffn_hidden = 256;
-  s.workload.model.seq_len = 32;
+  s.workload = wide_tiny_workload();
   s.plan = plan("pp2-slow-first", {replica(4, {stage(3, 0), stage(1, 1)})});
   s.steps = 3;
   const RunOutcome out = run_in_process(s);
@@ -133,10 +139,7 @@ TEST(MeasuredBreakdown, WaitingForAnotherRankIsBubbleNotCommunication) {
 TEST(MeasuredBreakdown, WaitingForASlowerReplicaIsNotGradientSync) {
   RunSpec s;
   s.cluster = testing::cpu_cluster(1, 1);
-  s.workload = testing::tiny_workload();
-  s.workload.model.hidden = 64;
-  s.workload.model.ffn_hidden = 256;
-  s.workload.model.seq_len = 32;
+  s.workload = wide_tiny_workload();
   s.plan = plan("dp2-fast-slow", {replica(2, {stage(4, 0)}), replica(2, {stage(4, 1)})});
   s.steps = 3;
   const RunOutcome out = run_in_process(s);
