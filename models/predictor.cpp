@@ -19,11 +19,27 @@ namespace hetsim::models {
 
 namespace {
 
+template <int N>
+bool consecutive_n(const int* g) {
+  unsigned gaps = 0;  // no early exit: the compiler vectorises the whole check
+  for (int i = 0; i < N; ++i) gaps |= static_cast<unsigned>(g[i] - i) ^ static_cast<unsigned>(g[0]);
+  return gaps == 0;
+}
+
 /// Whether gpus[i] == gpus[0] + i for all i (TP groups are 1 to 8 GPUs, one check per stage).
+/// The usual degrees get a loop of fixed length, which the compiler turns into a few vector
+/// instructions without the set-up of a loop of unknown length (half the instructions at 8).
 bool consecutive(const std::vector<int>& gpus) {
   const int* g = gpus.data();
   const int n = static_cast<int>(gpus.size());
-  unsigned gaps = 0;  // no early exit: the compiler vectorises the whole check
+  switch (n) {
+    case 1: return true;
+    case 2: return consecutive_n<2>(g);
+    case 4: return consecutive_n<4>(g);
+    case 8: return consecutive_n<8>(g);
+    default: break;
+  }
+  unsigned gaps = 0;
   for (int i = 0; i < n; ++i) gaps |= static_cast<unsigned>(g[i] - i) ^ static_cast<unsigned>(g[0]);
   return gaps == 0;
 }
@@ -73,6 +89,12 @@ struct Evaluation {
   std::vector<StageTimes> times;        ///< [replica * pp + stage]
   std::vector<StageTimes> p2p;          ///< [replica * pp + stage] p2p sends in the forward / backward pass
   std::vector<char> tp_in_one_node;     ///< [replica * pp + stage]
+  std::vector<int> front_node;          ///< [replica * pp + stage] node of the stage's first GPU
+  std::vector<char> in_node;            ///< [replica * pp + stage] consecutive GPUs of one node
+  /// [replica] -> the earlier replica it is a copy of (see find_copies), -1: evaluated itself.
+  std::vector<int> copy_of;
+  std::vector<double> replica_time_s;   ///< [replica] pipeline time
+  std::vector<int> first_row;           ///< [replica] its first StageReport in report.stages
   // Keys are compared field by field as ints: bool pairs that the compiler merges into one
   // 16-bit load right after two byte stores stall on store forwarding in the hot loops.
   struct PathKey {
@@ -112,8 +134,109 @@ struct Evaluation {
     return false;
   }
 
+  const Stage* next_stage(const Replica& rep, int s) const {  // the stage s sends to, if any
+    const int pp = static_cast<int>(rep.stages.size());
+    if (pp < 2 || (s == pp - 1 && std::max(1, plan.interleave) == 1)) return nullptr;
+    return &rep.stages[s == pp - 1 ? 0 : s + 1];
+  }
+  /// GPUs sharing the NICs of nodes na and nb on a pipeline path between them (see step 2).
+  int path_senders(int na, int nb, const std::vector<int>& nic_senders, bool partial) const {
+    if (na != nb && !nic_senders.empty()) return std::max(nic_senders[na], nic_senders[nb]);
+    if (na != nb && partial) return std::max(used_on_node[na], used_on_node[nb]);
+    return 0;
+  }
+  bool find_copies(int max_pp, int* stage_count, int* gpu_count);
+  void drop_copies_with_other_senders(int max_pp, const std::vector<int>& nic_senders, bool partial);
   bool run();
 };
+
+/// Marks replica r as a copy of the replica `base` compared with it (the last one evaluated
+/// itself) when everything the evaluation reads of r equals what it reads of base:
+///  - depth, micro-batch count, and per stage the layers and TP degree (shapes, memory, p2p sizes);
+///  - per stage a TP group of consecutive GPUs of one node (tp_group_cost then depends only on
+///    its size and node type, and step_cost's memory figures only on the node type), on a node
+///    of the same type and zone as base's stage (stage costs, p2p path keys, memory capacity);
+///  - per pipeline boundary the same "both ends on one node" relation (p2p path key), and the
+///    same NIC sender count (drop_copies_with_other_senders, once the counts are known).
+/// Then every per-stage figure of r (shape, p2p, stage times, pipeline time, memory, report
+/// row) is computed by the same operations on the same values as base's, so copying base's
+/// figures is bit-exact. What depends on the GPUs themselves (DP group members, nodes in use,
+/// tied-embedding pairs) is still walked for every replica. In work mode (build_plan_work)
+/// nothing is a copy: every stage's ops are recorded.
+/// Also fills front_node and in_node for every stage, counts stages and GPUs, and returns
+/// whether some pipeline boundary stays inside one node.
+bool Evaluation::find_copies(int max_pp, int* stage_count, int* gpu_count) {
+  const int dp = plan.dp();
+  front_node.assign(static_cast<std::size_t>(dp) * max_pp, -1);
+  in_node.assign(static_cast<std::size_t>(dp) * max_pp, 0);
+  copy_of.assign(dp, -1);
+  // Raw pointers and local counts: stores through the vectors' ints could alias the cluster's
+  // ints, which would make the compiler reload every vector's storage at each stage.
+  const GpuSlot* gpus = cluster.gpus.data();
+  const Node* nodes = cluster.nodes.data();
+  int* fn = front_node.data();
+  char* in = in_node.data();
+  const bool wraps = std::max(1, plan.interleave) > 1;  // interleaved: the last stage sends to the first
+  bool consecutive_on_a_node = false;
+  int stages = 0, gpu_total = 0;
+  int base = 0;
+  for (int r = 0; r < dp; ++r) {
+    const Replica& rep = plan.replicas[r];
+    const Replica& b = plan.replicas[base];
+    const int pp = static_cast<int>(rep.stages.size());
+    int* f = fn + static_cast<std::size_t>(r) * max_pp;
+    const int* fb = fn + static_cast<std::size_t>(base) * max_pp;
+    char* o = in + static_cast<std::size_t>(r) * max_pp;
+    const char* ob = in + static_cast<std::size_t>(base) * max_pp;
+    stages += pp;
+    bool copy = !work && r > 0 && pp == static_cast<int>(b.stages.size()) && rep.micro_batches == b.micro_batches;
+    for (int s = 0; s < pp; ++s) {
+      const Stage& st = rep.stages[s];
+      gpu_total += st.tp();
+      const int node = gpus[st.gpus.front()].node;
+      const bool one = gpus[st.gpus.back()].node == node && consecutive(st.gpus);
+      f[s] = node;
+      o[s] = one;
+      const bool boundary_in_node = s > 0 && node == f[s - 1];  // stage s - 1 sends to s
+      consecutive_on_a_node = consecutive_on_a_node || boundary_in_node;
+      if (copy) {
+        const Stage& sb = b.stages[s];
+        copy = one && ob[s] && st.layers == sb.layers && st.tp() == sb.tp() &&
+               nodes[node].node_type == nodes[fb[s]].node_type && nodes[node].zone == nodes[fb[s]].zone &&
+               boundary_in_node == (s > 0 && fb[s] == fb[s - 1]);
+      }
+    }
+    if (wraps && pp > 1) {
+      const bool boundary_in_node = f[pp - 1] == f[0];
+      consecutive_on_a_node = consecutive_on_a_node || boundary_in_node;
+      copy = copy && boundary_in_node == (fb[pp - 1] == fb[0]);
+    }
+    if (copy) copy_of[r] = base;
+    else base = r;
+  }
+  *stage_count = stages;
+  *gpu_count = gpu_total;
+  return consecutive_on_a_node;
+}
+
+/// The last condition of find_copies: a path leaving a node shares its NICs with the node's
+/// other senders (path_senders), a count that depends on the nodes themselves.
+void Evaluation::drop_copies_with_other_senders(int max_pp, const std::vector<int>& nic_senders, bool partial) {
+  if (nic_senders.empty() && !partial) return;  // every path's count is 0
+  for (int r = 0; r < plan.dp(); ++r) {
+    const int base = copy_of[r];
+    if (base < 0) continue;
+    const int pp = static_cast<int>(plan.replicas[r].stages.size());
+    const std::size_t k0 = static_cast<std::size_t>(r) * max_pp, b0 = static_cast<std::size_t>(base) * max_pp;
+    for (int s = 0; s < pp && copy_of[r] >= 0; ++s) {
+      if (!next_stage(plan.replicas[r], s)) continue;
+      const int to = s == pp - 1 ? 0 : s + 1;
+      if (path_senders(front_node[k0 + s], front_node[k0 + to], nic_senders, partial) !=
+          path_senders(front_node[b0 + s], front_node[b0 + to], nic_senders, partial))
+        copy_of[r] = -1;
+    }
+  }
+}
 
 bool Evaluation::run() {
   const ModelSpec& m = workload.model;
@@ -138,22 +261,25 @@ bool Evaluation::run() {
   p2p_times.reserve(4);
   tp_in_one_node.assign(slots, 0);
 
-  // 1. Stage costs, deduplicated by shape.
   int stage_count = 0, gpu_count = 0;  // Plan::gpu_count() without a second walk
+  const bool consecutive_on_a_node = find_copies(max_pp, &stage_count, &gpu_count);
+
+  // 1. Stage costs, deduplicated by shape.
   for (int r = 0; r < dp; ++r) {
     const Replica& rep = plan.replicas[r];
     const int pp = static_cast<int>(rep.stages.size());
-    stage_count += pp;
+    if (copy_of[r] >= 0) {  // exact: see find_copies
+      std::copy_n(&shape_of[copy_of[r] * max_pp], pp, &shape_of[r * max_pp]);
+      std::copy_n(&tp_in_one_node[copy_of[r] * max_pp], pp, &tp_in_one_node[r * max_pp]);
+      continue;
+    }
     for (int s = 0; s < pp; ++s) {
       const Stage& st = rep.stages[s];
-      gpu_count += st.tp();
       // A TP group of consecutive GPUs in one node is fully described by its node type, size,
       // layers and position: stages seen before with the same key reuse their shape by ints.
-      const int front_node = cluster.gpus[st.gpus.front()].node;
-      const bool in_node = cluster.gpus[st.gpus.back()].node == front_node && consecutive(st.gpus);
-      const InNodeKey in_key{cluster.nodes[front_node].node_type, st.tp(), st.layers / v,
+      const InNodeKey in_key{cluster.nodes[front_node[r * max_pp + s]].node_type, st.tp(), st.layers / v,
                              (s == 0 ? 1 : 0) | (s == pp - 1 ? 2 : 0), -1};
-      if (in_node && !work) {
+      if (in_node[r * max_pp + s] && !work) {
         // Stage s of a uniform plan matches the s-th key (pushed by the first replica): try it first.
         int hit = -1;
         if (s < static_cast<int>(in_node_shapes.size()) && in_node_shapes[s].same_stage(in_key)) hit = in_node_shapes[s].shape;
@@ -198,7 +324,7 @@ bool Evaluation::run() {
         }
       }
       shape_of[r * max_pp + s] = idx;
-      if (in_node && !work) in_node_shapes.push_back({in_key.node_type, in_key.tp, in_key.layers, in_key.ends, idx});
+      if (in_node[r * max_pp + s] && !work) in_node_shapes.push_back({in_key.node_type, in_key.tp, in_key.layers, in_key.ends, idx});
     }
   }
 
@@ -220,16 +346,6 @@ bool Evaluation::run() {
         for (int g : st.gpus) ++used_on_node[cluster.gpus[g].node];
   }
   const auto node_of = [&](int gpu) { return cluster.gpus[gpu].node; };
-  const auto next_stage = [&](const Replica& rep, int s) -> const Stage* {  // the stage s sends to
-    const int pp = static_cast<int>(rep.stages.size());
-    if (pp < 2 || (s == pp - 1 && v == 1)) return nullptr;
-    return &rep.stages[s == pp - 1 ? 0 : s + 1];
-  };
-  bool consecutive_on_a_node = false;
-  for (const Replica& rep : plan.replicas)
-    for (int s = 0; s < static_cast<int>(rep.stages.size()) && !consecutive_on_a_node; ++s)
-      if (const Stage* b = next_stage(rep, s))
-        consecutive_on_a_node = node_of(rep.stages[s].gpus.front()) == node_of(b->gpus.front());
   std::vector<int> nic_senders;  // per node; empty: the count above applies
   if (consecutive_on_a_node) {
     std::vector<char> sends(cluster.gpus.size(), 0);
@@ -248,10 +364,15 @@ bool Evaluation::run() {
     for (std::size_t g = 0; g < sends.size(); ++g)
       if (sends[g]) ++nic_senders[cluster.gpus[g].node];
   }
+  drop_copies_with_other_senders(max_pp, nic_senders, partial);
   for (int r = 0; r < dp; ++r) {
     const Replica& rep = plan.replicas[r];
     const int pp = static_cast<int>(rep.stages.size());
     if (pp < 2) continue;
+    if (copy_of[r] >= 0) {  // exact: see find_copies
+      std::copy_n(&p2p[copy_of[r] * max_pp], pp, &p2p[r * max_pp]);
+      continue;
+    }
     for (int s = 0; s < pp; ++s) {
       const Stage* next = next_stage(rep, s);
       if (!next) continue;
@@ -261,9 +382,7 @@ bool Evaluation::run() {
       // Paths between nodes of the same types and zones have the same figures: reuse them.
       const int ga = a.gpus.front(), gb = b.gpus.front();
       const int na = cluster.gpus[ga].node, nb = cluster.gpus[gb].node;
-      int senders = 0;
-      if (na != nb && !nic_senders.empty()) senders = std::max(nic_senders[na], nic_senders[nb]);
-      else if (na != nb && partial) senders = std::max(used_on_node[na], used_on_node[nb]);
+      const int senders = path_senders(na, nb, nic_senders, partial);
       const PathKey key{cluster.nodes[na].node_type, cluster.nodes[nb].node_type, cluster.nodes[na].zone,
                         cluster.nodes[nb].zone, na == nb ? 1 : 0, senders};
       int path = -1;
@@ -291,8 +410,14 @@ bool Evaluation::run() {
   double slowest_replica_s = 0;
   int slowest_replica = 0;
   double previous_t = 0;
+  replica_time_s.assign(dp, 0);
   for (int r = 0; r < dp; ++r) {
     const int pp = static_cast<int>(plan.replicas[r].stages.size());
+    if (copy_of[r] >= 0) {  // exact: see find_copies; equal to base's time, so never slower
+      std::copy_n(&times[copy_of[r] * max_pp], pp, &times[r * max_pp]);
+      previous_t = replica_time_s[r] = replica_time_s[copy_of[r]];
+      continue;
+    }
     for (int s = 0; s < pp; ++s) {
       const std::size_t k = r * max_pp + s;
       const StageCost& c = costs[shape_of[k]];
@@ -307,7 +432,7 @@ bool Evaluation::run() {
         std::equal(&times[r * max_pp], &times[r * max_pp] + pp, &times[(r - 1) * max_pp],
                    [](const StageTimes& a, const StageTimes& b) { return a.forward_s == b.forward_s && a.backward_s == b.backward_s; });
     const double t = same_as_previous ? previous_t : pipeline_time(&times[r * max_pp], pp, plan.replicas[r].micro_batches, v, plan.schedule);
-    previous_t = t;
+    previous_t = replica_time_s[r] = t;
     if (t > slowest_replica_s) {
       slowest_replica_s = t;
       slowest_replica = r;
@@ -316,7 +441,7 @@ bool Evaluation::run() {
 
   // 4. Data-parallel step: gradient sync, ZeRO collectives, optimizer, memory.
   StepInput step{cluster,         workload,        plan, max_pp, shape_of, costs, times, tp_in_one_node,
-                 slowest_replica, partial ? &used_on_node : nullptr};
+                 slowest_replica, partial ? &used_on_node : nullptr, &copy_of, &front_node};
   const StepCost sc = step_cost(step, work);
   if (!sc.reason.empty()) return fail(sc.reason);
   if (work) {
@@ -362,9 +487,15 @@ bool Evaluation::run() {
   // Built in place: a StageReport moved into the vector copies its string's inline buffer, and
   // resize() would first write every element with defaults in a pass of its own.
   report.stages.reserve(stage_count);
+  first_row.assign(dp, 0);
   for (int r = 0; r < dp; ++r) {
     const Replica& rep = plan.replicas[r];
     const int pp = static_cast<int>(rep.stages.size());
+    first_row[r] = static_cast<int>(report.stages.size());
+    if (copy_of[r] >= 0) {  // exact: see find_copies (step_cost copies the memory figures too)
+      for (int s = 0; s < pp; ++s) report.stages.emplace_back(report.stages[first_row[copy_of[r]] + s]).replica = r;
+      continue;
+    }
     for (int s = 0; s < pp; ++s) {
       const std::size_t k = r * max_pp + s;
       StageReport& sr = report.stages.emplace_back();
@@ -386,13 +517,13 @@ bool Evaluation::run() {
 PlanWork build_plan_work(const Cluster& cluster, const Workload& workload, const Plan& plan) {
   PlanWork work;
   work.replicas.assign(plan.replicas.size(), {});
-  Evaluation ev{cluster, workload, plan, &work, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  Evaluation ev{cluster, workload, plan, &work, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   ev.run();
   return work;
 }
 
 Report predict(const Cluster& cluster, const Workload& workload, const Plan& plan) {
-  Evaluation ev{cluster, workload, plan, nullptr, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  Evaluation ev{cluster, workload, plan, nullptr, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   ev.run();
   return std::move(ev.report);
 }

@@ -53,34 +53,34 @@ struct DpGroupMemo {
   int generation = 0;          ///< counts the evaluations of `cost`
 };
 
-const GroupCost& dp_group_cost(const Cluster& c, const std::vector<int>& members, DpGroupMemo& memo,
+const GroupCost& dp_group_cost(const Cluster& c, const int* members, int count, DpGroupMemo& memo,
                                const std::vector<int>* used_on_node) {
   if (used_on_node) {
     // A plan that leaves GPUs idle: the NICs of a node are shared by the plan's GPUs on it.
     int concurrent = 1;
-    for (int g : members) concurrent = std::max(concurrent, (*used_on_node)[c.gpus[g].node]);
-    memo.cost = group_cost(c, members, concurrent);
+    for (int i = 0; i < count; ++i) concurrent = std::max(concurrent, (*used_on_node)[c.gpus[members[i]].node]);
+    memo.cost = group_cost(c, members, count, concurrent);
     ++memo.generation;
     memo.signature.clear();
     return memo.cost;
   }
   // Compared with the kept signature on the way; the new one is written only on a miss.
   bool increasing = true;
-  bool same = !memo.signature.empty() && memo.signature.size() == 2 * members.size();
+  bool same = !memo.signature.empty() && memo.signature.size() == 2 * static_cast<std::size_t>(count);
   int prev_node = -1;
-  for (std::size_t i = 0; i < members.size() && increasing; ++i) {
+  for (int i = 0; i < count && increasing; ++i) {
     const int node = c.gpus[members[i]].node;
     increasing = increasing && node > prev_node;
     prev_node = node;
     same = same && memo.signature[2 * i] == c.nodes[node].node_type && memo.signature[2 * i + 1] == c.nodes[node].zone;
   }
   if (increasing && same) return memo.cost;
-  memo.cost = group_cost(c, members);
+  memo.cost = group_cost(c, members, count);
   ++memo.generation;
   memo.signature.clear();
   if (increasing) {
-    for (int g : members) {
-      const Node& n = c.nodes[c.gpus[g].node];
+    for (int i = 0; i < count; ++i) {
+      const Node& n = c.nodes[c.gpus[members[i]].node];
       memo.signature.push_back(n.node_type);
       memo.signature.push_back(n.zone);
     }
@@ -110,8 +110,9 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
 
   // Gradient sync, one group per (stage index, TP rank) across replicas. When every replica's
   // stage s sits in one node, all TP ranks see the same node sequence: one ring walk serves all.
-  std::vector<int> members;
-  members.reserve(dp);
+  // Written by index, not pushed: push_back is a call per member in this loop.
+  std::vector<int> members(dp);
+  int count = 0;  // members of the current group
   DpGroupMemo group_memo;
   group_memo.signature.reserve(2 * static_cast<std::size_t>(dp));
   // Collective times of the last group and sizes: the middle stages of a uniform plan have equal
@@ -127,16 +128,22 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
     bool symmetric = true;
     int first_tp = -1;
     double params = 0;
-    members.clear();  // TP rank 0 of every replica's stage s
+    count = 0;  // TP rank 0 of every replica's stage s
     for (int r = 0; r < dp; ++r) {
       if (s >= static_cast<int>(plan.replicas[r].stages.size())) continue;
       const Stage& st = plan.replicas[r].stages[s];
+      // A copy has its base's TP degree, one-node flag and shape, and its base (an earlier
+      // replica) is already in the tests, maxima and first_tp below: only its member is new.
+      if (in.copy_of && (*in.copy_of)[r] >= 0) {
+        members[count++] = st.gpus.front();
+        continue;
+      }
       const int tp = st.tp();
       if (first_tp < 0) first_tp = tp;
       symmetric = symmetric && tp == first_tp && in.tp_in_one_node[r * in.max_pp + s];
       max_tp = std::max(max_tp, tp);
       params = std::max(params, in.costs[in.shape_of[r * in.max_pp + s]].params);
-      members.push_back(st.gpus.front());
+      members[count++] = st.gpus.front();
     }
     if (max_tp == 0) continue;
     const double grad_bytes = params * grad_bpp;
@@ -147,16 +154,16 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
     const int ranks = symmetric && !work ? 1 : max_tp;
     for (int j = 0; j < ranks; ++j) {
       if (j > 0) {
-        members.clear();
+        count = 0;
         for (int r = 0; r < dp; ++r) {
           if (s >= static_cast<int>(plan.replicas[r].stages.size())) continue;
           const Stage& st = plan.replicas[r].stages[s];
-          members.push_back(st.gpus[j % st.tp()]);
+          members[count++] = st.gpus[j % st.tp()];
         }
       }
       double t = 0;
-      if (members.size() > 1) {
-        const GroupCost& g = dp_group_cost(c, members, group_memo, in.used_on_node);
+      if (count > 1) {
+        const GroupCost& g = dp_group_cost(c, members.data(), count, group_memo, in.used_on_node);
         if (sync.generation != group_memo.generation || sync.grad_bytes != grad_bytes ||
             sync.gather_bytes != gather_bytes) {
           sync = {group_memo.generation, grad_bytes, gather_bytes, 0, 0, 0};
@@ -185,9 +192,9 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
         }
       }
       worst = std::max(worst, t);
-      if (work && members.size() > 1) {
+      if (work && count > 1) {
         DpGroup dg;
-        dg.gpus = members;
+        dg.gpus.assign(members.begin(), members.begin() + count);
         dg.size_bytes = grad_bytes;
         dg.stage = s;
         dg.gather_bytes = gather_bytes;
@@ -260,6 +267,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
   std::vector<StageFigures> memo;
   memo.reserve(2 * static_cast<std::size_t>(in.max_pp));
   std::vector<int> memo_of_stage(in.max_pp, -1);  ///< memo entry stage s used last
+  std::vector<int> memo_of_slot(in.copy_of ? slots : 0);  ///< memo entry of each stage, for copies
   // Sums and maxima in locals (same order of operations): fields of `out` are stored back to
   // memory on every iteration, which chains each add through a store and a load.
   double peak_sum = 0, hardware_flop = 0, optimizer_s = 0, memory_peak = 0;
@@ -267,9 +275,26 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
   for (int r = 0; r < dp; ++r) {
     const Replica& rep = plan.replicas[r];
     const int pp = static_cast<int>(rep.stages.size());
+    const int base = in.copy_of ? (*in.copy_of)[r] : -1;
     for (int s = 0; s < pp; ++s) {
       const std::size_t k = r * in.max_pp + s;
       const Stage& st = rep.stages[s];
+      if (base >= 0 && !work) {
+        // A copy's stage is a one-node stage with its base stage's shape, position, depth,
+        // micro-batch count and node type: the memo entry base's stage found (or made) is the
+        // one the lookup below would find. Sums and maxima are taken in the same order.
+        const int hit = memo_of_slot[k] = memo_of_slot[static_cast<std::size_t>(base) * in.max_pp + s];
+        node_used[in.front_node ? (*in.front_node)[k] : c.gpus[st.gpus.front()].node] = 1;
+        const StageFigures& f = memo[hit];
+        peak_sum += f.peaks;
+        hardware_flop += f.flop;
+        optimizer_s = std::max(optimizer_s, f.opt_s);
+        out.stage_memory_bytes[k] = f.memory;
+        out.stage_capacity_bytes[k] = f.capacity;
+        memory_peak = std::max(memory_peak, f.memory);
+        // Over capacity: base's stage (an earlier replica) was too, and set the reason first.
+        continue;
+      }
       const int shape = in.shape_of[k];
       const bool one_node = in.tp_in_one_node[k];
       const int node = c.gpus[st.gpus.front()].node;
@@ -348,6 +373,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
         hit = static_cast<int>(memo.size()) - 1;
       }
       if (one_node) memo_of_stage[s] = hit;
+      if (in.copy_of) memo_of_slot[k] = hit;
       const StageFigures& f = memo[hit];
       peak_sum += f.peaks;
       hardware_flop += f.flop;

@@ -37,6 +37,11 @@ struct StepInput {
   /// GPUs of the plan in each node, for plans that leave GPUs idle (they do not share the
   /// NICs); nullptr when the plan uses every GPU of the cluster.
   const std::vector<int>* used_on_node;
+  /// [replica] -> an earlier replica whose per-stage figures this one's equal (the predictor's
+  /// find_copies), -1: none; nullptr: no copies.
+  const std::vector<int>* copy_of = nullptr;
+  /// [replica * max_pp + stage] node of the stage's first GPU; nullptr: looked up.
+  const std::vector<int>* front_node = nullptr;
 };
 
 struct StepCost {
