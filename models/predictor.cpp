@@ -190,8 +190,10 @@ bool Evaluation::find_copies(int max_pp, int* stage_count, int* gpu_count) {
     const char* ob = in + static_cast<std::size_t>(base) * max_pp;
     stages += pp;
     bool copy = !work && r > 0 && pp == static_cast<int>(b.stages.size()) && rep.micro_batches == b.micro_batches;
+    const Stage* stage = rep.stages.data();
+    const Stage* base_stage = b.stages.data();
     for (int s = 0; s < pp; ++s) {
-      const Stage& st = rep.stages[s];
+      const Stage& st = stage[s];
       gpu_total += st.tp();
       const int node = gpus[st.gpus.front()].node;
       const bool one = gpus[st.gpus.back()].node == node && consecutive(st.gpus);
@@ -200,7 +202,7 @@ bool Evaluation::find_copies(int max_pp, int* stage_count, int* gpu_count) {
       const bool boundary_in_node = s > 0 && node == f[s - 1];  // stage s - 1 sends to s
       consecutive_on_a_node = consecutive_on_a_node || boundary_in_node;
       if (copy) {
-        const Stage& sb = b.stages[s];
+        const Stage& sb = base_stage[s];
         copy = one && ob[s] && st.layers == sb.layers && st.tp() == sb.tp() &&
                nodes[node].node_type == nodes[fb[s]].node_type && nodes[node].zone == nodes[fb[s]].zone &&
                boundary_in_node == (s > 0 && fb[s] == fb[s - 1]);

@@ -123,6 +123,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
     double sync_s = 0;                   ///< gradient sync at the end of the step (ZeRO 0-2)
     double gather_s = 0, scatter_s = 0;  ///< ZeRO-3 weight all-gather, gradient reduce-scatter
   } sync;
+  const int* copy_of = in.copy_of ? in.copy_of->data() : nullptr;
   for (int s = 0; s < in.max_pp; ++s) {
     int max_tp = 0;
     bool symmetric = true;
@@ -134,7 +135,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
       const Stage& st = plan.replicas[r].stages[s];
       // A copy has its base's TP degree, one-node flag and shape, and its base (an earlier
       // replica) is already in the tests, maxima and first_tp below: only its member is new.
-      if (in.copy_of && (*in.copy_of)[r] >= 0) {
+      if (copy_of && copy_of[r] >= 0) {
         members[count++] = st.gpus.front();
         continue;
       }
@@ -276,25 +277,36 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
     const Replica& rep = plan.replicas[r];
     const int pp = static_cast<int>(rep.stages.size());
     const int base = in.copy_of ? (*in.copy_of)[r] : -1;
-    for (int s = 0; s < pp; ++s) {
-      const std::size_t k = r * in.max_pp + s;
-      const Stage& st = rep.stages[s];
-      if (base >= 0 && !work) {
-        // A copy's stage is a one-node stage with its base stage's shape, position, depth,
-        // micro-batch count and node type: the memo entry base's stage found (or made) is the
-        // one the lookup below would find. Sums and maxima are taken in the same order.
-        const int hit = memo_of_slot[k] = memo_of_slot[static_cast<std::size_t>(base) * in.max_pp + s];
-        node_used[in.front_node ? (*in.front_node)[k] : c.gpus[st.gpus.front()].node] = 1;
-        const StageFigures& f = memo[hit];
+    if (base >= 0) {
+      // A copy's stages are one-node stages with their base stages' shapes, positions, depth,
+      // micro-batch count and node types: the memo entries base's stages found (or made) are
+      // the ones the lookup below would find. Sums and maxima are taken in the same order. A
+      // stage over capacity: base's (an earlier replica) was too, and set the reason first.
+      // Raw pointers: the char stores to node_used may alias anything, which would reload
+      // every vector's storage at each stage.
+      const std::size_t k0 = static_cast<std::size_t>(r) * in.max_pp;
+      const int* from = memo_of_slot.data() + static_cast<std::size_t>(base) * in.max_pp;
+      int* to = memo_of_slot.data() + k0;
+      const int* nodes = in.front_node->data() + k0;
+      double* memory = out.stage_memory_bytes.data() + k0;
+      double* capacity = out.stage_capacity_bytes.data() + k0;
+      char* used = node_used.data();
+      const StageFigures* figures_of = memo.data();
+      for (int s = 0; s < pp; ++s) {
+        const StageFigures& f = figures_of[to[s] = from[s]];
+        used[nodes[s]] = 1;
         peak_sum += f.peaks;
         hardware_flop += f.flop;
         optimizer_s = std::max(optimizer_s, f.opt_s);
-        out.stage_memory_bytes[k] = f.memory;
-        out.stage_capacity_bytes[k] = f.capacity;
+        memory[s] = f.memory;
+        capacity[s] = f.capacity;
         memory_peak = std::max(memory_peak, f.memory);
-        // Over capacity: base's stage (an earlier replica) was too, and set the reason first.
-        continue;
       }
+      continue;
+    }
+    for (int s = 0; s < pp; ++s) {
+      const std::size_t k = r * in.max_pp + s;
+      const Stage& st = rep.stages[s];
       const int shape = in.shape_of[k];
       const bool one_node = in.tp_in_one_node[k];
       const int node = c.gpus[st.gpus.front()].node;

@@ -40,7 +40,7 @@ struct StepInput {
   /// [replica] -> an earlier replica whose per-stage figures this one's equal (the predictor's
   /// find_copies), -1: none; nullptr: no copies.
   const std::vector<int>* copy_of = nullptr;
-  /// [replica * max_pp + stage] node of the stage's first GPU; nullptr: looked up.
+  /// [replica * max_pp + stage] node of the stage's first GPU; required with copy_of.
   const std::vector<int>* front_node = nullptr;
 };
 
