@@ -29,9 +29,7 @@ bool consecutive_n(const int* g) {
 /// Whether gpus[i] == gpus[0] + i for all i (TP groups are 1 to 8 GPUs, one check per stage).
 /// The usual degrees get a loop of fixed length, which the compiler turns into a few vector
 /// instructions without the set-up of a loop of unknown length (half the instructions at 8).
-bool consecutive(const std::vector<int>& gpus) {
-  const int* g = gpus.data();
-  const int n = static_cast<int>(gpus.size());
+bool consecutive(const int* g, int n) {
   switch (n) {
     case 1: return true;
     case 2: return consecutive_n<2>(g);
@@ -51,7 +49,7 @@ GroupCost tp_group_cost(const Cluster& c, const std::vector<int>& gpus, Dtype dt
   const int node_type = c.nodes[node].node_type;
   // GPUs are numbered node by node (Cluster::finalize), so an ascending contiguous range whose
   // ends share a node lies in that node: no per-GPU lookups needed.
-  const bool contiguous = consecutive(gpus);
+  const bool contiguous = consecutive(gpus.data(), static_cast<int>(gpus.size()));
   bool one_node = true, one_type = true;
   if (!(contiguous && c.gpus[gpus.back()].node == node)) {
     for (int g : gpus) {
@@ -192,20 +190,25 @@ bool Evaluation::find_copies(int max_pp, int* stage_count, int* gpu_count) {
     bool copy = !work && r > 0 && pp == static_cast<int>(b.stages.size()) && rep.micro_batches == b.micro_batches;
     const Stage* stage = rep.stages.data();
     const Stage* base_stage = b.stages.data();
+    int previous = -1, base_previous = -1;  // nodes of stage s - 1 (none at s = 0; nodes are >= 0)
     for (int s = 0; s < pp; ++s) {
-      const Stage& st = stage[s];
-      gpu_total += st.tp();
-      const int node = gpus[st.gpus.front()].node;
-      const bool one = gpus[st.gpus.back()].node == node && consecutive(st.gpus);
+      const int* g = stage[s].gpus.data();
+      const int n = stage[s].tp();
+      gpu_total += n;
+      const int node = gpus[g[0]].node;
+      const bool one = gpus[g[n - 1]].node == node && consecutive(g, n);
       f[s] = node;
       o[s] = one;
-      const bool boundary_in_node = s > 0 && node == f[s - 1];  // stage s - 1 sends to s
+      const bool boundary_in_node = node == previous;  // stage s - 1 sends to s
       consecutive_on_a_node = consecutive_on_a_node || boundary_in_node;
+      previous = node;
       if (copy) {
         const Stage& sb = base_stage[s];
-        copy = one && ob[s] && st.layers == sb.layers && st.tp() == sb.tp() &&
-               nodes[node].node_type == nodes[fb[s]].node_type && nodes[node].zone == nodes[fb[s]].zone &&
-               boundary_in_node == (s > 0 && fb[s] == fb[s - 1]);
+        const int node_b = fb[s];
+        copy = one && ob[s] && stage[s].layers == sb.layers && n == sb.tp() &&
+               nodes[node].node_type == nodes[node_b].node_type && nodes[node].zone == nodes[node_b].zone &&
+               boundary_in_node == (node_b == base_previous);
+        base_previous = node_b;
       }
     }
     if (wraps && pp > 1) {
