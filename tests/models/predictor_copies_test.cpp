@@ -24,7 +24,8 @@ std::string source(const std::string& rel) { return std::string(HETSIM_SOURCE_DI
 /// The plan with every TP group that lies in one node in reverse rank order. The predictor
 /// reads a one-node group through its node alone (GPU order inside a node changes no link or
 /// type), so the report must not change; but the groups are no longer runs of consecutive GPUs,
-/// so no replica is taken for a copy. Groups that span nodes are kept as they are.
+/// so no replica is taken for a copy. Groups that span nodes are kept as they are, and a TP 1
+/// group is its own reverse: plans made of those are checked against build_plan_work only.
 Plan without_copies(const Plan& plan, const Cluster& c) {
   Plan p = plan;
   for (Replica& r : p.replicas)
