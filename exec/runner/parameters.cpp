@@ -28,8 +28,9 @@ void add_unit(std::vector<ParamSpec>& out, const models::ModelSpec& m, int unit,
   const int kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
   const int f = m.ffn_hidden;
   const int layers = m.layers;
-  // GPT-2 initialisation (Radford et al. 2019, section 2.3): N(0, 0.02), residual output
-  // projections scaled by 1/sqrt(2 * layers).
+  // GPT-2 initialisation: N(0, 0.02) (GPT-1, Radford et al. 2018, section 4.1 "Model
+  // specifications"), residual output projections scaled by 1/sqrt(N) with N = 2 * layers
+  // residual layers (GPT-2, Radford et al. 2019, section 2.3).
   const float std_base = 0.02f;
   const float std_out = std_base / std::sqrt(2.0f * static_cast<float>(layers));
   auto replicated = [&](std::string name, int rows, int cols, ParamInit init) {
