@@ -505,7 +505,7 @@ PlannerResult plan_training(const Cluster& cluster, const Workload& workload, co
   int stopped = result.searches_stopped;
   for (int attempt = 0; attempt < 2 && result.top.empty() && result.plans_predicted > 0 && result.plans_feasible == 0;
        ++attempt) {
-    retry.memory_fraction *= 0.9;
+    retry.memory_fraction *= 0.9;  // assumption: a 10% margin per retry (two at most) covers the estimator's error
     result = plan_once(cluster, workload, retry);
     evaluated += result.plans_evaluated;
     pruned += result.plans_pruned;

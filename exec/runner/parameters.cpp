@@ -5,18 +5,14 @@
 #include <cmath>
 #include <functional>
 
+#include "runner/splitmix64.hpp"
+
 namespace hetsim::exec {
 namespace {
 
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
 std::uint64_t name_hash(const std::string& s) {
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a 64 offset basis
+  // FNV-1a, 64-bit offset basis and prime (Fowler-Noll-Vo; IETF draft-eastlake-fnv).
+  std::uint64_t h = 1469598103934665603ull;
   for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
   return h;
 }
