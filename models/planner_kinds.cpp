@@ -249,16 +249,10 @@ void ShapeSearch::search_tp(const Knobs& knobs, const std::vector<int>& pool_nod
 // (uniform: one depth everywhere, Megatron's shape on each pool).
 void ShapeSearch::search_per_pool_kinds(const TpBranch& b, const std::function<void(const Shape&)>& sink,
                                         const std::function<double()>& tokens_bound) {
-  const Knobs& knobs = b.knobs;
-  const std::vector<int>& tp = b.tp;
-  const bool uniform = b.uniform;
-  const std::vector<int>& active = b.active;
-  const std::vector<int>& units = b.units;
-  const Shape& base = b.base;
-  const int total_units = b.total_units;
   std::vector<std::vector<PoolOption>> opts;
-  for (int p : active) {
-    auto o = pool_options(p, tp[p], units[p], knobs, std::max(1, total_units / std::max(1, units[p])), uniform);
+  for (int p : b.active) {
+    const int replicas_hint = std::max(1, b.total_units / std::max(1, b.units[p]));
+    auto o = pool_options(p, b.tp[p], b.units[p], b.knobs, replicas_hint, b.uniform);
     if (o.empty()) {
       opts.clear();
       break;
@@ -268,17 +262,17 @@ void ShapeSearch::search_per_pool_kinds(const TpBranch& b, const std::function<v
   // Exact where the product of depths is small; else each pool's best few steady-state rates.
   size_t combinations = 1;
   for (const auto& o : opts) combinations *= o.size();
-  if (!uniform && combinations > kExactCombinations) {
+  if (!b.uniform && combinations > kExactCombinations) {
     for (auto& o : opts) o.resize(std::min<size_t>(o.size(), kTopDepthsPerPool));
   }
   const auto try_pick = [&](const std::vector<const PoolOption*>& pick) {
-    Shape s = base;
+    Shape s = b.base;
     for (size_t i = 0; i < pick.size(); ++i) {
-      s.kinds.push_back(make_kind({KindBlock{active[i], pick[i]->pp}}, pick[i]->copies, pick[i]->part));
+      s.kinds.push_back(make_kind({KindBlock{b.active[i], pick[i]->pp}}, pick[i]->copies, pick[i]->part));
     }
     if (!out_of_time() && finish(s, tokens_bound())) emit(s, sink);
   };
-  if (!opts.empty() && uniform) {
+  if (!opts.empty() && b.uniform) {
     for (const PoolOption& first : opts[0]) {
       std::vector<const PoolOption*> pick = {&first};
       for (size_t i = 1; i < opts.size(); ++i) {
@@ -305,43 +299,38 @@ void ShapeSearch::search_per_pool_kinds(const TpBranch& b, const std::function<v
 // on the rest.
 void ShapeSearch::search_mixed_kinds(const TpBranch& b, const std::function<void(const Shape&)>& sink,
                                      const std::function<double()>& tokens_bound) {
-  const Knobs& knobs = b.knobs;
-  const std::vector<int>& tp = b.tp;
-  const bool uniform = b.uniform;
-  const std::vector<int>& active = b.active;
-  const std::vector<int>& units = b.units;
-  const Shape& base = b.base;
   const int n = static_cast<int>(pools_.size());
-  const int v = knobs.interleave;
-  const int subsets = 1 << active.size();
+  const int v = b.knobs.interleave;
+  const int subsets = 1 << b.active.size();
   for (int mask = 1; mask < subsets; ++mask) {
     std::vector<int> members;
-    for (size_t i = 0; i < active.size(); ++i) {
-      if (mask & (1 << i)) members.push_back(active[i]);
+    for (size_t i = 0; i < b.active.size(); ++i) {
+      if (mask & (1 << i)) members.push_back(b.active[i]);
     }
-    if (members.size() < 2 || (uniform && mask != subsets - 1)) continue;
+    if (members.size() < 2 || (b.uniform && mask != subsets - 1)) continue;
     long orders = 1;
     for (size_t i = 2; i <= members.size(); ++i) orders *= static_cast<long>(i);
     int max_copies = std::numeric_limits<int>::max();
-    for (int p : members) max_copies = std::min(max_copies, units[p]);
+    for (int p : members) max_copies = std::min(max_copies, b.units[p]);
     // The pools outside the subset run per-pool kinds on all their units, whatever the copies.
     std::vector<char> is_member(n, 0);
     for (int p : members) is_member[p] = 1;
     std::vector<const PoolOption*> outside(n, nullptr);
     std::vector<double> outside_rate(n, 0.0);
-    for (int p : active) {
-      if (uniform || is_member[p]) continue;
-      outside_rate[p] = units[p] / (workload_.model.layers * costs_.get(pools_[p].node_type, tp[p], knobs).layer_s);
-      outside[p] = best_pool_option(p, tp[p], units[p], knobs);
+    for (int p : b.active) {
+      if (b.uniform || is_member[p]) continue;
+      const double layer_s = costs_.get(pools_[p].node_type, b.tp[p], b.knobs).layer_s;
+      outside_rate[p] = b.units[p] / (workload_.model.layers * layer_s);
+      outside[p] = best_pool_option(p, b.tp[p], b.units[p], b.knobs);
     }
     for (int d = 1; d <= max_copies && !out_of_time(); ++d) {
       int stages = 0;
       bool exact = true;
       for (int p : members) {
-        stages += units[p] / d;
-        exact &= units[p] % d == 0;
+        stages += b.units[p] / d;
+        exact &= b.units[p] % d == 0;
       }
-      if (stages > workload_.model.layers / v || (uniform && !exact)) {
+      if (stages > workload_.model.layers / v || (b.uniform && !exact)) {
         ++pruned;
         continue;
       }
@@ -349,33 +338,33 @@ void ShapeSearch::search_mixed_kinds(const TpBranch& b, const std::function<void
       // (independent of the order of the mixed pipeline), and their bound.
       std::vector<std::pair<int, const PoolOption*>> rest;
       double rest_rate = 0;
-      for (int p : active) {
+      for (int p : b.active) {
         if (is_member[p] == 0) {
           rest_rate += outside_rate[p];
           if (outside[p]) rest.emplace_back(p, outside[p]);
           continue;
         }
-        const int left = units[p] - d * (units[p] / d);
-        if (left == 0 || uniform) continue;
-        rest_rate += left / (workload_.model.layers * costs_.get(pools_[p].node_type, tp[p], knobs).layer_s);
-        if (const PoolOption* o = best_pool_option(p, tp[p], left, knobs)) rest.emplace_back(p, o);
+        const int left = b.units[p] - d * (b.units[p] / d);
+        if (left == 0 || b.uniform) continue;
+        rest_rate += left / (workload_.model.layers * costs_.get(pools_[p].node_type, b.tp[p], b.knobs).layer_s);
+        if (const PoolOption* o = best_pool_option(p, b.tp[p], left, b.knobs)) rest.emplace_back(p, o);
       }
-      const double tokens_per_mb = static_cast<double>(knobs.micro_batch) * workload_.model.seq_len;
-      if (!uniform && tokens_per_step(workload_) / mixed_step_lower_bound_s(members, units, tp, knobs, d, rest) <
+      const double tokens_per_mb = static_cast<double>(b.knobs.micro_batch) * workload_.model.seq_len;
+      if (!b.uniform && tokens_per_step(workload_) / mixed_step_lower_bound_s(members, b.units, b.tp, b.knobs, d, rest) <
                           tokens_bound()) {
         pruned += orders;  // no order of this pipeline, with or without the rest, can enter
         continue;
       }
-      if (!mixed_may_fit(members, units, tp, knobs, d)) {
+      if (!mixed_may_fit(members, b.units, b.tp, b.knobs, d)) {
         pruned += orders;  // too little memory in any order
         continue;
       }
       std::vector<int> order = members;  // sorted (active is), so next_permutation visits all orders
       do {
-        if (uniform && order != members) continue;  // rank order only
+        if (b.uniform && order != members) continue;  // rank order only
         std::vector<KindBlock> blocks;
-        for (int p : order) blocks.push_back(KindBlock{p, units[p] / d});
-        PartitionResult part = partition_kind(blocks, tp, knobs, d, d, uniform);
+        for (int p : order) blocks.push_back(KindBlock{p, b.units[p] / d});
+        PartitionResult part = partition_kind(blocks, b.tp, b.knobs, d, d, b.uniform);
         ++evaluated;
         if (!part.ok) {
           ++pruned;
@@ -386,7 +375,7 @@ void ShapeSearch::search_mixed_kinds(const TpBranch& b, const std::function<void
           ++pruned;
           continue;
         }
-        Shape s = base;
+        Shape s = b.base;
         s.kinds.push_back(make_kind(blocks, d, part));
         if (mixed_rate * tokens_per_mb >= tokens_bound() && finish(s, tokens_bound())) emit(s, sink);
         if (rest.empty()) continue;
