@@ -225,6 +225,16 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
       count(rep.stages.front(), static_cast<std::size_t>(r) * in.max_pp);
       count(rep.stages.back(), static_cast<std::size_t>(r) * in.max_pp + rep.stages.size() - 1);
     }
+    // The slowest pair sets the wait: every replica's pair is priced (replica 0's alone would
+    // miss a heterogeneous plan whose other replicas sit on slower or busier nodes). A pair's
+    // time depends only on its two nodes' types and zones, whether they are one node, the NIC
+    // sharing and the shard size, so pairs with equal keys (every replica of a uniform plan)
+    // reuse one figure.
+    struct PairKey {
+      int type_a, type_b, zone_a, zone_b, same_node, concurrent, tp;
+      bool operator==(const PairKey&) const = default;
+    };
+    std::vector<std::pair<PairKey, double>> priced;
     double worst = 0;
     for (int r = 0; r < dp; ++r) {
       const Replica& rep = plan.replicas[r];
@@ -232,11 +242,19 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
       const Stage& a = rep.stages.front();
       const Stage& b = rep.stages.back();
       const double bytes = static_cast<double>(m.vocab) * m.hidden / a.tp() * grad_bpp;
-      const std::vector<int> pair = {a.gpus.front(), b.gpus.front()};
+      const int pair[2] = {a.gpus.front(), b.gpus.front()};
+      const Node& na = c.nodes[c.gpus[pair[0]].node];
+      const Node& nb = c.nodes[c.gpus[pair[1]].node];
       const int concurrent = std::max(embedding_gpus_on_node[c.gpus[pair[0]].node],
                                       embedding_gpus_on_node[c.gpus[pair[1]].node]);
-      const double t =
-          collective_time(CollectiveKind::kAllReduce, bytes, group_cost(c, pair, concurrent), plan.grad_sync);
+      const PairKey key{na.node_type, nb.node_type, na.zone, nb.zone, &na == &nb ? 1 : 0, concurrent, a.tp()};
+      double t = -1;  // times are >= 0
+      for (const auto& [k, time_s] : priced)
+        if (k == key) t = time_s;
+      if (t < 0) {
+        t = collective_time(CollectiveKind::kAllReduce, bytes, group_cost(c, pair, 2, concurrent), plan.grad_sync);
+        priced.emplace_back(key, t);
+      }
       worst = std::max(worst, t);
       if (work) {
         // Every TP rank all-reduces its vocab/t shard with its peer at once (the price above
@@ -250,7 +268,6 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
           work->dp_groups.push_back(std::move(dg));
         }
       }
-      if (!work) break;  // equal for every replica of a uniform plan; exact in build mode
     }
     out.dp_exposed_s += worst;
   }

@@ -268,5 +268,39 @@ TEST(Predictor, GradientSyncSharesTheNicWithThePlansGpusOnly) {
   EXPECT_LT(grp.time_s, 0.5 * collective_time(CollectiveKind::kAllReduce, grp.size_bytes, group_cost(c, grp.gpus, 8)));
 }
 
+
+// Tied embeddings: every replica's first and last stage all-reduce the embedding gradient, and
+// the slowest pair is waited for. Replica 1's pair sits on two nodes with slow NICs, replica 0's
+// on fast ones: the step must not depend on which replica comes first (it did: only replica
+// 0's pair was priced), and it includes the slow pair's all-reduce.
+TEST(Predictor, TheSlowestTiedEmbeddingPairIsWaitedForWhateverTheReplicaOrder) {
+  const GpuType g = round_gpu("g", 100e12);
+  const Cluster c = cluster_of({node_type("fast-nic", g, 8, 300e9, 25e9), node_type("slow-nic", g, 8, 300e9, 0.1e9)},
+                               {{0, 2}, {1, 2}});
+  const Workload w = gpt_workload(4, 1024, 16, 1024, 16);
+  ASSERT_TRUE(w.model.tied_embeddings);
+  Plan p;
+  p.micro_batch = 1;
+  Replica fast, slow;
+  fast.micro_batches = slow.micro_batches = 8;
+  fast.stages = {stage(2, {0}), stage(2, {8})};
+  slow.stages = {stage(2, {16}), stage(2, {24})};
+  p.replicas = {fast, slow};
+  Plan swapped = p;
+  std::swap(swapped.replicas[0], swapped.replicas[1]);
+  const Report a = predict(c, w, p), b = predict(c, w, swapped);
+  ASSERT_TRUE(a.feasible) << a.infeasible_reason;
+  EXPECT_EQ(a.iteration_time_s, b.iteration_time_s);
+  EXPECT_EQ(a.breakdown.dp_comm_s, b.breakdown.dp_comm_s);
+  const double embedding_bytes = 51200.0 * 1024 * 2;  // vocab * hidden * fp16 gradient
+  const double slow_pair_s = collective_time(CollectiveKind::kAllReduce, embedding_bytes, group_cost(c, {16, 24}, 1));
+  EXPECT_GE(a.breakdown.dp_comm_s, slow_pair_s);
+  // build_plan_work records both pairs with their own times.
+  const PlanWork work = build_plan_work(c, w, p);
+  int pairs = 0;
+  for (const DpGroup& grp : work.dp_groups) pairs += grp.embedding ? 1 : 0;
+  EXPECT_EQ(pairs, 2);
+}
+
 }  // namespace
 }  // namespace hetsim::models
