@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <ostream>
 
@@ -20,6 +21,7 @@
 #include "planner.hpp"
 #include "profile.hpp"
 #include "units.hpp"
+#include "verbs.hpp"
 
 namespace hetsim::cli {
 
@@ -117,7 +119,13 @@ namespace fs = std::filesystem;
 /// What is wrong with an output file's path ("" when nothing).
 std::string output_file_problem(const fs::path& path) {
   std::error_code ec;
+  // Not standard output: the verbs print their results there already.
+  if (path == "-") return "'-' is not a file (expected a file name; the results are printed on standard output)";
   if (fs::is_directory(path, ec)) return "'" + path.string() + "' is a folder (expected a file name)";
+  // Outputs are written to a temporary file and renamed over the path, which would replace a
+  // device (/dev/null) or a FIFO with a plain file.
+  if (const fs::file_status st = fs::status(path, ec); fs::exists(st) && !fs::is_regular_file(st))
+    return "'" + path.string() + "' is not a regular file (expected a file name)";
   const fs::path parent = path.parent_path();
   if (!parent.empty() && !fs::is_directory(parent, ec))
     return "folder '" + parent.string() + "' does not exist (expected the path of a file in an existing folder)";
@@ -146,6 +154,40 @@ CLI::Validator path_check(const std::string& kind, std::string (*problem)(const 
 }  // namespace
 
 CLI::Validator output_file_check() { return path_check("file", output_file_problem); }
+
+std::string output_overwrites_input(const std::vector<std::pair<std::string, std::string>>& outputs,
+                                    const std::vector<std::string>& inputs) {
+  // The same file spelled differently (./x, a symlink, a hard link): equivalent() when both
+  // exist, else the normalised paths (an output not written yet can still be an input's path).
+  const auto same = [](const std::string& a, const std::string& b) {
+    std::error_code ec;
+    if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
+    return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
+  };
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const auto& [option, path] = outputs[i];
+    if (path.empty()) continue;
+    for (const std::string& input : inputs)
+      if (!input.empty() && same(path, input))
+        return option + ": '" + path + "' is the input file '" + input + "' (expected another file: it would be overwritten)";
+    for (size_t j = 0; j < i; ++j)
+      if (!outputs[j].second.empty() && same(path, outputs[j].second))
+        return option + ": '" + path + "' is the " + outputs[j].first + " file (expected another file)";
+  }
+  return {};
+}
+
+void check_output_files(const std::string& verb, const std::vector<std::pair<std::string, std::string>>& outputs,
+                        const std::vector<std::string>& inputs) {
+  std::string problem = output_overwrites_input(outputs, inputs);
+  // Paths derived from others (a default checkpoint next to --out) had no option check.
+  for (const auto& [option, path] : outputs)
+    if (problem.empty() && !path.empty())
+      if (const std::string p = output_file_problem(path); !p.empty()) problem = option + ": " + p;
+  if (problem.empty()) return;
+  std::cerr << "hetsim " << verb << ": error: " << problem << '\n';
+  throw VerbExit{kExitBadInput};
+}
 CLI::Validator output_dir_check() { return path_check("folder", output_dir_problem); }
 
 // ---- text table -------------------------------------------------------------------------

@@ -6,7 +6,6 @@
 // sweep resumes.
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -106,11 +105,11 @@ std::pair<models::SweepInputs, std::optional<models::Profile>> load_all(const Sw
 }
 
 void run_sweep_verb(const SweepVerbOptions& o) {
-  namespace fs = std::filesystem;
   const std::string checkpoint = !o.checkpoint.empty() ? o.checkpoint : o.out.empty() ? "" : o.out + ".checkpoint.jsonl";
-  if (!o.out.empty() && !checkpoint.empty() && fs::weakly_canonical(o.out) == fs::weakly_canonical(checkpoint))
-    usage_error("--checkpoint: '" + checkpoint + "' is the --out file (expected another file: the CSV is rewritten)");
   const auto [in, profile] = load_all(o);
+  std::vector<std::string> inputs = {o.spec, o.profile, in.spec.cluster_path};
+  inputs.insert(inputs.end(), in.spec.workload_paths.begin(), in.spec.workload_paths.end());
+  check_output_files("sweep", {{"--out", o.out}, {"--checkpoint", checkpoint}}, inputs);
   // A checkpoint that cannot be written is found now, not after the first search.
   if (!checkpoint.empty() && !std::ofstream(checkpoint, std::ios::app))
     usage_error("--checkpoint: cannot write '" + checkpoint + "' (expected a writable file)");
