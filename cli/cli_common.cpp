@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <set>
 #include <ostream>
 
 #include "catalog.hpp"
@@ -65,6 +66,33 @@ models::Plan load_plan_file(const std::string& path, const models::Cluster& clus
   return models::load_plan(path, cluster, workload);
 }
 
+namespace {
+
+/// A profile none of whose device types and link classes the cluster uses changes nothing: the
+/// figures printed would be the catalog's, presented as calibrated (a profile of another cluster).
+models::Diagnostic profile_matching_nothing(const std::string& path, const models::Profile& profile,
+                                            const models::Cluster& cluster) {
+  std::set<std::string> devices, links;
+  for (const models::NodeType& nt : cluster.node_types) {
+    devices.insert(nt.gpu.name);
+    links.insert(models::to_string(nt.intra.kind));
+    if (nt.nics.count > 0) links.insert(models::to_string(nt.nics.kind));
+  }
+  const auto join = [](const std::set<std::string>& names) {
+    std::string out;
+    for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+    return out;
+  };
+  models::Diagnostic d;
+  d.file = path;
+  d.message = "profile '" + profile.name + "' names no device type or link class of cluster '" + cluster.name +
+              "' and would change nothing (expected a profile of its device types " + join(devices) +
+              " or link classes " + join(links) + ")";
+  return d;
+}
+
+}  // namespace
+
 Inputs load_inputs(const std::string& cluster_path, const std::string& workload_path, const std::string& plan_path,
                    const std::string& profile_path) {
   Inputs in;
@@ -80,8 +108,9 @@ Inputs load_inputs(const std::string& cluster_path, const std::string& workload_
   }
   if (!profile_path.empty()) {
     models::Profile profile;
-    if (errors.collect([&] { profile = models::load_profile(profile_path); }) && cluster_ok)
-      models::apply_profile(in.cluster, profile);
+    if (errors.collect([&] { profile = models::load_profile(profile_path); }) && cluster_ok &&
+        models::apply_profile(in.cluster, profile) == 0)
+      errors.add(profile_matching_nothing(profile_path, profile, in.cluster));
   }
   errors.throw_if_any();
   return in;

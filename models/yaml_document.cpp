@@ -168,6 +168,10 @@ std::optional<std::string> read_input_text(const std::string& path, DiagnosticSi
   // Opened without blocking: a FIFO that no process writes to would otherwise hang open()
   // forever. Blocking reads again afterwards, so a pipe being written (`<(cat x.yaml)`) is read
   // whole, and a FIFO without a writer reads as empty (read() returns 0 when no writer has it).
+  if (path.empty()) {  // `--cluster ""`: "cannot open file" would not say which
+    sink.error(YAML::Mark::null_mark(), "", "empty path (expected the name of a YAML file)");
+    return std::nullopt;
+  }
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     sink.error(YAML::Mark::null_mark(), "", "cannot open file (expected a readable YAML file)");

@@ -86,6 +86,12 @@ TEST(ReadInputText, SaysWhenTheFileIsADirectory) {
   EXPECT_THAT(sink.get_diagnostics()[0].message, HasSubstr("is a directory (expected a YAML file)"));
 }
 
+TEST(ReadInputText, SaysWhenThePathIsEmpty) {
+  DiagnosticSink sink("");
+  EXPECT_FALSE(read_input_text("", sink).has_value());
+  EXPECT_THAT(lines_of(sink), ElementsAre("<input>: error: empty path (expected the name of a YAML file)"));
+}
+
 // `describe FIFO` hung in open() until some process wrote to the FIFO. Now a FIFO without a
 // writer reads as empty at once, and a pipe being written (`<(cat x.yaml)`) is read whole.
 TEST(ReadInputText, FifoWithoutWriterDoesNotHang) {
