@@ -16,6 +16,7 @@
 #include <limits>
 #include <mutex>
 #include <numeric>
+#include <system_error>
 #include <thread>
 
 namespace hetsim::models::planner {
@@ -179,7 +180,15 @@ void ShapeSearch::run_tasks_threaded(int threads, const std::vector<Task>& tasks
     }
   };
   std::vector<std::thread> running;
-  for (int t = 0; t + 1 < threads; ++t) running.emplace_back(work, std::ref(*helpers_[t]));
+  for (int t = 0; t + 1 < threads; ++t) {
+    // A thread the process may not start (a pids or address-space limit; `plan --threads 1024`
+    // aborted in 2 GB) is not needed: the others take its tasks and find the same plans.
+    try {
+      running.emplace_back(work, std::ref(*helpers_[t]));
+    } catch (const std::system_error&) {
+      break;
+    }
+  }
   work(*this);
   for (std::thread& t : running) t.join();
   for (int t = 0; t + 1 < threads; ++t) {
