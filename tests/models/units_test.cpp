@@ -80,8 +80,19 @@ TEST(Units, BareNumberNeedsAUnit) {
 
 TEST(Units, UnknownUnitSuggestsTheClosest) {
   EXPECT_EQ(parse_bandwidth("3.35TBs").error, "unknown unit 'TBs' in \"3.35TBs\" (e.g. \"3.35TB/s\")");
-  EXPECT_THAT(parse_flops("312TB/s").error, HasSubstr("e.g. \"312TFLOP/s\""));
   EXPECT_THAT(parse_price_per_hour("$3/hours").error, HasSubstr("\"$3/hour\""));
+}
+
+// The closest unit misled: "5us" for a bandwidth suggested "5B/s", "300gb/s" suggested "300b/s"
+// (bits: 8e9 times less than meant), "1,000GB/s" and "0x10GB/s" suggested "1GB/s" and "0GB/s".
+TEST(Units, UnknownUnitSaysWhatWasProbablyMeant) {
+  EXPECT_EQ(parse_bandwidth("5us").error, "'us' in \"5us\" is a unit of a time (expected a bandwidth such as \"300GB/s\")");
+  EXPECT_EQ(parse_flops("312TB/s").error,
+            "'TB/s' in \"312TB/s\" is a unit of a bandwidth (expected a FLOP rate such as \"312TFLOP/s\")");
+  EXPECT_EQ(parse_bandwidth("300gb/s").error, "unknown unit 'gb/s' in \"300gb/s\" (case matters: \"300GB/s\" or \"300Gb/s\")");
+  for (const char* bad : {"1,000GB/s", "1_000GB/s", "0x10GB/s"})
+    EXPECT_EQ(parse_bandwidth(bad).error, std::string("malformed number in \"") + bad +
+                                              "\" (expected a plain decimal number and a unit, such as \"300GB/s\")");
 }
 
 TEST(Units, RejectsNegativeMalformedAndNonFinite) {
