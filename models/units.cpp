@@ -380,7 +380,11 @@ std::string format_time(double seconds) {
   if (a < 0.9995) return fmt(seconds * 1e3, "ms");
   if (a < 120) return fmt(seconds, "s");
   if (a < 7200) return fmt(seconds / 60, "min");
-  return fmt(seconds / 3600, "h");
+  if (a < 3.6e9) return fmt(seconds / 3600, "h");
+  // A million hours and more (a link of "1e-300B/s"): "%.0f" printed 300 digits, cut at the
+  // buffer's end without the unit.
+  std::snprintf(buf, sizeof buf, "%.3g h", seconds / 3600);
+  return buf;
 }
 
 }  // namespace hetsim::models
