@@ -9,6 +9,7 @@
 #include "atomic_file.hpp"
 #include "calibrate.hpp"
 #include "cli_common.hpp"
+#include "jsonl_file.hpp"
 #include "units.hpp"
 #include "verbs.hpp"
 
@@ -33,9 +34,13 @@ void run_calibrate(const CalibrateVerbOptions& o) {
   check_output_files("calibrate", {{"--out", o.out}, {"--checkpoint", options.checkpoint_path}}, {o.cluster});
   const models::Cluster cluster = load_cluster_file(o.cluster);
   // A checkpoint that cannot be written is found now, not after the first microbenchmark.
-  if (!std::ofstream(options.checkpoint_path, std::ios::app)) {
-    std::cerr << "hetsim calibrate: error: --checkpoint: cannot write '" << options.checkpoint_path
-              << "' (expected a writable file)\n";
+  std::string problem;
+  if (!std::ofstream(options.checkpoint_path, std::ios::app))
+    problem = "cannot write '" + options.checkpoint_path + "' (expected a writable file)";
+  else
+    problem = models::json_lines_problem(options.checkpoint_path);
+  if (!problem.empty()) {
+    std::cerr << "hetsim calibrate: error: --checkpoint: " << problem << '\n';
     throw VerbExit{kExitBadInput};
   }
   options.quick = o.quick;

@@ -13,6 +13,7 @@
 #include "cli_common.hpp"
 #include "diagnostics.hpp"
 #include "json_writer.hpp"
+#include "jsonl_file.hpp"
 #include "profile.hpp"
 #include "sweep_run.hpp"
 #include "verbs.hpp"
@@ -113,6 +114,8 @@ void run_sweep_verb(const SweepVerbOptions& o) {
   // A checkpoint that cannot be written is found now, not after the first search.
   if (!checkpoint.empty() && !std::ofstream(checkpoint, std::ios::app))
     usage_error("--checkpoint: cannot write '" + checkpoint + "' (expected a writable file)");
+  if (const std::string p = checkpoint.empty() ? "" : models::json_lines_problem(checkpoint); !p.empty())
+    usage_error("--checkpoint: " + p);
   models::SweepRunOptions ro;
   ro.planner.time_limit_s = o.time_limit_s;
   ro.planner.threads = o.threads;
