@@ -152,6 +152,66 @@ std::vector<LinkBenchmark> link_benchmarks(const models::Cluster& cluster) {
   return out;
 }
 
+namespace {
+
+/// One device type's fits from its samples (memory-bound kernels, then GEMMs under the memory
+/// roof they give), and the profile entry that carries them; notes what the fits found.
+std::pair<DeviceFits, models::DeviceProfile> fit_device(const std::string& type, const models::GpuType& gpu,
+                                                        const std::vector<Sample>& mine, bool host_memory,
+                                                        CalibrationResult& out, const CalibrateOptions& options) {
+  DeviceFits f;
+  const MemoryBoundFit memory_bound = with_context(type, options, [&] { return fit_memory_bound(mine); });
+  f.memory = memory_bound.memory;
+  f.kernels = memory_bound.kernels;
+  const double bandwidth = gpu.memory_bandwidth_Bps;
+  f.memory_efficiency = std::min(1.0, f.memory.achieved_Bps / bandwidth);
+  // The GEMMs' memory roof is the pure stream's rate (axpy), not the elementwise kernels' (on a
+  // CPU those are compute-bound loops several times below it, and blocked GEMMs stream their
+  // operands at the stream rate: a roof at the elementwise rate puts GEMMs that ran faster on
+  // it). The GEMM fit honours the roof the profile will give GEMMs (gemm_time's max).
+  f.gemm_memory_efficiency = f.memory_efficiency;
+  for (const KernelRate& k : f.kernels)
+    if (k.role == KernelRole::kStreamReference && k.achieved_Bps > f.memory.achieved_Bps)
+      f.gemm_memory_efficiency = std::min(1.0, k.achieved_Bps / bandwidth);
+  note(out, options, memory_note(type, f, bandwidth));
+  if (f.memory.achieved_Bps > bandwidth)
+    note(out, options, type + " memory-bound kernels reach " + fixed(f.memory.achieved_Bps / 1e9, " GB/s", 2) +
+                           ", above the catalog's memory bandwidth (cache-resident data): memory efficiency capped at 1");
+  const double memory_roof_Bps = bandwidth * f.gemm_memory_efficiency;
+  const double catalog_peak = gpu.peak(models::Dtype::kFp32);
+  double peak = catalog_peak;
+  f.gemm = fit_gemm_and_k0(mine, peak, f.memory.kernel_launch_s, memory_roof_Bps);
+  if (f.gemm.unclamped_efficiency > 1.0) {
+    // Faster than the datasheet peak: the catalog's clock assumption is low for this machine;
+    // the fitted asymptotic rate becomes the profile's peak (efficiency 1).
+    peak *= f.gemm.unclamped_efficiency;
+    f.measured_peak_flops = peak;
+    f.gemm = fit_gemm_and_k0(mine, peak, f.memory.kernel_launch_s, memory_roof_Bps);
+  }
+  note(out, options, gemm_note(type, f.gemm, peak, catalog_peak, f.memory.kernel_launch_s, memory_roof_Bps));
+  models::DeviceProfile d;
+  if (f.measured_peak_flops > 0) d.peak_flops[models::Dtype::kFp32] = f.measured_peak_flops;
+  // The execution engine's GEMMs are fp32. On a GPU that is the FP32 pipe, not the tensor-core
+  // rate that `gemm` describes for 16-bit training (GpuType::gemm_efficiency_in): the profile
+  // sets `gemm_fp32` there. CPU devices compute only fp32, where `gemm` is that rate.
+  if (host_memory) d.gemm_efficiency = f.gemm.gemm_efficiency;
+  else d.gemm_fp32_efficiency = f.gemm.gemm_efficiency;
+  d.gemm_half_work_flop = f.gemm.gemm_half_work_flop;
+  d.gemm_k0 = f.gemm.gemm_k0;
+  d.memory_efficiency = f.memory_efficiency;
+  d.gemm_memory_efficiency = f.gemm_memory_efficiency;  // always: a catalog's own would otherwise stay
+  d.kernel_launch_s = f.memory.kernel_launch_s;
+  if (host_memory) {
+    // The rank's own thread calls the kernels: no separate host thread runs ahead of the
+    // device, so there is no framework host time to overlap (the per-call cost is in kernel_launch).
+    d.framework_op_host_s = 0.0;
+    d.framework_pass_host_s = 0.0;
+  }
+  return {f, d};
+}
+
+}  // namespace
+
 CalibrationResult calibrate(const models::Cluster& cluster, const CalibrateOptions& options) {
   CalibrationResult out;
   const Grid grid = make_grid(options.quick);
@@ -179,54 +239,7 @@ CalibrationResult calibrate(const models::Cluster& cluster, const CalibrateOptio
         mine.push_back(store.get(s, [&](Sample& x) { run_device_sample(*backend, x, options.timing); }));
       }
     }
-    DeviceFits f;
-    const MemoryBoundFit memory_bound = with_context(type, options, [&] { return fit_memory_bound(mine); });
-    f.memory = memory_bound.memory;
-    f.kernels = memory_bound.kernels;
-    const double bandwidth = nt.gpu.memory_bandwidth_Bps;
-    f.memory_efficiency = std::min(1.0, f.memory.achieved_Bps / bandwidth);
-    // The GEMMs' memory roof is the pure stream's rate (axpy), not the elementwise kernels' (on a
-    // CPU those are compute-bound loops several times below it, and blocked GEMMs stream their
-    // operands at the stream rate: a roof at the elementwise rate puts GEMMs that ran faster on
-    // it). The GEMM fit honours the roof the profile will give GEMMs (gemm_time's max).
-    f.gemm_memory_efficiency = f.memory_efficiency;
-    for (const KernelRate& k : f.kernels)
-      if (k.role == KernelRole::kStreamReference && k.achieved_Bps > f.memory.achieved_Bps)
-        f.gemm_memory_efficiency = std::min(1.0, k.achieved_Bps / bandwidth);
-    note(out, options, memory_note(type, f, bandwidth));
-    if (f.memory.achieved_Bps > bandwidth)
-      note(out, options, type + " memory-bound kernels reach " + fixed(f.memory.achieved_Bps / 1e9, " GB/s", 2) +
-                             ", above the catalog's memory bandwidth (cache-resident data): memory efficiency capped at 1");
-    const double memory_roof_Bps = bandwidth * f.gemm_memory_efficiency;
-    const double catalog_peak = nt.gpu.peak(models::Dtype::kFp32);
-    double peak = catalog_peak;
-    f.gemm = fit_gemm_and_k0(mine, peak, f.memory.kernel_launch_s, memory_roof_Bps);
-    if (f.gemm.unclamped_efficiency > 1.0) {
-      // Faster than the datasheet peak: the catalog's clock assumption is low for this machine;
-      // the fitted asymptotic rate becomes the profile's peak (efficiency 1).
-      peak *= f.gemm.unclamped_efficiency;
-      f.measured_peak_flops = peak;
-      f.gemm = fit_gemm_and_k0(mine, peak, f.memory.kernel_launch_s, memory_roof_Bps);
-    }
-    note(out, options, gemm_note(type, f.gemm, peak, catalog_peak, f.memory.kernel_launch_s, memory_roof_Bps));
-    models::DeviceProfile d;
-    if (f.measured_peak_flops > 0) d.peak_flops[models::Dtype::kFp32] = f.measured_peak_flops;
-    // The execution engine's GEMMs are fp32. On a GPU that is the FP32 pipe, not the tensor-core
-    // rate that `gemm` describes for 16-bit training (GpuType::gemm_efficiency_in): the profile
-    // sets `gemm_fp32` there. CPU devices compute only fp32, where `gemm` is that rate.
-    if (backend->is_host_memory()) d.gemm_efficiency = f.gemm.gemm_efficiency;
-    else d.gemm_fp32_efficiency = f.gemm.gemm_efficiency;
-    d.gemm_half_work_flop = f.gemm.gemm_half_work_flop;
-    d.gemm_k0 = f.gemm.gemm_k0;
-    d.memory_efficiency = f.memory_efficiency;
-    d.gemm_memory_efficiency = f.gemm_memory_efficiency;  // always: a catalog's own would otherwise stay
-    d.kernel_launch_s = f.memory.kernel_launch_s;
-    if (backend->is_host_memory()) {
-      // The rank's own thread calls the kernels: no separate host thread runs ahead of the
-      // device, so there is no framework host time to overlap (the per-call cost is in kernel_launch).
-      d.framework_op_host_s = 0.0;
-      d.framework_pass_host_s = 0.0;
-    }
+    const auto [f, d] = fit_device(type, nt.gpu, mine, backend->is_host_memory(), out, options);
     out.profile.devices[type] = d;
     out.devices[type] = f;
     out.samples.insert(out.samples.end(), mine.begin(), mine.end());

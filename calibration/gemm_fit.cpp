@@ -16,6 +16,7 @@
 
 #include "compute_cost.hpp"
 #include "fit.hpp"
+#include "golden_section.hpp"
 
 namespace hetsim::calibration {
 namespace {
@@ -81,17 +82,7 @@ class Objective {
       const double x = lo + i * step;
       if (const double v = f(x); v < best_f) best_f = v, best_x = x;
     }
-    double a = std::max(lo, best_x - step), b = std::min(hi, best_x + step);
-    const double g = (std::sqrt(5.0) - 1.0) / 2.0;
-    double c = b - g * (b - a), d = a + g * (b - a), fc = f(c), fd = f(d);
-    for (int i = 0; i < 60; ++i) {
-      if (fc < fd) {
-        b = d, d = c, fd = fc, c = b - g * (b - a), fc = f(c);
-      } else {
-        a = c, c = d, fc = fd, d = a + g * (b - a), fd = f(d);
-      }
-    }
-    const double x = fc < fd ? c : d, fx = std::min(fc, fd);
+    const auto [x, fx] = golden_section_minimum(f, std::max(lo, best_x - step), std::min(hi, best_x + step), 60);
     return fx < best_f ? std::make_pair(x, fx) : std::make_pair(best_x, best_f);
   }
 

@@ -12,6 +12,7 @@
 #include <variant>
 
 #include "calibrate.hpp"
+#include "golden_section.hpp"
 #include "predictor.hpp"
 #include "stats.hpp"
 #include "topology.hpp"
@@ -173,15 +174,8 @@ double minimise_one(std::vector<Variable>& vars, std::size_t k, const std::funct
     if (f < best_f) best_f = f, best_t = t;
   }
   const double step = 1.0 / (kGrid - 1);
-  double a = std::max(0.0, best_t - step), b = std::min(1.0, best_t + step);
-  const double g = (std::sqrt(5.0) - 1) / 2;
-  double c = b - g * (b - a), d = a + g * (b - a);
-  double fc = at(point(c)), fd = at(point(d));
-  for (int i = 0; i < 24; ++i) {
-    if (fc < fd) b = d, d = c, fd = fc, c = b - g * (b - a), fc = at(point(c));
-    else a = c, c = d, fc = fd, d = a + g * (b - a), fd = at(point(d));
-  }
-  const double t = fc < fd ? c : d, f = std::min(fc, fd);
+  const auto [t, f] = golden_section_minimum([&](double u) { return at(point(u)); }, std::max(0.0, best_t - step),
+                                             std::min(1.0, best_t + step), 24);
   const double found_f = std::min(f, best_f);
   // A gain under 1e-4 of the objective (or under 1e-6, a millionth of a log error, when the
   // fit is already exact) is noise, not evidence: the figure stays where it was.
@@ -206,6 +200,8 @@ Variable device_variable(const std::string& type, RunFitParam p, const DeviceBas
       break;
     }
     case RunFitParam::kMemory: v.value = e.memory_efficiency, v.lo = 0.05, v.hi = 1.0; break;
+    // assumption: 0-500 us per kernel (a search range, ten times the 49 us default of
+    // compute_cost.hpp kFrameworkOpHost_s; PyTorch eager measures 10-20 us per op).
     case RunFitParam::kHost: v.value = e.framework_op_host_s, v.lo = 0, v.hi = 500e-6, v.log_scale = false; break;
     case RunFitParam::kFlash: v.value = e.flash_scale, v.lo = 0.1, v.hi = 2.0; break;  // the profile's range
     case RunFitParam::kLinks: break;
@@ -233,13 +229,26 @@ std::optional<RunFitParam> parse_run_fit_param(std::string_view name) {
   return std::nullopt;
 }
 
-RunFitResult fit_to_runs(const std::vector<models::Suite>& suites, const models::Catalog& catalog,
-                         const RunFitOptions& options) {
-  RunFitResult out;
+namespace {
+
+/// The rows the fit uses, the device types and link classes they run on, and the catalog's
+/// predictions of them per suite.
+struct FitInputs {
   std::vector<PreparedRow> rows;
   std::map<std::string, DeviceBase> devices;
   std::map<std::string, LinkBase> links;
-  std::vector<std::vector<double>> catalog_pred(suites.size()), catalog_meas(suites.size());
+  std::vector<std::vector<double>> catalog_pred, catalog_meas;  ///< per suite
+};
+
+/// Predicts every row with the catalog and prepares those it can predict; counts the others in
+/// `out.suites`.
+FitInputs prepare_rows(const std::vector<models::Suite>& suites, const models::Catalog& catalog, RunFitResult& out) {
+  FitInputs in;
+  std::vector<PreparedRow>& rows = in.rows;
+  std::map<std::string, DeviceBase>& devices = in.devices;
+  std::map<std::string, LinkBase>& links = in.links;
+  in.catalog_pred.resize(suites.size());
+  in.catalog_meas.resize(suites.size());
   for (std::size_t s = 0; s < suites.size(); ++s) {
     const models::Suite& suite = suites[s];
     SuiteFit sf;
@@ -252,7 +261,7 @@ RunFitResult fit_to_runs(const std::vector<models::Suite>& suites, const models:
         ++sf.rows_skipped;
         continue;
       }
-      catalog_pred[s].push_back(*r.predicted), catalog_meas[s].push_back(row.measured);
+      in.catalog_pred[s].push_back(*r.predicted), in.catalog_meas[s].push_back(row.measured);
       PreparedRow p;
       p.suite = static_cast<int>(s);
       p.measured = row.measured;
@@ -287,8 +296,14 @@ RunFitResult fit_to_runs(const std::vector<models::Suite>& suites, const models:
     }
     out.suites.push_back(sf);
   }
-  if (rows.empty()) throw std::runtime_error("no row of the suites can be predicted: nothing to fit");
+  return in;
+}
 
+/// The variables of `options.params`, each once: one per device type, or per link class whose
+/// achieved figure is the same on every row's nodes (the others are listed in
+/// `out.links_not_fitted`).
+std::vector<Variable> fit_variables(const RunFitOptions& options, const std::map<std::string, DeviceBase>& devices,
+                                    const std::map<std::string, LinkBase>& links, RunFitResult& out) {
   std::vector<Variable> vars;
   std::vector<RunFitParam> seen;
   for (RunFitParam p : options.params) {
@@ -305,11 +320,58 @@ RunFitResult fit_to_runs(const std::vector<models::Suite>& suites, const models:
                                        "bandwidth, latency or number of GPUs per NIC); a profile holds one figure per class");
         continue;
       }
-      vars.push_back({name, p, 1.0, 0.1, 2.0, true, 0});  // a scale on the achieved bandwidth
+      // A scale on the achieved bandwidth (the cluster's figure x link_efficiency); assumption:
+      // the truth lies within 0.1-2x of it (a search range, not a measured bound).
+      vars.push_back({name, p, 1.0, 0.1, 2.0, true, 0});
     }
   }
-
   for (Variable& v : vars) v.start = v.value;
+  return vars;
+}
+
+/// A fitted variable as the figure it sets (catalog and fitted values in the figure's unit).
+FittedFigure fitted_figure(const Variable& v, const std::map<std::string, DeviceBase>& devices,
+                           const std::map<std::string, LinkBase>& links) {
+  FittedFigure f{v.name, v.param, 0, 0, 0, v.value != v.start, false};
+  const double span = v.log_scale ? std::log(v.hi / v.lo) : v.hi - v.lo;
+  const double from_lo = v.log_scale ? std::log(v.value / v.lo) : v.value - v.lo;
+  f.at_bound = f.changed && (from_lo < 1e-3 * span || span - from_lo < 1e-3 * span);
+  if (v.param == RunFitParam::kLinks) {
+    const LinkBase& l = links.at(v.name);
+    f.rows = l.rows;
+    f.catalog_value = l.figures.bandwidth_Bps;
+    f.fitted_value = l.figures.bandwidth_Bps * v.value;
+    return f;
+  }
+  const DeviceBase& b = devices.at(v.name);
+  f.rows = b.rows;
+  models::GpuType probe;
+  probe.efficiency = b.efficiency;
+  switch (v.param) {
+    case RunFitParam::kGemm:
+      f.catalog_value = probe.gemm_efficiency_in(b.dtype);
+      f.fitted_value = std::min(1.0, f.catalog_value * v.value);
+      break;
+    case RunFitParam::kMemory: f.catalog_value = b.efficiency.memory_efficiency, f.fitted_value = v.value; break;
+    case RunFitParam::kHost: f.catalog_value = b.efficiency.framework_op_host_s, f.fitted_value = v.value; break;
+    case RunFitParam::kFlash: f.catalog_value = b.efficiency.flash_scale, f.fitted_value = v.value; break;
+    case RunFitParam::kLinks: break;
+  }
+  return f;
+}
+
+}  // namespace
+
+RunFitResult fit_to_runs(const std::vector<models::Suite>& suites, const models::Catalog& catalog,
+                         const RunFitOptions& options) {
+  RunFitResult out;
+  FitInputs in = prepare_rows(suites, catalog, out);
+  if (in.rows.empty()) throw std::runtime_error("no row of the suites can be predicted: nothing to fit");
+  std::vector<PreparedRow>& rows = in.rows;
+  const std::map<std::string, DeviceBase>& devices = in.devices;
+  const std::map<std::string, LinkBase>& links = in.links;
+  std::vector<Variable> vars = fit_variables(options, devices, links, out);
+
   const auto evaluate = [&] { return objective(profile_of(vars, devices, links), rows); };
   out.objective_before = objective(profile_of(vars, devices, links), rows);
   double current = out.objective_before;
@@ -338,39 +400,11 @@ RunFitResult fit_to_runs(const std::vector<models::Suite>& suites, const models:
       const models::RowResult r = models::validate_row(suites[s], row, catalog, fitted);
       if (r.status == "ok") pa.push_back(*r.predicted), ma.push_back(row.measured);
     }
-    out.suites[s].mape_before = models::mape(catalog_pred[s], catalog_meas[s]).value_or(0);
+    out.suites[s].mape_before = models::mape(in.catalog_pred[s], in.catalog_meas[s]).value_or(0);
     out.suites[s].mape_after = models::mape(pa, ma).value_or(0);
   }
 
-  for (const Variable& v : vars) {
-    FittedFigure f{v.name, v.param, 0, 0, 0, v.value != v.start, false};
-    const double span = v.log_scale ? std::log(v.hi / v.lo) : v.hi - v.lo;
-    const double from_lo = v.log_scale ? std::log(v.value / v.lo) : v.value - v.lo;
-    f.at_bound = f.changed && (from_lo < 1e-3 * span || span - from_lo < 1e-3 * span);
-    if (v.param == RunFitParam::kLinks) {
-      const LinkBase& l = links.at(v.name);
-      f.rows = l.rows;
-      f.catalog_value = l.figures.bandwidth_Bps;
-      f.fitted_value = l.figures.bandwidth_Bps * v.value;
-      out.figures.push_back(f);
-      continue;
-    }
-    const DeviceBase& b = devices.at(v.name);
-    f.rows = b.rows;
-    models::GpuType probe;
-    probe.efficiency = b.efficiency;
-    switch (v.param) {
-      case RunFitParam::kGemm:
-        f.catalog_value = probe.gemm_efficiency_in(b.dtype);
-        f.fitted_value = std::min(1.0, f.catalog_value * v.value);
-        break;
-      case RunFitParam::kMemory: f.catalog_value = b.efficiency.memory_efficiency, f.fitted_value = v.value; break;
-      case RunFitParam::kHost: f.catalog_value = b.efficiency.framework_op_host_s, f.fitted_value = v.value; break;
-      case RunFitParam::kFlash: f.catalog_value = b.efficiency.flash_scale, f.fitted_value = v.value; break;
-      case RunFitParam::kLinks: break;
-    }
-    out.figures.push_back(f);
-  }
+  for (const Variable& v : vars) out.figures.push_back(fitted_figure(v, devices, links));
   return out;
 }
 

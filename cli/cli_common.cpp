@@ -118,7 +118,7 @@ Inputs load_inputs(const std::string& cluster_path, const std::string& workload_
 
 CLI::Option* add_profile_option(CLI::App* verb, std::string* path) {
   return verb->add_option("--profile", *path,
-                          "Calibrated profile (kind: profile, from `hetsim calibrate`) overriding the catalog's "
+                          "Calibrated profile (kind: profile, from `hetsim calibrate` or `hetsim fit`) overriding the catalog's "
                           "efficiencies and link figures");
 }
 

@@ -506,7 +506,7 @@ void describe_output(const std::vector<Described>& all, OutputFormat format, std
 void add_describe_verb(CLI::App& app) {
   auto opt = std::make_shared<DescribeOptions>();
   CLI::App* cmd = app.add_subcommand("describe", "Load input files (any kind) and print what was understood");
-  cmd->add_option("files", opt->files, "Input YAML files: gpu-catalog, cluster, workload, plan or profile")->required();
+  cmd->add_option("files", opt->files, "Input YAML files: gpu-catalog, cluster, workload, plan, profile or sweep")->required();
   cmd->add_option("--cluster", opt->cluster, "Cluster to check plans against (default: the plan's header comment)");
   cmd->add_option("--workload", opt->workload, "Workload to check plans against (default: the plan's header comment)");
   add_format_option(cmd, &opt->format);

@@ -2,19 +2,16 @@
 // `hetsim plan --cluster C --workload W [--objective throughput|cost] [--budget-per-hour D]
 //  [--top K] [--time-limit S] [--threads N] [--refine K] [--emit-plan FILE] [--format table|json]`: the planner's best plans,
 // the two baselines a homogeneous tool would give, and the best plan as a `kind: plan` file.
-#include <yaml-cpp/yaml.h>
-
-#include <array>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
-#include <unistd.h>
-
 #include "cli_common.hpp"
+#include "engines.hpp"
 #include "json_writer.hpp"
+#include "plan_refine.hpp"
 #include "plan_writer.hpp"
 #include "planner.hpp"
 #include "units.hpp"
@@ -47,76 +44,26 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-/// Simulated tokens/s of a plan: `hetsim simulate` in a child process (SimGrid allows one
-/// engine per process). Empty when the simulation did not produce a figure.
-std::optional<double> simulate_tokens_per_s(const std::string& self, const PlanVerbOptions& o, const models::Plan& plan,
-                                            const models::Cluster& cluster, int index, std::string* why) {
-  namespace fs = std::filesystem;
-  const fs::path tmp = fs::temp_directory_path() / ("hetsim-refine-" + std::to_string(::getpid()) + "-" +
-                                                     std::to_string(index) + ".yaml");
-  models::write_plan_file(tmp.string(), plan, cluster);
-  const std::string cmd = "'" + self + "' simulate --cluster '" + o.cluster + "' --workload '" + o.workload +
-                          "' --plan '" + tmp.string() + "' --format json 2>&1";
-  std::string out;
-  if (FILE* p = ::popen(cmd.c_str(), "r")) {
-    std::array<char, 4096> buf;
-    size_t n;
-    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-    ::pclose(p);
-  }
-  fs::remove(tmp);
-  try {
-    const YAML::Node j = YAML::Load(out);  // JSON is YAML
-    if (j["tokens_per_s"] && j["feasible"] && j["feasible"].as<bool>()) return j["tokens_per_s"].as<double>();
-  } catch (const std::exception&) {
-  }
-  *why = "simulate gave no tokens_per_s: " + out.substr(0, 200);
-  return std::nullopt;
-}
-
 struct Refined {
   bool done = false;
   std::string note;
   std::vector<std::optional<double>> simulated;  ///< per top plan
 };
 
-Refined refine(const CLI::App& app, const PlanVerbOptions& o, models::PlannerResult& r, const models::Cluster& c) {
+/// --refine K: the best K plans re-ranked by the simulator (the engine `simulate` registers),
+/// on the same in-memory cluster (with --profile applied) and workload the planner used.
+Refined refine(const PlanVerbOptions& o, models::PlannerResult& r, const models::Cluster& c, const models::Workload& w) {
   Refined out;
   if (o.refine <= 0) return out;
-  const auto has_simulate = [&] {
-    if (app.get_parent() == nullptr) return false;
-    const auto subs = app.get_parent()->get_subcommands([](const CLI::App* a) { return a->get_name() == "simulate"; });
-    return !subs.empty();
-  };
-  if (!has_simulate()) {
-    out.note = "--refine: this hetsim has no simulate verb (built without the simulator); kept the analytic ranking";
+  const models::PredictFn* sim = find_engine("sim");
+  if (sim == nullptr) {
+    out.note = "--refine: this hetsim has no simulator (built without SimGrid); kept the analytic ranking";
     return out;
   }
-  std::error_code ec;
-  const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-  const int k = std::min<int>(o.refine, static_cast<int>(r.top.size()));
-  std::vector<std::pair<double, size_t>> order;
-  out.simulated.assign(r.top.size(), std::nullopt);
-  for (int i = 0; i < k; ++i) {
-    std::string why;
-    out.simulated[i] = simulate_tokens_per_s(self, o, r.top[i].plan, c, i, &why);
-    if (!out.simulated[i]) out.note = why;
-  }
-  // Re-rank the first k by the simulator's tokens/s (or its $/Mtok for the cost objective).
-  std::vector<size_t> idx(k);
-  for (int i = 0; i < k; ++i) idx[i] = i;
-  const auto key = [&](size_t i) {
-    const double t = out.simulated[i] ? *out.simulated[i] : 0.0;
-    if (r.objective == models::PlanObjective::kCost) return t > 0 ? -r.top[i].report.cost_per_hour / t : -1e300;
-    return t;
-  };
-  std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return key(a) > key(b); });
-  std::vector<models::RankedPlan> top;
-  std::vector<std::optional<double>> sim;
-  for (size_t i : idx) top.push_back(r.top[i]), sim.push_back(out.simulated[i]);
-  for (size_t i = k; i < r.top.size(); ++i) top.push_back(r.top[i]), sim.push_back(out.simulated[i]);
-  r.top = std::move(top);
-  out.simulated = std::move(sim);
+  models::RefineResult rr = models::refine_top_plans(r, c, w, *sim, o.refine);
+  for (const auto& report : rr.refined)
+    out.simulated.push_back(report ? std::optional<double>(report->tokens_per_s) : std::nullopt);
+  out.note = rr.note.empty() ? "" : "--refine: " + rr.note;
   out.done = true;
   return out;
 }
@@ -252,7 +199,7 @@ void write_table(const PlanVerbOptions& o, const models::PlannerResult& r, const
   if (!o.emit_plan.empty() && !r.top.empty()) std::cout << "best plan written to " << o.emit_plan << "\n";
 }
 
-void run_plan(const CLI::App& app, PlanVerbOptions o) {
+void run_plan(PlanVerbOptions o) {
   models::PlannerOptions po;
   if (o.objective == "cost") po.objective = models::PlanObjective::kCost;
   else if (o.objective == "budget" || o.budget_per_hour > 0) po.objective = models::PlanObjective::kBudget;
@@ -268,7 +215,7 @@ void run_plan(const CLI::App& app, PlanVerbOptions o) {
   check_output_files("plan", {{"--emit-plan", o.emit_plan}}, {o.cluster, o.workload, o.profile});
   Inputs in = load_inputs(o.cluster, o.workload, "", o.profile);
   models::PlannerResult result = models::plan_training(in.cluster, in.workload, po);
-  const Refined ref = refine(app, o, result, in.cluster);
+  const Refined ref = refine(o, result, in.cluster, in.workload);
   if (static_cast<int>(result.top.size()) > o.top) result.top.resize(o.top);
   if (!o.emit_plan.empty() && !result.top.empty()) {
     models::PlanWriteOptions w;
@@ -312,7 +259,7 @@ void add_plan_verb(CLI::App& app) {
   verb->add_option("--emit-plan", o->emit_plan, "Write the best plan to this file (kind: plan)")
       ->check(output_file_check());
   add_format_option(verb, &o->format);
-  verb->callback([o, verb] { run_plan(*verb, *o); });
+  verb->callback([o] { run_plan(*o); });
 }
 
 }  // namespace hetsim::cli

@@ -144,15 +144,15 @@ void add_run_verb(CLI::App& app) {
       "run", "Train steps of a plan for real with the execution engine (CPU devices: threads as ranks, "
              "or one process per rank under mpirun) and print the measured Report");
   add_plan_choice_options(verb, &opts->choice, /*max_zero=*/2);  // the CPU runner shards up to ZeRO-2
-  verb->add_option("--steps", opts->steps, "training steps (the first is warm-up when there are several)")
+  verb->add_option("--steps", opts->steps, "training steps (default 1; the first is warm-up when there are several)")
       ->check(positive_integer());
   verb->add_option("--out", opts->out,
                    "write the per-op measurements as JSON lines (under mpirun each rank writes FILE.rank<R>, "
                    "or FILE with %r replaced by the rank)")
       ->check(output_file_check());
-  verb->add_option("--seed", opts->seed, "seed of the initial parameters and of the synthetic data")
+  verb->add_option("--seed", opts->seed, "seed of the initial parameters and of the synthetic data (default 1234)")
       ->check(non_negative_integer());
-  verb->add_option("--lr", opts->learning_rate, "Adam learning rate")->check(positive_number());
+  verb->add_option("--lr", opts->learning_rate, "Adam learning rate (default 0.001)")->check(positive_number());
   verb->add_option("--inject-fault", opts->inject_fault,
                    "testing: RANK[:throw|kill[:STEP]] makes that rank fail at the start of STEP (default 1)");
   add_format_option(verb, &opts->format);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // `hetsim sweep SPEC.yaml [--out results.csv] [--checkpoint FILE] [--profile P] [--time-limit S]
-//  [--threads N] [--format table|json|csv]`: a cluster-design what-if study (models/sweep_run.hpp).
+//  [--threads N] [--refine K] [--format table|json|csv]`: a cluster-design what-if study (models/sweep_run.hpp).
 // Every workload of the spec is planned on every grid point's cluster; the CSV is rewritten
 // atomically every few seconds and at the end, and finished rows go to a checkpoint, so a killed
 // sweep resumes.
@@ -12,6 +12,7 @@
 #include "atomic_file.hpp"
 #include "cli_common.hpp"
 #include "diagnostics.hpp"
+#include "engines.hpp"
 #include "json_writer.hpp"
 #include "jsonl_file.hpp"
 #include "profile.hpp"
@@ -29,6 +30,7 @@ struct SweepVerbOptions {
   std::string spec, out, checkpoint, profile;
   double time_limit_s = 60;
   int threads = 0;
+  int refine = 0;
   OutputFormat format = OutputFormat::kTable;
 };
 
@@ -45,11 +47,13 @@ std::string point_text(const models::SweepSpec& spec, const models::SweepRow& r)
   return s.empty() ? "base cluster" : s;
 }
 
-void print_table(const models::SweepSpec& spec, const models::SweepResult& r) {
+void print_table(const models::SweepSpec& spec, const models::SweepResult& r, bool refined) {
   std::vector<std::string> header = {"#", "workload"};
   for (const models::SweepAxis& a : spec.axes) header.push_back(a.column());
-  for (const char* h : {"GPUs", "$/h", "tokens/s", "MFU", "$/Mtok", "vs uniform", "vs fastest type", "best plan"})
+  for (const char* h : {"GPUs", "$/h", "tokens/s", "MFU", "$/Mtok", "vs uniform", "vs fastest type", "best plan"}) {
     header.push_back(h);
+    if (refined && std::string(h) == "tokens/s") header.push_back("sim tokens/s");
+  }
   TextTable t(header);
   t.left_align(header.size() - 1);
   for (const models::SweepRow& row : r.rows) {
@@ -58,16 +62,19 @@ void print_table(const models::SweepSpec& spec, const models::SweepResult& r) {
     cells.push_back(std::to_string(row.gpus));
     cells.push_back(format_price_per_hour(row.cluster_price_per_hour));
     if (!row.found) {
-      for (int i = 0; i < 5; ++i) cells.push_back("-");
+      for (int i = 0; i < (refined ? 6 : 5); ++i) cells.push_back("-");
       cells.push_back("none: " + row.reason);
     } else {
       const auto ratio = [&](double baseline) { return baseline > 0 ? fmt("%.2fx", row.tokens_per_s / baseline) : "none fits"; };
       cells.push_back(fmt("%.0f", row.tokens_per_s));
+      if (refined) cells.push_back(row.simulated_tokens_per_s > 0 ? fmt("%.0f", row.simulated_tokens_per_s) : "-");
       cells.push_back(fmt("%.3f", row.mfu));
       cells.push_back(fmt("%.3f", row.cost_per_million_tokens));
       cells.push_back(ratio(row.uniform_tokens_per_s));
       cells.push_back(ratio(row.fastest_type_only_tokens_per_s));
-      cells.push_back(row.search_stopped ? row.shape + " [search stopped at --time-limit]" : row.shape);
+      std::string plan = row.search_stopped ? row.shape + " [search stopped at --time-limit]" : row.shape;
+      if (!row.reason.empty()) plan += " [--refine: " + row.reason + "]";
+      cells.push_back(std::move(plan));
     }
     t.add_row(std::move(cells));
   }
@@ -124,6 +131,14 @@ void run_sweep_verb(const SweepVerbOptions& o) {
     ro.profile = &*profile;
     ro.profile_fingerprint = models::file_fingerprint(o.profile);
   }
+  if (o.refine > 0) {
+    if (const models::PredictFn* sim = find_engine("sim")) {
+      ro.refine = o.refine;
+      ro.refine_engine = *sim;
+    } else {
+      std::cerr << "hetsim sweep: --refine: this hetsim has no simulator (built without SimGrid); kept the analytic ranking\n";
+    }
+  }
   std::vector<models::SweepRow> so_far;
   auto last_write = std::chrono::steady_clock::now();
   ro.on_row = [&](const models::SweepRow& row, long done, long total) {
@@ -143,7 +158,7 @@ void run_sweep_verb(const SweepVerbOptions& o) {
   if (!o.out.empty()) models::write_text_file_atomic(o.out, models::sweep_csv(in.spec, r.rows));
   if (o.format == OutputFormat::kJson) print_json(in.spec, r);
   else if (o.format == OutputFormat::kCsv) std::cout << models::sweep_csv(in.spec, r.rows);
-  else print_table(in.spec, r);
+  else print_table(in.spec, r, ro.refine > 0);
   if (!o.out.empty() && o.format == OutputFormat::kTable) std::cout << "results written to " << o.out << "\n";
 }
 
@@ -166,6 +181,10 @@ void add_sweep_verb(CLI::App& app) {
   verb->add_option("--threads", o->threads, "Threads of each search, 0-1024 (default 0: one per CPU the process may use)")
       ->check(non_negative_integer())
       ->check(CLI::Range(0, 1024));
+  verb->add_option("--refine", o->refine,
+                   "Simulate each row's best K plans with SimGrid and report the one the simulator finds best "
+                   "(its figure in the simulated_tokens_per_s column)")
+      ->check(non_negative_integer());
   add_format_option(verb, &o->format, {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kCsv});
   verb->callback([o] { run_sweep_verb(*o); });
 }

@@ -64,7 +64,7 @@ void run_validate(const ValidateOptions& o) {
 void add_validate_verb(CLI::App& app) {
   auto opts = std::make_shared<ValidateOptions>();
   CLI::App* verb = app.add_subcommand("validate", "Predict every row of ground-truth suites and report the errors");
-  verb->add_option("suites", opts->suites, "Suite files (../shared/validation/*.yaml)")->required();
+  verb->add_option("suites", opts->suites, "Suite files of measured runs (docs/validation.md; ../shared/validation/*.yaml, validation/*.yaml)")->required();
   add_format_option(verb, &opts->format);
   verb->add_option("--engine", opts->engine, "Prediction engine: analytic (default) or a registered one such as sim");
   verb->add_option("--emit-dir", opts->emit_dir,

@@ -285,6 +285,67 @@ std::string no_type_runs_dtype(const Cluster& cluster, const Workload& workload)
          "); set the workload's training.dtype to one they support (hetsim describe CATALOG lists them)";
 }
 
+/// The fastest GPU type of the pools: the highest sustained GEMM rate in the workload's dtype
+/// (dense peak times the catalog's GEMM efficiency: an MI300X's 1307 TFLOP/s peak sustains less
+/// than an H100's 989, clusters/catalog/amd.yaml), what a user choosing "my fastest GPUs" would
+/// pick. Empty when no type computes in the dtype.
+std::string fastest_gpu_type(const Cluster& cluster, const std::vector<planner::Pool>& pools, Dtype dtype) {
+  std::string fastest;
+  double fastest_rate = 0;
+  for (const planner::Pool& p : pools) {
+    const GpuType& g = cluster.node_types[p.node_type].gpu;
+    const double rate = g.sustained_flops(dtype);
+    if (rate > fastest_rate) {
+      fastest_rate = rate;
+      fastest = g.name;
+    }
+  }
+  return fastest;
+}
+
+/// The `options.top` best of the predicted plans by the objective (within the budget for
+/// kBudget), each plan once.
+std::vector<RankedPlan> top_plans(std::vector<RankedPlan> all, const PlannerOptions& options) {
+  const PlanObjective obj = options.objective;
+  std::vector<RankedPlan> eligible;
+  for (RankedPlan& r : all) {
+    if (obj == PlanObjective::kBudget && r.report.cost_per_hour > options.budget_per_hour + 1e-9) continue;
+    eligible.push_back(std::move(r));
+  }
+  std::stable_sort(eligible.begin(), eligible.end(), [&](const RankedPlan& a, const RankedPlan& b) {
+    const double sa = objective_score(obj, a.report), sb = objective_score(obj, b.report);
+    if (sa != sb) return sa > sb;
+    return a.report.tokens_per_s > b.report.tokens_per_s;  // equally cheap (e.g. free): the faster first
+  });
+  std::vector<RankedPlan> top;
+  for (RankedPlan& r : eligible) {
+    if (static_cast<int>(top.size()) >= options.top) break;
+    // The same plan found twice (a uniform shape and the Megatron baseline of the same split,
+    // or ZeRO 0 and 1 with one replica): equal predictions to the last bit, GPUs and price.
+    const bool duplicate = std::any_of(top.begin(), top.end(), [&](const RankedPlan& t) {
+      return t.report.tokens_per_s == r.report.tokens_per_s && t.report.cost_per_hour == r.report.cost_per_hour &&
+             t.report.memory_peak_bytes == r.report.memory_peak_bytes && t.plan.gpu_count() == r.plan.gpu_count();
+    });
+    if (!duplicate) top.push_back(std::move(r));
+  }
+  return top;
+}
+
+/// Why no plan was found: the budget, or the most specific of "no GPU type computes in the
+/// dtype", "one whole node is too small" and "the model does not fit".
+std::string no_plan_reason(const Cluster& cluster, const Workload& workload, const PlannerOptions& options) {
+  if (options.objective == PlanObjective::kBudget) {
+    char budget[48];
+    std::snprintf(budget, sizeof budget, "$%.2f/h", options.budget_per_hour);
+    return std::string("no feasible plan within the budget of ") + budget;
+  }
+  const std::string no_dtype = no_type_runs_dtype(cluster, workload);
+  if (!no_dtype.empty()) return no_dtype;
+  const std::string too_big = whole_node_too_big(cluster, workload, options);
+  if (!too_big.empty()) return too_big;
+  return "no feasible plan: the model does not fit on these GPUs";
+}
+
 PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const PlannerOptions& options) {
   PlannerResult result;
   result.objective = options.objective;
@@ -295,18 +356,7 @@ PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const 
   const auto& pools = search.get_pools();
   const Dtype dtype = workload.training.dtype;
 
-  // The fastest GPU type: the highest sustained GEMM rate in the workload's dtype (dense peak
-  // times the catalog's GEMM efficiency: an MI300X's 1307 TFLOP/s peak sustains less than an
-  // H100's 989, clusters/catalog/amd.yaml), what a user choosing "my fastest GPUs" would pick.
-  double fastest_rate = 0;
-  for (const planner::Pool& p : pools) {
-    const GpuType& g = cluster.node_types[p.node_type].gpu;
-    const double rate = g.sustained_flops(dtype);
-    if (rate > fastest_rate) {
-      fastest_rate = rate;
-      result.fastest_type = g.name;
-    }
-  }
+  result.fastest_type = fastest_gpu_type(cluster, pools, dtype);
   const auto is_fastest = [&](const std::vector<int>& nodes) {
     for (size_t p = 0; p < pools.size(); ++p) {
       if (nodes[p] > 0 && cluster.node_types[pools[p].node_type].gpu.name != result.fastest_type) return false;
@@ -424,38 +474,8 @@ PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const 
   std::vector<RankedPlan> all = predict_all(to_candidates(best));
   all.insert(all.end(), fast_ranked.begin(), fast_ranked.end());
   all.insert(all.end(), uniform_ranked.begin(), uniform_ranked.end());
-  std::vector<RankedPlan> eligible;
-  for (RankedPlan& r : all) {
-    if (obj == PlanObjective::kBudget && r.report.cost_per_hour > options.budget_per_hour + 1e-9) continue;
-    eligible.push_back(std::move(r));
-  }
-  std::stable_sort(eligible.begin(), eligible.end(), [&](const RankedPlan& a, const RankedPlan& b) {
-    const double sa = objective_score(obj, a.report), sb = objective_score(obj, b.report);
-    if (sa != sb) return sa > sb;
-    return a.report.tokens_per_s > b.report.tokens_per_s;  // equally cheap (e.g. free): the faster first
-  });
-  for (RankedPlan& r : eligible) {
-    if (static_cast<int>(result.top.size()) >= options.top) break;
-    // The same plan found twice (a uniform shape and the Megatron baseline of the same split,
-    // or ZeRO 0 and 1 with one replica): equal predictions to the last bit, GPUs and price.
-    const bool duplicate = std::any_of(result.top.begin(), result.top.end(), [&](const RankedPlan& t) {
-      return t.report.tokens_per_s == r.report.tokens_per_s && t.report.cost_per_hour == r.report.cost_per_hour &&
-             t.report.memory_peak_bytes == r.report.memory_peak_bytes && t.plan.gpu_count() == r.plan.gpu_count();
-    });
-    if (!duplicate) result.top.push_back(std::move(r));
-  }
-  if (result.top.empty()) {
-    char budget[48];
-    std::snprintf(budget, sizeof budget, "$%.2f/h", options.budget_per_hour);
-    result.reason = obj == PlanObjective::kBudget ? std::string("no feasible plan within the budget of ") + budget
-                                                  : "no feasible plan: the model does not fit on these GPUs";
-    if (obj != PlanObjective::kBudget) {
-      const std::string too_big = whole_node_too_big(cluster, workload, options);
-      if (!too_big.empty()) result.reason = too_big;
-      const std::string no_dtype = no_type_runs_dtype(cluster, workload);
-      if (!no_dtype.empty()) result.reason = no_dtype;
-    }
-  }
+  result.top = top_plans(std::move(all), options);
+  if (result.top.empty()) result.reason = no_plan_reason(cluster, workload, options);
   result.plans_evaluated = search.evaluated + evaluated + result.plans_predicted + costs.get_probe_count();
   result.plans_pruned = search.pruned + pruned;
   return result;
@@ -485,7 +505,7 @@ PlannerResult plan_training(const Cluster& cluster, const Workload& workload, co
   int stopped = result.searches_stopped;
   for (int attempt = 0; attempt < 2 && result.top.empty() && result.plans_predicted > 0 && result.plans_feasible == 0;
        ++attempt) {
-    retry.memory_fraction *= 0.9;
+    retry.memory_fraction *= 0.9;  // assumption: a 10% margin per retry (two at most) covers the estimator's error
     result = plan_once(cluster, workload, retry);
     evaluated += result.plans_evaluated;
     pruned += result.plans_pruned;

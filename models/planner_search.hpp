@@ -127,8 +127,26 @@ class ShapeSearch {
     PartitionResult part;
     double rate = 0;  ///< micro-batches per second of all copies in steady state
   };
+  /// One (knobs, TP per pool) branch: per-pool kinds, then mixed kinds when two pools or more are used.
   void search_tp(const Knobs& knobs, const std::vector<int>& pool_nodes, const std::vector<int>& tp, bool uniform,
                  const std::function<void(const Shape&)>& sink, const std::function<double()>& bound);
+  /// What search_tp() hands its two halves: the branch, the pools it uses and their TP groups
+  /// ("units"), and the shape they fill in.
+  struct TpBranch {
+    const Knobs& knobs;
+    const std::vector<int>& tp;
+    bool uniform;
+    std::vector<int> active;  ///< pools with tp > 0
+    std::vector<int> units;   ///< TP groups per pool
+    int total_units;
+    Shape base;
+  };
+  /// Replicas of per-pool kinds only: the best few depths of each pool, all combinations.
+  void search_per_pool_kinds(const TpBranch& branch, const std::function<void(const Shape&)>& sink,
+                             const std::function<double()>& tokens_bound);
+  /// Mixed kinds over every subset of >= 2 pools in every order, with per-pool kinds on the rest.
+  void search_mixed_kinds(const TpBranch& branch, const std::function<void(const Shape&)>& sink,
+                          const std::function<double()>& tokens_bound);
   /// Depths of a single-pool pipeline on `units` TP groups, best steady-state rate first (memoised).
   const std::vector<PoolOption>& pool_options(int pool, int tp, int units, const Knobs& knobs, int replicas_hint,
                                               bool uniform);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sweep_run.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -22,6 +23,7 @@ void for_each_result(Row& r, Visit&& visit) {
   visit("cluster_price_per_hour", r.cluster_price_per_hour);
   visit("found", r.found);
   visit("tokens_per_s", r.tokens_per_s);
+  visit("simulated_tokens_per_s", r.simulated_tokens_per_s);
   visit("mfu", r.mfu);
   visit("plan_gpus", r.plan_gpus);
   visit("plan_price_per_hour", r.plan_price_per_hour);
@@ -61,15 +63,16 @@ bool read_results(const YAML::Node& j, SweepRow& r) {
   return ok && r.mfu <= 1.0 && (r.found || r.tokens_per_s == 0);
 }
 
-/// Plans one workload on one point's cluster.
-void plan_row(const Cluster& cluster, const Workload& workload, const PlannerOptions& options, SweepRow& r) {
+/// Plans one workload on one point's cluster (and refines the best plans when asked).
+void plan_row(const Cluster& cluster, const Workload& workload, const PlannerOptions& options,
+              const SweepRunOptions& run, SweepRow& r) {
   r.gpus = cluster.gpu_count();
   r.cluster_price_per_hour = cluster.price_per_hour(options.spot);
   if (r.gpus == 0) {
     r.reason = "the cluster has no GPUs at this point";
     return;
   }
-  const PlannerResult p = plan_training(cluster, workload, options);
+  PlannerResult p = plan_training(cluster, workload, options);
   r.search_time_s = p.search_time_s;
   r.search_stopped = p.searches_stopped > 0;
   // Under a budget, a baseline is the comparison only when it keeps to the budget too.
@@ -83,6 +86,11 @@ void plan_row(const Cluster& cluster, const Workload& workload, const PlannerOpt
   if (p.top.empty()) {
     r.reason = p.reason;
     return;
+  }
+  if (run.refine > 0 && run.refine_engine) {
+    const RefineResult refined = refine_top_plans(p, cluster, workload, run.refine_engine, run.refine);
+    if (refined.refined.front()) r.simulated_tokens_per_s = refined.refined.front()->tokens_per_s;
+    else r.reason = refined.note;  // not even the best plan could be simulated
   }
   const RankedPlan& best = p.top.front();
   r.found = true;
@@ -135,12 +143,13 @@ std::string file_fingerprint(const std::string& path) {
 
 std::string sweep_row_key(const SweepSpec& spec, const std::string& cluster_fingerprint,
                           const std::string& workload_fingerprint, const std::string& profile_fingerprint,
-                          const std::vector<std::string>& values) {
+                          const std::vector<std::string>& values, int refine) {
   JsonOut j(-1);
   j.begin_object();
   j.key("objective").value(to_string(spec.objective)).key("budget_per_hour").value(spec.budget_per_hour);
   j.key("spot").value(spec.spot).key("cluster").value(cluster_fingerprint).key("workload").value(workload_fingerprint);
   j.key("profile").value(profile_fingerprint);
+  if (refine > 0) j.key("refine").value(refine);
   for (size_t a = 0; a < spec.axes.size(); ++a) j.key(spec.axes[a].column()).value(values[a]);
   j.end_object();
   return j.str();
@@ -157,7 +166,8 @@ SweepResult run_sweep(const SweepSpec& spec, const Cluster& base, const std::vec
   po.objective = spec.objective;
   po.budget_per_hour = spec.budget_per_hour;
   po.spot = spec.spot;
-  po.top = 1;
+  const int refine = options.refine_engine ? std::max(0, options.refine) : 0;
+  po.top = std::max(1, refine);
 
   const std::string cluster_fp = file_fingerprint(spec.cluster_path);
   std::vector<std::string> workload_fp;
@@ -180,7 +190,7 @@ SweepResult run_sweep(const SweepSpec& spec, const Cluster& base, const std::vec
         return row;
       };
       SweepRow r = fresh_row();
-      const std::string key = sweep_row_key(spec, cluster_fp, workload_fp[w], options.profile_fingerprint, values);
+      const std::string key = sweep_row_key(spec, cluster_fp, workload_fp[w], options.profile_fingerprint, values, refine);
       // A row whose search a time limit stopped is planned again: this run may allow more time.
       if (auto it = done.find(key); it != done.end() && read_results(it->second, r) && !r.search_stopped) {
         r.resumed = true;
@@ -188,7 +198,7 @@ SweepResult run_sweep(const SweepSpec& spec, const Cluster& base, const std::vec
       } else {
         r = fresh_row();  // drop what a rejected record may have set
         if (!cluster) cluster = sweep_cluster(spec, base, choice, catalog, options.profile);
-        plan_row(*cluster, workloads[w], po, r);
+        plan_row(*cluster, workloads[w], po, options, r);
         if (!options.checkpoint_path.empty()) {
           JsonOut j(-1);
           j.begin_object().key("key").value(key).key("point").value(static_cast<long long>(p));

@@ -11,6 +11,7 @@
 #include "catalog.hpp"
 #include "json_writer.hpp"
 #include "cluster.hpp"
+#include "plan_refine.hpp"
 #include "planner.hpp"
 #include "profile.hpp"
 #include "sweep_spec.hpp"
@@ -25,8 +26,11 @@ struct SweepRow {
   int gpus = 0;                        ///< GPUs of the point's cluster
   double cluster_price_per_hour = 0;   ///< the whole point's cluster, on demand (or spot)
   bool found = false;                  ///< a plan was found
-  std::string reason;                  ///< why not
+  std::string reason;                  ///< why not (or, for a found plan, why it has no simulated figure)
   double tokens_per_s = 0;             ///< best plan (predicted)
+  /// --refine: the simulator's tokens/s of the best plan, which is the best of the planner's
+  /// first K by this figure; 0 when not refined or the simulator gave none (`reason` says why).
+  double simulated_tokens_per_s = 0;
   double mfu = 0;
   double plan_price_per_hour = 0;      ///< nodes the best plan uses
   double cost_per_million_tokens = 0;
@@ -46,6 +50,10 @@ struct SweepRunOptions {
   /// Identity of the profile's content (file_fingerprint of its file), part of every row's
   /// checkpoint key: rows planned with another profile, or none, are not reused.
   std::string profile_fingerprint;
+  /// Re-rank each row's best `refine` plans with `refine_engine` (the simulator) and report the
+  /// winner (plan_refine.hpp); 0 or no engine: the analytic best. Part of every row's key.
+  int refine = 0;
+  PredictFn refine_engine;
   /// Called after each row (resumed rows too), in grid order.
   std::function<void(const SweepRow&, long done, long total)> on_row;
 };
@@ -61,10 +69,11 @@ std::string file_fingerprint(const std::string& path);
 
 /// A checkpoint record's identity: what decides a row's result: objective, budget, spot, the
 /// contents of the cluster, workload and profile files (not their paths: a sweep resumed from
-/// another folder, or after an edit, is judged by what it reads), and every axis value.
+/// another folder, or after an edit, is judged by what it reads), every axis value, and the
+/// --refine depth when there is one (a refined row is not an analytic one, nor the reverse).
 std::string sweep_row_key(const SweepSpec& spec, const std::string& cluster_fingerprint,
                           const std::string& workload_fingerprint, const std::string& profile_fingerprint,
-                          const std::vector<std::string>& values);
+                          const std::vector<std::string>& values, int refine = 0);
 
 /// Runs (or resumes) the sweep. `workloads` are the loaded spec.workload_paths, in order.
 SweepResult run_sweep(const SweepSpec& spec, const Cluster& base, const std::vector<Workload>& workloads,

@@ -14,8 +14,10 @@
 namespace hetsim::models {
 
 /// Achieved fraction of a link's nominal one-direction bandwidth for collective/p2p traffic.
-/// NCCL on DGX-A100 NVSwitch reaches ~230-240 GB/s bus bandwidth of 300 GB/s (nccl-tests
-/// all_reduce_perf, NVIDIA DGX A100 user guide / NCCL performance blog 2021) -> 0.78;
+/// NCCL on DGX-A100 NVSwitch reaches ~230-240 GB/s bus bandwidth of 300 GB/s at 1 GB messages
+/// but ~190-200 GB/s at the 16-128 MB of TP messages (nccl-tests all_reduce_perf, NVIDIA DGX
+/// A100 user guide / NCCL performance blog 2021) -> 0.65 (fitted on the A100 suites, docs/cost_model.md);
+/// xGMI 0.70 (48 of 64 GB/s of an MI300X link usable, AMD ROCm blog 2025; a little less assumed for RCCL);
 /// InfiniBand HDR 200 Gb/s reaches ~23.5 GB/s of 25 (nccl-tests multi-node) -> 0.94;
 /// PCIe 4.0 x16 ~ 26 of 32 GB/s (cudaMemcpy bandwidthTest) -> 0.80;
 /// TCP Ethernet / WAN ~ 0.85 of line rate (iperf3 typical).

@@ -16,6 +16,7 @@
 #include "catalog.hpp"
 #include "cluster.hpp"
 #include "plan.hpp"
+#include "predictor.hpp"
 #include "profile.hpp"
 #include "report.hpp"
 #include "workload.hpp"
@@ -90,8 +91,6 @@ Workload suite_workload(const Suite& suite, const SuiteRow& row);
 std::variant<Plan, Infeasible> suite_plan(const SuiteRow& row, const Cluster& cluster, const Workload& workload,
                                           int micro);
 
-/// An engine: analytic predict(), the simulator, ...
-using PredictFn = std::function<Report(const Cluster&, const Workload&, const Plan&)>;
 /// `engine` on a copy of each cluster with `profile` applied (validate --profile, hetsim fit).
 PredictFn with_profile(std::shared_ptr<const Profile> profile, PredictFn engine);
 

@@ -233,6 +233,53 @@ std::string pass_label(const PassStep& ps, int chunks) {
   return s;
 }
 
+/// The end of a stage's step, after its last pass: the wait for its DP gradient sync, the
+/// tied-embedding all-reduce, the optimizer step and, with ZeRO, the parameter all-gather.
+void finish_step(World& w, int a, ComponentRt* comp, StageTiming& timing) {
+  auto& rt = w.rt;
+  const auto& spec = w.lay.actors[a];
+  const auto& sw = w.work.replicas[spec.replica][spec.stage];
+  if (comp != nullptr) {
+    const double t0 = sg4::Engine::get_clock();
+    if (!w.plan.overlap_grad_sync)
+      for (auto& b : comp->bucket_ready) b->release();
+    comp->grads_done->acquire();
+    timing.dp_wait_s += sg4::Engine::get_clock() - t0;
+    rt.span(a, "dp grad sync", "dp", t0, sg4::Engine::get_clock());
+  }
+  const int e = w.lay.embedding_of_actor[a];
+  if (e >= 0) {
+    // The first stage runs the embedding all-reduce once the last stage has synced too.
+    const double t1 = sg4::Engine::get_clock();
+    auto& emb = rt.embeddings_[e];
+    if (w.lay.embeddings[e].first_actor == a) {
+      emb.last_ready->acquire();
+      emb.start_s = sg4::Engine::get_clock();
+      rt.run_phases(w.lay.embeddings[e].phases, 1.0);
+      emb.done->release();
+    } else {
+      emb.last_ready->release();
+      emb.done->acquire();
+    }
+    // Only the all-reduce itself is DP time: the last stage's wait for the first stage to drain
+    // its pipeline is bubble (the breakdown's rest), as the cost model counts it.
+    const double sync_start = std::max(t1, emb.start_s);
+    timing.dp_wait_s += sg4::Engine::get_clock() - sync_start;
+    rt.span(a, "embedding grad sync", "dp", sync_start, sg4::Engine::get_clock());
+  }
+  double t0 = sg4::Engine::get_clock();
+  rt.execute(sw.optimizer_s);
+  timing.optimizer_s = sw.optimizer_s;
+  rt.span(a, "optimizer", "optimizer", t0, sg4::Engine::get_clock());
+  if (comp != nullptr && !w.lay.components[spec.component].param_phases.empty()) {
+    t0 = sg4::Engine::get_clock();
+    comp->optimizer_done->release();
+    comp->params_done->acquire();
+    timing.dp_wait_s += sg4::Engine::get_clock() - t0;
+    rt.span(a, "zero param all-gather", "dp", t0, sg4::Engine::get_clock());
+  }
+}
+
 void stage_actor(World& w, int a) {
   auto& rt = w.rt;
   const auto spec = w.lay.actors[a];
@@ -248,9 +295,6 @@ void stage_actor(World& w, int a) {
     if (!passes[i].forward) last_backward = i;
   ComponentRt* comp = spec.component >= 0 ? &rt.components_[spec.component] : nullptr;
 
-  // Runs a pass's ops. On the last backward of an overlapped sync, bucket k's gradients are
-  // complete once (k+1)/K of the pass's compute time has run (gradients appear as backward
-  // proceeds; PyTorch DDP buckets, Li et al., VLDB 2020), so compute ops are cut there.
   // Runs a pass's ops; consecutive compute ops are one execution (their durations add).
   // On the last backward of an overlapped sync, bucket k's gradients are complete once
   // (k+1)/K of the pass's compute time has run (gradients appear as backward proceeds;
@@ -346,45 +390,7 @@ void stage_actor(World& w, int a) {
       rt.span(a, "send " + label, "pp", t1, sg4::Engine::get_clock());
     }
   }
-  if (comp != nullptr) {
-    const double t0 = sg4::Engine::get_clock();
-    if (!w.plan.overlap_grad_sync)
-      for (auto& b : comp->bucket_ready) b->release();
-    comp->grads_done->acquire();
-    timing.dp_wait_s += sg4::Engine::get_clock() - t0;
-    rt.span(a, "dp grad sync", "dp", t0, sg4::Engine::get_clock());
-  }
-  const int e = w.lay.embedding_of_actor[a];
-  if (e >= 0) {
-    // The first stage runs the embedding all-reduce once the last stage has synced too.
-    const double t1 = sg4::Engine::get_clock();
-    auto& emb = rt.embeddings_[e];
-    if (w.lay.embeddings[e].first_actor == a) {
-      emb.last_ready->acquire();
-      emb.start_s = sg4::Engine::get_clock();
-      rt.run_phases(w.lay.embeddings[e].phases, 1.0);
-      emb.done->release();
-    } else {
-      emb.last_ready->release();
-      emb.done->acquire();
-    }
-    // Only the all-reduce itself is DP time: the last stage's wait for the first stage to drain
-    // its pipeline is bubble (the breakdown's rest), as the cost model counts it.
-    const double sync_start = std::max(t1, emb.start_s);
-    timing.dp_wait_s += sg4::Engine::get_clock() - sync_start;
-    rt.span(a, "embedding grad sync", "dp", sync_start, sg4::Engine::get_clock());
-  }
-  double t0 = sg4::Engine::get_clock();
-  rt.execute(sw.optimizer_s);
-  timing.optimizer_s = sw.optimizer_s;
-  rt.span(a, "optimizer", "optimizer", t0, sg4::Engine::get_clock());
-  if (comp != nullptr && !w.lay.components[spec.component].param_phases.empty()) {
-    t0 = sg4::Engine::get_clock();
-    comp->optimizer_done->release();
-    comp->params_done->acquire();
-    timing.dp_wait_s += sg4::Engine::get_clock() - t0;
-    rt.span(a, "zero param all-gather", "dp", t0, sg4::Engine::get_clock());
-  }
+  finish_step(w, a, comp, timing);
   timing.end_s = sg4::Engine::get_clock();
   w.rt.result_.stages[a] = timing;
 }

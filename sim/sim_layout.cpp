@@ -128,6 +128,75 @@ Phase group_transfer(const std::vector<int>& src, const std::vector<int>& dst, d
 
 namespace {
 
+/// Tied embeddings: one group per TP rank of the first stage; the ranks of one (first, last)
+/// stage pair run at once, so their flows make one sync, phase by phase (lay.embeddings).
+void add_embedding_syncs(const Topology& topo, const models::Plan& plan, const models::PlanWork& work,
+                         const std::vector<int>& actor_of_gpu, bool fold, SimLayout& lay) {
+  std::map<std::pair<int, int>, CollectiveFlows> embedding_flows;
+  for (const auto& grp : work.dp_groups) {
+    if (!grp.embedding || grp.gpus.size() < 2 || grp.size_bytes <= 0) continue;
+    const int a = actor_of_gpu[grp.gpus.front()], b = actor_of_gpu[grp.gpus.back()];
+    if (a < 0 || b < 0 || a == b) continue;  // a replica not simulated (folded)
+    const CollectiveFlows c =
+        collective_flows(topo, models::CollectiveKind::kAllReduce, plan.grad_sync, grp.gpus, grp.size_bytes);
+    auto [it, fresh] = embedding_flows.try_emplace({a, b}, c);
+    if (fresh) continue;
+    CollectiveFlows& all = it->second;
+    if (all.phases.size() < c.phases.size()) all.phases.resize(c.phases.size());
+    for (std::size_t i = 0; i < c.phases.size(); ++i)
+      all.phases[i].insert(all.phases[i].end(), c.phases[i].begin(), c.phases[i].end());
+    all.delay_after_s = std::max(all.delay_after_s, c.delay_after_s);
+  }
+  for (const auto& [actors, flows] : embedding_flows) {
+    EmbeddingSync e;
+    e.first_actor = actors.first;
+    e.last_actor = actors.second;
+    e.phases = fold_collective_flows(topo, flows, fold);
+    lay.embedding_of_actor[actors.first] = lay.embedding_of_actor[actors.second] = static_cast<int>(lay.embeddings.size());
+    lay.embeddings.push_back(std::move(e));
+  }
+}
+
+/// ZeRO-3: the flows of each simulated actor's share of one chunk's collectives in a forward and
+/// in a backward pass (lay.zero3_forward/backward, see sim_layout.hpp). False when a flow's
+/// destination is outside the platform (the caller then simulates unfolded).
+bool add_zero3_pass_traffic(const Topology& topo, const models::Plan& plan, const models::PlanWork& work,
+                            const std::vector<int>& groups_with_flows, const std::vector<bool>& gpu_in_sim,
+                            const std::vector<bool>& gpu_in_platform, const std::vector<int>& actor_of_gpu, bool fold,
+                            SimLayout& lay) {
+  const auto& cluster = topo.get_cluster();
+  const models::Zero3Traffic traffic = models::zero3_traffic(plan.recompute);
+  std::vector<Phase> forward(lay.actors.size()), backward(lay.actors.size());
+  for (int k : groups_with_flows) {
+    const auto& grp = work.dp_groups[k];
+    const int n = static_cast<int>(grp.gpus.size());
+    std::map<int, int> members_on_node;  // counted once per group, not once per member
+    for (int m : grp.gpus) ++members_on_node[cluster.node_of_gpu(m)];
+    for (int i = 0; i < n; ++i) {
+      const int g = grp.gpus[i];
+      if (!gpu_in_sim[g]) continue;
+      const int a = actor_of_gpu[g];
+      const double chunks = static_cast<double>(std::max<std::size_t>(1, work.replicas[lay.actors[a].replica][lay.actors[a].stage].chunks.size()));
+      // Each member's traffic crosses its own NIC share (models::zero3_collective_time): its
+      // flow goes to the member as many places on as its node has members (the same position
+      // on the next node of a node-contiguous group), or to its ring successor in a one-node group.
+      const int on_node = members_on_node[cluster.node_of_gpu(g)];
+      const int dst = grp.gpus[(i + (on_node < n ? on_node : 1)) % n];
+      if (!gpu_in_platform[dst]) return false;
+      // One ring step's worth of each collective: (n-1)/n of the chunk's bytes to the successor.
+      const double share = (n - 1.0) / n / chunks;
+      forward[a].push_back({g, dst, traffic.forward_gathers * grp.gather_bytes * share});
+      backward[a].push_back({g, dst, (traffic.backward_gathers * grp.gather_bytes +
+                                      traffic.backward_reduce_scatters * grp.size_bytes) * share});
+    }
+  }
+  for (std::size_t a = 0; a < forward.size(); ++a) {
+    lay.zero3_forward[a] = fold_phase(topo, forward[a], fold);
+    lay.zero3_backward[a] = fold_phase(topo, backward[a], fold);
+  }
+  return true;
+}
+
 // Empty result (no actors) when folding by blocks was asked and a DP flow leaves the blocks.
 SimLayout layout(const Topology& topo, const models::Plan& plan, const models::PlanWork& work, bool fold, bool blocks) {
   const auto& cluster = topo.get_cluster();
@@ -163,31 +232,7 @@ SimLayout layout(const Topology& topo, const models::Plan& plan, const models::P
   UnionFind uf(static_cast<int>(lay.actors.size()));
   std::vector<int> groups_with_flows;
   lay.embedding_of_actor.assign(lay.actors.size(), -1);
-  // Tied embeddings: one group per TP rank of the first stage; the ranks of one (first, last)
-  // stage pair run at once, so their flows make one sync, phase by phase.
-  std::map<std::pair<int, int>, CollectiveFlows> embedding_flows;
-  for (const auto& grp : work.dp_groups) {
-    if (!grp.embedding || grp.gpus.size() < 2 || grp.size_bytes <= 0) continue;
-    const int a = actor_of_gpu[grp.gpus.front()], b = actor_of_gpu[grp.gpus.back()];
-    if (a < 0 || b < 0 || a == b) continue;  // a replica not simulated (folded)
-    const CollectiveFlows c =
-        collective_flows(topo, models::CollectiveKind::kAllReduce, plan.grad_sync, grp.gpus, grp.size_bytes);
-    auto [it, fresh] = embedding_flows.try_emplace({a, b}, c);
-    if (fresh) continue;
-    CollectiveFlows& all = it->second;
-    if (all.phases.size() < c.phases.size()) all.phases.resize(c.phases.size());
-    for (std::size_t i = 0; i < c.phases.size(); ++i)
-      all.phases[i].insert(all.phases[i].end(), c.phases[i].begin(), c.phases[i].end());
-    all.delay_after_s = std::max(all.delay_after_s, c.delay_after_s);
-  }
-  for (const auto& [actors, flows] : embedding_flows) {
-    EmbeddingSync e;
-    e.first_actor = actors.first;
-    e.last_actor = actors.second;
-    e.phases = fold_collective_flows(topo, flows, fold);
-    lay.embedding_of_actor[actors.first] = lay.embedding_of_actor[actors.second] = static_cast<int>(lay.embeddings.size());
-    lay.embeddings.push_back(std::move(e));
-  }
+  add_embedding_syncs(topo, plan, work, actor_of_gpu, fold, lay);
   for (std::size_t k = 0; k < work.dp_groups.size(); ++k) {
     const auto& grp = work.dp_groups[k];
     if (grp.gpus.size() < 2 || grp.size_bytes <= 0 || grp.embedding) continue;
@@ -243,37 +288,9 @@ SimLayout layout(const Topology& topo, const models::Plan& plan, const models::P
   if (leaves) return {};  // a DP flow leaves the simulated and ghost blocks: caller simulates unfolded
   lay.zero3_forward.assign(lay.actors.size(), {});
   lay.zero3_backward.assign(lay.actors.size(), {});
-  if (plan.zero >= 3) {
-    const models::Zero3Traffic traffic = models::zero3_traffic(plan.recompute);
-    std::vector<Phase> forward(lay.actors.size()), backward(lay.actors.size());
-    for (int k : groups_with_flows) {
-      const auto& grp = work.dp_groups[k];
-      const int n = static_cast<int>(grp.gpus.size());
-      std::map<int, int> members_on_node;  // counted once per group, not once per member
-      for (int m : grp.gpus) ++members_on_node[cluster.node_of_gpu(m)];
-      for (int i = 0; i < n; ++i) {
-        const int g = grp.gpus[i];
-        if (!gpu_in_sim[g]) continue;
-        const int a = actor_of_gpu[g];
-        const double chunks = static_cast<double>(std::max<std::size_t>(1, work.replicas[lay.actors[a].replica][lay.actors[a].stage].chunks.size()));
-        // Each member's traffic crosses its own NIC share (models::zero3_collective_time): its
-        // flow goes to the member as many places on as its node has members (the same position
-        // on the next node of a node-contiguous group), or to its ring successor in a one-node group.
-        const int on_node = members_on_node[cluster.node_of_gpu(g)];
-        const int dst = grp.gpus[(i + (on_node < n ? on_node : 1)) % n];
-        if (!gpu_in_platform[dst]) return {};
-        // One ring step's worth of each collective: (n-1)/n of the chunk's bytes to the successor.
-        const double share = (n - 1.0) / n / chunks;
-        forward[a].push_back({g, dst, traffic.forward_gathers * grp.gather_bytes * share});
-        backward[a].push_back({g, dst, (traffic.backward_gathers * grp.gather_bytes +
-                                        traffic.backward_reduce_scatters * grp.size_bytes) * share});
-      }
-    }
-    for (std::size_t a = 0; a < forward.size(); ++a) {
-      lay.zero3_forward[a] = fold_phase(topo, forward[a], fold);
-      lay.zero3_backward[a] = fold_phase(topo, backward[a], fold);
-    }
-  }
+  if (plan.zero >= 3 && !add_zero3_pass_traffic(topo, plan, work, groups_with_flows, gpu_in_sim, gpu_in_platform,
+                                                 actor_of_gpu, fold, lay))
+    return {};  // a ZeRO-3 flow leaves the simulated and ghost blocks
   for (auto& [root, c] : component_of_root) {
     auto& comp = lay.components[c];
     for (int a = 0; a < static_cast<int>(lay.actors.size()); ++a)

@@ -12,6 +12,10 @@ constexpr int kThreads = 256;
 constexpr float kSqrt2OverPi = 0.7978845608028654f;  // Hendrycks & Gimpel 2016
 constexpr float kGeluCubic = 0.044715f;
 
+/// Blocks of a grid-stride launch over n elements: one per kThreads elements, at most 4096.
+/// assumption: 4096 blocks x 256 threads = 1M threads are several waves on the largest parts
+/// (H100 SXM: 132 SMs x 2048 resident threads, NVIDIA H100 whitepaper 2022), so larger grids add
+/// only launch work; the kernels loop over the rest.
 unsigned grid_for(std::size_t n) {
   const std::size_t b = (n + kThreads - 1) / kThreads;
   return static_cast<unsigned>(b == 0 ? 1 : (b < 4096 ? b : 4096));

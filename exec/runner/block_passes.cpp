@@ -6,7 +6,7 @@
 
 namespace hetsim::exec {
 namespace {
-constexpr float kLayerNormEpsilon = 1e-5f;  // GPT-2's layer_norm_epsilon
+constexpr float kLayerNormEpsilon = 1e-5f;  // GPT-2 (openai/gpt-2 src/model.py norm()), PyTorch LayerNorm default
 }  // namespace
 
 void RankRunner::layer_forward(int layer, const float* x, float* out, LayerActs& a, int mb, int chunk) {

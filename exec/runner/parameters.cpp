@@ -5,18 +5,14 @@
 #include <cmath>
 #include <functional>
 
+#include "runner/splitmix64.hpp"
+
 namespace hetsim::exec {
 namespace {
 
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
 std::uint64_t name_hash(const std::string& s) {
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a 64 offset basis
+  // FNV-1a, 64-bit offset basis and prime (Fowler-Noll-Vo; IETF draft-eastlake-fnv).
+  std::uint64_t h = 1469598103934665603ull;
   for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
   return h;
 }
@@ -28,8 +24,9 @@ void add_unit(std::vector<ParamSpec>& out, const models::ModelSpec& m, int unit,
   const int kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
   const int f = m.ffn_hidden;
   const int layers = m.layers;
-  // GPT-2 initialisation (Radford et al. 2019, section 2.3): N(0, 0.02), residual output
-  // projections scaled by 1/sqrt(2 * layers).
+  // GPT-2 initialisation: N(0, 0.02) (GPT-1, Radford et al. 2018, section 4.1 "Model
+  // specifications"), residual output projections scaled by 1/sqrt(N) with N = 2 * layers
+  // residual layers (GPT-2, Radford et al. 2019, section 2.3).
   const float std_base = 0.02f;
   const float std_out = std_base / std::sqrt(2.0f * static_cast<float>(layers));
   auto replicated = [&](std::string name, int rows, int cols, ParamInit init) {

@@ -9,11 +9,18 @@
 namespace hetsim::exec {
 
 RankLayout::RankLayout(const models::Plan& plan, const models::ModelSpec& model) {
-  using std::to_string;
   if (plan.replicas.empty()) throw std::invalid_argument("plan has no replicas");
   pp_ = plan.pp();
   interleave_ = plan.schedule == models::Schedule::kInterleaved ? std::max(1, plan.interleave) : 1;
-  if (plan.zero > 2) throw std::invalid_argument("exec: ZeRO stage " + to_string(plan.zero) + " is not supported (0, 1 or 2)");
+  if (plan.zero > 2)
+    throw std::invalid_argument("exec: ZeRO stage " + std::to_string(plan.zero) + " is not supported (0, 1 or 2)");
+  place_ranks(plan, model);
+  map_units(model);
+  add_groups();
+}
+
+void RankLayout::place_ranks(const models::Plan& plan, const models::ModelSpec& model) {
+  using std::to_string;
   const int layers_total = model.layers;
   const int kv_heads = model.kv_heads > 0 ? model.kv_heads : model.heads;
   for (std::size_t r = 0; r < plan.replicas.size(); ++r) {
@@ -74,9 +81,13 @@ RankLayout::RankLayout(const models::Plan& plan, const models::ModelSpec& model)
     }
     chunks_.push_back(std::move(stage_chunks));
   }
+}
+
+void RankLayout::map_units(const models::ModelSpec& model) {
+  const int layers_total = model.layers;
   tied_copy_ = model.tied_embeddings && pp_ > 1;
   unit_count_ = layers_total + (tied_copy_ ? 3 : 2);
-  for (std::size_t r = 0; r < plan.replicas.size(); ++r) {
+  for (std::size_t r = 0; r < chunks_.size(); ++r) {
     std::vector<UnitPlace> units(static_cast<std::size_t>(unit_count_));
     for (int s = 0; s < pp_; ++s) {
       for (int c = 0; c < interleave_; ++c) {
@@ -91,11 +102,16 @@ RankLayout::RankLayout(const models::Plan& plan, const models::ModelSpec& model)
     }
     units_.push_back(std::move(units));
   }
+}
+
+void RankLayout::add_groups() {
+  using std::to_string;
+  const std::size_t replicas = chunks_.size();
   // Groups. 0 = world; then TP groups; then DP groups per (unit, tp rank); then tie groups.
   std::vector<int> all(places_.size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
   add_group(all);
-  for (std::size_t r = 0; r < plan.replicas.size(); ++r) {
+  for (std::size_t r = 0; r < replicas; ++r) {
     tp_group_ids_.emplace_back();
     for (int s = 0; s < pp_; ++s) {
       std::vector<int> ranks;
@@ -106,7 +122,7 @@ RankLayout::RankLayout(const models::Plan& plan, const models::ModelSpec& model)
   for (int u = 0; u < unit_count_; ++u) {
     const int tp0 = tp_[0][units_[0][u].stage];
     dp_group_ids_.emplace_back();
-    for (std::size_t r = 1; r < plan.replicas.size(); ++r) {
+    for (std::size_t r = 1; r < replicas; ++r) {
       if (tp_[r][units_[r][u].stage] != tp0) {
         throw std::invalid_argument("exec: replicas shard the same layers with different TP sizes (replica 0 tp " +
                                     to_string(tp0) + ", replica " + to_string(r) + " tp " +
@@ -115,11 +131,11 @@ RankLayout::RankLayout(const models::Plan& plan, const models::ModelSpec& model)
     }
     for (int t = 0; t < tp0; ++t) {
       std::vector<int> ranks;
-      for (std::size_t r = 0; r < plan.replicas.size(); ++r) ranks.push_back(first_rank_[r][units_[r][u].stage] + t);
+      for (std::size_t r = 0; r < replicas; ++r) ranks.push_back(first_rank_[r][units_[r][u].stage] + t);
       dp_group_ids_[u].push_back(add_group(ranks));
     }
   }
-  for (std::size_t r = 0; r < plan.replicas.size(); ++r) {
+  for (std::size_t r = 0; r < replicas; ++r) {
     if (!tied_copy_) break;
     std::vector<int> ranks;
     for (int t = 0; t < tp_[r][0]; ++t) ranks.push_back(first_rank_[r][0] + t);

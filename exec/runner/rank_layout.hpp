@@ -88,6 +88,13 @@ class RankLayout {
   int global_micro_batches() const;
 
  private:
+  /// Checks the plan against the model and places its ranks (replica, stage, TP rank) and each
+  /// stage's model chunks (constructor, step 1).
+  void place_ranks(const models::Plan& plan, const models::ModelSpec& model);
+  /// Which (stage, chunk) of each replica holds each unit: embedding, layers, head, tied copy (step 2).
+  void map_units(const models::ModelSpec& model);
+  /// World, TP, DP (per unit and TP rank) and tied-embedding groups (step 3).
+  void add_groups();
   int add_group(std::vector<int> ranks);
   int pp_ = 1;
   int interleave_ = 1;

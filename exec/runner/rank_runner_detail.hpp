@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Private state of RankRunner shared by its two source files.
+// Private state of RankRunner shared by its three source files (rank_runner.cpp, transformer_passes.cpp,
+// block_passes.cpp).
 #pragma once
 #include <string>
 #include <vector>

@@ -65,6 +65,9 @@ models::Report build_report(const RunSpec& spec, const RankLayout& layout, const
     nodes.insert(spec.cluster.node_of_gpu(gpu));
   }
   if (peak_sum > 0) r.mfu = model_flops_per_s / peak_sum;
+  // HFU counts the recomputed forward too: full recompute runs 4 passes of work for the model's 3
+  // (Narayanan et al. SC'21 §5.1, eq. 3 with its factor 4; HFU as defined by Chowdhery et al.,
+  // "PaLM", 2022, Appendix B). Selective recompute re-runs only the attention core: not counted here.
   r.hfu = r.mfu * (spec.plan.recompute == models::Recompute::kFull ? 4.0 / 3.0 : 1.0);
   for (const auto& s : ranks) r.memory_peak_bytes = std::max(r.memory_peak_bytes, s.memory_peak_bytes);
   for (int node : nodes) r.cost_per_hour += spec.cluster.node_types[spec.cluster.nodes[node].node_type].price_per_hour;

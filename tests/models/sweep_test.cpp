@@ -343,12 +343,15 @@ struct RunFixture : ::testing::Test {
     base = load_cluster(spec.cluster_path, Catalog::builtin());
   }
   void TearDown() override { std::filesystem::remove_all(dir); }
-  SweepResult run(const std::string& checkpoint, const std::string& profile_fingerprint = "", double time_limit_s = 0) {
+  SweepResult run(const std::string& checkpoint, const std::string& profile_fingerprint = "", double time_limit_s = 0,
+                  int refine = 0, PredictFn refine_engine = nullptr) {
     SweepRunOptions o;
     o.planner.threads = 1;
     o.planner.time_limit_s = time_limit_s;
     o.checkpoint_path = checkpoint;
     o.profile_fingerprint = profile_fingerprint;
+    o.refine = refine;
+    o.refine_engine = std::move(refine_engine);
     return run_sweep(spec, base, workloads, Catalog::builtin(), o);
   }
 };
@@ -438,6 +441,36 @@ TEST_F(RunFixture, DamagedCheckpointRecordsArePlannedAgain) {
   text.replace(last, 7, "\"gpus\":-5,\"y\":");
   std::ofstream(cp, std::ios::trunc) << text;
   EXPECT_EQ(run(cp).resumed, 2);
+}
+
+TEST_F(RunFixture, RefineReportsTheBestOfTheFirstKByTheSecondEngine) {
+  // A stand-in for the simulator that ranks plans the opposite way to the analytic model: the
+  // refined row must report the analytically slowest of the planner's first three, with the
+  // stand-in's figure, and refined and analytic rows must not resume one another.
+  int calls = 0;
+  const PredictFn reversed = [&calls](const Cluster& c, const Workload& w, const Plan& p) {
+    ++calls;
+    Report r = predict(c, w, p);
+    r.tokens_per_s = 1e12 / r.tokens_per_s;
+    return r;
+  };
+  const std::string cp = (dir / "cp.jsonl").string();
+  const SweepResult analytic = run(cp);
+  const SweepResult refined = run(cp, "", 0, 3, reversed);
+  EXPECT_EQ(refined.resumed, 0);
+  ASSERT_TRUE(refined.rows[3].found) << refined.rows[3].reason;
+  EXPECT_EQ(analytic.rows[3].simulated_tokens_per_s, 0);
+  EXPECT_LT(refined.rows[3].tokens_per_s, analytic.rows[3].tokens_per_s);
+  EXPECT_NE(refined.rows[3].shape, analytic.rows[3].shape);
+  EXPECT_DOUBLE_EQ(refined.rows[3].simulated_tokens_per_s, 1e12 / refined.rows[3].tokens_per_s);
+  EXPECT_LE(calls, 3 * 3);  // at most K plans for each of the three rows with GPUs
+  EXPECT_GE(calls, 3);
+  calls = 0;
+  const SweepResult again = run(cp, "", 0, 3, reversed);
+  EXPECT_EQ(again.resumed, 4);
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(without_time(again.rows[3]), without_time(refined.rows[3]));
+  EXPECT_EQ(run(cp).resumed, 4);  // the analytic rows are still there too
 }
 
 TEST(SweepExamples, EveryBundledSweepLoadsAndChecksAgainstItsCluster) {

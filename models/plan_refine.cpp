@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "plan_refine.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <limits>
+#include <numeric>
+
+namespace hetsim::models {
+
+RefineResult refine_top_plans(PlannerResult& result, const Cluster& cluster, const Workload& workload,
+                              const PredictFn& engine, int k) {
+  RefineResult out;
+  const std::size_t n = result.top.size();
+  const std::size_t refine = std::min<std::size_t>(n, static_cast<std::size_t>(std::max(0, k)));
+  std::vector<std::optional<Report>> figures(n);
+  for (std::size_t i = 0; i < refine; ++i) {
+    try {
+      Report r = engine(cluster, workload, result.top[i].plan);
+      if (r.feasible && r.tokens_per_s > 0) figures[i] = std::move(r);
+      else out.note = "plan " + std::to_string(i + 1) + ": the engine found it infeasible: " + r.infeasible_reason;
+    } catch (const std::exception& e) {
+      out.note = "plan " + std::to_string(i + 1) + ": the engine failed: " + e.what();
+    }
+  }
+  // Stable: equal figures (and plans without one) keep the analytic order.
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  const auto score = [&](std::size_t i) {
+    return figures[i] ? objective_score(result.objective, *figures[i]) : -std::numeric_limits<double>::infinity();
+  };
+  std::stable_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(refine),
+                   [&](std::size_t a, std::size_t b) { return score(a) > score(b); });
+  std::vector<RankedPlan> top;
+  top.reserve(n);
+  for (std::size_t i : order) {
+    top.push_back(std::move(result.top[i]));
+    out.refined.push_back(std::move(figures[i]));
+  }
+  result.top = std::move(top);
+  return out;
+}
+
+}  // namespace hetsim::models

@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: Apache-2.0
+// Replica kinds of one (knobs, TP per pool) branch of the shape search (planner_search.cpp runs
+// the branches): per-pool pipelines and their depth options, mixed pipelines across pools with
+// their lower bounds and memory check, layer partitions of a kind (see planner_search.cpp's
+// header for the two families).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "planner_search.hpp"
+
+namespace hetsim::models::planner {
+namespace {
+
+constexpr size_t kExactCombinations = 256;  // per-pool depth combinations tried exhaustively
+constexpr size_t kTopDepthsPerPool = 3;     // otherwise: the best depths of each pool
+
+/// A replica kind of `copies` pipelines over `blocks`, from its layer partition.
+Kind make_kind(const std::vector<KindBlock>& blocks, int copies, const PartitionResult& part) {
+  Kind k;
+  k.blocks = blocks;
+  k.copies = copies;
+  k.layers = part.layers;
+  k.timing = ReplicaTiming{part.bottleneck_s, part.sum_s};
+  k.stage_s = part.stage_s;
+  k.headroom = part.min_headroom_fraction;
+  return k;
+}
+
+/// FNV-1a (Fowler-Noll-Vo; IETF draft-eastlake-fnv) over a few small ints (the memo keys).
+size_t hash_ints(const int* begin, const int* end) {
+  size_t h = 1469598103934665603ull;
+  for (const int* x = begin; x != end; ++x) h = (h ^ static_cast<size_t>(static_cast<unsigned>(*x))) * 1099511628211ull;
+  return h;
+}
+}  // namespace
+
+size_t ShapeSearch::IntsHash::operator()(const std::vector<int>& v) const { return hash_ints(v.data(), v.data() + v.size()); }
+
+size_t ShapeSearch::PoolKeyHash::operator()(const PoolKey& k) const {
+  const int fields[] = {k.pool,        k.tp,         k.units, k.replicas_hint,
+                        k.micro_batch, k.recompute,  k.interleave, k.zero,
+                        static_cast<int>(k.sequence_parallel) * 2 + static_cast<int>(k.uniform)};
+  return hash_ints(std::begin(fields), std::end(fields));
+}
+
+double ShapeSearch::mixed_step_lower_bound_s(const std::vector<int>& members, const std::vector<int>& units,
+                                             const std::vector<int>& tp, const Knobs& knobs, int copies,
+                                             const std::vector<std::pair<int, const PoolOption*>>& rest) {
+  // Each member pool p holds n_p = units_p / copies stages of per-layer time a_p, each stage at
+  // least v layers. The slowest stage takes at least L / sum(n_p / a_p) (the layers split in
+  // proportion to speed) and at least v * a_p; the other stages at least v * min a each, which
+  // is a fill of (stages - 1) * min a.
+  const int v = knobs.interleave;
+  double speed = 0, slowest_floor = 0, fastest_layer = std::numeric_limits<double>::infinity();
+  int stages = 0;
+  for (int p : members) {
+    const double a = costs_.get(pools_[p].node_type, tp[p], knobs).layer_s;
+    const int n = units[p] / copies;
+    speed += n / a;
+    slowest_floor = std::max(slowest_floor, v * a);
+    fastest_layer = std::min(fastest_layer, a);
+    stages += n;
+  }
+  const double tau_lb = std::max(workload_.model.layers / speed, slowest_floor);
+  const double fill_lb = (stages - 1) * fastest_layer;
+  std::vector<TimingGroup>& others = timing_scratch_;
+  others.clear();
+  for (const auto& [p, o] : rest) others.push_back({ReplicaTiming{o->part.bottleneck_s, o->part.sum_s}, o->copies});
+  return step_lower_bound_s(tau_lb, fill_lb, copies, others, workload_.training.global_batch / knobs.micro_batch, v);
+}
+
+bool ShapeSearch::mixed_may_fit(const std::vector<int>& members, const std::vector<int>& units,
+                                const std::vector<int>& tp, const Knobs& knobs, int copies) {
+  // partition_layers() caps each stage at the layer groups its memory holds and fails when the
+  // caps sum to less than the model. Here every stage gets the cap of its most favourable
+  // position (the last stage's in-flight activations, the smallest fixed memory of any
+  // position), which no order can exceed.
+  const int v = knobs.interleave;
+  int stages = 0;
+  for (int p : members) stages += units[p] / copies;
+  const int total_mb = workload_.training.global_batch / knobs.micro_batch;
+  const int m_hint = std::max(1, total_mb / std::max(1, copies));  // as partition_kind()
+  const double f = zero_sharded_fraction(knobs.zero);
+  const double weight_scale = 1.0 - f + f / std::max(1, copies);
+  const double inflight = inflight_factor(stages - 1, stages, m_hint, v);
+  const long groups = workload_.model.layers / v;
+  long room_for = 0;
+  for (int p : members) {
+    const UnitCost& u = costs_.get(pools_[p].node_type, tp[p], knobs);
+    double fixed = u.extra_bytes(stages - 1, stages, weight_scale);
+    if (stages > 1) fixed = std::min(fixed, u.extra_bytes(0, stages, weight_scale));
+    if (stages > 2) fixed = std::min(fixed, u.extra_bytes(1, stages, weight_scale));
+    const double per_group = v * (u.weight_bytes * weight_scale + inflight * u.act_bytes);
+    const double room = u.capacity_bytes * options_.memory_fraction - fixed;
+    const long cap = per_group > 0 ? static_cast<long>(std::min<double>(groups, std::floor(room / per_group))) : groups;
+    if (cap < 1) return false;  // its stages cannot hold one group of layers anywhere
+    room_for += static_cast<long>(units[p] / copies) * cap;
+  }
+  return room_for >= groups;
+}
+
+bool ShapeSearch::pool_option(int pool, int tp, int units, const Knobs& knobs, int replicas_hint, bool uniform, int pp,
+                              PoolOption& out) {
+  const int v = knobs.interleave;
+  const int total_mb = workload_.training.global_batch / knobs.micro_batch;
+  const int copies = units / pp;
+  std::vector<int> tps(pools_.size(), 0);
+  tps[pool] = tp;
+  PartitionResult part =
+      partition_kind({KindBlock{pool, pp}}, tps, knobs, copies, std::max(copies, replicas_hint), uniform);
+  ++evaluated;
+  if (!part.ok) {
+    ++pruned;
+    return false;
+  }
+  out.pp = pp;
+  out.copies = copies;
+  const int m = std::max(1, total_mb * units / std::max(1, replicas_hint * pp) / std::max(1, copies));
+  out.rate = copies * m / replica_time_s(ReplicaTiming{part.bottleneck_s, part.sum_s}, m, v);
+  out.part = std::move(part);
+  return true;
+}
+
+const std::vector<ShapeSearch::PoolOption>& ShapeSearch::pool_options(int pool, int tp, int units,
+                                                                      const Knobs& knobs, int replicas_hint,
+                                                                      bool uniform) {
+  const PoolKey key{pool, tp, units, replicas_hint, knobs.micro_batch, static_cast<int>(knobs.recompute),
+                    knobs.interleave, knobs.zero, knobs.sequence_parallel, uniform};
+  if (auto it = pool_memo_.find(key); it != pool_memo_.end()) return it->second;
+  std::vector<PoolOption>& out = pool_memo_[key];
+  const int max_pp = std::min(units, workload_.model.layers / knobs.interleave);
+  for (int pp = knobs.interleave > 1 ? 2 : 1; pp <= max_pp; ++pp) {  // interleaving needs a pipeline
+    if (uniform && units % pp != 0) continue;
+    PoolOption o;
+    if (pool_option(pool, tp, units, knobs, replicas_hint, uniform, pp, o)) out.push_back(std::move(o));
+  }
+  // Best rate first; equal rates: the shallower pipeline (best_pool_option() picks the same).
+  std::stable_sort(out.begin(), out.end(), [](const PoolOption& a, const PoolOption& b) { return a.rate > b.rate; });
+  return out;
+}
+
+const ShapeSearch::PoolOption* ShapeSearch::best_pool_option(int pool, int tp, int units, const Knobs& knobs) {
+  const PoolKey key{pool, tp, units, 1, knobs.micro_batch, static_cast<int>(knobs.recompute),
+                    knobs.interleave, knobs.zero, knobs.sequence_parallel, false};
+  if (auto it = pool_memo_.find(key); it != pool_memo_.end()) return it->second.empty() ? nullptr : &it->second[0];
+  auto [it, fresh] = best_memo_.try_emplace(key);
+  if (!fresh) return it->second.pp > 0 ? &it->second : nullptr;
+  // Best first by an upper bound on each depth's rate, exact partitions only while a bound can
+  // still beat the best found. The stages' times add up to at least W = L*layer_s + the fixed
+  // and first/last (or single-stage) costs (sends only add), so the slowest takes at least
+  // tau = W/pp, and at least the last (or first) stage's one group of v layers; a copy with m
+  // micro-batches takes m*tau + (sum - tau)/v (replica_time_s) >= (m - 1/v)*tau + W/v.
+  const int v = knobs.interleave;
+  const UnitCost& u = costs_.get(pools_[pool].node_type, tp, knobs);
+  const int total_mb = workload_.training.global_batch / knobs.micro_batch;
+  std::vector<std::pair<double, int>> by_bound;  // (bound, pp)
+  for (int pp = v > 1 ? 2 : 1; pp <= std::min(units, workload_.model.layers / v); ++pp) {
+    const int copies = units / pp;
+    const int m = std::max(1, total_mb * units / std::max(1, pp) / std::max(1, copies));
+    const double work_s = workload_.model.layers * u.layer_s + pp * u.fixed_s + (pp == 1 ? u.solo_s : u.first_s + u.last_s);
+    const double tau_s = std::max(work_s / pp, pp == 1 ? work_s : v * u.layer_s + u.fixed_s + std::max(u.first_s, u.last_s));
+    by_bound.emplace_back(copies * m / ((m - 1.0 / v) * tau_s + work_s / v), pp);
+  }
+  std::stable_sort(by_bound.begin(), by_bound.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  PoolOption& best = it->second;  // pp 0: none found
+  for (const auto& [bound, pp] : by_bound) {
+    if (best.pp > 0 && bound * (1 + 1e-9) < best.rate) break;  // slack: the bound is computed another way
+    PoolOption o;
+    if (!pool_option(pool, tp, units, knobs, 1, false, pp, o)) continue;
+    if (best.pp == 0 || o.rate > best.rate || (o.rate == best.rate && o.pp < best.pp)) best = std::move(o);
+  }
+  return best.pp > 0 ? &best : nullptr;
+}
+
+PartitionResult ShapeSearch::partition_kind(const std::vector<KindBlock>& blocks, const std::vector<int>& tp,
+                                            const Knobs& knobs, int copies, int replicas, bool uniform) {
+  const double f = zero_sharded_fraction(knobs.zero);
+  const double weight_scale = 1.0 - f + f / std::max(1, replicas);
+  const double act_bytes = static_cast<double>(workload_.model.seq_len) * knobs.micro_batch * workload_.model.hidden *
+                           dtype_bytes(workload_.training.dtype);  // s*b*h per boundary (SC'21 sec. 4.1)
+  std::vector<SlotCost>& slots = slot_scratch_;
+  slots.clear();
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    const int p = blocks[b].pool;
+    const UnitCost& u = costs_.get(pools_[p].node_type, tp[p], knobs);
+    if (!u.ok) {
+      PartitionResult r;
+      r.reason = u.reason;
+      return r;
+    }
+    // Inside a pool (one node type in one zone) a send costs one of two figures: to the same
+    // node or to another; each is computed once per block.
+    double send_within[2] = {-1.0, -1.0};  // [to the same node]
+    for (int j = 0; j < blocks[b].stages; ++j) {
+      SlotCost slot{&u, weight_scale, 0.0};
+      const int from = unit_gpu(p, tp[p], j * copies);
+      if (j + 1 < blocks[b].stages) {
+        const int to = unit_gpu(p, tp[p], (j + 1) * copies);
+        double& send = send_within[cluster_.gpus[from].node == cluster_.gpus[to].node ? 1 : 0];
+        if (send < 0) send = p2p_estimate_s(cluster_, from, tp[p], to, tp[p], act_bytes);
+        slot.send_s = send;
+      } else if (b + 1 < blocks.size()) {
+        const int q = blocks[b + 1].pool;
+        slot.send_s = p2p_estimate_s(cluster_, from, tp[p], unit_gpu(q, tp[q], 0), tp[q], act_bytes);
+      }
+      slot.send_s *= knobs.interleave;  // every chunk boundary is crossed once per virtual stage
+      slots.push_back(slot);
+    }
+  }
+  const int total_mb = workload_.training.global_batch / knobs.micro_batch;
+  const int m_hint = std::max(1, total_mb / std::max(1, replicas));
+  return partition_layers(slots, workload_.model.layers, knobs.interleave, m_hint, options_.memory_fraction, uniform);
+}
+
+void ShapeSearch::search_tp(const Knobs& knobs, const std::vector<int>& pool_nodes, const std::vector<int>& tp,
+                            bool uniform, const std::function<void(const Shape&)>& sink,
+                            const std::function<double()>& bound) {
+  const int n = static_cast<int>(pools_.size());
+  if (branch_bound(knobs, pool_nodes, tp) < bound()) {
+    ++pruned;
+    return;
+  }
+  sync_memo_.clear();  // its keys hold this branch's TP degrees and layer splits
+  // The inner bounds below are in tokens/s: they apply to the throughput and budget objectives.
+  const bool by_tokens = bound_in_tokens_ || options_.objective != PlanObjective::kCost;
+  const std::function<double()> tokens_bound = [&] {
+    return by_tokens ? bound() : -std::numeric_limits<double>::infinity();
+  };
+  TpBranch b{knobs, tp, uniform, {}, std::vector<int>(n, 0), 0, {}};
+  for (int p = 0; p < n; ++p) {
+    if (tp[p] == 0) continue;
+    b.active.push_back(p);
+    b.units[p] = pool_nodes[p] * pools_[p].gpus_per_node / tp[p];
+    b.total_units += b.units[p];
+  }
+  if (b.active.empty()) return;
+  b.base.knobs = knobs;
+  b.base.pool_tp = tp;
+  b.base.pool_nodes = pool_nodes;
+  b.base.uniform = uniform;
+  search_per_pool_kinds(b, sink, tokens_bound);
+  if (b.active.size() < 2) return;
+  search_mixed_kinds(b, sink, tokens_bound);
+}
+
+// (A) of search_tp(): per-pool kinds only: the best few depths of each pool, all combinations
+// (uniform: one depth everywhere, Megatron's shape on each pool).
+void ShapeSearch::search_per_pool_kinds(const TpBranch& b, const std::function<void(const Shape&)>& sink,
+                                        const std::function<double()>& tokens_bound) {
+  std::vector<std::vector<PoolOption>> opts;
+  for (int p : b.active) {
+    const int replicas_hint = std::max(1, b.total_units / std::max(1, b.units[p]));
+    auto o = pool_options(p, b.tp[p], b.units[p], b.knobs, replicas_hint, b.uniform);
+    if (o.empty()) {
+      opts.clear();
+      break;
+    }
+    opts.push_back(std::move(o));
+  }
+  // Exact where the product of depths is small; else each pool's best few steady-state rates.
+  size_t combinations = 1;
+  for (const auto& o : opts) combinations *= o.size();
+  if (!b.uniform && combinations > kExactCombinations) {
+    for (auto& o : opts) o.resize(std::min<size_t>(o.size(), kTopDepthsPerPool));
+  }
+  const auto try_pick = [&](const std::vector<const PoolOption*>& pick) {
+    Shape s = b.base;
+    for (size_t i = 0; i < pick.size(); ++i) {
+      s.kinds.push_back(make_kind({KindBlock{b.active[i], pick[i]->pp}}, pick[i]->copies, pick[i]->part));
+    }
+    if (!out_of_time() && finish(s, tokens_bound())) emit(s, sink);
+  };
+  if (!opts.empty() && b.uniform) {
+    for (const PoolOption& first : opts[0]) {
+      std::vector<const PoolOption*> pick = {&first};
+      for (size_t i = 1; i < opts.size(); ++i) {
+        for (const PoolOption& o : opts[i]) {
+          if (o.pp == first.pp) pick.push_back(&o);
+        }
+      }
+      if (pick.size() == opts.size()) try_pick(pick);
+    }
+  } else if (!opts.empty()) {
+    std::vector<size_t> index(opts.size(), 0);
+    while (true) {
+      std::vector<const PoolOption*> pick;
+      for (size_t i = 0; i < index.size(); ++i) pick.push_back(&opts[i][index[i]]);
+      try_pick(pick);
+      size_t i = 0;
+      while (i < index.size() && ++index[i] == opts[i].size()) index[i++] = 0;
+      if (i == index.size()) break;
+    }
+  }
+}
+
+// (B) of search_tp(): mixed kinds over a subset of >= 2 pools, in every order, + per-pool kinds
+// on the rest.
+void ShapeSearch::search_mixed_kinds(const TpBranch& b, const std::function<void(const Shape&)>& sink,
+                                     const std::function<double()>& tokens_bound) {
+  const int n = static_cast<int>(pools_.size());
+  const int v = b.knobs.interleave;
+  const int subsets = 1 << b.active.size();
+  for (int mask = 1; mask < subsets; ++mask) {
+    std::vector<int> members;
+    for (size_t i = 0; i < b.active.size(); ++i) {
+      if (mask & (1 << i)) members.push_back(b.active[i]);
+    }
+    if (members.size() < 2 || (b.uniform && mask != subsets - 1)) continue;
+    long orders = 1;
+    for (size_t i = 2; i <= members.size(); ++i) orders *= static_cast<long>(i);
+    int max_copies = std::numeric_limits<int>::max();
+    for (int p : members) max_copies = std::min(max_copies, b.units[p]);
+    // The pools outside the subset run per-pool kinds on all their units, whatever the copies.
+    std::vector<char> is_member(n, 0);
+    for (int p : members) is_member[p] = 1;
+    std::vector<const PoolOption*> outside(n, nullptr);
+    std::vector<double> outside_rate(n, 0.0);
+    for (int p : b.active) {
+      if (b.uniform || is_member[p]) continue;
+      const double layer_s = costs_.get(pools_[p].node_type, b.tp[p], b.knobs).layer_s;
+      outside_rate[p] = b.units[p] / (workload_.model.layers * layer_s);
+      outside[p] = best_pool_option(p, b.tp[p], b.units[p], b.knobs);
+    }
+    for (int d = 1; d <= max_copies && !out_of_time(); ++d) {
+      int stages = 0;
+      bool exact = true;
+      for (int p : members) {
+        stages += b.units[p] / d;
+        exact &= b.units[p] % d == 0;
+      }
+      if (stages > workload_.model.layers / v || (b.uniform && !exact)) {
+        ++pruned;
+        continue;
+      }
+      // Leftover units of the members and the pools outside the subset, as per-pool kinds
+      // (independent of the order of the mixed pipeline), and their bound.
+      std::vector<std::pair<int, const PoolOption*>> rest;
+      double rest_rate = 0;
+      for (int p : b.active) {
+        if (is_member[p] == 0) {
+          rest_rate += outside_rate[p];
+          if (outside[p]) rest.emplace_back(p, outside[p]);
+          continue;
+        }
+        const int left = b.units[p] - d * (b.units[p] / d);
+        if (left == 0 || b.uniform) continue;
+        rest_rate += left / (workload_.model.layers * costs_.get(pools_[p].node_type, b.tp[p], b.knobs).layer_s);
+        if (const PoolOption* o = best_pool_option(p, b.tp[p], left, b.knobs)) rest.emplace_back(p, o);
+      }
+      const double tokens_per_mb = static_cast<double>(b.knobs.micro_batch) * workload_.model.seq_len;
+      if (!b.uniform && tokens_per_step(workload_) / mixed_step_lower_bound_s(members, b.units, b.tp, b.knobs, d, rest) <
+                          tokens_bound()) {
+        pruned += orders;  // no order of this pipeline, with or without the rest, can enter
+        continue;
+      }
+      if (!mixed_may_fit(members, b.units, b.tp, b.knobs, d)) {
+        pruned += orders;  // too little memory in any order
+        continue;
+      }
+      std::vector<int> order = members;  // sorted (active is), so next_permutation visits all orders
+      do {
+        if (b.uniform && order != members) continue;  // rank order only
+        std::vector<KindBlock> blocks;
+        for (int p : order) blocks.push_back(KindBlock{p, b.units[p] / d});
+        PartitionResult part = partition_kind(blocks, b.tp, b.knobs, d, d, b.uniform);
+        ++evaluated;
+        if (!part.ok) {
+          ++pruned;
+          continue;
+        }
+        const double mixed_rate = d / part.bottleneck_s;  // micro-batches per second, no bubble
+        if ((mixed_rate + rest_rate) * tokens_per_mb < tokens_bound()) {
+          ++pruned;
+          continue;
+        }
+        Shape s = b.base;
+        s.kinds.push_back(make_kind(blocks, d, part));
+        if (mixed_rate * tokens_per_mb >= tokens_bound() && finish(s, tokens_bound())) emit(s, sink);
+        if (rest.empty()) continue;
+        for (const auto& [p, o] : rest) s.kinds.push_back(make_kind({KindBlock{p, o->pp}}, o->copies, o->part));
+        if (finish(s, tokens_bound())) emit(s, sink);
+      } while (std::next_permutation(order.begin(), order.end()));
+    }
+  }
+}
+
+}  // namespace hetsim::models::planner

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+// refine_top_plans: the planner's best plans re-ranked by a second engine (plan/sweep --refine).
+// The engines here are stand-ins that give each plan a chosen figure, so the re-ranking rules
+// are tested without the simulator.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <stdexcept>
+
+#include "plan_refine.hpp"
+
+namespace hetsim::models {
+namespace {
+
+PlannerResult result_with(const std::vector<std::string>& names, PlanObjective objective = PlanObjective::kThroughput) {
+  PlannerResult r;
+  r.objective = objective;
+  for (const std::string& n : names) {
+    RankedPlan p;
+    p.plan.name = n;
+    p.shape = n;
+    r.top.push_back(p);
+  }
+  return r;
+}
+
+/// An engine giving each named plan a tokens/s (and $/h); absent names are infeasible,
+/// a negative figure throws.
+PredictFn engine_of(std::map<std::string, double> tokens_per_s, double price_per_hour = 10) {
+  return [=](const Cluster&, const Workload&, const Plan& p) {
+    Report r;
+    r.engine = "stand-in";
+    const auto it = tokens_per_s.find(p.name);
+    if (it == tokens_per_s.end()) {
+      r.feasible = false;
+      r.infeasible_reason = "does not fit";
+      return r;
+    }
+    if (it->second < 0) throw std::runtime_error("engine crashed");
+    r.tokens_per_s = it->second;
+    r.cost_per_hour = price_per_hour;
+    r.cost_per_million_tokens = price_per_hour / (it->second * 3600) * 1e6;
+    return r;
+  };
+}
+
+std::vector<std::string> order(const PlannerResult& r) {
+  std::vector<std::string> out;
+  for (const RankedPlan& p : r.top) out.push_back(p.plan.name);
+  return out;
+}
+
+TEST(PlanRefine, ReordersTheFirstKByTheEnginesFigure) {
+  PlannerResult r = result_with({"a", "b", "c", "d"});
+  const RefineResult rr = refine_top_plans(r, Cluster{}, Workload{}, engine_of({{"a", 100}, {"b", 300}, {"c", 200}, {"d", 900}}), 3);
+  // d is beyond k: it keeps its place (and has no refined figure) although the engine would rate it best.
+  EXPECT_EQ(order(r), (std::vector<std::string>{"b", "c", "a", "d"}));
+  ASSERT_EQ(rr.refined.size(), 4u);
+  EXPECT_DOUBLE_EQ(rr.refined[0]->tokens_per_s, 300);
+  EXPECT_DOUBLE_EQ(rr.refined[2]->tokens_per_s, 100);
+  EXPECT_FALSE(rr.refined[3].has_value());
+  EXPECT_TRUE(rr.note.empty());
+}
+
+TEST(PlanRefine, PlansWithoutAFigureGoLastInTheirAnalyticOrder) {
+  PlannerResult r = result_with({"a", "b", "c", "d"});
+  // b infeasible for the engine, c throws: both after a and d, b before c as the planner had them.
+  const RefineResult rr = refine_top_plans(r, Cluster{}, Workload{}, engine_of({{"a", 100}, {"c", -1}, {"d", 200}}), 4);
+  EXPECT_EQ(order(r), (std::vector<std::string>{"d", "a", "b", "c"}));
+  EXPECT_FALSE(rr.refined[2].has_value());
+  EXPECT_FALSE(rr.refined[3].has_value());
+  EXPECT_NE(rr.note.find("engine crashed"), std::string::npos) << rr.note;
+}
+
+TEST(PlanRefine, CostObjectiveRanksByDollarsPerMillionTokens) {
+  PlannerResult r = result_with({"a", "b"}, PlanObjective::kCost);
+  // Engines price per plan here through the figure: the faster plan is the cheaper per token at one price.
+  refine_top_plans(r, Cluster{}, Workload{}, engine_of({{"a", 100}, {"b", 150}}), 2);
+  EXPECT_EQ(order(r), (std::vector<std::string>{"b", "a"}));
+}
+
+TEST(PlanRefine, KBeyondTheListAndKZero) {
+  PlannerResult r = result_with({"a", "b"});
+  RefineResult rr = refine_top_plans(r, Cluster{}, Workload{}, engine_of({{"a", 1}, {"b", 2}}), 10);
+  EXPECT_EQ(order(r), (std::vector<std::string>{"b", "a"}));
+  rr = refine_top_plans(r, Cluster{}, Workload{}, engine_of({{"a", 5}, {"b", 2}}), 0);
+  EXPECT_EQ(order(r), (std::vector<std::string>{"b", "a"}));
+  EXPECT_FALSE(rr.refined[0].has_value());
+}
+
+TEST(PlanRefine, EqualFiguresKeepTheAnalyticOrder) {
+  PlannerResult r = result_with({"a", "b", "c"});
+  refine_top_plans(r, Cluster{}, Workload{}, engine_of({{"a", 100}, {"b", 100}, {"c", 100}}), 3);
+  EXPECT_EQ(order(r), (std::vector<std::string>{"a", "b", "c"}));
+}
+
+}  // namespace
+}  // namespace hetsim::models
