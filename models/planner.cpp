@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <functional>
 #include <map>
 #include <variant>
@@ -446,7 +445,7 @@ PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const 
       if (r.report.feasible) {
         ++result.plans_feasible;
         out.push_back(std::move(r));
-      } else if (std::getenv("HETSIM_PLANNER_DEBUG")) std::fprintf(stderr, "infeasible %s: %s\n", c.shape.c_str(), r.report.infeasible_reason.c_str());
+      }
     }
     return out;
   };
