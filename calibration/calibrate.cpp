@@ -60,6 +60,22 @@ void note(CalibrationResult& out, const CalibrateOptions& o, const std::string& 
   say(o, "note: " + line);
 }
 
+/// fit() of one device type or link class; a fit that fails (noisy samples: time falling as the
+/// size grows) names what it fitted and where its samples are, since a rerun resumes the same
+/// samples from the checkpoint and would fail the same way.
+template <class Fit>
+auto with_context(const std::string& what, const CalibrateOptions& o, Fit&& fit) {
+  try {
+    return fit();
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(what + ": " + e.what() +
+                             (o.checkpoint_path.empty() ? std::string()
+                                                        : " (its samples are in " + o.checkpoint_path +
+                                                              ": remove that file, or its '" + what +
+                                                              "' lines, to measure them again)"));
+  }
+}
+
 std::string shape(const Sample& s) {
   char buf[96];
   std::snprintf(buf, sizeof buf, "%gx%gx%g", s.m, s.n, s.k);
@@ -144,7 +160,7 @@ std::pair<DeviceFits, models::DeviceProfile> fit_device(const std::string& type,
                                                         const std::vector<Sample>& mine, bool host_memory,
                                                         CalibrationResult& out, const CalibrateOptions& options) {
   DeviceFits f;
-  const MemoryBoundFit memory_bound = fit_memory_bound(mine);
+  const MemoryBoundFit memory_bound = with_context(type, options, [&] { return fit_memory_bound(mine); });
   f.memory = memory_bound.memory;
   f.kernels = memory_bound.kernels;
   const double bandwidth = gpu.memory_bandwidth_Bps;
@@ -244,7 +260,7 @@ CalibrationResult calibrate(const models::Cluster& cluster, const CalibrateOptio
         s.target = b.link_class;
         mine.push_back(store.get(s, [&](Sample& x) { run_comm_sample(x, options.timing); }));
       }
-      const LinkFit f = fit_link(mine, models::kCollectiveLaunch_s);
+      const LinkFit f = with_context(b.link_class, options, [&] { return fit_link(mine, models::kCollectiveLaunch_s); });
       out.links[b.link_class] = f;
       if (b.kind == SampleKind::kP2p) out.link_senders[b.link_class] = b.ranks_per_node;
       out.profile.links[b.link_class] = {f.bandwidth_Bps, f.latency_s};

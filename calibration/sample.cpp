@@ -3,6 +3,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -64,7 +65,7 @@ std::vector<Sample> read_checkpoint(const std::string& path) {
       s.size_bytes = j["size_bytes"].as<double>();
       s.group = j["group"].as<int>();
       s.time_s = j["time_s"].as<double>();
-      if (s.time_s > 0) out.push_back(s);
+      if (std::isfinite(s.time_s) && s.time_s > 0) out.push_back(s);  // ".inf" parses; no timing is infinite
     } catch (const YAML::Exception&) {
       continue;
     }

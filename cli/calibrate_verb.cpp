@@ -9,6 +9,7 @@
 #include "atomic_file.hpp"
 #include "calibrate.hpp"
 #include "cli_common.hpp"
+#include "jsonl_file.hpp"
 #include "units.hpp"
 #include "verbs.hpp"
 
@@ -28,11 +29,22 @@ std::string percent(double fraction) {
 }
 
 void run_calibrate(const CalibrateVerbOptions& o) {
-  const models::Cluster cluster = load_cluster_file(o.cluster);
   calibration::CalibrateOptions options;
+  options.checkpoint_path = o.checkpoint.empty() ? o.out + ".samples.jsonl" : o.checkpoint;
+  check_output_files("calibrate", {{"--out", o.out}, {"--checkpoint", options.checkpoint_path}}, {o.cluster});
+  const models::Cluster cluster = load_cluster_file(o.cluster);
+  // A checkpoint that cannot be written is found now, not after the first microbenchmark.
+  std::string problem;
+  if (!std::ofstream(options.checkpoint_path, std::ios::app))
+    problem = "cannot write '" + options.checkpoint_path + "' (expected a writable file)";
+  else
+    problem = models::json_lines_problem(options.checkpoint_path);
+  if (!problem.empty()) {
+    std::cerr << "hetsim calibrate: error: --checkpoint: " << problem << '\n';
+    throw VerbExit{kExitBadInput};
+  }
   options.quick = o.quick;
   options.timing.repeats = o.repeats;
-  options.checkpoint_path = o.checkpoint.empty() ? o.out + ".samples.jsonl" : o.checkpoint;
   options.log = [](const std::string& line) { std::cerr << "hetsim calibrate: " << line << '\n'; };
   calibration::CalibrationResult r = calibration::calibrate(cluster, options);
   const std::string command = "hetsim calibrate --cluster " + o.cluster + (o.quick ? " --quick" : "");

@@ -11,7 +11,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <map>
+#include <set>
 #include <ostream>
 
 #include "catalog.hpp"
@@ -20,6 +22,7 @@
 #include "planner.hpp"
 #include "profile.hpp"
 #include "units.hpp"
+#include "verbs.hpp"
 
 namespace hetsim::cli {
 
@@ -63,6 +66,33 @@ models::Plan load_plan_file(const std::string& path, const models::Cluster& clus
   return models::load_plan(path, cluster, workload);
 }
 
+namespace {
+
+/// A profile none of whose device types and link classes the cluster uses changes nothing: the
+/// figures printed would be the catalog's, presented as calibrated (a profile of another cluster).
+models::Diagnostic profile_matching_nothing(const std::string& path, const models::Profile& profile,
+                                            const models::Cluster& cluster) {
+  std::set<std::string> devices, links;
+  for (const models::NodeType& nt : cluster.node_types) {
+    devices.insert(nt.gpu.name);
+    links.insert(models::to_string(nt.intra.kind));
+    if (nt.nics.count > 0) links.insert(models::to_string(nt.nics.kind));
+  }
+  const auto join = [](const std::set<std::string>& names) {
+    std::string out;
+    for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+    return out;
+  };
+  models::Diagnostic d;
+  d.file = path;
+  d.message = "profile '" + profile.name + "' names no device type or link class of cluster '" + cluster.name +
+              "' and would change nothing (expected a profile of its device types " + join(devices) +
+              " or link classes " + join(links) + ")";
+  return d;
+}
+
+}  // namespace
+
 Inputs load_inputs(const std::string& cluster_path, const std::string& workload_path, const std::string& plan_path,
                    const std::string& profile_path) {
   Inputs in;
@@ -78,8 +108,9 @@ Inputs load_inputs(const std::string& cluster_path, const std::string& workload_
   }
   if (!profile_path.empty()) {
     models::Profile profile;
-    if (errors.collect([&] { profile = models::load_profile(profile_path); }) && cluster_ok)
-      models::apply_profile(in.cluster, profile);
+    if (errors.collect([&] { profile = models::load_profile(profile_path); }) && cluster_ok &&
+        models::apply_profile(in.cluster, profile) == 0)
+      errors.add(profile_matching_nothing(profile_path, profile, in.cluster));
   }
   errors.throw_if_any();
   return in;
@@ -117,7 +148,13 @@ namespace fs = std::filesystem;
 /// What is wrong with an output file's path ("" when nothing).
 std::string output_file_problem(const fs::path& path) {
   std::error_code ec;
+  // Not standard output: the verbs print their results there already.
+  if (path == "-") return "'-' is not a file (expected a file name; the results are printed on standard output)";
   if (fs::is_directory(path, ec)) return "'" + path.string() + "' is a folder (expected a file name)";
+  // Outputs are written to a temporary file and renamed over the path, which would replace a
+  // device (/dev/null) or a FIFO with a plain file.
+  if (const fs::file_status st = fs::status(path, ec); fs::exists(st) && !fs::is_regular_file(st))
+    return "'" + path.string() + "' is not a regular file (expected a file name)";
   const fs::path parent = path.parent_path();
   if (!parent.empty() && !fs::is_directory(parent, ec))
     return "folder '" + parent.string() + "' does not exist (expected the path of a file in an existing folder)";
@@ -146,6 +183,40 @@ CLI::Validator path_check(const std::string& kind, std::string (*problem)(const 
 }  // namespace
 
 CLI::Validator output_file_check() { return path_check("file", output_file_problem); }
+
+std::string output_overwrites_input(const std::vector<std::pair<std::string, std::string>>& outputs,
+                                    const std::vector<std::string>& inputs) {
+  // The same file spelled differently (./x, a symlink, a hard link): equivalent() when both
+  // exist, else the normalised paths (an output not written yet can still be an input's path).
+  const auto same = [](const std::string& a, const std::string& b) {
+    std::error_code ec;
+    if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
+    return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
+  };
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const auto& [option, path] = outputs[i];
+    if (path.empty()) continue;
+    for (const std::string& input : inputs)
+      if (!input.empty() && same(path, input))
+        return option + ": '" + path + "' is the input file '" + input + "' (expected another file: it would be overwritten)";
+    for (size_t j = 0; j < i; ++j)
+      if (!outputs[j].second.empty() && same(path, outputs[j].second))
+        return option + ": '" + path + "' is the " + outputs[j].first + " file (expected another file)";
+  }
+  return {};
+}
+
+void check_output_files(const std::string& verb, const std::vector<std::pair<std::string, std::string>>& outputs,
+                        const std::vector<std::string>& inputs) {
+  std::string problem = output_overwrites_input(outputs, inputs);
+  // Paths derived from others (a default checkpoint next to --out) had no option check.
+  for (const auto& [option, path] : outputs)
+    if (problem.empty() && !path.empty())
+      if (const std::string p = output_file_problem(path); !p.empty()) problem = option + ": " + p;
+  if (problem.empty()) return;
+  std::cerr << "hetsim " << verb << ": error: " << problem << '\n';
+  throw VerbExit{kExitBadInput};
+}
 CLI::Validator output_dir_check() { return path_check("folder", output_dir_problem); }
 
 // ---- text table -------------------------------------------------------------------------
@@ -220,11 +291,24 @@ std::string utc_now() {
 std::vector<models::Suite> load_suite_files(const std::vector<std::string>& paths, const models::Catalog& catalog) {
   std::vector<models::Suite> suites;
   std::vector<models::Diagnostic> errors;
+  std::map<std::string, std::string> file_of_suite;
   for (const std::string& path : paths) {
     try {
       suites.push_back(models::load_suite(path, catalog));
     } catch (const models::ConfigError& e) {
       errors.insert(errors.end(), e.get_diagnostics().begin(), e.get_diagnostics().end());
+      continue;
+    }
+    // A suite given twice (or two files of one name) counted its rows twice in the mean MAPE and
+    // the fit, and `--emit-dir` wrote the second over the first (DIR/<suite>/...).
+    const auto [it, fresh] = file_of_suite.emplace(suites.back().name, path);
+    if (!fresh) {
+      models::Diagnostic d;
+      d.file = path;
+      d.field = "suite";
+      d.message = "suite '" + it->first + "' is also the suite of " + it->second +
+                  " (expected each suite once, under its own name)";
+      errors.push_back(std::move(d));
     }
   }
   if (!errors.empty()) throw models::ConfigError(std::move(errors));

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "cluster.hpp"
@@ -69,6 +70,18 @@ inline CLI::Validator non_negative_number() { return number_check(false, false);
 CLI::Validator output_file_check();
 /// An output folder (created when missing): no existing part of the path is a file.
 CLI::Validator output_dir_check();
+
+/// What is wrong when an output file would overwrite an input or another output ("" when
+/// nothing): `outputs` are (option, path) pairs, `inputs` the paths the verb reads. Paths are
+/// compared as files (./x, a symlink and a hard link are the same file). `plan --emit-plan
+/// C.yaml --cluster C.yaml` used to replace the cluster with the plan.
+std::string output_overwrites_input(const std::vector<std::pair<std::string, std::string>>& outputs,
+                                    const std::vector<std::string>& inputs);
+/// Exit 2 with "hetsim <verb>: error: <problem>" when output_overwrites_input finds one, or
+/// when an output fails the checks of output_file_check (for paths derived from other options,
+/// such as the default checkpoint OUT.samples.jsonl).
+void check_output_files(const std::string& verb, const std::vector<std::pair<std::string, std::string>>& outputs,
+                        const std::vector<std::string>& inputs);
 
 // ---- output -----------------------------------------------------------------------------
 

@@ -72,6 +72,7 @@ void print_json(const calibration::RunFitResult& r, const std::string& out) {
 }
 
 void run_fit(const FitVerbOptions& o) {
+  check_output_files("fit", {{"--out", o.out}}, o.suites);
   calibration::RunFitOptions options;
   options.params.clear();
   for (const std::string& name : o.params) {

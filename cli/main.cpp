@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // hetsim executable: parses the command line and dispatches to one verb. Only main() exits.
+#include <cerrno>
+#include <cstring>
 #include <iostream>
+#include <string>
 
 #include "diagnostics.hpp"
 #include "verbs.hpp"
@@ -9,20 +12,21 @@
 #define HETSIM_VERSION "0.0.0"
 #endif
 
-int main(int argc, char** argv) {
-  CLI::App app{"hetsim: predict, plan and run distributed training on heterogeneous GPU clusters"};
-  app.set_version_flag("--version", std::string("hetsim ") + HETSIM_VERSION);
-  app.require_subcommand(1);
-  hetsim::cli::add_describe_verb(app);
-  hetsim::cli::add_predict_verb(app);
-  hetsim::cli::add_validate_verb(app);
-  hetsim::cli::add_run_verb(app);
-  hetsim::cli::add_plan_verb(app);
-  hetsim::cli::add_simulate_verb(app);
-  hetsim::cli::add_calibrate_verb(app);
-  hetsim::cli::add_check_verb(app);
-  hetsim::cli::add_fit_verb(app);
-  hetsim::cli::add_sweep_verb(app);
+namespace {
+
+/// The verb's exit code, or 1 when what it printed did not reach standard output (a full disk,
+/// `> /dev/full`): results lost without a word would otherwise end with exit code 0.
+int checked_stdout(int rc) {
+  errno = 0;
+  std::cout.flush();
+  if (std::cout) return rc;
+  const int err = errno;
+  std::cerr << "hetsim: error: cannot write the results to standard output"
+            << (err != 0 ? std::string(": ") + std::strerror(err) : std::string()) << '\n';
+  return rc == hetsim::cli::kExitOk ? hetsim::cli::kExitFailure : rc;
+}
+
+int run(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -39,4 +43,23 @@ int main(int argc, char** argv) {
     return hetsim::cli::kExitFailure;
   }
   return hetsim::cli::kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"hetsim: predict, plan and run distributed training on heterogeneous GPU clusters"};
+  app.set_version_flag("--version", std::string("hetsim ") + HETSIM_VERSION);
+  app.require_subcommand(1);
+  hetsim::cli::add_describe_verb(app);
+  hetsim::cli::add_predict_verb(app);
+  hetsim::cli::add_validate_verb(app);
+  hetsim::cli::add_run_verb(app);
+  hetsim::cli::add_plan_verb(app);
+  hetsim::cli::add_simulate_verb(app);
+  hetsim::cli::add_calibrate_verb(app);
+  hetsim::cli::add_check_verb(app);
+  hetsim::cli::add_fit_verb(app);
+  hetsim::cli::add_sweep_verb(app);
+  return checked_stdout(run(app, argc, argv));
 }

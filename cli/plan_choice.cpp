@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <iostream>
 #include <optional>
+#include <utility>
 
 #include "comm/launcher.hpp"
 #include "verbs.hpp"
@@ -41,7 +42,19 @@ namespace {
 void check_plan_choice(PlanChoice& o, const std::string& verb) {
   const bool shorthand = o.tp > 0 || o.pp > 0 || o.dp > 0;
   if (o.plan.empty() == !shorthand) usage_error(verb, "give either --plan or the shorthand --tp/--pp/--dp (not both)");
-  if (!shorthand) return;
+  if (!shorthand) {
+    // The plan file sets these itself; taking them silently would predict another plan than asked.
+    const std::pair<bool, const char*> given[] = {
+        {o.micro > 0, "--micro"},           {!o.schedule.empty(), "--schedule"}, {o.interleave != 1, "--interleave"},
+        {!o.recompute.empty(), "--recompute"}, {o.sequence_parallel, "--sequence-parallel"}, {o.zero != 0, "--zero"}};
+    for (const auto& [is_given, option] : given)
+      if (is_given)
+        usage_error(verb, std::string(option) + ": goes with the shorthand --tp/--pp/--dp (expected it in the --plan file)");
+    return;
+  }
+  if (o.interleave > 1 && !o.schedule.empty() && o.schedule != "interleaved")
+    usage_error(verb, "--interleave " + std::to_string(o.interleave) + " needs --schedule interleaved (got --schedule " +
+                          o.schedule + ")");
   // A degree left out of the shorthand is 1 (`--tp 8` alone is TP 8, no PP, no DP).
   o.tp = std::max(o.tp, 1);
   o.pp = std::max(o.pp, 1);

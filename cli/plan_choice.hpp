@@ -21,7 +21,7 @@ struct PlanChoice {
   int tp = 0, pp = 0, dp = 0;
   int micro = 0;  ///< 0: the fastest feasible micro-batch
   int interleave = 1, zero = 0;
-  std::string schedule = "1f1b", recompute = "none";
+  std::string schedule, recompute;  ///< "" when not given: 1f1b, none
   bool sequence_parallel = false;
 };
 
@@ -30,7 +30,8 @@ struct PlanChoice {
 void add_plan_choice_options(CLI::App* verb, PlanChoice* o, int max_zero = 3);
 
 /// Exit 2 with "hetsim <verb>: error: ..." unless exactly one of --plan and the shorthand is
-/// given; a degree the shorthand leaves out becomes 1.
+/// given, when a shorthand option (--micro, --schedule, ...) comes with --plan, or when
+/// --interleave contradicts --schedule; a degree the shorthand leaves out becomes 1.
 void check_plan_choice(PlanChoice& o, const std::string& verb);
 
 /// The shorthand's plan-wide settings (schedule, interleave, recompute, SP, ZeRO).

@@ -212,6 +212,7 @@ void run_plan(PlanVerbOptions o) {
   po.spot = o.spot;
   po.time_limit_s = o.time_limit_s;
   po.threads = o.threads;
+  check_output_files("plan", {{"--emit-plan", o.emit_plan}}, {o.cluster, o.workload, o.profile});
   Inputs in = load_inputs(o.cluster, o.workload, "", o.profile);
   models::PlannerResult result = models::plan_training(in.cluster, in.workload, po);
   const Refined ref = refine(o, result, in.cluster, in.workload);

@@ -95,6 +95,7 @@ void print_report(const models::Report& report, const std::vector<exec::StepResu
 void run(const RunVerbOptions& o) {
   PlanChoice choice = o.choice;
   check_plan_choice(choice, "run");
+  check_output_files("run", {{"--out", o.out}}, {choice.cluster, choice.workload, choice.plan});
   if (choice.micro == 0) choice.micro = 1;  // a run measures the micro-batch it is given (default 1)
   const Inputs in = load_inputs(choice.cluster, choice.workload, choice.plan);
   exec::RunSpec spec;

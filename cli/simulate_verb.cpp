@@ -54,6 +54,7 @@ void print_links(const models::Report& report) {
 void run_simulate(const SimulateOptions& o) {
   PlanChoice choice = o.choice;
   check_plan_choice(choice, "simulate");
+  check_output_files("simulate", {{"--trace", o.trace}}, {choice.cluster, choice.workload, choice.plan, choice.profile});
   const Inputs in = load_inputs(choice.cluster, choice.workload, choice.plan, choice.profile);
   // Without --micro, the micro-batch the cost model finds fastest (as `predict` picks it).
   const models::Plan plan = choose_plan(choice, in, "simulate", [&](const models::Plan& p) {

@@ -6,7 +6,6 @@
 // sweep resumes.
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -15,6 +14,7 @@
 #include "diagnostics.hpp"
 #include "engines.hpp"
 #include "json_writer.hpp"
+#include "jsonl_file.hpp"
 #include "profile.hpp"
 #include "sweep_run.hpp"
 #include "verbs.hpp"
@@ -113,14 +113,16 @@ std::pair<models::SweepInputs, std::optional<models::Profile>> load_all(const Sw
 }
 
 void run_sweep_verb(const SweepVerbOptions& o) {
-  namespace fs = std::filesystem;
   const std::string checkpoint = !o.checkpoint.empty() ? o.checkpoint : o.out.empty() ? "" : o.out + ".checkpoint.jsonl";
-  if (!o.out.empty() && !checkpoint.empty() && fs::weakly_canonical(o.out) == fs::weakly_canonical(checkpoint))
-    usage_error("--checkpoint: '" + checkpoint + "' is the --out file (expected another file: the CSV is rewritten)");
   const auto [in, profile] = load_all(o);
+  std::vector<std::string> inputs = {o.spec, o.profile, in.spec.cluster_path};
+  inputs.insert(inputs.end(), in.spec.workload_paths.begin(), in.spec.workload_paths.end());
+  check_output_files("sweep", {{"--out", o.out}, {"--checkpoint", checkpoint}}, inputs);
   // A checkpoint that cannot be written is found now, not after the first search.
   if (!checkpoint.empty() && !std::ofstream(checkpoint, std::ios::app))
     usage_error("--checkpoint: cannot write '" + checkpoint + "' (expected a writable file)");
+  if (const std::string p = checkpoint.empty() ? "" : models::json_lines_problem(checkpoint); !p.empty())
+    usage_error("--checkpoint: " + p);
   models::SweepRunOptions ro;
   ro.planner.time_limit_s = o.time_limit_s;
   ro.planner.threads = o.threads;

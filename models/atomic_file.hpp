@@ -8,7 +8,9 @@
 namespace hetsim::models {
 
 /// Writes `text` to `path` atomically: a temporary file in the same folder, then rename(2)
-/// (atomic on POSIX within one file system). Throws std::runtime_error naming the path.
+/// (atomic on POSIX within one file system). A symlink is written through to its target. Throws
+/// std::runtime_error naming the path, also when it exists and is no regular file (a device such
+/// as /dev/null, a FIFO): renaming over it would replace it with a plain file.
 void write_text_file_atomic(const std::string& path, std::string_view text);
 
 }  // namespace hetsim::models

@@ -82,8 +82,10 @@ double Cluster::price_per_hour(bool spot) const {
 
 namespace {
 
-/// Parses "[a-b,c]" index lists. Returns false on syntax errors.
-bool parse_index_list(std::string_view text, std::vector<int>* out) {
+/// Parses "[a-b,c]" index lists. Returns false on syntax errors. A range is expanded only up to
+/// the first index >= `limit` (the caller reports that one as out of range): `gpu[0-999999999]`
+/// would otherwise take seconds and 4 GB before its error.
+bool parse_index_list(std::string_view text, int limit, std::vector<int>* out) {
   if (text.size() < 2 || text.front() != '[' || text.back() != ']') return false;
   text = text.substr(1, text.size() - 2);
   if (text.empty()) return false;
@@ -107,7 +109,7 @@ bool parse_index_list(std::string_view text, std::vector<int>* out) {
     } else if (!to_int(item.substr(0, dash), &a) || !to_int(item.substr(dash + 1), &b) || b < a) {
       return false;
     }
-    for (int i = a; i <= b; ++i) out->push_back(i);
+    for (int i = a; i <= std::min(b, std::max(a, limit)); ++i) out->push_back(i);
     pos = comma + 1;
   }
   return true;
@@ -145,7 +147,7 @@ std::optional<std::vector<int>> Cluster::resolve_gpus(const std::string& selecto
     split_bracket(parts[0], &name, &br);
     if (name == "gpu") {
       std::vector<int> ids;
-      if (!parse_index_list(br, &ids)) return fail(syntax);
+      if (!parse_index_list(br, gpu_count(), &ids)) return fail(syntax);
       for (int id : ids) {
         if (id >= gpu_count()) {
           return fail("GPU index " + std::to_string(id) + " out of range (cluster has " +
@@ -181,17 +183,17 @@ std::optional<std::vector<int>> Cluster::resolve_gpus(const std::string& selecto
   }
   const int type_index = static_cast<int>(t - node_types.begin());
   std::vector<int> node_ids;
-  if (!parse_index_list(type_br, &node_ids)) return fail(syntax);
   // Nodes of this type (in this zone, or cluster-wide when no zone is given), in rank order.
   std::vector<int> candidates;
   for (int n = 0; n < static_cast<int>(nodes.size()); ++n) {
     if (nodes[n].node_type == type_index && (zone < 0 || nodes[n].zone == zone)) candidates.push_back(n);
   }
+  if (!parse_index_list(type_br, static_cast<int>(candidates.size()), &node_ids)) return fail(syntax);
   std::vector<int> local_ids;
   if (k + 1 < parts.size()) {
     std::string_view gname, gbr;
     split_bracket(parts[k + 1], &gname, &gbr);
-    if (gname != "gpu" || !parse_index_list(gbr, &local_ids)) return fail(syntax);
+    if (gname != "gpu" || !parse_index_list(gbr, t->gpus_per_node, &local_ids)) return fail(syntax);
     for (int l : local_ids) {
       if (l >= t->gpus_per_node) {
         return fail("GPU " + std::to_string(l) + " out of range (node type '" + t->name + "' has " +

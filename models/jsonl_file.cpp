@@ -21,6 +21,14 @@ void append_json_line(const std::string& path, const std::string& json_object) {
   if (!out) throw std::runtime_error("cannot append to the checkpoint " + path);
 }
 
+std::string json_lines_problem(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char first = 0;
+  if (!in || !in.get(first) || first == '{') return {};
+  return "'" + path + "' is no checkpoint: it does not start with a JSON record (expected a file of JSON lines "
+         "that hetsim wrote, or a new file; remove it to start afresh)";
+}
+
 std::vector<YAML::Node> read_json_lines(const std::string& path) {
   std::vector<YAML::Node> out;
   std::ifstream in(path);

@@ -14,6 +14,12 @@ namespace hetsim::models {
 /// Throws std::runtime_error naming the path when it cannot be written.
 void append_json_line(const std::string& path, const std::string& json_object);
 
+/// What makes `path` no checkpoint to resume from and append to ("" when it is one, or is
+/// missing or empty): a checkpoint starts with a JSON object. A CSV, a YAML input or a profile
+/// named as the checkpoint (swapped --out and --checkpoint) would otherwise get records
+/// appended to it while nothing in it is resumed.
+std::string json_lines_problem(const std::string& path);
+
 /// The complete object lines of `path`, parsed (JSON is YAML 1.2); incomplete or malformed lines
 /// are skipped. A missing file gives no records.
 std::vector<YAML::Node> read_json_lines(const std::string& path);

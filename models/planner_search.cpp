@@ -18,6 +18,7 @@
 #include <limits>
 #include <mutex>
 #include <numeric>
+#include <system_error>
 #include <thread>
 
 namespace hetsim::models::planner {
@@ -41,10 +42,14 @@ bool ShapeSearch::out_of_time() { return stopped || ((++clock_reads_ & 63u) == 0
 
 void ShapeSearch::start_clock() {
   stopped = false;
-  deadline_ = options_.time_limit_s > 0
-                  ? std::chrono::steady_clock::now() +
-                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                            std::chrono::duration<double>(options_.time_limit_s))
+  const auto now = std::chrono::steady_clock::now();
+  // A limit beyond what the clock can add to now (about 292 years of nanoseconds from its epoch)
+  // is no limit: converted, `--time-limit 1e10` overflowed into the past and stopped every search
+  // at once, with a worse plan.
+  const double room_s = std::chrono::duration<double>(std::chrono::steady_clock::time_point::max() - now).count();
+  deadline_ = options_.time_limit_s > 0 && options_.time_limit_s < 0.5 * room_s
+                  ? now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                              std::chrono::duration<double>(options_.time_limit_s))
                   : std::chrono::steady_clock::time_point::max();
 }
 
@@ -176,7 +181,15 @@ void ShapeSearch::run_tasks_threaded(int threads, const std::vector<Task>& tasks
     }
   };
   std::vector<std::thread> running;
-  for (int t = 0; t + 1 < threads; ++t) running.emplace_back(work, std::ref(*helpers_[t]));
+  for (int t = 0; t + 1 < threads; ++t) {
+    // A thread the process may not start (a pids or address-space limit; `plan --threads 1024`
+    // aborted in 2 GB) is not needed: the others take its tasks and find the same plans.
+    try {
+      running.emplace_back(work, std::ref(*helpers_[t]));
+    } catch (const std::system_error&) {
+      break;
+    }
+  }
   work(*this);
   for (std::thread& t : running) t.join();
   for (int t = 0; t + 1 < threads; ++t) {

@@ -208,6 +208,34 @@ std::string format_number(double v) {
   return buf;
 }
 
+/// Why `sp.unit` is no unit of `kind`, with what was meant where that can be told: digits in the
+/// "unit" are a malformed number ("1,000GB/s", "0x10GB/s"); a unit of another quantity is named
+/// as such ("5us" for a bandwidth); a unit in the wrong case lists the spellings that differ only
+/// in case, since case matters ("gb/s": GB/s is bytes, Gb/s bits). Otherwise the closest unit.
+std::string unknown_unit_error(std::string_view text, const Split& sp, const QuantityKind& kind,
+                               const std::string& example_unit) {
+  const std::string expected = "(expected " + std::string(kind.what) + " such as \"" + kind.example + "\")";
+  if (std::any_of(sp.unit.begin(), sp.unit.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+    return "malformed number in " + quoted(text) + " (expected a plain decimal number and a unit, such as \"" +
+           kind.example + "\")";
+  const auto lower = [](std::string_view v) {
+    std::string out(v);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  };
+  std::string same_but_case;
+  for (const UnitEntry& e : kind.units)
+    if (lower(e.name) == lower(sp.unit))
+      same_but_case += (same_but_case.empty() ? "\"" : " or \"") + format_number(sp.number) + e.name + "\"";
+  if (!same_but_case.empty())
+    return "unknown unit '" + sp.unit + "' in " + quoted(text) + " (case matters: " + same_but_case + ")";
+  for (const QuantityKind* other : {&bandwidth_kind(), &size_kind(), &flops_kind(), &flop_kind(), &time_kind()})
+    if (other != &kind && find_unit(other->units, sp.unit))
+      return "'" + sp.unit + "' in " + quoted(text) + " is a unit of " + other->what + " " + expected;
+  return "unknown unit '" + sp.unit + "' in " + quoted(text) + " (e.g. \"" + format_number(sp.number) +
+         closest_unit(kind.units, sp.unit, example_unit) + "\")";
+}
+
 ParsedQuantity parse_with(std::string_view text, const QuantityKind& kind) {
   ParsedQuantity out;
   const Split sp = split_number(text);
@@ -227,8 +255,7 @@ ParsedQuantity parse_with(std::string_view text, const QuantityKind& kind) {
   }
   const UnitEntry* u = find_unit(kind.units, sp.unit);
   if (u == nullptr) {
-    out.error = "unknown unit '" + sp.unit + "' in " + quoted(text) + " (e.g. \"" + format_number(sp.number) +
-                closest_unit(kind.units, sp.unit, example_unit) + "\")";
+    out.error = unknown_unit_error(text, sp, kind, example_unit);
     return out;
   }
   out.value = to_si(sp.number, u->factor);
@@ -353,7 +380,11 @@ std::string format_time(double seconds) {
   if (a < 0.9995) return fmt(seconds * 1e3, "ms");
   if (a < 120) return fmt(seconds, "s");
   if (a < 7200) return fmt(seconds / 60, "min");
-  return fmt(seconds / 3600, "h");
+  if (a < 3.6e9) return fmt(seconds / 3600, "h");
+  // A million hours and more (a link of "1e-300B/s"): "%.0f" printed 300 digits, cut at the
+  // buffer's end without the unit.
+  std::snprintf(buf, sizeof buf, "%.3g h", seconds / 3600);
+  return buf;
 }
 
 }  // namespace hetsim::models

@@ -111,6 +111,13 @@ void read_parallel(MapReader& m, SuiteRow& row) {
   set_if(row.sequence_parallel, m.get_bool("sequence_parallel", Need::kOptional));
   set_if(row.zero, m.get_int("zero", Need::kOptional, 0, 3));
   m.finish();
+  // Each degree is in range, their product need not be: tp 8, pp 24, dp 2^20 built a cluster of
+  // 2e8 GPUs (minutes and gigabytes before any error), and the product of three can overflow.
+  const long long gpus = static_cast<long long>(row.tp) * row.pp * row.dp;
+  if (gpus > kMaxClusterGpus)
+    m.get_sink().error(m.get_anchor(), m.get_path(),
+                       "tp*pp*dp (" + std::to_string(gpus) + ") exceeds the cluster bound of " +
+                           std::to_string(kMaxClusterGpus) + " GPUs (expected fewer GPUs)");
 }
 
 void read_batch(MapReader& m, SuiteRow& row) {

@@ -57,6 +57,14 @@ void read_system_groups(MapReader& m, SuiteSystem& s, const Catalog& catalog) {
   set_if(s.inter_node_latency_s, m.get_quantity("inter_node_latency", Need::kOptional, parse_time,
                                                 "a time such as \"50us\"", false));
   m.finish();
+  // Each group is in range, their total need not be: 65536 nodes of 65536 GPUs were built as a
+  // cluster of 2^32 GPUs (a minute and all memory before std::bad_alloc).
+  long long total = 0;
+  for (const SuiteNodeGroup& g : s.nodes) total += static_cast<long long>(g.count) * g.gpus_per_node;
+  if (total > kMaxClusterGpus)
+    m.get_sink().error(m.value_mark_of("nodes"), m.field("nodes"),
+                       "the node groups have " + std::to_string(total) + " GPUs, above the cluster bound of " +
+                           std::to_string(kMaxClusterGpus) + " (expected fewer nodes or GPUs per node)");
   if (!s.nodes.empty()) {
     // The homogeneous fields describe the first group (used only for messages and defaults).
     s.gpu = s.nodes.front().gpu;

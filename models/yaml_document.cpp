@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Reading an input file safely into one YAML document, and collecting its diagnostics.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <tuple>
 
@@ -163,29 +165,44 @@ YAML::Mark DiagnosticSink::locate(const std::string& field) const {
 // ---- reading and parsing ----------------------------------------------------------------
 
 std::optional<std::string> read_input_text(const std::string& path, DiagnosticSink& sink) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {  // opens on Linux, then fails to read: say why
-    sink.error(YAML::Mark::null_mark(), "", "is a directory (expected a YAML file)");
+  // Opened without blocking: a FIFO that no process writes to would otherwise hang open()
+  // forever. Blocking reads again afterwards, so a pipe being written (`<(cat x.yaml)`) is read
+  // whole, and a FIFO without a writer reads as empty (read() returns 0 when no writer has it).
+  if (path.empty()) {  // `--cluster ""`: "cannot open file" would not say which
+    sink.error(YAML::Mark::null_mark(), "", "empty path (expected the name of a YAML file)");
     return std::nullopt;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
     sink.error(YAML::Mark::null_mark(), "", "cannot open file (expected a readable YAML file)");
     return std::nullopt;
   }
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {  // opens on Linux, then fails to read: say why
+    sink.error(YAML::Mark::null_mark(), "", "is a directory (expected a YAML file)");
+    return std::nullopt;
+  }
+  if (const int flags = ::fcntl(fd, F_GETFL); flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   std::string text;
   char buf[65536];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    text.append(buf, static_cast<size_t>(in.gcount()));
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      sink.error(YAML::Mark::null_mark(), "", "read error (expected a readable YAML file)");
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
     if (text.size() > kMaxInputBytes) {
       sink.error(YAML::Mark::null_mark(), "",
                  "file larger than " + std::to_string(kMaxInputBytes >> 20) + " MiB (expected a hand-written YAML input)");
       return std::nullopt;
     }
-  }
-  if (in.bad()) {
-    sink.error(YAML::Mark::null_mark(), "", "read error (expected a readable YAML file)");
-    return std::nullopt;
   }
   return text;
 }

@@ -350,7 +350,11 @@ void MapReader::finish() {
   for (const auto& item : items_) {
     if (std::find(known_.begin(), known_.end(), item.key) != known_.end()) continue;
     std::string msg = "unknown key '" + item.key + "' (";
-    if (const auto guess = did_you_mean(item.key, known_)) {
+    if (item.key == "<<") {
+      // yaml-cpp reads YAML 1.1's merge key as a plain key; say so rather than list the keys.
+      msg += "YAML merge keys are not supported: expected the keys written out; an alias such as "
+             "'intra: *fast' may stand for a whole value)";
+    } else if (const auto guess = did_you_mean(item.key, known_)) {
       msg += "did you mean '" + *guess + "'?)";
     } else {
       msg += "expected one of: " + join_names(known_) + ")";

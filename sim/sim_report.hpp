@@ -19,8 +19,13 @@ namespace hetsim::sim {
 /// stage's (per-stage pass times stay the cost model's op costs, which both engines share), and `extra` carries simulated-only figures (link utilisation, folding).
 models::Report make_sim_report(const models::Report& analytic, const SimResult& sim);
 
+/// Most micro-batch passes (micro-batches x stages x interleave) of one replica that a simulation
+/// takes on: about a minute and 1 GB.
+inline constexpr long long kMaxSimulatedPasses = 1000000;
+
 /// Builds the plan's work, simulates it in this process (once per process) and reports.
-/// An infeasible plan (e.g. out of memory) is reported as the cost model finds it, unsimulated.
+/// An infeasible plan (e.g. out of memory) is reported as the cost model finds it, unsimulated;
+/// so is a plan above kMaxSimulatedPasses, with that reason.
 models::Report simulate_report(const models::Cluster& cluster, const models::Workload& workload,
                                const models::Plan& plan, const SimOptions& options, SimResult* result = nullptr);
 

@@ -4,6 +4,8 @@
 
 #include <cstring>
 #include <exception>
+#include <stdexcept>
+#include <system_error>
 #include <thread>
 
 namespace hetsim::exec {
@@ -58,21 +60,31 @@ void InProcessWorld::run(int size, const std::function<void(Communicator&)>& bod
   InProcessWorld world(size);
   std::vector<std::thread> threads;
   threads.reserve(static_cast<std::size_t>(size));
-  for (int r = 0; r < size; ++r) {
-    threads.emplace_back([&world, &body, r] {
-      InProcessCommunicator comm(world, r);
-      try {
-        body(comm);
-      } catch (const RankFailure&) {
-        // a consequence of another rank's failure, which is already recorded
-      } catch (const std::exception& e) {
-        world.fail(r, e.what());
-      } catch (...) {
-        world.fail(r, "unknown exception");
-      }
-    });
+  std::string not_started;  // why a rank's thread could not be created (thread or memory limits)
+  for (int r = 0; r < size && not_started.empty(); ++r) {
+    // A std::thread that cannot be created throws; the vector's joinable threads must still be
+    // joined (destroying them calls std::terminate): the started ranks are failed and joined.
+    try {
+      threads.emplace_back([&world, &body, r] {
+        InProcessCommunicator comm(world, r);
+        try {
+          body(comm);
+        } catch (const RankFailure&) {
+          // a consequence of another rank's failure, which is already recorded
+        } catch (const std::exception& e) {
+          world.fail(r, e.what());
+        } catch (...) {
+          world.fail(r, "unknown exception");
+        }
+      });
+    } catch (const std::system_error& e) {
+      not_started = "cannot start the thread of rank " + std::to_string(r) + " of " + std::to_string(size) + ": " +
+                    e.what() + " (expected a plan with fewer ranks, which run as threads of this process)";
+      world.fail(r, not_started);
+    }
   }
   for (auto& t : threads) t.join();
+  if (!not_started.empty()) throw std::runtime_error(not_started);
   if (world.failed_rank_ >= 0) {
     throw RankFailure(world.failed_rank_,
                       "rank " + std::to_string(world.failed_rank_) + " failed: " + world.failure_);

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli_common.hpp"
@@ -74,6 +75,38 @@ TEST_F(OutputChecks, OutputFileNeedsAnExistingFolder) {
               HasSubstr("folder '" + at("no/such") + "' does not exist"));
   EXPECT_THAT(parse_error<std::string>(output_file_check(), dir_.string()), HasSubstr("is a folder (expected a file name)"));
   EXPECT_THAT(parse_error<std::string>(output_file_check(), at("a-file/p.yaml")), HasSubstr("does not exist"));
+}
+
+// `plan --emit-plan /dev/full` replaced the device with a plain file (temporary + rename), and
+// `--emit-plan -` wrote a file named '-'.
+TEST_F(OutputChecks, OutputFileIsNoDeviceFifoOrDash) {
+  const std::string fifo = at("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_THAT(parse_error<std::string>(output_file_check(), fifo), HasSubstr("is not a regular file (expected a file name)"));
+  EXPECT_THAT(parse_error<std::string>(output_file_check(), "/dev/null"), HasSubstr("'/dev/null' is not a regular file"));
+  EXPECT_THAT(parse_error<std::string>(output_file_check(), "-"), HasSubstr("'-' is not a file"));
+  EXPECT_EQ(parse_error<std::string>(output_file_check(), at("a-file")), "");  // an existing file is replaced
+}
+
+// `plan --emit-plan C.yaml --cluster C.yaml` replaced the cluster with the plan; so did
+// simulate --trace, run --out, fit --out, calibrate --out and sweep --out with an input's path.
+TEST_F(OutputChecks, OutputMustNotOverwriteAnInput) {
+  EXPECT_EQ(output_overwrites_input({{"--out", at("new.yaml")}}, {at("a-file")}), "");
+  EXPECT_EQ(output_overwrites_input({{"--out", ""}}, {at("a-file"), ""}), "");
+  EXPECT_EQ(output_overwrites_input({{"--out", at("a-file")}}, {"", at("a-file")}),
+            "--out: '" + at("a-file") + "' is the input file '" + at("a-file") +
+                "' (expected another file: it would be overwritten)");
+  // The same file spelled otherwise: through '..', a symlink, a hard link.
+  const std::string dotted = (dir_ / "x" / ".." / "a-file").string();
+  std::filesystem::create_directories(dir_ / "x");
+  EXPECT_THAT(output_overwrites_input({{"--emit-plan", dotted}}, {at("a-file")}), HasSubstr("is the input file"));
+  std::filesystem::create_symlink(at("a-file"), at("link"));
+  EXPECT_THAT(output_overwrites_input({{"--trace", at("link")}}, {at("a-file")}), HasSubstr("is the input file"));
+  std::filesystem::create_hard_link(at("a-file"), at("hard"));
+  EXPECT_THAT(output_overwrites_input({{"--out", at("a-file")}}, {at("hard")}), HasSubstr("is the input file"));
+  // Two outputs on one file (a profile and its checkpoint), also before either exists.
+  EXPECT_EQ(output_overwrites_input({{"--out", at("p.yaml")}, {"--checkpoint", at("x/../p.yaml")}}, {}),
+            "--checkpoint: '" + at("x/../p.yaml") + "' is the --out file (expected another file)");
 }
 
 TEST_F(OutputChecks, OutputFolderMustNotBeAFile) {

@@ -91,6 +91,21 @@ TEST(Cluster, ResolvesSelectors) {
   EXPECT_FALSE(c.resolve_gpus("", &err));
 }
 
+// `gpu[0-999999999]` expanded a billion indices (18 s, 4 GB) before reporting the first one out
+// of range; ranges now stop at the first index outside the cluster, node type or node.
+TEST(Cluster, HugeSelectorRangesStopAtTheFirstIndexOutOfRange) {
+  const Cluster c = two_zone_cluster();
+  std::string err;
+  EXPECT_FALSE(c.resolve_gpus("gpu[5-999999999]", &err));
+  EXPECT_EQ(err, "GPU index 28 out of range (cluster has 28 GPUs, 0-27)");
+  EXPECT_FALSE(c.resolve_gpus("east/dgx[0]/gpu[0-999999999]", &err));
+  EXPECT_EQ(err, "GPU 8 out of range (node type 'dgx' has 8 GPUs)");
+  EXPECT_FALSE(c.resolve_gpus("dgx[1-999999999]", &err));
+  EXPECT_EQ(err, "node dgx[2] out of range (2 node(s) of that type)");
+  EXPECT_FALSE(c.resolve_gpus("gpu[999999998-999999999]", &err));
+  EXPECT_EQ(err, "GPU index 999999998 out of range (cluster has 28 GPUs, 0-27)");
+}
+
 Workload work(int layers, int batch) {
   Workload w;
   w.model = gpt(layers, 1024, 16, 1024, 51200);

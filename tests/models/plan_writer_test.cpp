@@ -4,7 +4,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "atomic_file.hpp"
@@ -110,6 +112,32 @@ TEST(AtomicFile, ErrorsNameThePathAndTheReasonAndLeaveNothing) {
   int entries = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir)) entries += e.path().filename() != "sub";
   EXPECT_EQ(entries, 0);  // no temporary left behind
+  std::filesystem::remove_all(dir);
+}
+
+// `plan --emit-plan /dev/full` renamed its temporary over the device: /dev/full became a plain
+// file. A path that exists and is no regular file is refused; a symlink is written through.
+TEST(AtomicFile, RefusesDevicesAndFifosAndWritesThroughSymlinks) {
+  const auto dir = std::filesystem::temp_directory_path() / ("hetsim-atomic-special-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string fifo = (dir / "fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path : {fifo, std::string("/dev/null")}) {
+    try {
+      write_text_file_atomic(path, "x");
+      ADD_FAILURE() << path << " was written";
+    } catch (const std::runtime_error& e) {
+      EXPECT_EQ(std::string(e.what()), "cannot write " + path + ": not a regular file (expected a file name)");
+    }
+  }
+  EXPECT_TRUE(std::filesystem::is_fifo(fifo));
+  EXPECT_TRUE(std::filesystem::is_character_file("/dev/null"));
+  std::ofstream(dir / "target.yaml") << "old";
+  std::filesystem::create_symlink("target.yaml", dir / "link.yaml");
+  write_text_file_atomic((dir / "link.yaml").string(), "new");
+  EXPECT_TRUE(std::filesystem::is_symlink(dir / "link.yaml"));
+  std::ifstream in(dir / "target.yaml");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "new");
   std::filesystem::remove_all(dir);
 }
 

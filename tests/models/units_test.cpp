@@ -80,8 +80,19 @@ TEST(Units, BareNumberNeedsAUnit) {
 
 TEST(Units, UnknownUnitSuggestsTheClosest) {
   EXPECT_EQ(parse_bandwidth("3.35TBs").error, "unknown unit 'TBs' in \"3.35TBs\" (e.g. \"3.35TB/s\")");
-  EXPECT_THAT(parse_flops("312TB/s").error, HasSubstr("e.g. \"312TFLOP/s\""));
   EXPECT_THAT(parse_price_per_hour("$3/hours").error, HasSubstr("\"$3/hour\""));
+}
+
+// The closest unit misled: "5us" for a bandwidth suggested "5B/s", "300gb/s" suggested "300b/s"
+// (bits: 8e9 times less than meant), "1,000GB/s" and "0x10GB/s" suggested "1GB/s" and "0GB/s".
+TEST(Units, UnknownUnitSaysWhatWasProbablyMeant) {
+  EXPECT_EQ(parse_bandwidth("5us").error, "'us' in \"5us\" is a unit of a time (expected a bandwidth such as \"300GB/s\")");
+  EXPECT_EQ(parse_flops("312TB/s").error,
+            "'TB/s' in \"312TB/s\" is a unit of a bandwidth (expected a FLOP rate such as \"312TFLOP/s\")");
+  EXPECT_EQ(parse_bandwidth("300gb/s").error, "unknown unit 'gb/s' in \"300gb/s\" (case matters: \"300GB/s\" or \"300Gb/s\")");
+  for (const char* bad : {"1,000GB/s", "1_000GB/s", "0x10GB/s"})
+    EXPECT_EQ(parse_bandwidth(bad).error, std::string("malformed number in \"") + bad +
+                                              "\" (expected a plain decimal number and a unit, such as \"300GB/s\")");
 }
 
 TEST(Units, RejectsNegativeMalformedAndNonFinite) {
@@ -105,6 +116,8 @@ TEST(Units, Formatting) {
   EXPECT_EQ(format_time(2.53e-3), "2.53 ms");
   EXPECT_EQ(format_time(5e-6), "5.00 us");
   EXPECT_EQ(format_time(0), "0 s");
+  EXPECT_EQ(format_time(8.23e305), "2.29e+302 h");  // was 63 digits cut off without the unit
+  EXPECT_EQ(format_time(3.6e9 - 1), "1000000 h");
   EXPECT_EQ(format_bandwidth(300e9), "300 GB/s");
   EXPECT_EQ(format_bandwidth(25e9), "25.0 GB/s");
 }
@@ -113,7 +126,7 @@ TEST(Units, FormatThenParseRoundTrips) {
   for (double bps : {1.0, 999.0, 12.5e9, 3.35e12}) {
     EXPECT_NEAR(ok(parse_bandwidth(format_bandwidth(bps))), bps, bps * 0.005);
   }
-  for (double s : {1e-9, 5e-6, 2.53e-3, 1.0, 90.0, 7200.0}) {
+  for (double s : {1e-9, 5e-6, 2.53e-3, 1.0, 90.0, 7200.0, 4e12}) {
     EXPECT_NEAR(ok(parse_time(format_time(s))), s, s * 0.005);
   }
 }

@@ -168,6 +168,17 @@ TEST(ValidationSuite, StrictErrorsWithPositions) {
             std::string::npos);
 }
 
+// Each degree was in range but not their product: tp 8, pp 24, dp 2^20 built a 2e8-GPU cluster
+// (a minute and 7 GB before any answer), and tp = pp = dp = 2^20 overflowed an int.
+TEST(ValidationSuite, RowGpuCountAboveTheClusterBound) {
+  EXPECT_NE(error_of(std::string(kHeader) + row("{tp: 8, pp: 24, dp: 1048576}"))
+                .find("bad.yaml:9:59: error: rows[0].parallel: tp*pp*dp (201326592) exceeds the cluster bound of 1048576 GPUs"),
+            std::string::npos);
+  EXPECT_NE(error_of(std::string(kHeader) + row("{tp: 1048576, pp: 1048576, dp: 1048576}")).find("(1152921504606846976)"),
+            std::string::npos);
+  EXPECT_EQ(error_of(std::string(kHeader) + row("{tp: 8, pp: 8, dp: 16384}")), "");  // exactly 2^20
+}
+
 TEST(ValidationSuite, JsonHasTheDesignKeys) {
   const Suite s = parse_rows(row("{tp: 1, pp: 1, dp: 1}") + "  - {id: r1, " + kModel +
                              ", parallel: {tp: 3, pp: 1, dp: 1}, batch: {global: 16}, measured: 2.0}\n");  // tp 3 does not divide 32 heads

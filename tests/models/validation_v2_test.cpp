@@ -134,6 +134,15 @@ TEST(ValidationV2, GpuIndexOutOfRange) {
                            "(expected an index in 0..11: the system has 12 GPUs)"));
 }
 
+// Each group was in range but not their total: 65536 nodes of 65536 GPUs were built as one
+// cluster of 2^32 GPUs (a minute, then std::bad_alloc).
+TEST(ValidationV2, SystemAboveTheClusterBound) {
+  std::string text = suite_with("  - {id: a, batch: {global: 32}, parallel: {tp: 1, pp: 1, dp: 1}, measured: 1.5}\n");
+  text.replace(text.find("count: 2, gpus_per_node: 4"), 26, "count: 65536, gpus_per_node: 65536");
+  EXPECT_THAT(first_error(text), HasSubstr("s.yaml:7:5: error: system.nodes: the node groups have 4294967300 GPUs, "
+                                           "above the cluster bound of 1048576"));
+}
+
 TEST(ValidationV2, GpuUsedTwice) {
   const std::string e = first_error(suite_with(R"(  - id: a
     batch: {global: 32, micro: 1}

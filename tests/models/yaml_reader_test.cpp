@@ -3,6 +3,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <future>
+
 #include "yaml_reader.hpp"
 
 namespace hetsim::models {
@@ -77,6 +84,39 @@ TEST(ReadInputText, SaysWhenTheFileIsADirectory) {
   EXPECT_FALSE(read_input_text(testing::TempDir(), sink).has_value());
   ASSERT_EQ(sink.count(), 1u);
   EXPECT_THAT(sink.get_diagnostics()[0].message, HasSubstr("is a directory (expected a YAML file)"));
+}
+
+TEST(ReadInputText, SaysWhenThePathIsEmpty) {
+  DiagnosticSink sink("");
+  EXPECT_FALSE(read_input_text("", sink).has_value());
+  EXPECT_THAT(lines_of(sink), ElementsAre("<input>: error: empty path (expected the name of a YAML file)"));
+}
+
+// `describe FIFO` hung in open() until some process wrote to the FIFO. Now a FIFO without a
+// writer reads as empty at once, and a pipe being written (`<(cat x.yaml)`) is read whole.
+TEST(ReadInputText, FifoWithoutWriterDoesNotHang) {
+  const std::string fifo = testing::TempDir() + "/hetsim-fifo-" + std::to_string(::getpid());
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  DiagnosticSink sink(fifo);
+  auto read = std::async(std::launch::async, [&] { return read_input_text(fifo, sink); });
+  if (read.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+    ADD_FAILURE() << "read_input_text blocks on a FIFO without a writer";
+    std::ofstream(fifo) << "";  // release the reader so that the test ends
+  }
+  const auto text = read.get();
+  ASSERT_TRUE(text.has_value());
+  EXPECT_EQ(*text, "");
+  // A pipe with data and a finished writer, as `<(cat x.yaml)` gives: read whole.
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const std::string yaml = "kind: cluster\n";
+  ASSERT_EQ(::write(fds[1], yaml.data(), yaml.size()), static_cast<ssize_t>(yaml.size()));
+  ::close(fds[1]);
+  DiagnosticSink piped("pipe");
+  EXPECT_EQ(read_input_text("/dev/fd/" + std::to_string(fds[0]), piped).value_or(""), yaml);
+  ::close(fds[0]);
+  ::unlink(fifo.c_str());
 }
 
 TEST(ParseDocument, AcceptsUtf8AndComments) {

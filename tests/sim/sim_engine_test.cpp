@@ -96,6 +96,19 @@ TEST(SimEngine, ShowsTheSlowDownOfAWanSharedByAllReplicas) {
   EXPECT_GT(sim.extra.at("link_utilisation_max:wan"), 0.05);
 }
 
+// A plan of 16M micro-batches simulated for half an hour towards 30 GB of memory; above the
+// bound it is reported, unsimulated, with the reason.
+TEST(SimEngine, RefusesPlansWithMoreMicroBatchPassesThanItsBound) {
+  Inputs in = load("local-cpu.yaml", "tiny-gpt.yaml", "local-cpu-tp2-pp2-dp1.yaml");  // 2 stages
+  in.workload.training.global_batch = static_cast<int>(kMaxSimulatedPasses);
+  in.plan.replicas[0].micro_batches = static_cast<int>(kMaxSimulatedPasses);  // 2e6 passes
+  ASSERT_TRUE(models::predict(in.cluster, in.workload, in.plan).feasible);
+  const models::Report r = simulate_report(in.cluster, in.workload, in.plan, SimOptions{});
+  EXPECT_FALSE(r.feasible);
+  EXPECT_EQ(r.engine, "sim");
+  EXPECT_NE(r.infeasible_reason.find("a replica has 2000000 micro-batch passes"), std::string::npos) << r.infeasible_reason;
+}
+
 TEST(SimEngine, SameInputSameOutputByteForByte) {
   const Inputs in = load("dgx-a100.yaml", "llama2-7b.yaml", "dgx-a100-tp4-pp2-dp4.yaml");
   const std::string a = models::to_json(simulate_report_in_child(in.cluster, in.workload, in.plan, SimOptions{}));
