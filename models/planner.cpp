@@ -170,7 +170,7 @@ RankedPlan rank(const Cluster& cluster, const Workload& workload, const Candidat
       for (const Stage& st : rep.stages) gpus.insert(gpus.end(), st.gpus.begin(), st.gpus.end());
     }
     r.report.cost_per_hour = planner::nodes_price_per_hour(cluster, gpus, true);
-    r.report.cost_per_million_tokens = r.report.cost_per_hour / (r.report.tokens_per_s * 3600.0) * 1e6;
+    r.report.cost_per_million_tokens = cost_per_million_tokens(r.report.cost_per_hour, r.report.tokens_per_s);
   }
   // Headroom of the tightest stage (smallest free fraction of its GPU's memory).
   r.memory_headroom_bytes = std::numeric_limits<double>::infinity();

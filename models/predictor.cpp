@@ -487,7 +487,7 @@ bool Evaluation::run() {
   report.hfu = sc.hardware_flop / report.iteration_time_s / sc.peak_sum_flops;
   report.memory_peak_bytes = sc.memory_peak_bytes;
   report.cost_per_hour = sc.cost_per_hour;
-  report.cost_per_million_tokens = report.tokens_per_s > 0 ? sc.cost_per_hour / (report.tokens_per_s * 3600.0) * 1e6 : 0;
+  report.cost_per_million_tokens = cost_per_million_tokens(sc.cost_per_hour, report.tokens_per_s);
 
   // Built in place: a StageReport moved into the vector copies its string's inline buffer, and
   // resize() would first write every element with defaults in a pass of its own.

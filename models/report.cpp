@@ -10,6 +10,10 @@
 
 namespace hetsim::models {
 
+double cost_per_million_tokens(double cost_per_hour, double tokens_per_s) {
+  return tokens_per_s > 0 ? cost_per_hour / (tokens_per_s * 3600.0) * 1e6 : 0;
+}
+
 std::string to_json(const Report& r) {
   JsonOut j;
   j.begin_object();

@@ -49,6 +49,11 @@ struct Report {
 };
 
 /// Stable JSON object with the keys of DESIGN.md "Outputs".
+/// Dollars per million tokens trained at `cost_per_hour` and `tokens_per_s`; 0 when nothing is
+/// trained (the one formula the predictor, the planner's spot pricing and the execution
+/// engine's measured reports share).
+double cost_per_million_tokens(double cost_per_hour, double tokens_per_s);
+
 std::string to_json(const Report& report);
 /// Human table for the terminal.
 std::string to_table(const Report& report);

@@ -71,7 +71,7 @@ models::Report build_report(const RunSpec& spec, const RankLayout& layout, const
   r.hfu = r.mfu * (spec.plan.recompute == models::Recompute::kFull ? 4.0 / 3.0 : 1.0);
   for (const auto& s : ranks) r.memory_peak_bytes = std::max(r.memory_peak_bytes, s.memory_peak_bytes);
   for (int node : nodes) r.cost_per_hour += spec.cluster.node_types[spec.cluster.nodes[node].node_type].price_per_hour;
-  if (r.tokens_per_s > 0) r.cost_per_million_tokens = r.cost_per_hour / 3600.0 / r.tokens_per_s * 1e6;
+  r.cost_per_million_tokens = models::cost_per_million_tokens(r.cost_per_hour, r.tokens_per_s);
 
   // Breakdown on the critical path, as the predictor defines it (models/report.hpp Breakdown):
   // the critical rank's compute, TP, p2p, gradient-sync and optimizer times; bubble is the rest
