@@ -476,6 +476,7 @@ PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const 
   result.top = top_plans(std::move(all), options);
   if (result.top.empty()) result.reason = no_plan_reason(cluster, workload, options);
   result.plans_evaluated = search.evaluated + evaluated + result.plans_predicted + costs.get_probe_count();
+  result.threads = search.threads_started;
   result.plans_pruned = search.pruned + pruned;
   return result;
 }
@@ -502,6 +503,7 @@ PlannerResult plan_training(const Cluster& cluster, const Workload& workload, co
   PlannerOptions retry = options;
   long evaluated = result.plans_evaluated, pruned = result.plans_pruned, predicted = result.plans_predicted;
   int stopped = result.searches_stopped;
+  int threads = result.threads;
   for (int attempt = 0; attempt < 2 && result.top.empty() && result.plans_predicted > 0 && result.plans_feasible == 0;
        ++attempt) {
     retry.memory_fraction *= 0.9;  // assumption: a 10% margin per retry (two at most) covers the estimator's error
@@ -510,13 +512,16 @@ PlannerResult plan_training(const Cluster& cluster, const Workload& workload, co
     pruned += result.plans_pruned;
     predicted += result.plans_predicted;
     stopped += result.searches_stopped;
+    threads = std::max(threads, result.threads);
   }
   result.searches_stopped = stopped;
   result.plans_evaluated = evaluated;
   result.plans_pruned = pruned;
   result.plans_predicted = predicted;
   result.search_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  result.threads = search_threads(options);
+  // The threads that ran (a process limit can stop some from starting); before any search, the
+  // threads it would have used.
+  result.threads = threads > 0 ? threads : search_threads(options);
   return result;
 }
 

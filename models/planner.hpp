@@ -87,7 +87,7 @@ struct PlannerResult {
   long plans_predicted = 0;
   long plans_feasible = 0;          ///< predicted plans that fit in memory (before a budget filter)
   double search_time_s = 0;
-  int threads = 1;                  ///< threads the search may use (search_threads(options))
+  int threads = 1;                  ///< threads the searches ran on (search_threads(options), or fewer when some could not start)
   int searches_stopped = 0;         ///< searches cut by time_limit_s (0: every search ran to the end)
 };
 

@@ -190,6 +190,7 @@ void ShapeSearch::run_tasks_threaded(int threads, const std::vector<Task>& tasks
       break;
     }
   }
+  threads_started = std::max(threads_started, 1 + static_cast<int>(running.size()));
   work(*this);
   for (std::thread& t : running) t.join();
   for (int t = 0; t + 1 < threads; ++t) {

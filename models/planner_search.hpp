@@ -104,6 +104,9 @@ class ShapeSearch {
   void start_clock();
   /// True once a search() of the phase stopped at the phase's time limit.
   bool stopped = false;
+  /// Threads the searches ran on so far, this one included (0 before any search): at most
+  /// PlannerOptions' threads, fewer when the process could not start them all.
+  int threads_started = 0;
 
  private:
   /// One (knobs, TP per pool) branch of a search and its upper bound.
