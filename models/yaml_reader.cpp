@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 
 namespace hetsim::models {
@@ -229,6 +230,22 @@ std::optional<std::string> MapReader::get_string(std::string_view key, Need need
   if (s && s->empty()) {
     sink_->error(at, field(key), "empty string (expected a non-empty name)");
     return std::nullopt;
+  }
+  if (s) {
+    // Control characters would garble the tables and messages that print the text; a name
+    // is one line (a `source:` citation may span several).
+    for (const char c : *s) {
+      const auto u = static_cast<unsigned char>(c);
+      const bool line_break_in_name = c == '\n' && key == "name";
+      if ((u < 0x20 && c != '\n' && c != '\t') || u == 0x7f || line_break_in_name) {
+        char code[8];
+        std::snprintf(code, sizeof code, "%02X", u);
+        sink_->error(at, field(key), std::string("control character U+00") + code +
+                                         (key == "name" ? " in a name (expected one line of printable text)"
+                                                        : " in the text (expected printable text)"));
+        return std::nullopt;
+      }
+    }
   }
   return s;
 }
