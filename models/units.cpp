@@ -314,7 +314,16 @@ ParsedQuantity parse_flops(std::string_view text) { return parse_with(text, flop
 ParsedQuantity parse_flop(std::string_view text) { return parse_with(text, flop_kind()); }
 
 ParsedQuantity parse_price_per_hour(std::string_view text) {
-  return parse_money(text, per_hour_units(), "price", "$32.77/h", "h");
+  ParsedQuantity out = parse_money(text, per_hour_units(), "price", "$32.77/h", "h");
+  // A bound far above any node's or budget's price (a cloud GPU node rents for tens of dollars
+  // an hour), so that sums over clusters of up to kMaxClusterGpus GPUs stay finite: "$1e308/h"
+  // summed to inf.
+  constexpr double kMaxPricePerHour = 1e9;
+  if (out.value && *out.value > kMaxPricePerHour) {
+    out.error = "price " + quoted(text) + " is more than $1e9/h (expected a realistic price per hour)";
+    out.value.reset();
+  }
+  return out;
 }
 
 ParsedQuantity parse_price_per_byte(std::string_view text) {
