@@ -3,8 +3,8 @@
 #include "input_loader.hpp"
 
 #include <filesystem>
-#include <fstream>
 #include <regex>
+#include <sstream>
 
 #include "loader_common.hpp"
 
@@ -85,7 +85,9 @@ InputKind peek_kind(const std::string& path) { return peek_kind_text(detail::rea
 PlanHeader read_plan_header(const std::string& plan_path) {
   namespace fs = std::filesystem;
   PlanHeader header;
-  std::ifstream in(plan_path);
+  // Through read_input_text, as the plan's loader reads it: a pipe is read once for both.
+  DiagnosticSink ignored(plan_path);  // a file that cannot be read has no header; its loader says why
+  std::istringstream in(read_input_text(plan_path, ignored).value_or(""));
   std::string line;
   // Lines of the leading comment block that start with "# cluster:" or "# workload:"; one line
   // may name both ("# cluster: a.yaml  workload: b.yaml").

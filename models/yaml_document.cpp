@@ -10,7 +10,10 @@
 #include <cerrno>
 #include <climits>
 #include <cstdio>
+#include <map>
+#include <mutex>
 #include <sstream>
+#include <string>
 #include <tuple>
 
 #include "yaml_reader.hpp"
@@ -186,6 +189,17 @@ std::optional<std::string> read_input_text(const std::string& path, DiagnosticSi
     sink.error(YAML::Mark::null_mark(), "", "is a directory (expected a YAML file)");
     return std::nullopt;
   }
+  // A pipe (`<(cat x.yaml)`) reads once, but a verb may read an input more than once (describe:
+  // its kind, a plan's header, then the file): later reads get the text the first one got.
+  // Keyed by the pipe itself, not its path: /dev/fd/N names another pipe once N is reused.
+  static std::mutex pipes_mutex;
+  static std::map<std::pair<dev_t, ino_t>, std::string> pipe_texts;
+  const bool pipe = S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode);
+  const std::pair<dev_t, ino_t> pipe_id{st.st_dev, st.st_ino};
+  if (pipe) {
+    const std::lock_guard<std::mutex> lock(pipes_mutex);
+    if (const auto it = pipe_texts.find(pipe_id); it != pipe_texts.end()) return it->second;
+  }
   if (const int flags = ::fcntl(fd, F_GETFL); flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   std::string text;
   char buf[65536];
@@ -203,6 +217,10 @@ std::optional<std::string> read_input_text(const std::string& path, DiagnosticSi
                  "file larger than " + std::to_string(kMaxInputBytes >> 20) + " MiB (expected a hand-written YAML input)");
       return std::nullopt;
     }
+  }
+  if (pipe) {
+    const std::lock_guard<std::mutex> lock(pipes_mutex);
+    pipe_texts.emplace(pipe_id, text);
   }
   return text;
 }

@@ -115,6 +115,15 @@ TEST(ReadInputText, FifoWithoutWriterDoesNotHang) {
   ::close(fds[1]);
   DiagnosticSink piped("pipe");
   EXPECT_EQ(read_input_text("/dev/fd/" + std::to_string(fds[0]), piped).value_or(""), yaml);
+  // Read again (describe reads an input's kind, then the input): the same text, not EOF.
+  EXPECT_EQ(read_input_text("/dev/fd/" + std::to_string(fds[0]), piped).value_or(""), yaml);
+  ::close(fds[0]);
+  // Another pipe that gets the same descriptor number is read for itself.
+  ASSERT_EQ(::pipe(fds), 0);
+  const std::string other = "kind: workload\n";
+  ASSERT_EQ(::write(fds[1], other.data(), other.size()), static_cast<ssize_t>(other.size()));
+  ::close(fds[1]);
+  EXPECT_EQ(read_input_text("/dev/fd/" + std::to_string(fds[0]), piped).value_or(""), other);
   ::close(fds[0]);
   ::unlink(fifo.c_str());
 }
