@@ -290,15 +290,10 @@ std::string utc_now() {
 
 std::vector<models::Suite> load_suite_files(const std::vector<std::string>& paths, const models::Catalog& catalog) {
   std::vector<models::Suite> suites;
-  std::vector<models::Diagnostic> errors;
+  models::DiagnosticCollector errors;
   std::map<std::string, std::string> file_of_suite;
   for (const std::string& path : paths) {
-    try {
-      suites.push_back(models::load_suite(path, catalog));
-    } catch (const models::ConfigError& e) {
-      errors.insert(errors.end(), e.get_diagnostics().begin(), e.get_diagnostics().end());
-      continue;
-    }
+    if (!errors.collect([&] { suites.push_back(models::load_suite(path, catalog)); })) continue;
     // A suite given twice (or two files of one name) counted its rows twice in the mean MAPE and
     // the fit, and `--emit-dir` wrote the second over the first (DIR/<suite>/...).
     const auto [it, fresh] = file_of_suite.emplace(suites.back().name, path);
@@ -308,10 +303,10 @@ std::vector<models::Suite> load_suite_files(const std::vector<std::string>& path
       d.field = "suite";
       d.message = "suite '" + it->first + "' is also the suite of " + it->second +
                   " (expected each suite once, under its own name)";
-      errors.push_back(std::move(d));
+      errors.add(std::move(d));
     }
   }
-  if (!errors.empty()) throw models::ConfigError(std::move(errors));
+  errors.throw_if_any();
   return suites;
 }
 

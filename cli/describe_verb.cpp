@@ -113,14 +113,14 @@ class Loader {
     for (const auto& f : opt_.files) {
       Described d;
       d.file = f;
-      if (!attempt([&] { d.kind = models::peek_kind(f); })) continue;
+      if (!errors_.collect([&] { d.kind = models::peek_kind(f); })) continue;
       switch (d.kind) {
-        case InputKind::kGpuCatalog: attempt([&] { d.gpus = models::load_catalog_file(f); }); break;
-        case InputKind::kCluster: attempt([&] { d.cluster = load_cluster_file(f); }); break;
-        case InputKind::kWorkload: attempt([&] { d.workload = load_workload_file(f); }); break;
+        case InputKind::kGpuCatalog: errors_.collect([&] { d.gpus = models::load_catalog_file(f); }); break;
+        case InputKind::kCluster: errors_.collect([&] { d.cluster = load_cluster_file(f); }); break;
+        case InputKind::kWorkload: errors_.collect([&] { d.workload = load_workload_file(f); }); break;
         case InputKind::kPlan: break;  // below, once clusters and workloads are known
-        case InputKind::kProfile: attempt([&] { d.profile = models::load_profile(f); }); break;
-        case InputKind::kSweep: attempt([&] { d.sweep = load_checked_sweep(f); }); break;
+        case InputKind::kProfile: errors_.collect([&] { d.profile = models::load_profile(f); }); break;
+        case InputKind::kSweep: errors_.collect([&] { d.sweep = load_checked_sweep(f); }); break;
       }
       out.push_back(std::move(d));
     }
@@ -128,13 +128,13 @@ class Loader {
     // (# cluster: NAME, # workload: NAME); the only cluster/workload among the files.
     std::optional<models::Cluster> opt_cluster;
     std::optional<models::Workload> opt_workload;
-    if (!opt_.cluster.empty()) attempt([&] { opt_cluster = load_cluster_file(opt_.cluster); });
-    if (!opt_.workload.empty()) attempt([&] { opt_workload = load_workload_file(opt_.workload); });
+    if (!opt_.cluster.empty()) errors_.collect([&] { opt_cluster = load_cluster_file(opt_.cluster); });
+    if (!opt_.workload.empty()) errors_.collect([&] { opt_workload = load_workload_file(opt_.workload); });
     const Described* only_cluster = only_of(out, InputKind::kCluster);
     const Described* only_workload = only_of(out, InputKind::kWorkload);
     for (auto& d : out) {
       if (d.kind != InputKind::kPlan) continue;
-      if (!attempt([&] { d.spec = models::load_plan_spec(d.file); })) continue;
+      if (!errors_.collect([&] { d.spec = models::load_plan_spec(d.file); })) continue;
       const models::PlanHeader header = models::read_plan_header(d.file);
       std::optional<models::Cluster> cluster;
       std::optional<models::Workload> workload;
@@ -144,7 +144,7 @@ class Loader {
       } else if (!header.cluster.empty()) {
         d.plan_cluster = header.cluster;
         if (!header_file_exists(d.file, header.cluster, header.cluster_line, "cluster")) continue;
-        if (!attempt([&] { cluster = load_cluster_file(header.cluster); })) continue;
+        if (!errors_.collect([&] { cluster = load_cluster_file(header.cluster); })) continue;
       } else if (only_cluster != nullptr) {
         cluster = only_cluster->cluster;
         d.plan_cluster = only_cluster->file;
@@ -155,37 +155,26 @@ class Loader {
       } else if (!header.workload.empty()) {
         d.plan_workload = header.workload;
         if (!header_file_exists(d.file, header.workload, header.workload_line, "workload")) continue;
-        if (!attempt([&] { workload = load_workload_file(header.workload); })) continue;
+        if (!errors_.collect([&] { workload = load_workload_file(header.workload); })) continue;
       } else if (only_workload != nullptr) {
         workload = only_workload->workload;
         d.plan_workload = only_workload->file;
       }
       if (cluster && workload) {
-        if (attempt([&] { d.plan = models::load_plan(d.file, *cluster, *workload); })) d.context = std::move(cluster);
+        if (errors_.collect([&] { d.plan = models::load_plan(d.file, *cluster, *workload); })) d.context = std::move(cluster);
       }
     }
-    if (!errors_.empty()) throw models::ConfigError(std::move(errors_));
+    errors_.throw_if_any();
     return out;
   }
 
  private:
-  template <class F>
-  bool attempt(F&& f) {
-    try {
-      f();
-      return true;
-    } catch (const models::ConfigError& e) {
-      errors_.insert(errors_.end(), e.get_diagnostics().begin(), e.get_diagnostics().end());
-      return false;
-    }
-  }
-
   /// A header comment that names a missing file is the plan file's error, at that line.
   bool header_file_exists(const std::string& plan, const std::string& named, int line, const char* what) {
     std::error_code ec;
     if (std::filesystem::is_regular_file(named, ec)) return true;
     const std::string folder = std::string(what) + "s";
-    errors_.push_back({plan, line, 1, "",
+    errors_.add({plan, line, 1, "",
                        std::string("header names ") + what + " '" + named + "', but neither " + folder + "/" + named +
                            ".yaml nor " + named + " exists beside the plan or in a folder above it (expected a " + what +
                            " name or path, or --" + what + " FILE)"});
@@ -203,7 +192,7 @@ class Loader {
   }
 
   const DescribeOptions& opt_;
-  std::vector<models::Diagnostic> errors_;
+  models::DiagnosticCollector errors_;
 };
 
 // ---- table output -----------------------------------------------------------------------

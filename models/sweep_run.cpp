@@ -63,9 +63,10 @@ bool read_results(const YAML::Node& j, SweepRow& r) {
   return ok && r.mfu <= 1.0 && (r.found || r.tokens_per_s == 0);
 }
 
-/// Plans one workload on one point's cluster (and refines the best plans when asked).
-void plan_row(const Cluster& cluster, const Workload& workload, const PlannerOptions& options,
-              const SweepRunOptions& run, SweepRow& r) {
+/// Plans one workload on one point's cluster, and with refine > 0 re-ranks its best `refine`
+/// plans with `engine`.
+void plan_row(const Cluster& cluster, const Workload& workload, const PlannerOptions& options, int refine,
+              const PredictFn& engine, SweepRow& r) {
   r.gpus = cluster.gpu_count();
   r.cluster_price_per_hour = cluster.price_per_hour(options.spot);
   if (r.gpus == 0) {
@@ -87,8 +88,8 @@ void plan_row(const Cluster& cluster, const Workload& workload, const PlannerOpt
     r.reason = p.reason;
     return;
   }
-  if (run.refine > 0 && run.refine_engine) {
-    const RefineResult refined = refine_top_plans(p, cluster, workload, run.refine_engine, run.refine);
+  if (refine > 0) {
+    const RefineResult refined = refine_top_plans(p, cluster, workload, engine, refine);
     if (refined.refined.front()) r.simulated_tokens_per_s = refined.refined.front()->tokens_per_s;
     else r.reason = refined.note;  // not even the best plan could be simulated
   }
@@ -166,7 +167,7 @@ SweepResult run_sweep(const SweepSpec& spec, const Cluster& base, const std::vec
   po.objective = spec.objective;
   po.budget_per_hour = spec.budget_per_hour;
   po.spot = spec.spot;
-  const int refine = options.refine_engine ? std::max(0, options.refine) : 0;
+  const int refine = options.refine_engine ? std::max(0, options.refine) : 0;  // 0: analytic rows
   po.top = std::max(1, refine);
 
   const std::string cluster_fp = file_fingerprint(spec.cluster_path);
@@ -198,7 +199,7 @@ SweepResult run_sweep(const SweepSpec& spec, const Cluster& base, const std::vec
       } else {
         r = fresh_row();  // drop what a rejected record may have set
         if (!cluster) cluster = sweep_cluster(spec, base, choice, catalog, options.profile);
-        plan_row(*cluster, workloads[w], po, options, r);
+        plan_row(*cluster, workloads[w], po, refine, options.refine_engine, r);
         if (!options.checkpoint_path.empty()) {
           JsonOut j(-1);
           j.begin_object().key("key").value(key).key("point").value(static_cast<long long>(p));
