@@ -2,6 +2,8 @@
 // The device catalog: lookup by name and the bundled catalog (clusters/catalog/*.yaml).
 #include "catalog.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -16,14 +18,61 @@ namespace hetsim::models {
 
 const GpuType& Catalog::by_name(const std::string& name) const {
   if (const GpuType* t = by_name_or_null(name)) return *t;
-  std::string msg = "unknown GPU '" + name + "' (";
-  if (const auto guess = did_you_mean(name, get_names())) msg += "did you mean '" + *guess + "'? ";
-  throw std::out_of_range(msg + "known: " + join_names(get_names()) + ")");
+  throw std::out_of_range(unknown_gpu_message(name));
+}
+
+std::string Catalog::unknown_gpu_message(const std::string& name) const {
+  // A family name ("a100", "V100") is the start of several parts' keys: list those, not the
+  // edit-distance guess ("a100" is one letter from "a10", a different GPU).
+  const std::string key = device_name_key(name);
+  std::vector<std::string> parts;
+  if (!key.empty()) {
+    for (const auto& [type_key, type_name] : name_of_key_) {
+      const bool listed = std::find(parts.begin(), parts.end(), type_name) != parts.end();
+      if (type_key.compare(0, key.size(), key) == 0 && !listed) parts.push_back(type_name);
+    }
+  }
+  if (parts.size() > 1) {
+    std::sort(parts.begin(), parts.end());
+    return "unknown GPU '" + name + "' (it could be any of: " + join_names(parts) + "; write the one you mean)";
+  }
+  return unknown_name_message("unknown GPU", name, get_names());
+}
+
+std::string device_name_key(std::string_view name) {
+  // Words printed before the product name by nvidia-smi ("NVIDIA GeForce RTX 3090", "Tesla
+  // V100-SXM2-16GB") and rocm-smi ("AMD Instinct MI300X"); none is a product on its own.
+  static const char* const kBrandWords[] = {"nvidia", "tesla", "geforce", "amd", "instinct"};
+  std::string key, word;
+  auto flush_word = [&] {
+    bool brand = false;
+    for (const char* b : kBrandWords) brand = brand || word == b;
+    if (!brand) key += word;
+    word.clear();
+  };
+  for (const char c : name) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u)) {
+      word += static_cast<char>(std::tolower(u));
+    } else {
+      flush_word();
+    }
+  }
+  flush_word();
+  return key;
 }
 
 const GpuType* Catalog::by_name_or_null(const std::string& name) const {
-  const auto it = types_.find(name);
+  if (const auto it = types_.find(name); it != types_.end()) return &it->second;
+  const auto owner = name_of_key_.find(device_name_key(name));
+  if (owner == name_of_key_.end()) return nullptr;
+  const auto it = types_.find(owner->second);
   return it == types_.end() ? nullptr : &it->second;
+}
+
+const std::string* Catalog::name_key_owner(const std::string& key) const {
+  const auto it = name_of_key_.find(key);
+  return it == name_of_key_.end() ? nullptr : &it->second;
 }
 
 std::vector<std::string> Catalog::get_names() const {
@@ -34,6 +83,16 @@ std::vector<std::string> Catalog::get_names() const {
 }
 
 void Catalog::add(GpuType type) {
+  std::vector<std::string> keys{device_name_key(type.name)};
+  for (const auto& alias : type.aliases) keys.push_back(device_name_key(alias));
+  for (const auto& key : keys) {
+    const std::string* owner = name_key_owner(key);
+    if (owner && *owner != type.name) {
+      throw std::invalid_argument("GPU type '" + type.name + "': the name or an alias reads as '" + key +
+                                  "', which already names '" + *owner + "'");
+    }
+  }
+  for (auto& key : keys) name_of_key_.insert_or_assign(std::move(key), type.name);
   std::string name = type.name;
   types_.insert_or_assign(std::move(name), std::move(type));
 }

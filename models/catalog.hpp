@@ -3,19 +3,36 @@
 #pragma once
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpu_type.hpp"
 
 namespace hetsim::models {
 
+/// The spelling-insensitive key of a device name: lower case, only letters and digits, with the
+/// vendor and brand words that tools print before the product dropped ("NVIDIA", "Tesla",
+/// "GeForce", "AMD", "Instinct"). "NVIDIA A100-SXM4-80GB" (nvidia-smi), "A100_SXM4_80GB" and
+/// "a100-sxm4-80gb" have one key; "a100" and "a100-sxm4-40gb" do not share it.
+std::string device_name_key(std::string_view name);
+
 class Catalog {
  public:
   /// Throws std::out_of_range naming the unknown type and listing the known ones.
   const GpuType& by_name(const std::string& name) const;
+  /// The type of that catalog name; else the one whose name or an alias has the same
+  /// device_name_key; nullptr when none does. The type carries its catalog name, so inputs that
+  /// spell it otherwise still load, report and write it the catalog's way.
   const GpuType* by_name_or_null(const std::string& name) const;
   std::vector<std::string> get_names() const;
-  void add(GpuType type);  ///< replaces a type of the same name
+  /// Replaces a type of the same name. Throws std::invalid_argument when the key of its name or
+  /// of an alias is already another type's (name_key_owner tells the loader first).
+  void add(GpuType type);
+  /// The loaders' error text for a name by_name_or_null does not know: "unknown GPU 'x' (...)"
+  /// with the types a short name could mean ("a100": the four A100 parts) or a likely typo.
+  std::string unknown_gpu_message(const std::string& name) const;
+  /// The catalog name of the type whose name or alias has this key; nullptr when none.
+  const std::string* name_key_owner(const std::string& key) const;
 
   /// The catalog bundled with hetsim (HETSIM_CATALOG_DIR, set by CMake, or
   /// $HETSIM_CATALOG_DIR at run time). Loaded once, then cached.
@@ -23,6 +40,7 @@ class Catalog {
 
  private:
   std::map<std::string, GpuType> types_;
+  std::map<std::string, std::string> name_of_key_;  ///< device_name_key -> catalog name
 };
 
 }  // namespace hetsim::models

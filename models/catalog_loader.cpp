@@ -54,9 +54,37 @@ std::optional<GpuType> read_gpu(const MapReader::Entry& entry, const std::string
     eff->finish();
   }
   if (auto v = r.get_string("source", Need::kRequired)) t.source = *v;
+  if (auto list = r.get_list("aliases", Need::kOptional)) {
+    for (size_t i = 0; i < list->size(); ++i) {
+      const std::string field = index_path(r.field("aliases"), i);
+      const YAML::Mark at = value_mark((*list)[i], r.value_mark_of("aliases"));
+      const auto alias = read_string((*list)[i], field, at, sink);
+      if (!alias) continue;
+      if (device_name_key(*alias).empty()) {
+        sink.error(at, field, "alias '" + *alias + "' has no letters or digits of a product name (expected e.g. \"H100 80GB HBM3\")");
+        continue;
+      }
+      t.aliases.push_back(*alias);
+    }
+  }
   r.finish();
   if (sink.count() != errors_before) return std::nullopt;
   return t;
+}
+
+/// Why `t` cannot join the catalog when its name or an alias reads (device_name_key) like
+/// another type's name or alias; nullopt when it can.
+std::optional<std::string> name_clash(const Catalog& catalog, const GpuType& t) {
+  std::vector<std::string> spellings{t.name};
+  spellings.insert(spellings.end(), t.aliases.begin(), t.aliases.end());
+  for (const auto& s : spellings) {
+    const std::string* owner = catalog.name_key_owner(device_name_key(s));
+    if (owner && *owner != t.name) {
+      return "'" + s + "' reads as '" + device_name_key(s) + "', as GPU type '" + *owner +
+             "' does (expected names and aliases that differ in more than case, punctuation and vendor words)";
+    }
+  }
+  return std::nullopt;
 }
 
 std::vector<GpuType> parse_catalog_into(std::string_view text, DiagnosticSink& sink) {
@@ -64,8 +92,16 @@ std::vector<GpuType> parse_catalog_into(std::string_view text, DiagnosticSink& s
   auto root = detail::open_document(text, sink, InputKind::kGpuCatalog);
   if (!root) return out;
   if (auto entries = root->get_entries("gpus", Need::kRequired, 1)) {
+    Catalog this_file;  // the types read so far, to catch two spellings of one name
     for (const auto& entry : *entries) {
-      if (auto t = read_gpu(entry, field_path("gpus", entry.name), sink)) out.push_back(std::move(*t));
+      auto t = read_gpu(entry, field_path("gpus", entry.name), sink);
+      if (!t) continue;
+      if (const auto clash = name_clash(this_file, *t)) {
+        sink.error(entry.key_mark, field_path("gpus", entry.name), *clash);
+        continue;
+      }
+      this_file.add(*t);
+      out.push_back(std::move(*t));
     }
   }
   root->finish();
@@ -111,6 +147,10 @@ Catalog load_catalog_dir(const std::string& dir) {
         if (!fresh) {
           sink.error(sink.locate(field_path("gpus", t.name)), field_path("gpus", t.name),
                      "GPU type '" + t.name + "' is already defined in " + it->second + " (expected unique names)");
+          continue;
+        }
+        if (const auto clash = name_clash(catalog, t)) {
+          sink.error(sink.locate(field_path("gpus", t.name)), field_path("gpus", t.name), *clash);
           continue;
         }
         catalog.add(std::move(t));

@@ -73,7 +73,7 @@ class ClusterReader {
       if (const GpuType* g = catalog_.by_name_or_null(*gpu)) {
         t.gpu = *g;
       } else {
-        sink_.error(r.value_mark_of("gpu"), r.field("gpu"), unknown_name_message("unknown GPU", *gpu, catalog_.get_names()));
+        sink_.error(r.value_mark_of("gpu"), r.field("gpu"), catalog_.unknown_gpu_message(*gpu));
       }
     }
     const auto gpus = r.get_int("gpus", Need::kRequired, 1, kMaxGpusPerNode);

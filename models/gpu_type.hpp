@@ -4,6 +4,7 @@
 #include <array>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace hetsim::models {
 
@@ -64,6 +65,9 @@ struct GpuType {
   double memory_bandwidth_Bps = 0;      ///< device memory bandwidth
   EfficiencyModel efficiency;
   std::string source;                   ///< datasheet citation
+  /// Other spellings that name this type, e.g. the product name nvidia-smi prints ("H100 80GB
+  /// HBM3") where it does not reduce to the catalog name (Catalog::by_name_or_null).
+  std::vector<std::string> aliases;
 
   bool supports(Dtype d) const { return peak_flops.count(d) != 0; }
   /// Dense peak in dtype d; throws std::out_of_range when the device lacks it.

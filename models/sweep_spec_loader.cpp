@@ -310,7 +310,7 @@ void check_spec(const SweepSpec& spec, const Cluster& base, const Catalog& catal
           const GpuType* g = catalog.by_name_or_null(a.labels[v]);
           if (g == nullptr) {
             sink.error(mark_of(a.value_at[v]), index_path(field + ".gpu", v),
-                       unknown_name_message("unknown GPU", a.labels[v], catalog.get_names()));
+                       catalog.unknown_gpu_message(a.labels[v]));
           } else if ((g->vendor == Vendor::kCpu) != (nt.gpu.vendor == Vendor::kCpu)) {
             sink.error(mark_of(a.value_at[v]), index_path(field + ".gpu", v),
                        "'" + a.labels[v] + "' is a " + (g->vendor == Vendor::kCpu ? "CPU" : "GPU") + " device type and '" +

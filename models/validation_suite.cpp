@@ -44,13 +44,7 @@ MapReader overlaid_reader(const std::optional<YAML::Node>& defaults, const std::
 
 void read_system(MapReader& m, SuiteSystem& s, const Catalog& catalog) {
   if (auto gpu = m.get_string("gpu", Need::kRequired)) {
-    if (!catalog.by_name_or_null(*gpu)) {
-      const auto names = catalog.get_names();
-      std::string msg = "unknown GPU '" + *gpu + "'";
-      if (auto near = did_you_mean(*gpu, names)) msg += " (did you mean '" + *near + "'?)";
-      else msg += " (known: " + join_names(names) + ")";
-      m.get_sink().error(m.value_mark_of("gpu"), m.field("gpu"), msg);
-    }
+    if (!catalog.by_name_or_null(*gpu)) m.get_sink().error(m.value_mark_of("gpu"), m.field("gpu"), catalog.unknown_gpu_message(*gpu));
     s.gpu = *gpu;
   }
   set_if(s.gpus_per_node, m.get_int("gpus_per_node", Need::kRequired, 1, 1 << 16));

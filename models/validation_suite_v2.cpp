@@ -20,11 +20,7 @@ constexpr int kMaxGpuIndex = 1 << 20;
 
 void check_gpu_name(MapReader& m, const std::string& gpu, const Catalog& catalog) {
   if (catalog.by_name_or_null(gpu)) return;
-  const auto names = catalog.get_names();
-  std::string msg = "unknown GPU '" + gpu + "'";
-  if (auto near = did_you_mean(gpu, names)) msg += " (did you mean '" + *near + "'?)";
-  else msg += " (known: " + join_names(names) + ")";
-  m.get_sink().error(m.value_mark_of("gpu"), m.field("gpu"), msg);
+  m.get_sink().error(m.value_mark_of("gpu"), m.field("gpu"), catalog.unknown_gpu_message(gpu));
 }
 
 /// 1-based line of a mark (0 for a null mark).

@@ -130,6 +130,48 @@ TEST(CatalogLoader, FolderRejectsATypeDefinedTwice) {
 
 TEST(CatalogLoader, BuiltinCatalogLoads) { EXPECT_FALSE(Catalog::builtin().get_names().empty()); }
 
+// Inputs may name a type as nvidia-smi / rocm-smi print it; the type keeps its catalog name.
+TEST(Catalog, FindsATypeByThePrintedProductName) {
+  const Catalog& c = Catalog::builtin();
+  const std::pair<const char*, const char*> cases[] = {
+      {"NVIDIA A100-SXM4-80GB", "a100-sxm4-80gb"},  {"Tesla V100-SXM2-16GB", "v100-sxm2-16gb"},
+      {"Tesla T4", "t4"},                           {"NVIDIA GeForce RTX 2080 Ti", "rtx2080ti"},
+      {"NVIDIA TITAN RTX", "titan-rtx"},            {"AMD Instinct MI300X", "mi300x"},
+      {"NVIDIA H100 80GB HBM3", "h100-sxm5-80gb"},  {"NVIDIA A100 80GB PCIe", "a100-pcie-80gb"},
+      {"MI250X_GCD", "mi250x-gcd"},                 {"a100-sxm4-40gb", "a100-sxm4-40gb"}};
+  for (const auto& [spelling, name] : cases) {
+    const GpuType* t = c.by_name_or_null(spelling);
+    ASSERT_NE(t, nullptr) << spelling;
+    EXPECT_EQ(t->name, name) << spelling;
+  }
+  EXPECT_EQ(device_name_key("NVIDIA GeForce RTX 3090"), "rtx3090");
+  // A family name is not a part: the message lists the parts it could be.
+  EXPECT_EQ(c.by_name_or_null("A100"), nullptr);
+  EXPECT_THAT(c.unknown_gpu_message("A100"),
+              HasSubstr("unknown GPU 'A100' (it could be any of: a100-pcie-40gb, a100-pcie-80gb, a100-sxm4-40gb, "
+                        "a100-sxm4-80gb; write the one you mean)"));
+  EXPECT_EQ(c.by_name_or_null("NVIDIA"), nullptr);  // only brand words: no key, no match
+  EXPECT_EQ(c.by_name_or_null("h800"), nullptr);
+}
+
+TEST(ClusterLoader, AGpuSpelledAsPrintedLoadsUnderItsCatalogName) {
+  std::string text = kCluster;
+  text.replace(text.find("gpu: big"), 8, "gpu: NVIDIA BIG");
+  const Cluster c = parse_cluster(text, test_catalog(), "c.yaml");
+  EXPECT_EQ(c.node_types.at(0).gpu.name, "big");
+}
+
+TEST(Catalog, AddingATypeThatReadsLikeAnotherThrows) {
+  Catalog c = test_catalog();
+  GpuType t = c.by_name("big");
+  t.name = "BIG";
+  EXPECT_THROW(c.add(t), std::invalid_argument);
+  t.name = "big";  // the same type again replaces it
+  t.aliases = {"Big Card"};
+  c.add(t);
+  EXPECT_EQ(c.by_name("NVIDIA Big Card").name, "big");
+}
+
 TEST(ClusterLoader, ConvertsToSiAndAppliesDefaults) {
   const Cluster c = parse_cluster(kCluster, test_catalog(), "c.yaml");
   EXPECT_EQ(c.name, "two-zones");
