@@ -4,6 +4,7 @@
 // primitives; the collectives are ring algorithms on top of them, shared by every transport.
 #pragma once
 #include <cstddef>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -63,6 +64,11 @@ class Communicator {
   virtual int get_tag_ub() const { return kMinTagUpperBound; }
   /// Host-side seconds since an arbitrary epoch, the same clock as CommCall.
   static double now_s();
+  /// The instant (now_s clock) every rank of the run measures its op times from, when all ranks
+  /// read one clock (threads of one process): then the ranks' measurements can be compared and
+  /// merged. nullopt when the ranks may run on different hosts, whose steady clocks are
+  /// unrelated; each rank then takes its own epoch. Call it after a barrier of all ranks.
+  virtual std::optional<double> get_shared_epoch_s() { return std::nullopt; }
 
   /// Buffered send: returns once `buf` may be reused, never waits for the receiver.
   void send(const float* buf, std::size_t count, int dst, int tag);

@@ -45,6 +45,11 @@ void InProcessWorld::take(int src, int dst, int tag, void* buf, std::size_t size
   std::memcpy(buf, message.data(), size_bytes);
 }
 
+double InProcessWorld::get_shared_epoch_s() {
+  std::call_once(epoch_once_, [this] { epoch_s_ = Communicator::now_s(); });
+  return epoch_s_;
+}
+
 void InProcessWorld::fail(int rank, const std::string& why) {
   {
     std::lock_guard lock(mutex_);

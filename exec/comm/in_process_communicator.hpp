@@ -19,6 +19,10 @@ class InProcessWorld {
  public:
   explicit InProcessWorld(int size) : size_(size) {}
   int get_size() const { return size_; }
+  /// The clock reading of the first rank that asks; every later caller gets the same value, so
+  /// times measured from it are comparable across ranks (and never negative when every rank asks
+  /// before it times anything).
+  double get_shared_epoch_s();
 
   /// Runs body(comm) on `size` threads, one per rank, and joins them. When a rank throws,
   /// every other rank's waits end with RankFailure, and run() throws RankFailure naming the
@@ -39,6 +43,8 @@ class InProcessWorld {
   std::map<Key, std::deque<std::vector<char>>> mailboxes_;
   int failed_rank_ = -1;
   std::string failure_;
+  std::once_flag epoch_once_;
+  double epoch_s_ = 0;
 };
 
 class InProcessCommunicator final : public Communicator {
@@ -47,6 +53,7 @@ class InProcessCommunicator final : public Communicator {
   int get_rank() const override { return rank_; }
   int get_size() const override { return world_.get_size(); }
   void abort(const std::string& why) override { world_.fail(rank_, why); }
+  std::optional<double> get_shared_epoch_s() override { return world_.get_shared_epoch_s(); }
 
  protected:
   void send_bytes(const void* buf, std::size_t size_bytes, int dst, int tag) override;

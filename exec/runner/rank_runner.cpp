@@ -89,8 +89,11 @@ RankRunner::RankRunner(const RankLayout& layout, const models::Workload& workloa
       layer_weights_[l] = w;
     }
   }
+  // One epoch for all ranks where they share a clock: a thread descheduled just after the
+  // barrier would otherwise start its clock late, and its op times would look early next to
+  // another rank's (measurements are merged and compared across ranks).
   comm_.barrier(layout_.world());
-  epoch_s_ = Communicator::now_s();
+  epoch_s_ = comm_.get_shared_epoch_s().value_or(Communicator::now_s());
 }
 
 RankRunner::~RankRunner() {

@@ -7,6 +7,8 @@
 #include <atomic>
 #include <chrono>
 #include <numeric>
+#include <thread>
+#include <vector>
 
 #include <cstdlib>
 
@@ -127,6 +129,29 @@ TEST(InProcessCommunicator, MessageSizeMismatchIsAnError) {
                                      else c.recv(x, 1, 0, 0);
                                    }),
                RankFailure);
+}
+
+// Ranks that share a clock share an epoch: the one a rank that asks late gets is the one the
+// first rank took, whatever the order (a late rank used to start its own clock late, and its
+// op times then looked earlier than another rank's by the delay).
+TEST(InProcessCommunicator, RanksShareOneEpochWhateverTheOrderTheyAskIn) {
+  std::vector<double> epochs(3, 0.0);
+  std::atomic<bool> rank0_asked{false};
+  InProcessWorld::run(3, [&](Communicator& comm) {
+    const int rank = comm.get_rank();
+    if (rank == 0) {
+      epochs[0] = comm.get_shared_epoch_s().value();
+      rank0_asked = true;
+      return;
+    }
+    while (!rank0_asked) std::this_thread::yield();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5 * rank));
+    const double before = Communicator::now_s();
+    epochs[rank] = comm.get_shared_epoch_s().value();
+    EXPECT_LT(epochs[rank], before) << "rank " << rank << " started a clock of its own";
+  });
+  EXPECT_EQ(epochs[0], epochs[1]);
+  EXPECT_EQ(epochs[0], epochs[2]);
 }
 
 TEST(Launcher, RankFromTheLaunchersEnvironment) {
