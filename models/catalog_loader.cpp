@@ -20,6 +20,9 @@ std::optional<GpuType> read_gpu(const MapReader::Entry& entry, const std::string
   GpuType t;
   t.name = entry.name;
   const size_t errors_before = sink.count();
+  if (device_name_key(t.name).empty()) {
+    sink.error(entry.key_mark, path, "name '" + t.name + "' names no product, only vendor words or punctuation (expected e.g. \"a100-sxm4-80gb\")");
+  }
   if (auto v = r.get_enum("vendor", Need::kRequired, vendor_table())) t.vendor = *v;
   if (auto peak = r.get_map("peak", Need::kRequired)) {
     for (const auto& [name, dtype] : detail::dtype_table()) {
@@ -61,7 +64,7 @@ std::optional<GpuType> read_gpu(const MapReader::Entry& entry, const std::string
       const auto alias = read_string((*list)[i], field, at, sink);
       if (!alias) continue;
       if (device_name_key(*alias).empty()) {
-        sink.error(at, field, "alias '" + *alias + "' has no letters or digits of a product name (expected e.g. \"H100 80GB HBM3\")");
+        sink.error(at, field, "alias '" + *alias + "' names no product, only vendor words or punctuation (expected e.g. \"H100 80GB HBM3\")");
         continue;
       }
       t.aliases.push_back(*alias);
