@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 
+#include "catalog.hpp"
 #include "loader_common.hpp"
 #include "topology.hpp"
 
@@ -95,7 +96,14 @@ int apply_profile(Cluster& cluster, const Profile& profile) {
   int changed = 0;
   for (NodeType& nt : cluster.node_types) {
     bool touched = false;
-    if (auto it = profile.devices.find(nt.gpu.name); it != profile.devices.end()) {
+    // A device written as nvidia-smi prints it ("NVIDIA A100-SXM4-80GB") is the catalog type.
+    auto it = profile.devices.find(nt.gpu.name);
+    if (it == profile.devices.end()) {
+      const std::string key = device_name_key(nt.gpu.name);
+      it = std::find_if(profile.devices.begin(), profile.devices.end(),
+                        [&](const auto& device) { return device_name_key(device.first) == key; });
+    }
+    if (it != profile.devices.end()) {
       const DeviceProfile& d = it->second;
       for (const auto& [dtype, flops] : d.peak_flops) nt.gpu.peak_flops[dtype] = flops;
       EfficiencyModel& e = nt.gpu.efficiency;

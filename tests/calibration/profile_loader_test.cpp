@@ -97,5 +97,22 @@ TEST(ApplyProfileTest, OverridesEfficiencyAndLinksOfTheCluster) {
   EXPECT_NE(c.node_types[1].gpu.efficiency.gemm_efficiency, 0.5);  // cpu-scalar not in the profile
 }
 
+// A device named as a tool prints it is the catalog type of that name.
+TEST(ApplyProfileTest, ADeviceSpelledAsPrintedMatchesItsCatalogType) {
+  const Catalog catalog = load_catalog_dir(HETSIM_SOURCE_DIR "/clusters/catalog");
+  Cluster c = load_cluster(HETSIM_SOURCE_DIR "/clusters/mixed-a100-v100.yaml", catalog);
+  const Profile p = parse_profile(R"(kind: profile
+name: smi
+source: "test"
+devices:
+  "NVIDIA A100-SXM4-80GB": {efficiency: {gemm: 0.5}}
+)");
+  EXPECT_EQ(apply_profile(c, p), 1);
+  for (const NodeType& nt : c.node_types) {
+    if (nt.gpu.name == "a100-sxm4-80gb") EXPECT_DOUBLE_EQ(nt.gpu.efficiency.gemm_efficiency, 0.5);
+    else EXPECT_NE(nt.gpu.efficiency.gemm_efficiency, 0.5) << nt.gpu.name;
+  }
+}
+
 }  // namespace
 }  // namespace hetsim::models
