@@ -62,12 +62,20 @@ std::string device_name_key(std::string_view name) {
   return key;
 }
 
+bool names_type(const GpuType& t, std::string_view spelling) {
+  if (spelling == t.name) return true;
+  const std::string key = device_name_key(spelling);
+  if (key.empty()) return false;
+  if (!t.exact_name && key == device_name_key(t.name)) return true;
+  return std::any_of(t.aliases.begin(), t.aliases.end(), [&](const std::string& a) { return device_name_key(a) == key; });
+}
+
 const GpuType* Catalog::by_name_or_null(const std::string& name) const {
   if (const auto it = types_.find(name); it != types_.end()) return &it->second;
   const auto owner = name_of_key_.find(device_name_key(name));
   if (owner == name_of_key_.end()) return nullptr;
   const auto it = types_.find(owner->second);
-  return it == types_.end() ? nullptr : &it->second;
+  return it != types_.end() && names_type(it->second, name) ? &it->second : nullptr;
 }
 
 const std::string* Catalog::name_key_owner(const std::string& key) const {
@@ -92,6 +100,8 @@ void Catalog::add(GpuType type) {
                                   "', which already names '" + *owner + "'");
     }
   }
+  // A replaced type's old spellings go: an alias dropped from it must stop naming it.
+  std::erase_if(name_of_key_, [&](const auto& entry) { return entry.second == type.name; });
   for (auto& key : keys) name_of_key_.insert_or_assign(std::move(key), type.name);
   std::string name = type.name;
   types_.insert_or_assign(std::move(name), std::move(type));

@@ -16,16 +16,21 @@ namespace hetsim::models {
 /// "a100-sxm4-80gb" have one key; "a100" and "a100-sxm4-40gb" do not share it.
 std::string device_name_key(std::string_view name);
 
+/// Whether `spelling` names type t: its catalog name; a spelling with the device_name_key of an
+/// alias; or, unless t.exact_name, one with the key of its name. Catalog::by_name_or_null and
+/// profiles (apply_profile) match by this one rule.
+bool names_type(const GpuType& t, std::string_view spelling);
+
 class Catalog {
  public:
   /// Throws std::out_of_range naming the unknown type and listing the known ones.
   const GpuType& by_name(const std::string& name) const;
-  /// The type of that catalog name; else the one whose name or an alias has the same
-  /// device_name_key; nullptr when none does. The type carries its catalog name, so inputs that
+  /// The type of that catalog name; else the one the spelling names (names_type); nullptr when
+  /// none does. The type carries its catalog name, so inputs that
   /// spell it otherwise still load, report and write it the catalog's way.
   const GpuType* by_name_or_null(const std::string& name) const;
   std::vector<std::string> get_names() const;
-  /// Replaces a type of the same name. Throws std::invalid_argument when the key of its name or
+  /// Replaces a type of the same name (and the spellings of the old one). Throws std::invalid_argument when the key of its name or
   /// of an alias is already another type's (name_key_owner tells the loader first).
   void add(GpuType type);
   /// The loaders' error text for a name by_name_or_null does not know: "unknown GPU 'x' (...)"

@@ -63,6 +63,7 @@ std::optional<GpuType> read_gpu(const MapReader::Entry& entry, const std::string
       const YAML::Mark at = value_mark((*list)[i], r.value_mark_of("aliases"));
       const auto alias = read_string((*list)[i], field, at, sink);
       if (!alias) continue;
+      sink.remember(field, at);  // a clash found later (name_clash) points here
       if (device_name_key(*alias).empty()) {
         sink.error(at, field, "alias '" + *alias + "' names no product, only vendor words or punctuation (expected e.g. \"H100 80GB HBM3\")");
         continue;
@@ -70,22 +71,35 @@ std::optional<GpuType> read_gpu(const MapReader::Entry& entry, const std::string
       t.aliases.push_back(*alias);
     }
   }
+  if (auto v = r.get_bool("exact_name", Need::kOptional)) t.exact_name = *v;
   r.finish();
   if (sink.count() != errors_before) return std::nullopt;
   return t;
 }
 
-/// Why `t` cannot join the catalog when its name or an alias reads (device_name_key) like
-/// another type's name or alias; nullopt when it can.
-std::optional<std::string> name_clash(const Catalog& catalog, const GpuType& t) {
-  std::vector<std::string> spellings{t.name};
-  spellings.insert(spellings.end(), t.aliases.begin(), t.aliases.end());
-  for (const auto& s : spellings) {
-    const std::string* owner = catalog.name_key_owner(device_name_key(s));
-    if (owner && *owner != t.name) {
-      return "'" + s + "' reads as '" + device_name_key(s) + "', as GPU type '" + *owner +
-             "' does (expected names and aliases that differ in more than case, punctuation and vendor words)";
+/// A name or alias of a type that reads (device_name_key) like another type's name or alias.
+struct NameClash {
+  std::string field;  ///< gpus.<name> or gpus.<name>.aliases[i]
+  std::string message;
+};
+
+/// Why `t` cannot join the catalog; nullopt when it can. `defined_in` (catalog name -> file),
+/// when given, says in which file the other type is.
+std::optional<NameClash> name_clash(const Catalog& catalog, const GpuType& t,
+                                    const std::map<std::string, std::string>* defined_in = nullptr) {
+  const std::string path = field_path("gpus", t.name);
+  for (size_t i = 0; i <= t.aliases.size(); ++i) {
+    const std::string& s = i == 0 ? t.name : t.aliases[i - 1];
+    const std::string key = device_name_key(s);
+    const std::string* owner = catalog.name_key_owner(key);
+    if (!owner || *owner == t.name) continue;
+    std::string where;
+    if (defined_in) {
+      if (const auto it = defined_in->find(*owner); it != defined_in->end()) where = " in " + it->second;
     }
+    return NameClash{i == 0 ? path : index_path(path + ".aliases", i - 1),
+                     "'" + s + "' reads as '" + key + "', as GPU type '" + *owner + "'" + where +
+                         " does (expected names and aliases that differ in more than case, punctuation and vendor words)"};
   }
   return std::nullopt;
 }
@@ -100,7 +114,7 @@ std::vector<GpuType> parse_catalog_into(std::string_view text, DiagnosticSink& s
       auto t = read_gpu(entry, field_path("gpus", entry.name), sink);
       if (!t) continue;
       if (const auto clash = name_clash(this_file, *t)) {
-        sink.error(entry.key_mark, field_path("gpus", entry.name), *clash);
+        sink.error(sink.locate(clash->field), clash->field, clash->message);
         continue;
       }
       this_file.add(*t);
@@ -152,8 +166,8 @@ Catalog load_catalog_dir(const std::string& dir) {
                      "GPU type '" + t.name + "' is already defined in " + it->second + " (expected unique names)");
           continue;
         }
-        if (const auto clash = name_clash(catalog, t)) {
-          sink.error(sink.locate(field_path("gpus", t.name)), field_path("gpus", t.name), *clash);
+        if (const auto clash = name_clash(catalog, t, &defined_in)) {
+          sink.error(sink.locate(clash->field), clash->field, clash->message);
           continue;
         }
         catalog.add(std::move(t));

@@ -68,6 +68,10 @@ struct GpuType {
   /// Other spellings that name this type, e.g. the product name nvidia-smi prints ("H100 80GB
   /// HBM3") where it does not reduce to the catalog name (Catalog::by_name_or_null).
   std::vector<std::string> aliases;
+  /// Only the catalog name as written (and the aliases) name this type, not other spellings of
+  /// it: set where tools print that spelling for another type (rocm-smi prints "AMD Instinct
+  /// MI250X" for each GCD, mi250x-gcd, so it must not silently mean the two-GCD module mi250x).
+  bool exact_name = false;
 
   bool supports(Dtype d) const { return peak_flops.count(d) != 0; }
   /// Dense peak in dtype d; throws std::out_of_range when the device lacks it.

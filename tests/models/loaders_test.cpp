@@ -128,6 +128,30 @@ TEST(CatalogLoader, FolderRejectsATypeDefinedTwice) {
   EXPECT_THAT(msgs[0], HasSubstr("b.yaml:3:3: error: gpus.big: GPU type 'big' is already defined in"));
 }
 
+// A type's alias that reads like a type of another file: the error points at the alias and says
+// where the other type is defined.
+TEST(CatalogLoader, FolderNamesTheFileOfATypeThatReadsAlike) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("hetsim_catalog_alike_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "a.yaml") << kCatalog;
+  std::ofstream(dir / "b.yaml") << R"(kind: gpu-catalog
+gpus:
+  other:
+    aliases: ["Other Card", "NVIDIA BIG"]
+    vendor: nvidia
+    peak: {bf16: "100TFLOP/s"}
+    memory: "16GiB"
+    memory_bandwidth: "1TB/s"
+    source: "test"
+)";
+  const auto msgs = messages_of([&] { load_catalog_dir(dir.string()); });
+  fs::remove_all(dir);
+  ASSERT_EQ(msgs.size(), 1u);
+  EXPECT_THAT(msgs[0], HasSubstr("b.yaml:4:29: error: gpus.other.aliases[1]: 'NVIDIA BIG' reads as 'big', as GPU type "
+                                 "'big' in " + (dir / "a.yaml").string() + " does"));
+}
+
 TEST(CatalogLoader, BuiltinCatalogLoads) { EXPECT_FALSE(Catalog::builtin().get_names().empty()); }
 
 // Inputs may name a type as nvidia-smi / rocm-smi print it; the type keeps its catalog name.
@@ -152,6 +176,46 @@ TEST(Catalog, FindsATypeByThePrintedProductName) {
                         "a100-sxm4-80gb; write the one you mean)"));
   EXPECT_EQ(c.by_name_or_null("NVIDIA"), nullptr);  // only brand words: no key, no match
   EXPECT_EQ(c.by_name_or_null("h800"), nullptr);
+}
+
+// rocm-smi names each GCD of an MI250X "AMD Instinct MI250X": that spelling must not mean the
+// two-GCD module (twice the peak and memory), which only its exact name `mi250x` names.
+TEST(Catalog, TheNameRocmPrintsForAnMi250xGcdIsNotTheModule) {
+  const Catalog& c = Catalog::builtin();
+  for (const char* spelling : {"AMD Instinct MI250X", "MI250X", "mi250X"}) {
+    EXPECT_EQ(c.by_name_or_null(spelling), nullptr) << spelling;
+    EXPECT_THAT(c.unknown_gpu_message(spelling), HasSubstr("it could be any of: mi250x, mi250x-gcd;")) << spelling;
+  }
+  ASSERT_NE(c.by_name_or_null("mi250x"), nullptr);
+  EXPECT_EQ(c.by_name_or_null("mi250x")->name, "mi250x");
+  EXPECT_EQ(c.by_name("AMD Instinct MI250X GCD").name, "mi250x-gcd");
+}
+
+TEST(CatalogLoader, ExactNameIsABoolean) {
+  std::string text = kCatalog;
+  text.replace(text.find("    vendor: amd"), 0, "    exact_name: true\n");
+  EXPECT_TRUE(parse_catalog(text, "c.yaml").at(1).exact_name);
+  EXPECT_FALSE(parse_catalog(text, "c.yaml").at(0).exact_name);
+  text.replace(text.find("exact_name: true"), 16, "exact_name: yes");
+  const auto msgs = messages_of([&] { parse_catalog(text, "c.yaml"); });
+  ASSERT_EQ(msgs.size(), 1u);
+  EXPECT_THAT(msgs[0], HasSubstr("c.yaml:10:17: error: gpus.small.exact_name:"));
+}
+
+TEST(Catalog, ReplacingATypeDropsTheAliasesItNoLongerHas) {
+  Catalog c = test_catalog();
+  GpuType t = c.by_name("big");
+  t.aliases = {"Big Card"};
+  c.add(t);
+  ASSERT_NE(c.by_name_or_null("NVIDIA Big Card"), nullptr);
+  t.aliases.clear();
+  c.add(t);
+  EXPECT_EQ(c.by_name_or_null("NVIDIA Big Card"), nullptr);
+  EXPECT_EQ(c.by_name("NVIDIA BIG").name, "big");
+  t.name = "other";
+  t.aliases = {"Big Card"};  // free again
+  c.add(t);
+  EXPECT_EQ(c.by_name("big card").name, "other");
 }
 
 TEST(ClusterLoader, AGpuSpelledAsPrintedLoadsUnderItsCatalogName) {
