@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 
 #include "catalog.hpp"
 #include "loader_common.hpp"
@@ -80,8 +81,21 @@ Profile parse_profile(std::string_view text, const std::string& name) {
   if (auto root = detail::open_document(text, sink, InputKind::kProfile)) {
     detail::set_if(p.name, root->get_string("name", Need::kRequired));
     detail::set_if(p.source, root->get_string("source", Need::kRequired));
-    if (auto devices = root->get_entries("devices", Need::kOptional))
-      for (const auto& e : *devices) read_device(e, field_path("devices", e.name), sink, p);
+    if (auto devices = root->get_entries("devices", Need::kOptional)) {
+      std::map<std::string, std::string> device_of_key;  // two spellings of one device: which applies?
+      for (const auto& e : *devices) {
+        const std::string field = field_path("devices", e.name);
+        const std::string key = device_name_key(e.name);
+        const auto [other, fresh] = device_of_key.emplace(key, e.name);
+        if (!key.empty() && !fresh) {
+          sink.error(e.key_mark, field,
+                     "'" + e.name + "' reads as '" + other->first + "', as device '" + other->second +
+                         "' does (expected one entry per device type)");
+          continue;
+        }
+        read_device(e, field, sink, p);
+      }
+    }
     if (auto links = root->get_entries("links", Need::kOptional))
       for (const auto& e : *links) read_link(e, field_path("links", e.name), sink, p);
     root->finish();
@@ -96,12 +110,12 @@ int apply_profile(Cluster& cluster, const Profile& profile) {
   int changed = 0;
   for (NodeType& nt : cluster.node_types) {
     bool touched = false;
-    // A device written as nvidia-smi prints it ("NVIDIA A100-SXM4-80GB") is the catalog type.
+    // A device written as nvidia-smi prints it ("NVIDIA A100-SXM4-80GB", or an alias: "NVIDIA
+    // H100 80GB HBM3") is the catalog type, by the catalog's own rule (names_type).
     auto it = profile.devices.find(nt.gpu.name);
     if (it == profile.devices.end()) {
-      const std::string key = device_name_key(nt.gpu.name);
       it = std::find_if(profile.devices.begin(), profile.devices.end(),
-                        [&](const auto& device) { return device_name_key(device.first) == key; });
+                        [&](const auto& device) { return names_type(nt.gpu, device.first); });
     }
     if (it != profile.devices.end()) {
       const DeviceProfile& d = it->second;

@@ -114,5 +114,24 @@ devices:
   }
 }
 
+// A profile matches a type the way the catalog does: by an alias ("NVIDIA H100 80GB HBM3" is
+// h100-sxm5-80gb), and not by a spelling the type does not answer to ("AMD Instinct MI250X" is
+// what rocm-smi prints for a GCD, not the module mi250x).
+TEST(ApplyProfileTest, ADeviceMatchesByAliasAndNotBySpellingOfAnExactNameType) {
+  const Catalog catalog = load_catalog_dir(HETSIM_SOURCE_DIR "/clusters/catalog");
+  Cluster c = load_cluster(HETSIM_SOURCE_DIR "/clusters/h100-mi300x.yaml", catalog);
+  c.node_types.at(1).gpu = catalog.by_name("mi250x");
+  const Profile p = parse_profile(R"(kind: profile
+name: smi
+source: "test"
+devices:
+  "NVIDIA H100 80GB HBM3": {efficiency: {gemm: 0.5}}
+  "AMD Instinct MI250X": {efficiency: {gemm: 0.4}}
+)");
+  EXPECT_EQ(apply_profile(c, p), 1);
+  EXPECT_DOUBLE_EQ(c.node_types.at(0).gpu.efficiency.gemm_efficiency, 0.5);
+  EXPECT_DOUBLE_EQ(c.node_types.at(1).gpu.efficiency.gemm_efficiency, 0.50);  // the catalog's
+}
+
 }  // namespace
 }  // namespace hetsim::models

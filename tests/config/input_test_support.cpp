@@ -39,7 +39,7 @@ void load_any(const std::string& path) {
       }
       break;
     }
-    case InputKind::kProfile: break;  // profiles are loaded by calibration (not an input of these tests)
+    case InputKind::kProfile: load_profile(path); break;
     case InputKind::kSweep: load_sweep_inputs(path, Catalog::builtin()); break;  // checked against its cluster
   }
 }
