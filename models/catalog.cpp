@@ -78,9 +78,13 @@ const GpuType* Catalog::by_name_or_null(const std::string& name) const {
   return it != types_.end() && names_type(it->second, name) ? &it->second : nullptr;
 }
 
-const std::string* Catalog::name_key_owner(const std::string& key) const {
-  const auto it = name_of_key_.find(key);
-  return it == name_of_key_.end() ? nullptr : &it->second;
+std::optional<Catalog::SpellingClash> Catalog::find_spelling_clash(const GpuType& t) const {
+  for (std::size_t i = 0; i <= t.aliases.size(); ++i) {
+    std::string key = device_name_key(i == 0 ? t.name : t.aliases[i - 1]);
+    const auto owner = name_of_key_.find(key);
+    if (owner != name_of_key_.end() && owner->second != t.name) return SpellingClash{i, std::move(key), owner->second};
+  }
+  return std::nullopt;
 }
 
 std::vector<std::string> Catalog::get_names() const {
@@ -91,15 +95,12 @@ std::vector<std::string> Catalog::get_names() const {
 }
 
 void Catalog::add(GpuType type) {
+  if (const auto clash = find_spelling_clash(type)) {
+    throw std::invalid_argument("GPU type '" + type.name + "': the name or an alias reads as '" + clash->key +
+                                "', which already names '" + clash->owner + "'");
+  }
   std::vector<std::string> keys{device_name_key(type.name)};
   for (const auto& alias : type.aliases) keys.push_back(device_name_key(alias));
-  for (const auto& key : keys) {
-    const std::string* owner = name_key_owner(key);
-    if (owner && *owner != type.name) {
-      throw std::invalid_argument("GPU type '" + type.name + "': the name or an alias reads as '" + key +
-                                  "', which already names '" + *owner + "'");
-    }
-  }
   // A replaced type's old spellings go: an alias dropped from it must stop naming it.
   std::erase_if(name_of_key_, [&](const auto& entry) { return entry.second == type.name; });
   for (auto& key : keys) name_of_key_.insert_or_assign(std::move(key), type.name);

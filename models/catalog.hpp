@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The device catalog: every GPU/CPU type hetsim knows, loaded from clusters/catalog/*.yaml.
 #pragma once
+#include <cstddef>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,14 +32,20 @@ class Catalog {
   /// spell it otherwise still load, report and write it the catalog's way.
   const GpuType* by_name_or_null(const std::string& name) const;
   std::vector<std::string> get_names() const;
-  /// Replaces a type of the same name (and the spellings of the old one). Throws std::invalid_argument when the key of its name or
-  /// of an alias is already another type's (name_key_owner tells the loader first).
+  /// Replaces a type of the same name (and the spellings of the old one). Throws
+  /// std::invalid_argument when find_spelling_clash finds one (the loader asks it first).
   void add(GpuType type);
   /// The loaders' error text for a name by_name_or_null does not know: "unknown GPU 'x' (...)"
   /// with the types a short name could mean ("a100": the four A100 parts) or a likely typo.
   std::string unknown_gpu_message(const std::string& name) const;
-  /// The catalog name of the type whose name or alias has this key; nullptr when none.
-  const std::string* name_key_owner(const std::string& key) const;
+  /// A spelling of a type that reads (device_name_key) like a spelling of another type.
+  struct SpellingClash {
+    std::size_t spelling = 0;  ///< 0: the type's name; i > 0: its aliases[i - 1]
+    std::string key;           ///< the key both read as
+    std::string owner;         ///< catalog name of the other type
+  };
+  /// The first of t's name and aliases that reads like another type's; nullopt when none.
+  std::optional<SpellingClash> find_spelling_clash(const GpuType& t) const;
 
   /// The catalog bundled with hetsim (HETSIM_CATALOG_DIR, set by CMake, or
   /// $HETSIM_CATALOG_DIR at run time). Loaded once, then cached.

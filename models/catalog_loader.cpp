@@ -87,21 +87,18 @@ struct NameClash {
 /// when given, says in which file the other type is.
 std::optional<NameClash> name_clash(const Catalog& catalog, const GpuType& t,
                                     const std::map<std::string, std::string>* defined_in = nullptr) {
+  const auto clash = catalog.find_spelling_clash(t);
+  if (!clash) return std::nullopt;
   const std::string path = field_path("gpus", t.name);
-  for (size_t i = 0; i <= t.aliases.size(); ++i) {
-    const std::string& s = i == 0 ? t.name : t.aliases[i - 1];
-    const std::string key = device_name_key(s);
-    const std::string* owner = catalog.name_key_owner(key);
-    if (!owner || *owner == t.name) continue;
-    std::string where;
-    if (defined_in) {
-      if (const auto it = defined_in->find(*owner); it != defined_in->end()) where = " in " + it->second;
-    }
-    return NameClash{i == 0 ? path : index_path(path + ".aliases", i - 1),
-                     "'" + s + "' reads as '" + key + "', as GPU type '" + *owner + "'" + where +
-                         " does (expected names and aliases that differ in more than case, punctuation and vendor words)"};
+  const size_t i = clash->spelling;
+  std::string where;
+  if (defined_in) {
+    if (const auto it = defined_in->find(clash->owner); it != defined_in->end()) where = " in " + it->second;
   }
-  return std::nullopt;
+  return NameClash{i == 0 ? path : index_path(path + ".aliases", i - 1),
+                   "'" + (i == 0 ? t.name : t.aliases[i - 1]) + "' reads as '" + clash->key + "', as GPU type '" +
+                       clash->owner + "'" + where +
+                       " does (expected names and aliases that differ in more than case, punctuation and vendor words)"};
 }
 
 std::vector<GpuType> parse_catalog_into(std::string_view text, DiagnosticSink& sink) {
