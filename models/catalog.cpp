@@ -36,6 +36,9 @@ std::string Catalog::unknown_gpu_message(const std::string& name) const {
     std::sort(parts.begin(), parts.end());
     return "unknown GPU '" + name + "' (it could be any of: " + join_names(parts) + "; write the one you mean)";
   }
+  if (parts.size() == 1) {  // "NVIDIA H100-SXM": the edit distance of the printed spelling finds nothing
+    return "unknown GPU '" + name + "' (did you mean '" + parts.front() + "'? known: " + join_names(get_names()) + ")";
+  }
   return unknown_name_message("unknown GPU", name, get_names());
 }
 

@@ -174,6 +174,9 @@ TEST(Catalog, FindsATypeByThePrintedProductName) {
   EXPECT_THAT(c.unknown_gpu_message("A100"),
               HasSubstr("unknown GPU 'A100' (it could be any of: a100-pcie-40gb, a100-pcie-80gb, a100-sxm4-40gb, "
                         "a100-sxm4-80gb; write the one you mean)"));
+  // A spelling that starts one part's key only: that part is the guess, whatever the brand words.
+  EXPECT_THAT(c.unknown_gpu_message("NVIDIA H100-SXM"),
+              HasSubstr("unknown GPU 'NVIDIA H100-SXM' (did you mean 'h100-sxm5-80gb'? known: a10, "));
   EXPECT_EQ(c.by_name_or_null("NVIDIA"), nullptr);  // only brand words: no key, no match
   EXPECT_EQ(c.by_name_or_null("h800"), nullptr);
 }
