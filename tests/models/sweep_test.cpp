@@ -7,6 +7,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <string>
+
+#include <unistd.h>
 
 #include "diagnostics.hpp"
 #include "input_loader.hpp"
@@ -238,7 +241,9 @@ TEST(SweepSpec, SweptLinksWinOverAProfilesFigures) {
 /// The errors of load_sweep_inputs on a spec with these axes, written next to two_zones()'s file
 /// (the spec's own errors and those against its cluster together), or "(loaded)".
 std::string input_errors(const std::string& axes) {
-  const auto dir = std::filesystem::temp_directory_path() / "hetsim-sweep-inputs-test";
+  // One folder per process: ctest -j runs each test in its own process, and other checkouts'
+  // tests may run at the same time; a shared folder was removed under a running test.
+  const auto dir = std::filesystem::temp_directory_path() / ("hetsim-sweep-inputs-test-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "c.yaml") << kTwoZones;
   std::ofstream(dir / "s.yaml") << "kind: sweep\nname: t\ncluster: c.yaml\nworkloads: [" << kSource
