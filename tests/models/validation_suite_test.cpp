@@ -3,6 +3,7 @@
 // ../shared/validation is present) the accuracy targets on the A100 suites.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <map>
 
@@ -229,6 +230,29 @@ TEST(ValidationAccuracy, A100SuitesMeetTheirTargets) {
   for (const auto& [model, pair] : best)
     EXPECT_LE(pair.first->measured, 1.05 * pair.second->measured)
         << model << ": predicted fastest " << pair.first->id << ", measured fastest " << pair.second->id;
+}
+
+// The own suites a catalog figure was fitted on (validation/README.md): the CDNA2 GEMM
+// efficiency on the LUMI MI250X table (MAPE 6.3%, rows -0.3, -7.7, +5.4, -11.8%) and the Hopper
+// one on llm-foundry's H100 table (13.6%). A catalog or model change that undoes a fit fails here.
+TEST(ValidationAccuracy, FittedOwnSuitesKeepTheirFit) {
+  const Catalog& cat = Catalog::builtin();
+  const auto own = [&](const std::string& name) {
+    return validate_suite(load_suite(std::string(HETSIM_SOURCE_DIR) + "/validation/" + name + ".yaml", cat), cat,
+                          kAnalytic);
+  };
+  const SuiteResult lumi = own("lumi-megatron-deepspeed-mi250x");
+  EXPECT_EQ(lumi.rows_failed, 0);
+  ASSERT_TRUE(lumi.mape.has_value());
+  EXPECT_LE(*lumi.mape, 0.08);
+  for (const RowResult& r : lumi.rows) {
+    ASSERT_TRUE(r.predicted.has_value()) << r.id;
+    EXPECT_LE(std::abs(*r.predicted / r.measured - 1), 0.15) << r.id;
+  }
+  const SuiteResult h100 = own("mpt-llm-foundry-h100-80gb");
+  EXPECT_EQ(h100.rows_failed, 0);
+  ASSERT_TRUE(h100.mape.has_value());
+  EXPECT_LE(*h100.mape, 0.15);
 }
 
 }  // namespace
