@@ -101,7 +101,7 @@ void collect_links(const models::Cluster& c, const UsedHardware& used, std::map<
     double per_device_Bps = models::achieved_bandwidth_Bps(nt.nics) * nt.nics.count / std::max(1, nt.gpus_per_node);
     if (!nt.nics.gpu_direct && nt.host_link_Bps > 0)
       per_device_Bps =
-          std::min(per_device_Bps, nt.host_link_Bps * models::link_efficiency(models::IntraFabricKind::kPcie));
+          std::min(per_device_Bps, nt.host_link_Bps * models::kHostLinkEfficiency);
     double fabric_s = 0;
     for (const models::Node& n : c.nodes)
       if (n.node_type == t) fabric_s = std::max(fabric_s, c.zones[n.zone].fabric.latency_s);

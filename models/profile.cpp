@@ -149,7 +149,7 @@ int apply_profile(Cluster& cluster, const Profile& profile) {
       // Without GPUDirect the NIC path is capped by the host link (topology.cpp nic_share):
       // the measured figure already includes that path, so the cap must not undercut it.
       if (!nt.nics.gpu_direct && nt.host_link_Bps > 0)
-        nt.host_link_Bps = std::max(nt.host_link_Bps, it->second.bandwidth_Bps / link_efficiency(IntraFabricKind::kPcie));
+        nt.host_link_Bps = std::max(nt.host_link_Bps, it->second.bandwidth_Bps / kHostLinkEfficiency);
       // One hop between nodes adds both NICs' latency and the zone fabric's (topology.cpp hop()):
       // the measured hop latency is split evenly between the two NICs, less the fabric's.
       double fabric_s = 0;

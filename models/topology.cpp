@@ -15,7 +15,7 @@ double link_efficiency(IntraFabricKind kind) {
     // "Understanding RCCL Bandwidth and xGMI Performance on AMD Instinct MI300X", 2025);
     // assumption: RCCL collectives a little below that link figure, 0.70.
     case IntraFabricKind::kXgmi: return 0.70;
-    case IntraFabricKind::kPcie: return 0.80;    // PCIe 4.0 x16: ~26 of 32 GB/s (CUDA bandwidthTest)
+    case IntraFabricKind::kPcie: return 0.40;    // GPU<->GPU through the root complex (topology.hpp)
     case IntraFabricKind::kNone: return 0.80;
   }
   return 0.80;
@@ -60,7 +60,7 @@ double nic_share(const Cluster& c, int node, int concurrent) {
   if (zone.fabric.oversubscription > 1) bw /= zone.fabric.oversubscription;
   if (zone.fabric.kind == ZoneFabricKind::kSwitch && zone.fabric.bandwidth_Bps > 0)
     bw = std::min(bw, zone.fabric.bandwidth_Bps);
-  if (!nt.nics.gpu_direct && nt.host_link_Bps > 0) bw = std::min(bw, nt.host_link_Bps * link_efficiency(IntraFabricKind::kPcie));
+  if (!nt.nics.gpu_direct && nt.host_link_Bps > 0) bw = std::min(bw, nt.host_link_Bps * kHostLinkEfficiency);
   return bw;
 }
 
@@ -88,7 +88,7 @@ HopFigures hop(const Cluster& c, int a, int b, int concurrent, int members_a, in
   if (ta.gpu.vendor != tb.gpu.vendor && !c.cross_vendor_rdma) {
     // No common NCCL/RCCL transport: device->host over PCIe, network, host->device.
     staged = true;
-    const double pcie = std::min(ta.host_link_Bps, tb.host_link_Bps) * link_efficiency(IntraFabricKind::kPcie);
+    const double pcie = std::min(ta.host_link_Bps, tb.host_link_Bps) * kHostLinkEfficiency;
     if (pcie > 0) bw = std::min(bw, pcie * std::min(members_a, members_b));
     lat += 2 * kHostCopySetup_s;
   }

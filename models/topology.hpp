@@ -19,11 +19,20 @@ namespace hetsim::models {
 /// A100 user guide / NCCL performance blog 2021) -> 0.65 (fitted on the A100 suites, docs/cost_model.md);
 /// xGMI 0.70 (48 of 64 GB/s of an MI300X link usable, AMD ROCm blog 2025; a little less assumed for RCCL);
 /// InfiniBand HDR 200 Gb/s reaches ~23.5 GB/s of 25 (nccl-tests multi-node) -> 0.94;
-/// PCIe 4.0 x16 ~ 26 of 32 GB/s (cudaMemcpy bandwidthTest) -> 0.80;
+/// PCIe between GPUs of one node -> 0.40: a ring or send/recv between PCIe GPUs crosses the CPU's
+/// root complex (NCCL uses peer-to-peer only below a PCIe switch on Intel hosts, NCCL
+/// src/graph/paths.cc ncclTopoCheckP2p, and GeForce boards have none), so it reaches far less
+/// than a host copy: 6.08 and 6.14 of 15.75 GB/s per GPU on 8x Titan RTX and 8x RTX 2080 Ti
+/// PCIe 3.0 nodes (Sailor's intra_node_bandwidths.json, 4 concurrent senders: 0.39), ~10 of
+/// 31.5 GB/s one way between A40s without P2P on PCIe 4.0 (p2pBandwidthLatencyTest,
+/// NVIDIA/nccl-tests issue #74: 0.32);
 /// TCP Ethernet / WAN ~ 0.85 of line rate (iperf3 typical).
 double link_efficiency(IntraFabricKind kind);
 double link_efficiency(NicKind kind);
 inline constexpr double kWanLinkEfficiency = 0.85;
+/// GPU<->host copies over the host link (PCIe): staging of cross-vendor paths and of NICs without
+/// GPUDirect. PCIe 4.0 x16 ~ 26 of 32 GB/s (cudaMemcpy bandwidthTest) -> 0.80.
+inline constexpr double kHostLinkEfficiency = 0.80;
 /// The bandwidth a link achieves: a datasheet figure times link_efficiency, a measured one as is.
 double achieved_bandwidth_Bps(const IntraFabric& intra);
 /// Per NIC, one direction.

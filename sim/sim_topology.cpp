@@ -49,7 +49,7 @@ Topology::Topology(const models::Cluster& cluster) : cluster_(&cluster) {
     const std::string base = node_name(cluster, n);
     auto& nl = node_links_[n];
     const double intra_bw = models::achieved_bandwidth_Bps(type.intra);
-    const double host_bw = type.host_link_Bps * models::link_efficiency(models::IntraFabricKind::kPcie);
+    const double host_bw = type.host_link_Bps * models::kHostLinkEfficiency;
     for (int i = 0; i < type.nics.count; ++i) {
       double bw = models::achieved_bandwidth_Bps(type.nics);
       // A switch fabric's per-port cap limits each NIC port.
@@ -148,7 +148,7 @@ double Topology::staged_rate_Bps(int a, int b) const {
   if (!host_staged(a, b)) return 0;
   const auto& c = *cluster_;
   return std::min(c.node_type_of_gpu(a).host_link_Bps, c.node_type_of_gpu(b).host_link_Bps) *
-         models::link_efficiency(models::IntraFabricKind::kPcie);
+         models::kHostLinkEfficiency;
 }
 
 double Topology::staged_extra_latency_s(int a, int b) const {

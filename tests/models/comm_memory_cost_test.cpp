@@ -182,12 +182,30 @@ TEST(Topology, CrossVendorPathsAreHostStaged) {
                                {{0, 1}, {1, 1}});
   const PathCost p = path_between(c, 0, 8, 1);
   EXPECT_TRUE(p.host_staged);
-  EXPECT_LE(p.bandwidth_Bps, 32e9 * link_efficiency(IntraFabricKind::kPcie) + 1);
+  EXPECT_LE(p.bandwidth_Bps, 32e9 * kHostLinkEfficiency + 1);
   Cluster rdma = c;
   rdma.cross_vendor_rdma = true;
   EXPECT_FALSE(path_between(rdma, 0, 8, 1).host_staged);
 }
 
+
+// A PCIe line rate between two GPUs of a node gives what a send through the root complex
+// achieves (0.40 of it: Sailor's and nccl-tests' PCIe measurements, topology.hpp), while a
+// copy to the host keeps a cudaMemcpy's 0.80: the two used one figure until 2026-12-01.
+TEST(Topology, PcieBetweenGpusAchievesLessThanAHostCopy) {
+  NodeType pcie_box = node_type("t4-box", round_gpu("t", 65e12), 4, 15.75e9, 6.25e9);
+  pcie_box.intra.kind = IntraFabricKind::kPcie;
+  const Cluster c = cluster_of({pcie_box}, {{0, 1}});
+  const PathCost p = path_between(c, 0, 1, 1);
+  EXPECT_TRUE(p.intra_node);
+  EXPECT_DOUBLE_EQ(p.bandwidth_Bps, 15.75e9 * 0.40);
+  EXPECT_DOUBLE_EQ(link_efficiency(IntraFabricKind::kPcie), 0.40);
+  EXPECT_DOUBLE_EQ(kHostLinkEfficiency, 0.80);
+  // A figure measured on the box is used as it is.
+  pcie_box.intra.bandwidth_Bps = 6.08e9;
+  pcie_box.intra.measured = true;
+  EXPECT_DOUBLE_EQ(path_between(cluster_of({pcie_box}, {{0, 1}}), 0, 1, 1).bandwidth_Bps, 6.08e9);
+}
 ModelSpec gpt(int hidden, int heads, int seq) {
   ModelSpec m;
   m.layers = 1;

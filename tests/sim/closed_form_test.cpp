@@ -144,7 +144,7 @@ models::Cluster nvidia_and_amd(bool rdma) {
 
 TEST(ClosedForm, CrossVendorTransferIsHostStaged) {
   const auto cluster = nvidia_and_amd(false);
-  const double pcie = 16e9 * models::link_efficiency(models::IntraFabricKind::kPcie);
+  const double pcie = 16e9 * models::kHostLinkEfficiency;
   const auto analytic = models::path_between(cluster, 0, 8, 0);
   EXPECT_TRUE(analytic.host_staged);
   EXPECT_DOUBLE_EQ(analytic.bandwidth_Bps, pcie);
