@@ -101,6 +101,9 @@ struct RowResult {
   int micro = 0;                           ///< the micro-batch used (chosen when the row omits it)
   std::string status = "ok";               ///< ok | infeasible | invalid | error
   std::string reason;
+  /// Set when the row was predicted although the memory model put it over capacity (the
+  /// measured run fit, so the time is still predicted; validation_run.cpp).
+  std::string note;
   std::string model_key;                   ///< e.g. "l30-h3072-a32-s2048"
 };
 

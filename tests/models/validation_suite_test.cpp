@@ -97,6 +97,58 @@ TEST(ValidationSuite, MicroOmittedPicksTheFastestFeasible) {
   }
 }
 
+// A measured run fit in its GPUs' memory; when the memory model says it does not, the row is
+// still predicted (the time is what it checks) and carries the memory figure as a note.
+// 24 layers of hidden 4096 on one 80 GB GPU: the memory model puts every micro-batch of 1-8 at
+// 84-90 GB (5-12% over); 40 layers of hidden 8192 at over three times the capacity.
+const std::string kSlightlyOver = "model: {layers: 24, hidden: 4096, heads: 32}";
+const std::string kFarOver = "model: {layers: 40, hidden: 8192, heads: 64}";
+
+TEST(ValidationSuite, RowOverTheMemoryModelIsPredictedWithANote) {
+  const Suite s = parse_rows("  - {id: big, " + kSlightlyOver +
+                             ", parallel: {tp: 1, pp: 1, dp: 1}, batch: {global: 4, micro: 2}, measured: 9.0}\n");
+  const SuiteResult res = validate_suite(s, test_catalog(), kAnalytic);
+  EXPECT_EQ(res.rows_failed, 0);
+  const RowResult& r = res.rows.at(0);
+  ASSERT_EQ(r.status, "ok") << r.reason;
+  ASSERT_TRUE(r.predicted);
+  EXPECT_GT(*r.predicted, 0);
+  EXPECT_EQ(r.micro, 2);
+  EXPECT_NE(r.note.find("memory model over capacity: stage 0 needs"), std::string::npos) << r.note;
+  EXPECT_NE(r.note.find("the measured run fit"), std::string::npos) << r.note;
+  EXPECT_NE(validation_json({res}).find("\"note\": \"memory model over capacity"), std::string::npos);
+  EXPECT_NE(validation_table({res}).find("big: note: memory model over capacity"), std::string::npos);
+  // The same plan is refused by predict itself: only validation knows the run happened.
+  const Plan plan = std::get<Plan>(suite_plan(s.rows[0], suite_cluster(s.rows[0].system, 1, test_catalog()),
+                                              suite_workload(s, s.rows[0]), 2));
+  EXPECT_FALSE(predict(suite_cluster(s.rows[0].system, 1, test_catalog()), suite_workload(s, s.rows[0]), plan).feasible);
+}
+
+TEST(ValidationSuite, MicroOmittedAndEveryMicroOverMemoryTakesTheLeastOver) {
+  const RowResult r = run("  - {id: big, " + kSlightlyOver +
+                          ", parallel: {tp: 1, pp: 1, dp: 1}, batch: {global: 8}, measured: 9.0}\n");  // micro 1..8
+  ASSERT_EQ(r.status, "ok") << r.reason;
+  EXPECT_EQ(r.micro, 1);  // the fewest activations in flight
+  EXPECT_FALSE(r.note.empty());
+}
+
+TEST(ValidationSuite, RowFarOverTheMemoryModelFails) {
+  // More than 25% over is more likely a mistyped row (a missing `zero`, a wrong TP) than a
+  // memory-model miss: it fails with the memory figure as its reason.
+  const RowResult r = run("  - {id: big, " + kFarOver +
+                          ", parallel: {tp: 1, pp: 1, dp: 1}, batch: {global: 4, micro: 2}, measured: 9.0}\n");
+  EXPECT_EQ(r.status, "infeasible");
+  EXPECT_NE(r.reason.find("stage 0 needs"), std::string::npos) << r.reason;
+  EXPECT_FALSE(r.predicted);
+}
+
+TEST(ValidationSuite, RowsThatFitCarryNoNote) {
+  const RowResult r = run(row("{tp: 1, pp: 1, dp: 1}"));
+  ASSERT_EQ(r.status, "ok");
+  EXPECT_TRUE(r.note.empty()) << r.note;
+  EXPECT_EQ(validation_json({SuiteResult{"t", 1, 0, {}, {}, {}, {}, {r}}}).find("\"note\""), std::string::npos);
+}
+
 TEST(ValidationSuite, InterleaveUsesTheInterleavedSchedule) {
   const RowResult plain = run(row("{tp: 1, pp: 2, dp: 1}"));
   const RowResult inter = run(row("{tp: 1, pp: 2, dp: 1, interleave: 2}"));
