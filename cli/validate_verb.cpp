@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// `hetsim validate SUITE.yaml... [--format table|json] [--engine analytic] [--emit-dir DIR] [--profile F]`:
+// `hetsim validate SUITE.yaml... [--format table|json] [--rows] [--engine analytic] [--emit-dir DIR] [--profile F]`:
 // predicts every row of ground-truth suites and prints the errors (DESIGN.md "Ground-truth
 // validation"); --emit-dir also writes each row's cluster/workload/plan YAML.
 // Exit code 1 when a row could not be predicted, 2 on bad input.
@@ -24,6 +24,7 @@ struct ValidateOptions {
   std::string engine = "analytic";
   std::string emit_dir;  ///< when set: DIR/<suite>/<row>/{cluster,workload,plan}.yaml
   std::string profile;   ///< when set: applied to every row's cluster before predicting
+  bool rows = false;     ///< table format: one line per row as well
 };
 
 void run_validate(const ValidateOptions& o) {
@@ -55,7 +56,7 @@ void run_validate(const ValidateOptions& o) {
     }
   }
   if (o.format == OutputFormat::kJson) std::cout << models::validation_json(results);
-  else std::cout << models::validation_table(results);
+  else std::cout << models::validation_table(results, o.rows);
   if (failed > 0) throw VerbExit{kExitFailure};
 }
 
@@ -71,6 +72,7 @@ void add_validate_verb(CLI::App& app) {
                    "Also write each row's inputs as DIR/<suite>/<row>/{cluster,workload,plan}.yaml")
       ->check(output_dir_check());
   add_profile_option(verb, &opts->profile);
+  verb->add_flag("--rows", opts->rows, "Table format: also list every row (micro-batch, measured, predicted, error)");
   verb->callback([opts] { run_validate(*opts); });
 }
 

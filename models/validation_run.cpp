@@ -232,7 +232,7 @@ std::string validation_json(const std::vector<SuiteResult>& results) {
   return j.str();
 }
 
-std::string validation_table(const std::vector<SuiteResult>& results) {
+std::string validation_table(const std::vector<SuiteResult>& results, bool with_rows) {
   std::ostringstream o;
   auto pct = [](const std::optional<double>& v) {
     if (!v) return std::string("-");
@@ -250,6 +250,20 @@ std::string validation_table(const std::vector<SuiteResult>& results) {
     o << s.suite << ": " << s.rows_total << " rows, " << s.rows_failed << " failed, MAPE " << pct(s.mape)
       << ", max error " << pct(s.max_error) << ", spearman " << num(s.spearman) << '\n';
     for (const auto& [k, v] : s.spearman_by_model) o << "  spearman " << k << ": " << num(v) << '\n';
+    if (with_rows && s.rows_failed < s.rows_total) {
+      std::size_t width = 3;
+      for (const RowResult& r : s.rows) width = std::max(width, r.id.size());
+      char buf[256];
+      std::snprintf(buf, sizeof buf, "  %-*s  %5s  %10s  %10s  %7s\n", static_cast<int>(width), "row", "micro",
+                    "measured", "predicted", "error");
+      o << buf;
+      for (const RowResult& r : s.rows) {
+        if (r.status != "ok") continue;  // listed with their reason below
+        std::snprintf(buf, sizeof buf, "  %-*s  %5d  %10.4g  %10.4g  %+6.1f%%\n", static_cast<int>(width), r.id.c_str(),
+                      r.micro, r.measured, *r.predicted, 100 * *r.error);
+        o << buf;
+      }
+    }
     for (const RowResult& r : s.rows) {
       if (r.status != "ok") o << "  " << r.id << ": " << r.status << ": " << r.reason << '\n';
       if (!r.note.empty()) o << "  " << r.id << ": note: " << r.note << '\n';

@@ -125,6 +125,7 @@ std::optional<double> mean_mape(const std::vector<SuiteResult>& results);
 /// The JSON document of DESIGN.md ("suites": [...], "mape").
 std::string validation_json(const std::vector<SuiteResult>& results);
 /// A short table per suite for people.
-std::string validation_table(const std::vector<SuiteResult>& results);
+/// `with_rows` adds one line per predicted row (micro-batch, measured, predicted, error).
+std::string validation_table(const std::vector<SuiteResult>& results, bool with_rows = false);
 
 }  // namespace hetsim::models

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 
@@ -140,6 +141,21 @@ TEST(ValidationSuite, RowFarOverTheMemoryModelFails) {
   EXPECT_EQ(r.status, "infeasible");
   EXPECT_NE(r.reason.find("stage 0 needs"), std::string::npos) << r.reason;
   EXPECT_FALSE(r.predicted);
+}
+
+TEST(ValidationSuite, TableListsRowsOnRequest) {
+  const Suite s = parse_rows(row("{tp: 1, pp: 1, dp: 1}") + "  - {id: r1, " + kModel +
+                             ", parallel: {tp: 3, pp: 1, dp: 1}, batch: {global: 16}, measured: 2.0}\n");
+  const SuiteResult res = validate_suite(s, test_catalog(), kAnalytic);
+  const std::string plain = validation_table({res});
+  EXPECT_EQ(plain.find("predicted"), std::string::npos);
+  const std::string with_rows = validation_table({res}, true);
+  EXPECT_NE(with_rows.find("row  micro    measured   predicted    error"), std::string::npos) << with_rows;
+  char line[128];
+  std::snprintf(line, sizeof line, "  r0       4           1  %10.4g  %+6.1f%%\n", *res.rows[0].predicted,
+                100 * *res.rows[0].error);
+  EXPECT_NE(with_rows.find(line), std::string::npos) << with_rows;
+  EXPECT_NE(with_rows.find("r1: invalid: "), std::string::npos);  // failed rows keep their reason line
 }
 
 TEST(ValidationSuite, RowsThatFitCarryNoNote) {
