@@ -135,6 +135,23 @@ void merge_unique(const DiagnosticSink& from, DiagnosticSink& into, std::set<std
   }
 }
 
+/// Where a file uses a version-2 key (`system.nodes` or a row's `plan`), or a null mark when it
+/// uses none: the version the file's shape implies when its `format` is missing or malformed.
+YAML::Mark first_format2_key(const YAML::Node& root) {
+  auto key_mark = [](const YAML::Node& map, const char* key) {
+    if (map.IsMap())
+      for (const auto& item : map)
+        if (item.first.IsScalar() && item.first.Scalar() == key) return item.first.Mark();
+    return YAML::Mark::null_mark();
+  };
+  if (const YAML::Mark at = key_mark(root["system"], "nodes"); !at.is_null()) return at;
+  const YAML::Node rows = root["rows"];
+  if (rows.IsSequence())
+    for (const YAML::Node& row : rows)
+      if (const YAML::Mark at = key_mark(row, "plan"); !at.is_null()) return at;
+  return YAML::Mark::null_mark();
+}
+
 }  // namespace
 
 Suite parse_suite(std::string_view text, const Catalog& catalog, const std::string& name) {
@@ -146,7 +163,21 @@ Suite parse_suite(std::string_view text, const Catalog& catalog, const std::stri
     MapReader root(*doc, "", sink, YAML::Mark());
     set_if(suite.name, root.get_string("suite", Need::kRequired));
     set_if(suite.source, root.get_string("source", Need::kRequired));
-    set_if(suite.format, root.get_int("format", Need::kOptional, 1, 2));
+    // A malformed or missing `format` is reported once; the rest of the file is then read in
+    // the version its keys imply, so that one mistake does not come back as an error on
+    // every row ("unknown key 'plan'") while the file's other errors are still all reported.
+    const YAML::Mark format2_at = doc->IsMap() ? first_format2_key(*doc) : YAML::Mark::null_mark();
+    const bool format2_shape = !format2_at.is_null();
+    if (auto format = root.get_int("format", Need::kOptional, 1, 2)) {
+      suite.format = *format;
+    } else if (root.has("format")) {
+      suite.format = format2_shape ? 2 : 1;  // its value was reported as malformed
+    } else if (format2_shape) {
+      sink.error(format2_at, "format",
+                 "a version-2 key (system.nodes, or a row's plan) in a file without a format "
+                 "(expected `format: 2` at the top of the file)");
+      suite.format = 2;
+    }
     if (auto metric = root.get_string("metric", Need::kRequired)) {
       if (*metric != "iteration_time_s")
         sink.error(root.value_mark_of("metric"), "metric", "unknown metric '" + *metric + "' (expected iteration_time_s)");

@@ -214,8 +214,29 @@ TEST(ValidationV2, AllErrorsOfAFileAtOnceAndPlanOnlyInVersion2) {
   const std::string e = first_error(text);
   EXPECT_THAT(e, HasSubstr("GPU 99 does not exist"));
   EXPECT_THAT(e, HasSubstr("rows[1].plan.micro_batches: gives 2 counts for 1 replicas"));
+  // Without `format: 2` the file is refused once, at its first version-2 key (system.nodes,
+  // line 5 once the format line is gone), and still read as version 2 for its other errors,
+  // instead of an "unknown key" error on every row.
   const std::string v1 = first_error(text.substr(text.find('\n') + 1));
-  EXPECT_THAT(v1, HasSubstr("unknown key 'plan'"));
+  EXPECT_THAT(v1, HasSubstr("s.yaml:5:3: error: format: a version-2 key (system.nodes, or a row's plan) in a file "
+                            "without a format (expected `format: 2` at the top of the file)"));
+  EXPECT_THAT(v1, HasSubstr("GPU 99 does not exist"));
+  EXPECT_THAT(v1, ::testing::Not(HasSubstr("unknown key")));
+}
+
+TEST(ValidationV2, MalformedFormatIsOneErrorNotOnePerRow) {
+  const std::string text = suite_with(R"(  - id: a
+    batch: {global: 32, micro: 1}
+    plan:
+      stages:
+        - {layers: 24, replicas: [{gpus: [0]}]}
+    measured: 1.5
+)");
+  const std::string quoted = "format: \"2\"" + text.substr(text.find('\n'));
+  const std::string e = first_error(quoted);
+  EXPECT_THAT(e, HasSubstr("s.yaml:1:9: error: format: expected an integer between 1 and 2"));
+  EXPECT_THAT(e, ::testing::Not(HasSubstr("unknown key")));
+  EXPECT_THAT(e, ::testing::Not(HasSubstr("missing key")));
 }
 
 TEST(ValidationV2, Version1FilesKeepWorking) {
