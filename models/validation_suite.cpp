@@ -114,6 +114,23 @@ void read_parallel(MapReader& m, SuiteRow& row) {
                            std::to_string(kMaxClusterGpus) + " GPUs (expected fewer GPUs)");
 }
 
+/// `measured` is the metric's value in seconds; a time written with its unit ("3.5s", "350ms"),
+/// as every other figure of the project's inputs is, is read as that time.
+void read_measured(MapReader& r, SuiteRow& row) {
+  const YAML::Node value = r.get_node("measured", Need::kOptional).value_or(YAML::Node());
+  double number = 0;
+  if (value.IsScalar() && !YAML::convert<double>::decode(value, number)) {
+    if (parse_time(value.Scalar()).ok()) {
+      set_if(row.measured, r.get_quantity("measured", Need::kRequired, parse_time, "a time such as \"3.5s\"", true));
+    } else {
+      r.get_sink().error(r.value_mark_of("measured"), r.field("measured"),
+                         "'" + value.Scalar() + "' is not a time (expected seconds, 3.528, or a time such as \"3.5s\")");
+    }
+    return;
+  }
+  set_if(row.measured, r.get_number("measured", Need::kRequired, 0, 1e12, true));
+}
+
 void read_batch(MapReader& m, SuiteRow& row) {
   set_if(row.training.global_batch, m.get_int("global", Need::kRequired, 1, 1 << 24));
   if (auto micro = m.get_int("micro", Need::kOptional, 1, 1 << 24)) row.micro = *micro;
@@ -229,7 +246,7 @@ Suite parse_suite(std::string_view text, const Catalog& catalog, const std::stri
         }
         if (auto b = r.get_map("batch", Need::kRequired)) read_batch(*b, row);
         if (plan_input) detail::check_row_plan(*plan_input, row, row_sink);
-        set_if(row.measured, r.get_number("measured", Need::kRequired, 0, 1e12, true));
+        read_measured(r, row);
         set_if(row.note, r.get_string("note", Need::kOptional));
         r.finish();
         merge_unique(row_sink, sink, seen);

@@ -237,6 +237,22 @@ TEST(ValidationSuite, StrictErrorsWithPositions) {
             std::string::npos);
 }
 
+// `measured` is seconds; a time with its unit is read as that time, anything else is an error.
+TEST(ValidationSuite, MeasuredTakesSecondsOrATimeWithItsUnit) {
+  auto measured_as = [](const std::string& value) {
+    std::string text = std::string(kHeader) + row("{tp: 1, pp: 1, dp: 1}");
+    text.replace(text.find("measured: 1.0"), 13, "measured: " + value);
+    return text;
+  };
+  EXPECT_DOUBLE_EQ(parse_suite(measured_as("2.5"), test_catalog(), "t.yaml").rows.at(0).measured, 2.5);
+  EXPECT_DOUBLE_EQ(parse_suite(measured_as("\"3.5s\""), test_catalog(), "t.yaml").rows.at(0).measured, 3.5);
+  EXPECT_DOUBLE_EQ(parse_suite(measured_as("\"350ms\""), test_catalog(), "t.yaml").rows.at(0).measured, 0.35);
+  EXPECT_NE(error_of(measured_as("\"fast\"")).find("rows[0].measured: 'fast' is not a time (expected seconds"),
+            std::string::npos);
+  EXPECT_NE(error_of(measured_as("\"0s\"")).find("must be > 0"), std::string::npos);
+  EXPECT_NE(error_of(measured_as("-2")).find("out of range"), std::string::npos);
+}
+
 // Each degree was in range but not their product: tp 8, pp 24, dp 2^20 built a 2e8-GPU cluster
 // (a minute and 7 GB before any answer), and tp = pp = dp = 2^20 overflowed an int.
 TEST(ValidationSuite, RowGpuCountAboveTheClusterBound) {
