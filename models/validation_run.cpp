@@ -76,6 +76,7 @@ RowResult validate_row(const Suite& suite, const SuiteRow& row, const Catalog& c
   out.id = row.id;
   out.measured = row.measured;
   out.model_key = model_key(row.model);
+  if (!suite.file.empty() && row.line > 0) out.location = suite.file + ":" + std::to_string(row.line);
   const long gpus = suite_row_gpus(row);
   const Workload workload = suite_workload(suite, row);
   const Cluster cluster = suite_cluster(row.system, static_cast<int>(gpus), catalog);
@@ -265,7 +266,9 @@ std::string validation_table(const std::vector<SuiteResult>& results, bool with_
       }
     }
     for (const RowResult& r : s.rows) {
-      if (r.status != "ok") o << "  " << r.id << ": " << r.status << ": " << r.reason << '\n';
+      if (r.status != "ok")
+        o << "  " << r.id << ": " << r.status << ": " << r.reason << (r.location.empty() ? "" : " (" + r.location + ")")
+          << '\n';
       if (!r.note.empty()) o << "  " << r.id << ": note: " << r.note << '\n';
     }
   }

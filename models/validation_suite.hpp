@@ -105,6 +105,7 @@ struct RowResult {
   /// measured run fit, so the time is still predicted; validation_run.cpp).
   std::string note;
   std::string model_key;                   ///< e.g. "l30-h3072-a32-s2048"
+  std::string location;                    ///< "file:line" of the row, for the table's failed-row lines
 };
 
 struct SuiteResult {

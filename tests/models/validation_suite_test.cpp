@@ -155,7 +155,8 @@ TEST(ValidationSuite, TableListsRowsOnRequest) {
   std::snprintf(line, sizeof line, "  r0       4           1  %10.4g  %+6.1f%%\n", *res.rows[0].predicted,
                 100 * *res.rows[0].error);
   EXPECT_NE(with_rows.find(line), std::string::npos) << with_rows;
-  EXPECT_NE(with_rows.find("r1: invalid: "), std::string::npos);  // failed rows keep their reason line
+  EXPECT_NE(with_rows.find("r1: invalid: "), std::string::npos);  // failed rows keep their reason line,
+  EXPECT_NE(with_rows.find("(t.yaml:10)\n"), std::string::npos) << with_rows;  // and where the row is
 }
 
 TEST(ValidationSuite, RowsThatFitCarryNoNote) {
