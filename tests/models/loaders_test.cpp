@@ -162,7 +162,14 @@ TEST(Catalog, FindsATypeByThePrintedProductName) {
       {"Tesla T4", "t4"},                           {"NVIDIA GeForce RTX 2080 Ti", "rtx2080ti"},
       {"NVIDIA TITAN RTX", "titan-rtx"},            {"AMD Instinct MI300X", "mi300x"},
       {"NVIDIA H100 80GB HBM3", "h100-sxm5-80gb"},  {"NVIDIA A100 80GB PCIe", "a100-pcie-80gb"},
-      {"MI250X_GCD", "mi250x-gcd"},                 {"a100-sxm4-40gb", "a100-sxm4-40gb"}};
+      {"MI250X_GCD", "mi250x-gcd"},                 {"a100-sxm4-40gb", "a100-sxm4-40gb"},
+      // Names of later entries as nvidia-smi prints them; only "NVIDIA H800" needs an alias.
+      {"NVIDIA A800-SXM4-80GB", "a800-sxm4-80gb"},  {"NVIDIA H800", "h800-sxm5-80gb"},
+      {"NVIDIA A30", "a30"},                        {"Tesla P100-PCIE-16GB", "p100-pcie-16gb"},
+      {"NVIDIA TITAN V", "titan-v"},                {"NVIDIA RTX A5000", "rtx-a5000"},
+      // Names that start alike stay distinct parts.
+      {"NVIDIA GeForce RTX 2080", "rtx2080"},       {"NVIDIA L4", "l4"},
+      {"NVIDIA L40", "l40"},                        {"NVIDIA L40S", "l40s"}};
   for (const auto& [spelling, name] : cases) {
     const GpuType* t = c.by_name_or_null(spelling);
     ASSERT_NE(t, nullptr) << spelling;
@@ -178,7 +185,7 @@ TEST(Catalog, FindsATypeByThePrintedProductName) {
   EXPECT_THAT(c.unknown_gpu_message("NVIDIA H100-SXM"),
               HasSubstr("unknown GPU 'NVIDIA H100-SXM' (did you mean 'h100-sxm5-80gb'? known: a10, "));
   EXPECT_EQ(c.by_name_or_null("NVIDIA"), nullptr);  // only brand words: no key, no match
-  EXPECT_EQ(c.by_name_or_null("h800"), nullptr);
+  EXPECT_EQ(c.by_name_or_null("h20"), nullptr);  // a part the catalog lacks
 }
 
 // rocm-smi names each GCD of an MI250X "AMD Instinct MI250X": that spelling must not mean the
