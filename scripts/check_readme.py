@@ -1,0 +1,148 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""Keeps README.md true: runs every `$ hetsim ...` command of its code blocks and checks that the
+output printed under it is what hetsim prints now.
+
+Each printed line must appear in the real output, in order (a block may show an excerpt: lines
+of `...` and skipped lines are allowed). Lines that change from run to run by nature are not
+compared: the planner's `search:` line (thread timing), and the verbs that measure wall time
+(`simulate`, `run`, `calibrate`, `check`) are not run at all. Commands that read
+`../shared/validation` are skipped with a message when that folder is absent.
+
+The commands run in a scratch folder that links the repository's input folders, so files they
+write (`--out mix.csv`) stay out of the checkout.
+
+Usage: check_readme.py --hetsim build/cli/hetsim [--readme README.md] [--shared DIR]
+Exit code 0 when every block matches, 1 otherwise (the differences are printed).
+"""
+import argparse
+import glob
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TIMED_VERBS = {"simulate", "run", "calibrate", "check"}
+VOLATILE = [re.compile(r"^search: ")]
+
+
+def commands(readme_text):
+    """(code block number, line number, command, expected lines) for each `$ hetsim` command."""
+    lines = readme_text.split("\n")
+    i = block = 0
+    while i < len(lines):
+        if lines[i].startswith("```"):
+            block += 1
+        if not lines[i].startswith("$ hetsim"):
+            i += 1
+            continue
+        start = i + 1
+        parts = []
+        while True:
+            line = lines[i]
+            i += 1
+            parts.append(line.lstrip("$").strip().rstrip("\\").strip())
+            if not line.rstrip().endswith("\\"):
+                break
+        expected = []
+        while i < len(lines) and not lines[i].startswith("```") and not lines[i].startswith("$ hetsim"):
+            expected.append(lines[i])
+            i += 1
+        yield block, start, " ".join(parts), expected
+
+
+def normalise(line):
+    return " ".join(line.split())
+
+
+def missing_lines(expected, got):
+    """Expected lines not found, in order, among the output lines."""
+    out = [normalise(g) for g in got]
+    at, missing = 0, []
+    for line in expected:
+        want = normalise(line)
+        if not want or want == "..." or any(p.match(want) for p in VOLATILE):
+            continue
+        try:
+            at = out.index(want, at) + 1
+        except ValueError:
+            missing.append(line)
+    return missing
+
+
+def scratch_checkout(shared):
+    """A folder `<tmp>/checkout` linking the repository's inputs, with `<tmp>/shared` beside it."""
+    top = tempfile.mkdtemp(prefix="hetsim-readme-")
+    checkout = os.path.join(top, "checkout")
+    os.mkdir(checkout)
+    for name in os.listdir(ROOT):
+        if name in ("build", ".git"):
+            continue
+        os.symlink(os.path.join(ROOT, name), os.path.join(checkout, name))
+    if shared and os.path.isdir(shared):
+        os.symlink(os.path.abspath(shared), os.path.join(top, "shared"))
+    return checkout
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--hetsim", required=True)
+    ap.add_argument("--readme", nargs="+",
+                    default=[os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md"))) +
+                    sorted(glob.glob(os.path.join(ROOT, "*", "README.md"))))
+    ap.add_argument("--shared", default=os.path.join(ROOT, "..", "shared"))
+    args = ap.parse_args()
+    hetsim = os.path.abspath(args.hetsim)
+    shared_validation = os.path.join(args.shared, "validation")
+    cwd = scratch_checkout(args.shared)
+    try:
+        return check(args.readme, hetsim, cwd, shared_validation)
+    finally:
+        shutil.rmtree(os.path.dirname(cwd), ignore_errors=True)
+
+
+def check(readmes, hetsim, cwd, shared_validation):
+    checked = failed = skipped = 0
+    for readme in readmes:
+        with open(readme, encoding="utf-8") as f:
+            text = f.read()
+        c, f_, s = check_file(os.path.relpath(readme, ROOT), text, hetsim, cwd, shared_validation)
+        checked, failed, skipped = checked + c, failed + f_, skipped + s
+    print(f"check_readme: {checked} commands checked, {failed} differ, {skipped} skipped")
+    return 1 if failed else 0
+
+
+def check_file(name, text, hetsim, cwd, shared_validation):
+    checked = failed = skipped = 0
+    skipped_block = None  # a later command of a block may read what a skipped one writes
+    for block, line_no, command, expected in commands(text):
+        argv = shlex.split(command)[1:]
+        where = f"{name}:{line_no}"
+        if argv and argv[0] in TIMED_VERBS:
+            continue
+        if block == skipped_block or ("../shared/" in command and not os.path.isdir(shared_validation)):
+            print(f"{where}: skipped (no {shared_validation}): hetsim {' '.join(argv)}")
+            skipped += 1
+            skipped_block = block
+            continue
+        run = subprocess.run([hetsim] + argv, cwd=cwd, capture_output=True, text=True, timeout=600)
+        got = (run.stdout + run.stderr).split("\n")
+        missing = missing_lines(expected, got)
+        checked += 1
+        if missing:
+            failed += 1
+            print(f"{where}: README shows lines that `hetsim {' '.join(argv)}` no longer prints:")
+            for m in missing[:10]:
+                print(f"  README: {m}")
+            print("  now prints:")
+            for g in got[:40]:
+                print(f"    {g}")
+    return checked, failed, skipped
+
+
+if __name__ == "__main__":
+    sys.exit(main())
