@@ -6,7 +6,7 @@ output printed under it is what hetsim prints now.
 Each printed line must appear in the real output, in order (a block may show an excerpt: lines
 of `...` and skipped lines are allowed). Lines that change from run to run by nature are not
 compared: the planner's `search:` line (thread timing), and the verbs that measure wall time
-(`simulate`, `run`, `calibrate`, `check`) are not run at all. Commands that read
+(`run`, `calibrate`, `check`) are not run at all. Commands that read
 `../shared/validation` are skipped with a message when that folder is absent.
 
 The commands run in a scratch folder that links the repository's input folders, so files they
@@ -26,7 +26,7 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TIMED_VERBS = {"simulate", "run", "calibrate", "check"}
+TIMED_VERBS = {"run", "calibrate", "check"}
 VOLATILE = [re.compile(r"^search: ")]
 
 
