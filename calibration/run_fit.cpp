@@ -267,6 +267,8 @@ FitInputs prepare_rows(const std::vector<models::Suite>& suites, const models::C
       p.measured = row.measured;
       p.workload = models::suite_workload(suite, row);
       p.base = models::suite_cluster(row.system, static_cast<int>(models::suite_row_gpus(row)), catalog);
+      // A row validate predicted past the memory model's capacity (the run fit) is fitted so too.
+      if (r.memory_unchecked) p.base = models::without_memory_limit(std::move(p.base));
       auto plan = models::suite_plan(row, p.base, p.workload, r.micro);
       if (!std::holds_alternative<models::Plan>(plan)) {
         ++sf.rows_skipped;

@@ -62,14 +62,12 @@ bool slightly_over_memory_only(const Report& r) {
   return ratio > 1 && ratio <= kMeasuredRunMemorySlack;
 }
 
-/// The same cluster with GPUs of unbounded memory: the step a measured run took, predicted
-/// without the capacity check that its memory figure failed.
+}  // namespace
+
 Cluster without_memory_limit(Cluster c) {
   for (NodeType& nt : c.node_types) nt.gpu.memory_bytes = std::numeric_limits<double>::infinity();
   return c;
 }
-
-}  // namespace
 
 RowResult validate_row(const Suite& suite, const SuiteRow& row, const Catalog& catalog, const PredictFn& engine) {
   RowResult out;
@@ -124,6 +122,7 @@ RowResult validate_row(const Suite& suite, const SuiteRow& row, const Catalog& c
     if (r.feasible) {
       r.micro_batch = least_over->micro_batch;
       out.note = "memory model over capacity: " + least_over->infeasible_reason + " (the measured run fit)";
+      out.memory_unchecked = true;
       best = std::move(r);
     }
   }
