@@ -218,7 +218,8 @@ void print_cluster(const Described& d, std::ostream& out) {
   for (const auto& t : c.node_types) {
     const std::string intra = t.intra.kind == models::IntraFabricKind::kNone
                                   ? "-"
-                                  : std::string(models::to_string(t.intra.kind)) + " " + models::format_bandwidth(t.intra.bandwidth_Bps);
+                                  : std::string(models::to_string(t.intra.kind)) + " " + models::format_bandwidth(t.intra.bandwidth_Bps) +
+                                        (t.intra.peer_to_peer ? " p2p" : "");
     const std::string inter = std::to_string(t.nics.count) + " x " + models::format_bandwidth(t.nics.bandwidth_Bps) + " " +
                               models::to_string(t.nics.kind);
     std::string price = format_price_per_hour(t.price_per_hour);
@@ -367,7 +368,8 @@ void json_cluster(models::JsonOut& j, const models::Cluster& c) {
     j.key("peak_bf16_flops").value(headline_peak(t.gpu).first).key("peak_dtype").value(models::to_string(headline_peak(t.gpu).second));
     j.key("memory_bytes").value(t.gpu.memory_bytes);
     j.key("intra").begin_object().key("kind").value(models::to_string(t.intra.kind))
-        .key("bandwidth_Bps").value(t.intra.bandwidth_Bps).key("latency_s").value(t.intra.latency_s).end_object();
+        .key("bandwidth_Bps").value(t.intra.bandwidth_Bps).key("latency_s").value(t.intra.latency_s)
+        .key("peer_to_peer").value(t.intra.peer_to_peer).end_object();
     j.key("nics").begin_object().key("count").value(t.nics.count).key("bandwidth_Bps").value(t.nics.bandwidth_Bps)
         .key("kind").value(models::to_string(t.nics.kind)).key("latency_s").value(t.nics.latency_s)
         .key("gpu_direct").value(t.nics.gpu_direct).end_object();

@@ -29,6 +29,9 @@ struct IntraFabric {
   /// bandwidth_Bps is an achieved figure (nccl-tests, a send/recv test), not a datasheet line
   /// rate: the model uses it as is instead of applying link_efficiency(kind).
   bool measured = false;
+  /// PCIe only: GPUs copy to each other directly (CUDA peer access below a PCIe switch, as
+  /// NCCL's P2P transport uses it) instead of through host memory. NVLink/NVSwitch/xGMI always do.
+  bool peer_to_peer = false;
 };
 
 /// The node's network interfaces; GPUs of the node share them.

@@ -85,6 +85,13 @@ class ClusterReader {
       t.intra.latency_s = 2e-6;  // default "2us": NVLink/NVSwitch hop latency order (NCCL tuning tables)
       set_if(t.intra.latency_s, intra->get_quantity("latency", Need::kOptional, parse_time, kTime, false));
       set_if(t.intra.measured, intra->get_bool("measured", Need::kOptional));
+      if (auto p2p = intra->get_bool("peer_to_peer", Need::kOptional)) {
+        if (*p2p && t.intra.kind != IntraFabricKind::kPcie)
+          sink_.error(intra->value_mark_of("peer_to_peer"), intra->field("peer_to_peer"),
+                      std::string("peer_to_peer applies to kind pcie (expected it absent: ") +
+                          to_string(t.intra.kind) + " GPUs always copy directly)");
+        t.intra.peer_to_peer = *p2p;
+      }
       intra->finish();
     } else if (gpus && *gpus > 1) {
       sink_.error(r.get_anchor(), path,

@@ -30,8 +30,13 @@ double link_efficiency(NicKind kind) {
   return 0.85;
 }
 
+double link_efficiency(const IntraFabric& intra) {
+  if (intra.kind == IntraFabricKind::kPcie && intra.peer_to_peer) return kPciePeerToPeerEfficiency;
+  return link_efficiency(intra.kind);
+}
+
 double achieved_bandwidth_Bps(const IntraFabric& intra) {
-  return intra.measured ? intra.bandwidth_Bps : intra.bandwidth_Bps * link_efficiency(intra.kind);
+  return intra.measured ? intra.bandwidth_Bps : intra.bandwidth_Bps * link_efficiency(intra);
 }
 
 double achieved_bandwidth_Bps(const NicSpec& nics) {

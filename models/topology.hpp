@@ -28,6 +28,13 @@ namespace hetsim::models {
 /// NVIDIA/nccl-tests issue #74: 0.32);
 /// TCP Ethernet / WAN ~ 0.85 of line rate (iperf3 typical).
 double link_efficiency(IntraFabricKind kind);
+/// PCIe between GPUs with peer access (CUDA P2P below a PCIe switch, NCCL's P2P transport): ~0.70
+/// of the line rate, 20-25 of 31.5 GB/s one way between A40s with P2P on PCIe 4.0
+/// (p2pBandwidthLatencyTest, 40-50 GB/s bidirectional, NVIDIA/nccl-tests issue #74) against
+/// ~10 GB/s without it (link_efficiency(kPcie)).
+inline constexpr double kPciePeerToPeerEfficiency = 0.70;
+/// link_efficiency of the fabric, with PCIe peer-to-peer taken into account.
+double link_efficiency(const IntraFabric& intra);
 double link_efficiency(NicKind kind);
 inline constexpr double kWanLinkEfficiency = 0.85;
 /// GPU<->host copies over the host link (PCIe): staging of cross-vendor paths and of NICs without

@@ -201,6 +201,9 @@ TEST(Topology, PcieBetweenGpusAchievesLessThanAHostCopy) {
   EXPECT_DOUBLE_EQ(p.bandwidth_Bps, 15.75e9 * 0.40);
   EXPECT_DOUBLE_EQ(link_efficiency(IntraFabricKind::kPcie), 0.40);
   EXPECT_DOUBLE_EQ(kHostLinkEfficiency, 0.80);
+  // GPUs with peer access (below a PCIe switch) copy directly: 0.70 of the line rate.
+  pcie_box.intra.peer_to_peer = true;
+  EXPECT_DOUBLE_EQ(path_between(cluster_of({pcie_box}, {{0, 1}}), 0, 1, 1).bandwidth_Bps, 15.75e9 * 0.70);
   // A figure measured on the box is used as it is.
   pcie_box.intra.bandwidth_Bps = 6.08e9;
   pcie_box.intra.measured = true;
