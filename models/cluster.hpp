@@ -27,7 +27,7 @@ struct IntraFabric {
   double bandwidth_Bps = 0;
   double latency_s = 0;
   /// bandwidth_Bps is an achieved figure (nccl-tests, a send/recv test), not a datasheet line
-  /// rate: the model uses it as is instead of applying link_efficiency(kind).
+  /// rate: the model uses it as is instead of applying link_efficiency(intra) (topology.hpp).
   bool measured = false;
   /// PCIe only: GPUs copy to each other directly (CUDA peer access below a PCIe switch, as
   /// NCCL's P2P transport uses it) instead of through host memory. NVLink/NVSwitch/xGMI always do.

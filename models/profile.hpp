@@ -49,8 +49,8 @@ Profile load_profile(const std::string& path);
 Profile parse_profile(std::string_view text, const std::string& name = "<string>");
 
 /// Applies a profile to a loaded cluster: EfficiencyModel per device type; link classes set the
-/// intra-node fabric (bandwidth / link_efficiency(kind), latency) or the NICs of node types of
-/// that kind so that the cost model's achieved figures equal the profile's. Entries for device
+/// intra-node fabric (bandwidth, latency; marked measured, so no link_efficiency applies) or the
+/// NICs of node types of that kind so that the cost model's achieved figures equal the profile's. Entries for device
 /// types or link classes the cluster does not use are ignored. Returns how many node types changed.
 int apply_profile(Cluster& cluster, const Profile& profile);
 
