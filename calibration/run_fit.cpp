@@ -39,7 +39,8 @@ struct Variable {
   double start = 0;  ///< the catalog's value (set when the search begins)
 };
 
-/// The catalog's figures of a device type and the dtype its rows train in (for reporting).
+/// The catalog's figures of a device type and the dtype its rows' matmuls run in (TF32 for FP32
+/// training where the part has it and the rows allow it).
 struct DeviceBase {
   models::EfficiencyModel efficiency;
   models::Dtype dtype = models::Dtype::kBf16;
@@ -283,7 +284,8 @@ FitInputs prepare_rows(const std::vector<models::Suite>& suites, const models::C
         if (std::find(row_types.begin(), row_types.end(), gpu.name) != row_types.end()) continue;
         row_types.push_back(gpu.name);
         auto [it, fresh] = devices.try_emplace(gpu.name);
-        if (fresh) it->second = {gpu.efficiency, p.workload.training.dtype, 0};
+        const models::TrainingSpec& training = p.workload.training;
+        if (fresh) it->second = {gpu.efficiency, gpu.matmul_dtype(training.dtype, training.allow_tf32), 0};
         ++it->second.rows;
       }
       std::map<std::string, LinkBase> row_links;

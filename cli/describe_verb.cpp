@@ -277,8 +277,12 @@ void print_workload(const Described& d, std::ostream& out) {
   out << "  FLOPs per token: " << format_work(m.flops_per_token()) << " (forward + backward, no recompute)\n";
   const double tokens = static_cast<double>(w.training.global_batch) * m.seq_len;
   out << "  training: global batch " << w.training.global_batch << " sequences (" << format_count(tokens)
-      << " tokens), " << models::to_string(w.training.dtype) << ", " << models::to_string(w.training.optimizer)
-      << (w.training.flash_attention ? ", flash attention" : "") << "\n";
+      << " tokens), " << models::to_string(w.training.dtype)
+      << (w.training.dtype != models::Dtype::kFp32 ? ""
+          : w.training.allow_tf32              ? " (matmuls in TF32 where the GPU has it)"
+                                               : " (matmuls on the FP32 cores)")
+      << ", " << models::to_string(w.training.optimizer) << (w.training.flash_attention ? ", flash attention" : "")
+      << "\n";
   out << "  FLOPs per step: " << format_work(m.flops_per_token() * tokens) << "\n";
 }
 
@@ -419,7 +423,8 @@ void json_workload(models::JsonOut& j, const models::Workload& w) {
       .key("tied_embeddings").value(m.tied_embeddings).key("dropout").value(m.dropout).end_object();
   j.key("training").begin_object().key("global_batch").value(w.training.global_batch)
       .key("dtype").value(models::to_string(w.training.dtype)).key("optimizer").value(models::to_string(w.training.optimizer))
-      .key("flash_attention").value(w.training.flash_attention).end_object();
+      .key("flash_attention").value(w.training.flash_attention).key("allow_tf32").value(w.training.allow_tf32)
+      .end_object();
   j.key("params").value(m.params_total()).key("params_per_layer").value(m.params_per_layer())
       .key("params_embedding").value(m.params_embedding()).key("flops_per_token").value(m.flops_per_token());
 }

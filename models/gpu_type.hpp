@@ -78,6 +78,11 @@ struct GpuType {
   double peak(Dtype d) const;
   /// Asymptotic GEMM efficiency in dtype d (gemm_fp32_efficiency for FP32 where it is set).
   double gemm_efficiency_in(Dtype d) const;
+  /// The dtype the matmuls of training in `training_dtype` run in: TF32 for FP32 training on a
+  /// part with TF32 tensor cores when `allow_tf32` (TrainingSpec::allow_tf32), else the dtype itself.
+  Dtype matmul_dtype(Dtype training_dtype, bool allow_tf32) const {
+    return training_dtype == Dtype::kFp32 && allow_tf32 && supports(Dtype::kTf32) ? Dtype::kTf32 : training_dtype;
+  }
   /// Sustained GEMM rate in dtype d: peak x gemm_efficiency_in; 0 when the device lacks d.
   double sustained_flops(Dtype d) const { return supports(d) ? peak(d) * gemm_efficiency_in(d) : 0.0; }
 };

@@ -133,6 +133,7 @@ std::string workload_to_yaml(const Workload& w, const std::string& comment) {
   y << "  optimizer: " << to_string(w.training.optimizer) << "\n";
   y << "  flash_attention: " << (w.training.flash_attention ? "true" : "false") << "\n";
   if (w.training.fp32_grad_allreduce) y << "  fp32_grad_allreduce: true\n";
+  if (!w.training.allow_tf32) y << "  allow_tf32: false\n";
   return y.str();
 }
 

@@ -288,12 +288,13 @@ std::string no_type_runs_dtype(const Cluster& cluster, const Workload& workload)
 /// (dense peak times the catalog's GEMM efficiency: an MI300X's 1307 TFLOP/s peak sustains less
 /// than an H100's 989, clusters/catalog/amd.yaml), what a user choosing "my fastest GPUs" would
 /// pick. Empty when no type computes in the dtype.
-std::string fastest_gpu_type(const Cluster& cluster, const std::vector<planner::Pool>& pools, Dtype dtype) {
+std::string fastest_gpu_type(const Cluster& cluster, const std::vector<planner::Pool>& pools,
+                             const TrainingSpec& training) {
   std::string fastest;
   double fastest_rate = 0;
   for (const planner::Pool& p : pools) {
     const GpuType& g = cluster.node_types[p.node_type].gpu;
-    const double rate = g.sustained_flops(dtype);
+    const double rate = g.sustained_flops(g.matmul_dtype(training.dtype, training.allow_tf32));
     if (rate > fastest_rate) {
       fastest_rate = rate;
       fastest = g.name;
@@ -355,7 +356,7 @@ PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const 
   const auto& pools = search.get_pools();
   const Dtype dtype = workload.training.dtype;
 
-  result.fastest_type = fastest_gpu_type(cluster, pools, dtype);
+  result.fastest_type = fastest_gpu_type(cluster, pools, workload.training);
   const auto is_fastest = [&](const std::vector<int>& nodes) {
     for (size_t p = 0; p < pools.size(); ++p) {
       if (nodes[p] > 0 && cluster.node_types[pools[p].node_type].gpu.name != result.fastest_type) return false;
@@ -381,7 +382,8 @@ PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const 
     double sum = 0;
     for (size_t p = 0; p < pools.size(); ++p) {
       const NodeType& t = cluster.node_types[pools[p].node_type];
-      if (t.gpu.supports(dtype)) sum += nodes[p] * t.gpus_per_node * t.gpu.peak(dtype);
+      const Dtype matmul = t.gpu.matmul_dtype(dtype, workload.training.allow_tf32);
+      if (t.gpu.supports(matmul)) sum += nodes[p] * t.gpus_per_node * t.gpu.peak(matmul);
     }
     return sum;
   };

@@ -44,7 +44,8 @@ bool consecutive(const int* g, int n) {
 
 /// Link figures of a TP group and the type it computes at, in one pass over its GPUs; a group
 /// inside one node needs no ring walk, a group of one type no speed comparison.
-GroupCost tp_group_cost(const Cluster& c, const std::vector<int>& gpus, Dtype dtype, const NodeType** type) {
+GroupCost tp_group_cost(const Cluster& c, const std::vector<int>& gpus, const TrainingSpec& training,
+                        const NodeType** type) {
   const int node = c.gpus[gpus.front()].node;
   const int node_type = c.nodes[node].node_type;
   // GPUs are numbered node by node (Cluster::finalize), so an ascending contiguous range whose
@@ -58,7 +59,7 @@ GroupCost tp_group_cost(const Cluster& c, const std::vector<int>& gpus, Dtype dt
       one_type = one_type && c.nodes[n].node_type == node_type;
     }
   }
-  *type = one_type ? &c.node_types[node_type] : &slowest_node_type(c, gpus, dtype);
+  *type = one_type ? &c.node_types[node_type] : &slowest_node_type(c, gpus, training);
   if (one_node) {
     GroupCost gc;
     gc.size = static_cast<int>(gpus.size());
@@ -297,7 +298,7 @@ bool Evaluation::run() {
         }
       }
       StageShape shape;
-      shape.tp_group = tp_group_cost(cluster, st.gpus, dtype, &shape.node_type);
+      shape.tp_group = tp_group_cost(cluster, st.gpus, workload.training, &shape.node_type);
       if (!shape.node_type->gpu.supports(dtype))
         return fail(std::string(shape.node_type->gpu.name) + " has no " + to_string(dtype) + " support (stage " +
                     std::to_string(s) + ")");

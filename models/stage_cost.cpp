@@ -84,9 +84,11 @@ void add(PassCost& into, const PassCost& c, double times = 1) {
 
 }  // namespace
 
-const NodeType& slowest_node_type(const Cluster& cluster, const std::vector<int>& gpus, Dtype dtype) {
+const NodeType& slowest_node_type(const Cluster& cluster, const std::vector<int>& gpus, const TrainingSpec& training) {
   const NodeType* best = &cluster.node_type_of_gpu(gpus.front());
-  auto speed = [dtype](const NodeType& nt) { return nt.gpu.sustained_flops(dtype); };
+  auto speed = [&training](const NodeType& nt) {
+    return nt.gpu.sustained_flops(nt.gpu.matmul_dtype(training.dtype, training.allow_tf32));
+  };
   for (int g : gpus) {
     const NodeType& nt = cluster.node_type_of_gpu(g);
     if (&nt != best && speed(nt) < speed(*best)) best = &nt;
@@ -129,7 +131,8 @@ LayerShape layer_shape(const Workload& w, const Plan& plan, int tp) {
 
 StageCost stage_cost(const StageShape& shape, const Workload& w, const Plan& plan, int pp,
                      std::vector<ChunkWork>* ops) {
-  const DeviceRates d = DeviceRates::of(shape.node_type->gpu, w.training.dtype);
+  const GpuType& gpu = shape.node_type->gpu;
+  const DeviceRates d = DeviceRates::of(gpu, gpu.matmul_dtype(w.training.dtype, w.training.allow_tf32));
   const LayerShape s = layer_shape(w, plan, shape.tp);
   const int v = std::max(1, plan.interleave);
   StageCost out;

@@ -77,8 +77,8 @@ struct StageCost {
   double params = 0;           ///< parameters per GPU (before ZeRO sharding)
 };
 
-/// The GPU type a TP group computes at: the slowest one in the training dtype.
-const NodeType& slowest_node_type(const Cluster& cluster, const std::vector<int>& gpus, Dtype dtype);
+/// The GPU type a TP group computes at: the slowest one at the training's matmul dtype.
+const NodeType& slowest_node_type(const Cluster& cluster, const std::vector<int>& gpus, const TrainingSpec& training);
 
 /// Parameters held per GPU of a stage of `layers` blocks with TP t (embedding on the first
 /// stage; final norm and, when untied or pp > 1, an LM-head copy on the last).

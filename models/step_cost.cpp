@@ -34,12 +34,13 @@ std::string gib(double bytes) {
 /// Per-GPU figures of a node type that the optimizer, MFU and memory checks need.
 struct TypeFigures {
   const NodeType* type = nullptr;
-  double peak = 0;       ///< dense peak in the training dtype, 0 when unsupported
+  double peak = 0;       ///< dense peak at the training's matmul dtype, 0 when unsupported
   double capacity = 0;   ///< memory bytes
   double bandwidth = 0;  ///< achieved memory bandwidth
 };
 
-TypeFigures type_figures(const NodeType& nt, Dtype dtype) {
+TypeFigures type_figures(const NodeType& nt, const TrainingSpec& training) {
+  const Dtype dtype = nt.gpu.matmul_dtype(training.dtype, training.allow_tf32);
   return {&nt, nt.gpu.supports(dtype) ? nt.gpu.peak(dtype) : 0, nt.gpu.memory_bytes,
           nt.gpu.memory_bandwidth_Bps * nt.gpu.efficiency.memory_efficiency};
 }
@@ -348,7 +349,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
         if (one_node) {
           // One node, one type: its figures are looked up once per type over all stages.
           const NodeType& nt = c.node_types[node_type];
-          if (&nt != figures.type) figures = type_figures(nt, dtype);
+          if (&nt != figures.type) figures = type_figures(nt, w.training);
           peaks = tp * figures.peak;
           capacity = figures.capacity;
           bw = figures.bandwidth;
@@ -369,7 +370,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
               peaks += run * last_peak;
               run = 0;
               last = &nt;
-              const TypeFigures f = type_figures(nt, dtype);
+              const TypeFigures f = type_figures(nt, w.training);
               last_peak = f.peak;
               capacity = capacity == 0 ? f.capacity : std::min(capacity, f.capacity);
               bw = bw == 0 ? f.bandwidth : std::min(bw, f.bandwidth);

@@ -94,6 +94,7 @@ void read_training(MapReader& m, SuiteRow& row) {
   set_if(row.schedule, m.get_enum("schedule", Need::kRequired, schedule_table()));
   set_if(row.training.flash_attention, m.get_bool("flash_attention", Need::kOptional));
   set_if(row.training.fp32_grad_allreduce, m.get_bool("fp32_grad_allreduce", Need::kOptional));
+  set_if(row.training.allow_tf32, m.get_bool("allow_tf32", Need::kOptional));
   m.finish();
 }
 

@@ -48,6 +48,14 @@ struct TrainingSpec {
   /// `fp32_allreduce`, Megatron-LM `--accumulate-allreduce-grads-in-fp32`): 4 bytes a parameter
   /// on the wire instead of 2. bf16, tf32 and fp32 reduce in fp32 regardless.
   bool fp32_grad_allreduce = false;
+  /// FP32 training runs its matmuls on TF32 tensor cores where the part has them (Ampere and
+  /// later; GpuType::matmul_dtype); weights, activations and elementwise ops stay FP32. NVIDIA's
+  /// NGC PyTorch containers set TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 (MONAI docs, "Precision and
+  /// Accelerating"), and PyTorch 1.7-1.11 allowed TF32 by default; Sailor's runs use
+  /// nvcr.io/nvidia/pytorch (eth-easl/sailor Dockerfile), and its GH200 layer profiles run 3x
+  /// faster than the FP32 CUDA cores allow. false: upstream PyTorch >= 1.12 without the override
+  /// (torch.backends.cuda.matmul.allow_tf32 = False), FP32 matmuls on the CUDA cores.
+  bool allow_tf32 = true;
 };
 
 struct Workload {

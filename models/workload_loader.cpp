@@ -72,6 +72,7 @@ Workload parse_workload(std::string_view text, const std::string& name) {
       set_if(w.training.optimizer, t->get_enum("optimizer", Need::kOptional, optimizer_table()));
       set_if(w.training.flash_attention, t->get_bool("flash_attention", Need::kOptional));
       set_if(w.training.fp32_grad_allreduce, t->get_bool("fp32_grad_allreduce", Need::kOptional));
+      set_if(w.training.allow_tf32, t->get_bool("allow_tf32", Need::kOptional));
       t->finish();
     }
     root->finish();

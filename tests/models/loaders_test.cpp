@@ -12,6 +12,7 @@
 #include "compute_cost.hpp"
 #include "diagnostics.hpp"
 #include "input_loader.hpp"
+#include "input_writers.hpp"
 
 namespace hetsim::models {
 namespace {
@@ -307,7 +308,18 @@ TEST(WorkloadLoader, AppliesDefaults) {
   EXPECT_EQ(w.training.dtype, Dtype::kBf16);
   EXPECT_EQ(w.training.optimizer, Optimizer::kAdam);
   EXPECT_FALSE(w.training.flash_attention);
+  EXPECT_TRUE(w.training.allow_tf32);  // NGC PyTorch containers' default
   EXPECT_DOUBLE_EQ(w.model.dropout, 0.1);  // GPT-3 / Megatron-LM default
+}
+
+TEST(WorkloadLoader, Tf32CanBeTurnedOffAndIsWrittenBack) {
+  std::string text = kWorkload;
+  const std::string key = "training: {";
+  text.replace(text.find(key), key.size(), key + "allow_tf32: false, ");
+  const Workload w = parse_workload(text);
+  EXPECT_FALSE(w.training.allow_tf32);
+  EXPECT_FALSE(parse_workload(workload_to_yaml(w)).training.allow_tf32);  // the writer keeps it
+  EXPECT_TRUE(parse_workload(workload_to_yaml(parse_workload(kWorkload))).training.allow_tf32);
 }
 
 TEST(WorkloadLoader, DropoutIsAProbability) {

@@ -70,7 +70,8 @@ TEST(ValidationSuite, RowKeysOverrideDefaults) {
   const Suite s = parse_rows(
       "  - {id: r0, model: {layers: 8, hidden: 1024, heads: 16, seq_len: 512, ffn_hidden: 2816, kv_heads: 4, "
       "activation: swiglu, tied_embeddings: false}, parallel: {tp: 1, pp: 1, dp: 1}, batch: {global: 4}, "
-      "training: {dtype: bf16, recompute: selective, flash_attention: true}, measured: 1.0, note: \"n\"}\n");
+      "training: {dtype: bf16, recompute: selective, flash_attention: true, allow_tf32: false}, measured: 1.0, "
+      "note: \"n\"}\n");
   const SuiteRow& r = s.rows[0];
   EXPECT_EQ(r.model.seq_len, 512);
   EXPECT_EQ(r.model.ffn_hidden, 2816);
@@ -81,6 +82,7 @@ TEST(ValidationSuite, RowKeysOverrideDefaults) {
   EXPECT_EQ(r.recompute, Recompute::kSelective);
   EXPECT_EQ(r.schedule, Schedule::k1f1b);     // kept from defaults
   EXPECT_TRUE(r.training.flash_attention);
+  EXPECT_FALSE(r.training.allow_tf32);  // extension key, as in workloads
   EXPECT_EQ(r.note, "n");
   EXPECT_FALSE(r.micro);
 }
