@@ -219,7 +219,7 @@ void print_cluster(const Described& d, std::ostream& out) {
     const std::string intra = t.intra.kind == models::IntraFabricKind::kNone
                                   ? "-"
                                   : std::string(models::to_string(t.intra.kind)) + " " + models::format_bandwidth(t.intra.bandwidth_Bps) +
-                                        (t.intra.peer_to_peer ? " p2p" : "");
+                                        (t.intra.peer_to_peer ? " p2p" : "") + (t.intra.mesh ? " mesh" : "");
     const std::string inter = std::to_string(t.nics.count) + " x " + models::format_bandwidth(t.nics.bandwidth_Bps) + " " +
                               models::to_string(t.nics.kind);
     std::string price = format_price_per_hour(t.price_per_hour);
@@ -373,7 +373,7 @@ void json_cluster(models::JsonOut& j, const models::Cluster& c) {
     j.key("memory_bytes").value(t.gpu.memory_bytes);
     j.key("intra").begin_object().key("kind").value(models::to_string(t.intra.kind))
         .key("bandwidth_Bps").value(t.intra.bandwidth_Bps).key("latency_s").value(t.intra.latency_s)
-        .key("peer_to_peer").value(t.intra.peer_to_peer).end_object();
+        .key("peer_to_peer").value(t.intra.peer_to_peer).key("mesh").value(t.intra.mesh).end_object();
     j.key("nics").begin_object().key("count").value(t.nics.count).key("bandwidth_Bps").value(t.nics.bandwidth_Bps)
         .key("kind").value(models::to_string(t.nics.kind)).key("latency_s").value(t.nics.latency_s)
         .key("gpu_direct").value(t.nics.gpu_direct).end_object();

@@ -32,6 +32,14 @@ struct IntraFabric {
   /// PCIe only: GPUs copy to each other directly (CUDA peer access below a PCIe switch, as
   /// NCCL's P2P transport uses it) instead of through host memory. NVLink/NVSwitch/xGMI always do.
   bool peer_to_peer = false;
+  /// NVLink/xGMI only: the GPUs are joined pairwise by direct links, not through a switch
+  /// (MI300X: 7 xGMI links of 64 GB/s, AMD CDNA 3 white paper; GH200 nodes of 4 with 6 NVLink 4
+  /// links a pair; V100 quads). bandwidth_Bps is then a GPU's total over its links, split evenly
+  /// over its gpus_per_node - 1 peers: a collective among k GPUs of the node runs a ring channel
+  /// over each of a GPU's k - 1 links to them (NCCL/RCCL build one ring per link permutation), so
+  /// it gets (k - 1) / (gpus_per_node - 1) of the figure, and a point-to-point send one link.
+  /// models/topology.hpp intra_bandwidth_Bps.
+  bool mesh = false;
 };
 
 /// The node's network interfaces; GPUs of the node share them.

@@ -92,6 +92,13 @@ class ClusterReader {
                           to_string(t.intra.kind) + " GPUs always copy directly)");
         t.intra.peer_to_peer = *p2p;
       }
+      if (auto mesh = intra->get_bool("mesh", Need::kOptional)) {
+        if (*mesh && t.intra.kind != IntraFabricKind::kNvlink && t.intra.kind != IntraFabricKind::kXgmi)
+          sink_.error(intra->value_mark_of("mesh"), intra->field("mesh"),
+                      std::string("mesh applies to direct GPU links (expected kind nvlink or xgmi, got ") +
+                          to_string(t.intra.kind) + ")");
+        t.intra.mesh = *mesh;
+      }
       intra->finish();
     } else if (gpus && *gpus > 1) {
       sink_.error(r.get_anchor(), path,

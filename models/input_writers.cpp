@@ -75,7 +75,7 @@ std::string cluster_to_yaml(const Cluster& c, const std::string& comment) {
     if (nt.intra.kind != IntraFabricKind::kNone && nt.intra.bandwidth_Bps > 0)
       y << "    intra: {kind: " << to_string(nt.intra.kind) << ", bandwidth: " << bandwidth(nt.intra.bandwidth_Bps)
         << ", latency: " << duration(nt.intra.latency_s) << (nt.intra.measured ? ", measured: true" : "")
-        << (nt.intra.peer_to_peer ? ", peer_to_peer: true" : "") << "}\n";
+        << (nt.intra.peer_to_peer ? ", peer_to_peer: true" : "") << (nt.intra.mesh ? ", mesh: true" : "") << "}\n";
     y << "    nics: {count: " << nt.nics.count << ", bandwidth: " << bandwidth(nt.nics.bandwidth_Bps)
       << ", kind: " << to_string(nt.nics.kind) << ", latency: " << duration(nt.nics.latency_s)
       << ", gpu_direct: " << (nt.nics.gpu_direct ? "true" : "false") << (nt.nics.measured ? ", measured: true" : "")

@@ -18,7 +18,9 @@ namespace {
 /// Two node types a plan cannot tell apart: the same GPU, fabric, NICs, host link and prices
 /// (only the names differ, e.g. one node type per rack or per purchase).
 bool same_hardware(const NodeType& a, const NodeType& b) {
-  const auto intra = [](const IntraFabric& f) { return std::tuple(f.kind, f.bandwidth_Bps, f.latency_s, f.measured); };
+  const auto intra = [](const IntraFabric& f) {
+    return std::tuple(f.kind, f.bandwidth_Bps, f.latency_s, f.measured, f.peer_to_peer, f.mesh);
+  };
   const auto nics = [](const NicSpec& n) {
     return std::tuple(n.count, n.bandwidth_Bps, n.latency_s, n.kind, n.gpu_direct, n.measured);
   };

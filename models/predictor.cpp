@@ -66,7 +66,7 @@ GroupCost tp_group_cost(const Cluster& c, const std::vector<int>& gpus, const Tr
     gc.nodes = 1;
     gc.min_per_node = gc.size;
     const NodeType& nt = c.node_types[node_type];
-    gc.intra_bandwidth_Bps = gc.bus_bandwidth_Bps = achieved_bandwidth_Bps(nt.intra);
+    gc.intra_bandwidth_Bps = gc.bus_bandwidth_Bps = intra_bandwidth_Bps(nt, gc.size);
     gc.intra_latency_s = gc.hop_latency_s = nt.intra.latency_s;
     return gc;
   }

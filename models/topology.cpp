@@ -43,6 +43,13 @@ double achieved_bandwidth_Bps(const NicSpec& nics) {
   return nics.measured ? nics.bandwidth_Bps : nics.bandwidth_Bps * link_efficiency(nics.kind);
 }
 
+double intra_bandwidth_Bps(const NodeType& nt, int members) {
+  const double all = achieved_bandwidth_Bps(nt.intra);
+  const int peers = nt.gpus_per_node - 1;
+  if (!nt.intra.mesh || peers <= 1) return all;
+  return all * std::clamp(members - 1, 1, peers) / peers;
+}
+
 namespace {
 
 struct HopFigures {
@@ -73,7 +80,7 @@ HopFigures hop(const Cluster& c, int a, int b, int concurrent, int members_a, in
   const int na = c.gpus[a].node, nb = c.gpus[b].node;
   const NodeType& ta = c.node_types[c.nodes[na].node_type];
   const NodeType& tb = c.node_types[c.nodes[nb].node_type];
-  if (na == nb) return {intra_bw(ta), ta.intra.latency_s, true, false};
+  if (na == nb) return {intra_bandwidth_Bps(ta, std::max(2, members_a)), ta.intra.latency_s, true, false};
   double bw = std::min(nic_share(c, na, concurrent) * members_a, nic_share(c, nb, concurrent) * members_b);
   // A node's own fabric caps what its GPUs move towards the NICs; a one-GPU node (or one
   // without an intra fabric) has none to cross.
@@ -163,7 +170,7 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
                                nic_share(c, counts[j].node, concurrent_per_node) * counts[j].count});
     }
     if (counts[j].count > 1 || distinct == 1) {
-      g.intra_bandwidth_Bps = std::min(g.intra_bandwidth_Bps, intra_bw(nt));
+      g.intra_bandwidth_Bps = std::min(g.intra_bandwidth_Bps, intra_bandwidth_Bps(nt, counts[j].count));
       g.intra_latency_s = std::max(g.intra_latency_s, nt.intra.latency_s);
     }
   }

@@ -44,6 +44,10 @@ inline constexpr double kHostLinkEfficiency = 0.80;
 double achieved_bandwidth_Bps(const IntraFabric& intra);
 /// Per NIC, one direction.
 double achieved_bandwidth_Bps(const NicSpec& nics);
+/// Per-GPU intra-node bandwidth of a collective or send among `members` GPUs of one node of
+/// type nt: achieved_bandwidth_Bps(nt.intra), of which a mesh (IntraFabric::mesh) gives
+/// (members - 1) / (gpus_per_node - 1), a point-to-point send (members 2) one link's share.
+double intra_bandwidth_Bps(const NodeType& nt, int members);
 /// Setup of one host-staging copy (cudaMemcpyAsync device<->pinned host), ~10 us (CUDA C++ Best
 /// Practices Guide, "Data transfer between host and device"; measured with bandwidthTest).
 inline constexpr double kHostCopySetup_s = 10e-6;

@@ -53,6 +53,31 @@ std::vector<Phase> ring_reduce_scatter(const std::vector<int>& ring, double byte
   return ring_all_gather(ring, bytes, node_of);
 }
 
+void spread_over_mesh_links(const Topology& topology, const std::vector<int>& members, Phase& phase) {
+  const auto& c = topology.get_cluster();
+  std::map<int, std::vector<int>> on_mesh_node;  // node -> the members on it, mesh nodes only
+  for (int g : members) {
+    const auto& nt = c.node_type_of_gpu(g);
+    if (nt.intra.mesh && nt.gpus_per_node > 2) on_mesh_node[c.node_of_gpu(g)].push_back(g);
+  }
+  if (std::none_of(on_mesh_node.begin(), on_mesh_node.end(), [](const auto& e) { return e.second.size() > 2; }))
+    return;
+  Phase out;
+  out.reserve(phase.size());
+  for (const Flow& f : phase) {
+    const int node = c.node_of_gpu(f.src);
+    const auto it = on_mesh_node.find(node);
+    if (node != c.node_of_gpu(f.dst) || it == on_mesh_node.end() || it->second.size() <= 2) {
+      out.push_back(f);
+      continue;
+    }
+    const double share = f.bytes / static_cast<double>(it->second.size() - 1);
+    for (int peer : it->second)
+      if (peer != f.src) out.push_back({f.src, peer, share});
+  }
+  phase = std::move(out);
+}
+
 void merge_phases(std::vector<Phase>& into, const std::vector<Phase>& more) {
   if (into.size() < more.size()) into.resize(more.size());
   for (std::size_t i = 0; i < more.size(); ++i) into[i].insert(into[i].end(), more[i].begin(), more[i].end());

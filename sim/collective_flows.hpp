@@ -56,6 +56,14 @@ int tree_fill_hops(int members);
 std::vector<Phase> dp_all_reduce(models::GradSyncAlgorithm algorithm, const std::vector<int>& gpus,
                                  const std::vector<int>& node_of, double bytes, bool one_channel = false);
 
+/// On a mesh fabric (models::IntraFabric::mesh) NCCL/RCCL run a ring channel over each of a
+/// GPU's links to the collective's other members on its node, so an intra-node send of a ring
+/// step leaves on all of them: each flow between two of `members` on one mesh node (with more
+/// than two of them there) becomes one flow to each other member on that node, with an equal
+/// share of the bytes. Alone, k members then move at (k-1)/(gpus-1) of a GPU's total, the cost
+/// model's models::intra_bandwidth_Bps.
+void spread_over_mesh_links(const Topology& topology, const std::vector<int>& members, Phase& phase);
+
 /// Merges collectives that run at the same time into one phase list (phase i of each).
 void merge_phases(std::vector<Phase>& into, const std::vector<Phase>& more);
 

@@ -67,9 +67,9 @@ Platform::Platform(const Topology& topology, const std::vector<bool>& node_used)
       for (int j = 0; j < type.gpus_per_node; ++j) {
         if (i == j) continue;
         const int gj = node.first_gpu + j;
-        nz->add_route(local[i]->get_netpoint(), local[j]->get_netpoint(), nullptr, nullptr,
-                      {sg4::LinkInRoute(link(nz, topology.intra_up(gi))), sg4::LinkInRoute(link(nz, topology.intra_down(gj)))},
-                      false);
+        std::vector<sg4::LinkInRoute> route;
+        for (int l : topology.path(gi, gj)) route.emplace_back(link(nz, l));
+        nz->add_route(local[i]->get_netpoint(), local[j]->get_netpoint(), nullptr, nullptr, route, false);
       }
       if (type.nics.count > 0) {
         std::vector<sg4::LinkInRoute> out, in;

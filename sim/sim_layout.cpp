@@ -92,12 +92,14 @@ CollectiveFlows collective_flows(const Topology& topo, models::CollectiveKind ki
   if (kind != models::CollectiveKind::kAllReduce) {
     // The cost model's hierarchical and tree all-gather/reduce-scatter fall back to rings too.
     out.phases = ring_all_gather(gpus, bytes, split);
+    for (Phase& ph : out.phases) spread_over_mesh_links(topo, gpus, ph);
     return out;
   }
   algorithm = models::resolve_algorithm(kind, bytes, g, algorithm);  // the cost model's choice
   if (algorithm == models::GradSyncAlgorithm::kHierarchical && (g.nodes <= 1 || g.inter_bandwidth_Bps <= 0))
     algorithm = models::GradSyncAlgorithm::kRing;  // hierarchical_time's own fallback
   out.phases = dp_all_reduce(algorithm, gpus, node_of, bytes, g.node_shared);
+  for (Phase& ph : out.phases) spread_over_mesh_links(topo, gpus, ph);
   if (algorithm == models::GradSyncAlgorithm::kTree) out.delay_after_s = tree_fill_hops(static_cast<int>(gpus.size())) * g.hop_latency_s;
   return out;
 }
@@ -185,9 +187,12 @@ bool add_zero3_pass_traffic(const Topology& topo, const models::Plan& plan, cons
       if (!gpu_in_platform[dst]) return false;
       // One ring step's worth of each collective: (n-1)/n of the chunk's bytes to the successor.
       const double share = (n - 1.0) / n / chunks;
-      forward[a].push_back({g, dst, traffic.forward_gathers * grp.gather_bytes * share});
-      backward[a].push_back({g, dst, (traffic.backward_gathers * grp.gather_bytes +
-                                      traffic.backward_reduce_scatters * grp.size_bytes) * share});
+      Phase f{{g, dst, traffic.forward_gathers * grp.gather_bytes * share}};
+      Phase b{{g, dst, (traffic.backward_gathers * grp.gather_bytes + traffic.backward_reduce_scatters * grp.size_bytes) *
+                           share}};
+      for (Phase* ph : {&f, &b}) spread_over_mesh_links(topo, grp.gpus, *ph);
+      forward[a].insert(forward[a].end(), f.begin(), f.end());
+      backward[a].insert(backward[a].end(), b.begin(), b.end());
     }
   }
   for (std::size_t a = 0; a < forward.size(); ++a) {

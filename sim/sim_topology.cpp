@@ -85,6 +85,16 @@ Topology::Topology(const models::Cluster& cluster) : cluster_(&cluster) {
         gl.nic_down = nl.nic_down[nic_index(g)];
       }
     }
+    const int gpus = type.gpus_per_node;
+    if (type.intra.mesh && gpus > 2) {
+      nl.pair.assign(static_cast<std::size_t>(gpus) * gpus, -1);
+      const double link_bw = models::intra_bandwidth_Bps(type, 2);
+      for (int i = 0; i < gpus; ++i)
+        for (int j = 0; j < gpus; ++j)
+          if (i != j)
+            nl.pair[i * gpus + j] = add_link(base + "/gpu[" + std::to_string(i) + "]->gpu[" + std::to_string(j) + "]",
+                                             LinkKind::kIntra, link_bw, 0);
+    }
   }
   for (const auto& l : cluster.links) {
     const auto& za = cluster.zones[l.zone_a].name;
@@ -113,7 +123,13 @@ std::vector<int> Topology::path(int a, int b) const {
   if (a == b) return out;
   const int na = cluster_->gpus[a].node, nb = cluster_->gpus[b].node;
   if (na == nb) {
-    out = {intra_up(a), intra_down(b)};
+    const auto& pair = node_links_[na].pair;
+    if (pair.empty()) {
+      out = {intra_up(a), intra_down(b)};
+    } else {
+      const int gpus = cluster_->node_types[cluster_->nodes[na].node_type].gpus_per_node;
+      out = {intra_up(a), pair[cluster_->gpus[a].local * gpus + cluster_->gpus[b].local], intra_down(b)};
+    }
     return out;
   }
   const auto& ga = gpu_links_[a];

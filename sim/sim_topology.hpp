@@ -5,6 +5,7 @@
 // construction. No SimGrid here.
 //
 //   GPU ─intra_up/down─ [node switch] ─intra_up/down─ GPU          (same node)
+//   GPU ─intra_up─ pair(a→b) ─intra_down─ GPU                       (same node, mesh fabric)
 //   GPU ─host_up─ NIC_up ─ uplink_up ─ [zone fabric] ─ uplink_down ─ NIC_down ─ host_down ─ GPU
 //                               └─ zone gateway ─ WAN(a→b) ─ zone gateway ┘   (other zone)
 //
@@ -69,7 +70,13 @@ class Topology {
 
  private:
   struct GpuLinks { int intra_up = -1, intra_down = -1, host_up = -1, host_down = -1, nic_up = -1, nic_down = -1; };
-  struct NodeLinks { int uplink_up = -1, uplink_down = -1; std::vector<int> nic_up, nic_down; };
+  struct NodeLinks {
+    int uplink_up = -1, uplink_down = -1;
+    std::vector<int> nic_up, nic_down;
+    /// Mesh fabrics (models::IntraFabric::mesh): the direct link local GPU i -> j at [i * gpus + j],
+    /// one link's share of the GPU's total; the GPU's intra_up/down keep the total. Empty otherwise.
+    std::vector<int> pair;
+  };
   struct WanLink { int zone_a, zone_b, link; };
   int add_link(std::string name, LinkKind kind, double bandwidth_Bps, double latency_s);
 

@@ -359,6 +359,25 @@ TEST(PipelineTime, SlowestStageSetsTheSteadyState) {
   EXPECT_DOUBLE_EQ(backward_finish_offset(st.data(), 2), 2 + 4);
 }
 
+TEST(Topology, MeshGivesAGroupOneLinkPerPeer) {
+  // 8 GPUs joined pairwise (MI300X: 7 xGMI links): the per-GPU figure is over 7 links.
+  NodeType mesh = node_type("mesh", round_gpu("g", 100e12), 8, 448e9, 50e9);
+  mesh.intra.kind = IntraFabricKind::kXgmi;
+  mesh.intra.mesh = true;
+  const double total = achieved_bandwidth_Bps(mesh.intra);
+  EXPECT_DOUBLE_EQ(intra_bandwidth_Bps(mesh, 2), total / 7);  // TP 2, or a send: one link
+  EXPECT_DOUBLE_EQ(intra_bandwidth_Bps(mesh, 4), total * 3 / 7);
+  EXPECT_DOUBLE_EQ(intra_bandwidth_Bps(mesh, 8), total);
+  EXPECT_DOUBLE_EQ(intra_bandwidth_Bps(mesh, 1), total / 7);  // a point-to-point path
+  const Cluster c = cluster_of({mesh}, {{0, 1}});
+  EXPECT_DOUBLE_EQ(group_cost(c, std::vector<int>{0, 1, 2, 3}).bus_bandwidth_Bps, total * 3 / 7);
+  EXPECT_DOUBLE_EQ(path_between(c, 0, 5, 0).bandwidth_Bps, total / 7);
+  NodeType sw = mesh;  // the same figure through a switch: every group gets all of it
+  sw.intra.mesh = false;
+  EXPECT_DOUBLE_EQ(intra_bandwidth_Bps(sw, 2), total);
+  EXPECT_DOUBLE_EQ(group_cost(cluster_of({sw}, {{0, 1}}), std::vector<int>{0, 1}).bus_bandwidth_Bps, total);
+}
+
 TEST(GradSyncBytes, Fp32AllReduceDoublesTheFp16Wire) {
   TrainingSpec t;
   t.dtype = Dtype::kFp16;

@@ -278,6 +278,16 @@ TEST(ClusterLoader, ConvertsToSiAndAppliesDefaults) {
   EXPECT_EQ(c.nodes.size(), 5u);
 }
 
+TEST(ClusterLoader, MeshFabricIsReadAndWrittenBack) {
+  std::string text = kCluster;
+  const std::string intra = R"(intra: {bandwidth: "300GB/s"})";
+  text.replace(text.find(intra), intra.size(), R"(intra: {bandwidth: "450GB/s", kind: nvlink, mesh: true})");
+  const Cluster c = parse_cluster(text, test_catalog());
+  EXPECT_TRUE(c.node_types[0].intra.mesh);
+  EXPECT_FALSE(parse_cluster(kCluster, test_catalog()).node_types[0].intra.mesh);  // switch by default
+  EXPECT_TRUE(parse_cluster(cluster_to_yaml(c), test_catalog()).node_types[0].intra.mesh);
+}
+
 TEST(ClusterLoader, ReportsAllErrorsOfTheFileAtOnce) {
   const std::string text = R"(kind: cluster
 name: c

@@ -243,5 +243,29 @@ TEST(ClosedForm, TreeOfANodeSharedGroupRunsOneChannel) {
   EXPECT_NEAR(t, expected, 0.05 * expected);
 }
 
+TEST(ClosedForm, MeshCollectivesUseALinkPerPeerAndSendsOne) {
+  // 4 GPUs joined pairwise (GH200 nodes: 450 GB/s a GPU over 3 peers): a ring of k members on
+  // the node moves at (k - 1) / 3 of the total in both engines; a send crosses one link.
+  auto cluster = testing::one_zone(1, NodeSpec{4, 450e9});
+  cluster.node_types[0].intra.kind = models::IntraFabricKind::kNvlink;
+  cluster.node_types[0].intra.mesh = true;
+  const Topology topo(cluster);
+  const double total = 450e9 * models::link_efficiency(models::IntraFabricKind::kNvlink);
+  EXPECT_EQ(topo.path(0, 1).size(), 3u);  // intra_up, the direct link, intra_down
+  EXPECT_NEAR(topo.path_bandwidth_Bps(0, 1), total / 3, 1e-3);
+  EXPECT_NEAR(models::path_between(cluster, 0, 1, 0).bandwidth_Bps, total / 3, 1e-3);
+  const double n = 1e9;
+  for (const std::vector<int>& ring : {std::vector<int>{0, 1}, std::vector<int>{0, 1, 2}, std::vector<int>{0, 1, 2, 3}}) {
+    const int k = static_cast<int>(ring.size());
+    const models::GroupCost g = models::group_cost(cluster, ring);
+    EXPECT_NEAR(g.bus_bandwidth_Bps, total * (k - 1) / 3, 1e-3) << k << " members";
+    const CollectiveFlows flows = collective_flows(topo, models::CollectiveKind::kAllReduce,
+                                                   models::GradSyncAlgorithm::kRing, ring, n);
+    const double t = testing::in_child([&] { return simulate_phases(cluster, flows.phases); });
+    const double expected = 2 * (k - 1) * 2e-6 + 2.0 * (k - 1) / k * n / (total * (k - 1) / 3);
+    EXPECT_NEAR(t, expected, kTol * expected) << k << " members";
+  }
+}
+
 }  // namespace
 }  // namespace hetsim::sim
