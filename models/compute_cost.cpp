@@ -116,6 +116,13 @@ void fp8_casts_backward(OpSink& sink, const DeviceRates& d, const LayerShape& s)
   memory_op(sink, "fp8_cast_transpose", d, grad_outputs * (s.act_bytes + 2.0) + inputs * 2.0, 8);
 }
 
+/// Megatron-LM's fused scale-mask-softmax kernel takes 16-bit inputs only
+/// (megatron/model/fused_softmax.py, FusedScaleMaskSoftmax.is_kernel_available: input_in_float16).
+/// FP32 training runs the PyTorch path instead: scale, masked_fill and softmax, one read and one
+/// write of the scores each (3 kernels), and backward softmax (read output and gradient, write),
+/// masked_fill and scale (read and write each): 7 passes over the scores against 3 fused.
+bool unfused_softmax(const LayerShape& s) { return s.act_bytes >= 4.0; }
+
 /// Attention core forward: QK^T, fused scale-mask-softmax, dropout, AV (Megatron-LM, non-flash;
 /// Vaswani et al. 2017), or one FlashAttention kernel (causal: half the s^2 blocks; Dao 2022).
 void attention_core_forward(const LayerShape& s, const DeviceRates& d, OpSink& sink) {
@@ -131,7 +138,10 @@ void attention_core_forward(const LayerShape& s, const DeviceRates& d, OpSink& s
   const double scores = bh * s.seq * s.seq;
   memory_op(sink, "qkv_layout", d, 2.0 * s.tokens() * qkv_width(s) * s.act_bytes, 2);
   gemm(sink, "attn_scores", d, s, s.seq, s.seq, head_dim, bh);
-  memory_op(sink, "softmax", d, 2.0 * scores * s.act_bytes);
+  if (unfused_softmax(s))
+    memory_op(sink, "scale_mask_softmax", d, 6.0 * scores * s.act_bytes, 3);
+  else
+    memory_op(sink, "softmax", d, 2.0 * scores * s.act_bytes);
   if (s.dropout) memory_op(sink, "attn_dropout", d, scores * (2.0 * s.act_bytes + 1.0));
   gemm(sink, "attn_context", d, s, s.seq, head_dim, s.seq, bh);
   memory_op(sink, "context_layout", d, 2.0 * s.tokens() * s.hidden / s.tp * s.act_bytes);
@@ -153,7 +163,10 @@ void attention_core_backward(const LayerShape& s, const DeviceRates& d, OpSink& 
   memory_op(sink, "context_layout_bwd", d, 2.0 * s.tokens() * s.hidden / s.tp * s.act_bytes);
   gemm_backward(sink, "attn_context_bwd", d, s, s.seq, head_dim, s.seq, bh);
   if (s.dropout) memory_op(sink, "attn_dropout_bwd", d, scores * (2.0 * s.act_bytes + 1.0));
-  memory_op(sink, "softmax_bwd", d, 3.0 * scores * s.act_bytes);
+  if (unfused_softmax(s))
+    memory_op(sink, "scale_mask_softmax_bwd", d, 7.0 * scores * s.act_bytes, 3);
+  else
+    memory_op(sink, "softmax_bwd", d, 3.0 * scores * s.act_bytes);
   gemm_backward(sink, "attn_scores_bwd", d, s, s.seq, s.seq, head_dim, bh);
   memory_op(sink, "qkv_layout_bwd", d, 2.0 * s.tokens() * qkv_width(s) * s.act_bytes, 2);
 }

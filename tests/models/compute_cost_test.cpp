@@ -155,6 +155,29 @@ TEST(ComputeCost, NoDropoutRemovesTheMaskTrafficAndKernels) {
   EXPECT_EQ(without.flop, with.flop);  // dropout is memory-bound work only
 }
 
+TEST(ComputeCost, Fp32TakesTheUnfusedSoftmax) {
+  // Megatron's fused scale-mask-softmax takes 16-bit inputs only: FP32 runs scale, masked_fill
+  // and softmax as three kernels over the scores (6 passes forward, 7 backward, against 2 and 3).
+  LayerShape s = shape(1);
+  const double scores = s.micro * s.heads * s.seq * s.seq;
+  const auto pass = [&](double bytes, bool backward, const char* op) {
+    s.act_bytes = bytes;
+    CountingSink sink(op);
+    if (backward) emit_layer_backward(s, rates(), Recompute::kNone, sink);
+    else emit_layer_forward(s, rates(), sink);
+    return sink;
+  };
+  const CountingSink fwd32 = pass(4, false, "scale_mask_softmax"), bwd32 = pass(4, true, "scale_mask_softmax_bwd");
+  EXPECT_EQ(fwd32.kernels, 3);
+  EXPECT_NEAR(fwd32.gpu_s, 6 * scores * 4 / 0.5e12 + 3 * 5e-6, 1e-12);
+  EXPECT_NEAR(bwd32.gpu_s, 7 * scores * 4 / 0.5e12 + 3 * 5e-6, 1e-12);
+  const CountingSink fwd16 = pass(2, false, "softmax"), bwd16 = pass(2, true, "softmax_bwd");
+  EXPECT_EQ(fwd16.kernels, 1);
+  EXPECT_NEAR(fwd16.gpu_s, 2 * scores * 2 / 0.5e12 + 5e-6, 1e-12);
+  EXPECT_NEAR(bwd16.gpu_s, 3 * scores * 2 / 0.5e12 + 5e-6, 1e-12);
+  EXPECT_EQ(pass(2, false, "scale_mask_softmax").kernels, 0);
+}
+
 TEST(ComputeCost, FlashAttentionRemovesScoreTraffic) {
   const auto [plain, flash] = forward_before_after(&LayerShape::flash, true);
   EXPECT_LT(flash.gpu_s, plain.gpu_s);
