@@ -309,7 +309,8 @@ void print_plan(const Described& d, std::ostream& out) {
   out << "  micro_batch " << p.micro_batch << ", schedule " << models::to_string(p.schedule);
   if (p.schedule == models::Schedule::kInterleaved) out << " x" << p.interleave;
   out << ", recompute " << models::to_string(p.recompute) << ", sequence_parallel "
-      << (p.sequence_parallel ? "yes" : "no") << ", zero " << p.zero << ", grad_sync " << models::to_string(p.grad_sync)
+      << (p.sequence_parallel ? "yes" : "no") << (p.tp_comm_overlap ? " (TP communication overlapped)" : "")
+      << ", zero " << p.zero << ", grad_sync " << models::to_string(p.grad_sync)
       << (p.overlap_grad_sync ? " (overlapped)" : "") << "\n";
   out << "  dp " << p.dp() << ", pp " << p.pp();
   if (d.plan) out << ", " << p.gpu_count() << " GPUs";
@@ -436,7 +437,8 @@ void json_plan(models::JsonOut& j, const Described& d) {
   j.key("micro_batch").value(p.micro_batch).key("schedule").value(models::to_string(p.schedule))
       .key("interleave").value(p.interleave).key("recompute").value(models::to_string(p.recompute))
       .key("sequence_parallel").value(p.sequence_parallel).key("zero").value(p.zero)
-      .key("grad_sync").value(models::to_string(p.grad_sync)).key("overlap_grad_sync").value(p.overlap_grad_sync);
+      .key("grad_sync").value(models::to_string(p.grad_sync)).key("overlap_grad_sync").value(p.overlap_grad_sync)
+      .key("tp_comm_overlap").value(p.tp_comm_overlap);
   j.key("dp").value(p.dp()).key("pp").value(p.pp()).key("global_batch").value(p.global_batch());
   j.key("gpus");
   if (d.plan) j.value(p.gpu_count()); else j.null();

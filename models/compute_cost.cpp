@@ -70,17 +70,19 @@ void memory_op(OpSink& sink, const char* name, const DeviceRates& d, double byte
 double sp_tokens(const LayerShape& s) { return s.sequence_parallel ? s.tokens() / s.tp : s.tokens(); }
 
 /// TP collective after a row-parallel GEMM (g in Shoeybi et al.): all-reduce, or reduce-scatter
-/// with sequence parallel (Korthikanti et al. 2022 Fig. 5).
-void tp_reduce(OpSink& sink, const char* name, const LayerShape& s) {
+/// with sequence parallel (Korthikanti et al. 2022 Fig. 5). `after_gemm`: the compute op just
+/// emitted is that GEMM (OpSink::collective, beside_gemm).
+void tp_reduce(OpSink& sink, const char* name, const LayerShape& s, bool after_gemm = true) {
   if (s.tp <= 1) return;
   const double bytes = s.tokens() * s.hidden * s.act_bytes;
-  sink.collective(s.sequence_parallel ? OpKind::kTpReduceScatter : OpKind::kTpAllReduce, name, bytes);
+  sink.collective(s.sequence_parallel ? OpKind::kTpReduceScatter : OpKind::kTpAllReduce, name, bytes, after_gemm);
 }
 
 /// Before a column-parallel GEMM (f): nothing forward, all-gather with sequence parallel.
-void tp_gather(OpSink& sink, const char* name, const LayerShape& s) {
+/// `before_gemm`: the next compute op is that GEMM.
+void tp_gather(OpSink& sink, const char* name, const LayerShape& s, bool before_gemm = true) {
   if (s.tp <= 1 || !s.sequence_parallel) return;
-  sink.collective(OpKind::kTpAllGather, name, s.tokens() * s.hidden * s.act_bytes);
+  sink.collective(OpKind::kTpAllGather, name, s.tokens() * s.hidden * s.act_bytes, before_gemm);
 }
 
 double qkv_width(const LayerShape& s) {
@@ -230,14 +232,14 @@ void emit_embedding_forward(const LayerShape& s, const DeviceRates& d, OpSink& s
   const double T = s.tokens(), h = s.hidden, e = s.act_bytes;
   // word lookup (masked for vocab-parallel) + position embedding add
   memory_op(sink, "embedding", d, 5.0 * T * h * e, s.tp > 1 ? 4 : 2);
-  tp_reduce(sink, "tp_embedding", s);
+  tp_reduce(sink, "tp_embedding", s, false);
   if (s.dropout) memory_op(sink, "embedding_dropout", d, sp_tokens(s) * h * (2.0 * e + 1.0));
 }
 
 void emit_embedding_backward(const LayerShape& s, const DeviceRates& d, OpSink& sink) {
   const double T = s.tokens(), h = s.hidden, e = s.act_bytes;
   if (s.dropout) memory_op(sink, "embedding_dropout_bwd", d, sp_tokens(s) * h * (2.0 * e + 1.0));
-  tp_gather(sink, "tp_ag_embedding_bwd", s);
+  tp_gather(sink, "tp_ag_embedding_bwd", s, false);
   // scatter-add of the token gradients into the fp32 word/position gradient rows
   memory_op(sink, "embedding_bwd", d, T * h * (e + 2.0 * 4.0) * 2.0, 3);
 }
@@ -246,7 +248,8 @@ void emit_head_forward(const LayerShape& s, const DeviceRates& d, OpSink& sink) 
   const double T = s.tokens(), h = s.hidden, e = s.act_bytes;
   const double v = s.vocab / s.tp;
   memory_op(sink, "ln_final", d, 2.0 * sp_tokens(s) * h * e);
-  tp_gather(sink, "tp_ag_head", s);
+  // The output layer is no Transformer Engine linear: its collectives are never overlapped.
+  tp_gather(sink, "tp_ag_head", s, false);
   gemm(sink, "lm_head", d.unquantized(), unquantized(s), T, v, h);
   // Vocab-parallel cross-entropy, unfused, in fp32 (Megatron-LM cross_entropy.py): the cast of
   // the logits (read e, write 4) then max, subtract, exp, sum, log/normalise, each reading and
@@ -261,7 +264,7 @@ void emit_head_backward(const LayerShape& s, const DeviceRates& d, OpSink& sink)
   // softmax - one-hot, scale by the loss gradient, cast back: ~5 fp32 read+write passes + cast.
   memory_op(sink, "cross_entropy_bwd", d, T * v * (5.0 * 8.0 + 4.0 + e), 5);
   gemm_backward(sink, "lm_head_bwd", d.unquantized(), unquantized(s), T, v, h);
-  tp_reduce(sink, "tp_head_bwd", s);
+  tp_reduce(sink, "tp_head_bwd", s, false);
   memory_op(sink, "ln_final_bwd", d, 3.0 * sp_tokens(s) * h * e, 2);
 }
 

@@ -90,8 +90,11 @@ class OpSink {
   virtual ~OpSink() = default;
   /// A local kernel group: modelled GPU time, kernels launched, FLOPs executed.
   virtual void compute(const char* name, double gpu_s, int kernels, double flop) = 0;
-  /// A TP collective of size_bytes per rank (see OpKind).
-  virtual void collective(OpKind kind, const char* name, double size_bytes) = 0;
+  /// A TP collective of size_bytes per rank (see OpKind). `beside_gemm`: a sequence-parallel
+  /// all-gather whose next compute op is the GEMM it feeds, or a reduce-scatter whose previous
+  /// compute op is the GEMM it reduces (the pairs Plan::tp_comm_overlap hides; not the
+  /// embedding's and the LM head's collectives).
+  virtual void collective(OpKind kind, const char* name, double size_bytes, bool beside_gemm = false) = 0;
   /// Ops emitted between begin and end are a recompute of the forward.
   virtual void set_recompute(bool on) { recompute_ = on; }
   bool recompute() const { return recompute_; }

@@ -82,6 +82,7 @@ std::variant<Plan, Infeasible> make_uniform_plan(const Cluster& cluster, const W
   plan.interleave = interleave;
   plan.recompute = o.recompute;
   plan.sequence_parallel = o.sequence_parallel;
+  plan.tp_comm_overlap = o.tp_comm_overlap;
   plan.zero = o.zero;
   plan.overlap_grad_sync = o.overlap_grad_sync;
   const int micro_batches = static_cast<int>(workload.training.global_batch / per_step);
@@ -111,6 +112,8 @@ std::vector<std::string> check_plan(const Plan& plan, const Cluster& cluster, co
   if (plan.interleave > 1 && plan.schedule != Schedule::kInterleaved) {
     out.push_back("interleave: " + std::to_string(plan.interleave) + " needs schedule: interleaved");
   }
+  if (plan.tp_comm_overlap && !plan.sequence_parallel)
+    out.push_back("tp_comm_overlap: needs sequence_parallel (expected sequence_parallel: true)");
   if (plan.replicas.empty()) out.push_back("replicas: at least one replica is required");
   std::set<int> used;
   for (size_t r = 0; r < plan.replicas.size(); ++r) {

@@ -42,6 +42,11 @@ struct Plan {
   int zero = 0;                           ///< ZeRO stage 0-3
   GradSyncAlgorithm grad_sync = GradSyncAlgorithm::kAuto;
   bool overlap_grad_sync = false;         ///< overlap DP gradient sync with backward
+  /// Sequence-parallel all-gathers and reduce-scatters of the transformer blocks run during the
+  /// GEMM they feed or reduce (Megatron-Core --tp-comm-overlap, Transformer Engine userbuffers;
+  /// Wang et al., "Overlap Communication with Dependent Computation via Decomposition", ASPLOS
+  /// 2023): a pair takes max(GEMM, collective). Needs sequence_parallel.
+  bool tp_comm_overlap = false;
   std::vector<Replica> replicas;
 
   int pp() const { return replicas.empty() ? 0 : static_cast<int>(replicas[0].stages.size()); }
@@ -62,6 +67,7 @@ struct UniformPlanOptions {
   int interleave = 1;
   Recompute recompute = Recompute::kNone;
   bool sequence_parallel = false;
+  bool tp_comm_overlap = false;
   int zero = 0;
   bool overlap_grad_sync = false;
   int first_gpu = 0;  ///< use GPUs [first_gpu, first_gpu + tp*pp*dp)

@@ -50,11 +50,16 @@ class PlanReader {
     set_if(plan.zero, root.get_int("zero", Need::kOptional, 0, 3));
     set_if(plan.grad_sync, root.get_enum("grad_sync", Need::kOptional, grad_sync_table()));
     set_if(plan.overlap_grad_sync, root.get_bool("overlap_grad_sync", Need::kOptional));
+    set_if(plan.tp_comm_overlap, root.get_bool("tp_comm_overlap", Need::kOptional));
     if (auto replicas = root.get_list("replicas", Need::kRequired, 1)) {
       for (size_t r = 0; r < replicas->size(); ++r)
         read_replica((*replicas)[r], index_path("replicas", r), root.value_mark_of("replicas"));
     }
     root.finish();
+    if (plan.tp_comm_overlap && !plan.sequence_parallel)
+      sink_.error(root.value_mark_of("tp_comm_overlap"), "tp_comm_overlap",
+                  "tp_comm_overlap runs the sequence-parallel all-gathers and reduce-scatters beside the GEMMs "
+                  "(expected sequence_parallel: true, or tp_comm_overlap: false)");
     if (interleave && *interleave > 1 && plan.schedule != Schedule::kInterleaved) {
       sink_.error(root.value_mark_of("interleave"), "interleave",
                   "interleave " + std::to_string(*interleave) + " needs schedule 'interleaved' (expected interleave: 1 with schedule '" +

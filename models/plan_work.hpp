@@ -33,6 +33,9 @@ struct Op {
   int kernels = 0;         ///< kernels launched (host overhead = kernels x kFrameworkOpHost_s)
   double flop = 0;         ///< FLOPs executed by this op
   bool recompute = false;  ///< part of a recompute forward inside the backward pass
+  /// Collectives only (Plan::tp_comm_overlap): runs during the GEMM beside it, an all-gather
+  /// during the compute op after it, a reduce-scatter during the compute op before it.
+  bool overlapped = false;
 };
 
 /// One (virtual) pipeline chunk on one stage's TP group, per micro-batch.

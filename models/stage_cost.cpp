@@ -8,15 +8,24 @@ namespace hetsim::models {
 
 namespace {
 
-/// Accumulates the sums of a pass; optionally records the ops.
+/// Accumulates the sums of a pass; optionally records the ops. With `overlap`
+/// (Plan::tp_comm_overlap) a collective beside its GEMM (OpSink::collective) runs during it:
+/// the pair takes max(GEMM, collective), so only the collective's excess is TP time.
 class PassSink : public OpSink {
  public:
-  PassSink(const GroupCost& tp_group, const EfficiencyModel& eff, std::vector<Op>* ops)
-      : tp_group_(tp_group), eff_(eff), ops_(ops) {}
+  PassSink(const GroupCost& tp_group, const EfficiencyModel& eff, std::vector<Op>* ops, bool overlap = false)
+      : tp_group_(tp_group), eff_(eff), ops_(ops), overlap_(overlap) {}
 
   void compute(const char* name, double gpu_s, int kernels, double flop) override {
     cost.gpu_s += gpu_s;
-    cost.launch(kernels * eff_.framework_op_host_s, gpu_s);
+    double exposed = 0;
+    if (pending_gather_s_ >= 0) {  // the all-gather before this GEMM runs during it
+      exposed = std::max(0.0, pending_gather_s_ - gpu_s);
+      cost.tp_comm_s += exposed;
+      pending_gather_s_ = -1;
+    }
+    cost.launch(kernels * eff_.framework_op_host_s, gpu_s + exposed);
+    last_compute_s_ = gpu_s;
     cost.flop += flop;
     if (!recompute()) cost.model_flop += flop;
     if (ops_) {
@@ -31,13 +40,24 @@ class PassSink : public OpSink {
     }
   }
 
-  void collective(OpKind kind, const char* name, double size_bytes) override {
+  void collective(OpKind kind, const char* name, double size_bytes, bool beside_gemm) override {
     const CollectiveKind ck = kind == OpKind::kTpAllGather       ? CollectiveKind::kAllGather
                               : kind == OpKind::kTpReduceScatter ? CollectiveKind::kReduceScatter
                                                                  : CollectiveKind::kAllReduce;
     const double t = collective_time(ck, size_bytes, tp_group_);
-    cost.tp_comm_s += t;
-    cost.launch(eff_.framework_op_host_s, t);
+    const bool overlapped = overlap_ && beside_gemm && kind != OpKind::kTpAllReduce && t > 0;
+    if (overlapped && kind == OpKind::kTpAllGather) {
+      pending_gather_s_ = t;  // priced with the GEMM that follows (compute)
+      cost.launch(eff_.framework_op_host_s, 0);
+    } else if (overlapped) {  // reduce-scatter of the GEMM just emitted
+      const double exposed = std::max(0.0, t - std::max(0.0, last_compute_s_));
+      cost.tp_comm_s += exposed;
+      cost.launch(eff_.framework_op_host_s, exposed);
+    } else {
+      cost.tp_comm_s += t;
+      cost.launch(eff_.framework_op_host_s, t);
+    }
+    last_compute_s_ = -1;
     if (ops_) {
       Op op;
       op.kind = kind;
@@ -46,6 +66,7 @@ class PassSink : public OpSink {
       op.duration_s = t;
       op.kernels = 1;
       op.recompute = recompute();
+      op.overlapped = overlapped;
       ops_->push_back(std::move(op));
     }
   }
@@ -71,6 +92,9 @@ class PassSink : public OpSink {
   const GroupCost& tp_group_;
   const EfficiencyModel& eff_;
   std::vector<Op>* ops_;
+  bool overlap_;
+  double pending_gather_s_ = -1;  ///< an overlapped all-gather waiting for its GEMM
+  double last_compute_s_ = -1;    ///< the compute op just emitted (-1: a collective came after it)
 };
 
 void add(PassCost& into, const PassCost& c, double times = 1) {
@@ -134,17 +158,18 @@ StageCost stage_cost(const StageShape& shape, const Workload& w, const Plan& pla
   const GpuType& gpu = shape.node_type->gpu;
   const DeviceRates d = DeviceRates::of(gpu, gpu.matmul_dtype(w.training.dtype, w.training.allow_tf32));
   const LayerShape s = layer_shape(w, plan, shape.tp);
+  const bool overlap = plan.tp_comm_overlap && s.sequence_parallel;
   const int v = std::max(1, plan.interleave);
   StageCost out;
   out.params = stage_params(w.model, shape.layers * v, shape.tp, shape.first, shape.last, pp);
 
   if (!ops) {
     // Fast path: one layer's sums times the layer count.
-    PassSink lf(shape.tp_group, d.eff, nullptr), lb(shape.tp_group, d.eff, nullptr);
+    PassSink lf(shape.tp_group, d.eff, nullptr, overlap), lb(shape.tp_group, d.eff, nullptr, overlap);
     emit_layer_forward(s, d, lf);
     emit_layer_backward(s, d, plan.recompute, lb);
     for (int c = 0; c < v; ++c) {
-      PassSink f(shape.tp_group, d.eff, nullptr), b(shape.tp_group, d.eff, nullptr);
+      PassSink f(shape.tp_group, d.eff, nullptr, overlap), b(shape.tp_group, d.eff, nullptr, overlap);
       f.host_only(d.eff.framework_pass_host_s);
       b.host_only(d.eff.framework_pass_host_s);
       if (shape.first && c == 0) emit_embedding_forward(s, d, f);
@@ -166,13 +191,13 @@ StageCost stage_cost(const StageShape& shape, const Workload& w, const Plan& pla
   ops->assign(v, ChunkWork{});
   for (int c = 0; c < v; ++c) {
     ChunkWork& chunk = (*ops)[c];
-    PassSink f(shape.tp_group, d.eff, &chunk.forward);
+    PassSink f(shape.tp_group, d.eff, &chunk.forward, overlap);
     f.host_only(d.eff.framework_pass_host_s);
     if (shape.first && c == 0) emit_embedding_forward(s, d, f);
     for (int l = 0; l < shape.layers; ++l) emit_layer_forward(s, d, f);
     if (shape.last && c == v - 1) emit_head_forward(s, d, f);
     f.close();
-    PassSink b(shape.tp_group, d.eff, &chunk.backward);
+    PassSink b(shape.tp_group, d.eff, &chunk.backward, overlap);
     b.host_only(d.eff.framework_pass_host_s);
     if (shape.last && c == v - 1) emit_head_backward(s, d, b);
     for (int l = 0; l < shape.layers; ++l) emit_layer_backward(s, d, plan.recompute, b);

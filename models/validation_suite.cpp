@@ -104,6 +104,7 @@ void read_parallel(MapReader& m, SuiteRow& row) {
   set_if(row.dp, m.get_int("dp", Need::kRequired, 1, 1 << 20));
   set_if(row.interleave, m.get_int("interleave", Need::kOptional, 1, 1 << 10));
   set_if(row.sequence_parallel, m.get_bool("sequence_parallel", Need::kOptional));
+  set_if(row.tp_comm_overlap, m.get_bool("tp_comm_overlap", Need::kOptional));
   set_if(row.zero, m.get_int("zero", Need::kOptional, 0, 3));
   m.finish();
   // Each degree is in range, their product need not be: tp 8, pp 24, dp 2^20 built a cluster of
@@ -314,6 +315,7 @@ std::variant<Plan, Infeasible> suite_plan(const SuiteRow& row, const Cluster& cl
   o.interleave = row.interleave;
   o.recompute = row.recompute;
   o.sequence_parallel = row.sequence_parallel;
+  o.tp_comm_overlap = row.tp_comm_overlap;
   o.zero = row.zero;
   return make_uniform_plan(cluster, workload, row.tp, row.pp, row.dp, o);
 }

@@ -174,6 +174,21 @@ class Runtime {
     sg4::this_actor::execute(seconds * kHostSpeedFlops);
   }
 
+  /// A GEMM and the collective beside it at once (models::Op::overlapped): the compute runs as
+  /// an asynchronous execution while this actor moves the collective's flows; returns the time
+  /// the pair took beyond the compute (the collective's exposed part).
+  double run_beside(double compute_s, const std::vector<FoldedPhase>& phases) {
+    const double t0 = sg4::Engine::get_clock();
+    sg4::ExecPtr exec;
+    if (compute_s > 0) {
+      ++result_.executions;
+      exec = sg4::this_actor::exec_async(compute_s * kHostSpeedFlops);
+    }
+    run_phases(phases, 1.0);
+    if (exec) exec->wait();
+    return std::max(0.0, sg4::Engine::get_clock() - t0 - compute_s);
+  }
+
   const Topology& topo_;
   const Platform& platform_;
   SimResult& result_;
@@ -318,7 +333,30 @@ void stage_actor(World& w, int a) {
       done += pending;
       pending = 0;
     };
-    for (const auto& op : ops) {
+    // A GEMM that an overlapped collective runs beside (all-gather before it, reduce-scatter
+    // after it) is executed with it; its time still counts towards the buckets' thresholds.
+    auto run_pair = [&](const models::Op& gemm, const models::Op& collective) {
+      flush();
+      timing.compute_s += gemm.duration_s;
+      timing.tp_comm_s += rt.run_beside(gemm.duration_s, tp_phases(w, a, collective));
+      done += gemm.duration_s;
+      while (release_buckets && released < comp->buckets - 1 && total * (released + 1) / comp->buckets <= done)
+        comp->bucket_ready[released++]->release();
+    };
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const auto& op = ops[i];
+      const bool next_overlapped = i + 1 < ops.size() && ops[i + 1].overlapped;
+      if (op.kind == models::OpKind::kCompute && next_overlapped && ops[i + 1].kind == models::OpKind::kTpReduceScatter) {
+        run_pair(op, ops[i + 1]);
+        ++i;
+        continue;
+      }
+      if (op.overlapped && op.kind == models::OpKind::kTpAllGather && i + 1 < ops.size() &&
+          ops[i + 1].kind == models::OpKind::kCompute) {
+        run_pair(ops[i + 1], op);
+        ++i;
+        continue;
+      }
       if (op.kind == models::OpKind::kCompute) {
         timing.compute_s += op.duration_s;
         pending += op.duration_s;

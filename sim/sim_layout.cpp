@@ -24,7 +24,9 @@ struct UnionFind {
 bool same_ops(const std::vector<models::Op>& a, const std::vector<models::Op>& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
-    if (a[i].kind != b[i].kind || a[i].duration_s != b[i].duration_s || a[i].size_bytes != b[i].size_bytes) return false;
+    if (a[i].kind != b[i].kind || a[i].duration_s != b[i].duration_s || a[i].size_bytes != b[i].size_bytes ||
+        a[i].overlapped != b[i].overlapped)
+      return false;
   return true;
 }
 

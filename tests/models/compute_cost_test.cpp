@@ -35,7 +35,7 @@ struct CountingSink : OpSink {
     kernels += k;
     (recompute() ? recompute_flop : flop) += f;
   }
-  void collective(OpKind kind, const char*, double bytes) override { collectives.emplace_back(kind, bytes); }
+  void collective(OpKind kind, const char*, double bytes, bool) override { collectives.emplace_back(kind, bytes); }
 };
 
 TEST(ComputeCost, LargeGemmRunsAtEfficientPeak) {

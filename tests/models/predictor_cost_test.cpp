@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The predictor on heterogeneous plans: the slowest stage / replica dominates as the closed
 // form says; build_plan_work() carries the same op costs; memory infeasibility is a result.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <numeric>
@@ -118,6 +119,50 @@ TEST(Predictor, PlanWorkOpsSumToThePredictedStageTimes) {
       EXPECT_EQ(work.dp_groups[j].gpus, (std::vector<int>{j, 8 + j}));
     }
   }
+}
+
+TEST(Predictor, OverlappedTpCollectivesCostOnlyTheirExcessOverTheGemm) {
+  // tp_comm_overlap: an all-gather runs beside the GEMM after it, a reduce-scatter beside the
+  // GEMM before it; a pass then takes its compute, its other collectives and, per pair,
+  // max(0, collective - GEMM). The ops keep the collectives' full times for the simulator.
+  const Cluster c = cluster_of({node_type("slow-link", round_gpu("g", 300e12), 8, 20e9, 25e9)}, {{0, 1}});
+  const Workload w = gpt_workload(4, 2048, 16, 1024, 8);
+  Plan p;
+  p.micro_batch = 2;
+  p.sequence_parallel = true;
+  p.tp_comm_overlap = true;
+  Replica r;
+  r.micro_batches = 4;
+  r.stages = {stage(4, {0, 1, 2, 3})};
+  p.replicas = {r};
+  const Report rep = predict(c, w, p);
+  const PlanWork work = build_plan_work(c, w, p);
+  ASSERT_TRUE(rep.feasible && work.feasible);
+  const auto pass_s = [](const std::vector<Op>& ops) {
+    double t = 0;
+    int overlapped = 0;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const Op& op = ops[i];
+      if (!op.overlapped) {
+        t += op.duration_s;
+        continue;
+      }
+      ++overlapped;
+      const Op& gemm = op.kind == OpKind::kTpAllGather ? ops[i + 1] : ops[i - 1];
+      EXPECT_EQ(gemm.kind, OpKind::kCompute) << op.name;
+      t += std::max(0.0, op.duration_s - gemm.duration_s);
+    }
+    EXPECT_EQ(overlapped, 4 * 4) << "two all-gathers and two reduce-scatters per layer";
+    return t;
+  };
+  const StageWork& sw = work.replicas[0][0];
+  EXPECT_NEAR(pass_s(sw.chunks[0].forward), rep.stages[0].forward_s, 1e-12);
+  EXPECT_NEAR(pass_s(sw.chunks[0].backward), rep.stages[0].backward_s, 1e-12);
+  p.tp_comm_overlap = false;
+  EXPECT_GT(predict(c, w, p).iteration_time_s, rep.iteration_time_s);
+  p.sequence_parallel = false;  // the overlap needs the sequence-parallel collectives
+  p.tp_comm_overlap = true;
+  EXPECT_THAT(check_plan(p, c, w), ::testing::Contains(::testing::HasSubstr("tp_comm_overlap")));
 }
 
 TEST(Predictor, OverCapacityIsInfeasibleWithAReason) {
