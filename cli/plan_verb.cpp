@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `hetsim plan --cluster C --workload W [--objective throughput|cost] [--budget-per-hour D]
-//  [--top K] [--time-limit S] [--threads N] [--refine K] [--emit-plan FILE] [--format table|json]`: the planner's best plans,
+//  [--top K] [--time-limit S] [--threads N] [--refine K] [--tp-comm-overlap] [--emit-plan FILE] [--format table|json]`:
+//  the planner's best plans,
 // the two baselines a homogeneous tool would give, and the best plan as a `kind: plan` file.
 #include <cmath>
 #include <cstdio>
@@ -30,6 +31,7 @@ struct PlanVerbOptions {
   int top = 5;
   int refine = 0;
   bool spot = false;
+  bool tp_comm_overlap = false;
   OutputFormat format = OutputFormat::kTable;
 };
 
@@ -210,6 +212,7 @@ void run_plan(PlanVerbOptions o) {
   po.budget_per_hour = o.budget_per_hour;
   po.top = std::max(o.top, o.refine);
   po.spot = o.spot;
+  po.tp_comm_overlap = o.tp_comm_overlap;
   po.time_limit_s = o.time_limit_s;
   po.threads = o.threads;
   check_output_files("plan", {{"--emit-plan", o.emit_plan}}, {o.cluster, o.workload, o.profile});
@@ -246,6 +249,9 @@ void add_plan_verb(CLI::App& app) {
                    "Dollars per hour: the fastest plan whose nodes cost at most this (chooses the GPUs too)")
       ->check(positive_number());
   verb->add_flag("--spot", o->spot, "Price nodes at their spot price where the cluster gives one");
+  verb->add_flag("--tp-comm-overlap", o->tp_comm_overlap,
+                 "The stack overlaps TP communication with the GEMMs (Megatron-Core --tp-comm-overlap): plans with "
+                 "sequence parallelism use it");
   verb->add_option("--top", o->top, "Plans listed (default 5)")->check(positive_integer());
   verb->add_option("--time-limit", o->time_limit_s,
                    "Seconds each of the three searches (best plan and the two baselines) may take; the most "

@@ -153,7 +153,7 @@ std::vector<std::vector<int>> allotments(const Cluster& cluster, const std::vect
 std::string knob_summary(const Plan& p) {
   std::string s = "micro " + std::to_string(p.micro_batch) + ", " + to_string(p.recompute) + ", ";
   s += p.schedule == Schedule::kInterleaved ? "interleaved x" + std::to_string(p.interleave) : to_string(p.schedule);
-  if (p.sequence_parallel) s += ", sp";
+  if (p.sequence_parallel) s += p.tp_comm_overlap ? ", sp+overlap" : ", sp";
   s += ", zero " + std::to_string(p.zero);
   return s;
 }
@@ -217,6 +217,7 @@ std::vector<Candidate> megatron_candidates(const Cluster& cluster, const Workloa
                 u.interleave = v;
                 u.zero = z;
                 u.sequence_parallel = sp;
+                u.tp_comm_overlap = o.tp_comm_overlap && sp;
                 u.overlap_grad_sync = true;
                 auto made = make_uniform_plan(cluster, workload, tp, pp, dp, u);
                 ++*evaluated;

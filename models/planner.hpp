@@ -56,6 +56,10 @@ struct PlannerOptions {
   /// found do not depend on it (only the time, and the evaluated / pruned counts, which depend
   /// on when bounds rise).
   int threads = 0;
+  /// The training stack overlaps TP communication with the GEMMs (Plan::tp_comm_overlap,
+  /// Megatron-Core --tp-comm-overlap): every plan with sequence parallelism, the baselines too,
+  /// is built and priced with it.
+  bool tp_comm_overlap = false;
 };
 
 /// One plan with its prediction.

@@ -17,6 +17,7 @@ Knobs knobs_of(const Plan& plan) {
   k.sequence_parallel = plan.sequence_parallel;
   k.interleave = plan.schedule == Schedule::kInterleaved ? std::max(1, plan.interleave) : 1;
   k.zero = plan.zero;
+  k.tp_comm_overlap = plan.tp_comm_overlap;
   return k;
 }
 

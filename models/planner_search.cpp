@@ -85,6 +85,7 @@ void ShapeSearch::search(const std::vector<int>& pool_nodes, bool uniform,
           k.interleave = v;
           k.zero = z;
           k.sequence_parallel = true;
+          k.tp_comm_overlap = options_.tp_comm_overlap;
           std::vector<int> tp(n, 0);
           std::function<void(int)> rec = [&](int p) {
             if (p == n) {

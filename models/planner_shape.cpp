@@ -161,6 +161,7 @@ Plan ShapeSearch::materialize(const Shape& s) const {
     for (const Stage& st : r.stages) any_tp = any_tp || st.tp() > 1;
   }
   plan.sequence_parallel = plan.sequence_parallel && any_tp;  // SP splits over TP ranks only
+  plan.tp_comm_overlap = s.knobs.tp_comm_overlap && plan.sequence_parallel;
   plan.name = "planned";
   return plan;
 }

@@ -34,7 +34,10 @@ struct Knobs {
   bool sequence_parallel = true;
   int interleave = 1;               ///< 1 = 1F1B
   int zero = 0;
-  auto key() const { return std::tuple(micro_batch, static_cast<int>(recompute), sequence_parallel, interleave); }
+  bool tp_comm_overlap = false;     ///< PlannerOptions::tp_comm_overlap (with sequence parallel only)
+  auto key() const {
+    return std::tuple(micro_batch, static_cast<int>(recompute), sequence_parallel, interleave, tp_comm_overlap);
+  }
 };
 
 /// TP degrees valid for a node type and model: divide the node's GPUs, heads, ffn_hidden,

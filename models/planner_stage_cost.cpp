@@ -57,6 +57,7 @@ Plan probe_plan(const std::vector<int>& layers, int tp, int gpus_per_node, const
   p.interleave = k.interleave;
   p.recompute = k.recompute;
   p.sequence_parallel = k.sequence_parallel && tp > 1;
+  p.tp_comm_overlap = k.tp_comm_overlap && p.sequence_parallel;
   p.zero = 0;
   Replica r;
   r.micro_batches = kProbeMicroBatches;

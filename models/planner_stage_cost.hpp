@@ -22,7 +22,7 @@ class UnitCostTable {
   UnitCost measure(int node_type, int tp, const Knobs& knobs);
   const Cluster& cluster_;
   const Workload& workload_;
-  std::map<std::tuple<int, int, std::tuple<int, int, bool, int>>, UnitCost> cache_;
+  std::map<std::tuple<int, int, decltype(Knobs{}.key())>, UnitCost> cache_;
   std::shared_mutex mutex_;  ///< get() is called from the search's threads
   long probes_ = 0;
 };

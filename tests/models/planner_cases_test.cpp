@@ -140,5 +140,25 @@ TEST(PlannerCases, NodeTypesThatDifferInNameOnlyArePlannedAsOne) {
   EXPECT_DOUBLE_EQ(s.top.front().report.tokens_per_s, m.top.front().report.tokens_per_s);
 }
 
+TEST(PlannerCases, OverlappedTpCommunicationIsPlannedWithAndNeverLoses) {
+  // --tp-comm-overlap: every plan with sequence parallelism, the baselines too, carries the
+  // overlap, and the best plan is at least as fast as without it (the same shapes cost less).
+  const Cluster c = load_cluster(std::string(HETSIM_SOURCE_DIR) + "/clusters/dgx-a100.yaml", Catalog::builtin());
+  const Workload w = load_workload(std::string(HETSIM_SOURCE_DIR) + "/workloads/gpt3-13b.yaml");
+  PlannerOptions o;
+  o.top = 3;
+  const PlannerResult plain = plan_training(c, w, o);
+  o.tp_comm_overlap = true;
+  const PlannerResult overlapped = plan_training(c, w, o);
+  ASSERT_FALSE(plain.top.empty() || overlapped.top.empty());
+  EXPECT_GE(overlapped.top.front().report.tokens_per_s, plain.top.front().report.tokens_per_s);
+  ASSERT_TRUE(overlapped.uniform.found && overlapped.fastest_type_only.found);
+  for (const RankedPlan* p : {&overlapped.top.front(), &overlapped.uniform.best, &overlapped.fastest_type_only.best}) {
+    EXPECT_EQ(p->plan.tp_comm_overlap, p->plan.sequence_parallel) << p->shape;
+    EXPECT_TRUE(check_plan(p->plan, c, w).empty()) << p->shape;
+  }
+  for (const RankedPlan& p : plain.top) EXPECT_FALSE(p.plan.tp_comm_overlap) << p.shape;
+}
+
 }  // namespace
 }  // namespace hetsim::models
