@@ -58,6 +58,7 @@ constexpr const char* kHead = "kind: sweep\nname: t\ncluster: c.yaml\nworkloads:
 TEST(SweepSpec, ReadsEveryAxisKindAndResolvesPathsAgainstItsFolder) {
   const SweepSpec s = parse_sweep_spec(std::string(kHead) + R"(objective: budget
 budget_per_hour: "$100/h"
+tp_comm_overlap: true
 axes:
   - {node_type: small, zone: east, nodes: [0, 1, 4]}
   - {node_type: big, gpu: [a100-sxm4-80gb, h100-sxm5-80gb]}
@@ -71,6 +72,7 @@ axes:
   EXPECT_EQ(s.workload_paths, std::vector<std::string>{"studies/w.yaml"});
   EXPECT_EQ(s.objective, PlanObjective::kBudget);
   EXPECT_DOUBLE_EQ(s.budget_per_hour, 100.0);
+  EXPECT_TRUE(s.tp_comm_overlap);
   ASSERT_EQ(s.axes.size(), 6u);
   EXPECT_EQ(s.axes[0].column(), "east/small.nodes");
   EXPECT_EQ(s.axes[1].column(), "big.gpu");
