@@ -61,7 +61,11 @@ void run_check(const CheckOptions& o) {
     std::cerr << "hetsim check: cannot execute the plan: " << e.what() << '\n';
     throw VerbExit{kExitFailure};
   }
-  const models::Report predicted = models::predict(in.cluster, in.workload, *in.plan);
+  // The execution engine's GEMMs are its own FP32 kernels, never TF32 (exec/README.md): price
+  // what it runs, whatever the workload says for training stacks.
+  models::Workload executed = in.workload;
+  executed.training.allow_tf32 = false;
+  const models::Report predicted = models::predict(in.cluster, executed, *in.plan);
   if (!predicted.feasible) {
     std::cerr << "hetsim check: the model finds the plan infeasible: " << predicted.infeasible_reason << '\n';
     throw VerbExit{kExitFailure};

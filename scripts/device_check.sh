@@ -79,13 +79,14 @@ zones:
     fabric: {kind: switch}
     nodes: [{type: box, count: 1}]
 EOF
-  # fp32: the execution engine's GPU kernels are fp32 (exec/README.md). Sized so that a step is
+  # fp32: the execution engine's GPU kernels are fp32 on the CUDA cores, never TF32 (exec/README.md),
+  # hence allow_tf32: false for the catalog prediction. Sized so that a step is
   # tens of milliseconds of GEMM work, not kernel launches.
   cat >"$out/workload.yaml" <<'EOF'
 kind: workload
 name: gpt-fp32-device-check
 model: {layers: 4, hidden: 1024, heads: 16, ffn_hidden: 4096, vocab: 8192, seq_len: 512, activation: gelu, tied_embeddings: true}
-training: {global_batch: 8, dtype: fp32, optimizer: adam}
+training: {global_batch: 8, dtype: fp32, optimizer: adam, allow_tf32: false}
 EOF
   cat >"$out/plan.yaml" <<'EOF'
 kind: plan
