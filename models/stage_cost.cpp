@@ -76,6 +76,11 @@ class PassSink : public OpSink {
 
   /// Appends the host stall so that the recorded ops sum to the pass's wall time.
   void close() {
+    if (pending_gather_s_ >= 0) {  // no GEMM came after it (the layer code always emits one)
+      cost.tp_comm_s += pending_gather_s_;
+      cost.launch(0, pending_gather_s_);
+      pending_gather_s_ = -1;
+    }
     cost.close_pass();
     if (ops_ && cost.stall_s > 0) {
       Op op;
