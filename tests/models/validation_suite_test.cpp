@@ -187,6 +187,17 @@ TEST(ValidationSuite, SequenceParallelZeroAndGpipe) {
   EXPECT_EQ(g.rows[0].schedule, Schedule::kGpipe);
 }
 
+TEST(ValidationSuite, TpCommOverlapIsAnExtensionOfParallel) {
+  const RowResult plain = run(row("{tp: 4, pp: 1, dp: 2, sequence_parallel: true}"));
+  const RowResult overlapped = run(row("{tp: 4, pp: 1, dp: 2, sequence_parallel: true, tp_comm_overlap: true}"));
+  ASSERT_EQ(overlapped.status, "ok") << overlapped.reason;
+  EXPECT_LT(*overlapped.predicted, *plain.predicted);
+  // Without sequence parallelism there is nothing to overlap: the row is invalid, with a reason.
+  const RowResult no_sp = run(row("{tp: 4, pp: 1, dp: 2, tp_comm_overlap: true}"));
+  EXPECT_EQ(no_sp.status, "invalid");
+  EXPECT_NE(no_sp.reason.find("tp_comm_overlap"), std::string::npos) << no_sp.reason;
+}
+
 TEST(ValidationSuite, UnevenLayersAndTpAcrossNodes) {
   // 10 layers on 4 stages: 3, 3, 2, 2; TP 16 spans two 8-GPU nodes and is slower than TP 8.
   const Suite s = parse_rows("  - {id: r0, model: {layers: 10, hidden: 2048, heads: 16}, parallel: {tp: 1, pp: 4, dp: 1}, "
