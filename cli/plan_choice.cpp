@@ -27,6 +27,8 @@ void add_plan_choice_options(CLI::App* verb, PlanChoice* o, int max_zero) {
   verb->add_option("--recompute", o->recompute, "none | selective | full (default none)")
       ->check(CLI::IsMember({"none", "selective", "full"}));
   verb->add_flag("--sequence-parallel", o->sequence_parallel, "Megatron sequence parallelism");
+  verb->add_flag("--tp-comm-overlap", o->tp_comm_overlap,
+                 "Overlap the sequence-parallel collectives with the GEMMs (Megatron-Core --tp-comm-overlap)");
   verb->add_option("--zero", o->zero, "ZeRO stage 0-" + std::to_string(max_zero))->check(CLI::Range(0, max_zero));
 }
 
@@ -46,12 +48,15 @@ void check_plan_choice(PlanChoice& o, const std::string& verb) {
     // The plan file sets these itself; taking them silently would predict another plan than asked.
     const std::pair<bool, const char*> given[] = {
         {o.micro > 0, "--micro"},           {!o.schedule.empty(), "--schedule"}, {o.interleave != 1, "--interleave"},
-        {!o.recompute.empty(), "--recompute"}, {o.sequence_parallel, "--sequence-parallel"}, {o.zero != 0, "--zero"}};
+        {!o.recompute.empty(), "--recompute"}, {o.sequence_parallel, "--sequence-parallel"},
+        {o.tp_comm_overlap, "--tp-comm-overlap"}, {o.zero != 0, "--zero"}};
     for (const auto& [is_given, option] : given)
       if (is_given)
         usage_error(verb, std::string(option) + ": goes with the shorthand --tp/--pp/--dp (expected it in the --plan file)");
     return;
   }
+  if (o.tp_comm_overlap && !o.sequence_parallel)
+    usage_error(verb, "--tp-comm-overlap overlaps the sequence-parallel collectives (expected --sequence-parallel too)");
   if (o.interleave > 1 && !o.schedule.empty() && o.schedule != "interleaved")
     usage_error(verb, "--interleave " + std::to_string(o.interleave) + " needs --schedule interleaved (got --schedule " +
                           o.schedule + ")");
@@ -71,6 +76,7 @@ models::UniformPlanOptions uniform_options(const PlanChoice& o) {
                 : o.recompute == "selective" ? models::Recompute::kSelective
                                              : models::Recompute::kNone;
   u.sequence_parallel = o.sequence_parallel;
+  u.tp_comm_overlap = o.tp_comm_overlap;
   u.zero = o.zero;
   if (o.micro > 0) u.micro_batch = o.micro;
   return u;

@@ -23,6 +23,7 @@ struct PlanChoice {
   int interleave = 1, zero = 0;
   std::string schedule, recompute;  ///< "" when not given: 1f1b, none
   bool sequence_parallel = false;
+  bool tp_comm_overlap = false;
 };
 
 /// Adds --cluster, --workload, --plan, --tp, --pp, --dp, --micro, --schedule, --interleave,
