@@ -59,8 +59,6 @@ struct HopFigures {
   bool staged;
 };
 
-double intra_bw(const NodeType& nt) { return achieved_bandwidth_Bps(nt.intra); }
-
 /// Per-GPU share of a node's NICs when `concurrent` GPUs of it send across nodes at once.
 double nic_share(const Cluster& c, int node, int concurrent) {
   const NodeType& nt = c.node_types[c.nodes[node].node_type];
@@ -85,7 +83,7 @@ HopFigures hop(const Cluster& c, int a, int b, int concurrent, int members_a, in
   // A node's own fabric caps what its GPUs move towards the NICs; a one-GPU node (or one
   // without an intra fabric) has none to cross.
   for (const NodeType* t : {&ta, &tb})
-    if (t->gpus_per_node > 1 && intra_bw(*t) > 0) bw = std::min(bw, intra_bw(*t));
+    if (t->gpus_per_node > 1 && t->intra.bandwidth_Bps > 0) bw = std::min(bw, achieved_bandwidth_Bps(t->intra));
   double lat = ta.nics.latency_s + tb.nics.latency_s;
   const int za = c.nodes[na].zone, zb = c.nodes[nb].zone;
   lat += std::max(c.zones[za].fabric.latency_s, c.zones[zb].fabric.latency_s);

@@ -324,9 +324,10 @@ void stage_actor(World& w, int a) {
       while (release_buckets && released < comp->buckets - 1) {
         const double next_ready = total * (released + 1) / comp->buckets;
         if (done + pending < next_ready) break;
-        rt.execute(next_ready - done);
-        pending -= next_ready - done;
-        done = next_ready;
+        const double step = std::max(0.0, next_ready - done);  // 0: a GEMM run beside a collective passed it
+        rt.execute(step);
+        pending -= step;
+        done = std::max(done, next_ready);
         comp->bucket_ready[released++]->release();
       }
       rt.execute(pending);
@@ -340,8 +341,7 @@ void stage_actor(World& w, int a) {
       timing.compute_s += gemm.duration_s;
       timing.tp_comm_s += rt.run_beside(gemm.duration_s, tp_phases(w, a, collective));
       done += gemm.duration_s;
-      while (release_buckets && released < comp->buckets - 1 && total * (released + 1) / comp->buckets <= done)
-        comp->bucket_ready[released++]->release();
+      flush();  // releases the buckets the GEMM completed (nothing is pending)
     };
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const auto& op = ops[i];
