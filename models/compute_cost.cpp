@@ -3,6 +3,7 @@
 #include "compute_cost.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace hetsim::models {
 
@@ -118,12 +119,51 @@ void fp8_casts_backward(OpSink& sink, const DeviceRates& d, const LayerShape& s)
   memory_op(sink, "fp8_cast_transpose", d, grad_outputs * (s.act_bytes + 2.0) + inputs * 2.0, 8);
 }
 
-/// Megatron-LM's fused scale-mask-softmax kernel takes 16-bit inputs only
-/// (megatron/model/fused_softmax.py, FusedScaleMaskSoftmax.is_kernel_available: input_in_float16).
-/// FP32 training runs the PyTorch path instead: scale, masked_fill and softmax, one read and one
-/// write of the scores each (3 kernels), and backward softmax (read output and gradient, write),
-/// masked_fill and scale (read and write each): 7 passes over the scores against 3 fused.
-bool unfused_softmax(const LayerShape& s) { return s.act_bytes >= 4.0; }
+/// Megatron-LM's fused scale-mask-softmax kernel runs only where
+/// FusedScaleMaskSoftmax.is_kernel_available (megatron/model/fused_softmax.py) allows it: 16-bit
+/// input, 16 < sk <= 4096, sq and sk multiples of 4, and attn_batches = b x heads per TP rank a
+/// multiple of 4 and (causal mask) of the kernel's batches per block (get_batch_per_block in
+/// scaled_upper_triang_masked_softmax.h: 128 threads a block, a warp of min(32, 2^ceil(log2 sk))
+/// threads per row, two rows a warp when 2^ceil(log2 sk) <= 128). Elsewhere (FP32 training, or
+/// e.g. TP 8 of 16 heads at micro-batch 1: b x np = 2) it takes the PyTorch path.
+bool fused_softmax_available(const LayerShape& s) {
+  if (s.act_bytes >= 4.0) return false;
+  const long long sq = std::llround(s.seq), sk = sq;
+  const long long attn_batches = std::llround(s.micro * s.heads / s.tp);
+  if (!(16 < sk && sk <= 4096) || sq % 4 != 0 || attn_batches % 4 != 0) return false;
+  int pow2 = 1;
+  while (pow2 < sk) pow2 *= 2;
+  const int warp = std::min(pow2, 32);
+  const int batches_per_block = (128 / warp) * (pow2 <= 128 ? 2 : 1);
+  return attn_batches % batches_per_block == 0;
+}
+
+/// Passes over the scores (bytes per score element) and kernels of the softmax step.
+struct SoftmaxCost {
+  double bytes_per_score;
+  int kernels;
+};
+
+/// Fused: read the scores, write the probabilities. PyTorch path (forward_torch_softmax): FP32
+/// input runs scale, masked_fill and softmax, a read and a write each (3 kernels); 16-bit input
+/// runs them in FP32 (Megatron-LM sets attention_softmax_in_fp32 with its default
+/// apply_query_key_layer_scaling) between a cast up and a cast down (5 kernels).
+SoftmaxCost softmax_forward_cost(const LayerShape& s) {
+  const double e = s.act_bytes;
+  if (fused_softmax_available(s)) return {2.0 * e, 1};
+  if (e >= 4.0) return {6.0 * e, 3};
+  return {(e + 4.0) + 3 * 8.0 + (4.0 + e), 5};
+}
+
+/// Fused: read the probabilities and their gradient, write the input gradient. PyTorch path:
+/// the autograd of each forward op: softmax backward (read output and gradient, write), the
+/// masked_fill and scale gradients (read, write), and for 16-bit input the two casts.
+SoftmaxCost softmax_backward_cost(const LayerShape& s) {
+  const double e = s.act_bytes;
+  if (fused_softmax_available(s)) return {3.0 * e, 1};
+  if (e >= 4.0) return {7.0 * e, 3};
+  return {(e + 4.0) + 12.0 + 2 * 8.0 + (4.0 + e), 5};
+}
 
 /// Attention core forward: QK^T, fused scale-mask-softmax, dropout, AV (Megatron-LM, non-flash;
 /// Vaswani et al. 2017), or one FlashAttention kernel (causal: half the s^2 blocks; Dao 2022).
@@ -140,10 +180,8 @@ void attention_core_forward(const LayerShape& s, const DeviceRates& d, OpSink& s
   const double scores = bh * s.seq * s.seq;
   memory_op(sink, "qkv_layout", d, 2.0 * s.tokens() * qkv_width(s) * s.act_bytes, 2);
   gemm(sink, "attn_scores", d, s, s.seq, s.seq, head_dim, bh);
-  if (unfused_softmax(s))
-    memory_op(sink, "scale_mask_softmax", d, 6.0 * scores * s.act_bytes, 3);
-  else
-    memory_op(sink, "softmax", d, 2.0 * scores * s.act_bytes);
+  const SoftmaxCost softmax = softmax_forward_cost(s);
+  memory_op(sink, "softmax", d, softmax.bytes_per_score * scores, softmax.kernels);
   if (s.dropout) memory_op(sink, "attn_dropout", d, scores * (2.0 * s.act_bytes + 1.0));
   gemm(sink, "attn_context", d, s, s.seq, head_dim, s.seq, bh);
   memory_op(sink, "context_layout", d, 2.0 * s.tokens() * s.hidden / s.tp * s.act_bytes);
@@ -165,10 +203,8 @@ void attention_core_backward(const LayerShape& s, const DeviceRates& d, OpSink& 
   memory_op(sink, "context_layout_bwd", d, 2.0 * s.tokens() * s.hidden / s.tp * s.act_bytes);
   gemm_backward(sink, "attn_context_bwd", d, s, s.seq, head_dim, s.seq, bh);
   if (s.dropout) memory_op(sink, "attn_dropout_bwd", d, scores * (2.0 * s.act_bytes + 1.0));
-  if (unfused_softmax(s))
-    memory_op(sink, "scale_mask_softmax_bwd", d, 7.0 * scores * s.act_bytes, 3);
-  else
-    memory_op(sink, "softmax_bwd", d, 3.0 * scores * s.act_bytes);
+  const SoftmaxCost softmax = softmax_backward_cost(s);
+  memory_op(sink, "softmax_bwd", d, softmax.bytes_per_score * scores, softmax.kernels);
   gemm_backward(sink, "attn_scores_bwd", d, s, s.seq, s.seq, head_dim, bh);
   memory_op(sink, "qkv_layout_bwd", d, 2.0 * s.tokens() * qkv_width(s) * s.act_bytes, 2);
 }

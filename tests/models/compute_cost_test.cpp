@@ -155,27 +155,54 @@ TEST(ComputeCost, NoDropoutRemovesTheMaskTrafficAndKernels) {
   EXPECT_EQ(without.flop, with.flop);  // dropout is memory-bound work only
 }
 
+/// The softmax op of one pass of a layer of `s`.
+CountingSink softmax_of(const LayerShape& s, bool backward) {
+  CountingSink sink(backward ? "softmax_bwd" : "softmax");
+  if (backward) emit_layer_backward(s, rates(), Recompute::kNone, sink);
+  else emit_layer_forward(s, rates(), sink);
+  return sink;
+}
+
 TEST(ComputeCost, Fp32TakesTheUnfusedSoftmax) {
   // Megatron's fused scale-mask-softmax takes 16-bit inputs only: FP32 runs scale, masked_fill
   // and softmax as three kernels over the scores (6 passes forward, 7 backward, against 2 and 3).
   LayerShape s = shape(1);
   const double scores = s.micro * s.heads * s.seq * s.seq;
-  const auto pass = [&](double bytes, bool backward, const char* op) {
-    s.act_bytes = bytes;
-    CountingSink sink(op);
-    if (backward) emit_layer_backward(s, rates(), Recompute::kNone, sink);
-    else emit_layer_forward(s, rates(), sink);
-    return sink;
-  };
-  const CountingSink fwd32 = pass(4, false, "scale_mask_softmax"), bwd32 = pass(4, true, "scale_mask_softmax_bwd");
+  s.act_bytes = 4;
+  const CountingSink fwd32 = softmax_of(s, false), bwd32 = softmax_of(s, true);
   EXPECT_EQ(fwd32.kernels, 3);
   EXPECT_NEAR(fwd32.gpu_s, 6 * scores * 4 / 0.5e12 + 3 * 5e-6, 1e-12);
   EXPECT_NEAR(bwd32.gpu_s, 7 * scores * 4 / 0.5e12 + 3 * 5e-6, 1e-12);
-  const CountingSink fwd16 = pass(2, false, "softmax"), bwd16 = pass(2, true, "softmax_bwd");
+  s.act_bytes = 2;
+  const CountingSink fwd16 = softmax_of(s, false), bwd16 = softmax_of(s, true);
   EXPECT_EQ(fwd16.kernels, 1);
   EXPECT_NEAR(fwd16.gpu_s, 2 * scores * 2 / 0.5e12 + 5e-6, 1e-12);
   EXPECT_NEAR(bwd16.gpu_s, 3 * scores * 2 / 0.5e12 + 5e-6, 1e-12);
-  EXPECT_EQ(pass(2, false, "scale_mask_softmax").kernels, 0);
+}
+
+TEST(ComputeCost, FusedSoftmaxNeedsItsKernelShape) {
+  // FusedScaleMaskSoftmax.is_kernel_available: b x heads per TP rank a multiple of 4 (and of 4
+  // batches per block at sk > 128, 8 at sk <= 128), 16 < sk <= 4096. Otherwise the 16-bit path
+  // casts to FP32, scales, masks, softmaxes and casts back: 5 kernels, 2+4 + 3 x 8 + 4+2 = 36
+  // bytes per score forward; backward 6 + 12 + 16 + 6 = 40.
+  LayerShape s = shape(8);  // 32 heads: 4 per rank
+  s.micro = 1;
+  EXPECT_EQ(softmax_of(s, false).kernels, 1);  // 1 x 4
+  s.heads = s.kv_heads = 16;                   // 2 per rank: b x np = 2
+  const double scores = s.micro * s.heads / s.tp * s.seq * s.seq;
+  const CountingSink fwd = softmax_of(s, false), bwd = softmax_of(s, true);
+  EXPECT_EQ(fwd.kernels, 5);
+  EXPECT_NEAR(fwd.gpu_s, 36 * scores / 0.5e12 + 5 * 5e-6, 1e-12);
+  EXPECT_EQ(bwd.kernels, 5);
+  EXPECT_NEAR(bwd.gpu_s, 40 * scores / 0.5e12 + 5 * 5e-6, 1e-12);
+  s.micro = 2;  // b x np = 4
+  EXPECT_EQ(softmax_of(s, false).kernels, 1);
+  s.seq = 8192;  // beyond the kernel's 4096
+  EXPECT_EQ(softmax_of(s, false).kernels, 5);
+  s.seq = 128;  // 8 batches per block at sk <= 128: b x np = 4 is not enough
+  EXPECT_EQ(softmax_of(s, false).kernels, 5);
+  s.micro = 4;
+  EXPECT_EQ(softmax_of(s, false).kernels, 1);
 }
 
 TEST(ComputeCost, FlashAttentionRemovesScoreTraffic) {
