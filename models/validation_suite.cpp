@@ -163,8 +163,16 @@ YAML::Mark first_format2_key(const YAML::Node& root) {
         if (item.first.IsScalar() && item.first.Scalar() == key) return item.first.Mark();
     return YAML::Mark::null_mark();
   };
-  if (const YAML::Mark at = key_mark(root["system"], "nodes"); !at.is_null()) return at;
-  const YAML::Node rows = root["rows"];
+  // Looked up by iterating: operator[] of a const node returns an invalid node for a missing
+  // key, which throws on first use (a suite without `system` or `rows` is reported, not fatal).
+  auto child = [](const YAML::Node& map, const char* key) {
+    if (map.IsMap())
+      for (const auto& item : map)
+        if (item.first.IsScalar() && item.first.Scalar() == key) return item.second;
+    return YAML::Node();
+  };
+  if (const YAML::Mark at = key_mark(child(root, "system"), "nodes"); !at.is_null()) return at;
+  const YAML::Node rows = child(root, "rows");
   if (rows.IsSequence())
     for (const YAML::Node& row : rows)
       if (const YAML::Mark at = key_mark(row, "plan"); !at.is_null()) return at;

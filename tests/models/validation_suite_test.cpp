@@ -251,6 +251,15 @@ TEST(ValidationSuite, StrictErrorsWithPositions) {
             std::string::npos);
 }
 
+// A file without `system` or `rows` (e.g. another kind of input passed as a suite) is
+// reported key by key, not an internal error (the format-2 shape probe once threw here).
+TEST(ValidationSuite, MissingSystemAndRowsAreReported) {
+  const std::string missing = error_of("suite: x\nsource: y\nmetric: iteration_time_s\nb: &a [1]\nc: [*a]\n");
+  EXPECT_NE(missing.find("missing key 'system'"), std::string::npos) << missing;
+  EXPECT_NE(missing.find("missing key 'rows'"), std::string::npos) << missing;
+  EXPECT_NE(missing.find("bad.yaml:4:1: error: unknown key 'b'"), std::string::npos) << missing;
+}
+
 // `measured` is seconds; a time with its unit is read as that time, anything else is an error.
 TEST(ValidationSuite, MeasuredTakesSecondsOrATimeWithItsUnit) {
   auto measured_as = [](const std::string& value) {
