@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // pipeline_time() against the event graph of the schedule solved by plain recursion: every pass
 // ends at max(end of the stage's previous pass, end of the pass it depends on) + its time. The
-// end times are the same max/+ of the same operands in any evaluation order, so the two must
-// agree to the last bit on random stage times, including "equal except the first and last".
+// end times are the same max/+ of the same operands in any evaluation order; pipeline_time adds
+// whole steady periods at once (SteadyShortcut), so the two agree to rounding (1e-12 relative)
+// on random stage times, including "equal except the first and last".
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -54,6 +55,11 @@ double event_graph_makespan(const std::vector<StageTimes>& st, int m, Schedule s
   return makespan;
 }
 
+/// Equal to the last few bits: a skipped steady period adds n x c where the sweep adds c n times.
+void expect_same_makespan(double got, double want, int p, int m) {
+  EXPECT_NEAR(got, want, 1e-12 * want) << "p " << p << " m " << m;
+}
+
 TEST(PipelineTime, MatchesTheEventGraphOnRandomStages) {
   std::mt19937 rng(2026);
   std::uniform_real_distribution<double> time(0.05, 3.0);
@@ -63,16 +69,16 @@ TEST(PipelineTime, MatchesTheEventGraphOnRandomStages) {
       for (Schedule schedule : {Schedule::k1f1b, Schedule::kGpipe}) {
         std::vector<StageTimes> st(p);
         for (StageTimes& t : st) t = {time(rng), time(rng)};
-        EXPECT_EQ(pipeline_time(st, m, 1, schedule), event_graph_makespan(st, m, schedule)) << p << " " << m;
+        expect_same_makespan(pipeline_time(st, m, 1, schedule), event_graph_makespan(st, m, schedule), p, m);
         // Equal stages except the first and the last (embedding and LM head): the GPT case.
         const StageTimes middle{time(rng), time(rng)};
         std::fill(st.begin(), st.end(), middle);
         st.front() = {time(rng), time(rng)};
         st.back() = {time(rng), time(rng)};
-        EXPECT_EQ(pipeline_time(st, m, 1, schedule), event_graph_makespan(st, m, schedule)) << p << " " << m;
+        expect_same_makespan(pipeline_time(st, m, 1, schedule), event_graph_makespan(st, m, schedule), p, m);
         // Small integer times: many ties between the two operands of max.
         for (StageTimes& t : st) t = {static_cast<double>(1 + rng() % 3), static_cast<double>(1 + rng() % 4)};
-        EXPECT_EQ(pipeline_time(st, m, 1, schedule), event_graph_makespan(st, m, schedule)) << p << " " << m;
+        expect_same_makespan(pipeline_time(st, m, 1, schedule), event_graph_makespan(st, m, schedule), p, m);
         cases += 3;
       }
     }
@@ -87,7 +93,27 @@ TEST(PipelineTime, DeepPipelinesMatchTheEventGraph) {
   for (StageTimes& t : st) t = {time(rng), time(rng)};
   for (int m : {3, 69, 75})
     for (Schedule schedule : {Schedule::k1f1b, Schedule::kGpipe})
-      EXPECT_EQ(pipeline_time(st, m, 1, schedule), event_graph_makespan(st, m, schedule)) << m;
+      expect_same_makespan(pipeline_time(st, m, 1, schedule), event_graph_makespan(st, m, schedule), 70, m);
+}
+
+TEST(PipelineTime, LongPipelinesSkipWholeSteadyPeriods) {
+  // Many micro-batches: the steady phase is skipped period by period once it repeats, and the
+  // result is still the event graph's.
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> time(0.05, 3.0);
+  for (int p : {2, 3, 5, 8}) {
+    std::vector<StageTimes> st(p);
+    for (StageTimes& t : st) t = {time(rng), time(rng)};
+    for (int m : {200, 1001, 1500})
+      expect_same_makespan(pipeline_time(st, m, 1, Schedule::k1f1b), event_graph_makespan(st, m, Schedule::k1f1b), p, m);
+  }
+  // Millions of micro-batches (a global batch of 2^24 sequences): each further micro-batch adds
+  // one steady period, so the makespan grows by the same step per micro-batch.
+  const std::vector<StageTimes> st{{0.2, 0.5}, {0.3, 0.6}, {0.1, 0.2}};
+  const double a = pipeline_time(st, 8'000'000, 1, Schedule::k1f1b), b = pipeline_time(st, 8'000'001, 1, Schedule::k1f1b);
+  const double step = pipeline_time(st, 2001, 1, Schedule::k1f1b) - pipeline_time(st, 2000, 1, Schedule::k1f1b);
+  EXPECT_NEAR(b - a, step, 1e-6);
+  EXPECT_NEAR(a, pipeline_time(st, 2000, 1, Schedule::k1f1b) + (8'000'000 - 2000) * step, 1e-6 * a);
 }
 
 }  // namespace
