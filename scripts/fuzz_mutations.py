@@ -155,6 +155,8 @@ def value_mutants(v):
 
 # Maps whose keys are names the user chooses (a misspelt one is just another name).
 NAMED_MAPS = {"node_types", "gpus", "devices"}
+# Free-text fields (a suite's `source`, a row's `note`): any string is valid there.
+FREE_TEXT_KEYS = {"note", "source"}
 
 
 def structured_mutants(doc):
@@ -173,7 +175,9 @@ def structured_mutants(doc):
                 out.append(("list-repeat", dump(replaced(doc, path, lambda l: l + l)), False))
                 out.append(("list-drop", dump(replaced(doc, path, lambda l: l[1:])), False))
         elif path:
+            free_text = path[-1] in FREE_TEXT_KEYS and isinstance(v, str)
             for cls, nv, must in value_mutants(v):
+                must = must and not (free_text and isinstance(nv, str))
                 out.append((cls, dump(replaced(doc, path, lambda _, nv=nv: nv)), must))
     return out
 
