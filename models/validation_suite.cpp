@@ -116,6 +116,17 @@ void read_parallel(MapReader& m, SuiteRow& row) {
                            std::to_string(kMaxClusterGpus) + " GPUs (expected fewer GPUs)");
 }
 
+/// Beside a version-2 `plan`, `parallel` may still give what a plan's stages cannot say:
+/// sequence_parallel, zero and tp_comm_overlap. tp, pp and dp are the plan's own (its replicas'
+/// GPU counts, its stages and its replicas), and an explicit plan has no interleaved chunks.
+/// Any other key (tp, pp, dp, interleave) is reported as unknown, with these three as expected.
+void read_parallel_beside_plan(MapReader& m, SuiteRow& row) {
+  set_if(row.sequence_parallel, m.get_bool("sequence_parallel", Need::kOptional));
+  set_if(row.tp_comm_overlap, m.get_bool("tp_comm_overlap", Need::kOptional));
+  set_if(row.zero, m.get_int("zero", Need::kOptional, 0, 3));
+  m.finish();
+}
+
 /// `measured` is the metric's value in seconds; a time written with its unit ("3.5s", "350ms"),
 /// as every other figure of the project's inputs is, is read as that time.
 void read_measured(MapReader& r, SuiteRow& row) {
@@ -245,11 +256,10 @@ Suite parse_suite(std::string_view text, const Catalog& catalog, const std::stri
                                         r.key_mark("training").is_null() ? node.Mark() : r.key_mark("training"));
           read_training(t, row);
         }
-        // Version 2: an explicit `plan:` instead of `parallel:`.
+        // Version 2: an explicit `plan:` instead of `parallel:`'s degrees.
         std::optional<detail::RowPlanInput> plan_input;
         if (suite.format >= 2 && r.has("plan")) {
-          if (r.has("parallel"))
-            row_sink.error(r.key_mark("parallel"), r.field("parallel"), "a row gives either plan or parallel (expected one)");
+          if (auto p = r.get_map("parallel", Need::kOptional)) read_parallel_beside_plan(*p, row);
           if (auto p = r.get_map("plan", Need::kRequired)) detail::read_row_plan(*p, plan_input.emplace(), row);
         } else if (auto p = r.get_map("parallel", Need::kRequired)) {
           read_parallel(*p, row);

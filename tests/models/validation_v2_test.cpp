@@ -122,6 +122,35 @@ TEST(ValidationV2, UnevenMicroBatchCountsAndTpAcrossNodes) {
   EXPECT_GT(r.iteration_time_s, 0);
 }
 
+TEST(ValidationV2, ParallelBesidePlanGivesWhatStagesCannot) {
+  // ZeRO, sequence parallelism and TP-comm overlap are no part of a stage list: `parallel` may
+  // give them beside a plan. Its degrees (and interleaving) are the plan's, so they are errors.
+  const std::string row = R"(  - id: a
+    batch: {global: 32, micro: 2}
+    parallel: {zero: 1, sequence_parallel: true}
+    plan:
+      stages:
+        - {layers: 24, replicas: [{gpus: [0, 1]}, {gpus: [2, 3]}]}
+    measured: 1.5
+)";
+  const Suite s = parse_suite(suite_with(row), Catalog::builtin(), "s.yaml");
+  const SuiteRow& r = s.rows.at(0);
+  EXPECT_EQ(r.zero, 1);
+  EXPECT_TRUE(r.sequence_parallel);
+  const Cluster c = suite_cluster(r.system, suite_row_gpus(r), Catalog::builtin());
+  auto plan = suite_plan(r, c, suite_workload(s, r), 2);
+  ASSERT_TRUE(std::holds_alternative<Plan>(plan)) << std::get<Infeasible>(plan).reason;
+  EXPECT_EQ(std::get<Plan>(plan).zero, 1);
+  EXPECT_TRUE(std::get<Plan>(plan).sequence_parallel);
+
+  std::string with_degree = row;
+  with_degree.replace(with_degree.find("zero: 1"), 7, "zero: 1, tp: 2, interleave: 2");
+  const std::string e = first_error(suite_with(with_degree));
+  EXPECT_THAT(e, HasSubstr("s.yaml:16:"));
+  EXPECT_THAT(e, HasSubstr("rows[0].parallel: unknown key 'tp' (expected one of: sequence_parallel, tp_comm_overlap, zero)"));
+  EXPECT_THAT(e, HasSubstr("unknown key 'interleave'"));
+}
+
 TEST(ValidationV2, GpuIndexOutOfRange) {
   const std::string e = first_error(suite_with(R"(  - id: a
     batch: {global: 32, micro: 1}
