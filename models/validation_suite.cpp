@@ -32,14 +32,23 @@ const EnumTable<Activation>& activation_table() {
 constexpr int kMaxDim = 1 << 24;
 
 /// A reader over a row's own map (`model:` or `training:`) with the suite's defaults under it
-/// (own keys win). An absent own map reads the defaults alone. Built without new YAML nodes:
-/// yaml-cpp merges node memory on insertion, which made loading quadratic in the file size.
+/// (own keys win). An absent own map reads the defaults alone. Built without inserting YAML
+/// nodes: yaml-cpp merges node memory on insertion, which made loading quadratic in the file
+/// size. The defaults' own shape (a map, no repeated key) is checked once (checked_defaults),
+/// so a mistake there is reported once, not once per row.
 MapReader overlaid_reader(const std::optional<YAML::Node>& defaults, const std::optional<YAML::Node>& own,
                           std::string path, DiagnosticSink& sink, const YAML::Mark& anchor) {
-  const YAML::Node base = own ? *own : (defaults ? *defaults : YAML::Node(YAML::NodeType::Map));
-  MapReader reader(base, std::move(path), sink, anchor);
-  if (own && defaults) reader.add_defaults(*defaults);
+  MapReader reader(own ? *own : YAML::Node(YAML::NodeType::Map), std::move(path), sink, anchor);
+  if (defaults) reader.add_defaults(*defaults);
   return reader;
+}
+
+/// `defaults.model` or `defaults.training`: reported here when it is no map or repeats a key
+/// (its keys themselves are checked in each row, merged under the row's own).
+std::optional<YAML::Node> checked_defaults(MapReader& defaults, const char* key, DiagnosticSink& sink) {
+  std::optional<YAML::Node> node = defaults.get_node(key, Need::kOptional);
+  if (node && !MapReader(*node, defaults.field(key), sink, defaults.key_mark(key)).ok()) return std::nullopt;
+  return node;
 }
 
 void read_system(MapReader& m, SuiteSystem& s, const Catalog& catalog) {
@@ -154,7 +163,10 @@ void read_batch(MapReader& m, SuiteRow& row) {
 /// `defaults` would otherwise repeat on every row).
 void merge_unique(const DiagnosticSink& from, DiagnosticSink& into, std::set<std::string>& seen) {
   for (const Diagnostic& d : from.get_diagnostics()) {
-    if (!seen.insert(d.to_string()).second) continue;
+    // A key of `defaults` is read in every row: the same message at the same place is one
+    // mistake, reported once (under the first row's path).
+    const std::string key = d.line > 0 ? std::to_string(d.line) + ":" + std::to_string(d.col) + ":" + d.message : d.to_string();
+    if (!seen.insert(key).second) continue;
     YAML::Mark mark = YAML::Mark::null_mark();
     if (d.line > 0) {
       mark = YAML::Mark();
@@ -225,8 +237,8 @@ Suite parse_suite(std::string_view text, const Catalog& catalog, const std::stri
     if (auto s = root.get_map("system", Need::kRequired)) read_any_system(*s, system, catalog, suite.format);
     std::optional<YAML::Node> default_model, default_training;
     if (auto d = root.get_map("defaults", Need::kOptional)) {
-      default_model = d->get_node("model", Need::kOptional);
-      default_training = d->get_node("training", Need::kOptional);
+      default_model = checked_defaults(*d, "model", sink);
+      default_training = checked_defaults(*d, "training", sink);
       d->finish();
     }
     std::set<std::string> seen, ids;

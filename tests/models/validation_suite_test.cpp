@@ -260,6 +260,28 @@ TEST(ValidationSuite, MissingSystemAndRowsAreReported) {
   EXPECT_NE(missing.find("bad.yaml:4:1: error: unknown key 'b'"), std::string::npos) << missing;
 }
 
+// A mistake in `defaults` is reported once, at its place, however many rows read it: a repeated
+// key, a defaults entry that is no map, an unknown key merged under every row.
+TEST(ValidationSuite, DefaultsMistakesAreReportedOnce) {
+  std::string header = kHeader;
+  header.replace(header.find("vocab: 51200}"), 13, "vocab: 51200, vocab: 50304}");
+  header.replace(header.find("schedule: 1f1b}"), 15, "schedule: 1f1b, bogus: 1}");
+  const std::string rows = row("{tp: 1, pp: 1, dp: 1}") + row("{tp: 1, pp: 1, dp: 2}").replace(9, 2, "r1");
+  const std::string e = error_of(header + rows);
+  EXPECT_NE(e.find("bad.yaml:6:40: error: defaults.model: duplicate key 'vocab' (first given at line 6)"), std::string::npos) << e;
+  const auto count = [&](const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = e.find(what); at != std::string::npos; at = e.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("duplicate key 'vocab'"), 1u) << e;
+  EXPECT_EQ(count("unknown key 'bogus'"), 1u) << e;
+  header = kHeader;
+  header.replace(header.find("{seq_len: 1024, vocab: 51200}"), 29, "5");
+  const std::string not_a_map = error_of(header + row("{tp: 1, pp: 1, dp: 1}"));
+  EXPECT_NE(not_a_map.find("defaults.model: expected a map, got '5'"), std::string::npos) << not_a_map;
+}
+
 // `measured` is seconds; a time with its unit is read as that time, anything else is an error.
 TEST(ValidationSuite, MeasuredTakesSecondsOrATimeWithItsUnit) {
   auto measured_as = [](const std::string& value) {
