@@ -28,8 +28,9 @@ double interleaved_closed_form(const StageTimes* stages, int count, int micro_ba
 /// It makes a pipeline of m micro-batches O(p^2) instead of O(p m) once m >> p.
 class SteadyShortcut {
  public:
-  SteadyShortcut(int stages, double* forward_end, double* backward_end, double* free_at)
-      : p_(stages), forward_end_(forward_end), backward_end_(backward_end), free_at_(free_at) {}
+  /// `snapshot` has room for 3 x stages values (the caller's buffer: no allocation per call).
+  SteadyShortcut(int stages, double* forward_end, double* backward_end, double* free_at, double* snapshot)
+      : p_(stages), forward_end_(forward_end), backward_end_(backward_end), free_at_(free_at), snapshot_(snapshot) {}
 
   /// Called after each steady step; `steps_left` more steady steps follow this one. Returns
   /// the number of steps skipped (even: whole pairs), with the end times moved past them.
@@ -37,9 +38,8 @@ class SteadyShortcut {
     if (done_) return 0;
     if (++steps_ % 2 != 0) return 0;
     const int n = 3 * p_;
-    if (snapshot_.empty()) snapshot_.assign(n, 0);
-    const double c = free_at_[0] - snapshot_[2 * p_];
-    bool periodic = steps_ > 2 && c > 0;
+    const double c = steps_ > 2 ? free_at_[0] - snapshot_[2 * p_] : 0;  // the first snapshot is unset
+    bool periodic = c > 0;
     for (int i = 0; i < n; ++i) {
       const double x = value(i);
       periodic = periodic && std::abs(x - snapshot_[i] - c) <= 1e-12 * std::max(1.0, std::abs(x));
@@ -60,8 +60,7 @@ class SteadyShortcut {
   }
 
   int p_;
-  double *forward_end_, *backward_end_, *free_at_;
-  std::vector<double> snapshot_;
+  double *forward_end_, *backward_end_, *free_at_, *snapshot_;
   int steps_ = 0;
   bool done_ = false;
 };
@@ -116,11 +115,11 @@ double pipeline_time(const StageTimes* stages, int count, int micro_batches, int
   // latest forward is a later one than the backward's own; both ended before the stage is free
   // again, so max(ready, free_at) takes free_at either way and the end time is the same).
   constexpr int kInlineStages = 64;  // deeper pipelines take the heap
-  double inline_buffer[5 * (kInlineStages + 1)];
+  double inline_buffer[8 * (kInlineStages + 1)];
   std::vector<double> heap_buffer;
   double* buffer = inline_buffer;
   if (p > kInlineStages) {
-    heap_buffer.resize(5 * (static_cast<std::size_t>(p) + 1));
+    heap_buffer.resize(8 * (static_cast<std::size_t>(p) + 1));
     buffer = heap_buffer.data();
   }
   double* forward_end = buffer;                 // [p + 1]
@@ -128,6 +127,7 @@ double pipeline_time(const StageTimes* stages, int count, int micro_batches, int
   double* free_at = backward_end + p + 1;       // [p]
   double* t_f = free_at + p;                    // [p]
   double* t_b = t_f + p;                        // [p]
+  double* snapshot = t_b + p;                   // [3p] SteadyShortcut's
   for (int s = 0; s <= p; ++s) forward_end[s] = backward_end[s] = 0;
   for (int s = 0; s < p; ++s) {
     free_at[s] = 0;
@@ -141,7 +141,7 @@ double pipeline_time(const StageTimes* stages, int count, int micro_batches, int
     // Every stage warms up fully (w_s = p-s-1), so the kind of each pass is known by ranges: at
     // index k stages s < p-1-k warm up (forward), stages s <= k-2m+p-1 cool down (backward), and
     // the stages between alternate, forward where k+s+p+1 is even. No per-pass test.
-    SteadyShortcut shortcut(p, forward_end, backward_end, free_at);
+    SteadyShortcut shortcut(p, forward_end, backward_end, free_at, snapshot);
     for (int k = 0; k < 2 * m; ++k) {
       const int warm_end = std::max(0, p - 1 - k);
       const int cool_end = std::clamp(k - 2 * m + p, 0, p);
