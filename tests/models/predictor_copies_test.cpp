@@ -127,8 +127,9 @@ int check_variants(const Cluster& c, const Workload& w, const Plan& p, const std
     std::swap(swapped.replicas.front(), swapped.replicas.back());
     n += check(c, w, swapped, what + " first and last replicas swapped");
   }
-  if (p.pp() >= 2) {
-    // A stage of the last replica with one layer (one per chunk) more, its neighbour fewer.
+  // A stage of the last replica with one layer (one per chunk) more, its neighbour fewer. Its
+  // own depth counts: replicas of a heterogeneous plan may have fewer stages than the first.
+  if (p.replicas.back().stages.size() >= 2) {
     Plan shifted = p;
     std::vector<Stage>& stages = shifted.replicas.back().stages;
     const int v = std::max(1, p.interleave);
