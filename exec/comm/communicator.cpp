@@ -135,7 +135,7 @@ void Communicator::reduce_scatter(const float* in, float* out, std::size_t count
   const std::size_t total = count_per_rank * n;
   std::vector<float> work(in, in + total);
   ring_reduce_scatter(work.data(), total, group, pos);
-  std::memcpy(out, work.data() + count_per_rank * pos, count_per_rank * sizeof(float));
+  if (count_per_rank > 0) std::memcpy(out, work.data() + count_per_rank * pos, count_per_rank * sizeof(float));
 }
 
 void Communicator::all_gather(const float* in, float* out, std::size_t count_per_rank, const Group& group) {

@@ -42,7 +42,7 @@ void InProcessWorld::take(int src, int dst, int tag, void* buf, std::size_t size
                              " tag " + std::to_string(tag) + " has " + std::to_string(message.size()) +
                              " bytes, expected " + std::to_string(size_bytes));
   }
-  std::memcpy(buf, message.data(), size_bytes);
+  if (size_bytes > 0) std::memcpy(buf, message.data(), size_bytes);  // an empty message may carry no buffer
 }
 
 double InProcessWorld::get_shared_epoch_s() {

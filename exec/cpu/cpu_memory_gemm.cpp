@@ -47,8 +47,13 @@ void CpuBackend::release(void* device_ptr) {
   std::free(raw);
 }
 
-void CpuBackend::upload_bytes(void* dst, const void* src, std::size_t n) { std::memcpy(dst, src, n); }
-void CpuBackend::download_bytes(void* dst, const void* src, std::size_t n) { std::memcpy(dst, src, n); }
+// memcpy wants valid pointers even for 0 bytes; an empty tensor may have none.
+void CpuBackend::upload_bytes(void* dst, const void* src, std::size_t n) {
+  if (n > 0) std::memcpy(dst, src, n);
+}
+void CpuBackend::download_bytes(void* dst, const void* src, std::size_t n) {
+  if (n > 0) std::memcpy(dst, src, n);
+}
 void CpuBackend::copy_bytes(void* dst, const void* src, std::size_t n) { std::memmove(dst, src, n); }
 
 void CpuBackend::gemm(Trans trans_a, Trans trans_b, int m, int n, int k, float alpha, const float* a,
