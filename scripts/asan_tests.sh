@@ -15,5 +15,6 @@ cmake -S "$HERE" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHETSIM_WITH_CUD
   -DHETSIM_BUILD_BENCH=OFF -DCMAKE_CXX_FLAGS="$FLAGS" -DCMAKE_EXE_LINKER_FLAGS="$FLAGS" > "$BUILD.configure.log"
 cmake --build "$BUILD" -j"$(nproc)" > "$BUILD.build.log"
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+export HETSIM_CLI_TIMEOUT_S=600  # sanitized runs take several times longer
 ctest --test-dir "$BUILD" -L cpu -j"$(nproc)" --timeout 1200 \
   -E 'more_ranks_than_threads|more_threads_than_the_process|time_limit_beyond_the_clock|EveryMutantLoadsOrFailsWithAConfigError'

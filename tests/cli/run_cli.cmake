@@ -2,15 +2,20 @@
 # Runs the hetsim executable and checks its exit code and output.
 #   cmake -DHETSIM=<exe> -DARGS="a|b|c" -DEXPECT_RC=2 [-DEXPECT_STDERR=<regex>] [-DEXPECT_STDOUT=<regex>]
 #         [-DSTDOUT_FILE=<file stdout goes to, e.g. /dev/full>] [-DADDRESS_SPACE_KB=<ulimit -v>] -P run_cli.cmake
+# Each run may take 60 s; a slower build (scripts/asan_tests.sh) sets HETSIM_CLI_TIMEOUT_S.
+set(timeout_s 60)
+if(DEFINED ENV{HETSIM_CLI_TIMEOUT_S})
+  set(timeout_s $ENV{HETSIM_CLI_TIMEOUT_S})
+endif()
 string(REPLACE "|" ";" ARGS "${ARGS}")
 set(command ${HETSIM} ${ARGS})
 if(DEFINED ADDRESS_SPACE_KB)  # a small address space: thread stacks run out as under a container's limits
   set(command /bin/sh -c "ulimit -v ${ADDRESS_SPACE_KB} && exec \"$0\" \"$@\"" ${command})
 endif()
 if(DEFINED STDOUT_FILE)
-  execute_process(COMMAND ${command} RESULT_VARIABLE rc OUTPUT_FILE ${STDOUT_FILE} ERROR_VARIABLE err TIMEOUT 60)
+  execute_process(COMMAND ${command} RESULT_VARIABLE rc OUTPUT_FILE ${STDOUT_FILE} ERROR_VARIABLE err TIMEOUT ${timeout_s})
 else()
-  execute_process(COMMAND ${command} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
+  execute_process(COMMAND ${command} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT ${timeout_s})
 endif()
 if(NOT rc STREQUAL EXPECT_RC)
   message(FATAL_ERROR "hetsim ${ARGS}: exit code ${rc}, expected ${EXPECT_RC}\nstdout:\n${out}\nstderr:\n${err}")
