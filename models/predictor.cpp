@@ -45,7 +45,7 @@ bool consecutive(const int* g, int n) {
 /// Link figures of a TP group and the type it computes at, in one pass over its GPUs; a group
 /// inside one node needs no ring walk, a group of one type no speed comparison.
 GroupCost tp_group_cost(const Cluster& c, const std::vector<int>& gpus, const TrainingSpec& training,
-                        const NodeType** type) {
+                        const NodeType** type, const std::vector<int>* used_on_node) {
   const int node = c.gpus[gpus.front()].node;
   const int node_type = c.nodes[node].node_type;
   // GPUs are numbered node by node (Cluster::finalize), so an ascending contiguous range whose
@@ -70,7 +70,12 @@ GroupCost tp_group_cost(const Cluster& c, const std::vector<int>& gpus, const Tr
     gc.intra_latency_s = gc.hop_latency_s = nt.intra.latency_s;
     return gc;
   }
-  return group_cost(c, gpus);
+  // Across nodes: the node's NICs are shared by its GPUs that send at once, all of them unless
+  // the plan leaves some idle (then the plan's GPUs on the busiest of the group's nodes).
+  int concurrent = 0;
+  if (used_on_node)
+    for (int g : gpus) concurrent = std::max(concurrent, (*used_on_node)[c.gpus[g].node]);
+  return group_cost(c, gpus, concurrent);
 }
 
 }  // namespace
@@ -270,6 +275,16 @@ bool Evaluation::run() {
   int stage_count = 0, gpu_count = 0;  // Plan::gpu_count() without a second walk
   const bool consecutive_on_a_node = find_copies(max_pp, &stage_count, &gpu_count);
 
+  // A plan that leaves GPUs idle: the GPUs of the plan on each node share its NICs (TP groups
+  // that span nodes, pipeline sends and DP groups below), not every GPU of the node.
+  const bool partial = gpu_count < static_cast<int>(cluster.gpus.size());
+  if (partial) {
+    used_on_node.assign(cluster.nodes.size(), 0);
+    for (const Replica& rep : plan.replicas)
+      for (const Stage& st : rep.stages)
+        for (int g : st.gpus) ++used_on_node[cluster.gpus[g].node];
+  }
+
   // 1. Stage costs, deduplicated by shape.
   for (int r = 0; r < dp; ++r) {
     const Replica& rep = plan.replicas[r];
@@ -298,7 +313,7 @@ bool Evaluation::run() {
         }
       }
       StageShape shape;
-      shape.tp_group = tp_group_cost(cluster, st.gpus, workload.training, &shape.node_type);
+      shape.tp_group = tp_group_cost(cluster, st.gpus, workload.training, &shape.node_type, partial ? &used_on_node : nullptr);
       if (!shape.node_type->gpu.supports(dtype))
         return fail(std::string(shape.node_type->gpu.name) + " has no " + to_string(dtype) + " support (stage " +
                     std::to_string(s) + ")");
@@ -344,13 +359,6 @@ bool Evaluation::run() {
   // on the node: all of its GPUs when the plan uses them all (path_between's default), else
   // count them. A node holding consecutive stages of a replica sends only from the GPUs at the
   // ends of its run of stages; the others hand over through the node's own fabric.
-  const bool partial = gpu_count < static_cast<int>(cluster.gpus.size());
-  if (partial) {
-    used_on_node.assign(cluster.nodes.size(), 0);
-    for (const Replica& rep : plan.replicas)
-      for (const Stage& st : rep.stages)
-        for (int g : st.gpus) ++used_on_node[cluster.gpus[g].node];
-  }
   const auto node_of = [&](int gpu) { return cluster.gpus[gpu].node; };
   std::vector<int> nic_senders;  // per node; empty: the count above applies
   if (consecutive_on_a_node) {

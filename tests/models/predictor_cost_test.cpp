@@ -245,21 +245,23 @@ Cluster two_nodes_one_nic_each() {
   return testing::cluster_of({nt}, {{0, 2}});
 }
 
+/// One replica of `stages` running `micro_batches` micro-batches of one sequence.
+Plan one_replica(std::vector<Stage> stages, int micro_batches) {
+  Plan p;
+  p.micro_batch = 1;
+  Replica r;
+  r.micro_batches = micro_batches;
+  r.stages = std::move(stages);
+  p.replicas = {r};
+  return p;
+}
+
 // A plan that leaves GPUs idle: only the plan's GPUs on a node share its NICs. Two TP-2 stages
 // on two 8-GPU nodes with one NIC each: each rank's slice gets half the NIC, not an eighth.
 TEST(Predictor, PipelineSendsShareTheNicWithThePlansGpusOnly) {
   const Cluster c = two_nodes_one_nic_each();
   const Workload w = testing::gpt_workload(4, 1024, 16, 1024, 8);
-  Plan p;
-  p.micro_batch = 1;
-  Replica r;
-  r.micro_batches = 8;
-  Stage a, b;
-  a.layers = b.layers = 2;
-  a.gpus = {0, 1};
-  b.gpus = {8, 9};
-  r.stages = {a, b};
-  p.replicas = {r};
+  const Plan p = one_replica({stage(2, {0, 1}), stage(2, {8, 9})}, 8);
   const PlanWork work = build_plan_work(c, w, p);
   ASSERT_TRUE(work.feasible) << work.infeasible_reason;
   const double slice_bytes = 1024.0 * 1 * 1024 * 2 / 2;  // s * b * h * fp16 / tp
@@ -313,6 +315,26 @@ TEST(Predictor, GradientSyncSharesTheNicWithThePlansGpusOnly) {
   EXPECT_LT(grp.time_s, 0.5 * collective_time(CollectiveKind::kAllReduce, grp.size_bytes, group_cost(c, grp.gpus, 8)));
 }
 
+
+// And for a TP group that spans nodes: GPUs 7 and 8 (one per node) are the plan's only GPUs on
+// their nodes, so their all-reduces get each node's NIC whole, not an eighth of it.
+TEST(Predictor, TpGroupsAcrossNodesShareTheNicWithThePlansGpusOnly) {
+  const Cluster c = two_nodes_one_nic_each();
+  const Workload w = testing::gpt_workload(4, 1024, 16, 1024, 8);
+  const Report alone = predict(c, w, one_replica({stage(4, {7, 8})}, 8));
+  ASSERT_TRUE(alone.feasible) << alone.infeasible_reason;
+  // The same group priced as if every GPU of both nodes sent at once (the whole-cluster case).
+  const double bytes = 1024.0 * 1 * 1024 * 2;  // s * b * h * fp16 per all-reduce
+  const double one = collective_time(CollectiveKind::kAllReduce, bytes, group_cost(c, std::vector<int>{7, 8}, 1));
+  const double eight = collective_time(CollectiveKind::kAllReduce, bytes, group_cost(c, std::vector<int>{7, 8}, 0));
+  EXPECT_LT(one, 0.25 * eight);
+  // Per micro-batch 4 layers x (2 forward + 2 backward) all-reduces, the embedding's forward
+  // and the LM head input gradient's backward one (and the cross-entropy's few bytes): 8
+  // micro-batches at the one-sender figure, far below the all-GPUs-send figure.
+  EXPECT_GT(alone.breakdown.tp_comm_s, 8 * 18 * one);
+  EXPECT_LT(alone.breakdown.tp_comm_s, 8 * 18.5 * one);
+  EXPECT_LT(alone.breakdown.tp_comm_s, 0.3 * 8 * 18 * eight);
+}
 
 // Tied embeddings: every replica's first and last stage all-reduce the embedding gradient, and
 // the slowest pair is waited for. Replica 1's pair sits on two nodes with slow NICs, replica 0's
