@@ -34,6 +34,17 @@ Stage stage(int layers, std::vector<int> gpus) {
   return s;
 }
 
+/// One replica of `stages` running `micro_batches` micro-batches of `micro_batch` sequences.
+Plan one_replica(std::vector<Stage> stages, int micro_batches, int micro_batch = 1) {
+  Plan p;
+  p.micro_batch = micro_batch;
+  Replica r;
+  r.micro_batches = micro_batches;
+  r.stages = std::move(stages);
+  p.replicas = {r};
+  return p;
+}
+
 TEST(Predictor, SlowestStageDominatesThePipeline) {
   const Cluster c = mixed();
   const Workload w = gpt_workload(8, 4096, 32, 2048, 64);
@@ -88,14 +99,9 @@ TEST(Predictor, PlanWorkOpsSumToThePredictedStageTimes) {
   const Cluster c = mixed();
   Workload w = gpt_workload(6, 2048, 16, 1024, 8);
   for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
-    Plan p;
-    p.micro_batch = 2;
+    Plan p = one_replica({stage(3, {0, 1, 2, 3}), stage(3, {8, 9, 10, 11})}, 4, 2);
     p.recompute = rc;
     p.sequence_parallel = true;
-    Replica r;
-    r.micro_batches = 4;
-    r.stages = {stage(3, {0, 1, 2, 3}), stage(3, {8, 9, 10, 11})};
-    p.replicas = {r};
     const Report rep = predict(c, w, p);
     const PlanWork work = build_plan_work(c, w, p);
     ASSERT_TRUE(work.feasible);
@@ -127,14 +133,9 @@ TEST(Predictor, OverlappedTpCollectivesCostOnlyTheirExcessOverTheGemm) {
   // max(0, collective - GEMM). The ops keep the collectives' full times for the simulator.
   const Cluster c = cluster_of({node_type("slow-link", round_gpu("g", 300e12), 8, 20e9, 25e9)}, {{0, 1}});
   const Workload w = gpt_workload(4, 2048, 16, 1024, 8);
-  Plan p;
-  p.micro_batch = 2;
+  Plan p = one_replica({stage(4, {0, 1, 2, 3})}, 4, 2);
   p.sequence_parallel = true;
   p.tp_comm_overlap = true;
-  Replica r;
-  r.micro_batches = 4;
-  r.stages = {stage(4, {0, 1, 2, 3})};
-  p.replicas = {r};
   const Report rep = predict(c, w, p);
   const PlanWork work = build_plan_work(c, w, p);
   ASSERT_TRUE(rep.feasible && work.feasible);
@@ -243,17 +244,6 @@ Cluster two_nodes_one_nic_each() {
   NodeType nt = testing::node_type("box", testing::round_gpu("box", 100e12), 8, 300e9, 1e9);
   nt.nics.count = 1;
   return testing::cluster_of({nt}, {{0, 2}});
-}
-
-/// One replica of `stages` running `micro_batches` micro-batches of one sequence.
-Plan one_replica(std::vector<Stage> stages, int micro_batches) {
-  Plan p;
-  p.micro_batch = 1;
-  Replica r;
-  r.micro_batches = micro_batches;
-  r.stages = std::move(stages);
-  p.replicas = {r};
-  return p;
 }
 
 // A plan that leaves GPUs idle: only the plan's GPUs on a node share its NICs. Two TP-2 stages
