@@ -79,6 +79,10 @@ struct UniformPlanOptions {
 std::variant<Plan, Infeasible> make_uniform_plan(const Cluster& cluster, const Workload& workload,
                                                  int tp, int pp, int dp, const UniformPlanOptions& options);
 
+/// The plan's GPUs on each node of the cluster, into `out` (one count per node); `out` is left
+/// empty when the plan uses every GPU of the cluster (topology.hpp group_concurrency).
+void plan_gpus_per_node(const Plan& plan, const Cluster& cluster, std::vector<int>& out);
+
 /// Structural checks that need the cluster and workload (GPU indices exist and are used once,
 /// layers sum to the model's, TP divides heads, micro-batches sum to the global batch...).
 /// Returns every problem found, each as "field: what (expected ...)"; empty when valid.

@@ -72,10 +72,7 @@ GroupCost tp_group_cost(const Cluster& c, const std::vector<int>& gpus, const Tr
   }
   // Across nodes: the node's NICs are shared by its GPUs that send at once, all of them unless
   // the plan leaves some idle (then the plan's GPUs on the busiest of the group's nodes).
-  int concurrent = 0;
-  if (used_on_node)
-    for (int g : gpus) concurrent = std::max(concurrent, (*used_on_node)[c.gpus[g].node]);
-  return group_cost(c, gpus, concurrent);
+  return group_cost(c, gpus, used_on_node ? group_concurrency(c, gpus, *used_on_node) : 0);
 }
 
 }  // namespace
@@ -278,12 +275,7 @@ bool Evaluation::run() {
   // A plan that leaves GPUs idle: the GPUs of the plan on each node share its NICs (TP groups
   // that span nodes, pipeline sends and DP groups below), not every GPU of the node.
   const bool partial = gpu_count < static_cast<int>(cluster.gpus.size());
-  if (partial) {
-    used_on_node.assign(cluster.nodes.size(), 0);
-    for (const Replica& rep : plan.replicas)
-      for (const Stage& st : rep.stages)
-        for (int g : st.gpus) ++used_on_node[cluster.gpus[g].node];
-  }
+  if (partial) plan_gpus_per_node(plan, cluster, used_on_node);
 
   // 1. Stage costs, deduplicated by shape.
   for (int r = 0; r < dp; ++r) {

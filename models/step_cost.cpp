@@ -58,9 +58,7 @@ const GroupCost& dp_group_cost(const Cluster& c, const int* members, int count, 
                                const std::vector<int>* used_on_node) {
   if (used_on_node) {
     // A plan that leaves GPUs idle: the NICs of a node are shared by the plan's GPUs on it.
-    int concurrent = 1;
-    for (int i = 0; i < count; ++i) concurrent = std::max(concurrent, (*used_on_node)[c.gpus[members[i]].node]);
-    memo.cost = group_cost(c, members, count, concurrent);
+    memo.cost = group_cost(c, members, count, group_concurrency(c, members, count, *used_on_node));
     ++memo.generation;
     memo.signature.clear();
     return memo.cost;

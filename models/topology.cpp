@@ -64,7 +64,15 @@ double nic_share(const Cluster& c, int node, int concurrent) {
   const NodeType& nt = c.node_types[c.nodes[node].node_type];
   const Zone& zone = c.zones[c.nodes[node].zone];
   const int n = concurrent > 0 ? std::min(concurrent, nt.gpus_per_node) : nt.gpus_per_node;
-  double bw = nt.nics.count * achieved_bandwidth_Bps(nt.nics) / std::max(1, n);
+  const double one_nic = achieved_bandwidth_Bps(nt.nics);
+  double bw = nt.nics.count * one_nic / std::max(1, n);
+  // A GPU reaches the network through its own rail: the NIC(s) on its PCIe switch (one per GPU
+  // in the DGX A100/H100 designs; NVIDIA DGX A100 User Guide, "Network Connections"), over its
+  // own x16 link, which carries about one NIC's line rate (PCIe 4.0 x16 31.5 GB/s vs HDR 25 GB/s,
+  // PCIe 5.0 x16 63 GB/s vs NDR 50 GB/s). So a GPU alone on a node gets its rail's NICs, not all
+  // of them; sim/sim_topology.cpp wires each GPU to its rail the same way (nic_index).
+  const double rail_nics = std::max(1.0, static_cast<double>(nt.nics.count) / std::max(1, nt.gpus_per_node));
+  bw = std::min(bw, rail_nics * one_nic);
   // A fat-tree with oversubscription o gives each node 1/o of its NIC bandwidth at the core
   // (Leiserson, "Fat-trees", IEEE ToC 1985; Al-Fares et al. SIGCOMM'08).
   if (zone.fabric.oversubscription > 1) bw /= zone.fabric.oversubscription;
@@ -209,6 +217,13 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
   if (g.node_shared) g.bus_bandwidth_Bps = std::min(g.bus_bandwidth_Bps, one_crossing);
   if (!(g.intra_bandwidth_Bps < std::numeric_limits<double>::infinity())) g.intra_bandwidth_Bps = g.bus_bandwidth_Bps;
   return g;
+}
+
+int group_concurrency(const Cluster& cluster, const int* gpus, int count, const std::vector<int>& used_on_node) {
+  if (used_on_node.empty()) return 0;
+  int concurrent = 1;
+  for (int i = 0; i < count; ++i) concurrent = std::max(concurrent, used_on_node[cluster.gpus[gpus[i]].node]);
+  return concurrent;
 }
 
 }  // namespace hetsim::models

@@ -222,8 +222,10 @@ const std::vector<FoldedPhase>& tp_phases(World& w, int actor, const models::Op&
   if (op.kind == models::OpKind::kTpAllGather) kind = models::CollectiveKind::kAllGather;
   if (op.kind == models::OpKind::kTpReduceScatter) kind = models::CollectiveKind::kReduceScatter;
   // TP collectives use the algorithm NCCL's tuner would pick, as the cost model does (kAuto).
+  const int concurrent = models::group_concurrency(w.topo.get_cluster(), gpus, w.lay.plan_gpus_on_node);
   return w.tp_cache
-      .emplace(key, folded_collective(w.topo, kind, models::GradSyncAlgorithm::kAuto, gpus, op.size_bytes, w.fold))
+      .emplace(key, folded_collective(w.topo, kind, models::GradSyncAlgorithm::kAuto, gpus, op.size_bytes, w.fold,
+                                      concurrent))
       .first->second;
 }
 

@@ -81,13 +81,13 @@ int congruent_block_size(const Topology& topo, const models::Plan& plan, const m
 }  // namespace
 
 CollectiveFlows collective_flows(const Topology& topo, models::CollectiveKind kind, models::GradSyncAlgorithm algorithm,
-                                 const std::vector<int>& gpus, double bytes) {
+                                 const std::vector<int>& gpus, double bytes, int concurrent_per_node) {
   CollectiveFlows out;
   const auto& cluster = topo.get_cluster();
   if (gpus.size() < 2 || bytes <= 0) return out;
   std::vector<int> node_of;
   for (int g : gpus) node_of.push_back(cluster.node_of_gpu(g));
-  const models::GroupCost g = models::group_cost(cluster, gpus);
+  const models::GroupCost g = models::group_cost(cluster, gpus, concurrent_per_node);
   // A ring on nodes shared with concurrent groups crosses each node boundary at its one
   // boundary member (models::GroupCost::node_shared): no per-member channel split.
   const std::vector<int>* split = g.node_shared ? nullptr : &node_of;
@@ -108,8 +108,8 @@ CollectiveFlows collective_flows(const Topology& topo, models::CollectiveKind ki
 
 std::vector<FoldedPhase> folded_collective(const Topology& topo, models::CollectiveKind kind,
                                            models::GradSyncAlgorithm algorithm, const std::vector<int>& gpus,
-                                           double bytes, bool fold) {
-  const CollectiveFlows c = collective_flows(topo, kind, algorithm, gpus, bytes);
+                                           double bytes, bool fold, int concurrent_per_node) {
+  const CollectiveFlows c = collective_flows(topo, kind, algorithm, gpus, bytes, concurrent_per_node);
   return fold_collective_flows(topo, c, fold);
 }
 
@@ -216,6 +216,7 @@ SimLayout layout(const Topology& topo, const models::Plan& plan, const models::P
     lay.replicas.push_back(r);
     lay.replica_simulated[r] = true;
   }
+  models::plan_gpus_per_node(plan, cluster, lay.plan_gpus_on_node);
   lay.node_used.assign(cluster.nodes.size(), false);
   std::vector<bool> gpu_in_sim(cluster.gpus.size(), false), gpu_in_platform(cluster.gpus.size(), false);
   for (int r = 0; r < d; ++r)
@@ -266,13 +267,14 @@ SimLayout layout(const Topology& topo, const models::Plan& plan, const models::P
     auto& comp = lay.components[it->second];
     // ZeRO >= 1 shards the optimizer state: gradients are reduce-scattered and the updated
     // weights all-gathered (Rajbhandari et al., SC'20 §5.1-5.2), as the cost model prices it.
-    CollectiveFlows grad =
-        plan.zero >= 1 ? collective_flows(topo, models::CollectiveKind::kReduceScatter, plan.grad_sync, grp.gpus, grp.size_bytes)
-                       : collective_flows(topo, models::CollectiveKind::kAllReduce, plan.grad_sync, grp.gpus, grp.size_bytes);
+    const int concurrent = models::group_concurrency(cluster, grp.gpus, lay.plan_gpus_on_node);
+    CollectiveFlows grad = collective_flows(
+        topo, plan.zero >= 1 ? models::CollectiveKind::kReduceScatter : models::CollectiveKind::kAllReduce,
+        plan.grad_sync, grp.gpus, grp.size_bytes, concurrent);
     CollectiveFlows params;
     if (plan.zero >= 1) {
       const double bytes = grp.gather_bytes > 0 ? grp.gather_bytes : grp.size_bytes;
-      params = collective_flows(topo, models::CollectiveKind::kAllGather, plan.grad_sync, grp.gpus, bytes);
+      params = collective_flows(topo, models::CollectiveKind::kAllGather, plan.grad_sync, grp.gpus, bytes, concurrent);
     }
     // Keep the flows that start in the simulated replicas; their destinations must be in the platform.
     auto add = [&](const CollectiveFlows& cf, std::vector<FoldedPhase>& into) {

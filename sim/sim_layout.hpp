@@ -56,6 +56,7 @@ struct SimLayout {
   std::vector<FoldedPhase> zero3_forward;
   std::vector<FoldedPhase> zero3_backward;
   std::vector<int> embedding_of_actor;     ///< index into embeddings, -1 when none
+  std::vector<int> plan_gpus_on_node;      ///< models::plan_gpus_per_node: empty when the plan uses every GPU
   bool folded = false;
   int block_replicas = 0;                  ///< replicas per block
 };
@@ -72,14 +73,18 @@ struct CollectiveFlows {
 /// the one models::resolve_algorithm picks on the group's figures (models::group_cost);
 /// all-gather and reduce-scatter are rings (hierarchical for all-gather/reduce-scatter is not
 /// modelled by either engine beyond its ring fallback).
+/// `concurrent_per_node` as models::group_cost's: 0 for a plan that uses every GPU, else
+/// models::group_concurrency of the group (SimLayout::plan_gpus_on_node), so that both engines
+/// pick the same algorithm and channels for a group on nodes the plan leaves partly idle.
 CollectiveFlows collective_flows(const Topology& topology, models::CollectiveKind kind,
-                                 models::GradSyncAlgorithm algorithm, const std::vector<int>& gpus, double bytes);
+                                 models::GradSyncAlgorithm algorithm, const std::vector<int>& gpus, double bytes,
+                                 int concurrent_per_node = 0);
 /// Flows folded phase by phase (fold_phase), repeated phases merged when folding.
 std::vector<FoldedPhase> fold_collective_flows(const Topology& topology, const CollectiveFlows& flows, bool fold);
 /// The same, folded phase by phase.
 std::vector<FoldedPhase> folded_collective(const Topology& topology, models::CollectiveKind kind,
                                            models::GradSyncAlgorithm algorithm, const std::vector<int>& gpus,
-                                           double bytes, bool fold);
+                                           double bytes, bool fold, int concurrent_per_node = 0);
 
 /// Flows of a point-to-point transfer between two TP groups: rank i sends to rank i·|dst|/|src|
 /// (rank-wise when the groups have the same size), `bytes_per_rank` each.

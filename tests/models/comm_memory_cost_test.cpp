@@ -146,10 +146,11 @@ TEST(Topology, GroupsSharingNodesWithConcurrentGroupsCrossAtOneNicShare) {
   EXPECT_EQ(g.min_per_node, 4);
   EXPECT_NEAR(g.bus_bandwidth_Bps, nic, 1);
   EXPECT_NEAR(g.inter_bandwidth_Bps, nic, 1);
-  // Alone on its nodes (only its 4 GPUs per node take part), its channels share all 8 NICs.
+  // Alone on its nodes (only its 4 GPUs per node take part): each member sends over its own
+  // rail's NIC, so the crossing carries 4 NICs, not all 8 (a GPU's x16 link carries one NIC).
   const GroupCost alone = group_cost(c, tp2_rank0, 4);
   EXPECT_FALSE(alone.node_shared);
-  EXPECT_NEAR(alone.bus_bandwidth_Bps, 8 * nic, 1);
+  EXPECT_NEAR(alone.bus_bandwidth_Bps, 4 * nic, 1);
   // The ring time follows: 2(n-1)/n S over one NIC share.
   const double s = 1e9;
   EXPECT_NEAR(ring_time(CollectiveKind::kAllReduce, s, g) - kCollectiveLaunch_s -
@@ -164,6 +165,26 @@ TEST(Topology, GroupsSharingNodesWithConcurrentGroupsCrossAtOneNicShare) {
   const GroupCost shared = group_cost(d, tp2_rank0);
   EXPECT_TRUE(shared.node_shared);
   EXPECT_NEAR(shared.bus_bandwidth_Bps, nic / 2, 1);
+}
+
+TEST(Topology, AGpuAloneOnItsNodeSendsOverItsOwnRail) {
+  // One NIC per GPU (DGX A100): a GPU that sends alone gets its NIC, not the node's eight.
+  const GpuType a100 = round_gpu("a", 312e12);
+  const double nic = 25e9 * link_efficiency(NicKind::kInfiniband);
+  const Cluster dgx = cluster_of({node_type("dgx", a100, 8, 300e9, 25e9)}, {{0, 2}});
+  EXPECT_NEAR(path_between(dgx, 0, 8, 1).bandwidth_Bps, nic, 1);
+  EXPECT_NEAR(path_between(dgx, 0, 8, 0).bandwidth_Bps, nic, 1);  // all eight send: one NIC each too
+  // One NIC for four GPUs (a cloud instance): the lone GPU has the whole NIC, four share it.
+  NodeType cloud = node_type("cloud", a100, 4, 300e9, 25e9);
+  cloud.nics.count = 1;
+  const Cluster one = cluster_of({cloud}, {{0, 2}});
+  EXPECT_NEAR(path_between(one, 0, 4, 1).bandwidth_Bps, nic, 1);
+  EXPECT_NEAR(path_between(one, 0, 4, 0).bandwidth_Bps, nic / 4, 1);
+  // Two NICs per GPU: a lone GPU's rail holds two.
+  NodeType dual = node_type("dual", a100, 4, 300e9, 25e9);
+  dual.nics.count = 8;
+  const Cluster two = cluster_of({dual}, {{0, 2}});
+  EXPECT_NEAR(path_between(two, 0, 4, 1).bandwidth_Bps, 2 * nic, 1);
 }
 
 TEST(Topology, SharedNicsDivideTheNodeBandwidth) {

@@ -203,6 +203,32 @@ TEST(ClosedForm, ConcurrentPartialNodeRingsCrossThroughOneNicEach) {
   EXPECT_NEAR(t, 2.0 * 7 / 8 * n / kNicBw, kTol * t);
 }
 
+// A ring on nodes the plan leaves partly idle: each member crosses over its own rail's NIC
+// (models::nic_share), in the simulator and in the cost model alike; the idle GPUs' NICs carry
+// nothing (the cost model once pooled all eight NICs for such a group).
+void expect_partly_used_ring_crosses_over_members_nics(const std::vector<int>& gpus, int members_per_node) {
+  const auto cluster = testing::one_zone(2, NodeSpec{});
+  const Topology topo(cluster);
+  const double n = 4e9;
+  const models::GroupCost g = models::group_cost(cluster, gpus, members_per_node);
+  ASSERT_FALSE(g.node_shared);
+  const auto flows = collective_flows(topo, models::CollectiveKind::kAllReduce, models::GradSyncAlgorithm::kRing, gpus,
+                                      n, members_per_node);
+  const double t = simulate_phases(cluster, flows.phases);
+  const double analytic = models::ring_time(models::CollectiveKind::kAllReduce, n, g);
+  const int p = static_cast<int>(gpus.size());
+  EXPECT_NEAR(t, analytic, kTol * analytic);
+  EXPECT_NEAR(t, 2.0 * (p - 1) / p * n / (members_per_node * kNicBw), kTol * t);
+}
+
+TEST(ClosedForm, RingOfHalfTheNodesGpusAloneCrossesOverItsMembersNics) {
+  expect_partly_used_ring_crosses_over_members_nics({0, 2, 4, 6, 8, 10, 12, 14}, 4);
+}
+
+TEST(ClosedForm, RingOfOneGpuPerNodeCrossesOverItsOwnNic) {
+  expect_partly_used_ring_crosses_over_members_nics({0, 8}, 1);
+}
+
 }  // namespace
 }  // namespace hetsim::sim
 
