@@ -50,12 +50,16 @@ Topology::Topology(const models::Cluster& cluster) : cluster_(&cluster) {
     auto& nl = node_links_[n];
     const double intra_bw = models::achieved_bandwidth_Bps(type.intra);
     const double host_bw = type.host_link_Bps * models::kHostLinkEfficiency;
-    for (int i = 0; i < type.nics.count; ++i) {
+    // One link per rail (nic_index): a NIC, or, on nodes with more NICs than GPUs, the NICs of
+    // one GPU's rail together (models::nic_share gives a GPU its rail's NICs).
+    const int rails = rail_count(type);
+    for (int i = 0; i < rails; ++i) {
       double bw = models::achieved_bandwidth_Bps(type.nics);
       // A switch fabric's per-port cap limits each NIC port.
       if (zone.fabric.kind == models::ZoneFabricKind::kSwitch && zone.fabric.bandwidth_Bps > 0)
         bw = std::min(bw, zone.fabric.bandwidth_Bps);
-      const std::string nic = base + "/nic[" + std::to_string(i) + "]";
+      bw *= static_cast<double>(type.nics.count) / rails;
+      const std::string nic = base + (rails < type.nics.count ? "/rail[" : "/nic[") + std::to_string(i) + "]";
       nl.nic_up.push_back(add_link(nic + "/up", LinkKind::kNic, bw, type.nics.latency_s));
       nl.nic_down.push_back(add_link(nic + "/down", LinkKind::kNic, bw, type.nics.latency_s));
     }
@@ -105,11 +109,15 @@ Topology::Topology(const models::Cluster& cluster) : cluster_(&cluster) {
   }
 }
 
+int Topology::rail_count(const models::NodeType& type) {
+  return std::min(type.nics.count, std::max(1, type.gpus_per_node));
+}
+
 int Topology::nic_index(int gpu) const {
   const auto& slot = cluster_->gpus[gpu];
   const auto& type = cluster_->node_types[cluster_->nodes[slot.node].node_type];
   if (type.nics.count <= 0) return -1;
-  return slot.local * type.nics.count / type.gpus_per_node;
+  return slot.local * rail_count(type) / type.gpus_per_node;
 }
 
 int Topology::wan(int zone_a, int zone_b) const {

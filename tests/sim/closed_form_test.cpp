@@ -74,24 +74,40 @@ TEST(ClosedForm, SmallRingAllReduceIsLatencyBound) {
 
 // Eight GPUs behind ONE 25GB/s NIC each send 100MB to the next node: the NIC is shared,
 // each flow gets 1/8 of it (23.5/8 GB/s achieved), so the step takes 8x what it takes with a NIC per GPU.
-TEST(ClosedForm, SharedNicSlowsConcurrentTransfersEightfold) {
-  NodeSpec one_nic;
-  one_nic.nics = 1;
-  const auto cluster = testing::one_zone(2, one_nic);
+/// Simulated time of GPU i of node 0 sending 100 MB to GPU i of node 1, all eight at once, on
+/// 8-GPU nodes with `nics` NICs each.
+double eight_flows_to_the_next_node(int nics) {
+  NodeSpec spec;
+  spec.nics = nics;
+  const auto cluster = testing::one_zone(2, spec);
   Phase phase;
   for (int i = 0; i < 8; ++i) phase.push_back({i, 8 + i, 1e8});
-  const double t = simulate_phases(cluster, {phase});
+  return simulate_phases(cluster, {phase});
+}
+
+TEST(ClosedForm, SharedNicSlowsConcurrentTransfersEightfold) {
+  const double t = eight_flows_to_the_next_node(1);
   const double expected = kInterLatency + 8 * 1e8 / kNicBw;  // 34.05 ms
   EXPECT_NEAR(t, expected, kTol * expected);
 }
 
 TEST(ClosedForm, NicPerGpuTransfersDoNotContend) {
-  const auto cluster = testing::one_zone(2, NodeSpec{});
-  Phase phase;
-  for (int i = 0; i < 8; ++i) phase.push_back({i, 8 + i, 1e8});
-  const double t = simulate_phases(cluster, {phase});
+  const double t = eight_flows_to_the_next_node(8);
   const double expected = kInterLatency + 1e8 / kNicBw;  // 4.26 ms
   EXPECT_NEAR(t, expected, kTol * expected);
+}
+
+// Two NICs per GPU (16 on an 8-GPU node): each GPU's rail carries both, in the simulator and in
+// the cost model (models::nic_share); the simulator once used every other NIC only.
+TEST(ClosedForm, TwoNicsPerGpuCarryARailEach) {
+  const double t = eight_flows_to_the_next_node(16);
+  const double expected = kInterLatency + 1e8 / (2 * kNicBw);
+  EXPECT_NEAR(t, expected, kTol * expected);
+  NodeSpec dual;
+  dual.nics = 16;
+  const auto cluster = testing::one_zone(2, dual);
+  EXPECT_NEAR(models::path_between(cluster, 0, 8, 0).bandwidth_Bps, 2 * kNicBw, 1);
+  EXPECT_NEAR(models::path_between(cluster, 0, 8, 1).bandwidth_Bps, 2 * kNicBw, 1);
 }
 
 // A fat tree with oversubscription 4: the node's uplink carries 8·23.5/4 = 47 GB/s, so eight
