@@ -64,7 +64,10 @@ double nic_share(const Cluster& c, int node, int concurrent) {
   const NodeType& nt = c.node_types[c.nodes[node].node_type];
   const Zone& zone = c.zones[c.nodes[node].zone];
   const int n = concurrent > 0 ? std::min(concurrent, nt.gpus_per_node) : nt.gpus_per_node;
-  const double one_nic = achieved_bandwidth_Bps(nt.nics);
+  double one_nic = achieved_bandwidth_Bps(nt.nics);
+  // A switch fabric's per-port figure caps each NIC (the simulator's NIC links alike).
+  if (zone.fabric.kind == ZoneFabricKind::kSwitch && zone.fabric.bandwidth_Bps > 0)
+    one_nic = std::min(one_nic, zone.fabric.bandwidth_Bps);
   double bw = nt.nics.count * one_nic / std::max(1, n);
   // A GPU reaches the network through its own rail: the NIC(s) on its PCIe switch (one per GPU
   // in the DGX A100/H100 designs; NVIDIA DGX A100 User Guide, "Network Connections"), over its
@@ -76,8 +79,6 @@ double nic_share(const Cluster& c, int node, int concurrent) {
   // A fat-tree with oversubscription o gives each node 1/o of its NIC bandwidth at the core
   // (Leiserson, "Fat-trees", IEEE ToC 1985; Al-Fares et al. SIGCOMM'08).
   if (zone.fabric.oversubscription > 1) bw /= zone.fabric.oversubscription;
-  if (zone.fabric.kind == ZoneFabricKind::kSwitch && zone.fabric.bandwidth_Bps > 0)
-    bw = std::min(bw, zone.fabric.bandwidth_Bps);
   if (!nt.nics.gpu_direct && nt.host_link_Bps > 0) bw = std::min(bw, nt.host_link_Bps * kHostLinkEfficiency);
   return bw;
 }
