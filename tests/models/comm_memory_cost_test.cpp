@@ -187,6 +187,18 @@ TEST(Topology, AGpuAloneOnItsNodeSendsOverItsOwnRail) {
   EXPECT_NEAR(path_between(two, 0, 4, 1).bandwidth_Bps, 2 * nic, 1);
 }
 
+TEST(Topology, ASwitchPortCapsEachNicBeforeTheGpusShareIt) {
+  // One 25 GB/s NIC for 8 GPUs on 12.5 GB/s switch ports: each GPU gets 12.5/8 GB/s when all
+  // eight send (the port is the NIC's ceiling), 12.5 GB/s alone.
+  NodeType nt = node_type("box", round_gpu("a", 312e12), 8, 300e9, 25e9);
+  nt.nics.count = 1;
+  Cluster c = cluster_of({nt}, {{0, 2}});
+  c.zones[0].fabric.kind = ZoneFabricKind::kSwitch;
+  c.zones[0].fabric.bandwidth_Bps = 12.5e9;
+  EXPECT_NEAR(path_between(c, 0, 8, 0).bandwidth_Bps, 12.5e9 / 8, 1);
+  EXPECT_NEAR(path_between(c, 0, 8, 1).bandwidth_Bps, 12.5e9, 1);
+}
+
 TEST(Topology, SharedNicsDivideTheNodeBandwidth) {
   // 8 GPUs share 2 NICs of 25 GB/s: a GPU gets 50/8 GB/s when all send across nodes.
   NodeType nt = node_type("box", round_gpu("a", 312e12), 8, 300e9, 25e9);
