@@ -38,6 +38,8 @@ std::optional<GpuType> read_gpu(const MapReader::Entry& entry, const std::string
     t.memory_bytes = *v;
   if (auto v = r.get_quantity("memory_bandwidth", Need::kRequired, parse_bandwidth, "a bandwidth such as \"2039GB/s\"", true))
     t.memory_bandwidth_Bps = *v;
+  if (auto v = r.get_quantity("host_link", Need::kOptional, parse_bandwidth, "a bandwidth such as \"31.5GB/s\"", true))
+    t.host_link_Bps = *v;
   if (auto eff = r.get_map("efficiency", Need::kOptional)) {
     EfficiencyModel& e = t.efficiency;
     if (auto v = eff->get_number("gemm", Need::kOptional, 0, 1, /*min_exclusive=*/true)) e.gemm_efficiency = *v;

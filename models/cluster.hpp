@@ -65,6 +65,10 @@ struct NodeType {
   double preemption_rate_per_hour = 0;  ///< spot preemptions per node-hour
 };
 
+/// A node type's host link when its input gives none: its GPU type's (catalog `host_link`),
+/// else PCIe 4.0 x16 written "32GB/s" (31.5 GB/s per direction, PCI-SIG Base Specification 4.0).
+inline double default_host_link_Bps(const GpuType& gpu) { return gpu.host_link_Bps > 0 ? gpu.host_link_Bps : 32e9; }
+
 struct ZoneFabric {
   ZoneFabricKind kind = ZoneFabricKind::kFatTree;
   double oversubscription = 1.0;   ///< fat-tree: bisection = node NIC bandwidth / oversubscription

@@ -117,9 +117,7 @@ class ClusterReader {
       set_if(t.nics.measured, nics->get_bool("measured", Need::kOptional));
       nics->finish();
     }
-    // Default: PCIe 4.0 x16, 16 GT/s x 16 lanes x 128/130 encoding = 31.5 GB/s per direction
-    // (PCI-SIG PCIe Base Specification 4.0, sec. 4.2), written "32GB/s".
-    t.host_link_Bps = 32e9;
+    t.host_link_Bps = default_host_link_Bps(t.gpu);
     set_if(t.host_link_Bps, r.get_quantity("host_link", Need::kOptional, parse_bandwidth, kBandwidth, true));
     set_if(t.price_per_hour, r.get_quantity("price", Need::kOptional, parse_price_per_hour, kPrice, false));
     if (auto v = r.get_quantity("spot_price", Need::kOptional, parse_price_per_hour, kPrice, false))

@@ -63,6 +63,7 @@ struct GpuType {
   std::map<Dtype, double> peak_flops;   ///< dense peak FLOP/s per dtype that the device supports
   double memory_bytes = 0;              ///< device memory capacity
   double memory_bandwidth_Bps = 0;      ///< device memory bandwidth
+  double host_link_Bps = 0;             ///< host interface, one direction (PCIe x16 of its generation); 0 = not given
   EfficiencyModel efficiency;
   std::string source;                   ///< datasheet citation
   /// Other spellings that name this type, e.g. the product name nvidia-smi prints ("H100 80GB

@@ -316,7 +316,7 @@ Cluster suite_cluster(const SuiteSystem& system, int gpus, const Catalog& catalo
   nt.nics.bandwidth_Bps = system.inter_node_Bps;
   nt.nics.kind = NicKind::kInfiniband;
   nt.nics.measured = !is_nic_share_line_rate(system.inter_node_Bps, system.gpus_per_node);
-  nt.host_link_Bps = 32e9;  // PCIe 4.0 x16 (PCI-SIG), only used by host-staged paths
+  nt.host_link_Bps = default_host_link_Bps(nt.gpu);  // only used by host-staged paths
   c.node_types.push_back(nt);
   Zone z;
   z.name = "suite";

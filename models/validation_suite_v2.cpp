@@ -300,10 +300,11 @@ Cluster suite_cluster_from_groups(const SuiteSystem& system, const Catalog& cata
     nt.nics.measured = !is_nic_line_rate(nt.nics.bandwidth_Bps);
     nt.nics.gpu_direct = rdma;
     nt.nics.latency_s = 0;  // the suite's inter_node_latency is the whole node-to-node latency
-    // Host link: the format gives none; PCIe 3.0 x16 (15.75 GB/s per direction, PCI-SIG), the
-    // slowest generation of the catalog's GPUs. Only host-staged paths and NICs without
-    // GPUDirect use it, and a socket NIC's figure (<= 12.5 GB/s a node) stays below it.
-    nt.host_link_Bps = 15.75e9;
+    // Host link: the format gives none; the GPU type's (catalog `host_link`), else PCIe 3.0 x16
+    // (15.75 GB/s per direction, PCI-SIG), the slowest generation of the catalog's GPUs. Only
+    // host-staged paths and NICs without GPUDirect use it, and a socket NIC's figure (<= 12.5
+    // GB/s a node) stays below it.
+    nt.host_link_Bps = nt.gpu.host_link_Bps > 0 ? nt.gpu.host_link_Bps : 15.75e9;
     c.node_types.push_back(nt);
     z.groups.push_back({static_cast<int>(i), g.count});
   }

@@ -33,6 +33,7 @@ gpus:
     peak: {fp16: "100TFLOP/s"}
     memory: "16GiB"
     memory_bandwidth: "1TB/s"
+    host_link: "63GB/s"
     efficiency: {gemm: 0.7, gemm_fp32: 0.9, gemm_half_work: "2GFLOP", memory: 0.9, kernel_launch: "8us", flash: 0.5}
     source: "test"
 )";
@@ -258,11 +259,12 @@ TEST(ClusterLoader, ConvertsToSiAndAppliesDefaults) {
   EXPECT_DOUBLE_EQ(box.intra.latency_s, 2e-6);
   EXPECT_DOUBLE_EQ(box.nics.bandwidth_Bps, 25e9);
   EXPECT_TRUE(box.nics.gpu_direct);
-  EXPECT_DOUBLE_EQ(box.host_link_Bps, 32e9);
+  EXPECT_DOUBLE_EQ(box.host_link_Bps, 32e9);  // its GPU type gives none: PCIe 4.0 x16
   EXPECT_DOUBLE_EQ(box.price_per_hour, 10);
   EXPECT_EQ(box.spot_price_per_hour, 4);
   const NodeType& single = c.node_types[1];
   EXPECT_EQ(single.intra.kind, IntraFabricKind::kNone);  // one GPU: no intra-node fabric
+  EXPECT_DOUBLE_EQ(single.host_link_Bps, 63e9);          // its GPU type's host interface
   EXPECT_EQ(single.nics.kind, NicKind::kEthernet);
   EXPECT_FALSE(single.nics.gpu_direct);
   ASSERT_EQ(c.zones.size(), 2u);
