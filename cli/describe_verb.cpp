@@ -200,12 +200,13 @@ class Loader {
 void print_catalog(const Described& d, std::ostream& out) {
   out << "gpu-catalog (" << d.file << "): " << d.gpus.size() << " device types\n";
   // "sustained": the headline peak times the GEMM efficiency the cost model uses for it.
-  TextTable t({"name", "vendor", "peak bf16", "sustained", "peak fp32", "memory", "memory bw"});
+  TextTable t({"name", "vendor", "peak bf16", "sustained", "peak fp32", "memory", "memory bw", "host link"});
   for (const auto& g : d.gpus) {
     const auto [peak, dtype] = headline_peak(g);
     t.add_row({g.name, models::to_string(g.vendor), peak_text(g), models::format_flops(peak * g.gemm_efficiency_in(dtype)),
                g.supports(models::Dtype::kFp32) ? models::format_flops(g.peak(models::Dtype::kFp32)) : "-",
-               models::format_size(g.memory_bytes), models::format_bandwidth(g.memory_bandwidth_Bps)});
+               models::format_size(g.memory_bytes), models::format_bandwidth(g.memory_bandwidth_Bps),
+               g.host_link_Bps > 0 ? models::format_bandwidth(g.host_link_Bps) : "-"});
   }
   t.print(out, "  ");
 }
