@@ -102,6 +102,7 @@ struct Evaluation {
     int type_a, type_b, zone_a, zone_b;
     int same_node;
     int senders;  ///< GPUs per node sharing its NICs (0: all of the node's)
+    int wan;      ///< GPUs of the plan sharing the zones' WAN link (0: one zone)
     bool operator==(const PathKey&) const = default;
   };
   std::vector<int> used_on_node;        ///< GPUs of the plan in each node (plans that leave GPUs idle)
@@ -371,6 +372,23 @@ bool Evaluation::run() {
       if (sends[g]) ++nic_senders[cluster.gpus[g].node];
   }
   drop_copies_with_other_senders(max_pp, nic_senders, partial);
+  // Boundaries between zones: in the steady state every replica's boundary sends at once, so
+  // the TP ranks of all boundaries between two zones share the WAN link between them (one
+  // direction each way: forward sends one way, backward sends the other), not a node's share.
+  const int zones = static_cast<int>(cluster.zones.size());
+  std::vector<int> wan_senders;  // by unordered zone pair; empty with one zone
+  const auto zone_pair = [&](int za, int zb) { return std::min(za, zb) * zones + std::max(za, zb); };
+  if (zones > 1) {
+    wan_senders.assign(static_cast<std::size_t>(zones) * zones, 0);
+    for (const Replica& rep : plan.replicas)
+      for (int s = 0; s < static_cast<int>(rep.stages.size()); ++s) {
+        const Stage* b = next_stage(rep, s);
+        if (!b) continue;
+        const Stage& a = rep.stages[s];
+        const int za = cluster.nodes[node_of(a.gpus.front())].zone, zb = cluster.nodes[node_of(b->gpus.front())].zone;
+        if (za != zb) wan_senders[zone_pair(za, zb)] += std::max(a.tp(), b->tp());
+      }
+  }
   for (int r = 0; r < dp; ++r) {
     const Replica& rep = plan.replicas[r];
     const int pp = static_cast<int>(rep.stages.size());
@@ -389,13 +407,14 @@ bool Evaluation::run() {
       const int ga = a.gpus.front(), gb = b.gpus.front();
       const int na = cluster.gpus[ga].node, nb = cluster.gpus[gb].node;
       const int senders = path_senders(na, nb, nic_senders, partial);
-      const PathKey key{cluster.nodes[na].node_type, cluster.nodes[nb].node_type, cluster.nodes[na].zone,
-                        cluster.nodes[nb].zone, na == nb ? 1 : 0, senders};
+      const int za = cluster.nodes[na].zone, zb = cluster.nodes[nb].zone;
+      const int wan = za == zb ? 0 : wan_senders[zone_pair(za, zb)];
+      const PathKey key{cluster.nodes[na].node_type, cluster.nodes[nb].node_type, za, zb, na == nb ? 1 : 0, senders, wan};
       int path = -1;
       for (std::size_t i = 0; i < paths.size(); ++i)
         if (paths[i].first == key) path = static_cast<int>(i);
       if (path < 0) {
-        paths.emplace_back(key, path_between(cluster, ga, gb, senders));
+        paths.emplace_back(key, path_between(cluster, ga, gb, senders, wan));
         path = static_cast<int>(paths.size()) - 1;
       }
       double t = -1;  // times are >= 0

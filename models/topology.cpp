@@ -83,7 +83,9 @@ double nic_share(const Cluster& c, int node, int concurrent) {
   return bw;
 }
 
-HopFigures hop(const Cluster& c, int a, int b, int concurrent, int members_a, int members_b) {
+/// `wan_senders` > 0: GPUs of the whole plan that cross this zone pair's WAN link at once (all
+/// replicas' pipeline sends); 0: the node's `concurrent` senders share it.
+HopFigures hop(const Cluster& c, int a, int b, int concurrent, int members_a, int members_b, int wan_senders = 0) {
   const int na = c.gpus[a].node, nb = c.gpus[b].node;
   const NodeType& ta = c.node_types[c.nodes[na].node_type];
   const NodeType& tb = c.node_types[c.nodes[nb].node_type];
@@ -98,7 +100,7 @@ HopFigures hop(const Cluster& c, int a, int b, int concurrent, int members_a, in
   lat += std::max(c.zones[za].fabric.latency_s, c.zones[zb].fabric.latency_s);
   if (za != zb) {
     if (const InterZoneLink* link = c.link_between(za, zb)) {
-      const int n = concurrent > 0 ? concurrent : ta.gpus_per_node;
+      const int n = wan_senders > 0 ? wan_senders : concurrent > 0 ? concurrent : ta.gpus_per_node;
       bw = std::min(bw, link->bandwidth_Bps * kWanLinkEfficiency * members_a / std::max(1, n));
       lat += link->latency_s;
     }
@@ -116,9 +118,9 @@ HopFigures hop(const Cluster& c, int a, int b, int concurrent, int members_a, in
 
 }  // namespace
 
-PathCost path_between(const Cluster& cluster, int gpu_a, int gpu_b, int concurrent_per_node) {
+PathCost path_between(const Cluster& cluster, int gpu_a, int gpu_b, int concurrent_per_node, int wan_senders) {
   if (gpu_a == gpu_b) return {std::numeric_limits<double>::infinity(), 0, true, false};
-  const HopFigures h = hop(cluster, gpu_a, gpu_b, concurrent_per_node, 1, 1);
+  const HopFigures h = hop(cluster, gpu_a, gpu_b, concurrent_per_node, 1, 1, wan_senders);
   return {h.bandwidth_Bps, h.latency_s, h.intra, h.staged};
 }
 

@@ -65,7 +65,9 @@ struct PathCost {
 /// A host-staged AMD<->NVIDIA path adds a device->host and host->device copy over the GPUs'
 /// host links (store-and-forward of the whole message is approximated as a pipeline whose
 /// bottleneck is the slowest of the three hops; its latency adds two PCIe copy setups).
-PathCost path_between(const Cluster& cluster, int gpu_a, int gpu_b, int concurrent_per_node);
+/// `wan_senders` > 0: the GPUs that cross the path's WAN link at the same time, from every node
+/// of the plan (they share it); 0: those of the node, `concurrent_per_node`.
+PathCost path_between(const Cluster& cluster, int gpu_a, int gpu_b, int concurrent_per_node, int wan_senders = 0);
 
 /// The α-β figures of a collective group: a ring over `gpus` in the given order.
 /// bus_bandwidth_Bps is the slowest hop's bandwidth as seen by the ring: an intra-node hop

@@ -16,6 +16,7 @@ namespace {
 using testing::cluster_of;
 using testing::node_type;
 using testing::round_gpu;
+using testing::two_zones_of;
 
 TEST(CommCost, RingAllReduceHandComputed) {
   GroupCost g;
@@ -197,6 +198,16 @@ TEST(Topology, ASwitchPortCapsEachNicBeforeTheGpusShareIt) {
   c.zones[0].fabric.bandwidth_Bps = 12.5e9;
   EXPECT_NEAR(path_between(c, 0, 8, 0).bandwidth_Bps, 12.5e9 / 8, 1);
   EXPECT_NEAR(path_between(c, 0, 8, 1).bandwidth_Bps, 12.5e9, 1);
+}
+
+TEST(Topology, AWanLinkIsSharedByEveryGpuOfThePlanThatCrossesIt) {
+  // Two zones of two 8-GPU nodes joined by a 1 GB/s link: a node's senders share it (1/8 each)
+  // unless the plan says how many GPUs of all its nodes cross at once (here 32: 1/32 each).
+  const Cluster c = two_zones_of(node_type("n", round_gpu("g", 200e12), 8, 200e9, 25e9));
+  const double wan = 1e9 * kWanLinkEfficiency;
+  EXPECT_NEAR(path_between(c, 0, 16, 0).bandwidth_Bps, wan / 8, 1);
+  EXPECT_NEAR(path_between(c, 0, 16, 0, 32).bandwidth_Bps, wan / 32, 1);
+  EXPECT_NEAR(path_between(c, 0, 8, 0, 32).bandwidth_Bps, 25e9 * link_efficiency(NicKind::kInfiniband), 1);  // one zone
 }
 
 TEST(Topology, SharedNicsDivideTheNodeBandwidth) {

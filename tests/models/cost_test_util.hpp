@@ -47,6 +47,23 @@ inline Cluster cluster_of(std::vector<NodeType> types, std::vector<NodeGroup> gr
   return c;
 }
 
+/// Zones "east" and "west" of two nodes of `nt` each, joined by a 1 GB/s, 30 ms link.
+inline Cluster two_zones_of(const NodeType& nt) {
+  Cluster c;
+  c.name = "two-zones";
+  c.node_types = {nt};
+  for (const char* name : {"east", "west"}) {
+    Zone z;
+    z.name = name;
+    z.fabric.latency_s = 5e-6;
+    z.groups = {{0, 2}};
+    c.zones.push_back(z);
+  }
+  c.links.push_back({0, 1, 1e9, 30e-3, 0});
+  c.finalize();
+  return c;
+}
+
 inline Workload gpt_workload(int layers, int hidden, int heads, int seq, int global_batch) {
   Workload w;
   w.name = "gpt";

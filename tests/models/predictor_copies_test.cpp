@@ -296,18 +296,7 @@ TEST(PredictorCopies, SharedNicsEqualTheReference) {
 /// crosses the slow link between zones, so it is no copy of the first.
 TEST(PredictorCopies, ZonesEqualTheReference) {
   using testing::round_gpu;
-  Cluster c;
-  c.name = "two-zones";
-  c.node_types = {testing::node_type("n", round_gpu("g", 200e12), 8, 200e9, 25e9)};
-  for (const char* name : {"east", "west"}) {
-    Zone z;
-    z.name = name;
-    z.fabric.latency_s = 5e-6;
-    z.groups = {{0, 2}};
-    c.zones.push_back(z);
-  }
-  c.links.push_back({0, 1, 1e9, 30e-3, 0});
-  c.finalize();
+  const Cluster c = testing::two_zones_of(testing::node_type("n", round_gpu("g", 200e12), 8, 200e9, 25e9));
   const Workload w = testing::gpt_workload(8, 2048, 16, 1024, 64);
   Plan p;
   p.micro_batch = 1;

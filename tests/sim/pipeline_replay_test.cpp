@@ -236,8 +236,8 @@ TEST(Contention, ZeroThreeTrafficOverlapsEachPass) {
 }
 
 // Four replicas of a 2-stage pipeline: stage 0 on zone 0 (two nodes of 2 GPUs), stage 1 on
-// zone 1, one 1.25 GB/s WAN link. The cost model gives each GPU the WAN share of its node
-// (1/2); in the simulation the four replicas' sends cross the WAN together, 1/4 each: each
+// zone 1, one 1.25 GB/s WAN link. The four replicas' sends cross the WAN together, 1/4 each
+// (as the cost model's predictor prices a plan's WAN share), not a node's share (1/2): each
 // 50MB transfer takes 30ms + 9us + 4·50MB/(1.25GB/s·0.85) = 218 ms instead of 124 ms.
 TEST(Contention, PipelineSendsShareTheWanLink) {
   UniformWork u;
