@@ -2,10 +2,13 @@
 // Plan helpers: the Megatron-style uniform plan and the structural cross-checks.
 #include "plan.hpp"
 
+#include <algorithm>
+#include <map>
 #include <numeric>
 #include <set>
 
 #include "cluster.hpp"
+#include "topology.hpp"
 #include "workload.hpp"
 
 namespace hetsim::models {
@@ -177,6 +180,37 @@ void plan_gpus_per_node(const Plan& plan, const Cluster& cluster, std::vector<in
       used += st.gpus.size();
     }
   if (used >= cluster.gpus.size()) out.clear();
+}
+
+void plan_dp_wan_senders(const Plan& plan, const Cluster& cluster, std::vector<int>& out) {
+  out.clear();
+  if (cluster.zones.size() < 2) return;
+  out.assign(cluster.zones.size() * cluster.zones.size(), 0);
+  std::size_t max_pp = 0;
+  for (const Replica& rep : plan.replicas) max_pp = std::max(max_pp, rep.stages.size());
+  std::vector<int> members;
+  std::map<int, int> on_node;
+  for (std::size_t s = 0; s < max_pp; ++s) {
+    int max_tp = 0;
+    for (const Replica& rep : plan.replicas)
+      if (s < rep.stages.size()) max_tp = std::max(max_tp, rep.stages[s].tp());
+    for (int j = 0; j < max_tp; ++j) {  // the group of TP rank j, as step_cost.cpp forms it
+      members.clear();
+      on_node.clear();
+      for (const Replica& rep : plan.replicas) {
+        if (s >= rep.stages.size()) continue;
+        const Stage& st = rep.stages[s];
+        members.push_back(st.gpus[j % st.tp()]);
+        ++on_node[cluster.gpus[members.back()].node];
+      }
+      const int n = static_cast<int>(members.size());
+      for (int i = 0; n > 1 && i < n; ++i) {
+        const int na = cluster.gpus[members[i]].node, nb = cluster.gpus[members[(i + 1) % n]].node;
+        const int za = cluster.nodes[na].zone, zb = cluster.nodes[nb].zone;
+        if (za < zb) out[zone_pair_index(cluster, za, zb)] += on_node[na];  // one direction of the link
+      }
+    }
+  }
 }
 
 }  // namespace hetsim::models

@@ -55,10 +55,10 @@ struct DpGroupMemo {
 };
 
 const GroupCost& dp_group_cost(const Cluster& c, const int* members, int count, DpGroupMemo& memo,
-                               const std::vector<int>* used_on_node) {
+                               const std::vector<int>* used_on_node, const std::vector<int>* wan_senders) {
   if (used_on_node) {
     // A plan that leaves GPUs idle: the NICs of a node are shared by the plan's GPUs on it.
-    memo.cost = group_cost(c, members, count, group_concurrency(c, members, count, *used_on_node));
+    memo.cost = group_cost(c, members, count, group_concurrency(c, members, count, *used_on_node), wan_senders);
     ++memo.generation;
     memo.signature.clear();
     return memo.cost;
@@ -74,7 +74,7 @@ const GroupCost& dp_group_cost(const Cluster& c, const int* members, int count, 
     same = same && memo.signature[2 * i] == c.nodes[node].node_type && memo.signature[2 * i + 1] == c.nodes[node].zone;
   }
   if (increasing && same) return memo.cost;
-  memo.cost = group_cost(c, members, count);
+  memo.cost = group_cost(c, members, count, 0, wan_senders);
   ++memo.generation;
   memo.signature.clear();
   if (increasing) {
@@ -123,6 +123,10 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
     double gather_s = 0, scatter_s = 0;  ///< ZeRO-3 weight all-gather, gradient reduce-scatter
   } sync;
   const int* copy_of = in.copy_of ? in.copy_of->data() : nullptr;
+  // Groups that cross zones share each WAN link with every other group crossing it at once.
+  std::vector<int> wan_senders;  // empty with one zone
+  plan_dp_wan_senders(plan, c, wan_senders);
+  const std::vector<int>* wan = wan_senders.empty() ? nullptr : &wan_senders;
   for (int s = 0; s < in.max_pp; ++s) {
     int max_tp = 0;
     bool symmetric = true;
@@ -163,7 +167,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
       }
       double t = 0;
       if (count > 1) {
-        const GroupCost& g = dp_group_cost(c, members.data(), count, group_memo, in.used_on_node);
+        const GroupCost& g = dp_group_cost(c, members.data(), count, group_memo, in.used_on_node, wan);
         if (sync.generation != group_memo.generation || sync.grad_bytes != grad_bytes ||
             sync.gather_bytes != gather_bytes) {
           sync = {group_memo.generation, grad_bytes, gather_bytes, 0, 0, 0};
@@ -218,11 +222,16 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
       else
         for (int g : st.gpus) ++embedding_gpus_on_node[c.gpus[g].node];
     };
+    // Pairs whose stages lie in different zones: all of them cross the zones' WAN link at once.
+    std::vector<int> embedding_wan(c.zones.size() > 1 ? c.zones.size() * c.zones.size() : 0, 0);
     for (int r = 0; r < dp; ++r) {
       const Replica& rep = plan.replicas[r];
       if (rep.stages.size() < 2) continue;
       count(rep.stages.front(), static_cast<std::size_t>(r) * in.max_pp);
       count(rep.stages.back(), static_cast<std::size_t>(r) * in.max_pp + rep.stages.size() - 1);
+      const int za = c.nodes[c.gpus[rep.stages.front().gpus.front()].node].zone;
+      const int zb = c.nodes[c.gpus[rep.stages.back().gpus.front()].node].zone;
+      if (za != zb) embedding_wan[zone_pair_index(c, za, zb)] += rep.stages.front().tp();
     }
     // The slowest pair sets the wait: every replica's pair is priced (replica 0's alone would
     // miss a heterogeneous plan whose other replicas sit on slower or busier nodes). A pair's
@@ -251,7 +260,9 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
       for (const auto& [k, time_s] : priced)
         if (k == key) t = time_s;
       if (t < 0) {
-        t = collective_time(CollectiveKind::kAllReduce, bytes, group_cost(c, pair, 2, concurrent), plan.grad_sync);
+        t = collective_time(CollectiveKind::kAllReduce, bytes,
+                            group_cost(c, pair, 2, concurrent, embedding_wan.empty() ? nullptr : &embedding_wan),
+                            plan.grad_sync);
         priced.emplace_back(key, t);
       }
       worst = std::max(worst, t);

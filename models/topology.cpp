@@ -84,7 +84,8 @@ double nic_share(const Cluster& c, int node, int concurrent) {
 }
 
 /// `wan_senders` > 0: GPUs of the whole plan that cross this zone pair's WAN link at once (all
-/// replicas' pipeline sends); 0: the node's `concurrent` senders share it.
+/// replicas' pipeline sends, or all DP groups' crossing members); 0: the node's `concurrent`
+/// senders share it.
 HopFigures hop(const Cluster& c, int a, int b, int concurrent, int members_a, int members_b, int wan_senders = 0) {
   const int na = c.gpus[a].node, nb = c.gpus[b].node;
   const NodeType& ta = c.node_types[c.nodes[na].node_type];
@@ -124,7 +125,12 @@ PathCost path_between(const Cluster& cluster, int gpu_a, int gpu_b, int concurre
   return {h.bandwidth_Bps, h.latency_s, h.intra, h.staged};
 }
 
-GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurrent_per_node) {
+GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurrent_per_node,
+                     const std::vector<int>* wan_senders) {
+  const auto wan_of = [&](int na, int nb) {
+    const int za = c.nodes[na].zone, zb = c.nodes[nb].zone;
+    return wan_senders && za != zb ? (*wan_senders)[zone_pair_index(c, za, zb)] : 0;
+  };
   GroupCost g;
   g.size = count;
   if (count <= 0) return g;
@@ -202,13 +208,13 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
                      members_in(na), members_in(nb), na == nb};
     if (i > 0 && key == last) continue;
     last = key;
-    const HopFigures h = hop(c, a, b, concurrent_per_node, key.members_a, key.members_b);
+    const HopFigures h = hop(c, a, b, concurrent_per_node, key.members_a, key.members_b, wan_of(na, nb));
     g.bus_bandwidth_Bps = std::min(g.bus_bandwidth_Bps, h.bandwidth_Bps);
     g.hop_latency_s = std::max(g.hop_latency_s, h.latency_s);
     g.host_staged = g.host_staged || h.staged;
     if (!h.intra) {
       // Per-member share (one NIC channel each), for the hierarchical algorithm's inter phase.
-      const HopFigures one = hop(c, a, b, concurrent_per_node, 1, 1);
+      const HopFigures one = hop(c, a, b, concurrent_per_node, 1, 1, wan_of(na, nb));
       inter_min = std::min(inter_min, one.bandwidth_Bps);
       g.inter_latency_s = std::max(g.inter_latency_s, one.latency_s);
     }

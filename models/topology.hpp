@@ -7,6 +7,7 @@
 //   GPU ──NIC share── zone ──WAN link── zone ──NIC share── GPU      other zone
 //   AMD <-> NVIDIA without cross_vendor_rdma: device->host (PCIe), network, host->device
 #pragma once
+#include <algorithm>
 #include <vector>
 
 #include "cluster.hpp"
@@ -99,11 +100,20 @@ struct GroupCost {
   bool node_shared = false;  ///< ring crosses each node boundary through one NIC (see above)
 };
 
+/// Index of the unordered zone pair (za, zb) in a table of zones x zones entries (WAN sharing).
+inline int zone_pair_index(const Cluster& cluster, int za, int zb) {
+  return std::min(za, zb) * static_cast<int>(cluster.zones.size()) + std::max(za, zb);
+}
+
 /// `concurrent_per_node`: GPUs of a node that take part in groups of this kind at the same
 /// time (all of them for TP/DP groups of a uniform plan); 0 means "all GPUs of the node".
-GroupCost group_cost(const Cluster& cluster, const int* gpus, int count, int concurrent_per_node = 0);
-inline GroupCost group_cost(const Cluster& cluster, const std::vector<int>& gpus, int concurrent_per_node = 0) {
-  return group_cost(cluster, gpus.data(), static_cast<int>(gpus.size()), concurrent_per_node);
+/// `wan_senders` (by zone_pair_index; null: a node's share): the GPUs of the whole plan whose
+/// groups cross each WAN link at once (plan_dp_wan_senders); a hop over it gets its members' part.
+GroupCost group_cost(const Cluster& cluster, const int* gpus, int count, int concurrent_per_node = 0,
+                     const std::vector<int>* wan_senders = nullptr);
+inline GroupCost group_cost(const Cluster& cluster, const std::vector<int>& gpus, int concurrent_per_node = 0,
+                            const std::vector<int>* wan_senders = nullptr) {
+  return group_cost(cluster, gpus.data(), static_cast<int>(gpus.size()), concurrent_per_node, wan_senders);
 }
 
 /// The `concurrent_per_node` of a TP or DP group of a plan that leaves GPUs idle: the plan's

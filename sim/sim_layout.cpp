@@ -81,13 +81,14 @@ int congruent_block_size(const Topology& topo, const models::Plan& plan, const m
 }  // namespace
 
 CollectiveFlows collective_flows(const Topology& topo, models::CollectiveKind kind, models::GradSyncAlgorithm algorithm,
-                                 const std::vector<int>& gpus, double bytes, int concurrent_per_node) {
+                                 const std::vector<int>& gpus, double bytes, int concurrent_per_node,
+                                 const std::vector<int>* wan_senders) {
   CollectiveFlows out;
   const auto& cluster = topo.get_cluster();
   if (gpus.size() < 2 || bytes <= 0) return out;
   std::vector<int> node_of;
   for (int g : gpus) node_of.push_back(cluster.node_of_gpu(g));
-  const models::GroupCost g = models::group_cost(cluster, gpus, concurrent_per_node);
+  const models::GroupCost g = models::group_cost(cluster, gpus, concurrent_per_node, wan_senders);
   // A ring on nodes shared with concurrent groups crosses each node boundary at its one
   // boundary member (models::GroupCost::node_shared): no per-member channel split.
   const std::vector<int>* split = g.node_shared ? nullptr : &node_of;
@@ -217,6 +218,7 @@ SimLayout layout(const Topology& topo, const models::Plan& plan, const models::P
     lay.replica_simulated[r] = true;
   }
   models::plan_gpus_per_node(plan, cluster, lay.plan_gpus_on_node);
+  models::plan_dp_wan_senders(plan, cluster, lay.dp_wan_senders);
   lay.node_used.assign(cluster.nodes.size(), false);
   std::vector<bool> gpu_in_sim(cluster.gpus.size(), false), gpu_in_platform(cluster.gpus.size(), false);
   for (int r = 0; r < d; ++r)
@@ -268,13 +270,14 @@ SimLayout layout(const Topology& topo, const models::Plan& plan, const models::P
     // ZeRO >= 1 shards the optimizer state: gradients are reduce-scattered and the updated
     // weights all-gathered (Rajbhandari et al., SC'20 §5.1-5.2), as the cost model prices it.
     const int concurrent = models::group_concurrency(cluster, grp.gpus, lay.plan_gpus_on_node);
+    const std::vector<int>* wan = lay.dp_wan_senders.empty() ? nullptr : &lay.dp_wan_senders;
     CollectiveFlows grad = collective_flows(
         topo, plan.zero >= 1 ? models::CollectiveKind::kReduceScatter : models::CollectiveKind::kAllReduce,
-        plan.grad_sync, grp.gpus, grp.size_bytes, concurrent);
+        plan.grad_sync, grp.gpus, grp.size_bytes, concurrent, wan);
     CollectiveFlows params;
     if (plan.zero >= 1) {
       const double bytes = grp.gather_bytes > 0 ? grp.gather_bytes : grp.size_bytes;
-      params = collective_flows(topo, models::CollectiveKind::kAllGather, plan.grad_sync, grp.gpus, bytes, concurrent);
+      params = collective_flows(topo, models::CollectiveKind::kAllGather, plan.grad_sync, grp.gpus, bytes, concurrent, wan);
     }
     // Keep the flows that start in the simulated replicas; their destinations must be in the platform.
     auto add = [&](const CollectiveFlows& cf, std::vector<FoldedPhase>& into) {

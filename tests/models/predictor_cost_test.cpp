@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <numeric>
 
 #include "cost_test_util.hpp"
@@ -305,6 +307,30 @@ TEST(Predictor, GradientSyncSharesTheNicWithThePlansGpusOnly) {
   EXPECT_LT(grp.time_s, 0.5 * collective_time(CollectiveKind::kAllReduce, grp.size_bytes, group_cost(c, grp.gpus, 8)));
 }
 
+
+// Gradient syncs that cross zones share the WAN link between them with each other: two stages'
+// groups, each with two members on either side, cross at once (4 GPUs), so each gets half the
+// link, where a node's share (its two GPUs of the plan) would give each the whole link.
+TEST(Predictor, GradientSyncsAcrossZonesShareTheWanLink) {
+  const Cluster c = testing::two_zones_of(node_type("n", round_gpu("g", 200e12), 8, 200e9, 25e9));
+  const Workload w = testing::gpt_workload(4, 1024, 16, 1024, 16);
+  Plan p;
+  p.micro_batch = 1;
+  for (const auto& [first, second] : {std::pair{0, 8}, std::pair{1, 9}, std::pair{16, 24}, std::pair{17, 25}})
+    p.replicas.push_back(one_replica({stage(2, {first}), stage(2, {second})}, 4).replicas.front());
+  std::vector<int> wan;
+  plan_dp_wan_senders(p, c, wan);
+  ASSERT_EQ(wan.size(), 4u);
+  EXPECT_EQ(wan[zone_pair_index(c, 0, 1)], 4);
+  const PlanWork work = build_plan_work(c, w, p);
+  ASSERT_TRUE(work.feasible) << work.infeasible_reason;
+  const auto grp_it = std::find_if(work.dp_groups.begin(), work.dp_groups.end(), [](const DpGroup& g) { return !g.embedding; });
+  ASSERT_NE(grp_it, work.dp_groups.end());
+  const DpGroup& grp = *grp_it;
+  const double shared = collective_time(CollectiveKind::kAllReduce, grp.size_bytes, group_cost(c, grp.gpus, 2, &wan));
+  EXPECT_NEAR(grp.time_s, shared, 1e-12);
+  EXPECT_GT(grp.time_s, 1.5 * collective_time(CollectiveKind::kAllReduce, grp.size_bytes, group_cost(c, grp.gpus, 2)));
+}
 
 // And for a TP group that spans nodes: GPUs 7 and 8 (one per node) are the plan's only GPUs on
 // their nodes, so their all-reduces get each node's NIC whole, not an eighth of it.
