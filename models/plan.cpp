@@ -185,7 +185,8 @@ void plan_gpus_per_node(const Plan& plan, const Cluster& cluster, std::vector<in
 void plan_dp_wan_senders(const Plan& plan, const Cluster& cluster, std::vector<int>& out) {
   out.clear();
   if (cluster.zones.size() < 2) return;
-  out.assign(cluster.zones.size() * cluster.zones.size(), 0);
+  const int zones = static_cast<int>(cluster.zones.size());
+  std::vector<int> directed(static_cast<std::size_t>(zones) * zones, 0);  // from x to
   std::size_t max_pp = 0;
   for (const Replica& rep : plan.replicas) max_pp = std::max(max_pp, rep.stages.size());
   std::vector<int> members;
@@ -207,10 +208,15 @@ void plan_dp_wan_senders(const Plan& plan, const Cluster& cluster, std::vector<i
       for (int i = 0; n > 1 && i < n; ++i) {
         const int na = cluster.gpus[members[i]].node, nb = cluster.gpus[members[(i + 1) % n]].node;
         const int za = cluster.nodes[na].zone, zb = cluster.nodes[nb].zone;
-        if (za < zb) out[zone_pair_index(cluster, za, zb)] += on_node[na];  // one direction of the link
+        if (za != zb) directed[za * zones + zb] += on_node[na];
       }
     }
   }
+  // A link's two directions carry the rings' crossings each way; the busier one sets the share.
+  out.assign(directed.size(), 0);
+  for (int a = 0; a < zones; ++a)
+    for (int b = a + 1; b < zones; ++b)
+      out[zone_pair_index(cluster, a, b)] = std::max(directed[a * zones + b], directed[b * zones + a]);
 }
 
 }  // namespace hetsim::models

@@ -332,6 +332,31 @@ TEST(Predictor, GradientSyncsAcrossZonesShareTheWanLink) {
   EXPECT_GT(grp.time_s, 1.5 * collective_time(CollectiveKind::kAllReduce, grp.size_bytes, group_cost(c, grp.gpus, 2)));
 }
 
+// A ring over three zones crosses each of their links once, one of them against the zones'
+// order (west -> east): every link carries its member.
+TEST(Predictor, ARingOverThreeZonesCountsEachLinksCrossing) {
+  Cluster c;
+  c.name = "three-zones";
+  c.node_types = {node_type("n", round_gpu("g", 200e12), 8, 200e9, 25e9)};
+  for (const char* name : {"east", "mid", "west"}) {
+    Zone z;
+    z.name = name;
+    z.groups = {{0, 1}};
+    c.zones.push_back(z);
+  }
+  c.links = {{0, 1, 1e9, 30e-3, 0}, {1, 2, 1e9, 30e-3, 0}, {0, 2, 1e9, 30e-3, 0}};
+  c.finalize();
+  Plan p;
+  p.micro_batch = 1;
+  for (int g : {0, 8, 16}) p.replicas.push_back(one_replica({stage(4, {g})}, 1).replicas.front());
+  std::vector<int> wan;
+  plan_dp_wan_senders(p, c, wan);
+  ASSERT_EQ(wan.size(), 9u);
+  EXPECT_EQ(wan[zone_pair_index(c, 0, 1)], 1);
+  EXPECT_EQ(wan[zone_pair_index(c, 1, 2)], 1);
+  EXPECT_EQ(wan[zone_pair_index(c, 2, 0)], 1);
+}
+
 // And for a TP group that spans nodes: GPUs 7 and 8 (one per node) are the plan's only GPUs on
 // their nodes, so their all-reduces get each node's NIC whole, not an eighth of it.
 TEST(Predictor, TpGroupsAcrossNodesShareTheNicWithThePlansGpusOnly) {
