@@ -376,8 +376,7 @@ bool Evaluation::run() {
   // the TP ranks of all boundaries between two zones share the WAN link between them (one
   // direction each way: forward sends one way, backward sends the other), not a node's share.
   const int zones = static_cast<int>(cluster.zones.size());
-  std::vector<int> wan_senders;  // by unordered zone pair; empty with one zone
-  const auto zone_pair = [&](int za, int zb) { return std::min(za, zb) * zones + std::max(za, zb); };
+  std::vector<int> wan_senders;  // by zone_pair_index; empty with one zone
   if (zones > 1) {
     wan_senders.assign(static_cast<std::size_t>(zones) * zones, 0);
     for (const Replica& rep : plan.replicas)
@@ -386,7 +385,7 @@ bool Evaluation::run() {
         if (!b) continue;
         const Stage& a = rep.stages[s];
         const int za = cluster.nodes[node_of(a.gpus.front())].zone, zb = cluster.nodes[node_of(b->gpus.front())].zone;
-        if (za != zb) wan_senders[zone_pair(za, zb)] += std::max(a.tp(), b->tp());
+        if (za != zb) wan_senders[zone_pair_index(cluster, za, zb)] += std::max(a.tp(), b->tp());
       }
   }
   for (int r = 0; r < dp; ++r) {
@@ -408,7 +407,7 @@ bool Evaluation::run() {
       const int na = cluster.gpus[ga].node, nb = cluster.gpus[gb].node;
       const int senders = path_senders(na, nb, nic_senders, partial);
       const int za = cluster.nodes[na].zone, zb = cluster.nodes[nb].zone;
-      const int wan = za == zb ? 0 : wan_senders[zone_pair(za, zb)];
+      const int wan = za == zb ? 0 : wan_senders[zone_pair_index(cluster, za, zb)];
       const PathKey key{cluster.nodes[na].node_type, cluster.nodes[nb].node_type, za, zb, na == nb ? 1 : 0, senders, wan};
       int path = -1;
       for (std::size_t i = 0; i < paths.size(); ++i)
