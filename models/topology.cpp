@@ -68,14 +68,19 @@ double nic_share(const Cluster& c, int node, int concurrent) {
   // A switch fabric's per-port figure caps each NIC (the simulator's NIC links alike).
   if (zone.fabric.kind == ZoneFabricKind::kSwitch && zone.fabric.bandwidth_Bps > 0)
     one_nic = std::min(one_nic, zone.fabric.bandwidth_Bps);
-  double bw = nt.nics.count * one_nic / std::max(1, n);
   // A GPU reaches the network through its own rail: the NIC(s) on its PCIe switch (one per GPU
   // in the DGX A100/H100 designs; NVIDIA DGX A100 User Guide, "Network Connections"), over its
   // own x16 link, which carries about one NIC's line rate (PCIe 4.0 x16 31.5 GB/s vs HDR 25 GB/s,
   // PCIe 5.0 x16 63 GB/s vs NDR 50 GB/s). So a GPU alone on a node gets its rail's NICs, not all
-  // of them; sim/sim_topology.cpp wires each GPU to its rail the same way (nic_index).
-  const double rail_nics = std::max(1.0, static_cast<double>(nt.nics.count) / std::max(1, nt.gpus_per_node));
-  bw = std::min(bw, rail_nics * one_nic);
+  // of them. With fewer NICs than GPUs, contiguous GPUs share a rail's NIC, and the node's
+  // sending GPUs fill the rails in order (a plan's GPUs of a node are usually its first ones):
+  // the busiest rail carries min(n, GPUs per rail) of them. sim/sim_topology.cpp wires each
+  // GPU to its rail the same way (nic_index), so both engines agree.
+  const int gpus = std::max(1, nt.gpus_per_node);
+  const int count = std::max(1, nt.nics.count);
+  const double rail_nics = std::max(1.0, static_cast<double>(count) / gpus);
+  const int gpus_per_rail = count < gpus ? (gpus + count - 1) / count : 1;
+  double bw = rail_nics * one_nic / std::min(std::max(1, n), gpus_per_rail);
   // A fat-tree with oversubscription o gives each node 1/o of its NIC bandwidth at the core
   // (Leiserson, "Fat-trees", IEEE ToC 1985; Al-Fares et al. SIGCOMM'08).
   if (zone.fabric.oversubscription > 1) bw /= zone.fabric.oversubscription;
@@ -179,9 +184,9 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
     const int active = concurrent_per_node > 0 ? std::min(concurrent_per_node, nt.gpus_per_node) : nt.gpus_per_node;
     if (distinct > 1 && counts[j].count > 1 && counts[j].count < active) {  // (one member: min_per_node 1)
       shares_a_node = true;
-      // One NIC (nic_share with as many senders as NICs), or the node's share of this group when
-      // the node's groups outnumber its NICs.
-      one_crossing = std::min({one_crossing, nic_share(c, counts[j].node, std::max(1, nt.nics.count)),
+      // One rail (a lone sender's NIC share), or the node's share of this group when the
+      // node's groups outnumber its NICs.
+      one_crossing = std::min({one_crossing, nic_share(c, counts[j].node, 1),
                                nic_share(c, counts[j].node, concurrent_per_node) * counts[j].count});
     }
     if (counts[j].count > 1 || distinct == 1) {

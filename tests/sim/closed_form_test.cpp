@@ -97,6 +97,23 @@ TEST(ClosedForm, NicPerGpuTransfersDoNotContend) {
   EXPECT_NEAR(t, expected, kTol * expected);
 }
 
+// Two NICs for eight GPUs, the first four of each node sending: GPUs 0-3 share the first NIC
+// (contiguous GPUs on a rail), a quarter of it each, in the simulator and in the cost model
+// (which once spread them over both NICs, half a NIC each).
+TEST(ClosedForm, FourGpusOnOneRailOfATwoNicNodeShareItsNic) {
+  NodeSpec two_nics;
+  two_nics.nics = 2;
+  const auto cluster = testing::one_zone(2, two_nics);
+  Phase phase;
+  for (int i = 0; i < 4; ++i) phase.push_back({i, 8 + i, 1e8});
+  const double t = simulate_phases(cluster, {phase});
+  const double expected = kInterLatency + 4 * 1e8 / kNicBw;
+  EXPECT_NEAR(t, expected, kTol * expected);
+  EXPECT_NEAR(models::path_between(cluster, 0, 8, 4).bandwidth_Bps, kNicBw / 4, 1);
+  EXPECT_NEAR(models::path_between(cluster, 0, 8, 1).bandwidth_Bps, kNicBw, 1);
+  EXPECT_NEAR(models::path_between(cluster, 0, 8, 0).bandwidth_Bps, kNicBw / 4, 1);  // all eight: four per NIC
+}
+
 // Two NICs per GPU (16 on an 8-GPU node): each GPU's rail carries both, in the simulator and in
 // the cost model (models::nic_share); the simulator once used every other NIC only.
 TEST(ClosedForm, TwoNicsPerGpuCarryARailEach) {
