@@ -17,6 +17,7 @@
 #include <limits>
 #include <tuple>
 
+#include "phase_dataflow.hpp"
 #include "pipeline_schedule.hpp"
 #include "platform_builder.hpp"
 #include "sim_layout.hpp"
@@ -112,8 +113,23 @@ class Runtime {
     if (!any) return 0;
     if (launch) sg4::this_actor::sleep_for(models::kCollectiveLaunch_s);
     std::vector<sg4::CommPtr> comms;
-    for (const auto& ph : phases) {
+    for (std::size_t i = 0; i < phases.size(); ++i) {
+      const auto& ph = phases[i];
       if (ph.simulated.empty()) continue;
+      // A run of equal steps with nothing folded into them (a ring's, unfolded): a dataflow.
+      std::size_t j = i + 1;
+      while (j < phases.size() && same_flows(phases[j].simulated, ph.simulated) && phases[j].shadows.empty() &&
+             phases[j].delay_after_s == 0)
+        ++j;
+      if (j - i > 1 && ph.shadows.empty() && ph.delay_after_s == 0 && staging_delay(ph.simulated) == 0 &&
+          dataflow_eligible(topo_, ph.simulated)) {
+        Phase scaled = ph.simulated;
+        for (auto& f : scaled) f.bytes *= scale;
+        run_dataflow_steps(scaled, static_cast<int>(j - i), [&](const Flow& f) { return start_flow(f); },
+                           [&](const Flow& f, double from, double to) { account(f, from, to); });
+        i = j - 1;
+        continue;
+      }
       const double start = sg4::Engine::get_clock();
       comms.clear();
       for (const auto& f : ph.simulated) comms.push_back(start_flow({f.src, f.dst, f.bytes * scale}));

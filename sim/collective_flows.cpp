@@ -216,14 +216,16 @@ FoldedPhase fold_phase(const Topology& topology, const Phase& phase, bool fold) 
   return out;
 }
 
+bool same_flows(const Phase& a, const Phase& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].src != b[i].src || a[i].dst != b[i].dst || a[i].bytes != b[i].bytes) return false;
+  return true;
+}
+
 std::vector<FoldedPhase> merge_repeated_phases(const Topology& topology, const std::vector<FoldedPhase>& phases) {
   std::vector<FoldedPhase> out;
-  auto same = [](const Phase& a, const Phase& b) {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i)
-      if (a[i].src != b[i].src || a[i].dst != b[i].dst || a[i].bytes != b[i].bytes) return false;
-    return true;
-  };
+  const auto& same = same_flows;
   std::size_t i = 0;
   while (i < phases.size()) {
     std::size_t j = i + 1;
@@ -233,11 +235,14 @@ std::vector<FoldedPhase> merge_repeated_phases(const Topology& topology, const s
     const double n = static_cast<double>(j - i);
     FoldedPhase merged = phases[i];
     if (n > 1 && !merged.simulated.empty()) {
-      double latency = 0;
-      for (auto& f : merged.simulated) {
-        latency = std::max(latency, topology.path_latency_s(f.src, f.dst));
-        f.bytes *= n;
-      }
+      double weighted = 0, bytes = 0;  // byte-weighted mean path latency of a step (see the header)
+      for (const Phase* ph : {&merged.simulated, &merged.shadows})
+        for (auto& f : *ph) {
+          weighted += f.bytes * topology.path_latency_s(f.src, f.dst);
+          bytes += f.bytes;
+        }
+      const double latency = bytes > 0 ? weighted / bytes : 0;
+      for (auto& f : merged.simulated) f.bytes *= n;
       for (auto& f : merged.shadows) f.bytes *= n;
       // One flow pays the path latency once; the other n-1 steps' latencies follow it.
       merged.delay_after_s = n * merged.delay_after_s + (n - 1) * latency;

@@ -79,10 +79,16 @@ struct FoldedPhase {
 /// flow stands for all of them (each takes the same time alone). Otherwise every flow is
 /// simulated (binding shared links kept exact).
 FoldedPhase fold_phase(const Topology& topology, const Phase& phase, bool fold);
+/// Whether two phases move the same flows (source, destination, bytes) in the same order.
+bool same_flows(const Phase& a, const Phase& b);
 /// Merges runs of identical consecutive phases (a ring's 2(p-1) equal steps) into one phase
-/// whose flows carry the run's bytes, followed by the remaining steps' path latencies:
-/// n·(α + s/B) alone, as the steps take one after the other. Under contention it is the
-/// average over the run. Part of folding (fewer flows for SimGrid to move).
+/// whose flows carry the run's bytes, followed by the remaining steps' latencies: n·(α + s/B)
+/// alone, as the steps take one after the other. A step's latency is the byte-weighted mean
+/// of its flows' path latencies: a ring forwards what each rank has received, so its steps
+/// advance at the mean hop latency around the ring (the cycle mean of the steps' max-plus
+/// recurrence; Baccelli et al., "Synchronization and Linearity", 1992, ch. 3), as
+/// run_dataflow_steps (phase_dataflow.hpp) times the unmerged steps. Under contention it is
+/// the average over the run. Part of folding (fewer flows for SimGrid to move).
 std::vector<FoldedPhase> merge_repeated_phases(const Topology& topology, const std::vector<FoldedPhase>& phases);
 
 }  // namespace hetsim::sim

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 
 #include "collective_flows.hpp"
 #include "simulator.hpp"
@@ -145,6 +146,29 @@ TEST(ClosedForm, WanTransferIsLatencyPlusSizeOverWanBandwidth) {
   const double t = simulate_phases(cluster, {{{0, 8, 1e9}}});
   const double expected = 30e-3 + kInterLatency + 1e9 / (1.25e9 * models::kWanLinkEfficiency);
   EXPECT_NEAR(t, expected, kTol * expected);
+}
+
+// A ring all-reduce over one GPU of each of four nodes, two nodes in each of two zones with a
+// 30 ms WAN between them: its ranks forward what they have received, so each step waits for
+// its predecessor's hop only, and the WAN's latency is paid on two of every four hops round
+// the ring, not on each of the 6 steps (phase_dataflow.hpp).
+TEST(ClosedForm, ARingAcrossAWanPaysItsLatencyPerTripNotPerStep) {
+  const auto cluster = testing::two_zones(2, NodeSpec{}, 1.25e9, 30e-3);
+  const Topology topo(cluster);
+  const std::vector<int> ring = {0, 8, 16, 24};
+  const double n = 1e7;
+  const auto flows = collective_flows(topo, models::CollectiveKind::kAllReduce, models::GradSyncAlgorithm::kRing, ring, n, 1);
+  ASSERT_EQ(flows.phases.size(), 6u);
+  const double t = simulate_phases(cluster, flows.phases);
+  const double wan = 1.25e9 * models::kWanLinkEfficiency;
+  const double step = n / 4 / wan;                              // a step's chunk over the WAN
+  const double barriers = 6 * (30e-3 + kInterLatency + step);   // every step waiting for a WAN hop
+  // Dataflow: the longest chain of the 6 steps' dependencies follows the ring from a WAN hop:
+  // 3 WAN hops and 3 NIC hops; consecutive chunks of a WAN hop that overlap share its link.
+  const double chain = 3 * (30e-3 + kInterLatency + step) + 3 * (kInterLatency + n / 4 / kNicBw);
+  std::printf("WAN ring: simulated %.4f s, dependency chain %.4f s, step barriers %.4f s\n", t, chain, barriers);
+  EXPECT_GE(t, 0.99 * chain);
+  EXPECT_LT(t, 0.6 * barriers);
 }
 
 // Four nodes of zone 0 each send 250MB to zone 1 at once: they share the 1.25GB/s WAN link

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+// Repeated steps of a collective (a ring's 2(p-1) equal steps) run as a dataflow: a rank's
+// flows of step k+1 start as soon as every flow into it of step k has arrived, as NCCL's ring
+// forwards what each rank has received (no barrier across the ring between steps). On equal
+// hops this takes what step-by-step barriers take; on a ring with one slow-latency hop (a WAN
+// link) the latency is paid about once per trip round the ring, not on every step, while
+// SimGrid's link sharing still bounds the bandwidth (flows of consecutive steps that meet on a
+// link share it). This file calls SimGrid.
+#pragma once
+#include <simgrid/s4u.hpp>
+
+#include <functional>
+
+#include "collective_flows.hpp"
+#include "sim_topology.hpp"
+
+namespace hetsim::sim {
+
+/// Whether the steps of `step` run as a dataflow: every rank that sends in it also receives in
+/// it (a ring's ranks do), and its flows' paths differ in latency (a ring over a slower hop,
+/// such as a WAN link: only then do barriers between steps cost more than the dataflow; on
+/// equal hops the caller keeps its step-by-step barriers, which time them alike).
+bool dataflow_eligible(const Topology& topology, const Phase& step);
+
+/// Runs `steps` repetitions of the flows of `step` as a dataflow (see the header). `start`
+/// starts one flow and returns its comm; `finished` is called for each flow as it ends, with
+/// its start and end times. Returns when the last flow has ended.
+void run_dataflow_steps(const Phase& step, int steps, const std::function<simgrid::s4u::CommPtr(const Flow&)>& start,
+                        const std::function<void(const Flow&, double start_s, double end_s)>& finished);
+
+}  // namespace hetsim::sim
