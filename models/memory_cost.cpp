@@ -77,7 +77,7 @@ double in_flight_chunks(Schedule schedule, int stage, int pp, int micro_batches,
     case Schedule::k1f1b: return std::min(pp - stage, micro_batches);
     case Schedule::kInterleaved: {
       const int warmup = (pp - stage - 1) * 2 + (v - 1) * pp;
-      return std::min(warmup + 1, micro_batches * v);
+      return std::min(static_cast<double>(warmup) + 1, static_cast<double>(micro_batches) * v);  // no int product
     }
   }
   return micro_batches;

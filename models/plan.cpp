@@ -49,8 +49,8 @@ int Plan::gpu_count() const {
   return n;
 }
 
-int Plan::global_batch() const {
-  int m = 0;
+long long Plan::global_batch() const {
+  long long m = 0;  // inputs allow 2^24 per replica and per micro-batch: no int product
   for (const Replica& r : replicas) m += r.micro_batches;
   return m * micro_batch;
 }

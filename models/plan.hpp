@@ -53,7 +53,7 @@ struct Plan {
   int dp() const { return static_cast<int>(replicas.size()); }
   int gpu_count() const;
   /// Sequences per step = micro_batch * sum of micro_batches.
-  int global_batch() const;
+  long long global_batch() const;
 };
 
 /// A plan that is well-formed but cannot run (does not fit, degrees do not divide...).

@@ -387,6 +387,18 @@ TEST(PlanLoader, ResolvesSelectorsListsAndIndices) {
   EXPECT_EQ(p.global_batch(), 8);
 }
 
+TEST(PlanLoader, AGlobalBatchBeyondIntIsReportedNotOverflowed) {
+  // 2^24 sequences a micro-batch x 1024 micro-batches = 2^34 (the fuzzer's "large" values;
+  // the product once overflowed an int, undefined behaviour under UBSan).
+  std::string text = kPlan;
+  text.replace(text.find("micro_batch: 2"), 14, "micro_batch: 16777216");
+  text.replace(text.find("micro_batches: 2"), 16, "micro_batches: 1022");
+  const Cluster c = parse_cluster(kCluster, test_catalog());
+  const auto messages = messages_of([&] { parse_plan(text, c, parse_workload(kWorkload), "p.yaml"); });
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_THAT(messages[0], HasSubstr("micro_batch x sum of micro_batches = 17179869184"));
+}
+
 TEST(PlanLoader, SpecKeepsSelectorsAsWritten) {
   const PlanSpec s = parse_plan_spec(kPlan);
   ASSERT_EQ(s.gpus_text.size(), 3u);
