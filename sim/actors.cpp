@@ -117,12 +117,15 @@ class Runtime {
       const auto& ph = phases[i];
       if (ph.simulated.empty()) continue;
       // A run of equal steps with nothing folded into them (a ring's, unfolded): a dataflow.
+      // The run is looked for only from a step that qualifies, so equal-latency steps (most
+      // of them) are not compared with their successors again and again.
       std::size_t j = i + 1;
-      while (j < phases.size() && same_flows(phases[j].simulated, ph.simulated) && phases[j].shadows.empty() &&
-             phases[j].delay_after_s == 0)
-        ++j;
-      if (j - i > 1 && ph.shadows.empty() && ph.delay_after_s == 0 && staging_delay(ph.simulated) == 0 &&
-          dataflow_eligible(topo_, ph.simulated)) {
+      if (ph.shadows.empty() && ph.delay_after_s == 0 && staging_delay(ph.simulated) == 0 &&
+          dataflow_eligible(topo_, ph.simulated))
+        while (j < phases.size() && same_flows(phases[j].simulated, ph.simulated) && phases[j].shadows.empty() &&
+               phases[j].delay_after_s == 0)
+          ++j;
+      if (j - i > 1) {
         Phase scaled = ph.simulated;
         for (auto& f : scaled) f.bytes *= scale;
         run_dataflow_steps(scaled, static_cast<int>(j - i), [&](const Flow& f) { return start_flow(f); },

@@ -225,12 +225,11 @@ bool same_flows(const Phase& a, const Phase& b) {
 
 std::vector<FoldedPhase> merge_repeated_phases(const Topology& topology, const std::vector<FoldedPhase>& phases) {
   std::vector<FoldedPhase> out;
-  const auto& same = same_flows;
   std::size_t i = 0;
   while (i < phases.size()) {
     std::size_t j = i + 1;
-    while (j < phases.size() && same(phases[j].simulated, phases[i].simulated) &&
-           same(phases[j].shadows, phases[i].shadows) && phases[j].delay_after_s == phases[i].delay_after_s)
+    while (j < phases.size() && same_flows(phases[j].simulated, phases[i].simulated) &&
+           same_flows(phases[j].shadows, phases[i].shadows) && phases[j].delay_after_s == phases[i].delay_after_s)
       ++j;
     const double n = static_cast<double>(j - i);
     FoldedPhase merged = phases[i];
