@@ -309,6 +309,7 @@ void print_plan(const Described& d, std::ostream& out) {
   }
   out << "  micro_batch " << p.micro_batch << ", schedule " << models::to_string(p.schedule);
   if (p.schedule == models::Schedule::kInterleaved) out << " x" << p.interleave;
+  if (p.overlap_p2p_comm) out << " (pipeline sends overlapped)";
   out << ", recompute " << models::to_string(p.recompute) << ", sequence_parallel "
       << (p.sequence_parallel ? "yes" : "no") << (p.tp_comm_overlap ? " (TP communication overlapped)" : "")
       << ", zero " << p.zero << ", grad_sync " << models::to_string(p.grad_sync)
@@ -439,7 +440,7 @@ void json_plan(models::JsonOut& j, const Described& d) {
       .key("interleave").value(p.interleave).key("recompute").value(models::to_string(p.recompute))
       .key("sequence_parallel").value(p.sequence_parallel).key("zero").value(p.zero)
       .key("grad_sync").value(models::to_string(p.grad_sync)).key("overlap_grad_sync").value(p.overlap_grad_sync)
-      .key("tp_comm_overlap").value(p.tp_comm_overlap);
+      .key("tp_comm_overlap").value(p.tp_comm_overlap).key("overlap_p2p_comm").value(p.overlap_p2p_comm);
   j.key("dp").value(p.dp()).key("pp").value(p.pp()).key("global_batch").value(p.global_batch());
   j.key("gpus");
   if (d.plan) j.value(p.gpu_count()); else j.null();

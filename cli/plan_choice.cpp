@@ -29,6 +29,8 @@ void add_plan_choice_options(CLI::App* verb, PlanChoice* o, int max_zero) {
   verb->add_flag("--sequence-parallel", o->sequence_parallel, "Megatron sequence parallelism");
   verb->add_flag("--tp-comm-overlap", o->tp_comm_overlap,
                  "Overlap the sequence-parallel collectives with the GEMMs (Megatron-Core --tp-comm-overlap)");
+  verb->add_flag("--overlap-p2p-comm", o->overlap_p2p_comm,
+                 "Pipeline sends beside the compute, no host sync at them (Megatron-Core overlap_p2p_comm; interleaved only)");
   verb->add_option("--zero", o->zero, "ZeRO stage 0-" + std::to_string(max_zero))->check(CLI::Range(0, max_zero));
 }
 
@@ -49,7 +51,7 @@ void check_plan_choice(PlanChoice& o, const std::string& verb) {
     const std::pair<bool, const char*> given[] = {
         {o.micro > 0, "--micro"},           {!o.schedule.empty(), "--schedule"}, {o.interleave != 1, "--interleave"},
         {!o.recompute.empty(), "--recompute"}, {o.sequence_parallel, "--sequence-parallel"},
-        {o.tp_comm_overlap, "--tp-comm-overlap"}, {o.zero != 0, "--zero"}};
+        {o.tp_comm_overlap, "--tp-comm-overlap"}, {o.overlap_p2p_comm, "--overlap-p2p-comm"}, {o.zero != 0, "--zero"}};
     for (const auto& [is_given, option] : given)
       if (is_given)
         usage_error(verb, std::string(option) + ": goes with the shorthand --tp/--pp/--dp (expected it in the --plan file)");
@@ -57,6 +59,8 @@ void check_plan_choice(PlanChoice& o, const std::string& verb) {
   }
   if (o.tp_comm_overlap && !o.sequence_parallel)
     usage_error(verb, "--tp-comm-overlap overlaps the sequence-parallel collectives (expected --sequence-parallel too)");
+  if (o.overlap_p2p_comm && o.interleave <= 1)
+    usage_error(verb, "--overlap-p2p-comm overlaps the interleaved schedule's sends (expected --interleave 2 or more)");
   if (o.interleave > 1 && !o.schedule.empty() && o.schedule != "interleaved")
     usage_error(verb, "--interleave " + std::to_string(o.interleave) + " needs --schedule interleaved (got --schedule " +
                           o.schedule + ")");
@@ -77,6 +81,7 @@ models::UniformPlanOptions uniform_options(const PlanChoice& o) {
                                              : models::Recompute::kNone;
   u.sequence_parallel = o.sequence_parallel;
   u.tp_comm_overlap = o.tp_comm_overlap;
+  u.overlap_p2p_comm = o.overlap_p2p_comm;
   u.zero = o.zero;
   if (o.micro > 0) u.micro_batch = o.micro;
   return u;

@@ -24,6 +24,7 @@ struct PlanChoice {
   std::string schedule, recompute;  ///< "" when not given: 1f1b, none
   bool sequence_parallel = false;
   bool tp_comm_overlap = false;
+  bool overlap_p2p_comm = false;
 };
 
 /// Adds --cluster, --workload, --plan, --tp, --pp, --dp, --micro, --schedule, --interleave,

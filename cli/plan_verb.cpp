@@ -32,6 +32,7 @@ struct PlanVerbOptions {
   int refine = 0;
   bool spot = false;
   bool tp_comm_overlap = false;
+  bool overlap_p2p_comm = false;
   OutputFormat format = OutputFormat::kTable;
 };
 
@@ -213,6 +214,7 @@ void run_plan(PlanVerbOptions o) {
   po.top = std::max(o.top, o.refine);
   po.spot = o.spot;
   po.tp_comm_overlap = o.tp_comm_overlap;
+  po.overlap_p2p_comm = o.overlap_p2p_comm;
   po.time_limit_s = o.time_limit_s;
   po.threads = o.threads;
   check_output_files("plan", {{"--emit-plan", o.emit_plan}}, {o.cluster, o.workload, o.profile});
@@ -252,6 +254,9 @@ void add_plan_verb(CLI::App& app) {
   verb->add_flag("--tp-comm-overlap", o->tp_comm_overlap,
                  "The stack overlaps TP communication with the GEMMs (Megatron-Core --tp-comm-overlap): plans with "
                  "sequence parallelism use it");
+  verb->add_flag("--overlap-p2p-comm", o->overlap_p2p_comm,
+                 "The stack overlaps pipeline sends with compute and does not sync the host at them (Megatron-Core "
+                 "overlap_p2p_comm): interleaved plans use it");
   verb->add_option("--top", o->top, "Plans listed (default 5)")->check(positive_integer());
   verb->add_option("--time-limit", o->time_limit_s,
                    "Seconds each of the three searches (best plan and the two baselines) may take; the most "

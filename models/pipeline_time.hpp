@@ -15,6 +15,15 @@ struct StageTimes {
   double total() const { return forward_s + backward_s; }
 };
 
+/// A stage's time per micro-batch in one direction from its passes' time (compute, TP, host) and
+/// its pipeline sends. Megatron-LM's p2p calls wait for their transfers (batch_isend_irecv, then
+/// a device synchronize): the sends add to the stage's time. With `overlapped`
+/// (Plan::overlap_p2p_comm) they run on their own stream beside the next chunk's compute and the
+/// stage takes max(compute, sends): in the steady state a stage's link and its GPU work at once.
+inline double with_sends(double passes_s, double sends_s, bool overlapped) {
+  return overlapped ? (passes_s > sends_s ? passes_s : sends_s) : passes_s + sends_s;
+}
+
 /// One replica's pipeline with m micro-batches over stages of possibly unequal times.
 /// 1F1B (Narayanan et al. SC'21 §2.2.1) and GPipe (Huang et al. NeurIPS'19): the exact makespan
 /// of the schedule's event order, computed by a recurrence over (stage, micro-batch) passes

@@ -86,6 +86,7 @@ std::variant<Plan, Infeasible> make_uniform_plan(const Cluster& cluster, const W
   plan.recompute = o.recompute;
   plan.sequence_parallel = o.sequence_parallel;
   plan.tp_comm_overlap = o.tp_comm_overlap;
+  plan.overlap_p2p_comm = o.overlap_p2p_comm;
   plan.zero = o.zero;
   plan.overlap_grad_sync = o.overlap_grad_sync;
   const int micro_batches = static_cast<int>(workload.training.global_batch / per_step);
@@ -117,6 +118,11 @@ std::vector<std::string> check_plan(const Plan& plan, const Cluster& cluster, co
   }
   if (plan.tp_comm_overlap && !plan.sequence_parallel)
     out.push_back("tp_comm_overlap: needs sequence_parallel (expected sequence_parallel: true)");
+  if (plan.interleave > 1 && plan.pp() < 2)
+    out.push_back("interleave: " + std::to_string(plan.interleave) +
+                  " splits each stage into chunks of a pipeline (expected 2 or more stages, or interleave: 1)");
+  if (plan.overlap_p2p_comm && plan.schedule != Schedule::kInterleaved)
+    out.push_back("overlap_p2p_comm: needs the interleaved schedule (expected schedule: interleaved)");
   if (plan.replicas.empty()) out.push_back("replicas: at least one replica is required");
   std::set<int> used;
   for (size_t r = 0; r < plan.replicas.size(); ++r) {

@@ -47,6 +47,13 @@ struct Plan {
   /// Wang et al., "Overlap Communication with Dependent Computation via Decomposition", ASPLOS
   /// 2023): a pair takes max(GEMM, collective). Needs sequence_parallel.
   bool tp_comm_overlap = false;
+  /// Pipeline sends and receives run asynchronously beside the chunks' compute and the host is
+  /// not synchronized with the GPU at them (Megatron-Core overlap_p2p_comm, which turns off
+  /// batch_p2p_comm and its device synchronize; NVIDIA Megatron Bridge "Communication Overlap",
+  /// PP mode): a pass's host work runs while the GPU drains the work queued before it, and a
+  /// stage's transfers take only what they need beyond its compute. Interleaved schedule only,
+  /// as in Megatron-Core (its non-interleaved 1F1B rejects it).
+  bool overlap_p2p_comm = false;
   std::vector<Replica> replicas;
 
   int pp() const { return replicas.empty() ? 0 : static_cast<int>(replicas[0].stages.size()); }
@@ -68,6 +75,7 @@ struct UniformPlanOptions {
   Recompute recompute = Recompute::kNone;
   bool sequence_parallel = false;
   bool tp_comm_overlap = false;
+  bool overlap_p2p_comm = false;  ///< Plan::overlap_p2p_comm (interleaved schedules only)
   int zero = 0;
   bool overlap_grad_sync = false;
   int first_gpu = 0;  ///< use GPUs [first_gpu, first_gpu + tp*pp*dp)

@@ -51,6 +51,7 @@ class PlanReader {
     set_if(plan.grad_sync, root.get_enum("grad_sync", Need::kOptional, grad_sync_table()));
     set_if(plan.overlap_grad_sync, root.get_bool("overlap_grad_sync", Need::kOptional));
     set_if(plan.tp_comm_overlap, root.get_bool("tp_comm_overlap", Need::kOptional));
+    set_if(plan.overlap_p2p_comm, root.get_bool("overlap_p2p_comm", Need::kOptional));
     if (auto replicas = root.get_list("replicas", Need::kRequired, 1)) {
       for (size_t r = 0; r < replicas->size(); ++r)
         read_replica((*replicas)[r], index_path("replicas", r), root.value_mark_of("replicas"));
@@ -60,6 +61,10 @@ class PlanReader {
       sink_.error(root.value_mark_of("tp_comm_overlap"), "tp_comm_overlap",
                   "tp_comm_overlap runs the sequence-parallel all-gathers and reduce-scatters beside the GEMMs "
                   "(expected sequence_parallel: true, or tp_comm_overlap: false)");
+    if (plan.overlap_p2p_comm && plan.schedule != Schedule::kInterleaved)
+      sink_.error(root.value_mark_of("overlap_p2p_comm"), "overlap_p2p_comm",
+                  "overlapped pipeline sends need the interleaved schedule, as in Megatron-Core (expected schedule: "
+                  "interleaved, or overlap_p2p_comm: false)");
     if (interleave && *interleave > 1 && plan.schedule != Schedule::kInterleaved) {
       sink_.error(root.value_mark_of("interleave"), "interleave",
                   "interleave " + std::to_string(*interleave) + " needs schedule 'interleaved' (expected interleave: 1 with schedule '" +

@@ -153,6 +153,7 @@ std::vector<std::vector<int>> allotments(const Cluster& cluster, const std::vect
 std::string knob_summary(const Plan& p) {
   std::string s = "micro " + std::to_string(p.micro_batch) + ", " + to_string(p.recompute) + ", ";
   s += p.schedule == Schedule::kInterleaved ? "interleaved x" + std::to_string(p.interleave) : to_string(p.schedule);
+  if (p.overlap_p2p_comm) s += " p2p-overlap";
   if (p.sequence_parallel) s += p.tp_comm_overlap ? ", sp+overlap" : ", sp";
   s += ", zero " + std::to_string(p.zero);
   return s;
@@ -205,6 +206,7 @@ std::vector<Candidate> megatron_candidates(const Cluster& cluster, const Workloa
       for (int mb : o.micro_batches) {
         for (Recompute rc : o.recomputes) {
           for (int v : o.interleaves) {
+            if (v > 1 && pp < 2) continue;  // interleaving needs a pipeline (check_plan)
             std::vector<int> zeros = o.zero_stages;
             if (std::find(zeros.begin(), zeros.end(), 0) == zeros.end()) zeros.insert(zeros.begin(), 0);
             for (int z : zeros) {
@@ -218,6 +220,7 @@ std::vector<Candidate> megatron_candidates(const Cluster& cluster, const Workloa
                 u.zero = z;
                 u.sequence_parallel = sp;
                 u.tp_comm_overlap = o.tp_comm_overlap && sp;
+                u.overlap_p2p_comm = o.overlap_p2p_comm && v > 1;
                 u.overlap_grad_sync = true;
                 auto made = make_uniform_plan(cluster, workload, tp, pp, dp, u);
                 ++*evaluated;

@@ -60,6 +60,10 @@ struct PlannerOptions {
   /// Megatron-Core --tp-comm-overlap): every plan with sequence parallelism, the baselines too,
   /// is built and priced with it.
   bool tp_comm_overlap = false;
+  /// The stack overlaps pipeline sends with compute and does not synchronize the host at them
+  /// (Plan::overlap_p2p_comm, Megatron-Core overlap_p2p_comm): every interleaved plan, the
+  /// baselines too, is built and priced with it.
+  bool overlap_p2p_comm = false;
 };
 
 /// One plan with its prediction.

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "pipeline_time.hpp"
 #include "step_cost.hpp"
 
 namespace hetsim::models::planner {
@@ -18,6 +19,7 @@ Knobs knobs_of(const Plan& plan) {
   k.interleave = plan.schedule == Schedule::kInterleaved ? std::max(1, plan.interleave) : 1;
   k.zero = plan.zero;
   k.tp_comm_overlap = plan.tp_comm_overlap;
+  k.overlap_p2p_comm = plan.overlap_p2p_comm;
   return k;
 }
 
@@ -94,8 +96,8 @@ Estimate estimate_plan(const Cluster& cluster, const Workload& workload, const P
     std::vector<StageRef> ref;
     for (int s = 0; s < stages; ++s) {
       const UnitCost& u = *slots[s].unit;
-      const double time = r.stages[s].layers * u.layer_s + u.extra_s(s, stages) + slots[s].send_s +
-                          (s > 0 ? slots[s - 1].send_s : 0);
+      const double time = with_sends(r.stages[s].layers * u.layer_s + u.extra_s(s, stages),
+                                     slots[s].send_s + (s > 0 ? slots[s - 1].send_s : 0), k.overlap_p2p_comm);
       t.bottleneck_s = std::max(t.bottleneck_s, time);
       t.sum_s += time;
       const double f = inflight_factor(s, stages, r.micro_batches, v);

@@ -86,6 +86,7 @@ void ShapeSearch::search(const std::vector<int>& pool_nodes, bool uniform,
           k.zero = z;
           k.sequence_parallel = true;
           k.tp_comm_overlap = options_.tp_comm_overlap;
+          k.overlap_p2p_comm = options_.overlap_p2p_comm && v > 1;
           std::vector<int> tp(n, 0);
           std::function<void(int)> rec = [&](int p) {
             if (p == n) {

@@ -162,6 +162,7 @@ Plan ShapeSearch::materialize(const Shape& s) const {
   }
   plan.sequence_parallel = plan.sequence_parallel && any_tp;  // SP splits over TP ranks only
   plan.tp_comm_overlap = s.knobs.tp_comm_overlap && plan.sequence_parallel;
+  plan.overlap_p2p_comm = s.knobs.overlap_p2p_comm && plan.schedule == Schedule::kInterleaved;
   plan.name = "planned";
   return plan;
 }

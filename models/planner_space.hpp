@@ -35,8 +35,10 @@ struct Knobs {
   int interleave = 1;               ///< 1 = 1F1B
   int zero = 0;
   bool tp_comm_overlap = false;     ///< PlannerOptions::tp_comm_overlap (with sequence parallel only)
+  bool overlap_p2p_comm = false;    ///< PlannerOptions::overlap_p2p_comm (interleaved only)
   auto key() const {
-    return std::tuple(micro_batch, static_cast<int>(recompute), sequence_parallel, interleave, tp_comm_overlap);
+    return std::tuple(micro_batch, static_cast<int>(recompute), sequence_parallel, interleave, tp_comm_overlap,
+                      overlap_p2p_comm);
   }
 };
 

@@ -58,6 +58,7 @@ Plan probe_plan(const std::vector<int>& layers, int tp, int gpus_per_node, const
   p.recompute = k.recompute;
   p.sequence_parallel = k.sequence_parallel && tp > 1;
   p.tp_comm_overlap = k.tp_comm_overlap && p.sequence_parallel;
+  p.overlap_p2p_comm = k.overlap_p2p_comm && k.interleave > 1;
   p.zero = 0;
   Replica r;
   r.micro_batches = kProbeMicroBatches;

@@ -445,8 +445,8 @@ bool Evaluation::run() {
     for (int s = 0; s < pp; ++s) {
       const std::size_t k = r * max_pp + s;
       const StageCost& c = costs[shape_of[k]];
-      times[k].forward_s = c.forward.wall_s() + p2p[k].forward_s;
-      times[k].backward_s = c.backward.wall_s() + p2p[k].backward_s;
+      times[k].forward_s = with_sends(c.forward.wall_s(), p2p[k].forward_s, plan.overlap_p2p_comm);
+      times[k].backward_s = with_sends(c.backward.wall_s(), p2p[k].backward_s, plan.overlap_p2p_comm);
     }
     // A replica whose stage times, depth and micro-batch count equal the previous one's has
     // the same pipeline time (the usual case of a uniform plan): no need to evaluate it again.
@@ -489,7 +489,8 @@ bool Evaluation::run() {
   Breakdown& br = report.breakdown;
   br.compute_s = mb * (bc.forward.gpu_s + bc.forward.stall_s + bc.backward.gpu_s + bc.backward.stall_s);
   br.tp_comm_s = mb * (bc.forward.tp_comm_s + bc.backward.tp_comm_s);
-  br.pp_comm_s = mb * (p2p[slowest_replica * max_pp + bn].forward_s + p2p[slowest_replica * max_pp + bn].backward_s);
+  // The sends' exposed part: all of them, or what exceeds the compute when overlapped (with_sends).
+  br.pp_comm_s = mb * ((st[bn].forward_s - bc.forward.wall_s()) + (st[bn].backward_s - bc.backward.wall_s()));
   br.bubble_s = slowest_replica_s - mb * st[bn].total();
   br.dp_comm_s = sc.dp_exposed_s;
   br.optimizer_s = sc.optimizer_s;

@@ -13,8 +13,9 @@ namespace {
 /// the pair takes max(GEMM, collective), so only the collective's excess is TP time.
 class PassSink : public OpSink {
  public:
-  PassSink(const GroupCost& tp_group, const EfficiencyModel& eff, std::vector<Op>* ops, bool overlap = false)
-      : tp_group_(tp_group), eff_(eff), ops_(ops), overlap_(overlap) {}
+  PassSink(const GroupCost& tp_group, const EfficiencyModel& eff, std::vector<Op>* ops, bool overlap = false,
+           bool host_synchronized = true)
+      : tp_group_(tp_group), eff_(eff), ops_(ops), overlap_(overlap), host_synchronized_(host_synchronized) {}
 
   void compute(const char* name, double gpu_s, int kernels, double flop) override {
     cost.gpu_s += gpu_s;
@@ -81,7 +82,7 @@ class PassSink : public OpSink {
       cost.launch(0, pending_gather_s_);
       pending_gather_s_ = -1;
     }
-    cost.close_pass();
+    cost.close_pass(host_synchronized_);
     if (ops_ && cost.stall_s > 0) {
       Op op;
       op.kind = OpKind::kCompute;
@@ -98,6 +99,7 @@ class PassSink : public OpSink {
   const EfficiencyModel& eff_;
   std::vector<Op>* ops_;
   bool overlap_;
+  bool host_synchronized_;        ///< !Plan::overlap_p2p_comm (PassCost::close_pass)
   double pending_gather_s_ = -1;  ///< an overlapped all-gather waiting for its GEMM
   double last_compute_s_ = -1;    ///< the compute op just emitted (-1: a collective came after it)
 };
@@ -164,6 +166,7 @@ StageCost stage_cost(const StageShape& shape, const Workload& w, const Plan& pla
   const DeviceRates d = DeviceRates::of(gpu, gpu.matmul_dtype(w.training.dtype, w.training.allow_tf32));
   const LayerShape s = layer_shape(w, plan, shape.tp);
   const bool overlap = plan.tp_comm_overlap && s.sequence_parallel;
+  const bool synced = !plan.overlap_p2p_comm;
   const int v = std::max(1, plan.interleave);
   StageCost out;
   out.params = stage_params(w.model, shape.layers * v, shape.tp, shape.first, shape.last, pp);
@@ -185,8 +188,8 @@ StageCost stage_cost(const StageShape& shape, const Workload& w, const Plan& pla
       }
       b.cost.launch_repeated(lb.cost, shape.layers);
       if (shape.first && c == 0) emit_embedding_backward(s, d, b);
-      f.cost.close_pass();
-      b.cost.close_pass();
+      f.cost.close_pass(synced);
+      b.cost.close_pass(synced);
       add(out.forward, f.cost);
       add(out.backward, b.cost);
     }
@@ -196,13 +199,13 @@ StageCost stage_cost(const StageShape& shape, const Workload& w, const Plan& pla
   ops->assign(v, ChunkWork{});
   for (int c = 0; c < v; ++c) {
     ChunkWork& chunk = (*ops)[c];
-    PassSink f(shape.tp_group, d.eff, &chunk.forward, overlap);
+    PassSink f(shape.tp_group, d.eff, &chunk.forward, overlap, synced);
     f.host_only(d.eff.framework_pass_host_s);
     if (shape.first && c == 0) emit_embedding_forward(s, d, f);
     for (int l = 0; l < shape.layers; ++l) emit_layer_forward(s, d, f);
     if (shape.last && c == v - 1) emit_head_forward(s, d, f);
     f.close();
-    PassSink b(shape.tp_group, d.eff, &chunk.backward, overlap);
+    PassSink b(shape.tp_group, d.eff, &chunk.backward, overlap, synced);
     b.host_only(d.eff.framework_pass_host_s);
     if (shape.last && c == v - 1) emit_head_backward(s, d, b);
     for (int l = 0; l < shape.layers; ++l) emit_layer_backward(s, d, plan.recompute, b);

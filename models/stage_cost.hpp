@@ -53,6 +53,15 @@ struct PassCost {
     model_flop += n * unit.model_flop;
   }
   void close_pass() { stall_s = std::max(0.0, host_s + lag_s - gpu_s - tp_comm_s); }
+  /// The pass when the host is not synchronized with the GPU between passes
+  /// (Plan::overlap_p2p_comm): the host prepares it while the GPU runs the passes queued before,
+  /// so it takes max(GPU, host), the cycle time of the host and the GPU in series (Baccelli et
+  /// al., "Synchronization and Linearity", 1992, ch. 3), instead of starting on an empty queue.
+  void close_pass_unsynchronized() { stall_s = std::max(0.0, host_s - gpu_s - tp_comm_s); }
+  void close_pass(bool host_synchronized) {
+    if (host_synchronized) close_pass();
+    else close_pass_unsynchronized();
+  }
 };
 
 /// What a stage looks like to the cost model; stages with equal keys have equal costs.

@@ -151,6 +151,7 @@ std::string sweep_row_key(const SweepSpec& spec, const std::string& cluster_fing
   j.key("spot").value(spec.spot).key("cluster").value(cluster_fingerprint).key("workload").value(workload_fingerprint);
   j.key("profile").value(profile_fingerprint);
   if (spec.tp_comm_overlap) j.key("tp_comm_overlap").value(true);  // absent when off: older checkpoints stay valid
+  if (spec.overlap_p2p_comm) j.key("overlap_p2p_comm").value(true);
   if (refine > 0) j.key("refine").value(refine);
   for (size_t a = 0; a < spec.axes.size(); ++a) j.key(spec.axes[a].column()).value(values[a]);
   j.end_object();
@@ -169,6 +170,7 @@ SweepResult run_sweep(const SweepSpec& spec, const Cluster& base, const std::vec
   po.budget_per_hour = spec.budget_per_hour;
   po.spot = spec.spot;
   po.tp_comm_overlap = spec.tp_comm_overlap;
+  po.overlap_p2p_comm = spec.overlap_p2p_comm;
   const int refine = options.refine_engine ? std::max(0, options.refine) : 0;  // 0: analytic rows
   po.top = std::max(1, refine);
 

@@ -59,6 +59,7 @@ struct SweepSpec {
   double budget_per_hour = 0;          ///< dollars per hour (objective budget)
   bool spot = false;
   bool tp_comm_overlap = false;        ///< PlannerOptions::tp_comm_overlap for every point
+  bool overlap_p2p_comm = false;       ///< PlannerOptions::overlap_p2p_comm for every point
   std::vector<SweepAxis> axes;
   /// Number of grid points (product of the axes' value counts; 1 without axes).
   long point_count() const;

@@ -217,6 +217,7 @@ SweepSpec read_spec(std::string_view text, const std::string& name, const std::s
                "is used by `objective: budget` only (expected objective: budget, or no budget_per_hour)");
   set_if(spec.spot, root->get_bool("spot", Need::kOptional));
   set_if(spec.tp_comm_overlap, root->get_bool("tp_comm_overlap", Need::kOptional));
+  set_if(spec.overlap_p2p_comm, root->get_bool("overlap_p2p_comm", Need::kOptional));
   if (auto axes = root->get_list("axes", Need::kOptional)) {
     for (size_t i = 0; i < axes->size(); ++i) read_axis((*axes)[i], i, index_path("axes", i), sink, spec.axes);
     if (spec.point_count() > kMaxSweepPoints)

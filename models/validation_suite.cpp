@@ -114,6 +114,8 @@ void read_parallel(MapReader& m, SuiteRow& row) {
   set_if(row.interleave, m.get_int("interleave", Need::kOptional, 1, 1 << 10));
   set_if(row.sequence_parallel, m.get_bool("sequence_parallel", Need::kOptional));
   set_if(row.tp_comm_overlap, m.get_bool("tp_comm_overlap", Need::kOptional));
+  set_if(row.overlap_grad_sync, m.get_bool("overlap_grad_sync", Need::kOptional));
+  set_if(row.overlap_p2p_comm, m.get_bool("overlap_p2p_comm", Need::kOptional));
   set_if(row.zero, m.get_int("zero", Need::kOptional, 0, 3));
   m.finish();
   // Each degree is in range, their product need not be: tp 8, pp 24, dp 2^20 built a cluster of
@@ -126,12 +128,14 @@ void read_parallel(MapReader& m, SuiteRow& row) {
 }
 
 /// Beside a version-2 `plan`, `parallel` may still give what a plan's stages cannot say:
-/// sequence_parallel, zero and tp_comm_overlap. tp, pp and dp are the plan's own (its replicas'
-/// GPU counts, its stages and its replicas), and an explicit plan has no interleaved chunks.
-/// Any other key (tp, pp, dp, interleave) is reported as unknown, with these three as expected.
+/// sequence_parallel, zero, and the extensions tp_comm_overlap and overlap_grad_sync. tp, pp and
+/// dp are the plan's own (its replicas' GPU counts, its stages and its replicas), and an explicit
+/// plan has no interleaved chunks. Any other key (tp, pp, dp, interleave, overlap_p2p_comm) is
+/// reported as unknown, with these as expected.
 void read_parallel_beside_plan(MapReader& m, SuiteRow& row) {
   set_if(row.sequence_parallel, m.get_bool("sequence_parallel", Need::kOptional));
   set_if(row.tp_comm_overlap, m.get_bool("tp_comm_overlap", Need::kOptional));
+  set_if(row.overlap_grad_sync, m.get_bool("overlap_grad_sync", Need::kOptional));
   set_if(row.zero, m.get_int("zero", Need::kOptional, 0, 3));
   m.finish();
 }
@@ -346,6 +350,8 @@ std::variant<Plan, Infeasible> suite_plan(const SuiteRow& row, const Cluster& cl
   o.recompute = row.recompute;
   o.sequence_parallel = row.sequence_parallel;
   o.tp_comm_overlap = row.tp_comm_overlap;
+  o.overlap_p2p_comm = row.overlap_p2p_comm;
+  o.overlap_grad_sync = row.overlap_grad_sync;
   o.zero = row.zero;
   return make_uniform_plan(cluster, workload, row.tp, row.pp, row.dp, o);
 }

@@ -55,6 +55,8 @@ struct SuiteRow {
   int tp = 1, pp = 1, dp = 1, interleave = 1, zero = 0;
   bool sequence_parallel = false;
   bool tp_comm_overlap = false;       ///< `parallel.tp_comm_overlap`, an extension of the format (Plan::tp_comm_overlap)
+  bool overlap_p2p_comm = false;      ///< `parallel.overlap_p2p_comm`, an extension (Plan::overlap_p2p_comm)
+  bool overlap_grad_sync = false;     ///< `parallel.overlap_grad_sync`, an extension (Plan::overlap_grad_sync)
   std::optional<int> micro;           ///< omitted: the fastest feasible one is chosen
   /// Version 2 `plan:` rows: stages and replicas with global GPU indices (micro_batch and the
   /// replicas' micro_batches are filled by suite_plan()); nullopt for `parallel:` rows.

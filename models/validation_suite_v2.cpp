@@ -230,6 +230,7 @@ std::variant<Plan, Infeasible> suite_explicit_plan(const SuiteRow& row, const Cl
   plan.recompute = row.recompute;
   plan.sequence_parallel = row.sequence_parallel;
   plan.tp_comm_overlap = row.tp_comm_overlap;
+  plan.overlap_grad_sync = row.overlap_grad_sync;
   plan.zero = row.zero;
   const int replicas = plan.dp();
   const int global = workload.training.global_batch;

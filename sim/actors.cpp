@@ -18,6 +18,7 @@
 #include <tuple>
 
 #include "phase_dataflow.hpp"
+#include "sim_runtime.hpp"
 #include "pipeline_schedule.hpp"
 #include "platform_builder.hpp"
 #include "sim_layout.hpp"
@@ -47,178 +48,6 @@ sg4::Engine& make_engine() {
   return engine;
 }
 
-std::uint64_t flow_size(double bytes) { return static_cast<std::uint64_t>(std::llround(std::max(bytes, 1.0))); }
-
-struct Message {
-  sg4::SemaphorePtr posted = sg4::Semaphore::create(0);  // released once the data has arrived
-};
-
-struct EmbeddingRt {
-  sg4::SemaphorePtr last_ready = sg4::Semaphore::create(0);
-  sg4::SemaphorePtr done = sg4::Semaphore::create(0);
-  double start_s = 0;  ///< when the all-reduce began (the first stage had drained)
-};
-
-struct ComponentRt {
-  int buckets = 1;
-  std::vector<sg4::SemaphorePtr> bucket_ready;
-  sg4::SemaphorePtr grads_done = sg4::Semaphore::create(0);
-  sg4::SemaphorePtr optimizer_done = sg4::Semaphore::create(0);
-  sg4::SemaphorePtr params_done = sg4::Semaphore::create(0);
-};
-
-class Runtime {
- public:
-  Runtime(const Topology& topo, const Platform& platform, SimResult& result, bool trace)
-      : topo_(topo), platform_(platform), result_(result), trace_(trace) {
-    link_bytes_.assign(topo.get_links().size(), 0.0);
-    if (trace_) link_busy_.resize(topo.get_links().size());
-  }
-
-  sg4::CommPtr start_flow(const Flow& f) {
-    ++result_.flows;
-    return sg4::Comm::sendto_async(platform_.host(f.src), platform_.host(f.dst), flow_size(f.bytes));
-  }
-
-  /// Host-staged (AMD<->NVIDIA) flows among `flows`: the two copy setups, plus the time the
-  /// slower PCIe copy adds over the network transfer (Comm::set_rate is not applied to
-  /// host-to-host comms in SimGrid 3.32, so the cap is a wait after the flow; exact alone).
-  double staging_delay(const Phase& flows) const {
-    double d = 0;
-    for (const auto& f : flows) {
-      const double staged = topo_.staged_rate_Bps(f.src, f.dst);
-      if (staged <= 0) continue;
-      double net = std::numeric_limits<double>::infinity();
-      for (int l : topo_.path(f.src, f.dst)) net = std::min(net, topo_.get_link(l).bandwidth_Bps);
-      d = std::max(d, topo_.staged_extra_latency_s(f.src, f.dst) + std::max(0.0, f.bytes / staged - f.bytes / net));
-    }
-    return d;
-  }
-
-  /// Link accounting of a finished flow (and the flows it stands for).
-  void account(const Flow& f, double start_s, double end_s) {
-    for (int l : topo_.path(f.src, f.dst)) {
-      link_bytes_[l] += f.bytes;
-      if (trace_) link_busy_[l].push_back({start_s, end_s});
-    }
-  }
-
-  /// Runs a collective's phases one after the other, bytes scaled by `scale`, after the
-  /// collective's launch cost (models::kCollectiveLaunch_s, the cost model's figure); returns
-  /// the time spent.
-  double run_phases(const std::vector<FoldedPhase>& phases, double scale, bool launch = true) {
-    const double t0 = sg4::Engine::get_clock();
-    bool any = false;
-    for (const auto& ph : phases) any = any || !ph.simulated.empty();
-    if (!any) return 0;
-    if (launch) sg4::this_actor::sleep_for(models::kCollectiveLaunch_s);
-    std::vector<sg4::CommPtr> comms;
-    for (std::size_t i = 0; i < phases.size(); ++i) {
-      const auto& ph = phases[i];
-      if (ph.simulated.empty()) continue;
-      // A run of equal steps with nothing folded into them (a ring's, unfolded): a dataflow.
-      // The run is looked for only from a step that qualifies, so equal-latency steps (most
-      // of them) are not compared with their successors again and again.
-      std::size_t j = i + 1;
-      if (ph.shadows.empty() && ph.delay_after_s == 0 && staging_delay(ph.simulated) == 0 &&
-          dataflow_eligible(topo_, ph.simulated))
-        while (j < phases.size() && same_flows(phases[j].simulated, ph.simulated) && phases[j].shadows.empty() &&
-               phases[j].delay_after_s == 0)
-          ++j;
-      if (j - i > 1) {
-        Phase scaled = ph.simulated;
-        for (auto& f : scaled) f.bytes *= scale;
-        run_dataflow_steps(scaled, static_cast<int>(j - i), [&](const Flow& f) { return start_flow(f); },
-                           [&](const Flow& f, double from, double to) { account(f, from, to); });
-        i = j - 1;
-        continue;
-      }
-      const double start = sg4::Engine::get_clock();
-      comms.clear();
-      for (const auto& f : ph.simulated) comms.push_back(start_flow({f.src, f.dst, f.bytes * scale}));
-      sg4::Comm::wait_all(comms);
-      double end = start;
-      for (std::size_t i = 0; i < comms.size(); ++i) {
-        const Flow& f = ph.simulated[i];
-        const double fin = comms[i]->get_finish_time();
-        end = std::max(end, fin);
-        account({f.src, f.dst, f.bytes * scale}, start, fin);
-      }
-      for (const auto& f : ph.shadows) account({f.src, f.dst, f.bytes * scale}, start, end);
-      const double delay = ph.delay_after_s + staging_delay(ph.simulated);
-      if (delay > 0) sg4::this_actor::sleep_for(delay);
-    }
-    return sg4::Engine::get_clock() - t0;
-  }
-
-  Message& message(int replica, int stage, bool forward, int chunk, int mb) {
-    auto& slot = messages_[{replica, stage, forward ? 0 : 1, chunk, mb}];
-    if (!slot) slot = std::make_unique<Message>();
-    return *slot;
-  }
-
-  /// Sends a pipeline transfer and waits until it has arrived (Megatron-LM's p2p send/recv
-  /// waits on its requests, and the cost model adds the send to the sender's pass time);
-  /// then the receiver may take it. Returns the time spent.
-  double send(Message& msg, const FoldedPhase& transfer) {
-    const double t0 = sg4::Engine::get_clock();
-    std::vector<sg4::CommPtr> comms;
-    for (const auto& f : transfer.simulated) comms.push_back(start_flow(f));
-    sg4::Comm::wait_all(comms);
-    double end = t0;
-    for (std::size_t i = 0; i < comms.size(); ++i) {
-      end = std::max(end, comms[i]->get_finish_time());
-      account(transfer.simulated[i], t0, comms[i]->get_finish_time());
-    }
-    for (const auto& f : transfer.shadows) account(f, t0, end);
-    if (const double d = staging_delay(transfer.simulated); d > 0) sg4::this_actor::sleep_for(d);
-    msg.posted->release();
-    return sg4::Engine::get_clock() - t0;
-  }
-
-  /// Waits until the message has arrived; returns the wait.
-  double receive(Message& msg) {
-    const double t0 = sg4::Engine::get_clock();
-    msg.posted->acquire();
-    return sg4::Engine::get_clock() - t0;
-  }
-
-  void span(int actor, std::string name, const char* category, double start_s, double end_s) {
-    if (trace_ && end_s > start_s) spans_.push_back({actor, std::move(name), category, start_s, end_s});
-  }
-
-  void execute(double seconds) {
-    if (seconds <= 0) return;
-    ++result_.executions;
-    sg4::this_actor::execute(seconds * kHostSpeedFlops);
-  }
-
-  /// A GEMM and the collective beside it at once (models::Op::overlapped): the compute runs as
-  /// an asynchronous execution while this actor moves the collective's flows; returns the time
-  /// the pair took beyond the compute (the collective's exposed part).
-  double run_beside(double compute_s, const std::vector<FoldedPhase>& phases) {
-    const double t0 = sg4::Engine::get_clock();
-    sg4::ExecPtr exec;
-    if (compute_s > 0) {
-      ++result_.executions;
-      exec = sg4::this_actor::exec_async(compute_s * kHostSpeedFlops);
-    }
-    run_phases(phases, 1.0);
-    if (exec) exec->wait();
-    return std::max(0.0, sg4::Engine::get_clock() - t0 - compute_s);
-  }
-
-  const Topology& topo_;
-  const Platform& platform_;
-  SimResult& result_;
-  bool trace_;
-  std::vector<double> link_bytes_;
-  std::vector<std::vector<std::pair<double, double>>> link_busy_;
-  std::map<std::tuple<int, int, int, int, int>, std::unique_ptr<Message>> messages_;
-  std::vector<ComponentRt> components_;
-  std::vector<EmbeddingRt> embeddings_;
-  std::vector<TraceSpan> spans_;  // track = actor index until finish()
-};
 
 struct World {
   const Topology& topo;
@@ -331,6 +160,12 @@ void stage_actor(World& w, int a) {
     if (!passes[i].forward) last_backward = i;
   ComponentRt* comp = spec.component >= 0 ? &rt.components_[spec.component] : nullptr;
 
+  // A pipeline send: waited for (Megatron-LM's p2p), or beside the compute (overlap_p2p_comm).
+  auto post = [&](Message& msg, const FoldedPhase& traffic) {
+    if (w.plan.overlap_p2p_comm) rt.send_beside(msg, traffic);
+    else timing.pp_send_s += rt.send(msg, traffic);
+  };
+
   // Runs a pass's ops; consecutive compute ops are one execution (their durations add).
   // On the last backward of an overlapped sync, bucket k's gradients are complete once
   // (k+1)/K of the pass's compute time has run (gradients appear as backward proceeds;
@@ -429,8 +264,8 @@ void stage_actor(World& w, int a) {
       rt.span(a, label, "forward", t0, sg4::Engine::get_clock());
       finish_gather(t0, label);
       const double t1 = sg4::Engine::get_clock();
-      if (s < p - 1) timing.pp_send_s += rt.send(rt.message(r, s + 1, true, ps.chunk, ps.micro_batch), transfer(w, r, s, s + 1, true));
-      else if (ps.chunk < v - 1) timing.pp_send_s += rt.send(rt.message(r, 0, true, ps.chunk + 1, ps.micro_batch), transfer(w, r, s, 0, true));
+      if (s < p - 1) post(rt.message(r, s + 1, true, ps.chunk, ps.micro_batch), transfer(w, r, s, s + 1, true));
+      else if (ps.chunk < v - 1) post(rt.message(r, 0, true, ps.chunk + 1, ps.micro_batch), transfer(w, r, s, 0, true));
       rt.span(a, "send " + label, "pp", t1, sg4::Engine::get_clock());
     } else {
       const bool wait_grad = s < p - 1 || ps.chunk < v - 1;
@@ -444,8 +279,8 @@ void stage_actor(World& w, int a) {
       rt.span(a, label, "backward", t0, sg4::Engine::get_clock());
       finish_gather(t0, label);
       const double t1 = sg4::Engine::get_clock();
-      if (s > 0) timing.pp_send_s += rt.send(rt.message(r, s - 1, false, ps.chunk, ps.micro_batch), transfer(w, r, s, s - 1, false));
-      else if (ps.chunk > 0) timing.pp_send_s += rt.send(rt.message(r, p - 1, false, ps.chunk - 1, ps.micro_batch), transfer(w, r, s, p - 1, false));
+      if (s > 0) post(rt.message(r, s - 1, false, ps.chunk, ps.micro_batch), transfer(w, r, s, s - 1, false));
+      else if (ps.chunk > 0) post(rt.message(r, p - 1, false, ps.chunk - 1, ps.micro_batch), transfer(w, r, s, p - 1, false));
       rt.span(a, "send " + label, "pp", t1, sg4::Engine::get_clock());
     }
   }

@@ -30,6 +30,7 @@ void expect_same(const Plan& a, const Plan& b) {
   EXPECT_EQ(a.grad_sync, b.grad_sync);
   EXPECT_EQ(a.overlap_grad_sync, b.overlap_grad_sync);
   EXPECT_EQ(a.tp_comm_overlap, b.tp_comm_overlap);
+  EXPECT_EQ(a.overlap_p2p_comm, b.overlap_p2p_comm);
   ASSERT_EQ(a.replicas.size(), b.replicas.size());
   for (size_t r = 0; r < a.replicas.size(); ++r) {
     EXPECT_EQ(a.replicas[r].micro_batches, b.replicas[r].micro_batches) << r;
@@ -54,6 +55,9 @@ TEST(PlanWriter, PlannerPlansRoundTrip) {
     if (!p.plan.sequence_parallel) continue;
     Plan overlapped = p.plan;  // a key the planner does not set still round-trips
     overlapped.tp_comm_overlap = true;
+    expect_same(parse_plan(plan_to_yaml(overlapped, c, {"c", "w", "x"}), c, w), overlapped);
+    if (p.plan.schedule != Schedule::kInterleaved) continue;
+    overlapped.overlap_p2p_comm = true;
     expect_same(parse_plan(plan_to_yaml(overlapped, c, {"c", "w", "x"}), c, w), overlapped);
   }
 }

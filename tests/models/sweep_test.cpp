@@ -59,6 +59,7 @@ TEST(SweepSpec, ReadsEveryAxisKindAndResolvesPathsAgainstItsFolder) {
   const SweepSpec s = parse_sweep_spec(std::string(kHead) + R"(objective: budget
 budget_per_hour: "$100/h"
 tp_comm_overlap: true
+overlap_p2p_comm: true
 axes:
   - {node_type: small, zone: east, nodes: [0, 1, 4]}
   - {node_type: big, gpu: [a100-sxm4-80gb, h100-sxm5-80gb]}
@@ -73,6 +74,7 @@ axes:
   EXPECT_EQ(s.objective, PlanObjective::kBudget);
   EXPECT_DOUBLE_EQ(s.budget_per_hour, 100.0);
   EXPECT_TRUE(s.tp_comm_overlap);
+  EXPECT_TRUE(s.overlap_p2p_comm);
   ASSERT_EQ(s.axes.size(), 6u);
   EXPECT_EQ(s.axes[0].column(), "east/small.nodes");
   EXPECT_EQ(s.axes[1].column(), "big.gpu");

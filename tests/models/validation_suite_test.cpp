@@ -198,6 +198,20 @@ TEST(ValidationSuite, TpCommOverlapIsAnExtensionOfParallel) {
   EXPECT_NE(no_sp.reason.find("tp_comm_overlap"), std::string::npos) << no_sp.reason;
 }
 
+TEST(ValidationSuite, OverlappedSendsAndGradientSyncAreExtensionsOfParallel) {
+  const RowResult plain = run(row("{tp: 1, pp: 2, dp: 1, interleave: 2}"));
+  const RowResult overlapped = run(row("{tp: 1, pp: 2, dp: 1, interleave: 2, overlap_p2p_comm: true}"));
+  ASSERT_EQ(overlapped.status, "ok") << overlapped.reason;
+  EXPECT_LT(*overlapped.predicted, *plain.predicted);
+  // Megatron-Core overlaps the sends of the interleaved schedule only: invalid, with a reason.
+  const RowResult no_chunks = run(row("{tp: 1, pp: 2, dp: 1, overlap_p2p_comm: true}"));
+  EXPECT_EQ(no_chunks.status, "invalid");
+  EXPECT_NE(no_chunks.reason.find("overlap_p2p_comm"), std::string::npos) << no_chunks.reason;
+  const Suite s = parse_rows(row("{tp: 1, pp: 1, dp: 2, overlap_grad_sync: true}"));
+  EXPECT_TRUE(s.rows[0].overlap_grad_sync);
+  EXPECT_FALSE(parse_rows(row("{tp: 1, pp: 1, dp: 2}")).rows[0].overlap_grad_sync);
+}
+
 TEST(ValidationSuite, UnevenLayersAndTpAcrossNodes) {
   // 10 layers on 4 stages: 3, 3, 2, 2; TP 16 spans two 8-GPU nodes and is slower than TP 8.
   const Suite s = parse_rows("  - {id: r0, model: {layers: 10, hidden: 2048, heads: 16}, parallel: {tp: 1, pp: 4, dp: 1}, "

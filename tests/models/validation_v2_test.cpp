@@ -147,7 +147,7 @@ TEST(ValidationV2, ParallelBesidePlanGivesWhatStagesCannot) {
   with_degree.replace(with_degree.find("zero: 1"), 7, "zero: 1, tp: 2, interleave: 2");
   const std::string e = first_error(suite_with(with_degree));
   EXPECT_THAT(e, HasSubstr("s.yaml:16:"));
-  EXPECT_THAT(e, HasSubstr("rows[0].parallel: unknown key 'tp' (expected one of: sequence_parallel, tp_comm_overlap, zero)"));
+  EXPECT_THAT(e, HasSubstr("rows[0].parallel: unknown key 'tp' (expected one of: sequence_parallel, tp_comm_overlap, overlap_grad_sync, zero)"));
   EXPECT_THAT(e, HasSubstr("unknown key 'interleave'"));
 }
 

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+// The actors' runtime (sim_runtime.hpp): collectives phase by phase, pipeline transfers.
+#include "sim_runtime.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "comm_cost.hpp"
+#include "phase_dataflow.hpp"
+
+namespace hetsim::sim {
+
+double Runtime::staging_delay(const Phase& flows) const {
+  double d = 0;
+  for (const auto& f : flows) {
+    const double staged = topo_.staged_rate_Bps(f.src, f.dst);
+    if (staged <= 0) continue;
+    double net = std::numeric_limits<double>::infinity();
+    for (int l : topo_.path(f.src, f.dst)) net = std::min(net, topo_.get_link(l).bandwidth_Bps);
+    d = std::max(d, topo_.staged_extra_latency_s(f.src, f.dst) + std::max(0.0, f.bytes / staged - f.bytes / net));
+  }
+  return d;
+}
+
+double Runtime::run_phases(const std::vector<FoldedPhase>& phases, double scale, bool launch) {
+  const double t0 = sg4::Engine::get_clock();
+  bool any = false;
+  for (const auto& ph : phases) any = any || !ph.simulated.empty();
+  if (!any) return 0;
+  if (launch) sg4::this_actor::sleep_for(models::kCollectiveLaunch_s);
+  std::vector<sg4::CommPtr> comms;
+  for (std::size_t i = 0; i < phases.size(); ++i) {
+    const auto& ph = phases[i];
+    if (ph.simulated.empty()) continue;
+    // A run of equal steps with nothing folded into them (a ring's, unfolded): a dataflow.
+    // The run is looked for only from a step that qualifies, so equal-latency steps (most
+    // of them) are not compared with their successors again and again.
+    std::size_t j = i + 1;
+    if (ph.shadows.empty() && ph.delay_after_s == 0 && staging_delay(ph.simulated) == 0 &&
+        dataflow_eligible(topo_, ph.simulated))
+      while (j < phases.size() && same_flows(phases[j].simulated, ph.simulated) && phases[j].shadows.empty() &&
+             phases[j].delay_after_s == 0)
+        ++j;
+    if (j - i > 1) {
+      Phase scaled = ph.simulated;
+      for (auto& f : scaled) f.bytes *= scale;
+      run_dataflow_steps(scaled, static_cast<int>(j - i), [&](const Flow& f) { return start_flow(f); },
+                         [&](const Flow& f, double from, double to) { account(f, from, to); });
+      i = j - 1;
+      continue;
+    }
+    const double start = sg4::Engine::get_clock();
+    comms.clear();
+    for (const auto& f : ph.simulated) comms.push_back(start_flow({f.src, f.dst, f.bytes * scale}));
+    sg4::Comm::wait_all(comms);
+    double end = start;
+    for (std::size_t i = 0; i < comms.size(); ++i) {
+      const Flow& f = ph.simulated[i];
+      const double fin = comms[i]->get_finish_time();
+      end = std::max(end, fin);
+      account({f.src, f.dst, f.bytes * scale}, start, fin);
+    }
+    for (const auto& f : ph.shadows) account({f.src, f.dst, f.bytes * scale}, start, end);
+    const double delay = ph.delay_after_s + staging_delay(ph.simulated);
+    if (delay > 0) sg4::this_actor::sleep_for(delay);
+  }
+  return sg4::Engine::get_clock() - t0;
+}
+
+double Runtime::send(Message& msg, const FoldedPhase& transfer) {
+  const double t0 = sg4::Engine::get_clock();
+  std::vector<sg4::CommPtr> comms;
+  for (const auto& f : transfer.simulated) comms.push_back(start_flow(f));
+  sg4::Comm::wait_all(comms);
+  double end = t0;
+  for (std::size_t i = 0; i < comms.size(); ++i) {
+    end = std::max(end, comms[i]->get_finish_time());
+    account(transfer.simulated[i], t0, comms[i]->get_finish_time());
+  }
+  for (const auto& f : transfer.shadows) account(f, t0, end);
+  if (const double d = staging_delay(transfer.simulated); d > 0) sg4::this_actor::sleep_for(d);
+  msg.posted->release();
+  return sg4::Engine::get_clock() - t0;
+}
+
+double Runtime::run_beside(double compute_s, const std::vector<FoldedPhase>& phases) {
+  const double t0 = sg4::Engine::get_clock();
+  sg4::ExecPtr exec;
+  if (compute_s > 0) {
+    ++result_.executions;
+    exec = sg4::this_actor::exec_async(compute_s * kHostSpeedFlops);
+  }
+  run_phases(phases, 1.0);
+  if (exec) exec->wait();
+  return std::max(0.0, sg4::Engine::get_clock() - t0 - compute_s);
+}
+
+}  // namespace hetsim::sim

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the schedule actors (actors.cpp) share while a step is simulated: the messages between
+// pipeline stages, the DP components' semaphores, the flows they start and the link accounting.
+#pragma once
+#include <simgrid/s4u.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "collective_flows.hpp"
+#include "platform_builder.hpp"
+#include "simulator.hpp"
+#include "trace_writer.hpp"
+
+namespace hetsim::sim {
+
+namespace sg4 = simgrid::s4u;
+
+inline std::uint64_t flow_size(double bytes) { return static_cast<std::uint64_t>(std::llround(std::max(bytes, 1.0))); }
+
+struct Message {
+  sg4::SemaphorePtr posted = sg4::Semaphore::create(0);  // released once the data has arrived
+};
+
+struct EmbeddingRt {
+  sg4::SemaphorePtr last_ready = sg4::Semaphore::create(0);
+  sg4::SemaphorePtr done = sg4::Semaphore::create(0);
+  double start_s = 0;  ///< when the all-reduce began (the first stage had drained)
+};
+
+struct ComponentRt {
+  int buckets = 1;
+  std::vector<sg4::SemaphorePtr> bucket_ready;
+  sg4::SemaphorePtr grads_done = sg4::Semaphore::create(0);
+  sg4::SemaphorePtr optimizer_done = sg4::Semaphore::create(0);
+  sg4::SemaphorePtr params_done = sg4::Semaphore::create(0);
+};
+
+/// The state the actors of one simulated step share, and the flows they start through it.
+class Runtime {
+ public:
+  Runtime(const Topology& topo, const Platform& platform, SimResult& result, bool trace)
+      : topo_(topo), platform_(platform), result_(result), trace_(trace) {
+    link_bytes_.assign(topo.get_links().size(), 0.0);
+    if (trace_) link_busy_.resize(topo.get_links().size());
+  }
+
+  sg4::CommPtr start_flow(const Flow& f) {
+    ++result_.flows;
+    return sg4::Comm::sendto_async(platform_.host(f.src), platform_.host(f.dst), flow_size(f.bytes));
+  }
+
+  /// Host-staged (AMD<->NVIDIA) flows among `flows`: the two copy setups, plus the time the
+  /// slower PCIe copy adds over the network transfer (Comm::set_rate is not applied to
+  /// host-to-host comms in SimGrid 3.32, so the cap is a wait after the flow; exact alone).
+  double staging_delay(const Phase& flows) const;
+
+  /// Link accounting of a finished flow (and the flows it stands for).
+  void account(const Flow& f, double start_s, double end_s) {
+    for (int l : topo_.path(f.src, f.dst)) {
+      link_bytes_[l] += f.bytes;
+      if (trace_) link_busy_[l].push_back({start_s, end_s});
+    }
+  }
+
+  /// Runs a collective's phases one after the other, bytes scaled by `scale`, after the
+  /// collective's launch cost (models::kCollectiveLaunch_s, the cost model's figure); returns
+  /// the time spent.
+  double run_phases(const std::vector<FoldedPhase>& phases, double scale, bool launch = true);
+
+  Message& message(int replica, int stage, bool forward, int chunk, int mb) {
+    auto& slot = messages_[{replica, stage, forward ? 0 : 1, chunk, mb}];
+    if (!slot) slot = std::make_unique<Message>();
+    return *slot;
+  }
+
+  /// Sends a pipeline transfer and waits until it has arrived (Megatron-LM's p2p send/recv
+  /// waits on its requests, and the cost model adds the send to the sender's pass time);
+  /// then the receiver may take it. Returns the time spent.
+  double send(Message& msg, const FoldedPhase& transfer);
+
+  /// Starts a pipeline transfer beside the sender's compute (Plan::overlap_p2p_comm: Megatron-Core
+  /// posts isend/irecv on their own stream and goes on with the next chunk): a helper actor on
+  /// the sender's host moves it and posts the message when it has arrived.
+  void send_beside(Message& msg, const FoldedPhase& transfer) {
+    sg4::Actor::create("p2p", sg4::this_actor::get_host(), [this, &msg, &transfer] { send(msg, transfer); });
+  }
+
+  /// Waits until the message has arrived; returns the wait.
+  double receive(Message& msg) {
+    const double t0 = sg4::Engine::get_clock();
+    msg.posted->acquire();
+    return sg4::Engine::get_clock() - t0;
+  }
+
+  void span(int actor, std::string name, const char* category, double start_s, double end_s) {
+    if (trace_ && end_s > start_s) spans_.push_back({actor, std::move(name), category, start_s, end_s});
+  }
+
+  void execute(double seconds) {
+    if (seconds <= 0) return;
+    ++result_.executions;
+    sg4::this_actor::execute(seconds * kHostSpeedFlops);
+  }
+
+  /// A GEMM and the collective beside it at once (models::Op::overlapped): the compute runs as
+  /// an asynchronous execution while this actor moves the collective's flows; returns the time
+  /// the pair took beyond the compute (the collective's exposed part).
+  double run_beside(double compute_s, const std::vector<FoldedPhase>& phases);
+
+  const Topology& topo_;
+  const Platform& platform_;
+  SimResult& result_;
+  bool trace_;
+  std::vector<double> link_bytes_;
+  std::vector<std::vector<std::pair<double, double>>> link_busy_;
+  std::map<std::tuple<int, int, int, int, int>, std::unique_ptr<Message>> messages_;
+  std::vector<ComponentRt> components_;
+  std::vector<EmbeddingRt> embeddings_;
+  std::vector<TraceSpan> spans_;  // track = actor index until finish()
+};
+
+}  // namespace hetsim::sim

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: Apache-2.0
+// Plan::overlap_p2p_comm (Megatron-Core overlap_p2p_comm): a pass's host work runs while the GPU
+// drains the work queued before it, and a stage's pipeline sends run beside its compute.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "cost_test_util.hpp"
+#include "pipeline_time.hpp"
+#include "predictor.hpp"
+#include "stage_cost.hpp"
+
+namespace hetsim::models {
+namespace {
+
+using testing::cluster_of;
+using testing::gpt_workload;
+using testing::node_type;
+using testing::round_gpu;
+
+/// A pass of the pipeline engine's 1.5 ms of bookkeeping, then one kernel of 0.5 ms host time
+/// and `gpu_s` of GPU time.
+PassCost one_kernel_pass(double gpu_s) {
+  PassCost c;
+  c.launch(1.5e-3, 0);
+  c.launch(0.5e-3, gpu_s);
+  c.gpu_s += gpu_s;  // launch() queues the kernel; the sink adds its GPU time (stage_cost.cpp)
+  return c;
+}
+
+TEST(PassCost, AnUnsynchronizedPassTakesTheLongerOfItsGpuAndItsHostTime) {
+  // GPU-bound (3 ms of GPU): after a synchronize the GPU idles through the 2 ms of host work
+  // before its kernel, 5 ms in all; without it the host prepares the pass while the GPU
+  // finishes the previous one: 3 ms.
+  PassCost synced = one_kernel_pass(3e-3), free = one_kernel_pass(3e-3);
+  synced.close_pass(true);
+  free.close_pass(false);
+  EXPECT_NEAR(synced.wall_s(), 5e-3, 1e-12);
+  EXPECT_NEAR(free.wall_s(), 3e-3, 1e-12);
+  // Host-bound (1 ms of GPU): 2 ms of host then the kernel, 3 ms; unsynchronized the host's
+  // 2 ms per pass set the pace.
+  synced = one_kernel_pass(1e-3);
+  free = one_kernel_pass(1e-3);
+  synced.close_pass(true);
+  free.close_pass(false);
+  EXPECT_NEAR(synced.wall_s(), 3e-3, 1e-12);
+  EXPECT_NEAR(free.wall_s(), 2e-3, 1e-12);
+}
+
+TEST(WithSends, OverlappedSendsCostOnlyTheirExcessOverTheCompute) {
+  EXPECT_DOUBLE_EQ(with_sends(3.0, 1.0, false), 4.0);
+  EXPECT_DOUBLE_EQ(with_sends(3.0, 1.0, true), 3.0);
+  EXPECT_DOUBLE_EQ(with_sends(3.0, 5.0, true), 5.0);
+}
+
+/// Sum of a pass's recorded ops (compute, collectives and the trailing host stall): its wall time.
+double ops_s(const std::vector<Op>& ops) {
+  double t = 0;
+  for (const Op& op : ops) t += op.duration_s;
+  return t;
+}
+
+/// Two interleaved stages (v = 4) on two nodes whose NICs give `nic_Bps` per GPU.
+struct TwoNodePipeline {
+  Cluster cluster;
+  Workload workload = gpt_workload(16, 2048, 16, 2048, 16);
+  Plan plan;
+  explicit TwoNodePipeline(double nic_Bps)
+      : cluster(cluster_of({node_type("n", round_gpu("g", 300e12), 8, 300e9, nic_Bps)}, {{0, 2}})) {
+    plan.micro_batch = 1;
+    plan.schedule = Schedule::kInterleaved;
+    plan.interleave = 4;
+    Replica r;
+    r.micro_batches = 16;
+    r.stages.resize(2);
+    r.stages[0].layers = r.stages[1].layers = 8;
+    r.stages[0].gpus = {0, 1};
+    r.stages[1].gpus = {8, 9};
+    plan.replicas = {r};
+  }
+};
+
+/// Per pipeline direction: a stage takes max(its passes, its sends) with overlap_p2p_comm, its
+/// passes (which then carry no host stall of their own) plus its sends without.
+void expect_stage_times_follow_with_sends(double nic_Bps) {
+  TwoNodePipeline t(nic_Bps);
+  const Report plain = predict(t.cluster, t.workload, t.plan);
+  const PlanWork plain_work = build_plan_work(t.cluster, t.workload, t.plan);
+  t.plan.overlap_p2p_comm = true;
+  const Report overlapped = predict(t.cluster, t.workload, t.plan);
+  const PlanWork overlapped_work = build_plan_work(t.cluster, t.workload, t.plan);
+  ASSERT_TRUE(plain.feasible && overlapped.feasible) << plain.infeasible_reason << overlapped.infeasible_reason;
+  for (int s = 0; s < 2; ++s) {
+    double synced_f = 0, synced_b = 0, free_f = 0, free_b = 0;
+    for (const ChunkWork& c : plain_work.replicas[0][s].chunks) {
+      synced_f += ops_s(c.forward);
+      synced_b += ops_s(c.backward);
+    }
+    for (const ChunkWork& c : overlapped_work.replicas[0][s].chunks) {
+      free_f += ops_s(c.forward);
+      free_b += ops_s(c.backward);
+    }
+    EXPECT_LT(free_f, synced_f) << "the per-pass host time no longer stalls a GPU-bound pass";
+    const double sends_f = plain.stages[s].forward_s - synced_f, sends_b = plain.stages[s].backward_s - synced_b;
+    EXPECT_GT(sends_f + sends_b, 0) << "stage " << s;
+    EXPECT_NEAR(overlapped.stages[s].forward_s, std::max(free_f, sends_f), 1e-9);
+    EXPECT_NEAR(overlapped.stages[s].backward_s, std::max(free_b, sends_b), 1e-9);
+  }
+  EXPECT_LT(overlapped.iteration_time_s, plain.iteration_time_s);
+}
+
+TEST(Predictor, OverlappedPipelineSendsHideBehindTheCompute) {
+  expect_stage_times_follow_with_sends(25e9);  // fast NICs: the sends vanish behind the compute
+  TwoNodePipeline t(25e9);
+  t.plan.overlap_p2p_comm = true;
+  EXPECT_EQ(predict(t.cluster, t.workload, t.plan).breakdown.pp_comm_s, 0.0);
+}
+
+TEST(Predictor, OverlappedPipelineSendsSetThePaceOnASlowLink) {
+  expect_stage_times_follow_with_sends(0.05e9);  // 0.4 Gb/s a GPU: the sends outlast the compute
+  TwoNodePipeline t(0.05e9);
+  t.plan.overlap_p2p_comm = true;
+  const Report r = predict(t.cluster, t.workload, t.plan);
+  EXPECT_GT(r.breakdown.pp_comm_s, r.breakdown.compute_s);
+}
+
+TEST(CheckPlan, OverlappedSendsNeedTheInterleavedSchedule) {
+  TwoNodePipeline t(25e9);
+  t.plan.overlap_p2p_comm = true;
+  EXPECT_TRUE(check_plan(t.plan, t.cluster, t.workload).empty());
+  t.plan.schedule = Schedule::k1f1b;
+  t.plan.interleave = 1;
+  EXPECT_THAT(check_plan(t.plan, t.cluster, t.workload),
+              ::testing::Contains(::testing::HasSubstr("overlap_p2p_comm: needs the interleaved schedule")));
+}
+
+}  // namespace
+}  // namespace hetsim::models
