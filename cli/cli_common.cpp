@@ -191,7 +191,9 @@ std::string output_overwrites_input(const std::vector<std::pair<std::string, std
   const auto same = [](const std::string& a, const std::string& b) {
     std::error_code ec;
     if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
-    return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
+    // Absolute first: weakly_canonical leaves a bare relative name relative when nothing of it
+    // exists yet ("o.csv" against "./o.csv", which it makes absolute), so the two differed.
+    return fs::weakly_canonical(fs::absolute(a, ec), ec) == fs::weakly_canonical(fs::absolute(b, ec), ec);
   };
   for (size_t i = 0; i < outputs.size(); ++i) {
     const auto& [option, path] = outputs[i];

@@ -127,6 +127,7 @@ void run_sweep_verb(const SweepVerbOptions& o) {
   ro.planner.time_limit_s = o.time_limit_s;
   ro.planner.threads = o.threads;
   ro.checkpoint_path = checkpoint;
+  ro.catalog_fingerprint = models::catalog_fingerprint(models::Catalog::builtin_dir());
   if (profile) {
     ro.profile = &*profile;
     ro.profile_fingerprint = models::file_fingerprint(o.profile);

@@ -111,12 +111,14 @@ void Catalog::add(GpuType type) {
   types_.insert_or_assign(std::move(name), std::move(type));
 }
 
-const Catalog& Catalog::builtin() {
+std::string Catalog::builtin_dir() {
   // $HETSIM_CATALOG_DIR lets an installed binary or a test point at another catalog.
-  static const Catalog catalog = [] {
-    const char* env = std::getenv("HETSIM_CATALOG_DIR");
-    return load_catalog_dir(env != nullptr && *env != '\0' ? env : HETSIM_CATALOG_DIR);
-  }();
+  const char* env = std::getenv("HETSIM_CATALOG_DIR");
+  return env != nullptr && *env != '\0' ? env : HETSIM_CATALOG_DIR;
+}
+
+const Catalog& Catalog::builtin() {
+  static const Catalog catalog = load_catalog_dir(builtin_dir());
   return catalog;
 }
 

@@ -50,6 +50,8 @@ class Catalog {
   /// The catalog bundled with hetsim (HETSIM_CATALOG_DIR, set by CMake, or
   /// $HETSIM_CATALOG_DIR at run time). Loaded once, then cached.
   static const Catalog& builtin();
+  /// The folder builtin() loads: $HETSIM_CATALOG_DIR when set, else the bundled one.
+  static std::string builtin_dir();
 
  private:
   std::map<std::string, GpuType> types_;

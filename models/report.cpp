@@ -2,6 +2,7 @@
 // Report writers: stable JSON (keys of DESIGN.md "Outputs") and a table for people.
 #include "report.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -63,9 +64,13 @@ std::string to_json(const Report& r) {
 namespace {
 
 std::string fixed(double v, int digits) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
+  // Sized to the value: a figure of 1e43 or more does not fit a fixed buffer (a cost per token
+  // over a link of 1e-300 Gb/s printed cut short).
+  const int n = std::snprintf(nullptr, 0, "%.*f", digits, v);
+  std::string out(static_cast<std::size_t>(std::max(n, 0)) + 1, '\0');
+  std::snprintf(out.data(), out.size(), "%.*f", digits, v);
+  out.resize(static_cast<std::size_t>(std::max(n, 0)));
+  return out;
 }
 
 std::string pad(const std::string& s, std::size_t width, bool right) {
@@ -79,6 +84,9 @@ std::string to_table(const Report& r) {
   std::ostringstream o;
   o << "engine                   " << r.engine << '\n';
   if (!r.feasible) o << "feasible                 no: " << r.infeasible_reason << '\n';
+  // Refused before any figure was computed (a dtype a GPU lacks, a degree that does not divide):
+  // the reason alone, not a report of zeros.
+  if (!r.feasible && r.iteration_time_s <= 0 && r.stages.empty()) return o.str();
   o << "iteration time           " << format_time(r.iteration_time_s) << '\n';
   o << "samples/s                " << fixed(r.samples_per_s, 2) << '\n';
   o << "tokens/s                 " << fixed(r.tokens_per_s, 0) << '\n';

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -124,36 +125,65 @@ std::string csv_field(bool v) { return v ? "true" : "false"; }
 
 }  // namespace
 
-std::string file_fingerprint(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "";
-  std::uint64_t hash = 14695981039346656037ULL;  // FNV-1a 64-bit offset basis and prime
-  std::uint64_t size = 0;
-  char buf[65536];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    for (std::streamsize i = 0; i < in.gcount(); ++i) {
-      hash ^= static_cast<unsigned char>(buf[i]);
-      hash *= 1099511628211ULL;
-    }
-    size += static_cast<std::uint64_t>(in.gcount());
+namespace {
+
+/// 64-bit FNV-1a over `n` bytes, continuing from `hash` (offset basis and prime of the draft).
+std::uint64_t fnv1a(std::uint64_t hash, const char* bytes, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    hash ^= static_cast<unsigned char>(bytes[i]);
+    hash *= 1099511628211ULL;
   }
+  return hash;
+}
+constexpr std::uint64_t kFnvOffsetBasis = 14695981039346656037ULL;
+
+std::string fingerprint_text(std::uint64_t size, std::uint64_t hash) {
   char out[48];
   std::snprintf(out, sizeof out, "%llu:%016llx", static_cast<unsigned long long>(size), static_cast<unsigned long long>(hash));
   return out;
 }
 
+}  // namespace
+
+std::string file_fingerprint(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  std::uint64_t hash = kFnvOffsetBasis;
+  std::uint64_t size = 0;
+  char buf[65536];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    hash = fnv1a(hash, buf, static_cast<std::size_t>(in.gcount()));
+    size += static_cast<std::uint64_t>(in.gcount());
+  }
+  return fingerprint_text(size, hash);
+}
+
+std::string catalog_fingerprint(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.is_regular_file() && e.path().extension() == ".yaml") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  std::string all;
+  for (const fs::path& f : files) all += f.filename().string() + "=" + file_fingerprint(f.string()) + ";";
+  return fingerprint_text(files.size(), fnv1a(kFnvOffsetBasis, all.data(), all.size()));
+}
+
 std::string sweep_row_key(const SweepSpec& spec, const std::string& cluster_fingerprint,
                           const std::string& workload_fingerprint, const std::string& profile_fingerprint,
-                          const std::vector<std::string>& values, int refine) {
+                          const std::vector<std::string>& values, int refine,
+                          const std::string& catalog_fingerprint) {
   JsonOut j(-1);
   j.begin_object();
   j.key("objective").value(to_string(spec.objective)).key("budget_per_hour").value(spec.budget_per_hour);
   j.key("spot").value(spec.spot).key("cluster").value(cluster_fingerprint).key("workload").value(workload_fingerprint);
   j.key("profile").value(profile_fingerprint);
+  if (!catalog_fingerprint.empty()) j.key("catalog").value(catalog_fingerprint);
   if (spec.tp_comm_overlap) j.key("tp_comm_overlap").value(true);  // absent when off: older checkpoints stay valid
   if (spec.overlap_p2p_comm) j.key("overlap_p2p_comm").value(true);
   if (refine > 0) j.key("refine").value(refine);
-  for (size_t a = 0; a < spec.axes.size(); ++a) j.key(spec.axes[a].column()).value(values[a]);
+  for (size_t a = 0; a < spec.axes.size(); ++a) j.key(spec.axes[a].identity()).value(values[a]);
   j.end_object();
   return j.str();
 }
@@ -195,7 +225,8 @@ SweepResult run_sweep(const SweepSpec& spec, const Cluster& base, const std::vec
         return row;
       };
       SweepRow r = fresh_row();
-      const std::string key = sweep_row_key(spec, cluster_fp, workload_fp[w], options.profile_fingerprint, values, refine);
+      const std::string key = sweep_row_key(spec, cluster_fp, workload_fp[w], options.profile_fingerprint, values, refine,
+                                            options.catalog_fingerprint);
       // A row whose search a time limit stopped is planned again: this run may allow more time.
       if (auto it = done.find(key); it != done.end() && read_results(it->second, r) && !r.search_stopped) {
         r.resumed = true;

@@ -50,6 +50,9 @@ struct SweepRunOptions {
   /// Identity of the profile's content (file_fingerprint of its file), part of every row's
   /// checkpoint key: rows planned with another profile, or none, are not reused.
   std::string profile_fingerprint;
+  /// Identity of the GPU catalog's content (catalog_fingerprint): rows planned with other GPU
+  /// figures are not reused. Empty: not part of the key.
+  std::string catalog_fingerprint;
   /// Re-rank each row's best `refine` plans with `refine_engine` (the simulator) and report the
   /// winner (plan_refine.hpp); 0 or no engine: the analytic best. Part of every row's key.
   int refine = 0;
@@ -66,6 +69,9 @@ struct SweepResult {
 /// A file's content identity: its size and 64-bit FNV-1a hash (Fowler, Noll, Vo; IETF draft
 /// draft-eastlake-fnv), in hex; "" when it cannot be read.
 std::string file_fingerprint(const std::string& path);
+/// The content identity of a catalog folder: the names and file_fingerprint of its *.yaml
+/// files (those load_catalog_dir reads), in name order, hashed.
+std::string catalog_fingerprint(const std::string& dir);
 
 /// A checkpoint record's identity: what decides a row's result: objective, budget, spot, the
 /// contents of the cluster, workload and profile files (not their paths: a sweep resumed from
@@ -73,7 +79,8 @@ std::string file_fingerprint(const std::string& path);
 /// --refine depth when there is one (a refined row is not an analytic one, nor the reverse).
 std::string sweep_row_key(const SweepSpec& spec, const std::string& cluster_fingerprint,
                           const std::string& workload_fingerprint, const std::string& profile_fingerprint,
-                          const std::vector<std::string>& values, int refine = 0);
+                          const std::vector<std::string>& values, int refine = 0,
+                          const std::string& catalog_fingerprint = "");
 
 /// Runs (or resumes) the sweep. `workloads` are the loaded spec.workload_paths, in order.
 SweepResult run_sweep(const SweepSpec& spec, const Cluster& base, const std::vector<Workload>& workloads,

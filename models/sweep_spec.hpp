@@ -46,6 +46,10 @@ struct SweepAxis {
   std::vector<SourcePosition> value_at;  ///< each value
   /// Column name in the results: "hgx-h100.nodes", "dc-eu.link_bandwidth", ...
   std::string column() const;
+  /// What the axis varies, without ambiguity (checkpoint keys): the column, except that a link
+  /// axis gives its first zone's length ("4:us-e-west.link_bandwidth"), as zone names may hold
+  /// the '-' that joins them in the column ([x-y, z] and [x, y-z] share one).
+  std::string identity() const;
 };
 
 struct SweepSpec {

@@ -364,6 +364,11 @@ std::string SweepAxis::column() const {
   return c + "." + to_string(kind);
 }
 
+std::string SweepAxis::identity() const {
+  if (kind == SweepAxisKind::kLinkBandwidth) return std::to_string(link_a.size()) + ":" + column();
+  return column();
+}
+
 long SweepSpec::point_count() const {
   long n = 1;
   for (const SweepAxis& a : axes) {

@@ -3,6 +3,7 @@
 #include "sim_layout.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <numeric>
 #include <set>
@@ -205,6 +206,32 @@ bool add_zero3_pass_traffic(const Topology& topo, const models::Plan& plan, cons
   return true;
 }
 
+/// Refuses a layout whose data-parallel rings would move more flows than kMaxSimulatedFlows:
+/// a ring all-reduce of n members is 2(n - 1) steps of n flows, for each stage and TP rank.
+/// Replicas that cannot be folded into blocks (uneven micro-batch counts, a WAN) are simulated
+/// one by one: 1136 replicas of Llama 3 405B ran for minutes towards 6 GB before this bound.
+void check_simulation_size(const models::Plan& plan, const models::PlanWork& work, int simulated) {
+  if (simulated < 2) return;
+  double groups = 0;  // (stage, TP rank) pairs of the widest replica
+  for (const auto& stages : work.replicas) {
+    double g = 0;
+    for (const auto& st : stages) g += static_cast<double>(st.gpus.size());
+    groups = std::max(groups, g);
+  }
+  const double n = simulated;
+  const double flows = groups * 2.0 * (n - 1) * n;
+  if (flows <= kMaxSimulatedFlows) return;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3g", flows);
+  throw std::invalid_argument(
+      std::to_string(simulated) + " replicas to simulate one by one (" +
+      (plan.dp() == simulated ? std::string("their micro-batch counts or links differ, so they do not fold")
+                              : std::string("unfolded")) +
+      "): their gradient rings move about " + buf + " flows, above the simulator's bound of " +
+      std::to_string(static_cast<long long>(kMaxSimulatedFlows)) +
+      " (expected fewer replicas, or equal micro-batch counts; `hetsim predict` answers without simulating)");
+}
+
 // Empty result (no actors) when folding by blocks was asked and a DP flow leaves the blocks.
 SimLayout layout(const Topology& topo, const models::Plan& plan, const models::PlanWork& work, bool fold, bool blocks) {
   const auto& cluster = topo.get_cluster();
@@ -212,6 +239,7 @@ SimLayout layout(const Topology& topo, const models::Plan& plan, const models::P
   const int d = static_cast<int>(work.replicas.size());
   const int block = fold && blocks ? congruent_block_size(topo, plan, work) : 0;
   const int simulated = block > 0 ? block : d;
+  check_simulation_size(plan, work, simulated);
   lay.replica_simulated.assign(d, false);
   for (int r = 0; r < simulated; ++r) {
     lay.replicas.push_back(r);

@@ -20,6 +20,12 @@
 
 namespace hetsim::sim {
 
+/// Most data-parallel ring flows a layout may simulate (check_simulation_size). Flows cost a few
+/// microseconds each and more as rings grow (128 unfolded replicas of Llama 3 405B: 4.2M flows,
+/// 13 s; 320: 26M flows, 120 s on the development machine), so the bound keeps a simulation
+/// under about half a minute; beyond it the plan is reported as not simulated, with the reason.
+inline constexpr double kMaxSimulatedFlows = 8e6;
+
 /// Stage actors whose GPUs are linked by DP groups: they sync gradients together.
 struct DpComponent {
   std::vector<int> actors;                 ///< indices into SimLayout::actors

@@ -482,6 +482,34 @@ TEST_F(RunFixture, RefineReportsTheBestOfTheFirstKByTheSecondEngine) {
   EXPECT_EQ(run(cp).resumed, 4);  // the analytic rows are still there too
 }
 
+TEST(SweepRowKey, HoldsTheCatalogsContentAndEachLinkAxisUnambiguously) {
+  // An edited GPU catalog ($HETSIM_CATALOG_DIR) changes every figure: its rows are not reused.
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("hetsim-catalog-fp-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "gpus.yaml") << "kind: gpu-catalog\n";
+  const std::string before = catalog_fingerprint(dir.string());
+  std::ofstream(dir / "notes.txt") << "not a catalog file\n";  // load_catalog_dir reads *.yaml only
+  EXPECT_EQ(catalog_fingerprint(dir.string()), before);
+  std::ofstream(dir / "gpus.yaml", std::ios::app) << "# gemm 0.30\n";
+  EXPECT_NE(catalog_fingerprint(dir.string()), before);
+  std::filesystem::remove_all(dir);
+  SweepSpec spec;
+  EXPECT_NE(sweep_row_key(spec, "c", "w", "", {}, 0, before), sweep_row_key(spec, "c", "w", "", {}, 0, "other"));
+  // Links [x-y, z] and [x, y-z] share the column "x-y-z.link_bandwidth", not the key.
+  SweepAxis a, b;
+  a.kind = b.kind = SweepAxisKind::kLinkBandwidth;
+  a.link_a = "x-y";
+  a.link_b = "z";
+  b.link_a = "x";
+  b.link_b = "y-z";
+  EXPECT_EQ(a.column(), b.column());
+  SweepSpec sa, sb;
+  sa.axes = {a};
+  sb.axes = {b};
+  EXPECT_NE(sweep_row_key(sa, "c", "w", "", {"10GB/s"}), sweep_row_key(sb, "c", "w", "", {"10GB/s"}));
+}
+
 TEST(SweepExamples, EveryBundledSweepLoadsAndChecksAgainstItsCluster) {
   int n = 0;
   for (const auto& e : std::filesystem::directory_iterator(kSource + "/sweeps")) {

@@ -147,6 +147,35 @@ TEST(SimEngine, AWanSharedByAllReplicasSlowsEachOfTheirSends) {
   EXPECT_GT(sim.extra.at("link_utilisation_max:wan"), 0.05);
 }
 
+// Replicas that do not fold (uneven micro-batch counts) are simulated one by one, and their
+// gradient rings grow as n^2 flows: 1136 replicas of Llama 3 405B ran for minutes towards 6 GB.
+// Above the bound the plan is reported as not simulated, with the reason, at once.
+TEST(SimEngine, RefusesLayoutsWhoseGradientRingsExceedItsFlowBound) {
+  models::Cluster c = testing::one_zone(512, testing::NodeSpec{});  // 4096 GPUs
+  const std::string root = HETSIM_SOURCE_DIR;
+  const auto catalog = models::load_catalog_dir(root + "/clusters/catalog");
+  c.node_types[0].gpu = catalog.by_name("a100-sxm4-80gb");
+  models::Workload w = models::load_workload(root + "/workloads/tiny-gpt.yaml");
+  models::Plan p;
+  p.micro_batch = 1;
+  long long global = 0;
+  for (int g = 0; g < c.gpu_count(); ++g) {
+    models::Replica r;
+    r.micro_batches = 1 + g % 2;  // uneven: no two neighbouring replicas alike
+    global += r.micro_batches;
+    r.stages.resize(1);
+    r.stages[0].layers = w.model.layers;
+    r.stages[0].gpus = {g};
+    p.replicas.push_back(r);
+  }
+  w.training.global_batch = static_cast<int>(global);
+  ASSERT_TRUE(models::predict(c, w, p).feasible);
+  const models::Report r = simulate_report(c, w, p, SimOptions{});
+  EXPECT_FALSE(r.feasible);
+  EXPECT_NE(r.infeasible_reason.find("4096 replicas to simulate one by one"), std::string::npos) << r.infeasible_reason;
+  EXPECT_NE(r.infeasible_reason.find("above the simulator's bound"), std::string::npos) << r.infeasible_reason;
+}
+
 // A plan of 16M micro-batches simulated for half an hour towards 30 GB of memory; above the
 // bound it is reported, unsimulated, with the reason.
 TEST(SimEngine, RefusesPlansWithMoreMicroBatchPassesThanItsBound) {
