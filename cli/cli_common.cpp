@@ -66,10 +66,6 @@ models::Plan load_plan_file(const std::string& path, const models::Cluster& clus
   return models::load_plan(path, cluster, workload);
 }
 
-namespace {
-
-/// A profile none of whose device types and link classes the cluster uses changes nothing: the
-/// figures printed would be the catalog's, presented as calibrated (a profile of another cluster).
 models::Diagnostic profile_matching_nothing(const std::string& path, const models::Profile& profile,
                                             const models::Cluster& cluster) {
   std::set<std::string> devices, links;
@@ -90,8 +86,6 @@ models::Diagnostic profile_matching_nothing(const std::string& path, const model
               " or link classes " + join(links) + ")";
   return d;
 }
-
-}  // namespace
 
 Inputs load_inputs(const std::string& cluster_path, const std::string& workload_path, const std::string& plan_path,
                    const std::string& profile_path) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cluster.hpp"
+#include "diagnostics.hpp"
 #include "plan.hpp"
 #include "validation_suite.hpp"
 #include "workload.hpp"
@@ -45,6 +46,11 @@ struct Inputs {
 };
 /// Ground-truth suites; the errors of every file together (ConfigError).
 std::vector<models::Suite> load_suite_files(const std::vector<std::string>& paths, const models::Catalog& catalog);
+/// A profile none of whose device types and link classes the cluster uses changes nothing: the
+/// figures printed would be the catalog's, presented as calibrated (a profile of another
+/// cluster). The error that says so, naming what the cluster has.
+models::Diagnostic profile_matching_nothing(const std::string& path, const models::Profile& profile,
+                                            const models::Cluster& cluster);
 /// A profile (models/profile.hpp), when profile_path is not empty, is applied to the cluster.
 Inputs load_inputs(const std::string& cluster_path, const std::string& workload_path, const std::string& plan_path = "",
                    const std::string& profile_path = "");

@@ -224,8 +224,8 @@ void run_plan(PlanVerbOptions o) {
   if (static_cast<int>(result.top.size()) > o.top) result.top.resize(o.top);
   if (!o.emit_plan.empty() && !result.top.empty()) {
     models::PlanWriteOptions w;
-    w.cluster_path = o.cluster;
-    w.workload_path = o.workload;
+    w.cluster_path = models::header_path(o.cluster, o.emit_plan);
+    w.workload_path = models::header_path(o.workload, o.emit_plan);
     w.comment = "written by hetsim plan (objective " + std::string(models::to_string(result.objective)) + "): " +
                 result.top[0].shape + "\npredicted " + fmt("%.0f", result.top[0].report.tokens_per_s) + " tokens/s";
     models::Plan best = result.top[0].plan;

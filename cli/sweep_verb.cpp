@@ -104,6 +104,17 @@ std::pair<models::SweepInputs, std::optional<models::Profile>> load_all(const Sw
   errors.collect([&] { in = models::load_sweep_inputs(o.spec, models::Catalog::builtin()); });
   if (!o.profile.empty()) errors.collect([&] { profile = models::load_profile(o.profile); });
   errors.throw_if_any();
+  // As predict and plan: a profile that changes nothing of any point is another cluster's. It
+  // may name a type only a `gpu` axis brings in.
+  if (profile) {
+    models::Cluster probe = in.cluster;
+    bool used = models::apply_profile(probe, *profile) > 0;
+    for (const models::SweepAxis& a : in.spec.axes)
+      for (const std::string& label : a.labels)
+        if (const models::GpuType* t = a.kind == models::SweepAxisKind::kGpu ? models::Catalog::builtin().by_name_or_null(label) : nullptr)
+          for (const auto& entry : profile->devices) used = used || models::names_type(*t, entry.first);
+    if (!used) throw models::ConfigError({profile_matching_nothing(o.profile, *profile, in.cluster)});
+  }
   return {std::move(in), std::move(profile)};
 }
 

@@ -36,10 +36,9 @@ void run_validate(const ValidateOptions& o) {
     throw VerbExit{kExitBadInput};
   }
   const models::Catalog& catalog = models::Catalog::builtin();
-  const models::PredictFn predict =
-      o.profile.empty() ? *engine
-                        : models::with_profile(std::make_shared<const models::Profile>(models::load_profile(o.profile)),
-                                               *engine);
+  const auto changed = std::make_shared<std::atomic<long>>(0);  // rows whose system the profile changed
+  const auto profile = o.profile.empty() ? nullptr : std::make_shared<const models::Profile>(models::load_profile(o.profile));
+  const models::PredictFn predict = profile ? models::with_profile(profile, *engine, changed) : *engine;
   const std::vector<models::Suite> suites = load_suite_files(o.suites, catalog);
   std::vector<models::SuiteResult> results;
   int failed = 0;
@@ -54,6 +53,14 @@ void run_validate(const ValidateOptions& o) {
         throw VerbExit{kExitFailure};
       }
     }
+  }
+  // As predict and plan: a profile of other GPUs and links would print the catalog's figures
+  // as if calibrated.
+  if (profile && *changed == 0) {
+    std::cerr << o.profile << ": error: profile '" << profile->name
+              << "' names no device type or link class of any row's system and would change nothing "
+                 "(expected a profile of these suites' GPUs or links)\n";
+    throw VerbExit{kExitBadInput};
   }
   if (o.format == OutputFormat::kJson) std::cout << models::validation_json(results);
   else std::cout << models::validation_table(results, o.rows);

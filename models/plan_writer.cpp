@@ -6,6 +6,7 @@
 #include "input_writers.hpp"
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -75,6 +76,18 @@ std::string plan_to_yaml(const Plan& plan, const Cluster& cluster, const PlanWri
     }
   }
   return y.str();
+}
+
+std::string header_path(const std::string& input, const std::string& plan_path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path target = fs::weakly_canonical(fs::absolute(input, ec), ec);
+  const fs::path folder = fs::weakly_canonical(fs::absolute(plan_path, ec), ec).parent_path();
+  const fs::path rel = target.lexically_relative(folder);
+  int climbs = 0;
+  for (const auto& part : rel)
+    if (part == "..") ++climbs;
+  return rel.empty() || climbs > 1 ? target.string() : rel.string();
 }
 
 void write_plan_file(const std::string& path, const Plan& plan, const Cluster& cluster, const PlanWriteOptions& o) {

@@ -14,6 +14,13 @@ struct PlanWriteOptions {
   std::string comment;        ///< extra header comment lines (may contain newlines)
 };
 
+/// How a plan file written to `plan_path` names `input` (a path as given, from the working
+/// folder) in its header: relative to the plan's folder, where read_plan_header looks first
+/// ("../clusters/c.yaml" for plans/p.yaml), or absolute when that climbs more than one folder
+/// (a plan in /tmp naming the repository's cluster). Written as given, it resolved only when
+/// the plan was read from the same working folder.
+std::string header_path(const std::string& input, const std::string& plan_path);
+
 /// The selector of a TP group: "zone/type[i]/gpu[a-b]" inside one node, else "gpu[0-3,8]".
 std::string gpu_selector(const std::vector<int>& gpus, const Cluster& cluster);
 

@@ -82,14 +82,21 @@ Profile parse_profile(std::string_view text, const std::string& name) {
     detail::set_if(p.name, root->get_string("name", Need::kRequired));
     detail::set_if(p.source, root->get_string("source", Need::kRequired));
     if (auto devices = root->get_entries("devices", Need::kOptional)) {
-      std::map<std::string, std::string> device_of_key;  // two spellings of one device: which applies?
+      // Each entry must name a catalog type (by the catalog's spelling rules, aliases too), and
+      // no type twice: with two spellings of one type, which figures apply would be a guess.
+      const Catalog& catalog = Catalog::builtin();
+      std::map<std::string, std::string> entry_of_type;  // catalog name -> the entry naming it
       for (const auto& e : *devices) {
         const std::string field = field_path("devices", e.name);
-        const std::string key = device_name_key(e.name);
-        const auto [other, fresh] = device_of_key.emplace(key, e.name);
-        if (!key.empty() && !fresh) {
+        const GpuType* type = catalog.by_name_or_null(e.name);
+        if (type == nullptr) {
+          sink.error(e.key_mark, field, catalog.unknown_gpu_message(e.name));
+          continue;
+        }
+        const auto [other, fresh] = entry_of_type.emplace(type->name, e.name);
+        if (!fresh) {
           sink.error(e.key_mark, field,
-                     "'" + e.name + "' reads as '" + other->first + "', as device '" + other->second +
+                     "'" + e.name + "' names device type '" + type->name + "', as device '" + other->second +
                          "' does (expected one entry per device type)");
           continue;
         }

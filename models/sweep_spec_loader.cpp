@@ -306,13 +306,18 @@ void check_spec(const SweepSpec& spec, const Cluster& base, const Catalog& catal
         }
         break;
       }
-      case SweepAxisKind::kGpu:
+      case SweepAxisKind::kGpu: {
         vary("gpu " + a.node_type, i);
+        std::map<std::string, size_t> value_of_type;  // two spellings of one type are one point
         for (size_t v = 0; v < a.labels.size(); ++v) {
           const GpuType* g = catalog.by_name_or_null(a.labels[v]);
           if (g == nullptr) {
             sink.error(mark_of(a.value_at[v]), index_path(field + ".gpu", v),
                        catalog.unknown_gpu_message(a.labels[v]));
+          } else if (const auto [first, fresh] = value_of_type.emplace(g->name, v); !fresh) {
+            sink.error(mark_of(a.value_at[v]), index_path(field + ".gpu", v),
+                       "'" + a.labels[v] + "' names '" + g->name + "', as " + index_path(field + ".gpu", first->second) +
+                           " does (expected distinct values)");
           } else if ((g->vendor == Vendor::kCpu) != (nt.gpu.vendor == Vendor::kCpu)) {
             sink.error(mark_of(a.value_at[v]), index_path(field + ".gpu", v),
                        "'" + a.labels[v] + "' is a " + (g->vendor == Vendor::kCpu ? "CPU" : "GPU") + " device type and '" +
@@ -321,6 +326,7 @@ void check_spec(const SweepSpec& spec, const Cluster& base, const Catalog& catal
           }
         }
         break;
+      }
       case SweepAxisKind::kIntraBandwidth:
         vary("intra " + a.node_type, i);
         if (nt.intra.kind == IntraFabricKind::kNone)

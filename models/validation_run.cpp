@@ -27,11 +27,12 @@ std::string model_key(const ModelSpec& m) {
   return k;
 }
 
-PredictFn with_profile(std::shared_ptr<const Profile> profile, PredictFn engine) {
-  return [profile = std::move(profile), engine = std::move(engine)](const Cluster& c, const Workload& w,
-                                                                    const Plan& p) {
+PredictFn with_profile(std::shared_ptr<const Profile> profile, PredictFn engine,
+                       std::shared_ptr<std::atomic<long>> changed) {
+  return [profile = std::move(profile), engine = std::move(engine), changed = std::move(changed)](
+             const Cluster& c, const Workload& w, const Plan& p) {
     Cluster calibrated = c;
-    apply_profile(calibrated, *profile);
+    if (apply_profile(calibrated, *profile) > 0 && changed) ++*changed;
     return engine(calibrated, w, p);
   };
 }

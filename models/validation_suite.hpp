@@ -7,6 +7,7 @@
 #pragma once
 #include <functional>
 #include <map>
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -95,7 +96,10 @@ std::variant<Plan, Infeasible> suite_plan(const SuiteRow& row, const Cluster& cl
                                           int micro);
 
 /// `engine` on a copy of each cluster with `profile` applied (validate --profile, hetsim fit).
-PredictFn with_profile(std::shared_ptr<const Profile> profile, PredictFn engine);
+/// `changed`, when given, counts the predictions whose cluster the profile changed (a profile of
+/// other GPUs changes none: the caller can say so rather than print the catalog's figures).
+PredictFn with_profile(std::shared_ptr<const Profile> profile, PredictFn engine,
+                       std::shared_ptr<std::atomic<long>> changed = nullptr);
 
 struct RowResult {
   std::string id;

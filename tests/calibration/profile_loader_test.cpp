@@ -126,11 +126,17 @@ name: smi
 source: "test"
 devices:
   "NVIDIA H100 80GB HBM3": {efficiency: {gemm: 0.5}}
-  "AMD Instinct MI250X": {efficiency: {gemm: 0.4}}
 )");
   EXPECT_EQ(apply_profile(c, p), 1);
   EXPECT_DOUBLE_EQ(c.node_types.at(0).gpu.efficiency.gemm_efficiency, 0.5);
   EXPECT_DOUBLE_EQ(c.node_types.at(1).gpu.efficiency.gemm_efficiency, 0.50);  // the catalog's
+  // The printed name of a GCD names no module: an error listing both, not a silent no-op.
+  try {
+    parse_profile("kind: profile\nname: smi\nsource: \"test\"\ndevices:\n  \"AMD Instinct MI250X\": {efficiency: {gemm: 0.4}}\n");
+    ADD_FAILURE() << "an ambiguous device name loaded";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("it could be any of: mi250x, mi250x-gcd"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -62,6 +62,21 @@ TEST(PlanWriter, PlannerPlansRoundTrip) {
   }
 }
 
+TEST(PlanWriter, HeaderPathsResolveFromThePlansFolder) {
+  // read_plan_header looks beside the plan and above it: a header names its inputs from there.
+  const auto root = std::filesystem::temp_directory_path() /
+                    ("hetsim-header-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+  const auto repo = root / "repo", far = root / "far" / "away";
+  std::filesystem::create_directories(repo / "clusters");
+  std::filesystem::create_directories(repo / "plans");
+  std::filesystem::create_directories(far);
+  const std::string cluster = (repo / "clusters" / "c.yaml").string();
+  EXPECT_EQ(header_path(cluster, (repo / "plans" / "p.yaml").string()), "../clusters/c.yaml");
+  EXPECT_EQ(header_path(cluster, (repo / "clusters" / "p.yaml").string()), "c.yaml");
+  EXPECT_EQ(header_path(cluster, (far / "p.yaml").string()), cluster);  // absolute: 3 folders up
+  std::filesystem::remove_all(root);
+}
+
 TEST(PlanWriter, GroupsAcrossNodesUseGlobalIndices) {
   const Cluster c = load_cluster(source("clusters/mixed-a100-v100.yaml"), Catalog::builtin());
   const Workload w = load_workload(source("workloads/gpt3-6.7b.yaml"));

@@ -282,6 +282,12 @@ TEST(SweepSpec, ChecksAxesAgainstTheCluster) {
   EXPECT_THAT(e, HasSubstr("axes[2].zone: zone 'west' has no nodes of type 'big'"));
   EXPECT_THAT(e, HasSubstr("axes[3].gpu[0]: unknown GPU 'a100-sxm4-80g' (did you mean 'a100-sxm4-80gb'?"));
   EXPECT_THAT(e, HasSubstr("axes[4].link: cluster 'two-zones' has no zone 'north'"));
+  // Spellings of one type (its name, an alias, another punctuation) are one point, not three.
+  EXPECT_THAT(errors_of(std::string(kHead) +
+                            "axes:\n  - {node_type: big, gpu: [h100-sxm5-80gb, \"NVIDIA H100 80GB HBM3\", H100_SXM5_80GB]}\n",
+                        true),
+              AllOf(HasSubstr("axes[0].gpu[1]: 'NVIDIA H100 80GB HBM3' names 'h100-sxm5-80gb', as axes[0].gpu[0] does"),
+                    HasSubstr("axes[0].gpu[2]: 'H100_SXM5_80GB' names 'h100-sxm5-80gb', as axes[0].gpu[0] does")));
 }
 
 TEST(SweepInputs, ChecksNameAxesAsWrittenAfterAnInvalidOne) {
