@@ -3,6 +3,7 @@
 #include "text_match.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 namespace hetsim::models {
 
@@ -31,14 +32,23 @@ bool subsequence(std::string_view word, std::string_view c) {
   return i == word.size();
 }
 
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return out;
+}
+
 }  // namespace
 
-std::optional<std::string> did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
+std::optional<std::string> did_you_mean(std::string_view written, const std::vector<std::string>& candidates) {
+  // Case does not count as an edit: "BF16" is "bf16" mistyped, not "fp16".
+  const std::string word = lower(written);
   std::optional<std::string> best;
   // Ranked by (unrelated, edits): a name the word abbreviates beats a closer unrelated one.
   std::pair<bool, size_t> best_rank{true, static_cast<size_t>(-1)};
   const size_t limit = std::max<size_t>(2, word.size() / 3);
-  for (const auto& c : candidates) {
+  for (const auto& candidate : candidates) {
+    const std::string c = lower(candidate);
     const size_t d = edit_distance(word, c);
     // A prefix relation ("gpu" vs "gpus_per_node") or an abbreviation ("a100-80gb" for
     // "a100-sxm4-80gb") is a likely slip even when far in edits.
@@ -50,7 +60,7 @@ std::optional<std::string> did_you_mean(std::string_view word, const std::vector
     const std::pair<bool, size_t> rank{!related, d};
     if (rank < best_rank) {
       best_rank = rank;
-      best = c;
+      best = candidate;
     }
   }
   return best;

@@ -38,6 +38,9 @@ TEST(DidYouMean, SuggestsCloseNamesOnly) {
   EXPECT_EQ(did_you_mean("prise", {"name", "price", "gpus"}), "price");
   EXPECT_EQ(did_you_mean("bandwith", {"bandwidth", "latency"}), "bandwidth");
   EXPECT_EQ(did_you_mean("zzzzzz", {"bandwidth", "latency"}), std::nullopt);
+  // Case is no edit: "BF16" is "bf16" (it was one substitution from "fp16", the earlier candidate).
+  EXPECT_EQ(did_you_mean("BF16", {"fp32", "fp16", "bf16"}), "bf16");
+  EXPECT_EQ(did_you_mean("NVLink", {"nvswitch", "nvlink", "pcie"}), "nvlink");
 }
 
 TEST(ParseDocument, RejectsWhatIsNotAYamlMap) {
