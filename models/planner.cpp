@@ -409,6 +409,7 @@ PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const 
         });
   }
   result.searches_stopped += search.stopped;
+  bool fastest_stopped = search.stopped > 0, uniform_stopped = false;  // a baseline cut short by --time-limit
   // Baselines. (b) on the fastest type's pools when the allotments above did not cover them.
   if (options.objective == PlanObjective::kBudget || fastest.take_sorted().empty()) {
     std::vector<int> nodes(pools.size(), 0);
@@ -422,6 +423,7 @@ PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const 
       search.search(nodes, false, [&](const Shape& s) { fastest.offer(s); }, [&] { return fastest.threshold(); },
                     ShapeSearch::BoundUnit::kTokens);
       result.searches_stopped += search.stopped;
+      fastest_stopped = fastest_stopped || search.stopped > 0;
     }
   }
   // (a) uniform layer and batch splits over all GPUs: type-grouped placements and Megatron's rank order.
@@ -432,6 +434,7 @@ PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const 
     search.search(all, true, [&](const Shape& s) { uniform.offer(s); }, [&] { return uniform.threshold(); },
                   ShapeSearch::BoundUnit::kTokens);
     result.searches_stopped += search.stopped;
+    uniform_stopped = search.stopped > 0;
   }
   long evaluated = 0, pruned = 0;
   std::vector<Candidate> megatron = megatron_candidates(cluster, workload, options, costs, &evaluated, &pruned);
@@ -469,18 +472,25 @@ PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const 
     if (b.found) b.best = ranked.front();
     else b.reason = why;
   };
+  // A search cut short may have missed the plans it had not reached: not "no feasible plan".
+  const std::string cut_short = "the search stopped at --time-limit before it found ";
   set_baseline(result.fastest_type_only, fast_ranked,
-               result.fastest_type.empty()
-                   ? std::string("no GPU type of the cluster computes in ") + to_string(dtype)
-                   : "no feasible plan on " + result.fastest_type + " alone");
-  set_baseline(result.uniform, uniform_ranked, "no feasible plan with uniform splits over all GPUs");
+               result.fastest_type.empty() ? std::string("no GPU type of the cluster computes in ") + to_string(dtype)
+               : fastest_stopped         ? cut_short + "a plan on " + result.fastest_type + " alone"
+                                         : "no feasible plan on " + result.fastest_type + " alone");
+  set_baseline(result.uniform, uniform_ranked,
+               uniform_stopped && megatron.empty() ? cut_short + "a plan with uniform splits"
+                                                   : "no feasible plan with uniform splits over all GPUs");
 
   // Final ranking: the best shapes and every baseline plan, by the predictor's figures.
   std::vector<RankedPlan> all = predict_all(to_candidates(best));
   all.insert(all.end(), fast_ranked.begin(), fast_ranked.end());
   all.insert(all.end(), uniform_ranked.begin(), uniform_ranked.end());
   result.top = top_plans(std::move(all), options);
-  if (result.top.empty()) result.reason = no_plan_reason(cluster, workload, options);
+  if (result.top.empty()) {
+    result.reason = no_plan_reason(cluster, workload, options);
+    if (result.searches_stopped > 0) result.reason += " (the search stopped at --time-limit: a longer one may find a plan)";
+  }
   result.plans_evaluated = search.evaluated + evaluated + result.plans_predicted + costs.get_probe_count();
   result.threads = search.threads_started;
   result.plans_pruned = search.pruned + pruned;

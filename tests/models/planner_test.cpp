@@ -301,6 +301,9 @@ TEST(PlannerTimeLimit, AStoppedSearchSaysSoAndStillAnswers) {
   // Megatron's (tp, pp, dp) candidates are not a search: the uniform baseline still answers.
   ASSERT_TRUE(r.uniform.found);
   ASSERT_FALSE(r.top.empty());
+  // The fastest-type baseline has no such candidates: it says it was cut short, not infeasible.
+  ASSERT_FALSE(r.fastest_type_only.found);
+  EXPECT_EQ(r.fastest_type_only.reason, "the search stopped at --time-limit before it found a plan on a100-sxm4-80gb alone");
   PlannerOptions unlimited;
   unlimited.time_limit_s = 0;
   const PlannerResult all = plan_training(c, w, unlimited);
