@@ -115,6 +115,20 @@ bool parse_index_list(std::string_view text, int limit, std::vector<int>* out) {
   return true;
 }
 
+/// The first range written high to low in a selector ("gpu[7-4]"): "7-4", else "".
+std::string reversed_range(std::string_view selector) {
+  for (size_t i = 0; i < selector.size(); ++i) {
+    if (selector[i] != '-' || i == 0 || !std::isdigit(static_cast<unsigned char>(selector[i - 1]))) continue;
+    size_t a = i, b = i + 1;
+    while (a > 0 && std::isdigit(static_cast<unsigned char>(selector[a - 1]))) --a;
+    while (b < selector.size() && std::isdigit(static_cast<unsigned char>(selector[b]))) ++b;
+    if (b == i + 1 || i - a > 9 || b - i - 1 > 9) continue;
+    if (std::stol(std::string(selector.substr(a, i - a))) > std::stol(std::string(selector.substr(i + 1, b - i - 1))))
+      return std::string(selector.substr(a, b - a));
+  }
+  return "";
+}
+
 /// Splits "name[...]" into name and bracket part ("" when there is none).
 void split_bracket(std::string_view part, std::string_view* name, std::string_view* brackets) {
   const size_t open = part.find('[');
@@ -129,6 +143,17 @@ std::optional<std::vector<int>> Cluster::resolve_gpus(const std::string& selecto
     if (error) *error = why;
     return std::nullopt;
   };
+  const std::string forms = "'zone/type[i]/gpu[a-b]', 'type[i]/gpu[a-b]', 'type[i]' or 'gpu[a-b]'";
+  if (selector.empty()) return fail("empty GPU selector (expected " + forms + ", or a GPU index)");
+  // A number that is no whole index ("8.5", "-1") reads as a node type name otherwise.
+  if (std::isdigit(static_cast<unsigned char>(selector[0])) || selector[0] == '-' || selector[0] == '+')
+    return fail("'" + selector + "' is not a GPU index (expected a whole number from 0 to " +
+                std::to_string(gpu_count() - 1) + ", or a selector " + forms + ")");
+  if (const std::string r = reversed_range(selector); !r.empty()) {
+    const size_t dash = r.find('-');
+    return fail("range " + r + " in '" + selector + "' runs backwards (expected the lower index first: " + r.substr(dash + 1) +
+                "-" + r.substr(0, dash) + ")");
+  }
   std::vector<std::string_view> parts;
   std::string_view rest = selector;
   while (true) {
@@ -137,8 +162,7 @@ std::optional<std::vector<int>> Cluster::resolve_gpus(const std::string& selecto
     if (slash == std::string_view::npos) break;
     rest = rest.substr(slash + 1);
   }
-  const std::string syntax = "bad GPU selector '" + selector +
-                             "' (expected 'zone/type[i]/gpu[a-b]', 'type[i]/gpu[a-b]', 'type[i]' or 'gpu[a-b]')";
+  const std::string syntax = "bad GPU selector '" + selector + "' (expected " + forms + ")";
   if (parts.empty() || parts.size() > 3) return fail(syntax);
 
   // Global form: gpu[a-b]

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
-#include <set>
 
 #include "cluster.hpp"
 #include "topology.hpp"
@@ -124,7 +123,7 @@ std::vector<std::string> check_plan(const Plan& plan, const Cluster& cluster, co
   if (plan.overlap_p2p_comm && plan.schedule != Schedule::kInterleaved)
     out.push_back("overlap_p2p_comm: needs the interleaved schedule (expected schedule: interleaved)");
   if (plan.replicas.empty()) out.push_back("replicas: at least one replica is required");
-  std::set<int> used;
+  std::map<int, std::string> used_by;  // GPU -> the stage that used it first
   for (size_t r = 0; r < plan.replicas.size(); ++r) {
     const Replica& rep = plan.replicas[r];
     const std::string rp = "replicas[" + std::to_string(r) + "]";
@@ -160,8 +159,10 @@ std::vector<std::string> check_plan(const Plan& plan, const Cluster& cluster, co
         if (g < 0 || g >= cluster.gpu_count()) {
           out.push_back(sp + ".gpus: GPU " + std::to_string(g) + " out of range (cluster has " +
                         std::to_string(cluster.gpu_count()) + " GPUs)");
-        } else if (!used.insert(g).second) {
-          out.push_back(sp + ".gpus: GPU " + std::to_string(g) + " is used more than once");
+        } else if (const auto [first, fresh] = used_by.emplace(g, sp); !fresh) {
+          out.push_back(sp + ".gpus: GPU " + std::to_string(g) + " is used more than once" +
+                        (first->second == sp ? std::string(" in this stage") : " (also by " + first->second + ")") +
+                        " (expected each GPU in one stage of one replica)");
         }
       }
     }

@@ -89,6 +89,12 @@ TEST(Cluster, ResolvesSelectors) {
   EXPECT_FALSE(c.resolve_gpus("dgx[0]/gpu[8]", &err));
   EXPECT_FALSE(c.resolve_gpus("dgx[0/gpu[1]", &err));
   EXPECT_FALSE(c.resolve_gpus("", &err));
+  EXPECT_NE(err.find("empty GPU selector"), std::string::npos) << err;  // not "unknown node type ''"
+  EXPECT_FALSE(c.resolve_gpus("8.5", &err));
+  EXPECT_NE(err.find("'8.5' is not a GPU index (expected a whole number from 0 to 27"), std::string::npos) << err;
+  EXPECT_FALSE(c.resolve_gpus("dgx[0]/gpu[7-4]", &err));
+  EXPECT_NE(err.find("range 7-4 in 'dgx[0]/gpu[7-4]' runs backwards (expected the lower index first: 4-7)"),
+            std::string::npos) << err;
 }
 
 // `gpu[0-999999999]` expanded a billion indices (18 s, 4 GB) before reporting the first one out
