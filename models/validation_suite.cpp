@@ -213,6 +213,16 @@ Suite parse_suite(std::string_view text, const Catalog& catalog, const std::stri
   Suite suite;
   suite.file = name;
   const auto doc = parse_yaml_document(text, sink);
+  // Another input (`kind: cluster`, a plan...) given as a suite: one error that says so, not
+  // one per suite key it lacks.
+  if (doc && doc->IsMap() && (*doc)["kind"] && !(*doc)["suite"]) {
+    const YAML::Node kind = (*doc)["kind"];
+    sink.error(kind.Mark(), "kind",
+               "a '" + (kind.IsScalar() ? kind.Scalar() : std::string("?")) +
+                   "' file, not a validation suite (expected `suite:`, `source:`, `metric:`, `system:` and `rows:`, "
+                   "docs/validation.md)");
+    sink.throw_if_any();
+  }
   if (doc) {
     MapReader root(*doc, "", sink, YAML::Mark());
     set_if(suite.name, root.get_string("suite", Need::kRequired));
