@@ -128,6 +128,14 @@ std::vector<std::string> check_plan(const Plan& plan, const Cluster& cluster, co
     const Replica& rep = plan.replicas[r];
     const std::string rp = "replicas[" + std::to_string(r) + "]";
     if (rep.micro_batches < 1) out.push_back(rp + ".micro_batches: must be >= 1");
+    // Megatron-LM's interleaved schedule (schedules.py, forward_backward_pipelining_with_
+    // interleaving) runs micro-batches in groups of the pipeline depth and rejects a count that
+    // is no multiple of it; pipeline_time()'s interleaved form assumes the same.
+    const int depth = static_cast<int>(rep.stages.size());
+    if (plan.interleave > 1 && depth > 1 && rep.micro_batches >= 1 && rep.micro_batches % depth != 0)
+      out.push_back(rp + ".micro_batches: " + std::to_string(rep.micro_batches) + " is no multiple of the " +
+                    std::to_string(depth) + " stages, which the interleaved schedule needs (expected a multiple of " +
+                    std::to_string(depth) + ", or interleave: 1)");
     if (rep.stages.empty()) out.push_back(rp + ".stages: at least one stage is required");
     int layers = 0;
     for (size_t s = 0; s < rep.stages.size(); ++s) {

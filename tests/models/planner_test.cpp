@@ -312,6 +312,23 @@ TEST(PlannerTimeLimit, AStoppedSearchSaysSoAndStillAnswers) {
   EXPECT_EQ(plan_training(c, w, PlannerOptions{}).searches_stopped, 0);  // the default limit is not reached here
 }
 
+TEST(Planner, InterleavedPlansRunMicroBatchesInGroupsOfTheirDepth) {
+  // A global batch of 10 on pipelines of 2 and 4 stages: balanced counts such as 5 or 3 are no
+  // multiple of the depth, which Megatron-LM's interleaved schedule needs (check_plan).
+  const Cluster c = load_cluster(source("clusters/dgx-a100.yaml"), Catalog::builtin());
+  Workload w = load_workload(source("workloads/llama2-7b.yaml"));
+  w.training.global_batch = 10;
+  PlannerOptions o;
+  o.top = 10;
+  const PlannerResult r = plan_training(c, w, o);
+  ASSERT_FALSE(r.top.empty()) << r.reason;
+  for (const RankedPlan& p : r.top) {
+    EXPECT_TRUE(check_plan(p.plan, c, w).empty()) << p.shape;
+    if (p.plan.schedule != Schedule::kInterleaved) continue;
+    for (const Replica& rep : p.plan.replicas) EXPECT_EQ(rep.micro_batches % rep.stages.size(), 0u) << p.shape;
+  }
+}
+
 TEST(PlannerBaselines, SameBaselinesWhateverTheObjective) {
   // The baselines rank by tokens/s under every objective. Their searches once pruned branches
   // with a dollars-per-token bound against a tokens/s threshold under --objective cost, which
