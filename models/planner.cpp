@@ -170,7 +170,10 @@ RankedPlan rank(const Cluster& cluster, const Workload& workload, const Candidat
     for (const Replica& rep : c.plan.replicas) {
       for (const Stage& st : rep.stages) gpus.insert(gpus.end(), st.gpus.begin(), st.gpus.end());
     }
-    r.report.cost_per_hour = planner::nodes_price_per_hour(cluster, gpus, true);
+    // The nodes at their spot price; the egress between zones (the rest of the predictor's
+    // figure) costs the same either way.
+    const double egress_per_hour = r.report.cost_per_hour - planner::nodes_price_per_hour(cluster, gpus, false);
+    r.report.cost_per_hour = planner::nodes_price_per_hour(cluster, gpus, true) + std::max(0.0, egress_per_hour);
     r.report.cost_per_million_tokens = cost_per_million_tokens(r.report.cost_per_hour, r.report.tokens_per_s);
   }
   // Headroom of the tightest stage (smallest free fraction of its GPU's memory).

@@ -10,6 +10,7 @@
 
 #include "comm_cost.hpp"
 #include "memory_cost.hpp"
+#include "egress_cost.hpp"
 #include "pipeline_time.hpp"
 #include "stage_cost.hpp"
 #include "step_cost.hpp"
@@ -507,7 +508,14 @@ bool Evaluation::run() {
   report.hfu = sc.hardware_flop / report.iteration_time_s / sc.peak_sum_flops;
   report.memory_peak_bytes = sc.memory_peak_bytes;
   report.cost_per_hour = sc.cost_per_hour;
-  report.cost_per_million_tokens = cost_per_million_tokens(sc.cost_per_hour, report.tokens_per_s);
+  if (!cluster.links.empty()) {  // traffic between zones pays its links' egress price
+    std::vector<double> params(static_cast<std::size_t>(dp) * max_pp, 0.0);
+    for (int r = 0; r < dp; ++r)
+      for (int s = 0; s < static_cast<int>(plan.replicas[r].stages.size()); ++s)
+        params[static_cast<std::size_t>(r) * max_pp + s] = costs[shape_of[r * max_pp + s]].params;
+    report.cost_per_hour += egress_dollars_per_step(cluster, workload, plan, params, max_pp) / report.iteration_time_s * 3600.0;
+  }
+  report.cost_per_million_tokens = cost_per_million_tokens(report.cost_per_hour, report.tokens_per_s);
 
   // Built in place: a StageReport moved into the vector copies its string's inline buffer, and
   // resize() would first write every element with defaults in a pass of its own.

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+// Egress cost of a step (egress_cost.hpp).
+#include "egress_cost.hpp"
+
+#include <algorithm>
+
+#include "comm_cost.hpp"
+#include "step_cost.hpp"
+
+namespace hetsim::models {
+
+namespace {
+
+/// Dollars per byte between the zones of two GPUs: 0 inside one zone or without a priced link.
+double price_per_byte(const Cluster& c, int gpu_a, int gpu_b) {
+  const int za = c.nodes[c.node_of_gpu(gpu_a)].zone, zb = c.nodes[c.node_of_gpu(gpu_b)].zone;
+  if (za == zb) return 0;
+  const InterZoneLink* link = c.link_between(za, zb);
+  return link ? link->egress_price_per_byte : 0;
+}
+
+}  // namespace
+
+double egress_dollars_per_step(const Cluster& c, const Workload& w, const Plan& plan,
+                               const std::vector<double>& stage_params, int max_pp) {
+  bool priced = false;
+  for (const InterZoneLink& l : c.links) priced = priced || l.egress_price_per_byte > 0;
+  if (!priced || c.zones.size() < 2) return 0;
+  const ModelSpec& m = w.model;
+  const Dtype dtype = w.training.dtype;
+  const double act_bytes = dtype == Dtype::kFp32 || dtype == Dtype::kTf32 ? 4.0 : 2.0;
+  const double weight_bpp = act_bytes;
+  const double grad_bpp = grad_sync_bytes_per_param(w.training);
+  const double boundary = static_cast<double>(m.seq_len) * plan.micro_batch * m.hidden * act_bytes;
+  const int v = std::max(1, plan.interleave);
+  double dollars = 0;
+
+  // Pipeline: forward activations and backward gradients of every micro-batch and chunk.
+  for (const Replica& rep : plan.replicas) {
+    const int pp = static_cast<int>(rep.stages.size());
+    for (int s = 0; s < pp; ++s) {
+      const bool wrap = s == pp - 1;
+      if (wrap && v == 1) continue;
+      const int sends = wrap ? v - 1 : v;
+      const double price = price_per_byte(c, rep.stages[s].gpus.front(), rep.stages[wrap ? 0 : s + 1].gpus.front());
+      dollars += price * 2.0 * rep.micro_batches * sends * boundary;
+    }
+  }
+
+  // Data parallelism: one ring per (stage, TP rank) over the replicas, in replica order.
+  const int dp = plan.dp();
+  if (dp > 1) {
+    const Zero3Traffic z3 = zero3_traffic(plan.recompute);
+    for (int s = 0; s < max_pp; ++s) {
+      std::vector<int> members;  // replicas that have stage s
+      for (int r = 0; r < dp; ++r)
+        if (s < static_cast<int>(plan.replicas[r].stages.size())) members.push_back(r);
+      const int n = static_cast<int>(members.size());
+      if (n < 2) continue;
+      double params = 0;
+      int tp = 1;
+      for (int r : members) {
+        params = std::max(params, stage_params[static_cast<std::size_t>(r) * max_pp + s]);
+        tp = std::max(tp, plan.replicas[r].stages[s].tp());
+      }
+      const double share = (n - 1.0) / n;
+      double bytes_per_hop = 2.0 * share * params * grad_bpp;                              // ZeRO 0: all-reduce
+      if (plan.zero >= 1) bytes_per_hop = share * params * (grad_bpp + weight_bpp);      // reduce-scatter + all-gather
+      if (plan.zero >= 3) {
+        const double mb = plan.replicas[members.front()].micro_batches;
+        bytes_per_hop = mb * share * params *
+                        ((z3.forward_gathers + z3.backward_gathers) * weight_bpp + z3.backward_reduce_scatters * grad_bpp);
+      }
+      for (int j = 0; j < tp; ++j)
+        for (int i = 0; i < n; ++i) {
+          const Stage& a = plan.replicas[members[i]].stages[s];
+          const Stage& b = plan.replicas[members[(i + 1) % n]].stages[s];
+          dollars += price_per_byte(c, a.gpus[j % a.tp()], b.gpus[j % b.tp()]) * bytes_per_hop;
+        }
+    }
+  }
+
+  // Tied embeddings: the first and the last stage all-reduce the embedding's gradients.
+  if (m.tied_embeddings)
+    for (const Replica& rep : plan.replicas) {
+      if (rep.stages.size() < 2) continue;
+      const double price = price_per_byte(c, rep.stages.front().gpus.front(), rep.stages.back().gpus.front());
+      const double embedding = static_cast<double>(m.vocab) * m.hidden * grad_bpp;  // every TP rank's slice
+      dollars += price * 2.0 * embedding;  // a two-member ring moves the whole gradient each way
+    }
+  return dollars;
+}
+
+}  // namespace hetsim::models

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+// Egress between zones (egress_cost.hpp): what leaves a zone over a priced link is charged.
+#include <gtest/gtest.h>
+
+#include "cost_test_util.hpp"
+#include "egress_cost.hpp"
+#include "predictor.hpp"
+
+namespace hetsim::models {
+namespace {
+
+using testing::gpt_workload;
+using testing::node_type;
+using testing::round_gpu;
+
+constexpr double kPricePerByte = 0.05e-9;  // $0.05/GB
+
+Cluster priced_zones() {
+  Cluster c = testing::two_zones_of(node_type("n", round_gpu("g", 300e12), 8, 300e9, 25e9));
+  c.links[0].egress_price_per_byte = kPricePerByte;
+  return c;
+}
+
+Plan two_stage_plan(int first_stage_gpu, int second_stage_gpu, int micro_batches) {
+  Plan p;
+  p.micro_batch = 1;
+  Replica r;
+  r.micro_batches = micro_batches;
+  r.stages.resize(2);
+  r.stages[0].layers = r.stages[1].layers = 2;
+  r.stages[0].gpus = {first_stage_gpu};
+  r.stages[1].gpus = {second_stage_gpu};
+  p.replicas = {r};
+  return p;
+}
+
+TEST(Egress, PipelineSendsAcrossZonesPayBothWays) {
+  const Cluster c = priced_zones();  // east: GPUs 0-15, west: 16-31
+  Workload w = gpt_workload(4, 1024, 16, 2048, 8);
+  w.model.tied_embeddings = false;
+  const double boundary = 2048.0 * 1 * 1024 * 2;  // seq x micro x hidden x fp16
+  // Each of 8 micro-batches sends its activation east -> west and its gradient back.
+  EXPECT_NEAR(egress_dollars_per_step(c, w, two_stage_plan(0, 16, 8), {1e6, 1e6}, 2),
+              kPricePerByte * 2 * 8 * boundary, 1e-15);
+  EXPECT_EQ(egress_dollars_per_step(c, w, two_stage_plan(0, 8, 8), {1e6, 1e6}, 2), 0.0);  // one zone
+  // The report's cost per hour carries it: nodes used, plus the step's egress per hour.
+  const Plan across = two_stage_plan(0, 16, 8);
+  const Report r = predict(c, w, across);
+  ASSERT_TRUE(r.feasible) << r.infeasible_reason;
+  const double nodes_per_hour = 2 * 10.0;  // node_type's $10/h, one node in each zone
+  EXPECT_NEAR(r.cost_per_hour, nodes_per_hour + kPricePerByte * 2 * 8 * boundary / r.iteration_time_s * 3600, 1e-9);
+}
+
+TEST(Egress, AGradientRingPaysEveryHopBetweenZones) {
+  const Cluster c = priced_zones();
+  Workload w = gpt_workload(4, 1024, 16, 2048, 4);
+  w.model.tied_embeddings = false;
+  Plan p;
+  p.micro_batch = 1;
+  for (int g : {0, 1, 16, 17}) {  // ring 0 -> 1 -> 16 -> 17 -> 0: two hops between zones
+    Replica r;
+    r.micro_batches = 1;
+    r.stages.resize(1);
+    r.stages[0].layers = 4;
+    r.stages[0].gpus = {g};
+    p.replicas.push_back(r);
+  }
+  const double params = 1e6;
+  const double per_hop = 2.0 * 3 / 4 * params * 2;  // 2(n-1)/n of the fp16 gradients
+  EXPECT_NEAR(egress_dollars_per_step(c, w, p, std::vector<double>(4, params), 1), kPricePerByte * 2 * per_hop, 1e-15);
+}
+
+}  // namespace
+}  // namespace hetsim::models
