@@ -120,6 +120,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
     int generation = -1;
     double grad_bytes = 0, gather_bytes = 0;
     double sync_s = 0;                   ///< gradient sync at the end of the step (ZeRO 0-2)
+    double param_gather_s = 0;           ///< of which the ZeRO-1/2 weight all-gather
     double gather_s = 0, scatter_s = 0;  ///< ZeRO-3 weight all-gather, gradient reduce-scatter
   } sync;
   const int* copy_of = in.copy_of ? in.copy_of->data() : nullptr;
@@ -154,7 +155,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
     const double gather_bytes = plan.zero >= 1 ? params * weight_bpp : 0;
     const double offset = s < pp_slow ? backward_finish_offset(slow, s) : 0;
     const double hidden = plan.overlap_grad_sync && s < pp_slow ? slow[s].backward_s : 0;
-    double worst = 0;
+    double worst = 0, worst_gather = 0;
     const int ranks = symmetric && !work ? 1 : max_tp;
     for (int j = 0; j < ranks; ++j) {
       if (j > 0) {
@@ -175,8 +176,9 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
             sync.sync_s = collective_time(CollectiveKind::kAllReduce, grad_bytes, g, plan.grad_sync);
           } else if (plan.zero <= 2) {
             // ZeRO-1/2: reduce-scatter gradients, all-gather updated weights (ZeRO §5.1-5.2).
+            sync.param_gather_s = collective_time(CollectiveKind::kAllGather, gather_bytes, g, plan.grad_sync);
             sync.sync_s = collective_time(CollectiveKind::kReduceScatter, grad_bytes, g, plan.grad_sync) +
-                          collective_time(CollectiveKind::kAllGather, gather_bytes, g, plan.grad_sync);
+                          sync.param_gather_s;
           } else {
             sync.gather_s = zero3_collective_time(CollectiveKind::kAllGather, gather_bytes, g);
             sync.scatter_s = zero3_collective_time(CollectiveKind::kReduceScatter, grad_bytes, g);
@@ -195,7 +197,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
           out.dp_exposed_s = std::max(out.dp_exposed_s, mb_slow * exposed);
         }
       }
-      worst = std::max(worst, t);
+      if (t > worst) worst = t, worst_gather = count > 1 ? sync.param_gather_s : 0;
       if (work && count > 1) {
         DpGroup dg;
         dg.gpus.assign(members.begin(), members.begin() + count);
@@ -206,7 +208,14 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
         work->dp_groups.push_back(std::move(dg));
       }
     }
-    out.dp_exposed_s = std::max(out.dp_exposed_s, worst - offset - hidden);
+    // Overlapped (Megatron-Core overlap_grad_sync with overlap_param_gather): the gradients'
+    // reduction runs during the last backward pass, and the updated weights' all-gather after the
+    // optimizer during the next step's first forward pass (it needs the new weights, so the
+    // backward cannot hide it); each part is exposed beyond the pass that hides it.
+    const double exposed = !plan.overlap_grad_sync ? worst - offset
+                           : std::max(0.0, worst - worst_gather - offset - hidden) +
+                                 std::max(0.0, worst_gather - (s < pp_slow ? slow[s].forward_s : 0));
+    out.dp_exposed_s = std::max(out.dp_exposed_s, exposed);
   }
 
   // Tied embeddings with pp > 1: the first and last stage all-reduce the word-embedding

@@ -145,10 +145,17 @@ models::Report make_sim_report(const models::Report& analytic, const SimResult& 
   r.hfu = analytic.hfu * scale;
   r.cost_per_million_tokens = scale > 0 ? analytic.cost_per_million_tokens / scale : 0;
 
-  // Breakdown: the stage that finished last (first of equals) is on the critical path.
+  // Breakdown: the stage that finished last is on the critical path; of stages that finished
+  // within 0.1% of it (a pipeline's stages end nearly together, and an overlapped weight gather
+  // moves the ends), the busiest, as the cost model reports its bottleneck stage.
+  double last_end = 0;
+  for (const auto& st : sim.stages) last_end = std::max(last_end, st.end_s);
+  const auto busy = [](const StageTiming& st) {
+    return st.compute_s + st.tp_comm_s + st.pp_send_s + st.dp_wait_s + st.optimizer_s;
+  };
   const StageTiming* crit = nullptr;
   for (const auto& st : sim.stages)
-    if (!crit || st.end_s > crit->end_s) crit = &st;
+    if (st.end_s >= last_end * (1 - 1e-3) && (!crit || busy(st) > busy(*crit))) crit = &st;
   if (crit) {
     auto& b = r.breakdown;
     b.compute_s = crit->compute_s;

@@ -47,6 +47,9 @@ struct StageTiming {
   double dp_wait_s = 0;      ///< time waiting for gradient sync (+ ZeRO gathers) after the last backward
   double optimizer_s = 0;
   double end_s = 0;          ///< when the stage finished the step
+  /// Of the weights' all-gather at the end, what the next step's first forward pass hides
+  /// (plan.overlap_grad_sync): the step ends that much before the gather does.
+  double hidden_tail_s = 0;
 };
 
 struct SimResult {
