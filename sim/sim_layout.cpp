@@ -57,6 +57,10 @@ int congruent_block_size(const Topology& topo, const models::Plan& plan, const m
         if (!fresh) uf.unite(it->second, r);
       }
   if (zones.size() != 1) return 0;  // WAN-spanning plans: simulated unfolded (exact)
+  // ZeRO-3 moves weights and gradients between all replicas during every pass: on an
+  // oversubscribed fabric the other blocks' traffic shares the simulated block's uplinks, which
+  // a folded run would leave empty (half the step of a 2:1 fat tree went missing).
+  if (plan.zero >= 3 && cluster.zones[*zones.begin()].fabric.oversubscription > 1) return 0;
   int size = 0;
   while (size < d && uf.find(size) == 0) ++size;
   if (size == 0 || d % size != 0 || d / size < 3) return 0;
@@ -199,9 +203,14 @@ bool add_zero3_pass_traffic(const Topology& topo, const models::Plan& plan, cons
       backward[a].insert(backward[a].end(), b.begin(), b.end());
     }
   }
+  // An actor's flows fold when they would not load a link they share beyond its capacity, but
+  // on an oversubscribed fabric every actor's flows meet on the uplinks at once: simulated as
+  // one flow per actor they left the uplinks half empty (half a 2:1 fat tree's ZeRO-3 step).
+  bool shared_uplinks = false;
+  for (const auto& z : cluster.zones) shared_uplinks = shared_uplinks || z.fabric.oversubscription > 1;
   for (std::size_t a = 0; a < forward.size(); ++a) {
-    lay.zero3_forward[a] = fold_phase(topo, forward[a], fold);
-    lay.zero3_backward[a] = fold_phase(topo, backward[a], fold);
+    lay.zero3_forward[a] = fold_phase(topo, forward[a], fold && !shared_uplinks);
+    lay.zero3_backward[a] = fold_phase(topo, backward[a], fold && !shared_uplinks);
   }
   return true;
 }
