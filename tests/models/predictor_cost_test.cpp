@@ -168,6 +168,17 @@ TEST(Predictor, OverlappedTpCollectivesCostOnlyTheirExcessOverTheGemm) {
   EXPECT_THAT(check_plan(p, c, w), ::testing::Contains(::testing::HasSubstr("tp_comm_overlap")));
 }
 
+TEST(Predictor, AStageOfMixedTypesNamesThemAll) {
+  // A TP group across a fast and a slow node runs at the slow one's pace; its row names both
+  // types, not the slow one alone (whose capacity column would then look wrong).
+  const Cluster c = mixed();
+  const Workload w = gpt_workload(4, 2048, 16, 1024, 8);
+  const Report r = predict(c, w, one_replica({stage(4, {0, 1, 2, 3, 8, 9, 10, 11})}, 8));
+  ASSERT_TRUE(r.feasible) << r.infeasible_reason;
+  EXPECT_EQ(r.stages[0].gpu_type, "slow+fast");
+  EXPECT_EQ(predict(c, w, one_replica({stage(4, {8, 9, 10, 11})}, 8)).stages[0].gpu_type, "slow");
+}
+
 TEST(Predictor, OverCapacityIsInfeasibleWithAReason) {
   const Cluster c = cluster_of({node_type("small", round_gpu("small", 100e12, 4e9), 8, 300e9, 25e9)}, {{0, 1}});
   const Workload w = gpt_workload(24, 4096, 32, 2048, 8);
