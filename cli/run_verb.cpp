@@ -86,6 +86,11 @@ void print_report(const models::Report& report, const std::vector<exec::StepResu
     std::cout << models::to_json(report);
     return;
   }
+  // Rank 0's wall time per step, as it happened; the Report's iteration time is the slowest
+  // rank's mean over the measured steps (the first is warm-up: exec/runner/run.cpp summarize).
+  if (!steps.empty())
+    std::cout << "steps as rank 0 saw them (the report below: the slowest rank, mean of steps "
+              << (steps.size() > 1 ? "2-" + std::to_string(steps.size()) : std::string("1")) << "):\n";
   for (std::size_t i = 0; i < steps.size(); ++i) {
     std::cout << "step " << i + 1 << ": loss " << steps[i].loss << ", " << steps[i].time_s << " s\n";
   }
