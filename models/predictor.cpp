@@ -466,7 +466,7 @@ bool Evaluation::run() {
 
   // 4. Data-parallel step: gradient sync, ZeRO collectives, optimizer, memory.
   StepInput step{cluster,         workload,        plan, max_pp, shape_of, costs, times, tp_in_one_node,
-                 slowest_replica, partial ? &used_on_node : nullptr, &copy_of, &front_node};
+                 slowest_replica, partial ? &used_on_node : nullptr, &copy_of, &front_node, &replica_time_s};
   const StepCost sc = step_cost(step, work);
   if (!sc.reason.empty()) return fail(sc.reason);
   if (work) {

@@ -153,8 +153,24 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
     if (max_tp == 0) continue;
     const double grad_bytes = params * grad_bpp;
     const double gather_bytes = plan.zero >= 1 ? params * weight_bpp : 0;
-    const double offset = s < pp_slow ? backward_finish_offset(slow, s) : 0;
-    const double hidden = plan.overlap_grad_sync && s < pp_slow ? slow[s].backward_s : 0;
+    // The group starts when the last of its members has finished stage s's backward: replica r
+    // does so backward_finish_offset before its own end (1F1B cool-down), at most at the slowest
+    // replica's end. `offset` is how long before that end it starts; `late` is the replica that
+    // decides it (replicas of other depths: the slowest may not even have stage s).
+    double offset = s < pp_slow ? backward_finish_offset(slow, s) : 0;
+    const StageTimes* late = s < pp_slow ? slow : nullptr;
+    if (in.replica_time_s) {
+      const double end = (*in.replica_time_s)[in.slowest_replica];
+      double ready = -1;
+      for (int r = 0; r < dp; ++r) {
+        if (s >= static_cast<int>(plan.replicas[r].stages.size()) || (copy_of && copy_of[r] >= 0)) continue;
+        const StageTimes* t = &in.times[static_cast<std::size_t>(r) * in.max_pp];
+        const double ready_r = (*in.replica_time_s)[r] - backward_finish_offset(t, s);
+        if (ready_r > ready) ready = ready_r, late = t;
+      }
+      if (ready >= 0) offset = std::max(0.0, end - ready);
+    }
+    const double hidden = plan.overlap_grad_sync && late ? late[s].backward_s : 0;
     double worst = 0, worst_gather = 0;
     const int ranks = symmetric && !work ? 1 : max_tp;
     for (int j = 0; j < ranks; ++j) {
@@ -214,7 +230,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
     // backward cannot hide it); each part is exposed beyond the pass that hides it.
     const double exposed = !plan.overlap_grad_sync ? worst - offset
                            : std::max(0.0, worst - worst_gather - offset - hidden) +
-                                 std::max(0.0, worst_gather - (s < pp_slow ? slow[s].forward_s : 0));
+                                 std::max(0.0, worst_gather - (late ? late[s].forward_s : 0));
     out.dp_exposed_s = std::max(out.dp_exposed_s, exposed);
   }
 

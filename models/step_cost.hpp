@@ -42,6 +42,9 @@ struct StepInput {
   const std::vector<int>* copy_of = nullptr;
   /// [replica * max_pp + stage] node of the stage's first GPU; required with copy_of.
   const std::vector<int>* front_node = nullptr;
+  /// [replica] pipeline time; when given, a DP group starts once the last of its members has
+  /// finished that stage's backward, whichever replicas they are (else: the slowest replica's).
+  const std::vector<double>* replica_time_s = nullptr;
 };
 
 struct StepCost {
