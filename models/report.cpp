@@ -106,12 +106,15 @@ std::string to_table(const Report& r) {
     o << "  " << pad(name, 10, false) << pad(format_time(v), 12, true) << pad(fixed(share, 1) + "%", 8, true) << '\n';
   }
   if (!r.stages.empty()) {
-    o << "stages\n  " << pad("replica", 8, false) << pad("stage", 6, false) << pad("gpu", 18, false)
+    // As wide as the longest type (a TP group across node types names them all: "a+b").
+    std::size_t gpu_width = 18;
+    for (const StageReport& s : r.stages) gpu_width = std::max(gpu_width, s.gpu_type.size() + 2);
+    o << "stages\n  " << pad("replica", 8, false) << pad("stage", 6, false) << pad("gpu", gpu_width, false)
       << pad("layers", 7, true) << pad("tp", 4, true) << pad("fwd/mb", 12, true) << pad("bwd/mb", 12, true)
       << pad("memory", 12, true) << pad("capacity", 12, true) << '\n';
     for (const StageReport& s : r.stages) {
       o << "  " << pad(std::to_string(s.replica), 8, false) << pad(std::to_string(s.stage), 6, false)
-        << pad(s.gpu_type, 18, false) << pad(std::to_string(s.layers), 7, true) << pad(std::to_string(s.tp), 4, true)
+        << pad(s.gpu_type, gpu_width, false) << pad(std::to_string(s.layers), 7, true) << pad(std::to_string(s.tp), 4, true)
         << pad(format_time(s.forward_s), 12, true) << pad(format_time(s.backward_s), 12, true)
         << pad(format_size(s.memory_bytes), 12, true) << pad(format_size(s.memory_capacity_bytes), 12, true) << '\n';
     }
