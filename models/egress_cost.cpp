@@ -22,16 +22,13 @@ double price_per_byte(const Cluster& c, int gpu_a, int gpu_b) {
 }  // namespace
 
 double egress_dollars_per_step(const Cluster& c, const Workload& w, const Plan& plan,
-                               const std::vector<double>& stage_params, int max_pp) {
+                               const std::vector<double>& stage_params, int max_pp, double boundary) {
   bool priced = false;
   for (const InterZoneLink& l : c.links) priced = priced || l.egress_price_per_byte > 0;
   if (!priced || c.zones.size() < 2) return 0;
   const ModelSpec& m = w.model;
-  const Dtype dtype = w.training.dtype;
-  const double act_bytes = dtype == Dtype::kFp32 || dtype == Dtype::kTf32 ? 4.0 : 2.0;
-  const double weight_bpp = act_bytes;
+  const double weight_bpp = activation_bytes(w.training.dtype);
   const double grad_bpp = grad_sync_bytes_per_param(w.training);
-  const double boundary = static_cast<double>(m.seq_len) * plan.micro_batch * m.hidden * act_bytes;
   const int v = std::max(1, plan.interleave);
   double dollars = 0;
 

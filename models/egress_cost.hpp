@@ -21,8 +21,9 @@ namespace hetsim::models {
 ///   (zero3_traffic);
 /// - tied embeddings whose first and last stage lie in different zones: a two-member ring.
 /// The ring is an estimate for tree and hierarchical algorithms too (they move no fewer bytes
-/// across a cut between two zones). `stage_params` is per TP rank, [replica * max_pp + stage].
+/// across a cut between two zones). `stage_params` is per TP rank, [replica * max_pp + stage];
+/// `boundary_bytes` the activation one micro-batch sends over a pipeline boundary.
 double egress_dollars_per_step(const Cluster& cluster, const Workload& workload, const Plan& plan,
-                               const std::vector<double>& stage_params, int max_pp);
+                               const std::vector<double>& stage_params, int max_pp, double boundary_bytes);
 
 }  // namespace hetsim::models

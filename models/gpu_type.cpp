@@ -37,6 +37,8 @@ double dtype_bytes(Dtype d) {
   return 4.0;
 }
 
+double activation_bytes(Dtype d) { return d == Dtype::kFp32 || d == Dtype::kTf32 ? 4.0 : 2.0; }
+
 double GpuType::gemm_efficiency_in(Dtype d) const {
   if (d == Dtype::kFp32 && efficiency.gemm_fp32_efficiency > 0) return efficiency.gemm_fp32_efficiency;
   return efficiency.gemm_efficiency;

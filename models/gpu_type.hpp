@@ -17,6 +17,9 @@ const char* to_string(Vendor v);   ///< "nvidia" | "amd" | "cpu"
 const char* to_string(Dtype d);    ///< "fp32" | "tf32" | "fp16" | "bf16" | "fp8"
 /// Bytes per element of activations/weights stored in this dtype (fp8 -> 1, fp16/bf16 -> 2, fp32/tf32 -> 4).
 double dtype_bytes(Dtype d);
+/// Bytes per element of activations and 16/32-bit weights in training of dtype d: fp32/tf32 -> 4,
+/// else 2 (FP8 training keeps activations, weights and the pipeline's tensors in 16-bit).
+double activation_bytes(Dtype d);
 
 /// Default efficiency model of a device type; calibrated profiles override it.
 /// GEMM efficiency follows a saturating curve in the GEMM's work W (FLOP):

@@ -107,7 +107,7 @@ StageMemory stage_memory(const StageMemoryInput& in) {
     mem.weights += live * sb.weights;
   }
 
-  const double e = in.dtype == Dtype::kFp32 || in.dtype == Dtype::kTf32 ? 4.0 : 2.0;
+  const double e = activation_bytes(in.dtype);
   const int v = std::max(1, in.interleave);
   const double per_layer =
       layer_activation_bytes(m, in.micro, in.tp, in.sequence_parallel, in.recompute, in.flash, e);

@@ -345,8 +345,7 @@ bool Evaluation::run() {
 
   // 2. Pipeline p2p: each TP rank sends its 1/t slice of the boundary activation (Megatron-LM
   // scatter-gather optimisation, Narayanan et al. SC'21 §4.1), to the same rank of the next stage.
-  const double e = dtype == Dtype::kFp32 || dtype == Dtype::kTf32 ? 4.0 : 2.0;
-  const double boundary = static_cast<double>(m.seq_len) * plan.micro_batch * m.hidden * e;
+  const double boundary = static_cast<double>(m.seq_len) * plan.micro_batch * m.hidden * activation_bytes(dtype);
   // In the steady state every GPU with a pipeline neighbour on another node sends across nodes
   // at each step (forward to the next stage, backward to the previous one), so those GPUs share
   // the node's NICs. When each node holds one stage of a replica, that is every GPU of the plan
@@ -465,8 +464,8 @@ bool Evaluation::run() {
   }
 
   // 4. Data-parallel step: gradient sync, ZeRO collectives, optimizer, memory.
-  StepInput step{cluster,         workload,        plan, max_pp, shape_of, costs, times, tp_in_one_node,
-                 slowest_replica, partial ? &used_on_node : nullptr, &copy_of, &front_node, &replica_time_s};
+  StepInput step{cluster,         workload, plan, max_pp, shape_of, costs, times, replica_time_s, tp_in_one_node,
+                 slowest_replica, partial ? &used_on_node : nullptr, &copy_of, &front_node};
   const StepCost sc = step_cost(step, work);
   if (!sc.reason.empty()) return fail(sc.reason);
   if (work) {
@@ -513,7 +512,7 @@ bool Evaluation::run() {
     for (int r = 0; r < dp; ++r)
       for (int s = 0; s < static_cast<int>(plan.replicas[r].stages.size()); ++s)
         params[static_cast<std::size_t>(r) * max_pp + s] = costs[shape_of[r * max_pp + s]].params;
-    report.cost_per_hour += egress_dollars_per_step(cluster, workload, plan, params, max_pp) / report.iteration_time_s * 3600.0;
+    report.cost_per_hour += egress_dollars_per_step(cluster, workload, plan, params, max_pp, boundary) / report.iteration_time_s * 3600.0;
   }
   report.cost_per_million_tokens = cost_per_million_tokens(report.cost_per_hour, report.tokens_per_s);
 

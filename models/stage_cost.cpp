@@ -151,7 +151,7 @@ LayerShape layer_shape(const Workload& w, const Plan& plan, int tp) {
   s.vocab = m.vocab;
   s.tp = tp;
   const Dtype d = w.training.dtype;
-  s.act_bytes = d == Dtype::kFp32 || d == Dtype::kTf32 ? 4.0 : 2.0;
+  s.act_bytes = activation_bytes(d);
   s.gemm_bytes = dtype_bytes(d);
   s.swiglu = m.activation == Activation::kSwiglu;
   s.flash = w.training.flash_attention;

@@ -97,7 +97,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
   const int dp = plan.dp();
   const int v = std::max(1, plan.interleave);
   const double grad_bpp = grad_sync_bytes_per_param(w.training);
-  const double weight_bpp = dtype == Dtype::kFp32 || dtype == Dtype::kTf32 ? 4.0 : 2.0;
+  const double weight_bpp = activation_bytes(dtype);
   StepCost out;
   const std::size_t slots = static_cast<std::size_t>(dp) * in.max_pp;
   out.stage_memory_bytes.assign(slots, 0);
@@ -157,20 +157,16 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
     // does so backward_finish_offset before its own end (1F1B cool-down), at most at the slowest
     // replica's end. `offset` is how long before that end it starts; `late` is the replica that
     // decides it (replicas of other depths: the slowest may not even have stage s).
-    double offset = s < pp_slow ? backward_finish_offset(slow, s) : 0;
-    const StageTimes* late = s < pp_slow ? slow : nullptr;
-    if (in.replica_time_s) {
-      const double end = (*in.replica_time_s)[in.slowest_replica];
-      double ready = -1;
-      for (int r = 0; r < dp; ++r) {
-        if (s >= static_cast<int>(plan.replicas[r].stages.size()) || (copy_of && copy_of[r] >= 0)) continue;
-        const StageTimes* t = &in.times[static_cast<std::size_t>(r) * in.max_pp];
-        const double ready_r = (*in.replica_time_s)[r] - backward_finish_offset(t, s);
-        if (ready_r > ready) ready = ready_r, late = t;
-      }
-      if (ready >= 0) offset = std::max(0.0, end - ready);
+    const StageTimes* late = nullptr;  // a copy's base has the stage too: there is a member
+    double ready = 0;
+    for (int r = 0; r < dp; ++r) {
+      if (s >= static_cast<int>(plan.replicas[r].stages.size()) || (copy_of && copy_of[r] >= 0)) continue;
+      const StageTimes* t = &in.times[static_cast<std::size_t>(r) * in.max_pp];
+      const double ready_r = in.replica_time_s[r] - backward_finish_offset(t, s);
+      if (!late || ready_r > ready) ready = ready_r, late = t;
     }
-    const double hidden = plan.overlap_grad_sync && late ? late[s].backward_s : 0;
+    const double offset = std::max(0.0, in.replica_time_s[in.slowest_replica] - ready);
+    const double hidden = plan.overlap_grad_sync ? late[s].backward_s : 0;
     double worst = 0, worst_gather = 0;
     const int ranks = symmetric && !work ? 1 : max_tp;
     for (int j = 0; j < ranks; ++j) {
@@ -230,7 +226,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
     // backward cannot hide it); each part is exposed beyond the pass that hides it.
     const double exposed = !plan.overlap_grad_sync ? worst - offset
                            : std::max(0.0, worst - worst_gather - offset - hidden) +
-                                 std::max(0.0, worst_gather - (late ? late[s].forward_s : 0));
+                                 std::max(0.0, worst_gather - late[s].forward_s);
     out.dp_exposed_s = std::max(out.dp_exposed_s, exposed);
   }
 

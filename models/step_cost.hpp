@@ -32,6 +32,9 @@ struct StepInput {
   const std::vector<int>& shape_of;            ///< [replica * max_pp + stage]
   const std::vector<StageCost>& costs;
   const std::vector<StageTimes>& times;        ///< [replica * max_pp + stage]
+  /// [replica] pipeline time: a DP group starts once the last of its members has finished that
+  /// stage's backward, whichever replicas they are.
+  const std::vector<double>& replica_time_s;
   const std::vector<char>& tp_in_one_node;     ///< [replica * max_pp + stage]
   int slowest_replica;
   /// GPUs of the plan in each node, for plans that leave GPUs idle (they do not share the
@@ -42,9 +45,6 @@ struct StepInput {
   const std::vector<int>* copy_of = nullptr;
   /// [replica * max_pp + stage] node of the stage's first GPU; required with copy_of.
   const std::vector<int>* front_node = nullptr;
-  /// [replica] pipeline time; when given, a DP group starts once the last of its members has
-  /// finished that stage's backward, whichever replicas they are (else: the slowest replica's).
-  const std::vector<double>* replica_time_s = nullptr;
 };
 
 struct StepCost {

@@ -40,9 +40,9 @@ TEST(Egress, PipelineSendsAcrossZonesPayBothWays) {
   w.model.tied_embeddings = false;
   const double boundary = 2048.0 * 1 * 1024 * 2;  // seq x micro x hidden x fp16
   // Each of 8 micro-batches sends its activation east -> west and its gradient back.
-  EXPECT_NEAR(egress_dollars_per_step(c, w, two_stage_plan(0, 16, 8), {1e6, 1e6}, 2),
+  EXPECT_NEAR(egress_dollars_per_step(c, w, two_stage_plan(0, 16, 8), {1e6, 1e6}, 2, boundary),
               kPricePerByte * 2 * 8 * boundary, 1e-15);
-  EXPECT_EQ(egress_dollars_per_step(c, w, two_stage_plan(0, 8, 8), {1e6, 1e6}, 2), 0.0);  // one zone
+  EXPECT_EQ(egress_dollars_per_step(c, w, two_stage_plan(0, 8, 8), {1e6, 1e6}, 2, boundary), 0.0);  // one zone
   // The report's cost per hour carries it: nodes used, plus the step's egress per hour.
   const Plan across = two_stage_plan(0, 16, 8);
   const Report r = predict(c, w, across);
@@ -67,7 +67,7 @@ TEST(Egress, AGradientRingPaysEveryHopBetweenZones) {
   }
   const double params = 1e6;
   const double per_hop = 2.0 * 3 / 4 * params * 2;  // 2(n-1)/n of the fp16 gradients
-  EXPECT_NEAR(egress_dollars_per_step(c, w, p, std::vector<double>(4, params), 1), kPricePerByte * 2 * per_hop, 1e-15);
+  EXPECT_NEAR(egress_dollars_per_step(c, w, p, std::vector<double>(4, params), 1, 4e6), kPricePerByte * 2 * per_hop, 1e-15);
 }
 
 }  // namespace
