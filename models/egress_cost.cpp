@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "comm_cost.hpp"
+#include "dp_segments.hpp"
 #include "step_cost.hpp"
 
 namespace hetsim::models {
@@ -44,21 +45,27 @@ double egress_dollars_per_step(const Cluster& c, const Workload& w, const Plan& 
     }
   }
 
-  // Data parallelism: one ring per (stage, TP rank) over the replicas, in replica order.
+  // Data parallelism: one ring per (segment, TP rank) over the replicas, in replica order; a
+  // segment is stage s of every replica when they split the model alike (dp_segments.hpp).
   const int dp = plan.dp();
   if (dp > 1) {
     const Zero3Traffic z3 = zero3_traffic(plan.recompute);
-    for (int s = 0; s < max_pp; ++s) {
-      std::vector<int> members;  // replicas that have stage s
+    const DpSegments segments(plan, m);
+    std::vector<int> members, stage;  // replicas holding segment k, and their stage holding it
+    for (int k = 0; k < segments.count(); ++k) {
+      members.clear();
+      stage.clear();
       for (int r = 0; r < dp; ++r)
-        if (s < static_cast<int>(plan.replicas[r].stages.size())) members.push_back(r);
+        if (const int s = segments.stage_of(k, r); s >= 0) members.push_back(r), stage.push_back(s);
       const int n = static_cast<int>(members.size());
       if (n < 2) continue;
       double params = 0;
       int tp = 1;
-      for (int r : members) {
-        params = std::max(params, stage_params[static_cast<std::size_t>(r) * max_pp + s]);
-        tp = std::max(tp, plan.replicas[r].stages[s].tp());
+      for (int i = 0; i < n; ++i) {
+        const int r = members[i];
+        params = std::max(params, segments.aligned() ? stage_params[static_cast<std::size_t>(r) * max_pp + stage[i]]
+                                                     : segments.params(k, r, plan, m));
+        tp = std::max(tp, plan.replicas[r].stages[stage[i]].tp());
       }
       const double share = (n - 1.0) / n;
       double bytes_per_hop = 2.0 * share * params * grad_bpp;                              // ZeRO 0: all-reduce
@@ -70,8 +77,8 @@ double egress_dollars_per_step(const Cluster& c, const Workload& w, const Plan& 
       }
       for (int j = 0; j < tp; ++j)
         for (int i = 0; i < n; ++i) {
-          const Stage& a = plan.replicas[members[i]].stages[s];
-          const Stage& b = plan.replicas[members[(i + 1) % n]].stages[s];
+          const Stage& a = plan.replicas[members[i]].stages[stage[i]];
+          const Stage& b = plan.replicas[members[(i + 1) % n]].stages[stage[(i + 1) % n]];
           dollars += price_per_byte(c, a.gpus[j % a.tp()], b.gpus[j % b.tp()]) * bytes_per_hop;
         }
     }

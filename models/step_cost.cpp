@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "comm_cost.hpp"
+#include "dp_segments.hpp"
 #include "memory_cost.hpp"
 #include "topology.hpp"
 
@@ -104,12 +105,19 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
   out.stage_capacity_bytes.assign(slots, 0);
 
   const StageTimes* slow = &in.times[in.slowest_replica * in.max_pp];
-  const int pp_slow = static_cast<int>(plan.replicas[in.slowest_replica].stages.size());
   const double mb_slow = plan.replicas[in.slowest_replica].micro_batches;
 
-  // Gradient sync, one group per (stage index, TP rank) across replicas. When every replica's
-  // stage s sits in one node, all TP ranks see the same node sequence: one ring walk serves all.
+  // Gradient sync, one group per (segment, TP rank) across replicas: a segment is stage s of every
+  // replica when they all split the model alike, else the model parts one stage of each replica
+  // holds (dp_segments.hpp). When every replica's part sits in one node, all TP ranks see the
+  // same node sequence: one ring walk serves all.
   // Written by index, not pushed: push_back is a call per member in this loop.
+  const DpSegments segments(plan, w.model);
+  const bool aligned = segments.aligned();
+  // Not aligned: a stage in several segments runs their collectives one after the other; per
+  // stage slot, the sum of its segments' times and the earliest of their starts before the end.
+  std::vector<double> slot_sync_s(aligned ? 0 : slots, 0.0), slot_offset_s(aligned ? 0 : slots, 0.0);
+  std::vector<int> slot_segments(aligned ? 0 : slots, 0);
   std::vector<int> members(dp);
   int count = 0;  // members of the current group
   DpGroupMemo group_memo;
@@ -128,17 +136,18 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
   std::vector<int> wan_senders;  // empty with one zone
   plan_dp_wan_senders(plan, c, wan_senders);
   const std::vector<int>* wan = wan_senders.empty() ? nullptr : &wan_senders;
-  for (int s = 0; s < in.max_pp; ++s) {
+  for (int k = 0; k < segments.count(); ++k) {
     int max_tp = 0;
     bool symmetric = true;
     int first_tp = -1;
     double params = 0;
-    count = 0;  // TP rank 0 of every replica's stage s
+    count = 0;  // TP rank 0 of every replica's stage holding segment k
     for (int r = 0; r < dp; ++r) {
-      if (s >= static_cast<int>(plan.replicas[r].stages.size())) continue;
+      const int s = segments.stage_of(k, r);
+      if (s < 0) continue;
       const Stage& st = plan.replicas[r].stages[s];
-      // A copy has its base's TP degree, one-node flag and shape, and its base (an earlier
-      // replica) is already in the tests, maxima and first_tp below: only its member is new.
+      // A copy has its base's TP degree, one-node flag, shape and stage split, and its base (an
+      // earlier replica) is already in the tests, maxima and first_tp below: only its member is new.
       if (copy_of && copy_of[r] >= 0) {
         members[count++] = st.gpus.front();
         continue;
@@ -147,33 +156,39 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
       if (first_tp < 0) first_tp = tp;
       symmetric = symmetric && tp == first_tp && in.tp_in_one_node[r * in.max_pp + s];
       max_tp = std::max(max_tp, tp);
-      params = std::max(params, in.costs[in.shape_of[r * in.max_pp + s]].params);
+      params = std::max(params, aligned ? in.costs[in.shape_of[r * in.max_pp + s]].params
+                                        : segments.params(k, r, plan, w.model));
       members[count++] = st.gpus.front();
     }
     if (max_tp == 0) continue;
     const double grad_bytes = params * grad_bpp;
     const double gather_bytes = plan.zero >= 1 ? params * weight_bpp : 0;
-    // The group starts when the last of its members has finished stage s's backward: replica r
+    // The group starts when the last of its members has finished its stage's backward: replica r
     // does so backward_finish_offset before its own end (1F1B cool-down), at most at the slowest
     // replica's end. `offset` is how long before that end it starts; `late` is the replica that
-    // decides it (replicas of other depths: the slowest may not even have stage s).
+    // decides it (replicas of other depths: the slowest may not even have the stage).
     const StageTimes* late = nullptr;  // a copy's base has the stage too: there is a member
+    int late_stage = 0;
     double ready = 0;
     for (int r = 0; r < dp; ++r) {
-      if (s >= static_cast<int>(plan.replicas[r].stages.size()) || (copy_of && copy_of[r] >= 0)) continue;
+      const int s = segments.stage_of(k, r);
+      if (s < 0 || (copy_of && copy_of[r] >= 0)) continue;
       const StageTimes* t = &in.times[static_cast<std::size_t>(r) * in.max_pp];
       const double ready_r = in.replica_time_s[r] - backward_finish_offset(t, s);
-      if (!late || ready_r > ready) ready = ready_r, late = t;
+      if (!late || ready_r > ready) ready = ready_r, late = t, late_stage = s;
     }
     const double offset = std::max(0.0, in.replica_time_s[in.slowest_replica] - ready);
-    const double hidden = plan.overlap_grad_sync ? late[s].backward_s : 0;
+    const double hidden = plan.overlap_grad_sync ? late[late_stage].backward_s : 0;
+    // ZeRO-3 prices the slowest replica's passes of the stage holding the segment.
+    const int slow_stage = segments.stage_of(k, in.slowest_replica);
     double worst = 0, worst_gather = 0;
     const int ranks = symmetric && !work ? 1 : max_tp;
     for (int j = 0; j < ranks; ++j) {
       if (j > 0) {
         count = 0;
         for (int r = 0; r < dp; ++r) {
-          if (s >= static_cast<int>(plan.replicas[r].stages.size())) continue;
+          const int s = segments.stage_of(k, r);
+          if (s < 0) continue;
           const Stage& st = plan.replicas[r].stages[s];
           members[count++] = st.gpus[j % st.tp()];
         }
@@ -201,9 +216,11 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
           // ZeRO-3: every micro-batch's passes gather the weights and reduce-scatter the
           // gradients (zero3_traffic), prefetched so that the pass's compute hides them: a
           // pass lasts max(compute, traffic). Nothing is left for the end of the step.
+          // (Segments sharing a stage: each is priced against the whole pass, a lower bound.)
           const Zero3Traffic z = zero3_traffic(plan.recompute);
           const double ag = sync.gather_s, rs = sync.scatter_s;
-          const double f = s < pp_slow ? slow[s].forward_s : 0, b = s < pp_slow ? slow[s].backward_s : 0;
+          const double f = slow_stage >= 0 ? slow[slow_stage].forward_s : 0;
+          const double b = slow_stage >= 0 ? slow[slow_stage].backward_s : 0;
           const double exposed = std::max(0.0, z.forward_gathers * ag - f) +
                                  std::max(0.0, z.backward_gathers * ag + z.backward_reduce_scatters * rs - b);
           out.dp_exposed_s = std::max(out.dp_exposed_s, mb_slow * exposed);
@@ -214,7 +231,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
         DpGroup dg;
         dg.gpus.assign(members.begin(), members.begin() + count);
         dg.size_bytes = grad_bytes;
-        dg.stage = s;
+        dg.stage = segments.stage_of(k, 0);
         dg.gather_bytes = gather_bytes;
         dg.time_s = t;
         work->dp_groups.push_back(std::move(dg));
@@ -226,9 +243,21 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
     // backward cannot hide it); each part is exposed beyond the pass that hides it.
     const double exposed = !plan.overlap_grad_sync ? worst - offset
                            : std::max(0.0, worst - worst_gather - offset - hidden) +
-                                 std::max(0.0, worst_gather - late[s].forward_s);
+                                 std::max(0.0, worst_gather - late[late_stage].forward_s);
     out.dp_exposed_s = std::max(out.dp_exposed_s, exposed);
+    if (!aligned && worst > 0)
+      for (int r = 0; r < dp; ++r) {
+        const std::size_t slot = static_cast<std::size_t>(r) * in.max_pp + segments.stage_of(k, r);
+        slot_offset_s[slot] = slot_segments[slot]++ > 0 ? std::min(slot_offset_s[slot], offset) : offset;
+        slot_sync_s[slot] += worst;
+      }
   }
+  // A stage holding several segments runs their collectives back to back from the earliest
+  // start; overlapped, its last backward pass hides them as it hides one segment's.
+  for (std::size_t slot = 0; slot < slot_sync_s.size(); ++slot)
+    if (slot_segments[slot] > 1)
+      out.dp_exposed_s = std::max(out.dp_exposed_s, slot_sync_s[slot] - slot_offset_s[slot] -
+                                                        (plan.overlap_grad_sync ? in.times[slot].backward_s : 0));
 
   // Tied embeddings with pp > 1: the first and last stage all-reduce the word-embedding
   // gradient after the DP sync (Megatron-LM _allreduce_embedding_grads; Shoeybi et al. 2019).

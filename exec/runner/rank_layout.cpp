@@ -15,7 +15,7 @@ RankLayout::RankLayout(const models::Plan& plan, const models::ModelSpec& model)
   if (plan.zero > 2)
     throw std::invalid_argument("exec: ZeRO stage " + std::to_string(plan.zero) + " is not supported (0, 1 or 2)");
   place_ranks(plan, model);
-  map_units(model);
+  map_units(plan, model);
   add_groups();
 }
 
@@ -83,23 +83,13 @@ void RankLayout::place_ranks(const models::Plan& plan, const models::ModelSpec& 
   }
 }
 
-void RankLayout::map_units(const models::ModelSpec& model) {
-  const int layers_total = model.layers;
+void RankLayout::map_units(const models::Plan& plan, const models::ModelSpec& model) {
+  // The cost model groups gradients by the same placement (models/dp_segments.hpp).
   tied_copy_ = model.tied_embeddings && pp_ > 1;
-  unit_count_ = layers_total + (tied_copy_ ? 3 : 2);
-  for (std::size_t r = 0; r < chunks_.size(); ++r) {
-    std::vector<UnitPlace> units(static_cast<std::size_t>(unit_count_));
-    for (int s = 0; s < pp_; ++s) {
-      for (int c = 0; c < interleave_; ++c) {
-        const auto& cp = chunks_[r][s][c];
-        if (cp.has_embedding) units[0] = {s, c};
-        for (int l = 0; l < cp.layers; ++l) units[1 + cp.first_layer + l] = {s, c};
-        if (cp.has_head) {
-          units[layers_total + 1] = {s, c};
-          if (tied_copy_) units[layers_total + 2] = {s, c};
-        }
-      }
-    }
+  unit_count_ = model.layers + (tied_copy_ ? 3 : 2);
+  for (const auto& rep : plan.replicas) {
+    std::vector<UnitPlace> units = models::place_model_parts(rep, interleave_, model.layers);
+    if (tied_copy_) units.push_back(units.back());  // the tied LM-head copy lives with the head
     units_.push_back(std::move(units));
   }
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "dp_segments.hpp"
 #include "plan.hpp"
 #include "workload.hpp"
 
@@ -32,11 +33,9 @@ struct ChunkPlace {
 };
 
 /// Model "units" whose parameters are synchronised together: 0 = embedding,
-/// 1..L = transformer layers, L+1 = final norm (+ untied LM head), L+2 = tied LM-head copy.
-struct UnitPlace {
-  int stage = 0;
-  int chunk = 0;
-};
+/// 1..L = transformer layers, L+1 = final norm (+ untied LM head), L+2 = tied LM-head copy;
+/// each at a (stage, chunk) of its replica.
+using UnitPlace = models::PartPlace;
 
 class RankLayout {
  public:
@@ -92,7 +91,7 @@ class RankLayout {
   /// stage's model chunks (constructor, step 1).
   void place_ranks(const models::Plan& plan, const models::ModelSpec& model);
   /// Which (stage, chunk) of each replica holds each unit: embedding, layers, head, tied copy (step 2).
-  void map_units(const models::ModelSpec& model);
+  void map_units(const models::Plan& plan, const models::ModelSpec& model);
   /// World, TP, DP (per unit and TP rank) and tied-embedding groups (step 3).
   void add_groups();
   int add_group(std::vector<int> ranks);

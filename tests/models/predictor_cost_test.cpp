@@ -180,13 +180,12 @@ TEST(Predictor, AStageOfMixedTypesNamesThemAll) {
   EXPECT_EQ(predict(c, w, one_replica({stage(4, {8, 9, 10, 11})}, 8)).stages[0].gpu_type, "slow");
 }
 
-TEST(Predictor, AGradientSyncStartsWhenItsOwnMembersFinish) {
+TEST(Predictor, AGradientSyncStartsWhenItsLastMemberFinishesItsStage) {
   // Replica 0 is one slow stage of 4 layers; replicas 1 and 2 are two fast stages of 2 layers.
-  // Stage 1's gradient group holds replicas 1 and 2 only, across the two nodes' NICs: it starts
-  // when they finish, long before replica 0, and hides behind it. It was priced from replica 0's
-  // timing, which has no stage 1: exposed whole (faster NICs on the spot-mix cluster made the
-  // step slower when the slowest replica changed).
-  // Node 0 fast (GPUs 0-7), node 1 slow (GPUs 8-15), 1 GB/s NICs: stage 1's group is slow.
+  // Layers 3-4 are on replica 0's only stage and on stage 1 of the others: their group starts
+  // when replica 0 finishes, and is exposed whole. (Grouped by stage index, replica 0 had no
+  // stage 1 and the group hid behind replica 0's longer pipeline, as if those layers needed no
+  // sync with it.) Node 0 fast (GPUs 0-7), node 1 slow (GPUs 8-15), 1 GB/s NICs.
   const Cluster c = cluster_of({node_type("fast", round_gpu("fast", 300e12), 8, 300e9, 1e9),
                                 node_type("slow", round_gpu("slow", 100e12), 8, 300e9, 1e9)},
                                {{0, 1}, {1, 1}});
@@ -199,13 +198,13 @@ TEST(Predictor, AGradientSyncStartsWhenItsOwnMembersFinish) {
   const Report r = predict(c, w, p);
   const PlanWork work = build_plan_work(c, w, p);
   ASSERT_TRUE(r.feasible && work.feasible) << r.infeasible_reason;
-  double sync1 = 0;
+  double late_layers = 0;
   for (const DpGroup& g : work.dp_groups)
-    if (g.stage == 1 && !g.embedding) sync1 = std::max(sync1, g.time_s);
-  ASSERT_GT(sync1, 0.0);
-  ASSERT_GT(r.stages[0].forward_s + r.stages[0].backward_s, 0.0);
-  EXPECT_LT(r.breakdown.dp_comm_s, 0.5 * sync1) << "stage 1's sync hides behind replica 0's longer pipeline";
-  std::printf("stage 1 sync %.3f s, exposed DP %.3f s, step %.3f s\n", sync1, r.breakdown.dp_comm_s, r.iteration_time_s);
+    if (g.gpus == std::vector<int>{8, 0, 11}) late_layers = g.time_s;
+  ASSERT_GT(late_layers, 0.0) << "layers 3-4: replica 0's stage 0 with the others' stage 1";
+  EXPECT_GE(r.breakdown.dp_comm_s, late_layers * (1 - 1e-9));
+  std::printf("layers 3-4 sync %.3f s, exposed DP %.3f s, step %.3f s\n", late_layers, r.breakdown.dp_comm_s,
+              r.iteration_time_s);
 }
 
 TEST(Predictor, OverCapacityIsInfeasibleWithAReason) {

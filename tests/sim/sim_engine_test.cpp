@@ -119,6 +119,25 @@ TEST(SimEngine, ZeroThreeOnAnOversubscribedFabricKeepsEveryReplicasTraffic) {
   EXPECT_NEAR(sim.iteration_time_s, analytic.iteration_time_s, 0.03 * analytic.iteration_time_s);
 }
 
+// Replicas that split the model into different stages: each layer's gradients are reduced among
+// the stages that hold it (models/dp_segments.hpp), so a DP group joins stage 0 of one replica
+// with stage 1 of another; the simulator runs those groups as the cost model prices them.
+TEST(SimEngine, ReplicasSplitDifferentlyAgreeWithTheCostModel) {
+  Inputs in = load("dgx-a100.yaml", "llama2-7b.yaml", "dgx-a100-tp4-pp2-dp4.yaml");
+  ASSERT_EQ(in.plan.replicas.size(), 4u);
+  in.plan.replicas[1].stages[0].layers = 20;
+  in.plan.replicas[1].stages[1].layers = 12;
+  in.plan.replicas[2].stages[0].layers = 10;
+  in.plan.replicas[2].stages[1].layers = 22;
+  const models::Report analytic = models::predict(in.cluster, in.workload, in.plan);
+  const models::Report sim = simulate_report_in_child(in.cluster, in.workload, in.plan, SimOptions{});
+  ASSERT_TRUE(analytic.feasible && sim.feasible) << analytic.infeasible_reason << sim.infeasible_reason;
+  std::printf("different splits: analytic %.4f s (dp %.4f s), simulated %.4f s (dp %.4f s)\n", analytic.iteration_time_s,
+              analytic.breakdown.dp_comm_s, sim.iteration_time_s, sim.breakdown.dp_comm_s);
+  EXPECT_GT(analytic.breakdown.dp_comm_s, 0.0);
+  EXPECT_NEAR(sim.iteration_time_s, analytic.iteration_time_s, 0.03 * analytic.iteration_time_s);
+}
+
 // Tied embeddings with TP: every TP rank of the first stage all-reduces its vocab/t shard with
 // its peer in the last stage at once, the four shards sharing the one NIC of each node. The
 // simulator must move all four (it once moved rank 0's only and finished the sync 4x early).

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+// Data-parallel segments of a plan (dp_segments.hpp).
+#include "dp_segments.hpp"
+
+#include <algorithm>
+
+#include "stage_cost.hpp"
+
+namespace hetsim::models {
+
+std::vector<PartPlace> place_model_parts(const Replica& replica, int interleave, int layers) {
+  const int pp = static_cast<int>(replica.stages.size());
+  const int v = std::max(1, interleave);
+  std::vector<PartPlace> out(static_cast<std::size_t>(layers) + 2, PartPlace{pp - 1, v - 1});
+  out[0] = {0, 0};
+  int next = 1;
+  for (int c = 0; c < v; ++c)
+    for (int s = 0; s < pp; ++s) {
+      const int l = replica.stages[s].layers;
+      const int chunk_layers = l / v + (c < l % v ? 1 : 0);
+      for (int i = 0; i < chunk_layers && next <= layers; ++i) out[next++] = {s, c};
+    }
+  return out;
+}
+
+DpSegments::DpSegments(const Plan& plan, const ModelSpec& model) {
+  replicas_ = plan.dp();
+  depth_.reserve(replicas_);
+  int max_pp = 0;
+  for (const Replica& r : plan.replicas) {
+    depth_.push_back(static_cast<int>(r.stages.size()));
+    max_pp = std::max(max_pp, depth_.back());
+  }
+  const Replica* first = replicas_ > 0 ? &plan.replicas[0] : nullptr;
+  for (int r = 1; r < replicas_ && aligned_; ++r) {
+    const Replica& rep = plan.replicas[r];
+    aligned_ = rep.stages.size() == first->stages.size();
+    for (std::size_t s = 0; s < rep.stages.size() && aligned_; ++s)
+      aligned_ = rep.stages[s].layers == first->stages[s].layers;
+  }
+  if (aligned_) {
+    count_ = max_pp;
+    return;
+  }
+  // Parts with the same stage on every replica form one segment (with interleaving a stage's
+  // chunks are not contiguous, so equal tuples are merged, not only neighbours).
+  const int parts = model.layers + 2;
+  std::vector<std::vector<PartPlace>> place_of_part;
+  place_of_part.reserve(replicas_);
+  for (const Replica& r : plan.replicas) place_of_part.push_back(place_model_parts(r, plan.interleave, model.layers));
+  std::vector<int> tuple(replicas_);
+  for (int p = 0; p < parts; ++p) {
+    for (int r = 0; r < replicas_; ++r) tuple[r] = place_of_part[r][p].stage;
+    int k = 0;
+    for (; k < count_; ++k)
+      if (std::equal(tuple.begin(), tuple.end(), stage_.begin() + static_cast<std::ptrdiff_t>(k) * replicas_)) break;
+    if (k == count_) {
+      stage_.insert(stage_.end(), tuple.begin(), tuple.end());
+      parts_.emplace_back();
+      ++count_;
+    }
+    Parts& seg = parts_[k];
+    if (p == 0) seg.embedding = true;
+    else if (p == parts - 1) seg.head = true;
+    else ++seg.layers;
+  }
+}
+
+double DpSegments::params(int k, int replica, const Plan& plan, const ModelSpec& model) const {
+  const Parts& seg = parts_[k];
+  const Stage& st = plan.replicas[replica].stages[stage_of(k, replica)];
+  return stage_params(model, seg.layers, st.tp(), seg.embedding, seg.head, depth_[replica]);
+}
+
+}  // namespace hetsim::models

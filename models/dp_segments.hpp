@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+// Which GPUs synchronise which gradients across data-parallel replicas.
+//
+// Megatron-LM reduces each parameter's gradient among the replicas that hold it (Shoeybi et al.
+// 2019; Narayanan et al. SC'21 §2). When every replica splits the model into the same stages,
+// that is stage s of every replica. A heterogeneous plan may split replicas differently (a
+// replica of fast GPUs in 2 stages of 20 and 20 layers, one of slow GPUs in 3 stages of 10, 15
+// and 15): layer 12 is then on stage 0 of the first and stage 1 of the second. A segment is a
+// set of model parts (embedding, blocks, final norm and head) held by the same stage of every
+// replica; each is one DP group, and a stage in several segments runs their collectives one
+// after the other (exec/runner/rank_layout.cpp forms the same groups per unit).
+#pragma once
+#include <vector>
+
+#include "plan.hpp"
+#include "workload.hpp"
+
+namespace hetsim::models {
+
+class DpSegments {
+ public:
+  DpSegments(const Plan& plan, const ModelSpec& model);
+
+  /// Every replica has the same stage boundaries: segment s is stage s of every replica that
+  /// has one (replicas of other depths cannot be aligned, so this also needs equal depths).
+  bool aligned() const { return aligned_; }
+  int count() const { return count_; }
+  /// The stage of `replica` holding segment k; -1 when it holds none of it (only when aligned
+  /// and the replica is shallower: a segment of a non-aligned plan is on every replica).
+  int stage_of(int k, int replica) const {
+    if (aligned_) return k < depth_[replica] ? k : -1;
+    return stage_[static_cast<std::size_t>(k) * replicas_ + replica];
+  }
+  /// Parameters per GPU of `replica`'s share of segment k (before ZeRO sharding); not aligned only.
+  double params(int k, int replica, const Plan& plan, const ModelSpec& model) const;
+  /// Transformer blocks in segment k (all chunks); not aligned only.
+  int layers(int k) const { return parts_[k].layers; }
+
+ private:
+  struct Parts {
+    int layers = 0;
+    bool embedding = false, head = false;
+  };
+  bool aligned_ = true;
+  int count_ = 0;
+  int replicas_ = 0;
+  std::vector<int> depth_;   ///< [replica] pp
+  std::vector<int> stage_;   ///< [segment * replicas + replica], not aligned only
+  std::vector<Parts> parts_; ///< [segment], not aligned only
+};
+
+/// Where one replica holds a part of the model: its stage and that stage's chunk.
+struct PartPlace {
+  int stage = 0;
+  int chunk = 0;
+  bool operator==(const PartPlace&) const = default;
+};
+
+/// Place of each model part of one replica: [0] the embedding, [1..L] the blocks, [L+1] the
+/// final norm and head. Interleaved stages hold `interleave` chunks in Megatron-LM's order
+/// (model chunk j = chunk * pp + stage, the first chunks of a stage taking one block more;
+/// Narayanan et al. SC'21 §2.2). The execution engine places its units by the same rule.
+std::vector<PartPlace> place_model_parts(const Replica& replica, int interleave, int layers);
+
+}  // namespace hetsim::models

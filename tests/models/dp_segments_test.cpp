@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: Apache-2.0
+// Data-parallel segments: replicas that split the model into different stages synchronise each
+// layer's gradients among the stages that hold it, and a stage in several groups pays for each.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "cost_test_util.hpp"
+#include "dp_segments.hpp"
+#include "predictor.hpp"
+#include "stage_cost.hpp"
+#include "step_cost.hpp"
+
+namespace hetsim::models {
+namespace {
+
+using testing::cluster_of;
+using testing::gpt_workload;
+using testing::node_type;
+using testing::round_gpu;
+
+Replica replica(int micro_batches, std::vector<int> layers, std::vector<int> first_gpus) {
+  Replica r;
+  r.micro_batches = micro_batches;
+  for (std::size_t s = 0; s < layers.size(); ++s) r.stages.push_back(Stage{layers[s], {first_gpus[s]}});
+  return r;
+}
+
+Plan plan_of(std::vector<Replica> replicas, int interleave = 1) {
+  Plan p;
+  p.replicas = std::move(replicas);
+  p.interleave = interleave;
+  if (interleave > 1) p.schedule = Schedule::kInterleaved;
+  return p;
+}
+
+TEST(DpSegments, EqualSplitsAreStagesByIndex) {
+  const Workload w = gpt_workload(32, 1024, 16, 1024, 8);
+  const DpSegments seg(plan_of({replica(4, {16, 16}, {0, 1}), replica(4, {16, 16}, {2, 3})}), w.model);
+  EXPECT_TRUE(seg.aligned());
+  ASSERT_EQ(seg.count(), 2);
+  EXPECT_EQ(seg.stage_of(1, 0), 1);
+  EXPECT_EQ(seg.stage_of(1, 1), 1);
+}
+
+TEST(DpSegments, DifferentSplitsGroupEachLayerWithTheStagesHoldingIt) {
+  // Layers 1-10 (and the embedding) are on stage 0 everywhere; 11-16 on stage 1 of the third
+  // replica only; 17-20 on stage 0 of the second only; 21-32 (and the head) on stage 1 everywhere.
+  const Workload w = gpt_workload(32, 1024, 16, 1024, 12);
+  const Plan p = plan_of({replica(4, {16, 16}, {0, 1}), replica(4, {20, 12}, {2, 3}), replica(4, {10, 22}, {4, 5})});
+  const DpSegments seg(p, w.model);
+  EXPECT_FALSE(seg.aligned());
+  ASSERT_EQ(seg.count(), 4);
+  const int expected_stages[4][3] = {{0, 0, 0}, {0, 0, 1}, {1, 0, 1}, {1, 1, 1}};
+  const int expected_layers[4] = {10, 6, 4, 12};
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_EQ(seg.layers(k), expected_layers[k]) << "segment " << k;
+    for (int r = 0; r < 3; ++r) EXPECT_EQ(seg.stage_of(k, r), expected_stages[k][r]) << "segment " << k << " replica " << r;
+  }
+  // Per-GPU parameters: the embedding with the first segment, the LM head copy with the last.
+  EXPECT_DOUBLE_EQ(seg.params(0, 0, p, w.model), stage_params(w.model, 10, 1, true, false, 2));
+  EXPECT_DOUBLE_EQ(seg.params(1, 2, p, w.model), stage_params(w.model, 6, 1, false, false, 2));
+  EXPECT_DOUBLE_EQ(seg.params(3, 1, p, w.model), stage_params(w.model, 12, 1, false, true, 2));
+}
+
+TEST(DpSegments, ReplicasOfOtherDepths) {
+  const Workload w = gpt_workload(32, 1024, 16, 1024, 8);
+  const DpSegments seg(plan_of({replica(4, {32}, {0}), replica(4, {16, 16}, {1, 2})}), w.model);
+  ASSERT_FALSE(seg.aligned());
+  ASSERT_EQ(seg.count(), 2);
+  EXPECT_EQ(seg.stage_of(0, 0), 0);
+  EXPECT_EQ(seg.stage_of(0, 1), 0);
+  EXPECT_EQ(seg.stage_of(1, 0), 0);
+  EXPECT_EQ(seg.stage_of(1, 1), 1);
+}
+
+TEST(DpSegments, InterleavedChunksOfOneStageMerge) {
+  // Megatron-LM's chunk order, first chunks one block larger: replica 0 (8, 8) -> layers 1-4 s0,
+  // 5-8 s1, 9-12 s0, 13-16 s1; replica 1 (4, 12) -> 1-2 s0, 3-8 s1, 9-10 s0, 11-16 s1.
+  const Workload w = gpt_workload(16, 1024, 16, 1024, 8);
+  const Plan p = plan_of({replica(4, {8, 8}, {0, 1}), replica(4, {4, 12}, {2, 3})}, 2);
+  std::vector<int> stages, chunks;
+  for (const PartPlace& place : place_model_parts(p.replicas[1], 2, 16)) {
+    stages.push_back(place.stage);
+    chunks.push_back(place.chunk);
+  }
+  EXPECT_EQ(stages, (std::vector<int>{0, 0, 0, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1, 1}));
+  EXPECT_EQ(chunks, (std::vector<int>{0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1}));
+  const DpSegments seg(p, w.model);
+  ASSERT_EQ(seg.count(), 3);
+  EXPECT_EQ(seg.layers(0), 4);  // (s0, s0): 1-2 and 9-10
+  EXPECT_EQ(seg.layers(1), 4);  // (s0, s1): 3-4 and 11-12
+  EXPECT_EQ(seg.layers(2), 8);  // (s1, s1): 5-8 and 13-16
+}
+
+TEST(Predictor, ReplicasSplitDifferentlySyncEachLayerWithItsHolders) {
+  // Three nodes with 1 GB/s NICs, so that the gradient sync shows. Replica 0: stages of 4 + 4
+  // layers on nodes 0 and 1; replica 1: 2 + 6 layers, both on node 2, fewer micro-batches (so
+  // replica 0 is the slowest and every group that holds its stage 0 starts at the step's end).
+  const Cluster c = cluster_of({node_type("n", round_gpu("n", 300e12), 8, 300e9, 1e9)}, {{0, 3}});
+  Workload w = gpt_workload(8, 2048, 16, 1024, 96);
+  w.model.tied_embeddings = false;
+  const Plan p = plan_of({replica(64, {4, 4}, {0, 8}), replica(32, {2, 6}, {16, 17})});
+  const Report r = predict(c, w, p);
+  const PlanWork work = build_plan_work(c, w, p);
+  ASSERT_TRUE(r.feasible && work.feasible) << r.infeasible_reason;
+  std::set<std::vector<int>> groups;
+  double t_first = 0, t_middle = 0;
+  for (const DpGroup& g : work.dp_groups) {
+    if (g.embedding) continue;
+    groups.insert(g.gpus);
+    const double bytes = g.gpus == std::vector<int>{0, 16}  ? stage_params(w.model, 2, 1, true, false, 2) * 2
+                         : g.gpus == std::vector<int>{0, 17} ? stage_params(w.model, 2, 1, false, false, 2) * 2
+                                                             : stage_params(w.model, 4, 1, false, true, 2) * 2;
+    EXPECT_DOUBLE_EQ(g.size_bytes, bytes);
+    if (g.gpus == std::vector<int>{0, 16}) t_first = g.time_s;
+    if (g.gpus == std::vector<int>{0, 17}) t_middle = g.time_s;
+  }
+  // Layers 1-2 + embedding: replica 0 stage 0 with replica 1 stage 0; layers 3-4: replica 0
+  // stage 0 with replica 1 stage 1; layers 5-8 + head: both stage 1. (By stage index, GPU 17
+  // and GPU 8 would reduce 6 layers' gradients together, of which GPU 8 holds only 4.)
+  EXPECT_EQ(groups, (std::set<std::vector<int>>{{0, 16}, {0, 17}, {8, 17}}));
+  ASSERT_GT(t_first, 0.0);
+  ASSERT_GT(t_middle, 0.0);
+  // GPU 0 is in two groups that both start at the step's end: they run one after the other.
+  EXPECT_GE(r.breakdown.dp_comm_s, (t_first + t_middle) * (1 - 1e-9));
+}
+
+}  // namespace
+}  // namespace hetsim::models
