@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "dp_segments.hpp"
 #include "pipeline_time.hpp"
 #include "step_cost.hpp"
 
@@ -32,24 +33,40 @@ double tokens_per_step(const Workload& w) {
   return static_cast<double>(w.training.global_batch) * w.model.seq_len;
 }
 
-double grad_sync_estimate_s(const Cluster& cluster, const Workload& workload, int zero,
+double grad_sync_estimate_s(const Cluster& cluster, const Workload& workload, const Plan& plan,
                             const std::vector<std::vector<StageRef>>& replicas, int slowest) {
   if (replicas.size() <= 1) return 0;
-  size_t max_pp = 0;
-  for (const auto& r : replicas) max_pp = std::max(max_pp, r.size());
+  const DpSegments segments(plan, workload.model);
+  const double bpp = grad_sync_bytes_per_param(workload.training);
+  const auto& slow = replicas[slowest];
   double exposed = 0;
   std::vector<int> members;
-  for (size_t s = 0; s < max_pp; ++s) {
+  // Not aligned: per (replica, stage), the sum of its segments' all-reduces.
+  std::vector<std::vector<double>> stage_sum_s;
+  if (!segments.aligned())
+    for (const auto& r : replicas) stage_sum_s.emplace_back(r.size(), 0.0);
+  for (int k = 0; k < segments.count(); ++k) {
     members.clear();
     double bytes = 0;
-    for (const auto& r : replicas) {
-      if (s >= r.size()) continue;
-      members.push_back(r[s].gpu);
-      bytes = std::max(bytes, stage_grad_bytes(workload, r[s].layers, r[s].tp, s == 0));
+    for (std::size_t r = 0; r < replicas.size(); ++r) {
+      const int s = segments.stage_of(k, static_cast<int>(r));
+      if (s < 0) continue;
+      const StageRef& ref = replicas[r][s];
+      members.push_back(ref.gpu);
+      bytes = std::max(bytes, segments.aligned() ? stage_grad_bytes(workload, ref.layers, ref.tp, s == 0)
+                                                 : segments.params(k, static_cast<int>(r), plan, workload.model) * bpp);
     }
-    const auto& slow = replicas[slowest];
-    exposed = std::max(exposed, exposed_stage_sync_s(cluster, members, bytes, zero, s < slow.size() ? slow[s].time_s : 0.0));
+    const int s_slow = segments.stage_of(k, slowest);
+    if (segments.aligned()) {
+      exposed = std::max(exposed, exposed_stage_sync_s(cluster, members, bytes, plan.zero, s_slow >= 0 ? slow[s_slow].time_s : 0.0));
+      continue;
+    }
+    const double t = allreduce_estimate_s(cluster, members, bytes, plan.zero);
+    for (std::size_t r = 0; r < replicas.size(); ++r) stage_sum_s[r][segments.stage_of(k, static_cast<int>(r))] += t;
   }
+  for (std::size_t r = 0; r < stage_sum_s.size(); ++r)
+    for (std::size_t s = 0; s < stage_sum_s[r].size(); ++s)
+      exposed = std::max(exposed, stage_sum_s[r][s] - backward_share_s(replicas[r][s].time_s));
   return std::max(0.0, exposed);
 }
 
@@ -114,7 +131,7 @@ Estimate estimate_plan(const Cluster& cluster, const Workload& workload, const P
     e.reason = "estimated memory exceeds the GPU's";
     return e;
   }
-  e.step_s = slowest + grad_sync_estimate_s(cluster, workload, plan.zero, refs, slowest_replica);
+  e.step_s = slowest + grad_sync_estimate_s(cluster, workload, plan, refs, slowest_replica);
   if (!std::isfinite(e.step_s) || e.step_s <= 0) {
     e.reason = "no route between some of the plan's GPUs";
     return e;

@@ -44,11 +44,12 @@ double exposed_stage_sync_s(const Cluster& cluster, const std::vector<int>& memb
 /// The backward's share of a stage's forward + backward, behind which its gradient sync hides.
 double backward_share_s(double stage_s);
 
-/// Exposed gradient sync as the predictor groups it: one group per stage index across the
-/// replicas that have that stage, sized by the largest stage's gradients; with overlap the
-/// sync of stage s hides behind the backward of stage s of the slowest replica (about 2/3 of
-/// its forward + backward: backward = 2x forward, Narayanan et al. SC'21 eq. 3).
-double grad_sync_estimate_s(const Cluster& cluster, const Workload& workload, int zero,
+/// Exposed gradient sync as the predictor groups it: one group per DP segment (stage s of every
+/// replica when they split the model alike; dp_segments.hpp), sized by its largest member's
+/// gradients, hidden behind the backward of the slowest replica's stage that holds it (about
+/// 2/3 of its forward + backward: backward = 2x forward, Narayanan et al. SC'21 eq. 3); a stage
+/// holding several segments pays for each.
+double grad_sync_estimate_s(const Cluster& cluster, const Workload& workload, const Plan& plan,
                             const std::vector<std::vector<StageRef>>& replicas, int slowest);
 
 /// Bytes of gradients per GPU of a stage of `layers` blocks at TP `tp` (+ embedding on stage 0).

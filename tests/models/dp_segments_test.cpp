@@ -8,6 +8,7 @@
 
 #include "cost_test_util.hpp"
 #include "dp_segments.hpp"
+#include "planner_estimate.hpp"
 #include "predictor.hpp"
 #include "stage_cost.hpp"
 #include "step_cost.hpp"
@@ -125,6 +126,22 @@ TEST(Predictor, ReplicasSplitDifferentlySyncEachLayerWithItsHolders) {
   ASSERT_GT(t_middle, 0.0);
   // GPU 0 is in two groups that both start at the step's end: they run one after the other.
   EXPECT_GE(r.breakdown.dp_comm_s, (t_first + t_middle) * (1 - 1e-9));
+}
+
+TEST(PlannerEstimate, ReplicasSplitDifferentlyPayEachSegmentOfAStage) {
+  // The planner's cheap estimate groups gradients as the predictor does: GPU 0 (replica 0's
+  // stage 0) syncs layers 1-2 with GPU 16 and layers 3-4 with GPU 17, one after the other.
+  const Cluster c = cluster_of({node_type("n", round_gpu("n", 300e12), 8, 300e9, 1e9)}, {{0, 3}});
+  Workload w = gpt_workload(8, 2048, 16, 1024, 96);
+  w.model.tied_embeddings = false;
+  const Plan p = plan_of({replica(64, {4, 4}, {0, 8}), replica(32, {2, 6}, {16, 17})});
+  const std::vector<std::vector<planner::StageRef>> refs = {{{0, 4, 1, 0.0}, {8, 4, 1, 0.0}},
+                                                            {{16, 2, 1, 0.0}, {17, 6, 1, 0.0}}};
+  const double bpp = grad_sync_bytes_per_param(w.training);
+  const double first = planner::allreduce_estimate_s(c, {0, 16}, stage_params(w.model, 2, 1, true, false, 2) * bpp, 0);
+  const double middle = planner::allreduce_estimate_s(c, {0, 17}, stage_params(w.model, 2, 1, false, false, 2) * bpp, 0);
+  const double last = planner::allreduce_estimate_s(c, {8, 17}, stage_params(w.model, 4, 1, false, true, 2) * bpp, 0);
+  EXPECT_DOUBLE_EQ(planner::grad_sync_estimate_s(c, w, p, refs, 0), std::max(first + middle, middle + last));
 }
 
 }  // namespace
