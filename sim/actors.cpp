@@ -254,6 +254,10 @@ void stage_actor(World& w, int a) {
       rt.account(gather->simulated[k], started, gathers[k]->get_finish_time());
     }
     for (const auto& f : gather->shadows) rt.account(f, started, end);
+    // Transfers between an AMD and an NVIDIA GPU go through host memory (topology.hpp): they
+    // take what the host links need beyond the network's time, as a collective phase does.
+    const double staged_end = end + rt.staging_delay(gather->simulated);
+    if (staged_end > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(staged_end);
     timing.dp_wait_s += sg4::Engine::get_clock() - t0;
     rt.span(a, "zero3 gather " + label, "dp", t0, sg4::Engine::get_clock());
   };

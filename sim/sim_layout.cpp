@@ -180,8 +180,8 @@ bool add_zero3_pass_traffic(const Topology& topo, const models::Plan& plan, cons
   for (int k : groups_with_flows) {
     const auto& grp = work.dp_groups[k];
     const int n = static_cast<int>(grp.gpus.size());
-    std::map<int, int> members_on_node;  // counted once per group, not once per member
-    for (int m : grp.gpus) ++members_on_node[cluster.node_of_gpu(m)];
+    std::map<int, std::vector<int>> members_on_node;  // node -> its members' positions in the group
+    for (int i = 0; i < n; ++i) members_on_node[cluster.node_of_gpu(grp.gpus[i])].push_back(i);
     for (int i = 0; i < n; ++i) {
       const int g = grp.gpus[i];
       if (!gpu_in_sim[g]) continue;
@@ -190,14 +190,25 @@ bool add_zero3_pass_traffic(const Topology& topo, const models::Plan& plan, cons
       // Each member's traffic crosses its own NIC share (models::zero3_collective_time): its
       // flow goes to the member as many places on as its node has members (the same position
       // on the next node of a node-contiguous group), or to its ring successor in a one-node group.
-      const int on_node = members_on_node[cluster.node_of_gpu(g)];
+      const std::vector<int>& local = members_on_node[cluster.node_of_gpu(g)];
+      const int on_node = static_cast<int>(local.size());
       const int dst = grp.gpus[(i + (on_node < n ? on_node : 1)) % n];
       if (!gpu_in_platform[dst]) return false;
       // One ring step's worth of each collective: (n-1)/n of the chunk's bytes to the successor.
       const double share = (n - 1.0) / n / chunks;
-      Phase f{{g, dst, traffic.forward_gathers * grp.gather_bytes * share}};
-      Phase b{{g, dst, (traffic.backward_gathers * grp.gather_bytes + traffic.backward_reduce_scatters * grp.size_bytes) *
-                           share}};
+      const double forward_bytes = traffic.forward_gathers * grp.gather_bytes * share;
+      const double backward_bytes =
+          (traffic.backward_gathers * grp.gather_bytes + traffic.backward_reduce_scatters * grp.size_bytes) * share;
+      Phase f{{g, dst, forward_bytes}};
+      Phase b{{g, dst, backward_bytes}};
+      if (on_node > 1 && on_node < n) {
+        // The rings' hops inside the node carry the same share at the same time (the cost model
+        // takes the slower of the intra-node ring and the NIC share): on a mesh of point-to-point
+        // links (MI300X xGMI) such a hop can be slower than the NIC.
+        const int peer = grp.gpus[local[(std::find(local.begin(), local.end(), i) - local.begin() + 1) % on_node]];
+        f.push_back({g, peer, forward_bytes});
+        b.push_back({g, peer, backward_bytes});
+      }
       for (Phase* ph : {&f, &b}) spread_over_mesh_links(topo, grp.gpus, *ph);
       forward[a].insert(forward[a].end(), f.begin(), f.end());
       backward[a].insert(backward[a].end(), b.begin(), b.end());

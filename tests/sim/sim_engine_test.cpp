@@ -138,6 +138,47 @@ TEST(SimEngine, ReplicasSplitDifferentlyAgreeWithTheCostModel) {
   EXPECT_NEAR(sim.iteration_time_s, analytic.iteration_time_s, 0.03 * analytic.iteration_time_s);
 }
 
+// ZeRO-3 traffic where the ring is slower than a member's NIC share: between AMD and NVIDIA GPUs
+// staged through 8 GB/s host links, and between two members on one MI300X node joined by one
+// xGMI link of a 112 GB/s mesh (16 GB/s). The simulator sent each member's share over its NIC
+// only, without the staging or the intra-node hop, and found these steps 4-7x faster than the
+// cost model prices them.
+TEST(SimEngine, ZeroThreeRingsPayHostStagingAndMeshLinks) {
+  const std::string root = HETSIM_SOURCE_DIR;
+  const auto catalog = models::load_catalog_dir(root + "/clusters/catalog");
+  auto cluster = [&](const char* host, const char* xgmi, int nvidia_nodes) {
+    std::string text = std::string("kind: cluster\nname: z3\nnode_types:\n") +
+                       "  h: {gpu: h100-sxm5-80gb, gpus: 8, intra: {kind: nvswitch, bandwidth: 450GB/s, latency: 2us},"
+                       " nics: {count: 8, bandwidth: 400Gbps, kind: infiniband, latency: 2us, gpu_direct: true},"
+                       " host_link: " + host + "}\n"
+                       "  m: {gpu: mi300x, gpus: 8, intra: {kind: xgmi, bandwidth: " + xgmi + ", latency: 2us, mesh: true},"
+                       " nics: {count: 8, bandwidth: 400Gbps, kind: roce, latency: 2us, gpu_direct: true},"
+                       " host_link: " + host + "}\n"
+                       "zones:\n  - name: dc\n    fabric: {kind: fat-tree, oversubscription: 1, latency: 5us}\n    nodes:\n";
+    if (nvidia_nodes > 0) text += "      - {type: h, count: " + std::to_string(nvidia_nodes) + "}\n";
+    text += "      - {type: m, count: 2}\n";
+    return models::parse_cluster(text, catalog);
+  };
+  models::Workload w = models::load_workload(root + "/workloads/llama2-7b.yaml");
+  for (const auto& [label, c] : {std::pair{"cross-vendor, 8 GB/s host links", cluster("8GB/s", "448GB/s", 2)},
+                                 std::pair{"MI300X, 112 GB/s xGMI mesh", cluster("63GB/s", "112GB/s", 0)}}) {
+    const int dp = c.gpu_count() / 4;
+    w.training.global_batch = 2 * dp;
+    models::UniformPlanOptions o;
+    o.zero = 3;
+    o.sequence_parallel = true;
+    const auto made = models::make_uniform_plan(c, w, 4, 1, dp, o);
+    ASSERT_TRUE(std::holds_alternative<models::Plan>(made)) << label;
+    const models::Plan& p = std::get<models::Plan>(made);
+    const models::Report analytic = models::predict(c, w, p);
+    const models::Report sim = simulate_report_in_child(c, w, p, SimOptions{});
+    ASSERT_TRUE(analytic.feasible && sim.feasible) << label << ": " << sim.infeasible_reason;
+    std::printf("zero3, %s: analytic %.3f s, simulated %.3f s\n", label, analytic.iteration_time_s, sim.iteration_time_s);
+    EXPECT_GT(analytic.breakdown.dp_comm_s, 0.5 * analytic.iteration_time_s) << label << ": the ring should dominate";
+    EXPECT_NEAR(sim.iteration_time_s, analytic.iteration_time_s, 0.05 * analytic.iteration_time_s) << label;
+  }
+}
+
 // Tied embeddings with TP: every TP rank of the first stage all-reduces its vocab/t shard with
 // its peer in the last stage at once, the four shards sharing the one NIC of each node. The
 // simulator must move all four (it once moved rank 0's only and finished the sync 4x early).
