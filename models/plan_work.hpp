@@ -71,6 +71,7 @@ struct DpGroup {
   /// gather_bytes per GPU); or the tied-embedding all-reduce between first and last stage.
   bool embedding = false;
   double gather_bytes = 0;
+  int buckets = 1;                       ///< gradient buckets of an overlapped sync (grad_bucket_count)
   double time_s = 0;                     ///< analytic time on the group's links
 };
 

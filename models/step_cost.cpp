@@ -3,6 +3,7 @@
 #include "step_cost.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "comm_cost.hpp"
@@ -22,6 +23,16 @@ double grad_sync_bytes_per_param(Dtype dtype) { return dtype == Dtype::kFp16 ? 2
 
 double grad_sync_bytes_per_param(const TrainingSpec& training) {
   return training.fp32_grad_allreduce ? 4.0 : grad_sync_bytes_per_param(training.dtype);
+}
+
+int grad_bucket_count(double params_per_gpu, int dp) {
+  const double bucket = std::max(40e6, 1e6 * dp);
+  return static_cast<int>(std::clamp(std::ceil(params_per_gpu / bucket), 1.0, static_cast<double>(kMaxGradBuckets)));
+}
+
+double overlapped_sync_exposed_s(double sync_s, double backward_s, int buckets) {
+  const double b = std::max(1, buckets);
+  return std::max(sync_s / b, sync_s - backward_s * (1 - 1 / b));
 }
 
 namespace {
@@ -163,6 +174,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
     if (max_tp == 0) continue;
     const double grad_bytes = params * grad_bpp;
     const double gather_bytes = plan.zero >= 1 ? params * weight_bpp : 0;
+    const int buckets = plan.overlap_grad_sync ? grad_bucket_count(params, count) : 1;
     // The group starts when the last of its members has finished its stage's backward: replica r
     // does so backward_finish_offset before its own end (1F1B cool-down), at most at the slowest
     // replica's end. `offset` is how long before that end it starts; `late` is the replica that
@@ -233,6 +245,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
         dg.size_bytes = grad_bytes;
         dg.stage = segments.stage_of(k, 0);
         dg.gather_bytes = gather_bytes;
+        dg.buckets = buckets;
         dg.time_s = t;
         work->dp_groups.push_back(std::move(dg));
       }
@@ -241,9 +254,10 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
     // reduction runs during the last backward pass, and the updated weights' all-gather after the
     // optimizer during the next step's first forward pass (it needs the new weights, so the
     // backward cannot hide it); each part is exposed beyond the pass that hides it.
-    const double exposed = !plan.overlap_grad_sync ? worst - offset
-                           : std::max(0.0, worst - worst_gather - offset - hidden) +
-                                 std::max(0.0, worst_gather - late[late_stage].forward_s);
+    const double exposed =
+        !plan.overlap_grad_sync ? worst - offset
+                                : std::max(0.0, overlapped_sync_exposed_s(worst - worst_gather, hidden, buckets) - offset) +
+                                      std::max(0.0, worst_gather - late[late_stage].forward_s);
     out.dp_exposed_s = std::max(out.dp_exposed_s, exposed);
     if (!aligned && worst > 0)
       for (int r = 0; r < dp; ++r) {

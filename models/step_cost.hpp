@@ -24,6 +24,20 @@ double grad_sync_bytes_per_param(Dtype dtype);
 /// Same, honouring TrainingSpec::fp32_grad_allreduce (fp16 gradients reduced as fp32: 4 bytes).
 double grad_sync_bytes_per_param(const TrainingSpec& training);
 
+/// Gradient buckets of an overlapped DP sync: Megatron-Core's DistributedDataParallel reduces
+/// each bucket of max(40M, 1M x dp) parameters as soon as the backward has filled it (its default
+/// bucket_size with overlap_grad_reduce), so the last bucket, filled at the backward's end, is
+/// exposed. At most kMaxGradBuckets: the simulator runs every bucket's collective, and beyond it
+/// the exposed tail changes by under 1/kMaxGradBuckets of the sync.
+inline constexpr int kMaxGradBuckets = 32;
+int grad_bucket_count(double params_per_gpu, int dp);
+
+/// Exposed part of an overlapped gradient reduction of `sync_s` in `buckets` buckets during a
+/// last backward pass of `backward_s`: bucket k is ready at k/B of the pass and the reductions
+/// run one after another, so the end lies max(sync/B, sync - backward (1 - 1/B)) after the
+/// pass's end (PyTorch DDP's bucketing, Li et al. VLDB 2020).
+double overlapped_sync_exposed_s(double sync_s, double backward_s, int buckets);
+
 struct StepInput {
   const Cluster& cluster;
   const Workload& workload;

@@ -358,10 +358,11 @@ SimResult simulate_work(const models::Cluster& cluster, const models::Plan& plan
   make_engine();
   const Platform platform(topo, lay.node_used);
   Runtime rt(topo, platform, result, options.record_trace);
-  const int buckets = plan.overlap_grad_sync ? (options.grad_buckets > 0 ? options.grad_buckets : kDefaultGradBuckets) : 1;
   rt.components_.resize(lay.components.size());
   rt.embeddings_.resize(lay.embeddings.size());
-  for (auto& c : rt.components_) {
+  for (std::size_t k = 0; k < rt.components_.size(); ++k) {
+    auto& c = rt.components_[k];
+    const int buckets = !plan.overlap_grad_sync ? 1 : options.grad_buckets > 0 ? options.grad_buckets : lay.components[k].buckets;
     c.buckets = buckets;
     for (int k = 0; k < buckets; ++k) c.bucket_ready.push_back(sg4::Semaphore::create(0));
   }

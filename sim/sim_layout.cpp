@@ -315,6 +315,7 @@ SimLayout layout(const Topology& topo, const models::Plan& plan, const models::P
     auto [it, fresh] = component_of_root.emplace(root, static_cast<int>(lay.components.size()));
     if (fresh) lay.components.emplace_back();
     auto& comp = lay.components[it->second];
+    comp.buckets = std::max(comp.buckets, grp.buckets);
     // ZeRO >= 1 shards the optimizer state: gradients are reduce-scattered and the updated
     // weights all-gathered (Rajbhandari et al., SC'20 §5.1-5.2), as the cost model prices it.
     const int concurrent = models::group_concurrency(cluster, grp.gpus, lay.plan_gpus_on_node);

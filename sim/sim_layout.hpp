@@ -31,6 +31,7 @@ struct DpComponent {
   std::vector<int> actors;                 ///< indices into SimLayout::actors
   std::vector<FoldedPhase> grad_phases;    ///< gradient sync of the full gradient (all-reduce, or reduce-scatter with ZeRO>=1)
   std::vector<FoldedPhase> param_phases;   ///< ZeRO>=1: parameter all-gather after the optimizer step
+  int buckets = 1;                         ///< of an overlapped sync: the most of its groups' (DpGroup::buckets)
 };
 
 /// Tied embeddings: the first and last stage of a replica all-reduce the embedding gradient

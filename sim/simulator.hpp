@@ -15,12 +15,9 @@ namespace hetsim::sim {
 
 struct SimOptions {
   bool fold = true;          ///< fold congruent DP replica blocks and link-disjoint flows (DESIGN "Simulator")
-  int grad_buckets = 0;      ///< gradient buckets when the plan overlaps DP sync (0 = kDefaultGradBuckets)
+  int grad_buckets = 0;      ///< gradient buckets when the plan overlaps DP sync (0: the cost model's, models::grad_bucket_count)
   bool record_trace = false; ///< keep per-op and per-link intervals for a Chrome trace
 };
-/// Buckets of an overlapped gradient sync when the options give none.
-inline constexpr int kDefaultGradBuckets = 4;
-
 /// One interval of the timeline.
 struct TraceSpan {
   int track = 0;             ///< index into SimResult::tracks

@@ -128,6 +128,19 @@ TEST(Predictor, ReplicasSplitDifferentlySyncEachLayerWithItsHolders) {
   EXPECT_GE(r.breakdown.dp_comm_s, (t_first + t_middle) * (1 - 1e-9));
 }
 
+TEST(OverlappedGradSync, BucketsFollowMegatronCoreAndExposeTheLast) {
+  // Megatron-Core's default bucket: max(40M, 1M x dp) parameters.
+  EXPECT_EQ(grad_bucket_count(100e6, 8), 3);     // 40M buckets
+  EXPECT_EQ(grad_bucket_count(100e6, 64), 2);    // 64M buckets
+  EXPECT_EQ(grad_bucket_count(1e6, 8), 1);
+  EXPECT_EQ(grad_bucket_count(1e12, 8), kMaxGradBuckets);
+  // 4 buckets of a 4 s sync over a 8 s backward: each done before the next is ready, the last
+  // one (1 s) after the pass; over a 2 s backward the reductions queue: 4 - 2 * 3/4 = 2.5 s.
+  EXPECT_DOUBLE_EQ(overlapped_sync_exposed_s(4.0, 8.0, 4), 1.0);
+  EXPECT_DOUBLE_EQ(overlapped_sync_exposed_s(4.0, 2.0, 4), 2.5);
+  EXPECT_DOUBLE_EQ(overlapped_sync_exposed_s(4.0, 2.0, 1), 4.0);  // one bucket: nothing hidden
+}
+
 TEST(PlannerEstimate, ReplicasSplitDifferentlyPayEachSegmentOfAStage) {
   // The planner's cheap estimate groups gradients as the predictor does: GPU 0 (replica 0's
   // stage 0) syncs layers 1-2 with GPU 16 and layers 3-4 with GPU 17, one after the other.

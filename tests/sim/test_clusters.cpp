@@ -104,6 +104,7 @@ void make_uniform(const UniformWork& u, models::Plan& plan, models::PlanWork& wo
         g.size_bytes = u.grad_bytes;
         g.stage = s;
         g.gather_bytes = u.zero >= 1 ? u.grad_bytes : 0;
+        g.buckets = u.overlap ? u.grad_buckets : 1;
         work.dp_groups.push_back(g);
       }
 }

@@ -36,6 +36,7 @@ struct UniformWork {
   double t_f = 1e-3, t_b = 2e-3, act_bytes = 0, tp_ar_bytes = 0, grad_bytes = 0, optimizer_s = 0;
   models::Schedule schedule = models::Schedule::k1f1b;
   bool overlap = false;
+  int grad_buckets = 4;  ///< of an overlapped sync (DpGroup::buckets)
   int zero = 0;  ///< ZeRO stage; >= 1 gathers grad_bytes of weights after the step
 };
 void make_uniform(const UniformWork& u, models::Plan& plan, models::PlanWork& work);
