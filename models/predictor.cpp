@@ -373,20 +373,41 @@ bool Evaluation::run() {
   }
   drop_copies_with_other_senders(max_pp, nic_senders, partial);
   // Boundaries between zones: in the steady state every replica's boundary sends at once, so
-  // the TP ranks of all boundaries between two zones share the WAN link between them (one
-  // direction each way: forward sends one way, backward sends the other), not a node's share.
+  // the TP ranks of all boundaries between two zones share the WAN link between them, not a
+  // node's share. Per direction: a stage sending that way (forward to its next stage, backward
+  // to its previous one) counts once, as its sends follow one another (an interleaved stage's
+  // forward and wrap-around backward sends go the same way; counted twice, the link was priced
+  // at half the rate the simulator finds). The busier direction sets the share.
   const int zones = static_cast<int>(cluster.zones.size());
   std::vector<int> wan_senders;  // by zone_pair_index; empty with one zone
   if (zones > 1) {
-    wan_senders.assign(static_cast<std::size_t>(zones) * zones, 0);
-    for (const Replica& rep : plan.replicas)
-      for (int s = 0; s < static_cast<int>(rep.stages.size()); ++s) {
-        const Stage* b = next_stage(rep, s);
-        if (!b) continue;
+    std::vector<int> directed(static_cast<std::size_t>(zones) * zones, 0);  // [from * zones + to]
+    for (const Replica& rep : plan.replicas) {
+      const int pp = static_cast<int>(rep.stages.size());
+      for (int s = 0; s < pp; ++s) {
         const Stage& a = rep.stages[s];
-        const int za = cluster.nodes[node_of(a.gpus.front())].zone, zb = cluster.nodes[node_of(b->gpus.front())].zone;
-        if (za != zb) wan_senders[zone_pair_index(cluster, za, zb)] += std::max(a.tp(), b->tp());
+        const int za = cluster.nodes[node_of(a.gpus.front())].zone;
+        std::vector<std::pair<int, int>> ways;  // (to zone, ranks) of this stage's sends, one per zone
+        auto add = [&](const Stage& b) {
+          const int zb = cluster.nodes[node_of(b.gpus.front())].zone;
+          if (zb == za) return;
+          for (auto& w : ways)
+            if (w.first == zb) return void(w.second = std::max(w.second, std::max(a.tp(), b.tp())));
+          ways.emplace_back(zb, std::max(a.tp(), b.tp()));
+        };
+        if (const Stage* next = next_stage(rep, s)) add(*next);  // forward
+        const int previous = s > 0 ? s - 1 : pp - 1;             // backward: to the stage sending to s
+        if (next_stage(rep, previous) == &a) add(rep.stages[previous]);
+        for (const auto& [zb, ranks] : ways) directed[static_cast<std::size_t>(za) * zones + zb] += ranks;
       }
+    }
+    wan_senders.assign(static_cast<std::size_t>(zones) * zones, 0);
+    for (int za = 0; za < zones; ++za)
+      for (int zb = 0; zb < zones; ++zb)
+        if (za != zb) {
+          int& w = wan_senders[zone_pair_index(cluster, za, zb)];
+          w = std::max(w, directed[static_cast<std::size_t>(za) * zones + zb]);
+        }
   }
   for (int r = 0; r < dp; ++r) {
     const Replica& rep = plan.replicas[r];
