@@ -128,7 +128,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
   // Not aligned: a stage in several segments runs their collectives one after the other; per
   // stage slot, the sum of its segments' times and the earliest of their starts before the end.
   std::vector<double> slot_sync_s(aligned ? 0 : slots, 0.0), slot_offset_s(aligned ? 0 : slots, 0.0);
-  std::vector<int> slot_segments(aligned ? 0 : slots, 0);
+  std::vector<int> slot_segments(aligned ? 0 : slots, 0), slot_buckets(aligned ? 0 : slots, 0);
   std::vector<int> members(dp);
   int count = 0;  // members of the current group
   DpGroupMemo group_memo;
@@ -264,14 +264,18 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
         const std::size_t slot = static_cast<std::size_t>(r) * in.max_pp + segments.stage_of(k, r);
         slot_offset_s[slot] = slot_segments[slot]++ > 0 ? std::min(slot_offset_s[slot], offset) : offset;
         slot_sync_s[slot] += worst;
+        slot_buckets[slot] += buckets;
       }
   }
   // A stage holding several segments runs their collectives back to back from the earliest
-  // start; overlapped, its last backward pass hides them as it hides one segment's.
+  // start; overlapped, its last backward pass hides them as it hides one segment's buckets.
   for (std::size_t slot = 0; slot < slot_sync_s.size(); ++slot)
-    if (slot_segments[slot] > 1)
-      out.dp_exposed_s = std::max(out.dp_exposed_s, slot_sync_s[slot] - slot_offset_s[slot] -
-                                                        (plan.overlap_grad_sync ? in.times[slot].backward_s : 0));
+    if (slot_segments[slot] > 1) {
+      const double sync_s = !plan.overlap_grad_sync ? slot_sync_s[slot]
+                                                    : overlapped_sync_exposed_s(slot_sync_s[slot], in.times[slot].backward_s,
+                                                                                slot_buckets[slot]);
+      out.dp_exposed_s = std::max(out.dp_exposed_s, sync_s - slot_offset_s[slot]);
+    }
 
   // Tied embeddings with pp > 1: the first and last stage all-reduce the word-embedding
   // gradient after the DP sync (Megatron-LM _allreduce_embedding_grads; Shoeybi et al. 2019).
