@@ -132,6 +132,9 @@ std::vector<std::string> check_plan(const Plan& plan, const Cluster& cluster, co
     // interleaving) runs micro-batches in groups of the pipeline depth and rejects a count that
     // is no multiple of it; pipeline_time()'s interleaved form assumes the same.
     const int depth = static_cast<int>(rep.stages.size());
+    if (plan.interleave > 1 && depth == 1 && r > 0 && plan.pp() >= 2)  // replica 0's is said above
+      out.push_back(rp + ".stages: one stage, but interleave " + std::to_string(plan.interleave) +
+                    " splits each stage into chunks of a pipeline (expected 2 or more stages, or interleave: 1)");
     if (plan.interleave > 1 && depth > 1 && rep.micro_batches >= 1 && rep.micro_batches % depth != 0)
       out.push_back(rp + ".micro_batches: " + std::to_string(rep.micro_batches) + " is no multiple of the " +
                     std::to_string(depth) + " stages, which the interleaved schedule needs (expected a multiple of " +

@@ -156,6 +156,7 @@ std::string knob_summary(const Plan& p) {
   if (p.overlap_p2p_comm) s += " p2p-overlap";
   if (p.sequence_parallel) s += p.tp_comm_overlap ? ", sp+overlap" : ", sp";
   s += ", zero " + std::to_string(p.zero);
+  if (!p.overlap_grad_sync && p.dp() > 1) s += ", sync after backward";
   return s;
 }
 
@@ -165,6 +166,19 @@ RankedPlan rank(const Cluster& cluster, const Workload& workload, const Candidat
   r.shape = c.shape + " (" + knob_summary(c.plan) + ")";
   r.estimated_tokens_per_s = c.estimated_tokens_per_s;
   r.report = predict(cluster, workload, c.plan);
+  // An overlapped gradient sync runs in Megatron-Core's buckets, a collective each: where its
+  // groups cross a high-latency link (a WAN) the buckets' latencies can outweigh what the overlap
+  // hides, and the plan is faster with the sync after the backward pass.
+  if (c.plan.overlap_grad_sync && c.plan.dp() > 1) {
+    Plan after = c.plan;
+    after.overlap_grad_sync = false;
+    Report alt = predict(cluster, workload, after);
+    if (alt.feasible && r.report.feasible && alt.iteration_time_s < r.report.iteration_time_s) {
+      r.plan = std::move(after);
+      r.report = std::move(alt);
+      r.shape = c.shape + " (" + knob_summary(r.plan) + ")";
+    }
+  }
   if (spot && r.report.tokens_per_s > 0) {  // the predictor prices on-demand; --spot asks for spot prices
     std::vector<int> gpus;
     for (const Replica& rep : c.plan.replicas) {

@@ -45,11 +45,13 @@ bool ShapeSearch::finish(Shape& s, double bound) {
   }
   // Megatron-LM's interleaved schedule runs micro-batches in groups of the pipeline depth: a
   // replica's count must be a multiple of its stages (check_plan), which the balance may miss.
+  // Every replica needs a pipeline of two or more stages to interleave chunks (check_plan).
   if (v > 1)
     for (size_t k = 0; k < s.kinds.size(); ++k) {
       const int stages = static_cast<int>(s.kinds[k].layers.size());
       const GroupMicroBatches& g = micro[k];
-      if ((g.first_copies > 0 && g.first % stages != 0) || (g.first_copies < s.kinds[k].copies && g.rest % stages != 0)) {
+      if (stages < 2 || (g.first_copies > 0 && g.first % stages != 0) ||
+          (g.first_copies < s.kinds[k].copies && g.rest % stages != 0)) {
         ++pruned;
         return false;
       }

@@ -30,9 +30,9 @@ int grad_bucket_count(double params_per_gpu, int dp) {
   return static_cast<int>(std::clamp(std::ceil(params_per_gpu / bucket), 1.0, static_cast<double>(kMaxGradBuckets)));
 }
 
-double overlapped_sync_exposed_s(double sync_s, double backward_s, int buckets) {
+double overlapped_sync_exposed_s(double bucket_s, double backward_s, int buckets) {
   const double b = std::max(1, buckets);
-  return std::max(sync_s / b, sync_s - backward_s * (1 - 1 / b));
+  return std::max(bucket_s, b * bucket_s - backward_s * (1 - 1 / b));
 }
 
 namespace {
@@ -115,20 +115,31 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
   out.stage_memory_bytes.assign(slots, 0);
   out.stage_capacity_bytes.assign(slots, 0);
 
-  const StageTimes* slow = &in.times[in.slowest_replica * in.max_pp];
-  const double mb_slow = plan.replicas[in.slowest_replica].micro_batches;
 
   // Gradient sync, one group per (segment, TP rank) across replicas: a segment is stage s of every
   // replica when they all split the model alike, else the model parts one stage of each replica
   // holds (dp_segments.hpp). When every replica's part sits in one node, all TP ranks see the
-  // same node sequence: one ring walk serves all.
+  // same node sequence: one ring walk serves all. A group moves the shard of the member with the
+  // highest TP degree; a member of lower TP degree holds several such shards and takes part in
+  // that many groups, one after the other (exec/runner/rank_layout.cpp: rank j % tp).
   // Written by index, not pushed: push_back is a call per member in this loop.
   const DpSegments segments(plan, w.model);
   const bool aligned = segments.aligned();
-  // Not aligned: a stage in several segments runs their collectives one after the other; per
-  // stage slot, the sum of its segments' times and the earliest of their starts before the end.
-  std::vector<double> slot_sync_s(aligned ? 0 : slots, 0.0), slot_offset_s(aligned ? 0 : slots, 0.0);
-  std::vector<int> slot_segments(aligned ? 0 : slots, 0), slot_buckets(aligned ? 0 : slots, 0);
+  // What the groups put on each stage (replica * max_pp + stage), kept when a stage can be in
+  // several groups (segments of a non-aligned plan; a member of lower TP degree holds several
+  // shards, each in a group of its own, run one after the other) and for ZeRO-3, whose traffic
+  // runs inside each replica's own passes.
+  struct SlotLoad {
+    double reduce_s = 0, gather_s = 0;  ///< end-of-step reduction (all its buckets) and ZeRO-1/2 gather
+    double offset_s = 0;                ///< earliest start of its groups before the step's end
+    double ag_s = 0, rs_s = 0;          ///< ZeRO-3 gather and reduce-scatter per chunk pass
+    int groups = 0, buckets = 0;
+  };
+  bool shared_gpus = !aligned;  // aligned: a replica whose stage s has another TP degree than replica 0's
+  for (int r = 1; r < dp && !shared_gpus; ++r)
+    for (std::size_t st = 0; st < plan.replicas[r].stages.size() && !shared_gpus; ++st)
+      shared_gpus = plan.replicas[r].stages[st].tp() != plan.replicas[0].stages[st].tp();
+  std::vector<SlotLoad> load(shared_gpus || plan.zero >= 3 ? slots : 0);
   std::vector<int> members(dp);
   int count = 0;  // members of the current group
   DpGroupMemo group_memo;
@@ -138,11 +149,14 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
   struct SyncTimes {
     int generation = -1;
     double grad_bytes = 0, gather_bytes = 0;
+    int buckets = 1;
     double sync_s = 0;                   ///< gradient sync at the end of the step (ZeRO 0-2)
     double param_gather_s = 0;           ///< of which the ZeRO-1/2 weight all-gather
+    double bucket_s = 0;                 ///< one bucket's reduction (overlapped sync)
     double gather_s = 0, scatter_s = 0;  ///< ZeRO-3 weight all-gather, gradient reduce-scatter
   } sync;
   const int* copy_of = in.copy_of ? in.copy_of->data() : nullptr;
+  const CollectiveKind reduce_kind = plan.zero == 0 ? CollectiveKind::kAllReduce : CollectiveKind::kReduceScatter;
   // Groups that cross zones share each WAN link with every other group crossing it at once.
   std::vector<int> wan_senders;  // empty with one zone
   plan_dp_wan_senders(plan, c, wan_senders);
@@ -150,25 +164,23 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
   for (int k = 0; k < segments.count(); ++k) {
     int max_tp = 0;
     bool symmetric = true;
-    int first_tp = -1;
-    double params = 0;
-    count = 0;  // TP rank 0 of every replica's stage holding segment k
+    double params = 0;  // per GPU of the highest TP degree: the shard a group moves
+    count = 0;          // TP rank 0 of every replica's stage holding segment k
     for (int r = 0; r < dp; ++r) {
       const int s = segments.stage_of(k, r);
       if (s < 0) continue;
       const Stage& st = plan.replicas[r].stages[s];
       // A copy has its base's TP degree, one-node flag, shape and stage split, and its base (an
-      // earlier replica) is already in the tests, maxima and first_tp below: only its member is new.
+      // earlier replica) is already in the tests, extremes and parameters below: only its member is new.
       if (copy_of && copy_of[r] >= 0) {
         members[count++] = st.gpus.front();
         continue;
       }
       const int tp = st.tp();
-      if (first_tp < 0) first_tp = tp;
-      symmetric = symmetric && tp == first_tp && in.tp_in_one_node[r * in.max_pp + s];
+      const double p = aligned ? in.costs[in.shape_of[r * in.max_pp + s]].params : segments.params(k, r, plan, w.model);
+      symmetric = symmetric && (max_tp == 0 || tp == max_tp) && in.tp_in_one_node[r * in.max_pp + s];
+      if (max_tp == 0 || tp > max_tp || (tp == max_tp && p < params)) params = p;
       max_tp = std::max(max_tp, tp);
-      params = std::max(params, aligned ? in.costs[in.shape_of[r * in.max_pp + s]].params
-                                        : segments.params(k, r, plan, w.model));
       members[count++] = st.gpus.front();
     }
     if (max_tp == 0) continue;
@@ -191,9 +203,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
     }
     const double offset = std::max(0.0, in.replica_time_s[in.slowest_replica] - ready);
     const double hidden = plan.overlap_grad_sync ? late[late_stage].backward_s : 0;
-    // ZeRO-3 prices the slowest replica's passes of the stage holding the segment.
-    const int slow_stage = segments.stage_of(k, in.slowest_replica);
-    double worst = 0, worst_gather = 0;
+    double worst = 0, worst_gather = 0, worst_bucket = 0, worst_ag = 0, worst_rs = 0;
     const int ranks = symmetric && !work ? 1 : max_tp;
     for (int j = 0; j < ranks; ++j) {
       if (j > 0) {
@@ -209,36 +219,26 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
       if (count > 1) {
         const GroupCost& g = dp_group_cost(c, members.data(), count, group_memo, in.used_on_node, wan);
         if (sync.generation != group_memo.generation || sync.grad_bytes != grad_bytes ||
-            sync.gather_bytes != gather_bytes) {
-          sync = {group_memo.generation, grad_bytes, gather_bytes, 0, 0, 0};
-          if (plan.zero == 0) {
-            sync.sync_s = collective_time(CollectiveKind::kAllReduce, grad_bytes, g, plan.grad_sync);
-          } else if (plan.zero <= 2) {
+            sync.gather_bytes != gather_bytes || sync.buckets != buckets) {
+          sync = {group_memo.generation, grad_bytes, gather_bytes, buckets, 0, 0, 0, 0, 0};
+          if (plan.zero <= 2) {
             // ZeRO-1/2: reduce-scatter gradients, all-gather updated weights (ZeRO §5.1-5.2).
-            sync.param_gather_s = collective_time(CollectiveKind::kAllGather, gather_bytes, g, plan.grad_sync);
-            sync.sync_s = collective_time(CollectiveKind::kReduceScatter, grad_bytes, g, plan.grad_sync) +
-                          sync.param_gather_s;
+            sync.param_gather_s =
+                plan.zero == 0 ? 0 : collective_time(CollectiveKind::kAllGather, gather_bytes, g, plan.grad_sync);
+            sync.sync_s = collective_time(reduce_kind, grad_bytes, g, plan.grad_sync) + sync.param_gather_s;
+            // Overlapped, each bucket is a collective of its own, latency terms included.
+            if (buckets > 1) sync.bucket_s = collective_time(reduce_kind, grad_bytes / buckets, g, plan.grad_sync);
+            else sync.bucket_s = sync.sync_s - sync.param_gather_s;
           } else {
             sync.gather_s = zero3_collective_time(CollectiveKind::kAllGather, gather_bytes, g);
             sync.scatter_s = zero3_collective_time(CollectiveKind::kReduceScatter, grad_bytes, g);
           }
         }
         t = sync.sync_s;
-        if (plan.zero >= 3) {
-          // ZeRO-3: every micro-batch's passes gather the weights and reduce-scatter the
-          // gradients (zero3_traffic), prefetched so that the pass's compute hides them: a
-          // pass lasts max(compute, traffic). Nothing is left for the end of the step.
-          // (Segments sharing a stage: each is priced against the whole pass, a lower bound.)
-          const Zero3Traffic z = zero3_traffic(plan.recompute);
-          const double ag = sync.gather_s, rs = sync.scatter_s;
-          const double f = slow_stage >= 0 ? slow[slow_stage].forward_s : 0;
-          const double b = slow_stage >= 0 ? slow[slow_stage].backward_s : 0;
-          const double exposed = std::max(0.0, z.forward_gathers * ag - f) +
-                                 std::max(0.0, z.backward_gathers * ag + z.backward_reduce_scatters * rs - b);
-          out.dp_exposed_s = std::max(out.dp_exposed_s, mb_slow * exposed);
-        }
+        worst_ag = std::max(worst_ag, sync.gather_s);
+        worst_rs = std::max(worst_rs, sync.scatter_s);
       }
-      if (t > worst) worst = t, worst_gather = count > 1 ? sync.param_gather_s : 0;
+      if (t > worst) worst = t, worst_gather = count > 1 ? sync.param_gather_s : 0, worst_bucket = sync.bucket_s;
       if (work && count > 1) {
         DpGroup dg;
         dg.gpus.assign(members.begin(), members.begin() + count);
@@ -251,31 +251,68 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
       }
     }
     // Overlapped (Megatron-Core overlap_grad_sync with overlap_param_gather): the gradients'
-    // reduction runs during the last backward pass, and the updated weights' all-gather after the
-    // optimizer during the next step's first forward pass (it needs the new weights, so the
-    // backward cannot hide it); each part is exposed beyond the pass that hides it.
-    const double exposed =
-        !plan.overlap_grad_sync ? worst - offset
-                                : std::max(0.0, overlapped_sync_exposed_s(worst - worst_gather, hidden, buckets) - offset) +
-                                      std::max(0.0, worst_gather - late[late_stage].forward_s);
-    out.dp_exposed_s = std::max(out.dp_exposed_s, exposed);
-    if (!aligned && worst > 0)
+    // reduction runs bucket by bucket during the last backward pass, and the updated weights'
+    // all-gather after the optimizer during the next step's first forward pass (it needs the new
+    // weights, so the backward cannot hide it); each part is exposed beyond the pass that hides it.
+    // (Stages in several groups: per stage below.)
+    if (!shared_gpus) {
+      const double exposed =
+          !plan.overlap_grad_sync
+              ? worst - offset
+              : std::max(0.0, overlapped_sync_exposed_s(worst_bucket, hidden, buckets) - offset) +
+                    std::max(0.0, worst_gather - late[late_stage].forward_s);
+      out.dp_exposed_s = std::max(out.dp_exposed_s, exposed);
+    }
+    if (!load.empty())
       for (int r = 0; r < dp; ++r) {
-        const std::size_t slot = static_cast<std::size_t>(r) * in.max_pp + segments.stage_of(k, r);
-        slot_offset_s[slot] = slot_segments[slot]++ > 0 ? std::min(slot_offset_s[slot], offset) : offset;
-        slot_sync_s[slot] += worst;
-        slot_buckets[slot] += buckets;
+        const int s = segments.stage_of(k, r);
+        if (s < 0) continue;
+        SlotLoad& l = load[static_cast<std::size_t>(r) * in.max_pp + s];
+        // A member of lower TP degree holds max_tp / tp shards, each in a group of its own.
+        const int share = (max_tp + plan.replicas[r].stages[s].tp() - 1) / plan.replicas[r].stages[s].tp();
+        l.offset_s = l.groups++ > 0 ? std::min(l.offset_s, offset) : offset;
+        l.reduce_s += share * buckets * worst_bucket;
+        l.gather_s += share * worst_gather;
+        l.buckets += share * buckets;
+        l.ag_s += share * worst_ag;
+        l.rs_s += share * worst_rs;
       }
   }
-  // A stage holding several segments runs their collectives back to back from the earliest
-  // start; overlapped, its last backward pass hides them as it hides one segment's buckets.
-  for (std::size_t slot = 0; slot < slot_sync_s.size(); ++slot)
-    if (slot_segments[slot] > 1) {
-      const double sync_s = !plan.overlap_grad_sync ? slot_sync_s[slot]
-                                                    : overlapped_sync_exposed_s(slot_sync_s[slot], in.times[slot].backward_s,
-                                                                                slot_buckets[slot]);
-      out.dp_exposed_s = std::max(out.dp_exposed_s, sync_s - slot_offset_s[slot]);
+  // Stages in several groups run their collectives back to back from the earliest start;
+  // overlapped, the last backward pass hides their buckets as it hides one group's.
+  for (std::size_t slot = 0; slot < load.size() && plan.zero <= 2; ++slot) {
+    const SlotLoad& l = load[slot];
+    if (l.groups == 0) continue;
+    const double exposed =
+        !plan.overlap_grad_sync
+            ? l.reduce_s + l.gather_s - l.offset_s
+            : std::max(0.0, overlapped_sync_exposed_s(l.reduce_s / l.buckets, in.times[slot].backward_s, l.buckets) -
+                                l.offset_s) +
+                  std::max(0.0, l.gather_s - in.times[slot].forward_s);
+    out.dp_exposed_s = std::max(out.dp_exposed_s, exposed);
+  }
+  // ZeRO-3: every micro-batch's passes gather the weights and reduce-scatter the gradients
+  // (zero3_traffic), prefetched so that the pass's compute hides them: a pass lasts
+  // max(compute, traffic), on each replica for each of its micro-batches; the slowest stage of a
+  // replica paces its pipeline. Nothing is left for the end of the step.
+  if (plan.zero >= 3) {
+    const Zero3Traffic z = zero3_traffic(plan.recompute);
+    const double slowest = in.replica_time_s[in.slowest_replica];
+    for (int r = 0; r < dp; ++r) {
+      const int pp = static_cast<int>(plan.replicas[r].stages.size());
+      double per_micro_batch = 0;
+      for (int s = 0; s < pp; ++s) {
+        const std::size_t slot = static_cast<std::size_t>(r) * in.max_pp + s;
+        const SlotLoad& l = load[slot];
+        per_micro_batch = std::max(per_micro_batch, std::max(0.0, z.forward_gathers * l.ag_s - in.times[slot].forward_s) +
+                                                        std::max(0.0, z.backward_gathers * l.ag_s +
+                                                                          z.backward_reduce_scatters * l.rs_s -
+                                                                          in.times[slot].backward_s));
+      }
+      out.dp_exposed_s =
+          std::max(out.dp_exposed_s, in.replica_time_s[r] + plan.replicas[r].micro_batches * per_micro_batch - slowest);
     }
+  }
 
   // Tied embeddings with pp > 1: the first and last stage all-reduce the word-embedding
   // gradient after the DP sync (Megatron-LM _allreduce_embedding_grads; Shoeybi et al. 2019).

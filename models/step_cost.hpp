@@ -32,11 +32,12 @@ double grad_sync_bytes_per_param(const TrainingSpec& training);
 inline constexpr int kMaxGradBuckets = 32;
 int grad_bucket_count(double params_per_gpu, int dp);
 
-/// Exposed part of an overlapped gradient reduction of `sync_s` in `buckets` buckets during a
-/// last backward pass of `backward_s`: bucket k is ready at k/B of the pass and the reductions
-/// run one after another, so the end lies max(sync/B, sync - backward (1 - 1/B)) after the
-/// pass's end (PyTorch DDP's bucketing, Li et al. VLDB 2020).
-double overlapped_sync_exposed_s(double sync_s, double backward_s, int buckets);
+/// Exposed part of an overlapped gradient reduction in `buckets` buckets of `bucket_s` each
+/// (one collective per bucket, latency terms included) during a last backward pass of
+/// `backward_s`: bucket k is ready at k/B of the pass and the reductions run one after another,
+/// so the end lies max(t, B t - backward (1 - 1/B)) after the pass's end (PyTorch DDP's
+/// bucketing, Li et al. VLDB 2020).
+double overlapped_sync_exposed_s(double bucket_s, double backward_s, int buckets);
 
 struct StepInput {
   const Cluster& cluster;

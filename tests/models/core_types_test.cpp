@@ -173,6 +173,11 @@ TEST(Plan, InterleavingNeedsAPipelineAndMicroBatchesInGroupsOfItsDepth) {
   problems = check_plan(p, c, work(8, 8));
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_NE(problems[0].find("interleave: 2 splits each stage into chunks of a pipeline"), std::string::npos) << problems[0];
+  // Every replica needs a pipeline, not only the first (a one-stage second replica was accepted).
+  p.replicas = {Replica{4, {Stage{4, {0}}, Stage{4, {1}}}}, Replica{4, {Stage{8, {2}}}}};
+  problems = check_plan(p, c, work(8, 8));
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("replicas[1].stages: one stage, but interleave 2"), std::string::npos) << problems[0];
 }
 
 }  // namespace

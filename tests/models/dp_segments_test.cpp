@@ -128,16 +128,40 @@ TEST(Predictor, ReplicasSplitDifferentlySyncEachLayerWithItsHolders) {
   EXPECT_GE(r.breakdown.dp_comm_s, (t_first + t_middle) * (1 - 1e-9));
 }
 
+TEST(Predictor, AMemberOfLowerTpDegreeSyncsEachShardWithItsPeer) {
+  // Replica 0 shards 4 layers over 2 GPUs (node 0), replica 1 holds them on one GPU (node 1).
+  // Each of replica 0's GPUs reduces its half with the same half of replica 1's gradients: two
+  // groups of half the layer parameters, both through GPU 8, one after the other. (The groups
+  // moved the whole layer each, as the largest member holds it: twice the bytes.)
+  const Cluster c = cluster_of({node_type("n", round_gpu("n", 300e12), 8, 300e9, 1e9)}, {{0, 2}});
+  Workload w = gpt_workload(4, 2048, 16, 1024, 64);
+  w.model.tied_embeddings = false;
+  Plan p = plan_of({replica(32, {4}, {0}), replica(32, {4}, {8})});
+  p.replicas[0].stages[0].gpus = {0, 1};
+  const Report r = predict(c, w, p);
+  const PlanWork work = build_plan_work(c, w, p);
+  ASSERT_TRUE(r.feasible && work.feasible) << r.infeasible_reason;
+  std::set<std::vector<int>> groups;
+  double t = 0;
+  for (const DpGroup& g : work.dp_groups) {
+    groups.insert(g.gpus);
+    EXPECT_DOUBLE_EQ(g.size_bytes, stage_params(w.model, 4, 2, true, true, 1) * grad_sync_bytes_per_param(w.training));
+    t = std::max(t, g.time_s);
+  }
+  EXPECT_EQ(groups, (std::set<std::vector<int>>{{0, 8}, {1, 8}}));
+  EXPECT_GE(r.breakdown.dp_comm_s, 2 * t * (1 - 1e-9)) << "GPU 8 takes part in both groups";
+}
+
 TEST(OverlappedGradSync, BucketsFollowMegatronCoreAndExposeTheLast) {
   // Megatron-Core's default bucket: max(40M, 1M x dp) parameters.
   EXPECT_EQ(grad_bucket_count(100e6, 8), 3);     // 40M buckets
   EXPECT_EQ(grad_bucket_count(100e6, 64), 2);    // 64M buckets
   EXPECT_EQ(grad_bucket_count(1e6, 8), 1);
   EXPECT_EQ(grad_bucket_count(1e12, 8), kMaxGradBuckets);
-  // 4 buckets of a 4 s sync over a 8 s backward: each done before the next is ready, the last
-  // one (1 s) after the pass; over a 2 s backward the reductions queue: 4 - 2 * 3/4 = 2.5 s.
-  EXPECT_DOUBLE_EQ(overlapped_sync_exposed_s(4.0, 8.0, 4), 1.0);
-  EXPECT_DOUBLE_EQ(overlapped_sync_exposed_s(4.0, 2.0, 4), 2.5);
+  // 4 buckets of 1 s over a 8 s backward: each done before the next is ready, the last one
+  // (1 s) after the pass; over a 2 s backward the reductions queue: 4 - 2 * 3/4 = 2.5 s.
+  EXPECT_DOUBLE_EQ(overlapped_sync_exposed_s(1.0, 8.0, 4), 1.0);
+  EXPECT_DOUBLE_EQ(overlapped_sync_exposed_s(1.0, 2.0, 4), 2.5);
   EXPECT_DOUBLE_EQ(overlapped_sync_exposed_s(4.0, 2.0, 1), 4.0);  // one bucket: nothing hidden
 }
 

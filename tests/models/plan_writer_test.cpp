@@ -91,7 +91,7 @@ TEST(PlanWriter, GroupsAcrossNodesUseGlobalIndices) {
   a.stages = {Stage{20, {6, 7, 8, 9}}, Stage{12, {16, 18}}};  // 6-9 span both A100 nodes
   Replica b;
   b.micro_batches = 212;
-  b.stages = {Stage{32, {40}}};
+  b.stages = {Stage{16, {40}}, Stage{16, {41}}};
   p.replicas = {a, b};
   const std::string text = plan_to_yaml(p, c);
   EXPECT_NE(text.find("gpus: \"gpu[6-9]\""), std::string::npos) << text;

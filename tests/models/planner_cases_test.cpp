@@ -160,5 +160,32 @@ TEST(PlannerCases, OverlappedTpCommunicationIsPlannedWithAndNeverLoses) {
   for (const RankedPlan& p : plain.top) EXPECT_FALSE(p.plan.tp_comm_overlap) << p.shape;
 }
 
+TEST(PlannerCases, AGradientSyncAcrossAWanRunsAfterTheBackward) {
+  // Overlapped, the sync runs in Megatron-Core's buckets, a ring each; across geo-two-zones' 30 ms
+  // WAN every ring step of every bucket waits for it, and one ring after the backward is faster.
+  // The planner prices a plan both ways and keeps the faster: the uniform baseline (data
+  // parallelism across both zones) syncs after the backward.
+  const Cluster c = load_cluster(std::string(HETSIM_SOURCE_DIR) + "/clusters/geo-two-zones.yaml", Catalog::builtin());
+  const Workload w = load_workload(std::string(HETSIM_SOURCE_DIR) + "/workloads/gpt3-1.3b.yaml");
+  UniformPlanOptions u;
+  u.micro_batch = 4;
+  u.zero = 0;
+  u.overlap_grad_sync = true;
+  const auto made = make_uniform_plan(c, w, 1, 1, c.gpu_count(), u);
+  ASSERT_TRUE(std::holds_alternative<Plan>(made));
+  Plan p = std::get<Plan>(made);
+  const Report overlapped = predict(c, w, p);
+  p.overlap_grad_sync = false;
+  const Report after = predict(c, w, p);
+  ASSERT_TRUE(overlapped.feasible && after.feasible);
+  EXPECT_LT(after.iteration_time_s, overlapped.iteration_time_s);
+  PlannerOptions o;
+  o.top = 1;
+  const PlannerResult r = plan_training(c, w, o);
+  ASSERT_TRUE(r.uniform.found);
+  EXPECT_FALSE(r.uniform.best.plan.overlap_grad_sync) << r.uniform.best.shape;
+  EXPECT_NE(r.uniform.best.shape.find("sync after backward"), std::string::npos) << r.uniform.best.shape;
+}
+
 }  // namespace
 }  // namespace hetsim::models
