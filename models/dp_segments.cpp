@@ -23,16 +23,13 @@ std::vector<PartPlace> place_model_parts(const Replica& replica, int interleave,
   return out;
 }
 
-DpSegments::DpSegments(const Plan& plan, const ModelSpec& model) {
+DpSegments::DpSegments(const Plan& plan, const ModelSpec& model, const int* copy_of) : plan_(&plan) {
   replicas_ = plan.dp();
-  depth_.reserve(replicas_);
   int max_pp = 0;
-  for (const Replica& r : plan.replicas) {
-    depth_.push_back(static_cast<int>(r.stages.size()));
-    max_pp = std::max(max_pp, depth_.back());
-  }
+  for (const Replica& r : plan.replicas) max_pp = std::max(max_pp, static_cast<int>(r.stages.size()));
   const Replica* first = replicas_ > 0 ? &plan.replicas[0] : nullptr;
   for (int r = 1; r < replicas_ && aligned_; ++r) {
+    if (copy_of && copy_of[r] >= 0) continue;
     const Replica& rep = plan.replicas[r];
     aligned_ = rep.stages.size() == first->stages.size();
     for (std::size_t s = 0; s < rep.stages.size() && aligned_; ++s)
@@ -69,7 +66,8 @@ DpSegments::DpSegments(const Plan& plan, const ModelSpec& model) {
 double DpSegments::params(int k, int replica, const Plan& plan, const ModelSpec& model) const {
   const Parts& seg = parts_[k];
   const Stage& st = plan.replicas[replica].stages[stage_of(k, replica)];
-  return stage_params(model, seg.layers, st.tp(), seg.embedding, seg.head, depth_[replica]);
+  return stage_params(model, seg.layers, st.tp(), seg.embedding, seg.head,
+                      static_cast<int>(plan.replicas[replica].stages.size()));
 }
 
 }  // namespace hetsim::models

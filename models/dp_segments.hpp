@@ -19,7 +19,11 @@ namespace hetsim::models {
 
 class DpSegments {
  public:
-  DpSegments(const Plan& plan, const ModelSpec& model);
+  /// Keeps a pointer to `plan`: no copies of it are made in the aligned case (the predictor's
+  /// inner loop), so the plan must outlive this object.
+  /// `copy_of` (optional, [replica] -> an earlier replica with the same stages, -1: none) lets
+  /// the alignment check skip the predictor's known copies.
+  DpSegments(const Plan& plan, const ModelSpec& model, const int* copy_of = nullptr);
 
   /// Every replica has the same stage boundaries: segment s is stage s of every replica that
   /// has one (replicas of other depths cannot be aligned, so this also needs equal depths).
@@ -28,7 +32,7 @@ class DpSegments {
   /// The stage of `replica` holding segment k; -1 when it holds none of it (only when aligned
   /// and the replica is shallower: a segment of a non-aligned plan is on every replica).
   int stage_of(int k, int replica) const {
-    if (aligned_) return k < depth_[replica] ? k : -1;
+    if (aligned_) return k < static_cast<int>(plan_->replicas[replica].stages.size()) ? k : -1;
     return stage_[static_cast<std::size_t>(k) * replicas_ + replica];
   }
   /// Parameters per GPU of `replica`'s share of segment k (before ZeRO sharding); not aligned only.
@@ -41,10 +45,10 @@ class DpSegments {
     int layers = 0;
     bool embedding = false, head = false;
   };
+  const Plan* plan_;         ///< the plan it was made for (it must outlive this object)
   bool aligned_ = true;
   int count_ = 0;
   int replicas_ = 0;
-  std::vector<int> depth_;   ///< [replica] pp
   std::vector<int> stage_;   ///< [segment * replicas + replica], not aligned only
   std::vector<Parts> parts_; ///< [segment], not aligned only
 };

@@ -123,7 +123,8 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
   // highest TP degree; a member of lower TP degree holds several such shards and takes part in
   // that many groups, one after the other (exec/runner/rank_layout.cpp: rank j % tp).
   // Written by index, not pushed: push_back is a call per member in this loop.
-  const DpSegments segments(plan, w.model);
+  const int* copy_of = in.copy_of ? in.copy_of->data() : nullptr;
+  const DpSegments segments(plan, w.model, copy_of);
   const bool aligned = segments.aligned();
   // What the groups put on each stage (replica * max_pp + stage), kept when a stage can be in
   // several groups (segments of a non-aligned plan; a member of lower TP degree holds several
@@ -137,7 +138,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
   };
   bool shared_gpus = !aligned;  // aligned: a replica whose stage s has another TP degree than replica 0's
   for (int r = 1; r < dp && !shared_gpus; ++r)
-    for (std::size_t st = 0; st < plan.replicas[r].stages.size() && !shared_gpus; ++st)
+    for (std::size_t st = 0; (!copy_of || copy_of[r] < 0) && st < plan.replicas[r].stages.size() && !shared_gpus; ++st)
       shared_gpus = plan.replicas[r].stages[st].tp() != plan.replicas[0].stages[st].tp();
   std::vector<SlotLoad> load(shared_gpus || plan.zero >= 3 ? slots : 0);
   std::vector<int> members(dp);
@@ -155,7 +156,6 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
     double bucket_s = 0;                 ///< one bucket's reduction (overlapped sync)
     double gather_s = 0, scatter_s = 0;  ///< ZeRO-3 weight all-gather, gradient reduce-scatter
   } sync;
-  const int* copy_of = in.copy_of ? in.copy_of->data() : nullptr;
   const CollectiveKind reduce_kind = plan.zero == 0 ? CollectiveKind::kAllReduce : CollectiveKind::kReduceScatter;
   // Groups that cross zones share each WAN link with every other group crossing it at once.
   std::vector<int> wan_senders;  // empty with one zone
