@@ -24,6 +24,7 @@ class DpSegments {
   /// `copy_of` (optional, [replica] -> an earlier replica with the same stages, -1: none) lets
   /// the alignment check skip the predictor's known copies.
   DpSegments(const Plan& plan, const ModelSpec& model, const int* copy_of = nullptr);
+  DpSegments(Plan&&, const ModelSpec&, const int* = nullptr) = delete;  // would dangle
 
   /// Every replica has the same stage boundaries: segment s is stage s of every replica that
   /// has one (replicas of other depths cannot be aligned, so this also needs equal depths).

@@ -38,7 +38,8 @@ Plan plan_of(std::vector<Replica> replicas, int interleave = 1) {
 
 TEST(DpSegments, EqualSplitsAreStagesByIndex) {
   const Workload w = gpt_workload(32, 1024, 16, 1024, 8);
-  const DpSegments seg(plan_of({replica(4, {16, 16}, {0, 1}), replica(4, {16, 16}, {2, 3})}), w.model);
+  const Plan p = plan_of({replica(4, {16, 16}, {0, 1}), replica(4, {16, 16}, {2, 3})});
+  const DpSegments seg(p, w.model);
   EXPECT_TRUE(seg.aligned());
   ASSERT_EQ(seg.count(), 2);
   EXPECT_EQ(seg.stage_of(1, 0), 1);
@@ -67,7 +68,8 @@ TEST(DpSegments, DifferentSplitsGroupEachLayerWithTheStagesHoldingIt) {
 
 TEST(DpSegments, ReplicasOfOtherDepths) {
   const Workload w = gpt_workload(32, 1024, 16, 1024, 8);
-  const DpSegments seg(plan_of({replica(4, {32}, {0}), replica(4, {16, 16}, {1, 2})}), w.model);
+  const Plan p = plan_of({replica(4, {32}, {0}), replica(4, {16, 16}, {1, 2})});
+  const DpSegments seg(p, w.model);
   ASSERT_FALSE(seg.aligned());
   ASSERT_EQ(seg.count(), 2);
   EXPECT_EQ(seg.stage_of(0, 0), 0);
