@@ -121,7 +121,8 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
   // holds (dp_segments.hpp). When every replica's part sits in one node, all TP ranks see the
   // same node sequence: one ring walk serves all. A group moves the shard of the member with the
   // highest TP degree; a member of lower TP degree holds several such shards and takes part in
-  // that many groups, one after the other (exec/runner/rank_layout.cpp: rank j % tp).
+  // that many groups, one after the other (shard j pairs with rank j % tp; `hetsim run` refuses
+  // such plans: exec/runner/rank_layout.cpp).
   // Written by index, not pushed: push_back is a call per member in this loop.
   const int* copy_of = in.copy_of ? in.copy_of->data() : nullptr;
   const DpSegments segments(plan, w.model, copy_of);
