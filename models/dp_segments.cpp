@@ -63,11 +63,12 @@ DpSegments::DpSegments(const Plan& plan, const ModelSpec& model, const int* copy
   }
 }
 
-double DpSegments::params(int k, int replica, const Plan& plan, const ModelSpec& model) const {
+double DpSegments::params(int k, int replica, const ModelSpec& model) const {
   const Parts& seg = parts_[k];
-  const Stage& st = plan.replicas[replica].stages[stage_of(k, replica)];
+  const Replica& rep = plan_->replicas[replica];
+  const Stage& st = rep.stages[stage_of(k, replica)];
   return stage_params(model, seg.layers, st.tp(), seg.embedding, seg.head,
-                      static_cast<int>(plan.replicas[replica].stages.size()));
+                      static_cast<int>(rep.stages.size()));
 }
 
 }  // namespace hetsim::models

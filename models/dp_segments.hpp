@@ -37,7 +37,7 @@ class DpSegments {
     return stage_[static_cast<std::size_t>(k) * replicas_ + replica];
   }
   /// Parameters per GPU of `replica`'s share of segment k (before ZeRO sharding); not aligned only.
-  double params(int k, int replica, const Plan& plan, const ModelSpec& model) const;
+  double params(int k, int replica, const ModelSpec& model) const;
   /// Transformer blocks in segment k (all chunks); not aligned only.
   int layers(int k) const { return parts_[k].layers; }
 

@@ -64,7 +64,7 @@ double egress_dollars_per_step(const Cluster& c, const Workload& w, const Plan& 
       for (int i = 0; i < n; ++i) {
         const int r = members[i];
         params = std::max(params, segments.aligned() ? stage_params[static_cast<std::size_t>(r) * max_pp + stage[i]]
-                                                     : segments.params(k, r, plan, m));
+                                                     : segments.params(k, r, m));
         tp = std::max(tp, plan.replicas[r].stages[stage[i]].tp());
       }
       const double share = (n - 1.0) / n;

@@ -54,7 +54,7 @@ double grad_sync_estimate_s(const Cluster& cluster, const Workload& workload, co
       const StageRef& ref = replicas[r][s];
       members.push_back(ref.gpu);
       bytes = std::max(bytes, segments.aligned() ? stage_grad_bytes(workload, ref.layers, ref.tp, s == 0)
-                                                 : segments.params(k, static_cast<int>(r), plan, workload.model) * bpp);
+                                                 : segments.params(k, static_cast<int>(r), workload.model) * bpp);
     }
     const int s_slow = segments.stage_of(k, slowest);
     if (segments.aligned()) {

@@ -178,7 +178,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
         continue;
       }
       const int tp = st.tp();
-      const double p = aligned ? in.costs[in.shape_of[r * in.max_pp + s]].params : segments.params(k, r, plan, w.model);
+      const double p = aligned ? in.costs[in.shape_of[r * in.max_pp + s]].params : segments.params(k, r, w.model);
       symmetric = symmetric && (max_tp == 0 || tp == max_tp) && in.tp_in_one_node[r * in.max_pp + s];
       if (max_tp == 0 || tp > max_tp || (tp == max_tp && p < params)) params = p;
       max_tp = std::max(max_tp, tp);

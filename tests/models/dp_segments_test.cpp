@@ -61,9 +61,9 @@ TEST(DpSegments, DifferentSplitsGroupEachLayerWithTheStagesHoldingIt) {
     for (int r = 0; r < 3; ++r) EXPECT_EQ(seg.stage_of(k, r), expected_stages[k][r]) << "segment " << k << " replica " << r;
   }
   // Per-GPU parameters: the embedding with the first segment, the LM head copy with the last.
-  EXPECT_DOUBLE_EQ(seg.params(0, 0, p, w.model), stage_params(w.model, 10, 1, true, false, 2));
-  EXPECT_DOUBLE_EQ(seg.params(1, 2, p, w.model), stage_params(w.model, 6, 1, false, false, 2));
-  EXPECT_DOUBLE_EQ(seg.params(3, 1, p, w.model), stage_params(w.model, 12, 1, false, true, 2));
+  EXPECT_DOUBLE_EQ(seg.params(0, 0, w.model), stage_params(w.model, 10, 1, true, false, 2));
+  EXPECT_DOUBLE_EQ(seg.params(1, 2, w.model), stage_params(w.model, 6, 1, false, false, 2));
+  EXPECT_DOUBLE_EQ(seg.params(3, 1, w.model), stage_params(w.model, 12, 1, false, true, 2));
 }
 
 TEST(DpSegments, ReplicasOfOtherDepths) {
