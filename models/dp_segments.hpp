@@ -54,6 +54,18 @@ class DpSegments {
   std::vector<Parts> parts_; ///< [segment], not aligned only
 };
 
+/// The shard one DP group of a segment moves: the parameters per GPU of its member of the highest
+/// TP degree; a member of lower degree holds several such shards, one group each (shard j pairs
+/// with its rank j mod tp).
+struct GroupShard {
+  int max_tp = 0;
+  double params = 0;
+  void add(int tp, double member_params) {
+    if (max_tp == 0 || tp > max_tp || (tp == max_tp && member_params < params)) params = member_params;
+    if (tp > max_tp) max_tp = tp;
+  }
+};
+
 /// Where one replica holds a part of the model: its stage and that stage's chunk.
 struct PartPlace {
   int stage = 0;

@@ -59,14 +59,15 @@ double egress_dollars_per_step(const Cluster& c, const Workload& w, const Plan& 
         if (const int s = segments.stage_of(k, r); s >= 0) members.push_back(r), stage.push_back(s);
       const int n = static_cast<int>(members.size());
       if (n < 2) continue;
-      double params = 0;
-      int tp = 1;
+      GroupShard shard;  // one ring per shard of the highest TP degree, as step_cost prices them
       for (int i = 0; i < n; ++i) {
         const int r = members[i];
-        params = std::max(params, segments.aligned() ? stage_params[static_cast<std::size_t>(r) * max_pp + stage[i]]
-                                                     : segments.params(k, r, m));
-        tp = std::max(tp, plan.replicas[r].stages[stage[i]].tp());
+        shard.add(plan.replicas[r].stages[stage[i]].tp(),
+                  segments.aligned() ? stage_params[static_cast<std::size_t>(r) * max_pp + stage[i]]
+                                     : segments.params(k, r, m));
       }
+      const double params = shard.params;
+      const int tp = shard.max_tp;
       const double share = (n - 1.0) / n;
       double bytes_per_hop = 2.0 * share * params * grad_bpp;                              // ZeRO 0: all-reduce
       if (plan.zero >= 1) bytes_per_hop = share * params * (grad_bpp + weight_bpp);      // reduce-scatter + all-gather

@@ -387,18 +387,19 @@ bool Evaluation::run() {
       for (int s = 0; s < pp; ++s) {
         const Stage& a = rep.stages[s];
         const int za = cluster.nodes[node_of(a.gpus.front())].zone;
-        std::vector<std::pair<int, int>> ways;  // (to zone, ranks) of this stage's sends, one per zone
+        std::pair<int, int> ways[2];  // (to zone, ranks) of this stage's sends, one per zone: at most two
+        int n_ways = 0;
         auto add = [&](const Stage& b) {
           const int zb = cluster.nodes[node_of(b.gpus.front())].zone;
           if (zb == za) return;
-          for (auto& w : ways)
-            if (w.first == zb) return void(w.second = std::max(w.second, std::max(a.tp(), b.tp())));
-          ways.emplace_back(zb, std::max(a.tp(), b.tp()));
+          for (int i = 0; i < n_ways; ++i)
+            if (ways[i].first == zb) return void(ways[i].second = std::max(ways[i].second, std::max(a.tp(), b.tp())));
+          ways[n_ways++] = {zb, std::max(a.tp(), b.tp())};
         };
         if (const Stage* next = next_stage(rep, s)) add(*next);  // forward
         const int previous = s > 0 ? s - 1 : pp - 1;             // backward: to the stage sending to s
         if (next_stage(rep, previous) == &a) add(rep.stages[previous]);
-        for (const auto& [zb, ranks] : ways) directed[static_cast<std::size_t>(za) * zones + zb] += ranks;
+        for (int i = 0; i < n_ways; ++i) directed[static_cast<std::size_t>(za) * zones + ways[i].first] += ways[i].second;
       }
     }
     wan_senders.assign(static_cast<std::size_t>(zones) * zones, 0);

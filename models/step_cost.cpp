@@ -163,10 +163,9 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
   plan_dp_wan_senders(plan, c, wan_senders);
   const std::vector<int>* wan = wan_senders.empty() ? nullptr : &wan_senders;
   for (int k = 0; k < segments.count(); ++k) {
-    int max_tp = 0;
+    GroupShard shard;
     bool symmetric = true;
-    double params = 0;  // per GPU of the highest TP degree: the shard a group moves
-    count = 0;          // TP rank 0 of every replica's stage holding segment k
+    count = 0;  // TP rank 0 of every replica's stage holding segment k
     for (int r = 0; r < dp; ++r) {
       const int s = segments.stage_of(k, r);
       if (s < 0) continue;
@@ -179,11 +178,12 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
       }
       const int tp = st.tp();
       const double p = aligned ? in.costs[in.shape_of[r * in.max_pp + s]].params : segments.params(k, r, w.model);
-      symmetric = symmetric && (max_tp == 0 || tp == max_tp) && in.tp_in_one_node[r * in.max_pp + s];
-      if (max_tp == 0 || tp > max_tp || (tp == max_tp && p < params)) params = p;
-      max_tp = std::max(max_tp, tp);
+      symmetric = symmetric && (shard.max_tp == 0 || tp == shard.max_tp) && in.tp_in_one_node[r * in.max_pp + s];
+      shard.add(tp, p);
       members[count++] = st.gpus.front();
     }
+    const int max_tp = shard.max_tp;
+    const double params = shard.params;
     if (max_tp == 0) continue;
     const double grad_bytes = params * grad_bpp;
     const double gather_bytes = plan.zero >= 1 ? params * weight_bpp : 0;

@@ -70,5 +70,25 @@ TEST(Egress, AGradientRingPaysEveryHopBetweenZones) {
   EXPECT_NEAR(egress_dollars_per_step(c, w, p, std::vector<double>(4, params), 1, 4e6), kPricePerByte * 2 * per_hop, 1e-15);
 }
 
+TEST(Egress, ReplicasOfOtherTpDegreesMoveEachShardOnce) {
+  // Replica 0 shards the stage over GPUs 0-1 (tp 2, 0.5M parameters each), replica 1 holds it
+  // on GPU 16 (tp 1, 1M) in the other zone: two rings of one 0.5M shard each, as step_cost
+  // prices them, move the layer's gradients once across the zones. (Each ring was given the
+  // largest member's 1M parameters: twice the bytes.)
+  const Cluster c = priced_zones();
+  Workload w = gpt_workload(4, 1024, 16, 2048, 4);
+  w.model.tied_embeddings = false;
+  Plan p;
+  p.micro_batch = 1;
+  for (const std::vector<int>& gpus : {std::vector<int>{0, 1}, std::vector<int>{16}}) {
+    Replica r;
+    r.micro_batches = 2;
+    r.stages = {Stage{4, gpus}};
+    p.replicas.push_back(r);
+  }
+  const double per_hop = 2.0 * 1 / 2 * 0.5e6 * 2;  // 2(n-1)/n of a shard's fp16 gradients
+  EXPECT_NEAR(egress_dollars_per_step(c, w, p, {0.5e6, 1e6}, 1, 4e6), kPricePerByte * 2 * 2 * per_hop, 1e-15);
+}
+
 }  // namespace
 }  // namespace hetsim::models
