@@ -9,16 +9,16 @@ namespace {
 
 // A shard counts once: TP-sharded tensors from every TP rank, replicated ones from TP rank 0,
 // never the tied LM-head copy (its gradient equals the embedding's after the tie sync).
-bool contributes(const ParamSpec& p, const RankPlace& place, bool sum_replicas) {
+bool contributes(const ParamSpec& p, const RankPlace& place, int replica) {
   if (!p.canonical) return false;
   if (!p.tp_sharded && place.tp_rank != 0) return false;
-  return sum_replicas || place.replica == 0;
+  return replica == kSumReplicas || place.replica == replica;
 }
 
 }  // namespace
 
 NamedTensors collect_named(const RankLayout& layout, const models::ModelSpec& model_in, const std::vector<float>& flat,
-                           bool sum_replicas, Communicator& comm) {
+                           int replica, Communicator& comm) {
   models::ModelSpec model = model_in;
   if (model.kv_heads <= 0) model.kv_heads = model.heads;
   if (model.ffn_hidden <= 0) model.ffn_hidden = 4 * model.hidden;
@@ -26,7 +26,7 @@ NamedTensors collect_named(const RankLayout& layout, const models::ModelSpec& mo
   if (me != 0) {
     const RankParameters rp = rank_parameters(layout, model, me);
     for (const auto& p : rp.params) {
-      if (!contributes(p, layout.place(me), sum_replicas)) continue;
+      if (!contributes(p, layout.place(me), replica)) continue;
       comm.send(flat.data() + p.offset, p.count(), 0, layout.collect_tag());
     }
     return {};
@@ -36,7 +36,7 @@ NamedTensors collect_named(const RankLayout& layout, const models::ModelSpec& mo
   for (int r = 0; r < layout.get_world_size(); ++r) {
     const RankParameters rp = rank_parameters(layout, model, r);
     for (const auto& p : rp.params) {
-      if (!contributes(p, layout.place(r), sum_replicas)) continue;
+      if (!contributes(p, layout.place(r), replica)) continue;
       const float* src = flat.data() + p.offset;
       if (r != 0) {
         buf.resize(p.count());

@@ -14,10 +14,13 @@ namespace hetsim::exec {
 
 using NamedTensors = std::map<std::string, std::vector<float>>;
 
+/// Which replicas collect_named reads: all of them summed (gradients), or one (its parameters).
+inline constexpr int kSumReplicas = -1;
+
 /// `flat` is this rank's flat buffer (gradients captured before the DP sync, or parameters).
-/// sum_replicas: add the replicas' tensors (gradients); otherwise take replica 0's (parameters).
+/// replica: kSumReplicas adds the replicas' tensors; otherwise that replica's are taken.
 /// A collective call; returns the full named tensors on rank 0 and an empty map elsewhere.
 NamedTensors collect_named(const RankLayout& layout, const models::ModelSpec& model, const std::vector<float>& flat,
-                           bool sum_replicas, Communicator& comm);
+                           int replica, Communicator& comm);
 
 }  // namespace hetsim::exec

@@ -2,6 +2,7 @@
 // Parameter shards of a rank, flat layout, buckets and sharding-independent initialisation.
 #include "runner/parameters.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -48,6 +49,7 @@ void add_unit(std::vector<ParamSpec>& out, const models::ModelSpec& m, int unit,
     p.cols = cols / tp;
     p.col_offset = p.cols * tp_rank;
     p.tp_sharded = tp > 1;
+    p.split = TpSplit::kColumns;
     out.push_back(p);
   };
   // Row parallel: split the input rows.
@@ -61,6 +63,7 @@ void add_unit(std::vector<ParamSpec>& out, const models::ModelSpec& m, int unit,
     p.full_cols = p.cols = cols;
     p.init_std = std;
     p.tp_sharded = tp > 1;
+    p.split = TpSplit::kRows;
     out.push_back(p);
   };
   if (unit == 0) {
@@ -94,7 +97,51 @@ void add_unit(std::vector<ParamSpec>& out, const models::ModelSpec& m, int unit,
   }
 }
 
+// Where part `part` of `parts` of each TP-split tensor in params[first, last) lies, relative to
+// `region`: the columns or rows the higher-TP rank of that shard holds, row-major as it holds
+// them; replicated tensors go whole into every part (each DP group syncs its copy).
+std::vector<CopyRun> part_runs(const std::vector<ParamSpec>& params, std::size_t first, std::size_t last,
+                               std::size_t region, int part, int parts) {
+  std::vector<CopyRun> runs;
+  auto add = [&](std::size_t offset, std::size_t length) {
+    if (!runs.empty() && runs.back().offset + runs.back().length == offset) {
+      runs.back().length += length;  // adjacent: one copy
+    } else {
+      runs.push_back({offset, length});
+    }
+  };
+  for (std::size_t i = first; i < last; ++i) {
+    const ParamSpec& p = params[i];
+    const std::size_t base = p.offset - region;
+    const auto rows = static_cast<std::size_t>(p.rows), cols = static_cast<std::size_t>(p.cols);
+    if (p.split == TpSplit::kColumns) {
+      const std::size_t width = cols / parts;
+      for (std::size_t r = 0; r < rows; ++r) add(base + r * cols + part * width, width);
+    } else if (p.split == TpSplit::kRows) {
+      const std::size_t height = rows / parts;
+      add(base + part * height * cols, height * cols);
+    } else {
+      add(base, rows * cols);
+    }
+  }
+  return runs;
+}
+
 }  // namespace
+
+void pack_bucket(const Bucket& bucket, const float* region, float* packed) {
+  for (const CopyRun& run : bucket.runs) {
+    std::copy(region + run.offset, region + run.offset + run.length, packed);
+    packed += run.length;
+  }
+}
+
+void unpack_bucket(const Bucket& bucket, const float* packed, float* region) {
+  for (const CopyRun& run : bucket.runs) {
+    std::copy(packed, packed + run.length, region + run.offset);
+    packed += run.length;
+  }
+}
 
 RankParameters rank_parameters(const RankLayout& layout, const models::ModelSpec& model, int rank) {
   const RankPlace& me = layout.place(rank);
@@ -109,10 +156,6 @@ RankParameters rank_parameters(const RankLayout& layout, const models::ModelSpec
       ++u;
       continue;
     }
-    Bucket b;
-    b.first_unit = u;
-    b.offset = rp.total;
-    b.tp_rank = me.tp_rank;
     int last = u;
     auto same_everywhere = [&](int a, int c) {
       for (int r = 0; r < layout.get_dp(); ++r) {
@@ -123,6 +166,7 @@ RankParameters rank_parameters(const RankLayout& layout, const models::ModelSpec
       return true;
     };
     while (last + 1 < units && same_everywhere(last, last + 1)) ++last;
+    const std::size_t region = rp.total, first_param = rp.params.size();
     std::size_t count = 0;
     for (int v = u; v <= last; ++v) {
       const std::size_t first = rp.params.size();
@@ -132,11 +176,29 @@ RankParameters rank_parameters(const RankLayout& layout, const models::ModelSpec
         count += rp.params[i].count();
       }
     }
-    const std::size_t n = static_cast<std::size_t>(layout.dp_group(u, me.tp_rank).size());
-    b.last_unit = last;
-    b.count = (count + n - 1) / n * n;
-    rp.total += b.count;
-    rp.buckets.push_back(b);
+    // The units' shards are the same for every unit of the bucket (same stage on every replica).
+    const int parts = layout.dp_shards(u) / me.tp;
+    const std::size_t n = static_cast<std::size_t>(layout.dp_group(u, me.tp_rank * parts).size());
+    for (int part = 0; part < parts; ++part) {
+      Bucket b;
+      b.first_unit = u;
+      b.last_unit = last;
+      b.offset = region;
+      b.region_count = count;
+      b.shard = me.tp_rank * parts + part;
+      b.part = part;
+      b.parts = parts;
+      std::size_t synced = count;
+      if (parts > 1) {
+        b.runs = part_runs(rp.params, first_param, rp.params.size(), region, part, parts);
+        synced = 0;
+        for (const CopyRun& run : b.runs) synced += run.length;
+      }
+      b.count = (synced + n - 1) / n * n;
+      rp.buckets.push_back(std::move(b));
+    }
+    // A contiguous bucket reduce-scatters in place, so the flat buffer carries its padding.
+    rp.total += parts > 1 ? count : rp.buckets.back().count;
     u = last + 1;
   }
   return rp;

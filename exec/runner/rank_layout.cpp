@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <stdexcept>
 
 namespace hetsim::exec {
@@ -109,19 +110,20 @@ void RankLayout::add_groups() {
       tp_group_ids_[r].push_back(add_group(ranks));
     }
   }
+  // DP groups per (unit, shard). Replicas may hold a unit at different TP degrees (tp2 beside
+  // tp1): its gradients are then cut into T = lcm(TP degrees) shards, and a rank of TP degree tp
+  // holds T / tp consecutive ones (its TP rank t holds shards t*T/tp ...), one group per shard.
+  // The cost model prices the same groups (models/dp_segments.hpp GroupShard).
   for (int u = 0; u < unit_count_; ++u) {
-    const int tp0 = tp_[0][units_[0][u].stage];
+    int shards = 1;
+    for (std::size_t r = 0; r < replicas; ++r) shards = std::lcm(shards, tp_[r][units_[r][u].stage]);
     dp_group_ids_.emplace_back();
-    for (std::size_t r = 1; r < replicas; ++r) {
-      if (tp_[r][units_[r][u].stage] != tp0) {
-        throw std::invalid_argument("exec: replicas shard the same layers with different TP sizes (replica 0 tp " +
-                                    to_string(tp0) + ", replica " + to_string(r) + " tp " +
-                                    to_string(tp_[r][units_[r][u].stage]) + "); gradients cannot be synchronised");
-      }
-    }
-    for (int t = 0; t < tp0; ++t) {
+    for (int t = 0; t < shards; ++t) {
       std::vector<int> ranks;
-      for (std::size_t r = 0; r < replicas; ++r) ranks.push_back(first_rank_[r][units_[r][u].stage] + t);
+      for (std::size_t r = 0; r < replicas; ++r) {
+        const int tp = tp_[r][units_[r][u].stage];
+        ranks.push_back(first_rank_[r][units_[r][u].stage] + t / (shards / tp));
+      }
       dp_group_ids_[u].push_back(add_group(ranks));
     }
   }
@@ -145,7 +147,8 @@ int RankLayout::add_group(std::vector<int> ranks) {
 
 int RankLayout::rank_of(int replica, int stage, int tp_rank) const { return first_rank_.at(replica).at(stage) + tp_rank; }
 int RankLayout::stage_tp(int replica, int stage) const { return tp_.at(replica).at(stage); }
-const Group& RankLayout::dp_group(int unit, int tp_rank) const { return groups_[dp_group_ids_.at(unit).at(tp_rank)]; }
+const Group& RankLayout::dp_group(int unit, int shard) const { return groups_[dp_group_ids_.at(unit).at(shard)]; }
+int RankLayout::dp_shards(int unit) const { return static_cast<int>(dp_group_ids_.at(unit).size()); }
 
 std::vector<int> RankLayout::p2p_destinations(int replica, int src_stage, int src_tp_rank, int dst_stage) const {
   std::vector<int> out;

@@ -76,8 +76,11 @@ class RankLayout {
 
   const Group& world() const { return groups_[0]; }
   const Group& tp_group(int replica, int stage) const { return groups_[tp_group_ids_[replica][stage]]; }
-  /// Ranks that hold unit u at TP rank tp_rank, one per replica (the DP group of that shard).
-  const Group& dp_group(int unit, int tp_rank) const;
+  /// Ranks that hold shard `shard` of unit u's TP-sharded gradients, one per replica (the DP
+  /// group of that shard). Shards: dp_shards(u) = lcm of the replicas' TP degrees at the unit,
+  /// so a rank of TP degree tp holds dp_shards(u) / tp of them (shard = tp_rank when equal).
+  const Group& dp_group(int unit, int shard) const;
+  int dp_shards(int unit) const;
   /// First-stage and last-stage TP ranks of a replica that share the tied word embedding.
   const Group& tie_group(int replica) const { return groups_[tie_group_ids_.at(replica)]; }
 
@@ -107,7 +110,7 @@ class RankLayout {
   std::vector<int> micro_batches_;
   std::vector<Group> groups_;
   std::vector<std::vector<int>> tp_group_ids_;
-  std::vector<std::vector<int>> dp_group_ids_;          // [unit][tp_rank]
+  std::vector<std::vector<int>> dp_group_ids_;          // [unit][shard]
   std::vector<int> tie_group_ids_;
 };
 

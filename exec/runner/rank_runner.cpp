@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// RankRunner: set-up, the step loop, tied-embedding and data-parallel gradient sync, Adam.
+// RankRunner: set-up, the step loop, tied-embedding sync, communicator calls on device buffers.
 #include "runner/rank_runner.hpp"
 
 #include <algorithm>
@@ -54,8 +54,13 @@ RankRunner::RankRunner(const RankLayout& layout, const models::Workload& workloa
   std::size_t adam_total = 0, max_shard = 0;
   for (const auto& b : params_.buckets) {
     adam_offset_.push_back(adam_total);
-    const std::size_t n = static_cast<std::size_t>(layout_.dp_group(b.first_unit, b.tp_rank).size());
-    const std::size_t held = plan_.zero >= 1 ? b.count / n : b.count;
+    const std::size_t n = static_cast<std::size_t>(layout_.dp_group(b.first_unit, b.shard).size());
+    std::size_t held = b.count;                    // ZeRO-0: the whole bucket
+    if (plan_.zero >= 1) {
+      held = b.count / n;                          // this rank's shard of the (packed) bucket
+    } else if (b.is_packed()) {
+      held = b.part + 1 == b.parts ? b.region_count : 0;  // Adam runs once over the region
+    }
     adam_total += held;
     max_shard = std::max(max_shard, b.count / n);
   }
@@ -64,6 +69,9 @@ RankRunner::RankRunner(const RankLayout& layout, const models::Workload& workloa
   backend_.fill(adam_m_.get(), adam_total, 0.0f);
   backend_.fill(adam_v_.get(), adam_total, 0.0f);
   if (plan_.zero >= 1) shard_grad_ = DeviceArray<float>(backend_, max_shard);
+  const bool any_packed = std::any_of(params_.buckets.begin(), params_.buckets.end(),
+                                      [](const Bucket& b) { return b.is_packed(); });
+  if (plan_.zero >= 1 && any_packed) shard_weight_ = DeviceArray<float>(backend_, max_shard);
 
   // Block weights of every layer this rank holds.
   for (const auto& cp : layout_.chunks(place_.replica, place_.stage)) {
@@ -196,47 +204,6 @@ void RankRunner::sync_tied_embedding() {
   OpTimer t(*this, "grad_sync", "tied_embedding_all_reduce", OpClass::kDpComm, -1, -1, bytes_shape(spec->count()));
   backend_.scale(spec->count(), 1.0f / static_cast<float>(place_.tp), g);
   device_all_reduce(g, spec->count(), layout_.tie_group(place_.replica));
-}
-
-// Data-parallel sync per bucket, then Adam. ZeRO-1 (Rajbhandari et al. SC'20, section 5.1):
-// reduce-scatter the gradients, update only this rank's shard, all-gather the parameters.
-void RankRunner::sync_gradients_and_update() {
-  std::vector<int> waited;  // groups whose slowest member this rank has waited for
-  for (std::size_t i = 0; i < params_.buckets.size(); ++i) {
-    const Bucket& b = params_.buckets[i];
-    const Group& group = layout_.dp_group(b.first_unit, b.tp_rank);
-    const std::size_t n = static_cast<std::size_t>(group.size());
-    // Once per group, before its first collective, on every member alike (so barriers match).
-    if (std::find(waited.begin(), waited.end(), group.id) == waited.end()) {
-      wait_for_group(group, "dp_sync_wait");
-      waited.push_back(group.id);
-    }
-    float* w = weights_.get() + b.offset;
-    float* g = grads_.get() + b.offset;
-    float* m = adam_m_.get() + adam_offset_[i];
-    float* v = adam_v_.get() + adam_offset_[i];
-    if (plan_.zero == 0) {
-      if (n > 1) {
-        OpTimer t(*this, "grad_sync", "dp_all_reduce", OpClass::kDpComm, -1, -1, bytes_shape(b.count));
-        device_all_reduce(g, b.count, group);
-      }
-      OpTimer t(*this, "optimizer", "adam", OpClass::kOptimizer, -1, -1, std::to_string(b.count));
-      backend_.adam_step(b.count, options_.adam, step_, w, g, m, v);
-      continue;
-    }
-    const std::size_t shard = b.count / n;
-    const std::size_t pos = static_cast<std::size_t>(group.position_of(rank_));
-    {
-      OpTimer t(*this, "grad_sync", "dp_reduce_scatter", OpClass::kDpComm, -1, -1, bytes_shape(b.count));
-      device_reduce_scatter(g, shard_grad_.get(), shard, group);
-    }
-    {
-      OpTimer t(*this, "optimizer", "adam", OpClass::kOptimizer, -1, -1, std::to_string(shard));
-      backend_.adam_step(shard, options_.adam, step_, w + pos * shard, shard_grad_.get(), m, v);
-    }
-    OpTimer t(*this, "grad_sync", "dp_all_gather", OpClass::kDpComm, -1, -1, bytes_shape(b.count));
-    device_all_gather(w + pos * shard, w, shard, group);
-  }
 }
 
 void RankRunner::device_send(const float* buf, std::size_t count, int dst, int tag) {

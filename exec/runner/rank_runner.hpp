@@ -25,6 +25,7 @@ struct RunOptions {
   std::uint64_t seed = 1234;       ///< parameter initialisation and synthetic data
   AdamConfig adam;
   bool capture_gradients = false;  ///< keep a host copy of the gradients before the DP sync
+  bool capture_parameters = false; ///< collect every replica's parameters after the last step
   bool record_ops = true;          ///< record per-op measurements (step records always)
   int fail_rank = -1;              ///< fault injection: this rank fails at the start of fail_step
   int fail_step = 1;
@@ -92,6 +93,9 @@ class RankRunner {
   void wait_for_group(const Group& group, const char* op);
   void sync_tied_embedding();
   void sync_gradients_and_update();
+  /// The `parts` packed buckets from params_.buckets[first] (this replica's TP degree is lower
+  /// than another's): each part gathered, synced and scattered back on the host.
+  void sync_packed_buckets(std::size_t first, std::vector<int>& waited);
   const ParamSpec* head_weight() const;
   float* param(const std::string& name) const;
   float* grad(const std::string& name) const;
@@ -111,6 +115,7 @@ class RankRunner {
   std::map<int, LayerWeights> layer_weights_;  // by global layer index
 
   DeviceArray<float> weights_, grads_, adam_m_, adam_v_, shard_grad_;
+  DeviceArray<float> shard_weight_;          // ZeRO >= 1, packed buckets: the shard Adam updates
   std::vector<std::size_t> adam_offset_;     // per bucket, into adam_m_/adam_v_
   std::map<std::pair<int, int>, ChunkActs*> saved_;
   std::vector<float> captured_grads_;

@@ -90,7 +90,13 @@ RankOutcome run_rank(const RunSpec& spec, Communicator& comm) {
   for (int s = 1; s <= spec.steps; ++s) {
     out.steps.push_back(runner.step());
     if (s == 1 && spec.options.capture_gradients) {
-      out.gradients = collect_named(layout, spec.workload.model, runner.get_captured_gradients(), true, comm);
+      out.gradients = collect_named(layout, spec.workload.model, runner.get_captured_gradients(), kSumReplicas, comm);
+    }
+  }
+  if (spec.options.capture_parameters) {
+    const std::vector<float> values = runner.get_parameter_values();
+    for (int r = 0; r < layout.get_dp(); ++r) {
+      out.parameters.push_back(collect_named(layout, spec.workload.model, values, r, comm));
     }
   }
   // Per micro-batch of the whole stage (all its chunks when interleaved), as StageReport defines.
@@ -133,6 +139,7 @@ RunOutcome run_in_process(const RunSpec& spec) {
     if (comm.get_rank() == 0) {
       result.steps = std::move(o.steps);
       result.gradients = std::move(o.gradients);
+      result.parameters = std::move(o.parameters);
       result.report = std::move(o.report);
     }
   });

@@ -39,6 +39,7 @@ struct RankOutcome {
   std::vector<Measurement> measurements;  ///< this rank's
   std::vector<CommCall> comm_calls;       ///< this rank's communicator calls
   NamedTensors gradients;                 ///< rank 0, when options.capture_gradients: step 1, before DP sync
+  std::vector<NamedTensors> parameters;   ///< rank 0, when options.capture_parameters: per replica, after the last step
   models::Report report;                  ///< rank 0: measured values, engine "exec"
 };
 
@@ -53,6 +54,7 @@ struct RunOutcome {
   std::vector<StepResult> steps;
   std::vector<Measurement> measurements;  ///< every rank's
   NamedTensors gradients;
+  std::vector<NamedTensors> parameters;
   models::Report report;
 };
 
