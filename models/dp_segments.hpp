@@ -10,6 +10,7 @@
 // replica; each is one DP group, and a stage in several segments runs their collectives one
 // after the other (exec/runner/rank_layout.cpp forms the same groups per unit).
 #pragma once
+#include <numeric>
 #include <vector>
 
 #include "plan.hpp"
@@ -54,16 +55,27 @@ class DpSegments {
   std::vector<Parts> parts_; ///< [segment], not aligned only
 };
 
-/// The shard one DP group of a segment moves: the parameters per GPU of its member of the highest
-/// TP degree; a member of lower degree holds several such shards, one group each (shard j pairs
-/// with its rank j mod tp).
+/// The shards of a segment's gradients, one DP group each. Replicas holding the segment at
+/// different TP degrees cut it into lcm(degrees) shards (tp2 beside tp1: 2; tp2 beside tp3: 6); a
+/// member of TP degree tp holds shards/tp consecutive ones, its TP rank t the shards from
+/// t * shards/tp (Megatron-LM's column/row split: TP rank t of tp holds the t-th 1/tp of each
+/// matrix). exec cuts and groups them the same way (exec/runner/rank_layout.cpp).
 struct GroupShard {
   int max_tp = 0;
-  double params = 0;
+  int shards = 0;     ///< lcm of the members' TP degrees
+  double params = 0;  ///< per shard: the highest-TP member's parameters per GPU * max_tp / shards
   void add(int tp, double member_params) {
-    if (max_tp == 0 || tp > max_tp || (tp == max_tp && member_params < params)) params = member_params;
+    if (max_tp == 0 || tp > max_tp || (tp == max_tp && member_params < max_tp_params_)) max_tp_params_ = member_params;
     if (tp > max_tp) max_tp = tp;
+    shards = shards == 0 ? tp : std::lcm(shards, tp);
+    params = max_tp_params_ * max_tp / shards;
   }
+  /// How many of the groups a member of TP degree tp is in, and its TP rank in group `shard`.
+  int groups_of(int tp) const { return shards / tp; }
+  int member_rank(int shard, int tp) const { return shard / (shards / tp); }
+
+ private:
+  double max_tp_params_ = 0;
 };
 
 /// Where one replica holds a part of the model: its stage and that stage's chunk.

@@ -59,7 +59,7 @@ double egress_dollars_per_step(const Cluster& c, const Workload& w, const Plan& 
         if (const int s = segments.stage_of(k, r); s >= 0) members.push_back(r), stage.push_back(s);
       const int n = static_cast<int>(members.size());
       if (n < 2) continue;
-      GroupShard shard;  // one ring per shard of the highest TP degree, as step_cost prices them
+      GroupShard shard;  // one ring per shard, as step_cost prices them
       for (int i = 0; i < n; ++i) {
         const int r = members[i];
         shard.add(plan.replicas[r].stages[stage[i]].tp(),
@@ -67,7 +67,6 @@ double egress_dollars_per_step(const Cluster& c, const Workload& w, const Plan& 
                                      : segments.params(k, r, m));
       }
       const double params = shard.params;
-      const int tp = shard.max_tp;
       const double share = (n - 1.0) / n;
       double bytes_per_hop = 2.0 * share * params * grad_bpp;                              // ZeRO 0: all-reduce
       if (plan.zero >= 1) bytes_per_hop = share * params * (grad_bpp + weight_bpp);      // reduce-scatter + all-gather
@@ -76,11 +75,12 @@ double egress_dollars_per_step(const Cluster& c, const Workload& w, const Plan& 
         bytes_per_hop = mb * share * params *
                         ((z3.forward_gathers + z3.backward_gathers) * weight_bpp + z3.backward_reduce_scatters * grad_bpp);
       }
-      for (int j = 0; j < tp; ++j)
+      for (int j = 0; j < shard.shards; ++j)
         for (int i = 0; i < n; ++i) {
           const Stage& a = plan.replicas[members[i]].stages[stage[i]];
           const Stage& b = plan.replicas[members[(i + 1) % n]].stages[stage[(i + 1) % n]];
-          dollars += price_per_byte(c, a.gpus[j % a.tp()], b.gpus[j % b.tp()]) * bytes_per_hop;
+          dollars += price_per_byte(c, a.gpus[shard.member_rank(j, a.tp())], b.gpus[shard.member_rank(j, b.tp())]) *
+                     bytes_per_hop;
         }
     }
   }

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "cluster.hpp"
+#include "dp_segments.hpp"
 #include "topology.hpp"
 #include "workload.hpp"
 
@@ -210,16 +211,16 @@ void plan_dp_wan_senders(const Plan& plan, const Cluster& cluster, std::vector<i
   std::vector<int> members;
   std::map<int, int> on_node;
   for (std::size_t s = 0; s < max_pp; ++s) {
-    int max_tp = 0;
+    GroupShard shard;
     for (const Replica& rep : plan.replicas)
-      if (s < rep.stages.size()) max_tp = std::max(max_tp, rep.stages[s].tp());
-    for (int j = 0; j < max_tp; ++j) {  // the group of TP rank j, as step_cost.cpp forms it
+      if (s < rep.stages.size()) shard.add(rep.stages[s].tp(), 0);
+    for (int j = 0; j < shard.shards; ++j) {  // the group of shard j, as step_cost.cpp forms it
       members.clear();
       on_node.clear();
       for (const Replica& rep : plan.replicas) {
         if (s >= rep.stages.size()) continue;
         const Stage& st = rep.stages[s];
-        members.push_back(st.gpus[j % st.tp()]);
+        members.push_back(st.gpus[shard.member_rank(j, st.tp())]);
         ++on_node[cluster.gpus[members.back()].node];
       }
       const int n = static_cast<int>(members.size());

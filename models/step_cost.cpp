@@ -182,9 +182,8 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
       shard.add(tp, p);
       members[count++] = st.gpus.front();
     }
-    const int max_tp = shard.max_tp;
     const double params = shard.params;
-    if (max_tp == 0) continue;
+    if (shard.shards == 0) continue;
     const double grad_bytes = params * grad_bpp;
     const double gather_bytes = plan.zero >= 1 ? params * weight_bpp : 0;
     const int buckets = plan.overlap_grad_sync ? grad_bucket_count(params, count) : 1;
@@ -205,7 +204,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
     const double offset = std::max(0.0, in.replica_time_s[in.slowest_replica] - ready);
     const double hidden = plan.overlap_grad_sync ? late[late_stage].backward_s : 0;
     double worst = 0, worst_gather = 0, worst_bucket = 0, worst_ag = 0, worst_rs = 0;
-    const int ranks = symmetric && !work ? 1 : max_tp;
+    const int ranks = symmetric && !work ? 1 : shard.shards;
     for (int j = 0; j < ranks; ++j) {
       if (j > 0) {
         count = 0;
@@ -213,7 +212,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
           const int s = segments.stage_of(k, r);
           if (s < 0) continue;
           const Stage& st = plan.replicas[r].stages[s];
-          members[count++] = st.gpus[j % st.tp()];
+          members[count++] = st.gpus[shard.member_rank(j, st.tp())];
         }
       }
       double t = 0;
@@ -269,8 +268,8 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
         const int s = segments.stage_of(k, r);
         if (s < 0) continue;
         SlotLoad& l = load[static_cast<std::size_t>(r) * in.max_pp + s];
-        // A member of lower TP degree holds max_tp / tp shards, each in a group of its own.
-        const int share = (max_tp + plan.replicas[r].stages[s].tp() - 1) / plan.replicas[r].stages[s].tp();
+        // A member of lower TP degree holds several shards, each in a group of its own.
+        const int share = shard.groups_of(plan.replicas[r].stages[s].tp());
         l.offset_s = l.groups++ > 0 ? std::min(l.offset_s, offset) : offset;
         l.reduce_s += share * buckets * worst_bucket;
         l.gather_s += share * worst_gather;

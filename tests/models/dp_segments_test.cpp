@@ -154,6 +154,35 @@ TEST(Predictor, AMemberOfLowerTpDegreeSyncsEachShardWithItsPeer) {
   EXPECT_GE(r.breakdown.dp_comm_s, 2 * t * (1 - 1e-9)) << "GPU 8 takes part in both groups";
 }
 
+TEST(Predictor, ShardsPairWithTheRankHoldingThemAndCutAtTheLcmOfTpDegrees) {
+  // Megatron-LM's TP rank t of tp holds the t-th 1/tp of each split matrix: beside tp4 (GPUs
+  // 0-3), tp2's rank 0 (GPU 8) holds shards 0 and 1, rank 1 (GPU 9) shards 2 and 3 (exec pairs
+  // them so, exec/runner/rank_layout.cpp; pairing shard j with rank j mod 2 was wrong).
+  const Cluster c = cluster_of({node_type("n", round_gpu("n", 300e12), 8, 300e9, 1e9)}, {{0, 2}});
+  Workload w = gpt_workload(4, 2048, 24, 1536, 64);
+  w.model.tied_embeddings = false;
+  Plan p = plan_of({replica(32, {4}, {0}), replica(32, {4}, {8})});
+  p.replicas[0].stages[0].gpus = {0, 1, 2, 3};
+  p.replicas[1].stages[0].gpus = {8, 9};
+  PlanWork work = build_plan_work(c, w, p);
+  ASSERT_TRUE(work.feasible);
+  std::set<std::vector<int>> groups;
+  for (const DpGroup& g : work.dp_groups) groups.insert(g.gpus);
+  EXPECT_EQ(groups, (std::set<std::vector<int>>{{0, 8}, {1, 8}, {2, 9}, {3, 9}}));
+  // tp2 beside tp3 (24 heads): 6 shards of a sixth of the layers' split matrices each; GPU 0
+  // holds shards 0-2, GPU 1 shards 3-5, GPU 8 shards 0-1, GPU 9 2-3, GPU 10 4-5.
+  p.replicas[0].stages[0].gpus = {0, 1};
+  p.replicas[1].stages[0].gpus = {8, 9, 10};
+  work = build_plan_work(c, w, p);
+  ASSERT_TRUE(work.feasible);
+  std::multiset<std::vector<int>> shards;
+  for (const DpGroup& g : work.dp_groups) {
+    shards.insert(g.gpus);
+    EXPECT_DOUBLE_EQ(g.size_bytes, stage_params(w.model, 4, 3, true, true, 1) * 3 / 6 * grad_sync_bytes_per_param(w.training));
+  }
+  EXPECT_EQ(shards, (std::multiset<std::vector<int>>{{0, 8}, {0, 8}, {0, 9}, {1, 9}, {1, 10}, {1, 10}}));
+}
+
 TEST(OverlappedGradSync, BucketsFollowMegatronCoreAndExposeTheLast) {
   // Megatron-Core's default bucket: max(40M, 1M x dp) parameters.
   EXPECT_EQ(grad_bucket_count(100e6, 8), 3);     // 40M buckets
