@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "stage_cost.hpp"
+#include "topology.hpp"
 
 namespace hetsim::models {
 
@@ -69,6 +70,38 @@ double DpSegments::params(int k, int replica, const ModelSpec& model) const {
   const Stage& st = rep.stages[stage_of(k, replica)];
   return stage_params(model, seg.layers, st.tp(), seg.embedding, seg.head,
                       static_cast<int>(rep.stages.size()));
+}
+
+void add_wan_crossings(const Cluster& cluster, const int* members, int n, double weight, std::vector<double>& directed) {
+  const int zones = static_cast<int>(cluster.zones.size());
+  if (zones < 2 || n < 2) return;
+  directed.resize(static_cast<std::size_t>(zones) * zones, 0.0);
+  for (int i = 0; i < n; ++i) {
+    const int na = cluster.gpus[members[i]].node, nb = cluster.gpus[members[(i + 1) % n]].node;
+    const int za = cluster.nodes[na].zone, zb = cluster.nodes[nb].zone;
+    if (za == zb) continue;
+    int on_node = 0;  // the crossing carries the group's members on the node before it
+    for (int k = 0; k < n; ++k) on_node += cluster.gpus[members[k]].node == na ? 1 : 0;
+    directed[za * zones + zb] += weight * on_node;
+  }
+}
+
+void wan_load_of(const Cluster& cluster, const std::vector<double>& directed, std::vector<double>& out) {
+  out.clear();
+  const int zones = static_cast<int>(cluster.zones.size());
+  if (zones < 2) return;
+  // A link's two directions carry the rings' crossings each way; the busier one sets the share.
+  out.assign(static_cast<std::size_t>(zones) * zones, 0.0);
+  if (directed.empty()) return;
+  for (int a = 0; a < zones; ++a)
+    for (int b = a + 1; b < zones; ++b)
+      out[zone_pair_index(cluster, a, b)] = std::max(directed[a * zones + b], directed[b * zones + a]);
+}
+
+void wan_senders_for(const std::vector<double>& load, double weight, std::vector<double>& out) {
+  out.assign(load.size(), 0.0);
+  for (std::size_t i = 0; i < load.size(); ++i)
+    if (load[i] > 0 && weight > 0) out[i] = std::max(1.0, load[i] / weight);
 }
 
 }  // namespace hetsim::models

@@ -13,6 +13,7 @@
 #include <numeric>
 #include <vector>
 
+#include "cluster.hpp"
 #include "plan.hpp"
 #include "workload.hpp"
 
@@ -77,6 +78,18 @@ struct GroupShard {
  private:
   double max_tp_params_ = 0;
 };
+
+/// WAN links shared by the DP groups that cross them at once. Each crossing of a group's ring
+/// carries its members on the node before it (one channel each), and a group's `weight` is what
+/// it moves (its shard's parameters; 1 to count senders): add_wan_crossings adds a group into
+/// `directed` ([from zone * zones + to zone], grown on first use), wan_load_of gives per zone
+/// pair (topology.hpp zone_pair_index) the busier direction's sum. Fair sharing ends every
+/// group at the same time when the link paces them all: a group of weight w then gets w / load
+/// of the link, i.e. it counts as load / w senders (wan_senders_for: the `wan_senders` figure of
+/// group_cost). Groups of equal weight get the plain count of senders.
+void add_wan_crossings(const Cluster& cluster, const int* members, int n, double weight, std::vector<double>& directed);
+void wan_load_of(const Cluster& cluster, const std::vector<double>& directed, std::vector<double>& out);
+void wan_senders_for(const std::vector<double>& load, double weight, std::vector<double>& out);
 
 /// Where one replica holds a part of the model: its stage and that stage's chunk.
 struct PartPlace {

@@ -7,7 +7,6 @@
 #include <numeric>
 
 #include "cluster.hpp"
-#include "dp_segments.hpp"
 #include "topology.hpp"
 #include "workload.hpp"
 
@@ -199,43 +198,6 @@ void plan_gpus_per_node(const Plan& plan, const Cluster& cluster, std::vector<in
       used += st.gpus.size();
     }
   if (used >= cluster.gpus.size()) out.clear();
-}
-
-void plan_dp_wan_senders(const Plan& plan, const Cluster& cluster, std::vector<int>& out) {
-  out.clear();
-  if (cluster.zones.size() < 2) return;
-  const int zones = static_cast<int>(cluster.zones.size());
-  std::vector<int> directed(static_cast<std::size_t>(zones) * zones, 0);  // from x to
-  std::size_t max_pp = 0;
-  for (const Replica& rep : plan.replicas) max_pp = std::max(max_pp, rep.stages.size());
-  std::vector<int> members;
-  std::map<int, int> on_node;
-  for (std::size_t s = 0; s < max_pp; ++s) {
-    GroupShard shard;
-    for (const Replica& rep : plan.replicas)
-      if (s < rep.stages.size()) shard.add(rep.stages[s].tp(), 0);
-    for (int j = 0; j < shard.shards; ++j) {  // the group of shard j, as step_cost.cpp forms it
-      members.clear();
-      on_node.clear();
-      for (const Replica& rep : plan.replicas) {
-        if (s >= rep.stages.size()) continue;
-        const Stage& st = rep.stages[s];
-        members.push_back(st.gpus[shard.member_rank(j, st.tp())]);
-        ++on_node[cluster.gpus[members.back()].node];
-      }
-      const int n = static_cast<int>(members.size());
-      for (int i = 0; n > 1 && i < n; ++i) {
-        const int na = cluster.gpus[members[i]].node, nb = cluster.gpus[members[(i + 1) % n]].node;
-        const int za = cluster.nodes[na].zone, zb = cluster.nodes[nb].zone;
-        if (za != zb) directed[za * zones + zb] += on_node[na];
-      }
-    }
-  }
-  // A link's two directions carry the rings' crossings each way; the busier one sets the share.
-  out.assign(directed.size(), 0);
-  for (int a = 0; a < zones; ++a)
-    for (int b = a + 1; b < zones; ++b)
-      out[zone_pair_index(cluster, a, b)] = std::max(directed[a * zones + b], directed[b * zones + a]);
 }
 
 }  // namespace hetsim::models

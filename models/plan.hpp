@@ -91,11 +91,6 @@ std::variant<Plan, Infeasible> make_uniform_plan(const Cluster& cluster, const W
 /// empty when the plan uses every GPU of the cluster (topology.hpp group_concurrency).
 void plan_gpus_per_node(const Plan& plan, const Cluster& cluster, std::vector<int>& out);
 
-/// Per zone pair (topology.hpp zone_pair_index), the GPUs whose DP gradient syncs cross the
-/// pair's WAN link at once: every (stage, TP rank) group of the plan syncs at the end of the
-/// step, and each crossing of a group's ring carries its members on the node before it (one
-/// channel each). Into `out`; left empty when the cluster has one zone.
-void plan_dp_wan_senders(const Plan& plan, const Cluster& cluster, std::vector<int>& out);
 
 /// Structural checks that need the cluster and workload (GPU indices exist and are used once,
 /// layers sum to the model's, TP divides heads, micro-batches sum to the global batch...).

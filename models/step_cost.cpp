@@ -62,12 +62,13 @@ TypeFigures type_figures(const NodeType& nt, const TrainingSpec& training) {
 /// node types and zones alone, so the groups of a uniform plan's stages share one evaluation.
 struct DpGroupMemo {
   std::vector<int> signature;  ///< node type, zone per member; empty when nothing is kept
+  std::vector<double> wan;     ///< the WAN shares it was evaluated with (they differ per segment)
   GroupCost cost;
   int generation = 0;          ///< counts the evaluations of `cost`
 };
 
 const GroupCost& dp_group_cost(const Cluster& c, const int* members, int count, DpGroupMemo& memo,
-                               const std::vector<int>* used_on_node, const std::vector<int>* wan_senders) {
+                               const std::vector<int>* used_on_node, const std::vector<double>* wan_senders) {
   if (used_on_node) {
     // A plan that leaves GPUs idle: the NICs of a node are shared by the plan's GPUs on it.
     memo.cost = group_cost(c, members, count, group_concurrency(c, members, count, *used_on_node), wan_senders);
@@ -85,8 +86,9 @@ const GroupCost& dp_group_cost(const Cluster& c, const int* members, int count, 
     prev_node = node;
     same = same && memo.signature[2 * i] == c.nodes[node].node_type && memo.signature[2 * i + 1] == c.nodes[node].zone;
   }
-  if (increasing && same) return memo.cost;
+  if (increasing && same && (!wan_senders || *wan_senders == memo.wan)) return memo.cost;
   memo.cost = group_cost(c, members, count, 0, wan_senders);
+  if (wan_senders) memo.wan = *wan_senders;
   ++memo.generation;
   memo.signature.clear();
   if (increasing) {
@@ -119,10 +121,9 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
   // Gradient sync, one group per (segment, TP rank) across replicas: a segment is stage s of every
   // replica when they all split the model alike, else the model parts one stage of each replica
   // holds (dp_segments.hpp). When every replica's part sits in one node, all TP ranks see the
-  // same node sequence: one ring walk serves all. A group moves the shard of the member with the
-  // highest TP degree; a member of lower TP degree holds several such shards and takes part in
-  // that many groups, one after the other (shard j pairs with rank j % tp; `hetsim run` refuses
-  // such plans: exec/runner/rank_layout.cpp).
+  // same node sequence: one ring walk serves all. Replicas of different TP degrees cut the
+  // gradients into lcm(degrees) shards, one group each (GroupShard); a member of lower TP degree
+  // holds several and takes part in that many groups (exec syncs the same groups).
   // Written by index, not pushed: push_back is a call per member in this loop.
   const int* copy_of = in.copy_of ? in.copy_of->data() : nullptr;
   const DpSegments segments(plan, w.model, copy_of);
@@ -131,10 +132,25 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
   // several groups (segments of a non-aligned plan; a member of lower TP degree holds several
   // shards, each in a group of its own, run one after the other) and for ZeRO-3, whose traffic
   // runs inside each replica's own passes.
+  // A GPU's groups run side by side (separate communicators): they take as long as the slowest
+  // of them, or as its own side of the rings lets all their bytes through, whichever is longer
+  // (each group's time scaled by its bottleneck over that side: member_side_bandwidth_Bps). One
+  // after the other, a lower-TP member would wait on each far side in turn.
+  struct Load {
+    double own_s = 0, max_s = 0;
+    void add(double group_s, double over_own_side, double weight) {
+      own_s += weight * group_s * over_own_side;
+      max_s = std::max(max_s, group_s);
+    }
+    double time_s() const { return std::max(own_s, max_s); }
+  };
+  // ZeRO-3 gathers and scatters a segment's weights when its layers run: segments follow one
+  // another within a pass, only a segment's shards run side by side.
   struct SlotLoad {
-    double reduce_s = 0, gather_s = 0;  ///< end-of-step reduction (all its buckets) and ZeRO-1/2 gather
+    Load reduce, gather;                ///< end-of-step reduction (all its buckets) and ZeRO-1/2 gather
     double offset_s = 0;                ///< earliest start of its groups before the step's end
-    double ag_s = 0, rs_s = 0;          ///< ZeRO-3 gather and reduce-scatter per chunk pass
+    Load segment_ag, segment_rs;        ///< ZeRO-3 gather and reduce-scatter of the current segment
+    double ag_s = 0, rs_s = 0;          ///< ZeRO-3 per chunk pass: the segments' sum
     int groups = 0, buckets = 0;
   };
   bool shared_gpus = !aligned;  // aligned: a replica whose stage s has another TP degree than replica 0's
@@ -142,7 +158,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
     for (std::size_t st = 0; (!copy_of || copy_of[r] < 0) && st < plan.replicas[r].stages.size() && !shared_gpus; ++st)
       shared_gpus = plan.replicas[r].stages[st].tp() != plan.replicas[0].stages[st].tp();
   std::vector<SlotLoad> load(shared_gpus || plan.zero >= 3 ? slots : 0);
-  std::vector<int> members(dp);
+  std::vector<int> members(dp), member_slot(dp);
   int count = 0;  // members of the current group
   DpGroupMemo group_memo;
   group_memo.signature.reserve(2 * static_cast<std::size_t>(dp));
@@ -158,10 +174,39 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
     double gather_s = 0, scatter_s = 0;  ///< ZeRO-3 weight all-gather, gradient reduce-scatter
   } sync;
   const CollectiveKind reduce_kind = plan.zero == 0 ? CollectiveKind::kAllReduce : CollectiveKind::kReduceScatter;
-  // Groups that cross zones share each WAN link with every other group crossing it at once.
-  std::vector<int> wan_senders;  // empty with one zone
-  plan_dp_wan_senders(plan, c, wan_senders);
-  const std::vector<int>* wan = wan_senders.empty() ? nullptr : &wan_senders;
+  // Per-GPU parameters of replica r's share of segment k, and the shard a group of it moves.
+  auto member_params = [&](int k, int r, int s) {
+    return aligned ? in.costs[in.shape_of[r * in.max_pp + s]].params : segments.params(k, r, w.model);
+  };
+  // Groups that cross zones share each WAN link with every other group crossing it at once, in
+  // proportion to what each moves (wan_load_of): first the load of all of them. ZeRO-3 moves a
+  // segment's weights while its layers run: a stage holding several segments moves them one
+  // after the other, so in a plan whose replicas split the model differently only a segment's
+  // own shards share the link (aligned, each stage is one segment and the stages run at once).
+  std::vector<double> wan_load;  // by zone pair; empty with one zone
+  std::vector<std::vector<double>> segment_wan_load;  // ZeRO-3 not aligned: [segment] by zone pair
+  if (c.zones.size() > 1) {
+    std::vector<double> directed;
+    for (int k = 0; k < segments.count(); ++k) {
+      if (plan.zero >= 3 && !aligned) directed.clear();
+      GroupShard shard;
+      for (int r = 0; r < dp; ++r)
+        if (const int s = segments.stage_of(k, r); s >= 0) shard.add(plan.replicas[r].stages[s].tp(), member_params(k, r, s));
+      for (int j = 0; j < shard.shards; ++j) {
+        count = 0;
+        for (int r = 0; r < dp; ++r)
+          if (const int s = segments.stage_of(k, r); s >= 0) {
+            const Stage& st = plan.replicas[r].stages[s];
+            members[count++] = st.gpus[shard.member_rank(j, st.tp())];
+          }
+        add_wan_crossings(c, members.data(), count, shard.params, directed);
+      }
+      if (plan.zero >= 3 && !aligned) wan_load_of(c, directed, segment_wan_load.emplace_back());
+    }
+    wan_load_of(c, directed, wan_load);
+  }
+  std::vector<double> wan_senders;  // the current segment's groups' share
+  const std::vector<double>* wan = wan_load.empty() ? nullptr : &wan_senders;
   for (int k = 0; k < segments.count(); ++k) {
     GroupShard shard;
     bool symmetric = true;
@@ -172,18 +217,20 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
       const Stage& st = plan.replicas[r].stages[s];
       // A copy has its base's TP degree, one-node flag, shape and stage split, and its base (an
       // earlier replica) is already in the tests, extremes and parameters below: only its member is new.
+      member_slot[count] = r * in.max_pp + s;
       if (copy_of && copy_of[r] >= 0) {
         members[count++] = st.gpus.front();
         continue;
       }
       const int tp = st.tp();
-      const double p = aligned ? in.costs[in.shape_of[r * in.max_pp + s]].params : segments.params(k, r, w.model);
+      const double p = member_params(k, r, s);
       symmetric = symmetric && (shard.max_tp == 0 || tp == shard.max_tp) && in.tp_in_one_node[r * in.max_pp + s];
       shard.add(tp, p);
       members[count++] = st.gpus.front();
     }
     const double params = shard.params;
     if (shard.shards == 0) continue;
+    if (wan) wan_senders_for(segment_wan_load.empty() ? wan_load : segment_wan_load[k], params, wan_senders);
     const double grad_bytes = params * grad_bpp;
     const double gather_bytes = plan.zero >= 1 ? params * weight_bpp : 0;
     const int buckets = plan.overlap_grad_sync ? grad_bucket_count(params, count) : 1;
@@ -203,7 +250,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
     }
     const double offset = std::max(0.0, in.replica_time_s[in.slowest_replica] - ready);
     const double hidden = plan.overlap_grad_sync ? late[late_stage].backward_s : 0;
-    double worst = 0, worst_gather = 0, worst_bucket = 0, worst_ag = 0, worst_rs = 0;
+    double worst = 0, worst_gather = 0, worst_bucket = 0;
     const int ranks = symmetric && !work ? 1 : shard.shards;
     for (int j = 0; j < ranks; ++j) {
       if (j > 0) {
@@ -212,6 +259,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
           const int s = segments.stage_of(k, r);
           if (s < 0) continue;
           const Stage& st = plan.replicas[r].stages[s];
+          member_slot[count] = r * in.max_pp + s;
           members[count++] = st.gpus[shard.member_rank(j, st.tp())];
         }
       }
@@ -235,8 +283,23 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
           }
         }
         t = sync.sync_s;
-        worst_ag = std::max(worst_ag, sync.gather_s);
-        worst_rs = std::max(worst_rs, sync.scatter_s);
+        if (!load.empty()) {
+          const int concurrent = in.used_on_node ? group_concurrency(c, members.data(), count, *in.used_on_node) : 0;
+          const double reduce_s = buckets * (plan.zero <= 2 ? sync.bucket_s : 0);
+          for (int i = 0; i < count; ++i) {
+            const int slot = member_slot[i];
+            // One group stands for every TP rank's when all are alike; else each TP rank of a
+            // slot has its own groups, and the slot keeps their mean per GPU.
+            const double weight = ranks == 1 ? 1.0 : 1.0 / plan.replicas[slot / in.max_pp].stages[slot % in.max_pp].tp();
+            const double side = member_side_bandwidth_Bps(c, members.data(), count, i, concurrent, g.node_shared);
+            const double over = side > g.bus_bandwidth_Bps ? g.bus_bandwidth_Bps / side : 1.0;
+            SlotLoad& l = load[static_cast<std::size_t>(slot)];
+            l.reduce.add(reduce_s, over, weight);
+            l.gather.add(sync.param_gather_s, over, weight);
+            l.segment_ag.add(sync.gather_s, over, weight);
+            l.segment_rs.add(sync.scatter_s, over, weight);
+          }
+        }
       }
       if (t > worst) worst = t, worst_gather = count > 1 ? sync.param_gather_s : 0, worst_bucket = sync.bucket_s;
       if (work && count > 1) {
@@ -271,11 +334,10 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
         // A member of lower TP degree holds several shards, each in a group of its own.
         const int share = shard.groups_of(plan.replicas[r].stages[s].tp());
         l.offset_s = l.groups++ > 0 ? std::min(l.offset_s, offset) : offset;
-        l.reduce_s += share * buckets * worst_bucket;
-        l.gather_s += share * worst_gather;
         l.buckets += share * buckets;
-        l.ag_s += share * worst_ag;
-        l.rs_s += share * worst_rs;
+        l.ag_s += l.segment_ag.time_s();
+        l.rs_s += l.segment_rs.time_s();
+        l.segment_ag = l.segment_rs = Load{};
       }
   }
   // Stages in several groups run their collectives back to back from the earliest start;
@@ -283,12 +345,13 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
   for (std::size_t slot = 0; slot < load.size() && plan.zero <= 2; ++slot) {
     const SlotLoad& l = load[slot];
     if (l.groups == 0) continue;
+    const double reduce_s = l.reduce.time_s(), gather_s = l.gather.time_s();
     const double exposed =
         !plan.overlap_grad_sync
-            ? l.reduce_s + l.gather_s - l.offset_s
-            : std::max(0.0, overlapped_sync_exposed_s(l.reduce_s / l.buckets, in.times[slot].backward_s, l.buckets) -
+            ? reduce_s + gather_s - l.offset_s
+            : std::max(0.0, overlapped_sync_exposed_s(reduce_s / l.buckets, in.times[slot].backward_s, l.buckets) -
                                 l.offset_s) +
-                  std::max(0.0, l.gather_s - in.times[slot].forward_s);
+                  std::max(0.0, gather_s - in.times[slot].forward_s);
     out.dp_exposed_s = std::max(out.dp_exposed_s, exposed);
   }
   // ZeRO-3: every micro-batch's passes gather the weights and reduce-scatter the gradients
@@ -328,7 +391,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
         for (int g : st.gpus) ++embedding_gpus_on_node[c.gpus[g].node];
     };
     // Pairs whose stages lie in different zones: all of them cross the zones' WAN link at once.
-    std::vector<int> embedding_wan(c.zones.size() > 1 ? c.zones.size() * c.zones.size() : 0, 0);
+    std::vector<double> embedding_wan(c.zones.size() > 1 ? c.zones.size() * c.zones.size() : 0, 0.0);
     for (int r = 0; r < dp; ++r) {
       const Replica& rep = plan.replicas[r];
       if (rep.stages.size() < 2) continue;

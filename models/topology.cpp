@@ -88,26 +88,32 @@ double nic_share(const Cluster& c, int node, int concurrent) {
   return bw;
 }
 
+/// One side of an inter-node hop: what `members` GPUs of `node` crossing together can send (its
+/// NIC share each; a node's own fabric caps what its GPUs move towards the NICs, and a one-GPU
+/// node, or one without an intra fabric, has none to cross).
+double node_side_Bps(const Cluster& c, int node, int concurrent, int members) {
+  const NodeType& t = c.node_types[c.nodes[node].node_type];
+  double bw = nic_share(c, node, concurrent) * members;
+  if (t.gpus_per_node > 1 && t.intra.bandwidth_Bps > 0) bw = std::min(bw, achieved_bandwidth_Bps(t.intra));
+  return bw;
+}
+
 /// `wan_senders` > 0: GPUs of the whole plan that cross this zone pair's WAN link at once (all
 /// replicas' pipeline sends, or all DP groups' crossing members); 0: the node's `concurrent`
 /// senders share it.
-HopFigures hop(const Cluster& c, int a, int b, int concurrent, int members_a, int members_b, int wan_senders = 0) {
+HopFigures hop(const Cluster& c, int a, int b, int concurrent, int members_a, int members_b, double wan_senders = 0) {
   const int na = c.gpus[a].node, nb = c.gpus[b].node;
   const NodeType& ta = c.node_types[c.nodes[na].node_type];
   const NodeType& tb = c.node_types[c.nodes[nb].node_type];
   if (na == nb) return {intra_bandwidth_Bps(ta, std::max(2, members_a)), ta.intra.latency_s, true, false};
-  double bw = std::min(nic_share(c, na, concurrent) * members_a, nic_share(c, nb, concurrent) * members_b);
-  // A node's own fabric caps what its GPUs move towards the NICs; a one-GPU node (or one
-  // without an intra fabric) has none to cross.
-  for (const NodeType* t : {&ta, &tb})
-    if (t->gpus_per_node > 1 && t->intra.bandwidth_Bps > 0) bw = std::min(bw, achieved_bandwidth_Bps(t->intra));
+  double bw = std::min(node_side_Bps(c, na, concurrent, members_a), node_side_Bps(c, nb, concurrent, members_b));
   double lat = ta.nics.latency_s + tb.nics.latency_s;
   const int za = c.nodes[na].zone, zb = c.nodes[nb].zone;
   lat += std::max(c.zones[za].fabric.latency_s, c.zones[zb].fabric.latency_s);
   if (za != zb) {
     if (const InterZoneLink* link = c.link_between(za, zb)) {
-      const int n = wan_senders > 0 ? wan_senders : concurrent > 0 ? concurrent : ta.gpus_per_node;
-      bw = std::min(bw, link->bandwidth_Bps * kWanLinkEfficiency * members_a / std::max(1, n));
+      const double n = wan_senders > 0 ? wan_senders : concurrent > 0 ? concurrent : ta.gpus_per_node;
+      bw = std::min(bw, link->bandwidth_Bps * kWanLinkEfficiency * members_a / std::max(1.0, n));
       lat += link->latency_s;
     }
   }
@@ -131,10 +137,10 @@ PathCost path_between(const Cluster& cluster, int gpu_a, int gpu_b, int concurre
 }
 
 GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurrent_per_node,
-                     const std::vector<int>* wan_senders) {
+                     const std::vector<double>* wan_senders) {
   const auto wan_of = [&](int na, int nb) {
     const int za = c.nodes[na].zone, zb = c.nodes[nb].zone;
-    return wan_senders && za != zb ? (*wan_senders)[zone_pair_index(c, za, zb)] : 0;
+    return wan_senders && za != zb ? (*wan_senders)[zone_pair_index(c, za, zb)] : 0.0;
   };
   GroupCost g;
   g.size = count;
@@ -182,11 +188,16 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
   for (int j = 0; j < distinct; ++j) {
     const NodeType& nt = c.node_types[c.nodes[counts[j].node].node_type];
     const int active = concurrent_per_node > 0 ? std::min(concurrent_per_node, nt.gpus_per_node) : nt.gpus_per_node;
-    if (distinct > 1 && counts[j].count > 1 && counts[j].count < active) {  // (one member: min_per_node 1)
-      shares_a_node = true;
-      // One rail (a lone sender's NIC share), or the node's share of this group when the
-      // node's groups outnumber its NICs.
-      one_crossing = std::min({one_crossing, nic_share(c, counts[j].node, 1),
+    if (distinct > 1 && counts[j].count > 1) {  // (one member: min_per_node 1)
+      // A ring that crosses node boundaries at one member (node_shared) does so on every node of
+      // the group, including those it fills.
+      shares_a_node = shares_a_node || counts[j].count < active;
+      // One rail, or the node's share of this group when the node's groups outnumber its NICs.
+      // The rail is shared by the boundary members of the node's other groups where GPUs share
+      // rails: those groups (one per TP rank) end at neighbouring GPUs, which fill the rails in
+      // order as nic_share assumes (sim/collective_flows.cpp crosses at that member too).
+      const int groups_here = (active + counts[j].count - 1) / counts[j].count;
+      one_crossing = std::min({one_crossing, nic_share(c, counts[j].node, groups_here),
                                nic_share(c, counts[j].node, concurrent_per_node) * counts[j].count});
     }
     if (counts[j].count > 1 || distinct == 1) {
@@ -231,6 +242,31 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
   if (g.node_shared) g.bus_bandwidth_Bps = std::min(g.bus_bandwidth_Bps, one_crossing);
   if (!(g.intra_bandwidth_Bps < std::numeric_limits<double>::infinity())) g.intra_bandwidth_Bps = g.bus_bandwidth_Bps;
   return g;
+}
+
+double member_side_bandwidth_Bps(const Cluster& c, const int* gpus, int count, int i, int concurrent_per_node,
+                                 bool one_crossing) {
+  const int x = gpus[i];
+  const int nx = c.gpus[x].node;
+  const NodeType& tx = c.node_types[c.nodes[nx].node_type];
+  int on_node = 0;  // the group's members on x's node: they cross together
+  for (int k = 0; k < count; ++k) on_node += c.gpus[gpus[k]].node == nx ? 1 : 0;
+  double bw = std::numeric_limits<double>::infinity();
+  for (const int y : {gpus[(i + 1) % count], gpus[(i + count - 1) % count]}) {
+    if (y == x) continue;
+    const int ny = c.gpus[y].node;
+    if (ny == nx) {
+      bw = std::min(bw, intra_bandwidth_Bps(tx, std::max(2, on_node)));
+      continue;
+    }
+    // Crossing at one member, the ring leaves the node through that member's NIC share alone.
+    double side = node_side_Bps(c, nx, concurrent_per_node, one_crossing ? 1 : on_node);
+    const NodeType& ty = c.node_types[c.nodes[ny].node_type];
+    if (tx.gpu.vendor != ty.gpu.vendor && !c.cross_vendor_rdma && tx.host_link_Bps > 0)
+      side = std::min(side, tx.host_link_Bps * kHostLinkEfficiency * (one_crossing ? 1 : on_node));
+    bw = std::min(bw, side);
+  }
+  return bw;
 }
 
 int group_concurrency(const Cluster& cluster, const int* gpus, int count, const std::vector<int>& used_on_node) {

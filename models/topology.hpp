@@ -110,11 +110,20 @@ inline int zone_pair_index(const Cluster& cluster, int za, int zb) {
 /// `wan_senders` (by zone_pair_index; null: a node's share): the GPUs of the whole plan whose
 /// groups cross each WAN link at once (plan_dp_wan_senders); a hop over it gets its members' part.
 GroupCost group_cost(const Cluster& cluster, const int* gpus, int count, int concurrent_per_node = 0,
-                     const std::vector<int>* wan_senders = nullptr);
+                     const std::vector<double>* wan_senders = nullptr);
 inline GroupCost group_cost(const Cluster& cluster, const std::vector<int>& gpus, int concurrent_per_node = 0,
-                            const std::vector<int>* wan_senders = nullptr) {
+                            const std::vector<double>* wan_senders = nullptr) {
   return group_cost(cluster, gpus.data(), static_cast<int>(gpus.size()), concurrent_per_node, wan_senders);
 }
+
+/// What member i's own side of a group's ring lets through (its hops to both ring neighbours,
+/// counting only its node: NIC share, node fabric, host staging; intra-node figure towards a
+/// neighbour on its node). group_cost's bus bandwidth is the lowest over all hops, so a member
+/// whose side is faster than that waits on another member: a GPU in several such groups at once
+/// (step_cost: one per shard or segment) can run them side by side up to this figure.
+/// `one_crossing`: the ring leaves each node at one member (GroupCost::node_shared).
+double member_side_bandwidth_Bps(const Cluster& cluster, const int* gpus, int count, int i, int concurrent_per_node,
+                                 bool one_crossing);
 
 /// The `concurrent_per_node` of a TP or DP group of a plan that leaves GPUs idle: the plan's
 /// GPUs on the busiest of the group's nodes (they all send across nodes at once and share its

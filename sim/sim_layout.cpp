@@ -9,6 +9,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "dp_segments.hpp"
+
 namespace hetsim::sim {
 namespace {
 
@@ -87,7 +89,7 @@ int congruent_block_size(const Topology& topo, const models::Plan& plan, const m
 
 CollectiveFlows collective_flows(const Topology& topo, models::CollectiveKind kind, models::GradSyncAlgorithm algorithm,
                                  const std::vector<int>& gpus, double bytes, int concurrent_per_node,
-                                 const std::vector<int>* wan_senders) {
+                                 const std::vector<double>* wan_senders) {
   CollectiveFlows out;
   const auto& cluster = topo.get_cluster();
   if (gpus.size() < 2 || bytes <= 0) return out;
@@ -266,7 +268,21 @@ SimLayout layout(const Topology& topo, const models::Plan& plan, const models::P
     lay.replica_simulated[r] = true;
   }
   models::plan_gpus_per_node(plan, cluster, lay.plan_gpus_on_node);
-  models::plan_dp_wan_senders(plan, cluster, lay.dp_wan_senders);
+  {
+    // The gradient groups the cost model formed (per segment and shard) cross the WAN together;
+    // the figure only picks each group's algorithm here (the links share themselves), as
+    // step_cost.cpp derives it.
+    std::vector<double> bytes, senders, count;
+    for (const auto& grp : work.dp_groups) {
+      if (grp.embedding) continue;
+      const int n = static_cast<int>(grp.gpus.size());
+      models::add_wan_crossings(cluster, grp.gpus.data(), n, grp.size_bytes, bytes);
+      models::add_wan_crossings(cluster, grp.gpus.data(), n, 1.0, senders);
+    }
+    models::wan_load_of(cluster, bytes, lay.dp_wan_load);
+    models::wan_load_of(cluster, senders, count);
+    models::wan_senders_for(count, 1.0, lay.dp_wan_senders);
+  }
   lay.node_used.assign(cluster.nodes.size(), false);
   std::vector<bool> gpu_in_sim(cluster.gpus.size(), false), gpu_in_platform(cluster.gpus.size(), false);
   for (int r = 0; r < d; ++r)
@@ -319,7 +335,9 @@ SimLayout layout(const Topology& topo, const models::Plan& plan, const models::P
     // ZeRO >= 1 shards the optimizer state: gradients are reduce-scattered and the updated
     // weights all-gathered (Rajbhandari et al., SC'20 §5.1-5.2), as the cost model prices it.
     const int concurrent = models::group_concurrency(cluster, grp.gpus, lay.plan_gpus_on_node);
-    const std::vector<int>* wan = lay.dp_wan_senders.empty() ? nullptr : &lay.dp_wan_senders;
+    std::vector<double> wan_senders = lay.dp_wan_senders;
+    if (!grp.embedding) models::wan_senders_for(lay.dp_wan_load, grp.size_bytes, wan_senders);
+    const std::vector<double>* wan = wan_senders.empty() ? nullptr : &wan_senders;
     CollectiveFlows grad = collective_flows(
         topo, plan.zero >= 1 ? models::CollectiveKind::kReduceScatter : models::CollectiveKind::kAllReduce,
         plan.grad_sync, grp.gpus, grp.size_bytes, concurrent, wan);

@@ -64,7 +64,8 @@ struct SimLayout {
   std::vector<FoldedPhase> zero3_backward;
   std::vector<int> embedding_of_actor;     ///< index into embeddings, -1 when none
   std::vector<int> plan_gpus_on_node;      ///< models::plan_gpus_per_node: empty when the plan uses every GPU
-  std::vector<int> dp_wan_senders;         ///< models::plan_dp_wan_senders: empty with one zone
+  std::vector<double> dp_wan_load;         ///< models::wan_load_of the DP groups (bytes): empty with one zone
+  std::vector<double> dp_wan_senders;      ///< the same in senders (embedding groups' figure)
   bool folded = false;
   int block_replicas = 0;                  ///< replicas per block
 };
@@ -84,10 +85,10 @@ struct CollectiveFlows {
 /// `concurrent_per_node` as models::group_cost's: 0 for a plan that uses every GPU, else
 /// models::group_concurrency of the group (SimLayout::plan_gpus_on_node), so that both engines
 /// pick the same algorithm and channels for a group on nodes the plan leaves partly idle.
-/// `wan_senders` as models::group_cost's (SimLayout::dp_wan_senders for DP groups).
+/// `wan_senders` as models::group_cost's (for DP groups from SimLayout::dp_wan_load).
 CollectiveFlows collective_flows(const Topology& topology, models::CollectiveKind kind,
                                  models::GradSyncAlgorithm algorithm, const std::vector<int>& gpus, double bytes,
-                                 int concurrent_per_node = 0, const std::vector<int>* wan_senders = nullptr);
+                                 int concurrent_per_node = 0, const std::vector<double>* wan_senders = nullptr);
 /// Flows folded phase by phase (fold_phase), repeated phases merged when folding.
 std::vector<FoldedPhase> fold_collective_flows(const Topology& topology, const CollectiveFlows& flows, bool fold);
 /// The same, folded phase by phase.

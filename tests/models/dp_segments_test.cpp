@@ -133,8 +133,9 @@ TEST(Predictor, ReplicasSplitDifferentlySyncEachLayerWithItsHolders) {
 TEST(Predictor, AMemberOfLowerTpDegreeSyncsEachShardWithItsPeer) {
   // Replica 0 shards 4 layers over 2 GPUs (node 0), replica 1 holds them on one GPU (node 1).
   // Each of replica 0's GPUs reduces its half with the same half of replica 1's gradients: two
-  // groups of half the layer parameters, both through GPU 8, one after the other. (The groups
-  // moved the whole layer each, as the largest member holds it: twice the bytes.)
+  // groups of half the layer parameters, both through GPU 8, whose NIC paces them: side by side
+  // they take twice one group's time. (The groups moved the whole layer each, as the largest
+  // member holds it: twice the bytes.)
   const Cluster c = cluster_of({node_type("n", round_gpu("n", 300e12), 8, 300e9, 1e9)}, {{0, 2}});
   Workload w = gpt_workload(4, 2048, 16, 1024, 64);
   w.model.tied_embeddings = false;
@@ -152,6 +153,27 @@ TEST(Predictor, AMemberOfLowerTpDegreeSyncsEachShardWithItsPeer) {
   }
   EXPECT_EQ(groups, (std::set<std::vector<int>>{{0, 8}, {1, 8}}));
   EXPECT_GE(r.breakdown.dp_comm_s, 2 * t * (1 - 1e-9)) << "GPU 8 takes part in both groups";
+}
+
+TEST(Predictor, AGpuRunsItsShardGroupsSideBySideWhenTheFarSidePacesThem) {
+  // Replica 0 (TP 2) on a node whose one NIC its two GPUs share (1 GB/s each); replica 1 (TP 1)
+  // alone on a node with a 25 GB/s NIC per GPU. GPU 8 is in both shard groups, each paced by the
+  // slow side; side by side they take as long as one (its own NIC has room for both), where one
+  // after the other took twice as long.
+  NodeType slow = node_type("slow", round_gpu("s", 300e12), 8, 300e9, 2e9);
+  slow.nics.count = 1;
+  const NodeType fast = node_type("fast", round_gpu("f", 300e12), 8, 300e9, 25e9);
+  const Cluster c = cluster_of({slow, fast}, {{0, 1}, {1, 1}});
+  Workload w = gpt_workload(4, 2048, 16, 1024, 64);
+  w.model.tied_embeddings = false;
+  Plan p = plan_of({replica(32, {4}, {0}), replica(32, {4}, {8})});
+  p.replicas[0].stages[0].gpus = {0, 1};
+  const Report r = predict(c, w, p);
+  const PlanWork work = build_plan_work(c, w, p);
+  ASSERT_TRUE(r.feasible && work.feasible) << r.infeasible_reason;
+  ASSERT_EQ(work.dp_groups.size(), 2u);
+  const double t = std::max(work.dp_groups[0].time_s, work.dp_groups[1].time_s);
+  EXPECT_NEAR(r.breakdown.dp_comm_s, t, 0.01 * t) << "not 2t: the groups run side by side";
 }
 
 TEST(Predictor, ShardsPairWithTheRankHoldingThemAndCutAtTheLcmOfTpDegrees) {

@@ -12,6 +12,7 @@
 #include "cost_test_util.hpp"
 #include "pipeline_time.hpp"
 #include "comm_cost.hpp"
+#include "dp_segments.hpp"
 #include "predictor.hpp"
 #include "topology.hpp"
 
@@ -347,9 +348,21 @@ TEST(Predictor, GradientSyncSharesTheNicWithThePlansGpusOnly) {
 }
 
 
+// The WAN load of a plan's gradient groups (models/dp_segments.hpp): each group weighted by
+// `weight(group)`, per zone pair.
+std::vector<double> wan_load(const Cluster& c, const PlanWork& work, bool by_bytes) {
+  std::vector<double> directed, load;
+  for (const DpGroup& g : work.dp_groups)
+    if (!g.embedding)
+      add_wan_crossings(c, g.gpus.data(), static_cast<int>(g.gpus.size()), by_bytes ? g.size_bytes : 1.0, directed);
+  wan_load_of(c, directed, load);
+  return load;
+}
+
 // Gradient syncs that cross zones share the WAN link between them with each other: two stages'
-// groups, each with two members on either side, cross at once (4 GPUs), so each gets half the
-// link, where a node's share (its two GPUs of the plan) would give each the whole link.
+// groups, each with two members on either side, cross at once (4 GPUs), so each gets about half
+// the link (in proportion to its bytes), where a node's share (its two GPUs of the plan) would
+// give each the whole link.
 TEST(Predictor, GradientSyncsAcrossZonesShareTheWanLink) {
   const Cluster c = testing::two_zones_of(node_type("n", round_gpu("g", 200e12), 8, 200e9, 25e9));
   const Workload w = testing::gpt_workload(4, 1024, 16, 1024, 16);
@@ -357,18 +370,48 @@ TEST(Predictor, GradientSyncsAcrossZonesShareTheWanLink) {
   p.micro_batch = 1;
   for (const auto& [first, second] : {std::pair{0, 8}, std::pair{1, 9}, std::pair{16, 24}, std::pair{17, 25}})
     p.replicas.push_back(one_replica({stage(2, {first}), stage(2, {second})}, 4).replicas.front());
-  std::vector<int> wan;
-  plan_dp_wan_senders(p, c, wan);
-  ASSERT_EQ(wan.size(), 4u);
-  EXPECT_EQ(wan[zone_pair_index(c, 0, 1)], 4);
   const PlanWork work = build_plan_work(c, w, p);
   ASSERT_TRUE(work.feasible) << work.infeasible_reason;
-  const auto grp_it = std::find_if(work.dp_groups.begin(), work.dp_groups.end(), [](const DpGroup& g) { return !g.embedding; });
-  ASSERT_NE(grp_it, work.dp_groups.end());
-  const DpGroup& grp = *grp_it;
-  const double shared = collective_time(CollectiveKind::kAllReduce, grp.size_bytes, group_cost(c, grp.gpus, 2, &wan));
-  EXPECT_NEAR(grp.time_s, shared, 1e-12);
-  EXPECT_GT(grp.time_s, 1.5 * collective_time(CollectiveKind::kAllReduce, grp.size_bytes, group_cost(c, grp.gpus, 2)));
+  const std::vector<double> senders = wan_load(c, work, false);
+  ASSERT_EQ(senders.size(), 4u);
+  EXPECT_EQ(senders[zone_pair_index(c, 0, 1)], 4);
+  const std::vector<double> bytes = wan_load(c, work, true);
+  int groups = 0;
+  for (const DpGroup& grp : work.dp_groups) {
+    if (grp.embedding) continue;
+    ++groups;
+    std::vector<double> wan;
+    wan_senders_for(bytes, grp.size_bytes, wan);
+    EXPECT_GE(wan[zone_pair_index(c, 0, 1)], 3);
+    EXPECT_LE(wan[zone_pair_index(c, 0, 1)], 5);
+    const double shared = collective_time(CollectiveKind::kAllReduce, grp.size_bytes, group_cost(c, grp.gpus, 2, &wan));
+    EXPECT_NEAR(grp.time_s, shared, 1e-12);
+    EXPECT_GT(grp.time_s, 1.5 * collective_time(CollectiveKind::kAllReduce, grp.size_bytes, group_cost(c, grp.gpus, 2)));
+  }
+  EXPECT_EQ(groups, 2);
+}
+
+// Groups of unequal size share the link in proportion to what they move, so that they all end
+// together when it paces them (counting each as one sender kept the link half idle once the
+// small ones were done): replicas split 3 + 1 in one zone and 1 + 3 in the other make groups of
+// 1 and 2 layers (segments 0, 1-2, 3), whose WAN-bound times come out equal.
+TEST(Predictor, GroupsOfUnequalSizeShareTheWanInProportion) {
+  Cluster c = testing::two_zones_of(node_type("n", round_gpu("g", 200e12), 8, 200e9, 25e9));
+  for (auto& link : c.links) link.bandwidth_Bps = 0.2e9;  // the WAN paces every group
+  Workload w = testing::gpt_workload(4, 1024, 16, 1024, 16);
+  w.model.tied_embeddings = false;
+  Plan p;
+  p.micro_batch = 1;
+  p.replicas.push_back(one_replica({stage(3, {0}), stage(1, {1})}, 4).replicas.front());
+  p.replicas.push_back(one_replica({stage(1, {16}), stage(3, {17})}, 4).replicas.front());
+  const PlanWork work = build_plan_work(c, w, p);
+  ASSERT_TRUE(work.feasible) << work.infeasible_reason;
+  std::vector<double> times, sizes;
+  for (const DpGroup& grp : work.dp_groups)
+    if (!grp.embedding) times.push_back(grp.time_s), sizes.push_back(grp.size_bytes);
+  ASSERT_EQ(times.size(), 3u);
+  EXPECT_GT(*std::max_element(sizes.begin(), sizes.end()), 1.5 * *std::min_element(sizes.begin(), sizes.end()));
+  for (double t : times) EXPECT_NEAR(t, times.front(), 0.1 * times.front());
 }
 
 // A ring over three zones crosses each of their links once, one of them against the zones'
@@ -388,8 +431,9 @@ TEST(Predictor, ARingOverThreeZonesCountsEachLinksCrossing) {
   Plan p;
   p.micro_batch = 1;
   for (int g : {0, 8, 16}) p.replicas.push_back(one_replica({stage(4, {g})}, 1).replicas.front());
-  std::vector<int> wan;
-  plan_dp_wan_senders(p, c, wan);
+  const PlanWork work = build_plan_work(c, testing::gpt_workload(4, 1024, 16, 1024, 16), p);
+  ASSERT_TRUE(work.feasible) << work.infeasible_reason;
+  const std::vector<double> wan = wan_load(c, work, false);
   ASSERT_EQ(wan.size(), 9u);
   EXPECT_EQ(wan[zone_pair_index(c, 0, 1)], 1);
   EXPECT_EQ(wan[zone_pair_index(c, 1, 2)], 1);

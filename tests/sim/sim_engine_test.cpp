@@ -227,6 +227,32 @@ TEST(SimEngine, ZeroThreeTrafficCountsEachReplicasOwnPasses) {
   EXPECT_NEAR(sim.iteration_time_s, analytic.iteration_time_s, 0.05 * analytic.iteration_time_s);
 }
 
+// Replicas of different TP degrees: 16 A100s at TP 1 beside 16 V100 pairs at TP 2, so each A100
+// is in two gradient groups (one per shard), run side by side. Each group crosses a V100 node at
+// its last member there, and the two groups' crossing members (GPUs 2k and 2k+1) share a NIC rail
+// (4 NICs for 8 GPUs). The cost model summed the A100's groups one after the other (right here
+// only by luck), then ran them side by side with a lone member's rail each (half the simulated DP
+// time); it now shares the rail as the simulator does.
+TEST(SimEngine, ReplicasOfDifferentTpDegreesAgreeWithTheCostModel) {
+  const std::string root = HETSIM_SOURCE_DIR;
+  const auto catalog = models::load_catalog_dir(root + "/clusters/catalog");
+  const models::Cluster c = models::load_cluster(root + "/clusters/mixed-a100-v100.yaml", catalog);
+  models::Workload w = models::load_workload(root + "/workloads/gpt3-1.3b.yaml");
+  w.training.global_batch = 16 * 2 + 16 * 1;
+  models::Plan p;
+  p.micro_batch = 1;
+  p.zero = 1;
+  for (int g = 0; g < 16; ++g) p.replicas.push_back(models::Replica{2, {models::Stage{24, {g}}}});  // A100s
+  for (int g = 16; g < 48; g += 2) p.replicas.push_back(models::Replica{1, {models::Stage{24, {g, g + 1}}}});
+  const models::Report analytic = models::predict(c, w, p);
+  const models::Report sim = simulate_report_in_child(c, w, p, SimOptions{});
+  ASSERT_TRUE(analytic.feasible && sim.feasible) << analytic.infeasible_reason << sim.infeasible_reason;
+  std::printf("tp1 beside tp2: analytic %.4f s (dp %.4f s), simulated %.4f s (dp %.4f s)\n", analytic.iteration_time_s,
+              analytic.breakdown.dp_comm_s, sim.iteration_time_s, sim.breakdown.dp_comm_s);
+  EXPECT_GT(analytic.breakdown.dp_comm_s, 0.3 * analytic.iteration_time_s);
+  EXPECT_NEAR(sim.iteration_time_s, analytic.iteration_time_s, 0.03 * analytic.iteration_time_s);
+}
+
 // Tied embeddings with TP: every TP rank of the first stage all-reduces its vocab/t shard with
 // its peer in the last stage at once, the four shards sharing the one NIC of each node. The
 // simulator must move all four (it once moved rank 0's only and finished the sync 4x early).
