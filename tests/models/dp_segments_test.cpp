@@ -130,6 +130,18 @@ TEST(Predictor, ReplicasSplitDifferentlySyncEachLayerWithItsHolders) {
   EXPECT_GE(r.breakdown.dp_comm_s, (t_first + t_middle) * (1 - 1e-9));
 }
 
+// 4 layers held by replica 0 at TP 2 (GPUs first, first + 1) and by replica 1 on GPU `single`.
+Workload tp2_beside_tp1_workload() {
+  Workload w = gpt_workload(4, 2048, 16, 1024, 64);
+  w.model.tied_embeddings = false;
+  return w;
+}
+Plan tp2_beside_tp1(int first, int single) {
+  Plan p = plan_of({replica(32, {4}, {first}), replica(32, {4}, {single})});
+  p.replicas[0].stages[0].gpus = {first, first + 1};
+  return p;
+}
+
 TEST(Predictor, AMemberOfLowerTpDegreeSyncsEachShardWithItsPeer) {
   // Replica 0 shards 4 layers over 2 GPUs (node 0), replica 1 holds them on one GPU (node 1).
   // Each of replica 0's GPUs reduces its half with the same half of replica 1's gradients: two
@@ -137,10 +149,8 @@ TEST(Predictor, AMemberOfLowerTpDegreeSyncsEachShardWithItsPeer) {
   // they take twice one group's time. (The groups moved the whole layer each, as the largest
   // member holds it: twice the bytes.)
   const Cluster c = cluster_of({node_type("n", round_gpu("n", 300e12), 8, 300e9, 1e9)}, {{0, 2}});
-  Workload w = gpt_workload(4, 2048, 16, 1024, 64);
-  w.model.tied_embeddings = false;
-  Plan p = plan_of({replica(32, {4}, {0}), replica(32, {4}, {8})});
-  p.replicas[0].stages[0].gpus = {0, 1};
+  const Workload w = tp2_beside_tp1_workload();
+  const Plan p = tp2_beside_tp1(0, 8);
   const Report r = predict(c, w, p);
   const PlanWork work = build_plan_work(c, w, p);
   ASSERT_TRUE(r.feasible && work.feasible) << r.infeasible_reason;
@@ -164,10 +174,8 @@ TEST(Predictor, AGpuRunsItsShardGroupsSideBySideWhenTheFarSidePacesThem) {
   slow.nics.count = 1;
   const NodeType fast = node_type("fast", round_gpu("f", 300e12), 8, 300e9, 25e9);
   const Cluster c = cluster_of({slow, fast}, {{0, 1}, {1, 1}});
-  Workload w = gpt_workload(4, 2048, 16, 1024, 64);
-  w.model.tied_embeddings = false;
-  Plan p = plan_of({replica(32, {4}, {0}), replica(32, {4}, {8})});
-  p.replicas[0].stages[0].gpus = {0, 1};
+  const Workload w = tp2_beside_tp1_workload();
+  const Plan p = tp2_beside_tp1(0, 8);
   const Report r = predict(c, w, p);
   const PlanWork work = build_plan_work(c, w, p);
   ASSERT_TRUE(r.feasible && work.feasible) << r.infeasible_reason;
