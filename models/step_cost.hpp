@@ -77,4 +77,9 @@ struct StepCost {
 /// Computes the step; when `work` is given, also fills its dp_groups and the per-stage fields.
 StepCost step_cost(const StepInput& in, PlanWork* work);
 
+/// The gradient sync's part of a step not hidden by the pipeline (grad_sync_cost.cpp): DP groups
+/// per segment and shard (dp_segments.hpp), ZeRO 0-2 at the end of the step, ZeRO-3 inside every
+/// pass; with `work`, each group is recorded for the simulator.
+double grad_sync_exposed_s(const StepInput& in, PlanWork* work);
+
 }  // namespace hetsim::models

@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: Apache-2.0
+// The gradient sync of a training step: data-parallel groups per model segment and shard, their
+// collectives on the cluster's links, what the pipeline does not hide (step_cost.hpp).
+#include <algorithm>
+#include <cmath>
+
+#include "comm_cost.hpp"
+#include "dp_segments.hpp"
+#include "step_cost.hpp"  // declares what this file defines
+#include "topology.hpp"
+
+namespace hetsim::models {
+
+int grad_bucket_count(double params_per_gpu, int dp) {
+  const double bucket = std::max(40e6, 1e6 * dp);
+  return static_cast<int>(std::clamp(std::ceil(params_per_gpu / bucket), 1.0, static_cast<double>(kMaxGradBuckets)));
+}
+
+double overlapped_sync_exposed_s(double bucket_s, double backward_s, int buckets) {
+  const double b = std::max(1, buckets);
+  return std::max(bucket_s, b * bucket_s - backward_s * (1 - 1 / b));
+}
+
+namespace {
+
+/// The last DP group's figures and what they depend on when its members sit on strictly
+/// increasing nodes (one member per node): group_cost() is then a function of the members'
+/// node types and zones alone, so the groups of a uniform plan's stages share one evaluation.
+struct DpGroupMemo {
+  std::vector<int> signature;  ///< node type, zone per member; empty when nothing is kept
+  std::vector<double> wan;     ///< the WAN shares it was evaluated with (they differ per segment)
+  GroupCost cost;
+  int generation = 0;          ///< counts the evaluations of `cost`
+};
+
+const GroupCost& dp_group_cost(const Cluster& c, const int* members, int count, DpGroupMemo& memo,
+                               const std::vector<int>* used_on_node, const std::vector<double>* wan_senders) {
+  if (used_on_node) {
+    // A plan that leaves GPUs idle: the NICs of a node are shared by the plan's GPUs on it.
+    memo.cost = group_cost(c, members, count, group_concurrency(c, members, count, *used_on_node), wan_senders);
+    ++memo.generation;
+    memo.signature.clear();
+    return memo.cost;
+  }
+  // Compared with the kept signature on the way; the new one is written only on a miss.
+  bool increasing = true;
+  bool same = !memo.signature.empty() && memo.signature.size() == 2 * static_cast<std::size_t>(count);
+  int prev_node = -1;
+  for (int i = 0; i < count && increasing; ++i) {
+    const int node = c.gpus[members[i]].node;
+    increasing = increasing && node > prev_node;
+    prev_node = node;
+    same = same && memo.signature[2 * i] == c.nodes[node].node_type && memo.signature[2 * i + 1] == c.nodes[node].zone;
+  }
+  if (increasing && same && (!wan_senders || *wan_senders == memo.wan)) return memo.cost;
+  memo.cost = group_cost(c, members, count, 0, wan_senders);
+  if (wan_senders) memo.wan = *wan_senders;
+  ++memo.generation;
+  memo.signature.clear();
+  if (increasing) {
+    for (int i = 0; i < count; ++i) {
+      const Node& n = c.nodes[c.gpus[members[i]].node];
+      memo.signature.push_back(n.node_type);
+      memo.signature.push_back(n.zone);
+    }
+  }
+  return memo.cost;
+}
+
+}  // namespace
+
+double grad_sync_exposed_s(const StepInput& in, PlanWork* work) {
+  const Cluster& c = in.cluster;
+  const Plan& plan = in.plan;
+  const Workload& w = in.workload;
+  const int dp = plan.dp();
+  const double grad_bpp = grad_sync_bytes_per_param(w.training);
+  const double weight_bpp = activation_bytes(w.training.dtype);
+  const std::size_t slots = static_cast<std::size_t>(dp) * in.max_pp;
+  double exposed_s = 0;
+  // Gradient sync, one group per (segment, TP rank) across replicas: a segment is stage s of every
+  // replica when they all split the model alike, else the model parts one stage of each replica
+  // holds (dp_segments.hpp). When every replica's part sits in one node, all TP ranks see the
+  // same node sequence: one ring walk serves all. Replicas of different TP degrees cut the
+  // gradients into lcm(degrees) shards, one group each (GroupShard); a member of lower TP degree
+  // holds several and takes part in that many groups (exec syncs the same groups).
+  // Written by index, not pushed: push_back is a call per member in this loop.
+  const int* copy_of = in.copy_of ? in.copy_of->data() : nullptr;
+  const DpSegments segments(plan, w.model, copy_of);
+  const bool aligned = segments.aligned();
+  // What the groups put on each stage (replica * max_pp + stage), kept when a stage can be in
+  // several groups (segments of a non-aligned plan; a member of lower TP degree holds several
+  // shards, each in a group of its own, run one after the other) and for ZeRO-3, whose traffic
+  // runs inside each replica's own passes.
+  // A GPU's groups run side by side (separate communicators): they take as long as the slowest
+  // of them, or as its own side of the rings lets all their bytes through, whichever is longer
+  // (each group's time scaled by its bottleneck over that side: member_side_bandwidth_Bps). One
+  // after the other, a lower-TP member would wait on each far side in turn.
+  struct Load {
+    double own_s = 0, max_s = 0;
+    void add(double group_s, double over_own_side, double weight) {
+      own_s += weight * group_s * over_own_side;
+      max_s = std::max(max_s, group_s);
+    }
+    double time_s() const { return std::max(own_s, max_s); }
+  };
+  // ZeRO-3 gathers and scatters a segment's weights when its layers run: segments follow one
+  // another within a pass, only a segment's shards run side by side.
+  struct SlotLoad {
+    Load reduce, gather;                ///< end-of-step reduction (all its buckets) and ZeRO-1/2 gather
+    double offset_s = 0;                ///< earliest start of its groups before the step's end
+    Load segment_ag, segment_rs;        ///< ZeRO-3 gather and reduce-scatter of the current segment
+    double ag_s = 0, rs_s = 0;          ///< ZeRO-3 per chunk pass: the segments' sum
+    int groups = 0, buckets = 0;
+  };
+  bool shared_gpus = !aligned;  // aligned: a replica whose stage s has another TP degree than replica 0's
+  for (int r = 1; r < dp && !shared_gpus; ++r)
+    for (std::size_t st = 0; (!copy_of || copy_of[r] < 0) && st < plan.replicas[r].stages.size() && !shared_gpus; ++st)
+      shared_gpus = plan.replicas[r].stages[st].tp() != plan.replicas[0].stages[st].tp();
+  std::vector<SlotLoad> load(shared_gpus || plan.zero >= 3 ? slots : 0);
+  std::vector<int> members(dp), member_slot(dp);
+  int count = 0;  // members of the current group
+  DpGroupMemo group_memo;
+  group_memo.signature.reserve(2 * static_cast<std::size_t>(dp));
+  // Collective times of the last group and sizes: the middle stages of a uniform plan have equal
+  // groups (same memo generation) and equal parameter counts, hence equal times.
+  struct SyncTimes {
+    int generation = -1;
+    double grad_bytes = 0, gather_bytes = 0;
+    int buckets = 1;
+    double sync_s = 0;                   ///< gradient sync at the end of the step (ZeRO 0-2)
+    double param_gather_s = 0;           ///< of which the ZeRO-1/2 weight all-gather
+    double bucket_s = 0;                 ///< one bucket's reduction (overlapped sync)
+    double gather_s = 0, scatter_s = 0;  ///< ZeRO-3 weight all-gather, gradient reduce-scatter
+  } sync;
+  const CollectiveKind reduce_kind = plan.zero == 0 ? CollectiveKind::kAllReduce : CollectiveKind::kReduceScatter;
+  // Per-GPU parameters of replica r's share of segment k, and the shard a group of it moves.
+  auto member_params = [&](int k, int r, int s) {
+    return aligned ? in.costs[in.shape_of[r * in.max_pp + s]].params : segments.params(k, r, w.model);
+  };
+  // Groups that cross zones share each WAN link with every other group crossing it at once, in
+  // proportion to what each moves (wan_load_of): first the load of all of them. ZeRO-3 moves a
+  // segment's weights while its layers run: a stage holding several segments moves them one
+  // after the other, so in a plan whose replicas split the model differently only a segment's
+  // own shards share the link (aligned, each stage is one segment and the stages run at once).
+  std::vector<double> wan_load;  // by zone pair; empty with one zone
+  std::vector<std::vector<double>> segment_wan_load;  // ZeRO-3 not aligned: [segment] by zone pair
+  if (c.zones.size() > 1) {
+    std::vector<double> directed;
+    for (int k = 0; k < segments.count(); ++k) {
+      if (plan.zero >= 3 && !aligned) directed.clear();
+      GroupShard shard;
+      for (int r = 0; r < dp; ++r)
+        if (const int s = segments.stage_of(k, r); s >= 0) shard.add(plan.replicas[r].stages[s].tp(), member_params(k, r, s));
+      for (int j = 0; j < shard.shards; ++j) {
+        count = 0;
+        for (int r = 0; r < dp; ++r)
+          if (const int s = segments.stage_of(k, r); s >= 0) {
+            const Stage& st = plan.replicas[r].stages[s];
+            members[count++] = st.gpus[shard.member_rank(j, st.tp())];
+          }
+        add_wan_crossings(c, members.data(), count, shard.params, directed);
+      }
+      if (plan.zero >= 3 && !aligned) wan_load_of(c, directed, segment_wan_load.emplace_back());
+    }
+    wan_load_of(c, directed, wan_load);
+  }
+  std::vector<double> wan_senders;  // the current segment's groups' share
+  const std::vector<double>* wan = wan_load.empty() ? nullptr : &wan_senders;
+  for (int k = 0; k < segments.count(); ++k) {
+    GroupShard shard;
+    bool symmetric = true;
+    count = 0;  // TP rank 0 of every replica's stage holding segment k
+    for (int r = 0; r < dp; ++r) {
+      const int s = segments.stage_of(k, r);
+      if (s < 0) continue;
+      const Stage& st = plan.replicas[r].stages[s];
+      // A copy has its base's TP degree, one-node flag, shape and stage split, and its base (an
+      // earlier replica) is already in the tests, extremes and parameters below: only its member is new.
+      member_slot[count] = r * in.max_pp + s;
+      if (copy_of && copy_of[r] >= 0) {
+        members[count++] = st.gpus.front();
+        continue;
+      }
+      const int tp = st.tp();
+      const double p = member_params(k, r, s);
+      symmetric = symmetric && (shard.max_tp == 0 || tp == shard.max_tp) && in.tp_in_one_node[r * in.max_pp + s];
+      shard.add(tp, p);
+      members[count++] = st.gpus.front();
+    }
+    const double params = shard.params;
+    if (shard.shards == 0) continue;
+    if (wan) wan_senders_for(segment_wan_load.empty() ? wan_load : segment_wan_load[k], params, wan_senders);
+    const double grad_bytes = params * grad_bpp;
+    const double gather_bytes = plan.zero >= 1 ? params * weight_bpp : 0;
+    const int buckets = plan.overlap_grad_sync ? grad_bucket_count(params, count) : 1;
+    // The group starts when the last of its members has finished its stage's backward: replica r
+    // does so backward_finish_offset before its own end (1F1B cool-down), at most at the slowest
+    // replica's end. `offset` is how long before that end it starts; `late` is the replica that
+    // decides it (replicas of other depths: the slowest may not even have the stage).
+    const StageTimes* late = nullptr;  // a copy's base has the stage too: there is a member
+    int late_stage = 0;
+    double ready = 0;
+    for (int r = 0; r < dp; ++r) {
+      const int s = segments.stage_of(k, r);
+      if (s < 0 || (copy_of && copy_of[r] >= 0)) continue;
+      const StageTimes* t = &in.times[static_cast<std::size_t>(r) * in.max_pp];
+      const double ready_r = in.replica_time_s[r] - backward_finish_offset(t, s);
+      if (!late || ready_r > ready) ready = ready_r, late = t, late_stage = s;
+    }
+    const double offset = std::max(0.0, in.replica_time_s[in.slowest_replica] - ready);
+    const double hidden = plan.overlap_grad_sync ? late[late_stage].backward_s : 0;
+    double worst = 0, worst_gather = 0, worst_bucket = 0;
+    const int ranks = symmetric && !work ? 1 : shard.shards;
+    for (int j = 0; j < ranks; ++j) {
+      if (j > 0) {
+        count = 0;
+        for (int r = 0; r < dp; ++r) {
+          const int s = segments.stage_of(k, r);
+          if (s < 0) continue;
+          const Stage& st = plan.replicas[r].stages[s];
+          member_slot[count] = r * in.max_pp + s;
+          members[count++] = st.gpus[shard.member_rank(j, st.tp())];
+        }
+      }
+      double t = 0;
+      if (count > 1) {
+        const GroupCost& g = dp_group_cost(c, members.data(), count, group_memo, in.used_on_node, wan);
+        if (sync.generation != group_memo.generation || sync.grad_bytes != grad_bytes ||
+            sync.gather_bytes != gather_bytes || sync.buckets != buckets) {
+          sync = {group_memo.generation, grad_bytes, gather_bytes, buckets, 0, 0, 0, 0, 0};
+          if (plan.zero <= 2) {
+            // ZeRO-1/2: reduce-scatter gradients, all-gather updated weights (ZeRO §5.1-5.2).
+            sync.param_gather_s =
+                plan.zero == 0 ? 0 : collective_time(CollectiveKind::kAllGather, gather_bytes, g, plan.grad_sync);
+            sync.sync_s = collective_time(reduce_kind, grad_bytes, g, plan.grad_sync) + sync.param_gather_s;
+            // Overlapped, each bucket is a collective of its own, latency terms included.
+            if (buckets > 1) sync.bucket_s = collective_time(reduce_kind, grad_bytes / buckets, g, plan.grad_sync);
+            else sync.bucket_s = sync.sync_s - sync.param_gather_s;
+          } else {
+            sync.gather_s = zero3_collective_time(CollectiveKind::kAllGather, gather_bytes, g);
+            sync.scatter_s = zero3_collective_time(CollectiveKind::kReduceScatter, grad_bytes, g);
+          }
+        }
+        t = sync.sync_s;
+        if (!load.empty()) {
+          const int concurrent = in.used_on_node ? group_concurrency(c, members.data(), count, *in.used_on_node) : 0;
+          const double reduce_s = buckets * (plan.zero <= 2 ? sync.bucket_s : 0);
+          for (int i = 0; i < count; ++i) {
+            const int slot = member_slot[i];
+            // One group stands for every TP rank's when all are alike; else each TP rank of a
+            // slot has its own groups, and the slot keeps their mean per GPU.
+            const double weight = ranks == 1 ? 1.0 : 1.0 / plan.replicas[slot / in.max_pp].stages[slot % in.max_pp].tp();
+            const double side = member_side_bandwidth_Bps(c, members.data(), count, i, concurrent, g.node_shared);
+            const double over = side > g.bus_bandwidth_Bps ? g.bus_bandwidth_Bps / side : 1.0;
+            SlotLoad& l = load[static_cast<std::size_t>(slot)];
+            l.reduce.add(reduce_s, over, weight);
+            l.gather.add(sync.param_gather_s, over, weight);
+            l.segment_ag.add(sync.gather_s, over, weight);
+            l.segment_rs.add(sync.scatter_s, over, weight);
+          }
+        }
+      }
+      if (t > worst) worst = t, worst_gather = count > 1 ? sync.param_gather_s : 0, worst_bucket = sync.bucket_s;
+      if (work && count > 1) {
+        DpGroup dg;
+        dg.gpus.assign(members.begin(), members.begin() + count);
+        dg.size_bytes = grad_bytes;
+        dg.stage = segments.stage_of(k, 0);
+        dg.gather_bytes = gather_bytes;
+        dg.buckets = buckets;
+        dg.time_s = t;
+        work->dp_groups.push_back(std::move(dg));
+      }
+    }
+    // Overlapped (Megatron-Core overlap_grad_sync with overlap_param_gather): the gradients'
+    // reduction runs bucket by bucket during the last backward pass, and the updated weights'
+    // all-gather after the optimizer during the next step's first forward pass (it needs the new
+    // weights, so the backward cannot hide it); each part is exposed beyond the pass that hides it.
+    // (Stages in several groups: per stage below.)
+    if (!shared_gpus) {
+      const double exposed =
+          !plan.overlap_grad_sync
+              ? worst - offset
+              : std::max(0.0, overlapped_sync_exposed_s(worst_bucket, hidden, buckets) - offset) +
+                    std::max(0.0, worst_gather - late[late_stage].forward_s);
+      exposed_s = std::max(exposed_s, exposed);
+    }
+    if (!load.empty())
+      for (int r = 0; r < dp; ++r) {
+        const int s = segments.stage_of(k, r);
+        if (s < 0) continue;
+        SlotLoad& l = load[static_cast<std::size_t>(r) * in.max_pp + s];
+        // A member of lower TP degree holds several shards, each in a group of its own.
+        const int share = shard.groups_of(plan.replicas[r].stages[s].tp());
+        l.offset_s = l.groups++ > 0 ? std::min(l.offset_s, offset) : offset;
+        l.buckets += share * buckets;
+        l.ag_s += l.segment_ag.time_s();
+        l.rs_s += l.segment_rs.time_s();
+        l.segment_ag = l.segment_rs = Load{};
+      }
+  }
+  // Stages in several groups run their collectives back to back from the earliest start;
+  // overlapped, the last backward pass hides their buckets as it hides one group's.
+  for (std::size_t slot = 0; slot < load.size() && plan.zero <= 2; ++slot) {
+    const SlotLoad& l = load[slot];
+    if (l.groups == 0) continue;
+    const double reduce_s = l.reduce.time_s(), gather_s = l.gather.time_s();
+    const double exposed =
+        !plan.overlap_grad_sync
+            ? reduce_s + gather_s - l.offset_s
+            : std::max(0.0, overlapped_sync_exposed_s(reduce_s / l.buckets, in.times[slot].backward_s, l.buckets) -
+                                l.offset_s) +
+                  std::max(0.0, gather_s - in.times[slot].forward_s);
+    exposed_s = std::max(exposed_s, exposed);
+  }
+  // ZeRO-3: every micro-batch's passes gather the weights and reduce-scatter the gradients
+  // (zero3_traffic), prefetched so that the pass's compute hides them: a pass lasts
+  // max(compute, traffic), on each replica for each of its micro-batches; the slowest stage of a
+  // replica paces its pipeline. Nothing is left for the end of the step.
+  if (plan.zero >= 3) {
+    const Zero3Traffic z = zero3_traffic(plan.recompute);
+    const double slowest = in.replica_time_s[in.slowest_replica];
+    for (int r = 0; r < dp; ++r) {
+      const int pp = static_cast<int>(plan.replicas[r].stages.size());
+      double per_micro_batch = 0;
+      for (int s = 0; s < pp; ++s) {
+        const std::size_t slot = static_cast<std::size_t>(r) * in.max_pp + s;
+        const SlotLoad& l = load[slot];
+        per_micro_batch = std::max(per_micro_batch, std::max(0.0, z.forward_gathers * l.ag_s - in.times[slot].forward_s) +
+                                                        std::max(0.0, z.backward_gathers * l.ag_s +
+                                                                          z.backward_reduce_scatters * l.rs_s -
+                                                                          in.times[slot].backward_s));
+      }
+      exposed_s =
+          std::max(exposed_s, in.replica_time_s[r] + plan.replicas[r].micro_batches * per_micro_batch - slowest);
+    }
+  }
+
+  return exposed_s;
+}
+
+}  // namespace hetsim::models
