@@ -244,14 +244,15 @@ double grad_sync_exposed_s(const StepInput& in, PlanWork* work) {
         }
         t = sync.sync_s;
         if (!load.empty()) {
-          const int concurrent = in.used_on_node ? group_concurrency(c, members.data(), count, *in.used_on_node) : 0;
           const double reduce_s = buckets * (plan.zero <= 2 ? sync.bucket_s : 0);
           for (int i = 0; i < count; ++i) {
             const int slot = member_slot[i];
             // One group stands for every TP rank's when all are alike; else each TP rank of a
             // slot has its own groups, and the slot keeps their mean per GPU.
             const double weight = ranks == 1 ? 1.0 : 1.0 / plan.replicas[slot / in.max_pp].stages[slot % in.max_pp].tp();
-            const double side = member_side_bandwidth_Bps(c, members.data(), count, i, concurrent, g.node_shared);
+            // Its own node's sending GPUs share its NICs (the group's figure takes the busiest node's).
+            const int own_node_gpus = in.used_on_node ? std::max(1, (*in.used_on_node)[c.gpus[members[i]].node]) : 0;
+            const double side = member_side_bandwidth_Bps(c, members.data(), count, i, own_node_gpus, g.node_shared);
             const double over = side > g.bus_bandwidth_Bps ? g.bus_bandwidth_Bps / side : 1.0;
             SlotLoad& l = load[static_cast<std::size_t>(slot)];
             l.reduce.add(reduce_s, over, weight);
