@@ -230,7 +230,7 @@ void RankRunner::layer_backward(int layer, LayerActs& a, const float* dout, floa
 // and its gradient need no TP collective; only TP rank 0 counts the loss.
 const ParamSpec* RankRunner::head_weight() const {
   if (!model_.tied_embeddings) return by_name_.at("head.w");
-  if (!layout_.has_tied_copy()) return by_name_.at("embed.wte");
+  if (!layout_.has_tied_copy(place_.replica)) return by_name_.at("embed.wte");
   for (const auto& p : params_.params) {
     if (!p.canonical) return &p;
   }

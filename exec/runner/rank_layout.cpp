@@ -11,7 +11,7 @@ namespace hetsim::exec {
 
 RankLayout::RankLayout(const models::Plan& plan, const models::ModelSpec& model) {
   if (plan.replicas.empty()) throw std::invalid_argument("plan has no replicas");
-  pp_ = plan.pp();
+  for (const auto& rep : plan.replicas) max_pp_ = std::max(max_pp_, static_cast<int>(rep.stages.size()));
   interleave_ = plan.schedule == models::Schedule::kInterleaved ? std::max(1, plan.interleave) : 1;
   if (plan.zero > 2)
     throw std::invalid_argument("exec: ZeRO stage " + std::to_string(plan.zero) + " is not supported (0, 1 or 2)");
@@ -26,15 +26,13 @@ void RankLayout::place_ranks(const models::Plan& plan, const models::ModelSpec& 
   const int kv_heads = model.kv_heads > 0 ? model.kv_heads : model.heads;
   for (std::size_t r = 0; r < plan.replicas.size(); ++r) {
     const auto& rep = plan.replicas[r];
-    if (static_cast<int>(rep.stages.size()) != pp_) {
-      throw std::invalid_argument("replicas[" + to_string(r) + "]: " + to_string(rep.stages.size()) +
-                                  " stages, replica 0 has " + to_string(pp_) + " (every replica needs the same pp)");
-    }
+    const int pp = static_cast<int>(rep.stages.size());
+    if (pp < 1) throw std::invalid_argument("replicas[" + to_string(r) + "] has no stages");
     if (rep.micro_batches < 1) throw std::invalid_argument("replicas[" + to_string(r) + "].micro_batches must be >= 1");
     int layer_sum = 0;
     first_rank_.emplace_back();
     tp_.emplace_back();
-    for (int s = 0; s < pp_; ++s) {
+    for (int s = 0; s < pp; ++s) {
       const auto& st = rep.stages[s];
       const int tp = st.tp();
       if (tp < 1) throw std::invalid_argument("replicas[" + to_string(r) + "].stages[" + to_string(s) + "] has no GPUs");
@@ -59,23 +57,23 @@ void RankLayout::place_ranks(const models::Plan& plan, const models::ModelSpec& 
                                   " layers, the model has " + to_string(layers_total));
     }
     micro_batches_.push_back(rep.micro_batches);
-    if (interleave_ > 1 && rep.micro_batches % pp_ != 0) {
+    if (interleave_ > 1 && rep.micro_batches % pp != 0) {
       throw std::invalid_argument("replicas[" + to_string(r) + "]: interleaved schedule needs micro_batches (" +
-                                  to_string(rep.micro_batches) + ") divisible by pp (" + to_string(pp_) + ")");
+                                  to_string(rep.micro_batches) + ") divisible by pp (" + to_string(pp) + ")");
     }
     // Chunks: stage s splits its layers over `interleave` chunks (the first ones take one more);
     // the model order is chunk-major: (c=0: s=0..pp-1), (c=1: s=0..pp-1), ...
-    std::vector<std::vector<ChunkPlace>> stage_chunks(pp_);
+    std::vector<std::vector<ChunkPlace>> stage_chunks(pp);
     int next_layer = 0;
     for (int c = 0; c < interleave_; ++c) {
-      for (int s = 0; s < pp_; ++s) {
+      for (int s = 0; s < pp; ++s) {
         const int l = rep.stages[s].layers;
         ChunkPlace cp;
-        cp.model_chunk = c * pp_ + s;
+        cp.model_chunk = c * pp + s;
         cp.layers = l / interleave_ + (c < l % interleave_ ? 1 : 0);
         cp.first_layer = next_layer;
         cp.has_embedding = cp.model_chunk == 0;
-        cp.has_head = cp.model_chunk == pp_ * interleave_ - 1;
+        cp.has_head = cp.model_chunk == pp * interleave_ - 1;
         next_layer += cp.layers;
         stage_chunks[s].push_back(cp);
       }
@@ -86,11 +84,16 @@ void RankLayout::place_ranks(const models::Plan& plan, const models::ModelSpec& 
 
 void RankLayout::map_units(const models::Plan& plan, const models::ModelSpec& model) {
   // The cost model groups gradients by the same placement (models/dp_segments.hpp).
-  tied_copy_ = model.tied_embeddings && pp_ > 1;
-  unit_count_ = model.layers + (tied_copy_ ? 3 : 2);
-  for (const auto& rep : plan.replicas) {
-    std::vector<UnitPlace> units = models::place_model_parts(rep, interleave_, model.layers);
-    if (tied_copy_) units.push_back(units.back());  // the tied LM-head copy lives with the head
+  // Tied embeddings: a replica of several stages keeps an LM-head copy of the word embedding on
+  // its last stage, whose gradient (the head's part) its DP group sums apart from the
+  // embedding's. So that the sums add up, a one-stage replica beside deeper ones keeps such a
+  // copy too (on its one stage); alone among one-stage replicas it uses the embedding itself.
+  const bool deeper = max_pp_ > 1;
+  for (const auto& rep : plan.replicas) tied_copy_.push_back(model.tied_embeddings && (rep.stages.size() > 1 || deeper));
+  unit_count_ = model.layers + (model.tied_embeddings && deeper ? 3 : 2);
+  for (std::size_t r = 0; r < plan.replicas.size(); ++r) {
+    std::vector<UnitPlace> units = models::place_model_parts(plan.replicas[r], interleave_, model.layers);
+    if (tied_copy_[r]) units.push_back(units.back());  // the tied LM-head copy lives with the head
     units_.push_back(std::move(units));
   }
 }
@@ -104,7 +107,7 @@ void RankLayout::add_groups() {
   add_group(all);
   for (std::size_t r = 0; r < replicas; ++r) {
     tp_group_ids_.emplace_back();
-    for (int s = 0; s < pp_; ++s) {
+    for (int s = 0; s < replica_pp(static_cast<int>(r)); ++s) {
       std::vector<int> ranks;
       for (int t = 0; t < tp_[r][s]; ++t) ranks.push_back(first_rank_[r][s] + t);
       tp_group_ids_[r].push_back(add_group(ranks));
@@ -128,10 +131,14 @@ void RankLayout::add_groups() {
     }
   }
   for (std::size_t r = 0; r < replicas; ++r) {
-    if (!tied_copy_) break;
+    if (!tied_copy_[r] || replica_pp(static_cast<int>(r)) == 1) {  // (one stage: both copies on each rank)
+      tie_group_ids_.push_back(-1);
+      continue;
+    }
+    const int last = replica_pp(static_cast<int>(r)) - 1;
     std::vector<int> ranks;
     for (int t = 0; t < tp_[r][0]; ++t) ranks.push_back(first_rank_[r][0] + t);
-    for (int t = 0; t < tp_[r][pp_ - 1]; ++t) ranks.push_back(first_rank_[r][pp_ - 1] + t);
+    for (int t = 0; t < tp_[r][last]; ++t) ranks.push_back(first_rank_[r][last] + t);
     tie_group_ids_.push_back(add_group(ranks));
   }
 }

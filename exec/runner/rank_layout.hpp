@@ -45,21 +45,26 @@ class RankLayout {
   int get_world_size() const { return static_cast<int>(places_.size()); }
   const RankPlace& place(int rank) const { return places_.at(rank); }
   int rank_of(int replica, int stage, int tp_rank) const;
-  int get_pp() const { return pp_; }
+  /// Pipeline depth of a replica (replicas may differ), and the deepest's.
+  int replica_pp(int replica) const { return static_cast<int>(tp_.at(replica).size()); }
+  int get_max_pp() const { return max_pp_; }
   int get_dp() const { return static_cast<int>(micro_batches_.size()); }
   int get_interleave() const { return interleave_; }
-  int get_model_chunks() const { return pp_ * interleave_; }
+  /// Model chunks of a replica (pp * interleave), and of the deepest replica.
+  int model_chunks(int replica) const { return replica_pp(replica) * interleave_; }
+  int get_max_model_chunks() const { return max_pp_ * interleave_; }
   int stage_tp(int replica, int stage) const;
   const std::vector<ChunkPlace>& chunks(int replica, int stage) const { return chunks_[replica][stage]; }
   /// Where replica r holds unit u.
   const UnitPlace& unit_place(int replica, int unit) const { return units_[replica][unit]; }
   int get_unit_count() const { return unit_count_; }
-  /// Tied embeddings on different stages: the last stage keeps a copy of the word embedding.
-  bool has_tied_copy() const { return tied_copy_; }
+  /// Tied embeddings: the replica's last stage keeps an LM-head copy of the word embedding (when
+  /// it has several stages, or beside a replica that has; map_units says why).
+  bool has_tied_copy(int replica) const { return tied_copy_.at(replica); }
 
-  /// Model chunk j lives on stage j % pp as its chunk j / pp.
-  int stage_of_model_chunk(int j) const { return j % pp_; }
-  int chunk_index_of_model_chunk(int j) const { return j / pp_; }
+  /// Model chunk j of a replica lives on its stage j % pp as its chunk j / pp.
+  int stage_of_model_chunk(int replica, int j) const { return j % replica_pp(replica); }
+  int chunk_index_of_model_chunk(int replica, int j) const { return j / replica_pp(replica); }
 
   /// Point-to-point between adjacent model chunks with (possibly) different TP sizes: the
   /// receiving TP rank d gets its copy from source TP rank d % tp_src.
@@ -68,7 +73,7 @@ class RankLayout {
   static int activation_tag(int to_model_chunk) { return 2 * to_model_chunk; }
   static int gradient_tag(int to_model_chunk) { return 2 * to_model_chunk + 1; }
   /// The p2p tag that gathers tensors on rank 0 (after the pipeline streams' tags).
-  int collect_tag() const { return 2 * get_model_chunks(); }
+  int collect_tag() const { return 2 * get_max_model_chunks(); }
   /// Point-to-point tags the run uses: 0..p2p_tag_count()-1 (the collectives count down from
   /// the communicator's tag bound, comm/communicator.hpp collective_tag).
   int p2p_tag_count() const { return collect_tag() + 1; }
@@ -76,12 +81,14 @@ class RankLayout {
 
   const Group& world() const { return groups_[0]; }
   const Group& tp_group(int replica, int stage) const { return groups_[tp_group_ids_[replica][stage]]; }
-  /// Ranks that hold shard `shard` of unit u's TP-sharded gradients, one per replica (the DP
-  /// group of that shard). Shards: dp_shards(u) = lcm of the replicas' TP degrees at the unit,
-  /// so a rank of TP degree tp holds dp_shards(u) / tp of them (shard = tp_rank when equal).
+  /// Ranks that hold shard `shard` of unit u's TP-sharded gradients, one per replica holding the
+  /// unit (the DP group of that shard). Shards: dp_shards(u) = lcm of those replicas' TP degrees
+  /// at the unit, so a rank of TP degree tp holds dp_shards(u) / tp of them (shard = tp_rank
+  /// when equal).
   const Group& dp_group(int unit, int shard) const;
   int dp_shards(int unit) const;
-  /// First-stage and last-stage TP ranks of a replica that share the tied word embedding.
+  /// First-stage and last-stage TP ranks of a replica that share the tied word embedding (a
+  /// replica with has_tied_copy and several stages only).
   const Group& tie_group(int replica) const { return groups_[tie_group_ids_.at(replica)]; }
 
   /// Sequences of the global batch before replica r's first micro-batch.
@@ -98,10 +105,10 @@ class RankLayout {
   /// World, TP, DP (per unit and TP rank) and tied-embedding groups (step 3).
   void add_groups();
   int add_group(std::vector<int> ranks);
-  int pp_ = 1;
+  int max_pp_ = 1;
   int interleave_ = 1;
   int unit_count_ = 0;
-  bool tied_copy_ = false;
+  std::vector<bool> tied_copy_;                         // [replica]
   std::vector<RankPlace> places_;
   std::vector<std::vector<int>> first_rank_;            // [replica][stage]
   std::vector<std::vector<int>> tp_;                    // [replica][stage]
@@ -111,7 +118,7 @@ class RankLayout {
   std::vector<Group> groups_;
   std::vector<std::vector<int>> tp_group_ids_;
   std::vector<std::vector<int>> dp_group_ids_;          // [unit][shard]
-  std::vector<int> tie_group_ids_;
+  std::vector<int> tie_group_ids_;                      // [replica], -1: none
 };
 
 }  // namespace hetsim::exec

@@ -30,7 +30,7 @@ RankRunner::RankRunner(const RankLayout& layout, const models::Workload& workloa
   for (const auto& p : params_.params) {
     if (p.canonical) by_name_[p.name] = &p;
   }
-  schedule_ = build_schedule(plan_.schedule, layout_.get_pp(), place_.stage, layout_.micro_batches(place_.replica),
+  schedule_ = build_schedule(plan_.schedule, layout_.replica_pp(place_.replica), place_.stage, layout_.micro_batches(place_.replica),
                              layout_.get_interleave());
   tokens_per_micro_batch_ = plan_.micro_batch * model_.seq_len;
   loss_scale_ = 1.0 / (static_cast<double>(layout_.global_micro_batches()) * tokens_per_micro_batch_);
@@ -192,9 +192,20 @@ void RankRunner::sync_sequence_parallel_norms() {
 // embedding group). Every TP rank of both stages holds an identical copy, so each contributes
 // its gradient divided by its stage's TP size and one all-reduce over all of them gives the sum.
 void RankRunner::sync_tied_embedding() {
-  if (!layout_.has_tied_copy()) return;
-  const int last = layout_.get_pp() - 1;
+  if (!layout_.has_tied_copy(place_.replica)) return;
+  const int last = layout_.replica_pp(place_.replica) - 1;
   if (place_.stage != 0 && place_.stage != last) return;
+  if (last == 0) {
+    // One stage beside deeper replicas: both copies are on this rank, each whole; sum them here.
+    float* copies[2] = {nullptr, nullptr};
+    for (const auto& p : params_.params)
+      if (p.name == "embed.wte") copies[p.canonical ? 0 : 1] = grads_.get() + p.offset;
+    const std::size_t count = by_name_.at("embed.wte")->count();
+    OpTimer t(*this, "grad_sync", "tied_embedding_sum", OpClass::kDpComm, -1, -1, bytes_shape(count));
+    backend_.axpy(count, 1.0f, copies[1], copies[0]);
+    backend_.copy_bytes(copies[1], copies[0], count * sizeof(float));
+    return;
+  }
   const ParamSpec* spec = nullptr;
   for (const auto& p : params_.params) {
     if (p.name == "embed.wte" && (place_.stage == 0 ? p.canonical : !p.canonical)) spec = &p;

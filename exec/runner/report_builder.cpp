@@ -12,7 +12,7 @@ int critical_rank(const RankLayout& layout, const std::vector<RankSummary>& rank
   double slowest_s = -1;
   for (int rep = 0; rep < layout.get_dp(); ++rep) {
     double pipeline_s = 0;
-    for (int st = 0; st < layout.get_pp(); ++st) {
+    for (int st = 0; st < layout.replica_pp(rep); ++st) {
       for (int t = 0; t < layout.stage_tp(rep, st); ++t) {
         pipeline_s = std::max(pipeline_s, ranks.at(layout.rank_of(rep, st, t)).pipeline_s);
       }
@@ -27,7 +27,7 @@ int critical_rank(const RankLayout& layout, const std::vector<RankSummary>& rank
     const RankSummary& s = ranks.at(rank);
     return s.compute_s + s.tp_comm_s + s.pp_comm_s;
   };
-  for (int st = 0; st < layout.get_pp(); ++st) {
+  for (int st = 0; st < layout.replica_pp(slowest_replica); ++st) {
     for (int t = 0; t < layout.stage_tp(slowest_replica, st); ++t) {
       const int rank = layout.rank_of(slowest_replica, st, t);
       if (busy(rank) > busy(critical)) critical = rank;
@@ -88,7 +88,7 @@ models::Report build_report(const RunSpec& spec, const RankLayout& layout, const
       std::max(0.0, iteration - c.compute_s - c.tp_comm_s - c.pp_comm_s - c.dp_comm_s - c.optimizer_s);
 
   for (int rep = 0; rep < layout.get_dp(); ++rep) {
-    for (int st = 0; st < layout.get_pp(); ++st) {
+    for (int st = 0; st < layout.replica_pp(rep); ++st) {
       models::StageReport sr;
       sr.replica = rep;
       sr.stage = st;

@@ -107,14 +107,14 @@ void RankRunner::forward(int micro_batch, int chunk) {
                                  acts->input.get());
     }
   } else {
-    recv_boundary(acts->input.get(), layout_.stage_of_model_chunk(cp.model_chunk - 1),
+    recv_boundary(acts->input.get(), layout_.stage_of_model_chunk(place_.replica, cp.model_chunk - 1),
                   RankLayout::activation_tag(cp.model_chunk), micro_batch, chunk, "forward", "recv_activation");
   }
   run_chunk_forward(*acts, micro_batch, chunk);
   if (cp.has_head) {
     head_forward(*acts, acts->output(), micro_batch, chunk);
   } else {
-    send_boundary(acts->output(), layout_.stage_of_model_chunk(cp.model_chunk + 1),
+    send_boundary(acts->output(), layout_.stage_of_model_chunk(place_.replica, cp.model_chunk + 1),
                   RankLayout::activation_tag(cp.model_chunk + 1), micro_batch, chunk, "forward", "send_activation");
   }
   // Full recompute (Chen et al. 2016; Korthikanti et al. 2022): keep only the chunk input.
@@ -149,7 +149,7 @@ void RankRunner::backward(int micro_batch, int chunk) {
   if (cp.has_head) {
     head_backward(acts, dout.get(), micro_batch, chunk);
   } else {
-    recv_boundary(dout.get(), layout_.stage_of_model_chunk(cp.model_chunk + 1),
+    recv_boundary(dout.get(), layout_.stage_of_model_chunk(place_.replica, cp.model_chunk + 1),
                   RankLayout::gradient_tag(cp.model_chunk), micro_batch, chunk, "backward", "recv_gradient");
   }
   for (int l = cp.layers - 1; l >= 0; --l) {
@@ -171,7 +171,7 @@ void RankRunner::backward(int micro_batch, int chunk) {
     backend_.embedding_backward(acts.tokens.get(), t, model_.seq_len, model_.hidden, d, grad("embed.wte"),
                                 grad("embed.wpe"));
   } else {
-    send_boundary(dout.get(), layout_.stage_of_model_chunk(cp.model_chunk - 1),
+    send_boundary(dout.get(), layout_.stage_of_model_chunk(place_.replica, cp.model_chunk - 1),
                   RankLayout::gradient_tag(cp.model_chunk - 1), micro_batch, chunk, "backward", "send_gradient");
   }
   delete it->second;

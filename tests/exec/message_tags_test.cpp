@@ -54,7 +54,7 @@ TEST(MessageTags, EveryTagOfALayoutFitsTheMinimumBound) {
   const RankLayout layout(p, w.model);
   ASSERT_NO_THROW(check_tag_space(layout.p2p_tag_count(), layout.get_group_count(), kMinTagUpperBound));
   std::set<int> p2p;
-  for (int j = 0; j < layout.get_model_chunks(); ++j) {
+  for (int j = 0; j < layout.get_max_model_chunks(); ++j) {
     p2p.insert(RankLayout::activation_tag(j));
     p2p.insert(RankLayout::gradient_tag(j));
   }

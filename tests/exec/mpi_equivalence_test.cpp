@@ -110,6 +110,8 @@ INSTANTIATE_TEST_SUITE_P(
                   return p;
                 }(),
                 2, 2},
+        MpiCase{"replicas_of_different_depths",
+                plan("depths", {replica(2, {stage(4, 0)}), replica(2, {stage(2, 1), stage(2, 2)})}), 3, 0},
         // Replicas of different TP degrees: the tp1 rank syncs one packed part per shard.
         MpiCase{"replicas_of_different_tp_zero1",
                 [] {

@@ -145,6 +145,16 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"replicas_split_differently_with_different_tp",
              plan("dptpsplit", {replica(2, {stage(3, 0, 2), stage(1, 2, 1)}), replica(2, {stage(1, 3, 1), stage(3, 4, 2)})}),
              6, 0},
+        // Replicas of different pipeline depths (a one-stage replica keeps no tied copy).
+        Case{"replicas_of_different_depths",
+             plan("depths", {replica(2, {stage(4, 0)}), replica(2, {stage(2, 1), stage(2, 2)})}), 3, 0},
+        Case{"different_depths_and_tp_zero1_untied",
+             with(plan("depthstp", {replica(1, {stage(4, 0, 2)}), replica(3, {stage(1, 2), stage(2, 3), stage(1, 4)})}), 1),
+             5, 0, Activation::kGelu, 4, false},
+        Case{"different_depths_gpipe_heterogeneous",
+             plan("depthsg", {replica(2, {stage(3, 0), stage(1, 1)}), replica(2, {stage(1, 2), stage(1, 3), stage(2, 4)})},
+                  Schedule::kGpipe),
+             3, 2},
         Case{"swiglu_gqa_untied_tp2pp2", plan("llama", {replica(4, {stage(2, 0, 2), stage(2, 2, 2)})}), 8, 0,
              Activation::kSwiglu, 2, false}),
     [](const auto& info) { return info.param.name; });
