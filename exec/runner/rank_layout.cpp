@@ -99,9 +99,8 @@ void RankLayout::map_units(const models::Plan& plan, const models::ModelSpec& mo
 }
 
 void RankLayout::add_groups() {
-  using std::to_string;
   const std::size_t replicas = chunks_.size();
-  // Groups. 0 = world; then TP groups; then DP groups per (unit, tp rank); then tie groups.
+  // Groups. 0 = world; then TP groups; then DP groups per (unit, shard); then tie groups.
   std::vector<int> all(places_.size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
   add_group(all);
@@ -154,6 +153,11 @@ int RankLayout::add_group(std::vector<int> ranks) {
 
 int RankLayout::rank_of(int replica, int stage, int tp_rank) const { return first_rank_.at(replica).at(stage) + tp_rank; }
 int RankLayout::stage_tp(int replica, int stage) const { return tp_.at(replica).at(stage); }
+const Group& RankLayout::tie_group(int replica) const {
+  const int id = tie_group_ids_.at(replica);
+  if (id < 0) throw std::logic_error("replica " + std::to_string(replica) + " has no tie group (one stage)");
+  return groups_[id];
+}
 const Group& RankLayout::dp_group(int unit, int shard) const { return groups_[dp_group_ids_.at(unit).at(shard)]; }
 int RankLayout::dp_shards(int unit) const { return static_cast<int>(dp_group_ids_.at(unit).size()); }
 

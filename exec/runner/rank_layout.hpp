@@ -89,7 +89,7 @@ class RankLayout {
   int dp_shards(int unit) const;
   /// First-stage and last-stage TP ranks of a replica that share the tied word embedding (a
   /// replica with has_tied_copy and several stages only).
-  const Group& tie_group(int replica) const { return groups_[tie_group_ids_.at(replica)]; }
+  const Group& tie_group(int replica) const;
 
   /// Sequences of the global batch before replica r's first micro-batch.
   int first_sequence(int replica, int micro_batch_size) const;
