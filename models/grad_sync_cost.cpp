@@ -138,6 +138,16 @@ double grad_sync_exposed_s(const StepInput& in, PlanWork* work) {
   auto member_params = [&](int k, int r, int s) {
     return aligned ? in.costs[in.shape_of[r * in.max_pp + s]].params : segments.params(k, r, w.model);
   };
+  // The group of shard j of segment k: its GPUs into `members`, their slots into `member_slot`.
+  auto shard_group = [&](int k, int j, const GroupShard& shard) {
+    count = 0;
+    for (int r = 0; r < dp; ++r)
+      if (const int s = segments.stage_of(k, r); s >= 0) {
+        const Stage& st = plan.replicas[r].stages[s];
+        member_slot[count] = r * in.max_pp + s;
+        members[count++] = st.gpus[shard.member_rank(j, st.tp())];
+      }
+  };
   // Groups that cross zones share each WAN link with every other group crossing it at once, in
   // proportion to what each moves (wan_load_of): first the load of all of them. ZeRO-3 moves a
   // segment's weights while its layers run: a stage holding several segments moves them one
@@ -153,12 +163,7 @@ double grad_sync_exposed_s(const StepInput& in, PlanWork* work) {
       for (int r = 0; r < dp; ++r)
         if (const int s = segments.stage_of(k, r); s >= 0) shard.add(plan.replicas[r].stages[s].tp(), member_params(k, r, s));
       for (int j = 0; j < shard.shards; ++j) {
-        count = 0;
-        for (int r = 0; r < dp; ++r)
-          if (const int s = segments.stage_of(k, r); s >= 0) {
-            const Stage& st = plan.replicas[r].stages[s];
-            members[count++] = st.gpus[shard.member_rank(j, st.tp())];
-          }
+        shard_group(k, j, shard);
         add_wan_crossings(c, members.data(), count, shard.params, directed);
       }
       if (plan.zero >= 3 && !aligned) wan_load_of(c, directed, segment_wan_load.emplace_back());
@@ -213,16 +218,7 @@ double grad_sync_exposed_s(const StepInput& in, PlanWork* work) {
     double worst = 0, worst_gather = 0, worst_bucket = 0;
     const int ranks = symmetric && !work ? 1 : shard.shards;
     for (int j = 0; j < ranks; ++j) {
-      if (j > 0) {
-        count = 0;
-        for (int r = 0; r < dp; ++r) {
-          const int s = segments.stage_of(k, r);
-          if (s < 0) continue;
-          const Stage& st = plan.replicas[r].stages[s];
-          member_slot[count] = r * in.max_pp + s;
-          members[count++] = st.gpus[shard.member_rank(j, st.tp())];
-        }
-      }
+      if (j > 0) shard_group(k, j, shard);
       double t = 0;
       if (count > 1) {
         const GroupCost& g = dp_group_cost(c, members.data(), count, group_memo, in.used_on_node, wan);

@@ -45,13 +45,11 @@ class RankLayout {
   int get_world_size() const { return static_cast<int>(places_.size()); }
   const RankPlace& place(int rank) const { return places_.at(rank); }
   int rank_of(int replica, int stage, int tp_rank) const;
-  /// Pipeline depth of a replica (replicas may differ), and the deepest's.
+  /// Pipeline depth of a replica (replicas may differ).
   int replica_pp(int replica) const { return static_cast<int>(tp_.at(replica).size()); }
-  int get_max_pp() const { return max_pp_; }
   int get_dp() const { return static_cast<int>(micro_batches_.size()); }
   int get_interleave() const { return interleave_; }
-  /// Model chunks of a replica (pp * interleave), and of the deepest replica.
-  int model_chunks(int replica) const { return replica_pp(replica) * interleave_; }
+  /// Model chunks (pp * interleave) of the deepest replica: the p2p tags cover them all.
   int get_max_model_chunks() const { return max_pp_ * interleave_; }
   int stage_tp(int replica, int stage) const;
   const std::vector<ChunkPlace>& chunks(int replica, int stage) const { return chunks_[replica][stage]; }
@@ -62,9 +60,8 @@ class RankLayout {
   /// it has several stages, or beside a replica that has; map_units says why).
   bool has_tied_copy(int replica) const { return tied_copy_.at(replica); }
 
-  /// Model chunk j of a replica lives on its stage j % pp as its chunk j / pp.
+  /// Model chunk j of a replica lives on its stage j % pp (as its chunk j / pp).
   int stage_of_model_chunk(int replica, int j) const { return j % replica_pp(replica); }
-  int chunk_index_of_model_chunk(int replica, int j) const { return j / replica_pp(replica); }
 
   /// Point-to-point between adjacent model chunks with (possibly) different TP sizes: the
   /// receiving TP rank d gets its copy from source TP rank d % tp_src.

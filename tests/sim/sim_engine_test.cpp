@@ -26,11 +26,13 @@ struct Inputs {
   models::Plan plan;
 };
 
-Inputs load(const std::string& cluster, const std::string& workload, const std::string& plan) {
+/// The repository's cluster and workload, and a plan of plans/ (none when `plan` is empty: the
+/// test builds its own).
+Inputs load(const std::string& cluster, const std::string& workload, const std::string& plan = "") {
   const std::string root = HETSIM_SOURCE_DIR;
   const auto catalog = models::load_catalog_dir(root + "/clusters/catalog");
   Inputs in{models::load_cluster(root + "/clusters/" + cluster, catalog), models::load_workload(root + "/workloads/" + workload), {}};
-  in.plan = models::load_plan(root + "/plans/" + plan, in.cluster, in.workload);
+  if (!plan.empty()) in.plan = models::load_plan(root + "/plans/" + plan, in.cluster, in.workload);
   return in;
 }
 
@@ -203,10 +205,9 @@ TEST(SimEngine, OverlappedGradientSyncExposesItsLastBucketInBothEngines) {
 // per-pass excess by the slowest replica's count: V100s with 8 micro-batches beside A100s with 16
 // were priced at half the simulated step.
 TEST(SimEngine, ZeroThreeTrafficCountsEachReplicasOwnPasses) {
-  const std::string root = HETSIM_SOURCE_DIR;
-  const auto catalog = models::load_catalog_dir(root + "/clusters/catalog");
-  const models::Cluster c = models::load_cluster(root + "/clusters/spot-mix.yaml", catalog);
-  models::Workload w = models::load_workload(root + "/workloads/gpt3-6.7b.yaml");
+  Inputs in = load("spot-mix.yaml", "gpt3-6.7b.yaml");
+  const models::Cluster& c = in.cluster;
+  models::Workload& w = in.workload;
   w.training.global_batch = 24;
   models::Plan p;
   p.micro_batch = 1;
@@ -234,10 +235,9 @@ TEST(SimEngine, ZeroThreeTrafficCountsEachReplicasOwnPasses) {
 // only by luck), then ran them side by side with a lone member's rail each (half the simulated DP
 // time); it now shares the rail as the simulator does.
 TEST(SimEngine, ReplicasOfDifferentTpDegreesAgreeWithTheCostModel) {
-  const std::string root = HETSIM_SOURCE_DIR;
-  const auto catalog = models::load_catalog_dir(root + "/clusters/catalog");
-  const models::Cluster c = models::load_cluster(root + "/clusters/mixed-a100-v100.yaml", catalog);
-  models::Workload w = models::load_workload(root + "/workloads/gpt3-1.3b.yaml");
+  Inputs in = load("mixed-a100-v100.yaml", "gpt3-1.3b.yaml");
+  const models::Cluster& c = in.cluster;
+  models::Workload& w = in.workload;
   w.training.global_batch = 16 * 2 + 16 * 1;
   models::Plan p;
   p.micro_batch = 1;
