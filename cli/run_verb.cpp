@@ -148,7 +148,7 @@ void add_run_verb(CLI::App& app) {
   CLI::App* verb = app.add_subcommand(
       "run", "Train steps of a plan for real with the execution engine (CPU devices: threads as ranks, "
              "or one process per rank under mpirun) and print the measured Report");
-  add_plan_choice_options(verb, &opts->choice, /*max_zero=*/2);  // the CPU runner shards up to ZeRO-2
+  add_plan_choice_options(verb, &opts->choice, /*max_zero=*/3);
   verb->add_option("--steps", opts->steps, "training steps (default 1; the first is warm-up when there are several)")
       ->check(positive_integer());
   verb->add_option("--out", opts->out,

@@ -49,6 +49,7 @@ class RankLayout {
   int replica_pp(int replica) const { return static_cast<int>(tp_.at(replica).size()); }
   int get_dp() const { return static_cast<int>(micro_batches_.size()); }
   int get_interleave() const { return interleave_; }
+  int get_zero() const { return zero_; }
   /// Model chunks (pp * interleave) of the deepest replica: the p2p tags cover them all.
   int get_max_model_chunks() const { return max_pp_ * interleave_; }
   int stage_tp(int replica, int stage) const;
@@ -97,6 +98,8 @@ class RankLayout {
   /// Checks the plan against the model and places its ranks (replica, stage, TP rank) and each
   /// stage's model chunks (constructor, step 1).
   void place_ranks(const models::Plan& plan, const models::ModelSpec& model);
+  /// ZeRO-3: every replica has the same stages and micro-batch count (throws otherwise).
+  void check_zero3_symmetry(const models::Plan& plan) const;
   /// Which (stage, chunk) of each replica holds each unit: embedding, layers, head, tied copy (step 2).
   void map_units(const models::Plan& plan, const models::ModelSpec& model);
   /// World, TP, DP (per unit and TP rank) and tied-embedding groups (step 3).
@@ -104,6 +107,7 @@ class RankLayout {
   int add_group(std::vector<int> ranks);
   int max_pp_ = 1;
   int interleave_ = 1;
+  int zero_ = 0;
   int unit_count_ = 0;
   std::vector<bool> tied_copy_;                         // [replica]
   std::vector<RankPlace> places_;

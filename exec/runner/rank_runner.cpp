@@ -71,7 +71,8 @@ RankRunner::RankRunner(const RankLayout& layout, const models::Workload& workloa
   if (plan_.zero >= 1) shard_grad_ = DeviceArray<float>(backend_, max_shard);
   const bool any_packed = std::any_of(params_.buckets.begin(), params_.buckets.end(),
                                       [](const Bucket& b) { return b.is_packed(); });
-  if (plan_.zero >= 1 && any_packed) shard_weight_ = DeviceArray<float>(backend_, max_shard);
+  if (plan_.zero >= 1 && plan_.zero <= 2 && any_packed) shard_weight_ = DeviceArray<float>(backend_, max_shard);
+  if (zero3()) zero3_init();
 
   // Block weights of every layer this rank holds.
   for (const auto& cp : layout_.chunks(place_.replica, place_.stage)) {
@@ -137,15 +138,23 @@ StepResult RankRunner::step() {
   comm_.barrier(layout_.world());
   const double start = Communicator::now_s();
   backend_.fill(grads_.get(), params_.total, 0.0f);
+  if (zero3()) {
+    backend_.fill(grad_shard_.get(), grad_shard_.size(), 0.0f);
+    if (options_.capture_gradients) captured_acc_.assign(params_.total, 0.0f);
+  }
   loss_sum_ = 0;
   for (const Action& a : schedule_) {
     if (a.kind == Action::Kind::kForward) forward(a.micro_batch, a.chunk);
     else backward(a.micro_batch, a.chunk);
   }
-  sync_sequence_parallel_norms();
-  sync_tied_embedding();
-  if (options_.capture_gradients) captured_grads_ = backend_.to_host(grads_.get(), params_.total);
-  sync_gradients_and_update();
+  if (zero3()) {
+    zero3_sync_and_update();
+  } else {
+    sync_sequence_parallel_norms([](int) { return true; });
+    sync_tied_embedding();
+    if (options_.capture_gradients) captured_grads_ = backend_.to_host(grads_.get(), params_.total);
+    sync_gradients_and_update();
+  }
   float loss = static_cast<float>(loss_sum_);
   wait_for_group(layout_.world(), "loss_wait");
   {
@@ -171,18 +180,19 @@ void RankRunner::tp_all_reduce(float* buf, std::size_t count, int micro_batch, i
 // a barrier first, timed as bubble, so that the sync's own time is communication only (as the
 // cost model's dp_comm, models/report.hpp; Megatron-LM's timers take the same barrier before
 // timing a collective, megatron/core/timers.py `barrier=True`).
-void RankRunner::wait_for_group(const Group& group, const char* op) {
+void RankRunner::wait_for_group(const Group& group, const char* op, const char* phase, int micro_batch, int chunk) {
   if (group.size() < 2) return;
-  OpTimer t(*this, "grad_sync", op, OpClass::kBubble, -1, -1, "");
+  OpTimer t(*this, phase, op, OpClass::kBubble, micro_batch, chunk, "");
   comm_.barrier(group);
 }
 
 // With sequence parallelism each TP rank saw only its rows in the LayerNorms, so their
 // gradients are partial sums over the TP group (Korthikanti et al. 2022, section 4.2.2).
-void RankRunner::sync_sequence_parallel_norms() {
+void RankRunner::sync_sequence_parallel_norms(const std::function<bool(int unit)>& pick) {
   if (!sequence_parallel(place_.stage)) return;
   for (const auto& p : params_.params) {
     if (p.name.find("ln") == std::string::npos || p.rows != 1) continue;  // ln1/ln2/final.ln gamma and beta
+    if (!pick(p.unit)) continue;
     OpTimer t(*this, "grad_sync", "tp_norm_all_reduce", OpClass::kTpComm, -1, -1, bytes_shape(p.count()));
     device_all_reduce(grads_.get() + p.offset, p.count(), layout_.tp_group(place_.replica, place_.stage));
   }
@@ -259,7 +269,10 @@ void RankRunner::device_all_gather(const float* in, float* out, std::size_t coun
   backend_.upload(out, staging_out_.data(), total);
 }
 
-std::vector<float> RankRunner::get_parameter_values() const {
+std::vector<float> RankRunner::get_parameter_values() {
+  if (zero3()) {
+    for (std::size_t c = 0; c < chunk_buckets_.size(); ++c) gather_chunk_weights(-1, static_cast<int>(c), "capture");
+  }
   return backend_.to_host(weights_.get(), params_.total);
 }
 

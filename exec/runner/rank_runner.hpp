@@ -5,6 +5,7 @@
 // or ZeRO-1 reduce-scatter + all-gather), Adam; every op timed into a Measurement.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -26,6 +27,8 @@ struct RunOptions {
   AdamConfig adam;
   bool capture_gradients = false;  ///< keep a host copy of the gradients before the DP sync
   bool capture_parameters = false; ///< collect every replica's parameters after the last step
+  bool poison_released_weights = false;  ///< ZeRO-3: fill released weights with NaN (tests: no pass
+                                         ///< may use weights it did not gather)
   bool record_ops = true;          ///< record per-op measurements (step records always)
   int fail_rank = -1;              ///< fault injection: this rank fails at the start of fail_step
   int fail_step = 1;
@@ -51,7 +54,8 @@ class RankRunner {
   const std::vector<Measurement>& get_measurements() const { return measurements_; }
   const RankParameters& get_parameters() const { return params_; }
   const std::vector<float>& get_captured_gradients() const { return captured_grads_; }
-  std::vector<float> get_parameter_values() const;
+  /// The rank's parameters (flat buffer); under ZeRO-3 a collective call that gathers them first.
+  std::vector<float> get_parameter_values();
   int get_rank() const { return rank_; }
 
  private:
@@ -80,7 +84,9 @@ class RankRunner {
   void tp_reduce_rows(float* partial_full, float* local, int mb, int chunk, const char* phase, const char* op);
   void send_boundary(const float* local, int peer_stage, int tag, int mb, int chunk, const char* phase, const char* op);
   void recv_boundary(float* local, int peer_stage, int tag, int mb, int chunk, const char* phase, const char* op);
-  void sync_sequence_parallel_norms();
+  /// Sums the LayerNorm gradients over the TP group (sequence parallelism) of the units for
+  /// which `pick(unit)` holds.
+  void sync_sequence_parallel_norms(const std::function<bool(int unit)>& pick);
   // Communicator calls on device buffers: direct when device memory is host memory, otherwise
   // staged through a host buffer (the host-staged path of DESIGN.md; NCCL/RCCL can replace it).
   void device_send(const float* buf, std::size_t count, int dst, int tag);
@@ -90,12 +96,26 @@ class RankRunner {
   void device_all_gather(const float* in, float* out, std::size_t count_per_rank, const Group& group);
   void tp_all_reduce(float* buf, std::size_t count, int micro_batch, int chunk, const char* phase, const char* op);
   /// A timed barrier over `group` (class bubble) before a gradient sync.
-  void wait_for_group(const Group& group, const char* op);
+  void wait_for_group(const Group& group, const char* op, const char* phase = "grad_sync", int micro_batch = -1,
+                      int chunk = -1);
   void sync_tied_embedding();
   void sync_gradients_and_update();
   /// The `parts` packed buckets from params_.buckets[first] (this replica's TP degree is lower
   /// than another's): each part gathered, synced and scattered back on the host.
   void sync_packed_buckets(std::size_t first, std::vector<int>& waited);
+  // ZeRO-3 (runner/zero3.cpp; Rajbhandari et al. SC'20 section 5.3): each rank keeps its shard of
+  // every bucket's weights; a chunk's full weights are gathered before each of its passes and
+  // released after, its gradients reduce-scattered after each backward.
+  bool zero3() const { return plan_.zero >= 3; }
+  void zero3_init();
+  void gather_chunk_weights(int micro_batch, int chunk, const char* phase);
+  void release_chunk_weights(int chunk);
+  void reduce_chunk_gradients(int micro_batch, int chunk);
+  /// Reduce-scatters `parts` buckets from `first` into their shard gradients (accumulated).
+  void reduce_scatter_into_shards(std::size_t first, int micro_batch, int chunk, const char* phase);
+  void zero3_sync_and_update();
+  /// Bucket `i` reduces its gradients at the end of the step (it holds a tied-embedding copy).
+  bool zero3_deferred(std::size_t i) const;
   const ParamSpec* head_weight() const;
   float* param(const std::string& name) const;
   float* grad(const std::string& name) const;
@@ -116,7 +136,10 @@ class RankRunner {
 
   DeviceArray<float> weights_, grads_, adam_m_, adam_v_, shard_grad_;
   DeviceArray<float> shard_weight_;          // ZeRO >= 1, packed buckets: the shard Adam updates
-  std::vector<std::size_t> adam_offset_;     // per bucket, into adam_m_/adam_v_
+  std::vector<std::size_t> adam_offset_;     // per bucket, into adam_m_/adam_v_ (and the ZeRO-3 shards)
+  DeviceArray<float> param_shard_, grad_shard_;  // ZeRO-3: this rank's shard of each bucket
+  std::vector<std::vector<std::size_t>> chunk_buckets_;  // ZeRO-3: [chunk] first bucket of each run of parts
+  std::vector<float> captured_acc_;          // ZeRO-3 capture: local gradients before each reduce-scatter
   std::map<std::pair<int, int>, ChunkActs*> saved_;
   std::vector<float> captured_grads_;
   std::vector<float> staging_, staging_out_;  // host staging for non-host device memory

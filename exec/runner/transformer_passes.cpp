@@ -86,6 +86,7 @@ void RankRunner::forward(int micro_batch, int chunk) {
   auto* acts = new ChunkActs;
   saved_[{micro_batch, chunk}] = acts;
   acts->input = DeviceArray<float>(backend_, static_cast<std::size_t>(local_rows()) * h);
+  if (zero3()) gather_chunk_weights(micro_batch, chunk, "forward");
   if (cp.has_embedding || cp.has_head) {
     const int first = layout_.first_sequence(place_.replica, plan_.micro_batch) + micro_batch * plan_.micro_batch;
     const TokenBatch batch = synthetic_batch(options_.seed, first, plan_.micro_batch, model_.seq_len, model_.vocab);
@@ -119,6 +120,7 @@ void RankRunner::forward(int micro_batch, int chunk) {
   }
   // Full recompute (Chen et al. 2016; Korthikanti et al. 2022): keep only the chunk input.
   if (plan_.recompute == models::Recompute::kFull) acts->layers.clear();
+  if (zero3()) release_chunk_weights(chunk);
 }
 
 void RankRunner::run_chunk_forward(ChunkActs& acts, int micro_batch, int chunk) {
@@ -139,10 +141,15 @@ void RankRunner::backward(int micro_batch, int chunk) {
   auto it = saved_.find({micro_batch, chunk});
   if (it == saved_.end()) throw std::logic_error("backward before forward");
   ChunkActs& acts = *it->second;
+  if (zero3()) gather_chunk_weights(micro_batch, chunk, "backward");
   if (plan_.recompute == models::Recompute::kFull) {
     forward_phase_ = "backward";  // the rerun belongs to the backward pass
     run_chunk_forward(acts, micro_batch, chunk);
     forward_phase_ = "forward";
+    if (zero3()) {  // released after the rerun and gathered again for the backward (zero3.cpp)
+      release_chunk_weights(chunk);
+      gather_chunk_weights(micro_batch, chunk, "backward");
+    }
   }
   const std::size_t n = acts.input.size();
   DeviceArray<float> dout(backend_, n), din(backend_, n);
@@ -173,6 +180,10 @@ void RankRunner::backward(int micro_batch, int chunk) {
   } else {
     send_boundary(dout.get(), layout_.stage_of_model_chunk(place_.replica, cp.model_chunk - 1),
                   RankLayout::gradient_tag(cp.model_chunk - 1), micro_batch, chunk, "backward", "send_gradient");
+  }
+  if (zero3()) {
+    reduce_chunk_gradients(micro_batch, chunk);
+    release_chunk_weights(chunk);
   }
   delete it->second;
   saved_.erase(it);

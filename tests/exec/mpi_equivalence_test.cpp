@@ -33,6 +33,7 @@ TEST_P(MpiEquivalenceTest, MatchesSingleRank) {
   spec.steps = 2;
   spec.options.capture_gradients = true;
   spec.options.capture_parameters = true;
+  spec.options.poison_released_weights = true;
   // Adam nearly linear in the gradients (runner_equivalence_test.cpp says why).
   spec.options.adam.learning_rate = 1.0f;
   spec.options.adam.epsilon = 1.0f;
@@ -119,7 +120,15 @@ INSTANTIATE_TEST_SUITE_P(
                   p.zero = 1;
                   return p;
                 }(),
-                3, 0}),
+                3, 0},
+        // ZeRO-3: per-pass gathers and per-backward reduce-scatters; tied embedding at step end.
+        MpiCase{"pp2dp2_zero3",
+                [] {
+                  auto p = plan("pp2dp2z3", {replica(2, {stage(2, 0), stage(2, 1)}), replica(2, {stage(2, 2), stage(2, 3)})});
+                  p.zero = 3;
+                  return p;
+                }(),
+                2, 2}),
     [](const auto& info) { return info.param.name; });
 
 }  // namespace

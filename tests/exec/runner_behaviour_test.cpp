@@ -186,5 +186,44 @@ TEST(Runner, PlanWithTooFewLayersIsRejectedBeforeRunning) {
   EXPECT_THROW(run_in_process(s), std::invalid_argument);
 }
 
+// ZeRO-3 gathers a chunk's weights before each forward and backward (twice in a backward with full
+// recompute) and reduce-scatters its gradients after each backward, as models/comm_cost.hpp
+// zero3_traffic counts them; nothing is left for the end of the step but Adam.
+TEST(Runner, ZeroThreeGathersPerPassAndReducesPerBackward) {
+  for (const auto recompute : {models::Recompute::kNone, models::Recompute::kFull}) {
+    RunSpec s = spec_of(plan("dp2z3", {replica(2, {stage(4, 0)}), replica(2, {stage(4, 1)})}), 2, 0, 1);
+    s.plan.zero = 3;
+    s.plan.recompute = recompute;
+    const RunOutcome out = run_in_process(s);
+    std::map<std::pair<int, std::string>, int> calls;  // (rank, op) -> count
+    for (const Measurement& m : out.measurements) ++calls[{m.rank, m.op}];
+    const int backward_gathers = recompute == models::Recompute::kFull ? 2 : 1;
+    for (int rank = 0; rank < 2; ++rank) {
+      EXPECT_EQ((calls[{rank, "zero3_all_gather"}]), 2 * (1 + backward_gathers)) << "rank " << rank;
+      EXPECT_EQ((calls[{rank, "zero3_reduce_scatter"}]), 2) << "rank " << rank;
+      EXPECT_EQ((calls[{rank, "dp_all_gather"}]), 0) << "no gather at the end of the step";
+      EXPECT_EQ((calls[{rank, "adam"}]), 1);
+    }
+    EXPECT_GT(out.report.breakdown.dp_comm_s, 0);
+  }
+}
+
+// Its collectives pair up across replicas, so replicas must run the same stages and micro-batches.
+TEST(Runner, ZeroThreeRefusesReplicasThatRunDifferently) {
+  const auto expect_refused = [](models::Plan p) {
+    p.zero = 3;
+    RunSpec s = spec_of(std::move(p), 4, 0, 1);
+    try {
+      run_in_process(s);
+      ADD_FAILURE() << "accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("ZeRO-3 needs every replica"), std::string::npos) << e.what();
+    }
+  };
+  expect_refused(plan("mbs", {replica(3, {stage(4, 0)}), replica(1, {stage(4, 1)})}));
+  expect_refused(plan("split", {replica(2, {stage(3, 0), stage(1, 1)}), replica(2, {stage(2, 2), stage(2, 3)})}));
+  expect_refused(plan("depth", {replica(2, {stage(4, 0)}), replica(2, {stage(2, 1), stage(2, 2)})}));
+}
+
 }  // namespace
 }  // namespace hetsim::exec

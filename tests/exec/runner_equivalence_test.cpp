@@ -37,6 +37,7 @@ RunOutcome run(const models::Plan& p, int fast, int slow, const models::Workload
   spec.steps = steps;
   spec.options.capture_gradients = true;
   spec.options.capture_parameters = true;
+  spec.options.poison_released_weights = true;  // ZeRO-3: a pass must use only what it gathered
   // epsilon far above the gradients makes Adam's update nearly linear in them (lr * m / eps),
   // so the parameters after two steps reflect any error of the DP sum, not only its sign
   // (at epsilon 1e-8 the first update is lr * sign(g), blind to a wrong sum and noisy near 0).
@@ -156,7 +157,26 @@ INSTANTIATE_TEST_SUITE_P(
                   Schedule::kGpipe),
              3, 2},
         Case{"swiglu_gqa_untied_tp2pp2", plan("llama", {replica(4, {stage(2, 0, 2), stage(2, 2, 2)})}), 8, 0,
-             Activation::kSwiglu, 2, false}),
+             Activation::kSwiglu, 2, false},
+        // ZeRO-3: weights gathered before every pass, gradients reduce-scattered after every
+        // backward; the tied embedding's buckets reduce at the end of the step.
+        Case{"dp2_zero3", with(plan("dp2z3", {replica(2, {stage(4, 0)}), replica(2, {stage(4, 1)})}), 3)},
+        Case{"pp2dp2_zero3_tied", with(plan("pp2dp2z3", {replica(2, {stage(3, 0), stage(1, 1)}),
+                                                         replica(2, {stage(3, 2), stage(1, 3)})}),
+                                       3)},
+        Case{"tp2dp2_zero3_sequence_parallel",
+             sequence_parallel(with(plan("tp2dp2z3sp", {replica(2, {stage(4, 0, 2)}), replica(2, {stage(4, 2, 2)})}), 3))},
+        Case{"pp2dp2_zero3_interleaved_full_recompute_untied",
+             with(interleaved(plan("z3ir", {replica(2, {stage(2, 0), stage(2, 1)}), replica(2, {stage(2, 2), stage(2, 3)})}), 2),
+                  3, models::Recompute::kFull),
+             8, 0, Activation::kGelu, 4, false},
+        Case{"replicas_of_different_tp_zero3_heterogeneous",
+             with(plan("dptpz3", {replica(2, {stage(2, 0, 2), stage(2, 2, 2)}), replica(2, {stage(2, 4, 1), stage(2, 5, 1)})}),
+                  3),
+             3, 3},
+        Case{"replicas_tp2_tp1_zero3_sequence_parallel_swiglu",
+             sequence_parallel(with(plan("dptpz3sp", {replica(2, {stage(4, 0, 2)}), replica(2, {stage(4, 2, 1)})}), 3)),
+             3, 0, Activation::kSwiglu, 2, true}),
     [](const auto& info) { return info.param.name; });
 
 }  // namespace
