@@ -104,8 +104,9 @@ double grad_sync_exposed_s(const StepInput& in, PlanWork* work) {
     }
     double time_s() const { return std::max(own_s, max_s); }
   };
-  // ZeRO-3 gathers and scatters a segment's weights when its layers run: segments follow one
-  // another within a pass, only a segment's shards run side by side.
+  // ZeRO-3 gathers and scatters a stage's weights when its layers run, its shards side by side.
+  // (A ZeRO-3 plan is aligned, one segment a stage: its replicas share their stages,
+  // plan.hpp zero3_asymmetry; the predictor refuses the others before this point.)
   struct SlotLoad {
     Load reduce, gather;                ///< end-of-step reduction (all its buckets) and ZeRO-1/2 gather
     double offset_s = 0;                ///< earliest start of its groups before the step's end
@@ -149,16 +150,11 @@ double grad_sync_exposed_s(const StepInput& in, PlanWork* work) {
       }
   };
   // Groups that cross zones share each WAN link with every other group crossing it at once, in
-  // proportion to what each moves (wan_load_of): first the load of all of them. ZeRO-3 moves a
-  // segment's weights while its layers run: a stage holding several segments moves them one
-  // after the other, so in a plan whose replicas split the model differently only a segment's
-  // own shards share the link (aligned, each stage is one segment and the stages run at once).
+  // proportion to what each moves (wan_load_of): first the load of all of them.
   std::vector<double> wan_load;  // by zone pair; empty with one zone
-  std::vector<std::vector<double>> segment_wan_load;  // ZeRO-3 not aligned: [segment] by zone pair
   if (c.zones.size() > 1) {
     std::vector<double> directed;
     for (int k = 0; k < segments.count(); ++k) {
-      if (plan.zero >= 3 && !aligned) directed.clear();
       GroupShard shard;
       for (int r = 0; r < dp; ++r)
         if (const int s = segments.stage_of(k, r); s >= 0) shard.add(plan.replicas[r].stages[s].tp(), member_params(k, r, s));
@@ -166,7 +162,6 @@ double grad_sync_exposed_s(const StepInput& in, PlanWork* work) {
         shard_group(k, j, shard);
         add_wan_crossings(c, members.data(), count, shard.params, directed);
       }
-      if (plan.zero >= 3 && !aligned) wan_load_of(c, directed, segment_wan_load.emplace_back());
     }
     wan_load_of(c, directed, wan_load);
   }
@@ -195,7 +190,7 @@ double grad_sync_exposed_s(const StepInput& in, PlanWork* work) {
     }
     const double params = shard.params;
     if (shard.shards == 0) continue;
-    if (wan) wan_senders_for(segment_wan_load.empty() ? wan_load : segment_wan_load[k], params, wan_senders);
+    if (wan) wan_senders_for(wan_load, params, wan_senders);
     const double grad_bytes = params * grad_bpp;
     const double gather_bytes = plan.zero >= 1 ? params * weight_bpp : 0;
     const int buckets = plan.overlap_grad_sync ? grad_bucket_count(params, count) : 1;
@@ -312,25 +307,31 @@ double grad_sync_exposed_s(const StepInput& in, PlanWork* work) {
     exposed_s = std::max(exposed_s, exposed);
   }
   // ZeRO-3: every micro-batch's passes gather the weights and reduce-scatter the gradients
-  // (zero3_traffic), prefetched so that the pass's compute hides them: a pass lasts
-  // max(compute, traffic), on each replica for each of its micro-batches; the slowest stage of a
-  // replica paces its pipeline. Nothing is left for the end of the step.
+  // (zero3_traffic), prefetched so that the pass's compute hides them: a stage's pass lasts
+  // max(compute, traffic), so its time per micro-batch grows from t = f + b to
+  // c = max(f, forward traffic) + max(b, backward traffic). In the steady state a pipeline moves
+  // at its slowest stage, max_s c_s per micro-batch instead of max_s t_s, and a stage whose compute
+  // leaves slack behind that pace hides its traffic in it (it gathers while it waits for its
+  // input); over the fill and drain the stages prefetch likewise. So the replica's step grows by
+  // m * (max_s c_s - max_s t_s) (for one stage, m times the passes' excess). The slowest replica
+  // sets the pace; nothing is left for the end of the step.
   if (plan.zero >= 3) {
     const Zero3Traffic z = zero3_traffic(plan.recompute);
     const double slowest = in.replica_time_s[in.slowest_replica];
     for (int r = 0; r < dp; ++r) {
       const int pp = static_cast<int>(plan.replicas[r].stages.size());
-      double per_micro_batch = 0;
+      double pace = 0, pace_with_traffic = 0;
       for (int s = 0; s < pp; ++s) {
         const std::size_t slot = static_cast<std::size_t>(r) * in.max_pp + s;
         const SlotLoad& l = load[slot];
-        per_micro_batch = std::max(per_micro_batch, std::max(0.0, z.forward_gathers * l.ag_s - in.times[slot].forward_s) +
-                                                        std::max(0.0, z.backward_gathers * l.ag_s +
-                                                                          z.backward_reduce_scatters * l.rs_s -
-                                                                          in.times[slot].backward_s));
+        const double f = in.times[slot].forward_s, b = in.times[slot].backward_s;
+        pace = std::max(pace, f + b);
+        pace_with_traffic = std::max(pace_with_traffic, std::max(f, z.forward_gathers * l.ag_s) +
+                                                            std::max(b, z.backward_gathers * l.ag_s +
+                                                                            z.backward_reduce_scatters * l.rs_s));
       }
-      exposed_s =
-          std::max(exposed_s, in.replica_time_s[r] + plan.replicas[r].micro_batches * per_micro_batch - slowest);
+      const double grows = plan.replicas[r].micro_batches * (pace_with_traffic - pace);
+      exposed_s = std::max(exposed_s, in.replica_time_s[r] + grows - slowest);
     }
   }
 

@@ -54,6 +54,24 @@ long long Plan::global_batch() const {
   return m * micro_batch;
 }
 
+std::string zero3_asymmetry(const Plan& plan) {
+  if (plan.zero < 3 || plan.replicas.empty()) return "";
+  const Replica& first = plan.replicas[0];
+  for (std::size_t r = 1; r < plan.replicas.size(); ++r) {
+    const Replica& rep = plan.replicas[r];
+    const std::string where = "replicas[" + std::to_string(r) + "]: ZeRO-3 needs every replica to run ";
+    const std::string why = ": its per-pass gathers and reduce-scatters pair up across replicas";
+    if (rep.micro_batches != first.micro_batches) {
+      return where + "the same number of micro-batches (" + std::to_string(rep.micro_batches) + " here, " +
+             std::to_string(first.micro_batches) + " on replicas[0])" + why;
+    }
+    bool same = rep.stages.size() == first.stages.size();
+    for (std::size_t s = 0; same && s < rep.stages.size(); ++s) same = rep.stages[s].layers == first.stages[s].layers;
+    if (!same) return where + "the same stages (layers per stage) as replicas[0]" + why;
+  }
+  return "";
+}
+
 std::variant<Plan, Infeasible> make_uniform_plan(const Cluster& cluster, const Workload& workload, int tp, int pp,
                                                  int dp, const UniformPlanOptions& o) {
   const ModelSpec& m = workload.model;

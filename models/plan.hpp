@@ -92,6 +92,14 @@ std::variant<Plan, Infeasible> make_uniform_plan(const Cluster& cluster, const W
 void plan_gpus_per_node(const Plan& plan, const Cluster& cluster, std::vector<int>& out);
 
 
+/// ZeRO-3 gathers a layer's weights at every pass and reduce-scatters its gradients after every
+/// backward over the layer's data-parallel group, and the members pair those collectives up in
+/// order (DeepSpeed stage 3 and PyTorch FSDP hang when ranks run different numbers of passes):
+/// every replica must run the same stages (layers per stage) and the same number of
+/// micro-batches; TP degrees may differ. Returns why a ZeRO-3 plan breaks that, empty when it
+/// does not (or the plan is not ZeRO-3). The predictors report it as infeasible, exec refuses it.
+std::string zero3_asymmetry(const Plan& plan);
+
 /// Structural checks that need the cluster and workload (GPU indices exist and are used once,
 /// layers sum to the model's, TP divides heads, micro-batches sum to the global batch...).
 /// Returns every problem found, each as "field: what (expected ...)"; empty when valid.

@@ -256,6 +256,7 @@ bool Evaluation::run() {
   report.engine = "analytic";
   report.micro_batch = plan.micro_batch;
   if (dp == 0) return fail("plan has no replicas");
+  if (std::string why = zero3_asymmetry(plan); !why.empty()) return fail(std::move(why));
   int max_pp = 0;
   for (const Replica& r : plan.replicas) max_pp = std::max(max_pp, static_cast<int>(r.stages.size()));
   const std::size_t slots = static_cast<std::size_t>(dp) * max_pp;

@@ -17,33 +17,10 @@ RankLayout::RankLayout(const models::Plan& plan, const models::ModelSpec& model)
     throw std::invalid_argument("exec: ZeRO stage " + std::to_string(plan.zero) + " is not supported (0 to 3)");
   zero_ = plan.zero;
   place_ranks(plan, model);
-  if (plan.zero == 3) check_zero3_symmetry(plan);
+  // ZeRO-3's collectives pair up across replicas (models/plan.hpp zero3_asymmetry).
+  if (std::string why = models::zero3_asymmetry(plan); !why.empty()) throw std::invalid_argument(why);
   map_units(plan, model);
   add_groups();
-}
-
-// ZeRO-3 gathers a chunk's weights before each of its passes and reduce-scatters its gradients
-// after each backward, over the chunk's data-parallel group. Members of a group pair their
-// collectives by order, so every replica must run the same sequence of them: the same stages
-// (layers per stage) and the same number of micro-batches. TP degrees may differ.
-void RankLayout::check_zero3_symmetry(const models::Plan& plan) const {
-  using std::to_string;
-  const auto& first = plan.replicas[0];
-  for (std::size_t r = 1; r < plan.replicas.size(); ++r) {
-    const auto& rep = plan.replicas[r];
-    const std::string where = "replicas[" + to_string(r) + "]";
-    if (rep.micro_batches != first.micro_batches) {
-      throw std::invalid_argument(where + ": ZeRO-3 needs every replica to run the same number of micro-batches (" +
-                                  to_string(rep.micro_batches) + " here, " + to_string(first.micro_batches) +
-                                  " on replicas[0]): its gathers and reduce-scatters pair up across replicas");
-    }
-    bool same = rep.stages.size() == first.stages.size();
-    for (std::size_t s = 0; same && s < rep.stages.size(); ++s) same = rep.stages[s].layers == first.stages[s].layers;
-    if (!same) {
-      throw std::invalid_argument(where + ": ZeRO-3 needs every replica split into the same stages (layers per stage) "
-                                  "as replicas[0]: its gathers and reduce-scatters pair up across replicas");
-    }
-  }
 }
 
 void RankLayout::place_ranks(const models::Plan& plan, const models::ModelSpec& model) {

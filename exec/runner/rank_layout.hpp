@@ -98,8 +98,6 @@ class RankLayout {
   /// Checks the plan against the model and places its ranks (replica, stage, TP rank) and each
   /// stage's model chunks (constructor, step 1).
   void place_ranks(const models::Plan& plan, const models::ModelSpec& model);
-  /// ZeRO-3: every replica has the same stages and micro-batch count (throws otherwise).
-  void check_zero3_symmetry(const models::Plan& plan) const;
   /// Which (stage, chunk) of each replica holds each unit: embedding, layers, head, tied copy (step 2).
   void map_units(const models::Plan& plan, const models::ModelSpec& model);
   /// World, TP, DP (per unit and TP rank) and tied-embedding groups (step 3).
