@@ -200,6 +200,19 @@ TEST(SimEngine, OverlappedGradientSyncExposesItsLastBucketInBothEngines) {
   EXPECT_NEAR(sim.iteration_time_s, analytic.iteration_time_s, 0.03 * analytic.iteration_time_s);
 }
 
+/// The plan predicted and simulated; both feasible (fails the test otherwise).
+struct BothEngines {
+  models::Report analytic, sim;
+};
+BothEngines both_feasible(const models::Cluster& c, const models::Workload& w, const models::Plan& p) {
+  BothEngines e{models::predict(c, w, p), simulate_report_in_child(c, w, p, SimOptions{})};
+  EXPECT_TRUE(e.analytic.feasible && e.sim.feasible) << e.analytic.infeasible_reason << e.sim.infeasible_reason;
+  std::printf("%s: analytic %.3f s (dp %.3f s), simulated %.3f s (dp %.3f s)\n", p.name.c_str(),
+              e.analytic.iteration_time_s, e.analytic.breakdown.dp_comm_s, e.sim.iteration_time_s,
+              e.sim.breakdown.dp_comm_s);
+  return e;
+}
+
 // ZeRO-3 pairs its per-pass gathers and reduce-scatters across replicas, so replicas of uneven
 // micro-batch counts (V100s with 8 beside A100s with 16) cannot run: both engines say so. (They
 // once priced it, each pass of each replica carrying its traffic.) With equal counts they agree.
@@ -228,12 +241,9 @@ TEST(SimEngine, ZeroThreeNeedsReplicasOfEqualMicroBatchCounts) {
         << r->infeasible_reason;
   }
   p.replicas = {replica(12, 16), replica(12, 0)};
-  const models::Report analytic = models::predict(c, w, p);
-  const models::Report sim = simulate_report_in_child(c, w, p, SimOptions{});
-  ASSERT_TRUE(analytic.feasible && sim.feasible) << analytic.infeasible_reason << sim.infeasible_reason;
-  std::printf("zero3, 12 + 12 micro-batches: analytic %.3f s, simulated %.3f s\n", analytic.iteration_time_s,
-              sim.iteration_time_s);
-  EXPECT_NEAR(sim.iteration_time_s, analytic.iteration_time_s, 0.05 * analytic.iteration_time_s);
+  p.name = "zero3 12 + 12 micro-batches";
+  const BothEngines e = both_feasible(c, w, p);
+  EXPECT_NEAR(e.sim.iteration_time_s, e.analytic.iteration_time_s, 0.05 * e.analytic.iteration_time_s);
 }
 
 // ZeRO-3 in a pipeline: the fast first stage (A100s, 48 ms of compute per micro-batch) gathers and
@@ -252,13 +262,10 @@ TEST(SimEngine, ZeroThreeTrafficHidesInTheSlackOfFastStages) {
   p.zero = 3;
   p.replicas = {models::Replica{12, {models::Stage{10, {0, 1}}, models::Stage{14, {4, 5}}}},  // A100 pair, L4 pair
                 models::Replica{12, {models::Stage{10, {12, 13, 14, 15}}, models::Stage{14, {20, 21, 22, 23}}}}};
-  const models::Report analytic = models::predict(c, w, p);
-  const models::Report sim = simulate_report_in_child(c, w, p, SimOptions{});
-  ASSERT_TRUE(analytic.feasible && sim.feasible) << analytic.infeasible_reason << sim.infeasible_reason;
-  std::printf("zero3 pipeline: analytic %.3f s (dp %.3f s), simulated %.3f s (dp %.3f s)\n", analytic.iteration_time_s,
-              analytic.breakdown.dp_comm_s, sim.iteration_time_s, sim.breakdown.dp_comm_s);
-  EXPECT_NEAR(analytic.breakdown.dp_comm_s, sim.breakdown.dp_comm_s, 0.1 * sim.breakdown.dp_comm_s);
-  EXPECT_NEAR(sim.iteration_time_s, analytic.iteration_time_s, 0.07 * analytic.iteration_time_s);
+  p.name = "zero3 pipeline";
+  const BothEngines e = both_feasible(c, w, p);
+  EXPECT_NEAR(e.analytic.breakdown.dp_comm_s, e.sim.breakdown.dp_comm_s, 0.1 * e.sim.breakdown.dp_comm_s);
+  EXPECT_NEAR(e.sim.iteration_time_s, e.analytic.iteration_time_s, 0.07 * e.analytic.iteration_time_s);
 }
 
 // Replicas of different TP degrees: 16 A100s at TP 1 beside 16 V100 pairs at TP 2, so each A100
