@@ -189,8 +189,9 @@ def commands_for(kind, seed, mfile, tmp, rng):
         trace = os.path.join(tmp, "trace.json")
         verbs = [(["describe", mfile, "--cluster", c, "--workload", w], [mfile], []),
                  (["predict", "--cluster", c, "--workload", w, "--plan", mfile, "--format", "json"], [mfile], [])]
-        if "local-cpu" in c:  # the simulator on a small cluster only: big ones take seconds per run
+        if "local-cpu" in c:  # the simulator and the engine on a small cluster only: big ones take seconds
             verbs.append((["simulate", "--cluster", c, "--workload", w, "--plan", mfile, "--trace", trace], [mfile], [trace]))
+            verbs.append((["run", "--cluster", c, "--workload", w, "--plan", mfile, "--steps", "2"], [mfile], []))
         return verbs
     if kind == "gpu-catalog":
         return [(["describe", mfile], [mfile], [])]
