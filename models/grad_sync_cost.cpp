@@ -309,7 +309,8 @@ double grad_sync_exposed_s(const StepInput& in, PlanWork* work) {
   // ZeRO-3: every micro-batch's passes gather the weights and reduce-scatter the gradients
   // (zero3_traffic), prefetched so that the pass's compute hides them: a stage's pass lasts
   // max(compute, traffic), so its time per micro-batch grows from t = f + b to
-  // c = max(f, forward traffic) + max(b, backward traffic). In the steady state a pipeline moves
+  // c = max(f, forward traffic) + max(b, backward traffic) (without prefetch, Plan::zero3_prefetch,
+  // c = f + b + all the traffic). In the steady state a pipeline moves
   // at its slowest stage, max_s c_s per micro-batch instead of max_s t_s, and a stage whose compute
   // leaves slack behind that pace hides its traffic in it (it gathers while it waits for its
   // input); over the fill and drain the stages prefetch likewise. So the replica's step grows by
@@ -325,10 +326,12 @@ double grad_sync_exposed_s(const StepInput& in, PlanWork* work) {
         const std::size_t slot = static_cast<std::size_t>(r) * in.max_pp + s;
         const SlotLoad& l = load[slot];
         const double f = in.times[slot].forward_s, b = in.times[slot].backward_s;
+        const double forward_traffic = z.forward_gathers * l.ag_s;
+        const double backward_traffic = z.backward_gathers * l.ag_s + z.backward_reduce_scatters * l.rs_s;
         pace = std::max(pace, f + b);
-        pace_with_traffic = std::max(pace_with_traffic, std::max(f, z.forward_gathers * l.ag_s) +
-                                                            std::max(b, z.backward_gathers * l.ag_s +
-                                                                            z.backward_reduce_scatters * l.rs_s));
+        pace_with_traffic = std::max(pace_with_traffic, plan.zero3_prefetch ? std::max(f, forward_traffic) +
+                                                                                  std::max(b, backward_traffic)
+                                                                            : f + forward_traffic + b + backward_traffic);
       }
       const double grows = plan.replicas[r].micro_batches * (pace_with_traffic - pace);
       exposed_s = std::max(exposed_s, in.replica_time_s[r] + grows - slowest);

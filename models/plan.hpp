@@ -54,6 +54,11 @@ struct Plan {
   /// stage's transfers take only what they need beyond its compute. Interleaved schedule only,
   /// as in Megatron-Core (its non-interleaved 1F1B rejects it).
   bool overlap_p2p_comm = false;
+  /// ZeRO-3 gathers the next layers' weights while the current ones compute (DeepSpeed's
+  /// stage3_prefetch_bucket_size, PyTorch FSDP's backward/forward prefetch): a pass lasts
+  /// max(compute, traffic). False: each pass waits for its weights and its reduce-scatter, and
+  /// lasts compute + traffic (no prefetch; hetsim's execution engine, exec/README.md).
+  bool zero3_prefetch = true;
   std::vector<Replica> replicas;
 
   int pp() const { return replicas.empty() ? 0 : static_cast<int>(replicas[0].stages.size()); }

@@ -52,6 +52,8 @@ class PlanReader {
     set_if(plan.overlap_grad_sync, root.get_bool("overlap_grad_sync", Need::kOptional));
     set_if(plan.tp_comm_overlap, root.get_bool("tp_comm_overlap", Need::kOptional));
     set_if(plan.overlap_p2p_comm, root.get_bool("overlap_p2p_comm", Need::kOptional));
+    const auto prefetch = root.get_bool("zero3_prefetch", Need::kOptional);
+    set_if(plan.zero3_prefetch, prefetch);
     if (auto replicas = root.get_list("replicas", Need::kRequired, 1)) {
       for (size_t r = 0; r < replicas->size(); ++r)
         read_replica((*replicas)[r], index_path("replicas", r), root.value_mark_of("replicas"));
@@ -65,6 +67,9 @@ class PlanReader {
       sink_.error(root.value_mark_of("overlap_p2p_comm"), "overlap_p2p_comm",
                   "overlapped pipeline sends need the interleaved schedule, as in Megatron-Core (expected schedule: "
                   "interleaved, or overlap_p2p_comm: false)");
+    if (prefetch && plan.zero != 3)
+      sink_.error(root.value_mark_of("zero3_prefetch"), "zero3_prefetch",
+                  "prefetching gathers weights that only ZeRO-3 shards (expected zero: 3, or no zero3_prefetch)");
     if (interleave && *interleave > 1 && plan.schedule != Schedule::kInterleaved) {
       sink_.error(root.value_mark_of("interleave"), "interleave",
                   "interleave " + std::to_string(*interleave) + " needs schedule 'interleaved' (expected interleave: 1 with schedule '" +

@@ -67,6 +67,7 @@ std::string plan_to_yaml(const Plan& plan, const Cluster& cluster, const PlanWri
   y << "overlap_grad_sync: " << (plan.overlap_grad_sync ? "true" : "false") << "\n";
   if (plan.tp_comm_overlap) y << "tp_comm_overlap: true\n";
   if (plan.overlap_p2p_comm) y << "overlap_p2p_comm: true\n";
+  if (!plan.zero3_prefetch) y << "zero3_prefetch: false\n";
   y << "replicas:\n";
   for (const Replica& r : plan.replicas) {
     y << "  - micro_batches: " << r.micro_batches << "\n";

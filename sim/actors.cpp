@@ -235,7 +235,8 @@ void stage_actor(World& w, int a) {
       while (released < comp->buckets) comp->bucket_ready[released++]->release();
   };
 
-  // ZeRO-3: the chunk's collectives run while the pass computes; the pass waits for them at its end.
+  // ZeRO-3: the chunk's collectives run while the pass computes; the pass waits for them at its end
+  // (without prefetch, Plan::zero3_prefetch, before its compute: the pass takes both in turn).
   const FoldedPhase* gather = nullptr;
   std::vector<sg4::CommPtr> gathers;
   auto start_gather = [&](const FoldedPhase& traffic) {
@@ -273,9 +274,11 @@ void stage_actor(World& w, int a) {
         rt.span(a, "recv " + label, "pp", t0, sg4::Engine::get_clock());
       }
       const double t0 = start_gather(w.lay.zero3_forward[a]);
+      if (!w.plan.zero3_prefetch) finish_gather(t0, label);
+      const double c0 = sg4::Engine::get_clock();
       run_ops(chunk.forward, false);
-      rt.span(a, label, "forward", t0, sg4::Engine::get_clock());
-      finish_gather(t0, label);
+      rt.span(a, label, "forward", c0, sg4::Engine::get_clock());
+      if (w.plan.zero3_prefetch) finish_gather(t0, label);
       const double t1 = sg4::Engine::get_clock();
       if (s < p - 1) post(rt.message(r, s + 1, true, ps.chunk, ps.micro_batch), transfer(w, r, s, s + 1, true));
       else if (ps.chunk < v - 1) post(rt.message(r, 0, true, ps.chunk + 1, ps.micro_batch), transfer(w, r, s, 0, true));
@@ -288,9 +291,11 @@ void stage_actor(World& w, int a) {
         rt.span(a, "recv " + label, "pp", t0, sg4::Engine::get_clock());
       }
       const double t0 = start_gather(w.lay.zero3_backward[a]);
+      if (!w.plan.zero3_prefetch) finish_gather(t0, label);
+      const double c0 = sg4::Engine::get_clock();
       run_ops(chunk.backward, comp != nullptr && w.plan.overlap_grad_sync && i == last_backward);
-      rt.span(a, label, "backward", t0, sg4::Engine::get_clock());
-      finish_gather(t0, label);
+      rt.span(a, label, "backward", c0, sg4::Engine::get_clock());
+      if (w.plan.zero3_prefetch) finish_gather(t0, label);
       const double t1 = sg4::Engine::get_clock();
       if (s > 0) post(rt.message(r, s - 1, false, ps.chunk, ps.micro_batch), transfer(w, r, s, s - 1, false));
       else if (ps.chunk > 0) post(rt.message(r, p - 1, false, ps.chunk - 1, ps.micro_batch), transfer(w, r, s, p - 1, false));

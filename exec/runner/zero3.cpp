@@ -57,6 +57,9 @@ void RankRunner::zero3_init() {
 
 // Gathers every bucket of the chunk into the flat buffer. A packed bucket (this rank's TP degree is
 // lower than another replica's) gathers each part over its own group and scatters it into place.
+// No barrier before the per-pass collectives (unlike the end-of-step sync, wait_for_group): one
+// costs as much as these small gathers themselves, and the replicas run in step anyway; their
+// time includes any wait for the slowest member.
 void RankRunner::gather_chunk_weights(int micro_batch, int chunk, const char* phase) {
   const bool timed = micro_batch >= 0;  // the untimed gather before parameters are read out
   std::vector<float> host, packed, shard_host;
@@ -69,7 +72,6 @@ void RankRunner::gather_chunk_weights(int micro_batch, int chunk, const char* ph
       const Group& group = layout_.dp_group(b.first_unit, b.shard);
       const std::size_t shard = b.count / static_cast<std::size_t>(group.size());
       const float* mine = param_shard_.get() + adam_offset_[i];
-      if (timed) wait_for_group(group, "zero3_wait", phase, micro_batch, chunk);
       std::optional<OpTimer> t;
       if (timed) t.emplace(*this, phase, "zero3_all_gather", OpClass::kDpComm, micro_batch, chunk, bytes_shape(b.count));
       if (!b.is_packed()) {
@@ -109,7 +111,7 @@ void RankRunner::reduce_scatter_into_shards(std::size_t first, int micro_batch, 
     const Bucket& b = params_.buckets[i];
     const Group& group = layout_.dp_group(b.first_unit, b.shard);
     const std::size_t shard = b.count / static_cast<std::size_t>(group.size());
-    wait_for_group(group, micro_batch >= 0 ? "zero3_wait" : "dp_sync_wait", phase, micro_batch, chunk);
+    if (micro_batch < 0) wait_for_group(group, "dp_sync_wait", phase, micro_batch, chunk);
     {
       OpTimer t(*this, phase, op, OpClass::kDpComm, micro_batch, chunk, bytes_shape(b.count));
       if (!b.is_packed()) {

@@ -273,6 +273,59 @@ TEST(Predictor, ZeroThreeTrafficIsPaidPerMicroBatchBeyondTheCompute) {
   // No separate gradient sync at the end of the step: ZeRO-3's whole traffic is in the passes.
   EXPECT_NEAR(rep.iteration_time_s, p.replicas[0].micro_batches * (f + b) + rep.breakdown.dp_comm_s +
                                         rep.breakdown.optimizer_s, 1e-6);
+  // Without prefetch each pass waits for all of its traffic: compute + traffic.
+  Plan waiting = p;
+  waiting.zero3_prefetch = false;
+  const Report blocked = predict(c, w, waiting);
+  ASSERT_TRUE(blocked.feasible) << blocked.infeasible_reason;
+  EXPECT_NEAR(blocked.breakdown.dp_comm_s, p.replicas[0].micro_batches * (3 * ag + rs), 1e-9);
+}
+
+// ZeRO-3 in a pipeline: the traffic of a stage with slack behind the bottleneck stage costs
+// nothing; the step grows by m * (max_s c_s - max_s t_s), c = max(f, gather) + max(b, gathers +
+// reduce-scatter) (grad_sync_cost.cpp).
+TEST(Predictor, ZeroThreeTrafficHidesInAFastStagesSlack) {
+  using testing::cluster_of;
+  using testing::node_type;
+  using testing::round_gpu;
+  // Two fast nodes, then two whose GPUs compute 4x slower: stage 1 paces the pipeline, and each
+  // stage's data-parallel group crosses two nodes.
+  const Cluster c = cluster_of({node_type("fast", round_gpu("fast", 400e12), 8, 300e9, 15e9),
+                                node_type("slow", round_gpu("slow", 100e12), 8, 300e9, 15e9)},
+                               {{0, 2}, {1, 2}});
+  Workload w = testing::gpt_workload(8, 4096, 32, 2048, 16);
+  w.model.tied_embeddings = false;  // no tied-embedding sync at the end of the step
+  Plan p;
+  p.micro_batch = 1;
+  p.zero = 3;
+  for (int r = 0; r < 2; ++r) p.replicas.push_back(Replica{8, {Stage{4, {8 * r}}, Stage{4, {16 + 8 * r}}}});
+  const Report rep = predict(c, w, p);
+  ASSERT_TRUE(rep.feasible) << rep.infeasible_reason;
+  const PlanWork work = build_plan_work(c, w, p);
+  p.zero = 1;
+  const Report no_traffic = predict(c, w, p);
+  double pace = 0, pace_with_traffic = 0, largest_stage_excess = 0;
+  for (int s = 0; s < 2; ++s) {
+    const DpGroup* grp = nullptr;
+    for (const DpGroup& g : work.dp_groups)  // the stage's weights (not the tied-embedding sync)
+      if (g.stage == s && g.gather_bytes > 0) grp = &g;
+    ASSERT_NE(grp, nullptr);
+    const GroupCost g = group_cost(c, grp->gpus);
+    const double ag = zero3_collective_time(CollectiveKind::kAllGather, grp->gather_bytes, g);
+    const double rs = zero3_collective_time(CollectiveKind::kReduceScatter, grp->size_bytes, g);
+    const double f = rep.stages[s].forward_s, b = rep.stages[s].backward_s;
+    const double with_traffic = std::max(f, ag) + std::max(b, ag + rs);
+    pace = std::max(pace, f + b);
+    pace_with_traffic = std::max(pace_with_traffic, with_traffic);
+    largest_stage_excess = std::max(largest_stage_excess, with_traffic - (f + b));
+  }
+  ASSERT_GT(pace_with_traffic, pace);                          // the bottleneck stage is exposed a little,
+  ASSERT_GT(largest_stage_excess, 2 * (pace_with_traffic - pace));  // the fast stage by far more
+  EXPECT_NEAR(rep.breakdown.dp_comm_s, 8 * (pace_with_traffic - pace), 1e-9);
+  EXPECT_NEAR(rep.iteration_time_s - rep.breakdown.optimizer_s,
+              no_traffic.iteration_time_s - no_traffic.breakdown.dp_comm_s - no_traffic.breakdown.optimizer_s +
+                  8 * (pace_with_traffic - pace),
+              1e-6);
 }
 
 }  // namespace

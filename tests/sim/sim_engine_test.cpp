@@ -266,6 +266,12 @@ TEST(SimEngine, ZeroThreeTrafficHidesInTheSlackOfFastStages) {
   const BothEngines e = both_feasible(c, w, p);
   EXPECT_NEAR(e.analytic.breakdown.dp_comm_s, e.sim.breakdown.dp_comm_s, 0.1 * e.sim.breakdown.dp_comm_s);
   EXPECT_NEAR(e.sim.iteration_time_s, e.analytic.iteration_time_s, 0.07 * e.analytic.iteration_time_s);
+  // Without prefetch every pass waits for its traffic: slower in both engines, and alike.
+  p.zero3_prefetch = false;
+  p.name = "zero3 pipeline without prefetch";
+  const BothEngines waiting = both_feasible(c, w, p);
+  EXPECT_GT(waiting.analytic.iteration_time_s, 1.2 * e.analytic.iteration_time_s);
+  EXPECT_NEAR(waiting.sim.iteration_time_s, waiting.analytic.iteration_time_s, 0.07 * waiting.analytic.iteration_time_s);
 }
 
 // Replicas of different TP degrees: 16 A100s at TP 1 beside 16 V100 pairs at TP 2, so each A100
