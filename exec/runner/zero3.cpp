@@ -9,7 +9,6 @@
 // The buckets of a tied word embedding (each a bucket of its own, runner/parameters.cpp) keep
 // their gradients whole until the end of the step, since the tie sum (first and last stage) must
 // precede their reduction.
-#include <cmath>
 #include <limits>
 #include <optional>
 
