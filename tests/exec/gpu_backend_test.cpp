@@ -171,23 +171,29 @@ TEST_P(GpuBackendTest, CausalGroupedQueryAttention) {
               });
 }
 
-// The whole runner on one GPU rank (host-staged communicator calls) against one CPU rank.
+// The whole runner on one GPU rank (host-staged communicator calls) against one CPU rank; and
+// at ZeRO-3, whose per-pass gathers, NaN-poisoned releases and shard updates run on the device.
 TEST_P(GpuBackendTest, TrainingStepMatchesTheCpuBackend) {
-  RunSpec spec;
-  spec.workload = testing::tiny_workload();
-  spec.plan = testing::plan("single", {testing::replica(4, {testing::stage(4, 0)})});
-  spec.steps = 2;
-  spec.options.capture_gradients = true;
-  spec.cluster = testing::cpu_cluster(1, 0);
-  const RunOutcome cpu = run_in_process(spec);
-  spec.cluster.node_types[0].gpu.name = "gpu-under-test";
-  spec.cluster.node_types[0].gpu.vendor = GetParam() == "cuda" ? models::Vendor::kNvidia : models::Vendor::kAmd;
-  const RunOutcome gpu = run_in_process(spec);
-  for (int s = 0; s < 2; ++s) EXPECT_NEAR(gpu.steps[s].loss, cpu.steps[s].loss, 1e-4 * cpu.steps[s].loss);
-  ASSERT_EQ(gpu.gradients.size(), cpu.gradients.size());
-  for (const auto& [name, want] : cpu.gradients) {
-    const auto& got = gpu.gradients.at(name);
-    for (std::size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-5 + 1e-3 * std::fabs(want[i])) << name;
+  for (const int zero : {0, 3}) {
+    SCOPED_TRACE("zero " + std::to_string(zero));
+    RunSpec spec;
+    spec.workload = testing::tiny_workload();
+    spec.plan = testing::plan("single", {testing::replica(4, {testing::stage(4, 0)})});
+    spec.plan.zero = zero;
+    spec.steps = 2;
+    spec.options.capture_gradients = true;
+    spec.options.poison_released_weights = true;
+    spec.cluster = testing::cpu_cluster(1, 0);
+    const RunOutcome cpu = run_in_process(spec);
+    spec.cluster.node_types[0].gpu.name = "gpu-under-test";
+    spec.cluster.node_types[0].gpu.vendor = GetParam() == "cuda" ? models::Vendor::kNvidia : models::Vendor::kAmd;
+    const RunOutcome gpu = run_in_process(spec);
+    for (int s = 0; s < 2; ++s) EXPECT_NEAR(gpu.steps[s].loss, cpu.steps[s].loss, 1e-4 * cpu.steps[s].loss);
+    ASSERT_EQ(gpu.gradients.size(), cpu.gradients.size());
+    for (const auto& [name, want] : cpu.gradients) {
+      const auto& got = gpu.gradients.at(name);
+      for (std::size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-5 + 1e-3 * std::fabs(want[i])) << name;
+    }
   }
 }
 
