@@ -36,8 +36,9 @@ struct DpGroupMemo {
 const GroupCost& dp_group_cost(const Cluster& c, const int* members, int count, DpGroupMemo& memo,
                                const std::vector<int>* used_on_node, const std::vector<double>* wan_senders) {
   if (used_on_node) {
-    // A plan that leaves GPUs idle: the NICs of a node are shared by the plan's GPUs on it.
-    memo.cost = group_cost(c, members, count, group_concurrency(c, members, count, *used_on_node), wan_senders);
+    // A plan that leaves GPUs idle: the NICs of a node are shared by the plan's GPUs on it, each
+    // node its own count.
+    memo.cost = group_cost(c, members, count, 0, wan_senders, used_on_node);
     ++memo.generation;
     memo.signature.clear();
     return memo.cost;

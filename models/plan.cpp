@@ -54,6 +54,19 @@ long long Plan::global_batch() const {
   return m * micro_batch;
 }
 
+std::vector<int> cross_node_tp_senders(const Plan& plan, const Cluster& cluster) {
+  std::vector<int> senders(cluster.nodes.size(), 0);
+  for (const Replica& rep : plan.replicas)
+    for (const Stage& st : rep.stages) {
+      const int node = cluster.gpus[st.gpus.front()].node;
+      bool spans = false;
+      for (int g : st.gpus) spans = spans || cluster.gpus[g].node != node;
+      if (spans)
+        for (int g : st.gpus) ++senders[cluster.gpus[g].node];
+    }
+  return senders;
+}
+
 std::string zero3_asymmetry(const Plan& plan) {
   if (plan.zero < 3 || plan.replicas.empty()) return "";
   const Replica& first = plan.replicas[0];

@@ -97,6 +97,11 @@ std::variant<Plan, Infeasible> make_uniform_plan(const Cluster& cluster, const W
 void plan_gpus_per_node(const Plan& plan, const Cluster& cluster, std::vector<int>& out);
 
 
+/// GPUs of each node (by node index) whose stage's TP group spans nodes: they send their TP
+/// traffic through the node's NICs at once, each node its own count (a TP group inside one node
+/// sends none there). Both engines share NICs by it (topology.hpp group_cost concurrent_on_node).
+std::vector<int> cross_node_tp_senders(const Plan& plan, const Cluster& cluster);
+
 /// ZeRO-3 gathers a layer's weights at every pass and reduce-scatters its gradients after every
 /// backward over the layer's data-parallel group, and the members pair those collectives up in
 /// order (DeepSpeed stage 3 and PyTorch FSDP hang when ranks run different numbers of passes):

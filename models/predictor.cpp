@@ -46,7 +46,7 @@ bool consecutive(const int* g, int n) {
 /// Link figures of a TP group and the type it computes at, in one pass over its GPUs; a group
 /// inside one node needs no ring walk, a group of one type no speed comparison.
 GroupCost tp_group_cost(const Cluster& c, const std::vector<int>& gpus, const TrainingSpec& training,
-                        const NodeType** type, const std::vector<int>* used_on_node) {
+                        const NodeType** type, const std::vector<int>* senders_on_node) {
   const int node = c.gpus[gpus.front()].node;
   const int node_type = c.nodes[node].node_type;
   // GPUs are numbered node by node (Cluster::finalize), so an ascending contiguous range whose
@@ -71,9 +71,9 @@ GroupCost tp_group_cost(const Cluster& c, const std::vector<int>& gpus, const Tr
     gc.intra_latency_s = gc.hop_latency_s = nt.intra.latency_s;
     return gc;
   }
-  // Across nodes: the node's NICs are shared by its GPUs that send at once, all of them unless
-  // the plan leaves some idle (then the plan's GPUs on the busiest of the group's nodes).
-  return group_cost(c, gpus, used_on_node ? group_concurrency(c, gpus, *used_on_node) : 0);
+  // Across nodes: each node's NICs are shared by its GPUs whose TP groups cross nodes too
+  // (Evaluation::cross_node_tp_senders), each node its own count.
+  return group_cost(c, gpus.data(), static_cast<int>(gpus.size()), 0, nullptr, senders_on_node);
 }
 
 }  // namespace
@@ -149,6 +149,11 @@ struct Evaluation {
     return 0;
   }
   bool find_copies(int max_pp, int* stage_count, int* gpu_count);
+  /// models::cross_node_tp_senders of the plan, built on first use (only a TP group across nodes
+  /// needs it).
+  const std::vector<int>& cross_node_tp_senders();
+  std::vector<int> tp_senders_on_node;
+  bool tp_senders_ready = false;
   void drop_copies_with_other_senders(int max_pp, const std::vector<int>& nic_senders, bool partial);
   bool run();
 };
@@ -168,6 +173,12 @@ struct Evaluation {
 /// nothing is a copy: every stage's ops are recorded.
 /// Also fills front_node and in_node for every stage, counts stages and GPUs, and returns
 /// whether some pipeline boundary stays inside one node.
+const std::vector<int>& Evaluation::cross_node_tp_senders() {
+  if (!tp_senders_ready) tp_senders_on_node = models::cross_node_tp_senders(plan, cluster);
+  tp_senders_ready = true;
+  return tp_senders_on_node;
+}
+
 bool Evaluation::find_copies(int max_pp, int* stage_count, int* gpu_count) {
   const int dp = plan.dp();
   front_node.assign(static_cast<std::size_t>(dp) * max_pp, -1);
@@ -308,7 +319,8 @@ bool Evaluation::run() {
         }
       }
       StageShape shape;
-      shape.tp_group = tp_group_cost(cluster, st.gpus, workload.training, &shape.node_type, partial ? &used_on_node : nullptr);
+      shape.tp_group = tp_group_cost(cluster, st.gpus, workload.training, &shape.node_type,
+                                     in_node[r * max_pp + s] ? nullptr : &cross_node_tp_senders());
       if (!shape.node_type->gpu.supports(dtype))
         return fail(std::string(shape.node_type->gpu.name) + " has no " + to_string(dtype) + " support (stage " +
                     std::to_string(s) + ")");
@@ -578,13 +590,13 @@ bool Evaluation::run() {
 PlanWork build_plan_work(const Cluster& cluster, const Workload& workload, const Plan& plan) {
   PlanWork work;
   work.replicas.assign(plan.replicas.size(), {});
-  Evaluation ev{cluster, workload, plan, &work, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  Evaluation ev{cluster, workload, plan, &work, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, false};
   ev.run();
   return work;
 }
 
 Report predict(const Cluster& cluster, const Workload& workload, const Plan& plan) {
-  Evaluation ev{cluster, workload, plan, nullptr, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  Evaluation ev{cluster, workload, plan, nullptr, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, false};
   ev.run();
   return std::move(ev.report);
 }

@@ -101,12 +101,15 @@ double node_side_Bps(const Cluster& c, int node, int concurrent, int members) {
 /// `wan_senders` > 0: GPUs of the whole plan that cross this zone pair's WAN link at once (all
 /// replicas' pipeline sends, or all DP groups' crossing members); 0: the node's `concurrent`
 /// senders share it.
-HopFigures hop(const Cluster& c, int a, int b, int concurrent, int members_a, int members_b, double wan_senders = 0) {
+/// `concurrent_a`, `concurrent_b`: the senders of a's and b's nodes (0: all of the node's GPUs).
+HopFigures hop(const Cluster& c, int a, int b, int concurrent_a, int concurrent_b, int members_a, int members_b,
+               double wan_senders = 0) {
   const int na = c.gpus[a].node, nb = c.gpus[b].node;
   const NodeType& ta = c.node_types[c.nodes[na].node_type];
   const NodeType& tb = c.node_types[c.nodes[nb].node_type];
   if (na == nb) return {intra_bandwidth_Bps(ta, std::max(2, members_a)), ta.intra.latency_s, true, false};
-  double bw = std::min(node_side_Bps(c, na, concurrent, members_a), node_side_Bps(c, nb, concurrent, members_b));
+  const int concurrent = concurrent_a;  // a's node's senders share the WAN link below
+  double bw = std::min(node_side_Bps(c, na, concurrent_a, members_a), node_side_Bps(c, nb, concurrent_b, members_b));
   double lat = ta.nics.latency_s + tb.nics.latency_s;
   const int za = c.nodes[na].zone, zb = c.nodes[nb].zone;
   lat += std::max(c.zones[za].fabric.latency_s, c.zones[zb].fabric.latency_s);
@@ -132,12 +135,14 @@ HopFigures hop(const Cluster& c, int a, int b, int concurrent, int members_a, in
 
 PathCost path_between(const Cluster& cluster, int gpu_a, int gpu_b, int concurrent_per_node, int wan_senders) {
   if (gpu_a == gpu_b) return {std::numeric_limits<double>::infinity(), 0, true, false};
-  const HopFigures h = hop(cluster, gpu_a, gpu_b, concurrent_per_node, 1, 1, wan_senders);
+  const HopFigures h = hop(cluster, gpu_a, gpu_b, concurrent_per_node, concurrent_per_node, 1, 1, wan_senders);
   return {h.bandwidth_Bps, h.latency_s, h.intra, h.staged};
 }
 
 GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurrent_per_node,
-                     const std::vector<double>* wan_senders) {
+                     const std::vector<double>* wan_senders, const std::vector<int>* concurrent_on_node) {
+  // Each node's senders: its own count when given, else one figure for every node.
+  const auto concurrent_of = [&](int node) { return concurrent_on_node ? (*concurrent_on_node)[node] : concurrent_per_node; };
   const auto wan_of = [&](int na, int nb) {
     const int za = c.nodes[na].zone, zb = c.nodes[nb].zone;
     return wan_senders && za != zb ? (*wan_senders)[zone_pair_index(c, za, zb)] : 0.0;
@@ -187,7 +192,8 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
   double one_crossing = std::numeric_limits<double>::infinity();  // see GroupCost::node_shared
   for (int j = 0; j < distinct; ++j) {
     const NodeType& nt = c.node_types[c.nodes[counts[j].node].node_type];
-    const int active = concurrent_per_node > 0 ? std::min(concurrent_per_node, nt.gpus_per_node) : nt.gpus_per_node;
+    const int concurrent = concurrent_of(counts[j].node);
+    const int active = concurrent > 0 ? std::min(concurrent, nt.gpus_per_node) : nt.gpus_per_node;
     if (distinct > 1 && counts[j].count > 1) {  // (one member: min_per_node 1)
       // A ring that crosses node boundaries at one member (node_shared) does so on every node of
       // the group, including those it fills.
@@ -198,7 +204,7 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
       // order as nic_share assumes (sim/collective_flows.cpp crosses at that member too).
       const int groups_here = (active + counts[j].count - 1) / counts[j].count;
       one_crossing = std::min({one_crossing, nic_share(c, counts[j].node, groups_here),
-                               nic_share(c, counts[j].node, concurrent_per_node) * counts[j].count});
+                               nic_share(c, counts[j].node, concurrent) * counts[j].count});
     }
     if (counts[j].count > 1 || distinct == 1) {
       g.intra_bandwidth_Bps = std::min(g.intra_bandwidth_Bps, intra_bandwidth_Bps(nt, counts[j].count));
@@ -210,7 +216,7 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
     return g;
   }
   struct HopKey {
-    int type_a, type_b, zone_a, zone_b, members_a, members_b;
+    int type_a, type_b, zone_a, zone_b, members_a, members_b, concurrent_a, concurrent_b;
     bool same_node;
     bool operator==(const HopKey&) const = default;
   };
@@ -221,16 +227,16 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
     // A hop's figures depend only on the two nodes' types and zones, whether they are one node,
     // and the members in each: consecutive hops usually repeat the previous one.
     const HopKey key{c.nodes[na].node_type, c.nodes[nb].node_type, c.nodes[na].zone, c.nodes[nb].zone,
-                     members_in(na), members_in(nb), na == nb};
+                     members_in(na), members_in(nb), concurrent_of(na), concurrent_of(nb), na == nb};
     if (i > 0 && key == last) continue;
     last = key;
-    const HopFigures h = hop(c, a, b, concurrent_per_node, key.members_a, key.members_b, wan_of(na, nb));
+    const HopFigures h = hop(c, a, b, key.concurrent_a, key.concurrent_b, key.members_a, key.members_b, wan_of(na, nb));
     g.bus_bandwidth_Bps = std::min(g.bus_bandwidth_Bps, h.bandwidth_Bps);
     g.hop_latency_s = std::max(g.hop_latency_s, h.latency_s);
     g.host_staged = g.host_staged || h.staged;
     if (!h.intra) {
       // Per-member share (one NIC channel each), for the hierarchical algorithm's inter phase.
-      const HopFigures one = hop(c, a, b, concurrent_per_node, 1, 1, wan_of(na, nb));
+      const HopFigures one = hop(c, a, b, key.concurrent_a, key.concurrent_b, 1, 1, wan_of(na, nb));
       inter_min = std::min(inter_min, one.bandwidth_Bps);
       g.inter_latency_s = std::max(g.inter_latency_s, one.latency_s);
     }

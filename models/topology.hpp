@@ -107,10 +107,13 @@ inline int zone_pair_index(const Cluster& cluster, int za, int zb) {
 
 /// `concurrent_per_node`: GPUs of a node that take part in groups of this kind at the same
 /// time (all of them for TP/DP groups of a uniform plan); 0 means "all GPUs of the node".
+/// `concurrent_on_node` (by node index; overrides it): each node's own count, where the group's
+/// nodes differ (a TP group across a node full of senders and one where it sends alone).
 /// `wan_senders` (by zone_pair_index; null: a node's share): the GPUs of the whole plan whose
 /// groups cross each WAN link at once (plan_dp_wan_senders); a hop over it gets its members' part.
 GroupCost group_cost(const Cluster& cluster, const int* gpus, int count, int concurrent_per_node = 0,
-                     const std::vector<double>* wan_senders = nullptr);
+                     const std::vector<double>* wan_senders = nullptr,
+                     const std::vector<int>* concurrent_on_node = nullptr);
 inline GroupCost group_cost(const Cluster& cluster, const std::vector<int>& gpus, int concurrent_per_node = 0,
                             const std::vector<double>* wan_senders = nullptr) {
   return group_cost(cluster, gpus.data(), static_cast<int>(gpus.size()), concurrent_per_node, wan_senders);

@@ -70,10 +70,10 @@ const std::vector<FoldedPhase>& tp_phases(World& w, int actor, const models::Op&
   if (op.kind == models::OpKind::kTpAllGather) kind = models::CollectiveKind::kAllGather;
   if (op.kind == models::OpKind::kTpReduceScatter) kind = models::CollectiveKind::kReduceScatter;
   // TP collectives use the algorithm NCCL's tuner would pick, as the cost model does (kAuto).
-  const int concurrent = models::group_concurrency(w.topo.get_cluster(), gpus, w.lay.plan_gpus_on_node);
+  // A group across nodes shares each node's NICs with that node's cross-node TP members.
   return w.tp_cache
       .emplace(key, folded_collective(w.topo, kind, models::GradSyncAlgorithm::kAuto, gpus, op.size_bytes, w.fold,
-                                      concurrent))
+                                      &w.lay.tp_senders_on_node))
       .first->second;
 }
 

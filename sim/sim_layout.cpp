@@ -88,14 +88,15 @@ int congruent_block_size(const Topology& topo, const models::Plan& plan, const m
 }  // namespace
 
 CollectiveFlows collective_flows(const Topology& topo, models::CollectiveKind kind, models::GradSyncAlgorithm algorithm,
-                                 const std::vector<int>& gpus, double bytes, int concurrent_per_node,
+                                 const std::vector<int>& gpus, double bytes, const std::vector<int>* concurrent_on_node,
                                  const std::vector<double>* wan_senders) {
   CollectiveFlows out;
   const auto& cluster = topo.get_cluster();
   if (gpus.size() < 2 || bytes <= 0) return out;
   std::vector<int> node_of;
   for (int g : gpus) node_of.push_back(cluster.node_of_gpu(g));
-  const models::GroupCost g = models::group_cost(cluster, gpus, concurrent_per_node, wan_senders);
+  const models::GroupCost g =
+      models::group_cost(cluster, gpus.data(), static_cast<int>(gpus.size()), 0, wan_senders, concurrent_on_node);
   // A ring on nodes shared with concurrent groups crosses each node boundary at its one
   // boundary member (models::GroupCost::node_shared): no per-member channel split.
   const std::vector<int>* split = g.node_shared ? nullptr : &node_of;
@@ -116,8 +117,8 @@ CollectiveFlows collective_flows(const Topology& topo, models::CollectiveKind ki
 
 std::vector<FoldedPhase> folded_collective(const Topology& topo, models::CollectiveKind kind,
                                            models::GradSyncAlgorithm algorithm, const std::vector<int>& gpus,
-                                           double bytes, bool fold, int concurrent_per_node) {
-  const CollectiveFlows c = collective_flows(topo, kind, algorithm, gpus, bytes, concurrent_per_node);
+                                           double bytes, bool fold, const std::vector<int>* concurrent_on_node) {
+  const CollectiveFlows c = collective_flows(topo, kind, algorithm, gpus, bytes, concurrent_on_node);
   return fold_collective_flows(topo, c, fold);
 }
 
@@ -268,6 +269,7 @@ SimLayout layout(const Topology& topo, const models::Plan& plan, const models::P
     lay.replica_simulated[r] = true;
   }
   models::plan_gpus_per_node(plan, cluster, lay.plan_gpus_on_node);
+  lay.tp_senders_on_node = models::cross_node_tp_senders(plan, cluster);
   {
     // The gradient groups the cost model formed (per segment and shard) cross the WAN together;
     // the figure only picks each group's algorithm here (the links share themselves), as
@@ -334,7 +336,8 @@ SimLayout layout(const Topology& topo, const models::Plan& plan, const models::P
     comp.buckets = std::max(comp.buckets, grp.buckets);
     // ZeRO >= 1 shards the optimizer state: gradients are reduce-scattered and the updated
     // weights all-gathered (Rajbhandari et al., SC'20 §5.1-5.2), as the cost model prices it.
-    const int concurrent = models::group_concurrency(cluster, grp.gpus, lay.plan_gpus_on_node);
+    // Each node's NICs are shared by the plan's GPUs on it (all of the node's when none is idle).
+    const std::vector<int>* concurrent = lay.plan_gpus_on_node.empty() ? nullptr : &lay.plan_gpus_on_node;
     std::vector<double> wan_senders = lay.dp_wan_senders;
     if (!grp.embedding) models::wan_senders_for(lay.dp_wan_load, grp.size_bytes, wan_senders);
     const std::vector<double>* wan = wan_senders.empty() ? nullptr : &wan_senders;

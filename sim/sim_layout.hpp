@@ -64,6 +64,7 @@ struct SimLayout {
   std::vector<FoldedPhase> zero3_backward;
   std::vector<int> embedding_of_actor;     ///< index into embeddings, -1 when none
   std::vector<int> plan_gpus_on_node;      ///< models::plan_gpus_per_node: empty when the plan uses every GPU
+  std::vector<int> tp_senders_on_node;     ///< models::cross_node_tp_senders
   std::vector<double> dp_wan_load;         ///< models::wan_load_of the DP groups (bytes): empty with one zone
   std::vector<double> dp_wan_senders;      ///< the same in senders (embedding groups' figure)
   bool folded = false;
@@ -82,19 +83,20 @@ struct CollectiveFlows {
 /// the one models::resolve_algorithm picks on the group's figures (models::group_cost);
 /// all-gather and reduce-scatter are rings (hierarchical for all-gather/reduce-scatter is not
 /// modelled by either engine beyond its ring fallback).
-/// `concurrent_per_node` as models::group_cost's: 0 for a plan that uses every GPU, else
-/// models::group_concurrency of the group (SimLayout::plan_gpus_on_node), so that both engines
-/// pick the same algorithm and channels for a group on nodes the plan leaves partly idle.
+/// `concurrent_on_node` as models::group_cost's (null: every GPU of a node sends): for DP groups
+/// SimLayout::plan_gpus_on_node, for TP groups SimLayout::tp_senders_on_node, as the cost model
+/// takes them, so that both engines pick the same algorithm and channels.
 /// `wan_senders` as models::group_cost's (for DP groups from SimLayout::dp_wan_load).
 CollectiveFlows collective_flows(const Topology& topology, models::CollectiveKind kind,
                                  models::GradSyncAlgorithm algorithm, const std::vector<int>& gpus, double bytes,
-                                 int concurrent_per_node = 0, const std::vector<double>* wan_senders = nullptr);
+                                 const std::vector<int>* concurrent_on_node = nullptr,
+                                 const std::vector<double>* wan_senders = nullptr);
 /// Flows folded phase by phase (fold_phase), repeated phases merged when folding.
 std::vector<FoldedPhase> fold_collective_flows(const Topology& topology, const CollectiveFlows& flows, bool fold);
 /// The same, folded phase by phase.
 std::vector<FoldedPhase> folded_collective(const Topology& topology, models::CollectiveKind kind,
                                            models::GradSyncAlgorithm algorithm, const std::vector<int>& gpus,
-                                           double bytes, bool fold, int concurrent_per_node = 0);
+                                           double bytes, bool fold, const std::vector<int>* concurrent_on_node = nullptr);
 
 /// Flows of a point-to-point transfer between two TP groups: rank i sends to rank i·|dst|/|src|
 /// (rank-wise when the groups have the same size), `bytes_per_rank` each.

@@ -188,6 +188,21 @@ TEST(Topology, AGpuAloneOnItsNodeSendsOverItsOwnRail) {
   EXPECT_NEAR(path_between(two, 0, 4, 1).bandwidth_Bps, 2 * nic, 1);
 }
 
+TEST(Topology, EachNodeOfAGroupSharesItsNicsAmongItsOwnSenders) {
+  // A pair across a 10 GB/s box where it sends alone and a 40 GB/s box where two GPUs send at
+  // once (one NIC each box): 10 GB/s, the first box's NIC; one count for both boxes (the busier
+  // box's 2) halved the first box's NIC as well.
+  const GpuType gpu = round_gpu("a", 100e12);
+  NodeType slow = node_type("slow", gpu, 4, 300e9, 10e9), fast = node_type("fast", gpu, 4, 300e9, 40e9);
+  slow.nics.count = fast.nics.count = 1;
+  const Cluster c = cluster_of({slow, fast}, {{0, 1}, {1, 1}});  // GPUs 0-3, 4-7
+  const double eff = link_efficiency(NicKind::kInfiniband);
+  const std::vector<int> pair = {3, 4};
+  const std::vector<int> senders = {1, 2};  // by node
+  EXPECT_NEAR(group_cost(c, pair.data(), 2, 0, nullptr, &senders).bus_bandwidth_Bps, 10e9 * eff, 1);
+  EXPECT_NEAR(group_cost(c, pair, 2).bus_bandwidth_Bps, 10e9 * eff / 2, 1);
+}
+
 TEST(Topology, ASwitchPortCapsEachNicBeforeTheGpusShareIt) {
   // One 25 GB/s NIC for 8 GPUs on 12.5 GB/s switch ports: each GPU gets 12.5/8 GB/s when all
   // eight send (the port is the NIC's ceiling), 12.5 GB/s alone.

@@ -157,7 +157,9 @@ TEST(ClosedForm, ARingAcrossAWanPaysItsLatencyPerTripNotPerStep) {
   const Topology topo(cluster);
   const std::vector<int> ring = {0, 8, 16, 24};
   const double n = 1e7;
-  const auto flows = collective_flows(topo, models::CollectiveKind::kAllReduce, models::GradSyncAlgorithm::kRing, ring, n, 1);
+  const std::vector<int> one_per_node(cluster.nodes.size(), 1);
+  const auto flows =
+      collective_flows(topo, models::CollectiveKind::kAllReduce, models::GradSyncAlgorithm::kRing, ring, n, &one_per_node);
   ASSERT_EQ(flows.phases.size(), 6u);
   const double t = simulate_phases(cluster, flows.phases);
   const double wan = 1.25e9 * models::kWanLinkEfficiency;
@@ -269,8 +271,9 @@ void expect_partly_used_ring_crosses_over_members_nics(const std::vector<int>& g
   const double n = 4e9;
   const models::GroupCost g = models::group_cost(cluster, gpus, members_per_node);
   ASSERT_FALSE(g.node_shared);
+  const std::vector<int> senders(cluster.nodes.size(), members_per_node);
   const auto flows = collective_flows(topo, models::CollectiveKind::kAllReduce, models::GradSyncAlgorithm::kRing, gpus,
-                                      n, members_per_node);
+                                      n, &senders);
   const double t = simulate_phases(cluster, flows.phases);
   const double analytic = models::ring_time(models::CollectiveKind::kAllReduce, n, g);
   const int p = static_cast<int>(gpus.size());

@@ -274,6 +274,25 @@ TEST(SimEngine, ZeroThreeTrafficHidesInTheSlackOfFastStages) {
   EXPECT_NEAR(waiting.sim.iteration_time_s, waiting.analytic.iteration_time_s, 0.07 * waiting.analytic.iteration_time_s);
 }
 
+// A TP pair across the A100 box (where it sends alone) and an L4 box that holds four more plan
+// GPUs in TP pairs of their own: the pair's traffic has each box's NIC to itself. The cost model
+// divided the A100 box's NIC by the L4 box's five plan GPUs as well (4.5x the simulated TP time;
+// predictor.cpp cross_node_tp_senders now counts each node's cross-node TP members).
+TEST(SimEngine, ATpGroupAcrossNodesSharesEachNicOnlyWithItsOwnNodesSenders) {
+  Inputs in = load("pcie-a100-l4-mix.yaml", "gpt3-1.3b.yaml");
+  const models::Cluster& c = in.cluster;
+  models::Workload& w = in.workload;
+  w.training.global_batch = 12;
+  models::Plan p;
+  p.micro_batch = 1;
+  p.zero = 1;
+  p.name = "tp across nodes beside tp in a node";
+  p.replicas = {models::Replica{4, {models::Stage{24, {3, 4}}}},  // A100 box GPU 3, L4 box GPU 0
+                models::Replica{4, {models::Stage{24, {5, 6}}}}, models::Replica{4, {models::Stage{24, {7, 8}}}}};
+  const BothEngines e = both_feasible(c, w, p);
+  EXPECT_NEAR(e.analytic.breakdown.tp_comm_s, e.sim.breakdown.tp_comm_s, 0.03 * e.sim.breakdown.tp_comm_s);
+}
+
 // Replicas of different TP degrees: 16 A100s at TP 1 beside 16 V100 pairs at TP 2, so each A100
 // is in two gradient groups (one per shard), run side by side. Each group crosses a V100 node at
 // its last member there, and the two groups' crossing members (GPUs 2k and 2k+1) share a NIC rail
