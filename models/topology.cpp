@@ -275,11 +275,4 @@ double member_side_bandwidth_Bps(const Cluster& c, const int* gpus, int count, i
   return bw;
 }
 
-int group_concurrency(const Cluster& cluster, const int* gpus, int count, const std::vector<int>& used_on_node) {
-  if (used_on_node.empty()) return 0;
-  int concurrent = 1;
-  for (int i = 0; i < count; ++i) concurrent = std::max(concurrent, used_on_node[cluster.gpus[gpus[i]].node]);
-  return concurrent;
-}
-
 }  // namespace hetsim::models

@@ -128,13 +128,4 @@ inline GroupCost group_cost(const Cluster& cluster, const std::vector<int>& gpus
 double member_side_bandwidth_Bps(const Cluster& cluster, const int* gpus, int count, int i, int concurrent_per_node,
                                  bool one_crossing);
 
-/// The `concurrent_per_node` of a TP or DP group of a plan that leaves GPUs idle: the plan's
-/// GPUs on the busiest of the group's nodes (they all send across nodes at once and share its
-/// NICs), at least 1. `used_on_node` holds the plan's GPUs per node (plan_gpus_per_node); empty
-/// for a plan that uses every GPU of the cluster, which gives 0 ("all GPUs of the node").
-int group_concurrency(const Cluster& cluster, const int* gpus, int count, const std::vector<int>& used_on_node);
-inline int group_concurrency(const Cluster& cluster, const std::vector<int>& gpus, const std::vector<int>& used_on_node) {
-  return group_concurrency(cluster, gpus.data(), static_cast<int>(gpus.size()), used_on_node);
-}
-
 }  // namespace hetsim::models
