@@ -99,8 +99,7 @@ double node_side_Bps(const Cluster& c, int node, int concurrent, int members) {
 }
 
 /// `wan_senders` > 0: GPUs of the whole plan that cross this zone pair's WAN link at once (all
-/// replicas' pipeline sends, or all DP groups' crossing members); 0: the node's `concurrent`
-/// senders share it.
+/// replicas' pipeline sends, or all DP groups' crossing members); 0: a's node's senders share it.
 /// `concurrent_a`, `concurrent_b`: the senders of a's and b's nodes (0: all of the node's GPUs).
 HopFigures hop(const Cluster& c, int a, int b, int concurrent_a, int concurrent_b, int members_a, int members_b,
                double wan_senders = 0) {
@@ -108,14 +107,13 @@ HopFigures hop(const Cluster& c, int a, int b, int concurrent_a, int concurrent_
   const NodeType& ta = c.node_types[c.nodes[na].node_type];
   const NodeType& tb = c.node_types[c.nodes[nb].node_type];
   if (na == nb) return {intra_bandwidth_Bps(ta, std::max(2, members_a)), ta.intra.latency_s, true, false};
-  const int concurrent = concurrent_a;  // a's node's senders share the WAN link below
   double bw = std::min(node_side_Bps(c, na, concurrent_a, members_a), node_side_Bps(c, nb, concurrent_b, members_b));
   double lat = ta.nics.latency_s + tb.nics.latency_s;
   const int za = c.nodes[na].zone, zb = c.nodes[nb].zone;
   lat += std::max(c.zones[za].fabric.latency_s, c.zones[zb].fabric.latency_s);
   if (za != zb) {
     if (const InterZoneLink* link = c.link_between(za, zb)) {
-      const double n = wan_senders > 0 ? wan_senders : concurrent > 0 ? concurrent : ta.gpus_per_node;
+      const double n = wan_senders > 0 ? wan_senders : concurrent_a > 0 ? concurrent_a : ta.gpus_per_node;
       bw = std::min(bw, link->bandwidth_Bps * kWanLinkEfficiency * members_a / std::max(1.0, n));
       lat += link->latency_s;
     }

@@ -213,6 +213,16 @@ BothEngines both_feasible(const models::Cluster& c, const models::Workload& w, c
   return e;
 }
 
+/// A plan of one-sequence micro-batches at a ZeRO stage.
+models::Plan plan_of(std::string name, int zero, std::vector<models::Replica> replicas) {
+  models::Plan p;
+  p.name = std::move(name);
+  p.micro_batch = 1;
+  p.zero = zero;
+  p.replicas = std::move(replicas);
+  return p;
+}
+
 // ZeRO-3 pairs its per-pass gathers and reduce-scatters across replicas, so replicas of uneven
 // micro-batch counts (V100s with 8 beside A100s with 16) cannot run: both engines say so. (They
 // once priced it, each pass of each replica carrying its traffic.) With equal counts they agree.
@@ -221,9 +231,6 @@ TEST(SimEngine, ZeroThreeNeedsReplicasOfEqualMicroBatchCounts) {
   const models::Cluster& c = in.cluster;
   models::Workload& w = in.workload;
   w.training.global_batch = 24;
-  models::Plan p;
-  p.micro_batch = 1;
-  p.zero = 3;
   auto replica = [](int micro_batches, int first_gpu) {
     models::Replica r;
     r.micro_batches = micro_batches;
@@ -231,7 +238,8 @@ TEST(SimEngine, ZeroThreeNeedsReplicasOfEqualMicroBatchCounts) {
                 models::Stage{16, {first_gpu + 4, first_gpu + 5, first_gpu + 6, first_gpu + 7}}};
     return r;
   };
-  p.replicas = {replica(8, 16), replica(16, 0)};  // V100 node p3dn[0] (GPUs 16-23), A100 node p4de[0]
+  // V100 node p3dn[0] (GPUs 16-23), A100 node p4de[0]
+  models::Plan p = plan_of("zero3 8 + 16 micro-batches", 3, {replica(8, 16), replica(16, 0)});
   const models::Report uneven_analytic = models::predict(c, w, p);
   const models::Report uneven_sim = simulate_report_in_child(c, w, p, SimOptions{});
   for (const models::Report* r : {&uneven_analytic, &uneven_sim}) {
@@ -257,12 +265,10 @@ TEST(SimEngine, ZeroThreeTrafficHidesInTheSlackOfFastStages) {
   const models::Cluster& c = in.cluster;
   models::Workload& w = in.workload;
   w.training.global_batch = 24;
-  models::Plan p;
-  p.micro_batch = 1;
-  p.zero = 3;
-  p.replicas = {models::Replica{12, {models::Stage{10, {0, 1}}, models::Stage{14, {4, 5}}}},  // A100 pair, L4 pair
-                models::Replica{12, {models::Stage{10, {12, 13, 14, 15}}, models::Stage{14, {20, 21, 22, 23}}}}};
-  p.name = "zero3 pipeline";
+  models::Plan p = plan_of(
+      "zero3 pipeline", 3,
+      {models::Replica{12, {models::Stage{10, {0, 1}}, models::Stage{14, {4, 5}}}},  // A100 pair, L4 pair
+       models::Replica{12, {models::Stage{10, {12, 13, 14, 15}}, models::Stage{14, {20, 21, 22, 23}}}}});
   const BothEngines e = both_feasible(c, w, p);
   EXPECT_NEAR(e.analytic.breakdown.dp_comm_s, e.sim.breakdown.dp_comm_s, 0.1 * e.sim.breakdown.dp_comm_s);
   EXPECT_NEAR(e.sim.iteration_time_s, e.analytic.iteration_time_s, 0.07 * e.analytic.iteration_time_s);
@@ -283,12 +289,10 @@ TEST(SimEngine, ATpGroupAcrossNodesSharesEachNicOnlyWithItsOwnNodesSenders) {
   const models::Cluster& c = in.cluster;
   models::Workload& w = in.workload;
   w.training.global_batch = 12;
-  models::Plan p;
-  p.micro_batch = 1;
-  p.zero = 1;
-  p.name = "tp across nodes beside tp in a node";
-  p.replicas = {models::Replica{4, {models::Stage{24, {3, 4}}}},  // A100 box GPU 3, L4 box GPU 0
-                models::Replica{4, {models::Stage{24, {5, 6}}}}, models::Replica{4, {models::Stage{24, {7, 8}}}}};
+  const models::Plan p = plan_of("tp across nodes beside tp in a node", 1,
+                                 {models::Replica{4, {models::Stage{24, {3, 4}}}},  // A100 box GPU 3, L4 box GPU 0
+                                  models::Replica{4, {models::Stage{24, {5, 6}}}},
+                                  models::Replica{4, {models::Stage{24, {7, 8}}}}});
   const BothEngines e = both_feasible(c, w, p);
   EXPECT_NEAR(e.analytic.breakdown.tp_comm_s, e.sim.breakdown.tp_comm_s, 0.03 * e.sim.breakdown.tp_comm_s);
 }
