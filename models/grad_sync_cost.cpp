@@ -68,80 +68,101 @@ const GroupCost& dp_group_cost(const Cluster& c, const int* members, int count, 
   return memo.cost;
 }
 
-}  // namespace
+/// What the DP groups put on one stage's GPUs, kept when a stage can be in several groups
+/// (segments of a non-aligned plan; a member of lower TP degree holds several shards, each in a
+/// group of its own) and for ZeRO-3, whose traffic runs inside each replica's own passes.
+/// A GPU's groups run side by side (separate communicators): they take as long as the slowest
+/// of them, or as its own side of the rings lets all their bytes through, whichever is longer
+/// (each group's time scaled by its bottleneck over that side: member_side_bandwidth_Bps). One
+/// after the other, a lower-TP member would wait on each far side in turn.
+struct Load {
+  double own_s = 0, max_s = 0;
+  void add(double group_s, double over_own_side, double weight) {
+    own_s += weight * group_s * over_own_side;
+    max_s = std::max(max_s, group_s);
+  }
+  double time_s() const { return std::max(own_s, max_s); }
+};
 
-double grad_sync_exposed_s(const StepInput& in, PlanWork* work) {
-  const Cluster& c = in.cluster;
-  const Plan& plan = in.plan;
-  const Workload& w = in.workload;
-  const int dp = plan.dp();
-  const double grad_bpp = grad_sync_bytes_per_param(w.training);
-  const double weight_bpp = activation_bytes(w.training.dtype);
-  const std::size_t slots = static_cast<std::size_t>(dp) * in.max_pp;
-  double exposed_s = 0;
-  // Gradient sync, one group per (segment, TP rank) across replicas: a segment is stage s of every
-  // replica when they all split the model alike, else the model parts one stage of each replica
-  // holds (dp_segments.hpp). When every replica's part sits in one node, all TP ranks see the
-  // same node sequence: one ring walk serves all. Replicas of different TP degrees cut the
-  // gradients into lcm(degrees) shards, one group each (GroupShard); a member of lower TP degree
-  // holds several and takes part in that many groups (exec syncs the same groups).
-  // Written by index, not pushed: push_back is a call per member in this loop.
-  const int* copy_of = in.copy_of ? in.copy_of->data() : nullptr;
-  const DpSegments segments(plan, w.model, copy_of);
-  const bool aligned = segments.aligned();
-  // What the groups put on each stage (replica * max_pp + stage), kept when a stage can be in
-  // several groups (segments of a non-aligned plan; a member of lower TP degree holds several
-  // shards, each in a group of its own, run one after the other) and for ZeRO-3, whose traffic
-  // runs inside each replica's own passes.
-  // A GPU's groups run side by side (separate communicators): they take as long as the slowest
-  // of them, or as its own side of the rings lets all their bytes through, whichever is longer
-  // (each group's time scaled by its bottleneck over that side: member_side_bandwidth_Bps). One
-  // after the other, a lower-TP member would wait on each far side in turn.
-  struct Load {
-    double own_s = 0, max_s = 0;
-    void add(double group_s, double over_own_side, double weight) {
-      own_s += weight * group_s * over_own_side;
-      max_s = std::max(max_s, group_s);
-    }
-    double time_s() const { return std::max(own_s, max_s); }
-  };
-  // ZeRO-3 gathers and scatters a stage's weights when its layers run, its shards side by side.
-  // (A ZeRO-3 plan is aligned, one segment a stage: its replicas share their stages,
-  // plan.hpp zero3_asymmetry; the predictor refuses the others before this point.)
-  struct SlotLoad {
-    Load reduce, gather;                ///< end-of-step reduction (all its buckets) and ZeRO-1/2 gather
-    double offset_s = 0;                ///< earliest start of its groups before the step's end
-    Load segment_ag, segment_rs;        ///< ZeRO-3 gather and reduce-scatter of the current segment
-    double ag_s = 0, rs_s = 0;          ///< ZeRO-3 per chunk pass: the segments' sum
-    int groups = 0, buckets = 0;
-  };
-  bool shared_gpus = !aligned;  // aligned: a replica whose stage s has another TP degree than replica 0's
-  for (int r = 1; r < dp && !shared_gpus; ++r)
+/// One stage's loads. ZeRO-3 gathers and scatters a stage's weights when its layers run, its
+/// shards side by side. (A ZeRO-3 plan is aligned, one segment a stage: its replicas share their
+/// stages, plan.hpp zero3_asymmetry; the predictor refuses the others before this point.)
+struct SlotLoad {
+  Load reduce, gather;                ///< end-of-step reduction (all its buckets) and ZeRO-1/2 gather
+  double offset_s = 0;                ///< earliest start of its groups before the step's end
+  Load segment_ag, segment_rs;        ///< ZeRO-3 gather and reduce-scatter of the current segment
+  double ag_s = 0, rs_s = 0;          ///< ZeRO-3 per chunk pass: the segments' sum
+  int groups = 0, buckets = 0;
+};
+
+/// Collective times of the last group and sizes: the middle stages of a uniform plan have equal
+/// groups (same memo generation) and equal parameter counts, hence equal times.
+struct SyncTimes {
+  int generation = -1;
+  double grad_bytes = 0, gather_bytes = 0;
+  int buckets = 1;
+  double sync_s = 0;                   ///< gradient sync at the end of the step (ZeRO 0-2)
+  double param_gather_s = 0;           ///< of which the ZeRO-1/2 weight all-gather
+  double bucket_s = 0;                 ///< one bucket's reduction (overlapped sync)
+  double gather_s = 0, scatter_s = 0;  ///< ZeRO-3 weight all-gather, gradient reduce-scatter
+};
+
+/// Whether a GPU can be in several DP groups at the end of the step: the segments of a plan
+/// whose replicas split the model differently, or (aligned) a replica whose stage s has
+/// another TP degree than replica 0's.
+bool stages_in_several_groups(const Plan& plan, bool aligned, const int* copy_of) {
+  bool shared_gpus = !aligned;
+  for (int r = 1; r < plan.dp() && !shared_gpus; ++r)
     for (std::size_t st = 0; (!copy_of || copy_of[r] < 0) && st < plan.replicas[r].stages.size() && !shared_gpus; ++st)
       shared_gpus = plan.replicas[r].stages[st].tp() != plan.replicas[0].stages[st].tp();
-  std::vector<SlotLoad> load(shared_gpus || plan.zero >= 3 ? slots : 0);
-  std::vector<int> members(dp), member_slot(dp);
-  int count = 0;  // members of the current group
-  DpGroupMemo group_memo;
-  group_memo.signature.reserve(2 * static_cast<std::size_t>(dp));
-  // Collective times of the last group and sizes: the middle stages of a uniform plan have equal
-  // groups (same memo generation) and equal parameter counts, hence equal times.
-  struct SyncTimes {
-    int generation = -1;
-    double grad_bytes = 0, gather_bytes = 0;
-    int buckets = 1;
-    double sync_s = 0;                   ///< gradient sync at the end of the step (ZeRO 0-2)
-    double param_gather_s = 0;           ///< of which the ZeRO-1/2 weight all-gather
-    double bucket_s = 0;                 ///< one bucket's reduction (overlapped sync)
-    double gather_s = 0, scatter_s = 0;  ///< ZeRO-3 weight all-gather, gradient reduce-scatter
-  } sync;
-  const CollectiveKind reduce_kind = plan.zero == 0 ? CollectiveKind::kAllReduce : CollectiveKind::kReduceScatter;
-  // Per-GPU parameters of replica r's share of segment k, and the shard a group of it moves.
-  auto member_params = [&](int k, int r, int s) {
-    return aligned ? in.costs[in.shape_of[r * in.max_pp + s]].params : segments.params(k, r, w.model);
-  };
-  // The group of shard j of segment k: its GPUs into `members`, their slots into `member_slot`.
-  auto shard_group = [&](int k, int j, const GroupShard& shard) {
+  return shared_gpus;
+}
+
+/// The gradient sync, one group per (segment, TP rank) across replicas: a segment is stage s of
+/// every replica when they all split the model alike, else the model parts one stage of each
+/// replica holds (dp_segments.hpp). When every replica's part sits in one node, all TP ranks see
+/// the same node sequence: one ring walk serves all. Replicas of different TP degrees cut the
+/// gradients into lcm(degrees) shards, one group each (GroupShard); a member of lower TP degree
+/// holds several and takes part in that many groups (exec syncs the same groups).
+class GradSync {
+ public:
+  GradSync(const StepInput& in, PlanWork* work)
+      : in(in),
+        c(in.cluster),
+        plan(in.plan),
+        work(work),
+        dp(plan.dp()),
+        grad_bpp(grad_sync_bytes_per_param(in.workload.training)),
+        weight_bpp(activation_bytes(in.workload.training.dtype)),
+        copy_of(in.copy_of ? in.copy_of->data() : nullptr),
+        segments(plan, in.workload.model, copy_of),
+        aligned(segments.aligned()),
+        shared_gpus(stages_in_several_groups(plan, aligned, copy_of)),
+        reduce_kind(plan.zero == 0 ? CollectiveKind::kAllReduce : CollectiveKind::kReduceScatter),
+        load(shared_gpus || plan.zero >= 3 ? static_cast<std::size_t>(dp) * in.max_pp : 0),
+        members(dp),
+        member_slot(dp) {
+    group_memo.signature.reserve(2 * static_cast<std::size_t>(dp));
+  }
+
+  /// The step's exposed gradient sync (grad_sync_exposed_s).
+  double exposed_s() {
+    load_wan_links();
+    double exposed = 0;
+    for (int k = 0; k < segments.count(); ++k) exposed = std::max(exposed, sync_segment(k));
+    exposed = std::max(exposed, stages_in_several_groups_exposed_s());
+    if (plan.zero >= 3) exposed = std::max(exposed, zero3_exposed_s());
+    return exposed;
+  }
+
+ private:
+  /// Per-GPU parameters of replica r's share of segment k (its stage s).
+  double member_params(int k, int r, int s) const {
+    return aligned ? in.costs[in.shape_of[r * in.max_pp + s]].params : segments.params(k, r, in.workload.model);
+  }
+
+  /// The group of shard j of segment k: its GPUs into `members`, their slots into `member_slot`.
+  void shard_group(int k, int j, const GroupShard& shard) {
     count = 0;
     for (int r = 0; r < dp; ++r)
       if (const int s = segments.stage_of(k, r); s >= 0) {
@@ -149,11 +170,12 @@ double grad_sync_exposed_s(const StepInput& in, PlanWork* work) {
         member_slot[count] = r * in.max_pp + s;
         members[count++] = st.gpus[shard.member_rank(j, st.tp())];
       }
-  };
-  // Groups that cross zones share each WAN link with every other group crossing it at once, in
-  // proportion to what each moves (wan_load_of): first the load of all of them.
-  std::vector<double> wan_load;  // by zone pair; empty with one zone
-  if (c.zones.size() > 1) {
+  }
+
+  /// Groups that cross zones share each WAN link with every other group crossing it at once, in
+  /// proportion to what each moves (wan_load_of): first the load of all of them.
+  void load_wan_links() {
+    if (c.zones.size() < 2) return;
     std::vector<double> directed;
     for (int k = 0; k < segments.count(); ++k) {
       GroupShard shard;
@@ -165,10 +187,12 @@ double grad_sync_exposed_s(const StepInput& in, PlanWork* work) {
       }
     }
     wan_load_of(c, directed, wan_load);
+    if (!wan_load.empty()) wan = &wan_senders;
   }
-  std::vector<double> wan_senders;  // the current segment's groups' share
-  const std::vector<double>* wan = wan_load.empty() ? nullptr : &wan_senders;
-  for (int k = 0; k < segments.count(); ++k) {
+
+  /// Segment k's groups: their times, what they put on their stages (load), the simulator's
+  /// groups (work); returns what the step waits for them when no stage is in several groups.
+  double sync_segment(int k) {
     GroupShard shard;
     bool symmetric = true;
     count = 0;  // TP rank 0 of every replica's stage holding segment k
@@ -189,8 +213,9 @@ double grad_sync_exposed_s(const StepInput& in, PlanWork* work) {
       shard.add(tp, p);
       members[count++] = st.gpus.front();
     }
+    double segment_exposed_s = 0;
     const double params = shard.params;
-    if (shard.shards == 0) continue;
+    if (shard.shards == 0) return 0;
     if (wan) wan_senders_for(wan_load, params, wan_senders);
     const double grad_bytes = params * grad_bpp;
     const double gather_bytes = plan.zero >= 1 ? params * weight_bpp : 0;
@@ -277,7 +302,7 @@ double grad_sync_exposed_s(const StepInput& in, PlanWork* work) {
               ? worst - offset
               : std::max(0.0, overlapped_sync_exposed_s(worst_bucket, hidden, buckets) - offset) +
                     std::max(0.0, worst_gather - late[late_stage].forward_s);
-      exposed_s = std::max(exposed_s, exposed);
+      segment_exposed_s = exposed;
     }
     if (!load.empty())
       for (int r = 0; r < dp; ++r) {
@@ -292,33 +317,41 @@ double grad_sync_exposed_s(const StepInput& in, PlanWork* work) {
         l.rs_s += l.segment_rs.time_s();
         l.segment_ag = l.segment_rs = Load{};
       }
+    return segment_exposed_s;
   }
-  // Stages in several groups run their collectives back to back from the earliest start;
-  // overlapped, the last backward pass hides their buckets as it hides one group's.
-  for (std::size_t slot = 0; slot < load.size() && plan.zero <= 2; ++slot) {
-    const SlotLoad& l = load[slot];
-    if (l.groups == 0) continue;
-    const double reduce_s = l.reduce.time_s(), gather_s = l.gather.time_s();
-    const double exposed =
-        !plan.overlap_grad_sync
-            ? reduce_s + gather_s - l.offset_s
-            : std::max(0.0, overlapped_sync_exposed_s(reduce_s / l.buckets, in.times[slot].backward_s, l.buckets) -
-                                l.offset_s) +
-                  std::max(0.0, gather_s - in.times[slot].forward_s);
-    exposed_s = std::max(exposed_s, exposed);
+
+  /// Stages in several groups run their collectives back to back from the earliest start;
+  /// overlapped, the last backward pass hides their buckets as it hides one group's.
+  double stages_in_several_groups_exposed_s() const {
+    double exposed_s = 0;
+    for (std::size_t slot = 0; slot < load.size() && plan.zero <= 2; ++slot) {
+      const SlotLoad& l = load[slot];
+      if (l.groups == 0) continue;
+      const double reduce_s = l.reduce.time_s(), gather_s = l.gather.time_s();
+      const double exposed =
+          !plan.overlap_grad_sync
+              ? reduce_s + gather_s - l.offset_s
+              : std::max(0.0, overlapped_sync_exposed_s(reduce_s / l.buckets, in.times[slot].backward_s, l.buckets) -
+                                  l.offset_s) +
+                    std::max(0.0, gather_s - in.times[slot].forward_s);
+      exposed_s = std::max(exposed_s, exposed);
+    }
+    return exposed_s;
   }
-  // ZeRO-3: every micro-batch's passes gather the weights and reduce-scatter the gradients
-  // (zero3_traffic), prefetched so that the pass's compute hides them: a stage's pass lasts
-  // max(compute, traffic), so its time per micro-batch grows from t = f + b to
-  // c = max(f, forward traffic) + max(b, backward traffic) (without prefetch, Plan::zero3_prefetch,
-  // c = f + b + all the traffic). In the steady state a pipeline moves at its slowest stage,
-  // max_s c_s per micro-batch instead of max_s t_s: a stage whose passes, lengthened by their
-  // traffic, still fit the bottleneck's cadence costs nothing (its slack absorbs them). So the
-  // replica's step grows by m * (max_s c_s - max_s t_s), the fill and drain kept at their compute
-  // times (an approximation: the simulator, which lengthens every pass, is a mean 2.0% away on 31
-  // ZeRO-3 stress plans, 8.4% at most). One stage: m times the passes' excess. The slowest replica
-  // sets the pace; nothing is left for the end of the step.
-  if (plan.zero >= 3) {
+
+  /// ZeRO-3: every micro-batch's passes gather the weights and reduce-scatter the gradients
+  /// (zero3_traffic), prefetched so that the pass's compute hides them: a stage's pass lasts
+  /// max(compute, traffic), so its time per micro-batch grows from t = f + b to
+  /// c = max(f, forward traffic) + max(b, backward traffic) (without prefetch, Plan::zero3_prefetch,
+  /// c = f + b + all the traffic). In the steady state a pipeline moves at its slowest stage,
+  /// max_s c_s per micro-batch instead of max_s t_s: a stage whose passes, lengthened by their
+  /// traffic, still fit the bottleneck's cadence costs nothing (its slack absorbs them). So the
+  /// replica's step grows by m * (max_s c_s - max_s t_s), the fill and drain kept at their compute
+  /// times (an approximation: the simulator, which lengthens every pass, is a mean 2.0% away on 31
+  /// ZeRO-3 stress plans, 8.4% at most). One stage: m times the passes' excess. The slowest replica
+  /// sets the pace; nothing is left for the end of the step.
+  double zero3_exposed_s() const {
+    double exposed_s = 0;
     const Zero3Traffic z = zero3_traffic(plan.recompute);
     const double slowest = in.replica_time_s[in.slowest_replica];
     for (int r = 0; r < dp; ++r) {
@@ -338,9 +371,32 @@ double grad_sync_exposed_s(const StepInput& in, PlanWork* work) {
       const double grows = plan.replicas[r].micro_batches * (pace_with_traffic - pace);
       exposed_s = std::max(exposed_s, in.replica_time_s[r] + grows - slowest);
     }
+    return exposed_s;
   }
 
-  return exposed_s;
-}
+  const StepInput& in;
+  const Cluster& c;
+  const Plan& plan;
+  PlanWork* work;
+  const int dp;
+  const double grad_bpp, weight_bpp;
+  const int* copy_of;
+  const DpSegments segments;
+  const bool aligned;
+  const bool shared_gpus;
+  const CollectiveKind reduce_kind;
+  std::vector<SlotLoad> load;                 ///< [slot], see SlotLoad (empty when not needed)
+  std::vector<int> members, member_slot;      ///< the current group's GPUs and their slots
+  int count = 0;                              ///< members of the current group
+  DpGroupMemo group_memo;
+  SyncTimes sync;
+  std::vector<double> wan_load;               ///< by zone pair; empty with one zone
+  std::vector<double> wan_senders;            ///< the current segment's groups' share
+  const std::vector<double>* wan = nullptr;   ///< &wan_senders when groups cross zones
+};
+
+}  // namespace
+
+double grad_sync_exposed_s(const StepInput& in, PlanWork* work) { return GradSync(in, work).exposed_s(); }
 
 }  // namespace hetsim::models

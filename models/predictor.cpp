@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The analytic predictor: stage costs -> pipeline closed form per replica -> data-parallel
 // step (slowest replica + exposed gradient sync + optimizer) -> Report. build_plan_work()
-// runs the same evaluation and keeps every op for the simulator.
+// runs the same evaluation and keeps every op for the simulator. The steps are members of
+// Evaluation (predictor_evaluation.hpp), in the order run() calls them.
 #include "predictor.hpp"
 
 #include <algorithm>
@@ -9,39 +10,14 @@
 #include <limits>
 
 #include "comm_cost.hpp"
-#include "memory_cost.hpp"
 #include "egress_cost.hpp"
+#include "memory_cost.hpp"
 #include "pipeline_time.hpp"
-#include "stage_cost.hpp"
-#include "step_cost.hpp"
-#include "topology.hpp"
+#include "predictor_evaluation.hpp"
 
 namespace hetsim::models {
 
 namespace {
-
-template <int N>
-bool consecutive_n(const int* g) {
-  unsigned gaps = 0;  // no early exit: the compiler vectorises the whole check
-  for (int i = 0; i < N; ++i) gaps |= static_cast<unsigned>(g[i] - i) ^ static_cast<unsigned>(g[0]);
-  return gaps == 0;
-}
-
-/// Whether gpus[i] == gpus[0] + i for all i (TP groups are 1 to 8 GPUs, one check per stage).
-/// The usual degrees get a loop of fixed length, which the compiler turns into a few vector
-/// instructions without the set-up of a loop of unknown length (half the instructions at 8).
-bool consecutive(const int* g, int n) {
-  switch (n) {
-    case 1: return true;
-    case 2: return consecutive_n<2>(g);
-    case 4: return consecutive_n<4>(g);
-    case 8: return consecutive_n<8>(g);
-    default: break;
-  }
-  unsigned gaps = 0;
-  for (int i = 0; i < n; ++i) gaps |= static_cast<unsigned>(g[i] - i) ^ static_cast<unsigned>(g[0]);
-  return gaps == 0;
-}
 
 /// Link figures of a TP group and the type it computes at, in one pass over its GPUs; a group
 /// inside one node needs no ring walk, a group of one type no speed comparison.
@@ -51,7 +27,7 @@ GroupCost tp_group_cost(const Cluster& c, const std::vector<int>& gpus, const Tr
   const int node_type = c.nodes[node].node_type;
   // GPUs are numbered node by node (Cluster::finalize), so an ascending contiguous range whose
   // ends share a node lies in that node: no per-GPU lookups needed.
-  const bool contiguous = consecutive(gpus.data(), static_cast<int>(gpus.size()));
+  const bool contiguous = consecutive_gpus(gpus.data(), static_cast<int>(gpus.size()));
   bool one_node = true, one_type = true;
   if (!(contiguous && c.gpus[gpus.back()].node == node)) {
     for (int g : gpus) {
@@ -78,197 +54,23 @@ GroupCost tp_group_cost(const Cluster& c, const std::vector<int>& gpus, const Tr
 
 }  // namespace
 
-struct Evaluation {
-  const Cluster& cluster;
-  const Workload& workload;
-  const Plan& plan;
-  PlanWork* work;  ///< filled with ops when not null
-  Report report;
-
-  std::vector<StageShape> shapes;
-  std::vector<StageCost> costs;
-  std::vector<int> shape_of;            ///< [replica * pp + stage] -> index into shapes
-  std::vector<StageTimes> times;        ///< [replica * pp + stage]
-  std::vector<StageTimes> p2p;          ///< [replica * pp + stage] p2p sends in the forward / backward pass
-  std::vector<char> tp_in_one_node;     ///< [replica * pp + stage]
-  std::vector<int> front_node;          ///< [replica * pp + stage] node of the stage's first GPU
-  std::vector<char> in_node;            ///< [replica * pp + stage] consecutive GPUs of one node
-  /// [replica] -> the earlier replica it is a copy of (see find_copies), -1: evaluated itself.
-  std::vector<int> copy_of;
-  std::vector<double> replica_time_s;   ///< [replica] pipeline time
-  std::vector<int> first_row;           ///< [replica] its first StageReport in report.stages
-  // Keys are compared field by field as ints: bool pairs that the compiler merges into one
-  // 16-bit load right after two byte stores stall on store forwarding in the hot loops.
-  struct PathKey {
-    int type_a, type_b, zone_a, zone_b;
-    int same_node;
-    int senders;  ///< GPUs per node sharing its NICs (0: all of the node's)
-    int wan;      ///< GPUs of the plan sharing the zones' WAN link (0: one zone)
-    bool operator==(const PathKey&) const = default;
-  };
-  std::vector<int> used_on_node;        ///< GPUs of the plan in each node (plans that leave GPUs idle)
-  std::vector<std::pair<PathKey, PathCost>> paths;
-  /// p2p_time() of each (path, sending TP, receiving TP) met in this evaluation (the size
-  /// follows from the two TP degrees): a uniform plan sends one size over one kind of path at
-  /// every stage boundary.
-  struct P2pTime {
-    int path;  ///< index into paths
-    int tp_a, tp_b;
-    double time_s;
-  };
-  std::vector<P2pTime> p2p_times;
-  struct InNodeKey {
-    int node_type, tp, layers;
-    int ends;   ///< 1: first stage, 2: last stage (embedding / LM head)
-    int shape;  ///< index into shapes
-    bool same_stage(const InNodeKey& o) const {
-      return node_type == o.node_type && tp == o.tp && layers == o.layers && ends == o.ends;
-    }
-  };
-  std::vector<InNodeKey> in_node_shapes;  ///< shapes of one-node, consecutive-GPU TP groups
-
-  bool fail(std::string reason) {
-    report.feasible = false;
-    report.infeasible_reason = std::move(reason);
-    if (work) {
-      work->feasible = false;
-      work->infeasible_reason = report.infeasible_reason;
-    }
-    return false;
+bool Evaluation::fail(std::string reason) {
+  report.feasible = false;
+  report.infeasible_reason = std::move(reason);
+  if (work) {
+    work->feasible = false;
+    work->infeasible_reason = report.infeasible_reason;
   }
-
-  const Stage* next_stage(const Replica& rep, int s) const {  // the stage s sends to, if any
-    const int pp = static_cast<int>(rep.stages.size());
-    if (pp < 2 || (s == pp - 1 && std::max(1, plan.interleave) == 1)) return nullptr;
-    return &rep.stages[s == pp - 1 ? 0 : s + 1];
-  }
-  /// GPUs sharing the NICs of nodes na and nb on a pipeline path between them (see step 2).
-  int path_senders(int na, int nb, const std::vector<int>& nic_senders, bool partial) const {
-    if (na != nb && !nic_senders.empty()) return std::max(nic_senders[na], nic_senders[nb]);
-    if (na != nb && partial) return std::max(used_on_node[na], used_on_node[nb]);
-    return 0;
-  }
-  bool find_copies(int max_pp, int* stage_count, int* gpu_count);
-  /// models::cross_node_tp_senders of the plan, built on first use (only a TP group across nodes
-  /// needs it).
-  const std::vector<int>& cross_node_tp_senders();
-  std::vector<int> tp_senders_on_node;
-  bool tp_senders_ready = false;
-  void drop_copies_with_other_senders(int max_pp, const std::vector<int>& nic_senders, bool partial);
-  bool run();
-};
-
-/// Marks replica r as a copy of the replica `base` compared with it (the last one evaluated
-/// itself) when everything the evaluation reads of r equals what it reads of base:
-///  - depth, micro-batch count, and per stage the layers and TP degree (shapes, memory, p2p sizes);
-///  - per stage a TP group of consecutive GPUs of one node (tp_group_cost then depends only on
-///    its size and node type, and step_cost's memory figures only on the node type), on a node
-///    of the same type and zone as base's stage (stage costs, p2p path keys, memory capacity);
-///  - per pipeline boundary the same "both ends on one node" relation (p2p path key), and the
-///    same NIC sender count (drop_copies_with_other_senders, once the counts are known).
-/// Then every per-stage figure of r (shape, p2p, stage times, pipeline time, memory, report
-/// row) is computed by the same operations on the same values as base's, so copying base's
-/// figures is bit-exact. What depends on the GPUs themselves (DP group members, nodes in use,
-/// tied-embedding pairs) is still walked for every replica. In work mode (build_plan_work)
-/// nothing is a copy: every stage's ops are recorded.
-/// Also fills front_node and in_node for every stage, counts stages and GPUs, and returns
-/// whether some pipeline boundary stays inside one node.
-const std::vector<int>& Evaluation::cross_node_tp_senders() {
-  if (!tp_senders_ready) tp_senders_on_node = models::cross_node_tp_senders(plan, cluster);
-  tp_senders_ready = true;
-  return tp_senders_on_node;
-}
-
-bool Evaluation::find_copies(int max_pp, int* stage_count, int* gpu_count) {
-  const int dp = plan.dp();
-  front_node.assign(static_cast<std::size_t>(dp) * max_pp, -1);
-  in_node.assign(static_cast<std::size_t>(dp) * max_pp, 0);
-  copy_of.assign(dp, -1);
-  // Raw pointers and local counts: stores through the vectors' ints could alias the cluster's
-  // ints, which would make the compiler reload every vector's storage at each stage.
-  const GpuSlot* gpus = cluster.gpus.data();
-  const Node* nodes = cluster.nodes.data();
-  int* fn = front_node.data();
-  char* in = in_node.data();
-  const bool wraps = std::max(1, plan.interleave) > 1;  // interleaved: the last stage sends to the first
-  bool consecutive_on_a_node = false;
-  int stages = 0, gpu_total = 0;
-  int base = 0;
-  for (int r = 0; r < dp; ++r) {
-    const Replica& rep = plan.replicas[r];
-    const Replica& b = plan.replicas[base];
-    const int pp = static_cast<int>(rep.stages.size());
-    int* f = fn + static_cast<std::size_t>(r) * max_pp;
-    const int* fb = fn + static_cast<std::size_t>(base) * max_pp;
-    char* o = in + static_cast<std::size_t>(r) * max_pp;
-    const char* ob = in + static_cast<std::size_t>(base) * max_pp;
-    stages += pp;
-    bool copy = !work && r > 0 && pp == static_cast<int>(b.stages.size()) && rep.micro_batches == b.micro_batches;
-    const Stage* stage = rep.stages.data();
-    const Stage* base_stage = b.stages.data();
-    int previous = -1, base_previous = -1;  // nodes of stage s - 1 (none at s = 0; nodes are >= 0)
-    for (int s = 0; s < pp; ++s) {
-      const int* g = stage[s].gpus.data();
-      const int n = stage[s].tp();
-      gpu_total += n;
-      const int node = gpus[g[0]].node;
-      const bool one = gpus[g[n - 1]].node == node && consecutive(g, n);
-      f[s] = node;
-      o[s] = one;
-      const bool boundary_in_node = node == previous;  // stage s - 1 sends to s
-      consecutive_on_a_node = consecutive_on_a_node || boundary_in_node;
-      previous = node;
-      if (copy) {
-        const Stage& sb = base_stage[s];
-        const int node_b = fb[s];
-        copy = one && ob[s] && stage[s].layers == sb.layers && n == sb.tp() &&
-               nodes[node].node_type == nodes[node_b].node_type && nodes[node].zone == nodes[node_b].zone &&
-               boundary_in_node == (node_b == base_previous);
-        base_previous = node_b;
-      }
-    }
-    if (wraps && pp > 1) {
-      const bool boundary_in_node = f[pp - 1] == f[0];
-      consecutive_on_a_node = consecutive_on_a_node || boundary_in_node;
-      copy = copy && boundary_in_node == (fb[pp - 1] == fb[0]);
-    }
-    if (copy) copy_of[r] = base;
-    else base = r;
-  }
-  *stage_count = stages;
-  *gpu_count = gpu_total;
-  return consecutive_on_a_node;
-}
-
-/// The last condition of find_copies: a path leaving a node shares its NICs with the node's
-/// other senders (path_senders), a count that depends on the nodes themselves.
-void Evaluation::drop_copies_with_other_senders(int max_pp, const std::vector<int>& nic_senders, bool partial) {
-  if (nic_senders.empty() && !partial) return;  // every path's count is 0
-  for (int r = 0; r < plan.dp(); ++r) {
-    const int base = copy_of[r];
-    if (base < 0) continue;
-    const int pp = static_cast<int>(plan.replicas[r].stages.size());
-    const std::size_t k0 = static_cast<std::size_t>(r) * max_pp, b0 = static_cast<std::size_t>(base) * max_pp;
-    for (int s = 0; s < pp && copy_of[r] >= 0; ++s) {
-      if (!next_stage(plan.replicas[r], s)) continue;
-      const int to = s == pp - 1 ? 0 : s + 1;
-      if (path_senders(front_node[k0 + s], front_node[k0 + to], nic_senders, partial) !=
-          path_senders(front_node[b0 + s], front_node[b0 + to], nic_senders, partial))
-        copy_of[r] = -1;
-    }
-  }
+  return false;
 }
 
 bool Evaluation::run() {
-  const ModelSpec& m = workload.model;
-  const Dtype dtype = workload.training.dtype;
   const int dp = plan.dp();
-  const int v = std::max(1, plan.interleave);
+  interleave = std::max(1, plan.interleave);
   report.engine = "analytic";
   report.micro_batch = plan.micro_batch;
   if (dp == 0) return fail("plan has no replicas");
   if (std::string why = zero3_asymmetry(plan); !why.empty()) return fail(std::move(why));
-  int max_pp = 0;
   for (const Replica& r : plan.replicas) max_pp = std::max(max_pp, static_cast<int>(r.stages.size()));
   const std::size_t slots = static_cast<std::size_t>(dp) * max_pp;
   shape_of.assign(slots, -1);
@@ -283,15 +85,41 @@ bool Evaluation::run() {
   p2p_times.reserve(4);
   tp_in_one_node.assign(slots, 0);
 
-  int stage_count = 0, gpu_count = 0;  // Plan::gpu_count() without a second walk
-  const bool consecutive_on_a_node = find_copies(max_pp, &stage_count, &gpu_count);
-
+  const bool consecutive_on_a_node = find_copies(&stage_count, &gpu_count);
   // A plan that leaves GPUs idle: the GPUs of the plan on each node share its NICs (TP groups
   // that span nodes, pipeline sends and DP groups below), not every GPU of the node.
-  const bool partial = gpu_count < static_cast<int>(cluster.gpus.size());
+  partial = gpu_count < static_cast<int>(cluster.gpus.size());
   if (partial) plan_gpus_per_node(plan, cluster, used_on_node);
 
   // 1. Stage costs, deduplicated by shape.
+  if (!cost_stages()) return false;
+  // 2. Pipeline p2p sends.
+  count_pipeline_nic_senders(consecutive_on_a_node);
+  drop_copies_with_other_senders();
+  count_pipeline_wan_senders();
+  price_pipeline_sends();
+  // 3. Per replica pipeline time.
+  time_replicas();
+  // 4. Data-parallel step: gradient sync, ZeRO collectives, optimizer, memory.
+  const StepInput step{cluster,      workload,        plan,
+                       max_pp,       shape_of,        costs,
+                       times,        replica_time_s,  tp_in_one_node,
+                       slowest_replica, partial ? &used_on_node : nullptr, &copy_of,
+                       &front_node};
+  const StepCost sc = step_cost(step, work);
+  if (!sc.reason.empty()) return fail(sc.reason);
+  if (work) record_sends(*work);
+  // 5. Report.
+  fill_report(sc);
+  add_stage_rows(sc);
+  if (!sc.memory_reason.empty()) return fail(sc.memory_reason);
+  return true;
+}
+
+bool Evaluation::cost_stages() {
+  const int dp = plan.dp();
+  const int max_pp = this->max_pp, v = interleave;
+  const Dtype dtype = workload.training.dtype;
   for (int r = 0; r < dp; ++r) {
     const Replica& rep = plan.replicas[r];
     const int pp = static_cast<int>(rep.stages.size());
@@ -355,75 +183,84 @@ bool Evaluation::run() {
       if (in_node[r * max_pp + s] && !work) in_node_shapes.push_back({in_key.node_type, in_key.tp, in_key.layers, in_key.ends, idx});
     }
   }
+  return true;
+}
 
-  // 2. Pipeline p2p: each TP rank sends its 1/t slice of the boundary activation (Megatron-LM
-  // scatter-gather optimisation, Narayanan et al. SC'21 §4.1), to the same rank of the next stage.
-  const double boundary = static_cast<double>(m.seq_len) * plan.micro_batch * m.hidden * activation_bytes(dtype);
-  // In the steady state every GPU with a pipeline neighbour on another node sends across nodes
-  // at each step (forward to the next stage, backward to the previous one), so those GPUs share
-  // the node's NICs. When each node holds one stage of a replica, that is every GPU of the plan
-  // on the node: all of its GPUs when the plan uses them all (path_between's default), else
-  // count them. A node holding consecutive stages of a replica sends only from the GPUs at the
-  // ends of its run of stages; the others hand over through the node's own fabric.
+/// In the steady state every GPU with a pipeline neighbour on another node sends across nodes
+/// at each step (forward to the next stage, backward to the previous one), so those GPUs share
+/// the node's NICs. When each node holds one stage of a replica, that is every GPU of the plan
+/// on the node: all of its GPUs when the plan uses them all (path_between's default), else
+/// count them (used_on_node; nic_senders stays empty). A node holding consecutive stages of a
+/// replica sends only from the GPUs at the ends of its run of stages; the others hand over
+/// through the node's own fabric: nic_senders counts the sending GPUs per node.
+void Evaluation::count_pipeline_nic_senders(bool consecutive_on_a_node) {
+  if (!consecutive_on_a_node) return;
   const auto node_of = [&](int gpu) { return cluster.gpus[gpu].node; };
-  std::vector<int> nic_senders;  // per node; empty: the count above applies
-  if (consecutive_on_a_node) {
-    std::vector<char> sends(cluster.gpus.size(), 0);
-    for (const Replica& rep : plan.replicas) {
-      for (int s = 0; s < static_cast<int>(rep.stages.size()); ++s) {
-        const Stage* b = next_stage(rep, s);
-        if (!b) continue;
-        const Stage& a = rep.stages[s];
-        for (int d = 0; d < a.tp(); ++d) {
-          const int from = a.gpus[d], to = b->gpus[d % b->tp()];
-          if (node_of(from) != node_of(to)) sends[from] = sends[to] = 1;
-        }
+  std::vector<char> sends(cluster.gpus.size(), 0);
+  for (const Replica& rep : plan.replicas) {
+    for (int s = 0; s < static_cast<int>(rep.stages.size()); ++s) {
+      const Stage* b = next_stage(rep, s);
+      if (!b) continue;
+      const Stage& a = rep.stages[s];
+      for (int d = 0; d < a.tp(); ++d) {
+        const int from = a.gpus[d], to = b->gpus[d % b->tp()];
+        if (node_of(from) != node_of(to)) sends[from] = sends[to] = 1;
       }
     }
-    nic_senders.assign(cluster.nodes.size(), 0);
-    for (std::size_t g = 0; g < sends.size(); ++g)
-      if (sends[g]) ++nic_senders[cluster.gpus[g].node];
   }
-  drop_copies_with_other_senders(max_pp, nic_senders, partial);
-  // Boundaries between zones: in the steady state every replica's boundary sends at once, so
-  // the TP ranks of all boundaries between two zones share the WAN link between them, not a
-  // node's share. Per direction: a stage sending that way (forward to its next stage, backward
-  // to its previous one) counts once, as its sends follow one another (an interleaved stage's
-  // forward and wrap-around backward sends go the same way; counted twice, the link was priced
-  // at half the rate the simulator finds). The busier direction sets the share.
+  nic_senders.assign(cluster.nodes.size(), 0);
+  for (std::size_t g = 0; g < sends.size(); ++g)
+    if (sends[g]) ++nic_senders[cluster.gpus[g].node];
+}
+
+/// Boundaries between zones: in the steady state every replica's boundary sends at once, so
+/// the TP ranks of all boundaries between two zones share the WAN link between them, not a
+/// node's share. Per direction: a stage sending that way (forward to its next stage, backward
+/// to its previous one) counts once, as its sends follow one another (an interleaved stage's
+/// forward and wrap-around backward sends go the same way; counted twice, the link was priced
+/// at half the rate the simulator finds). The busier direction sets the share.
+void Evaluation::count_pipeline_wan_senders() {
   const int zones = static_cast<int>(cluster.zones.size());
-  std::vector<int> wan_senders;  // by zone_pair_index; empty with one zone
-  if (zones > 1) {
-    std::vector<int> directed(static_cast<std::size_t>(zones) * zones, 0);  // [from * zones + to]
-    for (const Replica& rep : plan.replicas) {
-      const int pp = static_cast<int>(rep.stages.size());
-      for (int s = 0; s < pp; ++s) {
-        const Stage& a = rep.stages[s];
-        const int za = cluster.nodes[node_of(a.gpus.front())].zone;
-        std::pair<int, int> ways[2];  // (to zone, ranks) of this stage's sends, one per zone: at most two
-        int n_ways = 0;
-        auto add = [&](const Stage& b) {
-          const int zb = cluster.nodes[node_of(b.gpus.front())].zone;
-          if (zb == za) return;
-          for (int i = 0; i < n_ways; ++i)
-            if (ways[i].first == zb) return void(ways[i].second = std::max(ways[i].second, std::max(a.tp(), b.tp())));
-          ways[n_ways++] = {zb, std::max(a.tp(), b.tp())};
-        };
-        if (const Stage* next = next_stage(rep, s)) add(*next);  // forward
-        const int previous = s > 0 ? s - 1 : pp - 1;             // backward: to the stage sending to s
-        if (next_stage(rep, previous) == &a) add(rep.stages[previous]);
-        for (int i = 0; i < n_ways; ++i) directed[static_cast<std::size_t>(za) * zones + ways[i].first] += ways[i].second;
-      }
+  if (zones < 2) return;
+  const auto zone_of = [&](const Stage& st) { return cluster.nodes[cluster.gpus[st.gpus.front()].node].zone; };
+  std::vector<int> directed(static_cast<std::size_t>(zones) * zones, 0);  // [from * zones + to]
+  for (const Replica& rep : plan.replicas) {
+    const int pp = static_cast<int>(rep.stages.size());
+    for (int s = 0; s < pp; ++s) {
+      const Stage& a = rep.stages[s];
+      const int za = zone_of(a);
+      std::pair<int, int> ways[2];  // (to zone, ranks) of this stage's sends, one per zone: at most two
+      int n_ways = 0;
+      auto add = [&](const Stage& b) {
+        const int zb = zone_of(b);
+        if (zb == za) return;
+        for (int i = 0; i < n_ways; ++i)
+          if (ways[i].first == zb) return void(ways[i].second = std::max(ways[i].second, std::max(a.tp(), b.tp())));
+        ways[n_ways++] = {zb, std::max(a.tp(), b.tp())};
+      };
+      if (const Stage* next = next_stage(rep, s)) add(*next);  // forward
+      const int previous = s > 0 ? s - 1 : pp - 1;             // backward: to the stage sending to s
+      if (next_stage(rep, previous) == &a) add(rep.stages[previous]);
+      for (int i = 0; i < n_ways; ++i) directed[static_cast<std::size_t>(za) * zones + ways[i].first] += ways[i].second;
     }
-    wan_senders.assign(static_cast<std::size_t>(zones) * zones, 0);
-    for (int za = 0; za < zones; ++za)
-      for (int zb = 0; zb < zones; ++zb)
-        if (za != zb) {
-          int& w = wan_senders[zone_pair_index(cluster, za, zb)];
-          w = std::max(w, directed[static_cast<std::size_t>(za) * zones + zb]);
-        }
   }
-  for (int r = 0; r < dp; ++r) {
+  wan_senders.assign(static_cast<std::size_t>(zones) * zones, 0);
+  for (int za = 0; za < zones; ++za)
+    for (int zb = 0; zb < zones; ++zb)
+      if (za != zb) {
+        int& w = wan_senders[zone_pair_index(cluster, za, zb)];
+        w = std::max(w, directed[static_cast<std::size_t>(za) * zones + zb]);
+      }
+}
+
+/// Each TP rank sends its 1/t slice of the boundary activation (Megatron-LM scatter-gather
+/// optimisation, Narayanan et al. SC'21 §4.1) to the same rank of the next stage; a stage of
+/// another TP degree gets the whole activation.
+void Evaluation::price_pipeline_sends() {
+  const ModelSpec& m = workload.model;
+  boundary_bytes = static_cast<double>(m.seq_len) * plan.micro_batch * m.hidden * activation_bytes(workload.training.dtype);
+  const int max_pp = this->max_pp, v = interleave;
+  for (int r = 0; r < plan.dp(); ++r) {
     const Replica& rep = plan.replicas[r];
     const int pp = static_cast<int>(rep.stages.size());
     if (pp < 2) continue;
@@ -440,7 +277,7 @@ bool Evaluation::run() {
       // Paths between nodes of the same types and zones have the same figures: reuse them.
       const int ga = a.gpus.front(), gb = b.gpus.front();
       const int na = cluster.gpus[ga].node, nb = cluster.gpus[gb].node;
-      const int senders = path_senders(na, nb, nic_senders, partial);
+      const int senders = path_senders(na, nb);
       const int za = cluster.nodes[na].zone, zb = cluster.nodes[nb].zone;
       const int wan = za == zb ? 0 : wan_senders[zone_pair_index(cluster, za, zb)];
       const PathKey key{cluster.nodes[na].node_type, cluster.nodes[nb].node_type, za, zb, na == nb ? 1 : 0, senders, wan};
@@ -455,7 +292,7 @@ bool Evaluation::run() {
       for (const P2pTime& pt : p2p_times)
         if (pt.path == path && pt.tp_a == a.tp() && pt.tp_b == b.tp()) t = pt.time_s;
       if (t < 0) {
-        const double bytes = a.tp() == b.tp() ? boundary / a.tp() : boundary;
+        const double bytes = a.tp() == b.tp() ? boundary_bytes / a.tp() : boundary_bytes;
         t = p2p_time(bytes, paths[path].second);
         p2p_times.push_back({path, a.tp(), b.tp(), t});
       }
@@ -464,10 +301,14 @@ bool Evaluation::run() {
       p2p[r * max_pp + (wrap ? 0 : s + 1)].backward_s += sends * t;
     }
   }
+}
 
-  // 3. Per replica pipeline time.
-  double slowest_replica_s = 0;
-  int slowest_replica = 0;
+/// Each replica's stage times (compute and its sends, with_sends) and its pipeline's closed
+/// form (pipeline_time); the slowest replica sets the pace.
+void Evaluation::time_replicas() {
+  const int dp = plan.dp();
+  const int max_pp = this->max_pp, v = interleave;
+  double slowest_s = 0;
   double previous_t = 0;
   replica_time_s.assign(dp, 0);
   for (int r = 0; r < dp; ++r) {
@@ -492,30 +333,31 @@ bool Evaluation::run() {
                    [](const StageTimes& a, const StageTimes& b) { return a.forward_s == b.forward_s && a.backward_s == b.backward_s; });
     const double t = same_as_previous ? previous_t : pipeline_time(&times[r * max_pp], pp, plan.replicas[r].micro_batches, v, plan.schedule);
     previous_t = replica_time_s[r] = t;
-    if (t > slowest_replica_s) {
-      slowest_replica_s = t;
+    if (t > slowest_s) {
+      slowest_s = t;
       slowest_replica = r;
     }
   }
+}
 
-  // 4. Data-parallel step: gradient sync, ZeRO collectives, optimizer, memory.
-  StepInput step{cluster,         workload, plan, max_pp, shape_of, costs, times, replica_time_s, tp_in_one_node,
-                 slowest_replica, partial ? &used_on_node : nullptr, &copy_of, &front_node};
-  const StepCost sc = step_cost(step, work);
-  if (!sc.reason.empty()) return fail(sc.reason);
-  if (work) {
-    for (auto& stages : work->replicas)
-      for (StageWork& sw : stages) {
-        const std::size_t k = sw.replica * max_pp + sw.stage;
-        const int tp = static_cast<int>(sw.gpus.size());
-        sw.activation_send_bytes = boundary / tp;
-        const int sends_f = v, sends_b = v;
-        sw.p2p_forward_s = p2p[k].forward_s / sends_f;
-        sw.p2p_backward_s = p2p[k].backward_s / sends_b;
-      }
-  }
+/// The simulator's per-send figures: each stage's sends per chunk pass.
+void Evaluation::record_sends(PlanWork& w) const {
+  for (auto& stages : w.replicas)
+    for (StageWork& sw : stages) {
+      const std::size_t k = sw.replica * max_pp + sw.stage;
+      const int tp = static_cast<int>(sw.gpus.size());
+      sw.activation_send_bytes = boundary_bytes / tp;
+      const int sends_f = interleave, sends_b = interleave;
+      sw.p2p_forward_s = p2p[k].forward_s / sends_f;
+      sw.p2p_backward_s = p2p[k].backward_s / sends_b;
+    }
+}
 
-  // 5. Report.
+/// Iteration time, its breakdown along the slowest replica's bottleneck stage, throughput,
+/// utilisation and price.
+void Evaluation::fill_report(const StepCost& sc) {
+  const ModelSpec& m = workload.model;
+  const double slowest_replica_s = replica_time_s[slowest_replica];
   const int pp_slow = static_cast<int>(plan.replicas[slowest_replica].stages.size());
   const StageTimes* st = &times[slowest_replica * max_pp];
   const int bn = bottleneck_stage(st, pp_slow);
@@ -533,26 +375,30 @@ bool Evaluation::run() {
 
   const double global = plan.global_batch();
   const double tokens = global * m.seq_len;
-  const int gpus = gpu_count;
   report.samples_per_s = global / report.iteration_time_s;
   report.tokens_per_s = tokens / report.iteration_time_s;
   const double model_flop = m.flops_per_token() * tokens;
-  report.tflops_per_gpu = model_flop / report.iteration_time_s / gpus / 1e12;
+  report.tflops_per_gpu = model_flop / report.iteration_time_s / gpu_count / 1e12;
   report.mfu = model_flop / report.iteration_time_s / sc.peak_sum_flops;
   report.hfu = sc.hardware_flop / report.iteration_time_s / sc.peak_sum_flops;
   report.memory_peak_bytes = sc.memory_peak_bytes;
   report.cost_per_hour = sc.cost_per_hour;
   if (!cluster.links.empty()) {  // traffic between zones pays its links' egress price
+    const int dp = plan.dp();
     std::vector<double> params(static_cast<std::size_t>(dp) * max_pp, 0.0);
     for (int r = 0; r < dp; ++r)
       for (int s = 0; s < static_cast<int>(plan.replicas[r].stages.size()); ++s)
         params[static_cast<std::size_t>(r) * max_pp + s] = costs[shape_of[r * max_pp + s]].params;
-    report.cost_per_hour += egress_dollars_per_step(cluster, workload, plan, params, max_pp, boundary) / report.iteration_time_s * 3600.0;
+    report.cost_per_hour += egress_dollars_per_step(cluster, workload, plan, params, max_pp, boundary_bytes) / report.iteration_time_s * 3600.0;
   }
   report.cost_per_million_tokens = cost_per_million_tokens(report.cost_per_hour, report.tokens_per_s);
+}
 
-  // Built in place: a StageReport moved into the vector copies its string's inline buffer, and
-  // resize() would first write every element with defaults in a pass of its own.
+/// One StageReport per stage of every replica. Built in place: a StageReport moved into the
+/// vector copies its string's inline buffer, and resize() would first write every element with
+/// defaults in a pass of its own.
+void Evaluation::add_stage_rows(const StepCost& sc) {
+  const int dp = plan.dp();
   report.stages.reserve(stage_count);
   first_row.assign(dp, 0);
   for (int r = 0; r < dp; ++r) {
@@ -583,20 +429,18 @@ bool Evaluation::run() {
       sr.memory_capacity_bytes = sc.stage_capacity_bytes[k];
     }
   }
-  if (!sc.memory_reason.empty()) return fail(sc.memory_reason);
-  return true;
 }
 
 PlanWork build_plan_work(const Cluster& cluster, const Workload& workload, const Plan& plan) {
   PlanWork work;
   work.replicas.assign(plan.replicas.size(), {});
-  Evaluation ev{cluster, workload, plan, &work, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, false};
+  Evaluation ev(cluster, workload, plan, &work);
   ev.run();
   return work;
 }
 
 Report predict(const Cluster& cluster, const Workload& workload, const Plan& plan) {
-  Evaluation ev{cluster, workload, plan, nullptr, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, false};
+  Evaluation ev(cluster, workload, plan, nullptr);
   ev.run();
   return std::move(ev.report);
 }

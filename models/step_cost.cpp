@@ -47,15 +47,197 @@ TypeFigures type_figures(const NodeType& nt, const TrainingSpec& training) {
           nt.gpu.memory_bandwidth_Bps * nt.gpu.efficiency.memory_efficiency};
 }
 
+/// Tied embeddings with pp > 1: the first and last stage all-reduce the word-embedding
+/// gradient after the DP sync (Megatron-LM _allreduce_embedding_grads; Shoeybi et al. 2019).
+/// The slowest pair's time; with `work`, one group per TP rank for the simulator.
+double tied_embedding_sync_s(const StepInput& in, double grad_bpp, PlanWork* work) {
+  const Cluster& c = in.cluster;
+  const Plan& plan = in.plan;
+  const ModelSpec& m = in.workload.model;
+  const int dp = plan.dp();
+  // Every (replica, TP rank) pair runs its embedding all-reduce at once, so a node's NICs are
+  // shared by the first- and last-stage GPUs it holds, not by all its GPUs (which the default
+  // concurrency of group_cost assumes for the DP sync, where every GPU takes part).
+  std::vector<int> embedding_gpus_on_node(c.nodes.size(), 0);
+  auto count = [&](const Stage& st, std::size_t k) {
+    if (in.tp_in_one_node[k]) embedding_gpus_on_node[c.gpus[st.gpus.front()].node] += st.tp();
+    else
+      for (int g : st.gpus) ++embedding_gpus_on_node[c.gpus[g].node];
+  };
+  // Pairs whose stages lie in different zones: all of them cross the zones' WAN link at once.
+  std::vector<double> embedding_wan(c.zones.size() > 1 ? c.zones.size() * c.zones.size() : 0, 0.0);
+  for (int r = 0; r < dp; ++r) {
+    const Replica& rep = plan.replicas[r];
+    if (rep.stages.size() < 2) continue;
+    count(rep.stages.front(), static_cast<std::size_t>(r) * in.max_pp);
+    count(rep.stages.back(), static_cast<std::size_t>(r) * in.max_pp + rep.stages.size() - 1);
+    const int za = c.nodes[c.gpus[rep.stages.front().gpus.front()].node].zone;
+    const int zb = c.nodes[c.gpus[rep.stages.back().gpus.front()].node].zone;
+    if (za != zb) embedding_wan[zone_pair_index(c, za, zb)] += rep.stages.front().tp();
+  }
+  // The slowest pair sets the wait: every replica's pair is priced (replica 0's alone would
+  // miss a heterogeneous plan whose other replicas sit on slower or busier nodes). A pair's
+  // time depends only on its two nodes' types and zones, whether they are one node, the NIC
+  // sharing and the shard size, so pairs with equal keys (every replica of a uniform plan)
+  // reuse one figure.
+  struct PairKey {
+    int type_a, type_b, zone_a, zone_b, same_node, concurrent, tp;
+    bool operator==(const PairKey&) const = default;
+  };
+  std::vector<std::pair<PairKey, double>> priced;
+  double worst = 0;
+  for (int r = 0; r < dp; ++r) {
+    const Replica& rep = plan.replicas[r];
+    if (rep.stages.size() < 2) continue;
+    const Stage& a = rep.stages.front();
+    const Stage& b = rep.stages.back();
+    const double bytes = static_cast<double>(m.vocab) * m.hidden / a.tp() * grad_bpp;
+    const int pair[2] = {a.gpus.front(), b.gpus.front()};
+    const Node& na = c.nodes[c.gpus[pair[0]].node];
+    const Node& nb = c.nodes[c.gpus[pair[1]].node];
+    const int concurrent = std::max(embedding_gpus_on_node[c.gpus[pair[0]].node],
+                                    embedding_gpus_on_node[c.gpus[pair[1]].node]);
+    const PairKey key{na.node_type, nb.node_type, na.zone, nb.zone, &na == &nb ? 1 : 0, concurrent, a.tp()};
+    double t = -1;  // times are >= 0
+    for (const auto& [k, time_s] : priced)
+      if (k == key) t = time_s;
+    if (t < 0) {
+      t = collective_time(CollectiveKind::kAllReduce, bytes,
+                          group_cost(c, pair, 2, concurrent, embedding_wan.empty() ? nullptr : &embedding_wan),
+                          plan.grad_sync);
+      priced.emplace_back(key, t);
+    }
+    worst = std::max(worst, t);
+    if (work) {
+      // Every TP rank all-reduces its vocab/t shard with its peer at once (the price above
+      // shares the NICs among them): one group per rank, so the simulator moves all shards.
+      for (int j = 0; j < a.tp(); ++j) {
+        DpGroup dg;
+        dg.gpus = {a.gpus[j], b.gpus[j % b.tp()]};
+        dg.size_bytes = bytes;
+        dg.embedding = true;
+        dg.time_s = t;
+        work->dp_groups.push_back(std::move(dg));
+      }
+    }
+  }
+  return worst;
+}
+
+/// What the optimizer, MFU and memory checks need of one stage (step_cost memoises them).
+struct StageFigures {
+  int shape, stage, pp, micro_batches, node_type;  ///< node_type -1: not kept (multi-node stage)
+  double peaks, capacity, opt_s, memory, flop;
+};
+
+/// Stage s of replica `rep` (shape index `shape`): the summed peaks of its GPUs, the smallest
+/// memory capacity and bandwidth among them, its optimizer step (memory-bound over its share of
+/// the parameters, ZeRO >= 1 sharding it over the replicas), its memory (stage_memory) and its
+/// FLOPs over the step. Marks the nodes of a multi-node stage in `node_used` (the caller marks
+/// a one-node stage's); `figures` caches the figures of the node type a one-node stage met last.
+StageFigures stage_figures(const StepInput& in, const Replica& rep, int s, int shape, int node_type,
+                           TypeFigures& figures, std::vector<char>& node_used) {
+  const Cluster& c = in.cluster;
+  const Plan& plan = in.plan;
+  const Workload& w = in.workload;
+  const ModelSpec& m = w.model;
+  const Dtype dtype = w.training.dtype;
+  const int dp = plan.dp();
+  const int v = std::max(1, plan.interleave);
+  const int pp = static_cast<int>(rep.stages.size());
+  const Stage& st = rep.stages[s];
+  const bool one_node = node_type >= 0;
+  const double opt_bpp = optimizer_bytes_per_param(dtype, w.training.optimizer);
+  const StageCost& sc = in.costs[shape];
+  double capacity = 0, peaks = 0, bw = 0;
+  const int tp = st.tp();
+  if (one_node) {
+    // One node, one type: its figures are looked up once per type over all stages.
+    const NodeType& nt = c.node_types[node_type];
+    if (&nt != figures.type) figures = type_figures(nt, w.training);
+    peaks = tp * figures.peak;
+    capacity = figures.capacity;
+    bw = figures.bandwidth;
+  } else {
+    const NodeType* last = nullptr;
+    double last_peak = 0;
+    int prev_node = -1, run = 0;  // GPUs of the current type not yet added to `peaks`
+    for (int g : st.gpus) {
+      const int n = c.gpus[g].node;
+      if (n == prev_node) {  // same node, same type: nothing new to look up
+        ++run;
+        continue;
+      }
+      prev_node = n;
+      node_used[n] = 1;
+      const NodeType& nt = c.node_types[c.nodes[n].node_type];
+      if (&nt != last) {  // GPUs of a stage are usually of one type: look its figures up once
+        peaks += run * last_peak;
+        run = 0;
+        last = &nt;
+        const TypeFigures f = type_figures(nt, w.training);
+        last_peak = f.peak;
+        capacity = capacity == 0 ? f.capacity : std::min(capacity, f.capacity);
+        bw = bw == 0 ? f.bandwidth : std::min(bw, f.bandwidth);
+      }
+      ++run;
+    }
+    peaks += run * last_peak;
+  }
+  const double opt_params = sc.params / (plan.zero >= 1 ? dp : 1);
+  StageMemoryInput mi;
+  mi.model = &m;
+  mi.dtype = dtype;
+  mi.optimizer = w.training.optimizer;
+  mi.flash = w.training.flash_attention;
+  mi.layers = st.layers;
+  mi.tp = st.tp();
+  mi.stage = s;
+  mi.pp = pp;
+  mi.dp = dp;
+  mi.micro_batches = rep.micro_batches;
+  mi.interleave = v;
+  mi.zero = plan.zero;
+  mi.micro = plan.micro_batch;
+  mi.schedule = plan.schedule;
+  mi.recompute = plan.recompute;
+  mi.sequence_parallel = plan.sequence_parallel && st.tp() > 1;
+  mi.params = sc.params;
+  return {shape, s, pp, rep.micro_batches, node_type, peaks, capacity, opt_params * opt_bpp / bw,
+          stage_memory(mi).total(), rep.micro_batches * (sc.forward.flop + sc.backward.flop) * st.tp()};
+}
+
+/// The simulator's per-stage figures of stage s of replica r (build_plan_work).
+void record_stage_work(const StepInput& in, PlanWork& work, int r, int s, const StageFigures& f, double grad_bpp) {
+  StageWork* sw = nullptr;
+  for (StageWork& x : work.replicas[r])
+    if (x.stage == s) sw = &x;
+  if (!sw) return;
+  const std::size_t k = static_cast<std::size_t>(r) * in.max_pp + s;
+  sw->param_count = in.costs[f.shape].params;
+  sw->grad_sync_bytes = in.costs[f.shape].params * grad_bpp;
+  sw->optimizer_s = f.opt_s;
+  sw->memory_bytes = f.memory;
+  sw->memory_capacity_bytes = f.capacity;
+  sw->forward_s = in.times[k].forward_s;
+  sw->backward_s = in.times[k].backward_s;
+}
+
+/// Price of the nodes a plan uses: whole nodes, each at its type's price_per_hour.
+double price_of_used_nodes(const Cluster& c, const std::vector<char>& node_used) {
+  double price = 0;
+  for (std::size_t n = 0; n < node_used.size(); ++n)
+    if (node_used[n]) price += c.node_types[c.nodes[n].node_type].price_per_hour;
+  return price;
+}
+
 }  // namespace
 
 StepCost step_cost(const StepInput& in, PlanWork* work) {
   const Cluster& c = in.cluster;
   const Plan& plan = in.plan;
   const Workload& w = in.workload;
-  const Dtype dtype = w.training.dtype;
   const int dp = plan.dp();
-  const int v = std::max(1, plan.interleave);
   const double grad_bpp = grad_sync_bytes_per_param(w.training);
   StepCost out;
   const std::size_t slots = static_cast<std::size_t>(dp) * in.max_pp;
@@ -63,89 +245,13 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
   out.stage_capacity_bytes.assign(slots, 0);
   out.dp_exposed_s = grad_sync_exposed_s(in, work);
 
-  // Tied embeddings with pp > 1: the first and last stage all-reduce the word-embedding
-  // gradient after the DP sync (Megatron-LM _allreduce_embedding_grads; Shoeybi et al. 2019).
-  const ModelSpec& m = w.model;
-  if (m.tied_embeddings) {
-    // Every (replica, TP rank) pair runs its embedding all-reduce at once, so a node's NICs are
-    // shared by the first- and last-stage GPUs it holds, not by all its GPUs (which the default
-    // concurrency of group_cost assumes for the DP sync, where every GPU takes part).
-    std::vector<int> embedding_gpus_on_node(c.nodes.size(), 0);
-    auto count = [&](const Stage& st, std::size_t k) {
-      if (in.tp_in_one_node[k]) embedding_gpus_on_node[c.gpus[st.gpus.front()].node] += st.tp();
-      else
-        for (int g : st.gpus) ++embedding_gpus_on_node[c.gpus[g].node];
-    };
-    // Pairs whose stages lie in different zones: all of them cross the zones' WAN link at once.
-    std::vector<double> embedding_wan(c.zones.size() > 1 ? c.zones.size() * c.zones.size() : 0, 0.0);
-    for (int r = 0; r < dp; ++r) {
-      const Replica& rep = plan.replicas[r];
-      if (rep.stages.size() < 2) continue;
-      count(rep.stages.front(), static_cast<std::size_t>(r) * in.max_pp);
-      count(rep.stages.back(), static_cast<std::size_t>(r) * in.max_pp + rep.stages.size() - 1);
-      const int za = c.nodes[c.gpus[rep.stages.front().gpus.front()].node].zone;
-      const int zb = c.nodes[c.gpus[rep.stages.back().gpus.front()].node].zone;
-      if (za != zb) embedding_wan[zone_pair_index(c, za, zb)] += rep.stages.front().tp();
-    }
-    // The slowest pair sets the wait: every replica's pair is priced (replica 0's alone would
-    // miss a heterogeneous plan whose other replicas sit on slower or busier nodes). A pair's
-    // time depends only on its two nodes' types and zones, whether they are one node, the NIC
-    // sharing and the shard size, so pairs with equal keys (every replica of a uniform plan)
-    // reuse one figure.
-    struct PairKey {
-      int type_a, type_b, zone_a, zone_b, same_node, concurrent, tp;
-      bool operator==(const PairKey&) const = default;
-    };
-    std::vector<std::pair<PairKey, double>> priced;
-    double worst = 0;
-    for (int r = 0; r < dp; ++r) {
-      const Replica& rep = plan.replicas[r];
-      if (rep.stages.size() < 2) continue;
-      const Stage& a = rep.stages.front();
-      const Stage& b = rep.stages.back();
-      const double bytes = static_cast<double>(m.vocab) * m.hidden / a.tp() * grad_bpp;
-      const int pair[2] = {a.gpus.front(), b.gpus.front()};
-      const Node& na = c.nodes[c.gpus[pair[0]].node];
-      const Node& nb = c.nodes[c.gpus[pair[1]].node];
-      const int concurrent = std::max(embedding_gpus_on_node[c.gpus[pair[0]].node],
-                                      embedding_gpus_on_node[c.gpus[pair[1]].node]);
-      const PairKey key{na.node_type, nb.node_type, na.zone, nb.zone, &na == &nb ? 1 : 0, concurrent, a.tp()};
-      double t = -1;  // times are >= 0
-      for (const auto& [k, time_s] : priced)
-        if (k == key) t = time_s;
-      if (t < 0) {
-        t = collective_time(CollectiveKind::kAllReduce, bytes,
-                            group_cost(c, pair, 2, concurrent, embedding_wan.empty() ? nullptr : &embedding_wan),
-                            plan.grad_sync);
-        priced.emplace_back(key, t);
-      }
-      worst = std::max(worst, t);
-      if (work) {
-        // Every TP rank all-reduces its vocab/t shard with its peer at once (the price above
-        // shares the NICs among them): one group per rank, so the simulator moves all shards.
-        for (int j = 0; j < a.tp(); ++j) {
-          DpGroup dg;
-          dg.gpus = {a.gpus[j], b.gpus[j % b.tp()]};
-          dg.size_bytes = bytes;
-          dg.embedding = true;
-          dg.time_s = t;
-          work->dp_groups.push_back(std::move(dg));
-        }
-      }
-    }
-    out.dp_exposed_s += worst;
-  }
+  if (w.model.tied_embeddings) out.dp_exposed_s += tied_embedding_sync_s(in, grad_bpp, work);
   out.dp_exposed_s = std::max(0.0, out.dp_exposed_s);
 
   // Optimizer step (memory-bound, sharded by ZeRO >= 1), memory, FLOPs, peaks, price.
-  const double opt_bpp = optimizer_bytes_per_param(dtype, w.training.optimizer);
   std::vector<char> node_used(c.nodes.size(), 0);
   // A one-node stage's figures depend only on its shape, position, micro-batch count and node
   // type: stages with equal keys (the same stage of every replica of a uniform plan) share them.
-  struct StageFigures {
-    int shape, stage, pp, micro_batches, node_type;  ///< node_type -1: not kept (multi-node stage)
-    double peaks, capacity, opt_s, memory, flop;
-  };
   std::vector<StageFigures> memo;
   memo.reserve(2 * static_cast<std::size_t>(in.max_pp));
   std::vector<int> memo_of_stage(in.max_pp, -1);  ///< memo entry stage s used last
@@ -206,63 +312,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
             if (same(memo[i])) hit = static_cast<int>(i);
       }
       if (hit < 0) {
-        const StageCost& sc = in.costs[shape];
-        double capacity = 0, peaks = 0, bw = 0;
-        const int tp = st.tp();
-        if (one_node) {
-          // One node, one type: its figures are looked up once per type over all stages.
-          const NodeType& nt = c.node_types[node_type];
-          if (&nt != figures.type) figures = type_figures(nt, w.training);
-          peaks = tp * figures.peak;
-          capacity = figures.capacity;
-          bw = figures.bandwidth;
-        } else {
-          const NodeType* last = nullptr;
-          double last_peak = 0;
-          int prev_node = -1, run = 0;  // GPUs of the current type not yet added to `peaks`
-          for (int g : st.gpus) {
-            const int n = c.gpus[g].node;
-            if (n == prev_node) {  // same node, same type: nothing new to look up
-              ++run;
-              continue;
-            }
-            prev_node = n;
-            node_used[n] = 1;
-            const NodeType& nt = c.node_types[c.nodes[n].node_type];
-            if (&nt != last) {  // GPUs of a stage are usually of one type: look its figures up once
-              peaks += run * last_peak;
-              run = 0;
-              last = &nt;
-              const TypeFigures f = type_figures(nt, w.training);
-              last_peak = f.peak;
-              capacity = capacity == 0 ? f.capacity : std::min(capacity, f.capacity);
-              bw = bw == 0 ? f.bandwidth : std::min(bw, f.bandwidth);
-            }
-            ++run;
-          }
-          peaks += run * last_peak;
-        }
-        const double opt_params = sc.params / (plan.zero >= 1 ? dp : 1);
-        StageMemoryInput mi;
-        mi.model = &m;
-        mi.dtype = dtype;
-        mi.optimizer = w.training.optimizer;
-        mi.flash = w.training.flash_attention;
-        mi.layers = st.layers;
-        mi.tp = st.tp();
-        mi.stage = s;
-        mi.pp = pp;
-        mi.dp = dp;
-        mi.micro_batches = rep.micro_batches;
-        mi.interleave = v;
-        mi.zero = plan.zero;
-        mi.micro = plan.micro_batch;
-        mi.schedule = plan.schedule;
-        mi.recompute = plan.recompute;
-        mi.sequence_parallel = plan.sequence_parallel && st.tp() > 1;
-        mi.params = sc.params;
-        memo.push_back({shape, s, pp, rep.micro_batches, node_type, peaks, capacity, opt_params * opt_bpp / bw,
-                        stage_memory(mi).total(), rep.micro_batches * (sc.forward.flop + sc.backward.flop) * st.tp()});
+        memo.push_back(stage_figures(in, rep, s, shape, node_type, figures, node_used));
         hit = static_cast<int>(memo.size()) - 1;
       }
       if (one_node) memo_of_stage[s] = hit;
@@ -280,30 +330,14 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
         out.memory_reason = "stage " + std::to_string(s) + (dp > 1 ? " of replica " + std::to_string(r) : "") +
                             " needs " + gib(mem) + " GiB of " + gib(capacity) + " GiB";
       }
-      if (work) {
-        StageWork* sw = nullptr;
-        for (StageWork& x : work->replicas[r])
-          if (x.stage == s) sw = &x;
-        if (sw) {
-          sw->param_count = in.costs[shape].params;
-          sw->grad_sync_bytes = in.costs[shape].params * grad_bpp;
-          sw->optimizer_s = opt_s;
-          sw->memory_bytes = mem;
-          sw->memory_capacity_bytes = capacity;
-          sw->forward_s = in.times[k].forward_s;
-          sw->backward_s = in.times[k].backward_s;
-        }
-      }
+      if (work) record_stage_work(in, *work, r, s, f, grad_bpp);
     }
   }
   out.peak_sum_flops = peak_sum;
   out.hardware_flop = hardware_flop;
   out.optimizer_s = optimizer_s;
   out.memory_peak_bytes = memory_peak;
-  double price = 0;
-  for (std::size_t n = 0; n < node_used.size(); ++n)
-    if (node_used[n]) price += c.node_types[c.nodes[n].node_type].price_per_hour;
-  out.cost_per_hour = price;
+  out.cost_per_hour = price_of_used_nodes(c, node_used);
   return out;
 }
 

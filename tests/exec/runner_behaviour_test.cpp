@@ -122,8 +122,10 @@ TEST(Runner, ReportHasMeasuredValuesForEveryKey) {
   ASSERT_EQ(r.stages.size(), 4u);
   EXPECT_EQ(r.stages[0].layers, 3);
   EXPECT_EQ(r.stages[2].gpu_type, "cpu-scalar");
+  // Both passes measured (a ratio of the two would be a timing assertion: this stage runs for
+  // a tenth of a millisecond, and on a loaded machine its backward has measured half its forward).
   EXPECT_GT(r.stages[3].forward_s, 0);
-  EXPECT_GT(r.stages[3].backward_s, r.stages[3].forward_s * 0.5);
+  EXPECT_GT(r.stages[3].backward_s, 0);
   EXPECT_TRUE(r.extra.count("runner_overhead_fraction"));
   EXPECT_EQ(r.extra.at("steps"), 3);
 }

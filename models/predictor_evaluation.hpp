@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: Apache-2.0
+// One evaluation of the analytic predictor (predict(), build_plan_work()): private to
+// predictor.cpp (the steps) and predictor_copies.cpp (which replicas repeat an earlier one).
+#pragma once
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cluster.hpp"
+#include "plan.hpp"
+#include "plan_work.hpp"
+#include "report.hpp"
+#include "stage_cost.hpp"
+#include "step_cost.hpp"
+#include "topology.hpp"
+#include "workload.hpp"
+
+namespace hetsim::models {
+
+template <int N>
+inline bool consecutive_n(const int* g) {
+  unsigned gaps = 0;  // no early exit: the compiler vectorises the whole check
+  for (int i = 0; i < N; ++i) gaps |= static_cast<unsigned>(g[i] - i) ^ static_cast<unsigned>(g[0]);
+  return gaps == 0;
+}
+
+/// Whether gpus[i] == gpus[0] + i for all i (TP groups are 1 to 8 GPUs, one check per stage).
+/// The usual degrees get a loop of fixed length, which the compiler turns into a few vector
+/// instructions without the set-up of a loop of unknown length (half the instructions at 8).
+inline bool consecutive_gpus(const int* g, int n) {
+  switch (n) {
+    case 1: return true;
+    case 2: return consecutive_n<2>(g);
+    case 4: return consecutive_n<4>(g);
+    case 8: return consecutive_n<8>(g);
+    default: break;
+  }
+  unsigned gaps = 0;
+  for (int i = 0; i < n; ++i) gaps |= static_cast<unsigned>(g[i] - i) ^ static_cast<unsigned>(g[0]);
+  return gaps == 0;
+}
+
+/// The steps of run(), in order: stage costs deduplicated by shape (cost_stages), the pipeline
+/// sends (count_pipeline_nic_senders, count_pipeline_wan_senders, price_pipeline_sends), each
+/// replica's pipeline time (time_replicas), the data-parallel step (step_cost), the Report
+/// (fill_report). Tables indexed [replica * max_pp + stage] are called slots.
+struct Evaluation {
+  Evaluation(const Cluster& cluster, const Workload& workload, const Plan& plan, PlanWork* work)
+      : cluster(cluster), workload(workload), plan(plan), work(work) {}
+
+  const Cluster& cluster;
+  const Workload& workload;
+  const Plan& plan;
+  PlanWork* work;  ///< filled with ops when not null
+  Report report;
+
+  // Figures of the plan that every step reads (set at the start of run()).
+  int max_pp = 0;               ///< deepest replica's stage count: the stride of the slot tables
+  int interleave = 1;           ///< chunks per stage (Plan::interleave, at least 1)
+  int stage_count = 0;          ///< stages of all replicas (Report rows)
+  int gpu_count = 0;            ///< Plan::gpu_count() without a second walk
+  bool partial = false;         ///< the plan leaves GPUs of the cluster idle
+  double boundary_bytes = 0;    ///< activation a stage hands to the next, per micro-batch
+
+  std::vector<StageShape> shapes;
+  std::vector<StageCost> costs;
+  std::vector<int> shape_of;            ///< [slot] -> index into shapes
+  std::vector<StageTimes> times;        ///< [slot] stage time per micro-batch, sends included
+  std::vector<StageTimes> p2p;          ///< [slot] p2p sends in the forward / backward pass
+  std::vector<char> tp_in_one_node;     ///< [slot]
+  std::vector<int> front_node;          ///< [slot] node of the stage's first GPU
+  std::vector<char> in_node;            ///< [slot] consecutive GPUs of one node
+  /// [replica] -> the earlier replica it is a copy of (see find_copies), -1: evaluated itself.
+  std::vector<int> copy_of;
+  std::vector<double> replica_time_s;   ///< [replica] pipeline time
+  int slowest_replica = 0;              ///< the replica with the longest pipeline time
+  std::vector<int> first_row;           ///< [replica] its first StageReport in report.stages
+  // Keys are compared field by field as ints: bool pairs that the compiler merges into one
+  // 16-bit load right after two byte stores stall on store forwarding in the hot loops.
+  struct PathKey {
+    int type_a, type_b, zone_a, zone_b;
+    int same_node;
+    int senders;  ///< GPUs per node sharing its NICs (0: all of the node's)
+    int wan;      ///< GPUs of the plan sharing the zones' WAN link (0: one zone)
+    bool operator==(const PathKey&) const = default;
+  };
+  std::vector<int> used_on_node;        ///< GPUs of the plan in each node (plans that leave GPUs idle)
+  std::vector<int> nic_senders;         ///< [node] GPUs sending pipeline activations across nodes; empty: see count_pipeline_nic_senders
+  std::vector<int> wan_senders;         ///< [zone_pair_index] TP ranks of pipeline boundaries sharing a WAN link; empty with one zone
+  std::vector<std::pair<PathKey, PathCost>> paths;
+  /// p2p_time() of each (path, sending TP, receiving TP) met in this evaluation (the size
+  /// follows from the two TP degrees): a uniform plan sends one size over one kind of path at
+  /// every stage boundary.
+  struct P2pTime {
+    int path;  ///< index into paths
+    int tp_a, tp_b;
+    double time_s;
+  };
+  std::vector<P2pTime> p2p_times;
+  struct InNodeKey {
+    int node_type, tp, layers;
+    int ends;   ///< 1: first stage, 2: last stage (embedding / LM head)
+    int shape;  ///< index into shapes
+    bool same_stage(const InNodeKey& o) const {
+      return node_type == o.node_type && tp == o.tp && layers == o.layers && ends == o.ends;
+    }
+  };
+  std::vector<InNodeKey> in_node_shapes;  ///< shapes of one-node, consecutive-GPU TP groups
+  std::vector<int> tp_senders_on_node;    ///< cross_node_tp_senders(), once built
+  bool tp_senders_ready = false;
+
+  bool run();
+
+  // The steps of run() (predictor.cpp).
+  bool cost_stages();
+  void count_pipeline_nic_senders(bool consecutive_on_a_node);
+  void count_pipeline_wan_senders();
+  void price_pipeline_sends();
+  void time_replicas();
+  void record_sends(PlanWork& w) const;
+  void fill_report(const StepCost& sc);
+  void add_stage_rows(const StepCost& sc);
+  bool fail(std::string reason);
+
+  // Replicas that repeat an earlier one, and the NIC counts they depend on (predictor_copies.cpp).
+  bool find_copies(int* stage_count, int* gpu_count);
+  void drop_copies_with_other_senders();
+  /// models::cross_node_tp_senders of the plan, built on first use (only a TP group across nodes
+  /// needs it).
+  const std::vector<int>& cross_node_tp_senders();
+
+  const Stage* next_stage(const Replica& rep, int s) const {  // the stage s sends to, if any
+    const int pp = static_cast<int>(rep.stages.size());
+    if (pp < 2 || (s == pp - 1 && interleave == 1)) return nullptr;
+    return &rep.stages[s == pp - 1 ? 0 : s + 1];
+  }
+  /// GPUs sharing the NICs of nodes na and nb on a pipeline path between them
+  /// (count_pipeline_nic_senders).
+  int path_senders(int na, int nb) const {
+    if (na != nb && !nic_senders.empty()) return std::max(nic_senders[na], nic_senders[nb]);
+    if (na != nb && partial) return std::max(used_on_node[na], used_on_node[nb]);
+    return 0;
+  }
+};
+
+}  // namespace hetsim::models
