@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The predictor reuses the figures of a replica that copies an earlier one (find_copies in
-// predictor.cpp). These tests check that the reuse changes no result by even one bit: each
+// The predictor reuses the figures of a replica that copies an earlier one (Evaluation::find_copies in
+// models/predictor_copies.cpp). These tests check that the reuse changes no result by even one bit: each
 // plan's report equals, field by field with EXPECT_EQ, the report of a variant that cannot take
 // that path (every one-node TP group in reverse rank order: same nodes, same figures, but not
 // consecutive GPUs), and its per-stage figures equal build_plan_work's, which never reuses.
