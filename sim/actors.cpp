@@ -154,32 +154,88 @@ void finish_step(World& w, int a, ComponentRt* comp, StageTiming& timing) {
   }
 }
 
-void stage_actor(World& w, int a) {
-  auto& rt = w.rt;
-  const auto spec = w.lay.actors[a];
-  const int r = spec.replica, s = spec.stage;
-  const auto& sw = w.work.replicas[r][s];
-  const int p = static_cast<int>(w.work.replicas[r].size());
-  const int v = static_cast<int>(sw.chunks.size());
-  const int m = w.plan.replicas[r].micro_batches;
-  StageTiming timing{r, s};
-  const auto passes = stage_passes(w.plan.schedule, p, s, m, v);
-  int last_backward = -1;
-  for (int i = 0; i < static_cast<int>(passes.size()); ++i)
-    if (!passes[i].forward) last_backward = i;
-  ComponentRt* comp = spec.component >= 0 ? &rt.components_[spec.component] : nullptr;
+/// One simulated pipeline stage (all its TP ranks in lockstep): its passes in the order the
+/// plan's schedule gives them, each waiting for its input, gathering its ZeRO-3 weights, running
+/// its ops and sending its output; then the end of the step (finish_step).
+class StageActor {
+ public:
+  StageActor(World& w, int a)
+      : w(w),
+        rt(w.rt),
+        a(a),
+        r(w.lay.actors[a].replica),
+        s(w.lay.actors[a].stage),
+        sw(w.work.replicas[r][s]),
+        p(static_cast<int>(w.work.replicas[r].size())),
+        v(static_cast<int>(sw.chunks.size())),
+        timing{r, s},
+        passes(stage_passes(w.plan.schedule, p, s, w.plan.replicas[r].micro_batches, v)),
+        comp(w.lay.actors[a].component >= 0 ? &rt.components_[w.lay.actors[a].component] : nullptr) {
+    for (int i = 0; i < static_cast<int>(passes.size()); ++i)
+      if (!passes[i].forward) last_backward = i;
+  }
 
-  // A pipeline send: waited for (Megatron-LM's p2p), or beside the compute (overlap_p2p_comm).
-  auto post = [&](Message& msg, const FoldedPhase& traffic) {
+  void run() {
+    for (int i = 0; i < static_cast<int>(passes.size()); ++i) {
+      if (passes[i].forward) forward_pass(passes[i]);
+      else backward_pass(passes[i], i == last_backward);
+    }
+    finish_step(w, a, comp, timing);
+    timing.end_s = sg4::Engine::get_clock() - timing.hidden_tail_s;
+    w.rt.result_.stages[a] = timing;
+  }
+
+ private:
+  void forward_pass(const PassStep& ps) {
+    const auto& chunk = sw.chunks[ps.chunk];
+    const std::string label = rt.trace_ ? pass_label(ps, v) : std::string();
+    if (s > 0 || ps.chunk > 0) receive(rt.message(r, s, true, ps.chunk, ps.micro_batch), label);
+    const double t0 = start_gather(w.lay.zero3_forward[a]);
+    if (!w.plan.zero3_prefetch) finish_gather(t0, label);
+    const double c0 = sg4::Engine::get_clock();
+    run_ops(chunk.forward, false);
+    rt.span(a, label, "forward", c0, sg4::Engine::get_clock());
+    if (w.plan.zero3_prefetch) finish_gather(t0, label);
+    const double t1 = sg4::Engine::get_clock();
+    if (s < p - 1) post(rt.message(r, s + 1, true, ps.chunk, ps.micro_batch), transfer(w, r, s, s + 1, true));
+    else if (ps.chunk < v - 1) post(rt.message(r, 0, true, ps.chunk + 1, ps.micro_batch), transfer(w, r, s, 0, true));
+    rt.span(a, "send " + label, "pp", t1, sg4::Engine::get_clock());
+  }
+
+  void backward_pass(const PassStep& ps, bool last) {
+    const auto& chunk = sw.chunks[ps.chunk];
+    const std::string label = rt.trace_ ? pass_label(ps, v) : std::string();
+    if (s < p - 1 || ps.chunk < v - 1) receive(rt.message(r, s, false, ps.chunk, ps.micro_batch), label);
+    const double t0 = start_gather(w.lay.zero3_backward[a]);
+    if (!w.plan.zero3_prefetch) finish_gather(t0, label);
+    const double c0 = sg4::Engine::get_clock();
+    run_ops(chunk.backward, comp != nullptr && w.plan.overlap_grad_sync && last);
+    rt.span(a, label, "backward", c0, sg4::Engine::get_clock());
+    if (w.plan.zero3_prefetch) finish_gather(t0, label);
+    const double t1 = sg4::Engine::get_clock();
+    if (s > 0) post(rt.message(r, s - 1, false, ps.chunk, ps.micro_batch), transfer(w, r, s, s - 1, false));
+    else if (ps.chunk > 0) post(rt.message(r, p - 1, false, ps.chunk - 1, ps.micro_batch), transfer(w, r, s, p - 1, false));
+    rt.span(a, "send " + label, "pp", t1, sg4::Engine::get_clock());
+  }
+
+  /// Waits for a pass's input (activation or gradient) from the neighbouring stage.
+  void receive(Message& msg, const std::string& label) {
+    const double t0 = sg4::Engine::get_clock();
+    timing.pp_wait_s += rt.receive(msg);
+    rt.span(a, "recv " + label, "pp", t0, sg4::Engine::get_clock());
+  }
+
+  /// A pipeline send: waited for (Megatron-LM's p2p), or beside the compute (overlap_p2p_comm).
+  void post(Message& msg, const FoldedPhase& traffic) {
     if (w.plan.overlap_p2p_comm) rt.send_beside(msg, traffic);
     else timing.pp_send_s += rt.send(msg, traffic);
-  };
+  }
 
-  // Runs a pass's ops; consecutive compute ops are one execution (their durations add).
-  // On the last backward of an overlapped sync, bucket k's gradients are complete once
-  // (k+1)/K of the pass's compute time has run (gradients appear as backward proceeds;
-  // PyTorch DDP buckets, Li et al., VLDB 2020), so the compute is cut there.
-  auto run_ops = [&](const std::vector<models::Op>& ops, bool release_buckets) {
+  /// Runs a pass's ops; consecutive compute ops are one execution (their durations add).
+  /// On the last backward of an overlapped sync, bucket k's gradients are complete once
+  /// (k+1)/K of the pass's compute time has run (gradients appear as backward proceeds;
+  /// PyTorch DDP buckets, Li et al., VLDB 2020), so the compute is cut there.
+  void run_ops(const std::vector<models::Op>& ops, bool release_buckets) {
     double total = 0, done = 0, pending = 0;
     int released = 0;
     if (release_buckets)
@@ -233,19 +289,18 @@ void stage_actor(World& w, int a) {
     flush();
     if (release_buckets)
       while (released < comp->buckets) comp->bucket_ready[released++]->release();
-  };
+  }
 
-  // ZeRO-3: the chunk's collectives run while the pass computes; the pass waits for them at its end
-  // (without prefetch, Plan::zero3_prefetch, before its compute: the pass takes both in turn).
-  const FoldedPhase* gather = nullptr;
-  std::vector<sg4::CommPtr> gathers;
-  auto start_gather = [&](const FoldedPhase& traffic) {
+  /// ZeRO-3: the chunk's collectives run while the pass computes; the pass waits for them at its end
+  /// (without prefetch, Plan::zero3_prefetch, before its compute: the pass takes both in turn).
+  double start_gather(const FoldedPhase& traffic) {
     gather = &traffic;
     gathers.clear();
     for (const auto& f : traffic.simulated) gathers.push_back(rt.start_flow(f));
     return sg4::Engine::get_clock();
-  };
-  auto finish_gather = [&](double started, const std::string& label) {
+  }
+
+  void finish_gather(double started, const std::string& label) {
     if (gathers.empty()) return;
     const double t0 = sg4::Engine::get_clock();
     sg4::Comm::wait_all(gathers);
@@ -261,51 +316,23 @@ void stage_actor(World& w, int a) {
     if (staged_end > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(staged_end);
     timing.dp_wait_s += sg4::Engine::get_clock() - t0;
     rt.span(a, "zero3 gather " + label, "dp", t0, sg4::Engine::get_clock());
-  };
-
-  for (int i = 0; i < static_cast<int>(passes.size()); ++i) {
-    const auto& ps = passes[i];
-    const auto& chunk = sw.chunks[ps.chunk];
-    const std::string label = rt.trace_ ? pass_label(ps, v) : std::string();
-    if (ps.forward) {
-      if (s > 0 || ps.chunk > 0) {
-        const double t0 = sg4::Engine::get_clock();
-        timing.pp_wait_s += rt.receive(rt.message(r, s, true, ps.chunk, ps.micro_batch));
-        rt.span(a, "recv " + label, "pp", t0, sg4::Engine::get_clock());
-      }
-      const double t0 = start_gather(w.lay.zero3_forward[a]);
-      if (!w.plan.zero3_prefetch) finish_gather(t0, label);
-      const double c0 = sg4::Engine::get_clock();
-      run_ops(chunk.forward, false);
-      rt.span(a, label, "forward", c0, sg4::Engine::get_clock());
-      if (w.plan.zero3_prefetch) finish_gather(t0, label);
-      const double t1 = sg4::Engine::get_clock();
-      if (s < p - 1) post(rt.message(r, s + 1, true, ps.chunk, ps.micro_batch), transfer(w, r, s, s + 1, true));
-      else if (ps.chunk < v - 1) post(rt.message(r, 0, true, ps.chunk + 1, ps.micro_batch), transfer(w, r, s, 0, true));
-      rt.span(a, "send " + label, "pp", t1, sg4::Engine::get_clock());
-    } else {
-      const bool wait_grad = s < p - 1 || ps.chunk < v - 1;
-      if (wait_grad) {
-        const double t0 = sg4::Engine::get_clock();
-        timing.pp_wait_s += rt.receive(rt.message(r, s, false, ps.chunk, ps.micro_batch));
-        rt.span(a, "recv " + label, "pp", t0, sg4::Engine::get_clock());
-      }
-      const double t0 = start_gather(w.lay.zero3_backward[a]);
-      if (!w.plan.zero3_prefetch) finish_gather(t0, label);
-      const double c0 = sg4::Engine::get_clock();
-      run_ops(chunk.backward, comp != nullptr && w.plan.overlap_grad_sync && i == last_backward);
-      rt.span(a, label, "backward", c0, sg4::Engine::get_clock());
-      if (w.plan.zero3_prefetch) finish_gather(t0, label);
-      const double t1 = sg4::Engine::get_clock();
-      if (s > 0) post(rt.message(r, s - 1, false, ps.chunk, ps.micro_batch), transfer(w, r, s, s - 1, false));
-      else if (ps.chunk > 0) post(rt.message(r, p - 1, false, ps.chunk - 1, ps.micro_batch), transfer(w, r, s, p - 1, false));
-      rt.span(a, "send " + label, "pp", t1, sg4::Engine::get_clock());
-    }
   }
-  finish_step(w, a, comp, timing);
-  timing.end_s = sg4::Engine::get_clock() - timing.hidden_tail_s;
-  w.rt.result_.stages[a] = timing;
-}
+
+  World& w;
+  Runtime& rt;
+  const int a, r, s;
+  const models::StageWork& sw;
+  const int p;  ///< stages of the replica
+  const int v;  ///< chunks of the stage
+  StageTiming timing;
+  const std::vector<PassStep> passes;
+  int last_backward = -1;  ///< index of the last backward pass (overlapped sync releases its buckets)
+  ComponentRt* comp;       ///< the stage's DP component, nullptr without one
+  const FoldedPhase* gather = nullptr;  ///< the ZeRO-3 gather in flight
+  std::vector<sg4::CommPtr> gathers;    ///< its flows
+};
+
+void stage_actor(World& w, int a) { StageActor(w, a).run(); }
 
 void dp_actor(World& w, int c) {
   auto& comp = w.rt.components_[c];
