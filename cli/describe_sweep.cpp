@@ -11,6 +11,23 @@ models::SweepSpec load_checked_sweep(const std::string& path) {
   return models::load_sweep_inputs(path, models::Catalog::builtin()).spec;
 }
 
+namespace {
+
+std::string joined(const std::vector<int>& values) {
+  std::string out;
+  for (int v : values) out += (out.empty() ? "" : ", ") + std::to_string(v);
+  return out;
+}
+
+/// The planner's search space at every point: the spec's `search:` over the defaults.
+models::PlannerOptions searched(const models::SweepSpec& s) {
+  models::PlannerOptions po;
+  s.search.apply_to(po);
+  return po;
+}
+
+}  // namespace
+
 void print_sweep(const models::SweepSpec& s, std::ostream& out) {
   out << "sweep " << s.name << " (" << s.file << ")\n";
   out << "  cluster    " << s.cluster_path << "\n";
@@ -19,6 +36,12 @@ void print_sweep(const models::SweepSpec& s, std::ostream& out) {
   out << "  objective  " << models::to_string(s.objective);
   if (s.objective == models::PlanObjective::kBudget) out << ", at most " << format_price_per_hour(s.budget_per_hour);
   out << (s.spot ? ", spot prices" : "") << "\n";
+  const models::PlannerOptions po = searched(s);
+  std::string recompute;
+  for (models::Recompute r : po.recomputes) recompute += (recompute.empty() ? "" : ", ") + std::string(models::to_string(r));
+  out << "  search     TP " << joined(po.tp_degrees) << "; micro-batch " << joined(po.micro_batches) << "; interleave "
+      << joined(po.interleaves) << "; recompute " << recompute << "; ZeRO " << joined(po.zero_stages)
+      << (s.tp_comm_overlap ? "; TP comm overlapped" : "") << (s.overlap_p2p_comm ? "; p2p overlapped" : "") << "\n";
   TextTable t({"axis", "values"});
   t.left_align(1);
   for (const models::SweepAxis& a : s.axes) {
@@ -37,7 +60,12 @@ void json_sweep(models::JsonOut& j, const models::SweepSpec& s) {
   for (const std::string& w : s.workload_paths) j.value(w);
   j.end_array();
   j.key("objective").value(models::to_string(s.objective)).key("budget_per_hour").value(s.budget_per_hour);
-  j.key("spot").value(s.spot).key("axes").begin_array();
+  j.key("spot").value(s.spot);
+  const models::PlannerOptions po = searched(s);
+  j.key("search");
+  models::write_search_space_json(j, po);
+  j.key("tp_comm_overlap").value(s.tp_comm_overlap).key("overlap_p2p_comm").value(s.overlap_p2p_comm);
+  j.key("axes").begin_array();
   for (const models::SweepAxis& a : s.axes) {
     j.begin_object().key("column").value(a.column()).key("kind").value(models::to_string(a.kind));
     j.key("values").begin_array();

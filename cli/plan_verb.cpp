@@ -3,6 +3,7 @@
 //  [--top K] [--time-limit S] [--threads N] [--refine K] [--tp-comm-overlap] [--emit-plan FILE] [--format table|json]`:
 //  the planner's best plans,
 // the two baselines a homogeneous tool would give, and the best plan as a `kind: plan` file.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -33,6 +34,12 @@ struct PlanVerbOptions {
   bool spot = false;
   bool tp_comm_overlap = false;
   bool overlap_p2p_comm = false;
+  // The search space (PlannerOptions' lists; what the user's training stack can run).
+  std::vector<int> tp_degrees = models::PlannerOptions{}.tp_degrees;
+  std::vector<int> micro_batches = models::PlannerOptions{}.micro_batches;
+  std::vector<int> interleaves = models::PlannerOptions{}.interleaves;
+  std::vector<int> zero_stages = models::PlannerOptions{}.zero_stages;
+  std::vector<std::string> recomputes = {"none", "selective", "full"};
   OutputFormat format = OutputFormat::kTable;
 };
 
@@ -103,13 +110,15 @@ void write_ranked(models::JsonOut& j, const models::RankedPlan& p, const models:
   j.end_array();
 }
 
-void write_json(const PlanVerbOptions& o, const models::PlannerResult& r, const Refined& ref, const models::Cluster& c,
-                const models::Workload& w) {
+void write_json(const PlanVerbOptions& o, const models::PlannerOptions& po, const models::PlannerResult& r,
+                const Refined& ref, const models::Cluster& c, const models::Workload& w) {
   models::JsonOut j;
   j.begin_object();
   j.key("cluster").value(c.name).key("workload").value(w.name);
   j.key("objective").value(models::to_string(r.objective));
   if (r.objective == models::PlanObjective::kBudget) j.key("budget_per_hour").value(o.budget_per_hour);
+  j.key("search_space");
+  models::write_search_space_json(j, po);
   j.key("search_time_s").value(r.search_time_s);
   j.key("threads").value(r.threads);
   j.key("plans_evaluated").value(static_cast<long long>(r.plans_evaluated));
@@ -202,8 +211,31 @@ void write_table(const PlanVerbOptions& o, const models::PlannerResult& r, const
   if (!o.emit_plan.empty() && !r.top.empty()) std::cout << "best plan written to " << o.emit_plan << "\n";
 }
 
+/// The values of a search-space option, checked and without repeats (the search would try a
+/// repeated value twice).
+std::vector<int> search_values(const char* option, models::SearchKnob knob, const std::vector<int>& values) {
+  std::vector<int> out;
+  for (int v : values) {
+    if (const std::string problem = models::search_value_problem(knob, v); !problem.empty())
+      usage_error(std::string(option) + ": " + problem);
+    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  }
+  return out;
+}
+
 void run_plan(PlanVerbOptions o) {
   models::PlannerOptions po;
+  po.tp_degrees = search_values("--tp-degrees", models::SearchKnob::kTpDegrees, o.tp_degrees);
+  po.micro_batches = search_values("--micro-batches", models::SearchKnob::kMicroBatches, o.micro_batches);
+  po.interleaves = search_values("--interleave", models::SearchKnob::kInterleave, o.interleaves);
+  po.zero_stages = search_values("--zero", models::SearchKnob::kZero, o.zero_stages);
+  po.recomputes.clear();
+  for (const std::string& r : o.recomputes) {
+    const models::Recompute rc = r == "full" ? models::Recompute::kFull
+                                 : r == "selective" ? models::Recompute::kSelective
+                                                    : models::Recompute::kNone;
+    if (std::find(po.recomputes.begin(), po.recomputes.end(), rc) == po.recomputes.end()) po.recomputes.push_back(rc);
+  }
   if (o.objective == "cost") po.objective = models::PlanObjective::kCost;
   else if (o.objective == "budget" || o.budget_per_hour > 0) po.objective = models::PlanObjective::kBudget;
   if (po.objective == models::PlanObjective::kBudget && o.budget_per_hour <= 0) {
@@ -232,7 +264,7 @@ void run_plan(PlanVerbOptions o) {
     best.name = in.cluster.name + "-" + in.workload.name + "-planned";
     models::write_plan_file(o.emit_plan, best, in.cluster, w);
   }
-  if (o.format == OutputFormat::kJson) write_json(o, result, ref, in.cluster, in.workload);
+  if (o.format == OutputFormat::kJson) write_json(o, po, result, ref, in.cluster, in.workload);
   else write_table(o, result, ref, in.cluster, in.workload);
   if (result.top.empty()) throw VerbExit{kExitFailure};
 }
@@ -257,6 +289,22 @@ void add_plan_verb(CLI::App& app) {
   verb->add_flag("--overlap-p2p-comm", o->overlap_p2p_comm,
                  "The stack overlaps pipeline sends with compute and does not sync the host at them (Megatron-Core "
                  "overlap_p2p_comm): interleaved plans use it");
+  // The search space: what the training stack can run (docs/planner.md "Restricting the search").
+  verb->add_option("--tp-degrees", o->tp_degrees,
+                   "TP degrees to search, comma-separated (default 1,2,4,8; a TP group stays in one node)")
+      ->delimiter(',');
+  verb->add_option("--micro-batches", o->micro_batches, "Micro-batch sizes to search, comma-separated (default 1,2,4,8)")
+      ->delimiter(',');
+  verb->add_option("--interleave", o->interleaves,
+                   "Interleave factors to search, comma-separated (default 1,2; 1 = 1F1B without interleaving)")
+      ->delimiter(',');
+  verb->add_option("--recompute", o->recomputes,
+                   "Activation recomputation to search, comma-separated: none, selective, full (default all three)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"none", "selective", "full"}));
+  verb->add_option("--zero", o->zero_stages,
+                   "ZeRO stages to search, comma-separated: 0 (no sharding), 1 (sharded optimizer states) (default 1)")
+      ->delimiter(',');
   verb->add_option("--top", o->top, "Plans listed (default 5)")->check(positive_integer());
   verb->add_option("--time-limit", o->time_limit_s,
                    "Seconds each of the three searches (best plan and the two baselines) may take; the most "

@@ -352,9 +352,11 @@ std::vector<RankedPlan> top_plans(std::vector<RankedPlan> all, const PlannerOpti
   return top;
 }
 
-/// Why no plan was found: the budget, or the most specific of "no GPU type computes in the
-/// dtype", "one whole node is too small" and "the model does not fit".
+/// Why no plan was found: a search space restricted to nothing (search_space_reason), the
+/// budget, or the most specific of "no GPU type computes in the dtype", "one whole node is too
+/// small" and "the model does not fit".
 std::string no_plan_reason(const Cluster& cluster, const Workload& workload, const PlannerOptions& options) {
+  if (const std::string empty = search_space_reason(cluster, workload, options); !empty.empty()) return empty;
   if (options.objective == PlanObjective::kBudget) {
     char budget[48];
     std::snprintf(budget, sizeof budget, "$%.2f/h", options.budget_per_hour);
@@ -499,10 +501,17 @@ PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const 
                uniform_stopped && megatron.empty() ? cut_short + "a plan with uniform splits"
                                                    : "no feasible plan with uniform splits over all GPUs");
 
-  // Final ranking: the best shapes and every baseline plan, by the predictor's figures.
+  // Final ranking: the best shapes and every baseline plan, by the predictor's figures. The
+  // uniform baseline also tries ZeRO-0 (as the papers ran it); a plan of a ZeRO stage the user
+  // left out of the search is not offered (with one replica the stage does not matter).
   std::vector<RankedPlan> all = predict_all(to_candidates(best));
-  all.insert(all.end(), fast_ranked.begin(), fast_ranked.end());
-  all.insert(all.end(), uniform_ranked.begin(), uniform_ranked.end());
+  const auto searched_zero = [&](const RankedPlan& r) {
+    return r.plan.dp() == 1 ||
+           std::find(options.zero_stages.begin(), options.zero_stages.end(), r.plan.zero) != options.zero_stages.end();
+  };
+  for (const std::vector<RankedPlan>* ranked : {&fast_ranked, &uniform_ranked})
+    for (const RankedPlan& r : *ranked)
+      if (searched_zero(r)) all.push_back(r);
   result.top = top_plans(std::move(all), options);
   if (result.top.empty()) {
     result.reason = no_plan_reason(cluster, workload, options);

@@ -19,6 +19,8 @@
 
 namespace hetsim::models {
 
+class JsonOut;  // json_writer.hpp
+
 enum class PlanObjective {
   kThroughput,  ///< maximise tokens/s
   kCost,        ///< minimise dollars per million tokens
@@ -98,6 +100,22 @@ struct PlannerResult {
   int threads = 1;                  ///< threads the searches ran on (search_threads(options), or fewer when some could not start)
   int searches_stopped = 0;         ///< searches cut by time_limit_s (0: every search ran to the end)
 };
+
+/// The knobs whose values a user may restrict the search to (`hetsim plan --tp-degrees 1,2
+/// --interleave 1 ...`, a sweep's `search:` map; docs/planner.md), the lists of PlannerOptions.
+enum class SearchKnob { kTpDegrees, kMicroBatches, kInterleave, kZero };
+/// Why `value` cannot be searched for `knob`, as "what is wrong (expected ...)"; "" when it can.
+/// A value the model or the cluster rules out (a TP degree that divides no head count) is not
+/// an error: the search skips it, and says so when nothing is left (search_space_reason).
+std::string search_value_problem(SearchKnob knob, int value);
+/// Why the restricted search space leaves nothing to search for this model and cluster ("" when
+/// something is left): no TP degree of the list fits a node type and divides the model's heads,
+/// or no micro-batch size divides the global batch, or no interleave factor divides the layers.
+std::string search_space_reason(const Cluster& cluster, const Workload& workload, const PlannerOptions& options);
+
+/// The lists of `options` as a JSON object {tp_degrees, micro_batches, interleave, recompute,
+/// zero} (the search space `plan --format json` and `describe` of a sweep echo).
+void write_search_space_json(JsonOut& j, const PlannerOptions& options);
 
 /// The threads a search runs on: PlannerOptions::threads, or for 0 the CPUs in the process's
 /// affinity mask (taskset, cgroup cpusets), not every CPU of the machine.

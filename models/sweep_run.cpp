@@ -182,6 +182,21 @@ std::string sweep_row_key(const SweepSpec& spec, const std::string& cluster_fing
   if (!catalog_fingerprint.empty()) j.key("catalog").value(catalog_fingerprint);
   if (spec.tp_comm_overlap) j.key("tp_comm_overlap").value(true);  // absent when off: older checkpoints stay valid
   if (spec.overlap_p2p_comm) j.key("overlap_p2p_comm").value(true);
+  // The search space when the spec restricts it (absent otherwise: older checkpoints stay valid).
+  const SweepSearch& search = spec.search;
+  for (const auto& [name, values] : {std::pair<const char*, const std::vector<int>*>{"tp_degrees", &search.tp_degrees},
+                                     {"micro_batches", &search.micro_batches}, {"interleave", &search.interleaves},
+                                     {"zero", &search.zero_stages}}) {
+    if (values->empty()) continue;
+    j.key(name).begin_array();
+    for (int v : *values) j.value(v);
+    j.end_array();
+  }
+  if (!search.recomputes.empty()) {
+    j.key("recompute").begin_array();
+    for (Recompute r : search.recomputes) j.value(to_string(r));
+    j.end_array();
+  }
   if (refine > 0) j.key("refine").value(refine);
   for (size_t a = 0; a < spec.axes.size(); ++a) j.key(spec.axes[a].identity()).value(values[a]);
   j.end_object();
@@ -196,6 +211,7 @@ SweepResult run_sweep(const SweepSpec& spec, const Cluster& base, const std::vec
       if (j["key"] && j["key"].IsScalar()) done[j["key"].Scalar()] = j;  // the last record of a key wins
 
   PlannerOptions po = options.planner;
+  spec.search.apply_to(po);
   po.objective = spec.objective;
   po.budget_per_hour = spec.budget_per_hour;
   po.spot = spec.spot;

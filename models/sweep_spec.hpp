@@ -52,6 +52,16 @@ struct SweepAxis {
   std::string identity() const;
 };
 
+/// `search:` of a sweep: the lists the planner searches at every point, as `hetsim plan`'s
+/// --tp-degrees, --micro-batches, --interleave, --recompute and --zero; an empty list keeps
+/// PlannerOptions' default.
+struct SweepSearch {
+  std::vector<int> tp_degrees, micro_batches, interleaves, zero_stages;
+  std::vector<Recompute> recomputes;
+  /// The spec's lists over `options`' defaults.
+  void apply_to(PlannerOptions& options) const;
+};
+
 struct SweepSpec {
   std::string name;
   std::string file;                    ///< the spec's path, for messages
@@ -64,6 +74,7 @@ struct SweepSpec {
   bool spot = false;
   bool tp_comm_overlap = false;        ///< PlannerOptions::tp_comm_overlap for every point
   bool overlap_p2p_comm = false;       ///< PlannerOptions::overlap_p2p_comm for every point
+  SweepSearch search;
   std::vector<SweepAxis> axes;
   /// Number of grid points (product of the axes' value counts; 1 without axes).
   long point_count() const;

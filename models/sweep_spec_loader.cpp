@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Loader of `kind: sweep` files (docs/sweep.md) and their check against the base cluster.
 #include <algorithm>
+#include <climits>
 #include <filesystem>
 #include <map>
 
@@ -177,6 +178,85 @@ void read_axis(const YAML::Node& node, size_t axes_read, const std::string& path
   if (ok) axes.push_back(std::move(axis));
 }
 
+/// `search:` (optional): `{tp_degrees: [...], micro_batches: [...], interleave: [...],
+/// recompute: [...], zero: [...]}`, each list non-empty, each value once and searchable
+/// (search_value_problem).
+void read_search(MapReader& root, SweepSearch& search, DiagnosticSink& sink) {
+  auto m = root.get_map("search", Need::kOptional);
+  if (!m || !m->ok()) return;
+  auto read_ints = [&](const char* key, SearchKnob knob, std::vector<int>& out) {
+    const auto list = m->get_list(key, Need::kOptional, 1);
+    if (!list) return;
+    std::vector<int> values;
+    bool ok = true;
+    for (size_t i = 0; i < list->size(); ++i) {
+      const YAML::Node& n = (*list)[i];
+      const std::string field = index_path(m->field(key), i);
+      const YAML::Mark at = value_mark(n, m->get_anchor());
+      const auto v = read_integer(n, field, at, sink, INT_MIN, INT_MAX);
+      if (!v) {
+        ok = false;
+        continue;
+      }
+      const int value = static_cast<int>(*v);
+      if (const std::string problem = search_value_problem(knob, value); !problem.empty()) {
+        sink.error(at, field, problem);
+        ok = false;
+      } else if (std::find(values.begin(), values.end(), value) != values.end()) {
+        sink.error(at, field, std::to_string(value) + " is listed twice (expected each value once)");
+        ok = false;
+      } else {
+        values.push_back(value);
+      }
+    }
+    if (ok) out = std::move(values);
+  };
+  read_ints("tp_degrees", SearchKnob::kTpDegrees, search.tp_degrees);
+  read_ints("micro_batches", SearchKnob::kMicroBatches, search.micro_batches);
+  read_ints("interleave", SearchKnob::kInterleave, search.interleaves);
+  read_ints("zero", SearchKnob::kZero, search.zero_stages);
+  if (const auto list = m->get_list("recompute", Need::kOptional, 1)) {
+    std::vector<Recompute> values;
+    bool ok = true;
+    for (size_t i = 0; i < list->size(); ++i) {
+      const YAML::Node& n = (*list)[i];
+      const std::string field = index_path(m->field("recompute"), i);
+      const YAML::Mark at = value_mark(n, m->get_anchor());
+      const auto text = read_string(n, field, at, sink);
+      if (!text) {
+        ok = false;
+        continue;
+      }
+      std::optional<Recompute> value;
+      for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull})
+        if (*text == to_string(r)) value = r;
+      if (!value) {
+        sink.error(at, field, "unknown recompute '" + *text + "' (expected one of: none, selective, full)");
+        ok = false;
+      } else if (std::find(values.begin(), values.end(), *value) != values.end()) {
+        sink.error(at, field, "'" + *text + "' is listed twice (expected each value once)");
+        ok = false;
+      } else {
+        values.push_back(*value);
+      }
+    }
+    if (ok) search.recomputes = std::move(values);
+  }
+  m->finish();
+}
+
+}  // namespace
+
+void SweepSearch::apply_to(PlannerOptions& options) const {
+  if (!tp_degrees.empty()) options.tp_degrees = tp_degrees;
+  if (!micro_batches.empty()) options.micro_batches = micro_batches;
+  if (!interleaves.empty()) options.interleaves = interleaves;
+  if (!zero_stages.empty()) options.zero_stages = zero_stages;
+  if (!recomputes.empty()) options.recomputes = recomputes;
+}
+
+namespace {
+
 /// The file's own content (no cluster needed); records every problem in `sink`.
 SweepSpec read_spec(std::string_view text, const std::string& name, const std::string& base_dir, DiagnosticSink& sink) {
   SweepSpec spec;
@@ -218,6 +298,7 @@ SweepSpec read_spec(std::string_view text, const std::string& name, const std::s
   set_if(spec.spot, root->get_bool("spot", Need::kOptional));
   set_if(spec.tp_comm_overlap, root->get_bool("tp_comm_overlap", Need::kOptional));
   set_if(spec.overlap_p2p_comm, root->get_bool("overlap_p2p_comm", Need::kOptional));
+  read_search(*root, spec.search, sink);
   if (auto axes = root->get_list("axes", Need::kOptional)) {
     for (size_t i = 0; i < axes->size(); ++i) read_axis((*axes)[i], i, index_path("axes", i), sink, spec.axes);
     if (spec.point_count() > kMaxSweepPoints)

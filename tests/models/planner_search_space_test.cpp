@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: Apache-2.0
+// The planner's search space restricted to what a training stack runs (`hetsim plan
+// --tp-degrees ... --zero ...`, a sweep's `search:`; docs/planner.md "Restricting the search").
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "catalog.hpp"
+#include "input_loader.hpp"
+#include "planner.hpp"
+#include "sweep_run.hpp"
+#include "sweep_spec.hpp"
+
+namespace hetsim::models {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string source(const std::string& rel) { return std::string(HETSIM_SOURCE_DIR) + "/" + rel; }
+
+TEST(SearchSpace, ValuesOutsideWhatThePlannerSearchesAreNamed) {
+  EXPECT_EQ(search_value_problem(SearchKnob::kTpDegrees, 8), "");
+  EXPECT_EQ(search_value_problem(SearchKnob::kTpDegrees, 3), "");  // valid; the model may rule it out
+  EXPECT_THAT(search_value_problem(SearchKnob::kTpDegrees, 0), HasSubstr("0 is no TP degree (expected 1 to 1024)"));
+  EXPECT_THAT(search_value_problem(SearchKnob::kMicroBatches, -2), HasSubstr("-2 is no micro-batch size"));
+  EXPECT_EQ(search_value_problem(SearchKnob::kInterleave, 1), "");
+  EXPECT_THAT(search_value_problem(SearchKnob::kInterleave, 0), HasSubstr("1 is plain 1F1B"));
+  EXPECT_EQ(search_value_problem(SearchKnob::kZero, 0), "");
+  EXPECT_EQ(search_value_problem(SearchKnob::kZero, 1), "");
+  EXPECT_THAT(search_value_problem(SearchKnob::kZero, 3), HasSubstr("does not search ZeRO-3"));
+  EXPECT_THAT(search_value_problem(SearchKnob::kZero, 4), HasSubstr("expected 0 or 1"));
+}
+
+TEST(SearchSpace, AnEmptySpaceSaysWhichListLeftNothing) {
+  const Cluster c = load_cluster(source("clusters/mixed-a100-v100.yaml"), Catalog::builtin());
+  const Workload w = load_workload(source("workloads/gpt3-6.7b.yaml"));  // 32 heads, 32 layers, batch 1024
+  PlannerOptions o;
+  EXPECT_EQ(search_space_reason(c, w, o), "");
+  o.tp_degrees = {3, 16};  // 3 divides no head count, 16 no node
+  EXPECT_THAT(search_space_reason(c, w, o), HasSubstr("no TP degree searched (3, 16) suits the model"));
+  o = PlannerOptions{};
+  o.micro_batches = {3};
+  EXPECT_THAT(search_space_reason(c, w, o), HasSubstr("divides the global batch of 1024"));
+  o = PlannerOptions{};
+  o.interleaves = {3, 5};
+  EXPECT_THAT(search_space_reason(c, w, o), HasSubstr("no interleave factor searched (3, 5) divides the 32 layers"));
+  const PlannerResult r = plan_training(c, w, o);
+  EXPECT_TRUE(r.top.empty());
+  EXPECT_THAT(r.reason, HasSubstr("no interleave factor searched"));
+}
+
+TEST(SearchSpace, EveryPlanOfferedUsesTheKnobsSearched) {
+  const Cluster c = load_cluster(source("clusters/mixed-a100-v100.yaml"), Catalog::builtin());
+  const Workload w = load_workload(source("workloads/gpt3-6.7b.yaml"));
+  PlannerOptions o;
+  o.tp_degrees = {4};
+  o.micro_batches = {2};
+  o.interleaves = {1};
+  o.recomputes = {Recompute::kSelective};
+  o.zero_stages = {0};
+  o.top = 10;
+  o.threads = 1;
+  const PlannerResult r = plan_training(c, w, o);
+  ASSERT_FALSE(r.top.empty()) << r.reason;
+  std::vector<const RankedPlan*> offered;
+  for (const RankedPlan& p : r.top) offered.push_back(&p);
+  for (const PlannerBaseline* b : {&r.uniform, &r.fastest_type_only})
+    if (b->found) offered.push_back(&b->best);
+  for (const RankedPlan* p : offered) {
+    EXPECT_EQ(p->plan.micro_batch, 2) << p->shape;
+    EXPECT_EQ(p->plan.recompute, Recompute::kSelective) << p->shape;
+    EXPECT_LE(p->plan.interleave, 1) << p->shape;
+    EXPECT_EQ(p->plan.zero, 0) << p->shape;
+    for (const Replica& rep : p->plan.replicas)
+      for (const Stage& st : rep.stages) EXPECT_EQ(st.tp(), 4) << p->shape;
+  }
+}
+
+// The uniform baseline also tries ZeRO-0, as the papers ran it; a ZeRO-0 plan of several
+// replicas is not offered when the search is ZeRO-1 only (the default).
+TEST(SearchSpace, PlansOfAZeroStageLeftOutAreNotOffered) {
+  const Cluster c = load_cluster(source("clusters/dgx-a100.yaml"), Catalog::builtin());
+  const Workload w = load_workload(source("workloads/gpt3-13b.yaml"));
+  PlannerOptions o;
+  o.top = 20;
+  o.threads = 1;
+  const PlannerResult r = plan_training(c, w, o);
+  ASSERT_FALSE(r.top.empty()) << r.reason;
+  for (const RankedPlan& p : r.top) EXPECT_TRUE(p.plan.zero == 1 || p.plan.dp() == 1) << p.shape;
+}
+
+TEST(SearchSpace, ASweepSearchMapNarrowsEveryPointAndKeysItsRows) {
+  const std::string head = "kind: sweep\nname: t\ncluster: c.yaml\nworkloads: [w.yaml]\n";
+  const SweepSpec plain = parse_sweep_spec(head, "s.yaml");
+  const SweepSpec narrow = parse_sweep_spec(
+      head + "search: {tp_degrees: [8, 4], micro_batches: [1], interleave: [1], recompute: [full, none], zero: [0]}\n",
+      "s.yaml");
+  PlannerOptions o;
+  plain.search.apply_to(o);
+  EXPECT_EQ(o.tp_degrees, PlannerOptions{}.tp_degrees);  // no `search:`: the defaults
+  narrow.search.apply_to(o);
+  EXPECT_EQ(o.tp_degrees, (std::vector<int>{8, 4}));
+  EXPECT_EQ(o.micro_batches, (std::vector<int>{1}));
+  EXPECT_EQ(o.interleaves, (std::vector<int>{1}));
+  EXPECT_EQ(o.recomputes, (std::vector<Recompute>{Recompute::kFull, Recompute::kNone}));
+  EXPECT_EQ(o.zero_stages, (std::vector<int>{0}));
+  // A checkpoint row planned in another search space is not resumed; a spec without `search:`
+  // keeps the key it had before the map existed.
+  const std::string key_plain = sweep_row_key(plain, "c", "w", "", {}, 0, "");
+  const std::string key_narrow = sweep_row_key(narrow, "c", "w", "", {}, 0, "");
+  EXPECT_NE(key_plain, key_narrow);
+  EXPECT_THAT(key_plain, ::testing::Not(HasSubstr("tp_degrees")));
+  EXPECT_THAT(key_narrow, HasSubstr("\"tp_degrees\":[8,4]"));
+  EXPECT_THAT(key_narrow, HasSubstr("\"recompute\":[\"full\",\"none\"]"));
+}
+
+}  // namespace
+}  // namespace hetsim::models
