@@ -41,6 +41,7 @@ void print_sweep(const models::SweepSpec& s, std::ostream& out) {
   for (models::Recompute r : po.recomputes) recompute += (recompute.empty() ? "" : ", ") + std::string(models::to_string(r));
   out << "  search     TP " << joined(po.tp_degrees) << "; micro-batch " << joined(po.micro_batches) << "; interleave "
       << joined(po.interleaves) << "; recompute " << recompute << "; ZeRO " << joined(po.zero_stages)
+      << (po.sequence_parallel ? "" : "; no sequence parallelism")
       << (s.tp_comm_overlap ? "; TP comm overlapped" : "") << (s.overlap_p2p_comm ? "; p2p overlapped" : "") << "\n";
   TextTable t({"axis", "values"});
   t.left_align(1);

@@ -40,6 +40,7 @@ struct PlanVerbOptions {
   std::vector<int> interleaves = models::PlannerOptions{}.interleaves;
   std::vector<int> zero_stages = models::PlannerOptions{}.zero_stages;
   std::vector<std::string> recomputes = {"none", "selective", "full"};
+  bool no_sequence_parallel = false;
   OutputFormat format = OutputFormat::kTable;
 };
 
@@ -245,6 +246,10 @@ void run_plan(PlanVerbOptions o) {
   po.budget_per_hour = o.budget_per_hour;
   po.top = std::max(o.top, o.refine);
   po.spot = o.spot;
+  if (o.no_sequence_parallel && o.tp_comm_overlap)
+    usage_error("--tp-comm-overlap overlaps the sequence-parallel collectives: it needs sequence parallelism "
+                "(expected one of --tp-comm-overlap and --no-sequence-parallel)");
+  po.sequence_parallel = !o.no_sequence_parallel;
   po.tp_comm_overlap = o.tp_comm_overlap;
   po.overlap_p2p_comm = o.overlap_p2p_comm;
   po.time_limit_s = o.time_limit_s;
@@ -305,6 +310,8 @@ void add_plan_verb(CLI::App& app) {
   verb->add_option("--zero", o->zero_stages,
                    "ZeRO stages to search, comma-separated: 0 (no sharding), 1 (sharded optimizer states) (default 1)")
       ->delimiter(',');
+  verb->add_flag("--no-sequence-parallel", o->no_sequence_parallel,
+                 "The stack has no sequence parallelism: plans with TP > 1 run without it (default: with it)");
   verb->add_option("--top", o->top, "Plans listed (default 5)")->check(positive_integer());
   verb->add_option("--time-limit", o->time_limit_s,
                    "Seconds each of the three searches (best plan and the two baselines) may take; the most "

@@ -228,7 +228,7 @@ std::vector<Candidate> megatron_candidates(const Cluster& cluster, const Workloa
             if (std::find(zeros.begin(), zeros.end(), 0) == zeros.end()) zeros.insert(zeros.begin(), 0);
             for (int z : zeros) {
               for (bool sp : {false, true}) {
-                if (sp && tp == 1) continue;
+                if (sp && (tp == 1 || !o.sequence_parallel)) continue;
                 UniformPlanOptions u;
                 u.micro_batch = mb;
                 u.recompute = rc;

@@ -45,6 +45,9 @@ struct PlannerOptions {
   std::vector<int> zero_stages = {1};
   std::vector<int> interleaves = {1, 2};   ///< 1 = 1F1B, v > 1 = interleaved with v chunks
   std::vector<int> tp_degrees = {1, 2, 4, 8};
+  /// Sequence parallelism (Korthikanti et al. 2022) wherever TP > 1; false for a stack without
+  /// it (the Megatron baseline then tries plans without it only).
+  bool sequence_parallel = true;
   /// How many of the best estimated shapes (per category) are evaluated with predict().
   int predict_candidates = 24;
   /// Fraction of a GPU's memory the estimator may plan for. 1: the predictor alone decides what
@@ -113,8 +116,8 @@ std::string search_value_problem(SearchKnob knob, int value);
 /// or no micro-batch size divides the global batch, or no interleave factor divides the layers.
 std::string search_space_reason(const Cluster& cluster, const Workload& workload, const PlannerOptions& options);
 
-/// The lists of `options` as a JSON object {tp_degrees, micro_batches, interleave, recompute,
-/// zero} (the search space `plan --format json` and `describe` of a sweep echo).
+/// The search space of `options` as a JSON object {tp_degrees, micro_batches, interleave,
+/// recompute, zero, sequence_parallel} (what `plan --format json` and `describe` of a sweep echo).
 void write_search_space_json(JsonOut& j, const PlannerOptions& options);
 
 /// The threads a search runs on: PlannerOptions::threads, or for 0 the CPUs in the process's

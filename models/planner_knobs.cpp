@@ -79,6 +79,7 @@ void write_search_space_json(JsonOut& j, const PlannerOptions& options) {
   j.key("zero").begin_array();
   for (int z : options.zero_stages) j.value(z);
   j.end_array();
+  j.key("sequence_parallel").value(options.sequence_parallel);
   j.end_object();
 }
 

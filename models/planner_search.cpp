@@ -84,7 +84,7 @@ void ShapeSearch::search(const std::vector<int>& pool_nodes, bool uniform,
           k.recompute = rc;
           k.interleave = v;
           k.zero = z;
-          k.sequence_parallel = true;
+          k.sequence_parallel = options_.sequence_parallel;
           k.tp_comm_overlap = options_.tp_comm_overlap;
           k.overlap_p2p_comm = options_.overlap_p2p_comm && v > 1;
           std::vector<int> tp(n, 0);

@@ -192,6 +192,7 @@ std::string sweep_row_key(const SweepSpec& spec, const std::string& cluster_fing
     for (int v : *values) j.value(v);
     j.end_array();
   }
+  if (!search.sequence_parallel) j.key("sequence_parallel").value(false);
   if (!search.recomputes.empty()) {
     j.key("recompute").begin_array();
     for (Recompute r : search.recomputes) j.value(to_string(r));

@@ -58,6 +58,7 @@ struct SweepAxis {
 struct SweepSearch {
   std::vector<int> tp_degrees, micro_batches, interleaves, zero_stages;
   std::vector<Recompute> recomputes;
+  bool sequence_parallel = true;  ///< false: plans without sequence parallelism (plan --no-sequence-parallel)
   /// The spec's lists over `options`' defaults.
   void apply_to(PlannerOptions& options) const;
 };

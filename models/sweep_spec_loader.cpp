@@ -179,8 +179,8 @@ void read_axis(const YAML::Node& node, size_t axes_read, const std::string& path
 }
 
 /// `search:` (optional): `{tp_degrees: [...], micro_batches: [...], interleave: [...],
-/// recompute: [...], zero: [...]}`, each list non-empty, each value once and searchable
-/// (search_value_problem).
+/// recompute: [...], zero: [...], sequence_parallel: bool}`, each list non-empty, each value once
+/// and searchable (search_value_problem).
 void read_search(MapReader& root, SweepSearch& search, DiagnosticSink& sink) {
   auto m = root.get_map("search", Need::kOptional);
   if (!m || !m->ok()) return;
@@ -242,6 +242,7 @@ void read_search(MapReader& root, SweepSearch& search, DiagnosticSink& sink) {
     }
     if (ok) search.recomputes = std::move(values);
   }
+  set_if(search.sequence_parallel, m->get_bool("sequence_parallel", Need::kOptional));
   m->finish();
 }
 
@@ -253,6 +254,7 @@ void SweepSearch::apply_to(PlannerOptions& options) const {
   if (!interleaves.empty()) options.interleaves = interleaves;
   if (!zero_stages.empty()) options.zero_stages = zero_stages;
   if (!recomputes.empty()) options.recomputes = recomputes;
+  options.sequence_parallel = options.sequence_parallel && sequence_parallel;
 }
 
 namespace {
@@ -299,6 +301,10 @@ SweepSpec read_spec(std::string_view text, const std::string& name, const std::s
   set_if(spec.tp_comm_overlap, root->get_bool("tp_comm_overlap", Need::kOptional));
   set_if(spec.overlap_p2p_comm, root->get_bool("overlap_p2p_comm", Need::kOptional));
   read_search(*root, spec.search, sink);
+  if (spec.tp_comm_overlap && !spec.search.sequence_parallel)
+    sink.error(root->key_mark("tp_comm_overlap"), "tp_comm_overlap",
+               "overlaps the sequence-parallel collectives, which `search.sequence_parallel: false` leaves out "
+               "(expected one of the two)");
   if (auto axes = root->get_list("axes", Need::kOptional)) {
     for (size_t i = 0; i < axes->size(); ++i) read_axis((*axes)[i], i, index_path("axes", i), sink, spec.axes);
     if (spec.point_count() > kMaxSweepPoints)

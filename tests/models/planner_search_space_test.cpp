@@ -78,6 +78,28 @@ TEST(SearchSpace, EveryPlanOfferedUsesTheKnobsSearched) {
   }
 }
 
+TEST(SearchSpace, AStackWithoutSequenceParallelismGetsPlansWithoutIt) {
+  const Cluster c = load_cluster(source("clusters/dgx-a100.yaml"), Catalog::builtin());
+  const Workload w = load_workload(source("workloads/gpt3-13b.yaml"));
+  PlannerOptions o;
+  o.top = 10;
+  o.threads = 1;
+  o.sequence_parallel = false;
+  const PlannerResult r = plan_training(c, w, o);
+  ASSERT_FALSE(r.top.empty()) << r.reason;
+  bool some_tp = false;
+  for (const RankedPlan& p : r.top) {
+    EXPECT_FALSE(p.plan.sequence_parallel) << p.shape;
+    some_tp = some_tp || p.plan.replicas[0].stages[0].tp() > 1;
+  }
+  EXPECT_TRUE(some_tp);  // TP itself is still searched
+  for (const PlannerBaseline* b : {&r.uniform, &r.fastest_type_only}) {
+    if (b->found) {
+      EXPECT_FALSE(b->best.plan.sequence_parallel) << b->best.shape;
+    }
+  }
+}
+
 // The uniform baseline also tries ZeRO-0, as the papers ran it; a ZeRO-0 plan of several
 // replicas is not offered when the search is ZeRO-1 only (the default).
 TEST(SearchSpace, PlansOfAZeroStageLeftOutAreNotOffered) {
@@ -95,7 +117,8 @@ TEST(SearchSpace, ASweepSearchMapNarrowsEveryPointAndKeysItsRows) {
   const std::string head = "kind: sweep\nname: t\ncluster: c.yaml\nworkloads: [w.yaml]\n";
   const SweepSpec plain = parse_sweep_spec(head, "s.yaml");
   const SweepSpec narrow = parse_sweep_spec(
-      head + "search: {tp_degrees: [8, 4], micro_batches: [1], interleave: [1], recompute: [full, none], zero: [0]}\n",
+      head + "search: {tp_degrees: [8, 4], micro_batches: [1], interleave: [1], recompute: [full, none], zero: [0], "
+             "sequence_parallel: false}\n",
       "s.yaml");
   PlannerOptions o;
   plain.search.apply_to(o);
@@ -106,6 +129,7 @@ TEST(SearchSpace, ASweepSearchMapNarrowsEveryPointAndKeysItsRows) {
   EXPECT_EQ(o.interleaves, (std::vector<int>{1}));
   EXPECT_EQ(o.recomputes, (std::vector<Recompute>{Recompute::kFull, Recompute::kNone}));
   EXPECT_EQ(o.zero_stages, (std::vector<int>{0}));
+  EXPECT_FALSE(o.sequence_parallel);
   // A checkpoint row planned in another search space is not resumed; a spec without `search:`
   // keeps the key it had before the map existed.
   const std::string key_plain = sweep_row_key(plain, "c", "w", "", {}, 0, "");
@@ -114,6 +138,7 @@ TEST(SearchSpace, ASweepSearchMapNarrowsEveryPointAndKeysItsRows) {
   EXPECT_THAT(key_plain, ::testing::Not(HasSubstr("tp_degrees")));
   EXPECT_THAT(key_narrow, HasSubstr("\"tp_degrees\":[8,4]"));
   EXPECT_THAT(key_narrow, HasSubstr("\"recompute\":[\"full\",\"none\"]"));
+  EXPECT_THAT(key_narrow, HasSubstr("\"sequence_parallel\":false"));
 }
 
 }  // namespace
