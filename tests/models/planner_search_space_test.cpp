@@ -20,6 +20,21 @@ using ::testing::HasSubstr;
 
 std::string source(const std::string& rel) { return std::string(HETSIM_SOURCE_DIR) + "/" + rel; }
 
+/// Plans `workload` on `cluster` (example files) with `options`, one thread.
+PlannerResult plan_example(const char* cluster, const char* workload, PlannerOptions options) {
+  options.threads = 1;
+  return plan_training(load_cluster(source(cluster), Catalog::builtin()), load_workload(source(workload)), options);
+}
+
+/// The plans offered: the top list and the baselines found.
+std::vector<const RankedPlan*> offered(const PlannerResult& r) {
+  std::vector<const RankedPlan*> out;
+  for (const RankedPlan& p : r.top) out.push_back(&p);
+  for (const PlannerBaseline* b : {&r.uniform, &r.fastest_type_only})
+    if (b->found) out.push_back(&b->best);
+  return out;
+}
+
 TEST(SearchSpace, ValuesOutsideWhatThePlannerSearchesAreNamed) {
   EXPECT_EQ(search_value_problem(SearchKnob::kTpDegrees, 8), "");
   EXPECT_EQ(search_value_problem(SearchKnob::kTpDegrees, 3), "");  // valid; the model may rule it out
@@ -52,8 +67,6 @@ TEST(SearchSpace, AnEmptySpaceSaysWhichListLeftNothing) {
 }
 
 TEST(SearchSpace, EveryPlanOfferedUsesTheKnobsSearched) {
-  const Cluster c = load_cluster(source("clusters/mixed-a100-v100.yaml"), Catalog::builtin());
-  const Workload w = load_workload(source("workloads/gpt3-6.7b.yaml"));
   PlannerOptions o;
   o.tp_degrees = {4};
   o.micro_batches = {2};
@@ -61,14 +74,9 @@ TEST(SearchSpace, EveryPlanOfferedUsesTheKnobsSearched) {
   o.recomputes = {Recompute::kSelective};
   o.zero_stages = {0};
   o.top = 10;
-  o.threads = 1;
-  const PlannerResult r = plan_training(c, w, o);
+  const PlannerResult r = plan_example("clusters/mixed-a100-v100.yaml", "workloads/gpt3-6.7b.yaml", o);
   ASSERT_FALSE(r.top.empty()) << r.reason;
-  std::vector<const RankedPlan*> offered;
-  for (const RankedPlan& p : r.top) offered.push_back(&p);
-  for (const PlannerBaseline* b : {&r.uniform, &r.fastest_type_only})
-    if (b->found) offered.push_back(&b->best);
-  for (const RankedPlan* p : offered) {
+  for (const RankedPlan* p : offered(r)) {
     EXPECT_EQ(p->plan.micro_batch, 2) << p->shape;
     EXPECT_EQ(p->plan.recompute, Recompute::kSelective) << p->shape;
     EXPECT_LE(p->plan.interleave, 1) << p->shape;
@@ -79,36 +87,25 @@ TEST(SearchSpace, EveryPlanOfferedUsesTheKnobsSearched) {
 }
 
 TEST(SearchSpace, AStackWithoutSequenceParallelismGetsPlansWithoutIt) {
-  const Cluster c = load_cluster(source("clusters/dgx-a100.yaml"), Catalog::builtin());
-  const Workload w = load_workload(source("workloads/gpt3-13b.yaml"));
   PlannerOptions o;
   o.top = 10;
-  o.threads = 1;
   o.sequence_parallel = false;
-  const PlannerResult r = plan_training(c, w, o);
+  const PlannerResult r = plan_example("clusters/dgx-a100.yaml", "workloads/gpt3-13b.yaml", o);
   ASSERT_FALSE(r.top.empty()) << r.reason;
   bool some_tp = false;
-  for (const RankedPlan& p : r.top) {
-    EXPECT_FALSE(p.plan.sequence_parallel) << p.shape;
-    some_tp = some_tp || p.plan.replicas[0].stages[0].tp() > 1;
+  for (const RankedPlan* p : offered(r)) {
+    EXPECT_FALSE(p->plan.sequence_parallel) << p->shape;
+    some_tp = some_tp || p->plan.replicas[0].stages[0].tp() > 1;
   }
   EXPECT_TRUE(some_tp);  // TP itself is still searched
-  for (const PlannerBaseline* b : {&r.uniform, &r.fastest_type_only}) {
-    if (b->found) {
-      EXPECT_FALSE(b->best.plan.sequence_parallel) << b->best.shape;
-    }
-  }
 }
 
 // The uniform baseline also tries ZeRO-0, as the papers ran it; a ZeRO-0 plan of several
 // replicas is not offered when the search is ZeRO-1 only (the default).
 TEST(SearchSpace, PlansOfAZeroStageLeftOutAreNotOffered) {
-  const Cluster c = load_cluster(source("clusters/dgx-a100.yaml"), Catalog::builtin());
-  const Workload w = load_workload(source("workloads/gpt3-13b.yaml"));
   PlannerOptions o;
   o.top = 20;
-  o.threads = 1;
-  const PlannerResult r = plan_training(c, w, o);
+  const PlannerResult r = plan_example("clusters/dgx-a100.yaml", "workloads/gpt3-13b.yaml", o);
   ASSERT_FALSE(r.top.empty()) << r.reason;
   for (const RankedPlan& p : r.top) EXPECT_TRUE(p.plan.zero == 1 || p.plan.dp() == 1) << p.shape;
 }
