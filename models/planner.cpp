@@ -227,6 +227,7 @@ std::vector<Candidate> megatron_candidates(const Cluster& cluster, const Workloa
             std::vector<int> zeros = o.zero_stages;
             if (std::find(zeros.begin(), zeros.end(), 0) == zeros.end()) zeros.insert(zeros.begin(), 0);
             for (int z : zeros) {
+              if (z == 3 && pp > 1) continue;  // ZeRO-3 without pipeline parallelism (planner_zero3.cpp)
               for (bool sp : {false, true}) {
                 if (sp && (tp == 1 || !o.sequence_parallel)) continue;
                 UniformPlanOptions u;
@@ -458,10 +459,16 @@ PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const 
   long evaluated = 0, pruned = 0;
   std::vector<Candidate> megatron = megatron_candidates(cluster, workload, options, costs, &evaluated, &pruned);
 
+  const bool zero3 = std::find(options.zero_stages.begin(), options.zero_stages.end(), 3) != options.zero_stages.end();
   const auto to_candidates = [&](const ShapeCollector& c) {
     std::vector<Candidate> out;
     for (const Shape& s : c.take_sorted()) {
       out.push_back(Candidate{search.materialize(s), search.describe(s), s.tokens_per_s});
+      if (!zero3) continue;
+      if (std::optional<Plan> twin = planner::zero3_twin(out.back().plan)) {
+        const int m = twin->replicas.front().micro_batches;
+        out.push_back(Candidate{std::move(*twin), planner::with_micro_batches(out.back().shape, m), s.tokens_per_s});
+      }
     }
     return out;
   };
@@ -504,13 +511,14 @@ PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const 
   // Final ranking: the best shapes and every baseline plan, by the predictor's figures. The
   // uniform baseline also tries ZeRO-0 (as the papers ran it); a plan of a ZeRO stage the user
   // left out of the search is not offered (with one replica the stage does not matter).
-  std::vector<RankedPlan> all = predict_all(to_candidates(best));
+  // ZeRO-3 twins stand beside the ZeRO-1 shapes they come from, which a ZeRO-3-only search drops here.
   const auto searched_zero = [&](const RankedPlan& r) {
     return r.plan.dp() == 1 ||
            std::find(options.zero_stages.begin(), options.zero_stages.end(), r.plan.zero) != options.zero_stages.end();
   };
-  for (const std::vector<RankedPlan>* ranked : {&fast_ranked, &uniform_ranked})
-    for (const RankedPlan& r : *ranked)
+  std::vector<RankedPlan> all;
+  for (const std::vector<RankedPlan>& ranked : {predict_all(to_candidates(best)), fast_ranked, uniform_ranked})
+    for (const RankedPlan& r : ranked)
       if (searched_zero(r)) all.push_back(r);
   result.top = top_plans(std::move(all), options);
   if (result.top.empty()) {

@@ -39,9 +39,11 @@ struct PlannerOptions {
   /// ZeRO-1 (Megatron's distributed optimizer) by default: in the cost model it is never slower
   /// than ZeRO-0 (reduce-scatter + all-gather move what the all-reduce moves; the optimizer step
   /// and its memory shrink by the DP degree; Rajbhandari et al., SC'20, sec. 5.1), so searching
-  /// both only doubles the work. ZeRO-2/3 are left out: they shard gradients that pipeline
-  /// parallelism accumulates over micro-batches (DeepSpeed does not combine them with PP).
-  /// The uniform (Megatron) baseline still tries ZeRO-0, as the papers ran it.
+  /// both only doubles the work. ZeRO-3 (FSDP) is searched without pipeline parallelism, as
+  /// DeepSpeed and FSDP run it: the one-stage shapes found under ZeRO-1 get ZeRO-3 twins with
+  /// equal micro-batch counts (planner_zero3.cpp). ZeRO-2 is not searched: its ranks keep a shard
+  /// of the gradients only, so a stack reduces them at every micro-batch, which the cost model
+  /// does not price. The uniform (Megatron) baseline still tries ZeRO-0, as the papers ran it.
   std::vector<int> zero_stages = {1};
   std::vector<int> interleaves = {1, 2};   ///< 1 = 1F1B, v > 1 = interleaved with v chunks
   std::vector<int> tp_degrees = {1, 2, 4, 8};

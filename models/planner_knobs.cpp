@@ -32,13 +32,13 @@ std::string search_value_problem(SearchKnob knob, int value) {
         return std::to_string(value) + " is no interleave factor (expected 1 to 128; 1 is plain 1F1B)";
       return "";
     case SearchKnob::kZero:
-      // PlannerOptions::zero_stages says why ZeRO-2/3 are not searched.
-      if (value == 0 || value == 1) return "";
-      if (value == 2 || value == 3)
-        return "the planner does not search ZeRO-" + std::to_string(value) +
-               ": it shards the gradients that a pipeline accumulates over micro-batches (predict or simulate such "
-               "a plan with its `zero` key; expected 0 or 1)";
-      return std::to_string(value) + " is no ZeRO stage the planner searches (expected 0 or 1)";
+      // PlannerOptions::zero_stages says how each stage is searched, and why ZeRO-2 is not.
+      if (value == 0 || value == 1 || value == 3) return "";
+      if (value == 2)
+        return "the planner does not search ZeRO-2: a rank keeps only its shard of the gradients, so they are "
+               "reduced at every micro-batch, which the planner does not price (predict or simulate such a plan "
+               "with its `zero` key; expected 0, 1 or 3)";
+      return std::to_string(value) + " is no ZeRO stage the planner searches (expected 0, 1 or 3)";
   }
   return "";
 }

@@ -78,7 +78,7 @@ void ShapeSearch::search(const std::vector<int>& pool_nodes, bool uniform,
     for (Recompute rc : options_.recomputes) {
       for (int v : options_.interleaves) {
         if (v < 1 || m.layers % v != 0) continue;
-        for (int z : options_.zero_stages) {
+        for (int z : shape_search_zero_stages(options_.zero_stages)) {
           Knobs k;
           k.micro_batch = mb;
           k.recompute = rc;

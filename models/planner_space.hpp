@@ -4,6 +4,7 @@
 #pragma once
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -41,6 +42,17 @@ struct Knobs {
                       overlap_p2p_comm);
   }
 };
+
+/// ZeRO-3 planning (planner_zero3.cpp). The twin of a plan under ZeRO-3: every replica one stage,
+/// the micro-batches split evenly (nullopt when the plan has one replica, a pipeline, or a
+/// micro-batch total that does not divide by the replicas).
+std::optional<Plan> zero3_twin(const Plan& plan);
+/// A shape description ("2x[a tp4 x1 L32] m68 + 8x[b tp4 x1 L32] m31-30") with every kind's
+/// micro-batch count replaced by `micro_batches`.
+std::string with_micro_batches(const std::string& shape, int micro_batches);
+/// The ZeRO stages the shape search runs for the stages the user searches: ZeRO-3 as ZeRO-1,
+/// whose shapes get ZeRO-3 twins.
+std::vector<int> shape_search_zero_stages(const std::vector<int>& searched);
 
 /// TP degrees valid for a node type and model: divide the node's GPUs, heads, ffn_hidden,
 /// and divide or are divided by kv_heads (the same rules as check_plan()).

@@ -10,6 +10,7 @@
 #include "catalog.hpp"
 #include "input_loader.hpp"
 #include "planner.hpp"
+#include "planner_space.hpp"
 #include "sweep_run.hpp"
 #include "sweep_spec.hpp"
 
@@ -44,8 +45,9 @@ TEST(SearchSpace, ValuesOutsideWhatThePlannerSearchesAreNamed) {
   EXPECT_THAT(search_value_problem(SearchKnob::kInterleave, 0), HasSubstr("1 is plain 1F1B"));
   EXPECT_EQ(search_value_problem(SearchKnob::kZero, 0), "");
   EXPECT_EQ(search_value_problem(SearchKnob::kZero, 1), "");
-  EXPECT_THAT(search_value_problem(SearchKnob::kZero, 3), HasSubstr("does not search ZeRO-3"));
-  EXPECT_THAT(search_value_problem(SearchKnob::kZero, 4), HasSubstr("expected 0 or 1"));
+  EXPECT_EQ(search_value_problem(SearchKnob::kZero, 3), "");
+  EXPECT_THAT(search_value_problem(SearchKnob::kZero, 2), HasSubstr("does not search ZeRO-2"));
+  EXPECT_THAT(search_value_problem(SearchKnob::kZero, 4), HasSubstr("expected 0, 1 or 3"));
 }
 
 TEST(SearchSpace, AnEmptySpaceSaysWhichListLeftNothing) {
@@ -98,6 +100,47 @@ TEST(SearchSpace, AStackWithoutSequenceParallelismGetsPlansWithoutIt) {
     some_tp = some_tp || p->plan.replicas[0].stages[0].tp() > 1;
   }
   EXPECT_TRUE(some_tp);  // TP itself is still searched
+}
+
+// ZeRO-3 as FSDP and DeepSpeed run it: no pipeline, and replicas that pair their per-pass
+// collectives run equal micro-batch counts (plan.hpp zero3_asymmetry).
+TEST(SearchSpace, ZeroThreePlansAreOneStageReplicasOfEqualMicroBatches) {
+  PlannerOptions o;
+  o.zero_stages = {3};
+  o.top = 8;
+  const PlannerResult r = plan_example("clusters/mixed-a100-v100.yaml", "workloads/gpt3-6.7b.yaml", o);
+  ASSERT_FALSE(r.top.empty()) << r.reason;
+  for (const RankedPlan& p : r.top) {
+    EXPECT_TRUE(p.report.feasible) << p.shape;
+    if (p.plan.dp() == 1) continue;
+    EXPECT_EQ(p.plan.zero, 3) << p.shape;
+    for (const Replica& rep : p.plan.replicas) {
+      EXPECT_EQ(rep.stages.size(), 1u) << p.shape;
+      EXPECT_EQ(rep.micro_batches, p.plan.replicas.front().micro_batches) << p.shape;
+    }
+  }
+}
+
+TEST(SearchSpace, AZeroThreeTwinSplitsTheMicroBatchesEvenly) {
+  Plan p;
+  p.zero = 1;
+  p.replicas = {Replica{}, Replica{}};
+  p.replicas[0].micro_batches = 3;
+  p.replicas[0].stages = {Stage{}};
+  p.replicas[1].micro_batches = 5;
+  p.replicas[1].stages = {Stage{}};
+  const std::optional<Plan> twin = planner::zero3_twin(p);
+  ASSERT_TRUE(twin.has_value());
+  EXPECT_EQ(twin->zero, 3);
+  EXPECT_EQ(twin->replicas[0].micro_batches, 4);
+  EXPECT_EQ(twin->replicas[1].micro_batches, 4);
+  p.replicas[1].micro_batches = 4;  // 7 micro-batches do not split over two replicas
+  EXPECT_FALSE(planner::zero3_twin(p).has_value());
+  p.replicas[1].micro_batches = 5;
+  p.replicas[1].stages.push_back(Stage{});  // a pipeline: no ZeRO-3 twin
+  EXPECT_FALSE(planner::zero3_twin(p).has_value());
+  EXPECT_EQ(planner::with_micro_batches("2x[a tp4 x1 L32] m68 + 8x[b tp4 x1 L32] m31-30", 4),
+            "2x[a tp4 x1 L32] m4 + 8x[b tp4 x1 L32] m4");
 }
 
 // The uniform baseline also tries ZeRO-0, as the papers ran it; a ZeRO-0 plan of several
