@@ -61,13 +61,14 @@ void run_check(const CheckOptions& o) {
     std::cerr << "hetsim check: cannot execute the plan: " << e.what() << '\n';
     throw VerbExit{kExitFailure};
   }
-  // The execution engine's GEMMs are its own FP32 kernels, never TF32, and its ZeRO-3 gathers
-  // block, without prefetch (exec/README.md): price what it runs, whatever the workload and the
-  // plan say for training stacks.
+  // The execution engine's GEMMs are its own FP32 kernels, never TF32, its ZeRO-3 gathers block,
+  // without prefetch, and its gradient sync runs after the backward, not beside it (exec/README.md):
+  // price what it runs, whatever the workload and the plan say for training stacks.
   models::Workload executed = in.workload;
   executed.training.allow_tf32 = false;
   models::Plan executed_plan = *in.plan;
   executed_plan.zero3_prefetch = false;
+  executed_plan.overlap_grad_sync = false;
   const models::Report predicted = models::predict(in.cluster, executed, executed_plan);
   if (!predicted.feasible) {
     std::cerr << "hetsim check: the model finds the plan infeasible: " << predicted.infeasible_reason << '\n';

@@ -81,10 +81,21 @@ double collective_time(CollectiveKind kind, double size_bytes, const GroupCost& 
   return ring_time(kind, size_bytes, g);
 }
 
-Zero3Traffic zero3_traffic(Recompute recompute) {
-  Zero3Traffic t;
-  if (recompute == Recompute::kFull) t.backward_gathers = 2;
+PassTraffic pass_traffic(int zero, Recompute recompute) {
+  PassTraffic t;
+  if (zero >= 2) t.backward_reduce_scatters = 1;
+  if (zero >= 3) {
+    t.forward_gathers = 1;
+    t.backward_gathers = recompute == Recompute::kFull ? 2 : 1;
+  }
   return t;
+}
+
+bool pass_traffic_hidden(const Plan& plan) { return plan.zero >= 3 ? plan.zero3_prefetch : plan.overlap_grad_sync; }
+
+int micro_batches_with_pass_traffic(int zero, int micro_batches) {
+  if (zero >= 3) return micro_batches;
+  return zero == 2 ? std::max(0, micro_batches - 1) : 0;
 }
 
 double zero3_collective_time(CollectiveKind kind, double size_bytes, const GroupCost& g) {

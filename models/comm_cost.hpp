@@ -42,21 +42,35 @@ GradSyncAlgorithm resolve_algorithm(CollectiveKind kind, double size_bytes, cons
 /// The time of the algorithm resolve_algorithm() picks.
 double collective_time(CollectiveKind kind, double size_bytes, const GroupCost& g,
                        GradSyncAlgorithm algorithm = GradSyncAlgorithm::kAuto);
-/// ZeRO-3 collectives of one micro-batch of a stage, in units of the stage's full weights
-/// (gathers) and gradients (reduce-scatters) (Rajbhandari et al., "ZeRO: memory optimizations
-/// toward training trillion parameter models", SC'20 §5.3 and §7.2.3: weights all-gathered
-/// before the forward and again before the backward, gradients reduce-scattered as the backward
-/// produces them, 3x the weights per step instead of data parallelism's 2x). With full
-/// activation recomputation the recompute forward inside the backward gathers them once more:
-/// DeepSpeed stage 3 releases a module's gathered weights after each forward of it. Every
-/// micro-batch pays this (the gradients are partitioned, so they are reduced per micro-batch),
-/// and nothing is left for the end of the step: the optimizer updates the local shard only.
-struct Zero3Traffic {
-  int forward_gathers = 1;
-  int backward_gathers = 1;
-  int backward_reduce_scatters = 1;
+/// The data-parallel collectives inside one micro-batch's passes of a stage, in units of the
+/// stage's full weights (gathers) and gradients (reduce-scatters). ZeRO-3 (Rajbhandari et al.,
+/// "ZeRO: memory optimizations toward training trillion parameter models", SC'20 §5.3 and
+/// §7.2.3): weights all-gathered before the forward and again before the backward, gradients
+/// reduce-scattered as the backward produces them, 3x the weights per step instead of data
+/// parallelism's 2x; with full activation recomputation the recompute forward inside the
+/// backward gathers them once more (DeepSpeed stage 3 releases a module's gathered weights after
+/// each forward of it); nothing is left for the end of the step but the optimizer on the local
+/// shard. ZeRO-2 (§5.2): a rank keeps only its shard of the gradients, so they are
+/// reduce-scattered after every backward too, not once per step (DeepSpeed stage 2:
+/// "gradient reduction is required after every backward because of gradient partitioning",
+/// deepspeedai/DeepSpeed#2252): the last micro-batch's reduction is the end-of-step one of
+/// ZeRO-1 (same time, same overlap), the earlier ones run in their passes
+/// (micro_batches_with_pass_traffic); its weights stay whole and are all-gathered once, after
+/// the optimizer. ZeRO 0/1: nothing per pass (gradients accumulate whole and are reduced once).
+struct PassTraffic {
+  int forward_gathers = 0;
+  int backward_gathers = 0;
+  int backward_reduce_scatters = 0;
+  bool any() const { return forward_gathers + backward_gathers + backward_reduce_scatters > 0; }
 };
-Zero3Traffic zero3_traffic(Recompute recompute);
+PassTraffic pass_traffic(int zero, Recompute recompute);
+/// Whether a pass's compute hides its traffic (the pass lasts max(compute, traffic) instead of
+/// their sum): ZeRO-3 with prefetch (Plan::zero3_prefetch), ZeRO-2 with the gradient sync
+/// overlapped with the backward (Plan::overlap_grad_sync; DeepSpeed's `overlap_comm`).
+bool pass_traffic_hidden(const Plan& plan);
+/// How many of a replica's `micro_batches` carry pass_traffic: all of them under ZeRO-3, all
+/// but the last under ZeRO-2 (whose last reduction runs at the end of the step), none below.
+int micro_batches_with_pass_traffic(int zero, int micro_batches);
 /// Time of one ZeRO-3 all-gather or reduce-scatter of `size_bytes` (the full stage's weights or
 /// gradients): a ring in which every member moves its (n-1)/n share over its own share of its
 /// node's NICs, without the multi-NIC fan-out that NCCL reaches for one large collective.

@@ -49,7 +49,7 @@ double egress_dollars_per_step(const Cluster& c, const Workload& w, const Plan& 
   // segment is stage s of every replica when they split the model alike (dp_segments.hpp).
   const int dp = plan.dp();
   if (dp > 1) {
-    const Zero3Traffic z3 = zero3_traffic(plan.recompute);
+    const PassTraffic t = pass_traffic(plan.zero, plan.recompute);
     const DpSegments segments(plan, m);
     std::vector<int> members, stage;  // replicas holding segment k, and their stage holding it
     for (int k = 0; k < segments.count(); ++k) {
@@ -68,12 +68,16 @@ double egress_dollars_per_step(const Cluster& c, const Workload& w, const Plan& 
       }
       const double params = shard.params;
       const double share = (n - 1.0) / n;
-      double bytes_per_hop = 2.0 * share * params * grad_bpp;                              // ZeRO 0: all-reduce
-      if (plan.zero >= 1) bytes_per_hop = share * params * (grad_bpp + weight_bpp);      // reduce-scatter + all-gather
-      if (plan.zero >= 3) {
+      double bytes_per_hop = 2.0 * share * params * grad_bpp;  // ZeRO 0: all-reduce
+      if (plan.zero >= 1) {
+        // Every micro-batch's passes (pass_traffic), then at the end of the step the gradients'
+        // reduce-scatter where no pass did it (ZeRO-1) and the updated weights' all-gather where
+        // the weights stay whole (ZeRO-1/2).
         const double mb = plan.replicas[members.front()].micro_batches;
-        bytes_per_hop = mb * share * params *
-                        ((z3.forward_gathers + z3.backward_gathers) * weight_bpp + z3.backward_reduce_scatters * grad_bpp);
+        const double per_pass =
+            (t.forward_gathers + t.backward_gathers) * weight_bpp + t.backward_reduce_scatters * grad_bpp;
+        const double end_of_step = (t.backward_reduce_scatters > 0 ? 0.0 : grad_bpp) + (plan.zero <= 2 ? weight_bpp : 0.0);
+        bytes_per_hop = share * params * (mb * per_pass + end_of_step);
       }
       for (int j = 0; j < shard.shards; ++j)
         for (int i = 0; i < n; ++i) {

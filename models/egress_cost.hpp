@@ -16,9 +16,10 @@ namespace hetsim::models {
 ///   its gradient back, once per chunk that crosses (the full boundary tensor, summed over the
 ///   TP ranks' slices);
 /// - data-parallel gradient sync: a ring of n members moves 2(n-1)/n of the gradients over each
-///   hop (Patarasuk & Yuan, JPDC 2009); every hop between zones pays it; ZeRO-1/2 reduce-scatter
-///   the gradients and all-gather the weights ((n-1)/n each); ZeRO-3 does so every micro-batch
-///   (zero3_traffic);
+///   hop (Patarasuk & Yuan, JPDC 2009); every hop between zones pays it; ZeRO-1 reduce-scatters
+///   the gradients and all-gathers the weights ((n-1)/n each); ZeRO-2 reduce-scatters the
+///   gradients every micro-batch and gathers the weights once, ZeRO-3 moves both every
+///   micro-batch (pass_traffic);
 /// - tied embeddings whose first and last stage lie in different zones: a two-member ring.
 /// The ring is an estimate for tree and hierarchical algorithms too (they move no fewer bytes
 /// across a cut between two zones). `stage_params` is per TP rank, [replica * max_pp + stage];

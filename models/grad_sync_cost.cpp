@@ -84,14 +84,15 @@ struct Load {
   double time_s() const { return std::max(own_s, max_s); }
 };
 
-/// One stage's loads. ZeRO-3 gathers and scatters a stage's weights when its layers run, its
-/// shards side by side. (A ZeRO-3 plan is aligned, one segment a stage: its replicas share their
-/// stages, plan.hpp zero3_asymmetry; the predictor refuses the others before this point.)
+/// One stage's loads. ZeRO-2/3 move a stage's gradients (ZeRO-3 also its weights) when its
+/// layers run, its shards side by side. (A ZeRO-2/3 plan is aligned, one segment a stage: its
+/// replicas share their stages, plan.hpp zero3_asymmetry; the predictor refuses the others
+/// before this point.)
 struct SlotLoad {
   Load reduce, gather;                ///< end-of-step reduction (all its buckets) and ZeRO-1/2 gather
   double offset_s = 0;                ///< earliest start of its groups before the step's end
-  Load segment_ag, segment_rs;        ///< ZeRO-3 gather and reduce-scatter of the current segment
-  double ag_s = 0, rs_s = 0;          ///< ZeRO-3 per chunk pass: the segments' sum
+  Load segment_ag, segment_rs;        ///< ZeRO-3 gather and ZeRO-2/3 reduce-scatter of the current segment
+  double ag_s = 0, rs_s = 0;          ///< per chunk pass: the segments' sum
   int groups = 0, buckets = 0;
 };
 
@@ -139,7 +140,8 @@ class GradSync {
         aligned(segments.aligned()),
         shared_gpus(stages_in_several_groups(plan, aligned, copy_of)),
         reduce_kind(plan.zero == 0 ? CollectiveKind::kAllReduce : CollectiveKind::kReduceScatter),
-        load(shared_gpus || plan.zero >= 3 ? static_cast<std::size_t>(dp) * in.max_pp : 0),
+        traffic(pass_traffic(plan.zero, plan.recompute)),
+        load(shared_gpus || traffic.any() ? static_cast<std::size_t>(dp) * in.max_pp : 0),
         members(dp),
         member_slot(dp) {
     group_memo.signature.reserve(2 * static_cast<std::size_t>(dp));
@@ -151,7 +153,8 @@ class GradSync {
     double exposed = 0;
     for (int k = 0; k < segments.count(); ++k) exposed = std::max(exposed, sync_segment(k));
     exposed = std::max(exposed, stages_in_several_groups_exposed_s());
-    if (plan.zero >= 3) exposed = std::max(exposed, zero3_exposed_s());
+    // The passes' traffic lengthens the pipelines; ZeRO-2's end-of-step sync then follows.
+    if (traffic.any()) exposed += pass_traffic_exposed_s();
     return exposed;
   }
 
@@ -247,13 +250,15 @@ class GradSync {
             sync.gather_bytes != gather_bytes || sync.buckets != buckets) {
           sync = {group_memo.generation, grad_bytes, gather_bytes, buckets, 0, 0, 0, 0, 0};
           if (plan.zero <= 2) {
-            // ZeRO-1/2: reduce-scatter gradients, all-gather updated weights (ZeRO §5.1-5.2).
+            // ZeRO-0: all-reduce; ZeRO-1/2: reduce-scatter gradients, all-gather updated weights
+            // (ZeRO §5.1-5.2; ZeRO-2's earlier micro-batches reduce in their passes, scatter_s).
             sync.param_gather_s =
                 plan.zero == 0 ? 0 : collective_time(CollectiveKind::kAllGather, gather_bytes, g, plan.grad_sync);
             sync.sync_s = collective_time(reduce_kind, grad_bytes, g, plan.grad_sync) + sync.param_gather_s;
             // Overlapped, each bucket is a collective of its own, latency terms included.
             if (buckets > 1) sync.bucket_s = collective_time(reduce_kind, grad_bytes / buckets, g, plan.grad_sync);
             else sync.bucket_s = sync.sync_s - sync.param_gather_s;
+            if (plan.zero == 2) sync.scatter_s = zero3_collective_time(CollectiveKind::kReduceScatter, grad_bytes, g);
           } else {
             sync.gather_s = zero3_collective_time(CollectiveKind::kAllGather, gather_bytes, g);
             sync.scatter_s = zero3_collective_time(CollectiveKind::kReduceScatter, grad_bytes, g);
@@ -339,20 +344,24 @@ class GradSync {
     return exposed_s;
   }
 
-  /// ZeRO-3: every micro-batch's passes gather the weights and reduce-scatter the gradients
-  /// (zero3_traffic), prefetched so that the pass's compute hides them: a stage's pass lasts
-  /// max(compute, traffic), so its time per micro-batch grows from t = f + b to
-  /// c = max(f, forward traffic) + max(b, backward traffic) (without prefetch, Plan::zero3_prefetch,
-  /// c = f + b + all the traffic). In the steady state a pipeline moves at its slowest stage,
-  /// max_s c_s per micro-batch instead of max_s t_s: a stage whose passes, lengthened by their
-  /// traffic, still fit the bottleneck's cadence costs nothing (its slack absorbs them). So the
-  /// replica's step grows by m * (max_s c_s - max_s t_s), the fill and drain kept at their compute
-  /// times (an approximation: the simulator, which lengthens every pass, is a mean 2.0% away on 31
-  /// ZeRO-3 stress plans, 8.4% at most). One stage: m times the passes' excess. The slowest replica
-  /// sets the pace; nothing is left for the end of the step.
-  double zero3_exposed_s() const {
+  /// ZeRO-2/3: the micro-batches' passes move the data-parallel traffic (pass_traffic: ZeRO-3
+  /// gathers the weights and reduce-scatters the gradients in every micro-batch, ZeRO-2
+  /// reduce-scatters the gradients in all but the last, whose reduction ends the step as
+  /// ZeRO-1's does), which the pass's compute hides when prefetched or overlapped
+  /// (pass_traffic_hidden): a stage's pass lasts max(compute, traffic), so its time per
+  /// micro-batch grows from t = f + b to c = max(f, forward traffic) + max(b, backward traffic)
+  /// (not hidden: c = f + b + all the traffic). In the steady state a pipeline moves at its
+  /// slowest stage, max_s c_s per micro-batch instead of max_s t_s: a stage whose passes,
+  /// lengthened by their traffic, still fit the bottleneck's cadence costs nothing (its slack
+  /// absorbs them). So the replica's step grows by m' * (max_s c_s - max_s t_s), m' the
+  /// micro-batches with pass traffic (micro_batches_with_pass_traffic), the fill and drain kept at
+  /// their compute times (an approximation: the simulator, which lengthens every pass, is a mean
+  /// 2.0% away on 31 ZeRO-3 stress plans, 8.4% at most). One stage: m' times the passes' excess. The slowest replica sets the pace; ZeRO-3 leaves nothing for the end of
+  /// the step, ZeRO-2 its last reduction and its weights' all-gather (sync_segment).
+  double pass_traffic_exposed_s() const {
     double exposed_s = 0;
-    const Zero3Traffic z = zero3_traffic(plan.recompute);
+    const PassTraffic& z = traffic;
+    const bool hidden = pass_traffic_hidden(plan);
     const double slowest = in.replica_time_s[in.slowest_replica];
     for (int r = 0; r < dp; ++r) {
       const int pp = static_cast<int>(plan.replicas[r].stages.size());
@@ -364,11 +373,12 @@ class GradSync {
         const double forward_traffic = z.forward_gathers * l.ag_s;
         const double backward_traffic = z.backward_gathers * l.ag_s + z.backward_reduce_scatters * l.rs_s;
         pace = std::max(pace, f + b);
-        pace_with_traffic = std::max(pace_with_traffic, plan.zero3_prefetch ? std::max(f, forward_traffic) +
+        pace_with_traffic = std::max(pace_with_traffic, hidden ? std::max(f, forward_traffic) +
                                                                                   std::max(b, backward_traffic)
                                                                             : f + forward_traffic + b + backward_traffic);
       }
-      const double grows = plan.replicas[r].micro_batches * (pace_with_traffic - pace);
+      const double grows =
+          micro_batches_with_pass_traffic(plan.zero, plan.replicas[r].micro_batches) * (pace_with_traffic - pace);
       exposed_s = std::max(exposed_s, in.replica_time_s[r] + grows - slowest);
     }
     return exposed_s;
@@ -385,6 +395,7 @@ class GradSync {
   const bool aligned;
   const bool shared_gpus;
   const CollectiveKind reduce_kind;
+  const PassTraffic traffic;                  ///< what every micro-batch's passes move (ZeRO-2/3)
   std::vector<SlotLoad> load;                 ///< [slot], see SlotLoad (empty when not needed)
   std::vector<int> members, member_slot;      ///< the current group's GPUs and their slots
   int count = 0;                              ///< members of the current group

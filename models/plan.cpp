@@ -68,12 +68,19 @@ std::vector<int> cross_node_tp_senders(const Plan& plan, const Cluster& cluster)
 }
 
 std::string zero3_asymmetry(const Plan& plan) {
-  if (plan.zero < 3 || plan.replicas.empty()) return "";
+  if (plan.zero < 2 || plan.replicas.empty()) return "";
+  // ZeRO-2 reduces in the passes of every micro-batch but the last (comm_cost.hpp pass_traffic):
+  // with one micro-batch per replica its only reduction is the end-of-step one, which any plan can run.
+  const bool one_micro_batch_each = std::all_of(plan.replicas.begin(), plan.replicas.end(),
+                                                [](const Replica& r) { return r.micro_batches <= 1; });
+  if (plan.zero == 2 && one_micro_batch_each) return "";
   const Replica& first = plan.replicas[0];
   for (std::size_t r = 1; r < plan.replicas.size(); ++r) {
     const Replica& rep = plan.replicas[r];
-    const std::string where = "replicas[" + std::to_string(r) + "]: ZeRO-3 needs every replica to run ";
-    const std::string why = ": its per-pass gathers and reduce-scatters pair up across replicas";
+    const std::string where =
+        "replicas[" + std::to_string(r) + "]: ZeRO-" + std::to_string(plan.zero) + " needs every replica to run ";
+    const std::string why = plan.zero >= 3 ? ": its per-pass gathers and reduce-scatters pair up across replicas"
+                                           : ": its per-micro-batch reduce-scatters pair up across replicas";
     if (rep.micro_batches != first.micro_batches) {
       return where + "the same number of micro-batches (" + std::to_string(rep.micro_batches) + " here, " +
              std::to_string(first.micro_batches) + " on replicas[0])" + why;

@@ -104,11 +104,13 @@ void plan_gpus_per_node(const Plan& plan, const Cluster& cluster, std::vector<in
 std::vector<int> cross_node_tp_senders(const Plan& plan, const Cluster& cluster);
 
 /// ZeRO-3 gathers a layer's weights at every pass and reduce-scatters its gradients after every
-/// backward over the layer's data-parallel group, and the members pair those collectives up in
-/// order (DeepSpeed stage 3 and PyTorch FSDP hang when ranks run different numbers of passes):
-/// every replica must run the same stages (layers per stage) and the same number of
-/// micro-batches; TP degrees may differ. Returns why a ZeRO-3 plan breaks that, empty when it
-/// does not (or the plan is not ZeRO-3). The predictors report it as infeasible, exec refuses it.
+/// backward over the layer's data-parallel group (ZeRO-2 the gradients; comm_cost.hpp
+/// pass_traffic), and the members pair those collectives up in order (DeepSpeed stages 2 and 3
+/// and PyTorch FSDP hang when ranks run different numbers of passes): every replica must run the
+/// same stages (layers per stage) and the same number of micro-batches; TP degrees may differ.
+/// Returns why a ZeRO-2/3 plan breaks that, empty when it does not (or the plan is ZeRO-0/1, or
+/// ZeRO-2 with one micro-batch per replica, which reduces only at the end of the step).
+/// The predictors report it as infeasible, exec refuses it.
 std::string zero3_asymmetry(const Plan& plan);
 
 /// Structural checks that need the cluster and workload (GPU indices exist and are used once,

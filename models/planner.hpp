@@ -42,8 +42,9 @@ struct PlannerOptions {
   /// both only doubles the work. ZeRO-3 (FSDP) is searched without pipeline parallelism, as
   /// DeepSpeed and FSDP run it: the one-stage shapes found under ZeRO-1 get ZeRO-3 twins with
   /// equal micro-batch counts (planner_zero3.cpp). ZeRO-2 is not searched: its ranks keep a shard
-  /// of the gradients only, so a stack reduces them at every micro-batch, which the cost model
-  /// does not price. The uniform (Megatron) baseline still tries ZeRO-0, as the papers ran it.
+  /// of the gradients only, so they reduce them at every micro-batch (comm_cost.hpp pass_traffic),
+  /// which predict() prices but the search's estimator does not. The uniform (Megatron) baseline
+  /// still tries ZeRO-0, as the papers ran it.
   std::vector<int> zero_stages = {1};
   std::vector<int> interleaves = {1, 2};   ///< 1 = 1F1B, v > 1 = interleaved with v chunks
   std::vector<int> tp_degrees = {1, 2, 4, 8};

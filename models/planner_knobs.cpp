@@ -36,7 +36,7 @@ std::string search_value_problem(SearchKnob knob, int value) {
       if (value == 0 || value == 1 || value == 3) return "";
       if (value == 2)
         return "the planner does not search ZeRO-2: a rank keeps only its shard of the gradients, so they are "
-               "reduced at every micro-batch, which the planner does not price (predict or simulate such a plan "
+               "reduced at every micro-batch, which its estimator does not price (predict or simulate such a plan "
                "with its `zero` key; expected 0, 1 or 3)";
       return std::to_string(value) + " is no ZeRO stage the planner searches (expected 0, 1 or 3)";
   }

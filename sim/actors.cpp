@@ -168,9 +168,11 @@ class StageActor {
         sw(w.work.replicas[r][s]),
         p(static_cast<int>(w.work.replicas[r].size())),
         v(static_cast<int>(sw.chunks.size())),
+        micro_batches(w.plan.replicas[r].micro_batches),
         timing{r, s},
         passes(stage_passes(w.plan.schedule, p, s, w.plan.replicas[r].micro_batches, v)),
-        comp(w.lay.actors[a].component >= 0 ? &rt.components_[w.lay.actors[a].component] : nullptr) {
+        comp(w.lay.actors[a].component >= 0 ? &rt.components_[w.lay.actors[a].component] : nullptr),
+        traffic_hidden(models::pass_traffic_hidden(w.plan)) {
     for (int i = 0; i < static_cast<int>(passes.size()); ++i)
       if (!passes[i].forward) last_backward = i;
   }
@@ -191,11 +193,11 @@ class StageActor {
     const std::string label = rt.trace_ ? pass_label(ps, v) : std::string();
     if (s > 0 || ps.chunk > 0) receive(rt.message(r, s, true, ps.chunk, ps.micro_batch), label);
     const double t0 = start_gather(w.lay.zero3_forward[a]);
-    if (!w.plan.zero3_prefetch) finish_gather(t0, label);
+    if (!traffic_hidden) finish_gather(t0, label);
     const double c0 = sg4::Engine::get_clock();
     run_ops(chunk.forward, false);
     rt.span(a, label, "forward", c0, sg4::Engine::get_clock());
-    if (w.plan.zero3_prefetch) finish_gather(t0, label);
+    if (traffic_hidden) finish_gather(t0, label);
     const double t1 = sg4::Engine::get_clock();
     if (s < p - 1) post(rt.message(r, s + 1, true, ps.chunk, ps.micro_batch), transfer(w, r, s, s + 1, true));
     else if (ps.chunk < v - 1) post(rt.message(r, 0, true, ps.chunk + 1, ps.micro_batch), transfer(w, r, s, 0, true));
@@ -206,12 +208,15 @@ class StageActor {
     const auto& chunk = sw.chunks[ps.chunk];
     const std::string label = rt.trace_ ? pass_label(ps, v) : std::string();
     if (s < p - 1 || ps.chunk < v - 1) receive(rt.message(r, s, false, ps.chunk, ps.micro_batch), label);
-    const double t0 = start_gather(w.lay.zero3_backward[a]);
-    if (!w.plan.zero3_prefetch) finish_gather(t0, label);
+    // ZeRO-2 reduces the last micro-batch's gradients at the end of the step (models::pass_traffic).
+    static const FoldedPhase kNothing{};
+    const bool traffic = w.plan.zero >= 3 || (w.plan.zero == 2 && ps.micro_batch + 1 < micro_batches);
+    const double t0 = start_gather(traffic ? w.lay.zero3_backward[a] : kNothing);
+    if (!traffic_hidden) finish_gather(t0, label);
     const double c0 = sg4::Engine::get_clock();
     run_ops(chunk.backward, comp != nullptr && w.plan.overlap_grad_sync && last);
     rt.span(a, label, "backward", c0, sg4::Engine::get_clock());
-    if (w.plan.zero3_prefetch) finish_gather(t0, label);
+    if (traffic_hidden) finish_gather(t0, label);
     const double t1 = sg4::Engine::get_clock();
     if (s > 0) post(rt.message(r, s - 1, false, ps.chunk, ps.micro_batch), transfer(w, r, s, s - 1, false));
     else if (ps.chunk > 0) post(rt.message(r, p - 1, false, ps.chunk - 1, ps.micro_batch), transfer(w, r, s, p - 1, false));
@@ -291,8 +296,8 @@ class StageActor {
       while (released < comp->buckets) comp->bucket_ready[released++]->release();
   }
 
-  /// ZeRO-3: the chunk's collectives run while the pass computes; the pass waits for them at its end
-  /// (without prefetch, Plan::zero3_prefetch, before its compute: the pass takes both in turn).
+  /// ZeRO-2/3: the chunk's collectives run while the pass computes; the pass waits for them at its
+  /// end (when not hidden, models::pass_traffic_hidden, before its compute: the pass takes both in turn).
   double start_gather(const FoldedPhase& traffic) {
     gather = &traffic;
     gathers.clear();
@@ -315,7 +320,7 @@ class StageActor {
     const double staged_end = end + rt.staging_delay(gather->simulated);
     if (staged_end > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(staged_end);
     timing.dp_wait_s += sg4::Engine::get_clock() - t0;
-    rt.span(a, "zero3 gather " + label, "dp", t0, sg4::Engine::get_clock());
+    rt.span(a, (w.plan.zero >= 3 ? "zero3 gather " : "zero2 reduce-scatter ") + label, "dp", t0, sg4::Engine::get_clock());
   }
 
   World& w;
@@ -324,11 +329,13 @@ class StageActor {
   const models::StageWork& sw;
   const int p;  ///< stages of the replica
   const int v;  ///< chunks of the stage
+  const int micro_batches;  ///< of the replica
   StageTiming timing;
   const std::vector<PassStep> passes;
   int last_backward = -1;  ///< index of the last backward pass (overlapped sync releases its buckets)
   ComponentRt* comp;       ///< the stage's DP component, nullptr without one
-  const FoldedPhase* gather = nullptr;  ///< the ZeRO-3 gather in flight
+  const bool traffic_hidden;  ///< the passes' ZeRO-2/3 traffic runs beside their compute (models::pass_traffic_hidden)
+  const FoldedPhase* gather = nullptr;  ///< the ZeRO-2/3 pass traffic in flight
   std::vector<sg4::CommPtr> gathers;    ///< its flows
 };
 

@@ -59,10 +59,10 @@ int congruent_block_size(const Topology& topo, const models::Plan& plan, const m
         if (!fresh) uf.unite(it->second, r);
       }
   if (zones.size() != 1) return 0;  // WAN-spanning plans: simulated unfolded (exact)
-  // ZeRO-3 moves weights and gradients between all replicas during every pass: on an
+  // ZeRO-2/3 move gradients (and weights) between all replicas during every pass: on an
   // oversubscribed fabric the other blocks' traffic shares the simulated block's uplinks, which
   // a folded run would leave empty (half the step of a 2:1 fat tree went missing).
-  if (plan.zero >= 3 && cluster.zones[*zones.begin()].fabric.oversubscription > 1) return 0;
+  if (plan.zero >= 2 && cluster.zones[*zones.begin()].fabric.oversubscription > 1) return 0;
   int size = 0;
   while (size < d && uf.find(size) == 0) ++size;
   if (size == 0 || d % size != 0 || d / size < 3) return 0;
@@ -170,15 +170,15 @@ void add_embedding_syncs(const Topology& topo, const models::Plan& plan, const m
   }
 }
 
-/// ZeRO-3: the flows of each simulated actor's share of one chunk's collectives in a forward and
-/// in a backward pass (lay.zero3_forward/backward, see sim_layout.hpp). False when a flow's
-/// destination is outside the platform (the caller then simulates unfolded).
-bool add_zero3_pass_traffic(const Topology& topo, const models::Plan& plan, const models::PlanWork& work,
+/// ZeRO-2/3: the flows of each simulated actor's share of one chunk's collectives in a forward
+/// and in a backward pass (lay.zero3_forward/backward, see sim_layout.hpp; models::pass_traffic).
+/// False when a flow's destination is outside the platform (the caller then simulates unfolded).
+bool add_pass_traffic(const Topology& topo, const models::Plan& plan, const models::PlanWork& work,
                             const std::vector<int>& groups_with_flows, const std::vector<bool>& gpu_in_sim,
                             const std::vector<bool>& gpu_in_platform, const std::vector<int>& actor_of_gpu, bool fold,
                             SimLayout& lay) {
   const auto& cluster = topo.get_cluster();
-  const models::Zero3Traffic traffic = models::zero3_traffic(plan.recompute);
+  const models::PassTraffic traffic = models::pass_traffic(plan.zero, plan.recompute);
   std::vector<Phase> forward(lay.actors.size()), backward(lay.actors.size());
   for (int k : groups_with_flows) {
     const auto& grp = work.dp_groups[k];
@@ -213,7 +213,7 @@ bool add_zero3_pass_traffic(const Topology& topo, const models::Plan& plan, cons
         b.push_back({g, peer, backward_bytes});
       }
       for (Phase* ph : {&f, &b}) spread_over_mesh_links(topo, grp.gpus, *ph);
-      forward[a].insert(forward[a].end(), f.begin(), f.end());
+      if (forward_bytes > 0) forward[a].insert(forward[a].end(), f.begin(), f.end());  // ZeRO-2 gathers nothing
       backward[a].insert(backward[a].end(), b.begin(), b.end());
     }
   }
@@ -361,7 +361,8 @@ SimLayout layout(const Topology& topo, const models::Plan& plan, const models::P
         into[i].delay_after_s = std::max(into[i].delay_after_s, cf.delay_after_s);
       }
     };
-    // ZeRO-3 moves its whole gradient and weight traffic into the passes (zero3_pass below).
+    // ZeRO-3 moves its whole gradient and weight traffic into the passes (add_pass_traffic
+    // below); ZeRO-2 its earlier micro-batches' gradients only, the last ones are reduced here.
     if (plan.zero < 3) {
       add(grad, comp.grad_phases);
       add(params, comp.param_phases);
@@ -370,9 +371,9 @@ SimLayout layout(const Topology& topo, const models::Plan& plan, const models::P
   if (leaves) return {};  // a DP flow leaves the simulated and ghost blocks: caller simulates unfolded
   lay.zero3_forward.assign(lay.actors.size(), {});
   lay.zero3_backward.assign(lay.actors.size(), {});
-  if (plan.zero >= 3 && !add_zero3_pass_traffic(topo, plan, work, groups_with_flows, gpu_in_sim, gpu_in_platform,
-                                                 actor_of_gpu, fold, lay))
-    return {};  // a ZeRO-3 flow leaves the simulated and ghost blocks
+  if (models::pass_traffic(plan.zero, plan.recompute).any() &&
+      !add_pass_traffic(topo, plan, work, groups_with_flows, gpu_in_sim, gpu_in_platform, actor_of_gpu, fold, lay))
+    return {};  // a ZeRO-2/3 flow leaves the simulated and ghost blocks
   for (auto& [root, c] : component_of_root) {
     auto& comp = lay.components[c];
     for (int a = 0; a < static_cast<int>(lay.actors.size()); ++a)

@@ -55,11 +55,11 @@ struct SimLayout {
   std::vector<StageActorSpec> actors;
   std::vector<DpComponent> components;
   std::vector<EmbeddingSync> embeddings;
-  /// ZeRO-3, per actor: the flows of its ranks' share of one chunk's collectives in a forward
-  /// and in a backward pass (models::zero3_traffic: weight all-gathers, gradient reduce-scatter;
-  /// each rank sends (n-1)/n of the bytes to its ring successor), started when a pass starts and
-  /// awaited when it ends: the prefetch overlaps the pass's compute (Rajbhandari et al., SC'20
-  /// §5.3), as the cost model's exposed-traffic term assumes.
+  /// ZeRO-2/3, per actor: the flows of its ranks' share of one chunk's collectives in a forward
+  /// and in a backward pass (models::pass_traffic: ZeRO-3 weight all-gathers, ZeRO-2/3 gradient
+  /// reduce-scatter; each rank sends (n-1)/n of the bytes to its ring successor), started when a
+  /// pass starts and awaited when it ends when hidden (ZeRO-3's prefetch, ZeRO-2's overlapped
+  /// sync; Rajbhandari et al., SC'20 §5.3), as the cost model's exposed-traffic term assumes.
   std::vector<FoldedPhase> zero3_forward;
   std::vector<FoldedPhase> zero3_backward;
   std::vector<int> embedding_of_actor;     ///< index into embeddings, -1 when none

@@ -17,8 +17,15 @@ bool first_use(std::vector<int>& waited, const Group& group) {
 
 }  // namespace
 
+// ZeRO-2: the shard of bucket i that the backward passes of the earlier micro-batches reduced
+// (reduce_chunk_gradients) joins the last micro-batch's, just reduce-scattered into shard_grad_.
+void RankRunner::add_reduced_micro_batches(std::size_t i, std::size_t shard) {
+  if (plan_.zero == 2) backend_.axpy(shard, 1.0f, grad_shard_.get() + adam_offset_[i], shard_grad_.get());
+}
+
 // Data-parallel sync per bucket, then Adam. ZeRO-1 (Rajbhandari et al. SC'20, section 5.1):
-// reduce-scatter the gradients, update only this rank's shard, all-gather the parameters.
+// reduce-scatter the gradients, update only this rank's shard, all-gather the parameters;
+// ZeRO-2 (section 5.2) adds the shard its earlier micro-batches reduced before the update.
 void RankRunner::sync_gradients_and_update() {
   std::vector<int> waited;  // groups whose slowest member this rank has waited for
   for (std::size_t i = 0; i < params_.buckets.size(); ++i) {
@@ -50,6 +57,7 @@ void RankRunner::sync_gradients_and_update() {
       OpTimer t(*this, "grad_sync", "dp_reduce_scatter", OpClass::kDpComm, -1, -1, bytes_shape(b.count));
       device_reduce_scatter(g, shard_grad_.get(), shard, group);
     }
+    add_reduced_micro_batches(i, shard);
     {
       OpTimer t(*this, "optimizer", "adam", OpClass::kOptimizer, -1, -1, std::to_string(shard));
       backend_.adam_step(shard, options_.adam, step_, w + pos * shard, shard_grad_.get(), m, v);
@@ -98,6 +106,7 @@ void RankRunner::sync_packed_buckets(std::size_t first, std::vector<int>& waited
       comm_.reduce_scatter(packed.data(), shard_host.data(), shard, group);
     }
     backend_.upload(shard_grad_.get(), shard_host.data(), shard);
+    add_reduced_micro_batches(i, shard);
     pack_bucket(b, weights.data(), packed.data());
     backend_.upload(shard_weight_.get(), packed.data() + pos * shard, shard);
     {

@@ -165,12 +165,12 @@ RankParameters rank_parameters(const RankLayout& layout, const models::ModelSpec
       }
       return true;
     };
-    // ZeRO-3 reduces a bucket's gradients after each backward, but a tied word embedding's only
+    // ZeRO-2/3 reduce a bucket's gradients after each backward, but a tied word embedding's only
     // after the tie sum at the end of the step (runner/zero3.cpp): its units stay buckets of
     // their own so that the rest of their stage need not wait.
     const int head_copy = model.layers + 2;
     auto isolated = [&](int unit) {
-      return layout.get_zero() >= 3 && layout.has_tied_copy(me.replica) && (unit == 0 || unit == head_copy);
+      return layout.get_zero() >= 2 && layout.has_tied_copy(me.replica) && (unit == 0 || unit == head_copy);
     };
     while (last + 1 < units && same_everywhere(last, last + 1) && !isolated(last) && !isolated(last + 1)) ++last;
     const std::size_t region = rp.total, first_param = rp.params.size();

@@ -73,6 +73,7 @@ RankRunner::RankRunner(const RankLayout& layout, const models::Workload& workloa
                                       [](const Bucket& b) { return b.is_packed(); });
   if (plan_.zero >= 1 && plan_.zero <= 2 && any_packed) shard_weight_ = DeviceArray<float>(backend_, max_shard);
   if (zero3()) zero3_init();
+  else if (plan_.zero == 2) sharded_gradients_init();
 
   // Block weights of every layer this rank holds.
   for (const auto& cp : layout_.chunks(place_.replica, place_.stage)) {
@@ -138,7 +139,7 @@ StepResult RankRunner::step() {
   comm_.barrier(layout_.world());
   const double start = Communicator::now_s();
   backend_.fill(grads_.get(), params_.total, 0.0f);
-  if (zero3()) {
+  if (plan_.zero >= 2) {
     backend_.fill(grad_shard_.get(), grad_shard_.size(), 0.0f);
     if (options_.capture_gradients) captured_acc_.assign(params_.total, 0.0f);
   }
@@ -152,7 +153,11 @@ StepResult RankRunner::step() {
   } else {
     sync_sequence_parallel_norms([](int) { return true; });
     sync_tied_embedding();
-    if (options_.capture_gradients) captured_grads_ = backend_.to_host(grads_.get(), params_.total);
+    if (options_.capture_gradients) {
+      captured_grads_ = backend_.to_host(grads_.get(), params_.total);
+      // ZeRO-2: the micro-batches reduced in their backward passes (reduce_chunk_gradients).
+      for (std::size_t k = 0; k < captured_acc_.size(); ++k) captured_grads_[k] += captured_acc_[k];
+    }
     sync_gradients_and_update();
   }
   float loss = static_cast<float>(loss_sum_);

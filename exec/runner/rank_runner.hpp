@@ -100,6 +100,7 @@ class RankRunner {
                       int chunk = -1);
   void sync_tied_embedding();
   void sync_gradients_and_update();
+  void add_reduced_micro_batches(std::size_t i, std::size_t shard);
   /// The `parts` packed buckets from params_.buckets[first] (this replica's TP degree is lower
   /// than another's): each part gathered, synced and scattered back on the host.
   void sync_packed_buckets(std::size_t first, std::vector<int>& waited);
@@ -108,6 +109,14 @@ class RankRunner {
   // released after, its gradients reduce-scattered after each backward.
   bool zero3() const { return plan_.zero >= 3; }
   void zero3_init();
+  // ZeRO-2 (runner/zero3.cpp; section 5.2): the weights stay whole, but a rank keeps only its
+  // shard of the gradients, so every backward but the last micro-batch's reduce-scatters its
+  // chunk's gradients into the shard (as ZeRO-3 does; models/comm_cost.hpp pass_traffic); the
+  // last micro-batch's gradients are reduced at the end of the step, as ZeRO-1's.
+  void sharded_gradients_init();
+  /// Whether this backward reduces its chunk's gradients into the shards (ZeRO-3 always,
+  /// ZeRO-2 but for the replica's last micro-batch).
+  bool reduces_in_backward(int micro_batch) const;
   void gather_chunk_weights(int micro_batch, int chunk, const char* phase);
   void release_chunk_weights(int chunk);
   void reduce_chunk_gradients(int micro_batch, int chunk);
@@ -137,9 +146,10 @@ class RankRunner {
   DeviceArray<float> weights_, grads_, adam_m_, adam_v_, shard_grad_;
   DeviceArray<float> shard_weight_;          // ZeRO >= 1, packed buckets: the shard Adam updates
   std::vector<std::size_t> adam_offset_;     // per bucket, into adam_m_/adam_v_ (and the ZeRO-3 shards)
-  DeviceArray<float> param_shard_, grad_shard_;  // ZeRO-3: this rank's shard of each bucket
-  std::vector<std::vector<std::size_t>> chunk_buckets_;  // ZeRO-3: [chunk] first bucket of each run of parts
-  std::vector<float> captured_acc_;          // ZeRO-3 capture: local gradients before each reduce-scatter
+  DeviceArray<float> param_shard_;           // ZeRO-3: this rank's shard of each bucket's weights
+  DeviceArray<float> grad_shard_;            // ZeRO-2/3: of its gradients, accumulated over the micro-batches
+  std::vector<std::vector<std::size_t>> chunk_buckets_;  // ZeRO-2/3: [chunk] first bucket of each run of parts
+  std::vector<float> captured_acc_;          // ZeRO-2/3 capture: local gradients before each reduce-scatter
   std::map<std::pair<int, int>, ChunkActs*> saved_;
   std::vector<float> captured_grads_;
   std::vector<float> staging_, staging_out_;  // host staging for non-host device memory

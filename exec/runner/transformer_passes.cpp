@@ -181,10 +181,8 @@ void RankRunner::backward(int micro_batch, int chunk) {
     send_boundary(dout.get(), layout_.stage_of_model_chunk(place_.replica, cp.model_chunk - 1),
                   RankLayout::gradient_tag(cp.model_chunk - 1), micro_batch, chunk, "backward", "send_gradient");
   }
-  if (zero3()) {
-    reduce_chunk_gradients(micro_batch, chunk);
-    release_chunk_weights(chunk);
-  }
+  if (reduces_in_backward(micro_batch)) reduce_chunk_gradients(micro_batch, chunk);
+  if (zero3()) release_chunk_weights(chunk);
   delete it->second;
   saved_.erase(it);
 }

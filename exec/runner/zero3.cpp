@@ -4,11 +4,13 @@
 // moments and gradients. Before each forward and each backward of a model chunk the chunk's
 // weights are all-gathered over their data-parallel group (twice in a backward with full
 // recompute: once for the rerun forward, once for the backward itself, as DeepSpeed releases them
-// in between; models/comm_cost.hpp zero3_traffic counts the same), and after each backward its
+// in between; models/comm_cost.hpp pass_traffic counts the same), and after each backward its
 // gradients are reduce-scattered into the shard, where they accumulate over the micro-batches.
 // The buckets of a tied word embedding (each a bucket of its own, runner/parameters.cpp) keep
 // their gradients whole until the end of the step, since the tie sum (first and last stage) must
-// precede their reduction.
+// precede their reduction. ZeRO-2 (section 5.2) shares the gradient half: its weights stay whole,
+// and every backward but the last micro-batch's reduce-scatters into the shard
+// (reduces_in_backward), which the end-of-step sync adds in (runner/gradient_sync.cpp).
 #include <limits>
 #include <optional>
 
@@ -30,11 +32,24 @@ bool RankRunner::zero3_deferred(std::size_t i) const {
   return unit == 0 || unit == model_.layers + 2;  // UnitPlace numbering, runner/rank_layout.hpp
 }
 
-void RankRunner::zero3_init() {
-  param_shard_ = DeviceArray<float>(backend_, adam_m_.size());
+bool RankRunner::reduces_in_backward(int micro_batch) const {
+  if (zero3()) return true;
+  return plan_.zero == 2 && micro_batch + 1 < plan_.replicas[place_.replica].micro_batches;
+}
+
+void RankRunner::sharded_gradients_init() {
   grad_shard_ = DeviceArray<float>(backend_, adam_m_.size());
   backend_.fill(grad_shard_.get(), grad_shard_.size(), 0.0f);
   chunk_buckets_.assign(layout_.chunks(place_.replica, place_.stage).size(), {});
+  for (std::size_t i = 0; i < params_.buckets.size(); ++i) {
+    const Bucket& b = params_.buckets[i];
+    if (b.part == 0) chunk_buckets_.at(layout_.unit_place(place_.replica, b.first_unit).chunk).push_back(i);
+  }
+}
+
+void RankRunner::zero3_init() {
+  param_shard_ = DeviceArray<float>(backend_, adam_m_.size());
+  sharded_gradients_init();
   const std::vector<float> full = backend_.to_host(weights_.get(), params_.total);
   std::vector<float> packed;
   for (std::size_t i = 0; i < params_.buckets.size(); ++i) {
@@ -49,7 +64,6 @@ void RankRunner::zero3_init() {
       source = packed.data();
     }
     backend_.upload(param_shard_.get() + adam_offset_[i], source + pos * shard, shard);
-    if (b.part == 0) chunk_buckets_.at(layout_.unit_place(place_.replica, b.first_unit).chunk).push_back(i);
   }
   release_chunk_weights(-1);
 }
@@ -102,7 +116,7 @@ void RankRunner::release_chunk_weights(int chunk) {
 
 void RankRunner::reduce_scatter_into_shards(std::size_t first, int micro_batch, int chunk, const char* phase) {
   const Bucket& head = params_.buckets[first];
-  const char* op = micro_batch >= 0 ? "zero3_reduce_scatter" : "dp_reduce_scatter";
+  const char* op = micro_batch < 0 ? "dp_reduce_scatter" : zero3() ? "zero3_reduce_scatter" : "zero2_reduce_scatter";
   std::vector<float> grads, packed, shard_host;
   if (head.is_packed()) grads = backend_.to_host(grads_.get() + head.offset, head.region_count);
   for (int part = 0; part < head.parts; ++part) {

@@ -37,9 +37,9 @@ Layout random_layout(std::mt19937& rng, int layers, int micro_batches) {
   l.plan.micro_batch = 1;
   l.plan.schedule = pick(0, 1) ? models::Schedule::k1f1b : models::Schedule::kGpipe;
   l.plan.zero = pick(0, 3);
-  // ZeRO-3 pairs its per-pass collectives across replicas: the same stages and micro-batch
-  // counts on every replica (runner/rank_layout.cpp); TP degrees still differ.
-  const bool symmetric = l.plan.zero == 3;
+  // ZeRO-2/3 pair their per-pass collectives across replicas: the same stages and micro-batch
+  // counts on every replica (runner/rank_layout.cpp, models::zero3_asymmetry); TP degrees still differ.
+  const bool symmetric = l.plan.zero >= 2;
   while (symmetric && micro_batches % replicas != 0) --replicas;
   const std::vector<int> mbs =
       symmetric ? std::vector<int>(replicas, micro_batches / replicas) : split(micro_batches, replicas, rng);

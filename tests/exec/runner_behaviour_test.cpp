@@ -188,9 +188,27 @@ TEST(Runner, PlanWithTooFewLayersIsRejectedBeforeRunning) {
   EXPECT_THROW(run_in_process(s), std::invalid_argument);
 }
 
+// ZeRO-2 keeps only its shard of the gradients: every backward but the last micro-batch's
+// reduce-scatters them into the shard (models/comm_cost.hpp pass_traffic), the last is reduced at
+// the end of the step, and the updated weights are all-gathered as ZeRO-1's.
+TEST(Runner, ZeroTwoReducesEveryBackwardButTheLast) {
+  RunSpec s = spec_of(plan("dp2z2", {replica(3, {stage(4, 0)}), replica(3, {stage(4, 1)})}), 2, 0, 1);
+  s.plan.zero = 2;
+  const RunOutcome out = run_in_process(s);
+  std::map<std::pair<int, std::string>, int> calls;  // (rank, op) -> count
+  for (const Measurement& m : out.measurements) ++calls[{m.rank, m.op}];
+  for (int rank = 0; rank < 2; ++rank) {
+    const int per_step = calls[{rank, "dp_reduce_scatter"}];
+    EXPECT_GT(per_step, 0) << "rank " << rank;
+    EXPECT_EQ((calls[{rank, "zero2_reduce_scatter"}]), 2 * per_step) << "two of three micro-batches, rank " << rank;
+    EXPECT_EQ((calls[{rank, "dp_all_gather"}]), per_step) << "rank " << rank;
+    EXPECT_EQ((calls[{rank, "zero3_all_gather"}]), 0) << "ZeRO-2 keeps whole weights";
+  }
+}
+
 // ZeRO-3 gathers a chunk's weights before each forward and backward (twice in a backward with full
 // recompute) and reduce-scatters its gradients after each backward, as models/comm_cost.hpp
-// zero3_traffic counts them; nothing is left for the end of the step but Adam.
+// pass_traffic counts them; nothing is left for the end of the step but Adam.
 TEST(Runner, ZeroThreeGathersPerPassAndReducesPerBackward) {
   for (const auto recompute : {models::Recompute::kNone, models::Recompute::kFull}) {
     RunSpec s = spec_of(plan("dp2z3", {replica(2, {stage(4, 0)}), replica(2, {stage(4, 1)})}), 2, 0, 1);

@@ -92,11 +92,17 @@ TEST(CommCost, AutoPicksRingOrTreeNeverHierarchical) {
 }
 
 TEST(CommCost, ZeroThreeTrafficAndPerMemberRing) {
-  EXPECT_EQ(zero3_traffic(Recompute::kNone).forward_gathers, 1);
-  EXPECT_EQ(zero3_traffic(Recompute::kNone).backward_gathers, 1);
-  EXPECT_EQ(zero3_traffic(Recompute::kSelective).backward_gathers, 1);  // recomputes no weight GEMM
-  EXPECT_EQ(zero3_traffic(Recompute::kFull).backward_gathers, 2);       // the recompute forward re-gathers
-  EXPECT_EQ(zero3_traffic(Recompute::kFull).backward_reduce_scatters, 1);
+  EXPECT_EQ(pass_traffic(3, Recompute::kNone).forward_gathers, 1);
+  EXPECT_EQ(pass_traffic(3, Recompute::kNone).backward_gathers, 1);
+  EXPECT_EQ(pass_traffic(3, Recompute::kSelective).backward_gathers, 1);  // recomputes no weight GEMM
+  EXPECT_EQ(pass_traffic(3, Recompute::kFull).backward_gathers, 2);       // the recompute forward re-gathers
+  EXPECT_EQ(pass_traffic(3, Recompute::kFull).backward_reduce_scatters, 1);
+  // ZeRO-2: the sharded gradients are reduced after every backward; the weights are not gathered.
+  EXPECT_EQ(pass_traffic(2, Recompute::kFull).forward_gathers, 0);
+  EXPECT_EQ(pass_traffic(2, Recompute::kFull).backward_gathers, 0);
+  EXPECT_EQ(pass_traffic(2, Recompute::kNone).backward_reduce_scatters, 1);
+  EXPECT_FALSE(pass_traffic(1, Recompute::kFull).any());
+  EXPECT_FALSE(pass_traffic(0, Recompute::kNone).any());
   // 16 GPUs on two nodes: NCCL's ring reaches 8 NICs' worth (bus 200 GB/s), ZeRO-3's per-member
   // ring one NIC share (25 GB/s): (n-1)/n S / 25 GB/s.
   GroupCost g;

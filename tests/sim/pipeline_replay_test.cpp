@@ -218,7 +218,7 @@ TEST(Contention, DpSyncThroughOneSharedNic) {
 // ZeRO-3 on two single-GPU nodes: each forward prefetches its half of the 100MB of weights from
 // the other replica (9us + 50MB/23.5GB/s = 2.14 ms), which the 1 ms forward cannot hide; each
 // backward gathers them again and reduce-scatters the 100MB of gradients (9us + 100MB/23.5GB/s
-// = 4.26 ms), more than its 2 ms. Nothing is left for after the step (models::zero3_traffic).
+// = 4.26 ms), more than its 2 ms. Nothing is left for after the step (models::pass_traffic).
 TEST(Contention, ZeroThreeTrafficOverlapsEachPass) {
   UniformWork u;
   u.dp = 2;
