@@ -192,12 +192,12 @@ class StageActor {
     const auto& chunk = sw.chunks[ps.chunk];
     const std::string label = rt.trace_ ? pass_label(ps, v) : std::string();
     if (s > 0 || ps.chunk > 0) receive(rt.message(r, s, true, ps.chunk, ps.micro_batch), label);
-    const double t0 = start_gather(w.lay.zero3_forward[a]);
-    if (!traffic_hidden) finish_gather(t0, label);
+    const double t0 = start_pass_traffic(w.lay.zero3_forward[a]);
+    if (!traffic_hidden) finish_pass_traffic(t0, label);
     const double c0 = sg4::Engine::get_clock();
     run_ops(chunk.forward, false);
     rt.span(a, label, "forward", c0, sg4::Engine::get_clock());
-    if (traffic_hidden) finish_gather(t0, label);
+    if (traffic_hidden) finish_pass_traffic(t0, label);
     const double t1 = sg4::Engine::get_clock();
     if (s < p - 1) post(rt.message(r, s + 1, true, ps.chunk, ps.micro_batch), transfer(w, r, s, s + 1, true));
     else if (ps.chunk < v - 1) post(rt.message(r, 0, true, ps.chunk + 1, ps.micro_batch), transfer(w, r, s, 0, true));
@@ -211,12 +211,12 @@ class StageActor {
     // ZeRO-2 reduces the last micro-batch's gradients at the end of the step (models::pass_traffic).
     static const FoldedPhase kNothing{};
     const bool traffic = w.plan.zero >= 3 || (w.plan.zero == 2 && ps.micro_batch + 1 < micro_batches);
-    const double t0 = start_gather(traffic ? w.lay.zero3_backward[a] : kNothing);
-    if (!traffic_hidden) finish_gather(t0, label);
+    const double t0 = start_pass_traffic(traffic ? w.lay.zero3_backward[a] : kNothing);
+    if (!traffic_hidden) finish_pass_traffic(t0, label);
     const double c0 = sg4::Engine::get_clock();
     run_ops(chunk.backward, comp != nullptr && w.plan.overlap_grad_sync && last);
     rt.span(a, label, "backward", c0, sg4::Engine::get_clock());
-    if (traffic_hidden) finish_gather(t0, label);
+    if (traffic_hidden) finish_pass_traffic(t0, label);
     const double t1 = sg4::Engine::get_clock();
     if (s > 0) post(rt.message(r, s - 1, false, ps.chunk, ps.micro_batch), transfer(w, r, s, s - 1, false));
     else if (ps.chunk > 0) post(rt.message(r, p - 1, false, ps.chunk - 1, ps.micro_batch), transfer(w, r, s, p - 1, false));
@@ -298,26 +298,26 @@ class StageActor {
 
   /// ZeRO-2/3: the chunk's collectives run while the pass computes; the pass waits for them at its
   /// end (when not hidden, models::pass_traffic_hidden, before its compute: the pass takes both in turn).
-  double start_gather(const FoldedPhase& traffic) {
-    gather = &traffic;
-    gathers.clear();
-    for (const auto& f : traffic.simulated) gathers.push_back(rt.start_flow(f));
+  double start_pass_traffic(const FoldedPhase& traffic) {
+    in_flight = &traffic;
+    in_flight_flows.clear();
+    for (const auto& f : traffic.simulated) in_flight_flows.push_back(rt.start_flow(f));
     return sg4::Engine::get_clock();
   }
 
-  void finish_gather(double started, const std::string& label) {
-    if (gathers.empty()) return;
+  void finish_pass_traffic(double started, const std::string& label) {
+    if (in_flight_flows.empty()) return;
     const double t0 = sg4::Engine::get_clock();
-    sg4::Comm::wait_all(gathers);
+    sg4::Comm::wait_all(in_flight_flows);
     double end = started;
-    for (std::size_t k = 0; k < gathers.size(); ++k) {
-      end = std::max(end, gathers[k]->get_finish_time());
-      rt.account(gather->simulated[k], started, gathers[k]->get_finish_time());
+    for (std::size_t k = 0; k < in_flight_flows.size(); ++k) {
+      end = std::max(end, in_flight_flows[k]->get_finish_time());
+      rt.account(in_flight->simulated[k], started, in_flight_flows[k]->get_finish_time());
     }
-    for (const auto& f : gather->shadows) rt.account(f, started, end);
+    for (const auto& f : in_flight->shadows) rt.account(f, started, end);
     // Transfers between an AMD and an NVIDIA GPU go through host memory (topology.hpp): they
     // take what the host links need beyond the network's time, as a collective phase does.
-    const double staged_end = end + rt.staging_delay(gather->simulated);
+    const double staged_end = end + rt.staging_delay(in_flight->simulated);
     if (staged_end > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(staged_end);
     timing.dp_wait_s += sg4::Engine::get_clock() - t0;
     rt.span(a, (w.plan.zero >= 3 ? "zero3 gather " : "zero2 reduce-scatter ") + label, "dp", t0, sg4::Engine::get_clock());
@@ -335,8 +335,8 @@ class StageActor {
   int last_backward = -1;  ///< index of the last backward pass (overlapped sync releases its buckets)
   ComponentRt* comp;       ///< the stage's DP component, nullptr without one
   const bool traffic_hidden;  ///< the passes' ZeRO-2/3 traffic runs beside their compute (models::pass_traffic_hidden)
-  const FoldedPhase* gather = nullptr;  ///< the ZeRO-2/3 pass traffic in flight
-  std::vector<sg4::CommPtr> gathers;    ///< its flows
+  const FoldedPhase* in_flight = nullptr;    ///< the ZeRO-2/3 pass traffic in flight
+  std::vector<sg4::CommPtr> in_flight_flows;  ///< its flows
 };
 
 void stage_actor(World& w, int a) { StageActor(w, a).run(); }
