@@ -76,9 +76,7 @@ models::UniformPlanOptions uniform_options(const PlanChoice& o) {
                : o.schedule == "gpipe"                          ? models::Schedule::kGpipe
                                                                 : models::Schedule::k1f1b;
   u.interleave = o.interleave;
-  u.recompute = o.recompute == "full"        ? models::Recompute::kFull
-                : o.recompute == "selective" ? models::Recompute::kSelective
-                                             : models::Recompute::kNone;
+  u.recompute = models::recompute_named(o.recompute).value_or(models::Recompute::kNone);  // "": not given
   u.sequence_parallel = o.sequence_parallel;
   u.tp_comm_overlap = o.tp_comm_overlap;
   u.overlap_p2p_comm = o.overlap_p2p_comm;

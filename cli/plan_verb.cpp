@@ -232,9 +232,7 @@ void run_plan(PlanVerbOptions o) {
   po.zero_stages = search_values("--zero", models::SearchKnob::kZero, o.zero_stages);
   po.recomputes.clear();
   for (const std::string& r : o.recomputes) {
-    const models::Recompute rc = r == "full" ? models::Recompute::kFull
-                                 : r == "selective" ? models::Recompute::kSelective
-                                                    : models::Recompute::kNone;
+    const models::Recompute rc = models::recompute_named(r).value_or(models::Recompute::kNone);  // CLI11 checked the names
     if (std::find(po.recomputes.begin(), po.recomputes.end(), rc) == po.recomputes.end()) po.recomputes.push_back(rc);
   }
   if (o.objective == "cost") po.objective = models::PlanObjective::kCost;

@@ -360,7 +360,6 @@ class GradSync {
   /// the step, ZeRO-2 its last reduction and its weights' all-gather (sync_segment).
   double pass_traffic_exposed_s() const {
     double exposed_s = 0;
-    const PassTraffic& z = traffic;
     const bool hidden = pass_traffic_hidden(plan);
     const double slowest = in.replica_time_s[in.slowest_replica];
     for (int r = 0; r < dp; ++r) {
@@ -370,8 +369,8 @@ class GradSync {
         const std::size_t slot = static_cast<std::size_t>(r) * in.max_pp + s;
         const SlotLoad& l = load[slot];
         const double f = in.times[slot].forward_s, b = in.times[slot].backward_s;
-        const double forward_traffic = z.forward_gathers * l.ag_s;
-        const double backward_traffic = z.backward_gathers * l.ag_s + z.backward_reduce_scatters * l.rs_s;
+        const double forward_traffic = traffic.forward_gathers * l.ag_s;
+        const double backward_traffic = traffic.backward_gathers * l.ag_s + traffic.backward_reduce_scatters * l.rs_s;
         pace = std::max(pace, f + b);
         pace_with_traffic = std::max(pace_with_traffic, hidden ? std::max(f, forward_traffic) +
                                                                                   std::max(b, backward_traffic)

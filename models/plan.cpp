@@ -21,6 +21,12 @@ const char* to_string(Schedule s) {
   return "?";
 }
 
+std::optional<Recompute> recompute_named(std::string_view name) {
+  for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull})
+    if (name == to_string(r)) return r;
+  return std::nullopt;
+}
+
 const char* to_string(Recompute r) {
   switch (r) {
     case Recompute::kNone: return "none";

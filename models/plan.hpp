@@ -4,6 +4,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -17,6 +18,8 @@ enum class Recompute { kNone, kSelective, kFull };
 enum class GradSyncAlgorithm { kAuto, kRing, kTree, kHierarchical };
 const char* to_string(Schedule s);
 const char* to_string(Recompute r);
+/// The recompute that to_string names `name`; nullopt for any other text.
+std::optional<Recompute> recompute_named(std::string_view name);
 const char* to_string(GradSyncAlgorithm a);
 
 /// One pipeline stage of one replica: `layers` transformer blocks on `gpus` (TP = gpus.size()).

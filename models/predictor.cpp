@@ -347,9 +347,8 @@ void Evaluation::record_sends(PlanWork& w) const {
       const std::size_t k = sw.replica * max_pp + sw.stage;
       const int tp = static_cast<int>(sw.gpus.size());
       sw.activation_send_bytes = boundary_bytes / tp;
-      const int sends_f = interleave, sends_b = interleave;
-      sw.p2p_forward_s = p2p[k].forward_s / sends_f;
-      sw.p2p_backward_s = p2p[k].backward_s / sends_b;
+      sw.p2p_forward_s = p2p[k].forward_s / interleave;  // p2p sums the chunks' sends
+      sw.p2p_backward_s = p2p[k].backward_s / interleave;
     }
 }
 

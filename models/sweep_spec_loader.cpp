@@ -227,9 +227,7 @@ void read_search(MapReader& root, SweepSearch& search, DiagnosticSink& sink) {
         ok = false;
         continue;
       }
-      std::optional<Recompute> value;
-      for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull})
-        if (*text == to_string(r)) value = r;
+      const std::optional<Recompute> value = recompute_named(*text);
       if (!value) {
         sink.error(at, field, "unknown recompute '" + *text + "' (expected one of: none, selective, full)");
         ok = false;

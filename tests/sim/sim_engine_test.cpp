@@ -213,6 +213,13 @@ BothEngines both_feasible(const models::Cluster& c, const models::Workload& w, c
   return e;
 }
 
+/// GPT-3 1.3B on the A100 + L4 PCIe cluster, at a global batch of `global_batch` sequences.
+Inputs a100_l4_mix(int global_batch) {
+  Inputs in = load("pcie-a100-l4-mix.yaml", "gpt3-1.3b.yaml");
+  in.workload.training.global_batch = global_batch;
+  return in;
+}
+
 /// A plan of one-sequence micro-batches at a ZeRO stage.
 models::Plan plan_of(std::string name, int zero, std::vector<models::Replica> replicas) {
   models::Plan p;
@@ -261,10 +268,9 @@ TEST(SimEngine, ZeroThreeNeedsReplicasOfEqualMicroBatchCounts) {
 // added the largest stage excess per micro-batch (1.57 s of DP time where the simulator finds
 // 0.49 s); it now takes the pipeline's pace with traffic (grad_sync_cost.cpp).
 TEST(SimEngine, ZeroThreeTrafficHidesInTheSlackOfFastStages) {
-  Inputs in = load("pcie-a100-l4-mix.yaml", "gpt3-1.3b.yaml");
+  const Inputs in = a100_l4_mix(24);
   const models::Cluster& c = in.cluster;
-  models::Workload& w = in.workload;
-  w.training.global_batch = 24;
+  const models::Workload& w = in.workload;
   models::Plan p = plan_of(
       "zero3 pipeline", 3,
       {models::Replica{12, {models::Stage{10, {0, 1}}, models::Stage{14, {4, 5}}}},  // A100 pair, L4 pair
@@ -284,10 +290,9 @@ TEST(SimEngine, ZeroThreeTrafficHidesInTheSlackOfFastStages) {
 // them after its backward (DeepSpeed stage 2; models::pass_traffic), the last at the end of the
 // step as ZeRO-1. Both engines price the extra reductions alike, waited for or beside the backward.
 TEST(SimEngine, ZeroTwoReducesEveryMicroBatchInBothEngines) {
-  Inputs in = load("pcie-a100-l4-mix.yaml", "gpt3-1.3b.yaml");
+  const Inputs in = a100_l4_mix(16);
   const models::Cluster& c = in.cluster;
-  models::Workload& w = in.workload;
-  w.training.global_batch = 16;
+  const models::Workload& w = in.workload;
   auto replicas = [] {
     return std::vector<models::Replica>{models::Replica{4, {models::Stage{24, {0, 1}}}},
                                         models::Replica{4, {models::Stage{24, {2, 3}}}},
@@ -315,10 +320,9 @@ TEST(SimEngine, ZeroTwoReducesEveryMicroBatchInBothEngines) {
 // divided the A100 box's NIC by the L4 box's five plan GPUs as well (4.5x the simulated TP time;
 // predictor.cpp cross_node_tp_senders now counts each node's cross-node TP members).
 TEST(SimEngine, ATpGroupAcrossNodesSharesEachNicOnlyWithItsOwnNodesSenders) {
-  Inputs in = load("pcie-a100-l4-mix.yaml", "gpt3-1.3b.yaml");
+  const Inputs in = a100_l4_mix(12);
   const models::Cluster& c = in.cluster;
-  models::Workload& w = in.workload;
-  w.training.global_batch = 12;
+  const models::Workload& w = in.workload;
   const models::Plan p = plan_of("tp across nodes beside tp in a node", 1,
                                  {models::Replica{4, {models::Stage{24, {3, 4}}}},  // A100 box GPU 3, L4 box GPU 0
                                   models::Replica{4, {models::Stage{24, {5, 6}}}},
