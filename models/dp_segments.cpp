@@ -3,6 +3,7 @@
 #include "dp_segments.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 #include "stage_cost.hpp"
 #include "topology.hpp"
@@ -70,6 +71,46 @@ double DpSegments::params(int k, int replica, const ModelSpec& model) const {
   const Stage& st = rep.stages[stage_of(k, replica)];
   return stage_params(model, seg.layers, st.tp(), seg.embedding, seg.head,
                       static_cast<int>(rep.stages.size()));
+}
+
+void dp_nic_channels(const Plan& plan, const Cluster& cluster, const DpSegments& segments, DpNicChannels& out) {
+  out.per_gpu.assign(cluster.gpus.size(), 0);
+  out.per_node.assign(cluster.nodes.size(), 0);
+  std::vector<int> in_segment(cluster.gpus.size(), 0);
+  std::vector<int> members;
+  const int dp = plan.dp();
+  for (int k = 0; k < segments.count(); ++k) {
+    int shards = 0;  // lcm of the members' TP degrees (GroupShard)
+    for (int r = 0; r < dp; ++r)
+      if (const int s = segments.stage_of(k, r); s >= 0) {
+        const int tp = plan.replicas[r].stages[s].tp();
+        shards = shards == 0 ? tp : std::lcm(shards, tp);
+      }
+    std::fill(in_segment.begin(), in_segment.end(), 0);
+    for (int j = 0; j < shards; ++j) {
+      members.clear();
+      bool spans = false;
+      for (int r = 0; r < dp; ++r)
+        if (const int s = segments.stage_of(k, r); s >= 0) {
+          const Stage& st = plan.replicas[r].stages[s];
+          const int g = st.gpus[j / (shards / st.tp())];  // GroupShard::member_rank
+          spans = spans || (!members.empty() && cluster.gpus[g].node != cluster.gpus[members.front()].node);
+          members.push_back(g);
+        }
+      if (spans)
+        for (int g : members) ++in_segment[g];
+    }
+    for (std::size_t g = 0; g < in_segment.size(); ++g) out.per_gpu[g] = std::max(out.per_gpu[g], in_segment[g]);
+  }
+  for (std::size_t g = 0; g < cluster.gpus.size(); ++g) out.per_node[cluster.gpus[g].node] += out.per_gpu[g];
+}
+
+bool stages_in_several_groups(const Plan& plan, bool aligned, const int* copy_of) {
+  bool shared_gpus = !aligned;
+  for (int r = 1; r < plan.dp() && !shared_gpus; ++r)
+    for (std::size_t st = 0; (!copy_of || copy_of[r] < 0) && st < plan.replicas[r].stages.size() && !shared_gpus; ++st)
+      shared_gpus = plan.replicas[r].stages[st].tp() != plan.replicas[0].stages[st].tp();
+  return shared_gpus;
 }
 
 void add_wan_crossings(const Cluster& cluster, const int* members, int n, double weight, std::vector<double>& directed) {

@@ -79,6 +79,24 @@ struct GroupShard {
   double max_tp_params_ = 0;
 };
 
+/// NIC channels of the gradient sync: the data-parallel groups that cross nodes, per GPU and per
+/// node. A GPU is a sender in each group it is in that spans nodes (a member of lower TP degree is
+/// in several at once, one per shard it holds: GroupShard), and segments sync one after the
+/// other, so a GPU's count is its most in any segment; a node's is the sum over its GPUs, 0 where
+/// no group crosses. These counts, not the plan's GPUs on a node, share a node's NICs (group_cost
+/// concurrent_on_node) when the plan leaves GPUs idle or mixes TP degrees in a group; both engines
+/// use them (models/grad_sync_cost.cpp, sim/sim_layout.cpp).
+struct DpNicChannels {
+  std::vector<int> per_gpu;   ///< [global GPU index]
+  std::vector<int> per_node;  ///< [node index]
+};
+void dp_nic_channels(const Plan& plan, const Cluster& cluster, const DpSegments& segments, DpNicChannels& out);
+
+/// Whether some GPU is in several data-parallel groups at the end of the step: the segments of a
+/// plan whose replicas split the model differently, or (aligned) a replica whose stage s has
+/// another TP degree than replica 0's. `copy_of` as DpSegments'.
+bool stages_in_several_groups(const Plan& plan, bool aligned, const int* copy_of = nullptr);
+
 /// WAN links shared by the DP groups that cross them at once. Each crossing of a group's ring
 /// carries its members on the node before it (one channel each), and a group's `weight` is what
 /// it moves (its shard's parameters; 1 to count senders): add_wan_crossings adds a group into

@@ -34,11 +34,10 @@ struct DpGroupMemo {
 };
 
 const GroupCost& dp_group_cost(const Cluster& c, const int* members, int count, DpGroupMemo& memo,
-                               const std::vector<int>* used_on_node, const std::vector<double>* wan_senders) {
-  if (used_on_node) {
-    // A plan that leaves GPUs idle: the NICs of a node are shared by the plan's GPUs on it, each
-    // node its own count.
-    memo.cost = group_cost(c, members, count, 0, wan_senders, used_on_node);
+                               const std::vector<int>* nic_senders, const std::vector<double>* wan_senders) {
+  if (nic_senders) {
+    // Each node's NICs shared by its own count of senders (GradSync's constructor).
+    memo.cost = group_cost(c, members, count, 0, wan_senders, nic_senders);
     ++memo.generation;
     memo.signature.clear();
     return memo.cost;
@@ -108,17 +107,6 @@ struct SyncTimes {
   double gather_s = 0, scatter_s = 0;  ///< ZeRO-3 weight all-gather, gradient reduce-scatter
 };
 
-/// Whether a GPU can be in several DP groups at the end of the step: the segments of a plan
-/// whose replicas split the model differently, or (aligned) a replica whose stage s has
-/// another TP degree than replica 0's.
-bool stages_in_several_groups(const Plan& plan, bool aligned, const int* copy_of) {
-  bool shared_gpus = !aligned;
-  for (int r = 1; r < plan.dp() && !shared_gpus; ++r)
-    for (std::size_t st = 0; (!copy_of || copy_of[r] < 0) && st < plan.replicas[r].stages.size() && !shared_gpus; ++st)
-      shared_gpus = plan.replicas[r].stages[st].tp() != plan.replicas[0].stages[st].tp();
-  return shared_gpus;
-}
-
 /// The gradient sync, one group per (segment, TP rank) across replicas: a segment is stage s of
 /// every replica when they all split the model alike, else the model parts one stage of each
 /// replica holds (dp_segments.hpp). When every replica's part sits in one node, all TP ranks see
@@ -145,6 +133,15 @@ class GradSync {
         members(dp),
         member_slot(dp) {
     group_memo.signature.reserve(2 * static_cast<std::size_t>(dp));
+    // A plan that leaves GPUs idle, or puts GPUs in several groups at once: a node's NICs are
+    // shared by the channels of its groups that cross nodes (dp_nic_channels), not by all of
+    // its GPUs (a uniform plan's case: nullptr).
+    if (in.used_on_node || shared_gpus) {
+      dp_nic_channels(plan, c, segments, channels);
+      member_channels.resize(dp);
+      nic_senders = &channels.per_node;
+      if (work) work->dp_nic_senders = channels.per_node;
+    }
   }
 
   /// The step's exposed gradient sync (grad_sync_exposed_s).
@@ -245,7 +242,7 @@ class GradSync {
       if (j > 0) shard_group(k, j, shard);
       double t = 0;
       if (count > 1) {
-        const GroupCost& g = dp_group_cost(c, members.data(), count, group_memo, in.used_on_node, wan);
+        const GroupCost& g = dp_group_cost(c, members.data(), count, group_memo, nic_senders, wan);
         if (sync.generation != group_memo.generation || sync.grad_bytes != grad_bytes ||
             sync.gather_bytes != gather_bytes || sync.buckets != buckets) {
           sync = {group_memo.generation, grad_bytes, gather_bytes, buckets, 0, 0, 0, 0, 0};
@@ -267,14 +264,17 @@ class GradSync {
         t = sync.sync_s;
         if (!load.empty()) {
           const double reduce_s = buckets * (plan.zero <= 2 ? sync.bucket_s : 0);
+          if (nic_senders)
+            for (int i = 0; i < count; ++i) member_channels[i] = channels.per_gpu[members[i]];
           for (int i = 0; i < count; ++i) {
             const int slot = member_slot[i];
             // One group stands for every TP rank's when all are alike; else each TP rank of a
             // slot has its own groups, and the slot keeps their mean per GPU.
             const double weight = ranks == 1 ? 1.0 : 1.0 / plan.replicas[slot / in.max_pp].stages[slot % in.max_pp].tp();
             // Its own node's sending GPUs share its NICs (the group's figure takes the busiest node's).
-            const int own_node_gpus = in.used_on_node ? std::max(1, (*in.used_on_node)[c.gpus[members[i]].node]) : 0;
-            const double side = member_side_bandwidth_Bps(c, members.data(), count, i, own_node_gpus, g.node_shared);
+            const int own_node_senders = nic_senders ? std::max(1, (*nic_senders)[c.gpus[members[i]].node]) : 0;
+            const double side = member_side_bandwidth_Bps(c, members.data(), count, i, own_node_senders, g.node_shared,
+                                                          nic_senders ? member_channels.data() : nullptr);
             const double over = side > g.bus_bandwidth_Bps ? g.bus_bandwidth_Bps / side : 1.0;
             SlotLoad& l = load[static_cast<std::size_t>(slot)];
             l.reduce.add(reduce_s, over, weight);
@@ -397,6 +397,9 @@ class GradSync {
   const PassTraffic traffic;                  ///< what every micro-batch's passes move (ZeRO-2/3)
   std::vector<SlotLoad> load;                 ///< [slot], see SlotLoad (empty when not needed)
   std::vector<int> members, member_slot;      ///< the current group's GPUs and their slots
+  DpNicChannels channels;                     ///< see the constructor
+  std::vector<int> member_channels;           ///< the current group's members' channels.per_gpu
+  const std::vector<int>* nic_senders = nullptr;  ///< &channels.per_node, or nullptr: every GPU of a node
   int count = 0;                              ///< members of the current group
   DpGroupMemo group_memo;
   SyncTimes sync;

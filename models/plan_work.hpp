@@ -84,6 +84,9 @@ struct PlanWork {
   /// ZeRO-3: weights are all-gathered before each forward and each backward of each
   /// micro-batch (prefetched, overlapped with compute; Rajbhandari et al. SC'20 §5.3).
   double zero3_gather_s = 0;
+  /// Senders sharing each node's NICs in the gradient sync (models::dp_nic_channels per node),
+  /// when the plan leaves GPUs idle or puts a GPU in several groups; empty: every GPU of a node.
+  std::vector<int> dp_nic_senders;
 };
 
 }  // namespace hetsim::models

@@ -60,10 +60,12 @@ struct HopFigures {
 };
 
 /// Per-GPU share of a node's NICs when `concurrent` GPUs of it send across nodes at once.
+/// `concurrent` may exceed the node's GPUs: a GPU in several data-parallel groups at once (one
+/// per gradient shard, dp_nic_channels) is a sender of each, one ring channel apiece.
 double nic_share(const Cluster& c, int node, int concurrent) {
   const NodeType& nt = c.node_types[c.nodes[node].node_type];
   const Zone& zone = c.zones[c.nodes[node].zone];
-  const int n = concurrent > 0 ? std::min(concurrent, nt.gpus_per_node) : nt.gpus_per_node;
+  const int n = concurrent > 0 ? concurrent : nt.gpus_per_node;
   double one_nic = achieved_bandwidth_Bps(nt.nics);
   // A switch fabric's per-port figure caps each NIC (the simulator's NIC links alike).
   if (zone.fabric.kind == ZoneFabricKind::kSwitch && zone.fabric.bandwidth_Bps > 0)
@@ -80,7 +82,10 @@ double nic_share(const Cluster& c, int node, int concurrent) {
   const int count = std::max(1, nt.nics.count);
   const double rail_nics = std::max(1.0, static_cast<double>(count) / gpus);
   const int gpus_per_rail = count < gpus ? (gpus + count - 1) / count : 1;
-  double bw = rail_nics * one_nic / std::min(std::max(1, n), gpus_per_rail);
+  // More senders than GPUs (channels of GPUs in several groups) spread over the rails in turn.
+  const int rails = (gpus + gpus_per_rail - 1) / gpus_per_rail;
+  const int on_busiest_rail = n <= gpus ? std::min(std::max(1, n), gpus_per_rail) : (n + rails - 1) / rails;
+  double bw = rail_nics * one_nic / on_busiest_rail;
   // A fat-tree with oversubscription o gives each node 1/o of its NIC bandwidth at the core
   // (Leiserson, "Fat-trees", IEEE ToC 1985; Al-Fares et al. SIGCOMM'08).
   if (zone.fabric.oversubscription > 1) bw /= zone.fabric.oversubscription;
@@ -191,7 +196,7 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
   for (int j = 0; j < distinct; ++j) {
     const NodeType& nt = c.node_types[c.nodes[counts[j].node].node_type];
     const int concurrent = concurrent_of(counts[j].node);
-    const int active = concurrent > 0 ? std::min(concurrent, nt.gpus_per_node) : nt.gpus_per_node;
+    const int active = concurrent > 0 ? concurrent : nt.gpus_per_node;
     if (distinct > 1 && counts[j].count > 1) {  // (one member: min_per_node 1)
       // A ring that crosses node boundaries at one member (node_shared) does so on every node of
       // the group, including those it fills.
@@ -249,12 +254,17 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
 }
 
 double member_side_bandwidth_Bps(const Cluster& c, const int* gpus, int count, int i, int concurrent_per_node,
-                                 bool one_crossing) {
+                                 bool one_crossing, const int* member_channels) {
   const int x = gpus[i];
   const int nx = c.gpus[x].node;
   const NodeType& tx = c.node_types[c.nodes[nx].node_type];
-  int on_node = 0;  // the group's members on x's node: they cross together
-  for (int k = 0; k < count; ++k) on_node += c.gpus[gpus[k]].node == nx ? 1 : 0;
+  int on_node = 0;        // the group's members on x's node: they cross together
+  int node_channels = 0;  // their NIC channels (a member in several groups has one in each)
+  for (int k = 0; k < count; ++k)
+    if (c.gpus[gpus[k]].node == nx) {
+      ++on_node;
+      node_channels += member_channels ? std::max(1, member_channels[k]) : 1;
+    }
   double bw = std::numeric_limits<double>::infinity();
   for (const int y : {gpus[(i + 1) % count], gpus[(i + count - 1) % count]}) {
     if (y == x) continue;
@@ -263,8 +273,15 @@ double member_side_bandwidth_Bps(const Cluster& c, const int* gpus, int count, i
       bw = std::min(bw, intra_bandwidth_Bps(tx, std::max(2, on_node)));
       continue;
     }
-    // Crossing at one member, the ring leaves the node through that member's NIC share alone.
-    double side = node_side_Bps(c, nx, concurrent_per_node, one_crossing ? 1 : on_node);
+    // Crossing at one member, the ring leaves the node through that member's NIC share alone;
+    // a member in several groups at once (member_channels) owns a channel in each, and the
+    // node's members of these groups together own the channels of their crossings: what the
+    // member's groups may move side by side through the NICs is its node's members' channels.
+    double side = node_side_Bps(c, nx, concurrent_per_node,
+                                member_channels ? node_channels : (one_crossing ? 1 : on_node));
+    // ...but no more than those members' own rails: where each GPU has its NIC, a GPU's channels
+    // share it (a node's single NIC is every GPU's rail, and this bound is then no bound).
+    if (member_channels) side = std::min(side, node_side_Bps(c, nx, 1, on_node));
     const NodeType& ty = c.node_types[c.nodes[ny].node_type];
     if (tx.gpu.vendor != ty.gpu.vendor && !c.cross_vendor_rdma && tx.host_link_Bps > 0)
       side = std::min(side, tx.host_link_Bps * kHostLinkEfficiency * (one_crossing ? 1 : on_node));

@@ -125,7 +125,10 @@ inline GroupCost group_cost(const Cluster& cluster, const std::vector<int>& gpus
 /// whose side is faster than that waits on another member: a GPU in several such groups at once
 /// (step_cost: one per shard or segment) can run them side by side up to this figure.
 /// `one_crossing`: the ring leaves each node at one member (GroupCost::node_shared).
+/// `member_channels` (optional, per member): the data-parallel groups each member is in at once
+/// (dp_nic_channels), which share its node's NICs as that many senders; with it, the NIC side is
+/// that of the channels of the group's members on x's node (concurrent_per_node counts channels).
 double member_side_bandwidth_Bps(const Cluster& cluster, const int* gpus, int count, int i, int concurrent_per_node,
-                                 bool one_crossing);
+                                 bool one_crossing, const int* member_channels = nullptr);
 
 }  // namespace hetsim::models

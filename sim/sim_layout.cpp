@@ -268,7 +268,6 @@ SimLayout layout(const Topology& topo, const models::Plan& plan, const models::P
     lay.replicas.push_back(r);
     lay.replica_simulated[r] = true;
   }
-  models::plan_gpus_per_node(plan, cluster, lay.plan_gpus_on_node);
   lay.tp_senders_on_node = models::cross_node_tp_senders(plan, cluster);
   {
     // The gradient groups the cost model formed (per segment and shard) cross the WAN together;
@@ -336,8 +335,9 @@ SimLayout layout(const Topology& topo, const models::Plan& plan, const models::P
     comp.buckets = std::max(comp.buckets, grp.buckets);
     // ZeRO >= 1 shards the optimizer state: gradients are reduce-scattered and the updated
     // weights all-gathered (Rajbhandari et al., SC'20 §5.1-5.2), as the cost model prices it.
-    // Each node's NICs are shared by the plan's GPUs on it (all of the node's when none is idle).
-    const std::vector<int>* concurrent = lay.plan_gpus_on_node.empty() ? nullptr : &lay.plan_gpus_on_node;
+    // Each node's NICs are shared by the senders the cost model counts (all of the node's GPUs
+    // when the plan uses them all, each in one group; models::dp_nic_channels otherwise).
+    const std::vector<int>* concurrent = work.dp_nic_senders.empty() ? nullptr : &work.dp_nic_senders;
     std::vector<double> wan_senders = lay.dp_wan_senders;
     if (!grp.embedding) models::wan_senders_for(lay.dp_wan_load, grp.size_bytes, wan_senders);
     const std::vector<double>* wan = wan_senders.empty() ? nullptr : &wan_senders;

@@ -63,7 +63,6 @@ struct SimLayout {
   std::vector<FoldedPhase> zero3_forward;
   std::vector<FoldedPhase> zero3_backward;
   std::vector<int> embedding_of_actor;     ///< index into embeddings, -1 when none
-  std::vector<int> plan_gpus_on_node;      ///< models::plan_gpus_per_node: empty when the plan uses every GPU
   std::vector<int> tp_senders_on_node;     ///< models::cross_node_tp_senders
   std::vector<double> dp_wan_load;         ///< models::wan_load_of the DP groups (bytes): empty with one zone
   std::vector<double> dp_wan_senders;      ///< the same in senders (embedding groups' figure)
@@ -84,7 +83,7 @@ struct CollectiveFlows {
 /// all-gather and reduce-scatter are rings (hierarchical for all-gather/reduce-scatter is not
 /// modelled by either engine beyond its ring fallback).
 /// `concurrent_on_node` as models::group_cost's (null: every GPU of a node sends): for DP groups
-/// SimLayout::plan_gpus_on_node, for TP groups SimLayout::tp_senders_on_node, as the cost model
+/// PlanWork::dp_nic_senders, for TP groups SimLayout::tp_senders_on_node, as the cost model
 /// takes them, so that both engines pick the same algorithm and channels.
 /// `wan_senders` as models::group_cost's (for DP groups from SimLayout::dp_wan_load).
 CollectiveFlows collective_flows(const Topology& topology, models::CollectiveKind kind,

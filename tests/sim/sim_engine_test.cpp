@@ -14,27 +14,19 @@
 #include "input_loader.hpp"
 #include "predictor.hpp"
 #include "sim_report.hpp"
+#include "engine_inputs.hpp"
 #include "test_clusters.hpp"
 #include "trace_writer.hpp"
 
 namespace hetsim::sim {
 namespace {
 
-struct Inputs {
-  models::Cluster cluster;
-  models::Workload workload;
-  models::Plan plan;
-};
-
-/// The repository's cluster and workload, and a plan of plans/ (none when `plan` is empty: the
-/// test builds its own).
-Inputs load(const std::string& cluster, const std::string& workload, const std::string& plan = "") {
-  const std::string root = HETSIM_SOURCE_DIR;
-  const auto catalog = models::load_catalog_dir(root + "/clusters/catalog");
-  Inputs in{models::load_cluster(root + "/clusters/" + cluster, catalog), models::load_workload(root + "/workloads/" + workload), {}};
-  if (!plan.empty()) in.plan = models::load_plan(root + "/plans/" + plan, in.cluster, in.workload);
-  return in;
-}
+using testing::a100_l4_mix;
+using testing::both_feasible;
+using testing::BothEngines;
+using testing::Inputs;
+using testing::load;
+using testing::plan_of;
 
 // Contention-free plans (each stage's traffic on its own links, one NIC per GPU, no WAN):
 // the simulator and the cost model start from the same op costs and link figures and agree
@@ -198,36 +190,6 @@ TEST(SimEngine, OverlappedGradientSyncExposesItsLastBucketInBothEngines) {
               sim.iteration_time_s, sim.breakdown.dp_comm_s);
   EXPECT_GT(analytic.breakdown.dp_comm_s, 0.0) << "the last bucket is exposed";
   EXPECT_NEAR(sim.iteration_time_s, analytic.iteration_time_s, 0.03 * analytic.iteration_time_s);
-}
-
-/// The plan predicted and simulated; both feasible (fails the test otherwise).
-struct BothEngines {
-  models::Report analytic, sim;
-};
-BothEngines both_feasible(const models::Cluster& c, const models::Workload& w, const models::Plan& p) {
-  BothEngines e{models::predict(c, w, p), simulate_report_in_child(c, w, p, SimOptions{})};
-  EXPECT_TRUE(e.analytic.feasible && e.sim.feasible) << e.analytic.infeasible_reason << e.sim.infeasible_reason;
-  std::printf("%s: analytic %.3f s (dp %.3f s), simulated %.3f s (dp %.3f s)\n", p.name.c_str(),
-              e.analytic.iteration_time_s, e.analytic.breakdown.dp_comm_s, e.sim.iteration_time_s,
-              e.sim.breakdown.dp_comm_s);
-  return e;
-}
-
-/// GPT-3 1.3B on the A100 + L4 PCIe cluster, at a global batch of `global_batch` sequences.
-Inputs a100_l4_mix(int global_batch) {
-  Inputs in = load("pcie-a100-l4-mix.yaml", "gpt3-1.3b.yaml");
-  in.workload.training.global_batch = global_batch;
-  return in;
-}
-
-/// A plan of one-sequence micro-batches at a ZeRO stage.
-models::Plan plan_of(std::string name, int zero, std::vector<models::Replica> replicas) {
-  models::Plan p;
-  p.name = std::move(name);
-  p.micro_batch = 1;
-  p.zero = zero;
-  p.replicas = std::move(replicas);
-  return p;
 }
 
 // ZeRO-3 pairs its per-pass gathers and reduce-scatters across replicas, so replicas of uneven

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+// Gradient sync of replicas of different TP degrees through shared NICs: a GPU of the lower TP
+// degree is in one data-parallel group per shard it holds, each a ring channel of its own through
+// its node's one NIC (models::dp_nic_channels). The simulator moves the rings' flows over the
+// NIC links; the cost model prices each group with its share of the NIC. They agree.
+#include <gtest/gtest.h>
+
+#include "engine_inputs.hpp"
+#include "plan_work.hpp"
+#include "predictor.hpp"
+
+namespace hetsim::sim {
+namespace {
+
+using testing::a100_l4_mix;
+using testing::both_feasible;
+using testing::BothEngines;
+using testing::plan_of;
+
+TEST(MixedTpSync, ShardGroupsThroughOneNicAgreeWithTheSimulatedFlows) {
+  // Two TP-2 replicas on the A100 box (GPUs 0-3) beside four TP-1 replicas on the first L4 box
+  // (GPUs 4-7 of its 8): the gradients are cut in two shards, each L4 GPU is in both groups, and
+  // the L4 box's NIC carries the two groups' crossings (8 channels: 4 GPUs x 2 groups).
+  const testing::Inputs in = a100_l4_mix(24);
+  const models::Cluster& c = in.cluster;
+  const models::Workload& w = in.workload;
+  const auto one_stage = [&](std::vector<int> gpus) {
+    return models::Replica{4, {models::Stage{w.model.layers, std::move(gpus)}}};
+  };
+  const models::Plan p = plan_of("tp2 x2 beside tp1 x4", 1,
+                                 {one_stage({0, 1}), one_stage({2, 3}), one_stage({4}), one_stage({5}),
+                                  one_stage({6}), one_stage({7})});
+  const models::PlanWork work = models::build_plan_work(c, w, p);
+  ASSERT_TRUE(work.feasible) << work.infeasible_reason;
+  ASSERT_EQ(work.dp_nic_senders.size(), c.nodes.size());
+  EXPECT_EQ(work.dp_nic_senders[0], 4);
+  EXPECT_EQ(work.dp_nic_senders[1], 8);
+  EXPECT_EQ(work.dp_nic_senders[2], 0);
+  const BothEngines e = both_feasible(c, w, p);
+  EXPECT_GT(e.analytic.breakdown.dp_comm_s, 0.1 * e.analytic.iteration_time_s) << "the sync is what this test is about";
+  EXPECT_NEAR(e.analytic.breakdown.dp_comm_s, e.sim.breakdown.dp_comm_s, 0.05 * e.sim.breakdown.dp_comm_s);
+  EXPECT_NEAR(e.sim.iteration_time_s, e.analytic.iteration_time_s, 0.03 * e.analytic.iteration_time_s);
+}
+
+}  // namespace
+}  // namespace hetsim::sim
