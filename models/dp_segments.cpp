@@ -3,7 +3,6 @@
 #include "dp_segments.hpp"
 
 #include <algorithm>
-#include <numeric>
 
 #include "stage_cost.hpp"
 #include "topology.hpp"
@@ -77,30 +76,32 @@ void dp_nic_channels(const Plan& plan, const Cluster& cluster, const DpSegments&
   out.per_gpu.assign(cluster.gpus.size(), 0);
   out.per_node.assign(cluster.nodes.size(), 0);
   std::vector<int> in_segment(cluster.gpus.size(), 0);
-  std::vector<int> members;
+  std::vector<int> members, touched;  // touched: a segment's GPUs in a group that crosses nodes
   const int dp = plan.dp();
   for (int k = 0; k < segments.count(); ++k) {
-    int shards = 0;  // lcm of the members' TP degrees (GroupShard)
+    GroupShard shard;  // only its cut into shards is used here (no parameter counts)
     for (int r = 0; r < dp; ++r)
-      if (const int s = segments.stage_of(k, r); s >= 0) {
-        const int tp = plan.replicas[r].stages[s].tp();
-        shards = shards == 0 ? tp : std::lcm(shards, tp);
-      }
-    std::fill(in_segment.begin(), in_segment.end(), 0);
-    for (int j = 0; j < shards; ++j) {
+      if (const int s = segments.stage_of(k, r); s >= 0) shard.add(plan.replicas[r].stages[s].tp(), 0.0);
+    touched.clear();
+    for (int j = 0; j < shard.shards; ++j) {
       members.clear();
       bool spans = false;
       for (int r = 0; r < dp; ++r)
         if (const int s = segments.stage_of(k, r); s >= 0) {
           const Stage& st = plan.replicas[r].stages[s];
-          const int g = st.gpus[j / (shards / st.tp())];  // GroupShard::member_rank
+          const int g = st.gpus[shard.member_rank(j, st.tp())];
           spans = spans || (!members.empty() && cluster.gpus[g].node != cluster.gpus[members.front()].node);
           members.push_back(g);
         }
       if (spans)
-        for (int g : members) ++in_segment[g];
+        for (int g : members)
+          if (in_segment[g]++ == 0) touched.push_back(g);
     }
-    for (std::size_t g = 0; g < in_segment.size(); ++g) out.per_gpu[g] = std::max(out.per_gpu[g], in_segment[g]);
+    // Segments run one after the other: a GPU counts its most groups in any of them.
+    for (int g : touched) {
+      out.per_gpu[g] = std::max(out.per_gpu[g], in_segment[g]);
+      in_segment[g] = 0;
+    }
   }
   for (std::size_t g = 0; g < cluster.gpus.size(); ++g) out.per_node[cluster.gpus[g].node] += out.per_gpu[g];
 }
