@@ -6,12 +6,14 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <sstream>
 
 #include "catalog.hpp"
 #include "cli_common.hpp"
 #include "describe_profile.hpp"
 #include "describe_sweep.hpp"
 #include "json_writer.hpp"
+#include "preemption.hpp"
 #include "diagnostics.hpp"
 #include "input_loader.hpp"
 #include "units.hpp"
@@ -224,7 +226,15 @@ void print_cluster(const Described& d, std::ostream& out) {
     const std::string inter = std::to_string(t.nics.count) + " x " + models::format_bandwidth(t.nics.bandwidth_Bps) + " " +
                               models::to_string(t.nics.kind);
     std::string price = format_price_per_hour(t.price_per_hour);
-    if (t.spot_price_per_hour) price += " (spot " + format_price_per_hour(*t.spot_price_per_hour) + ")";
+    if (t.spot_price_per_hour) {
+      price += " (spot " + format_price_per_hour(*t.spot_price_per_hour);
+      if (t.preemption_rate_per_hour > 0) {
+        std::ostringstream rate;
+        rate << t.preemption_rate_per_hour;
+        price += ", reclaimed " + rate.str() + "/h";
+      }
+      price += ")";
+    }
     types.add_row({t.name, t.gpu.name, std::to_string(t.gpus_per_node), peak_text(t.gpu),
                    models::format_size(t.gpu.memory_bytes), intra, inter, models::format_bandwidth(t.host_link_Bps), price});
   }
@@ -384,6 +394,8 @@ void json_cluster(models::JsonOut& j, const models::Cluster& c) {
     j.key("spot_price_per_hour");
     if (t.spot_price_per_hour) j.value(*t.spot_price_per_hour); else j.null();
     j.key("preemption_rate_per_hour").value(t.preemption_rate_per_hour);
+    j.key("checkpoint_bandwidth_Bps").value(models::checkpoint_bandwidth_Bps(t));
+    j.key("restart_time_s").value(t.restart_time_s);
     j.end_object();
   }
   j.end_array();

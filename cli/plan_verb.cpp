@@ -79,10 +79,21 @@ Refined refine(const PlanVerbOptions& o, models::PlannerResult& r, const models:
   return out;
 }
 
-void write_ranked(models::JsonOut& j, const models::RankedPlan& p, const models::Cluster& c) {
+void write_ranked(models::JsonOut& j, const models::RankedPlan& p, const models::Cluster& c, bool spot) {
   const models::Report& r = p.report;
   j.key("shape").value(p.shape);
   j.key("tokens_per_s").value(r.tokens_per_s);
+  j.key("goodput_tokens_per_s").value(p.goodput_tokens_per_s());
+  j.key("spot");
+  if (spot) {
+    const models::SpotOutlook& s = p.spot;
+    j.begin_object().key("preemptions_per_hour").value(s.preemptions_per_hour);
+    j.key("checkpoint_bytes").value(s.checkpoint_bytes).key("checkpoint_s").value(s.checkpoint_s);
+    j.key("checkpoint_interval_s").value(s.checkpoint_interval_s).key("restart_s").value(s.restart_s);
+    j.key("goodput_fraction").value(s.goodput_fraction).end_object();
+  } else {
+    j.null();
+  }
   j.key("iteration_time_s").value(r.iteration_time_s);
   j.key("mfu").value(r.mfu);
   j.key("memory_peak_bytes").value(r.memory_peak_bytes);
@@ -131,7 +142,7 @@ void write_json(const PlanVerbOptions& o, const models::PlannerOptions& po, cons
   j.key("plans").begin_array();
   for (size_t i = 0; i < r.top.size(); ++i) {
     j.begin_object().key("rank").value(static_cast<int>(i + 1));
-    write_ranked(j, r.top[i], c);
+    write_ranked(j, r.top[i], c, o.spot);
     if (ref.done) {
       j.key("simulated_tokens_per_s");
       if (ref.simulated[i]) j.value(*ref.simulated[i]);
@@ -145,8 +156,8 @@ void write_json(const PlanVerbOptions& o, const models::PlannerOptions& po, cons
   for (const models::PlannerBaseline* b : {&r.uniform, &r.fastest_type_only}) {
     j.key(b->name).begin_object().key("found").value(b->found);
     if (b->found) {
-      write_ranked(j, b->best, c);
-      if (!r.top.empty()) j.key("best_over_baseline").value(r.top[0].report.tokens_per_s / b->best.report.tokens_per_s);
+      write_ranked(j, b->best, c, o.spot);
+      if (!r.top.empty()) j.key("best_over_baseline").value(r.top[0].goodput_tokens_per_s() / b->best.goodput_tokens_per_s());
     } else {
       j.key("tokens_per_s").null().key("reason").value(b->reason);
     }
@@ -167,6 +178,8 @@ void write_table(const PlanVerbOptions& o, const models::PlannerResult& r, const
   std::cout << "\n";
   std::vector<std::string> head = {"#", "tokens/s", "MFU", "headroom", "$/h", "$/Mtok", "GPUs"};
   if (ref.done) head.insert(head.begin() + 2, "sim tokens/s");
+  // At spot prices: what preemptions leave of each plan (SpotOutlook), which the ranking uses.
+  if (o.spot) head.insert(head.begin() + 2, {"goodput", "reclaimed/h"});
   TextTable t(head);
   for (size_t i = 0; i < r.top.size(); ++i) {
     const models::RankedPlan& p = r.top[i];
@@ -177,6 +190,8 @@ void write_table(const PlanVerbOptions& o, const models::PlannerResult& r, const
                                     format_price_per_hour(p.report.cost_per_hour),
                                     fmt("%.3f", p.report.cost_per_million_tokens), std::to_string(p.plan.gpu_count())};
     if (ref.done) row.insert(row.begin() + 2, ref.simulated[i] ? fmt("%.0f", *ref.simulated[i]) : "-");
+    if (o.spot)
+      row.insert(row.begin() + 2, {fmt("%.0f", p.goodput_tokens_per_s()), fmt("%.2f", p.spot.preemptions_per_hour)});
     t.add_row(row);
   }
   if (r.top.empty()) {
@@ -199,8 +214,11 @@ void write_table(const PlanVerbOptions& o, const models::PlannerResult& r, const
       std::cout << ": none (" << b->reason << ")\n";
       continue;
     }
-    std::cout << ": " << fmt("%.0f", b->best.report.tokens_per_s) << " tokens/s";
-    if (!r.top.empty()) std::cout << fmt(", best plan has %.2fx its tokens/s", r.top[0].report.tokens_per_s / b->best.report.tokens_per_s);
+    // With --spot the comparison is of goodput (tokens/s left after preemptions).
+    const char* what = o.spot ? "goodput tokens/s" : "tokens/s";
+    std::cout << ": " << fmt("%.0f", b->best.goodput_tokens_per_s()) << " " << what;
+    if (!r.top.empty())
+      std::cout << fmt(", best plan has %.2fx its ", r.top[0].goodput_tokens_per_s() / b->best.goodput_tokens_per_s()) << what;
     std::cout << "  " << b->best.shape << "\n";
   }
   std::cout << fmt("search: %.3f s on ", r.search_time_s) << r.threads << (r.threads == 1 ? " thread, " : " threads, ") << r.plans_evaluated << " plans evaluated, " << r.plans_pruned
@@ -285,7 +303,9 @@ void add_plan_verb(CLI::App& app) {
   verb->add_option("--budget-per-hour", o->budget_per_hour,
                    "Dollars per hour: the fastest plan whose nodes cost at most this (chooses the GPUs too)")
       ->check(positive_number());
-  verb->add_flag("--spot", o->spot, "Price nodes at their spot price where the cluster gives one");
+  verb->add_flag("--spot", o->spot,
+                 "Price nodes at their spot price where the cluster gives one, and rank plans by the tokens/s their "
+                 "nodes' preemptions leave (node types' preemption_rate, checkpoint_bandwidth, restart_time)");
   verb->add_flag("--tp-comm-overlap", o->tp_comm_overlap,
                  "The stack overlaps TP communication with the GEMMs (Megatron-Core --tp-comm-overlap): plans with "
                  "sequence parallelism use it");

@@ -53,6 +53,13 @@ struct NicSpec {
   double node_bandwidth_Bps() const { return count * bandwidth_Bps; }
 };
 
+/// A node type's restart after a preemption when its input gives none: a replacement instance
+/// launched, the job's processes started and their communicators built (reading the checkpoint
+/// back is counted apart, models/preemption.hpp). An assumption, not a measurement: clouds give
+/// 30 s to 2 min of notice (AWS EC2 Spot 2 min, GCP Spot 30 s) and a GPU instance then takes
+/// minutes to launch; a cluster file sets `restart_time` to what its scheduler measures.
+inline constexpr double kDefaultRestartTime_s = 300;
+
 struct NodeType {
   std::string name;
   GpuType gpu;                     ///< a copy of the catalog entry (the cluster is self-contained)
@@ -63,6 +70,10 @@ struct NodeType {
   double price_per_hour = 0;       ///< on-demand dollars per node-hour
   std::optional<double> spot_price_per_hour;
   double preemption_rate_per_hour = 0;  ///< spot preemptions per node-hour
+  /// Write (and read) bandwidth of a node to the storage that outlives a preemption; unset: one
+  /// of its NICs (models/preemption.hpp checkpoint_bandwidth_Bps).
+  std::optional<double> checkpoint_bandwidth_Bps;
+  double restart_time_s = kDefaultRestartTime_s;  ///< after a preemption, until the job runs again
 };
 
 /// A node type's host link when its input gives none: its GPU type's (catalog `host_link`),

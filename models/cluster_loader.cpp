@@ -124,6 +124,9 @@ class ClusterReader {
       t.spot_price_per_hour = *v;
     set_if(t.preemption_rate_per_hour, r.get_quantity("preemption_rate", Need::kOptional, parse_rate_per_hour,
                                                       "a rate such as \"0.05/h\"", false));
+    if (auto v = r.get_quantity("checkpoint_bandwidth", Need::kOptional, parse_bandwidth, kBandwidth, true))
+      t.checkpoint_bandwidth_Bps = *v;
+    set_if(t.restart_time_s, r.get_quantity("restart_time", Need::kOptional, parse_time, kTime, false));
     r.finish();
     type_index_[t.name] = static_cast<int>(cluster_.node_types.size());
     cluster_.node_types.push_back(std::move(t));

@@ -86,6 +86,8 @@ std::string cluster_to_yaml(const Cluster& c, const std::string& comment) {
     if (nt.preemption_rate_per_hour > 0) {
       y << "    preemption_rate: \"" << exact(nt.preemption_rate_per_hour) << "/h\"\n";
     }
+    if (nt.checkpoint_bandwidth_Bps) y << "    checkpoint_bandwidth: " << bandwidth(*nt.checkpoint_bandwidth_Bps) << "\n";
+    if (nt.restart_time_s != kDefaultRestartTime_s) y << "    restart_time: " << duration(nt.restart_time_s) << "\n";
   }
   y << "zones:\n";
   for (const Zone& z : c.zones) {

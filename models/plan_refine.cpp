@@ -26,8 +26,12 @@ RefineResult refine_top_plans(PlannerResult& result, const Cluster& cluster, con
   // Stable: equal figures (and plans without one) keep the analytic order.
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), 0);
+  // The engine's times at the planner's prices (spot ones with --spot) and preemptions.
   const auto score = [&](std::size_t i) {
-    return figures[i] ? objective_score(result.objective, *figures[i]) : -std::numeric_limits<double>::infinity();
+    if (!figures[i]) return -std::numeric_limits<double>::infinity();
+    Report priced = *figures[i];
+    priced.cost_per_hour = result.top[i].report.cost_per_hour;
+    return objective_score(result.objective, priced, result.top[i].spot.goodput_fraction);
   };
   std::stable_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(refine),
                    [&](std::size_t a, std::size_t b) { return score(a) > score(b); });

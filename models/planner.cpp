@@ -30,10 +30,11 @@ const char* to_string(PlanObjective o) {
   return "?";
 }
 
-double objective_score(PlanObjective objective, const Report& r) {
-  if (!r.feasible) return -std::numeric_limits<double>::infinity();
-  if (objective == PlanObjective::kCost) return -r.cost_per_million_tokens;
-  return r.tokens_per_s;
+double objective_score(PlanObjective objective, const Report& r, double goodput_fraction) {
+  const double tokens_per_s = r.tokens_per_s * goodput_fraction;
+  if (!r.feasible || !(tokens_per_s > 0)) return -std::numeric_limits<double>::infinity();
+  if (objective == PlanObjective::kCost) return -cost_per_million_tokens(r.cost_per_hour, tokens_per_s);
+  return tokens_per_s;
 }
 
 namespace {
@@ -188,7 +189,13 @@ RankedPlan rank(const Cluster& cluster, const Workload& workload, const Candidat
     // figure) costs the same either way.
     const double egress_per_hour = r.report.cost_per_hour - planner::nodes_price_per_hour(cluster, gpus, false);
     r.report.cost_per_hour = planner::nodes_price_per_hour(cluster, gpus, true) + std::max(0.0, egress_per_hour);
-    r.report.cost_per_million_tokens = cost_per_million_tokens(r.report.cost_per_hour, r.report.tokens_per_s);
+    // At spot prices nodes are reclaimed: a dollar buys the tokens trained between preemptions.
+    r.spot = spot_outlook(cluster, workload, r.plan, true);
+    // A plan its preemptions leave no time to train buys nothing: infinitely dear (not free).
+    const double goodput = r.goodput_tokens_per_s();
+    r.report.cost_per_million_tokens = goodput > 0 || r.report.cost_per_hour <= 0
+                                           ? cost_per_million_tokens(r.report.cost_per_hour, goodput)
+                                           : std::numeric_limits<double>::infinity();
   }
   // Headroom of the tightest stage (smallest free fraction of its GPU's memory).
   r.memory_headroom_bytes = std::numeric_limits<double>::infinity();
@@ -335,9 +342,10 @@ std::vector<RankedPlan> top_plans(std::vector<RankedPlan> all, const PlannerOpti
     eligible.push_back(std::move(r));
   }
   std::stable_sort(eligible.begin(), eligible.end(), [&](const RankedPlan& a, const RankedPlan& b) {
-    const double sa = objective_score(obj, a.report), sb = objective_score(obj, b.report);
+    const double sa = objective_score(obj, a.report, a.spot.goodput_fraction);
+    const double sb = objective_score(obj, b.report, b.spot.goodput_fraction);
     if (sa != sb) return sa > sb;
-    return a.report.tokens_per_s > b.report.tokens_per_s;  // equally cheap (e.g. free): the faster first
+    return a.goodput_tokens_per_s() > b.goodput_tokens_per_s();  // equally cheap (e.g. free): the faster first
   });
   std::vector<RankedPlan> top;
   for (RankedPlan& r : eligible) {
@@ -485,7 +493,7 @@ PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const 
     return out;
   };
   const auto by_tokens = [](const RankedPlan& a, const RankedPlan& b) {
-    return a.report.tokens_per_s > b.report.tokens_per_s;
+    return a.goodput_tokens_per_s() > b.goodput_tokens_per_s();
   };
   std::vector<RankedPlan> fast_ranked = predict_all(to_candidates(fastest));
   std::vector<Candidate> uniform_cands = to_candidates(uniform);

@@ -14,6 +14,7 @@
 
 #include "cluster.hpp"
 #include "plan.hpp"
+#include "preemption.hpp"
 #include "report.hpp"
 #include "workload.hpp"
 
@@ -82,6 +83,12 @@ struct RankedPlan {
   double memory_headroom_bytes = 0;     ///< capacity - peak of the tightest stage
   double memory_headroom_fraction = 0;  ///< the same as a fraction of its GPU's memory (smallest over stages)
   double estimated_tokens_per_s = 0;    ///< the search estimator's figure (before predict)
+  /// Preemptions of its nodes at spot prices (PlannerOptions::spot); nothing is preempted
+  /// (goodput_fraction 1) when priced on demand.
+  SpotOutlook spot;
+  /// Tokens per second left after preemptions: what the throughput objective ranks by and what
+  /// report.cost_per_million_tokens divides by (report.tokens_per_s is the uninterrupted rate).
+  double goodput_tokens_per_s() const { return report.tokens_per_s * spot.goodput_fraction; }
 };
 
 struct PlannerBaseline {
@@ -130,7 +137,8 @@ int search_threads(const PlannerOptions& options);
 /// Runs the search. Never throws for a valid cluster/workload; an empty `top` carries a reason.
 PlannerResult plan_training(const Cluster& cluster, const Workload& workload, const PlannerOptions& options);
 
-/// The value an objective ranks by, larger is better (tokens/s, or -$/Mtok for kCost).
-double objective_score(PlanObjective objective, const Report& report);
+/// The value an objective ranks by, larger is better: tokens/s, or -$/Mtok for kCost, of the
+/// tokens left after preemptions (`goodput_fraction` of them, SpotOutlook).
+double objective_score(PlanObjective objective, const Report& report, double goodput_fraction = 1.0);
 
 }  // namespace hetsim::models

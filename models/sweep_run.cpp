@@ -81,7 +81,7 @@ void plan_row(const Cluster& cluster, const Workload& workload, const PlannerOpt
   const auto baseline = [&](const PlannerBaseline& b) {
     if (!b.found) return 0.0;
     if (options.objective == PlanObjective::kBudget && b.best.report.cost_per_hour > options.budget_per_hour) return 0.0;
-    return b.best.report.tokens_per_s;
+    return b.best.goodput_tokens_per_s();
   };
   r.uniform_tokens_per_s = baseline(p.uniform);
   r.fastest_type_only_tokens_per_s = baseline(p.fastest_type_only);
@@ -91,12 +91,14 @@ void plan_row(const Cluster& cluster, const Workload& workload, const PlannerOpt
   }
   if (refine > 0) {
     const RefineResult refined = refine_top_plans(p, cluster, workload, engine, refine);
-    if (refined.refined.front()) r.simulated_tokens_per_s = refined.refined.front()->tokens_per_s;
+    if (refined.refined.front())
+      r.simulated_tokens_per_s = refined.refined.front()->tokens_per_s * p.top.front().spot.goodput_fraction;
     else r.reason = refined.note;  // not even the best plan could be simulated
   }
   const RankedPlan& best = p.top.front();
   r.found = true;
-  r.tokens_per_s = best.report.tokens_per_s;
+  // At spot prices, the tokens/s its nodes' preemptions leave (equal to the report's on demand).
+  r.tokens_per_s = best.goodput_tokens_per_s();
   r.mfu = best.report.mfu;
   r.plan_price_per_hour = best.report.cost_per_hour;
   r.cost_per_million_tokens = best.report.cost_per_million_tokens;

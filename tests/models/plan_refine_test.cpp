@@ -19,6 +19,7 @@ PlannerResult result_with(const std::vector<std::string>& names, PlanObjective o
     RankedPlan p;
     p.plan.name = n;
     p.shape = n;
+    p.report.cost_per_hour = 10;  // the planner's price of the plan (spot prices with --spot)
     r.top.push_back(p);
   }
   return r;
@@ -77,6 +78,25 @@ TEST(PlanRefine, CostObjectiveRanksByDollarsPerMillionTokens) {
   // Engines price per plan here through the figure: the faster plan is the cheaper per token at one price.
   refine_top_plans(r, Cluster{}, Workload{}, engine_of({{"a", 100}, {"b", 150}}), 2);
   EXPECT_EQ(order(r), (std::vector<std::string>{"b", "a"}));
+}
+
+TEST(PlanRefine, ThePlannersPricesAndPreemptionsStand) {
+  // The engine re-times the plans; their price (spot with --spot) and what preemptions leave of
+  // their time are the planner's: b is faster but loses half its time to preemptions.
+  PlannerResult r = result_with({"a", "b"});
+  r.top[1].spot.goodput_fraction = 0.5;
+  refine_top_plans(r, Cluster{}, Workload{}, engine_of({{"a", 100}, {"b", 150}}, 1000), 2);
+  EXPECT_EQ(order(r), (std::vector<std::string>{"a", "b"}));
+  // By cost, the same: $10/h for 100 tokens/s beats $10/h for 75.
+  PlannerResult c = result_with({"a", "b"}, PlanObjective::kCost);
+  c.top[1].spot.goodput_fraction = 0.5;
+  refine_top_plans(c, Cluster{}, Workload{}, engine_of({{"a", 100}, {"b", 150}}, 1000), 2);
+  EXPECT_EQ(order(c), (std::vector<std::string>{"a", "b"}));
+  // Equally fast for the engine, which prices both alike: the planner's $10/h beats its $20/h.
+  PlannerResult d = result_with({"a", "b"}, PlanObjective::kCost);
+  d.top[0].report.cost_per_hour = 20;
+  refine_top_plans(d, Cluster{}, Workload{}, engine_of({{"a", 100}, {"b", 100}}, 1000), 2);
+  EXPECT_EQ(order(d), (std::vector<std::string>{"b", "a"}));
 }
 
 TEST(PlanRefine, KBeyondTheListAndKZero) {

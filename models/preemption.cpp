@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+// Spot preemptions: checkpoint size and time, Young's interval, the goodput left (preemption.hpp).
+#include "preemption.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "memory_cost.hpp"
+
+namespace hetsim::models {
+
+double checkpoint_bytes(const Workload& workload) {
+  const StateBytes b = state_bytes_per_param(workload.training.dtype, workload.training.optimizer);
+  // The weights as trained (FP8 runs keep 16-bit weights; the FP8 copy is rebuilt from them).
+  const bool fp32 = workload.training.dtype == Dtype::kFp32 || workload.training.dtype == Dtype::kTf32;
+  const double weights = fp32 ? b.weights : 2.0;
+  return workload.model.params_total() * (weights + b.optimizer);
+}
+
+double checkpoint_bandwidth_Bps(const NodeType& type) {
+  if (type.checkpoint_bandwidth_Bps) return *type.checkpoint_bandwidth_Bps;
+  return type.nics.bandwidth_Bps;
+}
+
+double goodput_fraction(double per_s, double checkpoint_s, double restart_s, double* interval_s) {
+  if (interval_s) *interval_s = 0;
+  if (!(per_s > 0)) return 1.0;
+  // Young (1974): W(tau) = C/tau + L (tau/2 + R) is smallest at tau* = sqrt(2C/L).
+  const double tau = std::sqrt(2.0 * checkpoint_s / per_s);
+  if (interval_s) *interval_s = tau;
+  const double wasted = (tau > 0 ? checkpoint_s / tau : 0.0) + per_s * (tau / 2 + restart_s);
+  return std::clamp(1.0 - wasted, 0.0, 1.0);
+}
+
+SpotOutlook spot_outlook(const Cluster& cluster, const Workload& workload, const Plan& plan, bool spot) {
+  SpotOutlook out;
+  std::set<int> nodes;
+  for (const Replica& r : plan.replicas)
+    for (const Stage& st : r.stages)
+      for (int g : st.gpus) nodes.insert(cluster.node_of_gpu(g));
+  double write_Bps = 0, rate_per_s = 0, rate_weighted_restart = 0;
+  for (int n : nodes) {
+    const NodeType& t = cluster.node_types[cluster.nodes[n].node_type];
+    write_Bps += checkpoint_bandwidth_Bps(t);
+    // A node bought on demand (no spot price, or not priced at spot) is not reclaimed.
+    if (!spot || !t.spot_price_per_hour || !(t.preemption_rate_per_hour > 0)) continue;
+    const double per_s = t.preemption_rate_per_hour / 3600.0;
+    rate_per_s += per_s;
+    rate_weighted_restart += per_s * t.restart_time_s;
+  }
+  out.checkpoint_bytes = checkpoint_bytes(workload);
+  out.checkpoint_s = write_Bps > 0 ? out.checkpoint_bytes / write_Bps : 0;
+  out.preemptions_per_hour = rate_per_s * 3600.0;
+  if (rate_per_s > 0) out.restart_s = rate_weighted_restart / rate_per_s + out.checkpoint_s;  // + reading it back
+  out.goodput_fraction = goodput_fraction(rate_per_s, out.checkpoint_s, out.restart_s, &out.checkpoint_interval_s);
+  return out;
+}
+
+}  // namespace hetsim::models

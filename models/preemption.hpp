@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// Spot preemptions: what they leave of a plan's throughput. A synchronous training job stops
+// whenever any of its nodes is reclaimed; it resumes from its last checkpoint once a replacement
+// runs. It therefore pays three things (Young, "A first order approximation to the optimum
+// checkpoint interval", CACM 17(9), 1974; Daly, "A higher order estimate of the optimum
+// checkpoint interval for restart dumps", FGCS 22(3), 2006):
+//   - writing a checkpoint every tau seconds:        C / tau of the time,
+//   - the work done since the last checkpoint:       tau / 2 per preemption on average,
+//   - the restart: a replacement node, relaunch and reading the checkpoint back, R per preemption.
+// With preemptions at rate L (a Poisson process, one per node and summed over the plan's nodes),
+// the wasted fraction is W(tau) = C/tau + L (tau/2 + R), smallest at Young's tau* = sqrt(2C/L),
+// where W* = sqrt(2 C L) + L R. What is left, 1 - W*, is the goodput fraction.
+#pragma once
+#include "cluster.hpp"
+#include "plan.hpp"
+#include "workload.hpp"
+
+namespace hetsim::models {
+
+/// What preemptions cost one plan priced at spot prices.
+struct SpotOutlook {
+  double preemptions_per_hour = 0;   ///< L: summed over the plan's nodes that run at a spot price
+  double checkpoint_bytes = 0;       ///< weights + optimizer states of the whole model
+  double checkpoint_s = 0;           ///< C: all of the plan's nodes write their part at once
+  double restart_s = 0;              ///< R: the preempted node types' restart (rate-weighted) + reading C back
+  double checkpoint_interval_s = 0;  ///< Young's tau*; 0 when nothing is preempted
+  double goodput_fraction = 1;       ///< 1 - W*, clamped to [0, 1]
+};
+
+/// Bytes of a checkpoint that resumes training exactly: the weights in the training dtype and the
+/// optimizer's states (fp32 master copy and Adam's two moments in mixed precision: 2 + 12 bytes a
+/// parameter; Rajbhandari et al., "ZeRO", SC'20, section 3.1). Gradients are not saved.
+double checkpoint_bytes(const Workload& workload);
+
+/// A node type's bandwidth to the storage that outlives a preemption (a spot node's local disks
+/// go with it): its `checkpoint_bandwidth`, else one of its NICs' line rate.
+double checkpoint_bandwidth_Bps(const NodeType& type);
+
+/// The outlook of `plan` when its nodes run at their spot prices (`spot`); without spot pricing,
+/// or on nodes without a spot price, nothing is preempted and goodput_fraction is 1. Every node
+/// of the plan writes (and reads back) an even share of the checkpoint, as distributed
+/// checkpointing spreads the save over the data-parallel ranks (Megatron-Core
+/// dist_checkpointing's fully parallel save; PyTorch Distributed Checkpoint).
+SpotOutlook spot_outlook(const Cluster& cluster, const Workload& workload, const Plan& plan, bool spot);
+
+/// The goodput fraction for preemption rate `per_s`, checkpoint time `checkpoint_s` and restart
+/// `restart_s` (the formula above), with its interval into `interval_s` (0 when per_s is 0).
+double goodput_fraction(double per_s, double checkpoint_s, double restart_s, double* interval_s = nullptr);
+
+}  // namespace hetsim::models
