@@ -394,6 +394,29 @@ TEST_F(RunFixture, PlansEveryPointAndSaysWhyOneHasNoPlan) {
   EXPECT_THAT(csv, HasSubstr(",\"" + r.rows[3].shape + "\","));  // shapes hold commas: quoted
 }
 
+TEST_F(RunFixture, AtSpotPricesRowsGiveTheGoodputPreemptionsLeave) {
+  const SweepResult on_demand = run("");
+  // Every node at a spot price, reclaimed once an hour each: the rows' tokens/s are what the
+  // preemptions leave (models/preemption.hpp), below the on-demand rows' and above zero.
+  std::string text = kTwoZones;
+  for (const char* price : {"price: \"$30/h\"}", "price: \"$10/h\"}"}) {
+    const std::string p = price;
+    text.replace(text.find(p), p.size(), p.substr(0, p.size() - 1) + ", spot_price: \"$3/h\", preemption_rate: \"1/h\"}");
+  }
+  std::ofstream(spec.cluster_path) << text.substr(0, text.find("zones:")) << "zones:\n  - {name: east, fabric: {kind: fat-tree}, "
+                                   << "nodes: [{type: big, count: 1}, {type: small, count: 2}]}\n";
+  base = load_cluster(spec.cluster_path, Catalog::builtin());
+  spec.spot = true;
+  const SweepResult spot = run("");
+  ASSERT_EQ(spot.rows.size(), on_demand.rows.size());
+  const SweepRow& a = on_demand.rows[3];
+  const SweepRow& b = spot.rows[3];
+  ASSERT_TRUE(a.found && b.found) << a.reason << b.reason;
+  EXPECT_LT(b.tokens_per_s, a.tokens_per_s);
+  EXPECT_GT(b.tokens_per_s, 0.5 * a.tokens_per_s);
+  EXPECT_LE(b.uniform_tokens_per_s, a.uniform_tokens_per_s);
+}
+
 TEST_F(RunFixture, AKilledRunResumesFromItsCheckpoint) {
   const std::string cp = (dir / "cp.jsonl").string();
   const SweepResult full = run(cp);
