@@ -50,9 +50,11 @@ std::string point_text(const models::SweepSpec& spec, const models::SweepRow& r)
 void print_table(const models::SweepSpec& spec, const models::SweepResult& r, bool refined) {
   std::vector<std::string> header = {"#", "workload"};
   for (const models::SweepAxis& a : spec.axes) header.push_back(a.column());
+  // At spot prices the tokens/s are goodput: what the nodes' preemptions leave (docs/sweep.md).
   for (const char* h : {"GPUs", "$/h", "tokens/s", "MFU", "$/Mtok", "vs uniform", "vs fastest type", "best plan"}) {
-    header.push_back(h);
-    if (refined && std::string(h) == "tokens/s") header.push_back("sim tokens/s");
+    const bool tokens = std::string(h) == "tokens/s";
+    header.push_back(tokens && spec.spot ? "goodput tokens/s" : h);
+    if (refined && tokens) header.push_back(spec.spot ? "sim goodput" : "sim tokens/s");
   }
   TextTable t(header);
   t.left_align(header.size() - 1);
@@ -65,7 +67,10 @@ void print_table(const models::SweepSpec& spec, const models::SweepResult& r, bo
       for (int i = 0; i < (refined ? 6 : 5); ++i) cells.push_back("-");
       cells.push_back("none: " + row.reason);
     } else {
-      const auto ratio = [&](double baseline) { return baseline > 0 ? fmt("%.2fx", row.tokens_per_s / baseline) : "none fits"; };
+      // At spot prices a baseline that fits may still train nothing between its preemptions.
+      const auto ratio = [&](double baseline) {
+        return baseline > 0 ? fmt("%.2fx", row.tokens_per_s / baseline) : spec.spot ? "no goodput" : "none fits";
+      };
       cells.push_back(fmt("%.0f", row.tokens_per_s));
       if (refined) cells.push_back(row.simulated_tokens_per_s > 0 ? fmt("%.0f", row.simulated_tokens_per_s) : "-");
       cells.push_back(fmt("%.3f", row.mfu));

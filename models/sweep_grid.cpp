@@ -56,6 +56,7 @@ void apply_axis(Cluster& c, const SweepSpec& spec, const SweepAxis& a, int v, co
       if (spec.spot && nt.spot_price_per_hour) nt.spot_price_per_hour = a.values[v];
       else nt.price_per_hour = a.values[v];
       break;
+    case SweepAxisKind::kPreemptionRate: nt.preemption_rate_per_hour = a.values[v]; break;
     case SweepAxisKind::kLinkBandwidth: break;
   }
 }

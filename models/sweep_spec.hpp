@@ -22,6 +22,7 @@ enum class SweepAxisKind {
   kNicBandwidth,    ///< bandwidth of each NIC of a node type
   kIntraBandwidth,  ///< intra-node bandwidth per GPU of a node type
   kPrice,           ///< on-demand price per node-hour of a node type
+  kPreemptionRate,  ///< spot preemptions per node-hour of a node type (spot sweeps, spot-priced types)
   kLinkBandwidth,   ///< bandwidth of the link between two zones
 };
 const char* to_string(SweepAxisKind k);  ///< the key written in the file: "nodes", "gpu", ...

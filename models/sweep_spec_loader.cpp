@@ -31,7 +31,8 @@ const EnumTable<SweepAxisKind>& node_axis_keys() {
                                              {"gpu", SweepAxisKind::kGpu},
                                              {"nic_bandwidth", SweepAxisKind::kNicBandwidth},
                                              {"intra_bandwidth", SweepAxisKind::kIntraBandwidth},
-                                             {"price", SweepAxisKind::kPrice}};
+                                             {"price", SweepAxisKind::kPrice},
+                                             {"preemption_rate", SweepAxisKind::kPreemptionRate}};
   return t;
 }
 
@@ -74,6 +75,9 @@ bool read_axis_value(const YAML::Node& n, const std::string& field, DiagnosticSi
       break;
     case SweepAxisKind::kPrice:
       v = read_quantity(n, field, at, sink, parse_price_per_hour, "a price such as \"$32.77/h\"");
+      break;
+    case SweepAxisKind::kPreemptionRate:
+      v = read_quantity(n, field, at, sink, parse_rate_per_hour, "a rate such as \"0.05/h\"");
       break;
   }
   if (!v) return false;
@@ -420,6 +424,15 @@ void check_spec(const SweepSpec& spec, const Cluster& base, const Catalog& catal
         break;
       case SweepAxisKind::kNicBandwidth: vary("nic " + a.node_type, i); break;
       case SweepAxisKind::kPrice: vary("price " + a.node_type, i); break;
+      case SweepAxisKind::kPreemptionRate:
+        // Only nodes priced at spot are reclaimed (models/preemption.hpp): elsewhere it changes nothing.
+        vary("preemption_rate " + a.node_type, i);
+        if (!spec.spot)
+          sink.error(mark_of(a.at), field, "a preemption_rate axis needs `spot: true` (nodes on demand are not reclaimed)");
+        else if (!nt.spot_price_per_hour)
+          sink.error(mark_of(a.target_at), field + ".node_type",
+                     "node type '" + a.node_type + "' has no spot_price (expected a node type the cluster prices at spot)");
+        break;
       case SweepAxisKind::kLinkBandwidth: break;
     }
   }
@@ -443,6 +456,7 @@ const char* to_string(SweepAxisKind k) {
     case SweepAxisKind::kNicBandwidth: return "nic_bandwidth";
     case SweepAxisKind::kIntraBandwidth: return "intra_bandwidth";
     case SweepAxisKind::kPrice: return "price";
+    case SweepAxisKind::kPreemptionRate: return "preemption_rate";
     case SweepAxisKind::kLinkBandwidth: return "link_bandwidth";
   }
   return "?";

@@ -224,6 +224,34 @@ TEST(SweepSpec, ASpotPriceAxisSetsTheSpotPrice) {
   EXPECT_DOUBLE_EQ(sweep_cluster(s, base, {0}, Catalog::builtin()).node_types[1].price_per_hour, 1.0);
 }
 
+TEST(SweepSpec, APreemptionRateAxisNeedsSpotPricesAndSetsTheRate) {
+  std::string text = kTwoZones;
+  text.replace(text.find("price: \"$10/h\"}"), 15, "price: \"$10/h\", spot_price: \"$3/h\"}");
+  const Cluster base = parse_cluster(text, Catalog::builtin(), "spot.yaml");
+  const std::string axis = "axes:\n  - {node_type: small, preemption_rate: [\"0.1/h\", \"2/h\"]}\n";
+  SweepSpec s = parse_sweep_spec(std::string(kHead) + "spot: true\n" + axis);
+  check_sweep_spec(s, base, Catalog::builtin());
+  EXPECT_EQ(s.axes[0].column(), "small.preemption_rate");
+  EXPECT_DOUBLE_EQ(sweep_cluster(s, base, {1}, Catalog::builtin()).node_types[1].preemption_rate_per_hour, 2.0);
+  // On demand nothing is reclaimed, and a type without a spot price never is: both say so.
+  s.spot = false;
+  try {
+    check_sweep_spec(s, base, Catalog::builtin());
+    FAIL() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("a preemption_rate axis needs `spot: true`"));
+  }
+  const SweepSpec big = parse_sweep_spec(std::string(kHead) + "spot: true\naxes:\n  - {node_type: big, preemption_rate: [\"1/h\"]}\n");
+  try {
+    check_sweep_spec(big, base, Catalog::builtin());
+    FAIL() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("node type 'big' has no spot_price"));
+  }
+  EXPECT_THAT(errors_of(std::string(kHead) + "spot: true\naxes:\n  - {node_type: small, preemption_rate: [\"often\"]}\n"),
+              HasSubstr("axes[0].preemption_rate[0]"));
+}
+
 TEST(SweepSpec, SweptLinksWinOverAProfilesFigures) {
   const SweepSpec s = parse_sweep_spec(std::string(kHead) + R"(axes:
   - {node_type: big, intra_bandwidth: ["100GB/s"]}
