@@ -190,7 +190,7 @@ RankedPlan rank(const Cluster& cluster, const Workload& workload, const Candidat
     const double egress_per_hour = r.report.cost_per_hour - planner::nodes_price_per_hour(cluster, gpus, false);
     r.report.cost_per_hour = planner::nodes_price_per_hour(cluster, gpus, true) + std::max(0.0, egress_per_hour);
     // At spot prices nodes are reclaimed: a dollar buys the tokens trained between preemptions.
-    r.spot = spot_outlook(cluster, workload, r.plan, true);
+    r.spot = spot_outlook(cluster, workload, r.plan, true, r.report.iteration_time_s);
     // A plan its preemptions leave no time to train buys nothing: infinitely dear (not free).
     const double goodput = r.goodput_tokens_per_s();
     r.report.cost_per_million_tokens = goodput > 0 || r.report.cost_per_hour <= 0

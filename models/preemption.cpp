@@ -23,17 +23,20 @@ double checkpoint_bandwidth_Bps(const NodeType& type) {
   return type.nics.bandwidth_Bps;
 }
 
-double goodput_fraction(double per_s, double checkpoint_s, double restart_s, double* interval_s) {
+double goodput_fraction(double per_s, double checkpoint_s, double restart_s, double* interval_s,
+                        double min_interval_s) {
   if (interval_s) *interval_s = 0;
   if (!(per_s > 0)) return 1.0;
-  // Young (1974): W(tau) = C/tau + L (tau/2 + R) is smallest at tau* = sqrt(2C/L).
-  const double tau = std::sqrt(2.0 * checkpoint_s / per_s);
+  // Young (1974): W(tau) = C/tau + L (tau/2 + R) is smallest at tau* = sqrt(2C/L); W is convex,
+  // so where tau* is shorter than the shortest interval possible, that one is the best.
+  const double tau = std::max(std::sqrt(2.0 * checkpoint_s / per_s), min_interval_s);
   if (interval_s) *interval_s = tau;
   const double wasted = (tau > 0 ? checkpoint_s / tau : 0.0) + per_s * (tau / 2 + restart_s);
   return std::clamp(1.0 - wasted, 0.0, 1.0);
 }
 
-SpotOutlook spot_outlook(const Cluster& cluster, const Workload& workload, const Plan& plan, bool spot) {
+SpotOutlook spot_outlook(const Cluster& cluster, const Workload& workload, const Plan& plan, bool spot,
+                         double step_s) {
   SpotOutlook out;
   std::set<int> nodes;
   for (const Replica& r : plan.replicas)
@@ -53,7 +56,8 @@ SpotOutlook spot_outlook(const Cluster& cluster, const Workload& workload, const
   out.checkpoint_s = write_Bps > 0 ? out.checkpoint_bytes / write_Bps : 0;
   out.preemptions_per_hour = rate_per_s * 3600.0;
   if (rate_per_s > 0) out.restart_s = rate_weighted_restart / rate_per_s + out.checkpoint_s;  // + reading it back
-  out.goodput_fraction = goodput_fraction(rate_per_s, out.checkpoint_s, out.restart_s, &out.checkpoint_interval_s);
+  out.goodput_fraction =
+      goodput_fraction(rate_per_s, out.checkpoint_s, out.restart_s, &out.checkpoint_interval_s, step_s);
   return out;
 }
 

@@ -41,10 +41,15 @@ double checkpoint_bandwidth_Bps(const NodeType& type);
 /// of the plan writes (and reads back) an even share of the checkpoint, as distributed
 /// checkpointing spreads the save over the data-parallel ranks (Megatron-Core
 /// dist_checkpointing's fully parallel save; PyTorch Distributed Checkpoint).
-SpotOutlook spot_outlook(const Cluster& cluster, const Workload& workload, const Plan& plan, bool spot);
+/// Checkpoints are taken between optimizer steps: the interval is at least `step_s` (the plan's
+/// iteration time; 0 when unknown).
+SpotOutlook spot_outlook(const Cluster& cluster, const Workload& workload, const Plan& plan, bool spot,
+                         double step_s = 0);
 
 /// The goodput fraction for preemption rate `per_s`, checkpoint time `checkpoint_s` and restart
-/// `restart_s` (the formula above), with its interval into `interval_s` (0 when per_s is 0).
-double goodput_fraction(double per_s, double checkpoint_s, double restart_s, double* interval_s = nullptr);
+/// `restart_s` (the formula above) at Young's interval, or `min_interval_s` when that is longer,
+/// with the interval used into `interval_s` (0 when per_s is 0).
+double goodput_fraction(double per_s, double checkpoint_s, double restart_s, double* interval_s = nullptr,
+                        double min_interval_s = 0);
 
 }  // namespace hetsim::models

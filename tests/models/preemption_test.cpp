@@ -30,6 +30,10 @@ TEST(Preemption, YoungsIntervalAndTheGoodputItLeavesByHand) {
   const auto wasted = [](double t) { return 50 / t + (t / 2 + 250) / 3600; };
   EXPECT_LT(wasted(600), wasted(540));
   EXPECT_LT(wasted(600), wasted(660));
+  // Checkpoints come between steps: with 900 s steps the interval is one step, and costs more.
+  EXPECT_NEAR(goodput_fraction(1.0 / 3600, 50, 250, &tau, 900), 1 - (50.0 / 900 + (450 + 250) / 3600.0), 1e-9);
+  EXPECT_EQ(tau, 900.0);
+  EXPECT_NEAR(goodput_fraction(1.0 / 3600, 50, 250, &tau, 60), 1 - 0.236111, 1e-6);  // shorter steps: Young's
   // Nothing reclaimed: nothing lost, no checkpoint interval.
   EXPECT_EQ(goodput_fraction(0, 50, 250, &tau), 1.0);
   EXPECT_EQ(tau, 0.0);
