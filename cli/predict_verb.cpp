@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // `hetsim predict --cluster C --workload W (--plan P | --tp T --pp P --dp D [--micro M])`:
 // the Report of one plan (DESIGN.md "Outputs"), as a table or JSON.
+#include <cstdio>
 #include <iostream>
 #include <optional>
 
 #include "cli_common.hpp"
 #include "plan_choice.hpp"
 #include "engines.hpp"
+#include "preemption.hpp"
 #include "report.hpp"
+#include "units.hpp"
 #include "verbs.hpp"
 
 namespace hetsim::cli {
@@ -18,7 +21,35 @@ struct PredictOptions {
   PlanChoice choice;
   std::string engine = "analytic";
   OutputFormat format = OutputFormat::kTable;
+  bool spot = false;
 };
+
+/// --spot: the report at spot prices, and what its spot nodes' preemptions leave of it
+/// (models/preemption.hpp), in its `extra` figures.
+void add_spot_outlook(const Inputs& in, const models::Plan& plan, models::Report& report) {
+  const models::SpotOutlook s = models::price_at_spot(in.cluster, in.workload, plan, report);
+  report.extra["spot_preemptions_per_hour"] = s.preemptions_per_hour;
+  report.extra["spot_checkpoint_bytes"] = s.checkpoint_bytes;
+  report.extra["spot_checkpoint_s"] = s.checkpoint_s;
+  report.extra["spot_checkpoint_interval_s"] = s.checkpoint_interval_s;
+  report.extra["spot_restart_s"] = s.restart_s;
+  report.extra["spot_goodput_fraction"] = s.goodput_fraction;
+  report.extra["goodput_tokens_per_s"] = report.tokens_per_s * s.goodput_fraction;
+}
+
+std::string spot_table(const models::Report& r) {
+  const auto x = [&](const char* k) { return r.extra.at(k); };
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "spot (preemptions)\n  reclaimed        %.3g per hour\n  checkpoint       %s, %s to write, every %s\n"
+                "  restart          %s\n  goodput          %.1f%% = %.0f tokens/s\n",
+                x("spot_preemptions_per_hour"), models::format_size(x("spot_checkpoint_bytes")).c_str(),
+                models::format_time(x("spot_checkpoint_s")).c_str(),
+                x("spot_checkpoint_interval_s") > 0 ? models::format_time(x("spot_checkpoint_interval_s")).c_str() : "-",
+                models::format_time(x("spot_restart_s")).c_str(), 100 * x("spot_goodput_fraction"),
+                x("goodput_tokens_per_s"));
+  return line;
+}
 
 void run_predict(const PredictOptions& o) {
   const models::PredictFn* engine = find_engine(o.engine);
@@ -33,8 +64,9 @@ void run_predict(const PredictOptions& o) {
   const models::Plan plan = choose_plan(
       choice, in, "predict", [&](const models::Plan& p) { return (*engine)(in.cluster, in.workload, p); }, &report);
   report.micro_batch = plan.micro_batch;
+  if (o.spot && report.feasible) add_spot_outlook(in, plan, report);
   if (o.format == OutputFormat::kJson) std::cout << models::to_json(report);
-  else std::cout << models::to_table(report);
+  else std::cout << models::to_table(report) << (o.spot && report.feasible ? spot_table(report) : "");
   if (!report.feasible) throw VerbExit{kExitFailure};
 }
 
@@ -47,6 +79,9 @@ void add_predict_verb(CLI::App& app) {
   add_plan_choice_options(verb, &o->choice);
   verb->add_option("--engine", o->engine, "Prediction engine: analytic (default) or a registered one such as sim");
   add_format_option(verb, &o->format);
+  verb->add_flag("--spot", o->spot,
+                 "Price nodes at their spot price where the cluster gives one, and report the goodput their preemptions "
+                 "leave (JSON: extra.goodput_tokens_per_s, extra.spot_*)");
   verb->callback([o] { run_predict(*o); });
 }
 

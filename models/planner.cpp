@@ -180,23 +180,8 @@ RankedPlan rank(const Cluster& cluster, const Workload& workload, const Candidat
       r.shape = c.shape + " (" + knob_summary(r.plan) + ")";
     }
   }
-  if (spot && r.report.tokens_per_s > 0) {  // the predictor prices on-demand; --spot asks for spot prices
-    std::vector<int> gpus;
-    for (const Replica& rep : c.plan.replicas) {
-      for (const Stage& st : rep.stages) gpus.insert(gpus.end(), st.gpus.begin(), st.gpus.end());
-    }
-    // The nodes at their spot price; the egress between zones (the rest of the predictor's
-    // figure) costs the same either way.
-    const double egress_per_hour = r.report.cost_per_hour - planner::nodes_price_per_hour(cluster, gpus, false);
-    r.report.cost_per_hour = planner::nodes_price_per_hour(cluster, gpus, true) + std::max(0.0, egress_per_hour);
-    // At spot prices nodes are reclaimed: a dollar buys the tokens trained between preemptions.
-    r.spot = spot_outlook(cluster, workload, r.plan, true, r.report.iteration_time_s);
-    // A plan its preemptions leave no time to train buys nothing: infinitely dear (not free).
-    const double goodput = r.goodput_tokens_per_s();
-    r.report.cost_per_million_tokens = goodput > 0 || r.report.cost_per_hour <= 0
-                                           ? cost_per_million_tokens(r.report.cost_per_hour, goodput)
-                                           : std::numeric_limits<double>::infinity();
-  }
+  // The predictor prices on demand; --spot asks for spot prices, and counts the preemptions.
+  if (spot && r.report.tokens_per_s > 0) r.spot = price_at_spot(cluster, workload, r.plan, r.report);
   // Headroom of the tightest stage (smallest free fraction of its GPU's memory).
   r.memory_headroom_bytes = std::numeric_limits<double>::infinity();
   r.memory_headroom_fraction = 1;

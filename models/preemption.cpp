@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include "memory_cost.hpp"
@@ -58,6 +59,29 @@ SpotOutlook spot_outlook(const Cluster& cluster, const Workload& workload, const
   if (rate_per_s > 0) out.restart_s = rate_weighted_restart / rate_per_s + out.checkpoint_s;  // + reading it back
   out.goodput_fraction =
       goodput_fraction(rate_per_s, out.checkpoint_s, out.restart_s, &out.checkpoint_interval_s, step_s);
+  return out;
+}
+
+SpotOutlook price_at_spot(const Cluster& cluster, const Workload& workload, const Plan& plan, Report& report) {
+  std::set<int> nodes;
+  for (const Replica& r : plan.replicas)
+    for (const Stage& st : r.stages)
+      for (int g : st.gpus) nodes.insert(cluster.node_of_gpu(g));
+  double on_demand = 0, at_spot = 0;
+  for (int n : nodes) {
+    const NodeType& t = cluster.node_types[cluster.nodes[n].node_type];
+    on_demand += t.price_per_hour;
+    at_spot += t.spot_price_per_hour ? *t.spot_price_per_hour : t.price_per_hour;
+  }
+  // The predictor's figure is the nodes on demand plus the egress between zones, which stays.
+  const double egress_per_hour = std::max(0.0, report.cost_per_hour - on_demand);
+  report.cost_per_hour = at_spot + egress_per_hour;
+  const SpotOutlook out = spot_outlook(cluster, workload, plan, true, report.iteration_time_s);
+  // A plan its preemptions leave no time to train buys nothing: infinitely dear (not free).
+  const double goodput = report.tokens_per_s * out.goodput_fraction;
+  report.cost_per_million_tokens = goodput > 0 || report.cost_per_hour <= 0
+                                       ? cost_per_million_tokens(report.cost_per_hour, goodput)
+                                       : std::numeric_limits<double>::infinity();
   return out;
 }
 

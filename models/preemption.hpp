@@ -13,6 +13,7 @@
 #pragma once
 #include "cluster.hpp"
 #include "plan.hpp"
+#include "report.hpp"
 #include "workload.hpp"
 
 namespace hetsim::models {
@@ -45,6 +46,12 @@ double checkpoint_bandwidth_Bps(const NodeType& type);
 /// iteration time; 0 when unknown).
 SpotOutlook spot_outlook(const Cluster& cluster, const Workload& workload, const Plan& plan, bool spot,
                          double step_s = 0);
+
+/// `report` (the plan's, priced on demand) repriced at spot: its nodes at their spot prices (the
+/// egress between zones as it was), its dollars per million tokens per token of goodput
+/// (infinite when preemptions leave none). Returns the outlook it used (the planner's --spot,
+/// predict --spot).
+SpotOutlook price_at_spot(const Cluster& cluster, const Workload& workload, const Plan& plan, Report& report);
 
 /// The goodput fraction for preemption rate `per_s`, checkpoint time `checkpoint_s` and restart
 /// `restart_s` (the formula above) at Young's interval, or `min_interval_s` when that is longer,
