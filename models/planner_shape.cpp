@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "planner_search.hpp"
+#include "preemption.hpp"
 
 namespace hetsim::models::planner {
 
@@ -127,13 +128,19 @@ bool ShapeSearch::finish(Shape& s, double bound) {
   s.tokens_per_s = tokens_per_step(workload_) / s.step_s;
   s.price_per_hour = 0;
   const int* used = cursor.data() + s.kinds.size() * pools;  // units each pool gave to the shape
+  thread_local std::vector<NodesOfType> nodes_used;  // reused: the search threads each have one
+  nodes_used.clear();
   for (size_t p = 0; p < pools; ++p) {
     if (used[p] == 0) continue;
     const NodeType& t = cluster_.node_types[pools_[p].node_type];
     const int nodes = (used[p] * s.pool_tp[p] + pools_[p].gpus_per_node - 1) / pools_[p].gpus_per_node;
     const double price = (options_.spot && t.spot_price_per_hour) ? *t.spot_price_per_hour : t.price_per_hour;
     s.price_per_hour += nodes * price;
+    nodes_used.push_back({pools_[p].node_type, nodes});  // a pool's node types share their spot figures
   }
+  // At spot prices the shape is worth the tokens its nodes' preemptions leave (preemption.hpp),
+  // which is never more than its tokens/s: the search's bounds stay upper bounds.
+  if (options_.spot) s.tokens_per_s *= spot_outlook(cluster_, workload_, nodes_used, true, s.step_s).goodput_fraction;
   return true;
 }
 

@@ -26,7 +26,8 @@ bool same_hardware(const NodeType& a, const NodeType& b) {
   };
   return a.gpu.name == b.gpu.name && a.gpus_per_node == b.gpus_per_node && intra(a.intra) == intra(b.intra) &&
          nics(a.nics) == nics(b.nics) && a.host_link_Bps == b.host_link_Bps && a.price_per_hour == b.price_per_hour &&
-         a.spot_price_per_hour == b.spot_price_per_hour && a.preemption_rate_per_hour == b.preemption_rate_per_hour;
+         a.spot_price_per_hour == b.spot_price_per_hour && a.preemption_rate_per_hour == b.preemption_rate_per_hour &&
+         a.checkpoint_bandwidth_Bps == b.checkpoint_bandwidth_Bps && a.restart_time_s == b.restart_time_s;
 }
 
 }  // namespace

@@ -36,20 +36,16 @@ double goodput_fraction(double per_s, double checkpoint_s, double restart_s, dou
   return std::clamp(1.0 - wasted, 0.0, 1.0);
 }
 
-SpotOutlook spot_outlook(const Cluster& cluster, const Workload& workload, const Plan& plan, bool spot,
-                         double step_s) {
+SpotOutlook spot_outlook(const Cluster& cluster, const Workload& workload, const std::vector<NodesOfType>& nodes,
+                         bool spot, double step_s) {
   SpotOutlook out;
-  std::set<int> nodes;
-  for (const Replica& r : plan.replicas)
-    for (const Stage& st : r.stages)
-      for (int g : st.gpus) nodes.insert(cluster.node_of_gpu(g));
   double write_Bps = 0, rate_per_s = 0, rate_weighted_restart = 0;
-  for (int n : nodes) {
-    const NodeType& t = cluster.node_types[cluster.nodes[n].node_type];
-    write_Bps += checkpoint_bandwidth_Bps(t);
+  for (const NodesOfType& n : nodes) {
+    const NodeType& t = cluster.node_types[n.node_type];
+    write_Bps += n.count * checkpoint_bandwidth_Bps(t);
     // A node bought on demand (no spot price, or not priced at spot) is not reclaimed.
     if (!spot || !t.spot_price_per_hour || !(t.preemption_rate_per_hour > 0)) continue;
-    const double per_s = t.preemption_rate_per_hour / 3600.0;
+    const double per_s = n.count * t.preemption_rate_per_hour / 3600.0;
     rate_per_s += per_s;
     rate_weighted_restart += per_s * t.restart_time_s;
   }
@@ -60,6 +56,22 @@ SpotOutlook spot_outlook(const Cluster& cluster, const Workload& workload, const
   out.goodput_fraction =
       goodput_fraction(rate_per_s, out.checkpoint_s, out.restart_s, &out.checkpoint_interval_s, step_s);
   return out;
+}
+
+SpotOutlook spot_outlook(const Cluster& cluster, const Workload& workload, const Plan& plan, bool spot,
+                         double step_s) {
+  std::set<int> used;
+  for (const Replica& r : plan.replicas)
+    for (const Stage& st : r.stages)
+      for (int g : st.gpus) used.insert(cluster.node_of_gpu(g));
+  std::vector<NodesOfType> nodes;
+  for (int n : used) {
+    const int type = cluster.nodes[n].node_type;
+    auto it = std::find_if(nodes.begin(), nodes.end(), [&](const NodesOfType& x) { return x.node_type == type; });
+    if (it == nodes.end()) nodes.push_back({type, 1});
+    else ++it->count;
+  }
+  return spot_outlook(cluster, workload, nodes, spot, step_s);
 }
 
 SpotOutlook price_at_spot(const Cluster& cluster, const Workload& workload, const Plan& plan, Report& report) {

@@ -47,6 +47,15 @@ double checkpoint_bandwidth_Bps(const NodeType& type);
 SpotOutlook spot_outlook(const Cluster& cluster, const Workload& workload, const Plan& plan, bool spot,
                          double step_s = 0);
 
+/// Nodes of one node type (index into Cluster::node_types) that a plan uses.
+struct NodesOfType {
+  int node_type = 0;
+  int count = 0;
+};
+/// The same for a plan given by the nodes it uses (the planner's search, before a plan exists).
+SpotOutlook spot_outlook(const Cluster& cluster, const Workload& workload, const std::vector<NodesOfType>& nodes,
+                         bool spot, double step_s = 0);
+
 /// `report` (the plan's, priced on demand) repriced at spot: its nodes at their spot prices (the
 /// egress between zones as it was), its dollars per million tokens per token of goodput
 /// (infinite when preemptions leave none). Returns the outlook it used (the planner's --spot,
