@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Spot preemptions: checkpoint size and time, Young's interval, the goodput left (preemption.hpp).
+// Spot preemptions: checkpoint size and time, Daly's interval, the goodput left (preemption.hpp).
 #include "preemption.hpp"
 
 #include <algorithm>
@@ -28,12 +28,15 @@ double goodput_fraction(double per_s, double checkpoint_s, double restart_s, dou
                         double min_interval_s) {
   if (interval_s) *interval_s = 0;
   if (!(per_s > 0)) return 1.0;
-  // Young (1974): W(tau) = C/tau + L (tau/2 + R) is smallest at tau* = sqrt(2C/L); W is convex,
-  // so where tau* is shorter than the shortest interval possible, that one is the best.
-  const double tau = std::max(std::sqrt(2.0 * checkpoint_s / per_s), min_interval_s);
+  const double m = 1.0 / per_s, c = checkpoint_s;
+  // Daly (2006) eq. 37: the interval that minimises eq. 13 to higher order than Young's.
+  double tau = c < 2 * m ? std::sqrt(2 * c * m) * (1 + std::sqrt(c / (2 * m)) / 3 + c / (18 * m)) - c : m;
+  // Eq. 13 over tau has one minimum: where it falls inside a step, the step is the best interval.
+  tau = std::max(tau, min_interval_s);
   if (interval_s) *interval_s = tau;
-  const double wasted = (tau > 0 ? checkpoint_s / tau : 0.0) + per_s * (tau / 2 + restart_s);
-  return std::clamp(1.0 - wasted, 0.0, 1.0);
+  if (!(tau > 0)) return 0.0;
+  const double segment_s = m * std::exp(restart_s / m) * std::expm1((tau + c) / m);  // eq. 13, one segment
+  return std::isfinite(segment_s) && segment_s > 0 ? std::clamp(tau / segment_s, 0.0, 1.0) : 0.0;
 }
 
 SpotOutlook spot_outlook(const Cluster& cluster, const Workload& workload, const std::vector<NodesOfType>& nodes,

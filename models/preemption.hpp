@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // Spot preemptions: what they leave of a plan's throughput. A synchronous training job stops
 // whenever any of its nodes is reclaimed; it resumes from its last checkpoint once a replacement
-// runs. It therefore pays three things (Young, "A first order approximation to the optimum
-// checkpoint interval", CACM 17(9), 1974; Daly, "A higher order estimate of the optimum
-// checkpoint interval for restart dumps", FGCS 22(3), 2006):
-//   - writing a checkpoint every tau seconds:        C / tau of the time,
-//   - the work done since the last checkpoint:       tau / 2 per preemption on average,
-//   - the restart: a replacement node, relaunch and reading the checkpoint back, R per preemption.
-// With preemptions at rate L (a Poisson process, one per node and summed over the plan's nodes),
-// the wasted fraction is W(tau) = C/tau + L (tau/2 + R), smallest at Young's tau* = sqrt(2C/L),
-// where W* = sqrt(2 C L) + L R. What is left, 1 - W*, is the goodput fraction.
+// runs. It pays for writing a checkpoint (C seconds) after every tau seconds of work, for the work
+// since the last checkpoint when a preemption comes, and for the restart (R: a replacement node,
+// the relaunch, reading the checkpoint back). With preemptions a Poisson process of rate L (one
+// per node, summed over the plan's spot nodes; M = 1/L), a segment of tau seconds of work takes
+// on average M e^(R/M) (e^((tau + C)/M) - 1) seconds, preemptions during a checkpoint or a restart
+// included (Daly, "A higher order estimate of the optimum checkpoint interval for restart dumps",
+// FGCS 22(3), 2006, eq. 13), least near Daly's interval
+//   tau = sqrt(2CM) [1 + sqrt(C/(2M))/3 + C/(18M)] - C   (C < 2M; else tau = M; eq. 37),
+// which refines Young's first-order sqrt(2CM) ("A first order approximation to the optimum
+// checkpoint interval", CACM 17(9), 1974; its waste C/tau + L(tau/2 + R) is the same expansion
+// to first order). Checkpoints come between optimizer steps: tau is at least one step. The
+// goodput fraction is tau over that expected time.
 #pragma once
 #include "cluster.hpp"
 #include "plan.hpp"
@@ -24,8 +27,8 @@ struct SpotOutlook {
   double checkpoint_bytes = 0;       ///< weights + optimizer states of the whole model
   double checkpoint_s = 0;           ///< C: all of the plan's nodes write their part at once
   double restart_s = 0;              ///< R: the preempted node types' restart (rate-weighted) + reading C back
-  double checkpoint_interval_s = 0;  ///< Young's tau*; 0 when nothing is preempted
-  double goodput_fraction = 1;       ///< 1 - W*, clamped to [0, 1]
+  double checkpoint_interval_s = 0;  ///< Daly's tau (at least one step); 0 when nothing is preempted
+  double goodput_fraction = 1;       ///< work per unit of time, in [0, 1]
 };
 
 /// Bytes of a checkpoint that resumes training exactly: the weights in the training dtype and the
@@ -63,7 +66,7 @@ SpotOutlook spot_outlook(const Cluster& cluster, const Workload& workload, const
 SpotOutlook price_at_spot(const Cluster& cluster, const Workload& workload, const Plan& plan, Report& report);
 
 /// The goodput fraction for preemption rate `per_s`, checkpoint time `checkpoint_s` and restart
-/// `restart_s` (the formula above) at Young's interval, or `min_interval_s` when that is longer,
+/// `restart_s` (the formula above) at Daly's interval, or `min_interval_s` when that is longer,
 /// with the interval used into `interval_s` (0 when per_s is 0).
 double goodput_fraction(double per_s, double checkpoint_s, double restart_s, double* interval_s = nullptr,
                         double min_interval_s = 0);
