@@ -136,7 +136,7 @@ bool ShapeSearch::finish(Shape& s, double bound) {
     const int nodes = (used[p] * s.pool_tp[p] + pools_[p].gpus_per_node - 1) / pools_[p].gpus_per_node;
     const double price = (options_.spot && t.spot_price_per_hour) ? *t.spot_price_per_hour : t.price_per_hour;
     s.price_per_hour += nodes * price;
-    nodes_used.push_back({pools_[p].node_type, nodes});  // a pool's node types share their spot figures
+    if (options_.spot) nodes_used.push_back({pools_[p].node_type, nodes});  // a pool's types share their spot figures
   }
   // At spot prices the shape is worth the tokens its nodes' preemptions leave (preemption.hpp),
   // which is never more than its tokens/s: the search's bounds stay upper bounds.
