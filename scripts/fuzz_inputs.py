@@ -408,7 +408,10 @@ def main():
     ap.add_argument("--hetsim", default=os.path.join(ROOT, "build", "cli", "hetsim"))
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--max-mutants", type=int, default=2000, help="mutants run (sampled over files and classes)")
-    ap.add_argument("--timeout", type=float, default=20.0, help="seconds per run; longer counts as a hang")
+    # A sanitizer build runs several times slower: it sets HETSIM_CLI_TIMEOUT_S (scripts/asan_tests.sh),
+    # as for the CLI tests (tests/cli/run_cli.cmake).
+    ap.add_argument("--timeout", type=float, default=float(os.environ.get("HETSIM_CLI_TIMEOUT_S", 20)),
+                    help="seconds per run; longer counts as a hang (default 20, or $HETSIM_CLI_TIMEOUT_S)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--only", default="", help="regex: seed files to mutate")
     ap.add_argument("--no-misuse", action="store_true", help="skip the command-line misuse checks")
