@@ -11,6 +11,19 @@
 
 namespace hetsim::models {
 
+namespace {
+
+/// The cluster nodes a plan runs on.
+std::set<int> nodes_of(const Cluster& cluster, const Plan& plan) {
+  std::set<int> nodes;
+  for (const Replica& r : plan.replicas)
+    for (const Stage& st : r.stages)
+      for (int g : st.gpus) nodes.insert(cluster.node_of_gpu(g));
+  return nodes;
+}
+
+}  // namespace
+
 double checkpoint_bytes(const Workload& workload) {
   const StateBytes b = state_bytes_per_param(workload.training.dtype, workload.training.optimizer);
   // The weights as trained (FP8 runs keep 16-bit weights; the FP8 copy is rebuilt from them).
@@ -63,12 +76,8 @@ SpotOutlook spot_outlook(const Cluster& cluster, const Workload& workload, const
 
 SpotOutlook spot_outlook(const Cluster& cluster, const Workload& workload, const Plan& plan, bool spot,
                          double step_s) {
-  std::set<int> used;
-  for (const Replica& r : plan.replicas)
-    for (const Stage& st : r.stages)
-      for (int g : st.gpus) used.insert(cluster.node_of_gpu(g));
   std::vector<NodesOfType> nodes;
-  for (int n : used) {
+  for (int n : nodes_of(cluster, plan)) {
     const int type = cluster.nodes[n].node_type;
     auto it = std::find_if(nodes.begin(), nodes.end(), [&](const NodesOfType& x) { return x.node_type == type; });
     if (it == nodes.end()) nodes.push_back({type, 1});
@@ -78,12 +87,8 @@ SpotOutlook spot_outlook(const Cluster& cluster, const Workload& workload, const
 }
 
 SpotOutlook price_at_spot(const Cluster& cluster, const Workload& workload, const Plan& plan, Report& report) {
-  std::set<int> nodes;
-  for (const Replica& r : plan.replicas)
-    for (const Stage& st : r.stages)
-      for (int g : st.gpus) nodes.insert(cluster.node_of_gpu(g));
   double on_demand = 0, at_spot = 0;
-  for (int n : nodes) {
+  for (int n : nodes_of(cluster, plan)) {
     const NodeType& t = cluster.node_types[cluster.nodes[n].node_type];
     on_demand += t.price_per_hour;
     at_spot += t.spot_price_per_hour ? *t.spot_price_per_hour : t.price_per_hour;
