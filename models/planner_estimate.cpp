@@ -102,10 +102,11 @@ Estimate estimate_plan(const Cluster& cluster, const Workload& workload, const P
         e.reason = u.reason;
         return e;
       }
-      SlotCost slot{&u, weight_scale, 0.0};
+      SlotCost slot{&u, weight_scale, 0.0, 0.0};
       if (s + 1 < stages) {
         const Stage& next = r.stages[s + 1];
         slot.send_s = v * p2p_estimate_s(cluster, st.gpus[0], st.tp(), next.gpus[0], next.tp(), boundary);
+        slot.back_send_s = v * p2p_estimate_s(cluster, next.gpus[0], next.tp(), st.gpus[0], st.tp(), boundary);
       }
       slots.push_back(slot);
     }
@@ -114,7 +115,7 @@ Estimate estimate_plan(const Cluster& cluster, const Workload& workload, const P
     for (int s = 0; s < stages; ++s) {
       const UnitCost& u = *slots[s].unit;
       const double time = with_sends(r.stages[s].layers * u.layer_s + u.extra_s(s, stages),
-                                     slots[s].send_s + (s > 0 ? slots[s - 1].send_s : 0), k.overlap_p2p_comm);
+                                     slots[s].send_s + (s > 0 ? slots[s - 1].back_send_s : 0), k.overlap_p2p_comm);
       t.bottleneck_s = std::max(t.bottleneck_s, time);
       t.sum_s += time;
       const double f = inflight_factor(s, stages, r.micro_batches, v);

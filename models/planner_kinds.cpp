@@ -194,18 +194,21 @@ PartitionResult ShapeSearch::partition_kind(const std::vector<KindBlock>& blocks
     // node or to another; each is computed once per block.
     double send_within[2] = {-1.0, -1.0};  // [to the same node]
     for (int j = 0; j < blocks[b].stages; ++j) {
-      SlotCost slot{&u, weight_scale, 0.0};
+      SlotCost slot{&u, weight_scale, 0.0, 0.0};
       const int from = unit_gpu(p, tp[p], j * copies);
       if (j + 1 < blocks[b].stages) {
         const int to = unit_gpu(p, tp[p], (j + 1) * copies);
         double& send = send_within[cluster_.gpus[from].node == cluster_.gpus[to].node ? 1 : 0];
         if (send < 0) send = p2p_estimate_s(cluster_, from, tp[p], to, tp[p], act_bytes);
-        slot.send_s = send;
+        slot.send_s = slot.back_send_s = send;  // equal TP: the same slice both ways
       } else if (b + 1 < blocks.size()) {
         const int q = blocks[b + 1].pool;
-        slot.send_s = p2p_estimate_s(cluster_, from, tp[p], unit_gpu(q, tp[q], 0), tp[q], act_bytes);
+        const int to = unit_gpu(q, tp[q], 0);
+        slot.send_s = p2p_estimate_s(cluster_, from, tp[p], to, tp[q], act_bytes);
+        slot.back_send_s = p2p_estimate_s(cluster_, to, tp[q], from, tp[p], act_bytes);
       }
       slot.send_s *= knobs.interleave;  // every chunk boundary is crossed once per virtual stage
+      slot.back_send_s *= knobs.interleave;
       slots.push_back(slot);
     }
   }

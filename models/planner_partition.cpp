@@ -18,7 +18,7 @@ namespace {
 /// send to the sender's forward and the backward send to the receiver's backward).
 double extra_s(const std::vector<SlotCost>& slots, int s) {
   const int stages = static_cast<int>(slots.size());
-  return slots[s].unit->extra_s(s, stages) + slots[s].send_s + (s > 0 ? slots[s - 1].send_s : 0.0);
+  return slots[s].unit->extra_s(s, stages) + slots[s].send_s + (s > 0 ? slots[s - 1].back_send_s : 0.0);
 }
 
 double extra_bytes(const SlotCost& slot, int s, int stages) {

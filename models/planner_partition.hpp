@@ -13,6 +13,7 @@ struct SlotCost {
   const UnitCost* unit = nullptr;
   double weight_scale = 1.0;  ///< share of weight bytes kept per GPU after ZeRO sharding
   double send_s = 0;          ///< p2p to the next stage per micro-batch, all chunks (0 on the last)
+  double back_send_s = 0;     ///< the gradient back from the next stage (its sender's slice: the same at equal TP)
 };
 
 struct PartitionResult {

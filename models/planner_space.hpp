@@ -102,11 +102,12 @@ double inflight_factor(int s, int stages, int micro_batches, int interleave);
 /// the 12, stage 2 also the 2 of gradients, stage 3 everything.
 double zero_sharded_fraction(int zero);
 
-/// Time of one pipeline boundary transfer (one micro-batch's activations, `boundary_bytes` in
-/// all) from the TP group starting at GPU `from` to the one starting at `to`, as the predictor
-/// prices it: each TP rank sends its 1/t slice when both sides have the same TP (Megatron-LM
-/// scatter-gather, Narayanan et al. SC'21 sec. 4.1), over topology.hpp's path (host-staged
-/// between vendors without RDMA, WAN between zones).
+/// Time of one pipeline boundary transfer (one micro-batch's activations, or their gradient,
+/// `boundary_bytes` in all) from the TP group starting at GPU `from` to the one starting at `to`,
+/// as the predictor prices it: each rank of the sending group sends its 1/tp_from slice
+/// (Megatron-LM scatter-gather, Narayanan et al. SC'21 sec. 4.1; between TP degrees the whole
+/// tensor crosses once, split over the senders), over topology.hpp's path (host-staged between
+/// vendors without RDMA, WAN between zones).
 double p2p_estimate_s(const Cluster& cluster, int from, int tp_from, int to, int tp_to, double boundary_bytes);
 
 /// Gradient sync of `bytes` per GPU over `members` (one GPU per replica): a ring all-reduce,

@@ -254,8 +254,11 @@ void Evaluation::count_pipeline_wan_senders() {
 }
 
 /// Each TP rank sends its 1/t slice of the boundary activation (Megatron-LM scatter-gather
-/// optimisation, Narayanan et al. SC'21 §4.1) to the same rank of the next stage; a stage of
-/// another TP degree gets the whole activation.
+/// optimisation, Narayanan et al. SC'21 §4.1) to the same rank of the next stage, and the
+/// gradient comes back the same way. Between stages of different TP degrees each rank of the
+/// sending stage still sends its 1/t slice (with sequence parallelism it holds no more), so the
+/// whole tensor crosses once in each direction, split over the sender's t ranks (the simulator's
+/// flows, sim/actors.cpp transfer, are the same).
 void Evaluation::price_pipeline_sends() {
   const ModelSpec& m = workload.model;
   boundary_bytes = static_cast<double>(m.seq_len) * plan.micro_batch * m.hidden * activation_bytes(workload.training.dtype);
@@ -288,17 +291,18 @@ void Evaluation::price_pipeline_sends() {
         paths.emplace_back(key, path_between(cluster, ga, gb, senders, wan));
         path = static_cast<int>(paths.size()) - 1;
       }
-      double t = -1;  // times are >= 0
+      const P2pTime* t = nullptr;
       for (const P2pTime& pt : p2p_times)
-        if (pt.path == path && pt.tp_a == a.tp() && pt.tp_b == b.tp()) t = pt.time_s;
-      if (t < 0) {
-        const double bytes = a.tp() == b.tp() ? boundary_bytes / a.tp() : boundary_bytes;
-        t = p2p_time(bytes, paths[path].second);
-        p2p_times.push_back({path, a.tp(), b.tp(), t});
+        if (pt.path == path && pt.tp_a == a.tp() && pt.tp_b == b.tp()) t = &pt;
+      if (!t) {
+        // (The path's figures are the same both ways: each side's NIC share, the WAN link.)
+        p2p_times.push_back({path, a.tp(), b.tp(), p2p_time(boundary_bytes / a.tp(), paths[path].second),
+                             p2p_time(boundary_bytes / b.tp(), paths[path].second)});
+        t = &p2p_times.back();
       }
       const double sends = wrap ? v - 1 : v;
-      p2p[r * max_pp + s].forward_s += sends * t;
-      p2p[r * max_pp + (wrap ? 0 : s + 1)].backward_s += sends * t;
+      p2p[r * max_pp + s].forward_s += sends * t->forward_s;
+      p2p[r * max_pp + (wrap ? 0 : s + 1)].backward_s += sends * t->backward_s;
     }
   }
 }

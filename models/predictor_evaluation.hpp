@@ -95,7 +95,7 @@ struct Evaluation {
   struct P2pTime {
     int path;  ///< index into paths
     int tp_a, tp_b;
-    double time_s;
+    double forward_s, backward_s;  ///< a's activation to b, b's gradient back to a
   };
   std::vector<P2pTime> p2p_times;
   struct InNodeKey {

@@ -82,8 +82,9 @@ const FoldedPhase& transfer(World& w, int replica, int from, int to, bool forwar
   auto it = w.transfer_cache.find(key);
   if (it != w.transfer_cache.end()) return it->second;
   const auto& stages = w.work.replicas[replica];
-  // The gradient sent back has the size of the activation sent forward over the same boundary.
-  const double bytes = forward ? stages[from].activation_send_bytes : stages[to].activation_send_bytes;
+  // Each rank of the sending stage sends its 1/t slice: the activation forward, its gradient back
+  // (the cost model's price_pipeline_sends). Between TP degrees the whole tensor crosses once.
+  const double bytes = stages[from].activation_send_bytes;
   return w.transfer_cache.emplace(key, fold_phase(w.topo, group_transfer(stages[from].gpus, stages[to].gpus, bytes), w.fold))
       .first->second;
 }
