@@ -75,7 +75,7 @@ double Cluster::price_per_hour(bool spot) const {
   double total = 0;
   for (const Node& n : nodes) {
     const NodeType& t = node_types[n.node_type];
-    total += (spot && t.spot_price_per_hour) ? *t.spot_price_per_hour : t.price_per_hour;
+    total += t.price_per_hour_at(spot);
   }
   return total;
 }

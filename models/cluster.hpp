@@ -74,6 +74,8 @@ struct NodeType {
   /// of its NICs (models/preemption.hpp checkpoint_bandwidth_Bps).
   std::optional<double> checkpoint_bandwidth_Bps;
   double restart_time_s = kDefaultRestartTime_s;  ///< after a preemption, until the job runs again
+  /// A node's price per hour: at its spot price when asked and it has one, else on demand.
+  double price_per_hour_at(bool spot) const { return spot && spot_price_per_hour ? *spot_price_per_hour : price_per_hour; }
 };
 
 /// A node type's host link when its input gives none: its GPU type's (catalog `host_link`),

@@ -92,7 +92,7 @@ std::vector<std::vector<int>> allotments(const Cluster& cluster, const std::vect
   for (int p = 0; p < n; ++p) usable[p] = useful_nodes(cluster, pools[p], workload, o);
   const auto price = [&](int p) {
     const NodeType& t = cluster.node_types[pools[p].node_type];
-    return (o.spot && t.spot_price_per_hour) ? *t.spot_price_per_hour : t.price_per_hour;
+    return t.price_per_hour_at(o.spot);
   };
   if (o.objective != PlanObjective::kBudget) {
     if (n > 10) {

@@ -244,7 +244,7 @@ double ShapeSearch::upper_bound_score(const Knobs& knobs, const std::vector<int>
     one[p] = 1;
     tp_one[p] = tp[p];
     const NodeType& t = cluster_.node_types[pools_[p].node_type];
-    const double price = (options_.spot && t.spot_price_per_hour) ? *t.spot_price_per_hour : t.price_per_hour;
+    const double price = t.price_per_hour_at(options_.spot);
     best = std::min(best, price / upper_bound_tokens_per_s(knobs, one, tp_one));
   }
   return -best;

@@ -134,7 +134,7 @@ bool ShapeSearch::finish(Shape& s, double bound) {
     if (used[p] == 0) continue;
     const NodeType& t = cluster_.node_types[pools_[p].node_type];
     const int nodes = (used[p] * s.pool_tp[p] + pools_[p].gpus_per_node - 1) / pools_[p].gpus_per_node;
-    const double price = (options_.spot && t.spot_price_per_hour) ? *t.spot_price_per_hour : t.price_per_hour;
+    const double price = t.price_per_hour_at(options_.spot);
     s.price_per_hour += nodes * price;
     if (options_.spot) nodes_used.push_back({pools_[p].node_type, nodes});  // a pool's types share their spot figures
   }

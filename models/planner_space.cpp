@@ -109,7 +109,7 @@ double nodes_price_per_hour(const Cluster& c, const std::vector<int>& gpus, bool
   double total = 0;
   for (int n : nodes) {
     const NodeType& t = c.node_types[c.nodes[n].node_type];
-    total += (spot && t.spot_price_per_hour) ? *t.spot_price_per_hour : t.price_per_hour;
+    total += t.price_per_hour_at(spot);
   }
   return total;
 }

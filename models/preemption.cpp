@@ -90,8 +90,8 @@ SpotOutlook price_at_spot(const Cluster& cluster, const Workload& workload, cons
   double on_demand = 0, at_spot = 0;
   for (int n : nodes_of(cluster, plan)) {
     const NodeType& t = cluster.node_types[cluster.nodes[n].node_type];
-    on_demand += t.price_per_hour;
-    at_spot += t.spot_price_per_hour ? *t.spot_price_per_hour : t.price_per_hour;
+    on_demand += t.price_per_hour_at(false);
+    at_spot += t.price_per_hour_at(true);
   }
   // The predictor's figure is the nodes on demand plus the egress between zones, which stays.
   const double egress_per_hour = std::max(0.0, report.cost_per_hour - on_demand);
