@@ -32,6 +32,10 @@ void add_plan_choice_options(CLI::App* verb, PlanChoice* o, int max_zero) {
   verb->add_flag("--overlap-p2p-comm", o->overlap_p2p_comm,
                  "Pipeline sends beside the compute, no host sync at them (Megatron-Core overlap_p2p_comm; interleaved only)");
   verb->add_option("--zero", o->zero, "ZeRO stage 0-" + std::to_string(max_zero))->check(CLI::Range(0, max_zero));
+  verb->add_option("--sharded-collectives", o->sharded_collectives,
+                   "ZeRO-2/3 gathers and reduce-scatters across nodes: member_nic (each GPU at its NIC share, "
+                   "DeepSpeed ZeRO-3; default) | node_nics (fanned out over the node's NICs, PyTorch FSDP)")
+      ->check(CLI::IsMember({"member_nic", "node_nics"}));
 }
 
 namespace {
@@ -51,7 +55,8 @@ void check_plan_choice(PlanChoice& o, const std::string& verb) {
     const std::pair<bool, const char*> given[] = {
         {o.micro > 0, "--micro"},           {!o.schedule.empty(), "--schedule"}, {o.interleave != 1, "--interleave"},
         {!o.recompute.empty(), "--recompute"}, {o.sequence_parallel, "--sequence-parallel"},
-        {o.tp_comm_overlap, "--tp-comm-overlap"}, {o.overlap_p2p_comm, "--overlap-p2p-comm"}, {o.zero != 0, "--zero"}};
+        {o.tp_comm_overlap, "--tp-comm-overlap"}, {o.overlap_p2p_comm, "--overlap-p2p-comm"}, {o.zero != 0, "--zero"},
+        {!o.sharded_collectives.empty(), "--sharded-collectives"}};
     for (const auto& [is_given, option] : given)
       if (is_given)
         usage_error(verb, std::string(option) + ": goes with the shorthand --tp/--pp/--dp (expected it in the --plan file)");
@@ -61,6 +66,9 @@ void check_plan_choice(PlanChoice& o, const std::string& verb) {
     usage_error(verb, "--tp-comm-overlap overlaps the sequence-parallel collectives (expected --sequence-parallel too)");
   if (o.overlap_p2p_comm && o.interleave <= 1)
     usage_error(verb, "--overlap-p2p-comm overlaps the interleaved schedule's sends (expected --interleave 2 or more)");
+  if (!o.sharded_collectives.empty() && o.zero < 2)
+    usage_error(verb, "--sharded-collectives " + o.sharded_collectives +
+                          ": only ZeRO-2 and ZeRO-3 run per-pass sharded collectives (expected --zero 2 or 3)");
   if (o.interleave > 1 && !o.schedule.empty() && o.schedule != "interleaved")
     usage_error(verb, "--interleave " + std::to_string(o.interleave) + " needs --schedule interleaved (got --schedule " +
                           o.schedule + ")");
@@ -81,6 +89,8 @@ models::UniformPlanOptions uniform_options(const PlanChoice& o) {
   u.tp_comm_overlap = o.tp_comm_overlap;
   u.overlap_p2p_comm = o.overlap_p2p_comm;
   u.zero = o.zero;
+  u.sharded_collectives = o.sharded_collectives == "node_nics" ? models::ShardedCollectives::kNodeNics
+                                                               : models::ShardedCollectives::kMemberNic;
   if (o.micro > 0) u.micro_batch = o.micro;
   return u;
 }

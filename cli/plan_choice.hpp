@@ -25,10 +25,11 @@ struct PlanChoice {
   bool sequence_parallel = false;
   bool tp_comm_overlap = false;
   bool overlap_p2p_comm = false;
+  std::string sharded_collectives;  ///< "" when not given: member_nic
 };
 
 /// Adds --cluster, --workload, --plan, --tp, --pp, --dp, --micro, --schedule, --interleave,
-/// --recompute, --sequence-parallel and --zero (0..max_zero) to a verb.
+/// --recompute, --sequence-parallel, --zero (0..max_zero) and --sharded-collectives to a verb.
 void add_plan_choice_options(CLI::App* verb, PlanChoice* o, int max_zero = 3);
 
 /// Exit 2 with "hetsim <verb>: error: ..." unless exactly one of --plan and the shorthand is

@@ -34,6 +34,7 @@ struct PlanVerbOptions {
   bool spot = false;
   bool tp_comm_overlap = false;
   bool overlap_p2p_comm = false;
+  std::string sharded_collectives;  ///< --sharded-collectives; "" = member_nic
   // The search space (PlannerOptions' lists; what the user's training stack can run).
   std::vector<int> tp_degrees = models::PlannerOptions{}.tp_degrees;
   std::vector<int> micro_batches = models::PlannerOptions{}.micro_batches;
@@ -268,6 +269,7 @@ void run_plan(PlanVerbOptions o) {
   po.sequence_parallel = !o.no_sequence_parallel;
   po.tp_comm_overlap = o.tp_comm_overlap;
   po.overlap_p2p_comm = o.overlap_p2p_comm;
+  if (o.sharded_collectives == "node_nics") po.sharded_collectives = models::ShardedCollectives::kNodeNics;
   po.time_limit_s = o.time_limit_s;
   po.threads = o.threads;
   check_output_files("plan", {{"--emit-plan", o.emit_plan}}, {o.cluster, o.workload, o.profile});
@@ -326,8 +328,13 @@ void add_plan_verb(CLI::App& app) {
       ->delimiter(',')
       ->check(CLI::IsMember({"none", "selective", "full"}));
   verb->add_option("--zero", o->zero_stages,
-                   "ZeRO stages to search, comma-separated: 0 (no sharding), 1 (sharded optimizer states) (default 1)")
+                   "ZeRO stages to search, comma-separated: 0 (no sharding), 1 (sharded optimizer states), 3 (fully "
+                   "sharded, one-stage plans) (default 1)")
       ->delimiter(',');
+  verb->add_option("--sharded-collectives", o->sharded_collectives,
+                   "How the stack's ZeRO-3 gathers and reduce-scatters cross nodes: member_nic (each GPU at its NIC "
+                   "share, DeepSpeed ZeRO-3; default) | node_nics (over all of a node's NICs, PyTorch FSDP)")
+      ->check(CLI::IsMember({"member_nic", "node_nics"}));
   verb->add_flag("--no-sequence-parallel", o->no_sequence_parallel,
                  "The stack has no sequence parallelism: plans with TP > 1 run without it (default: with it)");
   verb->add_option("--top", o->top, "Plans listed (default 5)")->check(positive_integer());

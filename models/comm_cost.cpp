@@ -98,7 +98,8 @@ int micro_batches_with_pass_traffic(int zero, int micro_batches) {
   return zero == 2 ? std::max(0, micro_batches - 1) : 0;
 }
 
-double zero3_collective_time(CollectiveKind kind, double size_bytes, const GroupCost& g) {
+double sharded_collective_time(CollectiveKind kind, double size_bytes, const GroupCost& g, ShardedCollectives how) {
+  if (how == ShardedCollectives::kNodeNics) return ring_time(kind, size_bytes, g);
   GroupCost per_member = g;
   if (g.nodes > 1 && g.inter_bandwidth_Bps > 0)
     per_member.bus_bandwidth_Bps = std::min(g.bus_bandwidth_Bps, g.inter_bandwidth_Bps);

@@ -71,14 +71,16 @@ bool pass_traffic_hidden(const Plan& plan);
 /// How many of a replica's `micro_batches` carry pass_traffic: all of them under ZeRO-3, all
 /// but the last under ZeRO-2 (whose last reduction runs at the end of the step), none below.
 int micro_batches_with_pass_traffic(int zero, int micro_batches);
-/// Time of one ZeRO-3 all-gather or reduce-scatter of `size_bytes` (the full stage's weights or
-/// gradients): a ring in which every member moves its (n-1)/n share over its own share of its
-/// node's NICs, without the multi-NIC fan-out that NCCL reaches for one large collective.
-/// What Narayanan et al. measured (SC'21 Table 2, DeepSpeed ZeRO-3 without model parallelism)
-/// says so: the step takes as long on 1536 GPUs as on 768 (and for 530B on 2240 as on 1120),
-/// so each GPU's traffic runs at one GPU's NIC rate; the node-aggregate rate would be 8x faster
-/// on those DGX A100 nodes and would make the step shrink with the compute it overlaps.
-double zero3_collective_time(CollectiveKind kind, double size_bytes, const GroupCost& g);
+/// Time of one ZeRO-2/3 per-pass all-gather or reduce-scatter of `size_bytes` (the full stage's
+/// weights or gradients). kMemberNic: a ring in which every member moves its (n-1)/n share over
+/// its own share of its node's NICs, without the multi-NIC fan-out that NCCL reaches for one
+/// large collective. What Narayanan et al. measured (SC'21 Table 2, DeepSpeed ZeRO-3 without
+/// model parallelism) says so: the step takes as long on 1536 GPUs as on 768 (and for 530B on
+/// 2240 as on 1120), so each GPU's traffic runs at one GPU's NIC rate; the node-aggregate rate
+/// would be 8x faster on those DGX A100 nodes and would make the step shrink with the compute it
+/// overlaps. kNodeNics: the group's ring at its bus bandwidth, which counts the members of a node
+/// crossing its boundary together over their NICs (PyTorch FSDP; see ShardedCollectives).
+double sharded_collective_time(CollectiveKind kind, double size_bytes, const GroupCost& g, ShardedCollectives how);
 
 /// Point-to-point: latency + S/B.
 double p2p_time(double size_bytes, const PathCost& path);

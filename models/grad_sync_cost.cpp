@@ -255,10 +255,10 @@ class GradSync {
             // Overlapped, each bucket is a collective of its own, latency terms included.
             if (buckets > 1) sync.bucket_s = collective_time(reduce_kind, grad_bytes / buckets, g, plan.grad_sync);
             else sync.bucket_s = sync.sync_s - sync.param_gather_s;
-            if (plan.zero == 2) sync.scatter_s = zero3_collective_time(CollectiveKind::kReduceScatter, grad_bytes, g);
+            if (plan.zero == 2) sync.scatter_s = sharded_collective_time(CollectiveKind::kReduceScatter, grad_bytes, g, plan.sharded_collectives);
           } else {
-            sync.gather_s = zero3_collective_time(CollectiveKind::kAllGather, gather_bytes, g);
-            sync.scatter_s = zero3_collective_time(CollectiveKind::kReduceScatter, grad_bytes, g);
+            sync.gather_s = sharded_collective_time(CollectiveKind::kAllGather, gather_bytes, g, plan.sharded_collectives);
+            sync.scatter_s = sharded_collective_time(CollectiveKind::kReduceScatter, grad_bytes, g, plan.sharded_collectives);
           }
         }
         t = sync.sync_s;

@@ -43,6 +43,12 @@ const EnumTable<Dtype>& dtype_table() {
   return t;
 }
 
+const EnumTable<ShardedCollectives>& sharded_collectives_table() {
+  static const EnumTable<ShardedCollectives> t = {{"member_nic", ShardedCollectives::kMemberNic},
+                                                  {"node_nics", ShardedCollectives::kNodeNics}};
+  return t;
+}
+
 std::optional<MapReader> open_document(std::string_view text, DiagnosticSink& sink, InputKind expected) {
   const auto doc = parse_yaml_document(text, sink);
   if (!doc) return std::nullopt;

@@ -14,6 +14,7 @@ namespace hetsim::models::detail {
 /// Enumeration tables shared by loaders (the spellings of docs/inputs.md).
 const EnumTable<InputKind>& input_kind_table();
 const EnumTable<Dtype>& dtype_table();
+const EnumTable<ShardedCollectives>& sharded_collectives_table();
 
 /// Parses `text` and checks that its `kind:` is `expected`. Returns the root reader, or
 /// nullopt after recording why (the caller then throws via sink.throw_if_any()).

@@ -46,6 +46,14 @@ const char* to_string(GradSyncAlgorithm a) {
   return "?";
 }
 
+const char* to_string(ShardedCollectives c) {
+  switch (c) {
+    case ShardedCollectives::kMemberNic: return "member_nic";
+    case ShardedCollectives::kNodeNics: return "node_nics";
+  }
+  return "?";
+}
+
 int Plan::gpu_count() const {
   int n = 0;
   for (const Replica& r : replicas) {
@@ -132,6 +140,7 @@ std::variant<Plan, Infeasible> make_uniform_plan(const Cluster& cluster, const W
   plan.overlap_p2p_comm = o.overlap_p2p_comm;
   plan.zero = o.zero;
   plan.overlap_grad_sync = o.overlap_grad_sync;
+  plan.sharded_collectives = o.sharded_collectives;
   const int micro_batches = static_cast<int>(workload.training.global_batch / per_step);
   for (int d = 0; d < dp; ++d) {
     Replica r;

@@ -16,11 +16,26 @@ struct Workload;
 enum class Schedule { kGpipe, k1f1b, kInterleaved };
 enum class Recompute { kNone, kSelective, kFull };
 enum class GradSyncAlgorithm { kAuto, kRing, kTree, kHierarchical };
+/// How the ZeRO-2/3 per-pass collectives (weight all-gathers, gradient reduce-scatters) of a
+/// data-parallel group that spans nodes use the nodes' NICs. Which one a stack gets is a matter
+/// of its implementation, not of the hardware, so a plan states it (Plan::sharded_collectives):
+/// - kMemberNic: every member moves its (n-1)/n share over its own share of its node's NICs, as
+///   many small per-parameter gathers do. DeepSpeed ZeRO-3 as measured in Narayanan et al.,
+///   SC'21 Table 2: the step takes as long on 1536 GPUs as on 768 (and for 530B on 2240 as on
+///   1120), ~16 GB/s per GPU on nodes of eight 25 GB/s NICs; DeepSpeed issues #1174 and #5047
+///   trace it to gathers per nn.Linear.
+/// - kNodeNics: one large collective per wrapped block (PyTorch FSDP's flat parameters) is a
+///   ring over NCCL's channels, one per NIC: a node's boundary is crossed once per channel, so
+///   the collective runs at the node's NICs together (bus bandwidth = members on the node x
+///   NIC, capped by the node's fabric; NCCL tests PERFORMANCE.md). MosaicML llm-foundry's FSDP
+///   runs of MPT-13B/70B on 16-64 A100s and H100s measure 37+ GB/s per GPU, above one NIC.
+enum class ShardedCollectives { kMemberNic, kNodeNics };
 const char* to_string(Schedule s);
 const char* to_string(Recompute r);
 /// The recompute that to_string names `name`; nullopt for any other text.
 std::optional<Recompute> recompute_named(std::string_view name);
 const char* to_string(GradSyncAlgorithm a);
+const char* to_string(ShardedCollectives c);
 
 /// One pipeline stage of one replica: `layers` transformer blocks on `gpus` (TP = gpus.size()).
 /// The first stage also holds the embedding; the last the final norm, LM head and loss.
@@ -62,6 +77,9 @@ struct Plan {
   /// max(compute, traffic). False: each pass waits for its weights and its reduce-scatter, and
   /// lasts compute + traffic (no prefetch; hetsim's execution engine, exec/README.md).
   bool zero3_prefetch = true;
+  /// ZeRO-2/3 per-pass collectives across nodes: at each member's NIC share (default, DeepSpeed
+  /// ZeRO-3) or fanned out over the node's NICs (PyTorch FSDP). See ShardedCollectives.
+  ShardedCollectives sharded_collectives = ShardedCollectives::kMemberNic;
   std::vector<Replica> replicas;
 
   int pp() const { return replicas.empty() ? 0 : static_cast<int>(replicas[0].stages.size()); }
@@ -86,6 +104,7 @@ struct UniformPlanOptions {
   bool overlap_p2p_comm = false;  ///< Plan::overlap_p2p_comm (interleaved schedules only)
   int zero = 0;
   bool overlap_grad_sync = false;
+  ShardedCollectives sharded_collectives = ShardedCollectives::kMemberNic;  ///< Plan::sharded_collectives
   int first_gpu = 0;  ///< use GPUs [first_gpu, first_gpu + tp*pp*dp)
 };
 

@@ -34,6 +34,7 @@ const EnumTable<GradSyncAlgorithm>& grad_sync_table() {
   return t;
 }
 
+
 class PlanReader {
  public:
   PlanReader(DiagnosticSink& sink, const Cluster* cluster) : sink_(sink), cluster_(cluster) {}
@@ -54,6 +55,8 @@ class PlanReader {
     set_if(plan.overlap_p2p_comm, root.get_bool("overlap_p2p_comm", Need::kOptional));
     const auto prefetch = root.get_bool("zero3_prefetch", Need::kOptional);
     set_if(plan.zero3_prefetch, prefetch);
+    const auto sharded = root.get_enum("sharded_collectives", Need::kOptional, detail::sharded_collectives_table());
+    set_if(plan.sharded_collectives, sharded);
     if (auto replicas = root.get_list("replicas", Need::kRequired, 1)) {
       for (size_t r = 0; r < replicas->size(); ++r)
         read_replica((*replicas)[r], index_path("replicas", r), root.value_mark_of("replicas"));
@@ -70,6 +73,10 @@ class PlanReader {
     if (prefetch && plan.zero != 3)
       sink_.error(root.value_mark_of("zero3_prefetch"), "zero3_prefetch",
                   "prefetching gathers weights that only ZeRO-3 shards (expected zero: 3, or no zero3_prefetch)");
+    if (sharded && plan.zero < 2)
+      sink_.error(root.value_mark_of("sharded_collectives"), "sharded_collectives",
+                  "only ZeRO-2 and ZeRO-3 run per-pass sharded collectives (expected zero: 2 or 3, or no "
+                  "sharded_collectives)");
     if (interleave && *interleave > 1 && plan.schedule != Schedule::kInterleaved) {
       sink_.error(root.value_mark_of("interleave"), "interleave",
                   "interleave " + std::to_string(*interleave) + " needs schedule 'interleaved' (expected interleave: 1 with schedule '" +

@@ -68,6 +68,8 @@ std::string plan_to_yaml(const Plan& plan, const Cluster& cluster, const PlanWri
   if (plan.tp_comm_overlap) y << "tp_comm_overlap: true\n";
   if (plan.overlap_p2p_comm) y << "overlap_p2p_comm: true\n";
   if (!plan.zero3_prefetch) y << "zero3_prefetch: false\n";
+  if (plan.sharded_collectives != ShardedCollectives::kMemberNic)
+    y << "sharded_collectives: " << to_string(plan.sharded_collectives) << "\n";
   y << "replicas:\n";
   for (const Replica& r : plan.replicas) {
     y << "  - micro_batches: " << r.micro_batches << "\n";

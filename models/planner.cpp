@@ -157,6 +157,7 @@ std::string knob_summary(const Plan& p) {
   if (p.overlap_p2p_comm) s += " p2p-overlap";
   if (p.sequence_parallel) s += p.tp_comm_overlap ? ", sp+overlap" : ", sp";
   s += ", zero " + std::to_string(p.zero);
+  if (p.zero >= 2 && p.sharded_collectives == ShardedCollectives::kNodeNics) s += " over node NICs";
   if (!p.overlap_grad_sync && p.dp() > 1) s += ", sync after backward";
   return s;
 }
@@ -232,6 +233,7 @@ std::vector<Candidate> megatron_candidates(const Cluster& cluster, const Workloa
                 u.tp_comm_overlap = o.tp_comm_overlap && sp;
                 u.overlap_p2p_comm = o.overlap_p2p_comm && v > 1;
                 u.overlap_grad_sync = true;
+                if (z >= 2) u.sharded_collectives = o.sharded_collectives;
                 auto made = make_uniform_plan(cluster, workload, tp, pp, dp, u);
                 ++*evaluated;
                 if (std::holds_alternative<Infeasible>(made)) {
@@ -458,7 +460,7 @@ PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const 
     for (const Shape& s : c.take_sorted()) {
       out.push_back(Candidate{search.materialize(s), search.describe(s), s.tokens_per_s});
       if (!zero3) continue;
-      if (std::optional<Plan> twin = planner::zero3_twin(out.back().plan)) {
+      if (std::optional<Plan> twin = planner::zero3_twin(out.back().plan, options.sharded_collectives)) {
         const int m = twin->replicas.front().micro_batches;
         out.push_back(Candidate{std::move(*twin), planner::with_micro_batches(out.back().shape, m), s.tokens_per_s});
       }

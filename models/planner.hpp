@@ -47,6 +47,9 @@ struct PlannerOptions {
   /// which predict() prices but the search's estimator does not. The uniform (Megatron) baseline
   /// still tries ZeRO-0, as the papers ran it.
   std::vector<int> zero_stages = {1};
+  /// How the ZeRO-3 plans' per-pass collectives use the NICs (Plan::sharded_collectives): the
+  /// stack's property, as tp_comm_overlap is; member_nic (DeepSpeed) by default.
+  ShardedCollectives sharded_collectives = ShardedCollectives::kMemberNic;
   std::vector<int> interleaves = {1, 2};   ///< 1 = 1F1B, v > 1 = interleaved with v chunks
   std::vector<int> tp_degrees = {1, 2, 4, 8};
   /// Sequence parallelism (Korthikanti et al. 2022) wherever TP > 1; false for a stack without

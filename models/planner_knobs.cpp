@@ -80,6 +80,7 @@ void write_search_space_json(JsonOut& j, const PlannerOptions& options) {
   for (int z : options.zero_stages) j.value(z);
   j.end_array();
   j.key("sequence_parallel").value(options.sequence_parallel);
+  j.key("sharded_collectives").value(to_string(options.sharded_collectives));
   j.end_object();
 }
 

@@ -176,6 +176,7 @@ Plan ShapeSearch::materialize(const Shape& s) const {
     }
   }
   if (plan.dp() == 1) plan.zero = 0;  // nothing to shard over
+  if (plan.zero >= 2) plan.sharded_collectives = options_.sharded_collectives;
   bool any_tp = false;
   for (const Replica& r : plan.replicas) {
     for (const Stage& st : r.stages) any_tp = any_tp || st.tp() > 1;

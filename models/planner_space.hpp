@@ -46,7 +46,7 @@ struct Knobs {
 /// ZeRO-3 planning (planner_zero3.cpp). The twin of a plan under ZeRO-3: every replica one stage,
 /// the micro-batches split evenly (nullopt when the plan has one replica, a pipeline, or a
 /// micro-batch total that does not divide by the replicas).
-std::optional<Plan> zero3_twin(const Plan& plan);
+std::optional<Plan> zero3_twin(const Plan& plan, ShardedCollectives how);
 /// A shape description ("2x[a tp4 x1 L32] m68 + 8x[b tp4 x1 L32] m31-30") with every kind's
 /// micro-batch count replaced by `micro_batches`.
 std::string with_micro_batches(const std::string& shape, int micro_batches);

@@ -11,7 +11,7 @@
 
 namespace hetsim::models::planner {
 
-std::optional<Plan> zero3_twin(const Plan& plan) {
+std::optional<Plan> zero3_twin(const Plan& plan, ShardedCollectives how) {
   const int dp = plan.dp();
   if (dp < 2 || plan.zero == 3) return std::nullopt;
   int micro_batches = 0;
@@ -22,6 +22,7 @@ std::optional<Plan> zero3_twin(const Plan& plan) {
   if (micro_batches % dp != 0) return std::nullopt;
   Plan twin = plan;
   twin.zero = 3;
+  twin.sharded_collectives = how;
   for (Replica& r : twin.replicas) r.micro_batches = micro_batches / dp;
   return twin;
 }

@@ -184,6 +184,8 @@ std::string sweep_row_key(const SweepSpec& spec, const std::string& cluster_fing
   if (!catalog_fingerprint.empty()) j.key("catalog").value(catalog_fingerprint);
   if (spec.tp_comm_overlap) j.key("tp_comm_overlap").value(true);  // absent when off: older checkpoints stay valid
   if (spec.overlap_p2p_comm) j.key("overlap_p2p_comm").value(true);
+  if (spec.sharded_collectives != ShardedCollectives::kMemberNic)
+    j.key("sharded_collectives").value(to_string(spec.sharded_collectives));
   // The search space when the spec restricts it (absent otherwise: older checkpoints stay valid).
   const SweepSearch& search = spec.search;
   for (const auto& [name, values] : {std::pair<const char*, const std::vector<int>*>{"tp_degrees", &search.tp_degrees},
@@ -220,6 +222,7 @@ SweepResult run_sweep(const SweepSpec& spec, const Cluster& base, const std::vec
   po.spot = spec.spot;
   po.tp_comm_overlap = spec.tp_comm_overlap;
   po.overlap_p2p_comm = spec.overlap_p2p_comm;
+  po.sharded_collectives = spec.sharded_collectives;
   const int refine = options.refine_engine ? std::max(0, options.refine) : 0;  // 0: analytic rows
   po.top = std::max(1, refine);
 

@@ -76,6 +76,8 @@ struct SweepSpec {
   bool spot = false;
   bool tp_comm_overlap = false;        ///< PlannerOptions::tp_comm_overlap for every point
   bool overlap_p2p_comm = false;       ///< PlannerOptions::overlap_p2p_comm for every point
+  /// PlannerOptions::sharded_collectives for every point (the stack's ZeRO-3 flavour)
+  ShardedCollectives sharded_collectives = ShardedCollectives::kMemberNic;
   SweepSearch search;
   std::vector<SweepAxis> axes;
   /// Number of grid points (product of the axes' value counts; 1 without axes).

@@ -107,6 +107,15 @@ void read_training(MapReader& m, SuiteRow& row) {
   m.finish();
 }
 
+/// The extension `sharded_collectives` (Plan::sharded_collectives), after `zero` was read.
+void read_sharded_collectives(MapReader& m, SuiteRow& row) {
+  const auto how = m.get_enum("sharded_collectives", Need::kOptional, detail::sharded_collectives_table());
+  set_if(row.sharded_collectives, how);
+  if (how && row.zero < 2)
+    m.get_sink().error(m.value_mark_of("sharded_collectives"), m.field("sharded_collectives"),
+                       "only ZeRO-2 and ZeRO-3 run per-pass sharded collectives (expected zero: 2 or 3 beside it)");
+}
+
 void read_parallel(MapReader& m, SuiteRow& row) {
   set_if(row.tp, m.get_int("tp", Need::kRequired, 1, 1 << 20));
   set_if(row.pp, m.get_int("pp", Need::kRequired, 1, 1 << 20));
@@ -117,6 +126,7 @@ void read_parallel(MapReader& m, SuiteRow& row) {
   set_if(row.overlap_grad_sync, m.get_bool("overlap_grad_sync", Need::kOptional));
   set_if(row.overlap_p2p_comm, m.get_bool("overlap_p2p_comm", Need::kOptional));
   set_if(row.zero, m.get_int("zero", Need::kOptional, 0, 3));
+  read_sharded_collectives(m, row);
   m.finish();
   // Each degree is in range, their product need not be: tp 8, pp 24, dp 2^20 built a cluster of
   // 2e8 GPUs (minutes and gigabytes before any error), and the product of three can overflow.
@@ -128,7 +138,7 @@ void read_parallel(MapReader& m, SuiteRow& row) {
 }
 
 /// Beside a version-2 `plan`, `parallel` may still give what a plan's stages cannot say:
-/// sequence_parallel, zero, and the extensions tp_comm_overlap and overlap_grad_sync. tp, pp and
+/// sequence_parallel, zero, and the extensions tp_comm_overlap, overlap_grad_sync and sharded_collectives. tp, pp and
 /// dp are the plan's own (its replicas' GPU counts, its stages and its replicas), and an explicit
 /// plan has no interleaved chunks. Any other key (tp, pp, dp, interleave, overlap_p2p_comm) is
 /// reported as unknown, with these as expected.
@@ -137,6 +147,7 @@ void read_parallel_beside_plan(MapReader& m, SuiteRow& row) {
   set_if(row.tp_comm_overlap, m.get_bool("tp_comm_overlap", Need::kOptional));
   set_if(row.overlap_grad_sync, m.get_bool("overlap_grad_sync", Need::kOptional));
   set_if(row.zero, m.get_int("zero", Need::kOptional, 0, 3));
+  read_sharded_collectives(m, row);
   m.finish();
 }
 
@@ -363,6 +374,7 @@ std::variant<Plan, Infeasible> suite_plan(const SuiteRow& row, const Cluster& cl
   o.overlap_p2p_comm = row.overlap_p2p_comm;
   o.overlap_grad_sync = row.overlap_grad_sync;
   o.zero = row.zero;
+  o.sharded_collectives = row.sharded_collectives;
   return make_uniform_plan(cluster, workload, row.tp, row.pp, row.dp, o);
 }
 

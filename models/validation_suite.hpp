@@ -58,6 +58,8 @@ struct SuiteRow {
   bool tp_comm_overlap = false;       ///< `parallel.tp_comm_overlap`, an extension of the format (Plan::tp_comm_overlap)
   bool overlap_p2p_comm = false;      ///< `parallel.overlap_p2p_comm`, an extension (Plan::overlap_p2p_comm)
   bool overlap_grad_sync = false;     ///< `parallel.overlap_grad_sync`, an extension (Plan::overlap_grad_sync)
+  /// `parallel.sharded_collectives`, an extension (Plan::sharded_collectives; ZeRO-2/3 rows only)
+  ShardedCollectives sharded_collectives = ShardedCollectives::kMemberNic;
   std::optional<int> micro;           ///< omitted: the fastest feasible one is chosen
   /// Version 2 `plan:` rows: stages and replicas with global GPU indices (micro_batch and the
   /// replicas' micro_batches are filled by suite_plan()); nullopt for `parallel:` rows.

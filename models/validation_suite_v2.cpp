@@ -232,6 +232,7 @@ std::variant<Plan, Infeasible> suite_explicit_plan(const SuiteRow& row, const Cl
   plan.tp_comm_overlap = row.tp_comm_overlap;
   plan.overlap_grad_sync = row.overlap_grad_sync;
   plan.zero = row.zero;
+  plan.sharded_collectives = row.sharded_collectives;
   const int replicas = plan.dp();
   const int global = workload.training.global_batch;
   if (!row.micro_batches.empty()) {

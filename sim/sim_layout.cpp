@@ -190,7 +190,7 @@ bool add_pass_traffic(const Topology& topo, const models::Plan& plan, const mode
       if (!gpu_in_sim[g]) continue;
       const int a = actor_of_gpu[g];
       const double chunks = static_cast<double>(std::max<std::size_t>(1, work.replicas[lay.actors[a].replica][lay.actors[a].stage].chunks.size()));
-      // Each member's traffic crosses its own NIC share (models::zero3_collective_time): its
+      // Each member's traffic crosses its own NIC share (models::sharded_collective_time): its
       // flow goes to the member as many places on as its node has members (the same position
       // on the next node of a node-contiguous group), or to its ring successor in a one-node group.
       const std::vector<int>& local = members_on_node[cluster.node_of_gpu(g)];
@@ -202,8 +202,12 @@ bool add_pass_traffic(const Topology& topo, const models::Plan& plan, const mode
       const double forward_bytes = traffic.forward_gathers * grp.gather_bytes * share;
       const double backward_bytes =
           (traffic.backward_gathers * grp.gather_bytes + traffic.backward_reduce_scatters * grp.size_bytes) * share;
-      Phase f{{g, dst, forward_bytes}};
-      Phase b{{g, dst, backward_bytes}};
+      // Fanned out over the node's NICs (models::ShardedCollectives::kNodeNics), the ring's
+      // channels cross each node boundary once between them: each member's crossing carries
+      // 1/on_node of the share, while its hop inside the node still carries all of it.
+      const double crossing = on_node < n && plan.sharded_collectives == models::ShardedCollectives::kNodeNics ? 1.0 / on_node : 1.0;
+      Phase f{{g, dst, forward_bytes * crossing}};
+      Phase b{{g, dst, backward_bytes * crossing}};
       if (on_node > 1 && on_node < n) {
         // The rings' hops inside the node carry the same share at the same time (the cost model
         // takes the slower of the intra-node ring and the NIC share): on a mesh of point-to-point

@@ -112,13 +112,17 @@ TEST(CommCost, ZeroThreeTrafficAndPerMemberRing) {
   g.bus_bandwidth_Bps = 200e9;
   g.inter_bandwidth_Bps = 25e9;
   g.hop_latency_s = 5e-6;
-  EXPECT_NEAR(zero3_collective_time(CollectiveKind::kAllGather, 1e10, g), 10e-6 + 15.0 / 16 * 1e10 / 25e9 + 15 * 5e-6,
-              1e-12);
+  EXPECT_NEAR(sharded_collective_time(CollectiveKind::kAllGather, 1e10, g, ShardedCollectives::kMemberNic),
+              10e-6 + 15.0 / 16 * 1e10 / 25e9 + 15 * 5e-6, 1e-12);
+  // Fanned out over the node's NICs (FSDP's flat all-gather): the ring's bus bandwidth, 8x here.
+  EXPECT_NEAR(sharded_collective_time(CollectiveKind::kAllGather, 1e10, g, ShardedCollectives::kNodeNics),
+              10e-6 + 15.0 / 16 * 1e10 / 200e9 + 15 * 5e-6, 1e-12);
   GroupCost one_node = g;
   one_node.nodes = 1;
   one_node.inter_bandwidth_Bps = 0;
-  EXPECT_DOUBLE_EQ(zero3_collective_time(CollectiveKind::kAllGather, 1e10, one_node),
-                   ring_time(CollectiveKind::kAllGather, 1e10, one_node));
+  for (const ShardedCollectives how : {ShardedCollectives::kMemberNic, ShardedCollectives::kNodeNics})
+    EXPECT_DOUBLE_EQ(sharded_collective_time(CollectiveKind::kAllGather, 1e10, one_node, how),
+                     ring_time(CollectiveKind::kAllGather, 1e10, one_node));
 }
 
 TEST(Topology, GroupsRunAtTheirSlowestLink) {

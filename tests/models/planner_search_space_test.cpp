@@ -129,16 +129,18 @@ TEST(SearchSpace, AZeroThreeTwinSplitsTheMicroBatchesEvenly) {
   p.replicas[0].stages = {Stage{}};
   p.replicas[1].micro_batches = 5;
   p.replicas[1].stages = {Stage{}};
-  const std::optional<Plan> twin = planner::zero3_twin(p);
+  const std::optional<Plan> twin = planner::zero3_twin(p, ShardedCollectives::kMemberNic);
   ASSERT_TRUE(twin.has_value());
   EXPECT_EQ(twin->zero, 3);
+  EXPECT_EQ(twin->sharded_collectives, ShardedCollectives::kMemberNic);
+  EXPECT_EQ(planner::zero3_twin(p, ShardedCollectives::kNodeNics)->sharded_collectives, ShardedCollectives::kNodeNics);
   EXPECT_EQ(twin->replicas[0].micro_batches, 4);
   EXPECT_EQ(twin->replicas[1].micro_batches, 4);
   p.replicas[1].micro_batches = 4;  // 7 micro-batches do not split over two replicas
-  EXPECT_FALSE(planner::zero3_twin(p).has_value());
+  EXPECT_FALSE(planner::zero3_twin(p, ShardedCollectives::kMemberNic).has_value());
   p.replicas[1].micro_batches = 5;
   p.replicas[1].stages.push_back(Stage{});  // a pipeline: no ZeRO-3 twin
-  EXPECT_FALSE(planner::zero3_twin(p).has_value());
+  EXPECT_FALSE(planner::zero3_twin(p, ShardedCollectives::kMemberNic).has_value());
   EXPECT_EQ(planner::with_micro_batches("2x[a tp4 x1 L32] m68 + 8x[b tp4 x1 L32] m31-30", 4),
             "2x[a tp4 x1 L32] m4 + 8x[b tp4 x1 L32] m4");
 }

@@ -264,8 +264,8 @@ TEST(Predictor, ZeroThreeTrafficIsPaidPerMicroBatchBeyondTheCompute) {
   ASSERT_FALSE(work.dp_groups.empty());
   const DpGroup& grp = work.dp_groups.front();
   const GroupCost g = group_cost(c, grp.gpus);
-  const double ag = zero3_collective_time(CollectiveKind::kAllGather, grp.gather_bytes, g);
-  const double rs = zero3_collective_time(CollectiveKind::kReduceScatter, grp.size_bytes, g);
+  const double ag = sharded_collective_time(CollectiveKind::kAllGather, grp.gather_bytes, g, ShardedCollectives::kMemberNic);
+  const double rs = sharded_collective_time(CollectiveKind::kReduceScatter, grp.size_bytes, g, ShardedCollectives::kMemberNic);
   const double f = rep.stages[0].forward_s, b = rep.stages[0].backward_s;
   const double per_micro_batch = std::max(0.0, ag - f) + std::max(0.0, 2 * ag + rs - b);
   ASSERT_GT(per_micro_batch, 0.0);  // the case exercises the exposed traffic
@@ -311,8 +311,8 @@ TEST(Predictor, ZeroThreeTrafficHidesInAFastStagesSlack) {
       if (g.stage == s && g.gather_bytes > 0) grp = &g;
     ASSERT_NE(grp, nullptr);
     const GroupCost g = group_cost(c, grp->gpus);
-    const double ag = zero3_collective_time(CollectiveKind::kAllGather, grp->gather_bytes, g);
-    const double rs = zero3_collective_time(CollectiveKind::kReduceScatter, grp->size_bytes, g);
+    const double ag = sharded_collective_time(CollectiveKind::kAllGather, grp->gather_bytes, g, ShardedCollectives::kMemberNic);
+    const double rs = sharded_collective_time(CollectiveKind::kReduceScatter, grp->size_bytes, g, ShardedCollectives::kMemberNic);
     const double f = rep.stages[s].forward_s, b = rep.stages[s].backward_s;
     const double with_traffic = std::max(f, ag) + std::max(b, ag + rs);
     pace = std::max(pace, f + b);

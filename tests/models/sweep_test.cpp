@@ -75,6 +75,7 @@ axes:
   EXPECT_DOUBLE_EQ(s.budget_per_hour, 100.0);
   EXPECT_TRUE(s.tp_comm_overlap);
   EXPECT_TRUE(s.overlap_p2p_comm);
+  EXPECT_EQ(s.sharded_collectives, ShardedCollectives::kMemberNic);  // the default
   ASSERT_EQ(s.axes.size(), 6u);
   EXPECT_EQ(s.axes[0].column(), "east/small.nodes");
   EXPECT_EQ(s.axes[1].column(), "big.gpu");
@@ -84,6 +85,19 @@ axes:
   EXPECT_EQ(s.axes[1].labels[1], "h100-sxm5-80gb");
   EXPECT_EQ(s.point_count(), 3 * 2 * 2 * 1 * 2 * 2);
   EXPECT_NO_THROW(check_sweep_spec(s, two_zones(), Catalog::builtin()));
+}
+
+// The stack's ZeRO-3 flavour is a spec-wide planner option, part of a checkpoint record's key
+// (a record planned for DeepSpeed's gathers is not FSDP's), absent from it at the default.
+TEST(SweepSpec, ShardedCollectivesIsASpecWideOptionInTheRowKey) {
+  const SweepSpec fsdp = parse_sweep_spec(std::string(kHead) + "sharded_collectives: node_nics\n", "s.yaml");
+  EXPECT_EQ(fsdp.sharded_collectives, ShardedCollectives::kNodeNics);
+  const SweepSpec plain = parse_sweep_spec(kHead, "s.yaml");
+  EXPECT_NE(sweep_row_key(fsdp, "c", "w", "", {}, 0, ""), sweep_row_key(plain, "c", "w", "", {}, 0, ""));
+  EXPECT_EQ(sweep_row_key(plain, "c", "w", "", {}, 0, "").find("sharded_collectives"), std::string::npos);
+  EXPECT_NE(errors_of(std::string(kHead) + "sharded_collectives: fsdp\n").find("5:22: sharded_collectives:"),
+            std::string::npos)
+      << errors_of(std::string(kHead) + "sharded_collectives: fsdp\n");
 }
 
 TEST(SweepSpec, PointsVaryTheLastAxisFastest) {

@@ -247,6 +247,32 @@ std::string error_of(const std::string& text) {
   return "";
 }
 
+// `sharded_collectives` (an extension of `parallel`, Plan::sharded_collectives): FSDP's gathers
+// fan out over a node's NICs, DeepSpeed ZeRO-3's run at each GPU's NIC share (the default).
+TEST(ValidationSuite, ShardedCollectivesIsAnExtensionOfParallel) {
+  // 32 GPUs on 4 nodes, each pass waiting for ~3 GB of gathers: the fan-out is much faster.
+  const std::string batch = "{global: 64, micro: 2}";
+  const RowResult member = run(row("{tp: 1, pp: 1, dp: 32, zero: 3}", "", batch));
+  const RowResult fanned = run(row("{tp: 1, pp: 1, dp: 32, zero: 3, sharded_collectives: node_nics}", "", batch));
+  ASSERT_EQ(member.status, "ok") << member.reason;
+  ASSERT_EQ(fanned.status, "ok") << fanned.reason;
+  EXPECT_LT(*fanned.predicted, 0.8 * *member.predicted);
+  EXPECT_EQ(run(row("{tp: 1, pp: 1, dp: 32, zero: 3, sharded_collectives: member_nic}", "", batch)).predicted,
+            member.predicted);
+  const Suite s = parse_rows(row("{tp: 1, pp: 1, dp: 8, zero: 2, sharded_collectives: node_nics}"));
+  EXPECT_EQ(s.rows[0].sharded_collectives, ShardedCollectives::kNodeNics);
+  EXPECT_EQ(parse_rows(row("{tp: 1, pp: 1, dp: 8, zero: 3}")).rows[0].sharded_collectives, ShardedCollectives::kMemberNic);
+}
+
+TEST(ValidationSuite, ShardedCollectivesNeedsZeroTwoOrThreeAndAKnownName) {
+  const std::string z1 = error_of(std::string(kHeader) + row("{tp: 1, pp: 1, dp: 8, zero: 1, sharded_collectives: node_nics}"));
+  EXPECT_NE(z1.find("bad.yaml:9:"), std::string::npos) << z1;
+  EXPECT_NE(z1.find("expected zero: 2 or 3"), std::string::npos) << z1;
+  const std::string name = error_of(std::string(kHeader) + row("{tp: 1, pp: 1, dp: 8, zero: 3, sharded_collectives: fsdp}"));
+  EXPECT_NE(name.find("member_nic"), std::string::npos) << name;
+  EXPECT_NE(name.find("node_nics"), std::string::npos) << name;
+}
+
 TEST(ValidationSuite, StrictErrorsWithPositions) {
   const std::string unknown = error_of(std::string(kHeader) + row("{tp: 1, pp: 1, dp: 1, tpp: 2}"));
   EXPECT_NE(unknown.find("bad.yaml:9:"), std::string::npos) << unknown;

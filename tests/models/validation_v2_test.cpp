@@ -147,8 +147,16 @@ TEST(ValidationV2, ParallelBesidePlanGivesWhatStagesCannot) {
   with_degree.replace(with_degree.find("zero: 1"), 7, "zero: 1, tp: 2, interleave: 2");
   const std::string e = first_error(suite_with(with_degree));
   EXPECT_THAT(e, HasSubstr("s.yaml:16:"));
-  EXPECT_THAT(e, HasSubstr("rows[0].parallel: unknown key 'tp' (expected one of: sequence_parallel, tp_comm_overlap, overlap_grad_sync, zero)"));
+  EXPECT_THAT(e, HasSubstr("rows[0].parallel: unknown key 'tp' (expected one of: sequence_parallel, tp_comm_overlap, overlap_grad_sync, zero, sharded_collectives)"));
   EXPECT_THAT(e, HasSubstr("unknown key 'interleave'"));
+
+  // The stack's ZeRO-3 flavour (Plan::sharded_collectives) is no part of a stage list either.
+  std::string fsdp = row;
+  fsdp.replace(fsdp.find("zero: 1"), 7, "zero: 3, sharded_collectives: node_nics");
+  const Suite f = parse_suite(suite_with(fsdp), Catalog::builtin(), "s.yaml");
+  auto fsdp_plan = suite_plan(f.rows.at(0), c, suite_workload(f, f.rows.at(0)), 2);
+  ASSERT_TRUE(std::holds_alternative<Plan>(fsdp_plan)) << std::get<Infeasible>(fsdp_plan).reason;
+  EXPECT_EQ(std::get<Plan>(fsdp_plan).sharded_collectives, ShardedCollectives::kNodeNics);
 }
 
 TEST(ValidationV2, GpuIndexOutOfRange) {

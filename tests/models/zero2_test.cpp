@@ -31,7 +31,7 @@ struct Case {
   double pass_reduce_scatter_s(const Plan& p) const {
     const PlanWork work = build_plan_work(cluster, workload, p);
     const DpGroup& grp = work.dp_groups.front();
-    return zero3_collective_time(CollectiveKind::kReduceScatter, grp.size_bytes, group_cost(cluster, grp.gpus));
+    return sharded_collective_time(CollectiveKind::kReduceScatter, grp.size_bytes, group_cost(cluster, grp.gpus), ShardedCollectives::kMemberNic);
   }
 };
 
