@@ -322,8 +322,10 @@ void print_plan(const Described& d, std::ostream& out) {
   if (p.overlap_p2p_comm) out << " (pipeline sends overlapped)";
   out << ", recompute " << models::to_string(p.recompute) << ", sequence_parallel "
       << (p.sequence_parallel ? "yes" : "no") << (p.tp_comm_overlap ? " (TP communication overlapped)" : "")
-      << ", zero " << p.zero << ", grad_sync " << models::to_string(p.grad_sync)
-      << (p.overlap_grad_sync ? " (overlapped)" : "") << "\n";
+      << ", zero " << p.zero;
+  if (p.zero == 3 && !p.zero3_prefetch) out << " (no prefetch)";
+  if (p.zero >= 2 && p.sharded_collectives == models::ShardedCollectives::kNodeNics) out << " (gathers over node NICs)";
+  out << ", grad_sync " << models::to_string(p.grad_sync) << (p.overlap_grad_sync ? " (overlapped)" : "") << "\n";
   out << "  dp " << p.dp() << ", pp " << p.pp();
   if (d.plan) out << ", " << p.gpu_count() << " GPUs";
   out << ", global batch " << p.global_batch() << " sequences per step\n";
@@ -452,7 +454,9 @@ void json_plan(models::JsonOut& j, const Described& d) {
       .key("interleave").value(p.interleave).key("recompute").value(models::to_string(p.recompute))
       .key("sequence_parallel").value(p.sequence_parallel).key("zero").value(p.zero)
       .key("grad_sync").value(models::to_string(p.grad_sync)).key("overlap_grad_sync").value(p.overlap_grad_sync)
-      .key("tp_comm_overlap").value(p.tp_comm_overlap).key("overlap_p2p_comm").value(p.overlap_p2p_comm);
+      .key("tp_comm_overlap").value(p.tp_comm_overlap).key("overlap_p2p_comm").value(p.overlap_p2p_comm)
+      .key("zero3_prefetch").value(p.zero3_prefetch)
+      .key("sharded_collectives").value(models::to_string(p.sharded_collectives));
   j.key("dp").value(p.dp()).key("pp").value(p.pp()).key("global_batch").value(p.global_batch());
   j.key("gpus");
   if (d.plan) j.value(p.gpu_count()); else j.null();
