@@ -186,31 +186,72 @@ bool Evaluation::cost_stages() {
   return true;
 }
 
-/// In the steady state every GPU with a pipeline neighbour on another node sends across nodes
-/// at each step (forward to the next stage, backward to the previous one), so those GPUs share
-/// the node's NICs. When each node holds one stage of a replica, that is every GPU of the plan
-/// on the node: all of its GPUs when the plan uses them all (path_between's default), else
-/// count them (used_on_node; nic_senders stays empty). A node holding consecutive stages of a
-/// replica sends only from the GPUs at the ends of its run of stages; the others hand over
-/// through the node's own fabric: nic_senders counts the sending GPUs per node.
+/// In the steady state every GPU with a pipeline neighbour on another node moves tensors across
+/// nodes at each step (the activation forward to the next stage, its gradient back to the
+/// previous one), so those GPUs share the node's NICs. A NIC carries each direction at its line
+/// rate (full duplex, as the simulator's up and down links): the flows leaving a node share its
+/// outgoing side, those arriving its incoming side. Each rank of a sending stage sends its slice
+/// to rank d mod t of the receiving one (price_pipeline_sends): one flow out of each sending
+/// GPU, which sends its activation and its gradient at different times of its step (it counts
+/// once), while a GPU of a stage of lower TP than its neighbour receives several flows at once.
+/// An activation arriving at a node shares its incoming side with the activations arriving at
+/// the node's other GPUs (the same stage of other replicas, in step with it) and with what GPUs
+/// that receive no activation receive (other stages, at other times of their steps: counted, to
+/// be safe); a gradient likewise.
+/// When each node holds one stage of a replica and neighbouring stages have equal TP degrees,
+/// every GPU of the plan on a node sends one flow and receives one each way: all of the node's
+/// GPUs when the plan uses them all (path_between's default), else count them (used_on_node;
+/// nic_out and nic_in_* stay empty). A node holding consecutive stages of a replica moves tensors
+/// only from and to the GPUs at the ends of its run of stages (the others hand over through the
+/// node's own fabric), and TP degrees that differ across a boundary make receivers differ from
+/// senders: then nic_out and nic_in_* count them per node.
 void Evaluation::count_pipeline_nic_senders(bool consecutive_on_a_node) {
-  if (!consecutive_on_a_node) return;
+  bool mixed_tp = false;
+  for (const Replica& rep : plan.replicas)
+    for (int s = 0; s < static_cast<int>(rep.stages.size()) && !mixed_tp; ++s)
+      if (const Stage* b = next_stage(rep, s)) mixed_tp = b->tp() != rep.stages[s].tp();
+  if (!consecutive_on_a_node && !mixed_tp) return;
   const auto node_of = [&](int gpu) { return cluster.gpus[gpu].node; };
-  std::vector<char> sends(cluster.gpus.size(), 0);
+  const std::size_t gpus = cluster.gpus.size();
+  std::vector<char> out(gpus, 0);
+  std::vector<int> in_forward(gpus, 0), in_backward(gpus, 0);  // flows arriving at each GPU
+  const auto crossing = [&](int from, int to, std::vector<int>& in) {
+    if (node_of(from) == node_of(to)) return;
+    out[from] = 1;
+    ++in[to];
+  };
   for (const Replica& rep : plan.replicas) {
     for (int s = 0; s < static_cast<int>(rep.stages.size()); ++s) {
       const Stage* b = next_stage(rep, s);
       if (!b) continue;
       const Stage& a = rep.stages[s];
-      for (int d = 0; d < a.tp(); ++d) {
-        const int from = a.gpus[d], to = b->gpus[d % b->tp()];
-        if (node_of(from) != node_of(to)) sends[from] = sends[to] = 1;
-      }
+      for (int d = 0; d < a.tp(); ++d) crossing(a.gpus[d], b->gpus[d % b->tp()], in_forward);   // activation
+      for (int d = 0; d < b->tp(); ++d) crossing(b->gpus[d], a.gpus[d % a.tp()], in_backward);  // its gradient
     }
   }
-  nic_senders.assign(cluster.nodes.size(), 0);
-  for (std::size_t g = 0; g < sends.size(); ++g)
-    if (sends[g]) ++nic_senders[cluster.gpus[g].node];
+  nic_out.assign(cluster.nodes.size(), 0);
+  nic_in_forward.assign(cluster.nodes.size(), 0);
+  nic_in_backward.assign(cluster.nodes.size(), 0);
+  for (std::size_t g = 0; g < gpus; ++g) {
+    const int node = cluster.gpus[g].node;
+    nic_out[node] += out[g];
+    nic_in_forward[node] += in_forward[g] > 0 ? in_forward[g] : in_backward[g];
+    nic_in_backward[node] += in_backward[g] > 0 ? in_backward[g] : in_forward[g];
+  }
+}
+
+int Evaluation::path_index(int ga, int gb, bool forward) {
+  // Paths between nodes of the same types and zones, with the same senders, have the same
+  // figures: reuse them.
+  const int na = cluster.gpus[ga].node, nb = cluster.gpus[gb].node;
+  const auto [sending, receiving] = path_senders(na, nb, forward);
+  const int za = cluster.nodes[na].zone, zb = cluster.nodes[nb].zone;
+  const int wan = za == zb ? 0 : wan_senders[zone_pair_index(cluster, za, zb)];
+  const PathKey key{cluster.nodes[na].node_type, cluster.nodes[nb].node_type, za, zb, na == nb ? 1 : 0, sending, receiving, wan};
+  for (std::size_t i = 0; i < paths.size(); ++i)
+    if (paths[i].first == key) return static_cast<int>(i);
+  paths.emplace_back(key, path_between(cluster, ga, gb, sending, receiving, wan));
+  return static_cast<int>(paths.size()) - 1;
 }
 
 /// Boundaries between zones: in the steady state every replica's boundary sends at once, so
@@ -277,27 +318,14 @@ void Evaluation::price_pipeline_sends() {
       const bool wrap = s == pp - 1;  // interleaved: the last stage hands chunks back to the first
       const Stage& a = rep.stages[s];
       const Stage& b = *next;
-      // Paths between nodes of the same types and zones have the same figures: reuse them.
       const int ga = a.gpus.front(), gb = b.gpus.front();
-      const int na = cluster.gpus[ga].node, nb = cluster.gpus[gb].node;
-      const int senders = path_senders(na, nb);
-      const int za = cluster.nodes[na].zone, zb = cluster.nodes[nb].zone;
-      const int wan = za == zb ? 0 : wan_senders[zone_pair_index(cluster, za, zb)];
-      const PathKey key{cluster.nodes[na].node_type, cluster.nodes[nb].node_type, za, zb, na == nb ? 1 : 0, senders, wan};
-      int path = -1;
-      for (std::size_t i = 0; i < paths.size(); ++i)
-        if (paths[i].first == key) path = static_cast<int>(i);
-      if (path < 0) {
-        paths.emplace_back(key, path_between(cluster, ga, gb, senders, wan));
-        path = static_cast<int>(paths.size()) - 1;
-      }
+      const int forward = path_index(ga, gb, true), backward = path_index(gb, ga, false);
       const P2pTime* t = nullptr;
       for (const P2pTime& pt : p2p_times)
-        if (pt.path == path && pt.tp_a == a.tp() && pt.tp_b == b.tp()) t = &pt;
+        if (pt.path_forward == forward && pt.path_backward == backward && pt.tp_a == a.tp() && pt.tp_b == b.tp()) t = &pt;
       if (!t) {
-        // (The path's figures are the same both ways: each side's NIC share, the WAN link.)
-        p2p_times.push_back({path, a.tp(), b.tp(), p2p_time(boundary_bytes / a.tp(), paths[path].second),
-                             p2p_time(boundary_bytes / b.tp(), paths[path].second)});
+        p2p_times.push_back({forward, backward, a.tp(), b.tp(), p2p_time(boundary_bytes / a.tp(), paths[forward].second),
+                             p2p_time(boundary_bytes / b.tp(), paths[backward].second)});
         t = &p2p_times.back();
       }
       const double sends = wrap ? v - 1 : v;

@@ -81,19 +81,21 @@ struct Evaluation {
   struct PathKey {
     int type_a, type_b, zone_a, zone_b;
     int same_node;
-    int senders;  ///< GPUs per node sharing its NICs (0: all of the node's)
+    int sending_a, receiving_b;  ///< GPUs of a's node sending out, of b's receiving in (0: all of the node's)
     int wan;      ///< GPUs of the plan sharing the zones' WAN link (0: one zone)
     bool operator==(const PathKey&) const = default;
   };
   std::vector<int> used_on_node;        ///< GPUs of the plan in each node (plans that leave GPUs idle)
-  std::vector<int> nic_senders;         ///< [node] GPUs sending pipeline activations across nodes; empty: see count_pipeline_nic_senders
+  /// [node] GPUs sending pipeline tensors out of the node, and flows arriving into it with an
+  /// activation and with a gradient; empty: see count_pipeline_nic_senders.
+  std::vector<int> nic_out, nic_in_forward, nic_in_backward;
   std::vector<int> wan_senders;         ///< [zone_pair_index] TP ranks of pipeline boundaries sharing a WAN link; empty with one zone
   std::vector<std::pair<PathKey, PathCost>> paths;
   /// p2p_time() of each (path, sending TP, receiving TP) met in this evaluation (the size
   /// follows from the two TP degrees): a uniform plan sends one size over one kind of path at
   /// every stage boundary.
   struct P2pTime {
-    int path;  ///< index into paths
+    int path_forward, path_backward;  ///< indices into paths: a to b, b to a
     int tp_a, tp_b;
     double forward_s, backward_s;  ///< a's activation to b, b's gradient back to a
   };
@@ -135,13 +137,18 @@ struct Evaluation {
     if (pp < 2 || (s == pp - 1 && interleave == 1)) return nullptr;
     return &rep.stages[s == pp - 1 ? 0 : s + 1];
   }
-  /// GPUs sharing the NICs of nodes na and nb on a pipeline path between them
-  /// (count_pipeline_nic_senders).
-  int path_senders(int na, int nb) const {
-    if (na != nb && !nic_senders.empty()) return std::max(nic_senders[na], nic_senders[nb]);
-    if (na != nb && partial) return std::max(used_on_node[na], used_on_node[nb]);
-    return 0;
+  /// On a pipeline path from node na to node nb, for an activation (forward) or a gradient: the
+  /// GPUs of na sending out of it and the flows arriving into nb with it, which share those sides
+  /// of the nodes' NICs (count_pipeline_nic_senders; 0: all of the node's GPUs).
+  std::pair<int, int> path_senders(int na, int nb, bool forward) const {
+    if (na == nb) return {0, 0};
+    if (!nic_out.empty()) return {nic_out[na], (forward ? nic_in_forward : nic_in_backward)[nb]};
+    if (partial) return {used_on_node[na], used_on_node[nb]};
+    return {0, 0};
   }
+  /// Index into paths of the path from GPU ga to GPU gb for an activation (forward) or a
+  /// gradient (built on first use).
+  int path_index(int ga, int gb, bool forward);
 };
 
 }  // namespace hetsim::models

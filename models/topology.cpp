@@ -137,8 +137,12 @@ HopFigures hop(const Cluster& c, int a, int b, int concurrent_a, int concurrent_
 }  // namespace
 
 PathCost path_between(const Cluster& cluster, int gpu_a, int gpu_b, int concurrent_per_node, int wan_senders) {
+  return path_between(cluster, gpu_a, gpu_b, concurrent_per_node, concurrent_per_node, wan_senders);
+}
+
+PathCost path_between(const Cluster& cluster, int gpu_a, int gpu_b, int sending_a, int receiving_b, int wan_senders) {
   if (gpu_a == gpu_b) return {std::numeric_limits<double>::infinity(), 0, true, false};
-  const HopFigures h = hop(cluster, gpu_a, gpu_b, concurrent_per_node, concurrent_per_node, 1, 1, wan_senders);
+  const HopFigures h = hop(cluster, gpu_a, gpu_b, sending_a, receiving_b, 1, 1, wan_senders);
   return {h.bandwidth_Bps, h.latency_s, h.intra, h.staged};
 }
 

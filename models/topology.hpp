@@ -69,6 +69,11 @@ struct PathCost {
 /// `wan_senders` > 0: the GPUs that cross the path's WAN link at the same time, from every node
 /// of the plan (they share it); 0: those of the node, `concurrent_per_node`.
 PathCost path_between(const Cluster& cluster, int gpu_a, int gpu_b, int concurrent_per_node, int wan_senders = 0);
+/// Same, from gpu_a to gpu_b when `sending_a` GPUs of a's node send out of it and `receiving_b`
+/// GPUs of b's node receive into it at the same time (0: all of the node's): a NIC carries each
+/// direction at its line rate (full duplex), so a one-way transfer shares a's outgoing side with
+/// a's senders and b's incoming side with b's receivers.
+PathCost path_between(const Cluster& cluster, int gpu_a, int gpu_b, int sending_a, int receiving_b, int wan_senders);
 
 /// The α-β figures of a collective group: a ring over `gpus` in the given order.
 /// bus_bandwidth_Bps is the slowest hop's bandwidth as seen by the ring: an intra-node hop
