@@ -15,6 +15,7 @@
 #include "engines.hpp"
 #include "json_writer.hpp"
 #include "jsonl_file.hpp"
+#include "model_fingerprint.hpp"
 #include "profile.hpp"
 #include "sweep_run.hpp"
 #include "verbs.hpp"
@@ -144,6 +145,7 @@ void run_sweep_verb(const SweepVerbOptions& o) {
   ro.planner.threads = o.threads;
   ro.checkpoint_path = checkpoint;
   ro.catalog_fingerprint = models::catalog_fingerprint(models::Catalog::builtin_dir());
+  ro.model_fingerprint = models::cost_model_fingerprint();
   if (profile) {
     ro.profile = &*profile;
     ro.profile_fingerprint = models::file_fingerprint(o.profile);

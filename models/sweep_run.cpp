@@ -175,13 +175,14 @@ std::string catalog_fingerprint(const std::string& dir) {
 std::string sweep_row_key(const SweepSpec& spec, const std::string& cluster_fingerprint,
                           const std::string& workload_fingerprint, const std::string& profile_fingerprint,
                           const std::vector<std::string>& values, int refine,
-                          const std::string& catalog_fingerprint) {
+                          const std::string& catalog_fingerprint, const std::string& model_fingerprint) {
   JsonOut j(-1);
   j.begin_object();
   j.key("objective").value(to_string(spec.objective)).key("budget_per_hour").value(spec.budget_per_hour);
   j.key("spot").value(spec.spot).key("cluster").value(cluster_fingerprint).key("workload").value(workload_fingerprint);
   j.key("profile").value(profile_fingerprint);
   if (!catalog_fingerprint.empty()) j.key("catalog").value(catalog_fingerprint);
+  if (!model_fingerprint.empty()) j.key("model").value(model_fingerprint);
   if (spec.tp_comm_overlap) j.key("tp_comm_overlap").value(true);  // absent when off: older checkpoints stay valid
   if (spec.overlap_p2p_comm) j.key("overlap_p2p_comm").value(true);
   if (spec.sharded_collectives != ShardedCollectives::kMemberNic)
@@ -248,7 +249,7 @@ SweepResult run_sweep(const SweepSpec& spec, const Cluster& base, const std::vec
       };
       SweepRow r = fresh_row();
       const std::string key = sweep_row_key(spec, cluster_fp, workload_fp[w], options.profile_fingerprint, values, refine,
-                                            options.catalog_fingerprint);
+                                            options.catalog_fingerprint, options.model_fingerprint);
       // A row whose search a time limit stopped is planned again: this run may allow more time.
       if (auto it = done.find(key); it != done.end() && read_results(it->second, r) && !r.search_stopped) {
         r.resumed = true;

@@ -53,6 +53,9 @@ struct SweepRunOptions {
   /// Identity of the GPU catalog's content (catalog_fingerprint): rows planned with other GPU
   /// figures are not reused. Empty: not part of the key.
   std::string catalog_fingerprint;
+  /// Identity of the cost model (cost_model_fingerprint()): rows planned by another build of
+  /// hetsim are not reused. Empty: not part of the key.
+  std::string model_fingerprint;
   /// Re-rank each row's best `refine` plans with `refine_engine` (the simulator) and report the
   /// winner (plan_refine.hpp); 0 or no engine: the analytic best. Part of every row's key.
   int refine = 0;
@@ -76,11 +79,12 @@ std::string catalog_fingerprint(const std::string& dir);
 /// A checkpoint record's identity: what decides a row's result: objective, budget, spot, the
 /// contents of the cluster, workload and profile files (not their paths: a sweep resumed from
 /// another folder, or after an edit, is judged by what it reads), every axis value, and the
-/// --refine depth when there is one (a refined row is not an analytic one, nor the reverse).
+/// --refine depth when there is one (a refined row is not an analytic one, nor the reverse), and
+/// the GPU catalog's and the cost model's identities when given.
 std::string sweep_row_key(const SweepSpec& spec, const std::string& cluster_fingerprint,
                           const std::string& workload_fingerprint, const std::string& profile_fingerprint,
                           const std::vector<std::string>& values, int refine = 0,
-                          const std::string& catalog_fingerprint = "");
+                          const std::string& catalog_fingerprint = "", const std::string& model_fingerprint = "");
 
 /// Runs (or resumes) the sweep. `workloads` are the loaded spec.workload_paths, in order.
 SweepResult run_sweep(const SweepSpec& spec, const Cluster& base, const std::vector<Workload>& workloads,

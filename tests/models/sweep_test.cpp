@@ -15,6 +15,7 @@
 #include "input_loader.hpp"
 #include "sweep_run.hpp"
 #include "sweep_spec.hpp"
+#include "model_fingerprint.hpp"
 
 namespace hetsim::models {
 namespace {
@@ -567,6 +568,11 @@ TEST(SweepRowKey, HoldsTheCatalogsContentAndEachLinkAxisUnambiguously) {
   std::filesystem::remove_all(dir);
   SweepSpec spec;
   EXPECT_NE(sweep_row_key(spec, "c", "w", "", {}, 0, before), sweep_row_key(spec, "c", "w", "", {}, 0, "other"));
+  // Another build of the cost model (cost_model_fingerprint(): 64 hex digits) plans them again.
+  const std::string model = cost_model_fingerprint();
+  EXPECT_EQ(model.size(), 64u);
+  EXPECT_EQ(model.find_first_not_of("0123456789abcdef"), std::string::npos) << model;
+  EXPECT_NE(sweep_row_key(spec, "c", "w", "", {}, 0, before, model), sweep_row_key(spec, "c", "w", "", {}, 0, before, "other"));
   // Links [x-y, z] and [x, y-z] share the column "x-y-z.link_bandwidth", not the key.
   SweepAxis a, b;
   a.kind = b.kind = SweepAxisKind::kLinkBandwidth;
