@@ -270,6 +270,9 @@ void run_plan(PlanVerbOptions o) {
   po.tp_comm_overlap = o.tp_comm_overlap;
   po.overlap_p2p_comm = o.overlap_p2p_comm;
   if (o.sharded_collectives == "node_nics") po.sharded_collectives = models::ShardedCollectives::kNodeNics;
+  if (!o.sharded_collectives.empty() && std::find(po.zero_stages.begin(), po.zero_stages.end(), 3) == po.zero_stages.end())
+    usage_error("--sharded-collectives prices the ZeRO-3 plans of the search, and it searches none (expected --zero "
+                "with 3, e.g. --zero 1,3)");
   po.time_limit_s = o.time_limit_s;
   po.threads = o.threads;
   check_output_files("plan", {{"--emit-plan", o.emit_plan}}, {o.cluster, o.workload, o.profile});

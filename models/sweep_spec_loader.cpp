@@ -302,9 +302,13 @@ SweepSpec read_spec(std::string_view text, const std::string& name, const std::s
   set_if(spec.spot, root->get_bool("spot", Need::kOptional));
   set_if(spec.tp_comm_overlap, root->get_bool("tp_comm_overlap", Need::kOptional));
   set_if(spec.overlap_p2p_comm, root->get_bool("overlap_p2p_comm", Need::kOptional));
-  set_if(spec.sharded_collectives,
-         root->get_enum("sharded_collectives", Need::kOptional, detail::sharded_collectives_table()));
+  const auto sharded = root->get_enum("sharded_collectives", Need::kOptional, detail::sharded_collectives_table());
+  set_if(spec.sharded_collectives, sharded);
   read_search(*root, spec.search, sink);
+  if (sharded && std::find(spec.search.zero_stages.begin(), spec.search.zero_stages.end(), 3) == spec.search.zero_stages.end())
+    sink.error(root->key_mark("sharded_collectives"), "sharded_collectives",
+               "prices the ZeRO-3 plans of the search, and `search.zero` has no 3 (expected zero: [1, 3] or "
+               "another list with 3 under search, or no sharded_collectives)");
   if (spec.tp_comm_overlap && !spec.search.sequence_parallel)
     sink.error(root->key_mark("tp_comm_overlap"), "tp_comm_overlap",
                "overlaps the sequence-parallel collectives, which `search.sequence_parallel: false` leaves out "

@@ -91,7 +91,8 @@ axes:
 // The stack's ZeRO-3 flavour is a spec-wide planner option, part of a checkpoint record's key
 // (a record planned for DeepSpeed's gathers is not FSDP's), absent from it at the default.
 TEST(SweepSpec, ShardedCollectivesIsASpecWideOptionInTheRowKey) {
-  const SweepSpec fsdp = parse_sweep_spec(std::string(kHead) + "sharded_collectives: node_nics\n", "s.yaml");
+  const SweepSpec fsdp =
+      parse_sweep_spec(std::string(kHead) + "sharded_collectives: node_nics\nsearch: {zero: [1, 3]}\n", "s.yaml");
   EXPECT_EQ(fsdp.sharded_collectives, ShardedCollectives::kNodeNics);
   const SweepSpec plain = parse_sweep_spec(kHead, "s.yaml");
   EXPECT_NE(sweep_row_key(fsdp, "c", "w", "", {}, 0, ""), sweep_row_key(plain, "c", "w", "", {}, 0, ""));
@@ -99,6 +100,10 @@ TEST(SweepSpec, ShardedCollectivesIsASpecWideOptionInTheRowKey) {
   EXPECT_NE(errors_of(std::string(kHead) + "sharded_collectives: fsdp\n").find("5:22: sharded_collectives:"),
             std::string::npos)
       << errors_of(std::string(kHead) + "sharded_collectives: fsdp\n");
+  // Without ZeRO-3 in the search it would price nothing: an error, not a silent no-op.
+  EXPECT_NE(errors_of(std::string(kHead) + "sharded_collectives: node_nics\n").find("5:1: sharded_collectives: prices the ZeRO-3"),
+            std::string::npos)
+      << errors_of(std::string(kHead) + "sharded_collectives: node_nics\n");
 }
 
 TEST(SweepSpec, PointsVaryTheLastAxisFastest) {
