@@ -89,8 +89,8 @@ models::UniformPlanOptions uniform_options(const PlanChoice& o) {
   u.tp_comm_overlap = o.tp_comm_overlap;
   u.overlap_p2p_comm = o.overlap_p2p_comm;
   u.zero = o.zero;
-  u.sharded_collectives = o.sharded_collectives == "node_nics" ? models::ShardedCollectives::kNodeNics
-                                                               : models::ShardedCollectives::kMemberNic;
+  // "": not given; CLI11 checked the names.
+  u.sharded_collectives = models::sharded_collectives_named(o.sharded_collectives).value_or(models::ShardedCollectives::kMemberNic);
   if (o.micro > 0) u.micro_batch = o.micro;
   return u;
 }

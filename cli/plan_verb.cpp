@@ -269,7 +269,7 @@ void run_plan(PlanVerbOptions o) {
   po.sequence_parallel = !o.no_sequence_parallel;
   po.tp_comm_overlap = o.tp_comm_overlap;
   po.overlap_p2p_comm = o.overlap_p2p_comm;
-  if (o.sharded_collectives == "node_nics") po.sharded_collectives = models::ShardedCollectives::kNodeNics;
+  po.sharded_collectives = models::sharded_collectives_named(o.sharded_collectives).value_or(models::ShardedCollectives::kMemberNic);
   if (!o.sharded_collectives.empty() && std::find(po.zero_stages.begin(), po.zero_stages.end(), 3) == po.zero_stages.end())
     usage_error("--sharded-collectives prices the ZeRO-3 plans of the search, and it searches none (expected --zero "
                 "with 3, e.g. --zero 1,3)");

@@ -54,6 +54,12 @@ const char* to_string(ShardedCollectives c) {
   return "?";
 }
 
+std::optional<ShardedCollectives> sharded_collectives_named(std::string_view name) {
+  for (ShardedCollectives c : {ShardedCollectives::kMemberNic, ShardedCollectives::kNodeNics})
+    if (name == to_string(c)) return c;
+  return std::nullopt;
+}
+
 int Plan::gpu_count() const {
   int n = 0;
   for (const Replica& r : replicas) {

@@ -36,6 +36,8 @@ const char* to_string(Recompute r);
 std::optional<Recompute> recompute_named(std::string_view name);
 const char* to_string(GradSyncAlgorithm a);
 const char* to_string(ShardedCollectives c);
+/// The ShardedCollectives that to_string names `name`; nullopt for any other text.
+std::optional<ShardedCollectives> sharded_collectives_named(std::string_view name);
 
 /// One pipeline stage of one replica: `layers` transformer blocks on `gpus` (TP = gpus.size()).
 /// The first stage also holds the embedding; the last the final norm, LM head and loss.
