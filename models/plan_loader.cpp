@@ -3,6 +3,7 @@
 // GPU selectors are resolved against the cluster (Cluster::resolve_gpus) and the plan is
 // cross-checked with check_plan(); each problem is reported at the line of its field.
 #include <cctype>
+#include <algorithm>
 #include <regex>
 
 #include "loader_common.hpp"
@@ -186,13 +187,32 @@ PlanSpec read_plan_spec(std::string_view text, DiagnosticSink& sink, const Clust
   return spec;
 }
 
-/// check_plan() messages read "field.path: what (expected ...)"; put each at its field's mark.
+/// Whether a reader error left every value check_plan() reads as written: an unknown key (the
+/// value of a misspelt key is not read, so its field keeps its default, as without the key) or a
+/// GPU selector that did not resolve (its stage's GPUs, which check_plan() then skips).
+bool keeps_values_checkable(const Diagnostic& d) {
+  const bool gpus_field = d.field.size() >= 5 && (d.field.compare(d.field.size() - 5, 5, ".gpus") == 0 ||
+                                                  d.field.find(".gpus[") != std::string::npos);
+  return d.message.rfind("unknown key", 0) == 0 || gpus_field;
+}
+
+/// Whether `field` is `errored` or lies under it ("a.gpus[1]" under "a.gpus").
+bool within(const std::string& field, const std::string& errored) {
+  return !errored.empty() && field.compare(0, errored.size(), errored) == 0 &&
+         (field.size() == errored.size() || field[errored.size()] == '.' || field[errored.size()] == '[');
+}
+
+/// check_plan() messages read "field.path: what (expected ...)"; put each at its field's mark,
+/// except those on a field the reader already reported (they would repeat its error).
 void report_check_messages(const std::vector<std::string>& messages, DiagnosticSink& sink) {
   static const std::regex kField(R"(^([A-Za-z_][A-Za-z0-9_]*(\[[0-9]+\])*(\.[A-Za-z_][A-Za-z0-9_]*(\[[0-9]+\])*)*): (.*)$)");
+  std::vector<std::string> errored;
+  for (const Diagnostic& d : sink.get_diagnostics()) errored.push_back(d.field);
   for (const auto& m : messages) {
     std::smatch match;
     if (std::regex_match(m, match, kField)) {
       const std::string field = match[1];
+      if (std::any_of(errored.begin(), errored.end(), [&](const std::string& e) { return within(field, e); })) continue;
       YAML::Mark at = sink.locate(field);
       if (at.line < 0) at = sink.locate("kind");
       sink.error(at, field, match[5]);
@@ -216,8 +236,13 @@ PlanSpec load_plan_spec(const std::string& path) { return parse_plan_spec(detail
 Plan parse_plan(std::string_view text, const Cluster& cluster, const Workload& workload, const std::string& name) {
   DiagnosticSink sink(name);
   PlanSpec spec = read_plan_spec(text, sink, &cluster);
-  // Cross-checks only on a structurally valid plan: otherwise they would repeat its errors.
-  if (sink.empty()) report_check_messages(check_plan(spec.plan, cluster, workload), sink);
+  // Cross-checks (layer and batch sums, GPUs used twice, ...) run when the reader's errors left
+  // the values they read as written, so that a file's errors are reported at once: a selector
+  // out of range no longer hides a layer sum. After any other error (a value that did not read)
+  // they would report on defaults, not on what was written.
+  const auto& read_errors = sink.get_diagnostics();
+  if (std::all_of(read_errors.begin(), read_errors.end(), keeps_values_checkable))
+    report_check_messages(check_plan(spec.plan, cluster, workload), sink);
   sink.throw_if_any();
   return std::move(spec.plan);
 }

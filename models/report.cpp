@@ -3,6 +3,7 @@
 #include "report.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -64,8 +65,13 @@ std::string to_json(const Report& r) {
 namespace {
 
 std::string fixed(double v, int digits) {
-  // Sized to the value: a figure of 1e43 or more does not fit a fixed buffer (a cost per token
-  // over a link of 1e-300 Gb/s printed cut short).
+  // Beyond 1e15 fixed notation only prints hundreds of meaningless digits (a cost per token over
+  // a link of 1e-290 GB/s): scientific notation, three significant digits.
+  if (std::fabs(v) >= 1e15) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+    return buf;
+  }
   const int n = std::snprintf(nullptr, 0, "%.*f", digits, v);
   std::string out(static_cast<std::size_t>(std::max(n, 0)) + 1, '\0');
   std::snprintf(out.data(), out.size(), "%.*f", digits, v);

@@ -57,6 +57,16 @@ std::string quoted(std::string_view s) {
   return out;
 }
 
+/// Values whose SI magnitude lies outside [kMinMagnitude, kMaxMagnitude] (zero aside) are
+/// rejected: the model divides by them and sums them over thousands of GPUs, and "1e308GB/s"
+/// (inf B/s) or "1e-320s" (a subnormal whose inverse is inf) would turn a report into inf/NaN.
+constexpr double kMinMagnitude = 1e-300;
+constexpr double kMaxMagnitude = 1e300;
+
+std::string out_of_range_error(std::string_view text) {
+  return "number out of range in " + quoted(text) + " (expected a value between 1e-300 and 1e300 in SI units, or 0)";
+}
+
 /// Splits "<number><unit>" (optional spaces between). Rejects signs other than a
 /// leading '-', which is reported as negative, and non-finite values.
 Split split_number(std::string_view text, std::string_view prefix_symbol = {}) {
@@ -85,12 +95,16 @@ Split split_number(std::string_view text, std::string_view prefix_symbol = {}) {
   if (end == 0) return out;  // no number at all
   double v = 0;
   const auto res = std::from_chars(s.data(), s.data() + end, v);
+  if (res.ec == std::errc::result_out_of_range) {
+    out.error = out_of_range_error(text);
+    return out;
+  }
   if (res.ec != std::errc() || res.ptr != s.data() + end) {
     out.error = "malformed number in " + quoted(text);
     return out;
   }
   if (!std::isfinite(v)) {
-    out.error = "number out of range in " + quoted(text);
+    out.error = out_of_range_error(text);
     return out;
   }
   if (negative && v != 0) {
@@ -100,6 +114,17 @@ Split split_number(std::string_view text, std::string_view prefix_symbol = {}) {
   out.has_number = true;
   out.number = v;
   out.unit = std::string(trim(s.substr(end)));
+  return out;
+}
+
+/// The parsed SI value, or the out-of-range error (see kMaxMagnitude).
+ParsedQuantity in_range(std::string_view text, double si_value) {
+  ParsedQuantity out;
+  const double magnitude = std::fabs(si_value);
+  if (!std::isfinite(si_value) || (magnitude != 0 && (magnitude < kMinMagnitude || magnitude > kMaxMagnitude)))
+    out.error = out_of_range_error(text);
+  else
+    out.value = si_value;
   return out;
 }
 
@@ -258,8 +283,7 @@ ParsedQuantity parse_with(std::string_view text, const QuantityKind& kind) {
     out.error = unknown_unit_error(text, sp, kind, example_unit);
     return out;
   }
-  out.value = to_si(sp.number, u->factor);
-  return out;
+  return in_range(text, to_si(sp.number, u->factor));
 }
 
 /// "$<number>/<per>" where <per> is looked up in `per` (factor: value multiplier).
@@ -285,8 +309,7 @@ ParsedQuantity parse_money(std::string_view text, const std::vector<UnitEntry>& 
                 closest_unit(per, unit, example_per) + "\")";
     return out;
   }
-  out.value = to_si(sp.number, u->factor);
-  return out;
+  return in_range(text, to_si(sp.number, u->factor));
 }
 
 std::string format_scaled(double v, const char* const* prefixes, int count, double step, const char* unit) {
@@ -354,8 +377,7 @@ ParsedQuantity parse_rate_per_hour(std::string_view text) {
                 closest_unit(per_hour_units(), unit, "h") + "\")";
     return out;
   }
-  out.value = to_si(sp.number, u->factor);
-  return out;
+  return in_range(text, to_si(sp.number, u->factor));
 }
 
 std::string format_bandwidth(double bytes_per_s) {

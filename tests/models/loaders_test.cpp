@@ -433,6 +433,31 @@ TEST(PlanLoader, BadSelectorIsReportedAtItsPosition) {
   EXPECT_EQ(msgs[1], "p.yaml:6:46: error: replicas[0].stages[0].gpus[2]: value 99 out of range (expected an integer between 0 and 10)");
 }
 
+// A selector out of range, or a misspelt key, stopped the plan's other checks: the layer and
+// batch sums of the same file came only after the user had fixed the first error.
+TEST(PlanLoader, ASelectorOrKeyErrorDoesNotHideTheOtherChecks) {
+  const Cluster c = parse_cluster(kCluster, test_catalog());
+  const std::string text = "kind: plan\nmicro_batch: 1\nzeroo: 1\nreplicas:\n  - micro_batches: 6\n    stages:\n"
+                           "      - {layers: 3, gpus: \"box[0]/gpu[9]\"}\n";
+  const auto msgs = messages_of([&] { parse_plan(text, c, parse_workload(kWorkload), "p.yaml"); });
+  ASSERT_EQ(msgs.size(), 4u) << ::testing::PrintToString(msgs);
+  EXPECT_THAT(msgs[0], HasSubstr("p.yaml:3:1: error: unknown key 'zeroo'"));
+  EXPECT_THAT(msgs[1], HasSubstr("p.yaml:5:3: error: replicas: micro_batch x sum of micro_batches = 6 (expected"));
+  EXPECT_THAT(msgs[2], HasSubstr("p.yaml:7:7: error: replicas[0].stages: layers sum to 3 (expected model.layers = 4)"));
+  // The stage's GPUs did not resolve: its selector error alone, not also "no GPUs".
+  EXPECT_THAT(msgs[3], HasSubstr("p.yaml:7:27: error: replicas[0].stages[0].gpus: GPU 9 out of range"));
+}
+
+// After an error that leaves a value unread, the checks would report on its default instead.
+TEST(PlanLoader, ChecksDoNotRunOnValuesThatDidNotRead) {
+  const Cluster c = parse_cluster(kCluster, test_catalog());
+  const std::string text = "kind: plan\nmicro_batch: two\nreplicas:\n  - micro_batches: 8\n    stages:\n"
+                           "      - {layers: 3, gpus: \"gpu[0]\"}\n";
+  const auto msgs = messages_of([&] { parse_plan(text, c, parse_workload(kWorkload), "p.yaml"); });
+  ASSERT_EQ(msgs.size(), 1u) << ::testing::PrintToString(msgs);
+  EXPECT_THAT(msgs[0], HasSubstr("p.yaml:2:14: error: micro_batch:"));
+}
+
 TEST(PlanHeader, FindsNamesAndPathsInAncestorFolders) {
   namespace fs = std::filesystem;
   const fs::path root = fs::temp_directory_path() / ("hetsim_header_" + std::to_string(::getpid()));

@@ -108,6 +108,20 @@ TEST(Units, RejectsNegativeMalformedAndNonFinite) {
   EXPECT_FALSE(parse_price_per_byte("$0.05").ok());
 }
 
+// A number that is finite as written but not once scaled to SI ("1e308GB/s" = inf B/s) passed,
+// and the simulator aborted on the inf link; a subnormal ("1e-320s") has an infinite inverse.
+TEST(Units, RejectsValuesOutOfRangeOnceInSiUnits) {
+  const std::string expected = " (expected a value between 1e-300 and 1e300 in SI units, or 0)";
+  EXPECT_EQ(parse_bandwidth("1e308GB/s").error, "number out of range in \"1e308GB/s\"" + expected);
+  EXPECT_EQ(parse_time("1e308h").error, "number out of range in \"1e308h\"" + expected);
+  EXPECT_EQ(parse_time("1e-320s").error, "number out of range in \"1e-320s\"" + expected);
+  EXPECT_EQ(parse_size("1e400GB").error, "number out of range in \"1e400GB\"" + expected);
+  EXPECT_EQ(parse_flops("1e-400TFLOP/s").error, "number out of range in \"1e-400TFLOP/s\"" + expected);
+  EXPECT_EQ(parse_price_per_hour("$1e305/s").error.rfind("number out of range", 0), 0u);
+  EXPECT_DOUBLE_EQ(ok(parse_bandwidth("1e290GB/s")), 1e299);
+  EXPECT_DOUBLE_EQ(ok(parse_time("0s")), 0);
+}
+
 TEST(Units, Formatting) {
   EXPECT_EQ(format_flops(312e12), "312 TFLOP/s");
   EXPECT_EQ(format_flops(19.5e12), "19.5 TFLOP/s");
