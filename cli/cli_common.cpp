@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the verbs: --format, input loading, JSON and text tables.
 #include "cli_common.hpp"
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -10,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -148,6 +150,23 @@ namespace {
 
 namespace fs = std::filesystem;
 
+/// Whether a new file can be created in `folder` ("" when it can): probed by creating and
+/// removing an empty file, the same operation as the atomic writes' temporary file, because
+/// permissions alone do not tell (root may write anywhere but in /proc or on a read-only mount).
+/// Checked before the work, so that a plan search or a simulation is not lost to its output.
+std::string folder_write_problem(const fs::path& folder) {
+  const fs::path probe = folder / (".hetsim-write-probe-" + std::to_string(::getpid()));
+  if (std::FILE* f = std::fopen(probe.c_str(), "wx")) {
+    std::fclose(f);
+    std::error_code ec;
+    fs::remove(probe, ec);
+    return {};
+  }
+  const std::string why = std::strerror(errno);
+  return "cannot create files in folder '" + (folder.empty() ? std::string(".") : folder.string()) + "': " + why +
+         " (expected a writable folder)";
+}
+
 /// What is wrong with an output file's path ("" when nothing).
 std::string output_file_problem(const fs::path& path) {
   std::error_code ec;
@@ -161,7 +180,7 @@ std::string output_file_problem(const fs::path& path) {
   const fs::path parent = path.parent_path();
   if (!parent.empty() && !fs::is_directory(parent, ec))
     return "folder '" + parent.string() + "' does not exist (expected the path of a file in an existing folder)";
-  return {};
+  return folder_write_problem(parent.empty() ? fs::path(".") : parent);
 }
 
 /// What is wrong with an output folder's path: the nearest part of it that exists must be a
@@ -169,10 +188,11 @@ std::string output_file_problem(const fs::path& path) {
 std::string output_dir_problem(const fs::path& path) {
   std::error_code ec;
   for (fs::path p = path; !p.empty(); p = p.parent_path()) {
-    if (fs::exists(p, ec)) return fs::is_directory(p, ec) ? "" : "'" + p.string() + "' is a file (expected a folder)";
+    if (fs::exists(p, ec))
+      return fs::is_directory(p, ec) ? folder_write_problem(p) : "'" + p.string() + "' is a file (expected a folder)";
     if (p == p.parent_path()) break;
   }
-  return {};
+  return folder_write_problem(".");
 }
 
 CLI::Validator path_check(const std::string& kind, std::string (*problem)(const fs::path&)) {

@@ -103,16 +103,18 @@ models::Plan choose_plan(const PlanChoice& o, const Inputs& in, const std::strin
   }
   models::UniformPlanOptions u = uniform_options(o);
   std::vector<int> micros;
+  const int global_batch = in.workload.training.global_batch;
+  std::string why = "training.global_batch (" + std::to_string(global_batch) + ") is not divisible by dp (" +
+                    std::to_string(o.dp) + ")";  // without --micro, what no micro-batch size can mend
   if (o.micro > 0) {
     micros.push_back(o.micro);
-  } else {
-    const int per_replica = in.workload.training.global_batch / o.dp;
+  } else if (o.dp > 0 && global_batch % o.dp == 0) {
+    const int per_replica = global_batch / o.dp;
     for (int b = 1; b <= per_replica; ++b)
       if (per_replica % b == 0) micros.push_back(b);
   }
   std::optional<models::Plan> best;
   std::optional<models::Report> best_report;
-  std::string why = "global batch smaller than --dp";
   for (int micro : micros) {
     u.micro_batch = micro;
     auto plan = models::make_uniform_plan(in.cluster, in.workload, o.tp, o.pp, o.dp, u);

@@ -24,7 +24,7 @@ namespace hetsim::cli {
 namespace {
 
 struct PlanVerbOptions {
-  std::string cluster, workload, objective = "throughput", emit_plan;
+  std::string cluster, workload, objective, emit_plan;  // objective: "" = not given (throughput, or budget with --budget-per-hour)
   std::string profile;  // --profile
   double budget_per_hour = 0;
   double time_limit_s = models::PlannerOptions{}.time_limit_s;
@@ -254,6 +254,11 @@ void run_plan(PlanVerbOptions o) {
     const models::Recompute rc = models::recompute_named(r).value_or(models::Recompute::kNone);  // CLI11 checked the names
     if (std::find(po.recomputes.begin(), po.recomputes.end(), rc) == po.recomputes.end()) po.recomputes.push_back(rc);
   }
+  // --budget-per-hour alone means the budget objective; beside another objective it was ignored
+  // (cost) or silently replaced it (throughput).
+  if (o.budget_per_hour > 0 && (o.objective == "cost" || o.objective == "throughput"))
+    usage_error("--budget-per-hour ranks plans by throughput within the budget (--objective budget); it cannot be "
+                "combined with --objective " + o.objective + " (expected one of them)");
   if (o.objective == "cost") po.objective = models::PlanObjective::kCost;
   else if (o.objective == "budget" || o.budget_per_hour > 0) po.objective = models::PlanObjective::kBudget;
   if (po.objective == models::PlanObjective::kBudget && o.budget_per_hour <= 0) {

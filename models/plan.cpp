@@ -216,14 +216,14 @@ std::vector<std::string> check_plan(const Plan& plan, const Cluster& cluster, co
       const int tp = st.tp();
       if (m.heads % tp != 0) {
         out.push_back(sp + ".gpus: tp " + std::to_string(tp) + " does not divide model.heads (" +
-                      std::to_string(m.heads) + ")");
+                      std::to_string(m.heads) + ") (expected a number of GPUs that divides it)");
       } else if (m.kv_heads % tp != 0 && tp % m.kv_heads != 0) {
         out.push_back(sp + ".gpus: tp " + std::to_string(tp) + " and model.kv_heads (" + std::to_string(m.kv_heads) +
-                      ") do not divide one another");
+                      ") do not divide one another (expected a number of GPUs that divides it or is a multiple of it)");
       }
       if (m.ffn_hidden % tp != 0) {
         out.push_back(sp + ".gpus: tp " + std::to_string(tp) + " does not divide model.ffn_hidden (" +
-                      std::to_string(m.ffn_hidden) + ")");
+                      std::to_string(m.ffn_hidden) + ") (expected a number of GPUs that divides it)");
       }
       for (int g : st.gpus) {
         if (g < 0 || g >= cluster.gpu_count()) {

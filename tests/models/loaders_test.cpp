@@ -419,7 +419,7 @@ replicas:
       - {layers: 1, gpus: "gpu[2-3]"}
 )";
   const auto msgs = messages_of([&] { parse_plan(text, c, parse_workload(kWorkload), "p.yaml"); });
-  EXPECT_THAT(msgs, ::testing::Contains("p.yaml:6:27: error: replicas[0].stages[0].gpus: tp 3 does not divide model.heads (4)"));
+  EXPECT_THAT(msgs, ::testing::Contains("p.yaml:6:27: error: replicas[0].stages[0].gpus: tp 3 does not divide model.heads (4) (expected a number of GPUs that divides it)"));
   EXPECT_THAT(msgs, ::testing::Contains(HasSubstr("p.yaml:7:27: error: replicas[0].stages[1].gpus: GPU 2")));
 }
 
