@@ -1,12 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
 // Loader of `kind: cluster` files (docs/inputs.md): node types, zones, inter-zone links.
 #include <algorithm>
+#include <cctype>
 #include <map>
 
 #include "loader_common.hpp"
 
 namespace hetsim::models {
 namespace {
+
+/// Why `name` cannot name a zone or node type in a GPU selector ("zone/type[i]/gpu[a-b]"), or
+/// "" when it can: the selector splits at '/' and '[', and reads "gpu[...]" as global indices.
+std::string selector_name_problem(const std::string& name) {
+  const bool plain = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+  if (!plain)
+    return "name '" + name + "' cannot be written in a GPU selector (expected letters, digits, '_', '-' or '.')";
+  if (name == "gpu") return "name 'gpu' is the GPU part of a selector (expected another name)";
+  return {};
+}
 
 using detail::set_if;
 
@@ -69,6 +82,8 @@ class ClusterReader {
     MapReader r(entry.value, path, sink_, entry.key_mark);
     NodeType t;
     t.name = entry.name;
+    if (const std::string problem = selector_name_problem(t.name); !problem.empty())
+      sink_.error(entry.key_mark, path, problem);
     if (auto gpu = r.get_string("gpu", Need::kRequired)) {
       if (const GpuType* g = catalog_.by_name_or_null(*gpu)) {
         t.gpu = *g;
@@ -141,6 +156,8 @@ class ClusterReader {
         sink_.error(z.value_mark_of("name"), z.field("name"),
                     "duplicate zone name '" + *name + "' (also zones[" + std::to_string(it->second) + "]; expected unique names)");
       }
+      if (const std::string problem = selector_name_problem(*name); !problem.empty())
+        sink_.error(z.value_mark_of("name"), z.field("name"), problem);
       zone.name = *name;
     }
     if (auto f = z.get_map("fabric", Need::kRequired)) {
