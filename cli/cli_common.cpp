@@ -129,10 +129,13 @@ CLI::Option* add_profile_option(CLI::App* verb, std::string* path) {
 
 // ---- option checks ----------------------------------------------------------------------
 
-CLI::Validator number_check(bool positive, bool integer) {
+CLI::Validator number_check(bool positive, bool integer, double max) {
+  char max_text[32];
+  std::snprintf(max_text, sizeof max_text, "%.0f", max);
   const std::string expected = std::string(positive ? "a positive " : "a non-negative ") + (integer ? "integer" : "number");
+  const std::string at_most = std::string(" up to ") + max_text;
   return CLI::Validator(
-      [expected, positive, integer](std::string& text) -> std::string {
+      [expected, at_most, positive, integer, max](std::string& text) -> std::string {
         const char* begin = text.c_str();
         char* end = nullptr;
         errno = 0;
@@ -141,6 +144,7 @@ CLI::Validator number_check(bool positive, bool integer) {
         const bool whole = !integer || (text.find_first_of(".eEnNxX") == std::string::npos);
         if (!parsed || !std::isfinite(v) || errno == ERANGE || !whole || (positive ? !(v > 0) : !(v >= 0)))
           return "expected " + expected + ", got '" + text + "'";
+        if (v > max) return "expected " + expected + at_most + ", got '" + text + "'";
         return {};
       },
       expected);

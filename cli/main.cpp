@@ -6,6 +6,7 @@
 #include <string>
 
 #include "diagnostics.hpp"
+#include "text_match.hpp"
 #include "verbs.hpp"
 
 #ifndef HETSIM_VERSION
@@ -26,7 +27,28 @@ int checked_stdout(int rc) {
   return rc == hetsim::cli::kExitOk ? hetsim::cli::kExitFailure : rc;
 }
 
+/// The error for a first argument that names no verb ("" when it is a verb or an option):
+/// CLI11 said only "A subcommand is required" for `hetsim Predict` or `hetsim bogusverb`.
+std::string unknown_verb_error(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return {};
+  const std::string word = argv[1];
+  std::vector<std::string> verbs;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (sub->get_name() == word) return {};
+    verbs.push_back(sub->get_name());
+  }
+  std::string msg = "hetsim: error: unknown verb '" + word + "' (";
+  if (const auto guess = hetsim::models::did_you_mean(word, verbs)) msg += "did you mean '" + *guess + "'? ";
+  msg += "expected one of:";
+  for (const auto& v : verbs) msg += " " + v;
+  return msg + ")";
+}
+
 int run(CLI::App& app, int argc, char** argv) {
+  if (const std::string error = unknown_verb_error(app, argc, argv); !error.empty()) {
+    std::cerr << error << '\n';
+    return hetsim::cli::kExitBadInput;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
