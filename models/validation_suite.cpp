@@ -36,10 +36,11 @@ constexpr int kMaxDim = 1 << 24;
 /// nodes: yaml-cpp merges node memory on insertion, which made loading quadratic in the file
 /// size. The defaults' own shape (a map, no repeated key) is checked once (checked_defaults),
 /// so a mistake there is reported once, not once per row.
-MapReader overlaid_reader(const std::optional<YAML::Node>& defaults, const std::optional<YAML::Node>& own,
-                          std::string path, DiagnosticSink& sink, const YAML::Mark& anchor) {
+MapReader overlaid_reader(const std::optional<YAML::Node>& defaults, const char* defaults_path,
+                          const std::optional<YAML::Node>& own, std::string path, DiagnosticSink& sink,
+                          const YAML::Mark& anchor) {
   MapReader reader(own ? *own : YAML::Node(YAML::NodeType::Map), std::move(path), sink, anchor);
-  if (defaults) reader.add_defaults(*defaults);
+  if (defaults) reader.add_defaults(*defaults, defaults_path);
   return reader;
 }
 
@@ -283,12 +284,12 @@ Suite parse_suite(std::string_view text, const Catalog& catalog, const std::stri
           read_any_system(*s, row.system, catalog, suite.format);
         }
         {
-          MapReader m = overlaid_reader(default_model, r.get_node("model", Need::kOptional), r.field("model"),
+          MapReader m = overlaid_reader(default_model, "defaults.model", r.get_node("model", Need::kOptional), r.field("model"),
                                         row_sink, r.key_mark("model").is_null() ? node.Mark() : r.key_mark("model"));
           read_model(m, row.model);
         }
         {
-          MapReader t = overlaid_reader(default_training, r.get_node("training", Need::kOptional),
+          MapReader t = overlaid_reader(default_training, "defaults.training", r.get_node("training", Need::kOptional),
                                         r.field("training"), row_sink,
                                         r.key_mark("training").is_null() ? node.Mark() : r.key_mark("training"));
           read_training(t, row);

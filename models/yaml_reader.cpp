@@ -167,15 +167,15 @@ MapReader::MapReader(const YAML::Node& node, std::string path, DiagnosticSink& s
                  "duplicate key '" + k.Scalar() + "' (first given at line " + std::to_string(one_based(dup->key_mark.line)) + ")");
       continue;
     }
-    items_.push_back(Item{k.Scalar(), k.Mark(), it->second});
+    items_.push_back(Item{k.Scalar(), k.Mark(), it->second, {}});
   }
 }
 
-void MapReader::add_defaults(const YAML::Node& defaults) {
+void MapReader::add_defaults(const YAML::Node& defaults, const std::string& defaults_path) {
   if (!ok_ || !defaults.IsMap()) return;
   for (auto it = defaults.begin(); it != defaults.end(); ++it) {
     const YAML::Node k = it->first;
-    if (k.IsScalar() && find(k.Scalar()) == nullptr) items_.push_back(Item{k.Scalar(), k.Mark(), it->second});
+    if (k.IsScalar() && find(k.Scalar()) == nullptr) items_.push_back(Item{k.Scalar(), k.Mark(), it->second, defaults_path});
   }
 }
 
@@ -376,7 +376,7 @@ void MapReader::finish() {
     } else {
       msg += "expected one of: " + join_names(known_) + ")";
     }
-    sink_->error(item.key_mark, path_, msg);
+    sink_->error(item.key_mark, item.path.empty() ? path_ : item.path, msg);
   }
 }
 

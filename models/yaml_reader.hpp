@@ -104,7 +104,11 @@ class MapReader {
   const std::string& get_path() const { return path_; }
   const YAML::Mark& get_anchor() const { return anchor_; }
   DiagnosticSink& get_sink() const { return *sink_; }
-  std::string field(std::string_view key) const { return field_path(path_, key); }
+  /// The dotted path of `key`; of the defaults' map for a key that came from add_defaults().
+  std::string field(std::string_view key) const {
+    const Item* item = find(key);
+    return field_path(item != nullptr && !item->path.empty() ? item->path : path_, key);
+  }
 
   /// Declares `key` as known; true when it is present (null values count as present).
   bool has(std::string_view key);
@@ -140,7 +144,8 @@ class MapReader {
   /// Adds the entries of `defaults` (a map) whose keys this map lacks: a suite's `defaults`
   /// under a row's own keys. The nodes are shared, not copied into a new document, so their
   /// marks stay and yaml-cpp's node memory is not merged (merging grows with the whole file).
-  void add_defaults(const YAML::Node& defaults);
+  /// Errors about those entries name `defaults_path` ("defaults.model"), where they were written.
+  void add_defaults(const YAML::Node& defaults, const std::string& defaults_path);
 
   /// Reports every key of the map that no getter asked for, with a did-you-mean.
   void finish();
@@ -150,6 +155,7 @@ class MapReader {
     std::string key;
     YAML::Mark key_mark;
     YAML::Node value;
+    std::string path;  ///< the map it was written in, when not this one (add_defaults)
   };
   const Item* find(std::string_view key) const;
   void missing(std::string_view key, const std::string& expected);

@@ -316,6 +316,8 @@ TEST(ValidationSuite, DefaultsMistakesAreReportedOnce) {
   };
   EXPECT_EQ(count("duplicate key 'vocab'"), 1u) << e;
   EXPECT_EQ(count("unknown key 'bogus'"), 1u) << e;
+  // Named as the defaults' key, where it was written (it read "rows[0].training").
+  EXPECT_NE(e.find("error: defaults.training: unknown key 'bogus'"), std::string::npos) << e;
   header = kHeader;
   header.replace(header.find("{seq_len: 1024, vocab: 51200}"), 29, "5");
   const std::string not_a_map = error_of(header + row("{tp: 1, pp: 1, dp: 1}"));
