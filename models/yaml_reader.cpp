@@ -186,7 +186,22 @@ const MapReader::Item* MapReader::find(std::string_view key) const {
 }
 
 void MapReader::missing(std::string_view key, const std::string& expected) {
-  sink_->error(anchor_, path_, "missing key '" + std::string(key) + "' (expected " + expected + ")");
+  // A key given in another case or with '-' for '_' ("Kind:") is named: on its own, "missing
+  // key 'kind'" sent the user looking for a key they had written. (Not any near key: "gpus" is
+  // a key of its own beside "gpu".)
+  const auto folded = [](std::string_view k) {
+    std::string out(k);
+    for (char& c : out) c = c == '-' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  };
+  std::string hint;
+  for (const auto& i : items_)
+    if (i.key != key && folded(i.key) == folded(key)) {
+      hint = "'" + i.key + "'" + (i.key_mark.line >= 0 ? " at line " + std::to_string(one_based(i.key_mark.line)) : "") +
+             " is not '" + std::string(key) + "': keys are spelt exactly; ";
+      break;
+    }
+  sink_->error(anchor_, path_, "missing key '" + std::string(key) + "' (" + hint + "expected " + expected + ")");
 }
 
 const MapReader::Item* MapReader::lookup(std::string_view key, Need need, const std::string& expected) {
