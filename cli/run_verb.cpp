@@ -3,6 +3,7 @@
 // measured Report (the same keys as `predict`). Threads as ranks by default; under
 // `mpirun -np K hetsim run ...` one process per rank (rank 0 prints the Report, every rank
 // writes its own measurements).
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <map>
@@ -94,6 +95,13 @@ void print_report(const models::Report& report, const std::vector<exec::StepResu
   for (std::size_t i = 0; i < steps.size(); ++i) {
     std::cout << "step " << i + 1 << ": loss " << steps[i].loss << ", " << steps[i].time_s << " s\n";
   }
+  // The timings stand (the kernels ran the same work), but a diverged run should not pass unseen.
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    if (!std::isfinite(steps[i].loss)) {
+      std::cerr << "hetsim run: warning: the loss is " << steps[i].loss << " from step " << i + 1
+                << " (training diverged; a smaller --lr may help); the timings below are still measured\n";
+      break;
+    }
   std::cout << models::to_table(report);
 }
 
@@ -157,7 +165,9 @@ void add_run_verb(CLI::App& app) {
       ->check(output_file_check());
   verb->add_option("--seed", opts->seed, "seed of the initial parameters and of the synthetic data (default 1234)")
       ->check(non_negative_integer());
-  verb->add_option("--lr", opts->learning_rate, "Adam learning rate (default 0.001)")->check(positive_number());
+  // At most 1 (Adam's rates are ~1e-4..1e-2): 1e308 became an inf float and a NaN loss.
+  verb->add_option("--lr", opts->learning_rate, "Adam learning rate, at most 1 (default 0.001)")
+      ->check(number_check(true, false, 1.0));
   verb->add_option("--inject-fault", opts->inject_fault,
                    "testing: RANK[:throw|kill[:STEP]] makes that rank fail at the start of STEP (default 1)");
   add_format_option(verb, &opts->format);
