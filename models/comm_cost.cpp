@@ -19,9 +19,10 @@ double ring_latency_s(CollectiveKind kind, const GroupCost& g) {
   const double steps = passes * (g.size - 1);
   if (!spans_nodes(g)) return steps * g.hop_latency_s;
   // A pipelined chunk crosses each of the N-1 node boundaries once per pass; its other steps
-  // stay inside nodes (NCCL src/graph/tuning.cc: nInterSteps = 2(nNodes-1) for all-reduce).
+  // stay inside nodes (NCCL src/graph/tuning.cc: nInterSteps = 2(nNodes-1) for all-reduce). The
+  // crossings it passes are the ring's own, at their mean latency (GroupCost::inter_latency_mean_s).
   const double inter_steps = std::min(steps, passes * (g.nodes - 1));
-  return (steps - inter_steps) * g.intra_latency_s + inter_steps * g.inter_latency_s;
+  return (steps - inter_steps) * g.intra_latency_s + inter_steps * g.inter_latency_mean_s;
 }
 
 double tree_latency_s(const GroupCost& g) {
@@ -59,7 +60,7 @@ double hierarchical_time(CollectiveKind kind, double size_bytes, const GroupCost
   // intra RS (+ intra AG for all-reduce), inter phase on S/k per member.
   double t = kCollectiveLaunch_s;
   if (k > 1) t += ar * (intra_factor * size_bytes / g.intra_bandwidth_Bps + (k - 1) * g.intra_latency_s);
-  t += ar * (inter_factor * size_bytes / k / g.inter_bandwidth_Bps + (nodes - 1) * g.inter_latency_s);
+  t += ar * (inter_factor * size_bytes / k / g.inter_bandwidth_Bps + (nodes - 1) * g.inter_latency_mean_s);
   return t;
 }
 

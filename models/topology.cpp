@@ -228,6 +228,8 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
     bool operator==(const HopKey&) const = default;
   };
   HopKey last{};
+  double crossing_latency_sum = 0, last_crossing_latency = -1;  // -1: the last hop stayed in a node
+  int crossings = 0;
   for (int i = 0; i < count; ++i) {
     const int a = gpus[i], b = gpus[(i + 1) % count];
     const int na = c.gpus[a].node, nb = c.gpus[b].node;
@@ -235,8 +237,15 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
     // and the members in each: consecutive hops usually repeat the previous one.
     const HopKey key{c.nodes[na].node_type, c.nodes[nb].node_type, c.nodes[na].zone, c.nodes[nb].zone,
                      members_in(na), members_in(nb), concurrent_of(na), concurrent_of(nb), na == nb};
-    if (i > 0 && key == last) continue;
+    if (i > 0 && key == last) {
+      if (last_crossing_latency >= 0) {
+        crossing_latency_sum += last_crossing_latency;
+        ++crossings;
+      }
+      continue;
+    }
     last = key;
+    last_crossing_latency = -1;
     const HopFigures h = hop(c, a, b, key.concurrent_a, key.concurrent_b, key.members_a, key.members_b, wan_of(na, nb));
     g.bus_bandwidth_Bps = std::min(g.bus_bandwidth_Bps, h.bandwidth_Bps);
     g.hop_latency_s = std::max(g.hop_latency_s, h.latency_s);
@@ -246,8 +255,12 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
       const HopFigures one = hop(c, a, b, key.concurrent_a, key.concurrent_b, 1, 1, wan_of(na, nb));
       inter_min = std::min(inter_min, one.bandwidth_Bps);
       g.inter_latency_s = std::max(g.inter_latency_s, one.latency_s);
+      last_crossing_latency = one.latency_s;
+      crossing_latency_sum += one.latency_s;
+      ++crossings;
     }
   }
+  if (crossings > 0) g.inter_latency_mean_s = crossing_latency_sum / crossings;
   if (distinct > 1) g.inter_bandwidth_Bps = inter_min;
   // Several members per node on nodes shared with concurrent groups: the ring crosses each
   // node boundary through one NIC (GroupCost::node_shared; SC'21 Table 1 tp2/tp4 rows).

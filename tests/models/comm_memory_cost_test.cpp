@@ -40,7 +40,7 @@ TEST(CommCost, LatencyStepsSplitIntoIntraAndInterNode) {
   g.nodes = 2;
   g.hop_latency_s = 5e-6;
   g.intra_latency_s = 2e-6;
-  g.inter_latency_s = 5e-6;
+  g.inter_latency_s = g.inter_latency_mean_s = 5e-6;
   EXPECT_NEAR(ring_latency_s(CollectiveKind::kAllReduce, g), 28 * 2e-6 + 2 * 5e-6, 1e-15);
   EXPECT_NEAR(ring_latency_s(CollectiveKind::kAllGather, g), 14 * 2e-6 + 1 * 5e-6, 1e-15);
   EXPECT_NEAR(tree_latency_s(g), 2 * (7 * 2e-6 + 1 * 5e-6), 1e-15);
@@ -87,7 +87,7 @@ TEST(CommCost, AutoPicksRingOrTreeNeverHierarchical) {
   many.size = 1024;
   many.nodes = 128;
   many.intra_latency_s = 2e-6;
-  many.inter_latency_s = 5e-6;
+  many.inter_latency_s = many.inter_latency_mean_s = 5e-6;
   EXPECT_EQ(resolve_algorithm(CollectiveKind::kAllReduce, 1e3, many), GradSyncAlgorithm::kTree);
 }
 
@@ -233,6 +233,23 @@ TEST(Topology, AWanLinkIsSharedByEveryGpuOfThePlanThatCrossesIt) {
   EXPECT_NEAR(path_between(c, 0, 16, 0).bandwidth_Bps, wan / 8, 1);
   EXPECT_NEAR(path_between(c, 0, 16, 0, 32).bandwidth_Bps, wan / 32, 1);
   EXPECT_NEAR(path_between(c, 0, 8, 0, 32).bandwidth_Bps, 25e9 * link_efficiency(NicKind::kInfiniband), 1);  // one zone
+}
+
+// A ring over two zones crosses the WAN twice per circle; its other node crossings stay in a
+// zone. Its latency sums the crossings a chunk passes (their mean x crossings), where the worst
+// hop's latency at every crossing made a 30 ms WAN cost 30 ms at each node boundary.
+TEST(Topology, ARingsLatencyIsThatOfItsOwnCrossings) {
+  const Cluster c = two_zones_of(node_type("n", round_gpu("g", 200e12), 8, 200e9, 25e9));
+  const double local = group_cost(c, std::vector<int>{0, 8}).inter_latency_s;
+  const double wan = group_cost(c, std::vector<int>{8, 16}).inter_latency_s;
+  ASSERT_GT(wan, 30e-3);
+  ASSERT_LT(local, 1e-4);
+  const GroupCost ring = group_cost(c, std::vector<int>{0, 8, 16, 24});  // east, east, west, west
+  EXPECT_EQ(ring.nodes, 4);
+  EXPECT_DOUBLE_EQ(ring.inter_latency_s, wan);  // the tree may take the worst hop
+  EXPECT_NEAR(ring.inter_latency_mean_s, (2 * local + 2 * wan) / 4, 1e-15);
+  // All-reduce: 2 (N-1) = 6 crossings, half of them on the WAN on average.
+  EXPECT_NEAR(ring_latency_s(CollectiveKind::kAllReduce, ring), 6 * (local + wan) / 2, 1e-12);
 }
 
 TEST(Topology, SharedNicsDivideTheNodeBandwidth) {
