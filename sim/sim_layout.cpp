@@ -252,7 +252,8 @@ void check_simulation_size(const models::Plan& plan, const models::PlanWork& wor
   std::snprintf(buf, sizeof buf, "%.3g", flows);
   throw std::invalid_argument(
       std::to_string(simulated) + " replicas to simulate one by one (" +
-      (plan.dp() == simulated ? std::string("their micro-batch counts or links differ, so they do not fold")
+      (plan.dp() == simulated ? std::string("they do not fold into a few simulated blocks: micro-batch counts or "
+                                            "links differ, or their gradient rings leave any block")
                               : std::string("unfolded")) +
       "): their gradient rings move about " + buf + " flows, above the simulator's bound of " +
       std::to_string(static_cast<long long>(kMaxSimulatedFlows)) +
