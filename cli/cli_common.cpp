@@ -166,6 +166,7 @@ std::string folder_write_problem(const fs::path& folder) {
     fs::remove(probe, ec);
     return {};
   }
+  if (errno == EEXIST) return {};  // a probe left by a killed run of this pid: the folder takes files
   const std::string why = std::strerror(errno);
   return "cannot create files in folder '" + (folder.empty() ? std::string(".") : folder.string()) + "': " + why +
          " (expected a writable folder)";
