@@ -11,11 +11,12 @@ namespace {
 
 // The closed form of interleaved pipelines (Narayanan et al. SC'21 §2.2.2): the steady state
 // runs at the slowest stage, warm-up and cool-down traverse every stage once, divided by v.
-double interleaved_closed_form(const StageTimes* stages, int count, int micro_batches, int interleave) {
+double interleaved_closed_form(const StageTimes* stages, int count, int micro_batches, int interleave,
+                               double min_pace_s) {
   double sum = 0;
   for (int s = 0; s < count; ++s) sum += stages[s].total();
   const double slowest = stages[bottleneck_stage(stages, count)].total();
-  return micro_batches * slowest + (sum - slowest) / interleave;
+  return micro_batches * std::max(slowest, min_pace_s) + (sum - slowest) / interleave;
 }
 
 /// In the steady phase of 1F1B every stage alternates forward and backward, so each pair of
@@ -96,10 +97,12 @@ int bottleneck_stage(const StageTimes* stages, int count) {
 // pass of that direction at that point of the sweep (the neighbour's next forward/backward has a
 // higher index), so three numbers per stage replace the p·m tables: O(p·m) time, O(p) memory,
 // and every end time is the same max/+ of the same operands as in any other valid order.
-double pipeline_time(const StageTimes* stages, int count, int micro_batches, int interleave, Schedule schedule) {
+double pipeline_time(const StageTimes* stages, int count, int micro_batches, int interleave, Schedule schedule,
+                     double min_pace_s) {
   if (count <= 0 || micro_batches <= 0) return 0;
   const int v = std::max(1, interleave);
-  if (v > 1 || schedule == Schedule::kInterleaved) return interleaved_closed_form(stages, count, micro_batches, v);
+  if (v > 1 || schedule == Schedule::kInterleaved)
+    return interleaved_closed_form(stages, count, micro_batches, v, min_pace_s);
   const int p = count, m = micro_batches;
   // Equal stages (every homogeneous Megatron plan): the recurrence's result in closed form,
   // without its O(p·m) sweep (the planner and the predictor benchmark evaluate many of these).
@@ -176,8 +179,19 @@ double pipeline_time(const StageTimes* stages, int count, int micro_batches, int
   return makespan;
 }
 
-double pipeline_time(const std::vector<StageTimes>& stages, int micro_batches, int interleave, Schedule schedule) {
-  return pipeline_time(stages.data(), static_cast<int>(stages.size()), micro_batches, interleave, schedule);
+double pipeline_time(const std::vector<StageTimes>& stages, int micro_batches, int interleave, Schedule schedule,
+                     double min_pace_s) {
+  return pipeline_time(stages.data(), static_cast<int>(stages.size()), micro_batches, interleave, schedule, min_pace_s);
+}
+
+double interleaved_latency_pace(const StageTimes* stages, const StageTimes* boundary_latency, int count) {
+  double pace = 0;
+  for (int s = 0; s < count && count > 1; ++s) {
+    const int next = (s + 1) % count;
+    const double latency = boundary_latency[s].forward_s + boundary_latency[s].backward_s;
+    if (latency > 0) pace = std::max(pace, (stages[s].total() + stages[next].total() + latency) / 3);
+  }
+  return pace;
 }
 
 double backward_finish_offset(const StageTimes* stages, int stage) {

@@ -30,10 +30,29 @@ inline double with_sends(double passes_s, double sends_s, bool overlapped) {
 /// (derivation in pipeline_time.cpp); equal stages give (m + p - 1)(t_f + t_b). It is at most
 /// (m - 1) max_s(t_f + t_b) + sum_s(t_f + t_b) (DAPPLE, Fan et al. PPoPP'21 §4.2).
 /// Interleaved (v chunks per GPU): m * max + (sum - max) / v (SC'21 §2.2.2, bubble (p-1)/(v m)).
+/// `min_pace_s` (interleaved only): a floor on the steady state's time per micro-batch that the
+/// stages' own times do not show (interleaved_latency_pace).
 double pipeline_time(const std::vector<StageTimes>& stages, int micro_batches, int interleave,
-                     Schedule schedule = Schedule::k1f1b);
+                     Schedule schedule = Schedule::k1f1b, double min_pace_s = 0);
 double pipeline_time(const StageTimes* stages, int count, int micro_batches, int interleave,
-                     Schedule schedule = Schedule::k1f1b);
+                     Schedule schedule = Schedule::k1f1b, double min_pace_s = 0);
+
+/// Megatron's interleaved 1F1B with its sends beside the compute (overlap_p2p_comm): a floor on
+/// the time per micro-batch from the latency of each stage boundary. Stage s warms up two
+/// forward chunks more than stage s+1 ((p-s-1)·2 + (v-1)·p; Narayanan et al. SC'21 §2.2.2 and
+/// Megatron-LM's forward_backward_pipelining_with_interleaving), and in the steady state each
+/// runs a forward then a backward chunk per slot of period T. Stage s+1's forward of slot i
+/// needs stage s's forward of slot i-2 plus the link's latency L_f; stage s's backward of slot
+/// i needs stage s+1's backward of slot i plus L_b; each stage's backward starts after its
+/// forward and ends before its next forward. Chaining the four around the boundary:
+///   3T >= (f_s + b_s) + (f_{s+1} + b_{s+1}) + L_f + L_b   (per chunk),
+/// i.e. per micro-batch (v slots) (total_s + total_{s+1} + v (L_f + L_b)) / 3. With a 30 ms
+/// boundary it binds long before the stages' own times do (Llama-2 7B, TP 8, 8 stages of 4
+/// layers, v 2 over two zones: 56 ms a micro-batch against the simulator's 58, where counting
+/// the latency as the sender's time said 86). `boundary_latency[s]`: the latencies of the
+/// boundary leaving stage s (to s+1; the last stage's wraps to stage 0), per micro-batch
+/// (its v or v-1 crossings each way).
+double interleaved_latency_pace(const StageTimes* stages, const StageTimes* boundary_latency, int count);
 
 /// Index of the bottleneck stage (largest t_f + t_b).
 int bottleneck_stage(const StageTimes* stages, int count);

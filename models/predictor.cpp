@@ -76,6 +76,10 @@ bool Evaluation::run() {
   shape_of.assign(slots, -1);
   times.assign(slots, StageTimes{});
   p2p.assign(slots, StageTimes{});
+  if (plan.overlap_p2p_comm) {
+    p2p_latency.assign(slots, StageTimes{});
+    boundary_latency.assign(slots, StageTimes{});
+  }
   // Room for the few distinct shapes and paths of a plan up front: growing from empty would
   // reallocate each table several times per evaluation.
   shapes.reserve(8);
@@ -310,6 +314,10 @@ void Evaluation::price_pipeline_sends() {
     if (pp < 2) continue;
     if (copy_of[r] >= 0) {  // exact: see find_copies
       std::copy_n(&p2p[copy_of[r] * max_pp], pp, &p2p[r * max_pp]);
+      if (plan.overlap_p2p_comm) {
+        std::copy_n(&p2p_latency[copy_of[r] * max_pp], pp, &p2p_latency[r * max_pp]);
+        std::copy_n(&boundary_latency[copy_of[r] * max_pp], pp, &boundary_latency[r * max_pp]);
+      }
       continue;
     }
     for (int s = 0; s < pp; ++s) {
@@ -331,6 +339,13 @@ void Evaluation::price_pipeline_sends() {
       const double sends = wrap ? v - 1 : v;
       p2p[r * max_pp + s].forward_s += sends * t->forward_s;
       p2p[r * max_pp + (wrap ? 0 : s + 1)].backward_s += sends * t->backward_s;
+      if (plan.overlap_p2p_comm) {
+        const double forward_latency_s = sends * paths[forward].second.latency_s;
+        const double backward_latency_s = sends * paths[backward].second.latency_s;
+        p2p_latency[r * max_pp + s].forward_s += forward_latency_s;
+        p2p_latency[r * max_pp + (wrap ? 0 : s + 1)].backward_s += backward_latency_s;
+        boundary_latency[r * max_pp + s] = {forward_latency_s, backward_latency_s};
+      }
     }
   }
 }
@@ -341,7 +356,7 @@ void Evaluation::time_replicas() {
   const int dp = plan.dp();
   const int max_pp = this->max_pp, v = interleave;
   double slowest_s = 0;
-  double previous_t = 0;
+  double previous_t = 0, previous_min_pace_s = 0;
   replica_time_s.assign(dp, 0);
   for (int r = 0; r < dp; ++r) {
     const int pp = static_cast<int>(plan.replicas[r].stages.size());
@@ -353,17 +368,29 @@ void Evaluation::time_replicas() {
     for (int s = 0; s < pp; ++s) {
       const std::size_t k = r * max_pp + s;
       const StageCost& c = costs[shape_of[k]];
-      times[k].forward_s = with_sends(c.forward.wall_s(), p2p[k].forward_s, plan.overlap_p2p_comm);
-      times[k].backward_s = with_sends(c.backward.wall_s(), p2p[k].backward_s, plan.overlap_p2p_comm);
+      // Sends beside the compute occupy the link for their bytes; their latency only delays
+      // the receiver (interleaved_latency_pace below).
+      const StageTimes occupied = plan.overlap_p2p_comm
+                                      ? StageTimes{p2p[k].forward_s - p2p_latency[k].forward_s,
+                                                   p2p[k].backward_s - p2p_latency[k].backward_s}
+                                      : p2p[k];
+      times[k].forward_s = with_sends(c.forward.wall_s(), occupied.forward_s, plan.overlap_p2p_comm);
+      times[k].backward_s = with_sends(c.backward.wall_s(), occupied.backward_s, plan.overlap_p2p_comm);
     }
+    const double min_pace_s =
+        plan.overlap_p2p_comm ? interleaved_latency_pace(&times[r * max_pp], &boundary_latency[r * max_pp], pp) : 0;
     // A replica whose stage times, depth and micro-batch count equal the previous one's has
     // the same pipeline time (the usual case of a uniform plan): no need to evaluate it again.
     const bool same_as_previous =
         r > 0 && pp == static_cast<int>(plan.replicas[r - 1].stages.size()) &&
         plan.replicas[r].micro_batches == plan.replicas[r - 1].micro_batches &&
         std::equal(&times[r * max_pp], &times[r * max_pp] + pp, &times[(r - 1) * max_pp],
-                   [](const StageTimes& a, const StageTimes& b) { return a.forward_s == b.forward_s && a.backward_s == b.backward_s; });
-    const double t = same_as_previous ? previous_t : pipeline_time(&times[r * max_pp], pp, plan.replicas[r].micro_batches, v, plan.schedule);
+                   [](const StageTimes& a, const StageTimes& b) { return a.forward_s == b.forward_s && a.backward_s == b.backward_s; }) &&
+        min_pace_s == previous_min_pace_s;
+    previous_min_pace_s = min_pace_s;
+    const double t = same_as_previous
+                         ? previous_t
+                         : pipeline_time(&times[r * max_pp], pp, plan.replicas[r].micro_batches, v, plan.schedule, min_pace_s);
     previous_t = replica_time_s[r] = t;
     if (t > slowest_s) {
       slowest_s = t;

@@ -10,6 +10,7 @@
 #include "pipeline_time.hpp"
 #include "predictor.hpp"
 #include "stage_cost.hpp"
+#include "topology.hpp"
 
 namespace hetsim::models {
 namespace {
@@ -81,8 +82,9 @@ struct TwoNodePipeline {
   }
 };
 
-/// Per pipeline direction: a stage takes max(its passes, its sends) with overlap_p2p_comm, its
-/// passes (which then carry no host stall of their own) plus its sends without.
+/// Per pipeline direction: a stage takes max(its passes, its sends' bytes) with overlap_p2p_comm
+/// (their latency delays the receiver: interleaved_latency_pace), its passes (which then carry no
+/// host stall of their own) plus its sends without.
 void expect_stage_times_follow_with_sends(double nic_Bps) {
   TwoNodePipeline t(nic_Bps);
   const Report plain = predict(t.cluster, t.workload, t.plan);
@@ -104,8 +106,12 @@ void expect_stage_times_follow_with_sends(double nic_Bps) {
     EXPECT_LT(free_f, synced_f) << "the per-pass host time no longer stalls a GPU-bound pass";
     const double sends_f = plain.stages[s].forward_s - synced_f, sends_b = plain.stages[s].backward_s - synced_b;
     EXPECT_GT(sends_f + sends_b, 0) << "stage " << s;
-    EXPECT_NEAR(overlapped.stages[s].forward_s, std::max(free_f, sends_f), 1e-9);
-    EXPECT_NEAR(overlapped.stages[s].backward_s, std::max(free_b, sends_b), 1e-9);
+    // v = 4 chunks: stage 0 sends 4 activations to stage 1 and gets 3 back around the wrap;
+    // stage 1 sends 3 around the wrap and 4 gradients back.
+    const double latency_s = path_between(t.cluster, 0, 8, 0).latency_s;
+    const double sent_f = s == 0 ? 4 : 3, sent_b = s == 0 ? 3 : 4;
+    EXPECT_NEAR(overlapped.stages[s].forward_s, std::max(free_f, sends_f - sent_f * latency_s), 1e-9);
+    EXPECT_NEAR(overlapped.stages[s].backward_s, std::max(free_b, sends_b - sent_b * latency_s), 1e-9);
   }
   EXPECT_LT(overlapped.iteration_time_s, plain.iteration_time_s);
 }
@@ -123,6 +129,42 @@ TEST(Predictor, OverlappedPipelineSendsSetThePaceOnASlowLink) {
   t.plan.overlap_p2p_comm = true;
   const Report r = predict(t.cluster, t.workload, t.plan);
   EXPECT_GT(r.breakdown.pp_comm_s, r.breakdown.compute_s);
+}
+
+// The floor of interleaved_latency_pace by hand: two stages of 10 and 20 ms a micro-batch, 30 ms
+// of latency each way over the boundary 0 -> 1 (two crossings a micro-batch: 60 ms each way),
+// none around the wrap: (10 + 20 + 120) / 3 = 50 ms a micro-batch.
+TEST(InterleavedLatencyPace, ChainsTheBoundarysLatencyWithItsTwoStages) {
+  const StageTimes stages[2] = {{4e-3, 6e-3}, {8e-3, 12e-3}};
+  const StageTimes latency[2] = {{60e-3, 60e-3}, {0, 0}};
+  EXPECT_NEAR(interleaved_latency_pace(stages, latency, 2), 50e-3, 1e-15);
+  const StageTimes none[2] = {};
+  EXPECT_EQ(interleaved_latency_pace(stages, none, 2), 0);
+  // In the closed form the floor replaces the slowest stage's 20 ms: 16 x 50 + (30 - 20) / 2.
+  EXPECT_NEAR(pipeline_time(stages, 2, 16, 2, Schedule::kInterleaved, 50e-3), 16 * 50e-3 + 5e-3, 1e-12);
+  EXPECT_NEAR(pipeline_time(stages, 2, 16, 2, Schedule::kInterleaved, 0), 16 * 20e-3 + 5e-3, 1e-12);
+}
+
+// Over a 30 ms link the latency of a send beside the compute is no time of the sender's: it
+// counted as one and the pace was the sends' 8 x 30 ms a micro-batch (the simulator: a fraction).
+TEST(Predictor, OverlappedSendsPayALinksLatencyThroughThePipelinesRoundTrip) {
+  TwoNodePipeline t(25e9);
+  t.cluster.node_types[0].nics.latency_s = 30e-3;
+  t.cluster.finalize();
+  t.plan.overlap_p2p_comm = true;
+  const Report r = predict(t.cluster, t.workload, t.plan);
+  ASSERT_TRUE(r.feasible) << r.infeasible_reason;
+  const double stage_s = std::max(r.stages[0].forward_s + r.stages[0].backward_s,
+                                  r.stages[1].forward_s + r.stages[1].backward_s);
+  ASSERT_LT(stage_s, 0.1);  // the compute and the sends' bytes: far below the latency
+  const double latency_s = path_between(t.cluster, 0, 8, 0).latency_s;
+  // Boundary 0 -> 1: 4 crossings each way a micro-batch; the wrap 3: the former binds.
+  const double pace = (r.stages[0].forward_s + r.stages[0].backward_s + r.stages[1].forward_s +
+                       r.stages[1].backward_s + 8 * latency_s) / 3;
+  EXPECT_GT(pace, 2 * stage_s);
+  EXPECT_NEAR(r.iteration_time_s, 16 * pace + (2 * stage_s - stage_s) / 4 + r.breakdown.dp_comm_s + r.breakdown.optimizer_s,
+              0.02 * r.iteration_time_s);
+  EXPECT_LT(r.iteration_time_s, 16 * 8 * latency_s);  // what charging the latency to the sender gave
 }
 
 TEST(CheckPlan, OverlappedSendsNeedTheInterleavedSchedule) {
