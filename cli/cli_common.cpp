@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the verbs: --format, input loading, JSON and text tables.
 #include "cli_common.hpp"
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -16,6 +15,7 @@
 #include <iostream>
 #include <map>
 #include <set>
+#include <unistd.h>
 #include <ostream>
 
 #include "catalog.hpp"

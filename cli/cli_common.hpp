@@ -65,16 +65,12 @@ CLI::Option* add_profile_option(CLI::App* verb, std::string* path);
 // false), accept "-1" for unsigned options (strtoull wraps it) and word their errors as a range
 // up to 1.8e308 written out in full. These say what was expected and reject non-finite values.
 
-/// A finite number > 0 (`positive`) or >= 0; with `integer`, also a whole number that fits an int.
-/// A number (or whole number) > 0 or >= 0, at most `max` (integers beyond their option's type
-/// were CLI11's "Could not convert: --tp = 99999999999999999999").
+/// A finite number > 0 (`positive`) or >= 0 (with `integer`, a whole number), at most `max`:
+/// an integer beyond its option's type was CLI11's "Could not convert: --tp = 99999999999999999999".
 CLI::Validator number_check(bool positive, bool integer, double max = HUGE_VAL);
 /// For `int` options (degrees, sizes, counts).
 inline CLI::Validator positive_integer() { return number_check(true, true, 2147483647.0); }
-/// For the 64-bit seed: at most 2^64 - 1.
-inline CLI::Validator non_negative_integer() { return number_check(false, true, 18446744073709551615.0); }
-/// For `int` options whose own check says what a 0 means (the planner's search lists).
-inline CLI::Validator non_negative_int() { return number_check(false, true, 2147483647.0); }
+inline CLI::Validator non_negative_integer() { return number_check(false, true, 2147483647.0); }
 inline CLI::Validator positive_number() { return number_check(true, false); }
 inline CLI::Validator non_negative_number() { return number_check(false, false); }
 

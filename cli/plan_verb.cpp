@@ -326,14 +326,14 @@ void add_plan_verb(CLI::App& app) {
   verb->add_option("--tp-degrees", o->tp_degrees,
                    "TP degrees to search, comma-separated (default 1,2,4,8; a TP group stays in one node)")
       ->delimiter(',')
-      ->check(non_negative_int());
+      ->check(non_negative_integer());
   verb->add_option("--micro-batches", o->micro_batches, "Micro-batch sizes to search, comma-separated (default 1,2,4,8)")
       ->delimiter(',')
-      ->check(non_negative_int());
+      ->check(non_negative_integer());
   verb->add_option("--interleave", o->interleaves,
                    "Interleave factors to search, comma-separated (default 1,2; 1 = 1F1B without interleaving)")
       ->delimiter(',')
-      ->check(non_negative_int());
+      ->check(non_negative_integer());
   verb->add_option("--recompute", o->recomputes,
                    "Activation recomputation to search, comma-separated: none, selective, full (default all three)")
       ->delimiter(',')
@@ -342,7 +342,7 @@ void add_plan_verb(CLI::App& app) {
                    "ZeRO stages to search, comma-separated: 0 (no sharding), 1 (sharded optimizer states), 3 (fully "
                    "sharded, one-stage plans) (default 1)")
       ->delimiter(',')
-      ->check(non_negative_int());
+      ->check(non_negative_integer());
   verb->add_option("--sharded-collectives", o->sharded_collectives,
                    "How the stack's ZeRO-3 gathers and reduce-scatters cross nodes: member_nic (each GPU at its NIC "
                    "share, DeepSpeed ZeRO-3; default) | node_nics (over all of a node's NICs, PyTorch FSDP)")

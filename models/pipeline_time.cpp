@@ -184,11 +184,11 @@ double pipeline_time(const std::vector<StageTimes>& stages, int micro_batches, i
   return pipeline_time(stages.data(), static_cast<int>(stages.size()), micro_batches, interleave, schedule, min_pace_s);
 }
 
-double interleaved_latency_pace(const StageTimes* stages, const StageTimes* boundary_latency, int count) {
+double interleaved_latency_pace(const StageTimes* stages, const StageTimes* send_latency, int count) {
   double pace = 0;
   for (int s = 0; s < count && count > 1; ++s) {
     const int next = (s + 1) % count;
-    const double latency = boundary_latency[s].forward_s + boundary_latency[s].backward_s;
+    const double latency = send_latency[s].forward_s + send_latency[next].backward_s;
     if (latency > 0) pace = std::max(pace, (stages[s].total() + stages[next].total() + latency) / 3);
   }
   return pace;

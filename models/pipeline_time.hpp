@@ -49,10 +49,11 @@ double pipeline_time(const StageTimes* stages, int count, int micro_batches, int
 /// i.e. per micro-batch (v slots) (total_s + total_{s+1} + v (L_f + L_b)) / 3. With a 30 ms
 /// boundary it binds long before the stages' own times do (Llama-2 7B, TP 8, 8 stages of 4
 /// layers, v 2 over two zones: 56 ms a micro-batch against the simulator's 58, where counting
-/// the latency as the sender's time said 86). `boundary_latency[s]`: the latencies of the
-/// boundary leaving stage s (to s+1; the last stage's wraps to stage 0), per micro-batch
-/// (its v or v-1 crossings each way).
-double interleaved_latency_pace(const StageTimes* stages, const StageTimes* boundary_latency, int count);
+/// the latency as the sender's time said 86). `send_latency[s]`: the latency of stage s's sends
+/// per micro-batch (its v or v-1 crossings), forward_s to the next stage (the last stage's wrap
+/// to stage 0), backward_s to the previous one: boundary s -> s+1 has L_f = send_latency[s]
+/// .forward_s and L_b = send_latency[s+1].backward_s.
+double interleaved_latency_pace(const StageTimes* stages, const StageTimes* send_latency, int count);
 
 /// Index of the bottleneck stage (largest t_f + t_b).
 int bottleneck_stage(const StageTimes* stages, int count);

@@ -76,10 +76,7 @@ bool Evaluation::run() {
   shape_of.assign(slots, -1);
   times.assign(slots, StageTimes{});
   p2p.assign(slots, StageTimes{});
-  if (plan.overlap_p2p_comm) {
-    p2p_latency.assign(slots, StageTimes{});
-    boundary_latency.assign(slots, StageTimes{});
-  }
+  if (plan.overlap_p2p_comm) p2p_latency.assign(slots, StageTimes{});
   // Room for the few distinct shapes and paths of a plan up front: growing from empty would
   // reallocate each table several times per evaluation.
   shapes.reserve(8);
@@ -314,10 +311,7 @@ void Evaluation::price_pipeline_sends() {
     if (pp < 2) continue;
     if (copy_of[r] >= 0) {  // exact: see find_copies
       std::copy_n(&p2p[copy_of[r] * max_pp], pp, &p2p[r * max_pp]);
-      if (plan.overlap_p2p_comm) {
-        std::copy_n(&p2p_latency[copy_of[r] * max_pp], pp, &p2p_latency[r * max_pp]);
-        std::copy_n(&boundary_latency[copy_of[r] * max_pp], pp, &boundary_latency[r * max_pp]);
-      }
+      if (plan.overlap_p2p_comm) std::copy_n(&p2p_latency[copy_of[r] * max_pp], pp, &p2p_latency[r * max_pp]);
       continue;
     }
     for (int s = 0; s < pp; ++s) {
@@ -340,11 +334,8 @@ void Evaluation::price_pipeline_sends() {
       p2p[r * max_pp + s].forward_s += sends * t->forward_s;
       p2p[r * max_pp + (wrap ? 0 : s + 1)].backward_s += sends * t->backward_s;
       if (plan.overlap_p2p_comm) {
-        const double forward_latency_s = sends * paths[forward].second.latency_s;
-        const double backward_latency_s = sends * paths[backward].second.latency_s;
-        p2p_latency[r * max_pp + s].forward_s += forward_latency_s;
-        p2p_latency[r * max_pp + (wrap ? 0 : s + 1)].backward_s += backward_latency_s;
-        boundary_latency[r * max_pp + s] = {forward_latency_s, backward_latency_s};
+        p2p_latency[r * max_pp + s].forward_s += sends * paths[forward].second.latency_s;
+        p2p_latency[r * max_pp + (wrap ? 0 : s + 1)].backward_s += sends * paths[backward].second.latency_s;
       }
     }
   }
@@ -378,7 +369,7 @@ void Evaluation::time_replicas() {
       times[k].backward_s = with_sends(c.backward.wall_s(), occupied.backward_s, plan.overlap_p2p_comm);
     }
     const double min_pace_s =
-        plan.overlap_p2p_comm ? interleaved_latency_pace(&times[r * max_pp], &boundary_latency[r * max_pp], pp) : 0;
+        plan.overlap_p2p_comm ? interleaved_latency_pace(&times[r * max_pp], &p2p_latency[r * max_pp], pp) : 0;
     // A replica whose stage times, depth and micro-batch count equal the previous one's has
     // the same pipeline time (the usual case of a uniform plan): no need to evaluate it again.
     const bool same_as_previous =

@@ -69,9 +69,8 @@ struct Evaluation {
   std::vector<StageTimes> times;        ///< [slot] stage time per micro-batch, sends included
   std::vector<StageTimes> p2p;          ///< [slot] p2p sends in the forward / backward pass
   /// With overlap_p2p_comm only, [slot]: the latency part of p2p (it delays the receiver, not
-  /// the sender's stream), and of the boundary leaving the slot: its activations' latency
-  /// (forward_s) and its gradients' (backward_s), per micro-batch (interleaved_latency_pace).
-  std::vector<StageTimes> p2p_latency, boundary_latency;
+  /// the sender's stream; interleaved_latency_pace).
+  std::vector<StageTimes> p2p_latency;
   std::vector<char> tp_in_one_node;     ///< [slot]
   std::vector<int> front_node;          ///< [slot] node of the stage's first GPU
   std::vector<char> in_node;            ///< [slot] consecutive GPUs of one node

@@ -49,12 +49,14 @@ TEST(OptionChecks, IntegersSayWhatWasExpected) {
   for (const std::string bad : {"-1", "abc", "1.5", "nan", "2e3", "0x10"})
     EXPECT_THAT(parse_error<int>(positive_integer(), bad), HasSubstr("expected a positive integer")) << bad;
   EXPECT_EQ(parse_error<int>(positive_integer(), "8"), "");
-  EXPECT_THAT(parse_error<std::uint64_t>(non_negative_integer(), "-1"), HasSubstr("expected a non-negative integer"));
-  EXPECT_EQ(parse_error<std::uint64_t>(non_negative_integer(), "0"), "");
+  EXPECT_THAT(parse_error<int>(non_negative_integer(), "-1"), HasSubstr("expected a non-negative integer"));
+  EXPECT_EQ(parse_error<int>(non_negative_integer(), "0"), "");
+  const CLI::Validator seed = number_check(false, true, 18446744073709551615.0);  // run --seed
+  EXPECT_THAT(parse_error<std::uint64_t>(seed, "-1"), HasSubstr("expected a non-negative integer"));
+  EXPECT_EQ(parse_error<std::uint64_t>(seed, "0"), "");
   // Beyond the option's int: once CLI11's "Could not convert: --opt = 99999999999".
   EXPECT_EQ(parse_error<int>(positive_integer(), "99999999999"),
             "--opt: expected a positive integer up to 2147483647, got '99999999999'");
-  EXPECT_EQ(parse_error<int>(non_negative_int(), "0"), "");
 }
 
 class OutputChecks : public ::testing::Test {

@@ -136,7 +136,7 @@ TEST(Predictor, OverlappedPipelineSendsSetThePaceOnASlowLink) {
 // none around the wrap: (10 + 20 + 120) / 3 = 50 ms a micro-batch.
 TEST(InterleavedLatencyPace, ChainsTheBoundarysLatencyWithItsTwoStages) {
   const StageTimes stages[2] = {{4e-3, 6e-3}, {8e-3, 12e-3}};
-  const StageTimes latency[2] = {{60e-3, 60e-3}, {0, 0}};
+  const StageTimes latency[2] = {{60e-3, 0}, {0, 60e-3}};  // stage 0's activations, stage 1's gradients
   EXPECT_NEAR(interleaved_latency_pace(stages, latency, 2), 50e-3, 1e-15);
   const StageTimes none[2] = {};
   EXPECT_EQ(interleaved_latency_pace(stages, none, 2), 0);
