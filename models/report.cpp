@@ -112,18 +112,38 @@ std::string to_table(const Report& r) {
     o << "  " << pad(name, 10, false) << pad(format_time(v), 12, true) << pad(fixed(share, 1) + "%", 8, true) << '\n';
   }
   if (!r.stages.empty()) {
-    // As wide as the longest type (a TP group across node types names them all: "a+b").
-    std::size_t gpu_width = 18;
+    // One line per stage of a run of consecutive replicas whose stages print alike ("0-127"):
+    // a data-parallel plan of identical replicas would otherwise print dp copies of each line
+    // (131,072 of them for a million-GPU what-if).
+    std::size_t gpu_width = 18;  // as wide as the longest type (a TP group across types: "a+b")
     for (const StageReport& s : r.stages) gpu_width = std::max(gpu_width, s.gpu_type.size() + 2);
-    o << "stages\n  " << pad("replica", 8, false) << pad("stage", 6, false) << pad("gpu", gpu_width, false)
+    auto stage_columns = [&](const StageReport& s) {
+      return pad(std::to_string(s.stage), 6, false) + pad(s.gpu_type, gpu_width, false) +
+             pad(std::to_string(s.layers), 7, true) + pad(std::to_string(s.tp), 4, true) +
+             pad(format_time(s.forward_s), 12, true) + pad(format_time(s.backward_s), 12, true) +
+             pad(format_size(s.memory_bytes), 12, true) + pad(format_size(s.memory_capacity_bytes), 12, true);
+    };
+    struct ReplicaRun {
+      int first = 0, last = 0;
+      std::vector<std::string> lines;
+    };
+    std::vector<ReplicaRun> runs;
+    for (std::size_t i = 0; i < r.stages.size();) {
+      ReplicaRun next{r.stages[i].replica, r.stages[i].replica, {}};
+      for (; i < r.stages.size() && r.stages[i].replica == next.first; ++i) next.lines.push_back(stage_columns(r.stages[i]));
+      if (!runs.empty() && runs.back().last + 1 == next.first && runs.back().lines == next.lines) runs.back().last = next.first;
+      else runs.push_back(std::move(next));
+    }
+    auto label = [](const ReplicaRun& run) {
+      return run.first == run.last ? std::to_string(run.first) : std::to_string(run.first) + "-" + std::to_string(run.last);
+    };
+    std::size_t replica_width = 8;
+    for (const ReplicaRun& run : runs) replica_width = std::max(replica_width, label(run).size() + 2);
+    o << "stages\n  " << pad("replica", replica_width, false) << pad("stage", 6, false) << pad("gpu", gpu_width, false)
       << pad("layers", 7, true) << pad("tp", 4, true) << pad("fwd/mb", 12, true) << pad("bwd/mb", 12, true)
       << pad("memory", 12, true) << pad("capacity", 12, true) << '\n';
-    for (const StageReport& s : r.stages) {
-      o << "  " << pad(std::to_string(s.replica), 8, false) << pad(std::to_string(s.stage), 6, false)
-        << pad(s.gpu_type, gpu_width, false) << pad(std::to_string(s.layers), 7, true) << pad(std::to_string(s.tp), 4, true)
-        << pad(format_time(s.forward_s), 12, true) << pad(format_time(s.backward_s), 12, true)
-        << pad(format_size(s.memory_bytes), 12, true) << pad(format_size(s.memory_capacity_bytes), 12, true) << '\n';
-    }
+    for (const ReplicaRun& run : runs)
+      for (const std::string& line : run.lines) o << "  " << pad(label(run), replica_width, false) << line << '\n';
   }
   return o.str();
 }

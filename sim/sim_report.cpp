@@ -186,6 +186,25 @@ models::Report make_sim_report(const models::Report& analytic, const SimResult& 
   return r;
 }
 
+std::string simulation_size_problem(const models::Plan& plan) {
+  long long passes = 0, laid_out_layers = 0;
+  for (const models::Replica& rep : plan.replicas) {
+    passes = std::max(passes, static_cast<long long>(rep.micro_batches) * static_cast<long long>(rep.stages.size()) *
+                                  std::max(1, plan.interleave));
+    for (const models::Stage& st : rep.stages) laid_out_layers += st.layers;
+  }
+  const std::string answer = "; `hetsim predict` answers without simulating)";
+  if (passes > kMaxSimulatedPasses)
+    return "a replica has " + std::to_string(passes) +
+           " micro-batch passes (micro-batches x stages x interleave) to simulate, above the simulator's bound of " +
+           std::to_string(kMaxSimulatedPasses) + " (expected fewer, larger micro-batches" + answer;
+  if (laid_out_layers > kMaxLaidOutLayers)
+    return std::to_string(plan.replicas.size()) + " replicas hold " + std::to_string(laid_out_layers) +
+           " layers between them, whose work the simulator lays out before it runs, above its bound of " +
+           std::to_string(kMaxLaidOutLayers) + " (about 2 GB) (expected fewer replicas" + answer;
+  return "";
+}
+
 models::Report simulate_report(const models::Cluster& cluster, const models::Workload& workload, const models::Plan& plan,
                                const SimOptions& options, SimResult* result) {
   models::Report analytic = models::predict(cluster, workload, plan);
@@ -193,20 +212,10 @@ models::Report simulate_report(const models::Cluster& cluster, const models::Wor
     analytic.engine = "sim";
     return analytic;
   }
-  // Every pass of a micro-batch through a stage is simulated (about 60 us and 1 KiB each, measured
-  // on the development machine): 16M micro-batches ran for half an hour towards 30 GB. Beyond the
-  // bound the plan is reported as not simulated, with the reason; predict answers it analytically.
-  long long passes = 0;
-  for (const models::Replica& rep : plan.replicas)
-    passes = std::max(passes, static_cast<long long>(rep.micro_batches) * static_cast<long long>(rep.stages.size()) *
-                                  std::max(1, plan.interleave));
-  if (passes > kMaxSimulatedPasses) {
+  if (const std::string problem = simulation_size_problem(plan); !problem.empty()) {
     analytic.engine = "sim";
     analytic.feasible = false;
-    analytic.infeasible_reason = "a replica has " + std::to_string(passes) +
-                                 " micro-batch passes (micro-batches x stages x interleave) to simulate, above the "
-                                 "simulator's bound of " + std::to_string(kMaxSimulatedPasses) +
-                                 " (expected fewer, larger micro-batches; `hetsim predict` answers without simulating)";
+    analytic.infeasible_reason = problem;
     return analytic;
   }
   const models::PlanWork work = models::build_plan_work(cluster, workload, plan);

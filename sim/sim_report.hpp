@@ -23,9 +23,19 @@ models::Report make_sim_report(const models::Report& analytic, const SimResult& 
 /// takes on: about a minute and 1 GB.
 inline constexpr long long kMaxSimulatedPasses = 1000000;
 
+/// Most layers, summed over every replica's stages, whose work the simulator lays out before it
+/// can tell how many replicas it must simulate: about 3.7 KB each (measured: 16,384 replicas of a
+/// 24-layer model took 1.5 GB), so about 2 GB. A million-GPU what-if (131,072 replicas) ran for a
+/// minute towards 11 GB only to be refused on its gradient rings.
+inline constexpr long long kMaxLaidOutLayers = 1LL << 19;
+
+/// Why the plan is too large to simulate (above kMaxSimulatedPasses or kMaxLaidOutLayers), or ""
+/// when it is not: checked on the plan alone, before any of its work is built.
+std::string simulation_size_problem(const models::Plan& plan);
+
 /// Builds the plan's work, simulates it in this process (once per process) and reports.
 /// An infeasible plan (e.g. out of memory) is reported as the cost model finds it, unsimulated;
-/// so is a plan above kMaxSimulatedPasses, with that reason.
+/// so is a plan above kMaxSimulatedPasses or kMaxLaidOutLayers, with that reason.
 models::Report simulate_report(const models::Cluster& cluster, const models::Workload& workload,
                                const models::Plan& plan, const SimOptions& options, SimResult* result = nullptr);
 

@@ -432,6 +432,23 @@ TEST(SimEngine, RefusesPlansWithMoreMicroBatchPassesThanItsBound) {
   EXPECT_NE(r.infeasible_reason.find("a replica has 2000000 micro-batch passes"), std::string::npos) << r.infeasible_reason;
 }
 
+// A million-GPU what-if (131,072 replicas) ran for a minute towards 11 GB laying out its work
+// before its gradient rings were refused: the plan's size is checked before any work is built.
+TEST(SimEngine, RefusesPlansWithMoreLayersToLayOutThanItsBound) {
+  models::Plan p;
+  for (int r = 0; r < 131072; ++r) {
+    models::Replica rep;
+    rep.micro_batches = 1;
+    rep.stages.push_back({24, {8 * r}});
+    p.replicas.push_back(rep);
+  }
+  const std::string problem = simulation_size_problem(p);
+  EXPECT_NE(problem.find("131072 replicas hold 3145728 layers"), std::string::npos) << problem;
+  EXPECT_NE(problem.find("bound of 524288"), std::string::npos) << problem;
+  p.replicas.resize(kMaxLaidOutLayers / 24);  // at the bound: simulated
+  EXPECT_EQ(simulation_size_problem(p), "");
+}
+
 TEST(SimEngine, SameInputSameOutputByteForByte) {
   const Inputs in = load("dgx-a100.yaml", "llama2-7b.yaml", "dgx-a100-tp4-pp2-dp4.yaml");
   const std::string a = models::to_json(simulate_report_in_child(in.cluster, in.workload, in.plan, SimOptions{}));

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+// The terminal table of a Report: one line per stage of a run of alike replicas.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "report.hpp"
+
+namespace hetsim::models {
+namespace {
+
+StageReport stage(int replica, int index, const std::string& gpu, double forward_s) {
+  StageReport s;
+  s.replica = replica;
+  s.stage = index;
+  s.gpu_type = gpu;
+  s.layers = 4;
+  s.tp = 2;
+  s.forward_s = forward_s;
+  s.backward_s = 2 * forward_s;
+  s.memory_bytes = 10e9;
+  s.memory_capacity_bytes = 80e9;
+  return s;
+}
+
+std::string stage_lines(const Report& r) { return to_table(r).substr(to_table(r).find("stages\n")); }
+
+TEST(ReportTable, ConsecutiveAlikeReplicasShareTheirLines) {
+  Report r;
+  r.iteration_time_s = 1;
+  for (int rep = 0; rep < 4; ++rep)
+    for (int s = 0; s < 2; ++s) r.stages.push_back(stage(rep, s, "a100", 0.01 * (s + 1)));
+  // Replica 4 differs (another GPU type), replicas 5 and 6 are alike again but apart from 0-3.
+  for (int s = 0; s < 2; ++s) r.stages.push_back(stage(4, s, "v100", 0.01 * (s + 1)));
+  for (int rep = 5; rep < 7; ++rep)
+    for (int s = 0; s < 2; ++s) r.stages.push_back(stage(rep, s, "a100", 0.01 * (s + 1)));
+  const std::string t = stage_lines(r);
+  EXPECT_NE(t.find("\n  0-3     0     a100"), std::string::npos) << t;
+  EXPECT_NE(t.find("\n  0-3     1     a100"), std::string::npos) << t;
+  EXPECT_NE(t.find("\n  4       0     v100"), std::string::npos) << t;
+  EXPECT_NE(t.find("\n  5-6     1     a100"), std::string::npos) << t;
+  int lines = 0;
+  for (char c : t) lines += c == '\n';
+  EXPECT_EQ(lines, 2 + 2 * 3) << t;  // "stages", the column names, two stages of three runs
+}
+
+TEST(ReportTable, ReplicasThatDifferInOneFigureKeepTheirOwnLines) {
+  Report r;
+  r.iteration_time_s = 1;
+  r.stages = {stage(0, 0, "a100", 0.010), stage(1, 0, "a100", 0.012)};
+  const std::string t = stage_lines(r);
+  EXPECT_NE(t.find("\n  0       0"), std::string::npos) << t;
+  EXPECT_NE(t.find("\n  1       0"), std::string::npos) << t;
+}
+
+TEST(ReportTable, TheReplicaColumnWidensForLongRanges) {
+  Report r;
+  r.iteration_time_s = 1;
+  for (int rep = 0; rep < 131072; ++rep) r.stages.push_back(stage(rep, 0, "h100", 0.02));
+  const std::string t = stage_lines(r);
+  EXPECT_NE(t.find("\n  0-131071  0     h100"), std::string::npos) << t;
+  EXPECT_NE(t.find("  replica   stage"), std::string::npos) << t;
+}
+
+}  // namespace
+}  // namespace hetsim::models
