@@ -25,6 +25,7 @@ class SampleStore {
       for (const Sample& s : read_checkpoint(o.checkpoint_path)) done_[s.key()] = s;
   }
   Sample get(Sample s, const std::function<void(Sample&)>& measure) {
+    s.repeats = options_.timing.repeats;
     if (auto it = done_.find(s.key()); it != done_.end()) {
       ++resumed;
       return it->second;

@@ -29,7 +29,7 @@ double Sample::busbw_Bps() const {
 std::string Sample::key() const {
   std::ostringstream o;
   o << to_string(kind) << '/' << target << '/' << op << '/' << m << 'x' << n << 'x' << k << '/' << size_bytes << '/'
-    << group;
+    << group << "/r" << repeats;
   return o.str();
 }
 
@@ -37,8 +37,9 @@ std::string to_json_line(const Sample& s) {
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "{\"kind\": \"%s\", \"target\": \"%s\", \"op\": \"%s\", \"m\": %.17g, \"n\": %.17g, \"k\": %.17g, "
-                "\"size_bytes\": %.17g, \"group\": %d, \"time_s\": %.17g, \"algbw_Bps\": %.17g, \"busbw_Bps\": %.17g}",
-                to_string(s.kind), s.target.c_str(), s.op.c_str(), s.m, s.n, s.k, s.size_bytes, s.group, s.time_s,
+                "\"size_bytes\": %.17g, \"group\": %d, \"repeats\": %d, \"time_s\": %.17g, \"algbw_Bps\": %.17g, "
+                "\"busbw_Bps\": %.17g}",
+                to_string(s.kind), s.target.c_str(), s.op.c_str(), s.m, s.n, s.k, s.size_bytes, s.group, s.repeats, s.time_s,
                 s.algbw_Bps(), s.busbw_Bps());
   return buf;
 }
@@ -64,6 +65,7 @@ std::vector<Sample> read_checkpoint(const std::string& path) {
       s.k = j["k"].as<double>();
       s.size_bytes = j["size_bytes"].as<double>();
       s.group = j["group"].as<int>();
+      if (j["repeats"]) s.repeats = j["repeats"].as<int>();  // absent in older checkpoints: measured again
       s.time_s = j["time_s"].as<double>();
       if (std::isfinite(s.time_s) && s.time_s > 0) out.push_back(s);  // ".inf" parses; no timing is infinite
     } catch (const YAML::Exception&) {

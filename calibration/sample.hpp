@@ -20,11 +20,13 @@ struct Sample {
   double size_bytes = 0;       ///< memory: bytes the cost model counts; comm: message size per rank
   int group = 0;               ///< comm: ranks taking part
   double time_s = 0;           ///< median of the timed repeats (warm-up excluded)
+  int repeats = 0;             ///< timed repeats whose median time_s is (part of the resume key)
   /// nccl-tests (PERFORMANCE.md): algbw = S / t; busbw = algbw * 2(n-1)/n for all-reduce, = algbw for p2p.
   double algbw_Bps() const { return time_s > 0 ? size_bytes / time_s : 0; }
   double busbw_Bps() const;
   double work_flop() const { return 2.0 * m * n * k; }
-  /// Identifies the microbenchmark (not its result): the resume key.
+  /// Identifies the microbenchmark and how it is timed (not its result): the resume key. A sample
+  /// timed with other --repeats is measured again rather than passed off as this run's median.
   std::string key() const;
 };
 

@@ -50,8 +50,8 @@ void run_calibrate(const CalibrateVerbOptions& o) {
   const std::string command = "hetsim calibrate --cluster " + o.cluster + (o.quick ? " --quick" : "");
   r.profile.source = "measured by `" + command + "` on " + utc_now() + ": median of " + std::to_string(o.repeats) +
                      " timed repeats after warm-up; " + std::to_string(r.samples.size()) + " microbenchmarks";
-  // Samples resumed from the checkpoint were measured by an earlier run, perhaps with other
-  // --repeats: say how many, so the profile does not claim them for this one.
+  // Samples resumed from the checkpoint were measured by an earlier run (with the same --repeats,
+  // part of the resume key): say how many, and when, through the checkpoint's name.
   if (r.resumed > 0)
     r.profile.source += ", " + std::to_string(r.resumed) + " of them resumed from " + options.checkpoint_path;
   std::string load;  // the machine's load while measuring: a shared machine slows every kernel
@@ -98,7 +98,7 @@ void add_calibrate_verb(CLI::App& app) {
   verb->add_option("--out", o->out, "Profile to write (atomically; default profile.yaml)")
       ->check(output_file_check());
   verb->add_option("--checkpoint", o->checkpoint,
-                   "JSONL of finished microbenchmarks; a rerun resumes from it (default OUT.samples.jsonl)")
+                   "JSONL of finished microbenchmarks; a rerun with the same --repeats resumes from it (default OUT.samples.jsonl)")
       ->check(output_file_check());
   verb->add_flag("--quick", o->quick, "Small grid (a few points per fit)");
   verb->add_option("--repeats", o->repeats, "Timed repeats per microbenchmark (median kept; default 7)")

@@ -116,6 +116,7 @@ TEST(CheckpointTest, ResumesAndSkipsACutLine) {
   a.op = "nn";
   a.m = 32, a.n = 64, a.k = 64;
   a.time_s = 1.5e-6;
+  a.repeats = 3;
   append_checkpoint(path.string(), a);
   {
     std::ofstream cut(path, std::ios::app);
@@ -125,6 +126,10 @@ TEST(CheckpointTest, ResumesAndSkipsACutLine) {
   ASSERT_EQ(back.size(), 1u);
   EXPECT_EQ(back[0].key(), a.key());
   EXPECT_DOUBLE_EQ(back[0].time_s, a.time_s);
+  EXPECT_EQ(back[0].repeats, 3);
+  Sample timed_otherwise = a;
+  timed_otherwise.repeats = 7;
+  EXPECT_NE(timed_otherwise.key(), a.key());  // not resumed under other --repeats
   std::filesystem::remove(path);
 }
 
