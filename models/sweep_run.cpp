@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <string_view>
 #include <type_traits>
 
 #include "jsonl_file.hpp"
@@ -124,6 +125,36 @@ std::string csv_field(double v) {
 }
 std::string csv_field(int v) { return std::to_string(v); }
 std::string csv_field(bool v) { return v ? "true" : "false"; }
+
+/// 12 significant digits for the printed figures: a price summed from "$14.80/h" nodes prints
+/// 49.6, not 49.599999999999994 (the checkpoint keeps the exact double).
+double tidy(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.12g", v);
+  return std::strtod(buf, nullptr);
+}
+
+/// Figures a row does not have print as JSON null and an empty CSV cell, not as 0 (a real
+/// figure: a $0/h plan costs $0 per million tokens): the plan's when none was found, a baseline
+/// that does not fit, the simulator's when the row was not refined. The checkpoint keeps 0s.
+bool figure_absent(const SweepRow& r, std::string_view name) {
+  if (name == "tokens_per_s" || name == "mfu" || name == "plan_gpus" || name == "plan_price_per_hour" ||
+      name == "cost_per_million_tokens")
+    return !r.found;
+  if (name == "simulated_tokens_per_s") return !r.found || r.simulated_tokens_per_s <= 0;
+  if (name == "uniform_tokens_per_s") return r.uniform_tokens_per_s <= 0;
+  if (name == "fastest_type_only_tokens_per_s") return r.fastest_type_only_tokens_per_s <= 0;
+  return false;
+}
+
+/// The value of a node-count axis as the number it is (JSON); other axes keep their text, units
+/// included ("400Gbps", "$2.10/h").
+std::optional<long long> node_count(const SweepAxis& axis, const std::string& label) {
+  if (axis.kind != SweepAxisKind::kNodes) return std::nullopt;
+  const auto it = std::find(axis.labels.begin(), axis.labels.end(), label);
+  if (it == axis.labels.end() || axis.values.size() != axis.labels.size()) return std::nullopt;
+  return static_cast<long long>(axis.values[it - axis.labels.begin()]);
+}
 
 }  // namespace
 
@@ -283,7 +314,12 @@ std::string sweep_csv(const SweepSpec& spec, const std::vector<SweepRow>& rows) 
   for (const SweepRow& r : rows) {
     out += std::to_string(r.point) + "," + csv_field(r.workload);
     for (const std::string& v : r.values) out += "," + csv_field(v);
-    for_each_result(r, [&](const char*, const auto& v) { out += "," + csv_field(v); });
+    for_each_result(r, [&](const char* name, const auto& v) {
+      out += ",";
+      if (figure_absent(r, name)) return;
+      if constexpr (std::is_same_v<std::decay_t<decltype(v)>, double>) out += csv_field(tidy(v));
+      else out += csv_field(v);
+    });
     out += "\n";
   }
   return out;
@@ -292,9 +328,18 @@ std::string sweep_csv(const SweepSpec& spec, const std::vector<SweepRow>& rows) 
 void write_sweep_row_json(JsonOut& j, const SweepSpec& spec, const SweepRow& row) {
   j.begin_object().key("point").value(static_cast<long long>(row.point)).key("workload").value(row.workload);
   j.key("values").begin_object();
-  for (size_t a = 0; a < spec.axes.size(); ++a) j.key(spec.axes[a].column()).value(row.values[a]);
+  for (size_t a = 0; a < spec.axes.size(); ++a) {
+    j.key(spec.axes[a].column());
+    if (const auto count = node_count(spec.axes[a], row.values[a])) j.value(*count);
+    else j.value(row.values[a]);
+  }
   j.end_object();
-  write_results(j, row);
+  for_each_result(row, [&](const char* name, const auto& v) {
+    j.key(name);
+    if (figure_absent(row, name)) j.null();
+    else if constexpr (std::is_same_v<std::decay_t<decltype(v)>, double>) j.value(tidy(v));
+    else j.value(v);
+  });
   j.key("resumed").value(row.resumed).end_object();
 }
 

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: Apache-2.0
+// The sweep runner: rows planned per point, checkpoint/resume, --refine, and the printed CSV/JSON.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "input_loader.hpp"
+#include "json_writer.hpp"
+#include "model_fingerprint.hpp"
+#include "sweep_run.hpp"
+#include "sweep_spec.hpp"
+#include "sweep_test_util.hpp"
+
+namespace hetsim::models {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using namespace sweep_test;
+
+const char* kRunSpec = R"(kind: sweep
+name: run
+cluster: one-zone.yaml
+workloads: [gpt.yaml]
+axes:
+  - {node_type: big, nodes: [0, 1]}
+  - {node_type: small, nodes: [0, 2]}
+)";
+
+/// The two node types of two_zones() in one zone: every group can be sized down to nothing.
+Cluster one_zone() {
+  std::string text = kTwoZones;
+  text = text.substr(0, text.find("zones:"));
+  text += "zones:\n  - {name: east, fabric: {kind: fat-tree}, nodes: [{type: big, count: 1}, {type: small, count: 2}]}\n";
+  return parse_cluster(text, Catalog::builtin(), "one-zone.yaml");
+}
+
+struct RunFixture : ::testing::Test {
+  std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                              ("hetsim-sweep-test-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+                               "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  SweepSpec spec;
+  Cluster base = one_zone();
+  std::vector<Workload> workloads;
+  void SetUp() override {
+    std::filesystem::create_directories(dir);
+    std::filesystem::copy_file(kSource + "/workloads/gpt3-6.7b.yaml", dir / "gpt.yaml");
+    spec = parse_sweep_spec(kRunSpec, "run.yaml", dir.string());
+    write_cluster("");
+    workloads.push_back(load_workload(spec.workload_paths[0]));
+  }
+  /// The cluster file the spec names (fingerprinted by the checkpoint keys), with `extra` appended.
+  void write_cluster(const std::string& extra) {
+    std::string text = kTwoZones;
+    text = text.substr(0, text.find("zones:"));
+    std::ofstream(spec.cluster_path) << text << "zones:\n  - {name: east, fabric: {kind: fat-tree}, nodes: "
+                                     << "[{type: big, count: 1}, {type: small, count: 2}]}\n" << extra;
+    base = load_cluster(spec.cluster_path, Catalog::builtin());
+  }
+  void TearDown() override { std::filesystem::remove_all(dir); }
+  SweepResult run(const std::string& checkpoint, const std::string& profile_fingerprint = "", double time_limit_s = 0,
+                  int refine = 0, PredictFn refine_engine = nullptr) {
+    SweepRunOptions o;
+    o.planner.threads = 1;
+    o.planner.time_limit_s = time_limit_s;
+    o.checkpoint_path = checkpoint;
+    o.profile_fingerprint = profile_fingerprint;
+    o.refine = refine;
+    o.refine_engine = std::move(refine_engine);
+    return run_sweep(spec, base, workloads, Catalog::builtin(), o);
+  }
+};
+
+/// Everything a row says but the search time (the one figure a rerun does not reproduce).
+std::string without_time(const SweepRow& r) {
+  SweepRow c = r;
+  c.search_time_s = 0;
+  c.resumed = false;
+  return sweep_csv(SweepSpec{}, {c});
+}
+
+TEST_F(RunFixture, PlansEveryPointAndSaysWhyOneHasNoPlan) {
+  const SweepResult r = run("");
+  ASSERT_EQ(r.rows.size(), 4u);
+  EXPECT_FALSE(r.rows[0].found);  // no node of either type
+  EXPECT_EQ(r.rows[0].gpus, 0);
+  EXPECT_EQ(r.rows[0].reason, "the cluster has no GPUs at this point");
+  EXPECT_TRUE(r.rows[3].found) << r.rows[3].reason;
+  EXPECT_EQ(r.rows[3].gpus, 8 + 16);
+  EXPECT_GT(r.rows[3].tokens_per_s, r.rows[2].tokens_per_s * 0.999);  // more GPUs never plan slower
+  EXPECT_GE(r.rows[3].tokens_per_s, r.rows[3].uniform_tokens_per_s * 0.999);
+  const std::string csv = sweep_csv(spec, r.rows);
+  EXPECT_THAT(csv, HasSubstr("point,workload,big.nodes,small.nodes,gpus,"));
+  EXPECT_THAT(csv, HasSubstr(",\"" + r.rows[3].shape + "\","));  // shapes hold commas: quoted
+}
+
+// Found by the s23 audit: a point without a plan printed tokens/s 0 and $0 per million tokens
+// (first when sorting by cost), prices summed from "$14.80/h" printed 49.599999999999994 and
+// node counts were JSON strings.
+TEST_F(RunFixture, PrintedRowsLeaveAbsentFiguresOutAndTidyTheirDigits) {
+  SweepRow none;
+  none.workload = "gpt";
+  none.values = {"0", "0"};
+  none.reason = "the cluster has no GPUs at this point";
+  SweepRow found = none;
+  found.point = 3;
+  found.values = {"1", "2"};
+  found.found = true;
+  found.reason.clear();
+  found.cluster_price_per_hour = found.plan_price_per_hour = 10.0 + 14.8 + 14.8 + 10.0;
+  found.tokens_per_s = 1000;
+  found.cost_per_million_tokens = 13.7;
+  found.uniform_tokens_per_s = 900;  // no fastest-type-only baseline, not refined
+  const std::string csv = sweep_csv(spec, {none, found});
+  EXPECT_THAT(csv, HasSubstr("\n0,gpt,0,0,0,0,false,,,,,,,,,0,false,,the cluster has no GPUs at this point\n"));
+  EXPECT_THAT(csv, HasSubstr(",49.6,true,1000,,0,0,49.6,13.7,900,,0,false,"));
+  JsonOut j(-1);
+  write_sweep_row_json(j, spec, none);
+  EXPECT_THAT(j.str(), HasSubstr("\"values\":{\"big.nodes\":0,\"small.nodes\":0}")) << j.str();
+  EXPECT_THAT(j.str(), HasSubstr("\"tokens_per_s\":null")) << j.str();
+  EXPECT_THAT(j.str(), HasSubstr("\"cost_per_million_tokens\":null")) << j.str();
+  JsonOut k(-1);
+  write_sweep_row_json(k, spec, found);
+  EXPECT_THAT(k.str(), HasSubstr("\"cluster_price_per_hour\":49.6,")) << k.str();
+  EXPECT_THAT(k.str(), HasSubstr("\"simulated_tokens_per_s\":null")) << k.str();
+  EXPECT_THAT(k.str(), HasSubstr("\"fastest_type_only_tokens_per_s\":null")) << k.str();
+}
+
+TEST_F(RunFixture, AtSpotPricesRowsGiveTheGoodputPreemptionsLeave) {
+  const SweepResult on_demand = run("");
+  // Every node at a spot price, reclaimed once an hour each: the rows' tokens/s are what the
+  // preemptions leave (models/preemption.hpp), below the on-demand rows' and above zero.
+  std::string text = kTwoZones;
+  for (const char* price : {"price: \"$30/h\"}", "price: \"$10/h\"}"}) {
+    const std::string p = price;
+    text.replace(text.find(p), p.size(), p.substr(0, p.size() - 1) + ", spot_price: \"$3/h\", preemption_rate: \"1/h\"}");
+  }
+  std::ofstream(spec.cluster_path) << text.substr(0, text.find("zones:")) << "zones:\n  - {name: east, fabric: {kind: fat-tree}, "
+                                   << "nodes: [{type: big, count: 1}, {type: small, count: 2}]}\n";
+  base = load_cluster(spec.cluster_path, Catalog::builtin());
+  spec.spot = true;
+  const SweepResult spot = run("");
+  ASSERT_EQ(spot.rows.size(), on_demand.rows.size());
+  const SweepRow& a = on_demand.rows[3];
+  const SweepRow& b = spot.rows[3];
+  ASSERT_TRUE(a.found && b.found) << a.reason << b.reason;
+  EXPECT_LT(b.tokens_per_s, a.tokens_per_s);
+  EXPECT_GT(b.tokens_per_s, 0.5 * a.tokens_per_s);
+  EXPECT_LE(b.uniform_tokens_per_s, a.uniform_tokens_per_s);
+}
+
+TEST_F(RunFixture, AKilledRunResumesFromItsCheckpoint) {
+  const std::string cp = (dir / "cp.jsonl").string();
+  const SweepResult full = run(cp);
+  EXPECT_EQ(full.resumed, 0);
+  // A run killed after two rows, while writing the third: keep two lines and half of one.
+  std::ifstream in(cp);
+  std::string l1, l2, l3;
+  std::getline(in, l1);
+  std::getline(in, l2);
+  std::getline(in, l3);
+  in.close();
+  std::ofstream(cp, std::ios::trunc) << l1 << '\n' << l2 << '\n' << l3.substr(0, l3.size() / 2);
+  const SweepResult resumed = run(cp);
+  EXPECT_EQ(resumed.resumed, 2);
+  ASSERT_EQ(resumed.rows.size(), full.rows.size());
+  for (size_t i = 0; i < full.rows.size(); ++i) {
+    EXPECT_EQ(resumed.rows[i].resumed, i < 2);
+    EXPECT_EQ(without_time(resumed.rows[i]), without_time(full.rows[i]));
+  }
+  EXPECT_EQ(run(cp).resumed, 4);  // all rows recorded now
+}
+
+TEST_F(RunFixture, RowsOfAnEditedSpecAreNotResumed) {
+  const std::string cp = (dir / "cp.jsonl").string();
+  run(cp);
+  spec.objective = PlanObjective::kCost;
+  EXPECT_EQ(run(cp).resumed, 0);
+}
+
+TEST_F(RunFixture, RowsPlannedFromOtherInputsAreNotResumed) {
+  const std::string cp = (dir / "cp.jsonl").string();
+  run(cp);
+  EXPECT_EQ(run(cp).resumed, 4);
+  EXPECT_EQ(run(cp, "another-profile").resumed, 0);  // a profile changes every figure
+  write_cluster("# edited\n");                      // the cluster file's content, not its path
+  EXPECT_EQ(run(cp).resumed, 0);
+  std::ofstream(spec.workload_paths[0], std::ios::app) << "# edited\n";
+  EXPECT_EQ(run(cp).resumed, 0);
+  EXPECT_EQ(run(cp).resumed, 4);
+}
+
+TEST_F(RunFixture, ARowWhoseSearchATimeLimitStoppedIsPlannedAgain) {
+  const std::string cp = (dir / "cp.jsonl").string();
+  const SweepResult cut = run(cp, "", 1e-9);
+  long stopped = 0;
+  for (const SweepRow& r : cut.rows) stopped += r.search_stopped;
+  ASSERT_GT(stopped, 0);  // the rows with GPUs
+  EXPECT_EQ(run(cp).resumed, 4 - stopped);
+}
+
+TEST_F(RunFixture, DamagedCheckpointRecordsArePlannedAgain) {
+  const std::string cp = (dir / "cp.jsonl").string();
+  run(cp);
+  std::ifstream in(cp);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  in.close();
+  // First record: a NaN (JsonOut writes non-finite values as null); last: a negative GPU count.
+  text.replace(text.find("\"mfu\":"), 6, "\"mfu\":null,\"x\":");
+  const size_t last = text.rfind("\"gpus\":");
+  text.replace(last, 7, "\"gpus\":-5,\"y\":");
+  std::ofstream(cp, std::ios::trunc) << text;
+  EXPECT_EQ(run(cp).resumed, 2);
+}
+
+TEST_F(RunFixture, RefineReportsTheBestOfTheFirstKByTheSecondEngine) {
+  // A stand-in for the simulator that ranks plans the opposite way to the analytic model: the
+  // refined row must report the analytically slowest of the planner's first three, with the
+  // stand-in's figure, and refined and analytic rows must not resume one another.
+  int calls = 0;
+  const PredictFn reversed = [&calls](const Cluster& c, const Workload& w, const Plan& p) {
+    ++calls;
+    Report r = predict(c, w, p);
+    r.tokens_per_s = 1e12 / r.tokens_per_s;
+    return r;
+  };
+  const std::string cp = (dir / "cp.jsonl").string();
+  const SweepResult analytic = run(cp);
+  const SweepResult refined = run(cp, "", 0, 3, reversed);
+  EXPECT_EQ(refined.resumed, 0);
+  ASSERT_TRUE(refined.rows[3].found) << refined.rows[3].reason;
+  EXPECT_EQ(analytic.rows[3].simulated_tokens_per_s, 0);
+  EXPECT_LT(refined.rows[3].tokens_per_s, analytic.rows[3].tokens_per_s);
+  EXPECT_NE(refined.rows[3].shape, analytic.rows[3].shape);
+  EXPECT_DOUBLE_EQ(refined.rows[3].simulated_tokens_per_s, 1e12 / refined.rows[3].tokens_per_s);
+  EXPECT_LE(calls, 3 * 3);  // at most K plans for each of the three rows with GPUs
+  EXPECT_GE(calls, 3);
+  calls = 0;
+  const SweepResult again = run(cp, "", 0, 3, reversed);
+  EXPECT_EQ(again.resumed, 4);
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(without_time(again.rows[3]), without_time(refined.rows[3]));
+  EXPECT_EQ(run(cp).resumed, 4);  // the analytic rows are still there too
+}
+
+TEST(SweepRowKey, HoldsTheCatalogsContentAndEachLinkAxisUnambiguously) {
+  // An edited GPU catalog ($HETSIM_CATALOG_DIR) changes every figure: its rows are not reused.
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("hetsim-catalog-fp-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "gpus.yaml") << "kind: gpu-catalog\n";
+  const std::string before = catalog_fingerprint(dir.string());
+  std::ofstream(dir / "notes.txt") << "not a catalog file\n";  // load_catalog_dir reads *.yaml only
+  EXPECT_EQ(catalog_fingerprint(dir.string()), before);
+  std::ofstream(dir / "gpus.yaml", std::ios::app) << "# gemm 0.30\n";
+  EXPECT_NE(catalog_fingerprint(dir.string()), before);
+  std::filesystem::remove_all(dir);
+  SweepSpec spec;
+  EXPECT_NE(sweep_row_key(spec, "c", "w", "", {}, 0, before), sweep_row_key(spec, "c", "w", "", {}, 0, "other"));
+  // Another build of the cost model (cost_model_fingerprint(): 64 hex digits) plans them again.
+  const std::string model = cost_model_fingerprint();
+  EXPECT_EQ(model.size(), 64u);
+  EXPECT_EQ(model.find_first_not_of("0123456789abcdef"), std::string::npos) << model;
+  EXPECT_NE(sweep_row_key(spec, "c", "w", "", {}, 0, before, model), sweep_row_key(spec, "c", "w", "", {}, 0, before, "other"));
+  // Links [x-y, z] and [x, y-z] share the column "x-y-z.link_bandwidth", not the key.
+  SweepAxis a, b;
+  a.kind = b.kind = SweepAxisKind::kLinkBandwidth;
+  a.link_a = "x-y";
+  a.link_b = "z";
+  b.link_a = "x";
+  b.link_b = "y-z";
+  EXPECT_EQ(a.column(), b.column());
+  SweepSpec sa, sb;
+  sa.axes = {a};
+  sb.axes = {b};
+  EXPECT_NE(sweep_row_key(sa, "c", "w", "", {"10GB/s"}), sweep_row_key(sb, "c", "w", "", {"10GB/s"}));
+}
+
+}  // namespace
+}  // namespace hetsim::models
