@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 
 #include "predictor.hpp"
 
@@ -145,17 +146,23 @@ models::Report make_sim_report(const models::Report& analytic, const SimResult& 
   r.hfu = analytic.hfu * scale;
   r.cost_per_million_tokens = scale > 0 ? analytic.cost_per_million_tokens / scale : 0;
 
-  // Breakdown: the stage that finished last is on the critical path; of stages that finished
-  // within 0.1% of it (a pipeline's stages end nearly together, and an overlapped weight gather
-  // moves the ends), the busiest, as the cost model reports its bottleneck stage.
+  // Breakdown: the replica that finished last (or any within 0.1% of it: an overlapped weight
+  // gather moves the ends) sets the step; of its stages, the busiest sets its pace, as the cost
+  // model reports its slowest replica's bottleneck stage. (The stage that finishes last is the
+  // first one in 1F1B, whose waits for a slower stage's pace would count as bubble.)
   double last_end = 0;
   for (const auto& st : sim.stages) last_end = std::max(last_end, st.end_s);
+  std::vector<bool> last_replica;
+  for (const auto& st : sim.stages) {
+    if (st.replica >= static_cast<int>(last_replica.size())) last_replica.resize(st.replica + 1, false);
+    if (st.end_s >= last_end * (1 - 1e-3)) last_replica[st.replica] = true;
+  }
   const auto busy = [](const StageTiming& st) {
     return st.compute_s + st.tp_comm_s + st.pp_send_s + st.dp_wait_s + st.optimizer_s;
   };
   const StageTiming* crit = nullptr;
   for (const auto& st : sim.stages)
-    if (st.end_s >= last_end * (1 - 1e-3) && (!crit || busy(st) > busy(*crit))) crit = &st;
+    if (last_replica[st.replica] && (!crit || busy(st) > busy(*crit))) crit = &st;
   if (crit) {
     auto& b = r.breakdown;
     b.compute_s = crit->compute_s;
