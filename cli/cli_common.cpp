@@ -210,6 +210,46 @@ CLI::Validator path_check(const std::string& kind, std::string (*problem)(const 
 
 }  // namespace
 
+namespace {
+
+/// The items of a comma-separated list, each checked; an empty item is an error.
+std::vector<std::string> checked_items(const std::string& name, const std::string& raw, const CLI::Validator& item_check) {
+  std::vector<std::string> items;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = raw.find(',', start);
+    std::string item = raw.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    item.erase(0, item.find_first_not_of(" \t"));  // "1, 2" as the user meant it
+    item.erase(item.find_last_not_of(" \t") + 1);
+    if (item.empty()) throw CLI::ValidationError(name, "empty item in '" + raw + "' (expected comma-separated values)");
+    if (const std::string problem = item_check(item); !problem.empty()) throw CLI::ValidationError(name, problem);
+    items.push_back(item);
+    if (comma == std::string::npos) return items;
+    start = comma + 1;
+  }
+}
+
+}  // namespace
+
+CLI::Option* add_list_option(CLI::App* verb, const std::string& name, std::vector<std::string>& into,
+                             const std::string& help, const CLI::Validator& item_check) {
+  return verb->add_option_function<std::string>(
+      name, [&into, name, item_check](const std::string& raw) { into = checked_items(name, raw, item_check); }, help)
+      ->type_name("LIST");
+}
+
+CLI::Option* add_list_option(CLI::App* verb, const std::string& name, std::vector<int>& into, const std::string& help,
+                             const CLI::Validator& item_check) {
+  return verb->add_option_function<std::string>(
+      name,
+      [&into, name, item_check](const std::string& raw) {
+        into.clear();
+        for (const std::string& item : checked_items(name, raw, item_check)) into.push_back(std::stoi(item));
+      },
+      help)
+      ->type_name("LIST");
+}
+
 CLI::Validator output_file_check() { return path_check("file", output_file_problem); }
 
 std::string output_overwrites_input(const std::vector<std::pair<std::string, std::string>>& outputs,

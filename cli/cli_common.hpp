@@ -74,6 +74,14 @@ inline CLI::Validator non_negative_integer() { return number_check(false, true, 
 inline CLI::Validator positive_number() { return number_check(true, false); }
 inline CLI::Validator non_negative_number() { return number_check(false, false); }
 
+/// A comma-separated list option (`--tp-degrees 1,2,4`), each item checked by `item_check`; it
+/// replaces the defaults `into` holds. CLI11's own delimiter dropped empty items ("1,,2" read as
+/// 1,2, "1," as 1), and a lone "," read no item and took the next argument as the list.
+CLI::Option* add_list_option(CLI::App* verb, const std::string& name, std::vector<std::string>& into,
+                             const std::string& help, const CLI::Validator& item_check);
+CLI::Option* add_list_option(CLI::App* verb, const std::string& name, std::vector<int>& into, const std::string& help,
+                             const CLI::Validator& item_check);
+
 /// An output file: the folder it goes into exists and the path is not a folder. Checked when the
 /// command line is parsed, so a long job does not fail at its end for want of a folder.
 CLI::Validator output_file_check();

@@ -140,8 +140,10 @@ void add_fit_verb(CLI::App& app) {
       "fit", "Fit each GPU type's efficiency figures to measured iteration times (suites) and write a Profile");
   verb->add_option("suites", o->suites, "Suite files of measured runs (format of docs/validation.md)")->required();
   verb->add_option("--out", o->out, "Profile to write (atomically; default profile.yaml)")->check(output_file_check());
-  verb->add_option("--params", o->params, "Figures to fit per GPU type: gemm (default), memory, host, flash; links: the achieved bandwidth of each link class")
-      ->delimiter(',');
+  add_list_option(verb, "--params", o->params,
+                  "Figures to fit per GPU type: gemm (default), memory, host, flash; links: the achieved bandwidth of "
+                  "each link class",
+                  CLI::Validator());  // the names are checked with the verb's own message (run_fit)
   add_format_option(verb, &o->format);
   verb->callback([o] { run_fit(*o); });
 }

@@ -323,26 +323,21 @@ void add_plan_verb(CLI::App& app) {
                  "The stack overlaps pipeline sends with compute and does not sync the host at them (Megatron-Core "
                  "overlap_p2p_comm): interleaved plans use it");
   // The search space: what the training stack can run (docs/planner.md "Restricting the search").
-  verb->add_option("--tp-degrees", o->tp_degrees,
-                   "TP degrees to search, comma-separated (default 1,2,4,8; a TP group stays in one node)")
-      ->delimiter(',')
-      ->check(non_negative_integer());
-  verb->add_option("--micro-batches", o->micro_batches, "Micro-batch sizes to search, comma-separated (default 1,2,4,8)")
-      ->delimiter(',')
-      ->check(non_negative_integer());
-  verb->add_option("--interleave", o->interleaves,
-                   "Interleave factors to search, comma-separated (default 1,2; 1 = 1F1B without interleaving)")
-      ->delimiter(',')
-      ->check(non_negative_integer());
-  verb->add_option("--recompute", o->recomputes,
-                   "Activation recomputation to search, comma-separated: none, selective, full (default all three)")
-      ->delimiter(',')
-      ->check(CLI::IsMember({"none", "selective", "full"}));
-  verb->add_option("--zero", o->zero_stages,
-                   "ZeRO stages to search, comma-separated: 0 (no sharding), 1 (sharded optimizer states), 3 (fully "
-                   "sharded, one-stage plans) (default 1)")
-      ->delimiter(',')
-      ->check(non_negative_integer());
+  add_list_option(verb, "--tp-degrees", o->tp_degrees,
+                  "TP degrees to search, comma-separated (default 1,2,4,8; a TP group stays in one node)",
+                  non_negative_integer());
+  add_list_option(verb, "--micro-batches", o->micro_batches,
+                  "Micro-batch sizes to search, comma-separated (default 1,2,4,8)", non_negative_integer());
+  add_list_option(verb, "--interleave", o->interleaves,
+                  "Interleave factors to search, comma-separated (default 1,2; 1 = 1F1B without interleaving)",
+                  non_negative_integer());
+  add_list_option(verb, "--recompute", o->recomputes,
+                  "Activation recomputation to search, comma-separated: none, selective, full (default all three)",
+                  CLI::IsMember({"none", "selective", "full"}));
+  add_list_option(verb, "--zero", o->zero_stages,
+                  "ZeRO stages to search, comma-separated: 0 (no sharding), 1 (sharded optimizer states), 3 (fully "
+                  "sharded, one-stage plans) (default 1)",
+                  non_negative_integer());
   verb->add_option("--sharded-collectives", o->sharded_collectives,
                    "How the stack's ZeRO-3 gathers and reduce-scatters cross nodes: member_nic (each GPU at its NIC "
                    "share, DeepSpeed ZeRO-3; default) | node_nics (over all of a node's NICs, PyTorch FSDP)")
