@@ -22,6 +22,10 @@ StateBytes state_bytes_per_param(Dtype dtype, Optimizer optimizer) {
   return b;
 }
 
+double boundary_activation_bytes(const ModelSpec& m, int micro_batch, Dtype dtype) {
+  return static_cast<double>(m.seq_len) * micro_batch * m.hidden * activation_bytes(dtype);
+}
+
 namespace {
 
 struct Terms {

@@ -22,6 +22,11 @@ struct StateBytes {
 };
 StateBytes state_bytes_per_param(Dtype dtype, Optimizer optimizer);
 
+/// Bytes of the activation crossing a pipeline stage boundary per micro-batch, s*b*h
+/// (Narayanan et al. SC'21 §4.1), in the activations' dtype (fp8 training keeps them 16-bit):
+/// the one figure the predictor, the planner's estimates and the simulator send.
+double boundary_activation_bytes(const ModelSpec& m, int micro_batch, Dtype dtype);
+
 /// Activation bytes of one transformer block per micro-batch on one TP rank (Korthikanti et
 /// al., "Reducing activation recomputation in large transformer models", 2022, Table 2 and
 /// §4.2: 16-bit sbh(34 + 5as/h) without parallelism; 10 sbh replicated across TP without SP;

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "dp_segments.hpp"
+#include "memory_cost.hpp"
 #include "pipeline_time.hpp"
 #include "step_cost.hpp"
 
@@ -82,10 +83,8 @@ Estimate estimate_plan(const Cluster& cluster, const Workload& workload, const P
   Estimate e;
   const Knobs k = knobs_of(plan);
   const int v = k.interleave;
-  const double boundary = static_cast<double>(workload.model.seq_len) * plan.micro_batch * workload.model.hidden *
-                          dtype_bytes(workload.training.dtype);  // s*b*h per boundary (SC'21 sec. 4.1)
-  const double weight_scale = 1.0 - zero_sharded_fraction(plan.zero) +
-                              zero_sharded_fraction(plan.zero) / std::max(1, plan.dp());
+  const double boundary_bytes = boundary_activation_bytes(workload.model, plan.micro_batch, workload.training.dtype);
+  const double weight_scale = zero_weight_scale(plan.zero, plan.dp(), workload.training);
   double slowest = 0;
   int slowest_replica = 0;
   std::vector<int> gpus_used;
@@ -105,8 +104,8 @@ Estimate estimate_plan(const Cluster& cluster, const Workload& workload, const P
       SlotCost slot{&u, weight_scale, 0.0, 0.0};
       if (s + 1 < stages) {
         const Stage& next = r.stages[s + 1];
-        slot.send_s = v * p2p_estimate_s(cluster, st.gpus[0], st.tp(), next.gpus[0], next.tp(), boundary);
-        slot.back_send_s = v * p2p_estimate_s(cluster, next.gpus[0], next.tp(), st.gpus[0], st.tp(), boundary);
+        slot.send_s = v * p2p_estimate_s(cluster, st.gpus[0], st.tp(), next.gpus[0], next.tp(), boundary_bytes);
+        slot.back_send_s = v * p2p_estimate_s(cluster, next.gpus[0], next.tp(), st.gpus[0], st.tp(), boundary_bytes);
       }
       slots.push_back(slot);
     }

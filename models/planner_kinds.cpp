@@ -8,6 +8,7 @@
 #include <limits>
 #include <numeric>
 
+#include "memory_cost.hpp"
 #include "planner_search.hpp"
 
 namespace hetsim::models::planner {
@@ -82,8 +83,7 @@ bool ShapeSearch::mixed_may_fit(const std::vector<int>& members, const std::vect
   for (int p : members) stages += units[p] / copies;
   const int total_mb = workload_.training.global_batch / knobs.micro_batch;
   const int m_hint = std::max(1, total_mb / std::max(1, copies));  // as partition_kind()
-  const double f = zero_sharded_fraction(knobs.zero);
-  const double weight_scale = 1.0 - f + f / std::max(1, copies);
+  const double weight_scale = zero_weight_scale(knobs.zero, copies, workload_.training);
   const double inflight = inflight_factor(stages - 1, stages, m_hint, v);
   const long groups = workload_.model.layers / v;
   long room_for = 0;
@@ -176,10 +176,8 @@ const ShapeSearch::PoolOption* ShapeSearch::best_pool_option(int pool, int tp, i
 
 PartitionResult ShapeSearch::partition_kind(const std::vector<KindBlock>& blocks, const std::vector<int>& tp,
                                             const Knobs& knobs, int copies, int replicas, bool uniform) {
-  const double f = zero_sharded_fraction(knobs.zero);
-  const double weight_scale = 1.0 - f + f / std::max(1, replicas);
-  const double act_bytes = static_cast<double>(workload_.model.seq_len) * knobs.micro_batch * workload_.model.hidden *
-                           dtype_bytes(workload_.training.dtype);  // s*b*h per boundary (SC'21 sec. 4.1)
+  const double weight_scale = zero_weight_scale(knobs.zero, replicas, workload_.training);
+  const double boundary_bytes = boundary_activation_bytes(workload_.model, knobs.micro_batch, workload_.training.dtype);
   std::vector<SlotCost>& slots = slot_scratch_;
   slots.clear();
   for (size_t b = 0; b < blocks.size(); ++b) {
@@ -199,13 +197,13 @@ PartitionResult ShapeSearch::partition_kind(const std::vector<KindBlock>& blocks
       if (j + 1 < blocks[b].stages) {
         const int to = unit_gpu(p, tp[p], (j + 1) * copies);
         double& send = send_within[cluster_.gpus[from].node == cluster_.gpus[to].node ? 1 : 0];
-        if (send < 0) send = p2p_estimate_s(cluster_, from, tp[p], to, tp[p], act_bytes);
+        if (send < 0) send = p2p_estimate_s(cluster_, from, tp[p], to, tp[p], boundary_bytes);
         slot.send_s = slot.back_send_s = send;  // equal TP: the same slice both ways
       } else if (b + 1 < blocks.size()) {
         const int q = blocks[b + 1].pool;
         const int to = unit_gpu(q, tp[q], 0);
-        slot.send_s = p2p_estimate_s(cluster_, from, tp[p], to, tp[q], act_bytes);
-        slot.back_send_s = p2p_estimate_s(cluster_, to, tp[q], from, tp[p], act_bytes);
+        slot.send_s = p2p_estimate_s(cluster_, from, tp[p], to, tp[q], boundary_bytes);
+        slot.back_send_s = p2p_estimate_s(cluster_, to, tp[q], from, tp[p], boundary_bytes);
       }
       slot.send_s *= knobs.interleave;  // every chunk boundary is crossed once per virtual stage
       slot.back_send_s *= knobs.interleave;

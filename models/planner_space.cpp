@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "comm_cost.hpp"
+#include "memory_cost.hpp"
 #include "topology.hpp"
 
 namespace hetsim::models::planner {
@@ -76,18 +77,24 @@ std::vector<int> valid_tp_degrees(const ModelSpec& m, int gpus_per_node, const s
 }
 
 double inflight_factor(int s, int stages, int micro_batches, int interleave) {
-  if (interleave <= 1) return std::min(stages - s, micro_batches);
-  const double chunks = 2.0 * (stages - s - 1) + (interleave - 1.0) * stages + 1.0;
-  return std::min(chunks, static_cast<double>(micro_batches) * interleave) / interleave;
+  const int v = std::max(1, interleave);
+  return in_flight_chunks(v > 1 ? Schedule::kInterleaved : Schedule::k1f1b, s, stages, micro_batches, v) / v;
 }
 
-double zero_sharded_fraction(int zero) {
+double zero_sharded_fraction(int zero, const TrainingSpec& training) {
+  const StateBytes b = state_bytes_per_param(training.dtype, training.optimizer);
+  const double total = b.weights + b.grads + b.optimizer;
   switch (zero) {
     case 0: return 0.0;
-    case 1: return 12.0 / 16.0;
-    case 2: return 14.0 / 16.0;
+    case 1: return b.optimizer / total;
+    case 2: return (b.optimizer + b.grads) / total;
     default: return 1.0;
   }
+}
+
+double zero_weight_scale(int zero, int dp, const TrainingSpec& training) {
+  const double f = zero_sharded_fraction(zero, training);
+  return 1.0 - f + f / std::max(1, dp);
 }
 
 double p2p_estimate_s(const Cluster& c, int from, int tp_from, int to, int tp_to, double boundary_bytes) {

@@ -99,8 +99,12 @@ double inflight_factor(int s, int stages, int micro_batches, int interleave);
 /// Fraction of the weight+gradient+optimizer bytes that ZeRO stage z shards over the DP
 /// group. Mixed-precision Adam keeps 2 (fp16 weights) + 2 (grads) + 12 (fp32 master, m, v)
 /// = 16 bytes/param (Rajbhandari et al., ZeRO, SC'20, sec. 3.1 and Fig. 1): stage 1 shards
-/// the 12, stage 2 also the 2 of gradients, stage 3 everything.
-double zero_sharded_fraction(int zero);
+/// the 12, stage 2 also the 2 of gradients, stage 3 everything; other dtypes and optimizers
+/// in the proportions of state_bytes_per_param (fp32 Adam: 8 of 16, then 12 of 16).
+double zero_sharded_fraction(int zero, const TrainingSpec& training);
+/// What remains per GPU of a layer's unsharded weight-related bytes with ZeRO `zero` over `dp`
+/// replicas: 1 - f + f/dp of zero_sharded_fraction f.
+double zero_weight_scale(int zero, int dp, const TrainingSpec& training);
 
 /// Time of one pipeline boundary transfer (one micro-batch's activations, or their gradient,
 /// `boundary_bytes` in all) from the TP group starting at GPU `from` to the one starting at `to`,

@@ -303,7 +303,7 @@ void Evaluation::count_pipeline_wan_senders() {
 /// flows, sim/actors.cpp transfer, are the same).
 void Evaluation::price_pipeline_sends() {
   const ModelSpec& m = workload.model;
-  boundary_bytes = static_cast<double>(m.seq_len) * plan.micro_batch * m.hidden * activation_bytes(workload.training.dtype);
+  boundary_bytes = boundary_activation_bytes(m, plan.micro_batch, workload.training.dtype);
   const int max_pp = this->max_pp, v = interleave;
   for (int r = 0; r < plan.dp(); ++r) {
     const Replica& rep = plan.replicas[r];
@@ -438,7 +438,9 @@ void Evaluation::fill_report(const StepCost& sc) {
     for (int r = 0; r < dp; ++r)
       for (int s = 0; s < static_cast<int>(plan.replicas[r].stages.size()); ++s)
         params[static_cast<std::size_t>(r) * max_pp + s] = costs[shape_of[r * max_pp + s]].params;
-    report.cost_per_hour += egress_dollars_per_step(cluster, workload, plan, params, max_pp, boundary_bytes) / report.iteration_time_s * 3600.0;
+    const double egress_dollars = egress_dollars_per_step(cluster, workload, plan, params, max_pp, boundary_bytes);
+    report.extra["egress_dollars_per_step"] = egress_dollars;  // an engine with another step time reprices it
+    report.cost_per_hour += egress_dollars / report.iteration_time_s * 3600.0;
   }
   report.cost_per_million_tokens = cost_per_million_tokens(report.cost_per_hour, report.tokens_per_s);
 }

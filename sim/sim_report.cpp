@@ -144,7 +144,12 @@ models::Report make_sim_report(const models::Report& analytic, const SimResult& 
   r.tflops_per_gpu = analytic.tflops_per_gpu * scale;
   r.mfu = analytic.mfu * scale;
   r.hfu = analytic.hfu * scale;
-  r.cost_per_million_tokens = scale > 0 ? analytic.cost_per_million_tokens / scale : 0;
+  // The nodes' price per hour stands; the egress the traffic between zones pays is per step, so
+  // per hour it follows the simulated step time.
+  if (const auto it = analytic.extra.find("egress_dollars_per_step"); it != analytic.extra.end() && t > 0 &&
+                                                                      analytic.iteration_time_s > 0)
+    r.cost_per_hour = analytic.cost_per_hour + it->second * 3600.0 * (1.0 / t - 1.0 / analytic.iteration_time_s);
+  r.cost_per_million_tokens = models::cost_per_million_tokens(r.cost_per_hour, r.tokens_per_s);
 
   // Breakdown: the replica that finished last (or any within 0.1% of it: an overlapped weight
   // gather moves the ends) sets the step; of its stages, the busiest sets its pace, as the cost
@@ -173,6 +178,7 @@ models::Report make_sim_report(const models::Report& analytic, const SimResult& 
     b.bubble_s = std::max(0.0, t - (b.compute_s + b.tp_comm_s + b.pp_comm_s + b.dp_comm_s + b.optimizer_s));
   }
   r.extra.clear();
+  if (const auto it = analytic.extra.find("egress_dollars_per_step"); it != analytic.extra.end()) r.extra.insert(*it);
   r.extra["sim_replicas_total"] = sim.replicas_total;
   r.extra["sim_replicas_simulated"] = sim.replicas_simulated;
   r.extra["sim_folded"] = sim.folded ? 1 : 0;
