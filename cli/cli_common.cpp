@@ -210,6 +210,12 @@ CLI::Validator path_check(const std::string& kind, std::string (*problem)(const 
 
 }  // namespace
 
+std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
 namespace {
 
 /// The items of a comma-separated list, each checked; an empty item is an error.

@@ -74,6 +74,9 @@ inline CLI::Validator non_negative_integer() { return number_check(false, true, 
 inline CLI::Validator positive_number() { return number_check(true, false); }
 inline CLI::Validator non_negative_number() { return number_check(false, false); }
 
+/// One figure through a printf format ("%.0f"), for the verbs' tables.
+std::string fmt(const char* format, double v);
+
 /// A comma-separated list option (`--tp-degrees 1,2,4`), each item checked by `item_check`; it
 /// replaces the defaults `into` holds. CLI11's own delimiter dropped empty items ("1,,2" read as
 /// 1,2, "1," as 1), and a lone "," read no item and took the next argument as the list.

@@ -50,12 +50,6 @@ struct PlanVerbOptions {
   throw VerbExit{kExitBadInput};
 }
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
 struct Refined {
   bool done = false;
   std::string note;

@@ -35,12 +35,6 @@ struct SweepVerbOptions {
   OutputFormat format = OutputFormat::kTable;
 };
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
 /// "hgx-h100.nodes=2, mi300x-platform.gpu=mi300x".
 std::string point_text(const models::SweepSpec& spec, const models::SweepRow& r) {
   std::string s;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Closed-form time of one replica's pipeline and of the data-parallel step.
+// Closed-form time of one replica's pipeline (1F1B, GPipe, interleaved 1F1B).
 #pragma once
 #include <vector>
 

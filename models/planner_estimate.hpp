@@ -21,8 +21,9 @@ struct Estimate {
 Knobs knobs_of(const Plan& plan);
 
 /// Step time of `plan` from the unit costs: per replica the pipeline time of its micro-batches
-/// (replica_time_s), the slowest replica, plus the gradient all-reduce of the largest stage
-/// over the replicas (allreduce_estimate_s, not overlapped: conservative).
+/// (replica_time_s), the slowest replica, plus what its gradient sync leaves exposed
+/// (grad_sync_estimate_s: per gradient segment, the all-reduce over the replicas less the
+/// stage's backward share it may hide under).
 Estimate estimate_plan(const Cluster& cluster, const Workload& workload, const Plan& plan, UnitCostTable& costs,
                        double memory_fraction, bool spot);
 

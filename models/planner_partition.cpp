@@ -14,8 +14,9 @@ namespace hetsim::models::planner {
 namespace {
 
 /// Per-micro-batch time of stage s that does not grow with its layers: fixed costs, the
-/// embedding / LM head, and the p2p of both its boundaries (the predictor adds the forward
-/// send to the sender's forward and the backward send to the receiver's backward).
+/// embedding / LM head, and the sends it makes: its activations forward to the next stage and
+/// its input's gradient back to the previous one (slot s-1's back_send_s), each charged to the
+/// sending stage as the predictor does.
 double extra_s(const std::vector<SlotCost>& slots, int s) {
   const int stages = static_cast<int>(slots.size());
   return slots[s].unit->extra_s(s, stages) + slots[s].send_s + (s > 0 ? slots[s - 1].back_send_s : 0.0);

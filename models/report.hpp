@@ -23,8 +23,8 @@ struct StageReport {
   std::string gpu_type;
   int layers = 0;
   int tp = 0;
-  double forward_s = 0;          ///< per micro-batch, compute + TP comm
-  double backward_s = 0;         ///< per micro-batch, incl. recompute
+  double forward_s = 0;          ///< per micro-batch, compute + TP comm + the stage's pipeline sends
+  double backward_s = 0;         ///< per micro-batch, incl. recompute and the stage's pipeline sends
   double memory_bytes = 0;       ///< peak per GPU
   double memory_capacity_bytes = 0;
 };

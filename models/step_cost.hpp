@@ -71,7 +71,6 @@ struct StepCost {
   double memory_peak_bytes = 0;
   std::vector<double> stage_memory_bytes, stage_capacity_bytes;  ///< [replica * max_pp + stage]
   std::string memory_reason;     ///< first stage over capacity, empty when all fit
-  std::string reason;            ///< other infeasibility
 };
 
 /// Computes the step; when `work` is given, also fills its dp_groups and the per-stage fields.

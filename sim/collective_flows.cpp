@@ -188,8 +188,8 @@ std::vector<Phase> dp_all_reduce(models::GradSyncAlgorithm algorithm, const std:
   switch (algorithm) {
     case models::GradSyncAlgorithm::kRing: return ring_all_reduce(gpus, bytes, one_channel ? nullptr : &node_of);
     case models::GradSyncAlgorithm::kTree: return tree_all_reduce(gpus, bytes, &node_of, one_channel);
-    case models::GradSyncAlgorithm::kHierarchical:
-    case models::GradSyncAlgorithm::kAuto: return hierarchical_all_reduce(gpus, node_of, bytes);
+    case models::GradSyncAlgorithm::kHierarchical: return hierarchical_all_reduce(gpus, node_of, bytes);
+    case models::GradSyncAlgorithm::kAuto: break;  // resolved by the caller (models::resolve_algorithm)
   }
   return ring_all_reduce(gpus, bytes);
 }

@@ -197,7 +197,8 @@ bool add_pass_traffic(const Topology& topo, const models::Plan& plan, const mode
       const int on_node = static_cast<int>(local.size());
       const int dst = grp.gpus[(i + (on_node < n ? on_node : 1)) % n];
       if (!gpu_in_platform[dst]) return false;
-      // One ring step's worth of each collective: (n-1)/n of the chunk's bytes to the successor.
+      // A member's whole ring traffic of each collective, (n-1)/n of the chunk's bytes, as one
+      // flow to its successor.
       const double share = (n - 1.0) / n / chunks;
       const double forward_bytes = traffic.forward_gathers * grp.gather_bytes * share;
       const double backward_bytes =
@@ -277,7 +278,7 @@ SimLayout layout(const Topology& topo, const models::Plan& plan, const models::P
   {
     // The gradient groups the cost model formed (per segment and shard) cross the WAN together;
     // the figure only picks each group's algorithm here (the links share themselves), as
-    // step_cost.cpp derives it.
+    // grad_sync_cost.cpp (load_wan_links) derives it.
     std::vector<double> bytes, senders, count;
     for (const auto& grp : work.dp_groups) {
       if (grp.embedding) continue;

@@ -11,6 +11,8 @@
 
 #include "planner_partition.hpp"
 #include "planner_search.hpp"
+#include "planner_space.hpp"
+#include "memory_cost.hpp"
 
 namespace hetsim::models {
 namespace {
@@ -238,6 +240,45 @@ TEST(PlannerBalance, StepLowerBoundHoldsForEveryBalancedStep) {
     tight += bound > 0.9 * std::min(together, alone);
   }
   EXPECT_GT(tight, 40);  // not a bound of zero
+}
+
+// ZeRO's shares follow the training's state bytes (Rajbhandari et al. SC'20 §3.1): mixed-precision
+// Adam 2 + 2 + 12 bytes a parameter, fp32 Adam 4 + 4 + 8 (the planner assumed 12/16 and 14/16
+// for every dtype and optimizer).
+TEST(PlannerSteps, ZeroShardsTheStatesTheTrainingKeeps) {
+  TrainingSpec mixed;
+  mixed.dtype = Dtype::kBf16;
+  mixed.optimizer = Optimizer::kAdam;
+  EXPECT_DOUBLE_EQ(pl::zero_sharded_fraction(1, mixed), 12.0 / 16.0);
+  EXPECT_DOUBLE_EQ(pl::zero_sharded_fraction(2, mixed), 14.0 / 16.0);
+  TrainingSpec fp32 = mixed;
+  fp32.dtype = Dtype::kFp32;
+  EXPECT_DOUBLE_EQ(pl::zero_sharded_fraction(1, fp32), 8.0 / 16.0);
+  EXPECT_DOUBLE_EQ(pl::zero_sharded_fraction(2, fp32), 12.0 / 16.0);
+  EXPECT_DOUBLE_EQ(pl::zero_sharded_fraction(3, fp32), 1.0);
+  EXPECT_DOUBLE_EQ(pl::zero_weight_scale(1, 4, fp32), 0.5 + 0.5 / 4);
+  EXPECT_DOUBLE_EQ(pl::zero_weight_scale(0, 4, fp32), 1.0);
+}
+
+// The planner's estimates and the predictor send one boundary figure: fp8 training keeps its
+// activations in 16 bits (the planner priced its sends at 1 byte a value).
+TEST(PlannerSteps, Fp8PipelineSendsCarry16BitActivations) {
+  ModelSpec m;
+  m.seq_len = 2048;
+  m.hidden = 4096;
+  EXPECT_DOUBLE_EQ(boundary_activation_bytes(m, 2, Dtype::kFp8), 2048.0 * 2 * 4096 * 2);
+  EXPECT_DOUBLE_EQ(boundary_activation_bytes(m, 2, Dtype::kFp32), 2048.0 * 2 * 4096 * 4);
+}
+
+// The planner's in-flight activations are the memory model's, per chunk of 1/v of the stage.
+TEST(PlannerSteps, InflightFactorIsTheMemoryModelsChunksPerInterleave) {
+  for (int v : {1, 2, 4})
+    for (int s = 0; s < 4; ++s)
+      for (int m : {1, 3, 64})
+        EXPECT_DOUBLE_EQ(pl::inflight_factor(s, 4, m, v),
+                         in_flight_chunks(v > 1 ? Schedule::kInterleaved : Schedule::k1f1b, s, 4, m, v) / v);
+  EXPECT_DOUBLE_EQ(pl::inflight_factor(0, 4, 64, 1), 4.0);
+  EXPECT_DOUBLE_EQ(pl::inflight_factor(0, 4, 64, 2), (2.0 * 3 + 4 + 1) / 2);
 }
 
 }  // namespace
