@@ -282,9 +282,25 @@ std::string output_overwrites_input(const std::vector<std::pair<std::string, std
   return {};
 }
 
+// Every verb reads each *.yaml of the GPU catalog folder: a *.yaml output there (a plan, a CSV
+// named so, a checkpoint) replaced or joined the catalog, and every later command failed on it.
+std::string output_in_catalog(const std::vector<std::pair<std::string, std::string>>& outputs) {
+  std::error_code ec;
+  const fs::path catalog = fs::weakly_canonical(fs::absolute(models::Catalog::builtin_dir(), ec), ec);
+  for (const auto& [option, path] : outputs) {
+    if (path.empty() || fs::path(path).extension() != ".yaml") continue;
+    const fs::path folder = fs::weakly_canonical(fs::absolute(path, ec), ec).parent_path();
+    if (!catalog.empty() && (folder == catalog || fs::equivalent(folder, catalog, ec)))
+      return option + ": '" + path + "' is in the GPU catalog folder '" + models::Catalog::builtin_dir() +
+             "', whose *.yaml files every command reads as GPU types (expected another folder)";
+  }
+  return {};
+}
+
 void check_output_files(const std::string& verb, const std::vector<std::pair<std::string, std::string>>& outputs,
                         const std::vector<std::string>& inputs) {
   std::string problem = output_overwrites_input(outputs, inputs);
+  if (problem.empty()) problem = output_in_catalog(outputs);
   // Paths derived from others (a default checkpoint next to --out) had no option check.
   for (const auto& [option, path] : outputs)
     if (problem.empty() && !path.empty())

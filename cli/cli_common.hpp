@@ -97,6 +97,9 @@ CLI::Validator output_dir_check();
 /// C.yaml --cluster C.yaml` used to replace the cluster with the plan.
 std::string output_overwrites_input(const std::vector<std::pair<std::string, std::string>>& outputs,
                                     const std::vector<std::string>& inputs);
+/// The first output that is a *.yaml file in the GPU catalog folder (Catalog::builtin_dir()),
+/// as a message; "" when none is.
+std::string output_in_catalog(const std::vector<std::pair<std::string, std::string>>& outputs);
 /// Exit 2 with "hetsim <verb>: error: <problem>" when output_overwrites_input finds one, or
 /// when an output fails the checks of output_file_check (for paths derived from other options,
 /// such as the default checkpoint OUT.samples.jsonl).

@@ -42,20 +42,20 @@ std::optional<GpuType> read_gpu(const MapReader::Entry& entry, const std::string
     t.host_link_Bps = *v;
   if (auto eff = r.get_map("efficiency", Need::kOptional)) {
     EfficiencyModel& e = t.efficiency;
-    if (auto v = eff->get_number("gemm", Need::kOptional, 0, 1, /*min_exclusive=*/true)) e.gemm_efficiency = *v;
-    if (auto v = eff->get_number("gemm_fp32", Need::kOptional, 0, 1, /*min_exclusive=*/true)) e.gemm_fp32_efficiency = *v;
-    if (auto v = eff->get_number("gemm_memory", Need::kOptional, 0, 1, /*min_exclusive=*/true)) e.gemm_memory_efficiency = *v;
+    if (auto v = eff->get_number("gemm", Need::kOptional, kMinEfficiency, 1)) e.gemm_efficiency = *v;
+    if (auto v = eff->get_number("gemm_fp32", Need::kOptional, kMinEfficiency, 1)) e.gemm_fp32_efficiency = *v;
+    if (auto v = eff->get_number("gemm_memory", Need::kOptional, kMinEfficiency, 1)) e.gemm_memory_efficiency = *v;
     if (auto v = eff->get_number("gemm_k0", Need::kOptional, 0, 65536)) e.gemm_k0 = *v;
     if (auto v = eff->get_quantity("gemm_half_work", Need::kOptional, parse_flop, "an amount of work such as \"1GFLOP\"", false))
       e.gemm_half_work_flop = *v;
-    if (auto v = eff->get_number("memory", Need::kOptional, 0, 1, /*min_exclusive=*/true)) e.memory_efficiency = *v;
+    if (auto v = eff->get_number("memory", Need::kOptional, kMinEfficiency, 1)) e.memory_efficiency = *v;
     if (auto v = eff->get_quantity("kernel_launch", Need::kOptional, parse_time, "a time such as \"5us\"", false))
       e.kernel_launch_s = *v;
     if (auto v = eff->get_quantity("framework_op_host", Need::kOptional, parse_time, "a time such as \"48us\"", false))
       e.framework_op_host_s = *v;
     if (auto v = eff->get_quantity("framework_pass_host", Need::kOptional, parse_time, "a time such as \"1.5ms\"", false))
       e.framework_pass_host_s = *v;
-    if (auto v = eff->get_number("flash", Need::kOptional, 0, 1, /*min_exclusive=*/true)) e.flash_scale = *v;
+    if (auto v = eff->get_number("flash", Need::kOptional, kMinEfficiency, 1)) e.flash_scale = *v;
     eff->finish();
   }
   if (auto v = r.get_string("source", Need::kRequired)) t.source = *v;
@@ -142,7 +142,11 @@ Catalog load_catalog_dir(const std::string& dir) {
   std::error_code ec;
   std::vector<std::string> files;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (e.is_regular_file() && e.path().extension() == ".yaml") files.push_back(e.path().string());
+    // A *.yaml that cannot even be examined (a symlink loop) is read too, so that it fails as
+    // a file of the catalog, with its name, rather than as an exception.
+    std::error_code entry_ec;
+    const bool regular = e.is_regular_file(entry_ec);
+    if (e.path().extension() == ".yaml" && (regular || entry_ec)) files.push_back(e.path().string());
   }
   if (ec || files.empty()) {
     Diagnostic d;

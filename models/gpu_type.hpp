@@ -21,6 +21,10 @@ double dtype_bytes(Dtype d);
 /// else 2 (FP8 training keeps activations, weights and the pipeline's tensors in 16-bit).
 double activation_bytes(Dtype d);
 
+/// Lowest efficiency figure a catalog entry or a profile may give (0.1% of a peak or a line
+/// rate): below it a value is a slip of the pen, and 1e-320 turned every time into inf.
+inline constexpr double kMinEfficiency = 1e-3;
+
 /// Default efficiency model of a device type; calibrated profiles override it.
 /// GEMM efficiency follows a saturating curve in the GEMM's work W (FLOP):
 ///   eff(W) = gemm_efficiency * W / (W + gemm_half_work_flop)

@@ -32,21 +32,33 @@ void read_device(const MapReader::Entry& entry, const std::string& path, Diagnos
   MapReader r(entry.value, path, sink, entry.key_mark);
   DeviceProfile d;
   if (auto peak = r.get_map("peak", Need::kOptional)) {
+    // A measured peak replaces the catalog's for a dtype the GPU computes in; it cannot give it
+    // one it lacks (a V100 has no bf16: with a "peak" for it the planner trained bf16 on V100s).
+    const GpuType* type = Catalog::builtin().by_name_or_null(entry.name);
     for (const auto& [name, dtype] : detail::dtype_table()) {
-      if (auto f = peak->get_quantity(name, Need::kOptional, parse_flops, "a FLOP rate such as \"100GFLOP/s\"", true))
-        d.peak_flops[dtype] = *f;
+      auto f = peak->get_quantity(name, Need::kOptional, parse_flops, "a FLOP rate such as \"100GFLOP/s\"", true);
+      if (!f) continue;
+      if (type != nullptr && !type->supports(dtype)) {
+        std::string has;
+        for (const auto& [d, flops] : type->peak_flops) has += std::string(has.empty() ? "" : ", ") + to_string(d);
+        sink.error(peak->key_mark(name), field_path(field_path(path, "peak"), name),
+                   type->name + " has no " + name + " in the GPU catalog (expected a peak of a dtype it computes in: " +
+                       has + ")");
+        continue;
+      }
+      d.peak_flops[dtype] = *f;
     }
     peak->finish();
   }
   if (auto eff = r.get_map("efficiency", Need::kRequired)) {
-    d.gemm_efficiency = eff->get_number("gemm", Need::kOptional, 0, 1, /*min_exclusive=*/true);
-    d.gemm_fp32_efficiency = eff->get_number("gemm_fp32", Need::kOptional, 0, 1, /*min_exclusive=*/true);
-    d.gemm_memory_efficiency = eff->get_number("gemm_memory", Need::kOptional, 0, 1, /*min_exclusive=*/true);
+    d.gemm_efficiency = eff->get_number("gemm", Need::kOptional, kMinEfficiency, 1);
+    d.gemm_fp32_efficiency = eff->get_number("gemm_fp32", Need::kOptional, kMinEfficiency, 1);
+    d.gemm_memory_efficiency = eff->get_number("gemm_memory", Need::kOptional, kMinEfficiency, 1);
     d.gemm_k0 = eff->get_number("gemm_k0", Need::kOptional, 0, 65536);
-    d.flash_scale = eff->get_number("flash", Need::kOptional, 0, 2, /*min_exclusive=*/true);
+    d.flash_scale = eff->get_number("flash", Need::kOptional, kMinEfficiency, 2);
     d.gemm_half_work_flop = eff->get_quantity("gemm_half_work", Need::kOptional, parse_flop,
                                               "an amount of work such as \"1GFLOP\"", false);
-    d.memory_efficiency = eff->get_number("memory", Need::kOptional, 0, 1, /*min_exclusive=*/true);
+    d.memory_efficiency = eff->get_number("memory", Need::kOptional, kMinEfficiency, 1);
     d.kernel_launch_s = eff->get_quantity("kernel_launch", Need::kOptional, parse_time, kTime, false);
     d.framework_op_host_s = eff->get_quantity("framework_op_host", Need::kOptional, parse_time, kTime, false);
     d.framework_pass_host_s =
@@ -126,7 +138,8 @@ int apply_profile(Cluster& cluster, const Profile& profile) {
     }
     if (it != profile.devices.end()) {
       const DeviceProfile& d = it->second;
-      for (const auto& [dtype, flops] : d.peak_flops) nt.gpu.peak_flops[dtype] = flops;
+      for (const auto& [dtype, flops] : d.peak_flops)
+        if (nt.gpu.supports(dtype)) nt.gpu.peak_flops[dtype] = flops;  // never a dtype the GPU lacks
       EfficiencyModel& e = nt.gpu.efficiency;
       detail::set_if(e.gemm_efficiency, d.gemm_efficiency);
       detail::set_if(e.gemm_fp32_efficiency, d.gemm_fp32_efficiency);

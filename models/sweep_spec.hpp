@@ -71,6 +71,7 @@ struct SweepSpec {
   std::vector<std::string> workload_paths;
   SourcePosition cluster_at;
   std::vector<SourcePosition> workload_at;
+  std::vector<int> workload_index;     ///< each one's index in the file's list (invalid entries dropped)
   PlanObjective objective = PlanObjective::kThroughput;
   double budget_per_hour = 0;          ///< dollars per hour (objective budget)
   bool spot = false;

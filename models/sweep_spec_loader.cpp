@@ -281,12 +281,13 @@ SweepSpec read_spec(std::string_view text, const std::string& name, const std::s
       const auto j = std::find(spec.workload_paths.begin(), spec.workload_paths.end(), path);
       if (j != spec.workload_paths.end()) {
         sink.error(n.Mark(), index_path("workloads", i),
-                   "'" + *w + "' is " + index_path("workloads", j - spec.workload_paths.begin()) +
+                   "'" + *w + "' is " + index_path("workloads", spec.workload_index[j - spec.workload_paths.begin()]) +
                        " again (expected each workload once)");
         continue;
       }
       spec.workload_paths.push_back(path);
       spec.workload_at.push_back(position(n.Mark()));
+      spec.workload_index.push_back(static_cast<int>(i));
     }
   }
   set_if(spec.objective, root->get_enum("objective", Need::kOptional, objective_table()));
@@ -520,16 +521,19 @@ SweepInputs load_sweep_inputs(const std::string& spec_path, const Catalog& catal
   // A path that names no file is the spec's error: point at the line that wrote it.
   const auto exists = [&](const std::string& path, const SourcePosition& at, const std::string& field) {
     if (path.empty()) return false;  // missing key: already reported
-    if (std::filesystem::is_regular_file(path)) return true;
+    std::error_code ec;  // a symlink loop is an error of this input, not an exception
+    if (std::filesystem::is_regular_file(path, ec)) return true;
     errors.add({spec_path, at.line, at.column, field,
-                "no file '" + path + "' (expected a path relative to the sweep file's folder)"});
+                (ec && ec != std::errc::no_such_file_or_directory ? "cannot open '" + path + "': " + ec.message()
+                                                                   : "no file '" + path + "'") +
+                    " (expected a path relative to the sweep file's folder)"});
     return false;
   };
   const bool cluster_ok = exists(in.spec.cluster_path, in.spec.cluster_at, "cluster") &&
                           errors.collect([&] { in.cluster = load_cluster(in.spec.cluster_path, catalog); });
   for (size_t w = 0; w < in.spec.workload_paths.size(); ++w) {
     const std::string& path = in.spec.workload_paths[w];
-    if (exists(path, in.spec.workload_at[w], index_path("workloads", w)))
+    if (exists(path, in.spec.workload_at[w], index_path("workloads", in.spec.workload_index[w])))
       errors.collect([&] { in.workloads.push_back(load_workload(path)); });
   }
   if (cluster_ok) errors.collect([&] { check_sweep_spec(in.spec, in.cluster, catalog); });

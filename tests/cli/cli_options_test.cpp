@@ -114,6 +114,19 @@ TEST_F(OutputChecks, OutputMustNotOverwriteAnInput) {
             "--checkpoint: '" + at("x/../p.yaml") + "' is the --out file (expected another file)");
 }
 
+// `plan --emit-plan CATALOG/cpu.yaml` replaced a GPU catalog file with a plan, `sweep --out
+// CATALOG/nvidia.yaml` with a CSV; every later command failed on the catalog.
+TEST_F(OutputChecks, NoYamlOutputGoesIntoTheGpuCatalogFolder) {
+  ASSERT_EQ(::setenv("HETSIM_CATALOG_DIR", dir_.string().c_str(), 1), 0);
+  EXPECT_THAT(output_in_catalog({{"--emit-plan", at("cpu.yaml")}}), HasSubstr("--emit-plan: '" + at("cpu.yaml") +
+                                                                              "' is in the GPU catalog folder"));
+  EXPECT_THAT(output_in_catalog({{"--out", "x.csv"}, {"--checkpoint", at("x/../ck.yaml")}}),
+              HasSubstr("--checkpoint: "));
+  EXPECT_EQ(output_in_catalog({{"--out", at("results.csv")}}), "");  // not read as a catalog file
+  EXPECT_EQ(output_in_catalog({{"--emit-plan", "plan.yaml"}}), "");   // elsewhere
+  ::unsetenv("HETSIM_CATALOG_DIR");
+}
+
 TEST_F(OutputChecks, OutputFolderMustNotBeAFile) {
   EXPECT_EQ(parse_error<std::string>(output_dir_check(), at("new/nested")), "");
   EXPECT_EQ(parse_error<std::string>(output_dir_check(), dir_.string()), "");

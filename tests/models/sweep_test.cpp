@@ -302,6 +302,29 @@ TEST(SweepInputs, ReportsTheSpecsOwnErrorsAndThoseAgainstItsClusterTogether) {
   EXPECT_THAT(e, HasSubstr("s.yaml:6:17: error: axes[0].node_type: cluster 'two-zones' has no node type 'bigg'"));
 }
 
+// A symlink loop named as the cluster escaped as "filesystem error: status: Too many levels of
+// symbolic links", exit 1 and no position.
+TEST(SweepInputs, APathThatCannotBeExaminedIsTheSpecsError) {
+  const auto dir = std::filesystem::temp_directory_path() / ("hetsim-sweep-loop-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::error_code ec;
+  std::filesystem::create_symlink("loop2", dir / "loop1", ec);
+  std::filesystem::create_symlink("loop1", dir / "loop2", ec);
+  std::ofstream(dir / "s.yaml") << "kind: sweep\nname: t\ncluster: loop1\nworkloads: [" << kSource
+                                << "/workloads/gpt3-6.7b.yaml]\naxes: []\n";
+  std::string out = "(loaded)";
+  try {
+    load_sweep_inputs((dir / "s.yaml").string(), Catalog::builtin());
+  } catch (const ConfigError& e) {
+    out = e.what();
+  } catch (const std::exception& e) {
+    out = std::string("escaped: ") + e.what();
+  }
+  std::filesystem::remove_all(dir);
+  EXPECT_THAT(out, HasSubstr("s.yaml:3:10: error: cluster: cannot open '")) << out;
+  EXPECT_THAT(out, HasSubstr("Too many levels of symbolic links (expected a path relative to the sweep file's folder)"));
+}
+
 TEST(SweepSpec, ChecksAxesAgainstTheCluster) {
   const std::string e = errors_of(std::string(kHead) + R"(axes:
   - {node_type: smal, nic_bandwidth: ["1GB/s"]}
