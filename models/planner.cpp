@@ -291,11 +291,17 @@ std::string whole_node_too_big(const Cluster& cluster, const Workload& workload,
 std::string no_type_runs_dtype(const Cluster& cluster, const Workload& workload) {
   const Dtype dtype = workload.training.dtype;
   std::string types;
-  for (const NodeType& t : cluster.node_types) {
+  // The types of the nodes the cluster has: a node type defined without nodes (a sweep point
+  // with none of it) runs nothing.
+  std::vector<bool> present(cluster.node_types.size(), false);
+  for (const auto& node : cluster.nodes) present[node.node_type] = true;
+  for (std::size_t i = 0; i < cluster.node_types.size(); ++i) {
+    if (!present[i]) continue;
+    const NodeType& t = cluster.node_types[i];
     if (t.gpu.supports(dtype)) return "";
     if (types.find(t.gpu.name) == std::string::npos) types += (types.empty() ? "" : ", ") + t.gpu.name;
   }
-  if (cluster.node_types.empty()) return "";
+  if (types.empty()) return "";
   return std::string("no feasible plan: no GPU type of the cluster computes in ") + to_string(dtype) + " (" + types +
          "); set the workload's training.dtype to one they support (hetsim describe CATALOG lists them)";
 }
@@ -354,8 +360,8 @@ std::vector<RankedPlan> top_plans(std::vector<RankedPlan> all, const PlannerOpti
 std::string no_plan_reason(const Cluster& cluster, const Workload& workload, const PlannerOptions& options) {
   if (const std::string empty = search_space_reason(cluster, workload, options); !empty.empty()) return empty;
   if (options.objective == PlanObjective::kBudget) {
-    char budget[48];
-    std::snprintf(budget, sizeof budget, "$%.2f/h", options.budget_per_hour);
+    char budget[48];  // cents, or 3 digits below a dollar: "$0.004/h" printed as $0.00/h
+    std::snprintf(budget, sizeof budget, options.budget_per_hour >= 1 ? "$%.2f/h" : "$%.3g/h", options.budget_per_hour);
     return std::string("no feasible plan within the budget of ") + budget;
   }
   const std::string no_dtype = no_type_runs_dtype(cluster, workload);

@@ -61,5 +61,34 @@ TEST(PlannerInfeasible, NoTypeComputingTheDtypeSaysSoNotThatTheModelIsTooLarge) 
   EXPECT_FALSE(ok.top.empty()) << ok.reason;
 }
 
+// A node type defined without nodes (a sweep point with none of it, a cluster file whose A100
+// group was removed) computes nothing: its bf16 hid the reason behind "does not fit".
+TEST(PlannerInfeasible, ATypeWithoutNodesDoesNotComputeTheDtype) {
+  const Cluster c = parse_cluster(R"(kind: cluster
+name: v100-only
+node_types:
+  a: {gpu: a100-sxm4-80gb, gpus: 8, intra: {bandwidth: "300GB/s"}, nics: {count: 8, bandwidth: "25GB/s"}}
+  v: {gpu: v100-sxm2-32gb, gpus: 8, intra: {bandwidth: "150GB/s"}, nics: {count: 1, bandwidth: "12.5GB/s"}}
+zones:
+  - {name: dc, fabric: {kind: switch}, nodes: [{type: v, count: 2}]}
+)", Catalog::builtin());
+  Workload w = load_workload(source("workloads/tiny-gpt.yaml"));
+  w.training.dtype = Dtype::kBf16;
+  const PlannerResult r = plan_training(c, w, PlannerOptions{});
+  EXPECT_TRUE(r.top.empty());
+  EXPECT_NE(r.reason.find("no GPU type of the cluster computes in bf16 (v100-sxm2-32gb)"), std::string::npos) << r.reason;
+}
+
+// A budget below a dollar an hour was printed as "$0.00/h".
+TEST(PlannerInfeasible, ASmallBudgetIsPrintedAsGiven) {
+  const Cluster c = load_cluster(source("clusters/dgx-a100.yaml"), Catalog::builtin());
+  PlannerOptions o;
+  o.objective = PlanObjective::kBudget;
+  o.budget_per_hour = 0.004;
+  const PlannerResult r = plan_training(c, load_workload(source("workloads/tiny-gpt.yaml")), o);
+  EXPECT_TRUE(r.top.empty());
+  EXPECT_NE(r.reason.find("within the budget of $0.004/h"), std::string::npos) << r.reason;
+}
+
 }  // namespace
 }  // namespace hetsim::models
