@@ -62,9 +62,11 @@ void print_table(const models::SweepSpec& spec, const models::SweepResult& r, bo
       for (int i = 0; i < (refined ? 6 : 5); ++i) cells.push_back("-");
       cells.push_back("none: " + row.reason);
     } else {
-      // At spot prices a baseline that fits may still train nothing between its preemptions.
+      // At spot prices a baseline that fits may still train nothing between its preemptions;
+      // a search --time-limit stopped may not have reached one.
       const auto ratio = [&](double baseline) {
-        return baseline > 0 ? fmt("%.2fx", row.tokens_per_s / baseline) : spec.spot ? "no goodput" : "none fits";
+        if (baseline > 0) return fmt("%.2fx", row.tokens_per_s / baseline);
+        return std::string(row.search_stopped ? "stopped" : spec.spot ? "no goodput" : "none fits");
       };
       cells.push_back(fmt("%.0f", row.tokens_per_s));
       if (refined) cells.push_back(row.simulated_tokens_per_s > 0 ? fmt("%.0f", row.simulated_tokens_per_s) : "-");
