@@ -28,7 +28,7 @@ std::string to_json(const Report& r) {
   j.key("tflops_per_gpu").value(r.tflops_per_gpu);
   j.key("mfu").value(r.mfu);
   j.key("hfu").value(r.hfu);
-  j.key("memory_peak_bytes").value(r.memory_peak_bytes);
+  j.key("memory_peak_bytes").value(std::round(r.memory_peak_bytes));  // whole bytes (a model sum: 8946719129.6)
   j.key("cost_per_hour").value(r.cost_per_hour);
   j.key("cost_per_million_tokens").value(r.cost_per_million_tokens);
   j.key("micro_batch").value(r.micro_batch);
@@ -50,8 +50,8 @@ std::string to_json(const Report& r) {
     j.key("tp").value(s.tp);
     j.key("forward_s").value(s.forward_s);
     j.key("backward_s").value(s.backward_s);
-    j.key("memory_bytes").value(s.memory_bytes);
-    j.key("memory_capacity_bytes").value(s.memory_capacity_bytes);
+    j.key("memory_bytes").value(std::round(s.memory_bytes));
+    j.key("memory_capacity_bytes").value(std::round(s.memory_capacity_bytes));
     j.end_object();
   }
   j.end_array();

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The terminal table of a Report: one line per stage of a run of alike replicas.
+// The terminal table of a Report (one line per stage of a run of alike replicas) and its JSON.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -60,6 +60,18 @@ TEST(ReportTable, TheReplicaColumnWidensForLongRanges) {
   const std::string t = stage_lines(r);
   EXPECT_NE(t.find("\n  0-131071  0     h100"), std::string::npos) << t;
   EXPECT_NE(t.find("  replica   stage"), std::string::npos) << t;
+}
+
+// Memory is a sum of model terms (8946719129.6 bytes): JSON gives whole bytes.
+TEST(ReportJson, MemoryFiguresAreWholeBytes) {
+  Report r;
+  r.iteration_time_s = 1;
+  r.memory_peak_bytes = 8946719129.6;
+  r.stages.push_back(stage(0, 0, "a100", 0.01));
+  r.stages.back().memory_bytes = 8946719129.4;
+  const std::string j = to_json(r);
+  EXPECT_NE(j.find("\"memory_peak_bytes\": 8946719130,"), std::string::npos) << j;
+  EXPECT_NE(j.find("\"memory_bytes\": 8946719129,"), std::string::npos) << j;
 }
 
 }  // namespace
