@@ -99,6 +99,10 @@ int micro_batches_with_pass_traffic(int zero, int micro_batches) {
   return zero == 2 ? std::max(0, micro_batches - 1) : 0;
 }
 
+bool micro_batch_carries_pass_traffic(int zero, int micro_batch, int micro_batches) {
+  return micro_batch < micro_batches_with_pass_traffic(zero, micro_batches);
+}
+
 double sharded_collective_time(CollectiveKind kind, double size_bytes, const GroupCost& g, ShardedCollectives how) {
   if (how == ShardedCollectives::kNodeNics) return ring_time(kind, size_bytes, g);
   GroupCost per_member = g;

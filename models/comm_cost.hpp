@@ -71,6 +71,9 @@ bool pass_traffic_hidden(const Plan& plan);
 /// How many of a replica's `micro_batches` carry pass_traffic: all of them under ZeRO-3, all
 /// but the last under ZeRO-2 (whose last reduction runs at the end of the step), none below.
 int micro_batches_with_pass_traffic(int zero, int micro_batches);
+/// Whether micro-batch `micro_batch` (0-based, of `micro_batches`) carries pass_traffic: the
+/// per-micro-batch form of micro_batches_with_pass_traffic, for engines that step through them.
+bool micro_batch_carries_pass_traffic(int zero, int micro_batch, int micro_batches);
 /// Time of one ZeRO-2/3 per-pass all-gather or reduce-scatter of `size_bytes` (the full stage's
 /// weights or gradients). kMemberNic: a ring in which every member moves its (n-1)/n share over
 /// its own share of its node's NICs, without the multi-NIC fan-out that NCCL reaches for one

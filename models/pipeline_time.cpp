@@ -16,7 +16,7 @@ double interleaved_closed_form(const StageTimes* stages, int count, int micro_ba
   double sum = 0;
   for (int s = 0; s < count; ++s) sum += stages[s].total();
   const double slowest = stages[bottleneck_stage(stages, count)].total();
-  return micro_batches * std::max(slowest, min_pace_s) + (sum - slowest) / interleave;
+  return pipeline_closed_form_s(sum, slowest, micro_batches, interleave, min_pace_s);
 }
 
 /// In the steady phase of 1F1B every stage alternates forward and backward, so each pair of

@@ -24,6 +24,17 @@ inline double with_sends(double passes_s, double sends_s, bool overlapped) {
   return overlapped ? (passes_s > sends_s ? passes_s : sends_s) : passes_s + sends_s;
 }
 
+/// The closed form of a pipeline whose stages sum to `sum_s` per micro-batch with the slowest at
+/// `slowest_s`: the steady state runs m micro-batches at the slowest stage (or at `pace_s` when
+/// that is slower), warm-up and cool-down traverse the other stages once, divided by the v chunks
+/// of an interleaved schedule (Narayanan et al. SC'21 §2.2.2; v = 1 is DAPPLE's bound for 1F1B,
+/// Fan et al. PPoPP'21 §4.2). The interleaved pipeline_time and the planner's shape search use it.
+inline double pipeline_closed_form_s(double sum_s, double slowest_s, int micro_batches, int interleave,
+                                     double pace_s = 0) {
+  const double steady_s = slowest_s > pace_s ? slowest_s : pace_s;
+  return micro_batches * steady_s + (sum_s - slowest_s) / (interleave > 1 ? interleave : 1);
+}
+
 /// One replica's pipeline with m micro-batches over stages of possibly unequal times.
 /// 1F1B (Narayanan et al. SC'21 §2.2.1) and GPipe (Huang et al. NeurIPS'19): the exact makespan
 /// of the schedule's event order, computed by a recurrence over (stage, micro-batch) passes

@@ -165,22 +165,33 @@ std::variant<Plan, Infeasible> make_uniform_plan(const Cluster& cluster, const W
   return plan;
 }
 
+std::vector<FlagConflict> flag_conflicts(const Plan& plan) {
+  std::vector<FlagConflict> out;
+  if (plan.interleave > 1 && plan.schedule != Schedule::kInterleaved)
+    out.push_back({"interleave", "interleave " + std::to_string(plan.interleave) +
+                                     " needs schedule 'interleaved' (expected interleave: 1 with schedule '" +
+                                     to_string(plan.schedule) + "')"});
+  if (plan.tp_comm_overlap && !plan.sequence_parallel)
+    out.push_back({"tp_comm_overlap",
+                   "tp_comm_overlap runs the sequence-parallel all-gathers and reduce-scatters beside the GEMMs "
+                   "(expected sequence_parallel: true, or tp_comm_overlap: false)"});
+  if (plan.overlap_p2p_comm && plan.schedule != Schedule::kInterleaved)
+    out.push_back({"overlap_p2p_comm",
+                   "overlapped pipeline sends need the interleaved schedule, as in Megatron-Core (expected schedule: "
+                   "interleaved, or overlap_p2p_comm: false)"});
+  return out;
+}
+
 std::vector<std::string> check_plan(const Plan& plan, const Cluster& cluster, const Workload& workload) {
   std::vector<std::string> out;
   const ModelSpec& m = workload.model;
   if (plan.micro_batch < 1) out.push_back("micro_batch: must be >= 1 (got " + std::to_string(plan.micro_batch) + ")");
   if (plan.zero < 0 || plan.zero > 3) out.push_back("zero: must be 0-3 (got " + std::to_string(plan.zero) + ")");
   if (plan.interleave < 1) out.push_back("interleave: must be >= 1");
-  if (plan.interleave > 1 && plan.schedule != Schedule::kInterleaved) {
-    out.push_back("interleave: " + std::to_string(plan.interleave) + " needs schedule: interleaved");
-  }
-  if (plan.tp_comm_overlap && !plan.sequence_parallel)
-    out.push_back("tp_comm_overlap: needs sequence_parallel (expected sequence_parallel: true)");
+  for (const FlagConflict& c : flag_conflicts(plan)) out.push_back(c.field + ": " + c.message);
   if (plan.interleave > 1 && plan.pp() < 2)
     out.push_back("interleave: " + std::to_string(plan.interleave) +
                   " splits each stage into chunks of a pipeline (expected 2 or more stages, or interleave: 1)");
-  if (plan.overlap_p2p_comm && plan.schedule != Schedule::kInterleaved)
-    out.push_back("overlap_p2p_comm: needs the interleaved schedule (expected schedule: interleaved)");
   if (plan.replicas.empty()) out.push_back("replicas: at least one replica is required");
   std::map<int, std::string> used_by;  // GPU -> the stage that used it first
   for (size_t r = 0; r < plan.replicas.size(); ++r) {

@@ -137,6 +137,16 @@ std::vector<int> cross_node_tp_senders(const Plan& plan, const Cluster& cluster)
 /// The predictors report it as infeasible, exec refuses it.
 std::string zero3_asymmetry(const Plan& plan);
 
+/// A plan setting that needs another one (tp_comm_overlap needs sequence parallelism; overlapped
+/// sends and interleave > 1 need the interleaved schedule): the field to report it at and why.
+/// The one rule table of check_plan() and of the plan file's reader, which reports these at
+/// their lines even when other fields of the file did not read.
+struct FlagConflict {
+  std::string field;
+  std::string message;  ///< "what is wrong (expected ...)"
+};
+std::vector<FlagConflict> flag_conflicts(const Plan& plan);
+
 /// Structural checks that need the cluster and workload (GPU indices exist and are used once,
 /// layers sum to the model's, TP divides heads, micro-batches sum to the global batch...).
 /// Returns every problem found, each as "field: what (expected ...)"; empty when valid.

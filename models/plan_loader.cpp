@@ -45,8 +45,7 @@ class PlanReader {
     set_if(plan.name, root.get_string("name", Need::kOptional));
     set_if(plan.micro_batch, root.get_int("micro_batch", Need::kRequired, 1, 1 << 24));
     set_if(plan.schedule, root.get_enum("schedule", Need::kOptional, schedule_table()));
-    const auto interleave = root.get_int("interleave", Need::kOptional, 1, kMaxInterleave);
-    set_if(plan.interleave, interleave);
+    set_if(plan.interleave, root.get_int("interleave", Need::kOptional, 1, kMaxInterleave));
     set_if(plan.recompute, root.get_enum("recompute", Need::kOptional, recompute_table()));
     set_if(plan.sequence_parallel, root.get_bool("sequence_parallel", Need::kOptional));
     set_if(plan.zero, root.get_int("zero", Need::kOptional, 0, 3));
@@ -63,14 +62,7 @@ class PlanReader {
         read_replica((*replicas)[r], index_path("replicas", r), root.value_mark_of("replicas"));
     }
     root.finish();
-    if (plan.tp_comm_overlap && !plan.sequence_parallel)
-      sink_.error(root.value_mark_of("tp_comm_overlap"), "tp_comm_overlap",
-                  "tp_comm_overlap runs the sequence-parallel all-gathers and reduce-scatters beside the GEMMs "
-                  "(expected sequence_parallel: true, or tp_comm_overlap: false)");
-    if (plan.overlap_p2p_comm && plan.schedule != Schedule::kInterleaved)
-      sink_.error(root.value_mark_of("overlap_p2p_comm"), "overlap_p2p_comm",
-                  "overlapped pipeline sends need the interleaved schedule, as in Megatron-Core (expected schedule: "
-                  "interleaved, or overlap_p2p_comm: false)");
+    for (const FlagConflict& c : flag_conflicts(plan)) sink_.error(root.value_mark_of(c.field), c.field, c.message);
     if (prefetch && plan.zero != 3)
       sink_.error(root.value_mark_of("zero3_prefetch"), "zero3_prefetch",
                   "prefetching gathers weights that only ZeRO-3 shards (expected zero: 3, or no zero3_prefetch)");
@@ -78,21 +70,11 @@ class PlanReader {
       sink_.error(root.value_mark_of("sharded_collectives"), "sharded_collectives",
                   "only ZeRO-2 and ZeRO-3 run per-pass sharded collectives (expected zero: 2 or 3, or no "
                   "sharded_collectives)");
-    if (interleave && *interleave > 1 && plan.schedule != Schedule::kInterleaved) {
-      sink_.error(root.value_mark_of("interleave"), "interleave",
-                  "interleave " + std::to_string(*interleave) + " needs schedule 'interleaved' (expected interleave: 1 with schedule '" +
-                      to_string_schedule(plan.schedule) + "')");
-    }
+
     return std::move(spec_);
   }
 
  private:
-  static std::string to_string_schedule(Schedule s) {
-    for (const auto& [name, value] : schedule_table())
-      if (value == s) return name;
-    return "?";
-  }
-
   void read_replica(const YAML::Node& node, const std::string& path, const YAML::Mark& list_mark) {
     MapReader r(node, path, sink_, value_mark(node, list_mark));
     Replica replica;

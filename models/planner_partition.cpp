@@ -9,6 +9,8 @@
 #include <queue>
 #include <utility>
 
+#include "pipeline_time.hpp"
+
 namespace hetsim::models::planner {
 
 namespace {
@@ -123,7 +125,7 @@ PartitionResult partition_layers(const std::vector<SlotCost>& slots, int layers,
 }
 
 double replica_time_s(const ReplicaTiming& r, int micro_batches, int interleave) {
-  return micro_batches * r.bottleneck_s + (r.sum_s - r.bottleneck_s) / std::max(1, interleave);
+  return pipeline_closed_form_s(r.sum_s, r.bottleneck_s, micro_batches, interleave);
 }
 
 std::vector<GroupMicroBatches> balance_micro_batches(const std::vector<TimingGroup>& groups, int total,

@@ -123,18 +123,22 @@ HopFigures hop(const Cluster& c, int a, int b, int concurrent_a, int concurrent_
       lat += link->latency_s;
     }
   }
-  bool staged = false;
-  if (ta.gpu.vendor != tb.gpu.vendor && !c.cross_vendor_rdma) {
-    // No common NCCL/RCCL transport: device->host over PCIe, network, host->device.
-    staged = true;
-    const double pcie = std::min(ta.host_link_Bps, tb.host_link_Bps) * kHostLinkEfficiency;
-    if (pcie > 0) bw = std::min(bw, pcie * std::min(members_a, members_b));
-    lat += 2 * kHostCopySetup_s;
+  const HostStaging staging = host_staging(c, a, b);
+  if (staging.staged) {
+    if (staging.rate_Bps > 0) bw = std::min(bw, staging.rate_Bps * std::min(members_a, members_b));
+    lat += staging.extra_latency_s;
   }
-  return {bw, lat, false, staged};
+  return {bw, lat, false, staging.staged};
 }
 
 }  // namespace
+
+HostStaging host_staging(const Cluster& c, int gpu_a, int gpu_b) {
+  if (c.cross_vendor_rdma || c.gpus[gpu_a].node == c.gpus[gpu_b].node) return {};
+  if (c.gpu_type(gpu_a).vendor == c.gpu_type(gpu_b).vendor) return {};
+  const double pcie_Bps = std::min(c.node_type_of_gpu(gpu_a).host_link_Bps, c.node_type_of_gpu(gpu_b).host_link_Bps);
+  return {true, pcie_Bps * kHostLinkEfficiency, 2 * kHostCopySetup_s};
+}
 
 PathCost path_between(const Cluster& cluster, int gpu_a, int gpu_b, int concurrent_per_node, int wan_senders) {
   return path_between(cluster, gpu_a, gpu_b, concurrent_per_node, concurrent_per_node, wan_senders);

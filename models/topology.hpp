@@ -53,6 +53,17 @@ double intra_bandwidth_Bps(const NodeType& nt, int members);
 /// Practices Guide, "Data transfer between host and device"; measured with bandwidthTest).
 inline constexpr double kHostCopySetup_s = 10e-6;
 
+/// Host staging of the path between two GPUs: AMD<->NVIDIA between nodes without
+/// cross_vendor_rdma has no common NCCL/RCCL transport, so the data goes device->host, network,
+/// host->device. The copies cap the rate at the slower end's PCIe host link (achieved), and add two
+/// copy setups to the latency. The one rule both engines use (path_between; sim::Topology).
+struct HostStaging {
+  bool staged = false;
+  double rate_Bps = 0;         ///< per GPU pair; 0 when not staged
+  double extra_latency_s = 0;  ///< 2 x kHostCopySetup_s when staged
+};
+HostStaging host_staging(const Cluster& cluster, int gpu_a, int gpu_b);
+
 /// Bandwidth and latency of the path between two GPUs, each direction.
 struct PathCost {
   double bandwidth_Bps = 0;  ///< achieved (efficiency applied) bottleneck bandwidth

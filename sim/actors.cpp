@@ -211,7 +211,7 @@ class StageActor {
     if (s < p - 1 || ps.chunk < v - 1) receive(rt.message(r, s, false, ps.chunk, ps.micro_batch), label);
     // ZeRO-2 reduces the last micro-batch's gradients at the end of the step (models::pass_traffic).
     static const FoldedPhase kNothing{};
-    const bool traffic = w.plan.zero >= 3 || (w.plan.zero == 2 && ps.micro_batch + 1 < micro_batches);
+    const bool traffic = models::micro_batch_carries_pass_traffic(w.plan.zero, ps.micro_batch, micro_batches);
     const double t0 = start_pass_traffic(traffic ? w.lay.zero3_backward[a] : kNothing);
     if (!traffic_hidden) finish_pass_traffic(t0, label);
     const double c0 = sg4::Engine::get_clock();

@@ -13,11 +13,11 @@ namespace hetsim::sim {
 double Runtime::staging_delay(const Phase& flows) const {
   double d = 0;
   for (const auto& f : flows) {
-    const double staged = topo_.staged_rate_Bps(f.src, f.dst);
-    if (staged <= 0) continue;
-    double net = std::numeric_limits<double>::infinity();
-    for (int l : topo_.path(f.src, f.dst)) net = std::min(net, topo_.get_link(l).bandwidth_Bps);
-    d = std::max(d, topo_.staged_extra_latency_s(f.src, f.dst) + std::max(0.0, f.bytes / staged - f.bytes / net));
+    const models::HostStaging staging = models::host_staging(topo_.get_cluster(), f.src, f.dst);
+    if (!staging.staged || staging.rate_Bps <= 0) continue;
+    double net_Bps = std::numeric_limits<double>::infinity();
+    for (int l : topo_.path(f.src, f.dst)) net_Bps = std::min(net_Bps, topo_.get_link(l).bandwidth_Bps);
+    d = std::max(d, staging.extra_latency_s + std::max(0.0, f.bytes / staging.rate_Bps - f.bytes / net_Bps));
   }
   return d;
 }

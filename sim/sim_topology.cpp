@@ -162,34 +162,17 @@ std::vector<int> Topology::path(int a, int b) const {
   return out;
 }
 
-bool Topology::host_staged(int a, int b) const {
-  const auto& c = *cluster_;
-  if (c.cross_vendor_rdma || c.gpus[a].node == c.gpus[b].node) return false;
-  return c.gpu_type(a).vendor != c.gpu_type(b).vendor;
-}
-
-double Topology::staged_rate_Bps(int a, int b) const {
-  if (!host_staged(a, b)) return 0;
-  const auto& c = *cluster_;
-  return std::min(c.node_type_of_gpu(a).host_link_Bps, c.node_type_of_gpu(b).host_link_Bps) *
-         models::kHostLinkEfficiency;
-}
-
-double Topology::staged_extra_latency_s(int a, int b) const {
-  return host_staged(a, b) ? 2 * models::kHostCopySetup_s : 0.0;
-}
-
 double Topology::path_latency_s(int a, int b) const {
   double sum = 0;
   for (int l : path(a, b)) sum += links_[l].latency_s;
-  return sum + staged_extra_latency_s(a, b);
+  return sum + models::host_staging(*cluster_, a, b).extra_latency_s;
 }
 
 double Topology::path_bandwidth_Bps(int a, int b) const {
   double bw = std::numeric_limits<double>::infinity();
   for (int l : path(a, b)) bw = std::min(bw, links_[l].bandwidth_Bps);
-  const double staged = staged_rate_Bps(a, b);
-  return staged > 0 ? std::min(bw, staged) : bw;
+  const double staged_Bps = models::host_staging(*cluster_, a, b).rate_Bps;
+  return staged_Bps > 0 ? std::min(bw, staged_Bps) : bw;
 }
 
 }  // namespace hetsim::sim

@@ -63,13 +63,6 @@ class Topology {
   /// Rails of a node type: min(NICs, GPUs).
   static int rail_count(const models::NodeType& type);
 
-  /// AMD<->NVIDIA between nodes without cross_vendor_rdma: no common NCCL/RCCL transport, so the
-  /// data is staged device->host, network, host->device (models/topology.hpp, path_between).
-  bool host_staged(int gpu_a, int gpu_b) const;
-  /// The staged path's rate cap: the slower end's PCIe host link (achieved), as the cost model
-  /// has it; its latency adds two copy setups (models::kHostCopySetup_s). 0 when not staged.
-  double staged_rate_Bps(int gpu_a, int gpu_b) const;
-  double staged_extra_latency_s(int gpu_a, int gpu_b) const;
 
  private:
   struct GpuLinks { int intra_up = -1, intra_down = -1, host_up = -1, host_down = -1, nic_up = -1, nic_down = -1; };

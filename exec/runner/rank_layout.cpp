@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <map>
-#include <numeric>
 #include <stdexcept>
 
 namespace hetsim::exec {
@@ -118,16 +117,16 @@ void RankLayout::add_groups() {
   // DP groups per (unit, shard). Replicas may hold a unit at different TP degrees (tp2 beside
   // tp1): its gradients are then cut into T = lcm(TP degrees) shards, and a rank of TP degree tp
   // holds T / tp consecutive ones (its TP rank t holds shards t*T/tp ...), one group per shard.
-  // The cost model prices the same groups (models/dp_segments.hpp GroupShard).
+  // The cost model prices the same groups: both cut and group them with models::GroupShard.
   for (int u = 0; u < unit_count_; ++u) {
-    int shards = 1;
-    for (std::size_t r = 0; r < replicas; ++r) shards = std::lcm(shards, tp_[r][units_[r][u].stage]);
+    models::GroupShard cut;
+    for (std::size_t r = 0; r < replicas; ++r) cut.add(tp_[r][units_[r][u].stage], 0);
     dp_group_ids_.emplace_back();
-    for (int t = 0; t < shards; ++t) {
+    for (int t = 0; t < cut.shards; ++t) {
       std::vector<int> ranks;
       for (std::size_t r = 0; r < replicas; ++r) {
         const int tp = tp_[r][units_[r][u].stage];
-        ranks.push_back(first_rank_[r][units_[r][u].stage] + t / (shards / tp));
+        ranks.push_back(first_rank_[r][units_[r][u].stage] + cut.member_rank(t, tp));
       }
       dp_group_ids_[u].push_back(add_group(ranks));
     }

@@ -174,7 +174,7 @@ TEST(CheckPlan, OverlappedSendsNeedTheInterleavedSchedule) {
   t.plan.schedule = Schedule::k1f1b;
   t.plan.interleave = 1;
   EXPECT_THAT(check_plan(t.plan, t.cluster, t.workload),
-              ::testing::Contains(::testing::HasSubstr("overlap_p2p_comm: needs the interleaved schedule")));
+              ::testing::Contains(::testing::HasSubstr("overlap_p2p_comm: overlapped pipeline sends need the interleaved schedule")));
 }
 
 }  // namespace
