@@ -193,9 +193,46 @@ class GradSync {
   /// Segment k's groups: their times, what they put on their stages (load), the simulator's
   /// groups (work); returns what the step waits for them when no stage is in several groups.
   double sync_segment(int k) {
-    GroupShard shard;
     bool symmetric = true;
-    count = 0;  // TP rank 0 of every replica's stage holding segment k
+    const GroupShard shard = first_members(k, symmetric);
+    if (shard.shards == 0) return 0;
+    const double params = shard.params;
+    if (wan) wan_senders_for(wan_load, params, wan_senders);
+    const double grad_bytes = params * grad_bpp;
+    const double gather_bytes = plan.zero >= 1 ? params * weight_bpp : 0;
+    const int buckets = plan.overlap_grad_sync ? grad_bucket_count(params, count) : 1;
+    const Readiness ready = readiness(k);
+    double worst_s = 0, worst_gather_s = 0, worst_bucket_s = 0;
+    const int ranks = symmetric && !work ? 1 : shard.shards;
+    for (int j = 0; j < ranks; ++j) {
+      if (j > 0) shard_group(k, j, shard);
+      double t = 0;
+      if (count > 1) {
+        const GroupCost& g = dp_group_cost(c, members.data(), count, group_memo, nic_senders, wan);
+        price_group(g, grad_bytes, gather_bytes, buckets);
+        t = sync.sync_s;
+        if (!load.empty()) add_slot_loads(g, ranks, buckets);
+      }
+      if (t > worst_s) worst_s = t, worst_gather_s = count > 1 ? sync.param_gather_s : 0, worst_bucket_s = sync.bucket_s;
+      if (work && count > 1) record_group(k, grad_bytes, gather_bytes, buckets, t);
+    }
+    if (!load.empty()) close_segment_loads(k, shard, ready.offset_s, buckets);
+    if (shared_gpus) return 0;  // stages in several groups: per stage (stages_in_several_groups_exposed_s)
+    // Overlapped (Megatron-Core overlap_grad_sync with overlap_param_gather): the gradients'
+    // reduction runs bucket by bucket during the last backward pass, and the updated weights'
+    // all-gather after the optimizer during the next step's first forward pass (it needs the new
+    // weights, so the backward cannot hide it); each part is exposed beyond the pass that hides it.
+    if (!plan.overlap_grad_sync) return worst_s - ready.offset_s;
+    return std::max(0.0, overlapped_sync_exposed_s(worst_bucket_s, ready.late->backward_s, buckets) - ready.offset_s) +
+           std::max(0.0, worst_gather_s - ready.late->forward_s);
+  }
+
+  /// Segment k's first group: TP rank 0 of every replica's stage holding it, into `members`.
+  /// Returns how its gradients are cut (GroupShard); `symmetric` stays true when every member
+  /// has one TP degree within one node (every TP rank's group is then alike).
+  GroupShard first_members(int k, bool& symmetric) {
+    GroupShard shard;
+    count = 0;
     for (int r = 0; r < dp; ++r) {
       const int s = segments.stage_of(k, r);
       if (s < 0) continue;
@@ -203,126 +240,112 @@ class GradSync {
       // A copy has its base's TP degree, one-node flag, shape and stage split, and its base (an
       // earlier replica) is already in the tests, extremes and parameters below: only its member is new.
       member_slot[count] = r * in.max_pp + s;
-      if (copy_of && copy_of[r] >= 0) {
-        members[count++] = st.gpus.front();
-        continue;
-      }
-      const int tp = st.tp();
-      const double p = member_params(k, r, s);
-      symmetric = symmetric && (shard.max_tp == 0 || tp == shard.max_tp) && in.tp_in_one_node[r * in.max_pp + s];
-      shard.add(tp, p);
       members[count++] = st.gpus.front();
+      if (copy_of && copy_of[r] >= 0) continue;
+      const int tp = st.tp();
+      symmetric = symmetric && (shard.max_tp == 0 || tp == shard.max_tp) && in.tp_in_one_node[r * in.max_pp + s];
+      shard.add(tp, member_params(k, r, s));
     }
-    double segment_exposed_s = 0;
-    const double params = shard.params;
-    if (shard.shards == 0) return 0;
-    if (wan) wan_senders_for(wan_load, params, wan_senders);
-    const double grad_bytes = params * grad_bpp;
-    const double gather_bytes = plan.zero >= 1 ? params * weight_bpp : 0;
-    const int buckets = plan.overlap_grad_sync ? grad_bucket_count(params, count) : 1;
-    // The group starts when the last of its members has finished its stage's backward: replica r
-    // does so backward_finish_offset before its own end (1F1B cool-down), at most at the slowest
-    // replica's end. `offset` is how long before that end it starts; `late` is the replica that
-    // decides it (replicas of other depths: the slowest may not even have the stage).
-    const StageTimes* late = nullptr;  // a copy's base has the stage too: there is a member
-    int late_stage = 0;
-    double ready = 0;
+    return shard;
+  }
+
+  /// When segment k's groups can start. Each starts when the last of its members has finished its
+  /// stage's backward: replica r does so backward_finish_offset before its own end (1F1B
+  /// cool-down), at most at the slowest replica's end. `offset_s` is how long before that end it
+  /// starts; `late` the stage times of the replica that decides it, at its stage (replicas of other
+  /// depths: the slowest may not even have the stage). A copy's base has the stage too.
+  struct Readiness {
+    double offset_s = 0;
+    const StageTimes* late = nullptr;
+  };
+  Readiness readiness(int k) const {
+    Readiness out;
+    double ready_s = 0;
     for (int r = 0; r < dp; ++r) {
       const int s = segments.stage_of(k, r);
       if (s < 0 || (copy_of && copy_of[r] >= 0)) continue;
       const StageTimes* t = &in.times[static_cast<std::size_t>(r) * in.max_pp];
-      const double ready_r = in.replica_time_s[r] - backward_finish_offset(t, s);
-      if (!late || ready_r > ready) ready = ready_r, late = t, late_stage = s;
+      const double ready_r_s = in.replica_time_s[r] - backward_finish_offset(t, s);
+      if (!out.late || ready_r_s > ready_s) ready_s = ready_r_s, out.late = t + s;
     }
-    const double offset = std::max(0.0, in.replica_time_s[in.slowest_replica] - ready);
-    const double hidden = plan.overlap_grad_sync ? late[late_stage].backward_s : 0;
-    double worst = 0, worst_gather = 0, worst_bucket = 0;
-    const int ranks = symmetric && !work ? 1 : shard.shards;
-    for (int j = 0; j < ranks; ++j) {
-      if (j > 0) shard_group(k, j, shard);
-      double t = 0;
-      if (count > 1) {
-        const GroupCost& g = dp_group_cost(c, members.data(), count, group_memo, nic_senders, wan);
-        if (sync.generation != group_memo.generation || sync.grad_bytes != grad_bytes ||
-            sync.gather_bytes != gather_bytes || sync.buckets != buckets) {
-          sync = {group_memo.generation, grad_bytes, gather_bytes, buckets, 0, 0, 0, 0, 0};
-          if (plan.zero <= 2) {
-            // ZeRO-0: all-reduce; ZeRO-1/2: reduce-scatter gradients, all-gather updated weights
-            // (ZeRO §5.1-5.2; ZeRO-2's earlier micro-batches reduce in their passes, scatter_s).
-            sync.param_gather_s =
-                plan.zero == 0 ? 0 : collective_time(CollectiveKind::kAllGather, gather_bytes, g, plan.grad_sync);
-            sync.sync_s = collective_time(reduce_kind, grad_bytes, g, plan.grad_sync) + sync.param_gather_s;
-            // Overlapped, each bucket is a collective of its own, latency terms included.
-            if (buckets > 1) sync.bucket_s = collective_time(reduce_kind, grad_bytes / buckets, g, plan.grad_sync);
-            else sync.bucket_s = sync.sync_s - sync.param_gather_s;
-            if (plan.zero == 2) sync.scatter_s = sharded_collective_time(CollectiveKind::kReduceScatter, grad_bytes, g, plan.sharded_collectives);
-          } else {
-            sync.gather_s = sharded_collective_time(CollectiveKind::kAllGather, gather_bytes, g, plan.sharded_collectives);
-            sync.scatter_s = sharded_collective_time(CollectiveKind::kReduceScatter, grad_bytes, g, plan.sharded_collectives);
-          }
-        }
-        t = sync.sync_s;
-        if (!load.empty()) {
-          const double reduce_s = buckets * (plan.zero <= 2 ? sync.bucket_s : 0);
-          if (nic_senders)
-            for (int i = 0; i < count; ++i) member_channels[i] = channels.per_gpu[members[i]];
-          for (int i = 0; i < count; ++i) {
-            const int slot = member_slot[i];
-            // One group stands for every TP rank's when all are alike; else each TP rank of a
-            // slot has its own groups, and the slot keeps their mean per GPU.
-            const double weight = ranks == 1 ? 1.0 : 1.0 / plan.replicas[slot / in.max_pp].stages[slot % in.max_pp].tp();
-            // Its own node's sending GPUs share its NICs (the group's figure takes the busiest node's).
-            const int own_node_senders = nic_senders ? std::max(1, (*nic_senders)[c.gpus[members[i]].node]) : 0;
-            const double side = member_side_bandwidth_Bps(c, members.data(), count, i, own_node_senders, g.node_shared,
-                                                          nic_senders ? member_channels.data() : nullptr);
-            const double over = side > g.bus_bandwidth_Bps ? g.bus_bandwidth_Bps / side : 1.0;
-            SlotLoad& l = load[static_cast<std::size_t>(slot)];
-            l.reduce.add(reduce_s, over, weight);
-            l.gather.add(sync.param_gather_s, over, weight);
-            l.segment_ag.add(sync.gather_s, over, weight);
-            l.segment_rs.add(sync.scatter_s, over, weight);
-          }
-        }
-      }
-      if (t > worst) worst = t, worst_gather = count > 1 ? sync.param_gather_s : 0, worst_bucket = sync.bucket_s;
-      if (work && count > 1) {
-        DpGroup dg;
-        dg.gpus.assign(members.begin(), members.begin() + count);
-        dg.size_bytes = grad_bytes;
-        dg.stage = segments.stage_of(k, 0);
-        dg.gather_bytes = gather_bytes;
-        dg.buckets = buckets;
-        dg.time_s = t;
-        work->dp_groups.push_back(std::move(dg));
-      }
+    out.offset_s = std::max(0.0, in.replica_time_s[in.slowest_replica] - ready_s);
+    return out;
+  }
+
+  /// The collective times of the current group (sync), kept while groups and sizes repeat.
+  void price_group(const GroupCost& g, double grad_bytes, double gather_bytes, int buckets) {
+    if (sync.generation == group_memo.generation && sync.grad_bytes == grad_bytes &&
+        sync.gather_bytes == gather_bytes && sync.buckets == buckets)
+      return;
+    sync = {group_memo.generation, grad_bytes, gather_bytes, buckets, 0, 0, 0, 0, 0};
+    if (plan.zero <= 2) {
+      // ZeRO-0: all-reduce; ZeRO-1/2: reduce-scatter gradients, all-gather updated weights
+      // (ZeRO §5.1-5.2; ZeRO-2's earlier micro-batches reduce in their passes, scatter_s).
+      sync.param_gather_s =
+          plan.zero == 0 ? 0 : collective_time(CollectiveKind::kAllGather, gather_bytes, g, plan.grad_sync);
+      sync.sync_s = collective_time(reduce_kind, grad_bytes, g, plan.grad_sync) + sync.param_gather_s;
+      // Overlapped, each bucket is a collective of its own, latency terms included.
+      if (buckets > 1) sync.bucket_s = collective_time(reduce_kind, grad_bytes / buckets, g, plan.grad_sync);
+      else sync.bucket_s = sync.sync_s - sync.param_gather_s;
+      if (plan.zero == 2)
+        sync.scatter_s = sharded_collective_time(CollectiveKind::kReduceScatter, grad_bytes, g, plan.sharded_collectives);
+    } else {
+      sync.gather_s = sharded_collective_time(CollectiveKind::kAllGather, gather_bytes, g, plan.sharded_collectives);
+      sync.scatter_s = sharded_collective_time(CollectiveKind::kReduceScatter, grad_bytes, g, plan.sharded_collectives);
     }
-    // Overlapped (Megatron-Core overlap_grad_sync with overlap_param_gather): the gradients'
-    // reduction runs bucket by bucket during the last backward pass, and the updated weights'
-    // all-gather after the optimizer during the next step's first forward pass (it needs the new
-    // weights, so the backward cannot hide it); each part is exposed beyond the pass that hides it.
-    // (Stages in several groups: per stage below.)
-    if (!shared_gpus) {
-      const double exposed =
-          !plan.overlap_grad_sync
-              ? worst - offset
-              : std::max(0.0, overlapped_sync_exposed_s(worst_bucket, hidden, buckets) - offset) +
-                    std::max(0.0, worst_gather - late[late_stage].forward_s);
-      segment_exposed_s = exposed;
+  }
+
+  /// What the current group puts on its members' stages (SlotLoad), each scaled by how far the
+  /// member's own side of the ring is below the group's bottleneck.
+  void add_slot_loads(const GroupCost& g, int ranks, int buckets) {
+    const double reduce_s = buckets * (plan.zero <= 2 ? sync.bucket_s : 0);
+    if (nic_senders)
+      for (int i = 0; i < count; ++i) member_channels[i] = channels.per_gpu[members[i]];
+    for (int i = 0; i < count; ++i) {
+      const int slot = member_slot[i];
+      // One group stands for every TP rank's when all are alike; else each TP rank of a
+      // slot has its own groups, and the slot keeps their mean per GPU.
+      const double weight = ranks == 1 ? 1.0 : 1.0 / plan.replicas[slot / in.max_pp].stages[slot % in.max_pp].tp();
+      // Its own node's sending GPUs share its NICs (the group's figure takes the busiest node's).
+      const int own_node_senders = nic_senders ? std::max(1, (*nic_senders)[c.gpus[members[i]].node]) : 0;
+      const double side_Bps = member_side_bandwidth_Bps(c, members.data(), count, i, own_node_senders, g.node_shared,
+                                                        nic_senders ? member_channels.data() : nullptr);
+      const double over = side_Bps > g.bus_bandwidth_Bps ? g.bus_bandwidth_Bps / side_Bps : 1.0;
+      SlotLoad& l = load[static_cast<std::size_t>(slot)];
+      l.reduce.add(reduce_s, over, weight);
+      l.gather.add(sync.param_gather_s, over, weight);
+      l.segment_ag.add(sync.gather_s, over, weight);
+      l.segment_rs.add(sync.scatter_s, over, weight);
     }
-    if (!load.empty())
-      for (int r = 0; r < dp; ++r) {
-        const int s = segments.stage_of(k, r);
-        if (s < 0) continue;
-        SlotLoad& l = load[static_cast<std::size_t>(r) * in.max_pp + s];
-        // A member of lower TP degree holds several shards, each in a group of its own.
-        const int share = shard.groups_of(plan.replicas[r].stages[s].tp());
-        l.offset_s = l.groups++ > 0 ? std::min(l.offset_s, offset) : offset;
-        l.buckets += share * buckets;
-        l.ag_s += l.segment_ag.time_s();
-        l.rs_s += l.segment_rs.time_s();
-        l.segment_ag = l.segment_rs = Load{};
-      }
-    return segment_exposed_s;
+  }
+
+  /// The current group as the simulator lays it out (PlanWork::dp_groups).
+  void record_group(int k, double grad_bytes, double gather_bytes, int buckets, double time_s) {
+    DpGroup dg;
+    dg.gpus.assign(members.begin(), members.begin() + count);
+    dg.size_bytes = grad_bytes;
+    dg.stage = segments.stage_of(k, 0);
+    dg.gather_bytes = gather_bytes;
+    dg.buckets = buckets;
+    dg.time_s = time_s;
+    work->dp_groups.push_back(std::move(dg));
+  }
+
+  /// After segment k's groups: each stage holding it counts the groups, buckets and per-pass
+  /// ZeRO traffic the segment gave it.
+  void close_segment_loads(int k, const GroupShard& shard, double offset_s, int buckets) {
+    for (int r = 0; r < dp; ++r) {
+      const int s = segments.stage_of(k, r);
+      if (s < 0) continue;
+      SlotLoad& l = load[static_cast<std::size_t>(r) * in.max_pp + s];
+      // A member of lower TP degree holds several shards, each in a group of its own.
+      const int share = shard.groups_of(plan.replicas[r].stages[s].tp());
+      l.offset_s = l.groups++ > 0 ? std::min(l.offset_s, offset_s) : offset_s;
+      l.buckets += share * buckets;
+      l.ag_s += l.segment_ag.time_s();
+      l.rs_s += l.segment_rs.time_s();
+      l.segment_ag = l.segment_rs = Load{};
+    }
   }
 
   /// Stages in several groups run their collectives back to back from the earliest start;
