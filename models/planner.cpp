@@ -16,6 +16,7 @@
 #include <limits>
 #include <thread>
 
+#include "planner_megatron.hpp"
 #include "planner_search.hpp"
 #include "predictor.hpp"
 
@@ -45,12 +46,14 @@ using planner::ShapeSearch;
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
-/// A plan waiting for predict(): where it came from and what the estimator said.
-struct Candidate {
-  Plan plan;
-  std::string shape;
-  double estimated_tokens_per_s = 0;
-};
+/// Whether a price per hour is over the budget. The slack keeps a sum of node prices that
+/// equals the budget (rounded in another order) within it.
+bool over_budget(double price_per_hour, const PlannerOptions& o) {
+  constexpr double kBudgetSlackPerHour = 1e-9;
+  return price_per_hour > o.budget_per_hour + kBudgetSlackPerHour;
+}
+
+using planner::Candidate;
 
 /// Node-count choices per pool for the budget objective: every count up to 8, then doublings.
 std::vector<int> node_count_choices(int nodes) {
@@ -128,14 +131,14 @@ std::vector<std::vector<int>> allotments(const Cluster& cluster, const std::vect
   for (int p = 0; p < n; ++p) choices[p] = node_count_choices(usable[p]);
   std::vector<int> a(n, 0);
   std::function<void(int, double)> rec = [&](int p, double spent) {
-    if (spent > o.budget_per_hour + 1e-9) return;
+    if (over_budget(spent, o)) return;
     if (p == n) {
       bool any = false, maximal = true;
       for (int q = 0; q < n; ++q) {
         any |= a[q] > 0;
         const auto& c = choices[q];
         const auto it = std::find(c.begin(), c.end(), a[q]);
-        if (it + 1 != c.end() && spent + (*(it + 1) - a[q]) * price(q) <= o.budget_per_hour + 1e-9) maximal = false;
+        if (it + 1 != c.end() && !over_budget(spent + (*(it + 1) - a[q]) * price(q), o)) maximal = false;
       }
       if (any && maximal) out.push_back(a);
       return;
@@ -202,72 +205,6 @@ RankedPlan rank(const Cluster& cluster, const Workload& workload, const Candidat
   return r;
 }
 
-/// Megatron's (tp, pp, dp) plans over all GPUs in rank order, estimated, the best few kept.
-std::vector<Candidate> megatron_candidates(const Cluster& cluster, const Workload& workload,
-                                           const PlannerOptions& o, planner::UnitCostTable& costs, long* evaluated,
-                                           long* pruned) {
-  std::vector<std::pair<double, Candidate>> best;
-  const int n = cluster.gpu_count();
-  for (int tp : o.tp_degrees) {
-    if (tp < 1 || n % tp != 0) continue;
-    for (int pp = 1; pp <= std::min(n / tp, workload.model.layers); ++pp) {
-      if ((n / tp) % pp != 0) continue;
-      const int dp = n / tp / pp;
-      for (int mb : o.micro_batches) {
-        for (Recompute rc : o.recomputes) {
-          for (int v : o.interleaves) {
-            if (v > 1 && pp < 2) continue;  // interleaving needs a pipeline (check_plan)
-            std::vector<int> zeros = o.zero_stages;
-            if (std::find(zeros.begin(), zeros.end(), 0) == zeros.end()) zeros.insert(zeros.begin(), 0);
-            for (int z : zeros) {
-              if (z == 3 && pp > 1) continue;  // ZeRO-3 without pipeline parallelism (planner_zero3.cpp)
-              for (bool sp : {false, true}) {
-                if (sp && (tp == 1 || !o.sequence_parallel)) continue;
-                UniformPlanOptions u;
-                u.micro_batch = mb;
-                u.recompute = rc;
-                u.schedule = v > 1 ? Schedule::kInterleaved : Schedule::k1f1b;
-                u.interleave = v;
-                u.zero = z;
-                u.sequence_parallel = sp;
-                u.tp_comm_overlap = o.tp_comm_overlap && sp;
-                u.overlap_p2p_comm = o.overlap_p2p_comm && v > 1;
-                u.overlap_grad_sync = true;
-                if (z >= 2) u.sharded_collectives = o.sharded_collectives;
-                auto made = make_uniform_plan(cluster, workload, tp, pp, dp, u);
-                ++*evaluated;
-                if (std::holds_alternative<Infeasible>(made)) {
-                  ++*pruned;
-                  continue;
-                }
-                Candidate c;
-                c.plan = std::get<Plan>(std::move(made));
-                const auto e = planner::estimate_plan(cluster, workload, c.plan, costs, o.memory_fraction, o.spot);
-                if (!e.ok) {
-                  ++*pruned;
-                  continue;
-                }
-                c.estimated_tokens_per_s = e.tokens_per_s;
-                c.shape = "megatron " + c.plan.name;
-                best.emplace_back(e.tokens_per_s, std::move(c));
-              }
-            }
-          }
-        }
-      }
-    }
-  }
-  std::sort(best.begin(), best.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-  if (static_cast<int>(best.size()) > o.predict_candidates) best.resize(o.predict_candidates);
-  std::vector<Candidate> out;
-  for (auto& b : best) out.push_back(std::move(b.second));
-  return out;
-}
-
-}  // namespace
-
-namespace {
-
 /// The search places whole nodes; when even the smallest node has more GPUs than the workload
 /// can keep busy (one sequence per replica, one layer per stage, the widest TP group), no shape
 /// exists, and that, not memory, is why. Empty when some node is small enough.
@@ -331,7 +268,7 @@ std::vector<RankedPlan> top_plans(std::vector<RankedPlan> all, const PlannerOpti
   const PlanObjective obj = options.objective;
   std::vector<RankedPlan> eligible;
   for (RankedPlan& r : all) {
-    if (obj == PlanObjective::kBudget && r.report.cost_per_hour > options.budget_per_hour + 1e-9) continue;
+    if (obj == PlanObjective::kBudget && over_budget(r.report.cost_per_hour, options)) continue;
     eligible.push_back(std::move(r));
   }
   std::stable_sort(eligible.begin(), eligible.end(), [&](const RankedPlan& a, const RankedPlan& b) {
@@ -371,165 +308,221 @@ std::string no_plan_reason(const Cluster& cluster, const Workload& workload, con
   return "no feasible plan: the model does not fit on these GPUs";
 }
 
-PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const PlannerOptions& options) {
-  PlannerResult result;
-  result.objective = options.objective;
-  result.uniform.name = "uniform";
-  result.fastest_type_only.name = "fastest_type_only";
-  planner::UnitCostTable costs(cluster, workload);
-  ShapeSearch search(cluster, workload, options, costs);
-  const auto& pools = search.get_pools();
-  const Dtype dtype = workload.training.dtype;
+/// One planning run (plan_once): the shape search over the allotments of nodes, the two
+/// baselines (the fastest GPU type alone; uniform splits over all GPUs, with Megatron's rank
+/// order), and the final ranking of what they found by predict().
+class PlanOnce {
+ public:
+  PlanOnce(const Cluster& cluster, const Workload& workload, const PlannerOptions& options)
+      : cluster_(cluster),
+        workload_(workload),
+        options_(options),
+        costs_(cluster, workload),
+        search_(cluster, workload, options, costs_),
+        pools_(search_.get_pools()),
+        keep_(std::max(options.predict_candidates, options.top)),
+        best_(keep_, [this](const Shape& s) { return score(s); }),
+        fastest_(keep_, tokens_of),
+        uniform_(keep_, tokens_of) {
+    result_.objective = options.objective;
+    result_.uniform.name = "uniform";
+    result_.fastest_type_only.name = "fastest_type_only";
+    result_.fastest_type = fastest_gpu_type(cluster, pools_, workload.training);
+  }
 
-  result.fastest_type = fastest_gpu_type(cluster, pools, workload.training);
-  const auto is_fastest = [&](const std::vector<int>& nodes) {
-    for (size_t p = 0; p < pools.size(); ++p) {
-      if (nodes[p] > 0 && cluster.node_types[pools[p].node_type].gpu.name != result.fastest_type) return false;
-    }
-    return true;
-  };
+  PlannerResult run() {
+    search_allotments();
+    search_fastest_type_alone();
+    search_uniform_splits();
+    long evaluated = 0, pruned = 0;
+    megatron_ = planner::megatron_candidates(cluster_, workload_, options_, costs_, &evaluated, &pruned);
+    rank_and_choose();
+    result_.plans_evaluated = search_.evaluated + evaluated + result_.plans_predicted + costs_.get_probe_count();
+    result_.threads = search_.threads_started;
+    result_.plans_pruned = search_.pruned + pruned;
+    return std::move(result_);
+  }
 
-  const PlanObjective obj = options.objective;
-  const auto score = [&](const Shape& s) {
-    // Dollars per token, negated; a free shape (hardware priced at $0/h, e.g. owned) scores 0,
-    // the best there is, as the search's bound for a free pool says (upper_bound_score).
+ private:
+  static double tokens_of(const Shape& s) { return s.tokens_per_s; }
+
+  /// The objective's score of a shape (larger is better). Dollars per token, negated; a free shape
+  /// (hardware priced at $0/h, e.g. owned) scores 0, the best there is, as the search's bound for
+  /// a free pool says (upper_bound_score).
+  double score(const Shape& s) const {
+    const PlanObjective obj = options_.objective;
     if (obj == PlanObjective::kCost) return s.tokens_per_s > 0 ? -s.price_per_hour / s.tokens_per_s : kNegInf;
-    if (obj == PlanObjective::kBudget && s.price_per_hour > options.budget_per_hour + 1e-9) return kNegInf;
+    if (obj == PlanObjective::kBudget && over_budget(s.price_per_hour, options_)) return kNegInf;
     return s.tokens_per_s;
-  };
-  const auto tokens = [](const Shape& s) { return s.tokens_per_s; };
-  const int keep = std::max(options.predict_candidates, options.top);
-  ShapeCollector best(keep, score), fastest(keep, tokens), uniform(keep, tokens);
+  }
 
-  // Largest allotments first: their plans set the bound that prunes the smaller ones.
-  std::vector<std::vector<int>> allotted = allotments(cluster, pools, workload, options);
-  const auto peak_of = [&](const std::vector<int>& nodes) {
+  /// Whether an allotment uses nodes of the fastest GPU type only.
+  bool fastest_type_only(const std::vector<int>& nodes) const {
+    for (size_t p = 0; p < pools_.size(); ++p)
+      if (nodes[p] > 0 && cluster_.node_types[pools_[p].node_type].gpu.name != result_.fastest_type) return false;
+    return true;
+  }
+
+  /// The peak FLOP/s of an allotment in the workload's matmul dtype.
+  double peak_flop_per_s(const std::vector<int>& nodes) const {
     double sum = 0;
-    for (size_t p = 0; p < pools.size(); ++p) {
-      const NodeType& t = cluster.node_types[pools[p].node_type];
-      const Dtype matmul = t.gpu.matmul_dtype(dtype, workload.training.allow_tf32);
+    for (size_t p = 0; p < pools_.size(); ++p) {
+      const NodeType& t = cluster_.node_types[pools_[p].node_type];
+      const Dtype matmul = t.gpu.matmul_dtype(workload_.training.dtype, workload_.training.allow_tf32);
       if (t.gpu.supports(matmul)) sum += nodes[p] * t.gpus_per_node * t.gpu.peak(matmul);
     }
     return sum;
-  };
-  std::stable_sort(allotted.begin(), allotted.end(),
-                   [&](const auto& a, const auto& b) { return peak_of(a) > peak_of(b); });
-  search.start_clock();
-  for (const std::vector<int>& nodes : allotted) {
-    const bool fast_only = is_fastest(nodes);
-    search.search(
-        nodes, false,
-        [&](const Shape& s) {
-          best.offer(s);
-          if (fast_only) fastest.offer(s);
-        },
-        [&] {
-          if (!fast_only) return best.threshold();
-          // The fastest-type collector ranks by tokens/s: only a tokens/s bound serves both.
-          return obj == PlanObjective::kCost ? kNegInf : std::min(best.threshold(), fastest.threshold());
-        });
   }
-  result.searches_stopped += search.stopped;
-  bool fastest_stopped = search.stopped > 0, uniform_stopped = false;  // a baseline cut short by --time-limit
-  // Baselines. (b) on the fastest type's pools when the allotments above did not cover them.
-  if (options.objective == PlanObjective::kBudget || fastest.take_sorted().empty()) {
-    std::vector<int> nodes(pools.size(), 0);
-    for (size_t p = 0; p < pools.size(); ++p) {
-      if (cluster.node_types[pools[p].node_type].gpu.name == result.fastest_type) {
-        nodes[p] = useful_nodes(cluster, pools[p], workload, options);
-      }
-    }
-    if (!result.fastest_type.empty()) {
-      search.start_clock();
-      search.search(nodes, false, [&](const Shape& s) { fastest.offer(s); }, [&] { return fastest.threshold(); },
-                    ShapeSearch::BoundUnit::kTokens);
-      result.searches_stopped += search.stopped;
-      fastest_stopped = fastest_stopped || search.stopped > 0;
-    }
-  }
-  // (a) uniform layer and batch splits over all GPUs: type-grouped placements and Megatron's rank order.
-  {
-    std::vector<int> all(pools.size());
-    for (size_t p = 0; p < pools.size(); ++p) all[p] = static_cast<int>(pools[p].nodes.size());
-    search.start_clock();
-    search.search(all, true, [&](const Shape& s) { uniform.offer(s); }, [&] { return uniform.threshold(); },
-                  ShapeSearch::BoundUnit::kTokens);
-    result.searches_stopped += search.stopped;
-    uniform_stopped = search.stopped > 0;
-  }
-  long evaluated = 0, pruned = 0;
-  std::vector<Candidate> megatron = megatron_candidates(cluster, workload, options, costs, &evaluated, &pruned);
 
-  const bool zero3 = std::find(options.zero_stages.begin(), options.zero_stages.end(), 3) != options.zero_stages.end();
-  const auto to_candidates = [&](const ShapeCollector& c) {
+  /// Every allotment, largest first: their plans set the bound that prunes the smaller ones.
+  /// The shapes on the fastest type alone also feed that baseline.
+  void search_allotments() {
+    std::vector<std::vector<int>> allotted = allotments(cluster_, pools_, workload_, options_);
+    std::stable_sort(allotted.begin(), allotted.end(),
+                     [&](const auto& a, const auto& b) { return peak_flop_per_s(a) > peak_flop_per_s(b); });
+    search_.start_clock();
+    for (const std::vector<int>& nodes : allotted) {
+      const bool fast_only = fastest_type_only(nodes);
+      search_.search(
+          nodes, false,
+          [&](const Shape& s) {
+            best_.offer(s);
+            if (fast_only) fastest_.offer(s);
+          },
+          [&] {
+            if (!fast_only) return best_.threshold();
+            // The fastest-type collector ranks by tokens/s: only a tokens/s bound serves both.
+            return options_.objective == PlanObjective::kCost ? kNegInf
+                                                              : std::min(best_.threshold(), fastest_.threshold());
+          });
+    }
+    result_.searches_stopped += search_.stopped;
+    fastest_stopped_ = search_.stopped > 0;
+  }
+
+  /// Baseline (b), the fastest type's pools alone, when the allotments did not cover them.
+  void search_fastest_type_alone() {
+    if (options_.objective != PlanObjective::kBudget && !fastest_.take_sorted().empty()) return;
+    if (result_.fastest_type.empty()) return;
+    std::vector<int> nodes(pools_.size(), 0);
+    for (size_t p = 0; p < pools_.size(); ++p)
+      if (cluster_.node_types[pools_[p].node_type].gpu.name == result_.fastest_type)
+        nodes[p] = useful_nodes(cluster_, pools_[p], workload_, options_);
+    search_.start_clock();
+    search_.search(nodes, false, [&](const Shape& s) { fastest_.offer(s); }, [&] { return fastest_.threshold(); },
+                   ShapeSearch::BoundUnit::kTokens);
+    result_.searches_stopped += search_.stopped;
+    fastest_stopped_ = fastest_stopped_ || search_.stopped > 0;
+  }
+
+  /// Baseline (a): uniform layer and batch splits over all GPUs, in type-grouped placements
+  /// (the Megatron rank order's plans come from megatron_candidates).
+  void search_uniform_splits() {
+    std::vector<int> all(pools_.size());
+    for (size_t p = 0; p < pools_.size(); ++p) all[p] = static_cast<int>(pools_[p].nodes.size());
+    search_.start_clock();
+    search_.search(all, true, [&](const Shape& s) { uniform_.offer(s); }, [&] { return uniform_.threshold(); },
+                   ShapeSearch::BoundUnit::kTokens);
+    result_.searches_stopped += search_.stopped;
+    uniform_stopped_ = search_.stopped > 0;
+  }
+
+  /// A collector's shapes as plans, each followed by its ZeRO-3 twin when ZeRO-3 is searched.
+  std::vector<Candidate> to_candidates(const ShapeCollector& collector) {
+    const bool zero3 =
+        std::find(options_.zero_stages.begin(), options_.zero_stages.end(), 3) != options_.zero_stages.end();
     std::vector<Candidate> out;
-    for (const Shape& s : c.take_sorted()) {
-      out.push_back(Candidate{search.materialize(s), search.describe(s), s.tokens_per_s});
+    for (const Shape& s : collector.take_sorted()) {
+      out.push_back(Candidate{search_.materialize(s), search_.describe(s), s.tokens_per_s});
       if (!zero3) continue;
-      if (std::optional<Plan> twin = planner::zero3_twin(out.back().plan, options.sharded_collectives)) {
+      if (std::optional<Plan> twin = planner::zero3_twin(out.back().plan, options_.sharded_collectives)) {
         const int m = twin->replicas.front().micro_batches;
         out.push_back(Candidate{std::move(*twin), planner::with_micro_batches(out.back().shape, m), s.tokens_per_s});
       }
     }
     return out;
-  };
-  const auto predict_all = [&](const std::vector<Candidate>& cands) {
+  }
+
+  /// The feasible ones of the candidates, as predict() rates them.
+  std::vector<RankedPlan> predict_feasible(const std::vector<Candidate>& candidates) {
     std::vector<RankedPlan> out;
-    for (const Candidate& c : cands) {
-      RankedPlan r = rank(cluster, workload, c, options.spot);
-      ++result.plans_predicted;
+    for (const Candidate& c : candidates) {
+      RankedPlan r = rank(cluster_, workload_, c, options_.spot);
+      ++result_.plans_predicted;
       if (r.report.feasible) {
-        ++result.plans_feasible;
+        ++result_.plans_feasible;
         out.push_back(std::move(r));
       }
     }
     return out;
-  };
-  const auto by_tokens = [](const RankedPlan& a, const RankedPlan& b) {
-    return a.goodput_tokens_per_s() > b.goodput_tokens_per_s();
-  };
-  std::vector<RankedPlan> fast_ranked = predict_all(to_candidates(fastest));
-  std::vector<Candidate> uniform_cands = to_candidates(uniform);
-  uniform_cands.insert(uniform_cands.end(), megatron.begin(), megatron.end());
-  std::vector<RankedPlan> uniform_ranked = predict_all(uniform_cands);
-  std::stable_sort(fast_ranked.begin(), fast_ranked.end(), by_tokens);  // ties: the order found
-  std::stable_sort(uniform_ranked.begin(), uniform_ranked.end(), by_tokens);
-  const auto set_baseline = [](PlannerBaseline& b, const std::vector<RankedPlan>& ranked, const std::string& why) {
-    b.found = !ranked.empty();
-    if (b.found) b.best = ranked.front();
-    else b.reason = why;
-  };
-  // A search cut short may have missed the plans it had not reached: not "no feasible plan".
-  const std::string cut_short = "the search stopped at --time-limit before it found ";
-  set_baseline(result.fastest_type_only, fast_ranked,
-               result.fastest_type.empty() ? std::string("no GPU type of the cluster computes in ") + to_string(dtype)
-               : fastest_stopped         ? cut_short + "a plan on " + result.fastest_type + " alone"
-                                         : "no feasible plan on " + result.fastest_type + " alone");
-  set_baseline(result.uniform, uniform_ranked,
-               uniform_stopped && megatron.empty() ? cut_short + "a plan with uniform splits"
-                                                   : "no feasible plan with uniform splits over all GPUs");
-
-  // Final ranking: the best shapes and every baseline plan, by the predictor's figures. The
-  // uniform baseline also tries ZeRO-0 (as the papers ran it); a plan of a ZeRO stage the user
-  // left out of the search is not offered (with one replica the stage does not matter).
-  // ZeRO-3 twins stand beside the ZeRO-1 shapes they come from, which a ZeRO-3-only search drops here.
-  const auto searched_zero = [&](const RankedPlan& r) {
-    return r.plan.dp() == 1 ||
-           std::find(options.zero_stages.begin(), options.zero_stages.end(), r.plan.zero) != options.zero_stages.end();
-  };
-  std::vector<RankedPlan> all;
-  for (const std::vector<RankedPlan>& ranked : {predict_all(to_candidates(best)), fast_ranked, uniform_ranked})
-    for (const RankedPlan& r : ranked)
-      if (searched_zero(r)) all.push_back(r);
-  result.top = top_plans(std::move(all), options);
-  if (result.top.empty()) {
-    result.reason = no_plan_reason(cluster, workload, options);
-    if (result.searches_stopped > 0) result.reason += " (the search stopped at --time-limit: a longer one may find a plan)";
   }
-  result.plans_evaluated = search.evaluated + evaluated + result.plans_predicted + costs.get_probe_count();
-  result.threads = search.threads_started;
-  result.plans_pruned = search.pruned + pruned;
-  return result;
+
+  /// Fastest first; ties keep the order found.
+  static std::vector<RankedPlan> fastest_first(std::vector<RankedPlan> ranked) {
+    std::stable_sort(ranked.begin(), ranked.end(), [](const RankedPlan& a, const RankedPlan& b) {
+      return a.goodput_tokens_per_s() > b.goodput_tokens_per_s();
+    });
+    return ranked;
+  }
+
+  /// The baselines' best plans (or why there is none), then the top plans of everything found.
+  void rank_and_choose() {
+    std::vector<RankedPlan> fast_ranked = fastest_first(predict_feasible(to_candidates(fastest_)));
+    std::vector<Candidate> uniform_candidates = to_candidates(uniform_);
+    uniform_candidates.insert(uniform_candidates.end(), megatron_.begin(), megatron_.end());
+    std::vector<RankedPlan> uniform_ranked = fastest_first(predict_feasible(uniform_candidates));
+    const auto set_baseline = [](PlannerBaseline& b, const std::vector<RankedPlan>& ranked, const std::string& why) {
+      b.found = !ranked.empty();
+      if (b.found) b.best = ranked.front();
+      else b.reason = why;
+    };
+    // A search cut short may have missed the plans it had not reached: not "no feasible plan".
+    const std::string cut_short = "the search stopped at --time-limit before it found ";
+    const std::string& fastest = result_.fastest_type;
+    set_baseline(result_.fastest_type_only, fast_ranked,
+                 fastest.empty()    ? std::string("no GPU type of the cluster computes in ") +
+                                          to_string(workload_.training.dtype)
+                 : fastest_stopped_ ? cut_short + "a plan on " + fastest + " alone"
+                                    : "no feasible plan on " + fastest + " alone");
+    set_baseline(result_.uniform, uniform_ranked,
+                 uniform_stopped_ && megatron_.empty() ? cut_short + "a plan with uniform splits"
+                                                       : "no feasible plan with uniform splits over all GPUs");
+
+    // Final ranking: the best shapes and every baseline plan, by the predictor's figures. The
+    // uniform baseline also tries ZeRO-0 (as the papers ran it); a plan of a ZeRO stage the user
+    // left out of the search is not offered (with one replica the stage does not matter).
+    // ZeRO-3 twins stand beside the ZeRO-1 shapes they come from, which a ZeRO-3-only search drops here.
+    const auto searched_zero = [&](const RankedPlan& r) {
+      return r.plan.dp() == 1 || std::find(options_.zero_stages.begin(), options_.zero_stages.end(), r.plan.zero) !=
+                                     options_.zero_stages.end();
+    };
+    std::vector<RankedPlan> all;
+    for (const std::vector<RankedPlan>& ranked : {predict_feasible(to_candidates(best_)), fast_ranked, uniform_ranked})
+      for (const RankedPlan& r : ranked)
+        if (searched_zero(r)) all.push_back(r);
+    result_.top = top_plans(std::move(all), options_);
+    if (result_.top.empty()) {
+      result_.reason = no_plan_reason(cluster_, workload_, options_);
+      if (result_.searches_stopped > 0)
+        result_.reason += " (the search stopped at --time-limit: a longer one may find a plan)";
+    }
+  }
+
+  const Cluster& cluster_;
+  const Workload& workload_;
+  const PlannerOptions& options_;
+  planner::UnitCostTable costs_;
+  ShapeSearch search_;
+  const std::vector<planner::Pool>& pools_;
+  const int keep_;
+  ShapeCollector best_, fastest_, uniform_;
+  std::vector<Candidate> megatron_;
+  bool fastest_stopped_ = false, uniform_stopped_ = false;  ///< a baseline cut short by --time-limit
+  PlannerResult result_;
+};
+
+PlannerResult plan_once(const Cluster& cluster, const Workload& workload, const PlannerOptions& options) {
+  return PlanOnce(cluster, workload, options).run();
 }
 
 }  // namespace

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+// The planner's Megatron baseline (planner_megatron.hpp).
+#include "planner_megatron.hpp"
+
+#include <algorithm>
+#include <utility>
+#include <variant>
+
+#include "planner_estimate.hpp"
+
+namespace hetsim::models::planner {
+
+std::vector<Candidate> megatron_candidates(const Cluster& cluster, const Workload& workload,
+                                           const PlannerOptions& o, UnitCostTable& costs, long* evaluated,
+                                           long* pruned) {
+  std::vector<std::pair<double, Candidate>> best;
+  const int n = cluster.gpu_count();
+  for (int tp : o.tp_degrees) {
+    if (tp < 1 || n % tp != 0) continue;
+    for (int pp = 1; pp <= std::min(n / tp, workload.model.layers); ++pp) {
+      if ((n / tp) % pp != 0) continue;
+      const int dp = n / tp / pp;
+      for (int mb : o.micro_batches) {
+        for (Recompute rc : o.recomputes) {
+          for (int v : o.interleaves) {
+            if (v > 1 && pp < 2) continue;  // interleaving needs a pipeline (check_plan)
+            std::vector<int> zeros = o.zero_stages;
+            if (std::find(zeros.begin(), zeros.end(), 0) == zeros.end()) zeros.insert(zeros.begin(), 0);
+            for (int z : zeros) {
+              if (z == 3 && pp > 1) continue;  // ZeRO-3 without pipeline parallelism (planner_zero3.cpp)
+              for (bool sp : {false, true}) {
+                if (sp && (tp == 1 || !o.sequence_parallel)) continue;
+                UniformPlanOptions u;
+                u.micro_batch = mb;
+                u.recompute = rc;
+                u.schedule = v > 1 ? Schedule::kInterleaved : Schedule::k1f1b;
+                u.interleave = v;
+                u.zero = z;
+                u.sequence_parallel = sp;
+                u.tp_comm_overlap = o.tp_comm_overlap && sp;
+                u.overlap_p2p_comm = o.overlap_p2p_comm && v > 1;
+                u.overlap_grad_sync = true;
+                if (z >= 2) u.sharded_collectives = o.sharded_collectives;
+                auto made = make_uniform_plan(cluster, workload, tp, pp, dp, u);
+                ++*evaluated;
+                if (std::holds_alternative<Infeasible>(made)) {
+                  ++*pruned;
+                  continue;
+                }
+                Candidate c;
+                c.plan = std::get<Plan>(std::move(made));
+                const auto e = estimate_plan(cluster, workload, c.plan, costs, o.memory_fraction, o.spot);
+                if (!e.ok) {
+                  ++*pruned;
+                  continue;
+                }
+                c.estimated_tokens_per_s = e.tokens_per_s;
+                c.shape = "megatron " + c.plan.name;
+                best.emplace_back(e.tokens_per_s, std::move(c));
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  std::sort(best.begin(), best.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  if (static_cast<int>(best.size()) > o.predict_candidates) best.resize(o.predict_candidates);
+  std::vector<Candidate> out;
+  for (auto& b : best) out.push_back(std::move(b.second));
+  return out;
+}
+
+}  // namespace hetsim::models::planner

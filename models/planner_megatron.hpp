@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: Apache-2.0
+// The planner's Megatron baseline: Megatron-LM's (tp, pp, dp) plans over all GPUs in rank order.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "planner.hpp"
+#include "planner_stage_cost.hpp"
+
+namespace hetsim::models::planner {
+
+/// A plan waiting for predict(): where it came from and what the estimator said.
+struct Candidate {
+  Plan plan;
+  std::string shape;
+  double estimated_tokens_per_s = 0;
+};
+
+/// Megatron's (tp, pp, dp) plans over all GPUs in rank order (uniform splits, every knob of the
+/// options), estimated, the best `options.predict_candidates` kept; `evaluated` and `pruned` count
+/// what was tried and what did not fit.
+std::vector<Candidate> megatron_candidates(const Cluster& cluster, const Workload& workload,
+                                           const PlannerOptions& options, UnitCostTable& costs, long* evaluated,
+                                           long* pruned);
+
+}  // namespace hetsim::models::planner
