@@ -1,48 +1,33 @@
 // SPDX-License-Identifier: Apache-2.0
-// CPU backend: GeLU, SwiGLU, softmax cross-entropy and Adam (element-wise kernels).
+// CPU backend: GeLU, SwiGLU, softmax cross-entropy and Adam (element-wise kernels). The
+// per-element formulas (and their citations) are in exec/kernel_math.hpp, shared with the GPU.
 #include <cmath>
 #include <limits>
 
 #include "cpu/cpu_backend.hpp"
+#include "kernel_math.hpp"
 
 namespace hetsim::exec::HETSIM_CPU_VARIANT {
-namespace {
-constexpr float kSqrt2OverPi = 0.7978845608028654f;  // sqrt(2/pi), Hendrycks & Gimpel 2016
-constexpr float kGeluCubic = 0.044715f;              // same paper, section 2
-}  // namespace
+namespace km = kernel_math;
 
 void CpuBackend::gelu_forward(std::size_t count, const float* x, float* y) {
-  for (std::size_t i = 0; i < count; ++i) {
-    const float u = kSqrt2OverPi * (x[i] + kGeluCubic * x[i] * x[i] * x[i]);
-    y[i] = 0.5f * x[i] * (1.0f + std::tanh(u));
-  }
+  for (std::size_t i = 0; i < count; ++i) y[i] = km::gelu(x[i]);
 }
 
 void CpuBackend::gelu_backward(std::size_t count, const float* x, const float* dy, float* dx) {
-  for (std::size_t i = 0; i < count; ++i) {
-    const float xi = x[i];
-    const float u = kSqrt2OverPi * (xi + kGeluCubic * xi * xi * xi);
-    const float t = std::tanh(u);
-    const float du = kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * xi * xi);
-    dx[i] = dy[i] * (0.5f * (1.0f + t) + 0.5f * xi * (1.0f - t * t) * du);
-  }
+  for (std::size_t i = 0; i < count; ++i) dx[i] = dy[i] * km::gelu_grad(x[i]);
 }
 
 void CpuBackend::swiglu_forward(std::size_t count, const float* gate, const float* up, float* y) {
-  for (std::size_t i = 0; i < count; ++i) {
-    const float sig = 1.0f / (1.0f + std::exp(-gate[i]));
-    y[i] = gate[i] * sig * up[i];
-  }
+  for (std::size_t i = 0; i < count; ++i) y[i] = km::swiglu(gate[i], up[i]);
 }
 
-// silu'(g) = sig(g) * (1 + g * (1 - sig(g))).
 void CpuBackend::swiglu_backward(std::size_t count, const float* gate, const float* up, const float* dy,
                                  float* dgate, float* dup) {
   for (std::size_t i = 0; i < count; ++i) {
-    const float g = gate[i];
-    const float sig = 1.0f / (1.0f + std::exp(-g));
-    dup[i] = dy[i] * g * sig;
-    dgate[i] = dy[i] * up[i] * sig * (1.0f + g * (1.0f - sig));
+    const km::SwigluGrad g = km::swiglu_grad(gate[i], up[i], dy[i]);
+    dgate[i] = g.dgate;
+    dup[i] = g.dup;
   }
 }
 
@@ -77,15 +62,9 @@ void CpuBackend::cross_entropy_backward(int rows, int vocab, const float* probs,
 
 void CpuBackend::adam_step(std::size_t count, const AdamConfig& c, int step, float* param, const float* grad,
                            float* m, float* v) {
-  const float bc1 = 1.0f - std::pow(c.beta1, static_cast<float>(step));
-  const float bc2 = 1.0f - std::pow(c.beta2, static_cast<float>(step));
-  for (std::size_t i = 0; i < count; ++i) {
-    m[i] = c.beta1 * m[i] + (1.0f - c.beta1) * grad[i];
-    v[i] = c.beta2 * v[i] + (1.0f - c.beta2) * grad[i] * grad[i];
-    const float mhat = m[i] / bc1;
-    const float vhat = v[i] / bc2;
-    param[i] -= c.learning_rate * (mhat / (std::sqrt(vhat) + c.epsilon) + c.weight_decay * param[i]);
-  }
+  const float bc1 = km::adam_bias_correction(c.beta1, step);
+  const float bc2 = km::adam_bias_correction(c.beta2, step);
+  for (std::size_t i = 0; i < count; ++i) km::adamw_update(c, bc1, bc2, grad[i], param[i], m[i], v[i]);
 }
 
 }  // namespace hetsim::exec::HETSIM_CPU_VARIANT

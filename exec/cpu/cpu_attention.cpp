@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "cpu/cpu_backend.hpp"
+#include "kernel_math.hpp"
 
 namespace hetsim::exec::HETSIM_CPU_VARIANT {
 namespace {
@@ -103,7 +104,7 @@ void CpuBackend::attention_backward(const AttentionShape& s, const float* q, con
         float* drow = ds.data() + static_cast<std::size_t>(i) * s.seq;
         float dot = 0;
         for (int j = 0; j <= i; ++j) dot += prow[j] * drow[j];
-        for (int j = 0; j <= i; ++j) drow[j] = prow[j] * (drow[j] - dot) * scale;
+        for (int j = 0; j <= i; ++j) drow[j] = kernel_math::softmax_input_grad(prow[j], drow[j], dot, scale);
         for (int j = i + 1; j < s.seq; ++j) drow[j] = 0.0f;
       }
       dqm.noalias() = ds * km;

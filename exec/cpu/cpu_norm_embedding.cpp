@@ -3,8 +3,10 @@
 #include <cmath>
 
 #include "cpu/cpu_backend.hpp"
+#include "kernel_math.hpp"
 
 namespace hetsim::exec::HETSIM_CPU_VARIANT {
+namespace km = kernel_math;
 
 void CpuBackend::embedding_forward(const int* tokens, int count, int seq, int hidden, const float* wte,
                                    const float* wpe, float* out) {
@@ -43,14 +45,13 @@ void CpuBackend::layer_norm_forward(int rows, int cols, float epsilon, const flo
       v += d * d;
     }
     const float rs = static_cast<float>(1.0 / std::sqrt(v / cols + epsilon));
-    for (int j = 0; j < cols; ++j) yr[j] = (xr[j] - mu) * rs * gamma[j] + beta[j];
+    for (int j = 0; j < cols; ++j) yr[j] = km::layer_norm_output(xr[j], mu, rs, gamma[j], beta[j]);
     mean[r] = mu;
     rstd[r] = rs;
   }
 }
 
-// dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) with g = dy * gamma (the standard
-// layer-norm gradient, Ba et al. 2016, differentiated through the per-row statistics).
+// The row sums of g = dy * gamma and g * xhat, then km::layer_norm_input_grad per element.
 void CpuBackend::layer_norm_backward(int rows, int cols, const float* x, const float* gamma,
                                      const float* mean, const float* rstd, const float* dy, float* dx,
                                      float* dgamma, float* dbeta) {
@@ -62,7 +63,7 @@ void CpuBackend::layer_norm_backward(int rows, int cols, const float* x, const f
     const float rs = rstd[r];
     double sum_g = 0, sum_gx = 0;
     for (int j = 0; j < cols; ++j) {
-      const float xhat = (xr[j] - mu) * rs;
+      const float xhat = km::layer_norm_xhat(xr[j], mu, rs);
       const float g = dyr[j] * gamma[j];
       sum_g += g;
       sum_gx += g * xhat;
@@ -72,8 +73,8 @@ void CpuBackend::layer_norm_backward(int rows, int cols, const float* x, const f
     const float mean_g = static_cast<float>(sum_g / cols);
     const float mean_gx = static_cast<float>(sum_gx / cols);
     for (int j = 0; j < cols; ++j) {
-      const float xhat = (xr[j] - mu) * rs;
-      dxr[j] += rs * (dyr[j] * gamma[j] - mean_g - xhat * mean_gx);
+      const float xhat = km::layer_norm_xhat(xr[j], mu, rs);
+      dxr[j] += km::layer_norm_input_grad(dyr[j], gamma[j], xhat, rs, mean_g, mean_gx);
     }
   }
 }

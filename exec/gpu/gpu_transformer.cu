@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// GPU backend: the transformer kernels (same formulas and citations as the CPU backend in
-// exec/cpu/; the CPU kernels are the reference the gpu tests compare against).
+// GPU backend: the transformer kernels. The per-element formulas (and their citations) are in
+// exec/kernel_math.hpp, shared with the CPU backend in exec/cpu/, whose kernels are the reference
+// the gpu tests compare against.
 #include <cmath>
 
 #include "gpu/gpu_backend_impl.hpp"
+#include "kernel_math.hpp"
 
 namespace hetsim::exec::GPU_NS {
 namespace {
+namespace km = kernel_math;
 
 constexpr int kThreads = 256;
-constexpr float kSqrt2OverPi = 0.7978845608028654f;  // Hendrycks & Gimpel 2016
-constexpr float kGeluCubic = 0.044715f;
 
 /// Blocks of a grid-stride launch over n elements: one per kThreads elements, at most 4096.
 /// assumption: 4096 blocks x 256 threads = 1M threads are several waves on the largest parts
@@ -78,7 +79,9 @@ __global__ void layer_norm_forward_kernel(int cols, float eps, const float* x, c
   float v = 0;
   for (int j = threadIdx.x; j < cols; j += kThreads) v += (xr[j] - mu) * (xr[j] - mu);
   const float rs = rsqrtf(block_sum(v, shared) / cols + eps);
-  for (int j = threadIdx.x; j < cols; j += kThreads) y[r * cols + j] = (xr[j] - mu) * rs * gamma[j] + beta[j];
+  for (int j = threadIdx.x; j < cols; j += kThreads) {
+    y[r * cols + j] = km::layer_norm_output(xr[j], mu, rs, gamma[j], beta[j]);
+  }
   if (threadIdx.x == 0) {
     mean[r] = mu;
     rstd[r] = rs;
@@ -92,7 +95,7 @@ __global__ void layer_norm_backward_kernel(int cols, const float* x, const float
   const float mu = mean[r], rs = rstd[r];
   float sg = 0, sgx = 0;
   for (int j = threadIdx.x; j < cols; j += kThreads) {
-    const float xhat = (x[r * cols + j] - mu) * rs;
+    const float xhat = km::layer_norm_xhat(x[r * cols + j], mu, rs);
     const float g = dy[r * cols + j] * gamma[j];
     sg += g;
     sgx += g * xhat;
@@ -102,8 +105,8 @@ __global__ void layer_norm_backward_kernel(int cols, const float* x, const float
   const float mean_g = block_sum(sg, shared) / cols;
   const float mean_gx = block_sum(sgx, shared) / cols;
   for (int j = threadIdx.x; j < cols; j += kThreads) {
-    const float xhat = (x[r * cols + j] - mu) * rs;
-    dx[r * cols + j] += rs * (dy[r * cols + j] * gamma[j] - mean_g - xhat * mean_gx);
+    const float xhat = km::layer_norm_xhat(x[r * cols + j], mu, rs);
+    dx[r * cols + j] += km::layer_norm_input_grad(dy[r * cols + j], gamma[j], xhat, rs, mean_g, mean_gx);
   }
 }
 
@@ -125,7 +128,7 @@ __global__ void causal_softmax_kernel(int seq, float scale, float* p) {
   for (int j = threadIdx.x; j < seq; j += kThreads) pr[j] = j <= i ? pr[j] * inv : 0.0f;
 }
 
-// dS = P * (dP - rowsum(P * dP)) * scale, in place over dP.
+// dS = km::softmax_input_grad(P, dP, rowsum(P * dP), scale), in place over dP.
 __global__ void softmax_backward_kernel(int seq, float scale, const float* p, float* dp) {
   __shared__ float shared[kThreads];
   const std::size_t row = blockIdx.x;
@@ -135,36 +138,29 @@ __global__ void softmax_backward_kernel(int seq, float scale, const float* p, fl
   float dot = 0;
   for (int j = threadIdx.x; j <= i; j += kThreads) dot += pr[j] * d[j];
   dot = block_sum(dot, shared);
-  for (int j = threadIdx.x; j < seq; j += kThreads) d[j] = j <= i ? pr[j] * (d[j] - dot) * scale : 0.0f;
+  for (int j = threadIdx.x; j < seq; j += kThreads) {
+    d[j] = j <= i ? km::softmax_input_grad(pr[j], d[j], dot, scale) : 0.0f;
+  }
 }
 
 __global__ void gelu_forward_kernel(std::size_t n, const float* x, float* y) {
-  HETSIM_GRID_STRIDE(i, n) {
-    const float u = kSqrt2OverPi * (x[i] + kGeluCubic * x[i] * x[i] * x[i]);
-    y[i] = 0.5f * x[i] * (1.0f + tanhf(u));
-  }
+  HETSIM_GRID_STRIDE(i, n) { y[i] = km::gelu(x[i]); }
 }
 
 __global__ void gelu_backward_kernel(std::size_t n, const float* x, const float* dy, float* dx) {
-  HETSIM_GRID_STRIDE(i, n) {
-    const float xi = x[i];
-    const float t = tanhf(kSqrt2OverPi * (xi + kGeluCubic * xi * xi * xi));
-    const float du = kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * xi * xi);
-    dx[i] = dy[i] * (0.5f * (1.0f + t) + 0.5f * xi * (1.0f - t * t) * du);
-  }
+  HETSIM_GRID_STRIDE(i, n) { dx[i] = dy[i] * km::gelu_grad(x[i]); }
 }
 
 __global__ void swiglu_forward_kernel(std::size_t n, const float* gate, const float* up, float* y) {
-  HETSIM_GRID_STRIDE(i, n) { y[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i]; }
+  HETSIM_GRID_STRIDE(i, n) { y[i] = km::swiglu(gate[i], up[i]); }
 }
 
 __global__ void swiglu_backward_kernel(std::size_t n, const float* gate, const float* up, const float* dy, float* dgate,
                                        float* dup) {
   HETSIM_GRID_STRIDE(i, n) {
-    const float g = gate[i];
-    const float sig = 1.0f / (1.0f + expf(-g));
-    dup[i] = dy[i] * g * sig;
-    dgate[i] = dy[i] * up[i] * sig * (1.0f + g * (1.0f - sig));
+    const km::SwigluGrad g = km::swiglu_grad(gate[i], up[i], dy[i]);
+    dgate[i] = g.dgate;
+    dup[i] = g.dup;
   }
 }
 
@@ -197,11 +193,7 @@ __global__ void cross_entropy_backward_kernel(int rows, int vocab, const float* 
 
 __global__ void adam_kernel(std::size_t n, AdamConfig c, float bc1, float bc2, float* param, const float* grad,
                             float* m, float* v) {
-  HETSIM_GRID_STRIDE(i, n) {
-    m[i] = c.beta1 * m[i] + (1.0f - c.beta1) * grad[i];
-    v[i] = c.beta2 * v[i] + (1.0f - c.beta2) * grad[i] * grad[i];
-    param[i] -= c.learning_rate * ((m[i] / bc1) / (sqrtf(v[i] / bc2) + c.epsilon) + c.weight_decay * param[i]);
-  }
+  HETSIM_GRID_STRIDE(i, n) { km::adamw_update(c, bc1, bc2, grad[i], param[i], m[i], v[i]); }
 }
 
 }  // namespace
@@ -321,8 +313,8 @@ void GpuBackend::cross_entropy_backward(int rows, int vocab, const float* probs,
 
 void GpuBackend::adam_step(std::size_t n, const AdamConfig& c, int step, float* param, const float* grad, float* m,
                            float* v) {
-  const float bc1 = 1.0f - std::pow(c.beta1, static_cast<float>(step));
-  const float bc2 = 1.0f - std::pow(c.beta2, static_cast<float>(step));
+  const float bc1 = km::adam_bias_correction(c.beta1, step);
+  const float bc2 = km::adam_bias_correction(c.beta2, step);
   adam_kernel<<<grid_for(n), kThreads>>>(n, c, bc1, bc2, param, grad, m, v);
   HETSIM_GPU_CHECK_LAUNCH();
 }

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: Apache-2.0
+// The element-wise formulas of the transformer kernels, written once for every backend: the CPU
+// loops (exec/cpu/, g++) and the GPU kernels (exec/gpu/, nvcc and clang-HIP) call these functions,
+// so a formula cannot drift between backends. Only the per-element arithmetic lives here; how a
+// backend walks the elements and reduces rows (double sums on the CPU, block trees on the GPU)
+// stays with the backend.
+//
+// The math calls use the C names (tanhf, expf, sqrtf): host libm, CUDA and HIP all provide them
+// for float under that one spelling, and on the host they are the same functions std::tanh(float)
+// and friends call, so the CPU results are the bit-for-bit results of the former std:: calls.
+#pragma once
+#include <cmath>
+
+#include "backend.hpp"
+
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define HETSIM_HOST_DEVICE __host__ __device__
+#else
+#define HETSIM_HOST_DEVICE
+#endif
+
+namespace hetsim::exec::kernel_math {
+
+// ---- GELU, tanh approximation (Hendrycks & Gimpel 2016, arXiv 1606.08415, section 2) ----------
+//   gelu(x) ~= 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+inline constexpr float kSqrt2OverPi = 0.7978845608028654f;  // sqrt(2/pi)
+inline constexpr float kGeluCubic = 0.044715f;
+
+HETSIM_HOST_DEVICE inline float gelu(float x) {
+  const float u = kSqrt2OverPi * (x + kGeluCubic * x * x * x);
+  return 0.5f * x * (1.0f + tanhf(u));
+}
+
+/// d gelu / dx of the approximation above: with t = tanh(u) and u' = sqrt(2/pi) (1 + 3 * 0.044715 x^2),
+/// 0.5 (1 + t) + 0.5 x (1 - t^2) u'. The backward is dx = dy * gelu_grad(x).
+HETSIM_HOST_DEVICE inline float gelu_grad(float x) {
+  const float t = tanhf(kSqrt2OverPi * (x + kGeluCubic * x * x * x));
+  const float du = kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * x * x);
+  return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * du;
+}
+
+// ---- SwiGLU (Shazeer 2020, arXiv 2002.05202, eq. 5 without biases): silu(gate) * up ----------
+HETSIM_HOST_DEVICE inline float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+/// SiLU (Swish with beta = 1): g * sigmoid(g).
+HETSIM_HOST_DEVICE inline float silu(float g) { return g * sigmoid(g); }
+
+HETSIM_HOST_DEVICE inline float swiglu(float gate, float up) { return silu(gate) * up; }
+
+struct SwigluGrad {
+  float dgate;
+  float dup;
+};
+
+/// y = silu(g) * up: dup = dy * silu(g), dgate = dy * up * silu'(g) with
+/// silu'(g) = sig(g) * (1 + g * (1 - sig(g))).
+HETSIM_HOST_DEVICE inline SwigluGrad swiglu_grad(float gate, float up, float dy) {
+  const float sig = sigmoid(gate);
+  return {dy * up * sig * (1.0f + gate * (1.0f - sig)), dy * gate * sig};
+}
+
+// ---- Layer normalisation (Ba et al. 2016, arXiv 1607.06450) ----------------------------------
+/// xhat = (x - mean) * rstd, rstd = 1 / sqrt(var + eps) from the row statistics.
+HETSIM_HOST_DEVICE inline float layer_norm_xhat(float x, float mean, float rstd) { return (x - mean) * rstd; }
+
+HETSIM_HOST_DEVICE inline float layer_norm_output(float x, float mean, float rstd, float gamma, float beta) {
+  return layer_norm_xhat(x, mean, rstd) * gamma + beta;
+}
+
+/// dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) with g = dy * gamma: the layer-norm
+/// gradient differentiated through the per-row statistics; mean_g and mean_gx are the row means.
+HETSIM_HOST_DEVICE inline float layer_norm_input_grad(float dy, float gamma, float xhat, float rstd, float mean_g,
+                                                      float mean_gx) {
+  return rstd * (dy * gamma - mean_g - xhat * mean_gx);
+}
+
+// ---- Softmax backward (attention probabilities) ----------------------------------------------
+/// Row-wise P = softmax(scale * S): given dP, dS = P * (dP - row_dot) * scale with
+/// row_dot = rowsum(P * dP) (the softmax Jacobian applied to dP, then the chain rule through scale).
+HETSIM_HOST_DEVICE inline float softmax_input_grad(float p, float dp, float row_dot, float scale) {
+  return p * (dp - row_dot) * scale;
+}
+
+// ---- Adam (Kingma & Ba 2015, arXiv 1412.6980, Algorithm 1) with AdamW's decoupled weight decay
+// (Loshchilov & Hutter 2019, arXiv 1711.05101, Algorithm 2) -------------------------------------
+/// 1 - beta^step, the bias correction of the moment estimates at `step` (1-based). Host only:
+/// computed once per step and passed to adamw_update, so every element divides by the same value.
+inline float adam_bias_correction(float beta, int step) { return 1.0f - std::pow(beta, static_cast<float>(step)); }
+
+/// One element: m and v are the first and second moments, updated in place, then
+///   param -= lr * (mhat / (sqrt(vhat) + eps) + weight_decay * param),  mhat = m / bc1, vhat = v / bc2.
+/// The decay is applied to the parameter directly (decoupled) and scaled by the learning rate, as
+/// PyTorch's AdamW does (the paper's Algorithm 2 scales it by the schedule multiplier only).
+/// grad is taken by reference so that it is loaded where the formula reads it, as in the former
+/// inline kernels: by value, nvcc fused the other product of m = b1 m + (1 - b1) g into its FMA,
+/// which changed the GPU results in the last bit.
+HETSIM_HOST_DEVICE inline void adamw_update(const AdamConfig& c, float bias_correction1, float bias_correction2,
+                                            const float& grad, float& param, float& m, float& v) {
+  m = c.beta1 * m + (1.0f - c.beta1) * grad;
+  v = c.beta2 * v + (1.0f - c.beta2) * grad * grad;
+  const float mhat = m / bias_correction1;
+  const float vhat = v / bias_correction2;
+  param -= c.learning_rate * (mhat / (sqrtf(vhat) + c.epsilon) + c.weight_decay * param);
+}
+
+}  // namespace hetsim::exec::kernel_math
