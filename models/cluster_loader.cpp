@@ -68,6 +68,7 @@ class ClusterReader {
       for (size_t i = 0; i < links->size(); ++i) read_link((*links)[i], index_path("links", i), root);
     }
     root.finish();
+    if (sink_.get_diagnostics().empty()) check_zones_linked();
     if (total_gpus_ > kMaxClusterGpus) {
       sink_.error(root.value_mark_of("zones"), "zones",
                   "cluster has " + std::to_string(total_gpus_) + " GPUs (expected at most " +
@@ -149,6 +150,7 @@ class ClusterReader {
 
   void read_zone(const YAML::Node& node, const std::string& path, MapReader& root) {
     MapReader z(node, path, sink_, value_mark(node, root.value_mark_of("zones")));
+    zone_marks_.push_back(value_mark(node, root.value_mark_of("zones")));
     Zone zone;
     if (auto name = z.get_string("name", Need::kRequired)) {
       const auto [it, fresh] = zone_index_.emplace(*name, static_cast<int>(cluster_.zones.size()));
@@ -203,6 +205,20 @@ class ClusterReader {
     }
     z.finish();
     cluster_.zones.push_back(std::move(zone));
+  }
+
+  /// Traffic between zones runs over the link declared between them, and only over it (the
+  /// simulator routes no further): every pair of zones needs one, or plans that span them would
+  /// be priced over a connection the cluster does not have.
+  void check_zones_linked() {
+    const int zones = static_cast<int>(cluster_.zones.size());
+    for (int b = 1; b < zones; ++b)
+      for (int a = 0; a < b; ++a)
+        if (!cluster_.link_between(a, b))
+          sink_.error(zone_marks_[b], "zones[" + std::to_string(b) + "]",
+                      "zone '" + cluster_.zones[b].name + "' has no link to zone '" + cluster_.zones[a].name +
+                          "' (expected a links: entry with between: [" + cluster_.zones[a].name + ", " +
+                          cluster_.zones[b].name + "]; traffic between zones runs over their own link only)");
   }
 
   void read_link(const YAML::Node& node, const std::string& path, MapReader& root) {
@@ -271,6 +287,7 @@ class ClusterReader {
   Cluster cluster_;
   std::map<std::string, int> type_index_;
   std::map<std::string, int> zone_index_;
+  std::vector<YAML::Mark> zone_marks_;  ///< [zone]: where its entry starts
   long long total_gpus_ = 0;
 };
 

@@ -175,10 +175,10 @@ std::vector<FlagConflict> flag_conflicts(const Plan& plan) {
     out.push_back({"tp_comm_overlap",
                    "tp_comm_overlap runs the sequence-parallel all-gathers and reduce-scatters beside the GEMMs "
                    "(expected sequence_parallel: true, or tp_comm_overlap: false)"});
-  if (plan.overlap_p2p_comm && plan.schedule != Schedule::kInterleaved)
+  if (plan.overlap_p2p_comm && (plan.schedule != Schedule::kInterleaved || plan.interleave < 2))
     out.push_back({"overlap_p2p_comm",
                    "overlapped pipeline sends need the interleaved schedule, as in Megatron-Core (expected schedule: "
-                   "interleaved, or overlap_p2p_comm: false)"});
+                   "interleaved with interleave 2 or more, or overlap_p2p_comm: false)"});
   return out;
 }
 
@@ -231,6 +231,14 @@ std::vector<std::string> check_plan(const Plan& plan, const Cluster& cluster, co
       } else if (m.kv_heads % tp != 0 && tp % m.kv_heads != 0) {
         out.push_back(sp + ".gpus: tp " + std::to_string(tp) + " and model.kv_heads (" + std::to_string(m.kv_heads) +
                       ") do not divide one another (expected a number of GPUs that divides it or is a multiple of it)");
+      }
+      // Megatron-LM's sequence parallelism scatters the sequence over the TP group and asserts
+      // that it divides (mappings.py _split_along_first_dim).
+      if (plan.sequence_parallel && m.seq_len % tp != 0) {
+        out.push_back(sp + ".gpus: tp " + std::to_string(tp) + " does not divide model.seq_len (" +
+                      std::to_string(m.seq_len) +
+                      "), which sequence parallelism splits over the TP group (expected a number of GPUs that "
+                      "divides it, or sequence_parallel: false)");
       }
       if (m.ffn_hidden % tp != 0) {
         out.push_back(sp + ".gpus: tp " + std::to_string(tp) + " does not divide model.ffn_hidden (" +

@@ -47,7 +47,7 @@ std::string search_space_reason(const Cluster& cluster, const Workload& workload
   const ModelSpec& m = workload.model;
   bool tp_fits = false;
   for (const NodeType& t : cluster.node_types)
-    tp_fits = tp_fits || !planner::valid_tp_degrees(m, t.gpus_per_node, options.tp_degrees).empty();
+    tp_fits = tp_fits || !planner::valid_tp_degrees(m, t.gpus_per_node, options.tp_degrees, options.sequence_parallel).empty();
   if (!tp_fits)
     return "no TP degree searched (" + join(options.tp_degrees) + ") suits the model and the nodes (a TP degree divides the " +
            std::to_string(m.heads) + " heads and a node's GPUs)";

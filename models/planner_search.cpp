@@ -70,7 +70,7 @@ void ShapeSearch::search(const std::vector<int>& pool_nodes, bool uniform,
       choices[p] = {0};
       continue;
     }
-    choices[p] = valid_tp_degrees(m, pools_[p].gpus_per_node, options_.tp_degrees);
+    choices[p] = valid_tp_degrees(m, pools_[p].gpus_per_node, options_.tp_degrees, options_.sequence_parallel);
     if (choices[p].empty()) return;  // a pool we must use cannot host any TP group
   }
   for (int mb : options_.micro_batches) {

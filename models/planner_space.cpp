@@ -65,11 +65,13 @@ std::vector<Pool> make_pools(const Cluster& cluster) {
   return pools;
 }
 
-std::vector<int> valid_tp_degrees(const ModelSpec& m, int gpus_per_node, const std::vector<int>& wanted) {
+std::vector<int> valid_tp_degrees(const ModelSpec& m, int gpus_per_node, const std::vector<int>& wanted,
+                                  bool sequence_parallel) {
   std::vector<int> out;
   for (int tp : wanted) {
     if (tp < 1 || tp > gpus_per_node || gpus_per_node % tp != 0) continue;
     if (m.heads % tp != 0 || m.ffn_hidden % tp != 0) continue;
+    if (sequence_parallel && m.seq_len % tp != 0) continue;  // check_plan: SP splits the sequence over TP
     if (m.kv_heads % tp != 0 && tp % m.kv_heads != 0) continue;
     out.push_back(tp);
   }

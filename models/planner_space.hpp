@@ -55,8 +55,10 @@ std::string with_micro_batches(const std::string& shape, int micro_batches);
 std::vector<int> shape_search_zero_stages(const std::vector<int>& searched);
 
 /// TP degrees valid for a node type and model: divide the node's GPUs, heads, ffn_hidden,
-/// and divide or are divided by kv_heads (the same rules as check_plan()).
-std::vector<int> valid_tp_degrees(const ModelSpec& model, int gpus_per_node, const std::vector<int>& wanted);
+/// and divide or are divided by kv_heads, and with sequence parallelism divide seq_len (the same
+/// rules as check_plan()).
+std::vector<int> valid_tp_degrees(const ModelSpec& model, int gpus_per_node, const std::vector<int>& wanted,
+                                  bool sequence_parallel);
 
 /// Linear cost of one pipeline stage on a TP group ("unit") of one node type, fitted to what
 /// models::predict() reports for small probe pipelines (planner_stage_cost.cpp):
