@@ -452,6 +452,8 @@ class PlanOnce {
       if (r.report.feasible) {
         ++result_.plans_feasible;
         out.push_back(std::move(r));
+      } else if (options_.spot && r.spot.preemptions_per_hour > 0 && r.spot.goodput_fraction < kMinGoodputFraction) {
+        no_goodput_reason_ = r.report.infeasible_reason;
       }
     }
     return out;
@@ -502,7 +504,10 @@ class PlanOnce {
         if (searched_zero(r)) all.push_back(r);
     result_.top = top_plans(std::move(all), options_);
     if (result_.top.empty()) {
-      result_.reason = no_plan_reason(cluster_, workload_, options_);
+      // Plans that fit but that preemptions leave no goodput: that, not memory, is why.
+      result_.reason = no_goodput_reason_.empty() || options_.objective == PlanObjective::kBudget
+                           ? no_plan_reason(cluster_, workload_, options_)
+                           : "no feasible plan: " + no_goodput_reason_;
       if (result_.searches_stopped > 0)
         result_.reason += " (the search stopped at --time-limit: a longer one may find a plan)";
     }
@@ -518,6 +523,7 @@ class PlanOnce {
   ShapeCollector best_, fastest_, uniform_;
   std::vector<Candidate> megatron_;
   bool fastest_stopped_ = false, uniform_stopped_ = false;  ///< a baseline cut short by --time-limit
+  std::string no_goodput_reason_;  ///< of a plan that fits but leaves no goodput at spot (the last one)
   PlannerResult result_;
 };
 

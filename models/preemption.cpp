@@ -3,11 +3,13 @@
 #include "preemption.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <limits>
 #include <set>
 
 #include "memory_cost.hpp"
+#include "units.hpp"
 
 namespace hetsim::models {
 
@@ -86,6 +88,14 @@ SpotOutlook spot_outlook(const Cluster& cluster, const Workload& workload, const
   return spot_outlook(cluster, workload, nodes, spot, step_s);
 }
 
+std::string no_goodput_reason(const SpotOutlook& s) {
+  char figures[160];
+  std::snprintf(figures, sizeof figures, "%.3g preemptions per hour, each a restart of %s; checkpoints take %s",
+                s.preemptions_per_hour, format_time(s.restart_s).c_str(), format_time(s.checkpoint_s).c_str());
+  return std::string("spot preemptions leave no time to train (") + figures +
+         "; expected fewer preemptions, faster restarts and checkpoints, or on-demand nodes)";
+}
+
 SpotOutlook price_at_spot(const Cluster& cluster, const Workload& workload, const Plan& plan, Report& report) {
   double on_demand = 0, at_spot = 0;
   for (int n : nodes_of(cluster, plan)) {
@@ -97,7 +107,12 @@ SpotOutlook price_at_spot(const Cluster& cluster, const Workload& workload, cons
   const double egress_per_hour = std::max(0.0, report.cost_per_hour - on_demand);
   report.cost_per_hour = at_spot + egress_per_hour;
   const SpotOutlook out = spot_outlook(cluster, workload, plan, true, report.iteration_time_s);
-  // A plan its preemptions leave no time to train buys nothing: infinitely dear (not free).
+  // A plan its preemptions leave (next to) no time to train buys nothing: infinitely dear (not
+  // free), and infeasible with the reason, since no figure of it means anything.
+  if (out.preemptions_per_hour > 0 && out.goodput_fraction < kMinGoodputFraction) {
+    report.feasible = false;
+    report.infeasible_reason = no_goodput_reason(out);
+  }
   const double goodput = report.tokens_per_s * out.goodput_fraction;
   report.cost_per_million_tokens = goodput > 0 || report.cost_per_hour <= 0
                                        ? cost_per_million_tokens(report.cost_per_hour, goodput)

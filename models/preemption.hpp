@@ -59,9 +59,15 @@ struct NodesOfType {
 SpotOutlook spot_outlook(const Cluster& cluster, const Workload& workload, const std::vector<NodesOfType>& nodes,
                          bool spot, double step_s = 0);
 
+/// Below this goodput fraction (a millionth of the time left to train) a plan at spot is
+/// infeasible: its cost per token is astronomical and its figures mean nothing.
+inline constexpr double kMinGoodputFraction = 1e-6;
+/// Why such a plan is infeasible, with the outlook's figures.
+std::string no_goodput_reason(const SpotOutlook& outlook);
+
 /// `report` (the plan's, priced on demand) repriced at spot: its nodes at their spot prices (the
 /// egress between zones as it was), its dollars per million tokens per token of goodput
-/// (infinite when preemptions leave none). Returns the outlook it used (the planner's --spot,
+/// (infinite when preemptions leave none; infeasible below kMinGoodputFraction). Returns the outlook it used (the planner's --spot,
 /// predict --spot).
 SpotOutlook price_at_spot(const Cluster& cluster, const Workload& workload, const Plan& plan, Report& report);
 

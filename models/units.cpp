@@ -330,8 +330,27 @@ std::string format_scaled(double v, const char* const* prefixes, int count, doub
 
 }  // namespace
 
-ParsedQuantity parse_bandwidth(std::string_view text) { return parse_with(text, bandwidth_kind()); }
-ParsedQuantity parse_time(std::string_view text) { return parse_with(text, time_kind()); }
+namespace {
+
+/// A non-zero value outside [min, max] is an error: the SI range of every value (kMinMagnitude)
+/// keeps single figures finite, but a link of "1e-300B/s" still made a step of inf seconds and a
+/// latency of "1e300s" summed over a pipeline overflows. The bounds lie far outside anything real.
+ParsedQuantity within_bounds(ParsedQuantity q, std::string_view text, double min, double max, const char* expected) {
+  if (q.value && *q.value != 0 && (*q.value < min || *q.value > max)) {
+    q.error = "value out of range in " + quoted(text) + " (expected " + expected + ")";
+    q.value.reset();
+  }
+  return q;
+}
+
+}  // namespace
+
+ParsedQuantity parse_bandwidth(std::string_view text) {
+  return within_bounds(parse_with(text, bandwidth_kind()), text, 1.0, 1e18, "a bandwidth between 1B/s and 1e18B/s");
+}
+ParsedQuantity parse_time(std::string_view text) {
+  return within_bounds(parse_with(text, time_kind()), text, 1e-12, 1e12, "a time between 1ps and 1e12s");
+}
 ParsedQuantity parse_size(std::string_view text) { return parse_with(text, size_kind()); }
 ParsedQuantity parse_flops(std::string_view text) { return parse_with(text, flops_kind()); }
 ParsedQuantity parse_flop(std::string_view text) { return parse_with(text, flop_kind()); }

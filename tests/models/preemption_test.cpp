@@ -2,6 +2,7 @@
 // Spot preemptions (models/preemption.hpp): Young's interval and the goodput it leaves, by hand;
 // what a checkpoint holds and how long the plan's nodes take to write it; which nodes are
 // reclaimed; the cluster keys; and the planner ranking by goodput under --spot.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -227,12 +228,38 @@ TEST(Preemption, APlanThatTrainsNothingBetweenPreemptionsIsInfinitelyDear) {
   EXPECT_EQ(s.goodput_fraction, 0.0);
   EXPECT_DOUBLE_EQ(r.cost_per_hour, 3 + 4 + 10);  // spot, spot, and the owned node on demand
   EXPECT_TRUE(std::isinf(r.cost_per_million_tokens));
+  // Infeasible, with the figures that make it so (predict --spot printed "$inf per million tokens").
+  EXPECT_FALSE(r.feasible);
+  EXPECT_THAT(r.infeasible_reason, ::testing::HasSubstr("spot preemptions leave no time to train (2.5 preemptions per hour"));
   // A plan that trains: its dollars buy its goodput.
+  r = Report{};
+  r.tokens_per_s = 100;
   r.iteration_time_s = 10;
   r.cost_per_hour = 30;
   const SpotOutlook t = price_at_spot(c, kWorkload, data_parallel_on({0, 2, 4}), r);
   EXPECT_GT(t.goodput_fraction, 0.0);
   EXPECT_DOUBLE_EQ(r.cost_per_million_tokens, cost_per_million_tokens(17, 100 * t.goodput_fraction));
+  EXPECT_TRUE(r.feasible);
+}
+
+// Nodes reclaimed a million times an hour: every plan fits, none trains. The planner printed
+// "$inf" per million tokens and "-nanx" baselines with exit 0; it now finds no plan, and says why.
+TEST(Preemption, ThePlannerSaysWhenPreemptionsLeaveNoPlanAnyGoodput) {
+  const Cluster c = parse_cluster(R"(kind: cluster
+name: storm
+node_types:
+  flaky: {gpu: a100-sxm4-80gb, gpus: 2, intra: {kind: nvlink, bandwidth: "300GB/s"}, nics: {count: 1, bandwidth: "25GB/s"}, price: "$10/h", spot_price: "$1/h", preemption_rate: "1e6/h"}
+zones:
+  - {name: z, fabric: {kind: switch}, nodes: [{type: flaky, count: 2}]}
+)",
+                                  Catalog::builtin());
+  PlannerOptions spot;
+  spot.spot = true;
+  const PlannerResult r = plan_training(c, kWorkload, spot);
+  EXPECT_TRUE(r.top.empty());
+  EXPECT_THAT(r.reason, ::testing::StartsWith("no feasible plan: spot preemptions leave no time to train"));
+  spot.spot = false;  // on demand the same cluster trains
+  EXPECT_FALSE(plan_training(c, kWorkload, spot).top.empty());
 }
 
 }  // namespace
