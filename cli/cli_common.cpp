@@ -150,6 +150,21 @@ CLI::Validator number_check(bool positive, bool integer, double max) {
       expected);
 }
 
+CLI::Validator integer_check(unsigned long long min, unsigned long long max) {
+  const std::string expected = "an integer between " + std::to_string(min) + " and " + std::to_string(max);
+  return CLI::Validator(
+      [expected, min, max](std::string& text) -> std::string {
+        // Digits only, read exactly: through a double, 2^64 + 1 was 2^64 - 1.
+        const bool digits = !text.empty() && text.size() <= 20 &&
+                            std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+        errno = 0;
+        const unsigned long long v = digits ? std::strtoull(text.c_str(), nullptr, 10) : 0;
+        if (!digits || errno == ERANGE || v < min || v > max) return "expected " + expected + ", got '" + text + "'";
+        return {};
+      },
+      expected);
+}
+
 namespace {
 
 namespace fs = std::filesystem;

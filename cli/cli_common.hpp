@@ -68,6 +68,8 @@ CLI::Option* add_profile_option(CLI::App* verb, std::string* path);
 /// A finite number > 0 (`positive`) or >= 0 (with `integer`, a whole number), at most `max`:
 /// an integer beyond its option's type was CLI11's "Could not convert: --tp = 99999999999999999999".
 CLI::Validator number_check(bool positive, bool integer, double max = HUGE_VAL);
+/// A whole number in [min, max], read exactly (up to 2^64 - 1: seeds).
+CLI::Validator integer_check(unsigned long long min, unsigned long long max);
 /// For `int` options (degrees, sizes, counts).
 inline CLI::Validator positive_integer() { return number_check(true, true, 2147483647.0); }
 inline CLI::Validator non_negative_integer() { return number_check(false, true, 2147483647.0); }

@@ -164,7 +164,7 @@ void add_run_verb(CLI::App& app) {
                    "or FILE with %r replaced by the rank)")
       ->check(output_file_check());
   verb->add_option("--seed", opts->seed, "seed of the initial parameters and of the synthetic data (default 1234)")
-      ->check(number_check(false, true, 18446744073709551615.0));  // a 64-bit seed: up to 2^64 - 1
+      ->check(integer_check(0, 18446744073709551615ULL));  // a 64-bit seed
   // At most 1 (Adam's rates are ~1e-4..1e-2): 1e308 became an inf float and a NaN loss.
   verb->add_option("--lr", opts->learning_rate, "Adam learning rate, at most 1 (default 0.001)")
       ->check(number_check(true, false, 1.0));

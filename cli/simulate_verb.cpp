@@ -51,6 +51,10 @@ void print_links(const models::Report& report) {
   t.print(std::cout, "  ");
 }
 
+/// More buckets than this is a typo: Megatron-Core's own count is at most 32, and each bucket is a
+/// collective the simulator lays out (2^31 of them ran the machine out of memory).
+constexpr int kMaxGradBuckets = 4096;
+
 void run_simulate(const SimulateOptions& o) {
   PlanChoice choice = o.choice;
   check_plan_choice(choice, "simulate");
@@ -60,6 +64,11 @@ void run_simulate(const SimulateOptions& o) {
   const models::Plan plan = choose_plan(choice, in, "simulate", [&](const models::Plan& p) {
     return models::predict(in.cluster, in.workload, p);
   });
+  if (o.grad_buckets > 0 && !(plan.overlap_grad_sync && plan.dp() > 1)) {
+    std::cerr << "hetsim simulate: error: --grad-buckets: the plan's gradient sync is one collective after the backward "
+                 "pass, not overlapped in buckets (expected a plan with data parallelism and overlap_grad_sync: true)\n";
+    throw VerbExit{kExitBadInput};
+  }
   sim::SimOptions opt;
   opt.fold = !o.no_fold;
   opt.grad_buckets = o.grad_buckets;
@@ -91,7 +100,7 @@ void add_simulate_verb(CLI::App& app) {
       ->check(output_file_check());
   verb->add_flag("--no-fold", o->no_fold, "Simulate every replica and flow (slower; for checking folding)");
   verb->add_option("--grad-buckets", o->grad_buckets, "Gradient buckets of an overlapped DP sync (default: Megatron-Core's, one per max(40M, 1M x dp) parameters, at most 32)")
-      ->check(positive_integer());
+      ->check(integer_check(1, kMaxGradBuckets));
   add_format_option(verb, &o->format);
   verb->callback([o] { run_simulate(*o); });
 }

@@ -169,6 +169,17 @@ class ClusterReader {
       set_if(zone.fabric.latency_s, f->get_quantity("latency", Need::kOptional, parse_time, kTime, false));
       set_if(zone.fabric.bandwidth_Bps, f->get_quantity("bandwidth", Need::kOptional, parse_bandwidth, kBandwidth, true));
       f->finish();
+      // Each kind has its own cap (topology.cpp): a fat-tree's core is oversubscribed, a switch
+      // caps its ports. The other's key would be read by no engine.
+      const bool fat_tree = zone.fabric.kind == ZoneFabricKind::kFatTree;
+      if (!fat_tree && zone.fabric.oversubscription > 1)
+        sink_.error(f->value_mark_of("oversubscription"), f->field("oversubscription"),
+                    "a switch fabric is not oversubscribed: its port bandwidth is its only cap (expected kind: "
+                    "fat-tree, or oversubscription: 1)");
+      if (fat_tree && zone.fabric.bandwidth_Bps > 0)
+        sink_.error(f->value_mark_of("bandwidth"), f->field("bandwidth"),
+                    "a fat-tree has no port cap: its NICs and its oversubscription set what a node moves (expected "
+                    "kind: switch, or no bandwidth)");
     }
     if (auto groups = z.get_list("nodes", Need::kRequired, 1)) {
       for (size_t i = 0; i < groups->size(); ++i) {

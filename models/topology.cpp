@@ -88,7 +88,7 @@ double nic_share(const Cluster& c, int node, int concurrent) {
   double bw = rail_nics * one_nic / on_busiest_rail;
   // A fat-tree with oversubscription o gives each node 1/o of its NIC bandwidth at the core
   // (Leiserson, "Fat-trees", IEEE ToC 1985; Al-Fares et al. SIGCOMM'08).
-  if (zone.fabric.oversubscription > 1) bw /= zone.fabric.oversubscription;
+  if (zone.fabric.kind == ZoneFabricKind::kFatTree && zone.fabric.oversubscription > 1) bw /= zone.fabric.oversubscription;
   if (!nt.nics.gpu_direct && nt.host_link_Bps > 0) bw = std::min(bw, nt.host_link_Bps * kHostLinkEfficiency);
   return bw;
 }
