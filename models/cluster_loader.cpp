@@ -143,6 +143,14 @@ class ClusterReader {
     if (auto v = r.get_quantity("checkpoint_bandwidth", Need::kOptional, parse_bandwidth, kBandwidth, true))
       t.checkpoint_bandwidth_Bps = *v;
     set_if(t.restart_time_s, r.get_quantity("restart_time", Need::kOptional, parse_time, kTime, false));
+    // Only a node priced at its spot price is reclaimed (preemption.cpp): on one without, these
+    // keys would be read by nothing (a sweep's preemption_rate axis says the same).
+    if (!t.spot_price_per_hour)
+      for (const char* key : {"preemption_rate", "restart_time"})
+        if (r.has(key))
+          sink_.error(r.value_mark_of(key), r.field(key),
+                      "only a node priced at its spot price is reclaimed, and node type '" + t.name +
+                          "' has none (expected a spot_price, or no " + key + ")");
     r.finish();
     type_index_[t.name] = static_cast<int>(cluster_.node_types.size());
     cluster_.node_types.push_back(std::move(t));

@@ -164,9 +164,15 @@ void read_measured(MapReader& r, SuiteRow& row) {
       r.get_sink().error(r.value_mark_of("measured"), r.field("measured"),
                          "'" + value.Scalar() + "' is not a time (expected seconds, 3.528, or a time such as \"3.5s\")");
     }
-    return;
+  } else {
+    set_if(row.measured, r.get_number("measured", Need::kRequired, 0, 1e12, true));
   }
-  set_if(row.measured, r.get_number("measured", Need::kRequired, 0, 1e12, true));
+  // A step shorter than a microsecond is no training step (a subnormal 1e-320 passed "> 0"
+  // and made the suite's MAPE inf%).
+  constexpr double kMinMeasured_s = 1e-6;
+  if (row.measured > 0 && row.measured < kMinMeasured_s)
+    r.get_sink().error(r.value_mark_of("measured"), r.field("measured"),
+                       "a step of less than a microsecond (expected seconds per step, such as 3.528)");
 }
 
 void read_batch(MapReader& m, SuiteRow& row) {

@@ -72,7 +72,12 @@ Workload parse_workload(std::string_view text, const std::string& name) {
       set_if(w.training.optimizer, t->get_enum("optimizer", Need::kOptional, optimizer_table()));
       set_if(w.training.flash_attention, t->get_bool("flash_attention", Need::kOptional));
       set_if(w.training.fp32_grad_allreduce, t->get_bool("fp32_grad_allreduce", Need::kOptional));
-      set_if(w.training.allow_tf32, t->get_bool("allow_tf32", Need::kOptional));
+      const auto allow_tf32 = t->get_bool("allow_tf32", Need::kOptional);
+      set_if(w.training.allow_tf32, allow_tf32);
+      if (allow_tf32 && !*allow_tf32 && w.training.dtype == Dtype::kTf32)
+        sink.error(t->value_mark_of("allow_tf32"), t->field("allow_tf32"),
+                   "dtype tf32 computes its GEMMs in TF32, which allow_tf32: false forbids (expected dtype: fp32 "
+                   "for FP32 GEMMs without TF32, or no allow_tf32)");
       t->finish();
     }
     root->finish();

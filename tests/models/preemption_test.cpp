@@ -98,13 +98,13 @@ TEST(Preemption, ACheckpointHoldsTheWeightsAndTheOptimizerStates) {
   EXPECT_DOUBLE_EQ(checkpoint_bytes(fp8), kWorkload.model.params_total() * 14);
 }
 
-// Two spot node types and one on demand that has a rate but no spot price (never reclaimed).
+// Two spot node types and one on demand (no spot price: never reclaimed).
 const char* kCluster = R"(kind: cluster
 name: spotty
 node_types:
   flaky: {gpu: a100-sxm4-80gb, gpus: 2, intra: {kind: nvlink, bandwidth: "300GB/s"}, nics: {count: 1, bandwidth: "10GB/s"}, price: "$10/h", spot_price: "$3/h", preemption_rate: "2/h", restart_time: "10min"}
   steady: {gpu: a100-sxm4-80gb, gpus: 2, intra: {kind: nvlink, bandwidth: "300GB/s"}, nics: {count: 1, bandwidth: "10GB/s"}, price: "$10/h", spot_price: "$4/h", preemption_rate: "0.5/h", checkpoint_bandwidth: "30GB/s"}
-  owned: {gpu: a100-sxm4-80gb, gpus: 2, intra: {kind: nvlink, bandwidth: "300GB/s"}, nics: {count: 1, bandwidth: "10GB/s"}, price: "$10/h", preemption_rate: "5/h"}
+  owned: {gpu: a100-sxm4-80gb, gpus: 2, intra: {kind: nvlink, bandwidth: "300GB/s"}, nics: {count: 1, bandwidth: "10GB/s"}, price: "$10/h"}
 zones:
   - {name: z, fabric: {kind: switch}, nodes: [{type: flaky, count: 1}, {type: steady, count: 1}, {type: owned, count: 1}]}
 )";
@@ -170,6 +170,20 @@ TEST(Preemption, TheClusterKeysAreCheckedAndWrittenBack) {
     const std::string what = e.what();
     EXPECT_NE(what.find("node_types.flaky.restart_time"), std::string::npos) << what;
     EXPECT_NE(what.find("node_types.steady.checkpoint_bandwidth"), std::string::npos) << what;
+  }
+  // A rate or restart time on a node without a spot price would be read by nothing: an error.
+  std::string dead = kCluster;
+  dead.replace(dead.find("price: \"$10/h\"}"), 15, "price: \"$10/h\", preemption_rate: \"5/h\", restart_time: \"1h\"}");
+  try {
+    parse_cluster(dead, Catalog::builtin(), "c.yaml");
+    FAIL() << "accepted";
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("node_types.owned.preemption_rate: only a node priced at its spot price is reclaimed, and node "
+                        "type 'owned' has none (expected a spot_price, or no preemption_rate)"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("node_types.owned.restart_time: only a node"), std::string::npos) << what;
   }
 }
 
