@@ -100,7 +100,7 @@ Split split_number(std::string_view text, std::string_view prefix_symbol = {}) {
     return out;
   }
   if (res.ec != std::errc() || res.ptr != s.data() + end) {
-    out.error = "malformed number in " + quoted(text);
+    out.error = "malformed number in " + quoted(text) + " (expected a plain decimal number before the unit)";
     return out;
   }
   if (!std::isfinite(v)) {
@@ -189,6 +189,9 @@ const QuantityKind& time_kind() {
                                {"\xC2\xB5s", 1e-6},  // µs (micro sign)
                                {"\xCE\xBCs", 1e-6},  // μs (Greek mu)
                                {"ms", 1e-3},
+                               {"nsec", 1e-9},  // spelt out: "2usec" was told "did you mean 2sec"
+                               {"usec", 1e-6},
+                               {"msec", 1e-3},
                                {"s", 1.0},
                                {"sec", 1.0},
                                {"min", 60.0},

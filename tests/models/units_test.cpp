@@ -136,6 +136,15 @@ TEST(Units, BandwidthsAndTimesLieWithinPhysicalBounds) {
   EXPECT_DOUBLE_EQ(ok(parse_time("1ps")), 1e-12);
 }
 
+// "2usec" was told "did you mean 2sec" (a million times longer); ".infGB/s" had no expectation.
+TEST(Units, SpeltOutTimeUnitsAndMalformedNumbersSayWhatWasMeant) {
+  EXPECT_DOUBLE_EQ(ok(parse_time("2usec")), 2e-6);
+  EXPECT_DOUBLE_EQ(ok(parse_time("3msec")), 3e-3);
+  EXPECT_DOUBLE_EQ(ok(parse_time("4nsec")), 4e-9);
+  EXPECT_EQ(parse_bandwidth("3.0.0GB/s").error,
+            "malformed number in \"3.0.0GB/s\" (expected a plain decimal number before the unit)");
+}
+
 TEST(Units, Formatting) {
   EXPECT_EQ(format_flops(312e12), "312 TFLOP/s");
   EXPECT_EQ(format_flops(19.5e12), "19.5 TFLOP/s");
