@@ -15,8 +15,11 @@ namespace hetsim::models {
 
 double optimizer_bytes_per_param(Dtype dtype, Optimizer optimizer) {
   const bool fp32 = dtype == Dtype::kFp32 || dtype == Dtype::kTf32;
-  const double update = optimizer == Optimizer::kAdam ? 28.0 : 20.0;
-  return fp32 ? update + 4.0 : update + 20.0;
+  // The terms of step_cost.hpp: the update (Adam 28, SGD with momentum 20), then the grad norm
+  // alone for fp32 (4), or for mixed precision unscale + inf check (8), norm (4), the copy to the
+  // 16-bit weights (6) and the clip, 20 in all.
+  const double update_bytes = optimizer == Optimizer::kAdam ? 28.0 : 20.0;
+  return fp32 ? update_bytes + 4.0 : update_bytes + 20.0;
 }
 
 double grad_sync_bytes_per_param(Dtype dtype) { return dtype == Dtype::kFp16 ? 2.0 : 4.0; }
@@ -36,9 +39,9 @@ std::string gib(double bytes) {
 /// Per-GPU figures of a node type that the optimizer, MFU and memory checks need.
 struct TypeFigures {
   const NodeType* type = nullptr;
-  double peak = 0;       ///< dense peak at the training's matmul dtype, 0 when unsupported
-  double capacity = 0;   ///< memory bytes
-  double bandwidth = 0;  ///< achieved memory bandwidth
+  double peak_flop_per_s = 0;  ///< dense peak at the training's matmul dtype, 0 when unsupported
+  double capacity_bytes = 0;
+  double memory_Bps = 0;       ///< achieved memory bandwidth
 };
 
 TypeFigures type_figures(const NodeType& nt, const TrainingSpec& training) {
@@ -127,7 +130,7 @@ double tied_embedding_sync_s(const StepInput& in, double grad_bpp, PlanWork* wor
 /// What the optimizer, MFU and memory checks need of one stage (step_cost memoises them).
 struct StageFigures {
   int shape, stage, pp, micro_batches, node_type;  ///< node_type -1: not kept (multi-node stage)
-  double peaks, capacity, opt_s, memory, flop;
+  double peaks_flop_per_s, capacity_bytes, optimizer_s, memory_bytes, flop;
 };
 
 /// Stage s of replica `rep` (shape index `shape`): the summed peaks of its GPUs, the smallest
@@ -149,19 +152,19 @@ StageFigures stage_figures(const StepInput& in, const Replica& rep, int s, int s
   const bool one_node = node_type >= 0;
   const double opt_bpp = optimizer_bytes_per_param(dtype, w.training.optimizer);
   const StageCost& sc = in.costs[shape];
-  double capacity = 0, peaks = 0, bw = 0;
+  double capacity_bytes = 0, peaks_flop_per_s = 0, memory_Bps = 0;
   const int tp = st.tp();
   if (one_node) {
     // One node, one type: its figures are looked up once per type over all stages.
     const NodeType& nt = c.node_types[node_type];
     if (&nt != figures.type) figures = type_figures(nt, w.training);
-    peaks = tp * figures.peak;
-    capacity = figures.capacity;
-    bw = figures.bandwidth;
+    peaks_flop_per_s = tp * figures.peak_flop_per_s;
+    capacity_bytes = figures.capacity_bytes;
+    memory_Bps = figures.memory_Bps;
   } else {
     const NodeType* last = nullptr;
-    double last_peak = 0;
-    int prev_node = -1, run = 0;  // GPUs of the current type not yet added to `peaks`
+    double last_peak_flop_per_s = 0;
+    int prev_node = -1, run = 0;  // GPUs of the current type not yet added to `peaks_flop_per_s`
     for (int g : st.gpus) {
       const int n = c.gpus[g].node;
       if (n == prev_node) {  // same node, same type: nothing new to look up
@@ -172,17 +175,17 @@ StageFigures stage_figures(const StepInput& in, const Replica& rep, int s, int s
       node_used[n] = 1;
       const NodeType& nt = c.node_types[c.nodes[n].node_type];
       if (&nt != last) {  // GPUs of a stage are usually of one type: look its figures up once
-        peaks += run * last_peak;
+        peaks_flop_per_s += run * last_peak_flop_per_s;
         run = 0;
         last = &nt;
         const TypeFigures f = type_figures(nt, w.training);
-        last_peak = f.peak;
-        capacity = capacity == 0 ? f.capacity : std::min(capacity, f.capacity);
-        bw = bw == 0 ? f.bandwidth : std::min(bw, f.bandwidth);
+        last_peak_flop_per_s = f.peak_flop_per_s;
+        capacity_bytes = capacity_bytes == 0 ? f.capacity_bytes : std::min(capacity_bytes, f.capacity_bytes);
+        memory_Bps = memory_Bps == 0 ? f.memory_Bps : std::min(memory_Bps, f.memory_Bps);
       }
       ++run;
     }
-    peaks += run * last_peak;
+    peaks_flop_per_s += run * last_peak_flop_per_s;
   }
   const double opt_params = sc.params / (plan.zero >= 1 ? dp : 1);
   StageMemoryInput mi;
@@ -203,7 +206,7 @@ StageFigures stage_figures(const StepInput& in, const Replica& rep, int s, int s
   mi.recompute = plan.recompute;
   mi.sequence_parallel = plan.sequence_parallel && st.tp() > 1;
   mi.params = sc.params;
-  return {shape, s, pp, rep.micro_batches, node_type, peaks, capacity, opt_params * opt_bpp / bw,
+  return {shape, s, pp, rep.micro_batches, node_type, peaks_flop_per_s, capacity_bytes, opt_params * opt_bpp / memory_Bps,
           stage_memory(mi).total(), rep.micro_batches * (sc.forward.flop + sc.backward.flop) * st.tp()};
 }
 
@@ -216,9 +219,9 @@ void record_stage_work(const StepInput& in, PlanWork& work, int r, int s, const 
   const std::size_t k = static_cast<std::size_t>(r) * in.max_pp + s;
   sw->param_count = in.costs[f.shape].params;
   sw->grad_sync_bytes = in.costs[f.shape].params * grad_bpp;
-  sw->optimizer_s = f.opt_s;
-  sw->memory_bytes = f.memory;
-  sw->memory_capacity_bytes = f.capacity;
+  sw->optimizer_s = f.optimizer_s;
+  sw->memory_bytes = f.memory_bytes;
+  sw->memory_capacity_bytes = f.capacity_bytes;
   sw->forward_s = in.times[k].forward_s;
   sw->backward_s = in.times[k].backward_s;
 }
@@ -282,12 +285,12 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
       for (int s = 0; s < pp; ++s) {
         const StageFigures& f = figures_of[to[s] = from[s]];
         used[nodes[s]] = 1;
-        peak_sum += f.peaks;
+        peak_sum += f.peaks_flop_per_s;
         hardware_flop += f.flop;
-        optimizer_s = std::max(optimizer_s, f.opt_s);
-        memory[s] = f.memory;
-        capacity[s] = f.capacity;
-        memory_peak = std::max(memory_peak, f.memory);
+        optimizer_s = std::max(optimizer_s, f.optimizer_s);
+        memory[s] = f.memory_bytes;
+        capacity[s] = f.capacity_bytes;
+        memory_peak = std::max(memory_peak, f.memory_bytes);
       }
       continue;
     }
@@ -318,11 +321,11 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
       if (one_node) memo_of_stage[s] = hit;
       if (in.copy_of) memo_of_slot[k] = hit;
       const StageFigures& f = memo[hit];
-      peak_sum += f.peaks;
+      peak_sum += f.peaks_flop_per_s;
       hardware_flop += f.flop;
-      const double opt_s = f.opt_s;
+      const double opt_s = f.optimizer_s;
       optimizer_s = std::max(optimizer_s, opt_s);
-      const double mem = f.memory, capacity = f.capacity;
+      const double mem = f.memory_bytes, capacity = f.capacity_bytes;
       out.stage_memory_bytes[k] = mem;
       out.stage_capacity_bytes[k] = capacity;
       memory_peak = std::max(memory_peak, mem);

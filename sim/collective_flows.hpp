@@ -40,8 +40,11 @@ std::vector<Phase> hierarchical_all_reduce(const std::vector<int>& gpus, const s
 /// Double binary tree all-reduce (Sanders, Speck, Träff, Parallel Computing 2009, as used by
 /// NCCL), pipelined: every tree edge carries n/2 bytes per tree, all levels at once, in one
 /// reduce phase (up) and one broadcast phase (down); the pipeline's fill adds (depth-1) hop
-/// latencies after each phase (`tree_fill_hops`). Alone: 2·depth·α + 2·n/B, the cost model's
-/// tree_time(). With `node_of` and several members on every node, the trees run between nodes
+/// latencies after each phase (`tree_fill_hops`). Alone: 2·depth·α + 2·n/B. The cost model's
+/// tree_time() has the same bandwidth term but NCCL's tuning-table latency (models/comm_cost.cpp
+/// tree_latency_s: a chain inside each node, log2 N levels between nodes), so the two engines'
+/// latencies can differ for groups with members on several nodes. With `node_of` and several
+/// members on every node, the trees run between nodes
 /// as NCCL's do (intra-node chain to a head, inter-node double binary tree; NCCL 2.4 release
 /// notes): one channel per member of a node, each with its own head and NIC and 1/k of the
 /// data, or a single channel when `one_channel` (models::GroupCost::node_shared).
