@@ -3,6 +3,7 @@
 // fits the efficiency figures of each GPU type to measured iteration times (calibration/run_fit.hpp)
 // and writes them as a profile that predict, plan, simulate and validate accept with --profile.
 // Exit code 2 on bad input, 1 when no row can be predicted.
+#include <algorithm>
 #include <iostream>
 #include <sstream>
 
@@ -81,7 +82,8 @@ void run_fit(const FitVerbOptions& o) {
       std::cerr << "hetsim fit: error: --params: unknown figure '" << name << "' (expected gemm, memory, host, flash or links)\n";
       throw VerbExit{kExitBadInput};
     }
-    options.params.push_back(*p);
+    // A figure named twice is fitted once (as plan's search options drop repeats).
+    if (std::find(options.params.begin(), options.params.end(), *p) == options.params.end()) options.params.push_back(*p);
   }
   const models::Catalog& catalog = models::Catalog::builtin();
   const std::vector<models::Suite> suites = load_suite_files(o.suites, catalog);
@@ -94,7 +96,7 @@ void run_fit(const FitVerbOptions& o) {
     throw VerbExit{kExitFailure};
   }
   std::string params;
-  for (const std::string& p : o.params) params += (params.empty() ? "" : ",") + p;
+  for (const calibration::RunFitParam p : options.params) params += (params.empty() ? "" : ",") + std::string(calibration::to_string(p));
   int rows = 0;
   for (const auto& s : r.suites) rows += s.rows_used;
   r.profile.source = "`hetsim fit --params " + params + "` on " + utc_now() + ": " + r.profile.source +
