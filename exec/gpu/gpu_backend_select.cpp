@@ -50,7 +50,8 @@ std::unique_ptr<Backend> make_gpu_backend(const std::string& device_type, int lo
 #endif
   }
 #if HETSIM_HAVE_CUDA || HETSIM_HAVE_HIP
-  throw BackendError("no GPU device for '" + device_type + "' (CUDA: " + why_cuda + "; HIP: " + why_hip + ")");
+  // Each `why` names its runtime ("CUDA: no device (...)").
+  throw BackendError("no GPU device for '" + device_type + "' (" + why_cuda + "; " + why_hip + ")");
 #else
   (void)local_device;
   return nullptr;
