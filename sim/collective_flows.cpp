@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Flow patterns of the collectives (see collective_flows.hpp for the citations).
+// Flow patterns of the collectives, and the collectives on the cluster as the cost model picks them
+// (see collective_flows.hpp for the citations).
 #include "collective_flows.hpp"
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <tuple>
 
 #include "sim_topology.hpp"
+#include "topology.hpp"
 
 namespace hetsim::sim {
 namespace {
@@ -249,6 +251,58 @@ std::vector<FoldedPhase> merge_repeated_phases(const Topology& topology, const s
     out.push_back(std::move(merged));
     i = j;
   }
+  return out;
+}
+
+CollectiveFlows collective_flows(const Topology& topo, models::CollectiveKind kind, models::GradSyncAlgorithm algorithm,
+                                 const std::vector<int>& gpus, double bytes, const std::vector<int>* concurrent_on_node,
+                                 const std::vector<double>* wan_senders) {
+  CollectiveFlows out;
+  const auto& cluster = topo.get_cluster();
+  if (gpus.size() < 2 || bytes <= 0) return out;
+  std::vector<int> node_of;
+  for (int g : gpus) node_of.push_back(cluster.node_of_gpu(g));
+  const models::GroupCost g =
+      models::group_cost(cluster, gpus.data(), static_cast<int>(gpus.size()), 0, wan_senders, concurrent_on_node);
+  // A ring on nodes shared with concurrent groups crosses each node boundary at its one
+  // boundary member (models::GroupCost::node_shared): no per-member channel split.
+  const std::vector<int>* split = g.node_shared ? nullptr : &node_of;
+  if (kind != models::CollectiveKind::kAllReduce) {
+    // The cost model's hierarchical and tree all-gather/reduce-scatter fall back to rings too.
+    out.phases = ring_all_gather(gpus, bytes, split);
+    for (Phase& ph : out.phases) spread_over_mesh_links(topo, gpus, ph);
+    return out;
+  }
+  algorithm = models::resolve_algorithm(kind, bytes, g, algorithm);  // the cost model's choice
+  if (algorithm == models::GradSyncAlgorithm::kHierarchical && (g.nodes <= 1 || g.inter_bandwidth_Bps <= 0))
+    algorithm = models::GradSyncAlgorithm::kRing;  // hierarchical_time's own fallback
+  out.phases = dp_all_reduce(algorithm, gpus, node_of, bytes, g.node_shared);
+  for (Phase& ph : out.phases) spread_over_mesh_links(topo, gpus, ph);
+  if (algorithm == models::GradSyncAlgorithm::kTree) out.delay_after_s = tree_fill_hops(static_cast<int>(gpus.size())) * g.hop_latency_s;
+  return out;
+}
+
+std::vector<FoldedPhase> folded_collective(const Topology& topo, models::CollectiveKind kind,
+                                           models::GradSyncAlgorithm algorithm, const std::vector<int>& gpus,
+                                           double bytes, bool fold, const std::vector<int>* concurrent_on_node) {
+  const CollectiveFlows c = collective_flows(topo, kind, algorithm, gpus, bytes, concurrent_on_node);
+  return fold_collective_flows(topo, c, fold);
+}
+
+std::vector<FoldedPhase> fold_collective_flows(const Topology& topo, const CollectiveFlows& c, bool fold) {
+  std::vector<FoldedPhase> out;
+  for (const auto& ph : c.phases) {
+    out.push_back(fold_phase(topo, ph, fold));
+    out.back().delay_after_s = c.delay_after_s;
+  }
+  return fold ? merge_repeated_phases(topo, out) : out;
+}
+
+Phase group_transfer(const std::vector<int>& src, const std::vector<int>& dst, double bytes_per_rank) {
+  Phase out;
+  const std::size_t ns = src.size(), nd = dst.size();
+  if (bytes_per_rank <= 0) return out;  // nothing to send (the cost model's p2p_time(0) = 0)
+  for (std::size_t i = 0; i < ns; ++i) out.push_back({src[i], dst[i * nd / ns], bytes_per_rank});
   return out;
 }
 

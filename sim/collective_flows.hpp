@@ -5,6 +5,7 @@
 #pragma once
 #include <vector>
 
+#include "comm_cost.hpp"
 #include "plan.hpp"
 
 namespace hetsim::sim {
@@ -93,5 +94,35 @@ bool same_flows(const Phase& a, const Phase& b);
 /// run_dataflow_steps (phase_dataflow.hpp) times the unmerged steps. Under contention it is
 /// the average over the run. Part of folding (fewer flows for SimGrid to move).
 std::vector<FoldedPhase> merge_repeated_phases(const Topology& topology, const std::vector<FoldedPhase>& phases);
+
+// ---- Collectives on the cluster: the group's figures pick the algorithm, as the cost model's ----
+
+/// A collective as flows: its phases and the pipeline-fill delay after each (tree only).
+struct CollectiveFlows {
+  std::vector<Phase> phases;
+  double delay_after_s = 0;
+};
+/// The collective the cost model prices (models::collective_time): `algorithm`, or for kAuto
+/// the one models::resolve_algorithm picks on the group's figures (models::group_cost);
+/// all-gather and reduce-scatter are rings (hierarchical for all-gather/reduce-scatter is not
+/// modelled by either engine beyond its ring fallback).
+/// `concurrent_on_node` as models::group_cost's (null: every GPU of a node sends): for DP groups
+/// PlanWork::dp_nic_senders, for TP groups SimLayout::tp_senders_on_node, as the cost model
+/// takes them, so that both engines pick the same algorithm and channels.
+/// `wan_senders` as models::group_cost's (for DP groups from SimLayout::dp_wan_load).
+CollectiveFlows collective_flows(const Topology& topology, models::CollectiveKind kind,
+                                 models::GradSyncAlgorithm algorithm, const std::vector<int>& gpus, double bytes,
+                                 const std::vector<int>* concurrent_on_node = nullptr,
+                                 const std::vector<double>* wan_senders = nullptr);
+/// Flows folded phase by phase (fold_phase), repeated phases merged when folding.
+std::vector<FoldedPhase> fold_collective_flows(const Topology& topology, const CollectiveFlows& flows, bool fold);
+/// The same, folded phase by phase.
+std::vector<FoldedPhase> folded_collective(const Topology& topology, models::CollectiveKind kind,
+                                           models::GradSyncAlgorithm algorithm, const std::vector<int>& gpus,
+                                           double bytes, bool fold, const std::vector<int>* concurrent_on_node = nullptr);
+
+/// Flows of a point-to-point transfer between two TP groups: rank i sends to rank i·|dst|/|src|
+/// (rank-wise when the groups have the same size), `bytes_per_rank` each.
+Phase group_transfer(const std::vector<int>& src, const std::vector<int>& dst, double bytes_per_rank);
 
 }  // namespace hetsim::sim

@@ -85,62 +85,6 @@ int congruent_block_size(const Topology& topo, const models::Plan& plan, const m
   return size;
 }
 
-}  // namespace
-
-CollectiveFlows collective_flows(const Topology& topo, models::CollectiveKind kind, models::GradSyncAlgorithm algorithm,
-                                 const std::vector<int>& gpus, double bytes, const std::vector<int>* concurrent_on_node,
-                                 const std::vector<double>* wan_senders) {
-  CollectiveFlows out;
-  const auto& cluster = topo.get_cluster();
-  if (gpus.size() < 2 || bytes <= 0) return out;
-  std::vector<int> node_of;
-  for (int g : gpus) node_of.push_back(cluster.node_of_gpu(g));
-  const models::GroupCost g =
-      models::group_cost(cluster, gpus.data(), static_cast<int>(gpus.size()), 0, wan_senders, concurrent_on_node);
-  // A ring on nodes shared with concurrent groups crosses each node boundary at its one
-  // boundary member (models::GroupCost::node_shared): no per-member channel split.
-  const std::vector<int>* split = g.node_shared ? nullptr : &node_of;
-  if (kind != models::CollectiveKind::kAllReduce) {
-    // The cost model's hierarchical and tree all-gather/reduce-scatter fall back to rings too.
-    out.phases = ring_all_gather(gpus, bytes, split);
-    for (Phase& ph : out.phases) spread_over_mesh_links(topo, gpus, ph);
-    return out;
-  }
-  algorithm = models::resolve_algorithm(kind, bytes, g, algorithm);  // the cost model's choice
-  if (algorithm == models::GradSyncAlgorithm::kHierarchical && (g.nodes <= 1 || g.inter_bandwidth_Bps <= 0))
-    algorithm = models::GradSyncAlgorithm::kRing;  // hierarchical_time's own fallback
-  out.phases = dp_all_reduce(algorithm, gpus, node_of, bytes, g.node_shared);
-  for (Phase& ph : out.phases) spread_over_mesh_links(topo, gpus, ph);
-  if (algorithm == models::GradSyncAlgorithm::kTree) out.delay_after_s = tree_fill_hops(static_cast<int>(gpus.size())) * g.hop_latency_s;
-  return out;
-}
-
-std::vector<FoldedPhase> folded_collective(const Topology& topo, models::CollectiveKind kind,
-                                           models::GradSyncAlgorithm algorithm, const std::vector<int>& gpus,
-                                           double bytes, bool fold, const std::vector<int>* concurrent_on_node) {
-  const CollectiveFlows c = collective_flows(topo, kind, algorithm, gpus, bytes, concurrent_on_node);
-  return fold_collective_flows(topo, c, fold);
-}
-
-std::vector<FoldedPhase> fold_collective_flows(const Topology& topo, const CollectiveFlows& c, bool fold) {
-  std::vector<FoldedPhase> out;
-  for (const auto& ph : c.phases) {
-    out.push_back(fold_phase(topo, ph, fold));
-    out.back().delay_after_s = c.delay_after_s;
-  }
-  return fold ? merge_repeated_phases(topo, out) : out;
-}
-
-Phase group_transfer(const std::vector<int>& src, const std::vector<int>& dst, double bytes_per_rank) {
-  Phase out;
-  const std::size_t ns = src.size(), nd = dst.size();
-  if (bytes_per_rank <= 0) return out;  // nothing to send (the cost model's p2p_time(0) = 0)
-  for (std::size_t i = 0; i < ns; ++i) out.push_back({src[i], dst[i * nd / ns], bytes_per_rank});
-  return out;
-}
-
-namespace {
-
 /// Tied embeddings: one group per TP rank of the first stage; the ranks of one (first, last)
 /// stage pair run at once, so their flows make one sync, phase by phase (lay.embeddings).
 void add_embedding_syncs(const Topology& topo, const models::Plan& plan, const models::PlanWork& work,
@@ -262,6 +206,100 @@ void check_simulation_size(const models::Plan& plan, const models::PlanWork& wor
 }
 
 // Empty result (no actors) when folding by blocks was asked and a DP flow leaves the blocks.
+/// The DP groups' load of the WAN links, in bytes and in senders (lay.dp_wan_load,
+/// lay.dp_wan_senders). The gradient groups the cost model formed (per segment and shard) cross
+/// the WAN together; the figure only picks each group's algorithm here (the links share
+/// themselves), as grad_sync_cost.cpp (load_wan_links) derives it.
+void load_dp_wan(const models::Cluster& cluster, const models::PlanWork& work, SimLayout& lay) {
+  std::vector<double> bytes, senders, count;
+  for (const auto& grp : work.dp_groups) {
+    if (grp.embedding) continue;
+    const int n = static_cast<int>(grp.gpus.size());
+    models::add_wan_crossings(cluster, grp.gpus.data(), n, grp.size_bytes, bytes);
+    models::add_wan_crossings(cluster, grp.gpus.data(), n, 1.0, senders);
+  }
+  models::wan_load_of(cluster, bytes, lay.dp_wan_load);
+  models::wan_load_of(cluster, senders, count);
+  models::wan_senders_for(count, 1.0, lay.dp_wan_senders);
+}
+
+/// The GPUs the simulation runs (those of the simulated replicas) and those the platform holds
+/// (every GPU of a node that the simulated and ghost blocks use); marks those nodes in
+/// lay.node_used.
+struct GpuSets {
+  std::vector<bool> in_sim, in_platform;
+};
+GpuSets mark_gpus(const models::Cluster& cluster, const models::PlanWork& work, int simulated, int block,
+                  SimLayout& lay) {
+  const int d = static_cast<int>(work.replicas.size());
+  GpuSets out{std::vector<bool>(cluster.gpus.size(), false), std::vector<bool>(cluster.gpus.size(), false)};
+  lay.node_used.assign(cluster.nodes.size(), false);
+  for (int r = 0; r < d; ++r)
+    for (const auto& st : work.replicas[r])
+      for (int g : st.gpus) {
+        if (r < simulated) out.in_sim[g] = true;
+        if (r < simulated + (block > 0 ? block : 0)) lay.node_used[cluster.node_of_gpu(g)] = true;
+      }
+  for (int g = 0; g < cluster.gpu_count(); ++g) out.in_platform[g] = lay.node_used[cluster.node_of_gpu(g)];
+  return out;
+}
+
+/// One actor per (simulated replica, stage); returns the GPU -> actor map (-1: no actor).
+std::vector<int> place_actors(const models::Cluster& cluster, const models::PlanWork& work, SimLayout& lay) {
+  std::vector<int> actor_of_gpu(cluster.gpus.size(), -1);
+  for (int r : lay.replicas)
+    for (std::size_t s = 0; s < work.replicas[r].size(); ++s) {
+      for (int g : work.replicas[r][s].gpus) actor_of_gpu[g] = static_cast<int>(lay.actors.size());
+      lay.actors.push_back({r, static_cast<int>(s), -1});
+    }
+  return actor_of_gpu;
+}
+
+/// A DP group's end-of-step flows into its component's phases (gradients, and with ZeRO >= 1
+/// the updated weights' all-gather), those that start in the simulated replicas. Returns false
+/// when one of them ends outside the platform (the caller then simulates unfolded).
+bool add_group_flows(const Topology& topo, const models::Plan& plan, const models::PlanWork& work,
+                     const models::DpGroup& grp, const GpuSets& gpus, const SimLayout& lay, DpComponent& comp) {
+  comp.buckets = std::max(comp.buckets, grp.buckets);
+  // ZeRO >= 1 shards the optimizer state: gradients are reduce-scattered and the updated
+  // weights all-gathered (Rajbhandari et al., SC'20 §5.1-5.2), as the cost model prices it.
+  // Each node's NICs are shared by the senders the cost model counts (all of the node's GPUs
+  // when the plan uses them all, each in one group; models::dp_nic_channels otherwise).
+  const std::vector<int>* concurrent = work.dp_nic_senders.empty() ? nullptr : &work.dp_nic_senders;
+  std::vector<double> wan_senders = lay.dp_wan_senders;
+  if (!grp.embedding) models::wan_senders_for(lay.dp_wan_load, grp.size_bytes, wan_senders);
+  const std::vector<double>* wan = wan_senders.empty() ? nullptr : &wan_senders;
+  const CollectiveFlows grad = collective_flows(
+      topo, plan.zero >= 1 ? models::CollectiveKind::kReduceScatter : models::CollectiveKind::kAllReduce,
+      plan.grad_sync, grp.gpus, grp.size_bytes, concurrent, wan);
+  CollectiveFlows params;
+  if (plan.zero >= 1) {
+    const double bytes = grp.gather_bytes > 0 ? grp.gather_bytes : grp.size_bytes;
+    params = collective_flows(topo, models::CollectiveKind::kAllGather, plan.grad_sync, grp.gpus, bytes, concurrent, wan);
+  }
+  // ZeRO-3 moves its whole gradient and weight traffic into the passes (add_pass_traffic);
+  // ZeRO-2 its earlier micro-batches' gradients only, the last ones are reduced here.
+  if (plan.zero >= 3) return true;
+  bool inside = true;
+  const auto add = [&](const CollectiveFlows& cf, std::vector<FoldedPhase>& into) {
+    if (into.size() < cf.phases.size()) into.resize(cf.phases.size());
+    for (std::size_t i = 0; i < cf.phases.size(); ++i) {
+      for (const auto& f : cf.phases[i]) {
+        if (!gpus.in_sim[f.src]) continue;
+        if (!gpus.in_platform[f.dst]) inside = false;
+        into[i].simulated.push_back(f);
+      }
+      into[i].delay_after_s = std::max(into[i].delay_after_s, cf.delay_after_s);
+    }
+  };
+  add(grad, comp.grad_phases);
+  add(params, comp.param_phases);
+  return inside;
+}
+
+/// One simulation's layout: the replicas it runs (with `blocks`, one block of congruent
+/// replicas when folding), their actors, and the DP components with their flows. Empty when a
+/// flow leaves the platform's nodes (make_layout then lays it out without blocks).
 SimLayout layout(const Topology& topo, const models::Plan& plan, const models::PlanWork& work, bool fold, bool blocks) {
   const auto& cluster = topo.get_cluster();
   SimLayout lay;
@@ -275,38 +313,9 @@ SimLayout layout(const Topology& topo, const models::Plan& plan, const models::P
     lay.replica_simulated[r] = true;
   }
   lay.tp_senders_on_node = models::cross_node_tp_senders(plan, cluster);
-  {
-    // The gradient groups the cost model formed (per segment and shard) cross the WAN together;
-    // the figure only picks each group's algorithm here (the links share themselves), as
-    // grad_sync_cost.cpp (load_wan_links) derives it.
-    std::vector<double> bytes, senders, count;
-    for (const auto& grp : work.dp_groups) {
-      if (grp.embedding) continue;
-      const int n = static_cast<int>(grp.gpus.size());
-      models::add_wan_crossings(cluster, grp.gpus.data(), n, grp.size_bytes, bytes);
-      models::add_wan_crossings(cluster, grp.gpus.data(), n, 1.0, senders);
-    }
-    models::wan_load_of(cluster, bytes, lay.dp_wan_load);
-    models::wan_load_of(cluster, senders, count);
-    models::wan_senders_for(count, 1.0, lay.dp_wan_senders);
-  }
-  lay.node_used.assign(cluster.nodes.size(), false);
-  std::vector<bool> gpu_in_sim(cluster.gpus.size(), false), gpu_in_platform(cluster.gpus.size(), false);
-  for (int r = 0; r < d; ++r)
-    for (const auto& st : work.replicas[r])
-      for (int g : st.gpus) {
-        if (r < simulated) gpu_in_sim[g] = true;
-        if (r < simulated + (block > 0 ? block : 0)) lay.node_used[cluster.node_of_gpu(g)] = true;
-      }
-  for (int g = 0; g < cluster.gpu_count(); ++g) gpu_in_platform[g] = lay.node_used[cluster.node_of_gpu(g)];
-
-  // Actors and the GPU -> actor map.
-  std::vector<int> actor_of_gpu(cluster.gpus.size(), -1);
-  for (int r : lay.replicas)
-    for (std::size_t s = 0; s < work.replicas[r].size(); ++s) {
-      for (int g : work.replicas[r][s].gpus) actor_of_gpu[g] = static_cast<int>(lay.actors.size());
-      lay.actors.push_back({r, static_cast<int>(s), -1});
-    }
+  load_dp_wan(cluster, work, lay);
+  const GpuSets gpus = mark_gpus(cluster, work, simulated, block, lay);
+  const std::vector<int> actor_of_gpu = place_actors(cluster, work, lay);
 
   // DP components: union of simulated actors over each group's simulated GPUs. Tied-embedding
   // groups are separate: they run after the DP sync of their two stages.
@@ -319,7 +328,7 @@ SimLayout layout(const Topology& topo, const models::Plan& plan, const models::P
     if (grp.gpus.size() < 2 || grp.size_bytes <= 0 || grp.embedding) continue;
     int first = -1;
     for (int g : grp.gpus)
-      if (gpu_in_sim[g]) {
+      if (gpus.in_sim[g]) {
         if (first < 0) first = actor_of_gpu[g];
         else uf.unite(first, actor_of_gpu[g]);
       }
@@ -331,54 +340,19 @@ SimLayout layout(const Topology& topo, const models::Plan& plan, const models::P
     const auto& grp = work.dp_groups[k];
     int root = -1;
     for (int g : grp.gpus)
-      if (gpu_in_sim[g]) {
+      if (gpus.in_sim[g]) {
         root = uf.find(actor_of_gpu[g]);
         break;
       }
     auto [it, fresh] = component_of_root.emplace(root, static_cast<int>(lay.components.size()));
     if (fresh) lay.components.emplace_back();
-    auto& comp = lay.components[it->second];
-    comp.buckets = std::max(comp.buckets, grp.buckets);
-    // ZeRO >= 1 shards the optimizer state: gradients are reduce-scattered and the updated
-    // weights all-gathered (Rajbhandari et al., SC'20 §5.1-5.2), as the cost model prices it.
-    // Each node's NICs are shared by the senders the cost model counts (all of the node's GPUs
-    // when the plan uses them all, each in one group; models::dp_nic_channels otherwise).
-    const std::vector<int>* concurrent = work.dp_nic_senders.empty() ? nullptr : &work.dp_nic_senders;
-    std::vector<double> wan_senders = lay.dp_wan_senders;
-    if (!grp.embedding) models::wan_senders_for(lay.dp_wan_load, grp.size_bytes, wan_senders);
-    const std::vector<double>* wan = wan_senders.empty() ? nullptr : &wan_senders;
-    CollectiveFlows grad = collective_flows(
-        topo, plan.zero >= 1 ? models::CollectiveKind::kReduceScatter : models::CollectiveKind::kAllReduce,
-        plan.grad_sync, grp.gpus, grp.size_bytes, concurrent, wan);
-    CollectiveFlows params;
-    if (plan.zero >= 1) {
-      const double bytes = grp.gather_bytes > 0 ? grp.gather_bytes : grp.size_bytes;
-      params = collective_flows(topo, models::CollectiveKind::kAllGather, plan.grad_sync, grp.gpus, bytes, concurrent, wan);
-    }
-    // Keep the flows that start in the simulated replicas; their destinations must be in the platform.
-    auto add = [&](const CollectiveFlows& cf, std::vector<FoldedPhase>& into) {
-      if (into.size() < cf.phases.size()) into.resize(cf.phases.size());
-      for (std::size_t i = 0; i < cf.phases.size(); ++i) {
-        for (const auto& f : cf.phases[i]) {
-          if (!gpu_in_sim[f.src]) continue;
-          if (!gpu_in_platform[f.dst]) leaves = true;
-          into[i].simulated.push_back(f);
-        }
-        into[i].delay_after_s = std::max(into[i].delay_after_s, cf.delay_after_s);
-      }
-    };
-    // ZeRO-3 moves its whole gradient and weight traffic into the passes (add_pass_traffic
-    // below); ZeRO-2 its earlier micro-batches' gradients only, the last ones are reduced here.
-    if (plan.zero < 3) {
-      add(grad, comp.grad_phases);
-      add(params, comp.param_phases);
-    }
+    if (!add_group_flows(topo, plan, work, grp, gpus, lay, lay.components[it->second])) leaves = true;
   }
   if (leaves) return {};  // a DP flow leaves the simulated and ghost blocks: caller simulates unfolded
   lay.zero3_forward.assign(lay.actors.size(), {});
   lay.zero3_backward.assign(lay.actors.size(), {});
   if (models::pass_traffic(plan.zero, plan.recompute).any() &&
-      !add_pass_traffic(topo, plan, work, groups_with_flows, gpu_in_sim, gpu_in_platform, actor_of_gpu, fold, lay))
+      !add_pass_traffic(topo, plan, work, groups_with_flows, gpus.in_sim, gpus.in_platform, actor_of_gpu, fold, lay))
     return {};  // a ZeRO-2/3 flow leaves the simulated and ghost blocks
   for (auto& [root, c] : component_of_root) {
     auto& comp = lay.components[c];

@@ -73,32 +73,4 @@ struct SimLayout {
 /// Decides folding and builds the DP components. Throws std::runtime_error for an unroutable plan.
 SimLayout make_layout(const Topology& topology, const models::Plan& plan, const models::PlanWork& work, bool fold);
 
-/// A collective as flows: its phases and the pipeline-fill delay after each (tree only).
-struct CollectiveFlows {
-  std::vector<Phase> phases;
-  double delay_after_s = 0;
-};
-/// The collective the cost model prices (models::collective_time): `algorithm`, or for kAuto
-/// the one models::resolve_algorithm picks on the group's figures (models::group_cost);
-/// all-gather and reduce-scatter are rings (hierarchical for all-gather/reduce-scatter is not
-/// modelled by either engine beyond its ring fallback).
-/// `concurrent_on_node` as models::group_cost's (null: every GPU of a node sends): for DP groups
-/// PlanWork::dp_nic_senders, for TP groups SimLayout::tp_senders_on_node, as the cost model
-/// takes them, so that both engines pick the same algorithm and channels.
-/// `wan_senders` as models::group_cost's (for DP groups from SimLayout::dp_wan_load).
-CollectiveFlows collective_flows(const Topology& topology, models::CollectiveKind kind,
-                                 models::GradSyncAlgorithm algorithm, const std::vector<int>& gpus, double bytes,
-                                 const std::vector<int>* concurrent_on_node = nullptr,
-                                 const std::vector<double>* wan_senders = nullptr);
-/// Flows folded phase by phase (fold_phase), repeated phases merged when folding.
-std::vector<FoldedPhase> fold_collective_flows(const Topology& topology, const CollectiveFlows& flows, bool fold);
-/// The same, folded phase by phase.
-std::vector<FoldedPhase> folded_collective(const Topology& topology, models::CollectiveKind kind,
-                                           models::GradSyncAlgorithm algorithm, const std::vector<int>& gpus,
-                                           double bytes, bool fold, const std::vector<int>* concurrent_on_node = nullptr);
-
-/// Flows of a point-to-point transfer between two TP groups: rank i sends to rank i·|dst|/|src|
-/// (rank-wise when the groups have the same size), `bytes_per_rank` each.
-Phase group_transfer(const std::vector<int>& src, const std::vector<int>& dst, double bytes_per_rank);
-
 }  // namespace hetsim::sim
