@@ -10,6 +10,7 @@
 #include "calibrate.hpp"
 #include "cli_common.hpp"
 #include "jsonl_file.hpp"
+#include "sample.hpp"
 #include "units.hpp"
 #include "verbs.hpp"
 
@@ -39,6 +40,13 @@ void run_calibrate(const CalibrateVerbOptions& o) {
     problem = "cannot write '" + options.checkpoint_path + "' (expected a writable file)";
   else
     problem = models::json_lines_problem(options.checkpoint_path);
+  // A JSONL file of something else (a sweep's checkpoint, say) would have samples appended to it.
+  if (problem.empty()) {
+    const std::size_t lines = models::read_json_lines(options.checkpoint_path).size();
+    if (lines > 0 && calibration::read_checkpoint(options.checkpoint_path).empty())
+      problem = "'" + options.checkpoint_path + "' holds " + std::to_string(lines) +
+                " JSON lines and none is a calibrate sample (expected a checkpoint of hetsim calibrate, or a new file)";
+  }
   if (!problem.empty()) {
     std::cerr << "hetsim calibrate: error: --checkpoint: " << problem << '\n';
     throw VerbExit{kExitBadInput};
