@@ -99,7 +99,7 @@ void read_row_plan(MapReader& m, RowPlanInput& in, SuiteRow& row) {
                 gpus.push_back(static_cast<int>(*v));
                 marks.push_back(at);
               } else {
-                in.complete = false;
+                in.gpus_complete = false;  // the range and reuse checks skip it
               }
             }
           } else {
@@ -208,7 +208,7 @@ void check_row_plan(const RowPlanInput& in, SuiteRow& row, DiagnosticSink& sink)
                "batch.global (" + std::to_string(global) + ") is not divisible by replicas x batch.micro (" +
                    std::to_string(replicas * *row.micro) + ") (expected plan.micro_batches for an uneven split)");
   }
-  if (sink.count() != before) return;
+  if (sink.count() != before || !in.gpus_complete) return;
 
   Plan plan;
   plan.name = row.id;

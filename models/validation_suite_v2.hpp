@@ -27,6 +27,9 @@ struct RowPlanInput {
   YAML::Mark at, stages_at, micro_batches_at;
   std::vector<RawStage> stages;
   bool complete = true;                                    ///< false when a part could not be read
+  /// false when a GPU index could not be read: the other checks still run (the file's errors
+  /// are reported at once), the plan is not built.
+  bool gpus_complete = true;
 };
 
 /// Reads a row's `plan:` (stages, optional micro_batches) into `input` and row.micro_batches.

@@ -171,6 +171,22 @@ TEST(ValidationV2, GpuIndexOutOfRange) {
                            "(expected an index in 0..11: the system has 12 GPUs)"));
 }
 
+// A GPU index that does not read (negative) no longer hides the row's other errors: the
+// out-of-range GPU and the layer sum came out only once it was fixed (s24 audit).
+TEST(ValidationV2, AnUnreadableGpuIndexHidesNoOtherError) {
+  const std::string e = first_error(suite_with(R"(  - id: a
+    batch: {global: 32, micro: 1}
+    plan:
+      stages:
+        - {layers: 12, replicas: [{gpus: [-1]}]}
+        - {layers: 11, replicas: [{gpus: [12]}]}
+    measured: 1.5
+)"));
+  EXPECT_THAT(e, HasSubstr("rows[0].plan.stages[0].replicas[0].gpus[0]: value -1 out of range"));
+  EXPECT_THAT(e, HasSubstr("rows[0].plan.stages[1].replicas[0].gpus[0]: GPU 12 does not exist"));
+  EXPECT_THAT(e, HasSubstr("rows[0].plan.stages: the stages' layers sum to 23 (expected model.layers = 24)"));
+}
+
 // Each group was in range but not their total: 65536 nodes of 65536 GPUs were built as one
 // cluster of 2^32 GPUs (a minute, then std::bad_alloc).
 TEST(ValidationV2, SystemAboveTheClusterBound) {
