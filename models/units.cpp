@@ -338,8 +338,10 @@ namespace {
 /// A non-zero value outside [min, max] is an error: the SI range of every value (kMinMagnitude)
 /// keeps single figures finite, but a link of "1e-300B/s" still made a step of inf seconds and a
 /// latency of "1e300s" summed over a pipeline overflows. The bounds lie far outside anything real.
+/// Beyond the SI range too ("1e308GB/s"), the quantity's own bounds are what the user needs.
 ParsedQuantity within_bounds(ParsedQuantity q, std::string_view text, double min, double max, const char* expected) {
-  if (q.value && *q.value != 0 && (*q.value < min || *q.value > max)) {
+  const bool beyond_si = !q.value && q.error.rfind("number out of range", 0) == 0;
+  if (beyond_si || (q.value && *q.value != 0 && (*q.value < min || *q.value > max))) {
     q.error = "value out of range in " + quoted(text) + " (expected " + expected + ")";
     q.value.reset();
   }
