@@ -41,9 +41,10 @@ void run_calibrate(const CalibrateVerbOptions& o) {
   else
     problem = models::json_lines_problem(options.checkpoint_path);
   // A JSONL file of something else (a sweep's checkpoint, say) would have samples appended to it.
-  if (problem.empty()) {
+  // The lines are counted only when no sample reads (a new file, or someone else's).
+  if (problem.empty() && calibration::read_checkpoint(options.checkpoint_path).empty()) {
     const std::size_t lines = models::read_json_lines(options.checkpoint_path).size();
-    if (lines > 0 && calibration::read_checkpoint(options.checkpoint_path).empty())
+    if (lines > 0)
       problem = "'" + options.checkpoint_path + "' holds " + std::to_string(lines) +
                 " JSON lines and none is a calibrate sample (expected a checkpoint of hetsim calibrate, or a new file)";
   }

@@ -452,7 +452,7 @@ class PlanOnce {
       if (r.report.feasible) {
         ++result_.plans_feasible;
         out.push_back(std::move(r));
-      } else if (options_.spot && r.spot.preemptions_per_hour > 0 && r.spot.goodput_fraction < kMinGoodputFraction) {
+      } else if (options_.spot && leaves_no_goodput(r.spot)) {
         no_goodput_reason_ = r.report.infeasible_reason;
       }
     }

@@ -109,7 +109,7 @@ SpotOutlook price_at_spot(const Cluster& cluster, const Workload& workload, cons
   const SpotOutlook out = spot_outlook(cluster, workload, plan, true, report.iteration_time_s);
   // A plan its preemptions leave (next to) no time to train buys nothing: infinitely dear (not
   // free), and infeasible with the reason, since no figure of it means anything.
-  if (out.preemptions_per_hour > 0 && out.goodput_fraction < kMinGoodputFraction) {
+  if (leaves_no_goodput(out)) {
     report.feasible = false;
     report.infeasible_reason = no_goodput_reason(out);
   }

@@ -62,6 +62,10 @@ SpotOutlook spot_outlook(const Cluster& cluster, const Workload& workload, const
 /// Below this goodput fraction (a millionth of the time left to train) a plan at spot is
 /// infeasible: its cost per token is astronomical and its figures mean nothing.
 inline constexpr double kMinGoodputFraction = 1e-6;
+/// Whether an outlook's preemptions leave a plan (next to) no time to train.
+inline bool leaves_no_goodput(const SpotOutlook& s) {
+  return s.preemptions_per_hour > 0 && s.goodput_fraction < kMinGoodputFraction;
+}
 /// Why such a plan is infeasible, with the outlook's figures.
 std::string no_goodput_reason(const SpotOutlook& outlook);
 
