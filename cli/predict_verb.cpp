@@ -7,6 +7,7 @@
 
 #include "cli_common.hpp"
 #include "plan_choice.hpp"
+#include "plan_notes.hpp"
 #include "engines.hpp"
 #include "preemption.hpp"
 #include "report.hpp"
@@ -64,6 +65,7 @@ void run_predict(const PredictOptions& o) {
   const models::Plan plan = choose_plan(
       choice, in, "predict", [&](const models::Plan& p) { return (*engine)(in.cluster, in.workload, p); }, &report);
   report.micro_batch = plan.micro_batch;
+  if (report.feasible) report.notes = models::plan_notes(in.cluster, in.workload, plan);
   if (o.spot && report.feasible) add_spot_outlook(in, plan, report);
   if (o.format == OutputFormat::kJson) std::cout << models::to_json(report);
   else std::cout << models::to_table(report) << (o.spot && report.feasible ? spot_table(report) : "");

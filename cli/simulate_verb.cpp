@@ -11,6 +11,7 @@
 
 #include "cli_common.hpp"
 #include "plan_choice.hpp"
+#include "plan_notes.hpp"
 #include "engines.hpp"
 #include "predictor.hpp"
 #include "report.hpp"
@@ -76,6 +77,7 @@ void run_simulate(const SimulateOptions& o) {
   sim::SimResult result;
   models::Report report = sim::simulate_report(in.cluster, in.workload, plan, opt, &result);
   report.micro_batch = plan.micro_batch;
+  if (report.feasible) report.notes = models::plan_notes(in.cluster, in.workload, plan);
   if (!o.trace.empty() && report.feasible) sim::write_chrome_trace(result, o.trace);
   if (o.format == OutputFormat::kJson) {
     std::cout << models::to_json(report);

@@ -58,6 +58,9 @@ std::string to_json(const Report& r) {
   j.key("extra").begin_object();
   for (const auto& [k, v] : r.extra) j.key(k).value(v);
   j.end_object();
+  j.key("notes").begin_array();
+  for (const std::string& n : r.notes) j.value(n);
+  j.end_array();
   j.end_object();
   return j.str();
 }
@@ -145,6 +148,7 @@ std::string to_table(const Report& r) {
     for (const ReplicaRun& run : runs)
       for (const std::string& line : run.lines) o << "  " << pad(label(run), replica_width, false) << line << '\n';
   }
+  for (const std::string& n : r.notes) o << "note: " << n << '\n';
   return o.str();
 }
 

@@ -46,6 +46,8 @@ struct Report {
   Breakdown breakdown;
   std::vector<StageReport> stages;
   std::map<std::string, double> extra;   ///< engine-specific figures (e.g. sim link utilisation)
+  /// What a figure rests on that the user should know (models/plan_notes.hpp); never changes one.
+  std::vector<std::string> notes;
 };
 
 /// Stable JSON object with the keys of DESIGN.md "Outputs".

@@ -27,7 +27,6 @@ namespace hetsim::models {
 class DiagnosticSink {
  public:
   explicit DiagnosticSink(std::string file) : file_(std::move(file)) {}
-  const std::string& get_file() const { return file_; }
   /// Records an error at a yaml-cpp mark (0-based; printed 1-based; a null mark prints no position).
   void error(const YAML::Mark& at, const std::string& field, const std::string& message);
   bool empty() const { return diagnostics_.empty(); }

@@ -20,7 +20,7 @@ sg4::Link* make_link(sg4::NetZone* zone, const TopoLink& l) {
 
 }  // namespace
 
-Platform::Platform(const Topology& topology, const std::vector<bool>& node_used) : topology_(&topology) {
+Platform::Platform(const Topology& topology, const std::vector<bool>& node_used) {
   const auto& cluster = topology.get_cluster();
   hosts_.assign(cluster.gpus.size(), nullptr);
   links_.assign(topology.get_links().size(), nullptr);

@@ -27,10 +27,8 @@ class Platform {
 
   simgrid::s4u::Host* host(int gpu) const { return hosts_[gpu]; }
   simgrid::s4u::Link* link(int id) const { return links_[id]; }
-  const Topology& get_topology() const { return *topology_; }
 
  private:
-  const Topology* topology_;
   std::vector<simgrid::s4u::Host*> hosts_;  ///< by global GPU index; nullptr outside used nodes
   std::vector<simgrid::s4u::Link*> links_;  ///< by topology link id; nullptr when not built
 };

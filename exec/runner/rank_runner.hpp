@@ -52,7 +52,6 @@ class RankRunner {
   StepResult step();
 
   const std::vector<Measurement>& get_measurements() const { return measurements_; }
-  const RankParameters& get_parameters() const { return params_; }
   const std::vector<float>& get_captured_gradients() const { return captured_grads_; }
   /// The rank's parameters (flat buffer); under ZeRO-3 a collective call that gathers them first.
   std::vector<float> get_parameter_values();

@@ -21,6 +21,7 @@ TEST(GpuHostLogic, GpuErrorNamesTheCallAndThePlace) {
   const GpuError e("cudaMalloc(&p, n)", "cudaErrorMemoryAllocation", "out of memory", "exec/gpu/x.cu", 42);
   EXPECT_EQ(std::string(e.what()), "cudaMalloc(&p, n) failed: cudaErrorMemoryAllocation: out of memory (exec/gpu/x.cu:42)");
   EXPECT_EQ(e.get_call(), "cudaMalloc(&p, n)");
+  EXPECT_EQ(e.get_error_name(), "cudaErrorMemoryAllocation");
 }
 
 TEST(GpuHostLogic, CpuDeviceTypesNeverGoToAGpuBackend) { EXPECT_EQ(make_gpu_backend("cpu-avx2", 0), nullptr); }

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: Apache-2.0
+// Notes on a Report: what a figure rests on that the user should know before trusting it, in
+// words the user can act on (a plan key to set, the figure it would give). predict and simulate
+// attach them (Report::notes); they never change a figure.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "cluster.hpp"
+#include "plan.hpp"
+#include "workload.hpp"
+
+namespace hetsim::models {
+
+/// The notes for `plan` on `cluster`. One today:
+/// - a ZeRO-2/3 plan priced with `sharded_collectives: member_nic` (the default, DeepSpeed's
+///   gathers at each GPU's share of its node's NICs) on nodes whose GPUs share fewer NICs than
+///   they are: the rule was checked on one NIC per GPU only (SC'21 Table 2, plan.hpp
+///   ShardedCollectives), and on shared NICs it prices every gather at 1/k of a NIC. The note
+///   gives the analytic figure with `node_nics` (PyTorch FSDP's flat gathers) beside it.
+std::vector<std::string> plan_notes(const Cluster& cluster, const Workload& workload, const Plan& plan);
+
+}  // namespace hetsim::models

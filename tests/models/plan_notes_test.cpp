@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: Apache-2.0
+// Report notes (models/plan_notes.hpp): when a figure rests on a rule checked on other hardware.
+#include <gtest/gtest.h>
+
+#include <variant>
+
+#include "cost_test_util.hpp"
+#include "plan_notes.hpp"
+#include "predictor.hpp"
+#include "report.hpp"
+#include "units.hpp"
+
+namespace hetsim::models {
+namespace {
+
+using testing::cluster_of;
+using testing::gpt_workload;
+using testing::node_type;
+using testing::round_gpu;
+
+Plan zero_plan(const Cluster& c, const Workload& w, int tp, int dp, int zero, ShardedCollectives how) {
+  UniformPlanOptions o;
+  o.zero = zero;
+  o.sharded_collectives = how;
+  auto made = make_uniform_plan(c, w, tp, 1, dp, o);
+  EXPECT_TRUE(std::holds_alternative<Plan>(made));
+  return std::get<Plan>(made);
+}
+
+/// Four nodes of 8 GPUs; `nics` NICs of 25 GB/s each.
+Cluster four_nodes(int nics) {
+  NodeType nt = node_type("n8", round_gpu("g", 300e12), 8, 300e9, 25e9);
+  nt.nics.count = nics;
+  return cluster_of({nt}, {{0, 4}});
+}
+
+TEST(PlanNotes, MemberNicOnSharedNicsGivesTheNodeNicsFigureBeside) {
+  const Cluster shared = four_nodes(1);
+  const Workload w = gpt_workload(24, 2048, 16, 2048, 64);
+  const Plan p = zero_plan(shared, w, 1, 32, 3, ShardedCollectives::kMemberNic);
+  const std::vector<std::string> notes = plan_notes(shared, w, p);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("n8 (1 NIC for 8 GPUs)"), std::string::npos) << notes[0];
+  Plan fsdp = p;
+  fsdp.sharded_collectives = ShardedCollectives::kNodeNics;
+  const Report member = predict(shared, w, p), node = predict(shared, w, fsdp);
+  ASSERT_TRUE(member.feasible && node.feasible);
+  // The rule prices every gather at 1/8 of the one NIC, so the two figures are far apart, and
+  // the note quotes the node_nics one.
+  EXPECT_GT(member.iteration_time_s, 2 * node.iteration_time_s);
+  EXPECT_NE(notes[0].find(format_time(node.iteration_time_s)), std::string::npos) << notes[0];
+}
+
+TEST(PlanNotes, NoNoteWhereTheRuleWasChecked) {
+  const Workload w = gpt_workload(24, 2048, 16, 2048, 64);
+  const Cluster one_nic_per_gpu = four_nodes(8);
+  EXPECT_TRUE(plan_notes(one_nic_per_gpu, w, zero_plan(one_nic_per_gpu, w, 1, 32, 3, ShardedCollectives::kMemberNic)).empty());
+  const Cluster shared = four_nodes(1);
+  // node_nics already, ZeRO-1 (no per-pass collectives), or one node's group (no NIC crossed).
+  EXPECT_TRUE(plan_notes(shared, w, zero_plan(shared, w, 1, 32, 3, ShardedCollectives::kNodeNics)).empty());
+  EXPECT_TRUE(plan_notes(shared, w, zero_plan(shared, w, 1, 32, 1, ShardedCollectives::kMemberNic)).empty());
+  EXPECT_TRUE(plan_notes(shared, w, zero_plan(shared, w, 1, 8, 3, ShardedCollectives::kMemberNic)).empty());
+}
+
+/// The JSON without the whitespace between its tokens (to_json indents).
+std::string compact(const std::string& json) {
+  std::string out;
+  bool in_string = false;
+  for (std::size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (c == '"' && (i == 0 || json[i - 1] != '\\')) in_string = !in_string;
+    if (in_string || (c != ' ' && c != '\n')) out += c;
+  }
+  return out;
+}
+
+TEST(PlanNotes, ReportsCarryNotesInBothFormats) {
+  Report r;
+  r.iteration_time_s = 1;
+  r.notes = {"a note", "another"};
+  EXPECT_NE(to_table(r).find("note: a note\nnote: another\n"), std::string::npos);
+  EXPECT_NE(compact(to_json(r)).find(R"("notes":["a note","another"])"), std::string::npos) << to_json(r);
+  r.notes.clear();
+  EXPECT_NE(compact(to_json(r)).find(R"("notes":[])"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace hetsim::models
