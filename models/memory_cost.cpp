@@ -135,7 +135,7 @@ StageMemory stage_memory(const StageMemoryInput& in) {
            tokens * e * m.vocab / in.tp;
   }
   mem.activations = act;
-  mem.reserve = kFrameworkReserveBytes;
+  mem.reserve = in.reserve_bytes;
   return mem;
 }
 

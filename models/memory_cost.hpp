@@ -3,6 +3,7 @@
 // activations of the in-flight micro-batches (recompute none/selective/full, sequence
 // parallel, flash attention), LM-head logits, framework reserve.
 #pragma once
+#include "gpu_type.hpp"
 #include "plan.hpp"
 #include "workload.hpp"
 
@@ -13,6 +14,11 @@ namespace hetsim::models {
 /// plus allocator slack; Megatron users budget 2-4 GiB (Korthikanti et al. 2022 §6 report 80 GB
 /// devices filled to ~75 GB). Taken as 2 GiB per GPU.
 inline constexpr double kFrameworkReserveBytes = 2.0 * 1024 * 1024 * 1024;
+
+/// The reserve of a device of `vendor`: none on a CPU device, whose ranks allocate their tensors
+/// from the host heap with no device context, communication buffers or caching allocator (exec's
+/// CPU backend measures a tiny-gpt rank at 1.4 MiB).
+inline double framework_reserve_bytes(Vendor vendor) { return vendor == Vendor::kCpu ? 0.0 : kFrameworkReserveBytes; }
 
 /// Bytes per parameter for weights, gradients and optimizer states (Rajbhandari et al.,
 /// "ZeRO", SC'20 §3.1: mixed-precision Adam = 2 + 2 + 12 bytes; fp32 Adam 4 + 4 + 8;
@@ -55,6 +61,7 @@ struct StageMemoryInput {
   Recompute recompute = Recompute::kNone;
   bool sequence_parallel = false;
   double params = 0;  ///< parameters held per GPU (before ZeRO sharding)
+  double reserve_bytes = kFrameworkReserveBytes;  ///< framework_reserve_bytes() of the stage's devices
 };
 
 struct StageMemory {

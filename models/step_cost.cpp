@@ -152,12 +152,13 @@ StageFigures stage_figures(const StepInput& in, const Replica& rep, int s, int s
   const bool one_node = node_type >= 0;
   const double opt_bpp = optimizer_bytes_per_param(dtype, w.training.optimizer);
   const StageCost& sc = in.costs[shape];
-  double capacity_bytes = 0, peaks_flop_per_s = 0, memory_Bps = 0;
+  double capacity_bytes = 0, peaks_flop_per_s = 0, memory_Bps = 0, reserve_bytes = 0;
   const int tp = st.tp();
   if (one_node) {
     // One node, one type: its figures are looked up once per type over all stages.
     const NodeType& nt = c.node_types[node_type];
     if (&nt != figures.type) figures = type_figures(nt, w.training);
+    reserve_bytes = framework_reserve_bytes(nt.gpu.vendor);
     peaks_flop_per_s = tp * figures.peak_flop_per_s;
     capacity_bytes = figures.capacity_bytes;
     memory_Bps = figures.memory_Bps;
@@ -178,6 +179,7 @@ StageFigures stage_figures(const StepInput& in, const Replica& rep, int s, int s
         peaks_flop_per_s += run * last_peak_flop_per_s;
         run = 0;
         last = &nt;
+        reserve_bytes = std::max(reserve_bytes, framework_reserve_bytes(nt.gpu.vendor));
         const TypeFigures f = type_figures(nt, w.training);
         last_peak_flop_per_s = f.peak_flop_per_s;
         capacity_bytes = capacity_bytes == 0 ? f.capacity_bytes : std::min(capacity_bytes, f.capacity_bytes);
@@ -206,6 +208,7 @@ StageFigures stage_figures(const StepInput& in, const Replica& rep, int s, int s
   mi.recompute = plan.recompute;
   mi.sequence_parallel = plan.sequence_parallel && st.tp() > 1;
   mi.params = sc.params;
+  mi.reserve_bytes = reserve_bytes;
   return {shape, s, pp, rep.micro_batches, node_type, peaks_flop_per_s, capacity_bytes, opt_params * opt_bpp / memory_Bps,
           stage_memory(mi).total(), rep.micro_batches * (sc.forward.flop + sc.backward.flop) * st.tp()};
 }

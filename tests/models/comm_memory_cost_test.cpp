@@ -7,6 +7,7 @@
 #include "cost_test_util.hpp"
 #include "memory_cost.hpp"
 #include "pipeline_time.hpp"
+#include "predictor.hpp"
 #include "step_cost.hpp"
 #include "topology.hpp"
 
@@ -355,6 +356,24 @@ TEST(MemoryCost, LastStageKeepsTheFp32SoftmaxAndOneCastGradient) {
   EXPECT_NEAR(stage_memory(in).activations, tokens * (2 * 2 * 4096 + 4 * 51200 / 2) + tokens * 2 * 51200 / 2, 1.0);
   in.dtype = Dtype::kFp32;  // fp32 training: the cast gradient is 4 bytes a logit
   EXPECT_NEAR(stage_memory(in).activations, tokens * (2 * 4 * 4096 + 4 * 51200 / 2) + tokens * 4 * 51200 / 2, 1.0);
+}
+
+TEST(MemoryCost, CpuDevicesCarryNoFrameworkReserve) {
+  // The same plan on a GPU and on a CPU device of the same figures: the GPU stage carries the
+  // 2 GiB reserve (CUDA context, NCCL buffers, allocator slack), the CPU stage none.
+  const Workload w = testing::gpt_workload(2, 256, 4, 128, 8);
+  double peak[2];
+  for (int cpu = 0; cpu < 2; ++cpu) {
+    const GpuType g = round_gpu("dev", 1e12, 4e9, cpu ? Vendor::kCpu : Vendor::kNvidia);
+    const Cluster c = cluster_of({node_type("box", g, 2, 10e9, 1e9)}, {{0, 1}});
+    const auto plan = make_uniform_plan(c, w, 1, 1, 2, UniformPlanOptions{});
+    ASSERT_TRUE(std::holds_alternative<Plan>(plan));
+    const Report r = predict(c, w, std::get<Plan>(plan));
+    ASSERT_TRUE(r.feasible) << r.infeasible_reason;
+    peak[cpu] = r.memory_peak_bytes;
+  }
+  EXPECT_DOUBLE_EQ(peak[0] - peak[1], kFrameworkReserveBytes);
+  EXPECT_LT(peak[1], 0.5e9);  // 13 M parameters (mostly the 51200 x 256 embedding) x 16 B + logits
 }
 
 TEST(MemoryCost, InFlightMicroBatchesPerSchedule) {
