@@ -98,6 +98,9 @@ std::string memory_note(const std::string& type, const DeviceFits& f, double ban
     } else if (k.role == KernelRole::kStreamReference) {
       excluded += " " + rate + " (" + to_string(k.role) + ": the GEMMs' memory roof, gemm_memory " +
                   fixed(f.gemm_memory_efficiency, "", 3) + ");";
+    } else if (k.role == KernelRole::kOptimizer) {
+      excluded += " " + rate + " (" + to_string(k.role) + ": its own figure, optimizer_memory " +
+                  fixed(f.optimizer_memory_efficiency, "", 3) + ");";
     } else {
       const double ratio = f.memory.achieved_Bps / k.achieved_Bps;
       excluded += " " + rate + " (" + to_string(k.role) + ", not fitted: the profile predicts it " +
@@ -174,6 +177,10 @@ std::pair<DeviceFits, models::DeviceProfile> fit_device(const std::string& type,
   for (const KernelRate& k : f.kernels)
     if (k.role == KernelRole::kStreamReference && k.achieved_Bps > f.memory.achieved_Bps)
       f.gemm_memory_efficiency = std::min(1.0, k.achieved_Bps / bandwidth);
+  // The optimizer step streams four arrays with a sqrt and a division per element: on a CPU
+  // neither the elementwise kernels' rate nor the pure stream's (models/gpu_type.hpp).
+  for (const KernelRate& k : f.kernels)
+    if (k.role == KernelRole::kOptimizer) f.optimizer_memory_efficiency = std::min(1.0, k.achieved_Bps / bandwidth);
   note(out, options, memory_note(type, f, bandwidth));
   if (f.memory.achieved_Bps > bandwidth)
     note(out, options, type + " memory-bound kernels reach " + fixed(f.memory.achieved_Bps / 1e9, " GB/s", 2) +
@@ -201,6 +208,7 @@ std::pair<DeviceFits, models::DeviceProfile> fit_device(const std::string& type,
   d.gemm_k0 = f.gemm.gemm_k0;
   d.memory_efficiency = f.memory_efficiency;
   d.gemm_memory_efficiency = f.gemm_memory_efficiency;  // always: a catalog's own would otherwise stay
+  if (f.optimizer_memory_efficiency > 0) d.optimizer_memory_efficiency = f.optimizer_memory_efficiency;
   d.kernel_launch_s = f.memory.kernel_launch_s;
   if (host_memory) {
     // The rank's own thread calls the kernels: no separate host thread runs ahead of the
@@ -295,6 +303,8 @@ std::string profile_to_yaml(const models::Profile& p, const std::vector<std::str
     if (d.flash_scale) o << "      flash: " << fixed(*d.flash_scale, "", 6) << '\n';
     if (d.gemm_half_work_flop) o << "      gemm_half_work: \"" << fixed(*d.gemm_half_work_flop, "FLOP", 0) << "\"\n";
     if (d.memory_efficiency) o << "      memory: " << fixed(*d.memory_efficiency, "", 6) << '\n';
+    if (d.optimizer_memory_efficiency)
+      o << "      optimizer_memory: " << fixed(*d.optimizer_memory_efficiency, "", 6) << '\n';
     if (d.kernel_launch_s) o << "      kernel_launch: \"" << fixed(*d.kernel_launch_s * 1e9, "ns", 1) << "\"\n";
     if (d.framework_op_host_s) o << "      framework_op_host: \"" << fixed(*d.framework_op_host_s * 1e9, "ns", 1) << "\"\n";
     if (d.framework_pass_host_s)

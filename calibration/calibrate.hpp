@@ -28,6 +28,7 @@ struct DeviceFits {
   GemmFit gemm;
   double memory_efficiency = 0;
   double gemm_memory_efficiency = 0;  ///< the GEMMs' memory roof: the stream reference's rate, capped at 1
+  double optimizer_memory_efficiency = 0;  ///< the optimizer step's rate (the adam kernel), capped at 1; 0 if not timed
   double measured_peak_flops = 0;  ///< > 0 when GEMMs outran the catalog's fp32 peak
 };
 

@@ -49,6 +49,7 @@ const char* to_string(KernelRole r) {
     case KernelRole::kFitted: return "fitted";
     case KernelRole::kStreamReference: return "stream reference";
     case KernelRole::kComputeBound: return "compute-bound";
+    case KernelRole::kOptimizer: return "optimizer step";
   }
   return "?";
 }
@@ -67,6 +68,7 @@ constexpr double kComputeBoundTranscendentalsPerElement = 0.5;
 
 KernelRole role_of(const MemoryKernel& k) {
   if (k.stream) return KernelRole::kStreamReference;
+  if (k.optimizer) return KernelRole::kOptimizer;
   if (k.transcendentals_per_element >= kComputeBoundTranscendentalsPerElement) return KernelRole::kComputeBound;
   return KernelRole::kFitted;
 }

@@ -36,6 +36,7 @@ enum class KernelRole {
   kFitted,          ///< memory-bound elementwise kernel: sets the memory efficiency
   kStreamReference, ///< a pure stream (axpy): the memory roof, reported, not fitted
   kComputeBound,    ///< a transcendental per element: its time is the function's, not the bytes'
+  kOptimizer,       ///< the optimizer step (Adam): its own rate, the profile's optimizer_memory
 };
 const char* to_string(KernelRole r);
 

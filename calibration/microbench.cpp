@@ -139,6 +139,13 @@ void run_device_sample(exec::Backend& backend, Sample& s, const TimingOptions& t
                                      rstd.get());
         },
         sync, t);
+  } else if (s.op == "adam") {
+    exec::DeviceArray<float> m(backend, count), v(backend, count);
+    fill_host(backend, m.get(), count, 0.0f);
+    fill_host(backend, v.get(), count, 0.0f);
+    // x the parameters, y their gradients; step 1 every call (its bias correction is a scalar).
+    s.time_s = time_median([&] { backend.adam_step(count, exec::AdamConfig{}, 1, x.get(), y.get(), m.get(), v.get()); },
+                           sync, t);
   } else {
     throw std::invalid_argument("unknown memory microbenchmark: " + s.op);
   }

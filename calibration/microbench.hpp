@@ -27,21 +27,26 @@ struct TimingOptions {
 double time_median(const std::function<void()>& call, const std::function<void()>& sync, const TimingOptions& t);
 
 /// A memory-bound microbenchmark kernel as exec/cpu runs it (cpu_memory_gemm.cpp axpy,
-/// cpu_activation_loss_adam.cpp gelu_forward, cpu_norm_embedding.cpp layer_norm_forward).
+/// cpu_activation_loss_adam.cpp gelu_forward and adam_step, cpu_norm_embedding.cpp layer_norm_forward).
 struct MemoryKernel {
   const char* op;
-  double bytes_per_element;            ///< as the cost model counts them (models/compute_cost.cpp)
+  double bytes_per_element;            ///< as the cost model counts them (models/compute_cost.cpp, step_cost.cpp)
   double transcendentals_per_element;  ///< libm calls (tanh, exp, sqrt) per element
   bool stream;                         ///< a pure stream: the measured memory roof (Williams et al. 2009)
+  bool optimizer = false;              ///< the optimizer step: its own figure (optimizer_memory)
 };
 /// axpy reads x, y and writes y; GeLU reads x, writes y and calls tanh once per element
 /// (Hendrycks & Gimpel 2016's tanh form); LayerNorm reads x, writes y (per-row statistics are
-/// negligible bytes) and calls sqrt once per row of kLayerNormBenchCols elements.
+/// negligible bytes) and calls sqrt once per row of kLayerNormBenchCols elements; Adam reads the
+/// parameter, its gradient and both moments and writes the parameter and the moments (the 28
+/// bytes of the update that models/step_cost.cpp optimizer_bytes_per_param counts) with a sqrt
+/// per element.
 inline constexpr int kLayerNormBenchCols = 256;
 inline constexpr MemoryKernel kMemoryKernels[] = {
     {"axpy", 12.0, 0.0, true},
     {"gelu", 8.0, 1.0, false},
     {"layer_norm", 8.0, 1.0 / kLayerNormBenchCols, false},
+    {"adam", 28.0, 1.0, false, true},
 };
 /// The kernel of a memory sample's op; throws std::invalid_argument for an unknown op.
 const MemoryKernel& memory_kernel(const std::string& op);

@@ -29,6 +29,7 @@ std::string device_figures(const models::DeviceProfile& d) {
   if (d.gemm_half_work_flop) add("half-work " + format_work(*d.gemm_half_work_flop));
   add_figure("memory %.3f", d.memory_efficiency);
   add_figure("gemm memory %.3f", d.gemm_memory_efficiency);
+  add_figure("optimizer memory %.3f", d.optimizer_memory_efficiency);
   add_figure("gemm k0 %g", d.gemm_k0);
   if (d.kernel_launch_s) add("kernel launch " + models::format_time(*d.kernel_launch_s));
   if (d.framework_op_host_s) add("host per op " + models::format_time(*d.framework_op_host_s));
@@ -64,6 +65,7 @@ void json_profile(models::JsonOut& j, const models::Profile& p) {
     if (d.gemm_half_work_flop) j.key("gemm_half_work_flop").value(*d.gemm_half_work_flop);
     if (d.memory_efficiency) j.key("memory_efficiency").value(*d.memory_efficiency);
     if (d.gemm_memory_efficiency) j.key("gemm_memory_efficiency").value(*d.gemm_memory_efficiency);
+    if (d.optimizer_memory_efficiency) j.key("optimizer_memory_efficiency").value(*d.optimizer_memory_efficiency);
     if (d.gemm_k0) j.key("gemm_k0").value(*d.gemm_k0);
     if (d.kernel_launch_s) j.key("kernel_launch_s").value(*d.kernel_launch_s);
     if (d.framework_op_host_s) j.key("framework_op_host_s").value(*d.framework_op_host_s);

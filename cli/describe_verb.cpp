@@ -361,6 +361,7 @@ void json_gpu(models::JsonOut& j, const models::GpuType& g) {
       .key("gemm_half_work_flop").value(g.efficiency.gemm_half_work_flop)
       .key("memory").value(g.efficiency.memory_efficiency)
       .key("gemm_memory").value(g.efficiency.gemm_memory())
+      .key("optimizer_memory").value(g.efficiency.optimizer_memory())
       .key("gemm_k0").value(g.efficiency.gemm_k0)
       .key("kernel_launch_s").value(g.efficiency.kernel_launch_s)
       .key("framework_op_host_s").value(g.efficiency.framework_op_host_s)

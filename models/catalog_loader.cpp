@@ -49,6 +49,8 @@ std::optional<GpuType> read_gpu(const MapReader::Entry& entry, const std::string
     if (auto v = eff->get_quantity("gemm_half_work", Need::kOptional, parse_flop, "an amount of work such as \"1GFLOP\"", false))
       e.gemm_half_work_flop = *v;
     if (auto v = eff->get_number("memory", Need::kOptional, kMinEfficiency, 1)) e.memory_efficiency = *v;
+    if (auto v = eff->get_number("optimizer_memory", Need::kOptional, kMinEfficiency, 1))
+      e.optimizer_memory_efficiency = *v;
     if (auto v = eff->get_quantity("kernel_launch", Need::kOptional, parse_time, "a time such as \"5us\"", false))
       e.kernel_launch_s = *v;
     if (auto v = eff->get_quantity("framework_op_host", Need::kOptional, parse_time, "a time such as \"48us\"", false))

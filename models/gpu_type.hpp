@@ -61,7 +61,16 @@ struct EfficiencyModel {
   /// models/compute_cost.hpp kGemmK0: the GPU figure from CUTLASS's tile pipeline). A CPU's
   /// blocked kernels pay no such prologue: `hetsim calibrate` fits it (0 on this project's CPUs).
   double gemm_k0 = 64;
+  /// Fraction of memory bandwidth the optimizer step (Adam over the weights, gradients and
+  /// moments) streams at; 0: memory_efficiency. On a GPU a fused Adam is a streaming kernel like
+  /// the others. On a CPU its loop (a square root and a division per parameter) runs at neither
+  /// the elementwise kernels' rate nor the pure stream's: `hetsim calibrate` times exec's
+  /// adam_step for it (7-9 GB/s on this project's CPUs, where LayerNorm gives 3).
+  double optimizer_memory_efficiency = 0;
   double gemm_memory() const { return gemm_memory_efficiency > 0 ? gemm_memory_efficiency : memory_efficiency; }
+  double optimizer_memory() const {
+    return optimizer_memory_efficiency > 0 ? optimizer_memory_efficiency : memory_efficiency;
+  }
 };
 
 struct GpuType {

@@ -59,6 +59,7 @@ void read_device(const MapReader::Entry& entry, const std::string& path, Diagnos
     d.gemm_half_work_flop = eff->get_quantity("gemm_half_work", Need::kOptional, parse_flop,
                                               "an amount of work such as \"1GFLOP\"", false);
     d.memory_efficiency = eff->get_number("memory", Need::kOptional, kMinEfficiency, 1);
+    d.optimizer_memory_efficiency = eff->get_number("optimizer_memory", Need::kOptional, kMinEfficiency, 1);
     d.kernel_launch_s = eff->get_quantity("kernel_launch", Need::kOptional, parse_time, kTime, false);
     d.framework_op_host_s = eff->get_quantity("framework_op_host", Need::kOptional, parse_time, kTime, false);
     d.framework_pass_host_s =
@@ -148,6 +149,7 @@ int apply_profile(Cluster& cluster, const Profile& profile) {
       detail::set_if(e.flash_scale, d.flash_scale);
       detail::set_if(e.gemm_half_work_flop, d.gemm_half_work_flop);
       detail::set_if(e.memory_efficiency, d.memory_efficiency);
+      detail::set_if(e.optimizer_memory_efficiency, d.optimizer_memory_efficiency);
       detail::set_if(e.kernel_launch_s, d.kernel_launch_s);
       detail::set_if(e.framework_op_host_s, d.framework_op_host_s);
       detail::set_if(e.framework_pass_host_s, d.framework_pass_host_s);

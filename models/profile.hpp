@@ -22,6 +22,8 @@ struct DeviceProfile {
   std::optional<double> gemm_fp32_efficiency;  ///< EfficiencyModel::gemm_fp32_efficiency (key gemm_fp32)
   std::optional<double> gemm_memory_efficiency;  ///< EfficiencyModel::gemm_memory_efficiency (key gemm_memory)
   std::optional<double> gemm_k0;                 ///< EfficiencyModel::gemm_k0 (key gemm_k0)
+  /// EfficiencyModel::optimizer_memory_efficiency (key optimizer_memory)
+  std::optional<double> optimizer_memory_efficiency;
   /// EfficiencyModel::flash_scale (key flash), up to 2: a fused attention as fast as the GEMMs
   /// (models/compute_cost.hpp: FlashAttention runs at 0.51 / 0.43 of the GEMM efficiency at scale 1).
   std::optional<double> flash_scale;

@@ -41,13 +41,13 @@ struct TypeFigures {
   const NodeType* type = nullptr;
   double peak_flop_per_s = 0;  ///< dense peak at the training's matmul dtype, 0 when unsupported
   double capacity_bytes = 0;
-  double memory_Bps = 0;       ///< achieved memory bandwidth
+  double optimizer_Bps = 0;    ///< memory bandwidth the optimizer step streams at (optimizer_memory())
 };
 
 TypeFigures type_figures(const NodeType& nt, const TrainingSpec& training) {
   const Dtype dtype = nt.gpu.matmul_dtype(training.dtype, training.allow_tf32);
   return {&nt, nt.gpu.supports(dtype) ? nt.gpu.peak(dtype) : 0, nt.gpu.memory_bytes,
-          nt.gpu.memory_bandwidth_Bps * nt.gpu.efficiency.memory_efficiency};
+          nt.gpu.memory_bandwidth_Bps * nt.gpu.efficiency.optimizer_memory()};
 }
 
 /// Tied embeddings with pp > 1: the first and last stage all-reduce the word-embedding
@@ -152,7 +152,7 @@ StageFigures stage_figures(const StepInput& in, const Replica& rep, int s, int s
   const bool one_node = node_type >= 0;
   const double opt_bpp = optimizer_bytes_per_param(dtype, w.training.optimizer);
   const StageCost& sc = in.costs[shape];
-  double capacity_bytes = 0, peaks_flop_per_s = 0, memory_Bps = 0, reserve_bytes = 0;
+  double capacity_bytes = 0, peaks_flop_per_s = 0, optimizer_Bps = 0, reserve_bytes = 0;
   const int tp = st.tp();
   if (one_node) {
     // One node, one type: its figures are looked up once per type over all stages.
@@ -161,7 +161,7 @@ StageFigures stage_figures(const StepInput& in, const Replica& rep, int s, int s
     reserve_bytes = framework_reserve_bytes(nt.gpu.vendor);
     peaks_flop_per_s = tp * figures.peak_flop_per_s;
     capacity_bytes = figures.capacity_bytes;
-    memory_Bps = figures.memory_Bps;
+    optimizer_Bps = figures.optimizer_Bps;
   } else {
     const NodeType* last = nullptr;
     double last_peak_flop_per_s = 0;
@@ -183,7 +183,7 @@ StageFigures stage_figures(const StepInput& in, const Replica& rep, int s, int s
         const TypeFigures f = type_figures(nt, w.training);
         last_peak_flop_per_s = f.peak_flop_per_s;
         capacity_bytes = capacity_bytes == 0 ? f.capacity_bytes : std::min(capacity_bytes, f.capacity_bytes);
-        memory_Bps = memory_Bps == 0 ? f.memory_Bps : std::min(memory_Bps, f.memory_Bps);
+        optimizer_Bps = optimizer_Bps == 0 ? f.optimizer_Bps : std::min(optimizer_Bps, f.optimizer_Bps);
       }
       ++run;
     }
@@ -209,7 +209,7 @@ StageFigures stage_figures(const StepInput& in, const Replica& rep, int s, int s
   mi.sequence_parallel = plan.sequence_parallel && st.tp() > 1;
   mi.params = sc.params;
   mi.reserve_bytes = reserve_bytes;
-  return {shape, s, pp, rep.micro_batches, node_type, peaks_flop_per_s, capacity_bytes, opt_params * opt_bpp / memory_Bps,
+  return {shape, s, pp, rep.micro_batches, node_type, peaks_flop_per_s, capacity_bytes, opt_params * opt_bpp / optimizer_Bps,
           stage_memory(mi).total(), rep.micro_batches * (sc.forward.flop + sc.backward.flop) * st.tp()};
 }
 

@@ -2,6 +2,8 @@
 // `kind: profile` loading (strict, every error with file:line:col) and apply_profile().
 #include <gtest/gtest.h>
 
+#include <variant>
+
 #include "diagnostics.hpp"
 #include "input_loader.hpp"
 #include "predictor.hpp"
@@ -25,7 +27,7 @@ name: local-cpu
 source: "test"
 devices:
   cpu-avx2:
-    efficiency: {gemm: 0.5, gemm_fp32: 0.4, flash: 1.25, gemm_half_work: "200kFLOP", memory: 0.6, gemm_memory: 0.9, gemm_k0: 8, kernel_launch: "300ns", framework_op_host: "0s", framework_pass_host: "0s"}
+    efficiency: {gemm: 0.5, gemm_fp32: 0.4, flash: 1.25, gemm_half_work: "200kFLOP", memory: 0.6, gemm_memory: 0.9, optimizer_memory: 0.45, gemm_k0: 8, kernel_launch: "300ns", framework_op_host: "0s", framework_pass_host: "0s"}
 links:
   pcie: {bandwidth: "2GB/s", latency: "5us"}
   ethernet: {bandwidth: "1GB/s", latency: "21us"}
@@ -41,6 +43,7 @@ TEST(ProfileLoaderTest, ParsesEveryField) {
   EXPECT_DOUBLE_EQ(*d.gemm_half_work_flop, 2e5);
   EXPECT_DOUBLE_EQ(*d.memory_efficiency, 0.6);
   EXPECT_DOUBLE_EQ(*d.gemm_memory_efficiency, 0.9);
+  EXPECT_DOUBLE_EQ(*d.optimizer_memory_efficiency, 0.45);
   EXPECT_DOUBLE_EQ(*d.gemm_k0, 8.0);
   EXPECT_NEAR(*d.kernel_launch_s, 3e-7, 1e-15);
   EXPECT_DOUBLE_EQ(*d.framework_op_host_s, 0.0);
@@ -86,6 +89,7 @@ TEST(ApplyProfileTest, OverridesEfficiencyAndLinksOfTheCluster) {
   EXPECT_DOUBLE_EQ(avx.gpu.efficiency.gemm_memory(), 0.9);  // the GEMMs' roof; elementwise ops keep 0.6
   EXPECT_DOUBLE_EQ(avx.gpu.efficiency.gemm_k0, 8.0);
   EXPECT_DOUBLE_EQ(avx.gpu.efficiency.memory_efficiency, 0.6);
+  EXPECT_DOUBLE_EQ(avx.gpu.efficiency.optimizer_memory(), 0.45);
   EXPECT_DOUBLE_EQ(avx.gpu.efficiency.framework_op_host_s, 0.0);
   // Achieved figures of the cost model equal the profile's.
   const PathCost intra = path_between(c, 0, 1, 0);
@@ -95,6 +99,31 @@ TEST(ApplyProfileTest, OverridesEfficiencyAndLinksOfTheCluster) {
   EXPECT_NEAR(across.bandwidth_Bps, 1e9, 1.0);
   EXPECT_NEAR(across.latency_s, 21e-6, 1e-12);
   EXPECT_NE(c.node_types[1].gpu.efficiency.gemm_efficiency, 0.5);  // cpu-scalar not in the profile
+  // Without its own figure, the optimizer step streams at the memory efficiency.
+  EXPECT_EQ(c.node_types[1].gpu.efficiency.optimizer_memory(), c.node_types[1].gpu.efficiency.memory_efficiency);
+}
+
+TEST(ApplyProfileTest, TheOptimizerStepStreamsAtItsOwnFigure) {
+  // Adam's 32 bytes per fp32 parameter (models/step_cost.cpp) at bandwidth x optimizer_memory:
+  // doubling the figure halves the step's optimizer time and nothing else.
+  const Catalog catalog = load_catalog_dir(HETSIM_SOURCE_DIR "/clusters/catalog");
+  const Workload w = load_workload(HETSIM_SOURCE_DIR "/workloads/tiny-gpt.yaml");
+  double optimizer_s[2], compute_s[2];
+  for (int i = 0; i < 2; ++i) {
+    Cluster c = load_cluster(HETSIM_SOURCE_DIR "/clusters/local-cpu.yaml", catalog);
+    Profile p = parse_profile(kGood);
+    p.devices.at("cpu-avx2").optimizer_memory_efficiency = i == 0 ? 0.2 : 0.4;
+    apply_profile(c, p);
+    const auto plan = make_uniform_plan(c, w, 1, 1, 1, UniformPlanOptions{});
+    ASSERT_TRUE(std::holds_alternative<Plan>(plan));
+    const Report r = predict(c, w, std::get<Plan>(plan));
+    ASSERT_TRUE(r.feasible) << r.infeasible_reason;
+    optimizer_s[i] = r.breakdown.optimizer_s;
+    compute_s[i] = r.breakdown.compute_s;
+  }
+  EXPECT_GT(optimizer_s[0], 0.0);
+  EXPECT_NEAR(optimizer_s[0] / optimizer_s[1], 2.0, 1e-9);
+  EXPECT_EQ(compute_s[0], compute_s[1]);
 }
 
 // A device named as a tool prints it is the catalog type of that name.
