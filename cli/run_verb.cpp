@@ -11,6 +11,7 @@
 
 #include "cli_common.hpp"
 #include "plan_choice.hpp"
+#include "predictor.hpp"
 #include "comm/launcher.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "report.hpp"
@@ -105,6 +106,23 @@ void print_report(const models::Report& report, const std::vector<exec::StepResu
   std::cout << models::to_table(report);
 }
 
+/// The engine's own checks first (they name what it cannot execute), then the cost model's: what
+/// does not fit the devices' memory is not started (on CPU devices it would take the host's
+/// memory from everything else on the machine before failing).
+void refuse_what_cannot_run(const exec::RunSpec& spec) {
+  try {
+    exec::check_executable(spec.workload);
+    const exec::RankLayout layout(spec.plan, spec.workload.model);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "hetsim run: cannot execute the plan: " << e.what() << '\n';
+    throw VerbExit{kExitFailure};
+  }
+  if (const models::Report predicted = models::predict(spec.cluster, spec.workload, spec.plan); !predicted.feasible) {
+    std::cerr << "hetsim run: the model finds the plan infeasible: " << predicted.infeasible_reason << '\n';
+    throw VerbExit{kExitFailure};
+  }
+}
+
 void run(const RunVerbOptions& o) {
   PlanChoice choice = o.choice;
   check_plan_choice(choice, "run");
@@ -115,6 +133,7 @@ void run(const RunVerbOptions& o) {
   spec.cluster = in.cluster;
   spec.workload = in.workload;
   spec.plan = choose_plan(choice, in, "run", [](const models::Plan&) { return models::Report{}; });
+  refuse_what_cannot_run(spec);
   spec.steps = o.steps;
   spec.options.seed = o.seed;
   spec.options.adam.learning_rate = static_cast<float>(o.learning_rate);
@@ -157,8 +176,11 @@ void add_run_verb(CLI::App& app) {
       "run", "Train steps of a plan for real with the execution engine (CPU devices: threads as ranks, "
              "or one process per rank under mpirun) and print the measured Report");
   add_plan_choice_options(verb, &opts->choice, /*max_zero=*/3);
+  // A run measures the micro-batch it is given; it does not search the fastest as predict does.
+  verb->get_option("--micro")->description("Micro-batch size (default 1)");
+  // At most 10000, as check's: every step's measurements are kept until the report.
   verb->add_option("--steps", opts->steps, "training steps (default 1; the first is warm-up when there are several)")
-      ->check(positive_integer());
+      ->check(integer_check(1, 10000));
   verb->add_option("--out", opts->out,
                    "write the per-op measurements as JSON lines (under mpirun each rank writes FILE.rank<R>, "
                    "or FILE with %r replaced by the rank)")

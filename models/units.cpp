@@ -356,8 +356,14 @@ ParsedQuantity parse_bandwidth(std::string_view text) {
 ParsedQuantity parse_time(std::string_view text) {
   return within_bounds(parse_with(text, time_kind()), text, 1e-12, 1e12, "a time between 1ps and 1e12s");
 }
-ParsedQuantity parse_size(std::string_view text) { return parse_with(text, size_kind()); }
-ParsedQuantity parse_flops(std::string_view text) { return parse_with(text, flops_kind()); }
+ParsedQuantity parse_size(std::string_view text) {
+  // An exabyte is a million times any device's memory: "1e300B" printed as 63 digits.
+  return within_bounds(parse_with(text, size_kind()), text, 1.0, 1e18, "a size between 1B and 1e18B");
+}
+ParsedQuantity parse_flops(std::string_view text) {
+  // A peak of "1e-300FLOP/s" made every step infinite (predict printed "inf s" with exit 0).
+  return within_bounds(parse_with(text, flops_kind()), text, 1.0, 1e21, "a rate between 1FLOP/s and 1e21FLOP/s");
+}
 ParsedQuantity parse_flop(std::string_view text) { return parse_with(text, flop_kind()); }
 
 ParsedQuantity parse_price_per_hour(std::string_view text) {

@@ -78,7 +78,19 @@ RankSummary summarize(const std::vector<Measurement>& measurements, int steps, i
   return s;
 }
 
+void check_executable(const models::Workload& workload) {
+  const models::TrainingSpec& t = workload.training;
+  if (t.dtype != models::Dtype::kFp32)
+    throw std::invalid_argument(std::string("the execution engine trains in FP32 only (exec/README.md), and the workload "
+                                            "says dtype ") + models::to_string(t.dtype) +
+                                " (expected dtype: fp32 in the workload to run it)");
+  if (t.optimizer != models::Optimizer::kAdam)
+    throw std::invalid_argument(std::string("the execution engine's optimizer is Adam, and the workload says ") +
+                                models::to_string(t.optimizer) + " (expected optimizer: adam in the workload to run it)");
+}
+
 RankOutcome run_rank(const RunSpec& spec, Communicator& comm) {
+  check_executable(spec.workload);
   const RankLayout layout(spec.plan, spec.workload.model);
   check_tag_space(layout.p2p_tag_count(), layout.get_group_count(), comm.get_tag_ub());
   const int rank = comm.get_rank();
@@ -128,7 +140,8 @@ RankOutcome run_rank_or_abort(const RunSpec& spec, Communicator& comm) {
 }
 
 RunOutcome run_in_process(const RunSpec& spec) {
-  const RankLayout layout(spec.plan, spec.workload.model);  // validates before threads start
+  check_executable(spec.workload);  // before threads start, as the layout's checks
+  const RankLayout layout(spec.plan, spec.workload.model);
   check_tag_space(layout.p2p_tag_count(), layout.get_group_count(), kMinTagUpperBound);
   RunOutcome result;
   std::mutex mutex;

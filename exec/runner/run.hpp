@@ -43,6 +43,11 @@ struct RankOutcome {
   models::Report report;                  ///< rank 0: measured values, engine "exec"
 };
 
+/// Throws std::invalid_argument for a workload the engine would not train as written: every
+/// backend computes in FP32 with Adam, so another dtype or optimizer would run silently as
+/// FP32 Adam (and `check` would compare it with a prediction of what the workload says).
+void check_executable(const models::Workload& workload);
+
 /// Runs spec.steps training steps as rank comm.get_rank() (a collective call).
 RankOutcome run_rank(const RunSpec& spec, Communicator& comm);
 
