@@ -265,6 +265,16 @@ void run_plan(PlanVerbOptions o) {
   if (o.no_sequence_parallel && o.tp_comm_overlap)
     usage_error("--tp-comm-overlap overlaps the sequence-parallel collectives: it needs sequence parallelism "
                 "(expected one of --tp-comm-overlap and --no-sequence-parallel)");
+  // A flag no searched plan can use is a mistake, as --sharded-collectives without ZeRO-3 is.
+  const auto none_above_one = [](const std::vector<int>& v) {
+    return std::none_of(v.begin(), v.end(), [](int x) { return x > 1; });
+  };
+  if (o.overlap_p2p_comm && none_above_one(po.interleaves))
+    usage_error("--overlap-p2p-comm overlaps the sends of the interleaved schedule, and the search has no interleave "
+                "factor above 1 (expected --interleave with a factor >= 2, e.g. --interleave 1,2)");
+  if (o.tp_comm_overlap && none_above_one(po.tp_degrees))
+    usage_error("--tp-comm-overlap overlaps the tensor-parallel collectives, and the search has no TP degree above 1 "
+                "(expected --tp-degrees with a degree >= 2)");
   po.sequence_parallel = !o.no_sequence_parallel;
   po.tp_comm_overlap = o.tp_comm_overlap;
   po.overlap_p2p_comm = o.overlap_p2p_comm;

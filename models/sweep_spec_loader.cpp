@@ -310,6 +310,18 @@ SweepSpec read_spec(std::string_view text, const std::string& name, const std::s
     sink.error(root->key_mark("sharded_collectives"), "sharded_collectives",
                "prices the ZeRO-3 plans of the search, and `search.zero` has no 3 (expected zero: [1, 3] or "
                "another list with 3 under search, or no sharded_collectives)");
+  // A setting no searched plan can use is a mistake, as sharded_collectives without ZeRO-3 is.
+  const auto none_above_one = [](const std::vector<int>& v) {
+    return !v.empty() && std::none_of(v.begin(), v.end(), [](int x) { return x > 1; });
+  };
+  if (spec.overlap_p2p_comm && none_above_one(spec.search.interleaves))
+    sink.error(root->key_mark("overlap_p2p_comm"), "overlap_p2p_comm",
+               "overlaps the sends of the interleaved schedule, and `search.interleave` has no factor above 1 "
+               "(expected interleave: [1, 2] or another list with a factor >= 2 under search, or no overlap_p2p_comm)");
+  if (spec.tp_comm_overlap && none_above_one(spec.search.tp_degrees))
+    sink.error(root->key_mark("tp_comm_overlap"), "tp_comm_overlap",
+               "overlaps the tensor-parallel collectives, and `search.tp_degrees` has no degree above 1 "
+               "(expected tp_degrees with a degree >= 2 under search, or no tp_comm_overlap)");
   if (spec.tp_comm_overlap && !spec.search.sequence_parallel)
     sink.error(root->key_mark("tp_comm_overlap"), "tp_comm_overlap",
                "overlaps the sequence-parallel collectives, which `search.sequence_parallel: false` leaves out "
