@@ -50,17 +50,6 @@ void run_check(const CheckOptions& o) {
   spec.workload = in.workload;
   spec.plan = *in.plan;
   spec.steps = o.steps;
-  exec::RunOutcome run;
-  note_if_ranks_share_cores("check", spec.plan.gpu_count());
-  try {
-    run = exec::run_in_process(spec);
-  } catch (const exec::RankFailure& e) {
-    std::cerr << "hetsim check: " << e.what() << '\n';
-    throw VerbExit{kExitFailure};
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "hetsim check: cannot execute the plan: " << e.what() << '\n';
-    throw VerbExit{kExitFailure};
-  }
   // The execution engine's GEMMs are its own FP32 kernels, never TF32, its ZeRO-3 gathers block,
   // without prefetch, and its gradient sync runs after the backward, not beside it (exec/README.md):
   // price what it runs, whatever the workload and the plan say for training stacks.
@@ -72,6 +61,17 @@ void run_check(const CheckOptions& o) {
   const models::Report predicted = models::predict(in.cluster, executed, executed_plan);
   if (!predicted.feasible) {
     std::cerr << "hetsim check: the model finds the plan infeasible: " << predicted.infeasible_reason << '\n';
+    throw VerbExit{kExitFailure};
+  }
+  exec::RunOutcome run;
+  note_if_ranks_share_cores("check", spec.plan.gpu_count());
+  try {
+    run = exec::run_in_process(spec);
+  } catch (const exec::RankFailure& e) {
+    std::cerr << "hetsim check: " << e.what() << '\n';
+    throw VerbExit{kExitFailure};
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "hetsim check: cannot execute the plan: " << e.what() << '\n';
     throw VerbExit{kExitFailure};
   }
   // Measured iteration time: the median step after the warm-up step (robust to a noisy machine);
@@ -92,6 +92,11 @@ void run_check(const CheckOptions& o) {
     j.key("relative_error").value(error);
     j.key("tolerance").value(o.tolerance);
     j.key("pass").value(pass);
+    // The iteration time is the median step (robust to a noisy machine); the breakdown is the
+    // engine's mean over the same steps, which sums to measured_mean_iteration_time_s.
+    j.key("measured_steps").value(static_cast<int>(times.size()));
+    j.key("measured_mean_iteration_time_s").value(measured.iteration_time_s);
+    j.key("profile").value(o.profile);
     j.key("measured").begin_object();
     j.key("compute_s").value(measured.breakdown.compute_s).key("tp_comm_s").value(measured.breakdown.tp_comm_s);
     j.key("pp_comm_s").value(measured.breakdown.pp_comm_s).key("dp_comm_s").value(measured.breakdown.dp_comm_s);
@@ -129,6 +134,10 @@ void run_check(const CheckOptions& o) {
                   measured_iteration > 0 ? measured.tokens_per_s * measured.iteration_time_s / measured_iteration : 0.0,
                   predicted.tokens_per_s);
     std::cout << line;
+    std::cout << "measured: the iteration time is the median of " << times.size()
+              << " steps after the warm-up; the breakdown and stages are the engine's mean over them ("
+              << models::format_time(measured.iteration_time_s) << " a step); predicted with "
+              << (in.profile_note.empty() ? std::string("the catalog's figures") : in.profile_note) << '\n';
     std::cout << (pass ? "PASS" : "FAIL") << ": iteration time error " << pct(error) << " (tolerance "
               << pct(o.tolerance).substr(1) << ", median of " << times.size() << " steps)\n";
   }

@@ -116,6 +116,7 @@ Inputs load_inputs(const std::string& cluster_path, const std::string& workload_
     if (errors.collect([&] { profile = models::load_profile(profile_path); }) && cluster_ok &&
         models::apply_profile(in.cluster, profile) == 0)
       errors.add(profile_matching_nothing(profile_path, profile, in.cluster));
+    in.profile_note = "figures of profile '" + profile.name + "' (" + profile_path + ") over the catalog's: " + profile.source;
   }
   errors.throw_if_any();
   return in;

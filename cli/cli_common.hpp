@@ -44,6 +44,9 @@ struct Inputs {
   models::Cluster cluster;
   models::Workload workload;
   std::optional<models::Plan> plan;  ///< when plan_path is not empty
+  /// When a profile was applied: which, and its provenance, for the Report's notes (a saved
+  /// Report must say whether its figures are the catalog's or calibrated ones).
+  std::string profile_note;
 };
 /// Ground-truth suites; the errors of every file together (ConfigError).
 std::vector<models::Suite> load_suite_files(const std::vector<std::string>& paths, const models::Catalog& catalog);

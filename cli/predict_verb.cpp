@@ -66,6 +66,7 @@ void run_predict(const PredictOptions& o) {
       choice, in, "predict", [&](const models::Plan& p) { return (*engine)(in.cluster, in.workload, p); }, &report);
   report.micro_batch = plan.micro_batch;
   if (report.feasible) report.notes = models::plan_notes(in.cluster, in.workload, plan);
+  if (!in.profile_note.empty()) report.notes.push_back(in.profile_note);
   if (o.spot && report.feasible) add_spot_outlook(in, plan, report);
   if (o.format == OutputFormat::kJson) std::cout << models::to_json(report);
   else std::cout << models::to_table(report) << (o.spot && report.feasible ? spot_table(report) : "");

@@ -78,6 +78,7 @@ void run_simulate(const SimulateOptions& o) {
   models::Report report = sim::simulate_report(in.cluster, in.workload, plan, opt, &result);
   report.micro_batch = plan.micro_batch;
   if (report.feasible) report.notes = models::plan_notes(in.cluster, in.workload, plan);
+  if (!in.profile_note.empty()) report.notes.push_back(in.profile_note);
   if (!o.trace.empty() && report.feasible) sim::write_chrome_trace(result, o.trace);
   if (o.format == OutputFormat::kJson) {
     std::cout << models::to_json(report);
