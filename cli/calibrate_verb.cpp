@@ -55,6 +55,8 @@ void run_calibrate(const CalibrateVerbOptions& o) {
   options.quick = o.quick;
   options.timing.repeats = o.repeats;
   options.log = [](const std::string& line) { std::cerr << "hetsim calibrate: " << line << '\n'; };
+  note_if_machine_busy("calibrate", "the microbenchmarks measure the share of a core they get, so the profile comes out "
+                                    "slow (rerun on an idle machine with another --checkpoint: the samples in this one are reused)");
   calibration::CalibrationResult r = calibration::calibrate(cluster, options);
   const std::string command = "hetsim calibrate --cluster " + o.cluster + (o.quick ? " --quick" : "");
   r.profile.source = "measured by `" + command + "` on " + utc_now() + ": median of " + std::to_string(o.repeats) +

@@ -65,6 +65,7 @@ void run_check(const CheckOptions& o) {
   }
   exec::RunOutcome run;
   note_if_ranks_share_cores("check", spec.plan.gpu_count());
+  note_if_machine_busy("check", "the ranks get shares of cores, so the run measures slow against the profile's figures");
   try {
     run = exec::run_in_process(spec);
   } catch (const exec::RankFailure& e) {

@@ -362,6 +362,20 @@ void note_if_ranks_share_cores(const char* verb, int ranks) {
             << " CPUs: ranks share cores, so measured communication includes waits for descheduled peers\n";
 }
 
+void note_if_machine_busy(const char* verb, const std::string& consequence) {
+  double load = 0;
+  if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {
+    if (std::fscanf(f, "%lf", &load) != 1) load = 0;
+    std::fclose(f);
+  }
+  const int cpus = models::search_threads(models::PlannerOptions{});
+  if (load <= cpus) return;
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "load %.1f on %d CPUs", load, cpus);
+  std::cerr << "hetsim " << verb << ": note: the machine is busy (" << buf << ", /proc/loadavg): " << consequence
+            << '\n';
+}
+
 std::string format_price_per_hour(double dollars_per_hour) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "$%.2f/h", dollars_per_hour);

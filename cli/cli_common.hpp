@@ -132,6 +132,11 @@ class TextTable {
 /// this process may use. Ranks then share cores, and every collective or receive also waits for
 /// peers the OS has descheduled: measured communication (and `check`) reads high.
 void note_if_ranks_share_cores(const char* verb, int ranks);
+/// A note on stderr when other work loads the machine (/proc/loadavg's one-minute figure above
+/// the CPUs this process may use): what a measurement then gets is a share of a core, so the
+/// times are slow by an amount that changes from run to run. `consequence` says what it does
+/// to this verb's result.
+void note_if_machine_busy(const char* verb, const std::string& consequence);
 
 /// "$1,234.56/h"-style money and "1.23e+12"-free counts ("6.74B", "1.38T") for tables.
 std::string format_price_per_hour(double dollars_per_hour);

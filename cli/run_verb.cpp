@@ -155,6 +155,7 @@ void run(const RunVerbOptions& o) {
     return;
   }
   note_if_ranks_share_cores("run", spec.plan.gpu_count());
+  note_if_machine_busy("run", "the ranks get shares of cores, so the times measured are slow by what the other work takes");
   try {
     const exec::RunOutcome out = exec::run_in_process(spec);
     if (!o.out.empty()) exec::write_measurements(o.out, out.measurements);

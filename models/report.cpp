@@ -99,7 +99,11 @@ std::string to_table(const Report& r) {
   o << "iteration time           " << format_time(r.iteration_time_s) << '\n';
   o << "samples/s                " << fixed(r.samples_per_s, 2) << '\n';
   o << "tokens/s                 " << fixed(r.tokens_per_s, 0) << '\n';
-  o << "TFLOP/s per GPU (model)  " << fixed(r.tflops_per_gpu, 1) << '\n';
+  // Three significant figures below 1 (CPU devices run at GFLOP/s: "0.0" said nothing).
+  char tflops[32];
+  if (r.tflops_per_gpu > 0 && r.tflops_per_gpu < 1) std::snprintf(tflops, sizeof tflops, "%.3g", r.tflops_per_gpu);
+  o << "TFLOP/s per GPU (model)  " << (r.tflops_per_gpu > 0 && r.tflops_per_gpu < 1 ? std::string(tflops) : fixed(r.tflops_per_gpu, 1))
+    << '\n';
   o << "MFU / HFU                " << fixed(100 * r.mfu, 1) << "% / " << fixed(100 * r.hfu, 1) << "%\n";
   o << "micro-batch              " << r.micro_batch << '\n';
   o << "memory peak per GPU      " << format_size(r.memory_peak_bytes) << '\n';

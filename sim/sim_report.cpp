@@ -176,6 +176,7 @@ models::Report make_sim_report(const models::Report& analytic, const SimResult& 
     b.dp_comm_s = crit->dp_wait_s;
     b.optimizer_s = crit->optimizer_s;
     b.bubble_s = std::max(0.0, t - (b.compute_s + b.tp_comm_s + b.pp_comm_s + b.dp_comm_s + b.optimizer_s));
+    if (b.bubble_s < 1e-9 * t) b.bubble_s = 0;  // rounding of the sum ("bubble 0.03 ns" on a plan without one)
   }
   r.extra.clear();
   if (const auto it = analytic.extra.find("egress_dollars_per_step"); it != analytic.extra.end()) r.extra.insert(*it);
