@@ -113,7 +113,16 @@ void run_fit(const FitVerbOptions& o) {
             << three_decimals(r.objective_after) << "\n";
   TextTable figures({"device type / link", "figure", "catalog", "fitted", "rows"});
   bool any_bound = false, any_unchanged = false;
+  std::vector<std::string> far_from_catalog;
   for (const auto& f : r.figures) {
+    // A fitted figure at a bound of its search, or off the catalog's by more than 2x either way,
+    // is the fit absorbing what the model leaves out (a framework or network effect): the rows
+    // are reproduced, but the figure is not the device's.
+    const double ratio = f.catalog_value > 0 ? f.fitted_value / f.catalog_value : 1.0;
+    if (f.changed && (f.at_bound || ratio < 0.5 || ratio > 2.0))
+      far_from_catalog.push_back(f.device_type + " " + calibration::to_string(f.param) + " " +
+                                 figure(f.param, f.fitted_value) + " (catalog " + figure(f.param, f.catalog_value) +
+                                 (f.at_bound ? ", at the search's bound)" : ")"));
     std::string fitted = figure(f.param, f.fitted_value);
     if (!f.changed) fitted = "(unchanged)";
     else if (f.at_bound) fitted += " (bound)";
@@ -131,6 +140,12 @@ void run_fit(const FitVerbOptions& o) {
     per_suite.add_row({s.suite, std::to_string(s.rows_used), std::to_string(s.rows_skipped), percent(s.mape_before),
                        percent(s.mape_after)});
   per_suite.print(std::cout);
+  if (!far_from_catalog.empty()) {
+    std::cout << "warning: figures no device runs at:";
+    for (std::size_t i = 0; i < far_from_catalog.size(); ++i) std::cout << (i ? "; " : " ") << far_from_catalog[i];
+    std::cout << ". The fit reproduces these rows by bending device figures around what the model leaves out; check "
+                 "the profile on runs it was not fitted on (validate --profile) before predicting others with it\n";
+  }
   std::cout << "wrote " << o.out << " (use it with --profile)\n";
 }
 
