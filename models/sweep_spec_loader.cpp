@@ -155,12 +155,14 @@ void read_axis(const YAML::Node& node, size_t axes_read, const std::string& path
   }
   if (!value_key.empty()) {
     if (auto list = r.get_list(value_key, Need::kRequired, 1)) {
+      std::vector<size_t> entry_of;  // the list index of each value read (invalid entries are skipped)
       for (size_t i = 0; i < list->size(); ++i) {
         const std::string field = index_path(r.field(value_key), i);
         if (!read_axis_value((*list)[i], field, sink, axis)) {
           ok = false;
           continue;
         }
+        entry_of.push_back(i);
         axis.value_at.push_back(position((*list)[i].Mark()));
         // The same value written twice ("2" and "02", "25GB/s" and "200Gbps") is the same point.
         const size_t last = axis.labels.size() - 1;
@@ -168,7 +170,7 @@ void read_axis(const YAML::Node& node, size_t axes_read, const std::string& path
           const bool same = axis.values.empty() ? axis.labels[j] == axis.labels[last] : axis.values[j] == axis.values[last];
           if (!same) continue;
           sink.error((*list)[i].Mark(), field,
-                     "\"" + axis.labels[last] + "\" is the value of " + index_path(r.field(value_key), j) +
+                     "\"" + axis.labels[last] + "\" is the value of " + index_path(r.field(value_key), entry_of[j]) +
                          " again (expected distinct values)");
           ok = false;
           break;
@@ -543,10 +545,35 @@ SweepInputs load_sweep_inputs(const std::string& spec_path, const Catalog& catal
   };
   const bool cluster_ok = exists(in.spec.cluster_path, in.spec.cluster_at, "cluster") &&
                           errors.collect([&] { in.cluster = load_cluster(in.spec.cluster_path, catalog); });
+  // The same file by another path (absolute, through a symlink) is the same workload, and two
+  // workloads of one name make rows nobody can tell apart (the rows name the workload).
+  std::vector<std::filesystem::path> files;
+  std::vector<size_t> loaded_from;  // index into workload_paths of each loaded workload
   for (size_t w = 0; w < in.spec.workload_paths.size(); ++w) {
     const std::string& path = in.spec.workload_paths[w];
-    if (exists(path, in.spec.workload_at[w], index_path("workloads", in.spec.workload_index[w])))
-      errors.collect([&] { in.workloads.push_back(load_workload(path)); });
+    const std::string field = index_path("workloads", in.spec.workload_index[w]);
+    const SourcePosition& at = in.spec.workload_at[w];
+    if (!exists(path, at, field)) continue;
+    std::error_code ec;
+    const std::filesystem::path file = std::filesystem::weakly_canonical(path, ec);
+    if (const auto same = std::find(files.begin(), files.end(), file); !ec && same != files.end()) {
+      errors.add({spec_path, at.line, at.column, field,
+                  "'" + path + "' is the file of " +
+                      index_path("workloads", in.spec.workload_index[loaded_from[same - files.begin()]]) +
+                      " again (expected each workload once)"});
+      continue;
+    }
+    if (!errors.collect([&] { in.workloads.push_back(load_workload(path)); })) continue;
+    for (size_t k = 0; k + 1 < in.workloads.size(); ++k)
+      if (in.workloads[k].name == in.workloads.back().name) {
+        errors.add({spec_path, at.line, at.column, field,
+                    "names its workload '" + in.workloads.back().name + "', as " +
+                        index_path("workloads", in.spec.workload_index[loaded_from[k]]) +
+                        " does (expected distinct workload names: the rows name the workload)"});
+        break;
+      }
+    files.push_back(file);
+    loaded_from.push_back(w);
   }
   if (cluster_ok) errors.collect([&] { check_sweep_spec(in.spec, in.cluster, catalog); });
   errors.throw_if_any();
