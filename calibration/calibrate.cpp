@@ -9,6 +9,7 @@
 #include "backend.hpp"
 #include "comm_cost.hpp"
 #include "input_writers.hpp"
+#include "units.hpp"
 
 namespace hetsim::calibration {
 namespace {
@@ -31,6 +32,7 @@ class SampleStore {
       return it->second;
     }
     measure(s);
+    s.measured_at = models::utc_now();
     if (!options_.checkpoint_path.empty()) append_checkpoint(options_.checkpoint_path, s);
     done_[s.key()] = s;
     return s;

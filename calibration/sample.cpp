@@ -34,13 +34,13 @@ std::string Sample::key() const {
 }
 
 std::string to_json_line(const Sample& s) {
-  char buf[512];
+  char buf[640];
   std::snprintf(buf, sizeof buf,
                 "{\"kind\": \"%s\", \"target\": \"%s\", \"op\": \"%s\", \"m\": %.17g, \"n\": %.17g, \"k\": %.17g, "
                 "\"size_bytes\": %.17g, \"group\": %d, \"repeats\": %d, \"time_s\": %.17g, \"algbw_Bps\": %.17g, "
-                "\"busbw_Bps\": %.17g}",
+                "\"busbw_Bps\": %.17g, \"measured_at\": \"%s\"}",
                 to_string(s.kind), s.target.c_str(), s.op.c_str(), s.m, s.n, s.k, s.size_bytes, s.group, s.repeats, s.time_s,
-                s.algbw_Bps(), s.busbw_Bps());
+                s.algbw_Bps(), s.busbw_Bps(), s.measured_at.c_str());
   return buf;
 }
 
@@ -66,8 +66,11 @@ std::vector<Sample> read_checkpoint(const std::string& path) {
       s.size_bytes = j["size_bytes"].as<double>();
       s.group = j["group"].as<int>();
       if (j["repeats"]) s.repeats = j["repeats"].as<int>();  // absent in older checkpoints: measured again
+      if (j["measured_at"]) s.measured_at = j["measured_at"].as<std::string>();
+      if (j["time_s"].Tag() == "!") continue;  // a quoted "0.001": not what calibrate writes
       s.time_s = j["time_s"].as<double>();
-      if (std::isfinite(s.time_s) && s.time_s > 0) out.push_back(s);  // ".inf" parses; no timing is infinite
+      // ".inf" parses; "1e300" and "1e-300" are finite: none is a call's time.
+      if (std::isfinite(s.time_s) && s.time_s >= kMinSampleTime_s && s.time_s <= kMaxSampleTime_s) out.push_back(s);
     } catch (const YAML::Exception&) {
       continue;
     }

@@ -21,6 +21,7 @@ struct Sample {
   int group = 0;               ///< comm: ranks taking part
   double time_s = 0;           ///< median of the timed repeats (warm-up excluded)
   int repeats = 0;             ///< timed repeats whose median time_s is (part of the resume key)
+  std::string measured_at;     ///< UTC time of the measurement ("2026-12-02T16:18:23Z"); empty in older checkpoints
   /// nccl-tests (PERFORMANCE.md): algbw = S / t; busbw = algbw * 2(n-1)/n for all-reduce, = algbw for p2p.
   double algbw_Bps() const { return time_s > 0 ? size_bytes / time_s : 0; }
   double busbw_Bps() const;
@@ -31,7 +32,11 @@ struct Sample {
 };
 
 std::string to_json_line(const Sample& s);
-/// Reads a checkpoint; malformed lines (a write cut short by a kill) are skipped.
+/// A microbenchmark call takes between a nanosecond and a quarter of an hour: a checkpoint time
+/// outside (a hand edit, a flipped bit) is damaged, not a measurement.
+inline constexpr double kMinSampleTime_s = 1e-9, kMaxSampleTime_s = 900;
+/// Reads a checkpoint; malformed lines (a write cut short by a kill) and damaged times (a quoted
+/// string, outside [kMinSampleTime_s, kMaxSampleTime_s]) are skipped, so measured again.
 std::vector<Sample> read_checkpoint(const std::string& path);
 /// Appends one line and flushes it to the file before returning.
 void append_checkpoint(const std::string& path, const Sample& s);

@@ -10,6 +10,7 @@
 #include "calibrate.hpp"
 #include "cli_common.hpp"
 #include "jsonl_file.hpp"
+#include "profile.hpp"
 #include "sample.hpp"
 #include "units.hpp"
 #include "verbs.hpp"
@@ -59,10 +60,29 @@ void run_calibrate(const CalibrateVerbOptions& o) {
                                     "slow (rerun on an idle machine with another --checkpoint: the samples in this one are reused)");
   calibration::CalibrationResult r = calibration::calibrate(cluster, options);
   const std::string command = "hetsim calibrate --cluster " + o.cluster + (o.quick ? " --quick" : "");
-  r.profile.source = "measured by `" + command + "` on " + utc_now() + ": median of " + std::to_string(o.repeats) +
-                     " timed repeats after warm-up; " + std::to_string(r.samples.size()) + " microbenchmarks";
+  // When the samples were measured, not when they were fitted: a resumed run measures only what
+  // the checkpoint lacks (older checkpoints carry no times: "before" what this run measured).
+  std::string first, last;
+  int undated = 0;
+  for (const calibration::Sample& s : r.samples) {
+    if (s.measured_at.empty()) {
+      ++undated;
+      continue;
+    }
+    if (first.empty() || s.measured_at < first) first = s.measured_at;
+    if (last.empty() || s.measured_at > last) last = s.measured_at;
+  }
+  const std::string when = first.empty()       ? "at times the checkpoint does not record"
+                           : first == last     ? "on " + first
+                                               : "between " + first + " and " + last;
+  const bool all_resumed = r.resumed == static_cast<int>(r.samples.size());
+  r.profile.source = (all_resumed ? "fitted by `" + command + "` on " + utc_now() + " from microbenchmarks measured "
+                                  : "measured by `" + command + "` ") +
+                     when + (undated > 0 && !first.empty() ? " (" + std::to_string(undated) + " undated, older)" : "") +
+                     ": median of " + std::to_string(o.repeats) + " timed repeats after warm-up; " +
+                     std::to_string(r.samples.size()) + " microbenchmarks";
   // Samples resumed from the checkpoint were measured by an earlier run (with the same --repeats,
-  // part of the resume key): say how many, and when, through the checkpoint's name.
+  // part of the resume key).
   if (r.resumed > 0)
     r.profile.source += ", " + std::to_string(r.resumed) + " of them resumed from " + options.checkpoint_path;
   std::string load;  // the machine's load while measuring: a shared machine slows every kernel
@@ -70,13 +90,25 @@ void run_calibrate(const CalibrateVerbOptions& o) {
   std::vector<std::string> header = {
       "Calibrated profile of cluster " + cluster.name + " (kind: profile, docs/inputs.md).",
       "Produced by `" + command + "` on " + utc_now() + "; microbenchmarks in " + options.checkpoint_path + ".",
-      "Machine load when it finished (/proc/loadavg): " + (load.empty() ? std::string("unknown") : load) + ".",
+      all_resumed ? std::string("Every microbenchmark was resumed from the checkpoint: none ran in this call.")
+                  : "Machine load when it finished (/proc/loadavg): " + (load.empty() ? std::string("unknown") : load) + ".",
       "Fits (calibration/fit.hpp): GEMM t = max((W + h)/(peak e) (k + K0)/k, bytes/(bw gemm_memory)) + launch, least",
       "largest relative error; gemm_memory = the axpy stream's rate;",
       "memory-bound t = bytes/(bw eff) + launch on transcendental-free elementwise kernels; links: ring all-reduce",
       "t - 10us = 2(n-1)/n S/B + 2(n-1) alpha; NIC p2p t = alpha + S/B, every device of a node in a pair at once."};
   for (const std::string& n : r.notes) header.push_back("Note: " + n);
-  models::write_text_file_atomic(o.out, calibration::profile_to_yaml(r.profile, header));
+  const std::string yaml = calibration::profile_to_yaml(r.profile, header);
+  // A profile every verb would reject (a GEMM efficiency of 0 from a damaged or far too busy
+  // sample) is not written: the user learns it here, not from the next verb that reads it.
+  try {
+    models::parse_profile(yaml, o.out);
+  } catch (const models::ConfigError& e) {
+    std::cerr << "hetsim calibrate: error: the fitted figures lie outside what a profile may hold, so " << o.out
+              << " was not written:\n"
+              << e.what() << "\n(a sample is far off: measure again with another --checkpoint, on an idle machine)\n";
+    throw VerbExit{kExitFailure};
+  }
+  models::write_text_file_atomic(o.out, yaml);
 
   TextTable devices({"device", "samples", "gemm eff", "half work", "gemm max err", "memory eff", "achieved B/W",
                       "launch"});

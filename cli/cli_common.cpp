@@ -403,13 +403,6 @@ std::string format_work(double flop) {
   return s.substr(0, s.size() - 2);  // "42.1 GFLOP/s" -> "42.1 GFLOP"
 }
 
-std::string utc_now() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
 std::vector<models::Suite> load_suite_files(const std::vector<std::string>& paths, const models::Catalog& catalog) {
   std::vector<models::Suite> suites;
   models::DiagnosticCollector errors;

@@ -15,6 +15,7 @@
 
 #include "cluster.hpp"
 #include "diagnostics.hpp"
+#include "units.hpp"
 #include "plan.hpp"
 #include "validation_suite.hpp"
 #include "workload.hpp"
@@ -58,8 +59,7 @@ models::Diagnostic profile_matching_nothing(const std::string& path, const model
 /// A profile (models/profile.hpp), when profile_path is not empty, is applied to the cluster.
 Inputs load_inputs(const std::string& cluster_path, const std::string& workload_path, const std::string& plan_path = "",
                    const std::string& profile_path = "");
-/// The current time as "2026-11-30T07:49:42Z" (profiles say when they were made).
-std::string utc_now();
+using models::utc_now;
 /// Adds `--profile FILE` to a verb.
 CLI::Option* add_profile_option(CLI::App* verb, std::string* path);
 

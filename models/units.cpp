@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <chrono>
+#include <ctime>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -423,6 +425,15 @@ std::string format_size(double bytes) {
 std::string format_flops(double flop_per_s) {
   static const char* const kPrefixes[] = {"", "k", "M", "G", "T", "P", "E"};
   return format_scaled(flop_per_s, kPrefixes, 7, 1e3, "FLOP/s");
+}
+
+std::string utc_now() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char buf[32];
+  std::tm utc{};
+  gmtime_r(&t, &utc);
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return buf;
 }
 
 std::string format_time(double seconds) {

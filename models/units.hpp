@@ -38,6 +38,9 @@ ParsedQuantity parse_rate_per_hour(std::string_view text);
 /// Human-readable formatting for reports ("312 TFLOP/s", "80.0 GiB", "2.53 ms").
 std::string format_bandwidth(double bytes_per_s);
 std::string format_time(double seconds);
+/// The current time as "2026-11-30T07:49:42Z" (profiles and calibration samples say when they
+/// were made).
+std::string utc_now();
 std::string format_size(double bytes);
 std::string format_flops(double flop_per_s);
 

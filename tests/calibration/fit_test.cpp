@@ -133,6 +133,36 @@ TEST(CheckpointTest, ResumesAndSkipsACutLine) {
   std::filesystem::remove(path);
 }
 
+TEST(CheckpointTest, DamagedTimesAreMeasuredAgainAndTheTimeOfEachSampleIsKept) {
+  // A time no call takes (1e300 s gave a profile with gemm 0 that every verb rejected; 1e-300 s a
+  // 31-digit error) or a quoted number (calibrate never writes one) is damage, not a measurement.
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("hetsim_ckpt_damaged_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + ".jsonl");
+  std::filesystem::remove(path);
+  Sample a;
+  a.kind = SampleKind::kMemory;
+  a.target = "cpu-avx2";
+  a.op = "axpy";
+  a.m = 1024;
+  a.size_bytes = 12288;
+  a.repeats = 7;
+  a.measured_at = "2026-12-02T16:18:23Z";
+  for (double t : {1e300, 1e-300, 2.5e-6}) {
+    a.time_s = t;
+    append_checkpoint(path.string(), a);
+  }
+  {
+    std::ofstream quoted(path, std::ios::app);
+    quoted << R"({"kind": "memory", "target": "cpu-avx2", "op": "axpy", "m": 4096, "n": 0, "k": 0, "size_bytes": 49152, )"
+           << R"("group": 0, "repeats": 7, "time_s": "0.001"})" << '\n';
+  }
+  const auto back = read_checkpoint(path.string());
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_DOUBLE_EQ(back[0].time_s, 2.5e-6);
+  EXPECT_EQ(back[0].measured_at, "2026-12-02T16:18:23Z");
+  std::filesystem::remove(path);
+}
+
 TEST(ProfileWriterTest, WrittenProfileLoadsBack) {
   models::Profile p;
   p.name = "x";
