@@ -4,6 +4,7 @@
 // Every workload of the spec is planned on every grid point's cluster; the CSV is rewritten
 // atomically every few seconds and at the end, and finished rows go to a checkpoint, so a killed
 // sweep resumes.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -136,6 +137,16 @@ void run_sweep_verb(const SweepVerbOptions& o) {
     usage_error("--checkpoint: cannot write '" + checkpoint + "' (expected a writable file)");
   if (const std::string p = checkpoint.empty() ? "" : models::json_lines_problem(checkpoint); !p.empty())
     usage_error("--checkpoint: " + p);
+  // A JSONL file of something else (a calibrate checkpoint, say) would have rows appended to it.
+  if (!checkpoint.empty()) {
+    const std::vector<YAML::Node> lines = models::read_json_lines(checkpoint);
+    const bool any_row = std::any_of(lines.begin(), lines.end(), [](const YAML::Node& j) {
+      return j.IsMap() && j["key"] && j["key"].IsScalar() && j["point"] && j["workload"];
+    });
+    if (!lines.empty() && !any_row)
+      usage_error("--checkpoint: '" + checkpoint + "' holds " + std::to_string(lines.size()) +
+                  " JSON lines and none is a sweep row (expected a checkpoint of hetsim sweep, or a new file)");
+  }
   models::SweepRunOptions ro;
   ro.planner.time_limit_s = o.time_limit_s;
   ro.planner.threads = o.threads;

@@ -51,7 +51,8 @@ bool read_results(const YAML::Node& j, SweepRow& r) {
     using T = std::decay_t<decltype(v)>;
     try {
       const YAML::Node n = j[name];
-      if (!n || !n.IsScalar()) {
+      // A quoted number or boolean ("9999", "yes") is not what the writer puts there: damage.
+      if (!n || !n.IsScalar() || (!std::is_same_v<T, std::string> && n.Tag() == "!")) {
         ok = false;
         return;
       }
@@ -62,7 +63,10 @@ bool read_results(const YAML::Node& j, SweepRow& r) {
       ok = false;
     }
   });
-  return ok && r.mfu <= 1.0 && (r.found || r.tokens_per_s == 0);
+  // A found plan has a rate, a shape and GPUs of the point; a row without one has no rate.
+  const bool whole = r.found ? r.tokens_per_s > 0 && !r.shape.empty() && r.plan_gpus > 0 && r.plan_gpus <= r.gpus
+                             : r.tokens_per_s == 0;
+  return ok && r.mfu <= 1.0 && whole;
 }
 
 /// Plans one workload on one point's cluster, and with refine > 0 re-ranks its best `refine`

@@ -217,6 +217,23 @@ TEST_F(RunFixture, DamagedCheckpointRecordsArePlannedAgain) {
   EXPECT_EQ(run(cp).resumed, 2);
 }
 
+TEST_F(RunFixture, CheckpointRecordsOfTheWrongTypeOrThatContradictThemselvesArePlannedAgain) {
+  // s25 audit: a quoted number ("gpus": "9999") and a found plan without a rate were reused.
+  const std::string cp = (dir / "cp.jsonl").string();
+  const SweepResult first = run(cp);
+  std::ifstream in(cp);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  in.close();
+  const size_t at = text.find("\"gpus\":");
+  const size_t end = text.find(',', at);
+  text.replace(at, end - at, "\"gpus\":\"9999\"");
+  const size_t rate = text.rfind("\"tokens_per_s\":");
+  text.replace(rate, text.find(',', rate) - rate, "\"tokens_per_s\":0");
+  std::ofstream(cp, std::ios::trunc) << text;
+  ASSERT_TRUE(first.rows.back().found);  // the record whose rate was zeroed claims a plan
+  EXPECT_EQ(run(cp).resumed, 2);
+}
+
 TEST_F(RunFixture, RefineReportsTheBestOfTheFirstKByTheSecondEngine) {
   // A stand-in for the simulator that ranks plans the opposite way to the analytic model: the
   // refined row must report the analytically slowest of the planner's first three, with the
