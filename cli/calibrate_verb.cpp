@@ -114,7 +114,7 @@ void run_calibrate(const CalibrateVerbOptions& o) {
                       "launch"});
   for (const auto& [name, f] : r.devices) {
     devices.add_row({name, std::to_string(f.memory.samples + f.gemm.samples), std::to_string(f.gemm.gemm_efficiency),
-                     format_count(f.gemm.gemm_half_work_flop) + "FLOP", percent(f.gemm.max_rel_error),
+                     format_work(f.gemm.gemm_half_work_flop), percent(f.gemm.max_rel_error),
                      std::to_string(f.memory_efficiency), models::format_bandwidth(f.memory.achieved_Bps),
                      models::format_time(f.memory.kernel_launch_s)});
   }

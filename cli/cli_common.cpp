@@ -141,7 +141,11 @@ CLI::Validator number_check(bool positive, bool integer, double max) {
         char* end = nullptr;
         errno = 0;
         const double v = std::strtod(begin, &end);
-        const bool parsed = !text.empty() && end == begin + text.size() && !std::isspace(static_cast<unsigned char>(text[0]));
+        // Decimal only: strtod also reads hexadecimal ("0x10" = 16), which no other number of
+        // hetsim's inputs accepts.
+        const bool parsed = !text.empty() && end == begin + text.size() &&
+                            !std::isspace(static_cast<unsigned char>(text[0])) &&
+                            text.find_first_of("xX") == std::string::npos;
         const bool whole = !integer || (text.find_first_of(".eEnNxX") == std::string::npos);
         if (!parsed || !std::isfinite(v) || errno == ERANGE || !whole || (positive ? !(v > 0) : !(v >= 0)))
           return "expected " + expected + ", got '" + text + "'";
@@ -199,6 +203,8 @@ std::string output_file_problem(const fs::path& path) {
   if (const fs::file_status st = fs::status(path, ec); fs::exists(st) && !fs::is_regular_file(st))
     return "'" + path.string() + "' is not a regular file (expected a file name)";
   const fs::path parent = path.parent_path();
+  if (!parent.empty() && fs::exists(parent, ec) && !fs::is_directory(parent, ec))
+    return "'" + parent.string() + "' is a file, not a folder (expected the path of a file in an existing folder)";
   if (!parent.empty() && !fs::is_directory(parent, ec))
     return "folder '" + parent.string() + "' does not exist (expected the path of a file in an existing folder)";
   return folder_write_problem(parent.empty() ? fs::path(".") : parent);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Loader of `kind: gpu-catalog` files (docs/inputs.md): datasheet figures of device types.
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <map>
 
@@ -139,6 +140,12 @@ std::vector<GpuType> load_catalog_file(const std::string& path) {
   return parse_catalog(detail::read_file_or_throw(path), path);
 }
 
+bool is_catalog_file_name(const std::string& file_name) {
+  std::string ext = std::filesystem::path(file_name).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  return ext == ".yaml" || ext == ".yml";
+}
+
 Catalog load_catalog_dir(const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -148,7 +155,7 @@ Catalog load_catalog_dir(const std::string& dir) {
     // a file of the catalog, with its name, rather than as an exception.
     std::error_code entry_ec;
     const bool regular = e.is_regular_file(entry_ec);
-    if (e.path().extension() == ".yaml" && (regular || entry_ec)) files.push_back(e.path().string());
+    if (is_catalog_file_name(e.path().filename().string()) && (regular || entry_ec)) files.push_back(e.path().string());
   }
   if (ec || files.empty()) {
     Diagnostic d;

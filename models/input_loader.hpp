@@ -28,8 +28,11 @@ InputKind peek_kind_text(std::string_view text, const std::string& name = "<stri
 /// The device types of one `kind: gpu-catalog` file.
 std::vector<GpuType> load_catalog_file(const std::string& path);
 std::vector<GpuType> parse_catalog(std::string_view text, const std::string& name = "<string>");
-/// Every `*.yaml` file of a directory, in name order; a type defined twice is an error.
+/// Every `*.yaml` (or `*.yml`) file of a directory, in name order; a type defined twice is an error.
 Catalog load_catalog_dir(const std::string& dir);
+/// Whether load_catalog_dir reads a file of that name: ".yaml" or ".yml", in any case (a
+/// catalog written as gpus.yml was skipped, and the cluster then met "unknown GPU" with no hint).
+bool is_catalog_file_name(const std::string& file_name);
 
 // ---- cluster, workload ------------------------------------------------------------------
 /// A finalized cluster (nodes and GPUs derived, GPU types copied from the catalog).

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "input_loader.hpp"
 #include "jsonl_file.hpp"
 
 namespace hetsim::models {
@@ -200,7 +201,7 @@ std::string catalog_fingerprint(const std::string& dir) {
   std::error_code ec;
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(dir, ec))
-    if (e.is_regular_file() && e.path().extension() == ".yaml") files.push_back(e.path());
+    if (e.is_regular_file() && is_catalog_file_name(e.path().filename().string())) files.push_back(e.path());
   std::sort(files.begin(), files.end());
   std::string all;
   for (const fs::path& f : files) all += f.filename().string() + "=" + file_fingerprint(f.string()) + ";";

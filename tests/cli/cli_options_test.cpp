@@ -79,7 +79,7 @@ TEST_F(OutputChecks, OutputFileNeedsAnExistingFolder) {
   EXPECT_THAT(parse_error<std::string>(output_file_check(), at("no/such/p.yaml")),
               HasSubstr("folder '" + at("no/such") + "' does not exist"));
   EXPECT_THAT(parse_error<std::string>(output_file_check(), dir_.string()), HasSubstr("is a folder (expected a file name)"));
-  EXPECT_THAT(parse_error<std::string>(output_file_check(), at("a-file/p.yaml")), HasSubstr("does not exist"));
+  EXPECT_THAT(parse_error<std::string>(output_file_check(), at("a-file/p.yaml")), HasSubstr("a-file' is a file, not a folder"));  // said "folder does not exist" (s25)
 }
 
 // `plan --emit-plan /dev/full` replaced the device with a plain file (temporary + rename), and

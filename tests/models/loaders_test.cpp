@@ -154,6 +154,19 @@ gpus:
                                  "'big' in " + (dir / "a.yaml").string() + " does"));
 }
 
+TEST(CatalogLoader, FolderReadsYmlFilesToo) {
+  // A catalog written as gpus.yml was skipped; the cluster then met "unknown GPU" (s25 audit).
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("hetsim_catalog_yml_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "gpus.YML") << kCatalog;
+  std::ofstream(dir / "notes.txt") << "not a catalog\n";
+  const Catalog c = load_catalog_dir(dir.string());
+  fs::remove_all(dir);
+  EXPECT_NE(c.by_name_or_null("big"), nullptr);
+  EXPECT_TRUE(is_catalog_file_name("a.yaml") && is_catalog_file_name("b.Yml") && !is_catalog_file_name("c.txt"));
+}
+
 TEST(CatalogLoader, BuiltinCatalogLoads) { EXPECT_FALSE(Catalog::builtin().get_names().empty()); }
 
 // Inputs may name a type as nvidia-smi / rocm-smi print it; the type keeps its catalog name.
