@@ -104,6 +104,8 @@ Profile parse_profile(std::string_view text, const std::string& name) {
         const GpuType* type = catalog.by_name_or_null(e.name);
         if (type == nullptr) {
           sink.error(e.key_mark, field, catalog.unknown_gpu_message(e.name));
+          Profile unused;  // its figures' own errors too, all at once (they waited for the name's fix)
+          read_device(e, field, sink, unused);
           continue;
         }
         const auto [other, fresh] = entry_of_type.emplace(type->name, e.name);
