@@ -139,8 +139,10 @@ void run_check(const CheckOptions& o) {
               << " steps after the warm-up; the breakdown and stages are the engine's mean over them ("
               << models::format_time(measured.iteration_time_s) << " a step); predicted with "
               << (in.profile_note.empty() ? std::string("the catalog's figures") : in.profile_note) << '\n';
-    std::cout << (pass ? "PASS" : "FAIL") << ": iteration time error " << pct(error) << " (tolerance "
-              << pct(o.tolerance).substr(1) << ", median of " << times.size() << " steps)\n";
+    char tolerance[32];  // three figures: "--tolerance 1e-300" printed as "0.0%"
+    std::snprintf(tolerance, sizeof tolerance, "%.3g%%", 100.0 * o.tolerance);
+    std::cout << (pass ? "PASS" : "FAIL") << ": iteration time error " << pct(error) << " (tolerance " << tolerance
+              << ", median of " << times.size() << " step" << (times.size() == 1 ? "" : "s") << ")\n";
   }
   if (!pass) throw VerbExit{kExitFailure};
 }

@@ -243,7 +243,7 @@ std::optional<std::string> MapReader::get_string(std::string_view key, Need need
   const YAML::Mark at = value_mark(item->value, item->key_mark);
   auto s = read_string(item->value, field(key), at, *sink_);
   if (s && s->empty()) {
-    sink_->error(at, field(key), "empty string (expected a non-empty name)");
+    sink_->error(at, field(key), "empty string (expected a non-empty value)");
     return std::nullopt;
   }
   if (s) {
