@@ -149,7 +149,7 @@ axes:
   EXPECT_THAT(e, HasSubstr("axes[2]: says what to vary nowhere"));
   EXPECT_THAT(e, HasSubstr("11:40: axes[3].nic_bandwidth[0]:"));
   EXPECT_THAT(e, HasSubstr("11:46: axes[3].nic_bandwidth[1]: \"0GB/s\" must be > 0"));
-  EXPECT_THAT(e, HasSubstr("12:12: axes[4].link: list has 1 entries (expected a list of at least 2 entries)"));
+  EXPECT_THAT(e, HasSubstr("12:12: axes[4].link: lists 1 zone (expected the two zones the link joins)"));
 }
 
 TEST(SweepSpec, EachThingIsVariedByOneAxis) {
