@@ -85,8 +85,7 @@ void run_calibrate(const CalibrateVerbOptions& o) {
   // part of the resume key).
   if (r.resumed > 0)
     r.profile.source += ", " + std::to_string(r.resumed) + " of them resumed from " + options.checkpoint_path;
-  std::string load;  // the machine's load while measuring: a shared machine slows every kernel
-  if (std::ifstream in("/proc/loadavg"); in) std::getline(in, load);
+  const std::string load = load_average_line();  // while measuring: a shared machine slows every kernel
   std::vector<std::string> header = {
       "Calibrated profile of cluster " + cluster.name + " (kind: profile, docs/inputs.md).",
       "Produced by `" + command + "` on " + utc_now() + "; microbenchmarks in " + options.checkpoint_path + ".",

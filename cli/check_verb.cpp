@@ -50,19 +50,10 @@ void run_check(const CheckOptions& o) {
   spec.workload = in.workload;
   spec.plan = *in.plan;
   spec.steps = o.steps;
-  // The execution engine's GEMMs are its own FP32 kernels, never TF32, its ZeRO-3 gathers block,
-  // without prefetch, and its gradient sync runs after the backward, not beside it (exec/README.md):
-  // price what it runs, whatever the workload and the plan say for training stacks.
-  models::Workload executed = in.workload;
-  executed.training.allow_tf32 = false;
-  models::Plan executed_plan = *in.plan;
-  executed_plan.zero3_prefetch = false;
-  executed_plan.overlap_grad_sync = false;
-  const models::Report predicted = models::predict(in.cluster, executed, executed_plan);
-  if (!predicted.feasible) {
-    std::cerr << "hetsim check: the model finds the plan infeasible: " << predicted.infeasible_reason << '\n';
-    throw VerbExit{kExitFailure};
-  }
+  // Price what the engine runs (exec/README.md), not what the inputs say for training stacks.
+  const exec::Executed executed = exec::as_executed(in.workload, *in.plan);
+  const models::Report predicted = models::predict(in.cluster, executed.workload, executed.plan);
+  refuse_if_infeasible("check", predicted);
   exec::RunOutcome run;
   note_if_ranks_share_cores("check", spec.plan.gpu_count());
   note_if_machine_busy("check", "the ranks get shares of cores, so the run measures slow against the profile's figures");

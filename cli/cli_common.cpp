@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
@@ -368,12 +369,20 @@ void note_if_ranks_share_cores(const char* verb, int ranks) {
             << " CPUs: ranks share cores, so measured communication includes waits for descheduled peers\n";
 }
 
+std::string load_average_line() {
+  std::string line;
+  if (std::ifstream in("/proc/loadavg"); in) std::getline(in, line);
+  return line;
+}
+
+void refuse_if_infeasible(const char* verb, const models::Report& predicted) {
+  if (predicted.feasible) return;
+  std::cerr << "hetsim " << verb << ": the model finds the plan infeasible: " << predicted.infeasible_reason << '\n';
+  throw VerbExit{kExitFailure};
+}
+
 void note_if_machine_busy(const char* verb, const std::string& consequence) {
-  double load = 0;
-  if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {
-    if (std::fscanf(f, "%lf", &load) != 1) load = 0;
-    std::fclose(f);
-  }
+  const double load = std::atof(load_average_line().c_str());  // the one-minute figure; 0 without one
   const int cpus = models::search_threads(models::PlannerOptions{});
   if (load <= cpus) return;
   char buf[96];

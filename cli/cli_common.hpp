@@ -17,6 +17,7 @@
 #include "diagnostics.hpp"
 #include "units.hpp"
 #include "plan.hpp"
+#include "report.hpp"
 #include "validation_suite.hpp"
 #include "workload.hpp"
 
@@ -137,6 +138,11 @@ void note_if_ranks_share_cores(const char* verb, int ranks);
 /// times are slow by an amount that changes from run to run. `consequence` says what it does
 /// to this verb's result.
 void note_if_machine_busy(const char* verb, const std::string& consequence);
+/// The line of /proc/loadavg ("1.78 2.53 6.66 1/79 1068"); empty where there is none.
+std::string load_average_line();
+/// Exit 1 with the model's reason when it finds the plan infeasible (run and check start nothing
+/// it would not fit or price).
+void refuse_if_infeasible(const char* verb, const models::Report& predicted);
 
 /// "$1,234.56/h"-style money and "1.23e+12"-free counts ("6.74B", "1.38T") for tables.
 std::string format_price_per_hour(double dollars_per_hour);

@@ -117,10 +117,8 @@ void refuse_what_cannot_run(const exec::RunSpec& spec) {
     std::cerr << "hetsim run: cannot execute the plan: " << e.what() << '\n';
     throw VerbExit{kExitFailure};
   }
-  if (const models::Report predicted = models::predict(spec.cluster, spec.workload, spec.plan); !predicted.feasible) {
-    std::cerr << "hetsim run: the model finds the plan infeasible: " << predicted.infeasible_reason << '\n';
-    throw VerbExit{kExitFailure};
-  }
+  const exec::Executed executed = exec::as_executed(spec.workload, spec.plan);
+  refuse_if_infeasible("run", models::predict(spec.cluster, executed.workload, executed.plan));
 }
 
 void run(const RunVerbOptions& o) {

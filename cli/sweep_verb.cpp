@@ -4,7 +4,6 @@
 // Every workload of the spec is planned on every grid point's cluster; the CSV is rewritten
 // atomically every few seconds and at the end, and finished rows go to a checkpoint, so a killed
 // sweep resumes.
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -137,16 +136,6 @@ void run_sweep_verb(const SweepVerbOptions& o) {
     usage_error("--checkpoint: cannot write '" + checkpoint + "' (expected a writable file)");
   if (const std::string p = checkpoint.empty() ? "" : models::json_lines_problem(checkpoint); !p.empty())
     usage_error("--checkpoint: " + p);
-  // A JSONL file of something else (a calibrate checkpoint, say) would have rows appended to it.
-  if (!checkpoint.empty()) {
-    const std::vector<YAML::Node> lines = models::read_json_lines(checkpoint);
-    const bool any_row = std::any_of(lines.begin(), lines.end(), [](const YAML::Node& j) {
-      return j.IsMap() && j["key"] && j["key"].IsScalar() && j["point"] && j["workload"];
-    });
-    if (!lines.empty() && !any_row)
-      usage_error("--checkpoint: '" + checkpoint + "' holds " + std::to_string(lines.size()) +
-                  " JSON lines and none is a sweep row (expected a checkpoint of hetsim sweep, or a new file)");
-  }
   models::SweepRunOptions ro;
   ro.planner.time_limit_s = o.time_limit_s;
   ro.planner.threads = o.threads;
@@ -180,7 +169,12 @@ void run_sweep_verb(const SweepVerbOptions& o) {
       last_write = now;
     }
   };
-  const models::SweepResult r = models::run_sweep(in.spec, in.cluster, in.workloads, models::Catalog::builtin(), ro);
+  models::SweepResult r;
+  try {
+    r = models::run_sweep(in.spec, in.cluster, in.workloads, models::Catalog::builtin(), ro);
+  } catch (const models::ForeignCheckpoint& e) {
+    usage_error(std::string("--checkpoint: ") + e.what());
+  }
   if (!o.out.empty()) models::write_text_file_atomic(o.out, models::sweep_csv(in.spec, r.rows));
   if (o.format == OutputFormat::kJson) print_json(in.spec, r);
   else if (o.format == OutputFormat::kCsv) std::cout << models::sweep_csv(in.spec, r.rows);

@@ -248,9 +248,15 @@ std::string sweep_row_key(const SweepSpec& spec, const std::string& cluster_fing
 SweepResult run_sweep(const SweepSpec& spec, const Cluster& base, const std::vector<Workload>& workloads,
                       const Catalog& catalog, const SweepRunOptions& options) {
   std::map<std::string, YAML::Node> done;
-  if (!options.checkpoint_path.empty())
-    for (const YAML::Node& j : read_json_lines(options.checkpoint_path))
-      if (j["key"] && j["key"].IsScalar()) done[j["key"].Scalar()] = j;  // the last record of a key wins
+  if (!options.checkpoint_path.empty()) {
+    const std::vector<YAML::Node> lines = read_json_lines(options.checkpoint_path);
+    for (const YAML::Node& j : lines)
+      if (j.IsMap() && j["key"] && j["key"].IsScalar() && j["point"] && j["workload"])
+        done[j["key"].Scalar()] = j;  // the last record of a key wins
+    if (!lines.empty() && done.empty())
+      throw ForeignCheckpoint("'" + options.checkpoint_path + "' holds " + std::to_string(lines.size()) +
+                              " JSON lines and none is a sweep row (expected a checkpoint of hetsim sweep, or a new file)");
+  }
 
   PlannerOptions po = options.planner;
   spec.search.apply_to(po);

@@ -4,6 +4,7 @@
 // become one result row. Finished rows go to a JSON-lines checkpoint, so a killed sweep resumes
 // where it stopped; the results are written as CSV (docs/sweep.md).
 #pragma once
+#include <stdexcept>
 #include <functional>
 #include <string>
 #include <vector>
@@ -86,7 +87,14 @@ std::string sweep_row_key(const SweepSpec& spec, const std::string& cluster_fing
                           const std::vector<std::string>& values, int refine = 0,
                           const std::string& catalog_fingerprint = "", const std::string& model_fingerprint = "");
 
+/// A checkpoint file with JSON lines none of which is a sweep row (a calibrate checkpoint, say):
+/// run_sweep refuses it rather than append rows to someone else's file.
+struct ForeignCheckpoint : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
 /// Runs (or resumes) the sweep. `workloads` are the loaded spec.workload_paths, in order.
+/// Throws ForeignCheckpoint before planning anything (the checkpoint is read once, here).
 SweepResult run_sweep(const SweepSpec& spec, const Cluster& base, const std::vector<Workload>& workloads,
                       const Catalog& catalog, const SweepRunOptions& options);
 

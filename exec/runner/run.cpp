@@ -89,6 +89,14 @@ void check_executable(const models::Workload& workload) {
                                 models::to_string(t.optimizer) + " (expected optimizer: adam in the workload to run it)");
 }
 
+Executed as_executed(const models::Workload& workload, const models::Plan& plan) {
+  Executed e{workload, plan};
+  e.workload.training.allow_tf32 = false;
+  e.plan.zero3_prefetch = false;
+  e.plan.overlap_grad_sync = false;
+  return e;
+}
+
 RankOutcome run_rank(const RunSpec& spec, Communicator& comm) {
   check_executable(spec.workload);
   const RankLayout layout(spec.plan, spec.workload.model);

@@ -48,6 +48,16 @@ struct RankOutcome {
 /// FP32 Adam (and `check` would compare it with a prediction of what the workload says).
 void check_executable(const models::Workload& workload);
 
+/// The workload and plan as the engine trains them, for the cost model to price: its GEMMs are
+/// its own FP32 kernels (never TF32), its ZeRO-3 gathers block (no prefetch) and its gradient
+/// sync runs after the backward, whatever the inputs say for training stacks (`check` compares
+/// with this prediction; `run` refuses what it puts over the devices' memory).
+struct Executed {
+  models::Workload workload;
+  models::Plan plan;
+};
+Executed as_executed(const models::Workload& workload, const models::Plan& plan);
+
 /// Runs spec.steps training steps as rank comm.get_rank() (a collective call).
 RankOutcome run_rank(const RunSpec& spec, Communicator& comm);
 
