@@ -55,7 +55,7 @@ void run_check(const CheckOptions& o) {
   const models::Report predicted = models::predict(in.cluster, executed.workload, executed.plan);
   refuse_if_infeasible("check", predicted);
   exec::RunOutcome run;
-  note_if_ranks_share_cores("check", spec.plan.gpu_count());
+  note_if_ranks_share_cores("check", spec.cluster, spec.plan);
   note_if_machine_busy("check", "the ranks get shares of cores, so the run measures slow against the profile's figures");
   try {
     run = exec::run_in_process(spec);

@@ -362,7 +362,12 @@ void TextTable::print(std::ostream& out, const std::string& indent) const {
   for (const auto& r : rows_) print_row(r, false);
 }
 
-void note_if_ranks_share_cores(const char* verb, int ranks) {
+void note_if_ranks_share_cores(const char* verb, const models::Cluster& cluster, const models::Plan& plan) {
+  // Ranks on CPU devices compute on the cores; a GPU rank's thread mostly waits on its device.
+  int ranks = 0;
+  for (const auto& replica : plan.replicas)
+    for (const auto& stage : replica.stages)
+      for (const int gpu : stage.gpus) ranks += cluster.gpu_type(gpu).vendor == models::Vendor::kCpu;
   const int cpus = models::search_threads(models::PlannerOptions{});  // the process's affinity mask
   if (ranks <= cpus) return;
   std::cerr << "hetsim " << verb << ": note: " << ranks << " ranks on " << cpus

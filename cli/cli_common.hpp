@@ -129,10 +129,10 @@ class TextTable {
   std::vector<std::vector<std::string>> rows_;
 };
 
-/// In-process runs (threads as ranks): a note on stderr when the plan's ranks outnumber the CPUs
+/// In-process runs (threads as ranks): a note on stderr when the plan's ranks on CPU devices outnumber the CPUs
 /// this process may use. Ranks then share cores, and every collective or receive also waits for
 /// peers the OS has descheduled: measured communication (and `check`) reads high.
-void note_if_ranks_share_cores(const char* verb, int ranks);
+void note_if_ranks_share_cores(const char* verb, const models::Cluster& cluster, const models::Plan& plan);
 /// A note on stderr when other work loads the machine (/proc/loadavg's one-minute figure above
 /// the CPUs this process may use): what a measurement then gets is a share of a core, so the
 /// times are slow by an amount that changes from run to run. `consequence` says what it does

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <utility>
 
 #include "catalog.hpp"
 #include "cli_common.hpp"
@@ -167,6 +168,7 @@ class Loader {
       }
     }
     errors_.throw_if_any();
+    if (first_of(out, InputKind::kPlan) == nullptr) note_unused_option_files();
     return out;
   }
 
@@ -181,6 +183,22 @@ class Loader {
                            ".yaml nor " + named + " exists beside the plan or in a folder above it (expected a " + what +
                            " name or path, or --" + what + " FILE)"});
     return false;
+  }
+
+  /// --cluster and --workload only serve to check plans: say so when none was given, rather than
+  /// load the files and drop them without a word.
+  void note_unused_option_files() const {
+    for (const auto& [flag, file] : {std::pair{"--cluster", &opt_.cluster}, std::pair{"--workload", &opt_.workload}}) {
+      if (file->empty()) continue;
+      std::cerr << "hetsim describe: note: " << flag << " '" << *file
+                << "' was loaded but not used: it checks plans, and no plan is among the files\n";
+    }
+  }
+
+  static const Described* first_of(const std::vector<Described>& v, InputKind k) {
+    for (const auto& d : v)
+      if (d.kind == k) return &d;
+    return nullptr;
   }
 
   static const Described* only_of(const std::vector<Described>& v, InputKind k) {

@@ -152,7 +152,7 @@ void run(const RunVerbOptions& o) {
     if (comm.get_rank() == 0) print_report(out.report, out.steps, o.format);
     return;
   }
-  note_if_ranks_share_cores("run", spec.plan.gpu_count());
+  note_if_ranks_share_cores("run", spec.cluster, spec.plan);
   note_if_machine_busy("run", "the ranks get shares of cores, so the times measured are slow by what the other work takes");
   try {
     const exec::RunOutcome out = exec::run_in_process(spec);

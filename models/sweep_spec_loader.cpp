@@ -537,11 +537,14 @@ SweepInputs load_sweep_inputs(const std::string& spec_path, const Catalog& catal
   const auto exists = [&](const std::string& path, const SourcePosition& at, const std::string& field) {
     if (path.empty()) return false;  // missing key: already reported
     std::error_code ec;  // a symlink loop is an error of this input, not an exception
-    if (std::filesystem::is_regular_file(path, ec)) return true;
-    errors.add({spec_path, at.line, at.column, field,
-                (ec && ec != std::errc::no_such_file_or_directory ? "cannot open '" + path + "': " + ec.message()
-                                                                   : "no file '" + path + "'") +
-                    " (expected a path relative to the sweep file's folder)"});
+    const auto status = std::filesystem::status(path, ec);
+    // Not only regular files: a pipe is read as the verbs read one (read_input_text).
+    if (!ec && std::filesystem::exists(status) && !std::filesystem::is_directory(status)) return true;
+    const std::string what = std::filesystem::is_directory(status) ? "'" + path + "' is a folder"
+                             : ec && ec != std::errc::no_such_file_or_directory
+                                 ? "cannot open '" + path + "': " + ec.message()
+                                 : "no file '" + path + "'";
+    errors.add({spec_path, at.line, at.column, field, what + " (expected a path relative to the sweep file's folder)"});
     return false;
   };
   const bool cluster_ok = exists(in.spec.cluster_path, in.spec.cluster_at, "cluster") &&

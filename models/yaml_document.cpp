@@ -218,6 +218,11 @@ std::optional<std::string> read_input_text(const std::string& path, DiagnosticSi
       return std::nullopt;
     }
   }
+  if (pipe && text.empty()) {  // "empty file" would send the user to look at a file that is not one
+    sink.error(YAML::Mark::null_mark(), "",
+               "a pipe that nothing was written to (expected a YAML file, or a pipe that a running process writes)");
+    return std::nullopt;
+  }
   if (pipe) {
     const std::lock_guard<std::mutex> lock(pipes_mutex);
     pipe_texts.emplace(pipe_id, text);
@@ -242,7 +247,11 @@ std::optional<YAML::Node> parse_yaml_document(std::string_view text, DiagnosticS
     sink.error(make_mark(line, col), "", std::string("invalid UTF-8 byte ") + hex + " (expected a UTF-8 YAML text file)");
     return std::nullopt;
   }
-  const std::string input(text);
+  std::string input(text);
+  // A lone CR (classic Mac OS line ends) is a line break in YAML 1.2 (spec 5.4, b-break), but
+  // yaml-cpp reads it as a character of the line: same length, so every mark keeps its place.
+  for (size_t i = 0; i < input.size(); ++i)
+    if (input[i] == '\r' && (i + 1 == input.size() || input[i + 1] != '\n')) input[i] = '\n';
   DocumentStarts starts;
   YAML::Node doc;
   try {

@@ -10,7 +10,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "catalog.hpp"
 #include "cli_common.hpp"
+#include "input_loader.hpp"
+#include "plan.hpp"
+#include "planner.hpp"
 
 namespace hetsim::cli {
 namespace {
@@ -132,6 +136,27 @@ TEST_F(OutputChecks, OutputFolderMustNotBeAFile) {
   EXPECT_EQ(parse_error<std::string>(output_dir_check(), dir_.string()), "");
   EXPECT_THAT(parse_error<std::string>(output_dir_check(), at("a-file")), HasSubstr("is a file (expected a folder)"));
   EXPECT_THAT(parse_error<std::string>(output_dir_check(), at("a-file/sub")), HasSubstr("is a file (expected a folder)"));
+}
+
+/// What note_if_ranks_share_cores() prints for a dp-way data-parallel plan on the cluster file.
+std::string share_cores_note(const std::string& cluster_file, int dp) {
+  const std::string root = HETSIM_SOURCE_DIR;
+  const models::Cluster cluster = models::load_cluster(root + "/" + cluster_file, models::Catalog::builtin());
+  const models::Workload workload = models::load_workload(root + "/workloads/tiny-gpt.yaml");
+  const auto plan = models::make_uniform_plan(cluster, workload, 1, 1, dp, models::UniformPlanOptions{});
+  EXPECT_TRUE(std::holds_alternative<models::Plan>(plan));
+  ::testing::internal::CaptureStderr();
+  note_if_ranks_share_cores("run", cluster, std::get<models::Plan>(plan));
+  return ::testing::internal::GetCapturedStderr();
+}
+
+// The note is about CPU devices, whose ranks compute on the cores. `run` of an 8-GPU plan on a
+// machine without a GPU printed "8 ranks on 2 CPUs: ranks share cores" before "no GPU device".
+TEST(Notes, RanksShareCoresOnlyForCpuDevices) {
+  EXPECT_EQ(share_cores_note("clusters/dgx-a100.yaml", 8), "");
+  const int cpus = models::search_threads(models::PlannerOptions{});
+  if (cpus >= 4) GTEST_SKIP() << "needs fewer than 4 CPUs to oversubscribe local-cpu's 4 devices (has " << cpus << ")";
+  EXPECT_THAT(share_cores_note("clusters/local-cpu.yaml", 4), HasSubstr("note: 4 ranks on " + std::to_string(cpus) + " CPUs"));
 }
 
 }  // namespace
