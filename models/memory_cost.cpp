@@ -6,7 +6,7 @@
 
 namespace hetsim::models {
 
-StateBytes state_bytes_per_param(Dtype dtype, Optimizer optimizer) {
+StateBytes state_bytes_per_param(Dtype dtype, Optimizer optimizer, bool fp32_grad_allreduce) {
   const bool fp32 = dtype == Dtype::kFp32 || dtype == Dtype::kTf32;
   StateBytes b;
   if (fp32) {
@@ -15,7 +15,7 @@ StateBytes state_bytes_per_param(Dtype dtype, Optimizer optimizer) {
     b.optimizer = optimizer == Optimizer::kAdam ? 8 : 4;
   } else {
     b.weights = 2;
-    b.grads = 2;
+    b.grads = dtype == Dtype::kFp16 && !fp32_grad_allreduce ? 2 : 4;
     b.optimizer = optimizer == Optimizer::kAdam ? 12 : 8;  // fp32 master + (m, v) or momentum
     if (dtype == Dtype::kFp8) b.weights += 1;            // fp8 copy of the weights (Transformer Engine)
   }
@@ -90,7 +90,7 @@ double in_flight_chunks(Schedule schedule, int stage, int pp, int micro_batches,
 StageMemory stage_memory(const StageMemoryInput& in) {
   const ModelSpec& m = *in.model;
   StageMemory mem;
-  const StateBytes sb = state_bytes_per_param(in.dtype, in.optimizer);
+  const StateBytes sb = state_bytes_per_param(in.dtype, in.optimizer, in.fp32_grad_allreduce);
   const double dp = std::max(1, in.dp);
   // ZeRO-1 shards optimizer states, ZeRO-2 also gradients, ZeRO-3 also weights (ZeRO §5).
   mem.optimizer = in.params * sb.optimizer / (in.zero >= 1 ? dp : 1.0);

@@ -23,10 +23,17 @@ inline double framework_reserve_bytes(Vendor vendor) { return vendor == Vendor::
 /// Bytes per parameter for weights, gradients and optimizer states (Rajbhandari et al.,
 /// "ZeRO", SC'20 §3.1: mixed-precision Adam = 2 + 2 + 12 bytes; fp32 Adam 4 + 4 + 8;
 /// SGD with momentum keeps one state, plus the fp32 master copy in mixed precision).
+/// The gradient buffer is the one the data-parallel reduction runs on: 16-bit for fp16, fp32
+/// for bf16 and fp8 (Megatron-LM accumulates bf16 gradients in an fp32 `main_grad` buffer:
+/// its distributed-optimizer docs give 18 bytes a parameter for bf16 Adam, 6 + 12/d sharded)
+/// and for fp16 reduced in fp32 (`fp32_grad_allreduce`).
 struct StateBytes {
   double weights = 0, grads = 0, optimizer = 0;
 };
-StateBytes state_bytes_per_param(Dtype dtype, Optimizer optimizer);
+StateBytes state_bytes_per_param(Dtype dtype, Optimizer optimizer, bool fp32_grad_allreduce);
+inline StateBytes state_bytes_per_param(const TrainingSpec& t) {
+  return state_bytes_per_param(t.dtype, t.optimizer, t.fp32_grad_allreduce);
+}
 
 /// Bytes of the activation crossing a pipeline stage boundary per micro-batch, s*b*h
 /// (Narayanan et al. SC'21 §4.1), in the activations' dtype (fp8 training keeps them 16-bit):
@@ -54,6 +61,7 @@ struct StageMemoryInput {
   const ModelSpec* model = nullptr;
   Dtype dtype = Dtype::kBf16;
   Optimizer optimizer = Optimizer::kAdam;
+  bool fp32_grad_allreduce = false;  ///< TrainingSpec::fp32_grad_allreduce
   bool flash = false;
   int layers = 0, tp = 1, stage = 0, pp = 1, dp = 1, micro_batches = 1, interleave = 1, zero = 0;
   double micro = 1;

@@ -84,7 +84,7 @@ double inflight_factor(int s, int stages, int micro_batches, int interleave) {
 }
 
 double zero_sharded_fraction(int zero, const TrainingSpec& training) {
-  const StateBytes b = state_bytes_per_param(training.dtype, training.optimizer);
+  const StateBytes b = state_bytes_per_param(training);
   const double total = b.weights + b.grads + b.optimizer;
   switch (zero) {
     case 0: return 0.0;

@@ -155,7 +155,7 @@ UnitCost UnitCostTable::measure(int node_type, int tp, const Knobs& k) {
   u.solo_bytes = std::max(0.0, rc.stages[0].memory_bytes - model_mem(v, inflight_factor(0, 1, kProbeMicroBatches, v)));
   // Parameter states of the embedding (first stage), the LM head or its tied copy (last stage),
   // and of both when one stage holds everything (memory_cost.hpp's bytes per parameter).
-  const StateBytes sb = state_bytes_per_param(workload_.training.dtype, workload_.training.optimizer);
+  const StateBytes sb = state_bytes_per_param(workload_.training);
   const double state_bpp = sb.weights + sb.grads + sb.optimizer;
   const double table = static_cast<double>(workload_.model.vocab) * workload_.model.hidden / tp;
   u.first_state_bytes = std::min(u.first_bytes, table * state_bpp);

@@ -27,7 +27,7 @@ std::set<int> nodes_of(const Cluster& cluster, const Plan& plan) {
 }  // namespace
 
 double checkpoint_bytes(const Workload& workload) {
-  const StateBytes b = state_bytes_per_param(workload.training.dtype, workload.training.optimizer);
+  const StateBytes b = state_bytes_per_param(workload.training);
   // The weights as trained (FP8 runs keep 16-bit weights; the FP8 copy is rebuilt from them).
   const bool fp32 = workload.training.dtype == Dtype::kFp32 || workload.training.dtype == Dtype::kTf32;
   const double weights = fp32 ? b.weights : 2.0;

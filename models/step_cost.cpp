@@ -22,11 +22,7 @@ double optimizer_bytes_per_param(Dtype dtype, Optimizer optimizer) {
   return fp32 ? update_bytes + 4.0 : update_bytes + 20.0;
 }
 
-double grad_sync_bytes_per_param(Dtype dtype) { return dtype == Dtype::kFp16 ? 2.0 : 4.0; }
-
-double grad_sync_bytes_per_param(const TrainingSpec& training) {
-  return training.fp32_grad_allreduce ? 4.0 : grad_sync_bytes_per_param(training.dtype);
-}
+double grad_sync_bytes_per_param(const TrainingSpec& training) { return state_bytes_per_param(training).grads; }
 
 namespace {
 
@@ -194,6 +190,7 @@ StageFigures stage_figures(const StepInput& in, const Replica& rep, int s, int s
   mi.model = &m;
   mi.dtype = dtype;
   mi.optimizer = w.training.optimizer;
+  mi.fp32_grad_allreduce = w.training.fp32_grad_allreduce;
   mi.flash = w.training.flash_attention;
   mi.layers = st.layers;
   mi.tp = st.tp();

@@ -17,11 +17,10 @@ namespace hetsim::models {
 /// weights to the 16-bit model weights (6) -> 46, rounded to 48 with the clip; fp32 Adam has no
 /// master copy (32). SGD with momentum: read p,g,m / write p,m instead of Adam's 28 (20).
 double optimizer_bytes_per_param(Dtype dtype, Optimizer optimizer);
-/// Bytes per parameter of the gradient all-reduce: the 16-bit gradients for fp16 (Megatron-
-/// DeepSpeed, Megatron-LM default), fp32 for bf16 (Megatron-LM forces
-/// accumulate_allreduce_grads_in_fp32 with bf16) and fp32.
-double grad_sync_bytes_per_param(Dtype dtype);
-/// Same, honouring TrainingSpec::fp32_grad_allreduce (fp16 gradients reduced as fp32: 4 bytes).
+/// Bytes per parameter of the gradient all-reduce: the gradient buffer's (memory_cost.hpp
+/// StateBytes::grads): 16-bit for fp16 (Megatron-DeepSpeed, Megatron-LM default), fp32 for bf16
+/// (Megatron-LM forces accumulate_allreduce_grads_in_fp32 with bf16), fp32, and fp16 with
+/// TrainingSpec::fp32_grad_allreduce.
 double grad_sync_bytes_per_param(const TrainingSpec& training);
 
 /// Gradient buckets of an overlapped DP sync: Megatron-Core's DistributedDataParallel reduces

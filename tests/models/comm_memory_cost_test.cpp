@@ -389,7 +389,7 @@ TEST(MemoryCost, ZeroShardsStatesGradientsWeights) {
   StageMemoryInput in;
   const ModelSpec m = gpt(4096, 32, 2048);
   in.model = &m;
-  in.dtype = Dtype::kBf16;
+  in.dtype = Dtype::kFp16;
   in.layers = 100;
   in.params = 1e9;
   in.dp = 8;
@@ -412,6 +412,18 @@ TEST(MemoryCost, ZeroShardsStatesGradientsWeights) {
   in.zero = 0;
   const StageMemory f32 = stage_memory(in);
   EXPECT_DOUBLE_EQ(f32.weights + f32.grads + f32.optimizer, 16e9);
+  // bf16 keeps fp32 gradients (Megatron-LM's main_grad; its distributed-optimizer docs: 18 bytes a
+  // parameter, 6 + 12/d sharded), as does fp16 reduced in fp32. The planner's #1 plan for a 70B
+  // model had 1.6 GiB of headroom with 2-byte gradients and needed 86 of 80 GiB with these (s26).
+  in.dtype = Dtype::kBf16;
+  const StageMemory b16 = stage_memory(in);
+  EXPECT_DOUBLE_EQ(b16.weights + b16.grads + b16.optimizer, 18e9);
+  in.zero = 1;
+  const StageMemory b16_sharded = stage_memory(in);
+  EXPECT_DOUBLE_EQ(b16_sharded.weights + b16_sharded.grads + b16_sharded.optimizer, 6e9 + 12e9 / 8);
+  in.dtype = Dtype::kFp16;
+  in.fp32_grad_allreduce = true;
+  EXPECT_DOUBLE_EQ(stage_memory(in).grads, 4e9);
 }
 
 TEST(MemoryCost, ZeroThreeKeepsTheLiveGatheredWeightsOnly) {

@@ -242,15 +242,19 @@ TEST(PlannerBalance, StepLowerBoundHoldsForEveryBalancedStep) {
   EXPECT_GT(tight, 40);  // not a bound of zero
 }
 
-// ZeRO's shares follow the training's state bytes (Rajbhandari et al. SC'20 §3.1): mixed-precision
-// Adam 2 + 2 + 12 bytes a parameter, fp32 Adam 4 + 4 + 8 (the planner assumed 12/16 and 14/16
-// for every dtype and optimizer).
+// ZeRO's shares follow the training's state bytes (Rajbhandari et al. SC'20 §3.1): fp16 Adam
+// 2 + 2 + 12 bytes a parameter, bf16 2 + 4 (fp32 gradients) + 12, fp32 Adam 4 + 4 + 8 (the planner
+// assumed 12/16 and 14/16 for every dtype and optimizer).
 TEST(PlannerSteps, ZeroShardsTheStatesTheTrainingKeeps) {
   TrainingSpec mixed;
-  mixed.dtype = Dtype::kBf16;
+  mixed.dtype = Dtype::kFp16;
   mixed.optimizer = Optimizer::kAdam;
   EXPECT_DOUBLE_EQ(pl::zero_sharded_fraction(1, mixed), 12.0 / 16.0);
   EXPECT_DOUBLE_EQ(pl::zero_sharded_fraction(2, mixed), 14.0 / 16.0);
+  TrainingSpec bf16 = mixed;
+  bf16.dtype = Dtype::kBf16;
+  EXPECT_DOUBLE_EQ(pl::zero_sharded_fraction(1, bf16), 12.0 / 18.0);
+  EXPECT_DOUBLE_EQ(pl::zero_sharded_fraction(2, bf16), 16.0 / 18.0);
   TrainingSpec fp32 = mixed;
   fp32.dtype = Dtype::kFp32;
   EXPECT_DOUBLE_EQ(pl::zero_sharded_fraction(1, fp32), 8.0 / 16.0);
