@@ -144,7 +144,7 @@ void add_calibrate_verb(CLI::App& app) {
       ->check(output_file_check());
   verb->add_flag("--quick", o->quick, "Small grid (a few points per fit)");
   verb->add_option("--repeats", o->repeats, "Timed repeats per microbenchmark (median kept; default 7)")
-      ->check(integer_check(1, 1000));
+      ->transform(integer_check(1, 1000));
   verb->callback([o] { run_calibrate(*o); });
 }
 

@@ -149,9 +149,9 @@ void add_check_verb(CLI::App& app) {
   verb->add_option("--plan", o->plan, "Plan file (kind: plan)")->required();
   verb->add_option("--profile", o->profile, "Calibrated profile (kind: profile)")->required();
   verb->add_option("--tolerance", o->tolerance, "Largest accepted relative error of the iteration time (default 0.25)")
-      ->check(number_check(true, false, 1e6));
+      ->transform(number_check(true, false, 1e6));
   verb->add_option("--steps", o->steps, "Training steps to run; the first is warm-up (default 8)")
-      ->check(integer_check(2, 10000));
+      ->transform(integer_check(2, 10000));
   add_format_option(verb, &o->format);
   verb->callback([o] { run_check(*o); });
 }

@@ -131,6 +131,19 @@ CLI::Option* add_profile_option(CLI::App* verb, std::string* path) {
 
 // ---- option checks ----------------------------------------------------------------------
 
+namespace {
+/// CLI11 converts integers with base detection, so "010" became 8 (`--dp 010` ran dp 8, exit 0)
+/// and "08" failed with a bare "Could not convert". The checks below pass on the text with its
+/// leading zeros dropped: decimal, as every number in hetsim's inputs.
+void drop_leading_zeros(std::string& text) {
+  const size_t digits_from = !text.empty() && (text[0] == '+' || text[0] == '-') ? 1 : 0;
+  size_t first = digits_from;
+  while (first + 1 < text.size() && text[first] == '0' && std::isdigit(static_cast<unsigned char>(text[first + 1])))
+    ++first;
+  text.erase(digits_from, first - digits_from);
+}
+}  // namespace
+
 CLI::Validator number_check(bool positive, bool integer, double max) {
   char max_text[32];
   std::snprintf(max_text, sizeof max_text, "%.0f", max);
@@ -151,6 +164,7 @@ CLI::Validator number_check(bool positive, bool integer, double max) {
         if (!parsed || !std::isfinite(v) || errno == ERANGE || !whole || (positive ? !(v > 0) : !(v >= 0)))
           return "expected " + expected + ", got '" + text + "'";
         if (v > max) return "expected " + expected + at_most + ", got '" + text + "'";
+        drop_leading_zeros(text);
         return {};
       },
       expected);
@@ -166,6 +180,7 @@ CLI::Validator integer_check(unsigned long long min, unsigned long long max) {
         errno = 0;
         const unsigned long long v = digits ? std::strtoull(text.c_str(), nullptr, 10) : 0;
         if (!digits || errno == ERANGE || v < min || v > max) return "expected " + expected + ", got '" + text + "'";
+        drop_leading_zeros(text);
         return {};
       },
       expected);

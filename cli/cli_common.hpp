@@ -71,6 +71,8 @@ CLI::Option* add_profile_option(CLI::App* verb, std::string* path);
 
 /// A finite number > 0 (`positive`) or >= 0 (with `integer`, a whole number), at most `max`:
 /// an integer beyond its option's type was CLI11's "Could not convert: --tp = 99999999999999999999".
+/// Give these to `->transform()`, not `->check()`: they pass the text on without leading zeros,
+/// which CLI11 would read as octal (`--dp 010` ran dp 8).
 CLI::Validator number_check(bool positive, bool integer, double max = HUGE_VAL);
 /// A whole number in [min, max], read exactly (up to 2^64 - 1: seeds).
 CLI::Validator integer_check(unsigned long long min, unsigned long long max);

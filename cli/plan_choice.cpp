@@ -17,13 +17,13 @@ void add_plan_choice_options(CLI::App* verb, PlanChoice* o, int max_zero) {
   verb->add_option("--workload", o->workload, "Workload file (kind: workload)")->required();
   verb->add_option("--plan", o->plan, "Plan file (kind: plan)");
   verb->add_option("--tp", o->tp, "Tensor-parallel degree (Megatron shorthand, instead of --plan)")
-      ->check(positive_integer());
-  verb->add_option("--pp", o->pp, "Pipeline-parallel degree")->check(positive_integer());
-  verb->add_option("--dp", o->dp, "Data-parallel degree")->check(positive_integer());
-  verb->add_option("--micro", o->micro, "Micro-batch size (default: the fastest feasible)")->check(positive_integer());
+      ->transform(positive_integer());
+  verb->add_option("--pp", o->pp, "Pipeline-parallel degree")->transform(positive_integer());
+  verb->add_option("--dp", o->dp, "Data-parallel degree")->transform(positive_integer());
+  verb->add_option("--micro", o->micro, "Micro-batch size (default: the fastest feasible)")->transform(positive_integer());
   verb->add_option("--schedule", o->schedule, "gpipe | 1f1b | interleaved (default 1f1b)")
       ->check(CLI::IsMember({"gpipe", "1f1b", "interleaved"}));
-  verb->add_option("--interleave", o->interleave, "Virtual stages per GPU (interleaved 1F1B)")->check(positive_integer());
+  verb->add_option("--interleave", o->interleave, "Virtual stages per GPU (interleaved 1F1B)")->transform(positive_integer());
   verb->add_option("--recompute", o->recompute, "none | selective | full (default none)")
       ->check(CLI::IsMember({"none", "selective", "full"}));
   verb->add_flag("--sequence-parallel", o->sequence_parallel, "Megatron sequence parallelism");

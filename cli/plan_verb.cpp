@@ -316,7 +316,7 @@ void add_plan_verb(CLI::App& app) {
       ->check(CLI::IsMember({"throughput", "cost", "budget"}));
   verb->add_option("--budget-per-hour", o->budget_per_hour,
                    "Dollars per hour: the fastest plan whose nodes cost at most this (chooses the GPUs too)")
-      ->check(positive_number());
+      ->transform(positive_number());
   verb->add_flag("--spot", o->spot,
                  "Price nodes at their spot price where the cluster gives one, and rank plans by the tokens/s their "
                  "nodes' preemptions leave (node types' preemption_rate, checkpoint_bandwidth, restart_time)");
@@ -348,16 +348,16 @@ void add_plan_verb(CLI::App& app) {
       ->check(CLI::IsMember({"member_nic", "node_nics"}));
   verb->add_flag("--no-sequence-parallel", o->no_sequence_parallel,
                  "The stack has no sequence parallelism: plans with TP > 1 run without it (default: with it)");
-  verb->add_option("--top", o->top, "Plans listed (default 5)")->check(positive_integer());
+  verb->add_option("--top", o->top, "Plans listed (default 5)")->transform(positive_integer());
   verb->add_option("--time-limit", o->time_limit_s,
                    "Seconds each of the three searches (best plan and the two baselines) may take; the most "
                    "promising branches go first, so a search stopped at the limit keeps its best so far (default 60; 0: no limit)")
-      ->check(non_negative_number());
+      ->transform(non_negative_number());
   verb->add_option("--threads", o->threads,
                    "Threads of the search, 0-1024 (default 0: one per CPU the process may use); the plans found do not depend on it")
-      ->check(non_negative_integer())
+      ->transform(non_negative_integer())
       ->check(CLI::Range(0, 1024));
-  verb->add_option("--refine", o->refine, "Re-rank the best K plans with the SimGrid simulator")->check(non_negative_integer());
+  verb->add_option("--refine", o->refine, "Re-rank the best K plans with the SimGrid simulator")->transform(non_negative_integer());
   verb->add_option("--emit-plan", o->emit_plan, "Write the best plan to this file (kind: plan)")
       ->check(output_file_check());
   add_format_option(verb, &o->format);

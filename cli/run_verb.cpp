@@ -179,16 +179,16 @@ void add_run_verb(CLI::App& app) {
   verb->get_option("--micro")->description("Micro-batch size (default 1)");
   // At most 10000, as check's: every step's measurements are kept until the report.
   verb->add_option("--steps", opts->steps, "training steps (default 1; the first is warm-up when there are several)")
-      ->check(integer_check(1, 10000));
+      ->transform(integer_check(1, 10000));
   verb->add_option("--out", opts->out,
                    "write the per-op measurements as JSON lines (under mpirun each rank writes FILE.rank<R>, "
                    "or FILE with %r replaced by the rank)")
       ->check(output_file_check());
   verb->add_option("--seed", opts->seed, "seed of the initial parameters and of the synthetic data (default 1234)")
-      ->check(integer_check(0, 18446744073709551615ULL));  // a 64-bit seed
+      ->transform(integer_check(0, 18446744073709551615ULL));  // a 64-bit seed
   // At most 1 (Adam's rates are ~1e-4..1e-2): 1e308 became an inf float and a NaN loss.
   verb->add_option("--lr", opts->learning_rate, "Adam learning rate, at most 1 (default 0.001)")
-      ->check(number_check(true, false, 1.0));
+      ->transform(number_check(true, false, 1.0));
   verb->add_option("--inject-fault", opts->inject_fault,
                    "testing: RANK[:throw|kill[:STEP]] makes that rank fail at the start of STEP (default 1)");
   add_format_option(verb, &opts->format);

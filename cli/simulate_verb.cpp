@@ -103,7 +103,7 @@ void add_simulate_verb(CLI::App& app) {
       ->check(output_file_check());
   verb->add_flag("--no-fold", o->no_fold, "Simulate every replica and flow (slower; for checking folding)");
   verb->add_option("--grad-buckets", o->grad_buckets, "Gradient buckets of an overlapped DP sync (default: Megatron-Core's, one per max(40M, 1M x dp) parameters, at most 32)")
-      ->check(integer_check(1, kMaxGradBuckets));
+      ->transform(integer_check(1, kMaxGradBuckets));
   add_format_option(verb, &o->format);
   verb->callback([o] { run_simulate(*o); });
 }

@@ -197,14 +197,14 @@ void add_sweep_verb(CLI::App& app) {
   add_profile_option(verb, &o->profile);
   verb->add_option("--time-limit", o->time_limit_s,
                    "Seconds each planner search of a row may take (default 60; 0: no limit)")
-      ->check(non_negative_number());
+      ->transform(non_negative_number());
   verb->add_option("--threads", o->threads, "Threads of each search, 0-1024 (default 0: one per CPU the process may use)")
-      ->check(non_negative_integer())
+      ->transform(non_negative_integer())
       ->check(CLI::Range(0, 1024));
   verb->add_option("--refine", o->refine,
                    "Simulate each row's best K plans with SimGrid and report the one the simulator finds best "
                    "(its figure in the simulated_tokens_per_s column)")
-      ->check(non_negative_integer());
+      ->transform(non_negative_integer());
   add_format_option(verb, &o->format, {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kCsv});
   verb->callback([o] { run_sweep_verb(*o); });
 }

@@ -40,17 +40,24 @@ void run_validate(const ValidateOptions& o) {
   const auto profile = o.profile.empty() ? nullptr : std::make_shared<const models::Profile>(models::load_profile(o.profile));
   const models::PredictFn predict = profile ? models::with_profile(profile, *engine, changed) : *engine;
   const std::vector<models::Suite> suites = load_suite_files(o.suites, catalog);
+  if (!o.emit_dir.empty()) {  // before any row is predicted
+    models::DiagnosticCollector errors;
+    const std::vector<std::string> problems = models::check_emit_targets(suites, o.emit_dir, errors);
+    errors.throw_if_any();
+    for (const std::string& p : problems) std::cerr << "hetsim validate: error: --emit-dir: " << p << "\n";
+    if (!problems.empty()) throw VerbExit{kExitBadInput};
+  }
   std::vector<models::SuiteResult> results;
   int failed = 0;
+  std::string emit_error;  // reported after the results, which are not lost to it
   for (const models::Suite& s : suites) {
     results.push_back(models::validate_suite(s, catalog, predict));
     failed += results.back().rows_failed;
-    if (!o.emit_dir.empty()) {
+    if (!o.emit_dir.empty() && emit_error.empty()) {
       try {
         models::emit_suite_inputs(s, results.back(), catalog, o.emit_dir);
       } catch (const std::runtime_error& e) {
-        std::cerr << "hetsim validate: error: --emit-dir: " << e.what() << "\n";
-        throw VerbExit{kExitFailure};
+        emit_error = e.what();
       }
     }
   }
@@ -64,6 +71,10 @@ void run_validate(const ValidateOptions& o) {
   }
   if (o.format == OutputFormat::kJson) std::cout << models::validation_json(results);
   else std::cout << models::validation_table(results, o.rows);
+  if (!emit_error.empty()) {
+    std::cerr << "hetsim validate: error: --emit-dir: " << emit_error << "\n";
+    throw VerbExit{kExitFailure};
+  }
   if (failed > 0) throw VerbExit{kExitFailure};
 }
 

@@ -121,6 +121,9 @@ struct GpuSlot {
 /// Largest cluster accepted (GPUs): far above any machine built, and it keeps per-GPU arrays of
 /// the cost model and simulator in memory. Cluster files and sweep points are checked against it.
 inline constexpr long long kMaxClusterGpus = 1LL << 20;
+/// GPUs of one node, for cluster files and suite systems alike: far beyond any real node, small
+/// enough that deriving the per-GPU tables of a mistyped count cannot exhaust memory.
+inline constexpr int kMaxGpusPerNode = 1024;
 
 struct Cluster {
   std::string name;

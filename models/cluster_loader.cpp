@@ -23,9 +23,6 @@ std::string selector_name_problem(const std::string& name) {
 
 using detail::set_if;
 
-/// Largest cluster accepted: far beyond any real one, small enough that deriving the
-/// per-GPU tables of a mistyped count cannot exhaust memory.
-constexpr int kMaxGpusPerNode = 1024;
 
 const EnumTable<IntraFabricKind>& intra_table() {
   static const EnumTable<IntraFabricKind> t = {{"nvswitch", IntraFabricKind::kNvswitch},

@@ -100,6 +100,8 @@ PlanHeader read_plan_header(const std::string& plan_path) {
   static const std::regex kStart(R"(^#\s*(cluster|workload):)");
   static const std::regex kKey(R"((cluster|workload):\s*(\S+))");
   for (int n = 0; n < 50 && std::getline(in, line); ++n) {
+    if (n == 0 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // a UTF-8 BOM, as the YAML reader skips
+    if (!line.empty() && line.back() == '\r') line.pop_back();            // CRLF
     if (line.empty()) continue;
     if (line[0] != '#') break;
     if (!std::regex_search(line, kStart)) continue;

@@ -2,8 +2,10 @@
 // Suite rows -> cluster.yaml, workload.yaml, plan.yaml (readable by describe/predict/simulate).
 #include "suite_emit.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <system_error>
 
 #include "input_writers.hpp"
@@ -21,7 +23,58 @@ std::string path_component(std::string s) {
   return s;
 }
 
+/// Longest file name of Linux file systems (NAME_MAX of ext4, xfs, btrfs).
+constexpr std::size_t kMaxFolderNameBytes = 255;
+
+constexpr const char* kEmittedFiles[] = {"cluster.yaml", "workload.yaml", "plan.yaml"};
+
 }  // namespace
+
+std::vector<std::string> check_emit_targets(const std::vector<Suite>& suites, const std::string& dir,
+                                            DiagnosticCollector& errors) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> problems;
+  std::map<std::string, const Suite*> suite_of_folder;
+  const auto too_long = [&](const std::string& file, int line, const std::string& field, const std::string& name) {
+    if (path_component(name).size() <= kMaxFolderNameBytes) return false;
+    errors.add({file, line, 1, field,
+                "'" + name.substr(0, 40) + "...' is " + std::to_string(name.size()) +
+                    " bytes, too long for the folder --emit-dir names after it (expected at most " +
+                    std::to_string(kMaxFolderNameBytes) + ")"});
+    return true;
+  };
+  for (const Suite& suite : suites) {
+    const std::string suite_folder = path_component(suite.name);
+    if (too_long(suite.file, 1, "suite", suite.name)) continue;
+    const auto [other, fresh] = suite_of_folder.emplace(suite_folder, &suite);
+    if (!fresh && other->second->name != suite.name)  // the same name is load_suite_files()'s error
+      errors.add({suite.file, 1, 1, "suite",
+                  "suite '" + suite.name + "' and suite '" + other->second->name + "' of " + other->second->file +
+                      " would share the --emit-dir folder '" + suite_folder +
+                      "' (expected names that differ in more than '/' and control characters)"});
+    std::map<std::string, const SuiteRow*> row_of_folder;
+    for (const SuiteRow& row : suite.rows) {
+      if (too_long(suite.file, row.line, "id", row.id)) continue;
+      const std::string row_folder = path_component(row.id);
+      const auto [first, new_row] = row_of_folder.emplace(row_folder, &row);
+      if (!new_row)
+        errors.add({suite.file, row.line, 1, "id",
+                    "row '" + row.id + "' and row '" + first->second->id + "' (line " + std::to_string(first->second->line) +
+                        ") would share the --emit-dir folder '" + row_folder +
+                        "' (expected ids that differ in more than '/' and control characters)"});
+      // A file where a folder goes, or a folder where a file goes: found now, not after every row.
+      const fs::path folder = fs::path(dir) / suite_folder / row_folder;
+      std::error_code ec;
+      for (const fs::path& p : {folder.parent_path(), folder})
+        if (fs::exists(p, ec) && !fs::is_directory(p, ec)) problems.push_back(p.string() + " is a file (expected a folder, or nothing)");
+      for (const char* name : kEmittedFiles)
+        if (fs::is_directory(folder / name, ec)) problems.push_back((folder / name).string() + " is a folder (expected a file, or nothing)");
+    }
+  }
+  std::sort(problems.begin(), problems.end());
+  problems.erase(std::unique(problems.begin(), problems.end()), problems.end());
+  return problems;
+}
 
 int emit_suite_inputs(const Suite& suite, const SuiteResult& result, const Catalog& catalog, const std::string& dir) {
   namespace fs = std::filesystem;

@@ -3,6 +3,9 @@
 // read, DIR/<suite>/<row>/{cluster,workload,plan}.yaml.
 #pragma once
 #include <string>
+#include <vector>
+
+#include "diagnostics.hpp"
 
 #include "validation_suite.hpp"
 
@@ -14,5 +17,13 @@ namespace hetsim::models {
 /// written atomically. Returns the number of row folders written; throws std::runtime_error
 /// when a folder or file cannot be written.
 int emit_suite_inputs(const Suite& suite, const SuiteResult& result, const Catalog& catalog, const std::string& dir);
+
+/// Before any row is predicted: what would stop emit_suite_inputs() or make it write one row over
+/// another. Into `errors`: suites or rows of one suite whose folder names are the same once '/'
+/// and control characters are replaced ("x/y" and "x_y"), and names too long for a folder (at the
+/// row's line). Returned: problems of DIR itself (a file where a row's folder or a folder where
+/// one of its files goes), as messages about --emit-dir.
+std::vector<std::string> check_emit_targets(const std::vector<Suite>& suites, const std::string& dir,
+                                            DiagnosticCollector& errors);
 
 }  // namespace hetsim::models

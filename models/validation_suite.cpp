@@ -29,8 +29,6 @@ const EnumTable<Activation>& activation_table() {
   return t;
 }
 
-constexpr int kMaxDim = 1 << 24;
-
 /// A reader over a row's own map (`model:` or `training:`) with the suite's defaults under it
 /// (own keys win). An absent own map reads the defaults alone. Built without inserting YAML
 /// nodes: yaml-cpp merges node memory on insertion, which made loading quadratic in the file
@@ -57,7 +55,7 @@ void read_system(MapReader& m, SuiteSystem& s, const Catalog& catalog) {
     if (!catalog.by_name_or_null(*gpu)) m.get_sink().error(m.value_mark_of("gpu"), m.field("gpu"), catalog.unknown_gpu_message(*gpu));
     s.gpu = *gpu;
   }
-  set_if(s.gpus_per_node, m.get_int("gpus_per_node", Need::kRequired, 1, 1 << 16));
+  set_if(s.gpus_per_node, m.get_int("gpus_per_node", Need::kRequired, 1, kMaxGpusPerNode));
   set_if(s.intra_node_Bps, m.get_quantity("intra_node_bandwidth", Need::kRequired, parse_bandwidth,
                                           "a bandwidth such as \"300GB/s\"", true));
   set_if(s.inter_node_Bps, m.get_quantity("inter_node_bandwidth", Need::kRequired, parse_bandwidth,
@@ -77,13 +75,13 @@ void read_any_system(MapReader& m, SuiteSystem& s, const Catalog& catalog, int f
 }
 
 void read_model(MapReader& m, ModelSpec& spec) {
-  set_if(spec.layers, m.get_int("layers", Need::kRequired, 1, kMaxDim));
-  set_if(spec.hidden, m.get_int("hidden", Need::kRequired, 1, kMaxDim));
-  set_if(spec.heads, m.get_int("heads", Need::kRequired, 1, kMaxDim));
-  set_if(spec.seq_len, m.get_int("seq_len", Need::kRequired, 1, kMaxDim));
-  set_if(spec.vocab, m.get_int("vocab", Need::kRequired, 1, kMaxDim));
-  const auto ffn = m.get_int("ffn_hidden", Need::kOptional, 1, kMaxDim);
-  const auto kv = m.get_int("kv_heads", Need::kOptional, 1, kMaxDim);
+  set_if(spec.layers, m.get_int("layers", Need::kRequired, 1, kMaxLayers));
+  set_if(spec.hidden, m.get_int("hidden", Need::kRequired, 1, kMaxWidth));
+  set_if(spec.heads, m.get_int("heads", Need::kRequired, 1, kMaxHeads));
+  set_if(spec.seq_len, m.get_int("seq_len", Need::kRequired, 1, kMaxSeqLen));
+  set_if(spec.vocab, m.get_int("vocab", Need::kRequired, 1, kMaxVocab));
+  const auto ffn = m.get_int("ffn_hidden", Need::kOptional, 1, kMaxWidth);
+  const auto kv = m.get_int("kv_heads", Need::kOptional, 1, kMaxHeads);
   set_if(spec.activation, m.get_enum("activation", Need::kOptional, activation_table()));
   set_if(spec.tied_embeddings, m.get_bool("tied_embeddings", Need::kOptional));
   spec.ffn_hidden = ffn.value_or(4 * spec.hidden);  // README: default 4*hidden
@@ -176,7 +174,7 @@ void read_measured(MapReader& r, SuiteRow& row) {
 }
 
 void read_batch(MapReader& m, SuiteRow& row) {
-  set_if(row.training.global_batch, m.get_int("global", Need::kRequired, 1, 1 << 24));
+  set_if(row.training.global_batch, m.get_int("global", Need::kRequired, 1, kMaxGlobalBatch));
   if (auto micro = m.get_int("micro", Need::kOptional, 1, 1 << 24)) row.micro = *micro;
   m.finish();
 }

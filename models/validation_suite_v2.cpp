@@ -41,7 +41,7 @@ void read_system_groups(MapReader& m, SuiteSystem& s, const Catalog& catalog) {
         group.gpu = *gpu;
       }
       set_if(group.count, g.get_int("count", Need::kRequired, 1, 1 << 16));
-      set_if(group.gpus_per_node, g.get_int("gpus_per_node", Need::kRequired, 1, 1 << 16));
+      set_if(group.gpus_per_node, g.get_int("gpus_per_node", Need::kRequired, 1, kMaxGpusPerNode));
       set_if(group.intra_node_Bps, g.get_quantity("intra_node_bandwidth", Need::kRequired, parse_bandwidth,
                                                   "a bandwidth such as \"100GB/s\"", true));
       set_if(group.nic_Bps, g.get_quantity("nic_bandwidth", Need::kRequired, parse_bandwidth,
@@ -80,7 +80,7 @@ void read_row_plan(MapReader& m, RowPlanInput& in, SuiteRow& row) {
       MapReader st(node, index_path(m.field("stages"), s), m.get_sink(), node.Mark());
       RowPlanInput::RawStage raw;
       raw.at = node.Mark();
-      if (auto layers = st.get_int("layers", Need::kRequired, 1, 1 << 24)) raw.layers = *layers;
+      if (auto layers = st.get_int("layers", Need::kRequired, 1, kMaxLayers)) raw.layers = *layers;
       else in.complete = false;
       raw.layers_at = st.value_mark_of("layers");
       raw.replicas_at = st.key_mark("replicas");

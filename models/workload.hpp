@@ -7,6 +7,17 @@
 
 namespace hetsim::models {
 
+// Upper bounds of a model's integers, for workload files and suite rows alike: far above any
+// published model (GPT-3: 96 layers, hidden 12288, 96 heads, 2048 tokens; Llama 3 405B: 126
+// layers, hidden 16384, 128k vocab), and they keep products of these integers far from overflow
+// in the cost model.
+inline constexpr int kMaxLayers = 100000;
+inline constexpr int kMaxWidth = 1 << 20;  ///< hidden and ffn_hidden
+inline constexpr int kMaxHeads = 1 << 16;  ///< heads and kv_heads
+inline constexpr int kMaxVocab = 1 << 24;
+inline constexpr int kMaxSeqLen = 1 << 24;
+inline constexpr int kMaxGlobalBatch = 1 << 24;
+
 enum class Activation { kGelu, kSwiglu };
 enum class Optimizer { kAdam, kSgd };
 const char* to_string(Activation a);

@@ -7,15 +7,6 @@ namespace {
 
 using detail::set_if;
 
-// Upper bounds far above any published model (GPT-3: 96 layers, hidden 12288, 96 heads,
-// 2048 tokens; Llama 3 405B: 126 layers, hidden 16384, 128k vocab) that keep products of
-// these integers far from overflow in the cost model.
-constexpr int kMaxLayers = 100000;
-constexpr int kMaxWidth = 1 << 20;
-constexpr int kMaxHeads = 1 << 16;
-constexpr int kMaxVocab = 1 << 24;
-constexpr int kMaxSeqLen = 1 << 24;
-constexpr int kMaxGlobalBatch = 1 << 24;
 
 const EnumTable<Activation>& activation_table() {
   static const EnumTable<Activation> t = {{"gelu", Activation::kGelu}, {"swiglu", Activation::kSwiglu}};

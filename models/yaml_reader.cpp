@@ -251,12 +251,13 @@ std::optional<std::string> MapReader::get_string(std::string_view key, Need need
     // is one line (a `source:` citation may span several).
     for (const char c : *s) {
       const auto u = static_cast<unsigned char>(c);
-      const bool line_break_in_name = c == '\n' && key == "name";
+      const bool is_name = key == "name" || key == "suite" || key == "id";  // suites name themselves and rows
+      const bool line_break_in_name = c == '\n' && is_name;
       if ((u < 0x20 && c != '\n' && c != '\t') || u == 0x7f || line_break_in_name) {
         char code[8];
         std::snprintf(code, sizeof code, "%02X", u);
         sink_->error(at, field(key), std::string("control character U+00") + code +
-                                         (key == "name" ? " in a name (expected one line of printable text)"
+                                         (is_name ? " in a name (expected one line of printable text)"
                                                         : " in the text (expected printable text)"));
         return std::nullopt;
       }

@@ -482,9 +482,15 @@ TEST(PlanHeader, FindsNamesAndPathsInAncestorFolders) {
   std::ofstream(root / "plans" / "sub" / "p.yaml") << "# cluster: c1\n# workload: workloads/w1.yaml\n# cluster: later-lines-do-not-override\nkind: plan\n";
   std::ofstream(root / "plans" / "q.yaml") << "# cluster: c1  workload: nowhere\nkind: plan\n";
   std::ofstream(root / "plans" / "r.yaml") << "kind: plan\n# cluster: c1\n";
+  // A UTF-8 BOM and CRLF line ends, which the YAML reader takes: the header is still found (a BOM
+  // hid it, and describe skipped the plan's cross-check; s26 audit F5).
+  std::ofstream(root / "plans" / "bom.yaml") << "\xEF\xBB\xBF# cluster: c1\r\n# workload: w1\r\nkind: plan\r\n";
   const PlanHeader p = read_plan_header((root / "plans" / "sub" / "p.yaml").string());
   const PlanHeader q = read_plan_header((root / "plans" / "q.yaml").string());
   const PlanHeader r = read_plan_header((root / "plans" / "r.yaml").string());
+  const PlanHeader bom = read_plan_header((root / "plans" / "bom.yaml").string());
+  EXPECT_TRUE(fs::equivalent(bom.cluster, root / "clusters" / "c1.yaml")) << bom.cluster;
+  EXPECT_TRUE(fs::equivalent(bom.workload, root / "workloads" / "w1.yaml")) << bom.workload;
   EXPECT_TRUE(fs::equivalent(p.cluster, root / "clusters" / "c1.yaml")) << p.cluster;
   EXPECT_TRUE(fs::equivalent(p.workload, root / "workloads" / "w1.yaml")) << p.workload;
   EXPECT_TRUE(fs::equivalent(q.cluster, root / "clusters" / "c1.yaml")) << q.cluster;

@@ -191,8 +191,8 @@ TEST(ValidationV2, AnUnreadableGpuIndexHidesNoOtherError) {
 // cluster of 2^32 GPUs (a minute, then std::bad_alloc).
 TEST(ValidationV2, SystemAboveTheClusterBound) {
   std::string text = suite_with("  - {id: a, batch: {global: 32}, parallel: {tp: 1, pp: 1, dp: 1}, measured: 1.5}\n");
-  text.replace(text.find("count: 2, gpus_per_node: 4"), 26, "count: 65536, gpus_per_node: 65536");
-  EXPECT_THAT(first_error(text), HasSubstr("s.yaml:7:5: error: system.nodes: the node groups have 4294967300 GPUs, "
+  text.replace(text.find("count: 2, gpus_per_node: 4"), 26, "count: 65536, gpus_per_node: 1024");
+  EXPECT_THAT(first_error(text), HasSubstr("s.yaml:7:5: error: system.nodes: the node groups have 67108868 GPUs, "
                                            "above the cluster bound of 1048576"));
 }
 
@@ -356,6 +356,69 @@ TEST(ValidationV2, SharedHeterogeneousSuitesLoadAndPredict) {
     const SuiteResult res = validate_suite(s, Catalog::builtin(), engine);
     EXPECT_EQ(res.rows_failed, 0) << name;
   }
+}
+
+// --emit-dir's targets are checked before any row is predicted (s26 audit F2, F3): ids that share a
+// folder once '/' is replaced, an id too long for a folder name, a file where a row's folder goes
+// and a folder where one of its files goes. They were found after every row, or never (one row's
+// files written over the other's with exit 0).
+TEST(ValidationV2, EmitTargetsAreCheckedBeforePredicting) {
+  const auto row = [](const std::string& id) {
+    return "  - id: \"" + id + "\"\n    batch: {global: 32, micro: 1}\n    plan:\n      stages:\n"
+           "        - {layers: 24, replicas: [{gpus: [0]}]}\n    measured: 1.5\n";
+  };
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(testing::TempDir()) / ("emit-targets-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  {
+    const Suite s = parse_suite(suite_with(row("x/y") + row("x_y") + row(std::string(300, 'a'))), Catalog::builtin(), "s.yaml");
+    DiagnosticCollector errors;
+    EXPECT_TRUE(check_emit_targets({s}, dir.string(), errors).empty());
+    std::vector<std::string> lines;
+    try {
+      errors.throw_if_any();
+    } catch (const ConfigError& e) {
+      for (const auto& d : e.get_diagnostics()) lines.push_back(d.to_string());
+    }
+    ASSERT_EQ(lines.size(), 2u) << ::testing::PrintToString(lines);
+    EXPECT_THAT(lines[0], HasSubstr("error: id: row 'x_y' and row 'x/y' (line "));
+    EXPECT_THAT(lines[1], HasSubstr("is 300 bytes, too long for the folder --emit-dir names after it (expected at most 255)"));
+  }
+  const Suite s = parse_suite(suite_with(row("a") + row("b")), Catalog::builtin(), "s.yaml");
+  fs::create_directories(dir / s.name / "b" / "plan.yaml");
+  std::ofstream(dir / s.name / "a") << "in the way\n";
+  DiagnosticCollector errors;
+  const std::vector<std::string> problems = check_emit_targets({s}, dir.string(), errors);
+  EXPECT_TRUE(errors.empty());
+  EXPECT_THAT(problems, ElementsAre(HasSubstr("/a is a file (expected a folder, or nothing)"),
+                                    HasSubstr("/b/plan.yaml is a folder (expected a file, or nothing)")));
+  fs::remove_all(dir);
+}
+
+// A suite row takes what a cluster or workload file takes, no more: `validate` predicted rows
+// (and --emit-dir wrote files) that `predict` then rejected (s26 audit F4).
+TEST(ValidationV2, SuiteRangesAreThoseOfTheInputFiles) {
+  std::string message;
+  try {
+    parse_suite(R"(suite: v1
+source: "test"
+metric: iteration_time_s
+system: {gpu: a100-sxm4-80gb, gpus_per_node: 2048, intra_node_bandwidth: "300GB/s", inter_node_bandwidth: "25GB/s"}
+rows:
+  - id: r
+    model: {layers: 200000, hidden: 4194304, heads: 24, seq_len: 2048, vocab: 51200}
+    training: {dtype: fp16, recompute: full, schedule: 1f1b}
+    parallel: {tp: 2, pp: 2, dp: 4}
+    batch: {global: 64}
+    measured: 2.0
+)",
+                Catalog::builtin(), "v1.yaml");
+  } catch (const ConfigError& e) {
+    message = e.what();
+  }
+  EXPECT_THAT(message, HasSubstr("system.gpus_per_node: value 2048 out of range (expected an integer between 1 and 1024)"));
+  EXPECT_THAT(message, HasSubstr("model.layers: value 200000 out of range (expected an integer between 1 and 100000)"));
+  EXPECT_THAT(message, HasSubstr("model.hidden: value 4194304 out of range (expected an integer between 1 and 1048576)"));
 }
 
 }  // namespace
