@@ -30,10 +30,15 @@ std::vector<Phase> ring_steps(const std::vector<int>& ring, const std::vector<in
       phase.push_back({ring[i], ring[j], step_bytes});
       continue;
     }
+    // One channel per member of the larger side, each entering or leaving the smaller side at
+    // its members in turn: NCCL's channels cross at different NICs on each node, so a node
+    // with one member (one NIC) sending to a node with eight spreads over the eight NICs, as
+    // the cost model's hop (the lower of the two nodes' member x NIC shares; topology.cpp).
     const auto& ma = members[(*node_of)[i]];
     const auto& mb = members[(*node_of)[j]];
-    const std::size_t k = std::min(ma.size(), mb.size());
-    for (std::size_t c = 0; c < k; ++c) phase.push_back({ma[c], mb[c], step_bytes / static_cast<double>(k)});
+    const std::size_t k = std::max(ma.size(), mb.size());
+    for (std::size_t c = 0; c < k; ++c)
+      phase.push_back({ma[c % ma.size()], mb[c % mb.size()], step_bytes / static_cast<double>(k)});
   }
   for (int s = 0; s < steps; ++s) out.push_back(phase);
   return out;

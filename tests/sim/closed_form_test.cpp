@@ -353,5 +353,31 @@ TEST(ClosedForm, MeshCollectivesUseALinkPerPeerAndSendsOne) {
   }
 }
 
+// One GPU of a node with fast NICs in a ring with the eight GPUs of a node with slow ones (a
+// heterogeneous plan's DP segment: one H100 stage beside MI-series replicas, s26 walkthrough).
+// NCCL's channels enter the eight-member node at different GPUs, so the crossing spreads over its
+// eight NICs, as the cost model's hop (the lower of each side's members x NIC share). The
+// simulator had paired the lone member with one GPU of the other node: 2.7x the cost model's
+// figure on a 48-GPU plan.
+TEST(ClosedForm, RingFromALoneMemberSpreadsOverTheOtherNodesNics) {
+  NodeSpec fast;
+  fast.nic_Bps = 100e9;
+  models::Cluster cluster = testing::one_zone(1, fast);
+  models::NodeType slow = cluster.node_types[0];
+  slow.name = "slow";
+  slow.nics.bandwidth_Bps = 12.5e9;
+  cluster.node_types.push_back(slow);
+  cluster.zones[0].groups.push_back({1, 1});
+  testing::derive(cluster);
+  const Topology topo(cluster);
+  const std::vector<int> ring = {0, 8, 9, 10, 11, 12, 13, 14, 15};
+  const double n = 4e9;
+  const models::GroupCost g = models::group_cost(cluster, ring);
+  const auto flows = collective_flows(topo, models::CollectiveKind::kAllReduce, models::GradSyncAlgorithm::kRing, ring, n);
+  const double t = simulate_phases(cluster, flows.phases);
+  const double analytic = models::ring_time(models::CollectiveKind::kAllReduce, n, g);
+  EXPECT_NEAR(t, analytic, 0.05 * analytic);
+}
+
 }  // namespace
 }  // namespace hetsim::sim
