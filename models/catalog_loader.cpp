@@ -43,7 +43,7 @@ std::optional<GpuType> read_gpu(const MapReader::Entry& entry, const std::string
     t.host_link_Bps = *v;
   if (auto eff = r.get_map("efficiency", Need::kOptional)) {
     EfficiencyModel& e = t.efficiency;
-    if (auto v = eff->get_number("gemm", Need::kOptional, kMinEfficiency, 1)) e.gemm_efficiency = *v;
+    if (auto v = eff->get_number("gemm", Need::kOptional, kMinEfficiency, 1)) e.gemm_efficiency = *v, e.gemm_given = true;
     if (auto v = eff->get_number("gemm_fp32", Need::kOptional, kMinEfficiency, 1)) e.gemm_fp32_efficiency = *v;
     if (auto v = eff->get_number("gemm_memory", Need::kOptional, kMinEfficiency, 1)) e.gemm_memory_efficiency = *v;
     if (auto v = eff->get_number("gemm_k0", Need::kOptional, 0, 65536)) e.gemm_k0 = *v;

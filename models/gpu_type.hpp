@@ -67,6 +67,9 @@ struct EfficiencyModel {
   /// the elementwise kernels' rate nor the pure stream's: `hetsim calibrate` times exec's
   /// adam_step for it (7-9 GB/s on this project's CPUs, where LayerNorm gives 3).
   double optimizer_memory_efficiency = 0;
+  /// gemm_efficiency came from the catalog entry or a profile; false: the 0.80 above, which
+  /// predictions then note (models/plan_notes.hpp). Last, for brace-initialised test devices.
+  bool gemm_given = false;
   double gemm_memory() const { return gemm_memory_efficiency > 0 ? gemm_memory_efficiency : memory_efficiency; }
   double optimizer_memory() const {
     return optimizer_memory_efficiency > 0 ? optimizer_memory_efficiency : memory_efficiency;

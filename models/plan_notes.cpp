@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "plan_notes.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "predictor.hpp"
@@ -60,10 +61,62 @@ std::string member_nic_note(const Cluster& cluster, const Workload& workload, co
   return note;
 }
 
+/// The plan's GPU types, by node type index, in the order the plan first uses them.
+std::vector<int> plan_node_types(const Cluster& cluster, const Plan& plan) {
+  std::vector<int> types;
+  for (const Replica& r : plan.replicas)
+    for (const Stage& s : r.stages)
+      for (int gpu : s.gpus) {
+        const int type = cluster.nodes[cluster.node_of_gpu(gpu)].node_type;
+        if (std::find(types.begin(), types.end(), type) == types.end()) types.push_back(type);
+      }
+  return types;
+}
+
+std::string default_gemm_note(const Cluster& cluster, const Workload& workload, const Plan& plan) {
+  std::set<std::string> names;
+  for (int type : plan_node_types(cluster, plan)) {
+    const GpuType& g = cluster.node_types[type].gpu;
+    const Dtype matmul = g.matmul_dtype(workload.training.dtype, workload.training.allow_tf32);
+    const bool fp32_figure = matmul == Dtype::kFp32 && g.efficiency.gemm_fp32_efficiency > 0;
+    if (!g.efficiency.gemm_given && !fp32_figure && g.vendor != Vendor::kCpu) names.insert(g.name);
+  }
+  if (names.empty()) return {};
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+  return list + (names.size() == 1 ? " has" : " have") +
+         " no `efficiency.gemm` in the catalog or a profile, so its matmuls run at the default 0.80 of the dense "
+         "peak, an A100-era figure (A100 0.77, H100 0.63, MI300X 0.46 in the catalog): give it one from a MAMF "
+         "measurement or `hetsim fit` (docs/adding-inputs.md, step 5), or `hetsim calibrate` on the hardware.";
+}
+
+/// Whether two GPUs that exchange data in the plan (a stage's data-parallel copies, consecutive
+/// stages of a replica) are of different vendors.
+bool joins_vendors(const Cluster& cluster, const Plan& plan) {
+  const auto vendor = [&](int gpu) { return cluster.gpu_type(gpu).vendor; };
+  for (const Replica& r : plan.replicas)
+    for (size_t s = 0; s + 1 < r.stages.size(); ++s)
+      if (vendor(r.stages[s].gpus.front()) != vendor(r.stages[s + 1].gpus.front())) return true;
+  for (int s = 0; s < plan.pp(); ++s) {
+    std::set<Vendor> vendors;
+    for (const Replica& r : plan.replicas)
+      if (s < static_cast<int>(r.stages.size()))
+        for (int gpu : r.stages[s].gpus) vendors.insert(vendor(gpu));
+    if (vendors.size() > 1) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<std::string> plan_notes(const Cluster& cluster, const Workload& workload, const Plan& plan) {
   std::vector<std::string> notes;
+  if (std::string note = default_gemm_note(cluster, workload, plan); !note.empty()) notes.push_back(std::move(note));
+  if (joins_vendors(cluster, plan))
+    notes.push_back(
+        "the plan exchanges data between NVIDIA and AMD GPUs (pipeline sends or data-parallel groups): hetsim's "
+        "execution engine runs it, but NCCL and RCCL build no communicator across vendors, so Megatron-LM, "
+        "DeepSpeed and PyTorch FSDP cannot run it as it is.");
   if (plan.zero >= 2 && plan.sharded_collectives == ShardedCollectives::kMemberNic && plan.dp() > 1 &&
       data_parallel_groups_span_nodes(cluster, plan)) {
     const std::set<int> types = shared_nic_node_types(cluster, plan);

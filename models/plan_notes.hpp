@@ -12,7 +12,14 @@
 
 namespace hetsim::models {
 
-/// The notes for `plan` on `cluster`. One today:
+/// The notes for `plan` on `cluster`:
+/// - GPU types whose matmuls run at the catalog's default GEMM efficiency (0.80 of the dense
+///   peak: no `efficiency.gemm` in their entry or a profile). That is an A100-era figure; Hopper
+///   reaches 0.63 and the MI300X 0.46 (clusters/catalog): a new part left at it can come out
+///   far faster than any training run on it.
+/// - data-parallel groups or pipeline sends joining NVIDIA and AMD GPUs: hetsim's execution
+///   engine runs them, but NCCL and RCCL build no communicator across vendors, so Megatron-LM,
+///   DeepSpeed and PyTorch FSDP cannot run the plan as it is.
 /// - a ZeRO-2/3 plan priced with `sharded_collectives: member_nic` (the default, DeepSpeed's
 ///   gathers at each GPU's share of its node's NICs) on nodes whose GPUs share fewer NICs than
 ///   they are: the rule was checked on one NIC per GPU only (SC'21 Table 2, plan.hpp

@@ -145,6 +145,7 @@ int apply_profile(Cluster& cluster, const Profile& profile) {
         if (nt.gpu.supports(dtype)) nt.gpu.peak_flops[dtype] = flops;  // never a dtype the GPU lacks
       EfficiencyModel& e = nt.gpu.efficiency;
       detail::set_if(e.gemm_efficiency, d.gemm_efficiency);
+      e.gemm_given = e.gemm_given || d.gemm_efficiency.has_value();
       detail::set_if(e.gemm_fp32_efficiency, d.gemm_fp32_efficiency);
       detail::set_if(e.gemm_memory_efficiency, d.gemm_memory_efficiency);
       detail::set_if(e.gemm_k0, d.gemm_k0);

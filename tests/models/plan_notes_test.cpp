@@ -27,9 +27,16 @@ Plan zero_plan(const Cluster& c, const Workload& w, int tp, int dp, int zero, Sh
   return std::get<Plan>(made);
 }
 
+/// A GPU whose GEMM efficiency is given, as a catalog entry with `efficiency.gemm` has it.
+GpuType measured_gpu(const std::string& name, Vendor vendor = Vendor::kNvidia) {
+  GpuType g = round_gpu(name, 300e12, 80e9, vendor);
+  g.efficiency.gemm_given = true;
+  return g;
+}
+
 /// Four nodes of 8 GPUs; `nics` NICs of 25 GB/s each.
 Cluster four_nodes(int nics) {
-  NodeType nt = node_type("n8", round_gpu("g", 300e12), 8, 300e9, 25e9);
+  NodeType nt = node_type("n8", measured_gpu("g"), 8, 300e9, 25e9);
   nt.nics.count = nics;
   return cluster_of({nt}, {{0, 4}});
 }
@@ -60,6 +67,42 @@ TEST(PlanNotes, NoNoteWhereTheRuleWasChecked) {
   EXPECT_TRUE(plan_notes(shared, w, zero_plan(shared, w, 1, 32, 3, ShardedCollectives::kNodeNics)).empty());
   EXPECT_TRUE(plan_notes(shared, w, zero_plan(shared, w, 1, 32, 1, ShardedCollectives::kMemberNic)).empty());
   EXPECT_TRUE(plan_notes(shared, w, zero_plan(shared, w, 1, 8, 3, ShardedCollectives::kMemberNic)).empty());
+}
+
+// A part left at the catalog's default GEMM efficiency (0.80, A100-era) is named: a user's MI355X
+// came out at 66% MFU, above any published training run, with no word of it (s26 walkthrough).
+TEST(PlanNotes, DefaultGemmEfficiencyIsNamed) {
+  const Workload w = gpt_workload(24, 2048, 16, 2048, 64);
+  NodeType nt = node_type("n8", round_gpu("new-part", 300e12), 8, 300e9, 25e9);
+  const Cluster c = cluster_of({nt}, {{0, 4}});
+  const std::vector<std::string> notes = plan_notes(c, w, zero_plan(c, w, 1, 32, 1, ShardedCollectives::kMemberNic));
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].rfind("new-part has no `efficiency.gemm` in the catalog or a profile, so its matmuls run at the "
+                           "default 0.80 of the dense peak",
+                           0),
+            0u)
+      << notes[0];
+}
+
+// NCCL and RCCL join no communicator across vendors: a plan whose pipeline or data-parallel
+// groups do says so (s26 walkthrough: every top plan on an H100 + MI355X cluster mixed them).
+TEST(PlanNotes, PlansJoiningVendorsAreNamed) {
+  const Workload w = gpt_workload(24, 2048, 16, 2048, 64);
+  const NodeType nv = node_type("nv8", measured_gpu("nv"), 8, 300e9, 25e9);
+  const NodeType amd = node_type("amd8", measured_gpu("amd", Vendor::kAmd), 8, 300e9, 25e9);
+  const Cluster c = cluster_of({nv, amd}, {{0, 1}, {1, 1}});
+  const auto mentions_vendors = [](const std::vector<std::string>& notes) {
+    return notes.size() == 1 && notes[0].find("between NVIDIA and AMD GPUs") != std::string::npos;
+  };
+  UniformPlanOptions o;
+  const auto dp16 = make_uniform_plan(c, w, 1, 1, 16, o);  // one data-parallel group over both nodes
+  const auto pp2 = make_uniform_plan(c, w, 1, 2, 8, o);    // stage 0 on the NVIDIA node, stage 1 on the AMD one
+  const auto one_node = make_uniform_plan(c, w, 1, 1, 8, o);
+  ASSERT_TRUE(std::holds_alternative<Plan>(dp16) && std::holds_alternative<Plan>(pp2) &&
+              std::holds_alternative<Plan>(one_node));
+  EXPECT_TRUE(mentions_vendors(plan_notes(c, w, std::get<Plan>(dp16))));
+  EXPECT_TRUE(mentions_vendors(plan_notes(c, w, std::get<Plan>(pp2))));
+  EXPECT_TRUE(plan_notes(c, w, std::get<Plan>(one_node)).empty());
 }
 
 /// The JSON without the whitespace between its tokens (to_json indents).
