@@ -98,15 +98,18 @@ Inputs load_inputs(const std::string& cluster_path, const std::string& workload_
   const bool workload_ok = errors.collect([&] { in.workload = load_workload_file(workload_path); });
   if (!plan_path.empty()) {
     if (cluster_ok && workload_ok) {
-      if (!errors.collect([&] { in.plan = load_plan_file(plan_path, in.cluster, in.workload); })) {
-        // A plan written for another cluster fails at every selector; say which one it names.
-        const models::PlanHeader header = models::read_plan_header(plan_path);
-        std::error_code ec;
-        if (!header.cluster.empty() && std::filesystem::exists(header.cluster, ec) &&
-            !std::filesystem::equivalent(header.cluster, cluster_path, ec))
+      const bool plan_ok = errors.collect([&] { in.plan = load_plan_file(plan_path, in.cluster, in.workload); });
+      const models::PlanHeader header = models::read_plan_header(plan_path);
+      std::error_code ec;
+      if (!header.cluster.empty() && std::filesystem::exists(header.cluster, ec) &&
+          !std::filesystem::equivalent(header.cluster, cluster_path, ec)) {
+        if (!plan_ok)  // a plan written for another cluster fails at every selector: say which one it names
           errors.add({plan_path, header.cluster_line, 1, "cluster",
                       "the plan was written for '" + header.cluster + "', not for --cluster '" + cluster_path +
                           "' (expected that cluster, or a plan of this one: `hetsim plan --emit-plan`)"});
+        else  // --cluster wins, as documented; the header may still be a slip
+          std::cerr << "hetsim: note: " << plan_path << ": the plan's header names cluster '" << header.cluster
+                    << "'; it was checked against --cluster '" << cluster_path << "'\n";
       }
     } else {
       errors.collect([&] { models::load_plan_spec(plan_path); });  // still report the plan's own errors

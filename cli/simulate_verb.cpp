@@ -80,6 +80,8 @@ void run_simulate(const SimulateOptions& o) {
   if (report.feasible) report.notes = models::plan_notes(in.cluster, in.workload, plan);
   if (!in.profile_note.empty()) report.notes.push_back(in.profile_note);
   if (!o.trace.empty() && report.feasible) sim::write_chrome_trace(result, o.trace);
+  if (!o.trace.empty() && !report.feasible)
+    std::cerr << "hetsim simulate: note: --trace " << o.trace << " not written: nothing was simulated\n";
   if (o.format == OutputFormat::kJson) {
     std::cout << models::to_json(report);
   } else {

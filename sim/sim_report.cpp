@@ -133,6 +133,7 @@ models::Report make_sim_report(const models::Report& analytic, const SimResult& 
   if (!sim.ok) {
     r.feasible = false;
     r.infeasible_reason = sim.error;
+    r.notes.push_back("not simulated (the simulator refused or failed): the figures are the analytic model's");
     return r;
   }
   const double t = sim.iteration_time_s;
@@ -222,15 +223,17 @@ std::string simulation_size_problem(const models::Plan& plan) {
 models::Report simulate_report(const models::Cluster& cluster, const models::Workload& workload, const models::Plan& plan,
                                const SimOptions& options, SimResult* result) {
   models::Report analytic = models::predict(cluster, workload, plan);
-  if (!analytic.feasible) {
+  // Nothing is simulated: the figures are the cost model's, and the Report says so.
+  const auto not_simulated = [&](const std::string& why) {
     analytic.engine = "sim";
+    analytic.notes.push_back("not simulated (" + why + "): the figures are the analytic model's");
     return analytic;
-  }
+  };
+  if (!analytic.feasible) return not_simulated("the plan is infeasible");
   if (const std::string problem = simulation_size_problem(plan); !problem.empty()) {
-    analytic.engine = "sim";
     analytic.feasible = false;
     analytic.infeasible_reason = problem;
-    return analytic;
+    return not_simulated("too large for the simulator");
   }
   const models::PlanWork work = models::build_plan_work(cluster, workload, plan);
   SimResult sim = simulate_work(cluster, plan, work, options);
