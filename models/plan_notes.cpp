@@ -84,10 +84,13 @@ std::string default_gemm_note(const Cluster& cluster, const Workload& workload, 
   if (names.empty()) return {};
   std::string list;
   for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
-  return list + (names.size() == 1 ? " has" : " have") +
-         " no `efficiency.gemm` in the catalog or a profile, so its matmuls run at the default 0.80 of the dense "
-         "peak, an A100-era figure (A100 0.77, H100 0.63, MI300X 0.46 in the catalog): give it one from a MAMF "
-         "measurement or `hetsim fit` (docs/adding-inputs.md, step 5), or `hetsim calibrate` on the hardware.";
+  const bool one = names.size() == 1;
+  return list + (one ? " has" : " have") + " no `efficiency.gemm` in the catalog or a profile, so " +
+         (one ? "its" : "their") +
+         " matmuls run at the default 0.80 of the dense peak, an A100-era figure (A100 0.77, H100 0.63, MI300X 0.46 "
+         "in the catalog): give " + (one ? "it one" : "each one") +
+         " from a MAMF measurement or `hetsim fit` (docs/adding-inputs.md, step 5), or `hetsim calibrate` on the "
+         "hardware.";
 }
 
 /// Whether two GPUs that exchange data in the plan (a stage's data-parallel copies, consecutive

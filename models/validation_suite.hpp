@@ -43,6 +43,9 @@ struct SuiteSystem {
   double intra_node_Bps = 0;          ///< per GPU, one direction
   double inter_node_Bps = 0;          ///< per GPU share of the node's NICs, one direction
   double inter_node_latency_s = 5e-6; ///< default: one InfiniBand switch hop + NIC (~1-5 us, Mellanox HDR datasheets)
+  /// false when a version-2 node group was rejected: its GPUs are not counted, so the rows' GPU
+  /// indices are not checked against the total (each beyond it would be one more false error).
+  bool groups_complete = true;
 };
 
 struct SuiteRow {

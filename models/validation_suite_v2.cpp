@@ -30,10 +30,12 @@ int line_of(const YAML::Mark& at) { return at.is_null() ? 0 : at.line + 1; }
 
 void read_system_groups(MapReader& m, SuiteSystem& s, const Catalog& catalog) {
   s.nodes.clear();
+  s.groups_complete = true;
   if (auto groups = m.get_list("nodes", Need::kRequired, 1)) {
     for (std::size_t i = 0; i < groups->size(); ++i) {
       const YAML::Node& node = (*groups)[i];
       MapReader g(node, index_path(m.field("nodes"), i), m.get_sink(), node.Mark());
+      const std::size_t errors_before = m.get_sink().count();
       SuiteNodeGroup group;
       group.line = line_of(node.Mark());
       if (auto gpu = g.get_string("gpu", Need::kRequired)) {
@@ -47,6 +49,7 @@ void read_system_groups(MapReader& m, SuiteSystem& s, const Catalog& catalog) {
       set_if(group.nic_Bps, g.get_quantity("nic_bandwidth", Need::kRequired, parse_bandwidth,
                                            "a bandwidth such as \"1.25GB/s\"", true));
       g.finish();
+      if (m.get_sink().count() != errors_before) s.groups_complete = false;
       s.nodes.push_back(group);
     }
   }
@@ -158,7 +161,7 @@ void check_row_plan(const RowPlanInput& in, SuiteRow& row, DiagnosticSink& sink)
       for (std::size_t k = 0; k < st.replicas[r].size(); ++k) {
         const int g = st.replicas[r][k];
         const std::string f = index_path(rf, k);
-        if (system_gpus > 0 && g >= system_gpus) {
+        if (system_gpus > 0 && g >= system_gpus && row.system.groups_complete) {
           sink.error(st.gpu_at[r][k], f,
                      "GPU " + std::to_string(g) + " does not exist (expected an index in 0.." +
                          std::to_string(system_gpus - 1) + ": the system has " + std::to_string(system_gpus) +

@@ -421,5 +421,21 @@ rows:
   EXPECT_THAT(message, HasSubstr("model.hidden: value 4194304 out of range (expected an integer between 1 and 1048576)"));
 }
 
+// A rejected node group left its GPUs uncounted, and every row using them got a false "GPU 8 does
+// not exist" beside the group's own error (s26 audit F8): the group's error comes alone.
+TEST(ValidationV2, RejectedNodeGroupGivesOneError) {
+  std::string text = suite_with(R"(  - id: a
+    batch: {global: 32, micro: 1}
+    plan:
+      stages:
+        - {layers: 24, replicas: [{gpus: [0]}, {gpus: [8]}]}
+    measured: 1.5
+)");
+  text.replace(text.find("{gpu: t4, count: 1,"), 19, "{gpu: t4, count: 0,");
+  const std::string e = first_error(text);
+  EXPECT_THAT(e, HasSubstr("s.yaml:8:24: error: system.nodes[1].count: value 0 out of range"));
+  EXPECT_THAT(e, ::testing::Not(HasSubstr("does not exist"))) << e;
+}
+
 }  // namespace
 }  // namespace hetsim::models
