@@ -17,6 +17,7 @@
 #include "preemption.hpp"
 #include "diagnostics.hpp"
 #include "input_loader.hpp"
+#include "predictor.hpp"
 #include "units.hpp"
 #include "verbs.hpp"
 
@@ -43,6 +44,7 @@ struct Described {
   std::optional<models::Plan> plan;         // plan, resolved and checked (when a cluster and workload are known)
   std::string plan_cluster, plan_workload;  // files the plan was checked against
   std::optional<models::Cluster> context;   // the cluster the plan was resolved on
+  std::string infeasible_reason;            // the cost model's, when the checked plan does not fit or run
   std::optional<models::Profile> profile;   // profile
   std::optional<models::SweepSpec> sweep;   // sweep
 };
@@ -164,7 +166,13 @@ class Loader {
         d.plan_workload = only_workload->file;
       }
       if (cluster && workload) {
-        if (errors_.collect([&] { d.plan = models::load_plan(d.file, *cluster, *workload); })) d.context = std::move(cluster);
+        if (errors_.collect([&] { d.plan = models::load_plan(d.file, *cluster, *workload); })) {
+          // A well-formed plan can still be one that predict, simulate and run refuse (over
+          // memory, ZeRO-3 with unequal micro-batch counts): say so here too.
+          if (const models::Report r = models::predict(*cluster, *workload, *d.plan); !r.feasible)
+            d.infeasible_reason = r.infeasible_reason;
+          d.context = std::move(cluster);
+        }
       }
     }
     errors_.throw_if_any();
@@ -332,6 +340,8 @@ void print_plan(const Described& d, std::ostream& out) {
   out << "plan " << (p.name.empty() ? "(unnamed)" : p.name) << " (" << d.file << ")\n";
   if (d.plan) {
     out << "  checked against " << d.plan_cluster << " and " << d.plan_workload << "\n";
+    if (!d.infeasible_reason.empty())
+      out << "  infeasible: " << d.infeasible_reason << " (predict, simulate and run refuse it)\n";
   } else {
     out << "  not cross-checked (give --cluster and --workload, or a '# cluster: ... workload: ...' header)\n";
   }
@@ -468,6 +478,9 @@ void json_workload(models::JsonOut& j, const models::Workload& w) {
 void json_plan(models::JsonOut& j, const Described& d) {
   const models::Plan& p = d.plan ? *d.plan : d.spec->plan;
   j.key("name").value(p.name).key("checked").value(d.plan.has_value());
+  j.key("feasible");
+  if (d.plan) j.value(d.infeasible_reason.empty()); else j.null();
+  j.key("infeasible_reason").value(d.infeasible_reason);
   j.key("cluster").value(d.plan ? d.plan_cluster : "").key("workload").value(d.plan ? d.plan_workload : "");
   j.key("micro_batch").value(p.micro_batch).key("schedule").value(models::to_string(p.schedule))
       .key("interleave").value(p.interleave).key("recompute").value(models::to_string(p.recompute))

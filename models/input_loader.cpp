@@ -77,6 +77,15 @@ InputKind peek_kind_text(std::string_view text, const std::string& name) {
   const auto doc = parse_yaml_document(text, sink);
   std::optional<InputKind> kind;
   if (doc) {
+    // A ground-truth suite has no `kind:` (its format is the shared one, ../shared/validation):
+    // say what it is and which verb reads it, not that a key is missing.
+    if (!(*doc)["kind"] && (*doc)["suite"] && (*doc)["rows"]) {
+      sink.error(doc->Mark(), "",
+                 "a validation suite (it has 'suite:' and 'rows:', no 'kind:'), read by `hetsim validate` and "
+                 "`hetsim fit` (expected here an input with 'kind:': gpu-catalog, cluster, workload, plan, profile "
+                 "or sweep)");
+      sink.throw_if_any();
+    }
     MapReader root(*doc, "", sink, doc->Mark());
     kind = root.get_enum("kind", Need::kRequired, detail::input_kind_table());
   }

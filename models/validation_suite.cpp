@@ -93,7 +93,8 @@ void read_model(MapReader& m, ModelSpec& spec) {
                            std::to_string(spec.heads) + ")");
   if (spec.kv_heads > 0 && spec.heads % spec.kv_heads != 0)
     m.get_sink().error(m.value_mark_of("kv_heads"), m.field("kv_heads"),
-                       "model.heads is not divisible by model.kv_heads (expected kv_heads to divide heads)");
+                       "model.heads (" + std::to_string(spec.heads) + ") is not divisible by model.kv_heads (" +
+                           std::to_string(spec.kv_heads) + ") (expected kv_heads to divide heads)");
 }
 
 void read_training(MapReader& m, SuiteRow& row) {

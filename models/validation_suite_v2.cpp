@@ -16,7 +16,7 @@ namespace detail {
 
 namespace {
 
-constexpr int kMaxGpuIndex = 1 << 20;
+constexpr int kMaxGpuIndex = (1 << 20) - 1;  // an index of a cluster of kMaxClusterGpus
 
 void check_gpu_name(MapReader& m, const std::string& gpu, const Catalog& catalog) {
   if (catalog.by_name_or_null(gpu)) return;
