@@ -27,6 +27,7 @@ struct PlanVerbOptions {
   std::string cluster, workload, objective, emit_plan;  // objective: "" = not given (throughput, or budget with --budget-per-hour)
   std::string profile;  // --profile
   double budget_per_hour = 0;
+  double min_headroom_pct = 0;  ///< --min-headroom, percent of each GPU's memory
   double time_limit_s = models::PlannerOptions{}.time_limit_s;
   int threads = 0;
   int top = 5;
@@ -260,6 +261,7 @@ void run_plan(PlanVerbOptions o) {
   }
   if (o.top < 1) usage_error("--top must be >= 1");
   po.budget_per_hour = o.budget_per_hour;
+  po.min_headroom_fraction = o.min_headroom_pct / 100.0;
   po.top = std::max(o.top, o.refine);
   po.spot = o.spot;
   if (o.no_sequence_parallel && o.tp_comm_overlap)
@@ -317,6 +319,11 @@ void add_plan_verb(CLI::App& app) {
   verb->add_option("--budget-per-hour", o->budget_per_hour,
                    "Dollars per hour: the fastest plan whose nodes cost at most this (chooses the GPUs too)")
       ->transform(positive_number());
+  verb->add_option("--min-headroom", o->min_headroom_pct,
+                   "Percent of each GPU's memory every stage of a plan keeps free, for what the memory model does not "
+                   "count (allocator fragmentation, communicator buffers); default 0, at most 90")
+      ->transform(non_negative_number())
+      ->check(CLI::Range(0.0, 90.0));
   verb->add_flag("--spot", o->spot,
                  "Price nodes at their spot price where the cluster gives one, and rank plans by the tokens/s their "
                  "nodes' preemptions leave (node types' preemption_rate, checkpoint_bandwidth, restart_time)");

@@ -449,6 +449,7 @@ class PlanOnce {
     for (const Candidate& c : candidates) {
       RankedPlan r = rank(cluster_, workload_, c, options_.spot);
       ++result_.plans_predicted;
+      if (r.report.feasible && r.memory_headroom_fraction < options_.min_headroom_fraction) continue;
       if (r.report.feasible) {
         ++result_.plans_feasible;
         out.push_back(std::move(r));
@@ -544,8 +545,10 @@ int search_threads(const PlannerOptions& options) {
   return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
-PlannerResult plan_training(const Cluster& cluster, const Workload& workload, const PlannerOptions& options) {
+PlannerResult plan_training(const Cluster& cluster, const Workload& workload, const PlannerOptions& asked) {
   const auto start = std::chrono::steady_clock::now();
+  PlannerOptions options = asked;  // the estimator plans for what the headroom leaves
+  options.memory_fraction = std::min(options.memory_fraction, 1.0 - options.min_headroom_fraction);
   PlannerResult result = plan_once(cluster, workload, options);
   // The estimator's memory is fitted, the predictor's exact: when every shape the estimator
   // liked turned out not to fit, search again with a safety margin before giving up. Not when

@@ -60,6 +60,10 @@ struct PlannerOptions {
   /// Fraction of a GPU's memory the estimator may plan for. 1: the predictor alone decides what
   /// fits (every returned plan is predicted feasible); lower it to keep a safety margin.
   double memory_fraction = 1.0;
+  /// Memory every stage of a returned plan (baselines included) keeps free, as a fraction of its
+  /// GPU's: allocator fragmentation, communicator buffers and whatever else the memory model
+  /// does not count. 0: a plan may fill its GPUs to the predictor's last byte.
+  double min_headroom_fraction = 0;
   /// Seconds each of the three searches (best plan, fastest-type-only and uniform baselines) may
   /// take; 0 = no limit. The searches run the most promising (knobs, TP) branches first, so a
   /// search stopped at its limit keeps the best shapes found so far (PlannerResult says so).
