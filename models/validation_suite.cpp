@@ -198,7 +198,8 @@ void merge_unique(const DiagnosticSink& from, DiagnosticSink& into, std::set<std
   }
 }
 
-/// Where a file uses a version-2 key (`system.nodes` or a row's `plan`), or a null mark when it
+/// Where a file uses a version-2 key (`system.nodes`, a row's `plan` or its `system.nodes`), or a
+/// null mark when it
 /// uses none: the version the file's shape implies when its `format` is missing or malformed.
 YAML::Mark first_format2_key(const YAML::Node& root) {
   auto key_mark = [](const YAML::Node& map, const char* key) {
@@ -218,8 +219,10 @@ YAML::Mark first_format2_key(const YAML::Node& root) {
   if (const YAML::Mark at = key_mark(child(root, "system"), "nodes"); !at.is_null()) return at;
   const YAML::Node rows = child(root, "rows");
   if (rows.IsSequence())
-    for (const YAML::Node& row : rows)
+    for (const YAML::Node& row : rows) {
       if (const YAML::Mark at = key_mark(row, "plan"); !at.is_null()) return at;
+      if (const YAML::Mark at = key_mark(child(row, "system"), "nodes"); !at.is_null()) return at;
+    }
   return YAML::Mark::null_mark();
 }
 
@@ -255,7 +258,7 @@ Suite parse_suite(std::string_view text, const Catalog& catalog, const std::stri
       suite.format = format2_shape ? 2 : 1;  // its value was reported as malformed
     } else if (format2_shape) {
       sink.error(format2_at, "format",
-                 "a version-2 key (system.nodes, or a row's plan) in a file without a format "
+                 "a version-2 key (system.nodes, or a row's plan or system.nodes) in a file without a format "
                  "(expected `format: 2` at the top of the file)");
       suite.format = 2;
     }

@@ -271,7 +271,7 @@ TEST(ValidationV2, AllErrorsOfAFileAtOnceAndPlanOnlyInVersion2) {
   // line 5 once the format line is gone), and still read as version 2 for its other errors,
   // instead of an "unknown key" error on every row.
   const std::string v1 = first_error(text.substr(text.find('\n') + 1));
-  EXPECT_THAT(v1, HasSubstr("s.yaml:5:3: error: format: a version-2 key (system.nodes, or a row's plan) in a file "
+  EXPECT_THAT(v1, HasSubstr("s.yaml:5:3: error: format: a version-2 key (system.nodes, or a row's plan or system.nodes) in a file "
                             "without a format (expected `format: 2` at the top of the file)"));
   EXPECT_THAT(v1, HasSubstr("GPU 99 does not exist"));
   EXPECT_THAT(v1, ::testing::Not(HasSubstr("unknown key")));
@@ -435,6 +435,27 @@ TEST(ValidationV2, RejectedNodeGroupGivesOneError) {
   const std::string e = first_error(text);
   EXPECT_THAT(e, HasSubstr("s.yaml:8:24: error: system.nodes[1].count: value 0 out of range"));
   EXPECT_THAT(e, ::testing::Not(HasSubstr("does not exist"))) << e;
+}
+
+// A row's own `system: {nodes: ...}` is a version-2 key too: in a file without `format` it gave
+// five errors (missing gpu, gpus_per_node, ...; unknown key 'nodes') instead of naming it (s26 audit F10).
+TEST(ValidationV2, RowSystemNodesWithoutFormatIsOneError) {
+  const std::string e = first_error(R"(suite: t1
+source: "test"
+metric: iteration_time_s
+system: {gpu: a100-sxm4-80gb, gpus_per_node: 8, intra_node_bandwidth: "300GB/s", inter_node_bandwidth: "25GB/s"}
+rows:
+  - id: b
+    system: {nodes: [{gpu: a100-sxm4-80gb, count: 4, gpus_per_node: 8, intra_node_bandwidth: "300GB/s", nic_bandwidth: "25GB/s"}]}
+    model: {layers: 24, hidden: 2304, heads: 24, seq_len: 2048, vocab: 51200}
+    training: {dtype: fp16, recompute: full, schedule: 1f1b}
+    parallel: {tp: 1, pp: 1, dp: 32}
+    batch: {global: 512}
+    measured: 3.5
+)");
+  EXPECT_THAT(e, HasSubstr("s.yaml:7:14: error: format: a version-2 key"));
+  EXPECT_THAT(e, ::testing::Not(HasSubstr("missing key"))) << e;
+  EXPECT_THAT(e, ::testing::Not(HasSubstr("unknown key"))) << e;
 }
 
 }  // namespace
