@@ -52,9 +52,13 @@ int run(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    // CLI11 returns 0 for --help/--version; any real parse error is bad input.
-    return rc == 0 ? hetsim::cli::kExitOk : hetsim::cli::kExitBadInput;
+    // --help and --version arrive as "errors" of exit code 0: CLI11 prints them.
+    if (e.get_exit_code() == 0) return app.exit(e) == 0 ? hetsim::cli::kExitOk : hetsim::cli::kExitBadInput;
+    // Any other is bad input, in the verbs' own form ("hetsim plan: error: ...") rather than
+    // CLI11's bare text and its "Run with --help" line.
+    const std::string verb = argc > 1 && argv[1][0] != '-' ? std::string(" ") + argv[1] : std::string();
+    std::cerr << "hetsim" << verb << ": error: " << e.what() << " (see `hetsim" << verb << " --help`)\n";
+    return hetsim::cli::kExitBadInput;
   } catch (const hetsim::models::ConfigError& e) {
     std::cerr << e.what() << '\n';
     return hetsim::cli::kExitBadInput;
