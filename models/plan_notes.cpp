@@ -110,6 +110,36 @@ bool joins_vendors(const Cluster& cluster, const Plan& plan) {
   return false;
 }
 
+/// Plan settings that change nothing on this plan: the user asked for something the model
+/// (and the frameworks it mirrors) does not do here, so the figure is that of the plan without it.
+std::string no_op_settings_note(const Plan& plan) {
+  std::vector<std::string> idle;
+  bool any_tp = false;
+  for (const Replica& r : plan.replicas)
+    for (const Stage& s : r.stages) any_tp = any_tp || s.tp() > 1;
+  // Sequence parallelism splits the TP group's norm and dropout activations along the sequence
+  // (Korthikanti et al. 2022, sec. 4.2.2): with no TP group there is nothing to split.
+  if (plan.sequence_parallel && !any_tp)
+    idle.push_back(std::string("`sequence_parallel`") + (plan.tp_comm_overlap ? " and `tp_comm_overlap`" : "") +
+                   " (every stage runs TP 1: there is no TP group to split the sequence over)");
+  // Interleaving with one virtual stage per GPU is plain 1F1B (Narayanan et al., SC'21, sec. 2.2).
+  if (plan.schedule == Schedule::kInterleaved && plan.interleave == 1)
+    idle.push_back("`schedule: interleaved` (interleave is 1: one virtual stage per GPU is plain 1F1B; set "
+                   "`interleave` to 2 or more)");
+  if (plan.dp() == 1) {
+    if (plan.zero > 0)
+      idle.push_back("`zero: " + std::to_string(plan.zero) +
+                     "` (one data-parallel replica: there is no group to shard the states over)");
+    if (plan.overlap_grad_sync)
+      idle.push_back("`overlap_grad_sync` (one data-parallel replica: there is no gradient sync to overlap)");
+  }
+  if (idle.empty()) return {};
+  std::string list;
+  for (const std::string& i : idle) list += (list.empty() ? "" : "; ") + i;
+  return "settings that change nothing on this plan, so the figures are those of the plan without them: " + list +
+         ".";
+}
+
 }  // namespace
 
 std::vector<std::string> plan_notes(const Cluster& cluster, const Workload& workload, const Plan& plan) {
@@ -125,6 +155,7 @@ std::vector<std::string> plan_notes(const Cluster& cluster, const Workload& work
     const std::set<int> types = shared_nic_node_types(cluster, plan);
     if (!types.empty()) notes.push_back(member_nic_note(cluster, workload, plan, types));
   }
+  if (std::string note = no_op_settings_note(plan); !note.empty()) notes.push_back(std::move(note));
   return notes;
 }
 

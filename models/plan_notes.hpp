@@ -25,6 +25,8 @@ namespace hetsim::models {
 ///   they are: the rule was checked on one NIC per GPU only (SC'21 Table 2, plan.hpp
 ///   ShardedCollectives), and on shared NICs it prices every gather at 1/k of a NIC. The note
 ///   gives the analytic figure with `node_nics` (PyTorch FSDP's flat gathers) beside it.
+/// - settings that change nothing on the plan (sequence parallelism with TP 1 everywhere, the
+///   interleaved schedule with interleave 1, ZeRO or overlapped gradient sync with one replica).
 std::vector<std::string> plan_notes(const Cluster& cluster, const Workload& workload, const Plan& plan);
 
 }  // namespace hetsim::models

@@ -127,5 +127,31 @@ TEST(PlanNotes, ReportsCarryNotesInBothFormats) {
   EXPECT_NE(compact(to_json(r)).find(R"("notes":[])"), std::string::npos);
 }
 
+// Settings that change nothing are named, so a user does not read the figure as theirs (s26 audit
+// F16): sequence parallelism with TP 1, interleaved with interleave 1, ZeRO/overlap with one replica.
+TEST(PlanNotes, SettingsThatChangeNothingAreNamed) {
+  const Workload w = gpt_workload(24, 2048, 16, 2048, 64);
+  const Cluster c = four_nodes(8);
+  Plan p = zero_plan(c, w, 1, 1, 1, ShardedCollectives::kMemberNic);
+  p.sequence_parallel = true;
+  p.schedule = Schedule::kInterleaved;
+  p.overlap_grad_sync = true;
+  std::vector<std::string> notes = plan_notes(c, w, p);
+  ASSERT_EQ(notes.size(), 1u);
+  for (const char* named : {"`sequence_parallel` (every stage runs TP 1", "`schedule: interleaved` (interleave is 1",
+                            "`zero: 1` (one data-parallel replica", "`overlap_grad_sync` (one data-parallel replica"})
+    EXPECT_NE(notes[0].find(named), std::string::npos) << named << " in " << notes[0];
+  // The same settings where they act: TP 2, interleave 2, two replicas.
+  Plan acting = zero_plan(c, w, 2, 2, 1, ShardedCollectives::kMemberNic);
+  acting.sequence_parallel = true;
+  acting.schedule = Schedule::kInterleaved;
+  acting.interleave = 2;
+  acting.overlap_grad_sync = true;
+  EXPECT_TRUE(plan_notes(c, w, acting).empty());
+  // The note never changes a figure: the plan without the idle settings predicts the same time.
+  Plan plain = zero_plan(c, w, 1, 1, 0, ShardedCollectives::kMemberNic);
+  EXPECT_DOUBLE_EQ(predict(c, w, p).iteration_time_s, predict(c, w, plain).iteration_time_s);
+}
+
 }  // namespace
 }  // namespace hetsim::models
