@@ -130,6 +130,13 @@ RowResult validate_row(const Suite& suite, const SuiteRow& row, const Catalog& c
   if (!best) {
     out.status = last_status;
     out.reason = last_reason;
+    if (last_status == "invalid") {
+      // The plan could not be built: say so in the row's words, at the field it names.
+      SuiteFieldReason said = suite_field_reason(row, last_reason);
+      out.reason = std::move(said.reason);
+      if (const auto at = row.field_at.find(said.field); at != row.field_at.end() && !suite.file.empty())
+        out.location = suite.file + ":" + std::to_string(at->second.first) + ":" + std::to_string(at->second.second);
+    }
     out.micro = row.micro.value_or(0);
     return out;
   }

@@ -127,6 +127,9 @@ void read_parallel(MapReader& m, SuiteRow& row) {
   set_if(row.overlap_p2p_comm, m.get_bool("overlap_p2p_comm", Need::kOptional));
   set_if(row.zero, m.get_int("zero", Need::kOptional, 0, 3));
   read_sharded_collectives(m, row);
+  for (const char* key : {"tp", "pp", "dp", "interleave", "zero", "sequence_parallel", "tp_comm_overlap",
+                          "overlap_p2p_comm"})
+    detail::mark_field(row, std::string("parallel.") + key, m.value_mark_of(key));
   m.finish();
   // Each degree is in range, their product need not be: tp 8, pp 24, dp 2^20 built a cluster of
   // 2e8 GPUs (minutes and gigabytes before any error), and the product of three can overflow.
@@ -177,6 +180,8 @@ void read_measured(MapReader& r, SuiteRow& row) {
 void read_batch(MapReader& m, SuiteRow& row) {
   set_if(row.training.global_batch, m.get_int("global", Need::kRequired, 1, kMaxGlobalBatch));
   if (auto micro = m.get_int("micro", Need::kOptional, 1, 1 << 24)) row.micro = *micro;
+  detail::mark_field(row, "batch.global", m.value_mark_of("global"));
+  detail::mark_field(row, "batch.micro", m.value_mark_of("micro"));
   m.finish();
 }
 

@@ -70,6 +70,10 @@ struct SuiteRow {
   std::vector<int> micro_batches;     ///< version 2 `plan.micro_batches` (one per replica); empty: even split
   double measured = 0;
   std::string note;
+  /// Where the row's plan fields are written: a path relative to the row ("parallel.tp",
+  /// "batch.global", "plan.stages[1].replicas[0].gpus") -> 1-based {line, column}. A row whose
+  /// plan cannot be built is reported at the field its reason names (suite_field_reason).
+  std::map<std::string, std::pair<int, int>> field_at;
 };
 
 struct Suite {
@@ -100,6 +104,16 @@ Workload suite_workload(const Suite& suite, const SuiteRow& row);
 std::variant<Plan, Infeasible> suite_plan(const SuiteRow& row, const Cluster& cluster, const Workload& workload,
                                           int micro);
 
+/// A reason suite_plan() gave, in the suite's words: the plan's own paths ("replicas[0].stages[1].gpus",
+/// "training.global_batch", "pp") become the row's ("plan.stages[1].replicas[0].gpus" in version
+/// 2, "parallel.tp" in version 1, "batch.global", "parallel.pp"), and `field` names the one to
+/// point at (a key of SuiteRow::field_at; empty when none fits).
+struct SuiteFieldReason {
+  std::string field;
+  std::string reason;  ///< "field: what is wrong (expected ...)"
+};
+SuiteFieldReason suite_field_reason(const SuiteRow& row, const std::string& plan_reason);
+
 /// `engine` on a copy of each cluster with `profile` applied (validate --profile, hetsim fit).
 /// `changed`, when given, counts the predictions whose cluster the profile changed (a profile of
 /// other GPUs changes none: the caller can say so rather than print the catalog's figures).
@@ -118,7 +132,7 @@ struct RowResult {
   std::string note;
   bool memory_unchecked = false;           ///< predicted on without_memory_limit(cluster) (see `note`)
   std::string model_key;                   ///< e.g. "l30-h3072-a32-s2048"
-  std::string location;                    ///< "file:line" of the row, for the table's failed-row lines
+  std::string location;                    ///< "file:line" of the row, "file:line:col" of the field an invalid row's reason names
 };
 
 struct SuiteResult {

@@ -72,6 +72,10 @@ void read_system_groups(MapReader& m, SuiteSystem& s, const Catalog& catalog) {
   }
 }
 
+void mark_field(SuiteRow& row, const std::string& field, const YAML::Mark& at) {
+  if (!at.is_null()) row.field_at[field] = {at.line + 1, at.column + 1};
+}
+
 void read_row_plan(MapReader& m, RowPlanInput& in, SuiteRow& row) {
   in.path = m.get_path();
   in.at = m.get_anchor();
@@ -86,12 +90,15 @@ void read_row_plan(MapReader& m, RowPlanInput& in, SuiteRow& row) {
       if (auto layers = st.get_int("layers", Need::kRequired, 1, kMaxLayers)) raw.layers = *layers;
       else in.complete = false;
       raw.layers_at = st.value_mark_of("layers");
+      const std::string stage_field = index_path("plan.stages", s);
+      mark_field(row, stage_field + ".layers", raw.layers_at);
       raw.replicas_at = st.key_mark("replicas");
       if (auto reps = st.get_list("replicas", Need::kRequired, 1)) {
         raw.replicas_at = st.value_mark_of("replicas");
         for (std::size_t r = 0; r < reps->size(); ++r) {
           const YAML::Node& rn = (*reps)[r];
           MapReader rep(rn, index_path(st.field("replicas"), r), m.get_sink(), rn.Mark());
+          mark_field(row, index_path(stage_field + ".replicas", r) + ".gpus", rep.value_mark_of("gpus"));
           std::vector<int> gpus;
           std::vector<YAML::Mark> marks;
           if (auto list = rep.get_list("gpus", Need::kRequired, 1)) {
@@ -123,6 +130,7 @@ void read_row_plan(MapReader& m, RowPlanInput& in, SuiteRow& row) {
   }
   if (auto mbs = m.get_list("micro_batches", Need::kOptional, 1)) {
     in.micro_batches_at = m.value_mark_of("micro_batches");
+    mark_field(row, "plan.micro_batches", in.micro_batches_at);
     for (std::size_t i = 0; i < mbs->size(); ++i) {
       const YAML::Node& v = (*mbs)[i];
       const YAML::Mark at = value_mark(v, in.micro_batches_at);

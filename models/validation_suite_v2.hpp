@@ -11,6 +11,10 @@
 
 namespace hetsim::models::detail {
 
+/// Records where a row's field is written (SuiteRow::field_at); a null mark (the key is absent)
+/// records nothing.
+void mark_field(SuiteRow& row, const std::string& field, const YAML::Mark& at);
+
 /// Reads a `system:` map given as node groups (`nodes:` + optional `inter_node_latency`).
 void read_system_groups(MapReader& m, SuiteSystem& system, const Catalog& catalog);
 

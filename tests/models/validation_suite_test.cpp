@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Ground-truth suite format version 1: one test per key, strict errors, and (when
 // ../shared/validation is present) the accuracy targets on the A100 suites.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -158,7 +159,42 @@ TEST(ValidationSuite, TableListsRowsOnRequest) {
                 100 * *res.rows[0].error);
   EXPECT_NE(with_rows.find(line), std::string::npos) << with_rows;
   EXPECT_NE(with_rows.find("r1: invalid: "), std::string::npos);  // failed rows keep their reason line,
-  EXPECT_NE(with_rows.find("(t.yaml:10)\n"), std::string::npos) << with_rows;  // and where the row is
+  // and where the field it names is written: the row's line, the column of tp's value.
+  EXPECT_NE(with_rows.find("r1: invalid: parallel.tp: tp 3 does not divide model.heads (32)"), std::string::npos)
+      << with_rows;
+  EXPECT_NE(with_rows.find("(t.yaml:10:74)\n"), std::string::npos) << with_rows;
+}
+
+// A row whose plan cannot be built speaks of the row's keys, not of the Plan it became (s26
+// audit F9): pp over the layers, a batch that does not divide, interleave that does not divide.
+TEST(ValidationSuite, InvalidRowsNameTheRowsOwnField) {
+  const auto reason = [](const std::string& parallel, const std::string& batch) {
+    const Suite s = parse_rows("  - {id: r, " + kModel + ", parallel: " + parallel + ", batch: " + batch +
+                               ", measured: 1.0}\n");
+    const RowResult r = validate_row(s, s.rows[0], test_catalog(), kAnalytic);
+    EXPECT_EQ(r.status, "invalid") << parallel << " " << batch;
+    return r.reason + " @" + r.location;
+  };
+  EXPECT_THAT(reason("{tp: 1, pp: 16, dp: 1}", "{global: 16}"),
+              ::testing::StartsWith("parallel.pp: 16 exceeds model.layers (8) (expected at most one stage per layer) @t.yaml:9:"));
+  EXPECT_THAT(reason("{tp: 1, pp: 1, dp: 3}", "{global: 16}"),
+              ::testing::StartsWith("batch.global: 16 is not divisible by dp*micro (3) @t.yaml:9:"));
+  EXPECT_THAT(reason("{tp: 1, pp: 1, dp: 2}", "{global: 16, micro: 32}"),
+              ::testing::StartsWith("batch.micro: batch.global (16) is not divisible by dp*micro (64) @t.yaml:9:"));
+  EXPECT_THAT(reason("{tp: 1, pp: 2, dp: 1, interleave: 3}", "{global: 16}"),
+              ::testing::StartsWith("parallel.interleave: model.layers (8) is not divisible by pp*interleave (6) @t.yaml:9:"));
+  EXPECT_THAT(reason("{tp: 1, pp: 1, dp: 1, interleave: 2}", "{global: 16}"),
+              ::testing::StartsWith("parallel.interleave: 2 splits each stage"));
+}
+
+TEST(ValidationSuite, SuiteFieldReasonLeavesOtherReasonsAlone) {
+  SuiteRow row;
+  const SuiteFieldReason r = suite_field_reason(row, "stage 0 needs 90 GiB of 80 GiB");
+  EXPECT_TRUE(r.field.empty());
+  EXPECT_EQ(r.reason, "stage 0 needs 90 GiB of 80 GiB");
+  EXPECT_EQ(suite_field_reason(row, "replicas[1].stages[0].layers: 3 is not divisible by interleave (2)").field,
+            "parallel.pp");
+  EXPECT_EQ(suite_field_reason(row, "micro_batch: must be >= 1 (got 0)").reason, "batch.micro: must be >= 1 (got 0)");
 }
 
 TEST(ValidationSuite, RowsThatFitCarryNoNote) {

@@ -458,5 +458,23 @@ rows:
   EXPECT_THAT(e, ::testing::Not(HasSubstr("unknown key"))) << e;
 }
 
+// A plan that cannot be built is reported at the stage and replica of the row, in the suite's
+// order (stages, then replicas), not the converted Plan's (s26 audit F9).
+TEST(ValidationV2, InvalidPlanRowsNameTheSuitesPath) {
+  const Suite s = parse_suite(suite_with(R"(  - id: a
+    batch: {global: 32, micro: 2}
+    plan:
+      stages:
+        - {layers: 12, replicas: [{gpus: [0, 1, 2, 3]}]}
+        - {layers: 12, replicas: [{gpus: [4, 5, 6, 7, 8]}]}
+    measured: 2.0
+)"),
+                              Catalog::builtin(), "s.yaml");
+  const RowResult r = validate_row(s, s.rows[0], Catalog::builtin(), predict);
+  EXPECT_EQ(r.status, "invalid");
+  EXPECT_THAT(r.reason, ::testing::StartsWith("plan.stages[1].replicas[0].gpus: tp 5 does not divide model.heads (16)"));
+  EXPECT_EQ(r.location, "s.yaml:19:42");  // the value of gpus in the second stage
+}
+
 }  // namespace
 }  // namespace hetsim::models
