@@ -74,12 +74,17 @@ void run_simulate(const SimulateOptions& o) {
   opt.fold = !o.no_fold;
   opt.grad_buckets = o.grad_buckets;
   opt.record_trace = !o.trace.empty();
+  // Long runs report on stderr (the size up front, then progress every few seconds); runs of
+  // under kProgressQuiet_s print nothing, so short outputs stay as they were.
+  opt.progress = [](const std::string& line) { std::cerr << line << std::endl; };
   sim::SimResult result;
   models::Report report = sim::simulate_report(in.cluster, in.workload, plan, opt, &result);
   report.micro_batch = plan.micro_batch;
   if (report.feasible) report.notes = models::plan_notes(in.cluster, in.workload, plan);
   if (!in.profile_note.empty()) report.notes.push_back(in.profile_note);
-  if (!o.trace.empty() && report.feasible) sim::write_chrome_trace(result, o.trace);
+  if (!o.trace.empty() && report.feasible && result.trace_refused.empty()) sim::write_chrome_trace(result, o.trace);
+  if (!o.trace.empty() && report.feasible && !result.trace_refused.empty())
+    std::cerr << "hetsim simulate: note: --trace " << o.trace << " not written: " << result.trace_refused << '\n';
   if (!o.trace.empty() && !report.feasible)
     std::cerr << "hetsim simulate: note: --trace " << o.trace << " not written: nothing was simulated\n";
   if (o.format == OutputFormat::kJson) {

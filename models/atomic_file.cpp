@@ -40,6 +40,10 @@ std::string replaced_file(const std::string& path) {
 }  // namespace
 
 void write_text_file_atomic(const std::string& asked, std::string_view text) {
+  write_file_atomic(asked, [&](std::ostream& out) { out.write(text.data(), static_cast<std::streamsize>(text.size())); });
+}
+
+void write_file_atomic(const std::string& asked, const std::function<void(std::ostream&)>& write) {
   const std::string path = replaced_file(asked);
   // The pid keeps concurrent writers (MPI ranks, parallel tests) off each other's temporaries.
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
@@ -47,10 +51,17 @@ void write_text_file_atomic(const std::string& asked, std::string_view text) {
     errno = 0;
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) fail(asked, errno);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    try {
+      write(out);
+    } catch (...) {
+      out.close();
+      std::remove(tmp.c_str());
+      throw;
+    }
     out.flush();
     if (!out) {
       const int err = errno;
+      out.close();
       std::remove(tmp.c_str());
       fail(asked, err);
     }

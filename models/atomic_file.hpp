@@ -2,6 +2,8 @@
 // Atomic file output: every file hetsim writes (plans, emitted suites, traces, measurements,
 // profiles) appears whole or not at all, so a killed run never leaves a half-written file.
 #pragma once
+#include <functional>
+#include <ostream>
 #include <string>
 #include <string_view>
 
@@ -12,5 +14,10 @@ namespace hetsim::models {
 /// std::runtime_error naming the path, also when it exists and is no regular file (a device such
 /// as /dev/null, a FIFO): renaming over it would replace it with a plain file.
 void write_text_file_atomic(const std::string& path, std::string_view text);
+
+/// The same for output formed as it is written (a large trace): `write` fills the temporary
+/// file's stream; it is renamed over `path` once `write` returns and the stream is good, and
+/// removed when either fails (an exception from `write` is rethrown).
+void write_file_atomic(const std::string& path, const std::function<void(std::ostream&)>& write);
 
 }  // namespace hetsim::models

@@ -15,6 +15,7 @@
 #include <memory>
 #include <stdexcept>
 #include <limits>
+#include <set>
 #include <tuple>
 
 #include "phase_dataflow.hpp"
@@ -22,8 +23,10 @@
 #include "pipeline_schedule.hpp"
 #include "platform_builder.hpp"
 #include "sim_layout.hpp"
+#include "sim_progress.hpp"
 #include "simulator.hpp"
 #include "comm_cost.hpp"
+#include "trace_writer.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -368,6 +371,79 @@ std::vector<std::pair<double, double>> merge_intervals(std::vector<std::pair<dou
   return out;
 }
 
+/// What a run will do, counted from its layout before it starts: the flows it moves (as
+/// StageActor, dp_actor and finish_step start them; a pass's ops and sends, each micro-batch),
+/// the spans its trace can hold and the links its flows cross.
+struct RunSize {
+  double flows = 0;
+  double gpu_spans = 0;   ///< at most, on all GPU tracks
+  double gpu_tracks = 0;
+  double links = 0;       ///< links on the flows' paths (the trace's counter tracks, at most)
+};
+
+double flows_of(const std::vector<FoldedPhase>& phases) {
+  double n = 0;
+  for (const auto& ph : phases) n += static_cast<double>(ph.simulated.size());
+  return n;
+}
+
+RunSize size_of_run(World& w, const std::vector<ComponentRt>& components, bool count_links) {
+  RunSize size;
+  std::vector<bool> link_used(w.topo.get_links().size(), false);
+  std::set<std::pair<int, int>> pairs;  // (src, dst) whose paths are marked
+  const auto mark = [&](const std::vector<FoldedPhase>& phases) {
+    if (!count_links) return;
+    for (const auto& ph : phases)
+      for (const Phase* flows : {&ph.simulated, &ph.shadows})
+        for (const auto& f : *flows)
+          if (pairs.insert({f.src, f.dst}).second)
+            for (int l : w.topo.path(f.src, f.dst)) link_used[l] = true;
+  };
+  for (int a = 0; a < static_cast<int>(w.lay.actors.size()); ++a) {
+    const auto& spec = w.lay.actors[a];
+    const auto& stages = w.work.replicas[spec.replica];
+    const auto& sw = stages[spec.stage];
+    const double mbs = w.plan.replicas[spec.replica].micro_batches;
+    const double tp = static_cast<double>(sw.gpus.size());
+    for (std::size_t c = 0; c < sw.chunks.size(); ++c)
+      for (const auto* ops : {&sw.chunks[c].forward, &sw.chunks[c].backward})
+        for (const auto& op : *ops) {
+          if (op.kind == models::OpKind::kCompute) continue;
+          const auto& phases = tp_phases(w, a, op);
+          size.flows += mbs * flows_of(phases);
+          mark(phases);
+        }
+    const double passes = 2 * mbs * static_cast<double>(sw.chunks.size());
+    // Each pass sends to a neighbouring stage (the last stage's last chunk sends nothing forward,
+    // the first stage's first nothing back: counted all the same, an estimate).
+    for (int to : {spec.stage + 1, spec.stage - 1}) {
+      if (to < 0 || to >= static_cast<int>(stages.size())) continue;
+      const std::vector<FoldedPhase> t{transfer(w, spec.replica, spec.stage, to, to > spec.stage)};
+      size.flows += passes / 2 * flows_of(t);
+      mark(t);
+    }
+    const std::vector<FoldedPhase> zero{w.lay.zero3_forward[a], w.lay.zero3_backward[a]};
+    size.flows += mbs * static_cast<double>(sw.chunks.size()) * flows_of(zero);
+    mark(zero);
+    // Spans (Runtime::span): each pass its receive, ZeRO traffic, compute and send; then the
+    // DP sync, embedding sync, optimizer and parameter gather. On every GPU of the stage.
+    size.gpu_spans += tp * (4 * passes + 4);
+    size.gpu_tracks += tp;
+  }
+  for (std::size_t c = 0; c < w.lay.components.size(); ++c) {
+    const auto& comp = w.lay.components[c];
+    size.flows += components[c].buckets * flows_of(comp.grad_phases) + flows_of(comp.param_phases);
+    mark(comp.grad_phases);
+    mark(comp.param_phases);
+  }
+  for (const auto& e : w.lay.embeddings) {
+    size.flows += flows_of(e.phases);
+    mark(e.phases);
+  }
+  for (bool used : link_used) size.links += used ? 1 : 0;
+  return size;
+}
+
 std::vector<bool> nodes_of_flows(const models::Cluster& cluster, const std::vector<Phase>& phases) {
   std::vector<bool> used(cluster.nodes.size(), false);
   for (const auto& ph : phases)
@@ -407,6 +483,19 @@ SimResult simulate_work(const models::Cluster& cluster, const models::Plan& plan
     for (int k = 0; k < buckets; ++k) c.bucket_ready.push_back(sg4::Semaphore::create(0));
   }
   World world{topo, plan, work, lay, rt, options.fold, {}, {}};
+  const RunSize size = size_of_run(world, rt.components_, options.record_trace);
+  result.flows_estimate = size.flows;
+  if (options.progress)
+    if (const std::string line = size_line(size.flows); !line.empty()) options.progress(line);
+  if (options.record_trace) {
+    result.trace_events_estimate = trace_event_bound(size.gpu_spans, size.gpu_tracks, size.links);
+    if (result.trace_events_estimate > options.max_trace_events) {
+      // Not recorded at all: the spans alone would hold gigabytes (6,144 GPUs reached 4 GB).
+      result.trace_refused = trace_refusal(result.trace_events_estimate, size.gpu_spans, size.links, options.max_trace_events);
+      rt.trace_ = false;
+      rt.link_busy_.clear();
+    }
+  }
   for (int a = 0; a < static_cast<int>(lay.actors.size()); ++a) {
     const auto& spec = lay.actors[a];
     const int leader = work.replicas[spec.replica][spec.stage].gpus.front();
@@ -417,6 +506,18 @@ SimResult simulate_work(const models::Cluster& cluster, const models::Plan& plan
     const auto& first = lay.actors[lay.components[c].actors.front()];
     const int leader = work.replicas[first.replica][first.stage].gpus.front();
     sg4::Actor::create("dp-" + std::to_string(c), platform.host(leader), [&world, c] { dp_actor(world, c); });
+  }
+  if (options.progress) {
+    // Progress from the clock's advances (SimGrid's on_time_advance signal): the run itself is
+    // untouched (running it in chunks with run_until would add solver steps at each chunk's end).
+    // The wall clock is read every 64th advance: a few hundred thousand reads in the longest runs.
+    const auto report = options.progress;
+    const double estimate_s = options.estimate_s;
+    sg4::Engine::on_time_advance_cb([report, estimate_s, wall0, pacer = ProgressPacer(), advances = 0L](double) mutable {
+      if (++advances % 64 != 0) return;
+      const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+      if (pacer.due(wall_s)) report(progress_line(sg4::Engine::get_clock(), estimate_s, wall_s));
+    });
   }
   try {
     sg4::Engine::get_instance()->run();
@@ -440,12 +541,12 @@ SimResult simulate_work(const models::Cluster& cluster, const models::Plan& plan
     const auto& tl = topo.get_link(l);
     result.links.push_back({tl.name, to_string(tl.kind), rt.link_bytes_[l],
                             t > 0 ? rt.link_bytes_[l] / (tl.bandwidth_Bps * t) : 0.0});
-    if (options.record_trace) {
+    if (rt.trace_) {
       link_track[l] = static_cast<int>(result.tracks.size());
       result.tracks.push_back(tl.name);
     }
   }
-  if (options.record_trace) {
+  if (rt.trace_) {
     // Stage spans go on the track of every GPU of the stage.
     std::vector<int> first_track(lay.actors.size());
     int next = 0;
@@ -468,7 +569,7 @@ SimResult simulate_work(const models::Cluster& cluster, const models::Plan& plan
   return result;
 }
 
-double simulate_phases(const models::Cluster& cluster, const std::vector<Phase>& phases) {
+double simulate_phases(const models::Cluster& cluster, const std::vector<Phase>& phases, long long* max_flows_per_actor) {
   const Topology topo(cluster);
   make_engine();
   const Platform platform(topo, nodes_of_flows(cluster, phases));
@@ -482,6 +583,7 @@ double simulate_phases(const models::Cluster& cluster, const std::vector<Phase>&
   double elapsed = 0;
   sg4::Actor::create("phases", platform.host(host_gpu), [&] { elapsed = rt.run_phases(folded, 1.0, false); });
   sg4::Engine::get_instance()->run();
+  if (max_flows_per_actor) *max_flows_per_actor = scratch.max_flows_per_actor;
   return elapsed;
 }
 

@@ -33,6 +33,12 @@ class Platform {
   std::vector<simgrid::s4u::Link*> links_;  ///< by topology link id; nullptr when not built
 };
 
+/// The links the platform's routes use (intra-node paths, host links and NICs, uplinks of the
+/// used nodes, WAN links), each once, in the order Platform meets them. Platform creates them all
+/// in its root zone before any other zone: SimGrid 3.32 checks a new link's name against every
+/// zone, so creating them inside the node zones cost O(nodes^2).
+std::vector<int> links_in_route_order(const Topology& topology, const std::vector<bool>& node_used);
+
 /// Host speed: 1 FLOP/s makes an execution's FLOP count equal its duration in seconds.
 inline constexpr double kHostSpeedFlops = 1.0;
 

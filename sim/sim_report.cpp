@@ -236,7 +236,9 @@ models::Report simulate_report(const models::Cluster& cluster, const models::Wor
     return not_simulated("too large for the simulator");
   }
   const models::PlanWork work = models::build_plan_work(cluster, workload, plan);
-  SimResult sim = simulate_work(cluster, plan, work, options);
+  SimOptions opt = options;
+  if (opt.estimate_s <= 0) opt.estimate_s = analytic.iteration_time_s;  // what progress lines measure against
+  SimResult sim = simulate_work(cluster, plan, work, opt);
   models::Report r = make_sim_report(analytic, sim);
   if (result) *result = std::move(sim);
   return r;

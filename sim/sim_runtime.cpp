@@ -50,21 +50,59 @@ double Runtime::run_phases(const std::vector<FoldedPhase>& phases, double scale,
       continue;
     }
     const double start = sg4::Engine::get_clock();
-    comms.clear();
-    for (const auto& f : ph.simulated) comms.push_back(start_flow({f.src, f.dst, f.bytes * scale}));
-    sg4::Comm::wait_all(comms);
     double end = start;
-    for (std::size_t i = 0; i < comms.size(); ++i) {
-      const Flow& f = ph.simulated[i];
-      const double fin = comms[i]->get_finish_time();
-      end = std::max(end, fin);
-      account({f.src, f.dst, f.bytes * scale}, start, fin);
+    if (ph.simulated.size() <= kMaxFlowsPerActor) {
+      // The common case (folded phases hold a few flows): this actor starts them, no allocation.
+      comms.clear();
+      for (const auto& f : ph.simulated) comms.push_back(start_flow({f.src, f.dst, f.bytes * scale}));
+      result_.max_flows_per_actor = std::max(result_.max_flows_per_actor, static_cast<long long>(comms.size()));
+      sg4::Comm::wait_all(comms);
+      for (std::size_t i = 0; i < comms.size(); ++i) {
+        const Flow& f = ph.simulated[i];
+        const double fin = comms[i]->get_finish_time();
+        end = std::max(end, fin);
+        account({f.src, f.dst, f.bytes * scale}, start, fin);
+      }
+    } else {
+      const std::vector<double> finish = run_flows(ph.simulated, scale);
+      for (std::size_t i = 0; i < finish.size(); ++i) {
+        const Flow& f = ph.simulated[i];
+        end = std::max(end, finish[i]);
+        account({f.src, f.dst, f.bytes * scale}, start, finish[i]);
+      }
     }
     for (const auto& f : ph.shadows) account({f.src, f.dst, f.bytes * scale}, start, end);
     const double delay = ph.delay_after_s + staging_delay(ph.simulated);
     if (delay > 0) sg4::this_actor::sleep_for(delay);
   }
   return sg4::Engine::get_clock() - t0;
+}
+
+std::vector<double> Runtime::run_flows(const Phase& flows, double scale) {
+  std::vector<double> finish(flows.size(), 0.0);
+  const auto run_slice = [this, &flows, &finish, scale](std::size_t from, std::size_t to) {
+    std::vector<sg4::CommPtr> comms;
+    comms.reserve(to - from);
+    for (std::size_t i = from; i < to; ++i) comms.push_back(start_flow({flows[i].src, flows[i].dst, flows[i].bytes * scale}));
+    result_.max_flows_per_actor = std::max(result_.max_flows_per_actor, static_cast<long long>(to - from));
+    sg4::Comm::wait_all(comms);
+    for (std::size_t i = from; i < to; ++i) finish[i] = comms[i - from]->get_finish_time();
+  };
+  if (flows.size() <= kMaxFlowsPerActor) {
+    run_slice(0, flows.size());
+    return finish;
+  }
+  const sg4::SemaphorePtr done = sg4::Semaphore::create(0);
+  int helpers = 0;
+  for (std::size_t from = 0; from < flows.size(); from += kMaxFlowsPerActor, ++helpers) {
+    const std::size_t to = std::min(flows.size(), from + kMaxFlowsPerActor);
+    sg4::Actor::create("flows", sg4::this_actor::get_host(), [&run_slice, from, to, done] {
+      run_slice(from, to);
+      done->release();
+    });
+  }
+  for (int h = 0; h < helpers; ++h) done->acquire();  // run_slice and `finish` outlive the helpers
+  return finish;
 }
 
 double Runtime::send(Message& msg, const FoldedPhase& transfer) {

@@ -66,9 +66,23 @@ class Runtime {
   void account(const Flow& f, double start_s, double end_s) {
     for (int l : topo_.path(f.src, f.dst)) {
       link_bytes_[l] += f.bytes;
-      if (trace_) link_busy_[l].push_back({start_s, end_s});
+      if (!trace_) continue;
+      // Busy intervals are merged when they meet the last one (a link's flows mostly follow each
+      // other): the union is the same as merging them all at the end, in a fraction of the memory.
+      auto& busy = link_busy_[l];
+      if (!busy.empty() && start_s <= busy.back().second && end_s >= busy.back().first) {
+        busy.back().first = std::min(busy.back().first, start_s);
+        busy.back().second = std::max(busy.back().second, end_s);
+      } else {
+        busy.push_back({start_s, end_s});
+      }
     }
   }
+
+  /// Starts `flows` (bytes times `scale`) at once and waits for them all; returns each one's
+  /// finish time. More than kMaxFlowsPerActor are started by helper actors on this host, at
+  /// the same simulated time, this actor waiting until the last has arrived.
+  std::vector<double> run_flows(const Phase& flows, double scale);
 
   /// Runs a collective's phases one after the other, bytes scaled by `scale`, after the
   /// collective's launch cost (models::kCollectiveLaunch_s, the cost model's figure); returns

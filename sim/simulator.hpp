@@ -3,6 +3,8 @@
 // built from the cluster, and return the timeline-derived figures.
 // One SimGrid Engine per process: call simulate_work / simulate_phases once per process.
 #pragma once
+#include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -13,10 +15,30 @@
 
 namespace hetsim::sim {
 
+/// Most events a trace may hold (trace_writer.hpp): about 100 bytes each in the JSON (some
+/// 500 MB), and the spans behind them about as much memory while the step is simulated. Past it,
+/// `simulate --trace` simulates without recording and says so (6,144 GPUs built 4 GB in memory
+/// and were killed before this bound).
+inline constexpr double kMaxTraceEvents = 5e6;
+
+/// Most flows one actor starts and waits for at once; a phase with more is spread over helper
+/// actors (sim_runtime.hpp, Runtime::run_flows). SimGrid 3.32 keeps an actor's unfinished activities in a
+/// std::list and removes each finished one by a linear search (CommImpl::finish), so an actor
+/// with k flows in flight pays O(k) per flow: O(k^2) per phase. Unfolded DP rings put a flow per
+/// replica and TP rank in each phase (8 x 192 for 192 replicas of TP8).
+inline constexpr std::size_t kMaxFlowsPerActor = 64;
+
 struct SimOptions {
   bool fold = true;          ///< fold congruent DP replica blocks and link-disjoint flows (DESIGN "Simulator")
   int grad_buckets = 0;      ///< gradient buckets when the plan overlaps DP sync (0: the cost model's, models::grad_bucket_count)
   bool record_trace = false; ///< keep per-op and per-link intervals for a Chrome trace
+  /// A trace whose events could exceed this is not recorded (SimResult::trace_refused); the step
+  /// is simulated all the same. Tests lower it.
+  double max_trace_events = kMaxTraceEvents;
+  /// Where long runs report: the run's size up front when large (sim_progress.hpp size_line),
+  /// then a progress line every few seconds once a run has taken kProgressQuiet_s. Null: quiet.
+  std::function<void(const std::string&)> progress;
+  double estimate_s = 0;     ///< the step time progress lines measure against (the cost model's)
 };
 /// One interval of the timeline.
 struct TraceSpan {
@@ -63,6 +85,11 @@ struct SimResult {
   long long flows = 0;               ///< flows SimGrid moved
   long long executions = 0;          ///< compute executions
   double wall_s = 0;
+  double flows_estimate = 0;         ///< flows counted from the layout before the run (about `flows`)
+  double trace_events_estimate = 0;  ///< with record_trace: the most events the trace could hold
+  std::string trace_refused;         ///< why no trace was recorded although asked for; empty otherwise
+  /// Most flows one actor had in flight at once (kMaxFlowsPerActor bounds a phase's share).
+  long long max_flows_per_actor = 0;
 };
 
 /// Simulates one training step of `plan` whose op costs are `work` (from models::build_plan_work).
@@ -72,6 +99,8 @@ SimResult simulate_work(const models::Cluster& cluster, const models::Plan& plan
 
 /// Runs phases of flows one after the other (a collective, or a single p2p transfer) and
 /// returns the simulated time. For closed-form tests.
-double simulate_phases(const models::Cluster& cluster, const std::vector<Phase>& phases);
+/// `max_flows_per_actor`, when given, receives SimResult::max_flows_per_actor of the run.
+double simulate_phases(const models::Cluster& cluster, const std::vector<Phase>& phases,
+                       long long* max_flows_per_actor = nullptr);
 
 }  // namespace hetsim::sim

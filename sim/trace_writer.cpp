@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <sstream>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -17,7 +19,8 @@
 namespace hetsim::sim {
 namespace {
 
-void escape(std::string& out, const std::string& s) {
+template <class Out>
+void escape(Out& out, const std::string& s) {
   for (char ch : s) {
     switch (ch) {
       case '"': out += "\\\""; break;
@@ -37,14 +40,61 @@ void escape(std::string& out, const std::string& s) {
 
 constexpr int kGpuPid = 1;
 constexpr int kLinkPid = 2;
-/// Link tracks are counters of the busy fraction over this many bins of the step: a link
-/// carries thousands of short transfers, and one span each would make the file unusably large.
-constexpr int kLinkBins = 1000;
+
+/// Output in pieces of about 1 MB: the stream sees few, large writes.
+class Chunked {
+ public:
+  explicit Chunked(std::ostream& out) : out_(out) { buf_.reserve(kChunk + 4096); }
+  ~Chunked() { flush(); }
+  Chunked& operator+=(const std::string& s) { return append(s.data(), s.size()); }
+  Chunked& operator+=(const char* s) { return append(s, std::strlen(s)); }
+  Chunked& operator+=(char c) { return append(&c, 1); }
+  void flush() {
+    out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+    buf_.clear();
+  }
+
+ private:
+  static constexpr std::size_t kChunk = 1 << 20;
+  Chunked& append(const char* s, std::size_t n) {
+    buf_.append(s, n);
+    if (buf_.size() >= kChunk) flush();
+    return *this;
+  }
+  std::ostream& out_;
+  std::string buf_;
+};
+
+std::string count_text(double n) {
+  char buf[32];
+  if (n >= 1e6) std::snprintf(buf, sizeof buf, "%.3gM", n / 1e6);
+  else if (n >= 1e3) std::snprintf(buf, sizeof buf, "%.3gK", n / 1e3);
+  else std::snprintf(buf, sizeof buf, "%.0f", n);
+  return buf;
+}
 
 }  // namespace
 
+double trace_event_bound(double gpu_spans, double gpu_tracks, double links) {
+  return gpu_spans + links * (kLinkBins + 1) + gpu_tracks + links + 2;
+}
+
+std::string trace_refusal(double events, double gpu_spans, double links, double limit) {
+  return "the timeline could hold up to " + count_text(events) + " events (" + count_text(gpu_spans) + " GPU spans, " +
+         count_text(links * (kLinkBins + 1)) + " link counter samples over " + count_text(links) +
+         " links), above the limit of " + count_text(limit) +
+         " (about 100 bytes each in the JSON; expected fewer GPUs or replicas simulated)";
+}
+
 std::string chrome_trace_json(const SimResult& r) {
-  std::string out = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
+  std::ostringstream out;
+  write_chrome_trace_json(r, out);
+  return out.str();
+}
+
+void write_chrome_trace_json(const SimResult& r, std::ostream& stream) {
+  Chunked out(stream);
+  out += "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
   char buf[256];
   std::snprintf(buf, sizeof buf,
                 "{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\",\"args\":{\"name\":\"GPUs\"}},\n"
@@ -95,11 +145,10 @@ std::string chrome_trace_json(const SimResult& r) {
     }
   }
   out += "\n]}\n";
-  return out;
 }
 
 void write_chrome_trace(const SimResult& result, const std::string& path) {
-  models::write_text_file_atomic(path, chrome_trace_json(result));
+  models::write_file_atomic(path, [&](std::ostream& out) { write_chrome_trace_json(result, out); });
 }
 
 }  // namespace hetsim::sim
