@@ -8,6 +8,7 @@
 #include "cli_common.hpp"
 #include "plan_choice.hpp"
 #include "plan_notes.hpp"
+#include "type_utilisation.hpp"
 #include "engines.hpp"
 #include "preemption.hpp"
 #include "report.hpp"
@@ -66,6 +67,8 @@ void run_predict(const PredictOptions& o) {
       choice, in, "predict", [&](const models::Plan& p) { return (*engine)(in.cluster, in.workload, p); }, &report);
   report.micro_batch = plan.micro_batch;
   if (report.feasible) report.notes = models::plan_notes(in.cluster, in.workload, plan);
+  if (report.feasible)
+    report.by_gpu_type = models::utilisation_by_type(in.cluster, in.workload, plan, report.iteration_time_s);
   if (!in.profile_note.empty()) report.notes.push_back(in.profile_note);
   if (o.spot && report.feasible) add_spot_outlook(in, plan, report);
   if (o.format == OutputFormat::kJson) std::cout << models::to_json(report);

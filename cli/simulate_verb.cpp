@@ -12,6 +12,7 @@
 #include "cli_common.hpp"
 #include "plan_choice.hpp"
 #include "plan_notes.hpp"
+#include "type_utilisation.hpp"
 #include "engines.hpp"
 #include "predictor.hpp"
 #include "report.hpp"
@@ -81,6 +82,8 @@ void run_simulate(const SimulateOptions& o) {
   models::Report report = sim::simulate_report(in.cluster, in.workload, plan, opt, &result);
   report.micro_batch = plan.micro_batch;
   if (report.feasible) report.notes = models::plan_notes(in.cluster, in.workload, plan);
+  if (report.feasible)
+    report.by_gpu_type = models::utilisation_by_type(in.cluster, in.workload, plan, report.iteration_time_s);
   if (!in.profile_note.empty()) report.notes.push_back(in.profile_note);
   if (!o.trace.empty() && report.feasible && result.trace_refused.empty()) sim::write_chrome_trace(result, o.trace);
   if (!o.trace.empty() && report.feasible && !result.trace_refused.empty())

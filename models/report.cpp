@@ -55,6 +55,18 @@ std::string to_json(const Report& r) {
     j.end_object();
   }
   j.end_array();
+  if (!r.by_gpu_type.empty()) {
+    j.key("by_gpu_type").begin_array();
+    for (const TypeUtilisation& u : r.by_gpu_type) {
+      j.begin_object();
+      j.key("gpu_type").value(u.gpu_type);
+      j.key("gpus").value(u.gpus);
+      j.key("tflops_per_gpu").value(u.tflops_per_gpu);
+      j.key("mfu").value(u.mfu);
+      j.end_object();
+    }
+    j.end_array();
+  }
   j.key("extra").begin_object();
   for (const auto& [k, v] : r.extra) j.key(k).value(v);
   j.end_object();
@@ -105,6 +117,10 @@ std::string to_table(const Report& r) {
   o << "TFLOP/s per GPU (model)  " << (r.tflops_per_gpu > 0 && r.tflops_per_gpu < 1 ? std::string(tflops) : fixed(r.tflops_per_gpu, 1))
     << '\n';
   o << "MFU / HFU                " << fixed(100 * r.mfu, 1) << "% / " << fixed(100 * r.hfu, 1) << "%\n";
+  if (r.by_gpu_type.size() > 1)  // the means above hide how each type fares against its own peak
+    for (const TypeUtilisation& u : r.by_gpu_type)
+      o << "  " << pad(u.gpu_type, 22, false) << " " << pad(std::to_string(u.gpus), 5, true) << " GPUs  "
+        << pad(fixed(u.tflops_per_gpu, 1), 7, true) << " TFLOP/s  MFU " << fixed(100 * u.mfu, 1) << "%\n";
   o << "micro-batch              " << r.micro_batch << '\n';
   o << "memory peak per GPU      " << format_size(r.memory_peak_bytes) << '\n';
   o << "cost                     $" << fixed(r.cost_per_hour, 2) << "/h, $" << fixed(r.cost_per_million_tokens, 4)

@@ -29,6 +29,14 @@ struct StageReport {
   double memory_capacity_bytes = 0;
 };
 
+/// Model FLOPs of one GPU type of a plan (models/type_utilisation.hpp).
+struct TypeUtilisation {
+  std::string gpu_type;
+  int gpus = 0;
+  double tflops_per_gpu = 0;  ///< model FLOPs per GPU of this type, TFLOP/s
+  double mfu = 0;             ///< of this type's peak
+};
+
 struct Report {
   std::string engine = "analytic";   ///< analytic | sim | exec
   bool feasible = true;
@@ -45,6 +53,9 @@ struct Report {
   int micro_batch = 0;
   Breakdown breakdown;
   std::vector<StageReport> stages;
+  /// Per GPU type, where a verb attaches it (utilisation_by_type); empty otherwise. The table
+  /// shows it for plans of two types or more.
+  std::vector<TypeUtilisation> by_gpu_type;
   std::map<std::string, double> extra;   ///< engine-specific figures (e.g. sim link utilisation)
   /// What a figure rests on that the user should know (models/plan_notes.hpp); never changes one.
   std::vector<std::string> notes;

@@ -57,11 +57,12 @@ double ModelSpec::params_total() const { return layers * params_per_layer() + pa
 //   per layer: 3 * (2 * matmul_params + 4*s*h)   [4sh: Q.K^T and attn.V, full (non-causal) count]
 //   LM head:   3 * 2 * h * V
 // which equals 72*l*h^2*(1 + s/6h + V/12lh) for a GPT block with ffn = 4h and MHA.
-double ModelSpec::flops_per_token() const {
-  const double h = hidden;
-  const double per_layer = 2.0 * matmul_params_per_layer(*this) + 4.0 * seq_len * h;
-  const double lm_head = 2.0 * h * vocab;
-  return 3.0 * (layers * per_layer + lm_head);
+double ModelSpec::flops_per_token_per_layer() const {
+  return 3.0 * (2.0 * matmul_params_per_layer(*this) + 4.0 * seq_len * static_cast<double>(hidden));
 }
+
+double ModelSpec::flops_per_token_lm_head() const { return 3.0 * 2.0 * static_cast<double>(hidden) * vocab; }
+
+double ModelSpec::flops_per_token() const { return layers * flops_per_token_per_layer() + flops_per_token_lm_head(); }
 
 }  // namespace hetsim::models

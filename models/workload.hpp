@@ -48,6 +48,10 @@ struct ModelSpec {
   /// Model FLOPs per token of one training step (forward + backward, no recompute):
   /// 6*params-matmul term plus attention (Narayanan et al. SC'21 eq. 3 generalised to GQA/SwiGLU).
   double flops_per_token() const;
+  /// Its parts: one transformer block's, and the LM head's (flops_per_token() = layers x the
+  /// first + the second).
+  double flops_per_token_per_layer() const;
+  double flops_per_token_lm_head() const;
 };
 
 struct TrainingSpec {

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "runner/run.hpp"
+#include "type_utilisation.hpp"
 
 namespace hetsim::exec {
 
@@ -65,6 +66,8 @@ models::Report build_report(const RunSpec& spec, const RankLayout& layout, const
     nodes.insert(spec.cluster.node_of_gpu(gpu));
   }
   if (peak_sum > 0) r.mfu = model_flops_per_s / peak_sum;
+  if (iteration > 0)
+    r.by_gpu_type = models::utilisation_by_type(spec.cluster, spec.workload, spec.plan, iteration, models::Dtype::kFp32);
   // HFU counts the recomputed forward too: full recompute runs 4 passes of work for the model's 3
   // (Narayanan et al. SC'21 §5.1, eq. 3 with its factor 4; HFU as defined by Chowdhery et al.,
   // "PaLM", 2022, Appendix B). Selective recompute re-runs only the attention core: not counted here.
