@@ -213,8 +213,13 @@ void write_table(const PlanVerbOptions& o, const models::PlannerResult& r, const
     // With --spot the comparison is of goodput (tokens/s left after preemptions).
     const char* what = o.spot ? "goodput tokens/s" : "tokens/s";
     std::cout << ": " << fmt("%.0f", b->best.goodput_tokens_per_s()) << " " << what;
+    // Under objective cost the best plan may be slower and still better: say what it ranks by.
+    const bool by_cost = r.objective == models::PlanObjective::kCost;
+    if (by_cost) std::cout << fmt(", $%.3f/Mtok", b->best.report.cost_per_million_tokens);
     if (!r.top.empty())
       std::cout << fmt(", best plan has %.2fx its ", r.top[0].goodput_tokens_per_s() / b->best.goodput_tokens_per_s()) << what;
+    if (!r.top.empty() && by_cost && b->best.report.cost_per_million_tokens > 0)
+      std::cout << fmt(" at %.2fx its $/Mtok", r.top[0].report.cost_per_million_tokens / b->best.report.cost_per_million_tokens);
     std::cout << "  " << b->best.shape << "\n";
   }
   std::cout << fmt("search: %.3f s on ", r.search_time_s) << r.threads << (r.threads == 1 ? " thread, " : " threads, ") << r.plans_evaluated << " plans evaluated, " << r.plans_pruned

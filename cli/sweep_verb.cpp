@@ -46,9 +46,14 @@ void print_table(const models::SweepSpec& spec, const models::SweepResult& r, bo
   std::vector<std::string> header = {"#", "workload"};
   for (const models::SweepAxis& a : spec.axes) header.push_back(a.column());
   // At spot prices the tokens/s are goodput: what the nodes' preemptions leave (docs/sweep.md).
+  // Under objective cost the baselines are compared by what it ranks ($/Mtok: 0.80x is 20%
+  // cheaper), otherwise by tokens/s (1.25x is 25% faster).
+  const bool by_cost = spec.objective == models::PlanObjective::kCost;
   for (const char* h : {"GPUs", "$/h", "tokens/s", "MFU", "$/Mtok", "vs uniform", "vs fastest type", "best plan"}) {
-    const bool tokens = std::string(h) == "tokens/s";
-    header.push_back(tokens && spec.spot ? "goodput tokens/s" : h);
+    const std::string name = h;
+    const bool tokens = name == "tokens/s";
+    if (by_cost && name.rfind("vs ", 0) == 0) header.push_back("$/Mtok " + name);
+    else header.push_back(tokens && spec.spot ? "goodput tokens/s" : h);
     if (refined && tokens) header.push_back(spec.spot ? "sim goodput" : "sim tokens/s");
   }
   TextTable t(header);
@@ -64,16 +69,18 @@ void print_table(const models::SweepSpec& spec, const models::SweepResult& r, bo
     } else {
       // At spot prices a baseline that fits may still train nothing between its preemptions;
       // a search --time-limit stopped may not have reached one.
-      const auto ratio = [&](double baseline) {
-        if (baseline > 0) return fmt("%.2fx", row.tokens_per_s / baseline);
+      const auto ratio = [&](double baseline_tokens_per_s, double baseline_cost) {
+        if (baseline_tokens_per_s > 0 && by_cost)
+          return baseline_cost > 0 ? fmt("%.2fx", row.cost_per_million_tokens / baseline_cost) : std::string("-");
+        if (baseline_tokens_per_s > 0) return fmt("%.2fx", row.tokens_per_s / baseline_tokens_per_s);
         return std::string(row.search_stopped ? "stopped" : spec.spot ? "no goodput" : "none fits");
       };
       cells.push_back(fmt("%.0f", row.tokens_per_s));
       if (refined) cells.push_back(row.simulated_tokens_per_s > 0 ? fmt("%.0f", row.simulated_tokens_per_s) : "-");
       cells.push_back(fmt("%.3f", row.mfu));
       cells.push_back(fmt("%.3f", row.cost_per_million_tokens));
-      cells.push_back(ratio(row.uniform_tokens_per_s));
-      cells.push_back(ratio(row.fastest_type_only_tokens_per_s));
+      cells.push_back(ratio(row.uniform_tokens_per_s, row.uniform_cost_per_million_tokens));
+      cells.push_back(ratio(row.fastest_type_only_tokens_per_s, row.fastest_type_only_cost_per_million_tokens));
       std::string plan = row.search_stopped ? row.shape + " [search stopped at --time-limit]" : row.shape;
       if (!row.reason.empty()) plan += " [--refine: " + row.reason + "]";
       cells.push_back(std::move(plan));

@@ -33,6 +33,8 @@ void for_each_result(Row& r, Visit&& visit) {
   visit("cost_per_million_tokens", r.cost_per_million_tokens);
   visit("uniform_tokens_per_s", r.uniform_tokens_per_s);
   visit("fastest_type_only_tokens_per_s", r.fastest_type_only_tokens_per_s);
+  visit("uniform_cost_per_million_tokens", r.uniform_cost_per_million_tokens);
+  visit("fastest_type_only_cost_per_million_tokens", r.fastest_type_only_cost_per_million_tokens);
   visit("search_time_s", r.search_time_s);
   visit("search_stopped", r.search_stopped);
   visit("shape", r.shape);
@@ -91,6 +93,12 @@ void plan_row(const Cluster& cluster, const Workload& workload, const PlannerOpt
   };
   r.uniform_tokens_per_s = baseline(p.uniform);
   r.fastest_type_only_tokens_per_s = baseline(p.fastest_type_only);
+  // The same figure as the best plan's `cost_per_million_tokens`, for a baseline counted above.
+  const auto baseline_cost = [&](const PlannerBaseline& b, double tokens_per_s) {
+    return tokens_per_s > 0 ? b.best.report.cost_per_million_tokens : 0.0;
+  };
+  r.uniform_cost_per_million_tokens = baseline_cost(p.uniform, r.uniform_tokens_per_s);
+  r.fastest_type_only_cost_per_million_tokens = baseline_cost(p.fastest_type_only, r.fastest_type_only_tokens_per_s);
   if (p.top.empty()) {
     r.reason = p.reason;
     return;
@@ -149,6 +157,8 @@ bool figure_absent(const SweepRow& r, std::string_view name) {
   if (name == "simulated_tokens_per_s") return !r.found || r.simulated_tokens_per_s <= 0;
   if (name == "uniform_tokens_per_s") return r.uniform_tokens_per_s <= 0;
   if (name == "fastest_type_only_tokens_per_s") return r.fastest_type_only_tokens_per_s <= 0;
+  if (name == "uniform_cost_per_million_tokens") return r.uniform_tokens_per_s <= 0;
+  if (name == "fastest_type_only_cost_per_million_tokens") return r.fastest_type_only_tokens_per_s <= 0;
   return false;
 }
 

@@ -39,6 +39,9 @@ struct SweepRow {
   std::string shape;                   ///< the best plan's shape (planner notation)
   double uniform_tokens_per_s = 0;     ///< baselines; 0 when none fits (or, objective budget,
   double fastest_type_only_tokens_per_s = 0;  ///< none within the budget)
+  /// The baselines' $ per million tokens (objective cost compares these); 0 when none fits.
+  double uniform_cost_per_million_tokens = 0;
+  double fastest_type_only_cost_per_million_tokens = 0;
   double search_time_s = 0;
   bool search_stopped = false;         ///< a search reached --time-limit: the plan may not be the best
   bool resumed = false;                ///< taken from the checkpoint, not planned by this run
