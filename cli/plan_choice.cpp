@@ -95,6 +95,32 @@ models::UniformPlanOptions uniform_options(const PlanChoice& o) {
   return u;
 }
 
+namespace {
+
+/// A `--tp/--pp/--dp` plan that does not fit in memory names the flags that shrink it, which
+/// the shorthand leaves off (ZeRO 0, no sequence parallelism, no recompute) and the planner's
+/// Megatron-style plans use (s26 walkthrough 14d): a user read "stage 0 needs 124 GiB of 80 GiB"
+/// as the plan's verdict.
+void add_memory_flags_hint(const PlanChoice& o, models::Report& report) {
+  if (report.feasible) return;
+  bool over = false;
+  for (const models::StageReport& s : report.stages)
+    over = over || (s.memory_capacity_bytes > 0 && s.memory_bytes > s.memory_capacity_bytes);
+  if (!over) return;
+  std::vector<std::string> flags;
+  if (o.zero == 0 && o.dp > 1) flags.push_back("--zero 1");
+  if (!o.sequence_parallel && o.tp > 1) flags.push_back("--sequence-parallel");
+  if (o.recompute.empty() || o.recompute == "none") flags.push_back("--recompute selective (or full)");
+  if (flags.empty()) return;
+  std::string list;
+  for (std::size_t i = 0; i < flags.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == flags.size() ? " and " : ", ") + flags[i];
+  report.infeasible_reason += " (the --tp/--pp/--dp plan is ZeRO 0 without sequence parallelism or recompute unless "
+                              "flags say so: " + list + " shrink it; `hetsim plan` searches them)";
+}
+
+}  // namespace
+
 models::Plan choose_plan(const PlanChoice& o, const Inputs& in, const std::string& verb, const PlanScore& score,
                          models::Report* report) {
   if (in.plan) {
@@ -135,7 +161,10 @@ models::Plan choose_plan(const PlanChoice& o, const Inputs& in, const std::strin
     if (exec::first_process()) std::cerr << "hetsim " << verb << ": infeasible plan: " << why << '\n';
     throw VerbExit{kExitFailure};
   }
-  if (report) *report = *best_report;
+  if (report) {
+    *report = *best_report;
+    add_memory_flags_hint(o, *report);
+  }
   return *best;
 }
 
