@@ -106,10 +106,12 @@ std::string pass_label(const PassStep& ps, int chunks) {
 /// tied-embedding all-reduce, the optimizer step and, with ZeRO, the parameter all-gather.
 void finish_step(World& w, int a, ComponentRt* comp, StageTiming& timing) {
   auto& rt = w.rt;
+  double t0 = sg4::Engine::get_clock();
+  timing.passes_end_s = t0;
+  timing.pass_dp_wait_s = timing.dp_wait_s;
   const auto& spec = w.lay.actors[a];
   const auto& sw = w.work.replicas[spec.replica][spec.stage];
   if (comp != nullptr) {
-    const double t0 = sg4::Engine::get_clock();
     if (!w.plan.overlap_grad_sync)
       for (auto& b : comp->bucket_ready) b->release();
     comp->grads_done->acquire();
@@ -136,7 +138,16 @@ void finish_step(World& w, int a, ComponentRt* comp, StageTiming& timing) {
     timing.dp_wait_s += sg4::Engine::get_clock() - sync_start;
     rt.span(a, "embedding grad sync", "dp", sync_start, sg4::Engine::get_clock());
   }
-  double t0 = sg4::Engine::get_clock();
+  // The optimizer step starts on every GPU at once, after the last gradient sync: Megatron-LM's
+  // optimizer.step() all-reduces the gradient norm for clipping (clip_grad, default 1.0; and the
+  // fp16 found-inf flag) over the model-parallel group, every pipeline stage, before any update
+  // (optimizer.py clip_grad_norm / get_grad_norm_fp32), and the DP sync joins the replicas. So
+  // the slowest stage's update ends the step, as the cost model adds it after the sync
+  // (models/step_cost.cpp: the maximum over stages), even on a stage that drained early.
+  t0 = sg4::Engine::get_clock();
+  rt.step_barrier_->wait();
+  rt.span(a, "wait for every stage's sync", "dp", t0, sg4::Engine::get_clock());
+  t0 = sg4::Engine::get_clock();
   rt.execute(sw.optimizer_s);
   timing.optimizer_s = sw.optimizer_s;
   rt.span(a, "optimizer", "optimizer", t0, sg4::Engine::get_clock());
@@ -426,8 +437,8 @@ RunSize size_of_run(World& w, const std::vector<ComponentRt>& components, bool c
     size.flows += mbs * static_cast<double>(sw.chunks.size()) * flows_of(zero);
     mark(zero);
     // Spans (Runtime::span): each pass its receive, ZeRO traffic, compute and send; then the
-    // DP sync, embedding sync, optimizer and parameter gather. On every GPU of the stage.
-    size.gpu_spans += tp * (4 * passes + 4);
+    // DP sync, embedding sync, the wait for every stage, optimizer and parameter gather. On every GPU of the stage.
+    size.gpu_spans += tp * (4 * passes + 5);
     size.gpu_tracks += tp;
   }
   for (std::size_t c = 0; c < w.lay.components.size(); ++c) {
@@ -476,6 +487,7 @@ SimResult simulate_work(const models::Cluster& cluster, const models::Plan& plan
   Runtime rt(topo, platform, result, options.record_trace);
   rt.components_.resize(lay.components.size());
   rt.embeddings_.resize(lay.embeddings.size());
+  rt.step_barrier_ = sg4::Barrier::create(static_cast<unsigned>(lay.actors.size()));
   for (std::size_t k = 0; k < rt.components_.size(); ++k) {
     auto& c = rt.components_[k];
     const int buckets = !plan.overlap_grad_sync ? 1 : options.grad_buckets > 0 ? options.grad_buckets : lay.components[k].buckets;

@@ -152,32 +152,38 @@ models::Report make_sim_report(const models::Report& analytic, const SimResult& 
     r.cost_per_hour = analytic.cost_per_hour + it->second * 3600.0 * (1.0 / t - 1.0 / analytic.iteration_time_s);
   r.cost_per_million_tokens = models::cost_per_million_tokens(r.cost_per_hour, r.tokens_per_s);
 
-  // Breakdown: the replica that finished last (or any within 0.1% of it: an overlapped weight
-  // gather moves the ends) sets the step; of its stages, the busiest sets its pace, as the cost
-  // model reports its slowest replica's bottleneck stage. (The stage that finishes last is the
-  // first one in 1F1B, whose waits for a slower stage's pace would count as bubble.)
-  double last_end = 0;
-  for (const auto& st : sim.stages) last_end = std::max(last_end, st.end_s);
-  std::vector<bool> last_replica;
+  // Breakdown along the critical path, as the cost model's (predictor.cpp fill_report): the
+  // replica whose passes end last sets the pipeline's time P, and of its stages the busiest sets
+  // its pace (compute, TP, sends; bubble is the rest of P). Every stage then waits for the last
+  // gradient sync before its optimizer step (actors.cpp finish_step), so the step ends the
+  // slowest stage's update after it: optimizer is that update, dp comm the rest of the step
+  // beyond P (the exposed syncs and ZeRO gathers). The stage that *ends* last is no guide: a DP
+  // sync that waits for a slower replica ends every member at once (their wait is bubble, not
+  // compute), and an overlapped weight gather moves the ends by each stage's own first forward.
+  double passes_end = 0, optimizer_s = 0;
   for (const auto& st : sim.stages) {
-    if (st.replica >= static_cast<int>(last_replica.size())) last_replica.resize(st.replica + 1, false);
-    if (st.end_s >= last_end * (1 - 1e-3)) last_replica[st.replica] = true;
+    passes_end = std::max(passes_end, st.passes_end_s);
+    optimizer_s = std::max(optimizer_s, st.optimizer_s);
   }
-  const auto busy = [](const StageTiming& st) {
-    return st.compute_s + st.tp_comm_s + st.pp_send_s + st.dp_wait_s + st.optimizer_s;
-  };
+  std::vector<bool> pace_replica;
+  for (const auto& st : sim.stages) {
+    if (st.replica >= static_cast<int>(pace_replica.size())) pace_replica.resize(st.replica + 1, false);
+    if (st.passes_end_s >= passes_end * (1 - 1e-9)) pace_replica[st.replica] = true;
+  }
+  const auto busy = [](const StageTiming& st) { return st.compute_s + st.tp_comm_s + st.pp_send_s + st.pass_dp_wait_s; };
   const StageTiming* crit = nullptr;
   for (const auto& st : sim.stages)
-    if (last_replica[st.replica] && (!crit || busy(st) > busy(*crit))) crit = &st;
+    if (pace_replica[st.replica] && (!crit || busy(st) > busy(*crit))) crit = &st;
   if (crit) {
     auto& b = r.breakdown;
     b.compute_s = crit->compute_s;
     b.tp_comm_s = crit->tp_comm_s;
     b.pp_comm_s = crit->pp_send_s;
-    b.dp_comm_s = crit->dp_wait_s;
-    b.optimizer_s = crit->optimizer_s;
+    b.optimizer_s = optimizer_s;
+    b.dp_comm_s = crit->pass_dp_wait_s + std::max(0.0, t - passes_end - optimizer_s);
     b.bubble_s = std::max(0.0, t - (b.compute_s + b.tp_comm_s + b.pp_comm_s + b.dp_comm_s + b.optimizer_s));
     if (b.bubble_s < 1e-9 * t) b.bubble_s = 0;  // rounding of the sum ("bubble 0.03 ns" on a plan without one)
+    if (b.dp_comm_s < 1e-9 * t) b.dp_comm_s = 0;
   }
   r.extra.clear();
   if (const auto it = analytic.extra.find("egress_dollars_per_step"); it != analytic.extra.end()) r.extra.insert(*it);

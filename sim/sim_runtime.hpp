@@ -138,6 +138,9 @@ class Runtime {
   std::map<std::tuple<int, int, int, int, int>, std::unique_ptr<Message>> messages_;
   std::vector<ComponentRt> components_;
   std::vector<EmbeddingRt> embeddings_;
+  /// Every stage actor waits here before its optimizer step (finish_step): the step's gradient
+  /// norm is reduced over every GPU first, so no update starts before every sync has ended.
+  sg4::BarrierPtr step_barrier_;
   std::vector<TraceSpan> spans_;  // track = actor index until finish()
 };
 

@@ -69,6 +69,8 @@ struct StageTiming {
   /// Of the weights' all-gather at the end, what the next step's first forward pass hides
   /// (plan.overlap_grad_sync): the step ends that much before the gather does.
   double hidden_tail_s = 0;
+  double pass_dp_wait_s = 0; ///< of dp_wait_s, the ZeRO-2/3 traffic the passes waited for
+  double passes_end_s = 0;   ///< when the stage's last pass ended (before the DP sync)
 };
 
 struct SimResult {

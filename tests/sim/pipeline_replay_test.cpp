@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "collective_flows.hpp"
+#include "sim_report.hpp"
 #include "simulator.hpp"
 #include "test_clusters.hpp"
 #include "comm_cost.hpp"
@@ -116,6 +117,32 @@ TEST(PipelineReplay, SingleStageRunsItsMicroBatchesBackToBack) {
   u.optimizer_s = 4e-3;
   const double t = run(testing::one_zone(1, NodeSpec{}), u);
   EXPECT_NEAR(t, 5 * 3e-3 + 4e-3, 1e-9);
+}
+
+// Found by the s26 user study (H100 + MI355X, Llama-3.1 70B): the cost model adds the slowest
+// stage's optimizer step after the sync (26.0 ms, an MI355X stage), the simulator ran each stage's
+// own after its own sync, so the MI355X stages' updates hid in the 1F1B cool-down and the
+// breakdown showed the first stage's 17.2 ms. The gradient-norm all-reduce before the update
+// (Megatron-LM clip_grad) joins every stage: 2 stages, 4 micro-batches of 1 + 2 ms, no sends:
+// the pipeline takes (4 + 1) x 3 = 15 ms (stage 1 drains at 13 ms), then stage 1's 5 ms update.
+TEST(PipelineReplay, TheSlowestStagesOptimizerStepEndsTheStep) {
+  auto u = pipeline(models::Schedule::k1f1b);
+  u.pp = 2;
+  u.micro_batches = 4;
+  u.act_bytes = 0;
+  models::Plan plan;
+  models::PlanWork work;
+  testing::make_uniform(u, plan, work);
+  work.replicas[0][0].optimizer_s = 1e-3;
+  work.replicas[0][1].optimizer_s = 5e-3;
+  const SimResult r = simulate_work(testing::one_zone(1, NodeSpec{}), plan, work, SimOptions{});
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_NEAR(r.iteration_time_s, 15e-3 + 5e-3, 1e-9);  // was max(15 + 1, 13 + 5) = 18 ms
+  const models::Report rep = make_sim_report(models::Report{}, r);
+  EXPECT_NEAR(rep.breakdown.optimizer_s, 5e-3, 1e-12);
+  EXPECT_NEAR(rep.breakdown.compute_s, 4 * 3e-3, 1e-9);
+  EXPECT_NEAR(rep.breakdown.bubble_s, 3e-3, 1e-9);  // (p - 1)(t_f + t_b)
+  EXPECT_EQ(rep.breakdown.dp_comm_s, 0.0);
 }
 
 TEST(PipelineReplay, TpAllReduceAddsToEveryPass) {

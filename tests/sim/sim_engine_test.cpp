@@ -508,6 +508,7 @@ TEST(SimReport, TimeDependentFiguresFollowTheSimulatedTime) {
   SimResult sim;
   sim.iteration_time_s = 4;
   sim.stages.push_back({0, 0, 1.0, 0.5, 0, 0.25, 0.5, 0.25, 4});
+  sim.stages.back().passes_end_s = 3.25;  // then the 0.5 s sync and the 0.25 s update
   const auto r = make_sim_report(analytic, sim);
   EXPECT_DOUBLE_EQ(r.iteration_time_s, 4);
   EXPECT_DOUBLE_EQ(r.tokens_per_s, 50);
