@@ -102,11 +102,7 @@ namespace {
 /// Megatron-style plans use (s26 walkthrough 14d): a user read "stage 0 needs 124 GiB of 80 GiB"
 /// as the plan's verdict.
 void add_memory_flags_hint(const PlanChoice& o, models::Report& report) {
-  if (report.feasible) return;
-  bool over = false;
-  for (const models::StageReport& s : report.stages)
-    over = over || (s.memory_capacity_bytes > 0 && s.memory_bytes > s.memory_capacity_bytes);
-  if (!over) return;
+  if (report.feasible || models::max_memory_ratio(report) <= 1) return;
   std::vector<std::string> flags;
   if (o.zero == 0 && o.dp > 1) flags.push_back("--zero 1");
   if (!o.sequence_parallel && o.tp > 1) flags.push_back("--sequence-parallel");

@@ -12,6 +12,13 @@
 
 namespace hetsim::models {
 
+double max_memory_ratio(const Report& report) {
+  double ratio = 0;
+  for (const StageReport& s : report.stages)
+    if (s.memory_capacity_bytes > 0) ratio = std::max(ratio, s.memory_bytes / s.memory_capacity_bytes);
+  return ratio;
+}
+
 double cost_per_million_tokens(double cost_per_hour, double tokens_per_s) {
   return tokens_per_s > 0 ? cost_per_hour / (tokens_per_s * 3600.0) * 1e6 : 0;
 }

@@ -67,6 +67,11 @@ struct Report {
 /// engine's measured reports share).
 double cost_per_million_tokens(double cost_per_hour, double tokens_per_s);
 
+/// The largest ratio of a stage's peak memory to its GPUs' capacity (0 without stage rows): above
+/// 1, the plan does not fit. The predictors fill the stage rows before their memory check, so an
+/// infeasible Report still carries them.
+double max_memory_ratio(const Report& report);
+
 std::string to_json(const Report& report);
 /// Human table for the terminal.
 std::string to_table(const Report& report);

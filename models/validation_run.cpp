@@ -39,14 +39,6 @@ PredictFn with_profile(std::shared_ptr<const Profile> profile, PredictFn engine,
 
 namespace {
 
-/// The largest ratio of a stage's memory to its GPUs' capacity.
-double memory_ratio(const Report& r) {
-  double ratio = 0;
-  for (const StageReport& s : r.stages)
-    if (s.memory_capacity_bytes > 0) ratio = std::max(ratio, s.memory_bytes / s.memory_capacity_bytes);
-  return ratio;
-}
-
 /// A measured run whose memory the model puts at most this far over capacity is taken to have
 /// fit, as it did: the memory model's known misses are a few percent (dropout masks a model
 /// without dropout never keeps: 0.3-1.7 GiB of 40 GiB on llm-foundry's A100-40GB table,
@@ -59,7 +51,7 @@ constexpr double kMeasuredRunMemorySlack = 1.25;
 /// no more than kMeasuredRunMemorySlack.
 bool slightly_over_memory_only(const Report& r) {
   if (r.feasible) return false;
-  const double ratio = memory_ratio(r);
+  const double ratio = max_memory_ratio(r);
   return ratio > 1 && ratio <= kMeasuredRunMemorySlack;
 }
 
@@ -104,7 +96,7 @@ RowResult validate_row(const Suite& suite, const SuiteRow& row, const Catalog& c
     if (!r.feasible) {
       last_status = "infeasible";
       last_reason = r.infeasible_reason;
-      if (slightly_over_memory_only(r) && (!least_over || memory_ratio(r) < memory_ratio(*least_over))) {
+      if (slightly_over_memory_only(r) && (!least_over || max_memory_ratio(r) < max_memory_ratio(*least_over))) {
         r.micro_batch = micro;
         least_over = std::move(r);
         least_over_plan = std::get<Plan>(plan);

@@ -51,25 +51,17 @@ double Runtime::run_phases(const std::vector<FoldedPhase>& phases, double scale,
     }
     const double start = sg4::Engine::get_clock();
     double end = start;
+    const auto finished = [&](std::size_t k, double fin) {
+      const Flow& f = ph.simulated[k];
+      end = std::max(end, fin);
+      account({f.src, f.dst, f.bytes * scale}, start, fin);
+    };
     if (ph.simulated.size() <= kMaxFlowsPerActor) {
       // The common case (folded phases hold a few flows): this actor starts them, no allocation.
-      comms.clear();
-      for (const auto& f : ph.simulated) comms.push_back(start_flow({f.src, f.dst, f.bytes * scale}));
-      result_.max_flows_per_actor = std::max(result_.max_flows_per_actor, static_cast<long long>(comms.size()));
-      sg4::Comm::wait_all(comms);
-      for (std::size_t i = 0; i < comms.size(); ++i) {
-        const Flow& f = ph.simulated[i];
-        const double fin = comms[i]->get_finish_time();
-        end = std::max(end, fin);
-        account({f.src, f.dst, f.bytes * scale}, start, fin);
-      }
+      start_and_wait(ph.simulated, 0, ph.simulated.size(), scale, comms, finished);
     } else {
       const std::vector<double> finish = run_flows(ph.simulated, scale);
-      for (std::size_t i = 0; i < finish.size(); ++i) {
-        const Flow& f = ph.simulated[i];
-        end = std::max(end, finish[i]);
-        account({f.src, f.dst, f.bytes * scale}, start, finish[i]);
-      }
+      for (std::size_t k = 0; k < finish.size(); ++k) finished(k, finish[k]);
     }
     for (const auto& f : ph.shadows) account({f.src, f.dst, f.bytes * scale}, start, end);
     const double delay = ph.delay_after_s + staging_delay(ph.simulated);
@@ -83,10 +75,7 @@ std::vector<double> Runtime::run_flows(const Phase& flows, double scale) {
   const auto run_slice = [this, &flows, &finish, scale](std::size_t from, std::size_t to) {
     std::vector<sg4::CommPtr> comms;
     comms.reserve(to - from);
-    for (std::size_t i = from; i < to; ++i) comms.push_back(start_flow({flows[i].src, flows[i].dst, flows[i].bytes * scale}));
-    result_.max_flows_per_actor = std::max(result_.max_flows_per_actor, static_cast<long long>(to - from));
-    sg4::Comm::wait_all(comms);
-    for (std::size_t i = from; i < to; ++i) finish[i] = comms[i - from]->get_finish_time();
+    start_and_wait(flows, from, to, scale, comms, [&finish](std::size_t i, double fin) { finish[i] = fin; });
   };
   if (flows.size() <= kMaxFlowsPerActor) {
     run_slice(0, flows.size());

@@ -84,6 +84,19 @@ class Runtime {
   /// the same simulated time, this actor waiting until the last has arrived.
   std::vector<double> run_flows(const Phase& flows, double scale);
 
+  /// Starts flows [from, to) of `flows` (bytes times `scale`) from this actor, waits for them
+  /// all, and calls on_finish(i, finish_s) for each; `comms` is the caller's scratch (run_phases
+  /// reuses one across phases: no allocation per phase). At most kMaxFlowsPerActor of them.
+  template <class OnFinish>
+  void start_and_wait(const Phase& flows, std::size_t from, std::size_t to, double scale,
+                      std::vector<sg4::CommPtr>& comms, OnFinish&& on_finish) {
+    comms.clear();
+    for (std::size_t i = from; i < to; ++i) comms.push_back(start_flow({flows[i].src, flows[i].dst, flows[i].bytes * scale}));
+    result_.max_flows_per_actor = std::max(result_.max_flows_per_actor, static_cast<long long>(to - from));
+    sg4::Comm::wait_all(comms);
+    for (std::size_t i = from; i < to; ++i) on_finish(i, comms[i - from]->get_finish_time());
+  }
+
   /// Runs a collective's phases one after the other, bytes scaled by `scale`, after the
   /// collective's launch cost (models::kCollectiveLaunch_s, the cost model's figure); returns
   /// the time spent.
