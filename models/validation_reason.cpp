@@ -13,11 +13,13 @@ namespace {
 
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
+/// Where a row's batch problem is written: `micro` when the row gives one, else `global`.
+std::string batch_field(const SuiteRow& row) { return row.micro ? "batch.micro" : "batch.global"; }
+
 /// The row's field for a Plan path: `replicas[R].stages[S].X`, `replicas[R].X`, or a plan key.
 std::string row_field_of(const SuiteRow& row, const std::string& plan_field) {
   static const std::regex stage_field(R"(replicas\[(\d+)\]\.stages\[(\d+)\]\.(gpus|layers))");
   static const std::regex replica_field(R"(replicas\[(\d+)\]\.(micro_batches|stages))");
-  const std::string batch = row.micro ? "batch.micro" : "batch.global";
   std::smatch m;
   if (std::regex_match(plan_field, m, stage_field)) {
     const bool gpus = m[3] == "gpus";
@@ -27,11 +29,10 @@ std::string row_field_of(const SuiteRow& row, const std::string& plan_field) {
   }
   if (std::regex_match(plan_field, m, replica_field)) {
     if (m[2] == "stages") return row.plan ? "plan.stages" : "parallel.pp";
-    return row.plan && !row.micro_batches.empty() ? "plan.micro_batches" : batch;
+    return row.plan && !row.micro_batches.empty() ? "plan.micro_batches" : batch_field(row);
   }
   if (plan_field == "micro_batch") return "batch.micro";
-  for (const char* key : {"tp", "pp", "dp", "interleave", "zero", "sequence_parallel", "tp_comm_overlap",
-                          "overlap_p2p_comm"})
+  for (const char* key : kSuiteParallelKeys)
     if (plan_field == key) return std::string("parallel.") + key;
   return {};
 }
@@ -39,7 +40,7 @@ std::string row_field_of(const SuiteRow& row, const std::string& plan_field) {
 }  // namespace
 
 SuiteFieldReason suite_field_reason(const SuiteRow& row, const std::string& plan_reason) {
-  const std::string batch = row.micro ? "batch.micro" : "batch.global";
+  const std::string batch = batch_field(row);
   // "field: what is wrong": the Plan's path, renamed.
   if (const auto colon = plan_reason.find(": "); colon != std::string::npos &&
                                                   plan_reason.find(' ') > colon) {

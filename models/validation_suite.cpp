@@ -127,8 +127,7 @@ void read_parallel(MapReader& m, SuiteRow& row) {
   set_if(row.overlap_p2p_comm, m.get_bool("overlap_p2p_comm", Need::kOptional));
   set_if(row.zero, m.get_int("zero", Need::kOptional, 0, 3));
   read_sharded_collectives(m, row);
-  for (const char* key : {"tp", "pp", "dp", "interleave", "zero", "sequence_parallel", "tp_comm_overlap",
-                          "overlap_p2p_comm"})
+  for (const char* key : kSuiteParallelKeys)
     detail::mark_field(row, std::string("parallel.") + key, m.value_mark_of(key));
   m.finish();
   // Each degree is in range, their product need not be: tp 8, pp 24, dp 2^20 built a cluster of

@@ -108,6 +108,11 @@ std::variant<Plan, Infeasible> suite_plan(const SuiteRow& row, const Cluster& cl
 /// "training.global_batch", "pp") become the row's ("plan.stages[1].replicas[0].gpus" in version
 /// 2, "parallel.tp" in version 1, "batch.global", "parallel.pp"), and `field` names the one to
 /// point at (a key of SuiteRow::field_at; empty when none fits).
+/// The keys of a row's `parallel:` that a plan check can name (SuiteRow::field_at records where
+/// each is written; suite_field_reason maps the Plan's key to it).
+inline constexpr const char* kSuiteParallelKeys[] = {"tp",   "pp",          "dp", "interleave", "zero",
+                                                     "sequence_parallel", "tp_comm_overlap", "overlap_p2p_comm"};
+
 struct SuiteFieldReason {
   std::string field;
   std::string reason;  ///< "field: what is wrong (expected ...)"
