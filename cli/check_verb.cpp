@@ -54,6 +54,7 @@ void run_check(const CheckOptions& o) {
   const exec::Executed executed = exec::as_executed(in.workload, *in.plan);
   const models::Report predicted = models::predict(in.cluster, executed.workload, executed.plan);
   refuse_if_infeasible("check", predicted);
+  refuse_if_host_memory_short("check", in.cluster, executed.plan, predicted);
   exec::RunOutcome run;
   note_if_ranks_share_cores("check", spec.cluster, spec.plan);
   note_if_machine_busy("check", "the ranks get shares of cores, so the run measures slow against the profile's figures");

@@ -404,6 +404,48 @@ void refuse_if_infeasible(const char* verb, const models::Report& predicted) {
   throw VerbExit{kExitFailure};
 }
 
+std::optional<double> available_host_memory_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  double kib = 0;
+  std::string unit;
+  while (in >> key >> kib) {
+    std::getline(in, unit);  // " kB"
+    if (key == "MemAvailable:") return kib * 1024.0;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> host_memory_shortfall(const models::Cluster& cluster, const models::Plan& plan,
+                                                 const models::Report& predicted, double available_bytes) {
+  if (!predicted.feasible) return std::nullopt;  // refuse_if_infeasible says why
+  double needed_bytes = 0;
+  int ranks = 0;
+  for (const models::StageReport& sr : predicted.stages) {
+    if (sr.replica < 0 || sr.replica >= static_cast<int>(plan.replicas.size())) continue;
+    const auto& stages = plan.replicas[sr.replica].stages;
+    if (sr.stage < 0 || sr.stage >= static_cast<int>(stages.size())) continue;
+    for (const int gpu : stages[sr.stage].gpus)
+      if (cluster.gpu_type(gpu).vendor == models::Vendor::kCpu) needed_bytes += sr.memory_bytes, ++ranks;
+  }
+  if (ranks == 0 || needed_bytes <= available_bytes) return std::nullopt;
+  return "the plan's " + std::to_string(ranks) + " ranks on CPU devices need " + models::format_size(needed_bytes) +
+         " of host memory in all (the model's peak per device, " + models::format_size(needed_bytes / ranks) +
+         " a rank on average), and this machine has " + models::format_size(available_bytes) +
+         " available (/proc/meminfo MemAvailable): nothing was started (expected a plan with fewer ranks or a "
+         "smaller workload; under mpirun the ranks can be spread over hosts)";
+}
+
+void refuse_if_host_memory_short(const char* verb, const models::Cluster& cluster, const models::Plan& plan,
+                                 const models::Report& predicted) {
+  const std::optional<double> available_bytes = available_host_memory_bytes();
+  if (!available_bytes) return;
+  if (const auto why = host_memory_shortfall(cluster, plan, predicted, *available_bytes)) {
+    std::cerr << "hetsim " << verb << ": " << *why << '\n';
+    throw VerbExit{kExitFailure};
+  }
+}
+
 void note_if_machine_busy(const char* verb, const std::string& consequence) {
   const double load = std::atof(load_average_line().c_str());  // the one-minute figure; 0 without one
   const int cpus = models::search_threads(models::PlannerOptions{});

@@ -145,6 +145,20 @@ std::string load_average_line();
 /// Exit 1 with the model's reason when it finds the plan infeasible (run and check start nothing
 /// it would not fit or price).
 void refuse_if_infeasible(const char* verb, const models::Report& predicted);
+/// In-process runs: exit 1 when the plan's ranks on CPU devices, which are threads of this process
+/// and share this host's memory, need more in all than the host has available (/proc/meminfo
+/// MemAvailable). Each rank needs its stage's peak memory per device of `predicted` (the cost
+/// model's, as the device capacity check uses); a device's catalog `memory` is a share the user
+/// chose, so 512 ranks of 4 GiB each pass that check on a 23 GiB machine and then swap or are
+/// killed. Nothing is checked where /proc/meminfo cannot be read.
+void refuse_if_host_memory_short(const char* verb, const models::Cluster& cluster, const models::Plan& plan,
+                                 const models::Report& predicted);
+/// What refuse_if_host_memory_short says for a host with `available_bytes`; nullopt when the
+/// plan's CPU ranks fit (or it has none, or the model finds it infeasible).
+std::optional<std::string> host_memory_shortfall(const models::Cluster& cluster, const models::Plan& plan,
+                                                 const models::Report& predicted, double available_bytes);
+/// MemAvailable of /proc/meminfo in bytes; nullopt where there is none.
+std::optional<double> available_host_memory_bytes();
 
 /// "$1,234.56/h"-style money and "1.23e+12"-free counts ("6.74B", "1.38T") for tables.
 std::string format_price_per_hour(double dollars_per_hour);

@@ -108,8 +108,8 @@ void print_report(const models::Report& report, const std::vector<exec::StepResu
 
 /// The engine's own checks first (they name what it cannot execute), then the cost model's: what
 /// does not fit the devices' memory is not started (on CPU devices it would take the host's
-/// memory from everything else on the machine before failing).
-void refuse_what_cannot_run(const exec::RunSpec& spec) {
+/// memory from everything else on the machine before failing). Returns the model's Report.
+models::Report refuse_what_cannot_run(const exec::RunSpec& spec) {
   try {
     exec::check_executable(spec.workload);
     const exec::RankLayout layout(spec.plan, spec.workload.model);
@@ -118,7 +118,9 @@ void refuse_what_cannot_run(const exec::RunSpec& spec) {
     throw VerbExit{kExitFailure};
   }
   const exec::Executed executed = exec::as_executed(spec.workload, spec.plan);
-  refuse_if_infeasible("run", models::predict(spec.cluster, executed.workload, executed.plan));
+  models::Report predicted = models::predict(spec.cluster, executed.workload, executed.plan);
+  refuse_if_infeasible("run", predicted);
+  return predicted;
 }
 
 void run(const RunVerbOptions& o) {
@@ -131,7 +133,7 @@ void run(const RunVerbOptions& o) {
   spec.cluster = in.cluster;
   spec.workload = in.workload;
   spec.plan = choose_plan(choice, in, "run", [](const models::Plan&) { return models::Report{}; });
-  refuse_what_cannot_run(spec);
+  const models::Report predicted = refuse_what_cannot_run(spec);
   spec.steps = o.steps;
   spec.options.seed = o.seed;
   spec.options.adam.learning_rate = static_cast<float>(o.learning_rate);
@@ -152,6 +154,7 @@ void run(const RunVerbOptions& o) {
     if (comm.get_rank() == 0) print_report(out.report, out.steps, o.format);
     return;
   }
+  refuse_if_host_memory_short("run", spec.cluster, spec.plan, predicted);  // ranks are this process's threads
   note_if_ranks_share_cores("run", spec.cluster, spec.plan);
   note_if_machine_busy("run", "the ranks get shares of cores, so the times measured are slow by what the other work takes");
   try {

@@ -17,14 +17,14 @@ void InProcessWorld::post(int src, int dst, int tag, const void* buf, std::size_
     std::lock_guard lock(mutex_);
     mailboxes_[{src, dst, tag}].push_back(std::move(message));
   }
-  arrived_.notify_all();
+  arrived_[static_cast<std::size_t>(dst)].notify_all();
 }
 
 void InProcessWorld::wait_for(int src, int dst, int tag) {
   if (src < 0 || src >= size_) throw std::out_of_range("recv: no rank " + std::to_string(src));
   std::unique_lock lock(mutex_);
   auto& box = mailboxes_[{src, dst, tag}];
-  arrived_.wait(lock, [&] { return !box.empty() || failed_rank_ >= 0; });
+  arrived_[static_cast<std::size_t>(dst)].wait(lock, [&] { return !box.empty() || failed_rank_ >= 0; });
   if (box.empty()) {
     throw RankFailure(failed_rank_, "rank " + std::to_string(failed_rank_) + " failed: " + failure_);
   }
@@ -58,7 +58,7 @@ void InProcessWorld::fail(int rank, const std::string& why) {
       failure_ = why;
     }
   }
-  arrived_.notify_all();
+  for (auto& rank_arrived : arrived_) rank_arrived.notify_all();  // every rank's waits end
 }
 
 void InProcessWorld::run(int size, const std::function<void(Communicator&)>& body) {

@@ -15,6 +15,8 @@
 #include "input_loader.hpp"
 #include "plan.hpp"
 #include "planner.hpp"
+#include "predictor.hpp"
+#include "units.hpp"
 
 namespace hetsim::cli {
 namespace {
@@ -157,6 +159,43 @@ TEST(Notes, RanksShareCoresOnlyForCpuDevices) {
   const int cpus = models::search_threads(models::PlannerOptions{});
   if (cpus >= 4) GTEST_SKIP() << "needs fewer than 4 CPUs to oversubscribe local-cpu's 4 devices (has " << cpus << ")";
   EXPECT_THAT(share_cores_note("clusters/local-cpu.yaml", 4), HasSubstr("note: 4 ranks on " + std::to_string(cpus) + " CPUs"));
+}
+
+// In-process ranks are threads sharing the host's memory, which a device's catalog `memory` (a
+// share the user picked) does not bound: 512 ranks of a small model on 2 CPUs took 19.9 GB of a
+// 23 GB machine and ran for minutes before they could be stopped. The check sums the model's
+// per-device peak over the CPU ranks against what the host has available.
+TEST(Refusals, CpuRanksThatNeedMoreThanTheHostHasAreNotStarted) {
+  const std::string root = HETSIM_SOURCE_DIR;
+  const models::Cluster cpus = models::load_cluster(root + "/clusters/local-cpu.yaml", models::Catalog::builtin());
+  const models::Workload workload = models::load_workload(root + "/workloads/tiny-gpt.yaml");
+  const auto made = models::make_uniform_plan(cpus, workload, 1, 1, 4, models::UniformPlanOptions{});
+  ASSERT_TRUE(std::holds_alternative<models::Plan>(made));
+  const models::Plan& plan = std::get<models::Plan>(made);
+  const models::Report report = models::predict(cpus, workload, plan);
+  ASSERT_TRUE(report.feasible);
+  double per_rank_bytes = 0;
+  for (const auto& sr : report.stages) per_rank_bytes = std::max(per_rank_bytes, sr.memory_bytes);
+  ASSERT_GT(per_rank_bytes, 0);
+  EXPECT_EQ(host_memory_shortfall(cpus, plan, report, 4 * per_rank_bytes + 1), std::nullopt);
+  const auto why = host_memory_shortfall(cpus, plan, report, 3 * per_rank_bytes);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_THAT(*why, HasSubstr("the plan's 4 ranks on CPU devices need " + models::format_size(4 * per_rank_bytes)));
+  EXPECT_THAT(*why, HasSubstr("nothing was started"));
+
+  // GPU ranks keep their memory on the device: an 8-GPU plan is never refused for the host's.
+  const models::Cluster gpus = models::load_cluster(root + "/clusters/dgx-a100.yaml", models::Catalog::builtin());
+  const auto gpu_plan = models::make_uniform_plan(gpus, workload, 1, 1, 8, models::UniformPlanOptions{});
+  ASSERT_TRUE(std::holds_alternative<models::Plan>(gpu_plan));
+  const models::Report gpu_report = models::predict(gpus, workload, std::get<models::Plan>(gpu_plan));
+  EXPECT_EQ(host_memory_shortfall(gpus, std::get<models::Plan>(gpu_plan), gpu_report, 1.0), std::nullopt);
+}
+
+TEST(Refusals, AvailableHostMemoryIsReadWhereTheHostSaysIt) {
+  if (!std::filesystem::exists("/proc/meminfo")) GTEST_SKIP() << "no /proc/meminfo on this host";
+  const auto available = available_host_memory_bytes();
+  ASSERT_TRUE(available.has_value());
+  EXPECT_GT(*available, 0);
 }
 
 }  // namespace
