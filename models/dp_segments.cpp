@@ -72,6 +72,23 @@ double DpSegments::params(int k, int replica, const ModelSpec& model) const {
                       static_cast<int>(rep.stages.size()));
 }
 
+DpSegments::Window DpSegments::backward_window(int k, int replica, const ModelSpec& model) const {
+  if (aligned_ || plan_->interleave > 1) return {};
+  // Segments are numbered in the order of their parts (embedding, blocks, head), so the stage's
+  // segments above k are those of a higher index; its backward produces them before k's.
+  const int s = stage_of(k, replica);
+  double later = 0, total = 0;
+  for (int j = 0; j < count_; ++j) {
+    if (stage_of(j, replica) != s) continue;
+    const double p = params(j, replica, model);
+    total += p;
+    if (j > k) later += p;
+  }
+  if (total <= 0) return {};
+  const double to = 1 - later / total;
+  return {std::max(0.0, to - params(k, replica, model) / total), to};
+}
+
 void dp_nic_channels(const Plan& plan, const Cluster& cluster, const DpSegments& segments, DpNicChannels& out) {
   out.per_gpu.assign(cluster.gpus.size(), 0);
   out.per_node.assign(cluster.nodes.size(), 0);

@@ -42,6 +42,15 @@ class DpSegments {
   double params(int k, int replica, const ModelSpec& model) const;
   /// Transformer blocks in segment k (all chunks); not aligned only.
   int layers(int k) const { return parts_[k].layers; }
+  /// Where in `replica`'s last backward pass of its stage holding segment k the segment's
+  /// gradients are produced, as fractions of the pass: the backward runs the stage's parts from
+  /// the head down to the embedding, so a stage's later segments come first, each in proportion
+  /// to its parameters (the share the buckets are cut by). {0, 1} when aligned (one segment a
+  /// stage) and for interleaved stages (their chunks' parts are not contiguous).
+  struct Window {
+    double from = 0, to = 1;
+  };
+  Window backward_window(int k, int replica, const ModelSpec& model) const;
 
  private:
   struct Parts {

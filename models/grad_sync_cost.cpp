@@ -328,6 +328,13 @@ class GradSync {
     dg.gather_bytes = gather_bytes;
     dg.buckets = buckets;
     dg.time_s = time_s;
+    if (!aligned)
+      for (int i = 0; i < count; ++i) {
+        const int slot = member_slot[i];
+        const DpSegments::Window w = segments.backward_window(k, slot / in.max_pp, in.workload.model);
+        dg.ready_from.push_back(w.from);
+        dg.ready_to.push_back(w.to);
+      }
     work->dp_groups.push_back(std::move(dg));
   }
 

@@ -73,6 +73,11 @@ struct DpGroup {
   double gather_bytes = 0;
   int buckets = 1;                       ///< gradient buckets of an overlapped sync (grad_bucket_count)
   double time_s = 0;                     ///< analytic time on the group's links
+  /// Per member (as `gpus`): where in its stage's last backward pass the group's gradients are
+  /// produced, fractions of the pass (DpSegments::backward_window); empty: the whole pass. A stage
+  /// in several segments produces them one after the other, and a group's bucket is ready once
+  /// every member has produced it (Megatron-Core's DistributedDataParallel per communicator).
+  std::vector<double> ready_from, ready_to;
 };
 
 struct PlanWork {

@@ -18,6 +18,7 @@
 #include <set>
 #include <tuple>
 
+#include "grad_sync_actors.hpp"
 #include "phase_dataflow.hpp"
 #include "sim_runtime.hpp"
 #include "pipeline_schedule.hpp"
@@ -104,7 +105,7 @@ std::string pass_label(const PassStep& ps, int chunks) {
 
 /// The end of a stage's step, after its last pass: the wait for its DP gradient sync, the
 /// tied-embedding all-reduce, the optimizer step and, with ZeRO, the parameter all-gather.
-void finish_step(World& w, int a, ComponentRt* comp, StageTiming& timing) {
+void finish_step(World& w, int a, ComponentRt* comp, BucketReleases& buckets, StageTiming& timing) {
   auto& rt = w.rt;
   double t0 = sg4::Engine::get_clock();
   timing.passes_end_s = t0;
@@ -112,9 +113,8 @@ void finish_step(World& w, int a, ComponentRt* comp, StageTiming& timing) {
   const auto& spec = w.lay.actors[a];
   const auto& sw = w.work.replicas[spec.replica][spec.stage];
   if (comp != nullptr) {
-    if (!w.plan.overlap_grad_sync)
-      for (auto& b : comp->bucket_ready) b->release();
-    comp->grads_done->acquire();
+    if (!w.plan.overlap_grad_sync) buckets.release_rest();
+    buckets.wait_for_grads();
     timing.dp_wait_s += sg4::Engine::get_clock() - t0;
     rt.span(a, "dp grad sync", "dp", t0, sg4::Engine::get_clock());
   }
@@ -187,6 +187,7 @@ class StageActor {
         timing{r, s},
         passes(stage_passes(w.plan.schedule, p, s, w.plan.replicas[r].micro_batches, v)),
         comp(w.lay.actors[a].component >= 0 ? &rt.components_[w.lay.actors[a].component] : nullptr),
+        buckets(w.lay, rt, a),
         traffic_hidden(models::pass_traffic_hidden(w.plan)) {
     for (int i = 0; i < static_cast<int>(passes.size()); ++i)
       if (!passes[i].forward) last_backward = i;
@@ -197,7 +198,7 @@ class StageActor {
       if (passes[i].forward) forward_pass(passes[i]);
       else backward_pass(passes[i], i == last_backward);
     }
-    finish_step(w, a, comp, timing);
+    finish_step(w, a, comp, buckets, timing);
     timing.end_s = sg4::Engine::get_clock() - timing.hidden_tail_s;
     w.rt.result_.stages[a] = timing;
   }
@@ -252,24 +253,21 @@ class StageActor {
   }
 
   /// Runs a pass's ops; consecutive compute ops are one execution (their durations add).
-  /// On the last backward of an overlapped sync, bucket k's gradients are complete once
-  /// (k+1)/K of the pass's compute time has run (gradients appear as backward proceeds;
-  /// PyTorch DDP buckets, Li et al., VLDB 2020), so the compute is cut there.
+  /// On the last backward of an overlapped sync, a bucket's gradients are complete once its
+  /// share of the pass's compute time has run (BucketReleases), so the compute is cut there.
   void run_ops(const std::vector<models::Op>& ops, bool release_buckets) {
-    double total = 0, done = 0, pending = 0;
-    int released = 0;
+    double total = 0, done = 0, pending = 0, next_ready = 0;
     if (release_buckets)
       for (const auto& op : ops)
         if (op.kind == models::OpKind::kCompute) total += op.duration_s;
     auto flush = [&] {
-      while (release_buckets && released < comp->buckets - 1) {
-        const double next_ready = total * (released + 1) / comp->buckets;
+      while (release_buckets && buckets.next_inside(total, next_ready)) {
         if (done + pending < next_ready) break;
         const double step = std::max(0.0, next_ready - done);  // 0: a GEMM run beside a collective passed it
         rt.execute(step);
         pending -= step;
         done = std::max(done, next_ready);
-        comp->bucket_ready[released++]->release();
+        buckets.release_next();
       }
       rt.execute(pending);
       done += pending;
@@ -307,8 +305,7 @@ class StageActor {
       timing.tp_comm_s += rt.run_phases(tp_phases(w, a, op), 1.0);
     }
     flush();
-    if (release_buckets)
-      while (released < comp->buckets) comp->bucket_ready[released++]->release();
+    if (release_buckets) buckets.release_rest();
   }
 
   /// ZeRO-2/3: the chunk's collectives run while the pass computes; the pass waits for them at its
@@ -349,27 +346,13 @@ class StageActor {
   const std::vector<PassStep> passes;
   int last_backward = -1;  ///< index of the last backward pass (overlapped sync releases its buckets)
   ComponentRt* comp;       ///< the stage's DP component, nullptr without one
+  BucketReleases buckets;  ///< its sync classes' buckets, in the order its last backward fills them
   const bool traffic_hidden;  ///< the passes' ZeRO-2/3 traffic runs beside their compute (models::pass_traffic_hidden)
   const FoldedPhase* in_flight = nullptr;    ///< the ZeRO-2/3 pass traffic in flight
   std::vector<sg4::CommPtr> in_flight_flows;  ///< its flows
 };
 
 void stage_actor(World& w, int a) { StageActor(w, a).run(); }
-
-void dp_actor(World& w, int c) {
-  auto& comp = w.rt.components_[c];
-  const auto& spec = w.lay.components[c];
-  const int n = static_cast<int>(spec.actors.size());
-  for (int k = 0; k < comp.buckets; ++k) {
-    for (int i = 0; i < n; ++i) comp.bucket_ready[k]->acquire();
-    w.rt.run_phases(spec.grad_phases, 1.0 / comp.buckets);
-  }
-  for (int i = 0; i < n; ++i) comp.grads_done->release();
-  if (spec.param_phases.empty()) return;
-  for (int i = 0; i < n; ++i) comp.optimizer_done->acquire();
-  w.rt.run_phases(spec.param_phases, 1.0);
-  for (int i = 0; i < n; ++i) comp.params_done->release();
-}
 
 // Merges a link's busy intervals (sorted) into disjoint ones.
 std::vector<std::pair<double, double>> merge_intervals(std::vector<std::pair<double, double>> v) {
@@ -443,8 +426,11 @@ RunSize size_of_run(World& w, const std::vector<ComponentRt>& components, bool c
   }
   for (std::size_t c = 0; c < w.lay.components.size(); ++c) {
     const auto& comp = w.lay.components[c];
-    size.flows += components[c].buckets * flows_of(comp.grad_phases) + flows_of(comp.param_phases);
-    mark(comp.grad_phases);
+    for (std::size_t k = 0; k < comp.classes.size(); ++k) {
+      size.flows += components[c].classes[k].buckets * flows_of(comp.classes[k].grad_phases);
+      mark(comp.classes[k].grad_phases);
+    }
+    size.flows += flows_of(comp.param_phases);
     mark(comp.param_phases);
   }
   for (const auto& e : w.lay.embeddings) {
@@ -488,12 +474,12 @@ SimResult simulate_work(const models::Cluster& cluster, const models::Plan& plan
   rt.components_.resize(lay.components.size());
   rt.embeddings_.resize(lay.embeddings.size());
   rt.step_barrier_ = sg4::Barrier::create(static_cast<unsigned>(lay.actors.size()));
-  for (std::size_t k = 0; k < rt.components_.size(); ++k) {
-    auto& c = rt.components_[k];
-    const int buckets = !plan.overlap_grad_sync ? 1 : options.grad_buckets > 0 ? options.grad_buckets : lay.components[k].buckets;
-    c.buckets = buckets;
-    for (int k = 0; k < buckets; ++k) c.bucket_ready.push_back(sg4::Semaphore::create(0));
-  }
+  for (std::size_t k = 0; k < rt.components_.size(); ++k)
+    for (const auto& spec : lay.components[k].classes) {
+      auto& c = rt.components_[k].classes.emplace_back();
+      c.buckets = !plan.overlap_grad_sync ? 1 : options.grad_buckets > 0 ? options.grad_buckets : spec.buckets;
+      for (int b = 0; b < c.buckets; ++b) c.bucket_ready.push_back(sg4::Semaphore::create(0));
+    }
   World world{topo, plan, work, lay, rt, options.fold, {}, {}};
   const RunSize size = size_of_run(world, rt.components_, options.record_trace);
   result.flows_estimate = size.flows;
@@ -515,9 +501,16 @@ SimResult simulate_work(const models::Cluster& cluster, const models::Plan& plan
                        [&world, a] { stage_actor(world, a); });
   }
   for (int c = 0; c < static_cast<int>(lay.components.size()); ++c) {
-    const auto& first = lay.actors[lay.components[c].actors.front()];
-    const int leader = work.replicas[first.replica][first.stage].gpus.front();
-    sg4::Actor::create("dp-" + std::to_string(c), platform.host(leader), [&world, c] { dp_actor(world, c); });
+    const auto& spec = lay.components[c];
+    const auto leader = [&](int actor) {
+      return platform.host(work.replicas[lay.actors[actor].replica][lay.actors[actor].stage].gpus.front());
+    };
+    for (std::size_t k = 0; k < spec.classes.size(); ++k)
+      sg4::Actor::create("dp-" + std::to_string(c) + "-" + std::to_string(k), leader(spec.classes[k].actors.front()),
+                         [&rt, &spec, &comp = rt.components_[c], k] { sync_class_actor(rt, spec.classes[k], comp.classes[k]); });
+    if (!spec.param_phases.empty())
+      sg4::Actor::create("dp-" + std::to_string(c), leader(spec.actors.front()),
+                         [&rt, &spec, &comp = rt.components_[c]] { param_gather_actor(rt, spec, comp); });
   }
   if (options.progress) {
     // Progress from the clock's advances (SimGrid's on_time_advance signal): the run itself is

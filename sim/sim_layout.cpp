@@ -8,6 +8,7 @@
 #include <numeric>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include "dp_segments.hpp"
 
@@ -259,8 +260,9 @@ std::vector<int> place_actors(const models::Cluster& cluster, const models::Plan
 /// the updated weights' all-gather), those that start in the simulated replicas. Returns false
 /// when one of them ends outside the platform (the caller then simulates unfolded).
 bool add_group_flows(const Topology& topo, const models::Plan& plan, const models::PlanWork& work,
-                     const models::DpGroup& grp, const GpuSets& gpus, const SimLayout& lay, DpComponent& comp) {
-  comp.buckets = std::max(comp.buckets, grp.buckets);
+                     const models::DpGroup& grp, const GpuSets& gpus, const SimLayout& lay, DpComponent& comp,
+                     DpSyncClass& cls) {
+  cls.buckets = std::max(cls.buckets, grp.buckets);
   // ZeRO >= 1 shards the optimizer state: gradients are reduce-scattered and the updated
   // weights all-gathered (Rajbhandari et al., SC'20 §5.1-5.2), as the cost model prices it.
   // Each node's NICs are shared by the senders the cost model counts (all of the node's GPUs
@@ -292,9 +294,41 @@ bool add_group_flows(const Topology& topo, const models::Plan& plan, const model
       into[i].delay_after_s = std::max(into[i].delay_after_s, cf.delay_after_s);
     }
   };
-  add(grad, comp.grad_phases);
+  add(grad, cls.grad_phases);
   add(params, comp.param_phases);
   return inside;
+}
+
+/// What decides a DP group's class (DpSyncClass): its component (union-find root) and, per
+/// simulated member actor, where its gradients are ready in that actor's last backward pass.
+struct ReadyKey {
+  int root = -1;
+  std::vector<std::tuple<int, double, double>> members;  ///< (actor, ready_from, ready_to), by actor
+  bool operator<(const ReadyKey& o) const { return std::tie(root, members) < std::tie(o.root, o.members); }
+};
+
+ReadyKey ready_key(const models::DpGroup& grp, const std::vector<bool>& in_sim, const std::vector<int>& actor_of_gpu,
+                   UnionFind& uf) {
+  ReadyKey key;
+  for (std::size_t i = 0; i < grp.gpus.size(); ++i) {
+    const int g = grp.gpus[i];
+    if (!in_sim[g]) continue;
+    if (key.root < 0) key.root = uf.find(actor_of_gpu[g]);
+    key.members.emplace_back(actor_of_gpu[g], grp.ready_from.empty() ? 0.0 : grp.ready_from[i],
+                             grp.ready_to.empty() ? 1.0 : grp.ready_to[i]);
+  }
+  std::sort(key.members.begin(), key.members.end());
+  return key;
+}
+
+DpSyncClass sync_class(const ReadyKey& key) {
+  DpSyncClass cls;
+  for (const auto& [actor, from, to] : key.members) {
+    cls.actors.push_back(actor);
+    cls.ready_from.push_back(from);
+    cls.ready_to.push_back(to);
+  }
+  return cls;
 }
 
 /// One simulation's layout: the replicas it runs (with `blocks`, one block of congruent
@@ -335,18 +369,17 @@ SimLayout layout(const Topology& topo, const models::Plan& plan, const models::P
     if (first >= 0) groups_with_flows.push_back(static_cast<int>(k));
   }
   std::map<int, int> component_of_root;
+  std::map<ReadyKey, int> class_of_key;  // per component: its classes by their members' readiness
   bool leaves = false;
   for (int k : groups_with_flows) {
     const auto& grp = work.dp_groups[k];
-    int root = -1;
-    for (int g : grp.gpus)
-      if (gpus.in_sim[g]) {
-        root = uf.find(actor_of_gpu[g]);
-        break;
-      }
-    auto [it, fresh] = component_of_root.emplace(root, static_cast<int>(lay.components.size()));
+    const ReadyKey key = ready_key(grp, gpus.in_sim, actor_of_gpu, uf);
+    auto [it, fresh] = component_of_root.emplace(key.root, static_cast<int>(lay.components.size()));
     if (fresh) lay.components.emplace_back();
-    if (!add_group_flows(topo, plan, work, grp, gpus, lay, lay.components[it->second])) leaves = true;
+    DpComponent& comp = lay.components[it->second];
+    auto [cit, new_class] = class_of_key.emplace(key, static_cast<int>(comp.classes.size()));
+    if (new_class) comp.classes.push_back(sync_class(key));
+    if (!add_group_flows(topo, plan, work, grp, gpus, lay, comp, comp.classes[cit->second])) leaves = true;
   }
   if (leaves) return {};  // a DP flow leaves the simulated and ghost blocks: caller simulates unfolded
   lay.zero3_forward.assign(lay.actors.size(), {});
@@ -361,7 +394,9 @@ SimLayout layout(const Topology& topo, const models::Plan& plan, const models::P
         comp.actors.push_back(a);
         lay.actors[a].component = c;
       }
-    for (auto* phases : {&comp.grad_phases, &comp.param_phases}) {
+    std::vector<std::vector<FoldedPhase>*> all_phases{&comp.param_phases};
+    for (auto& cls : comp.classes) all_phases.push_back(&cls.grad_phases);
+    for (auto* phases : all_phases) {
       for (auto& ph : *phases) {
         const double delay = ph.delay_after_s;
         ph = fold_phase(topo, ph.simulated, fold);

@@ -26,12 +26,23 @@ namespace hetsim::sim {
 /// under about half a minute; beyond it the plan is reported as not simulated, with the reason.
 inline constexpr double kMaxSimulatedFlows = 8e6;
 
+/// The DP groups of a component whose gradients are ready at the same points of the same stage
+/// actors' last backward passes (one model segment, all its shards; a component of an aligned
+/// plan is one class): they reduce together, each bucket once every member has produced it.
+struct DpSyncClass {
+  std::vector<int> actors;                 ///< indices into SimLayout::actors
+  /// Per actor: where in its last backward the class's gradients are produced, fractions of the
+  /// pass (models::DpGroup::ready_from/ready_to)
+  std::vector<double> ready_from, ready_to;
+  std::vector<FoldedPhase> grad_phases;    ///< gradient sync (all-reduce, or reduce-scatter with ZeRO>=1)
+  int buckets = 1;                         ///< of an overlapped sync: the most of its groups' (DpGroup::buckets)
+};
+
 /// Stage actors whose GPUs are linked by DP groups: they sync gradients together.
 struct DpComponent {
   std::vector<int> actors;                 ///< indices into SimLayout::actors
-  std::vector<FoldedPhase> grad_phases;    ///< gradient sync of the full gradient (all-reduce, or reduce-scatter with ZeRO>=1)
+  std::vector<DpSyncClass> classes;        ///< the gradient sync, by readiness
   std::vector<FoldedPhase> param_phases;   ///< ZeRO>=1: parameter all-gather after the optimizer step
-  int buckets = 1;                         ///< of an overlapped sync: the most of its groups' (DpGroup::buckets)
 };
 
 /// Tied embeddings: the first and last stage of a replica all-reduce the embedding gradient

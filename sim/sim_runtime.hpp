@@ -35,10 +35,16 @@ struct EmbeddingRt {
   double start_s = 0;  ///< when the all-reduce began (the first stage had drained)
 };
 
-struct ComponentRt {
+/// A DP sync class's state (sim_layout.hpp DpSyncClass): its buckets, each released by every
+/// member actor once its gradients are complete there, and the end of its reduction.
+struct SyncClassRt {
   int buckets = 1;
   std::vector<sg4::SemaphorePtr> bucket_ready;
   sg4::SemaphorePtr grads_done = sg4::Semaphore::create(0);
+};
+
+struct ComponentRt {
+  std::vector<SyncClassRt> classes;  ///< as DpComponent::classes
   sg4::SemaphorePtr optimizer_done = sg4::Semaphore::create(0);
   sg4::SemaphorePtr params_done = sg4::Semaphore::create(0);
 };

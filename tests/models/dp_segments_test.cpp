@@ -66,6 +66,28 @@ TEST(DpSegments, DifferentSplitsGroupEachLayerWithTheStagesHoldingIt) {
   EXPECT_DOUBLE_EQ(seg.params(3, 1, w.model), stage_params(w.model, 12, 1, false, true, 2));
 }
 
+// A stage's backward produces its segments from the head down: on replica 0's stage 0 (layers
+// 1-16 and the embedding) segment 1 (layers 11-16) comes first, then segment 0 (1-10 and the
+// embedding), each for its share of the stage's parameters; a stage of one segment has the pass.
+TEST(DpSegments, AStageProducesItsLaterSegmentsFirstInItsBackward) {
+  const Workload w = gpt_workload(32, 1024, 16, 1024, 12);
+  const Plan p = plan_of({replica(4, {16, 16}, {0, 1}), replica(4, {20, 12}, {2, 3}), replica(4, {10, 22}, {4, 5})});
+  const DpSegments seg(p, w.model);
+  const double stage0 = stage_params(w.model, 16, 1, true, false, 2);
+  const DpSegments::Window later = seg.backward_window(1, 0, w.model), earlier = seg.backward_window(0, 0, w.model);
+  EXPECT_DOUBLE_EQ(later.to, 1.0);
+  EXPECT_NEAR(later.from, 1 - stage_params(w.model, 6, 1, false, false, 2) / stage0, 1e-12);
+  EXPECT_DOUBLE_EQ(earlier.to, later.from);
+  EXPECT_NEAR(earlier.from, 0.0, 1e-12);
+  const DpSegments::Window whole = seg.backward_window(0, 2, w.model);  // replica 2's stage 0: segment 0 only
+  EXPECT_DOUBLE_EQ(whole.from, 0.0);
+  EXPECT_DOUBLE_EQ(whole.to, 1.0);
+  const Plan aligned = plan_of({replica(4, {16, 16}, {0, 1}), replica(4, {16, 16}, {2, 3})});
+  const DpSegments::Window stage = DpSegments(aligned, w.model).backward_window(1, 0, w.model);
+  EXPECT_DOUBLE_EQ(stage.from, 0.0);
+  EXPECT_DOUBLE_EQ(stage.to, 1.0);
+}
+
 TEST(DpSegments, ReplicasOfOtherDepths) {
   const Workload w = gpt_workload(32, 1024, 16, 1024, 8);
   const Plan p = plan_of({replica(4, {32}, {0}), replica(4, {16, 16}, {1, 2})});

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+// Gradient sync actors and bucket releases (grad_sync_actors.hpp).
+#include "grad_sync_actors.hpp"
+
+#include <algorithm>
+
+namespace hetsim::sim {
+
+BucketReleases::BucketReleases(const SimLayout& lay, Runtime& rt, int actor) {
+  const int c = lay.actors[actor].component;
+  if (c < 0) return;
+  const DpComponent& spec = lay.components[c];
+  for (std::size_t k = 0; k < spec.classes.size(); ++k) {
+    const DpSyncClass& cls = spec.classes[k];
+    const auto it = std::find(cls.actors.begin(), cls.actors.end(), actor);
+    if (it == cls.actors.end()) continue;
+    const std::size_t m = static_cast<std::size_t>(it - cls.actors.begin());
+    const double from = cls.ready_from[m], to = cls.ready_to[m];
+    SyncClassRt& run = rt.components_[c].classes[k];
+    classes_.push_back(&run);
+    const int b = run.buckets;
+    for (int i = 0; i < b; ++i) {
+      const bool last = i == b - 1;
+      events_.push_back({last ? to * b : from * b + (to - from) * (i + 1), b, last && to >= 1, run.bucket_ready[i]});
+    }
+  }
+  // In the order the pass produces them; a class's own buckets keep theirs.
+  std::stable_sort(events_.begin(), events_.end(), [](const Event& x, const Event& y) {
+    return x.at_end != y.at_end ? y.at_end : x.numerator / x.buckets < y.numerator / y.buckets;
+  });
+}
+
+bool BucketReleases::next_inside(double total_s, double& at_s) const {
+  if (next_ >= events_.size() || events_[next_].at_end) return false;
+  at_s = total_s * events_[next_].numerator / events_[next_].buckets;
+  return true;
+}
+
+void sync_class_actor(Runtime& rt, const DpSyncClass& spec, SyncClassRt& cls) {
+  const int n = static_cast<int>(spec.actors.size());
+  for (int k = 0; k < cls.buckets; ++k) {
+    for (int i = 0; i < n; ++i) cls.bucket_ready[k]->acquire();
+    rt.run_phases(spec.grad_phases, 1.0 / cls.buckets);
+  }
+  for (int i = 0; i < n; ++i) cls.grads_done->release();
+}
+
+void param_gather_actor(Runtime& rt, const DpComponent& spec, ComponentRt& comp) {
+  const int n = static_cast<int>(spec.actors.size());
+  for (int i = 0; i < n; ++i) comp.optimizer_done->acquire();
+  rt.run_phases(spec.param_phases, 1.0);
+  for (int i = 0; i < n; ++i) comp.params_done->release();
+}
+
+}  // namespace hetsim::sim
