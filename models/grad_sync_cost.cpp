@@ -3,6 +3,7 @@
 // collectives on the cluster's links, what the pipeline does not hide (step_cost.hpp).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "comm_cost.hpp"
 #include "dp_segments.hpp"
@@ -19,6 +20,13 @@ int grad_bucket_count(double params_per_gpu, int dp) {
 double overlapped_sync_exposed_s(double bucket_s, double backward_s, int buckets) {
   const double b = std::max(1, buckets);
   return std::max(bucket_s, b * bucket_s - backward_s * (1 - 1 / b));
+}
+
+double serial_buckets_end_s(SyncBucket* first, SyncBucket* last) {
+  std::stable_sort(first, last, [](const SyncBucket& x, const SyncBucket& y) { return x.ready_s < y.ready_s; });
+  double t = -std::numeric_limits<double>::infinity();
+  for (; first != last; ++first) t = std::max(t, first->ready_s) + first->busy_s;
+  return t;
 }
 
 namespace {
@@ -88,11 +96,14 @@ struct Load {
 /// replicas share their stages, plan.hpp zero3_asymmetry; the predictor refuses the others
 /// before this point.)
 struct SlotLoad {
-  Load reduce, gather;                ///< end-of-step reduction (all its buckets) and ZeRO-1/2 gather
-  double offset_s = 0;                ///< earliest start of its groups before the step's end
+  Load gather;                        ///< ZeRO-1/2 weight all-gather at the end of the step
+  /// End of the slowest of its groups' reductions, each alone (its buckets one after the other,
+  /// each once ready: serial_buckets_end_s), from the slowest replica's end; its own side of the
+  /// rings, all its groups' buckets together, is GradSync::slot_buckets.
+  double groups_end_s = -std::numeric_limits<double>::infinity();
   Load segment_ag, segment_rs;        ///< ZeRO-3 gather and ZeRO-2/3 reduce-scatter of the current segment
   double ag_s = 0, rs_s = 0;          ///< per chunk pass: the segments' sum
-  int groups = 0, buckets = 0;
+  int groups = 0;
 };
 
 /// Collective times of the last group and sizes: the middle stages of a uniform plan have equal
@@ -130,6 +141,7 @@ class GradSync {
         reduce_kind(plan.zero == 0 ? CollectiveKind::kAllReduce : CollectiveKind::kReduceScatter),
         traffic(pass_traffic(plan.zero, plan.recompute)),
         load(shared_gpus || traffic.any() ? static_cast<std::size_t>(dp) * in.max_pp : 0),
+        slot_buckets(shared_gpus && plan.zero <= 2 ? load.size() : 0),
         members(dp),
         member_slot(dp) {
     group_memo.signature.reserve(2 * static_cast<std::size_t>(dp));
@@ -202,6 +214,7 @@ class GradSync {
     const double gather_bytes = plan.zero >= 1 ? params * weight_bpp : 0;
     const int buckets = plan.overlap_grad_sync ? grad_bucket_count(params, count) : 1;
     const Readiness ready = readiness(k);
+    if (!slot_buckets.empty()) segment_bucket_ready(k, buckets, ready.offset_s);
     double worst_s = 0, worst_gather_s = 0, worst_bucket_s = 0;
     const int ranks = symmetric && !work ? 1 : shard.shards;
     for (int j = 0; j < ranks; ++j) {
@@ -211,12 +224,12 @@ class GradSync {
         const GroupCost& g = dp_group_cost(c, members.data(), count, group_memo, nic_senders, wan);
         price_group(g, grad_bytes, gather_bytes, buckets);
         t = sync.sync_s;
-        if (!load.empty()) add_slot_loads(g, ranks, buckets);
+        if (!load.empty()) add_slot_loads(g, ranks);
       }
       if (t > worst_s) worst_s = t, worst_gather_s = count > 1 ? sync.param_gather_s : 0, worst_bucket_s = sync.bucket_s;
       if (work && count > 1) record_group(k, grad_bytes, gather_bytes, buckets, t);
     }
-    if (!load.empty()) close_segment_loads(k, shard, ready.offset_s, buckets);
+    if (!load.empty()) close_segment_loads(k, alone_end_s(worst_bucket_s));
     if (shared_gpus) return 0;  // stages in several groups: per stage (stages_in_several_groups_exposed_s)
     // Overlapped (Megatron-Core overlap_grad_sync with overlap_param_gather): the gradients'
     // reduction runs bucket by bucket during the last backward pass, and the updated weights'
@@ -272,6 +285,43 @@ class GradSync {
     return out;
   }
 
+  /// When segment k's `buckets` are ready (bucket_ready_s), from the slowest replica's end, for
+  /// the stages in several groups. A group starts a bucket once every member has produced it
+  /// (Megatron-Core's DistributedDataParallel: one per communicator, a bucket's reduction is
+  /// launched when all its gradients are ready; Li et al. VLDB 2020, bucketing): the latest over the
+  /// members of where its last backward produces it. A member's stage produces segment k within
+  /// its window of that pass (DpSegments::backward_window: from the head down, so its later
+  /// segments first), bucket i of B at (i + 1)/B of the window, as the simulator releases them
+  /// (sim/grad_sync_actors.cpp BucketReleases). Its last backward ends backward_finish_offset
+  /// before its replica's end (readiness). Not overlapped: one bucket, when every member has
+  /// finished its passes (readiness' offset).
+  void segment_bucket_ready(int k, int buckets, double offset_s) {
+    bucket_ready_s.assign(static_cast<std::size_t>(buckets), -offset_s);
+    if (!plan.overlap_grad_sync) return;
+    std::fill(bucket_ready_s.begin(), bucket_ready_s.end(), -std::numeric_limits<double>::infinity());
+    const double slowest_s = in.replica_time_s[in.slowest_replica];
+    for (int r = 0; r < dp; ++r) {
+      const int s = segments.stage_of(k, r);
+      if (s < 0 || (copy_of && copy_of[r] >= 0)) continue;  // a copy's base has the same times
+      const StageTimes* t = &in.times[static_cast<std::size_t>(r) * in.max_pp];
+      const double end_s = in.replica_time_s[r] - backward_finish_offset(t, s) - slowest_s;
+      const DpSegments::Window w = aligned ? DpSegments::Window{} : segments.backward_window(k, r, in.workload.model);
+      for (int i = 0; i < buckets; ++i) {
+        const double produced = i + 1 == buckets ? w.to : w.from + (w.to - w.from) * (i + 1) / buckets;
+        bucket_ready_s[i] = std::max(bucket_ready_s[i], end_s - (1 - produced) * t[s].backward_s);
+      }
+    }
+  }
+
+  /// Where the current segment's slowest group, alone on its links (`bucket_s` a bucket), is done
+  /// with its buckets, from the slowest replica's end (stages in several groups; else unused).
+  double alone_end_s(double bucket_s) {
+    if (slot_buckets.empty()) return -std::numeric_limits<double>::infinity();
+    alone.clear();
+    for (double ready_s : bucket_ready_s) alone.push_back({ready_s, bucket_s});
+    return serial_buckets_end_s(alone.data(), alone.data() + alone.size());
+  }
+
   /// The collective times of the current group (sync), kept while groups and sizes repeat.
   void price_group(const GroupCost& g, double grad_bytes, double gather_bytes, int buckets) {
     if (sync.generation == group_memo.generation && sync.grad_bytes == grad_bytes &&
@@ -297,8 +347,7 @@ class GradSync {
 
   /// What the current group puts on its members' stages (SlotLoad), each scaled by how far the
   /// member's own side of the ring is below the group's bottleneck.
-  void add_slot_loads(const GroupCost& g, int ranks, int buckets) {
-    const double reduce_s = buckets * (plan.zero <= 2 ? sync.bucket_s : 0);
+  void add_slot_loads(const GroupCost& g, int ranks) {
     if (nic_senders)
       for (int i = 0; i < count; ++i) member_channels[i] = channels.per_gpu[members[i]];
     for (int i = 0; i < count; ++i) {
@@ -312,7 +361,9 @@ class GradSync {
                                                         nic_senders ? member_channels.data() : nullptr);
       const double over = side_Bps > g.bus_bandwidth_Bps ? g.bus_bandwidth_Bps / side_Bps : 1.0;
       SlotLoad& l = load[static_cast<std::size_t>(slot)];
-      l.reduce.add(reduce_s, over, weight);
+      // Its own side of the rings carries its share of each bucket (as Load::add's own_s).
+      if (!slot_buckets.empty())
+        for (double ready_s : bucket_ready_s) slot_buckets[slot].push_back({ready_s, weight * sync.bucket_s * over});
       l.gather.add(sync.param_gather_s, over, weight);
       l.segment_ag.add(sync.gather_s, over, weight);
       l.segment_rs.add(sync.scatter_s, over, weight);
@@ -338,37 +389,40 @@ class GradSync {
     work->dp_groups.push_back(std::move(dg));
   }
 
-  /// After segment k's groups: each stage holding it counts the groups, buckets and per-pass
-  /// ZeRO traffic the segment gave it.
-  void close_segment_loads(int k, const GroupShard& shard, double offset_s, int buckets) {
+  /// After segment k's groups: each stage holding it counts the segment, the end of its slowest
+  /// group alone (`groups_end_s`) and the per-pass ZeRO traffic the segment gave it.
+  void close_segment_loads(int k, double groups_end_s) {
     for (int r = 0; r < dp; ++r) {
       const int s = segments.stage_of(k, r);
       if (s < 0) continue;
       SlotLoad& l = load[static_cast<std::size_t>(r) * in.max_pp + s];
-      // A member of lower TP degree holds several shards, each in a group of its own.
-      const int share = shard.groups_of(plan.replicas[r].stages[s].tp());
-      l.offset_s = l.groups++ > 0 ? std::min(l.offset_s, offset_s) : offset_s;
-      l.buckets += share * buckets;
+      ++l.groups;
+      l.groups_end_s = std::max(l.groups_end_s, groups_end_s);
       l.ag_s += l.segment_ag.time_s();
       l.rs_s += l.segment_rs.time_s();
       l.segment_ag = l.segment_rs = Load{};
     }
   }
 
-  /// Stages in several groups run their collectives back to back from the earliest start;
-  /// overlapped, the last backward pass hides their buckets as it hides one group's.
-  double stages_in_several_groups_exposed_s() const {
+  /// Stages in several groups: a stage's reduction ends when its own side of the rings has sent
+  /// all its groups' buckets, one after the other in the order they become ready (each once every
+  /// member has produced it: segment_bucket_ready), or when its slowest group alone is done
+  /// (Load's two bounds, per bucket); overlapped or not, the end of that single-server queue
+  /// (serial_buckets_end_s) beyond the slowest replica's end is exposed. With one group and one
+  /// ready time per bucket this is sync_segment's overlapped_sync_exposed_s. The ZeRO-1/2 weight
+  /// all-gather follows the reduction, or overlapped runs in the next step's first forward pass.
+  double stages_in_several_groups_exposed_s() {
     double exposed_s = 0;
-    for (std::size_t slot = 0; slot < load.size() && plan.zero <= 2; ++slot) {
+    for (std::size_t slot = 0; slot < slot_buckets.size(); ++slot) {
       const SlotLoad& l = load[slot];
       if (l.groups == 0) continue;
-      const double reduce_s = l.reduce.time_s(), gather_s = l.gather.time_s();
-      const double exposed =
-          !plan.overlap_grad_sync
-              ? reduce_s + gather_s - l.offset_s
-              : std::max(0.0, overlapped_sync_exposed_s(reduce_s / l.buckets, in.times[slot].backward_s, l.buckets) -
-                                  l.offset_s) +
-                    std::max(0.0, gather_s - in.times[slot].forward_s);
+      std::vector<SyncBucket>& own = slot_buckets[slot];
+      const double reduce_end_s =
+          std::max(l.groups_end_s, own.empty() ? l.groups_end_s : serial_buckets_end_s(own.data(), own.data() + own.size()));
+      const double gather_s = l.gather.time_s();
+      const double exposed = !plan.overlap_grad_sync ? reduce_end_s + gather_s
+                                                     : std::max(0.0, reduce_end_s) +
+                                                           std::max(0.0, gather_s - in.times[slot].forward_s);
       exposed_s = std::max(exposed_s, exposed);
     }
     return exposed_s;
@@ -426,6 +480,11 @@ class GradSync {
   const CollectiveKind reduce_kind;
   const PassTraffic traffic;                  ///< what every micro-batch's passes move (ZeRO-2/3)
   std::vector<SlotLoad> load;                 ///< [slot], see SlotLoad (empty when not needed)
+  /// [slot]: the buckets its own side of the rings carries (stages in several groups, ZeRO 0-2;
+  /// else empty): ready from the slowest replica's end, busy its share of each.
+  std::vector<std::vector<SyncBucket>> slot_buckets;
+  std::vector<double> bucket_ready_s;         ///< the current segment's, see segment_bucket_ready
+  std::vector<SyncBucket> alone;              ///< scratch for alone_end_s
   std::vector<int> members, member_slot;      ///< the current group's GPUs and their slots
   DpNicChannels channels;                     ///< see the constructor
   std::vector<int> member_channels;           ///< the current group's members' channels.per_gpu

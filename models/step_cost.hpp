@@ -38,6 +38,18 @@ int grad_bucket_count(double params_per_gpu, int dp);
 /// bucketing, Li et al. VLDB 2020).
 double overlapped_sync_exposed_s(double bucket_s, double backward_s, int buckets);
 
+/// One gradient bucket on a GPU's link: when its group may start it (every member has produced
+/// it) and how long it holds the link, both in seconds.
+struct SyncBucket {
+  double ready_s = 0, busy_s = 0;
+};
+/// When a link that sends the range's buckets one after the other, each as soon as it is ready
+/// and the link is free, in the order they become ready, is done: t = max(t, ready) + busy (a
+/// single server; the end is max over buckets of ready + the busy time of it and those after it).
+/// Reorders the range; -infinity when it is empty. Buckets ready at k/B of a pass of backward_s
+/// ending at 0, each busy bucket_s, end at overlapped_sync_exposed_s(bucket_s, backward_s, B).
+double serial_buckets_end_s(SyncBucket* first, SyncBucket* last);
+
 struct StepInput {
   const Cluster& cluster;
   const Workload& workload;
