@@ -296,9 +296,11 @@ class GradSync {
   /// before its replica's end (readiness). Not overlapped: one bucket, when every member has
   /// finished its passes (readiness' offset).
   void segment_bucket_ready(int k, int buckets, double offset_s) {
-    bucket_ready_s.assign(static_cast<std::size_t>(buckets), -offset_s);
-    if (!plan.overlap_grad_sync) return;
-    std::fill(bucket_ready_s.begin(), bucket_ready_s.end(), -std::numeric_limits<double>::infinity());
+    if (!plan.overlap_grad_sync) {
+      bucket_ready_s.assign(static_cast<std::size_t>(buckets), -offset_s);
+      return;
+    }
+    bucket_ready_s.assign(static_cast<std::size_t>(buckets), -std::numeric_limits<double>::infinity());
     const double slowest_s = in.replica_time_s[in.slowest_replica];
     for (int r = 0; r < dp; ++r) {
       const int s = segments.stage_of(k, r);
