@@ -91,7 +91,6 @@ DpSegments::Window DpSegments::backward_window(int k, int replica, const ModelSp
 
 void dp_nic_channels(const Plan& plan, const Cluster& cluster, const DpSegments& segments, DpNicChannels& out) {
   out.per_gpu.assign(cluster.gpus.size(), 0);
-  out.per_node.assign(cluster.nodes.size(), 0);
   std::vector<int> in_segment(cluster.gpus.size(), 0);
   std::vector<int> members, touched;  // touched: a segment's GPUs in a group that crosses nodes
   const int dp = plan.dp();
@@ -120,7 +119,7 @@ void dp_nic_channels(const Plan& plan, const Cluster& cluster, const DpSegments&
       in_segment[g] = 0;
     }
   }
-  for (std::size_t g = 0; g < cluster.gpus.size(); ++g) out.per_node[cluster.gpus[g].node] += out.per_gpu[g];
+  node_senders_of(cluster, out.per_gpu, out.per_node);
 }
 
 bool stages_in_several_groups(const Plan& plan, bool aligned, const int* copy_of) {

@@ -94,10 +94,11 @@ struct GroupShard {
 /// other, so a GPU's count is its most in any segment; a node's is the sum over its GPUs, 0 where
 /// no group crosses. These counts, not the plan's GPUs on a node, share a node's NICs (group_cost
 /// concurrent_on_node) when the plan leaves GPUs idle or mixes TP degrees in a group; both engines
-/// use them (models/grad_sync_cost.cpp, sim/sim_layout.cpp).
+/// use them (models/grad_sync_cost.cpp, sim/sim_layout.cpp). A node's rails carry the channels of
+/// their own GPUs (node_senders_of): two GPUs on one rail, each in two groups, give it four.
 struct DpNicChannels {
-  std::vector<int> per_gpu;   ///< [global GPU index]
-  std::vector<int> per_node;  ///< [node index]
+  std::vector<int> per_gpu;           ///< [global GPU index]
+  std::vector<NodeSenders> per_node;  ///< [node index]
 };
 void dp_nic_channels(const Plan& plan, const Cluster& cluster, const DpSegments& segments, DpNicChannels& out);
 

@@ -42,7 +42,7 @@ struct DpGroupMemo {
 };
 
 const GroupCost& dp_group_cost(const Cluster& c, const int* members, int count, DpGroupMemo& memo,
-                               const std::vector<int>* nic_senders, const std::vector<double>* wan_senders) {
+                               const std::vector<NodeSenders>* nic_senders, const std::vector<double>* wan_senders) {
   if (nic_senders) {
     // Each node's NICs shared by its own count of senders (GradSync's constructor).
     memo.cost = group_cost(c, members, count, 0, wan_senders, nic_senders);
@@ -358,7 +358,11 @@ class GradSync {
       // slot has its own groups, and the slot keeps their mean per GPU.
       const double weight = ranks == 1 ? 1.0 : 1.0 / plan.replicas[slot / in.max_pp].stages[slot % in.max_pp].tp();
       // Its own node's sending GPUs share its NICs (the group's figure takes the busiest node's).
-      const int own_node_senders = nic_senders ? std::max(1, (*nic_senders)[c.gpus[members[i]].node]) : 0;
+      NodeSenders own_node_senders;
+      if (nic_senders) {
+        own_node_senders = (*nic_senders)[c.gpus[members[i]].node];
+        own_node_senders.senders = std::max(1, own_node_senders.senders);
+      }
       const double side_Bps = member_side_bandwidth_Bps(c, members.data(), count, i, own_node_senders, g.node_shared,
                                                         nic_senders ? member_channels.data() : nullptr);
       const double over = side_Bps > g.bus_bandwidth_Bps ? g.bus_bandwidth_Bps / side_Bps : 1.0;
@@ -490,7 +494,7 @@ class GradSync {
   std::vector<int> members, member_slot;      ///< the current group's GPUs and their slots
   DpNicChannels channels;                     ///< see the constructor
   std::vector<int> member_channels;           ///< the current group's members' channels.per_gpu
-  const std::vector<int>* nic_senders = nullptr;  ///< &channels.per_node, or nullptr: every GPU of a node
+  const std::vector<NodeSenders>* nic_senders = nullptr;  ///< &channels.per_node, or nullptr: every GPU of a node
   int count = 0;                              ///< members of the current group
   DpGroupMemo group_memo;
   SyncTimes sync;

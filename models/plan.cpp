@@ -74,16 +74,18 @@ long long Plan::global_batch() const {
   return m * micro_batch;
 }
 
-std::vector<int> cross_node_tp_senders(const Plan& plan, const Cluster& cluster) {
-  std::vector<int> senders(cluster.nodes.size(), 0);
+std::vector<NodeSenders> cross_node_tp_senders(const Plan& plan, const Cluster& cluster) {
+  std::vector<int> per_gpu(cluster.gpus.size(), 0);
   for (const Replica& rep : plan.replicas)
     for (const Stage& st : rep.stages) {
       const int node = cluster.gpus[st.gpus.front()].node;
       bool spans = false;
       for (int g : st.gpus) spans = spans || cluster.gpus[g].node != node;
       if (spans)
-        for (int g : st.gpus) ++senders[cluster.gpus[g].node];
+        for (int g : st.gpus) ++per_gpu[g];
     }
+  std::vector<NodeSenders> senders;
+  node_senders_of(cluster, per_gpu, senders);
   return senders;
 }
 

@@ -11,6 +11,7 @@
 namespace hetsim::models {
 
 struct Cluster;
+struct NodeSenders;  // topology.hpp
 struct Workload;
 
 enum class Schedule { kGpipe, k1f1b, kInterleaved };
@@ -123,9 +124,10 @@ void plan_gpus_per_node(const Plan& plan, const Cluster& cluster, std::vector<in
 
 
 /// GPUs of each node (by node index) whose stage's TP group spans nodes: they send their TP
-/// traffic through the node's NICs at once, each node its own count (a TP group inside one node
-/// sends none there). Both engines share NICs by it (topology.hpp group_cost concurrent_on_node).
-std::vector<int> cross_node_tp_senders(const Plan& plan, const Cluster& cluster);
+/// traffic through the node's NICs at once, each node its own count and busiest rail (a TP group
+/// inside one node sends none there). Both engines share NICs by it (topology.hpp group_cost
+/// concurrent_on_node).
+std::vector<NodeSenders> cross_node_tp_senders(const Plan& plan, const Cluster& cluster);
 
 /// ZeRO-3 gathers a layer's weights at every pass and reduce-scatters its gradients after every
 /// backward over the layer's data-parallel group (ZeRO-2 the gradients; comm_cost.hpp

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "plan.hpp"
+#include "topology.hpp"
 
 namespace hetsim::models {
 
@@ -91,7 +92,7 @@ struct PlanWork {
   double zero3_gather_s = 0;
   /// Senders sharing each node's NICs in the gradient sync (models::dp_nic_channels per node),
   /// when the plan leaves GPUs idle or puts a GPU in several groups; empty: every GPU of a node.
-  std::vector<int> dp_nic_senders;
+  std::vector<NodeSenders> dp_nic_senders;
 };
 
 }  // namespace hetsim::models

@@ -22,7 +22,7 @@ namespace {
 /// Link figures of a TP group and the type it computes at, in one pass over its GPUs; a group
 /// inside one node needs no ring walk, a group of one type no speed comparison.
 GroupCost tp_group_cost(const Cluster& c, const std::vector<int>& gpus, const TrainingSpec& training,
-                        const NodeType** type, const std::vector<int>* senders_on_node) {
+                        const NodeType** type, const std::vector<NodeSenders>* senders_on_node) {
   const int node = c.gpus[gpus.front()].node;
   const int node_type = c.nodes[node].node_type;
   // GPUs are numbered node by node (Cluster::finalize), so an ascending contiguous range whose

@@ -102,7 +102,7 @@ void Evaluation::drop_copies_with_other_senders() {
   }
 }
 
-const std::vector<int>& Evaluation::cross_node_tp_senders() {
+const std::vector<NodeSenders>& Evaluation::cross_node_tp_senders() {
   if (!tp_senders_ready) tp_senders_on_node = models::cross_node_tp_senders(plan, cluster);
   tp_senders_ready = true;
   return tp_senders_on_node;

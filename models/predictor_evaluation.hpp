@@ -112,7 +112,7 @@ struct Evaluation {
     }
   };
   std::vector<InNodeKey> in_node_shapes;  ///< shapes of one-node, consecutive-GPU TP groups
-  std::vector<int> tp_senders_on_node;    ///< cross_node_tp_senders(), once built
+  std::vector<NodeSenders> tp_senders_on_node;  ///< cross_node_tp_senders(), once built
   bool tp_senders_ready = false;
 
   bool run();
@@ -133,7 +133,7 @@ struct Evaluation {
   void drop_copies_with_other_senders();
   /// models::cross_node_tp_senders of the plan, built on first use (only a TP group across nodes
   /// needs it).
-  const std::vector<int>& cross_node_tp_senders();
+  const std::vector<NodeSenders>& cross_node_tp_senders();
 
   const Stage* next_stage(const Replica& rep, int s) const {  // the stage s sends to, if any
     const int pp = static_cast<int>(rep.stages.size());

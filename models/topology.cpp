@@ -62,10 +62,12 @@ struct HopFigures {
 /// Per-GPU share of a node's NICs when `concurrent` GPUs of it send across nodes at once.
 /// `concurrent` may exceed the node's GPUs: a GPU in several data-parallel groups at once (one
 /// per gradient shard, dp_nic_channels) is a sender of each, one ring channel apiece.
-double nic_share(const Cluster& c, int node, int concurrent) {
+/// `senders.on_busiest_rail` > 0: the senders' own busiest rail (NodeSenders, node_senders_of),
+/// in place of the rails filled in order.
+double nic_share(const Cluster& c, int node, NodeSenders senders) {
   const NodeType& nt = c.node_types[c.nodes[node].node_type];
   const Zone& zone = c.zones[c.nodes[node].zone];
-  const int n = concurrent > 0 ? concurrent : nt.gpus_per_node;
+  const int n = senders.senders > 0 ? senders.senders : nt.gpus_per_node;
   double one_nic = achieved_bandwidth_Bps(nt.nics);
   // A switch fabric's per-port figure caps each NIC (the simulator's NIC links alike).
   if (zone.fabric.kind == ZoneFabricKind::kSwitch && zone.fabric.bandwidth_Bps > 0)
@@ -76,15 +78,18 @@ double nic_share(const Cluster& c, int node, int concurrent) {
   // PCIe 5.0 x16 63 GB/s vs NDR 50 GB/s). So a GPU alone on a node gets its rail's NICs, not all
   // of them. With fewer NICs than GPUs, contiguous GPUs share a rail's NIC, and the node's
   // sending GPUs fill the rails in order (a plan's GPUs of a node are usually its first ones):
-  // the busiest rail carries min(n, GPUs per rail) of them. sim/sim_topology.cpp wires each
-  // GPU to its rail the same way (nic_index), so both engines agree.
+  // the busiest rail carries min(n, GPUs per rail) of them, unless the caller counted the rails
+  // (node_senders_of). sim/sim_topology.cpp wires each GPU to its rail (rail_of_gpu), so both
+  // engines agree.
   const int gpus = std::max(1, nt.gpus_per_node);
   const int count = std::max(1, nt.nics.count);
   const double rail_nics = std::max(1.0, static_cast<double>(count) / gpus);
   const int gpus_per_rail = count < gpus ? (gpus + count - 1) / count : 1;
   // More senders than GPUs (channels of GPUs in several groups) spread over the rails in turn.
   const int rails = (gpus + gpus_per_rail - 1) / gpus_per_rail;
-  const int on_busiest_rail = n <= gpus ? std::min(std::max(1, n), gpus_per_rail) : (n + rails - 1) / rails;
+  const int on_busiest_rail = senders.on_busiest_rail > 0 ? senders.on_busiest_rail
+                              : n <= gpus                  ? std::min(std::max(1, n), gpus_per_rail)
+                                                           : (n + rails - 1) / rails;
   double bw = rail_nics * one_nic / on_busiest_rail;
   // A fat-tree with oversubscription o gives each node 1/o of its NIC bandwidth at the core
   // (Leiserson, "Fat-trees", IEEE ToC 1985; Al-Fares et al. SIGCOMM'08).
@@ -96,7 +101,9 @@ double nic_share(const Cluster& c, int node, int concurrent) {
 /// One side of an inter-node hop: what `members` GPUs of `node` crossing together can send (its
 /// NIC share each; a node's own fabric caps what its GPUs move towards the NICs, and a one-GPU
 /// node, or one without an intra fabric, has none to cross).
-double node_side_Bps(const Cluster& c, int node, int concurrent, int members) {
+double nic_share(const Cluster& c, int node, int concurrent) { return nic_share(c, node, NodeSenders{concurrent, 0}); }
+
+double node_side_Bps(const Cluster& c, int node, NodeSenders concurrent, int members) {
   const NodeType& t = c.node_types[c.nodes[node].node_type];
   double bw = nic_share(c, node, concurrent) * members;
   if (t.gpus_per_node > 1 && t.intra.bandwidth_Bps > 0) bw = std::min(bw, achieved_bandwidth_Bps(t.intra));
@@ -106,7 +113,7 @@ double node_side_Bps(const Cluster& c, int node, int concurrent, int members) {
 /// `wan_senders` > 0: GPUs of the whole plan that cross this zone pair's WAN link at once (all
 /// replicas' pipeline sends, or all DP groups' crossing members); 0: a's node's senders share it.
 /// `concurrent_a`, `concurrent_b`: the senders of a's and b's nodes (0: all of the node's GPUs).
-HopFigures hop(const Cluster& c, int a, int b, int concurrent_a, int concurrent_b, int members_a, int members_b,
+HopFigures hop(const Cluster& c, int a, int b, NodeSenders concurrent_a, NodeSenders concurrent_b, int members_a, int members_b,
                double wan_senders = 0) {
   const int na = c.gpus[a].node, nb = c.gpus[b].node;
   const NodeType& ta = c.node_types[c.nodes[na].node_type];
@@ -118,7 +125,9 @@ HopFigures hop(const Cluster& c, int a, int b, int concurrent_a, int concurrent_
   lat += std::max(c.zones[za].fabric.latency_s, c.zones[zb].fabric.latency_s);
   if (za != zb) {
     if (const InterZoneLink* link = c.link_between(za, zb)) {
-      const double n = wan_senders > 0 ? wan_senders : concurrent_a > 0 ? concurrent_a : ta.gpus_per_node;
+      const double n = wan_senders > 0                ? wan_senders
+                       : concurrent_a.senders > 0 ? concurrent_a.senders
+                                                  : ta.gpus_per_node;
       bw = std::min(bw, link->bandwidth_Bps * kWanLinkEfficiency * members_a / std::max(1.0, n));
       lat += link->latency_s;
     }
@@ -140,20 +149,48 @@ HostStaging host_staging(const Cluster& c, int gpu_a, int gpu_b) {
   return {true, pcie_Bps * kHostLinkEfficiency, 2 * kHostCopySetup_s};
 }
 
+int rail_count(const NodeType& type) { return std::min(type.nics.count, std::max(1, type.gpus_per_node)); }
+
+int rail_of_gpu(const Cluster& cluster, int gpu) {
+  const GpuSlot& slot = cluster.gpus[gpu];
+  const NodeType& type = cluster.node_types[cluster.nodes[slot.node].node_type];
+  if (type.nics.count <= 0) return -1;
+  return slot.local * rail_count(type) / std::max(1, type.gpus_per_node);
+}
+
+void node_senders_of(const Cluster& cluster, const std::vector<int>& per_gpu, std::vector<NodeSenders>& out) {
+  out.assign(cluster.nodes.size(), NodeSenders{});
+  std::vector<int> on_rail;  // of the current node
+  for (std::size_t n = 0; n < cluster.nodes.size(); ++n) {
+    const Node& node = cluster.nodes[n];
+    const NodeType& type = cluster.node_types[node.node_type];
+    on_rail.assign(static_cast<std::size_t>(std::max(1, rail_count(type))), 0);
+    for (int l = 0; l < type.gpus_per_node; ++l) {
+      const int g = node.first_gpu + l;
+      if (per_gpu[g] <= 0) continue;
+      out[n].senders += per_gpu[g];
+      const int rail = std::max(0, rail_of_gpu(cluster, g));
+      out[n].on_busiest_rail = std::max(out[n].on_busiest_rail, on_rail[rail] += per_gpu[g]);
+    }
+  }
+}
+
 PathCost path_between(const Cluster& cluster, int gpu_a, int gpu_b, int concurrent_per_node, int wan_senders) {
   return path_between(cluster, gpu_a, gpu_b, concurrent_per_node, concurrent_per_node, wan_senders);
 }
 
 PathCost path_between(const Cluster& cluster, int gpu_a, int gpu_b, int sending_a, int receiving_b, int wan_senders) {
   if (gpu_a == gpu_b) return {std::numeric_limits<double>::infinity(), 0, true, false};
-  const HopFigures h = hop(cluster, gpu_a, gpu_b, sending_a, receiving_b, 1, 1, wan_senders);
+  const HopFigures h = hop(cluster, gpu_a, gpu_b, {sending_a, 0}, {receiving_b, 0}, 1, 1, wan_senders);
   return {h.bandwidth_Bps, h.latency_s, h.intra, h.staged};
 }
 
 GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurrent_per_node,
-                     const std::vector<double>* wan_senders, const std::vector<int>* concurrent_on_node) {
+                     const std::vector<double>* wan_senders, const std::vector<NodeSenders>* concurrent_on_node) {
   // Each node's senders: its own count when given, else one figure for every node.
-  const auto concurrent_of = [&](int node) { return concurrent_on_node ? (*concurrent_on_node)[node] : concurrent_per_node; };
+  const auto concurrent_of = [&](int node) {
+    return concurrent_on_node ? (*concurrent_on_node)[node] : NodeSenders{concurrent_per_node, 0};
+  };
   const auto wan_of = [&](int na, int nb) {
     const int za = c.nodes[na].zone, zb = c.nodes[nb].zone;
     return wan_senders && za != zb ? (*wan_senders)[zone_pair_index(c, za, zb)] : 0.0;
@@ -203,8 +240,8 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
   double one_crossing = std::numeric_limits<double>::infinity();  // see GroupCost::node_shared
   for (int j = 0; j < distinct; ++j) {
     const NodeType& nt = c.node_types[c.nodes[counts[j].node].node_type];
-    const int concurrent = concurrent_of(counts[j].node);
-    const int active = concurrent > 0 ? concurrent : nt.gpus_per_node;
+    const NodeSenders concurrent = concurrent_of(counts[j].node);
+    const int active = concurrent.senders > 0 ? concurrent.senders : nt.gpus_per_node;
     if (distinct > 1 && counts[j].count > 1) {  // (one member: min_per_node 1)
       // A ring that crosses node boundaries at one member (node_shared) does so on every node of
       // the group, including those it fills.
@@ -227,7 +264,8 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
     return g;
   }
   struct HopKey {
-    int type_a, type_b, zone_a, zone_b, members_a, members_b, concurrent_a, concurrent_b;
+    int type_a, type_b, zone_a, zone_b, members_a, members_b;
+    NodeSenders concurrent_a, concurrent_b;
     bool same_node;
     bool operator==(const HopKey&) const = default;
   };
@@ -274,7 +312,7 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
   return g;
 }
 
-double member_side_bandwidth_Bps(const Cluster& c, const int* gpus, int count, int i, int concurrent_per_node,
+double member_side_bandwidth_Bps(const Cluster& c, const int* gpus, int count, int i, NodeSenders own_node,
                                  bool one_crossing, const int* member_channels) {
   const int x = gpus[i];
   const int nx = c.gpus[x].node;
@@ -298,11 +336,11 @@ double member_side_bandwidth_Bps(const Cluster& c, const int* gpus, int count, i
     // a member in several groups at once (member_channels) owns a channel in each, and the
     // node's members of these groups together own the channels of their crossings: what the
     // member's groups may move side by side through the NICs is its node's members' channels.
-    double side = node_side_Bps(c, nx, concurrent_per_node,
+    double side = node_side_Bps(c, nx, own_node,
                                 member_channels ? node_channels : (one_crossing ? 1 : on_node));
     // ...but no more than those members' own rails: where each GPU has its NIC, a GPU's channels
     // share it (a node's single NIC is every GPU's rail, and this bound is then no bound).
-    if (member_channels) side = std::min(side, node_side_Bps(c, nx, 1, on_node));
+    if (member_channels) side = std::min(side, node_side_Bps(c, nx, {1, 0}, on_node));
     const NodeType& ty = c.node_types[c.nodes[ny].node_type];
     if (tx.gpu.vendor != ty.gpu.vendor && !c.cross_vendor_rdma && tx.host_link_Bps > 0)
       side = std::min(side, tx.host_link_Bps * kHostLinkEfficiency * (one_crossing ? 1 : on_node));

@@ -72,6 +72,26 @@ struct PathCost {
   bool host_staged = false;  ///< cross-vendor path staged through host memory
 };
 
+/// The rail of a GPU: the NIC(s) on its PCIe switch. Contiguous blocks of a node's GPUs share one
+/// NIC when it has fewer NICs than GPUs; with more, each GPU has a rail of count / gpus_per_node
+/// NICs. `rail_count` is min(NICs, GPUs). Both engines wire GPUs to NICs this way (nic_share;
+/// sim::Topology::nic_index).
+int rail_count(const NodeType& type);
+int rail_of_gpu(const Cluster& cluster, int gpu);
+
+/// What crosses a node's NICs at once in one kind of traffic: `senders` GPUs, or NIC channels
+/// where a GPU is in several data-parallel groups at once (one per group), and how many of them
+/// the node's busiest rail carries. `senders` 0: every GPU of the node; `on_busiest_rail` 0: the
+/// senders fill the rails in order from the node's first GPU (a uniform plan's GPUs do).
+struct NodeSenders {
+  int senders = 0;
+  int on_busiest_rail = 0;
+  bool operator==(const NodeSenders&) const = default;
+};
+/// Per node, the senders of `per_gpu` (by global GPU index: the channels each GPU sends on, 0 for
+/// none) and their busiest rail (rail_of_gpu).
+void node_senders_of(const Cluster& cluster, const std::vector<int>& per_gpu, std::vector<NodeSenders>& out);
+
 /// Path between two GPUs when `concurrent_per_node` GPUs of each node send across nodes at
 /// the same time (they share the node's NICs: each gets node_bandwidth / concurrent).
 /// A host-staged AMD<->NVIDIA path adds a device->host and host->device copy over the GPUs'
@@ -129,13 +149,14 @@ inline int zone_pair_index(const Cluster& cluster, int za, int zb) {
 
 /// `concurrent_per_node`: GPUs of a node that take part in groups of this kind at the same
 /// time (all of them for TP/DP groups of a uniform plan); 0 means "all GPUs of the node".
-/// `concurrent_on_node` (by node index; overrides it): each node's own count, where the group's
-/// nodes differ (a TP group across a node full of senders and one where it sends alone).
+/// `concurrent_on_node` (by node index; overrides it): each node's own senders, where the group's
+/// nodes differ (a TP group across a node full of senders and one where it sends alone), with
+/// their busiest rail where the plan's GPUs of a node are not its first ones (NodeSenders).
 /// `wan_senders` (by zone_pair_index; null: a node's share): the GPUs of the whole plan whose
 /// groups cross each WAN link at once (plan_dp_wan_senders); a hop over it gets its members' part.
 GroupCost group_cost(const Cluster& cluster, const int* gpus, int count, int concurrent_per_node = 0,
                      const std::vector<double>* wan_senders = nullptr,
-                     const std::vector<int>* concurrent_on_node = nullptr);
+                     const std::vector<NodeSenders>* concurrent_on_node = nullptr);
 inline GroupCost group_cost(const Cluster& cluster, const std::vector<int>& gpus, int concurrent_per_node = 0,
                             const std::vector<double>* wan_senders = nullptr) {
   return group_cost(cluster, gpus.data(), static_cast<int>(gpus.size()), concurrent_per_node, wan_senders);
@@ -149,8 +170,8 @@ inline GroupCost group_cost(const Cluster& cluster, const std::vector<int>& gpus
 /// `one_crossing`: the ring leaves each node at one member (GroupCost::node_shared).
 /// `member_channels` (optional, per member): the data-parallel groups each member is in at once
 /// (dp_nic_channels), which share its node's NICs as that many senders; with it, the NIC side is
-/// that of the channels of the group's members on x's node (concurrent_per_node counts channels).
-double member_side_bandwidth_Bps(const Cluster& cluster, const int* gpus, int count, int i, int concurrent_per_node,
+/// that of the channels of the group's members on x's node (`own_node` counts channels).
+double member_side_bandwidth_Bps(const Cluster& cluster, const int* gpus, int count, int i, NodeSenders own_node,
                                  bool one_crossing, const int* member_channels = nullptr);
 
 }  // namespace hetsim::models

@@ -260,7 +260,7 @@ std::vector<FoldedPhase> merge_repeated_phases(const Topology& topology, const s
 }
 
 CollectiveFlows collective_flows(const Topology& topo, models::CollectiveKind kind, models::GradSyncAlgorithm algorithm,
-                                 const std::vector<int>& gpus, double bytes, const std::vector<int>* concurrent_on_node,
+                                 const std::vector<int>& gpus, double bytes, const std::vector<models::NodeSenders>* concurrent_on_node,
                                  const std::vector<double>* wan_senders) {
   CollectiveFlows out;
   const auto& cluster = topo.get_cluster();
@@ -289,7 +289,7 @@ CollectiveFlows collective_flows(const Topology& topo, models::CollectiveKind ki
 
 std::vector<FoldedPhase> folded_collective(const Topology& topo, models::CollectiveKind kind,
                                            models::GradSyncAlgorithm algorithm, const std::vector<int>& gpus,
-                                           double bytes, bool fold, const std::vector<int>* concurrent_on_node) {
+                                           double bytes, bool fold, const std::vector<models::NodeSenders>* concurrent_on_node) {
   const CollectiveFlows c = collective_flows(topo, kind, algorithm, gpus, bytes, concurrent_on_node);
   return fold_collective_flows(topo, c, fold);
 }

@@ -112,14 +112,14 @@ struct CollectiveFlows {
 /// `wan_senders` as models::group_cost's (for DP groups from SimLayout::dp_wan_load).
 CollectiveFlows collective_flows(const Topology& topology, models::CollectiveKind kind,
                                  models::GradSyncAlgorithm algorithm, const std::vector<int>& gpus, double bytes,
-                                 const std::vector<int>* concurrent_on_node = nullptr,
+                                 const std::vector<models::NodeSenders>* concurrent_on_node = nullptr,
                                  const std::vector<double>* wan_senders = nullptr);
 /// Flows folded phase by phase (fold_phase), repeated phases merged when folding.
 std::vector<FoldedPhase> fold_collective_flows(const Topology& topology, const CollectiveFlows& flows, bool fold);
 /// The same, folded phase by phase.
 std::vector<FoldedPhase> folded_collective(const Topology& topology, models::CollectiveKind kind,
                                            models::GradSyncAlgorithm algorithm, const std::vector<int>& gpus,
-                                           double bytes, bool fold, const std::vector<int>* concurrent_on_node = nullptr);
+                                           double bytes, bool fold, const std::vector<models::NodeSenders>* concurrent_on_node = nullptr);
 
 /// Flows of a point-to-point transfer between two TP groups: rank i sends to rank i·|dst|/|src|
 /// (rank-wise when the groups have the same size), `bytes_per_rank` each.

@@ -267,7 +267,7 @@ bool add_group_flows(const Topology& topo, const models::Plan& plan, const model
   // weights all-gathered (Rajbhandari et al., SC'20 §5.1-5.2), as the cost model prices it.
   // Each node's NICs are shared by the senders the cost model counts (all of the node's GPUs
   // when the plan uses them all, each in one group; models::dp_nic_channels otherwise).
-  const std::vector<int>* concurrent = work.dp_nic_senders.empty() ? nullptr : &work.dp_nic_senders;
+  const std::vector<models::NodeSenders>* concurrent = work.dp_nic_senders.empty() ? nullptr : &work.dp_nic_senders;
   std::vector<double> wan_senders = lay.dp_wan_senders;
   if (!grp.embedding) models::wan_senders_for(lay.dp_wan_load, grp.size_bytes, wan_senders);
   const std::vector<double>* wan = wan_senders.empty() ? nullptr : &wan_senders;

@@ -74,7 +74,7 @@ struct SimLayout {
   std::vector<FoldedPhase> zero3_forward;
   std::vector<FoldedPhase> zero3_backward;
   std::vector<int> embedding_of_actor;     ///< index into embeddings, -1 when none
-  std::vector<int> tp_senders_on_node;     ///< models::cross_node_tp_senders
+  std::vector<models::NodeSenders> tp_senders_on_node;  ///< models::cross_node_tp_senders
   std::vector<double> dp_wan_load;         ///< models::wan_load_of the DP groups (bytes): empty with one zone
   std::vector<double> dp_wan_senders;      ///< the same in senders (embedding groups' figure)
   bool folded = false;

@@ -52,7 +52,7 @@ Topology::Topology(const models::Cluster& cluster) : cluster_(&cluster) {
     const double host_bw = type.host_link_Bps * models::kHostLinkEfficiency;
     // One link per rail (nic_index): a NIC, or, on nodes with more NICs than GPUs, the NICs of
     // one GPU's rail together (models::nic_share gives a GPU its rail's NICs).
-    const int rails = rail_count(type);
+    const int rails = models::rail_count(type);
     for (int i = 0; i < rails; ++i) {
       double bw = models::achieved_bandwidth_Bps(type.nics);
       // A switch fabric's per-port cap limits each NIC port.
@@ -109,16 +109,7 @@ Topology::Topology(const models::Cluster& cluster) : cluster_(&cluster) {
   }
 }
 
-int Topology::rail_count(const models::NodeType& type) {
-  return std::min(type.nics.count, std::max(1, type.gpus_per_node));
-}
-
-int Topology::nic_index(int gpu) const {
-  const auto& slot = cluster_->gpus[gpu];
-  const auto& type = cluster_->node_types[cluster_->nodes[slot.node].node_type];
-  if (type.nics.count <= 0) return -1;
-  return slot.local * rail_count(type) / type.gpus_per_node;
-}
+int Topology::nic_index(int gpu) const { return models::rail_of_gpu(*cluster_, gpu); }
 
 int Topology::wan(int zone_a, int zone_b) const {
   for (const auto& w : wan_links_)

@@ -57,11 +57,8 @@ class Topology {
   int uplink_down(int node) const { return node_links_[node].uplink_down; }
   /// The one-way WAN link from zone a to zone b, or -1.
   int wan(int zone_a, int zone_b) const;
-  /// The rail (index inside its node) that GPU `gpu` uses: contiguous blocks of GPUs share one
-  /// NIC, or with more NICs than GPUs each GPU has a rail of count / gpus_per_node NICs.
+  /// The rail (index inside its node) that GPU `gpu` uses (models::rail_of_gpu, as the cost model).
   int nic_index(int gpu) const;
-  /// Rails of a node type: min(NICs, GPUs).
-  static int rail_count(const models::NodeType& type);
 
 
  private:

@@ -209,9 +209,42 @@ TEST(Topology, EachNodeOfAGroupSharesItsNicsAmongItsOwnSenders) {
   const Cluster c = cluster_of({slow, fast}, {{0, 1}, {1, 1}});  // GPUs 0-3, 4-7
   const double eff = link_efficiency(NicKind::kInfiniband);
   const std::vector<int> pair = {3, 4};
-  const std::vector<int> senders = {1, 2};  // by node
+  const std::vector<NodeSenders> senders = {{1, 0}, {2, 0}};  // by node
   EXPECT_NEAR(group_cost(c, pair.data(), 2, 0, nullptr, &senders).bus_bandwidth_Bps, 10e9 * eff, 1);
   EXPECT_NEAR(group_cost(c, pair, 2).bus_bandwidth_Bps, 10e9 * eff / 2, 1);
+}
+
+TEST(Topology, ARailCarriesTheChannelsOfItsOwnGpus) {
+  // 8 GPUs and 4 NICs of 25 GB/s a node: GPUs 0-1 share rail 0, 2-3 rail 1 (rail_of_gpu). GPUs 0
+  // and 1 each in two data-parallel groups (a TP-2 stage beside TP-4 replicas) put four channels
+  // on rail 0, GPUs 2 and 3 likewise on rail 1. Eight channels filling the rails in order would be
+  // two a rail: each channel gets a quarter of one NIC, not half.
+  const GpuType gpu = round_gpu("a", 100e12);
+  NodeType box = node_type("box", gpu, 8, 300e9, 25e9);
+  box.nics.count = 4;
+  const Cluster c = cluster_of({box}, {{0, 2}});  // GPUs 0-7, 8-15
+  EXPECT_EQ(rail_of_gpu(c, 1), 0);
+  EXPECT_EQ(rail_of_gpu(c, 2), 1);
+  EXPECT_EQ(rail_of_gpu(c, 15), 3);
+  std::vector<int> per_gpu(16, 0);
+  per_gpu[0] = per_gpu[1] = per_gpu[2] = per_gpu[3] = 2;  // node 0
+  per_gpu[8] = per_gpu[12] = 1;                           // node 1: rails 0 and 2, one each
+  std::vector<NodeSenders> senders;
+  node_senders_of(c, per_gpu, senders);
+  ASSERT_EQ(senders.size(), 2u);
+  EXPECT_EQ(senders[0], (NodeSenders{8, 4}));
+  EXPECT_EQ(senders[1], (NodeSenders{2, 1}));
+  const double nic = 25e9 * link_efficiency(NicKind::kInfiniband);
+  const std::vector<int> pair = {0, 8};
+  EXPECT_NEAR(group_cost(c, pair.data(), 2, 0, nullptr, &senders).bus_bandwidth_Bps, nic / 4, 1);
+  const std::vector<NodeSenders> filled_in_order = {{8, 0}, {2, 0}};
+  EXPECT_NEAR(group_cost(c, pair.data(), 2, 0, nullptr, &filled_in_order).bus_bandwidth_Bps, nic / 2, 1);
+  // A group whose busy side is node 1: GPU 12 alone on rail 2 has its NIC; node 1's two senders
+  // filled in order would share rail 0.
+  const std::vector<int> far_pair = {3, 12};
+  const std::vector<NodeSenders> node0_idle = {{1, 1}, {2, 1}}, node1_in_order = {{1, 1}, {2, 0}};
+  EXPECT_NEAR(group_cost(c, far_pair.data(), 2, 0, nullptr, &node0_idle).bus_bandwidth_Bps, nic, 1);
+  EXPECT_NEAR(group_cost(c, far_pair.data(), 2, 0, nullptr, &node1_in_order).bus_bandwidth_Bps, nic / 2, 1);
 }
 
 TEST(Topology, ASwitchPortCapsEachNicBeforeTheGpusShareIt) {

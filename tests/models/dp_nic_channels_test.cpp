@@ -58,7 +58,7 @@ TEST(DpNicChannels, AGpuOfLowerTpDegreeIsASenderInEachOfItsShardGroups) {
   for (int g = 0; g < 8; ++g) EXPECT_EQ(ch.per_gpu[g], 1) << "GPU " << g;
   for (int g = 8; g < 12; ++g) EXPECT_EQ(ch.per_gpu[g], 2) << "GPU " << g;
   for (int g = 12; g < 16; ++g) EXPECT_EQ(ch.per_gpu[g], 0) << "GPU " << g << " is idle";
-  EXPECT_EQ(ch.per_node, (std::vector<int>{8, 8}));
+  EXPECT_EQ(ch.per_node, (std::vector<NodeSenders>{{8, 8}, {8, 8}}));  // one NIC a node: one rail
 }
 
 TEST(DpNicChannels, GroupsInsideOneNodeUseNoNic) {
@@ -69,11 +69,11 @@ TEST(DpNicChannels, GroupsInsideOneNodeUseNoNic) {
   inside.replicas = {one_stage(16, 4, {0}), one_stage(16, 4, {1})};
   DpNicChannels ch;
   dp_nic_channels(inside, c, DpSegments(inside, w.model), ch);
-  EXPECT_EQ(ch.per_node, (std::vector<int>{0, 0}));
+  EXPECT_EQ(ch.per_node, (std::vector<NodeSenders>{{0, 0}, {0, 0}}));
   Plan across;
   across.replicas = {one_stage(16, 4, {2}), one_stage(16, 4, {8})};
   dp_nic_channels(across, c, DpSegments(across, w.model), ch);
-  EXPECT_EQ(ch.per_node, (std::vector<int>{1, 1}));
+  EXPECT_EQ(ch.per_node, (std::vector<NodeSenders>{{1, 1}, {1, 1}}));
   EXPECT_EQ(ch.per_gpu[2], 1);
   EXPECT_EQ(ch.per_gpu[0], 0);
 }
@@ -100,7 +100,7 @@ TEST(Predictor, ShardGroupsOfMixedTpShareTheNodeNicOnceEach) {
   EXPECT_NEAR(r.breakdown.dp_comm_s, load_s, 0.03 * load_s);
   // The simulator's own flows through the NIC agree (engine agreement, sim tests): the figure
   // above is what both engines share as the NICs' senders.
-  EXPECT_EQ(work.dp_nic_senders, (std::vector<int>{8, 8}));
+  EXPECT_EQ(work.dp_nic_senders, (std::vector<NodeSenders>{{8, 8}, {8, 8}}));  // one NIC a node
 }
 
 TEST(Predictor, AGpusShardGroupsShareItsOwnRailNic) {

@@ -157,7 +157,7 @@ TEST(ClosedForm, ARingAcrossAWanPaysItsLatencyPerTripNotPerStep) {
   const Topology topo(cluster);
   const std::vector<int> ring = {0, 8, 16, 24};
   const double n = 1e7;
-  const std::vector<int> one_per_node(cluster.nodes.size(), 1);
+  const std::vector<models::NodeSenders> one_per_node(cluster.nodes.size(), {1, 0});
   const auto flows =
       collective_flows(topo, models::CollectiveKind::kAllReduce, models::GradSyncAlgorithm::kRing, ring, n, &one_per_node);
   ASSERT_EQ(flows.phases.size(), 6u);
@@ -271,7 +271,7 @@ void expect_partly_used_ring_crosses_over_members_nics(const std::vector<int>& g
   const double n = 4e9;
   const models::GroupCost g = models::group_cost(cluster, gpus, members_per_node);
   ASSERT_FALSE(g.node_shared);
-  const std::vector<int> senders(cluster.nodes.size(), members_per_node);
+  const std::vector<models::NodeSenders> senders(cluster.nodes.size(), {members_per_node, 0});
   const auto flows = collective_flows(topo, models::CollectiveKind::kAllReduce, models::GradSyncAlgorithm::kRing, gpus,
                                       n, &senders);
   const double t = simulate_phases(cluster, flows.phases);
