@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <numeric>
 
 #include "comm_cost.hpp"
 #include "memory_cost.hpp"
@@ -48,39 +49,57 @@ TypeFigures type_figures(const NodeType& nt, const TrainingSpec& training) {
 
 /// Tied embeddings with pp > 1: the first and last stage all-reduce the word-embedding
 /// gradient after the DP sync (Megatron-LM _allreduce_embedding_grads; Shoeybi et al. 2019).
-/// The slowest pair's time; with `work`, one group per TP rank for the simulator.
+/// Each stage holds vocab / tp of the rows (vocabulary-parallel embedding and LM head); when the
+/// two stages' TP degrees differ, the rows fall into lcm(tp_first, tp_last) shards, each
+/// all-reduced by the two GPUs that hold it, and a GPU of the lower degree is in several such
+/// pairs (as the data-parallel shard groups, dp_segments.hpp GroupShard). The slowest pair's
+/// time; with `work`, every pair as a group for the simulator.
 double tied_embedding_sync_s(const StepInput& in, double grad_bpp, PlanWork* work) {
   const Cluster& c = in.cluster;
   const Plan& plan = in.plan;
   const ModelSpec& m = in.workload.model;
   const int dp = plan.dp();
-  // Every (replica, TP rank) pair runs its embedding all-reduce at once, so a node's NICs are
-  // shared by the first- and last-stage GPUs it holds, not by all its GPUs (which the default
-  // concurrency of group_cost assumes for the DP sync, where every GPU takes part).
-  std::vector<int> embedding_gpus_on_node(c.nodes.size(), 0);
-  auto count = [&](const Stage& st, std::size_t k) {
-    if (in.tp_in_one_node[k]) embedding_gpus_on_node[c.gpus[st.gpus.front()].node] += st.tp();
-    else
-      for (int g : st.gpus) ++embedding_gpus_on_node[c.gpus[g].node];
-  };
+  const auto shards_of = [](const Replica& rep) { return std::lcm(rep.stages.front().tp(), rep.stages.back().tp()); };
+  // Every pair of every replica runs its all-reduce at once, so a node's NICs are shared by the
+  // pairs of the first- and last-stage GPUs it holds (one channel per pair a GPU is in), not by
+  // all its GPUs (which the default concurrency of group_cost assumes for the DP sync).
+  bool one_pair_a_gpu = true;
+  for (const Replica& rep : plan.replicas)
+    one_pair_a_gpu = one_pair_a_gpu && (rep.stages.size() < 2 || rep.stages.front().tp() == rep.stages.back().tp());
+  std::vector<NodeSenders> senders(c.nodes.size());
+  if (one_pair_a_gpu) {
+    // The usual plan: one pair per GPU of the two stages, the node's senders filling its rails.
+    for (const Replica& rep : plan.replicas)
+      if (rep.stages.size() >= 2)
+        for (const Stage* st : {&rep.stages.front(), &rep.stages.back()})
+          for (int g : st->gpus) ++senders[c.gpus[g].node].senders;
+  } else {
+    std::vector<int> pairs_of_gpu(c.gpus.size(), 0);
+    for (const Replica& rep : plan.replicas)
+      if (rep.stages.size() >= 2) {
+        const int shards = shards_of(rep);
+        for (const Stage* st : {&rep.stages.front(), &rep.stages.back()})
+          for (int g : st->gpus) pairs_of_gpu[g] += shards / st->tp();
+      }
+    node_senders_of(c, pairs_of_gpu, senders);
+  }
   // Pairs whose stages lie in different zones: all of them cross the zones' WAN link at once.
   std::vector<double> embedding_wan(c.zones.size() > 1 ? c.zones.size() * c.zones.size() : 0, 0.0);
-  for (int r = 0; r < dp; ++r) {
-    const Replica& rep = plan.replicas[r];
+  for (const Replica& rep : plan.replicas) {
     if (rep.stages.size() < 2) continue;
-    count(rep.stages.front(), static_cast<std::size_t>(r) * in.max_pp);
-    count(rep.stages.back(), static_cast<std::size_t>(r) * in.max_pp + rep.stages.size() - 1);
     const int za = c.nodes[c.gpus[rep.stages.front().gpus.front()].node].zone;
     const int zb = c.nodes[c.gpus[rep.stages.back().gpus.front()].node].zone;
-    if (za != zb) embedding_wan[zone_pair_index(c, za, zb)] += rep.stages.front().tp();
+    if (za != zb) embedding_wan[zone_pair_index(c, za, zb)] += shards_of(rep);
   }
-  // The slowest pair sets the wait: every replica's pair is priced (replica 0's alone would
+  // The slowest pair sets the wait: every replica's pairs are priced (replica 0's alone would
   // miss a heterogeneous plan whose other replicas sit on slower or busier nodes). A pair's
-  // time depends only on its two nodes' types and zones, whether they are one node, the NIC
+  // time depends only on its two nodes' types and zones, whether they are one node, their NIC
   // sharing and the shard size, so pairs with equal keys (every replica of a uniform plan)
   // reuse one figure.
   struct PairKey {
-    int type_a, type_b, zone_a, zone_b, same_node, concurrent, tp;
+    int type_a, type_b, zone_a, zone_b, same_node;
+    NodeSenders senders_a, senders_b;
+    int shards;
     bool operator==(const PairKey&) const = default;
   };
   std::vector<std::pair<PairKey, double>> priced;
@@ -90,29 +109,26 @@ double tied_embedding_sync_s(const StepInput& in, double grad_bpp, PlanWork* wor
     if (rep.stages.size() < 2) continue;
     const Stage& a = rep.stages.front();
     const Stage& b = rep.stages.back();
-    const double bytes = static_cast<double>(m.vocab) * m.hidden / a.tp() * grad_bpp;
-    const int pair[2] = {a.gpus.front(), b.gpus.front()};
-    const Node& na = c.nodes[c.gpus[pair[0]].node];
-    const Node& nb = c.nodes[c.gpus[pair[1]].node];
-    const int concurrent = std::max(embedding_gpus_on_node[c.gpus[pair[0]].node],
-                                    embedding_gpus_on_node[c.gpus[pair[1]].node]);
-    const PairKey key{na.node_type, nb.node_type, na.zone, nb.zone, &na == &nb ? 1 : 0, concurrent, a.tp()};
-    double t = -1;  // times are >= 0
-    for (const auto& [k, time_s] : priced)
-      if (k == key) t = time_s;
-    if (t < 0) {
-      t = collective_time(CollectiveKind::kAllReduce, bytes,
-                          group_cost(c, pair, 2, concurrent, embedding_wan.empty() ? nullptr : &embedding_wan),
-                          plan.grad_sync);
-      priced.emplace_back(key, t);
-    }
-    worst = std::max(worst, t);
-    if (work) {
-      // Every TP rank all-reduces its vocab/t shard with its peer at once (the price above
-      // shares the NICs among them): one group per rank, so the simulator moves all shards.
-      for (int j = 0; j < a.tp(); ++j) {
+    const int shards = shards_of(rep);
+    const double bytes = static_cast<double>(m.vocab) * m.hidden / shards * grad_bpp;
+    for (int j = 0; j < shards; ++j) {
+      const int pair[2] = {a.gpus[j * a.tp() / shards], b.gpus[j * b.tp() / shards]};
+      const int node_a = c.gpus[pair[0]].node, node_b = c.gpus[pair[1]].node;
+      const PairKey key{c.nodes[node_a].node_type, c.nodes[node_b].node_type, c.nodes[node_a].zone,
+                        c.nodes[node_b].zone, node_a == node_b ? 1 : 0, senders[node_a], senders[node_b], shards};
+      double t = -1;  // times are >= 0
+      for (const auto& [k, time_s] : priced)
+        if (k == key) t = time_s;
+      if (t < 0) {
+        t = collective_time(CollectiveKind::kAllReduce, bytes,
+                            group_cost(c, pair, 2, 0, embedding_wan.empty() ? nullptr : &embedding_wan, &senders),
+                            plan.grad_sync);
+        priced.emplace_back(key, t);
+      }
+      worst = std::max(worst, t);
+      if (work) {
         DpGroup dg;
-        dg.gpus = {a.gpus[j], b.gpus[j % b.tp()]};
+        dg.gpus = {pair[0], pair[1]};
         dg.size_bytes = bytes;
         dg.embedding = true;
         dg.time_s = t;

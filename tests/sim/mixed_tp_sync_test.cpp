@@ -8,6 +8,8 @@
 #include "engine_inputs.hpp"
 #include "plan_work.hpp"
 #include "predictor.hpp"
+#include "step_cost.hpp"
+#include "topology.hpp"
 
 namespace hetsim::sim {
 namespace {
@@ -65,6 +67,38 @@ TEST(MixedTpSync, ChannelsOfGpusOnOneRailShareItsNic) {
   EXPECT_GT(e.analytic.breakdown.dp_comm_s, 0.1 * e.analytic.iteration_time_s) << "the sync is what this test is about";
   EXPECT_NEAR(e.analytic.breakdown.dp_comm_s, e.sim.breakdown.dp_comm_s, 0.05 * e.sim.breakdown.dp_comm_s);
   EXPECT_NEAR(e.sim.iteration_time_s, e.analytic.iteration_time_s, 0.02 * e.analytic.iteration_time_s);
+}
+
+TEST(MixedTpSync, TiedEmbeddingShardsOfStagesOfDifferentTpDegrees) {
+  // One pipeline on the 4090 + A100 lab cluster (one 25 Gb/s NIC a node): its first stage at TP 2
+  // on GPUs 22-23, its last at TP 8 on GPUs 0-7. The tied word embedding's rows fall into
+  // lcm(2, 8) = 8 shards, each all-reduced by the two GPUs holding it: GPUs 22 and 23 are in four
+  // pairs each. Each node's one NIC carries 8 shards of V h / 8: the sync takes V h bytes over a
+  // NIC. (The cost model priced two pairs of V h / 2 at an eighth of the NIC each, 4x the
+  // simulator's 99 ms.)
+  testing::Inputs in = testing::load("consumer-4090-a100.yaml", "gpt3-1.3b.yaml");
+  in.workload.training.global_batch = 8;
+  const models::Cluster& c = in.cluster;
+  const models::Workload& w = in.workload;
+  models::Plan p = plan_of("tp2 first, tp8 last", 0,
+                           {models::Replica{8, {models::Stage{12, {22, 23}}, models::Stage{12, {0, 1, 2, 3, 4, 5, 6, 7}}}}});
+  const models::PlanWork work = models::build_plan_work(c, w, p);
+  ASSERT_TRUE(work.feasible) << work.infeasible_reason;
+  const double all_bytes = static_cast<double>(w.model.vocab) * w.model.hidden * models::grad_sync_bytes_per_param(w.training);
+  int pairs = 0, pairs_of_gpu22 = 0;
+  for (const models::DpGroup& g : work.dp_groups) {
+    if (!g.embedding) continue;
+    ++pairs;
+    EXPECT_DOUBLE_EQ(g.size_bytes, all_bytes / 8);
+    pairs_of_gpu22 += g.gpus[0] == 22;
+  }
+  EXPECT_EQ(pairs, 8);
+  EXPECT_EQ(pairs_of_gpu22, 4);
+  const BothEngines e = both_feasible(c, w, p);
+  // A pair of two all-reduces by sending its shard once each way: V h bytes through each NIC.
+  const double through_one_nic_s = all_bytes / models::achieved_bandwidth_Bps(c.node_types[0].nics);
+  EXPECT_NEAR(e.analytic.breakdown.dp_comm_s, through_one_nic_s, 0.03 * through_one_nic_s);
+  EXPECT_NEAR(e.sim.breakdown.dp_comm_s, through_one_nic_s, 0.03 * through_one_nic_s);
 }
 
 }  // namespace

@@ -1,0 +1,152 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""Differential check of the two engines on random heterogeneous plans.
+
+Builds random plans on the example clusters (replicas of different GPU types, TP degrees and
+stage splits, uneven micro-batch counts, ZeRO 0/1, overlapped or not), predicts each with the
+analytic engine and simulates it, and prints the plans on which the engines differ most. The
+engines share every link figure and formula; where they differ, one of them schedules or shares
+something differently, which is how the rail-sharing miss of models::node_senders_of was found.
+Outside CI (a few minutes): the agreement of particular cases is asserted by tests/sim.
+
+  /usr/bin/python3 scripts/engine_diff.py --hetsim build/cli/hetsim --plans 60 --seed 1
+"""
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+
+import yaml
+
+CLUSTERS = ["mixed-a100-v100.yaml", "h100-mi300x.yaml", "pcie-a100-l4-mix.yaml", "consumer-4090-a100.yaml",
+            "spot-mix.yaml", "geo-two-zones.yaml"]
+WORKLOADS = ["gpt3-1.3b.yaml", "gpt3-2.7b.yaml", "llama2-7b.yaml"]
+
+
+def cluster_nodes(path):
+    """[(node type name, gpus per node, first global GPU index)] in rank order."""
+    with open(path) as f:
+        c = yaml.safe_load(f)
+    types = c["node_types"]
+    nodes, first = [], 0
+    for zone in c["zones"]:
+        for group in zone["nodes"]:
+            t = types[group["type"]]
+            for _ in range(group["count"]):
+                nodes.append((group["type"], t["gpus"], first))
+                first += t["gpus"]
+    return nodes
+
+
+def model_layers(path):
+    with open(path) as f:
+        return yaml.safe_load(f)["model"]["layers"]
+
+
+def split(total, parts, rng):
+    """`total` layers in `parts` stages of at least one, unevenly."""
+    cuts = sorted(rng.sample(range(1, total), parts - 1)) if parts > 1 else []
+    bounds = [0] + cuts + [total]
+    return [bounds[i + 1] - bounds[i] for i in range(parts)]
+
+
+def random_plan(nodes, layers, rng):
+    """A plan of 1-4 replicas, each a pipeline of 1-4 stages on free TP blocks of one node."""
+    free = {i: list(range(n[1])) for i, n in enumerate(nodes)}  # node -> free local GPUs
+    replicas = []
+    for _ in range(rng.randint(1, 4)):
+        pp = rng.choice([1, 2, 2, 3, 4])
+        stages = []
+        for layers_here in split(layers, pp, rng):
+            tp = rng.choice([1, 2, 2, 4, 4, 8])
+            homes = [i for i in free if len(free[i]) >= tp and nodes[i][1] % tp == 0]
+            # a TP block: tp free GPUs at an aligned offset of one node
+            blocks = []
+            for i in homes:
+                for start in range(0, nodes[i][1], tp):
+                    if all(l in free[i] for l in range(start, start + tp)):
+                        blocks.append((i, start))
+            if not blocks:
+                return None
+            i, start = rng.choice(blocks)
+            for l in range(start, start + tp):
+                free[i].remove(l)
+            stages.append({"layers": layers_here, "gpus": [nodes[i][2] + l for l in range(start, start + tp)]})
+        replicas.append({"micro_batches": rng.randint(2, 12), "stages": stages})
+    return {"kind": "plan", "micro_batch": rng.choice([1, 2]), "zero": rng.choice([0, 1]),
+            "overlap_grad_sync": rng.choice([False, True]), "recompute": rng.choice(["none", "full"]),
+            "replicas": replicas}
+
+
+def run(hetsim, verb, cluster, workload, plan_path):
+    out = subprocess.run([hetsim, verb, "--cluster", cluster, "--workload", workload, "--plan", plan_path,
+                          "--format", "json"], capture_output=True, text=True, timeout=600)
+    if out.returncode != 0:
+        return None
+    return json.loads(out.stdout)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--hetsim", default="build/cli/hetsim")
+    ap.add_argument("--plans", type=int, default=60, help="feasible plans to compare")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--show", type=int, default=10, help="largest differences to print")
+    ap.add_argument("--keep", default="", help="folder to keep the plans of the printed rows in")
+    args = ap.parse_args()
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    rng = random.Random(args.seed)
+    rows, tried = [], 0
+    with tempfile.TemporaryDirectory() as tmp:
+        while len(rows) < args.plans and tried < 20 * args.plans:
+            tried += 1
+            cluster = os.path.join(root, "clusters", rng.choice(CLUSTERS))
+            workload = os.path.join(root, "workloads", rng.choice(WORKLOADS))
+            plan = random_plan(cluster_nodes(cluster), model_layers(workload), rng)
+            if plan is None:
+                continue
+            path = os.path.join(tmp, f"plan{tried}.yaml")
+            with open(path, "w") as f:
+                yaml.safe_dump(plan, f, sort_keys=False)
+            # The workload's global batch is the plan's (micro-batch x the replicas' counts).
+            with open(workload) as f:
+                w = yaml.safe_load(f)
+            w["training"]["global_batch"] = plan["micro_batch"] * sum(r["micro_batches"] for r in plan["replicas"])
+            workload = os.path.join(tmp, f"workload{tried}.yaml")
+            with open(workload, "w") as f:
+                yaml.safe_dump(w, f, sort_keys=False)
+            a = run(args.hetsim, "predict", cluster, workload, path)
+            if a is None or not a.get("feasible", False):
+                continue
+            s = run(args.hetsim, "simulate", cluster, workload, path)
+            if s is None or not s.get("feasible", False):
+                continue
+            ta, ts = a["iteration_time_s"], s["iteration_time_s"]
+            rows.append((abs(ts - ta) / ta, ta, ts, a["breakdown"], s["breakdown"], cluster, w, plan))
+    rows.sort(key=lambda r: -r[0])
+    print(f"{len(rows)} feasible plans of {tried} drawn; |sim - analytic| / analytic: "
+          f"mean {sum(r[0] for r in rows) / max(1, len(rows)):.1%}, "
+          f"over 5% {sum(r[0] > 0.05 for r in rows)}, over 10% {sum(r[0] > 0.10 for r in rows)}")
+    keys = ["compute_s", "tp_comm_s", "pp_comm_s", "dp_comm_s", "bubble_s"]
+    for n, (d, ta, ts, ba, bs, cluster, workload, plan) in enumerate(rows[:args.show]):
+        shape = " + ".join("[" + " | ".join(f"tp{len(st['gpus'])} L{st['layers']}" for st in r["stages"]) +
+                           f"] m{r['micro_batches']}" for r in plan["replicas"])
+        print(f"{d:6.1%}  analytic {ta:8.3f} s  sim {ts:8.3f} s  {os.path.basename(cluster)} "
+              f"{workload['name']} zero {plan['zero']} overlap {plan['overlap_grad_sync']} "
+              f"{plan['recompute']} micro {plan['micro_batch']}: {shape}")
+        print("        " + "  ".join(f"{k[:-2]} {ba.get(k, 0):.3f}/{bs.get(k, 0):.3f}" for k in keys))
+        if args.keep:
+            os.makedirs(args.keep, exist_ok=True)
+            with open(os.path.join(args.keep, f"diff{n}.yaml"), "w") as f:
+                f.write(f"# cluster: {cluster}\n")
+                yaml.safe_dump(plan, f, sort_keys=False)
+            with open(os.path.join(args.keep, f"diff{n}-workload.yaml"), "w") as f:
+                yaml.safe_dump(workload, f, sort_keys=False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
