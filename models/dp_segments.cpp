@@ -119,7 +119,7 @@ void dp_nic_channels(const Plan& plan, const Cluster& cluster, const DpSegments&
       in_segment[g] = 0;
     }
   }
-  node_senders_of(cluster, out.per_gpu, out.per_node);
+  node_senders_of(cluster, out.per_gpu, out.per_node, &out.on_rail_of_gpu);
 }
 
 bool stages_in_several_groups(const Plan& plan, bool aligned, const int* copy_of) {

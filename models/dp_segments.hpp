@@ -99,6 +99,7 @@ struct GroupShard {
 struct DpNicChannels {
   std::vector<int> per_gpu;           ///< [global GPU index]
   std::vector<NodeSenders> per_node;  ///< [node index]
+  std::vector<int> on_rail_of_gpu;    ///< [global GPU index]: the channels its rail carries
 };
 void dp_nic_channels(const Plan& plan, const Cluster& cluster, const DpSegments& segments, DpNicChannels& out);
 

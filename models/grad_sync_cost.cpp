@@ -42,10 +42,11 @@ struct DpGroupMemo {
 };
 
 const GroupCost& dp_group_cost(const Cluster& c, const int* members, int count, DpGroupMemo& memo,
-                               const std::vector<NodeSenders>* nic_senders, const std::vector<double>* wan_senders) {
-  if (nic_senders) {
-    // Each node's NICs shared by its own count of senders (GradSync's constructor).
-    memo.cost = group_cost(c, members, count, 0, wan_senders, nic_senders);
+                               const DpNicChannels* channels, const std::vector<double>* wan_senders) {
+  if (channels) {
+    // Each node's NICs shared by its own count of senders, each GPU's rail by its channels
+    // (GradSync's constructor).
+    memo.cost = group_cost(c, members, count, 0, wan_senders, &channels->per_node, &channels->on_rail_of_gpu);
     ++memo.generation;
     memo.signature.clear();
     return memo.cost;
@@ -82,11 +83,13 @@ const GroupCost& dp_group_cost(const Cluster& c, const int* members, int count, 
 /// of them, or as its own side of the rings lets all their bytes through, whichever is longer
 /// (each group's time scaled by its bottleneck over that side: member_side_bandwidth_Bps). One
 /// after the other, a lower-TP member would wait on each far side in turn.
+/// `alone` scales a group's time to what it takes without the other groups that share its
+/// members' sides (GradSync::add_slot_loads): their bytes are in each side's own_s.
 struct Load {
   double own_s = 0, max_s = 0;
-  void add(double group_s, double over_own_side, double weight) {
+  void add(double group_s, double over_own_side, double weight, double alone = 1.0) {
     own_s += weight * group_s * over_own_side;
-    max_s = std::max(max_s, group_s);
+    max_s = std::max(max_s, group_s * alone);
   }
   double time_s() const { return std::max(own_s, max_s); }
 };
@@ -216,12 +219,13 @@ class GradSync {
     const Readiness ready = readiness(k);
     if (!slot_buckets.empty()) segment_bucket_ready(k, buckets, ready.offset_s);
     double worst_s = 0, worst_gather_s = 0, worst_bucket_s = 0;
+    worst_alone_bucket_s = 0;
     const int ranks = symmetric && !work ? 1 : shard.shards;
     for (int j = 0; j < ranks; ++j) {
       if (j > 0) shard_group(k, j, shard);
       double t = 0;
       if (count > 1) {
-        const GroupCost& g = dp_group_cost(c, members.data(), count, group_memo, nic_senders, wan);
+        const GroupCost& g = dp_group_cost(c, members.data(), count, group_memo, nic_senders ? &channels : nullptr, wan);
         price_group(g, grad_bytes, gather_bytes, buckets);
         t = sync.sync_s;
         if (!load.empty()) add_slot_loads(g, ranks);
@@ -229,7 +233,7 @@ class GradSync {
       if (t > worst_s) worst_s = t, worst_gather_s = count > 1 ? sync.param_gather_s : 0, worst_bucket_s = sync.bucket_s;
       if (work && count > 1) record_group(k, grad_bytes, gather_bytes, buckets, t);
     }
-    if (!load.empty()) close_segment_loads(k, alone_end_s(worst_bucket_s));
+    if (!load.empty()) close_segment_loads(k, alone_end_s(worst_alone_bucket_s));
     if (shared_gpus) return 0;  // stages in several groups: per stage (stages_in_several_groups_exposed_s)
     // Overlapped (Megatron-Core overlap_grad_sync with overlap_param_gather): the gradients'
     // reduction runs bucket by bucket during the last backward pass, and the updated weights'
@@ -349,30 +353,52 @@ class GradSync {
 
   /// What the current group puts on its members' stages (SlotLoad), each scaled by how far the
   /// member's own side of the ring is below the group's bottleneck.
+  ///
+  /// The group's bottleneck shares a side among every channel it carries for the whole sync, as
+  /// if all the groups through it moved equal bytes; they do not (a GPU in a small segment's eight
+  /// groups and a large segment's two), and under fair sharing (NCCL channels are flows like any
+  /// other; max-min fairness, Bertsekas & Gallager, "Data Networks" §6.5.2) the small groups finish
+  /// and leave the large ones the side. Each side's own_s counts every byte through it; what a
+  /// group takes alone is its time with the most loaded member side given to it,
+  /// group_s x max_i over_i (= its bytes over the smallest member side), which still keeps a
+  /// far member's slow side (over 1). A group across zones keeps its time: the WAN link is
+  /// nobody's own side. (Before, a segment's two 7.7 GB groups through a MI300X's NIC, priced at
+  /// 1/8 of it because of another segment's eight groups, took 1.3 s alone; the simulator 0.40 s.)
   void add_slot_loads(const GroupCost& g, int ranks) {
     if (nic_senders)
       for (int i = 0; i < count; ++i) member_channels[i] = channels.per_gpu[members[i]];
+    member_over.resize(static_cast<std::size_t>(count));
+    double alone = 0;
+    bool across_zones = false;
     for (int i = 0; i < count; ++i) {
-      const int slot = member_slot[i];
-      // One group stands for every TP rank's when all are alike; else each TP rank of a
-      // slot has its own groups, and the slot keeps their mean per GPU.
-      const double weight = ranks == 1 ? 1.0 : 1.0 / plan.replicas[slot / in.max_pp].stages[slot % in.max_pp].tp();
       // Its own node's sending GPUs share its NICs (the group's figure takes the busiest node's).
       NodeSenders own_node_senders;
       if (nic_senders) {
         own_node_senders = (*nic_senders)[c.gpus[members[i]].node];
         own_node_senders.senders = std::max(1, own_node_senders.senders);
+        own_node_senders.on_busiest_rail = std::max(1, channels.on_rail_of_gpu[members[i]]);  // its own rail
       }
       const double side_Bps = member_side_bandwidth_Bps(c, members.data(), count, i, own_node_senders, g.node_shared,
                                                         nic_senders ? member_channels.data() : nullptr);
-      const double over = side_Bps > g.bus_bandwidth_Bps ? g.bus_bandwidth_Bps / side_Bps : 1.0;
+      member_over[i] = side_Bps > g.bus_bandwidth_Bps ? g.bus_bandwidth_Bps / side_Bps : 1.0;
+      alone = std::max(alone, member_over[i]);
+      across_zones = across_zones || c.nodes[c.gpus[members[i]].node].zone != c.nodes[c.gpus[members[0]].node].zone;
+    }
+    if (across_zones || g.node_shared) alone = 1.0;
+    worst_alone_bucket_s = std::max(worst_alone_bucket_s, sync.bucket_s * alone);
+    for (int i = 0; i < count; ++i) {
+      const int slot = member_slot[i];
+      // One group stands for every TP rank's when all are alike; else each TP rank of a
+      // slot has its own groups, and the slot keeps their mean per GPU.
+      const double weight = ranks == 1 ? 1.0 : 1.0 / plan.replicas[slot / in.max_pp].stages[slot % in.max_pp].tp();
+      const double over = member_over[i];
       SlotLoad& l = load[static_cast<std::size_t>(slot)];
       // Its own side of the rings carries its share of each bucket (as Load::add's own_s).
       if (!slot_buckets.empty())
         for (double ready_s : bucket_ready_s) slot_buckets[slot].push_back({ready_s, weight * sync.bucket_s * over});
-      l.gather.add(sync.param_gather_s, over, weight);
-      l.segment_ag.add(sync.gather_s, over, weight);
-      l.segment_rs.add(sync.scatter_s, over, weight);
+      l.gather.add(sync.param_gather_s, over, weight, alone);
+      l.segment_ag.add(sync.gather_s, over, weight, alone);
+      l.segment_rs.add(sync.scatter_s, over, weight, alone);
     }
   }
 
@@ -491,6 +517,8 @@ class GradSync {
   std::vector<std::vector<SyncBucket>> slot_buckets;
   std::vector<double> bucket_ready_s;         ///< the current segment's, see segment_bucket_ready
   std::vector<SyncBucket> alone;              ///< scratch for alone_end_s
+  std::vector<double> member_over;            ///< add_slot_loads: each member's bottleneck over its side
+  double worst_alone_bucket_s = 0;            ///< the current segment's slowest bucket alone (add_slot_loads)
   std::vector<int> members, member_slot;      ///< the current group's GPUs and their slots
   DpNicChannels channels;                     ///< see the constructor
   std::vector<int> member_channels;           ///< the current group's members' channels.per_gpu

@@ -67,6 +67,7 @@ double tied_embedding_sync_s(const StepInput& in, double grad_bpp, PlanWork* wor
   for (const Replica& rep : plan.replicas)
     one_pair_a_gpu = one_pair_a_gpu && (rep.stages.size() < 2 || rep.stages.front().tp() == rep.stages.back().tp());
   std::vector<NodeSenders> senders(c.nodes.size());
+  std::vector<int> on_rail_of_gpu;  // mixed degrees: the pairs on each GPU's own rail
   if (one_pair_a_gpu) {
     // The usual plan: one pair per GPU of the two stages, the node's senders filling its rails.
     for (const Replica& rep : plan.replicas)
@@ -81,7 +82,7 @@ double tied_embedding_sync_s(const StepInput& in, double grad_bpp, PlanWork* wor
         for (const Stage* st : {&rep.stages.front(), &rep.stages.back()})
           for (int g : st->gpus) pairs_of_gpu[g] += shards / st->tp();
       }
-    node_senders_of(c, pairs_of_gpu, senders);
+    node_senders_of(c, pairs_of_gpu, senders, &on_rail_of_gpu);
   }
   // Pairs whose stages lie in different zones: all of them cross the zones' WAN link at once.
   std::vector<double> embedding_wan(c.zones.size() > 1 ? c.zones.size() * c.zones.size() : 0, 0.0);
@@ -114,14 +115,20 @@ double tied_embedding_sync_s(const StepInput& in, double grad_bpp, PlanWork* wor
     for (int j = 0; j < shards; ++j) {
       const int pair[2] = {a.gpus[j * a.tp() / shards], b.gpus[j * b.tp() / shards]};
       const int node_a = c.gpus[pair[0]].node, node_b = c.gpus[pair[1]].node;
+      NodeSenders senders_a = senders[node_a], senders_b = senders[node_b];
+      if (!on_rail_of_gpu.empty()) {
+        senders_a.on_busiest_rail = std::max(1, on_rail_of_gpu[pair[0]]);
+        senders_b.on_busiest_rail = std::max(1, on_rail_of_gpu[pair[1]]);
+      }
       const PairKey key{c.nodes[node_a].node_type, c.nodes[node_b].node_type, c.nodes[node_a].zone,
-                        c.nodes[node_b].zone, node_a == node_b ? 1 : 0, senders[node_a], senders[node_b], shards};
+                        c.nodes[node_b].zone, node_a == node_b ? 1 : 0, senders_a, senders_b, shards};
       double t = -1;  // times are >= 0
       for (const auto& [k, time_s] : priced)
         if (k == key) t = time_s;
       if (t < 0) {
         t = collective_time(CollectiveKind::kAllReduce, bytes,
-                            group_cost(c, pair, 2, 0, embedding_wan.empty() ? nullptr : &embedding_wan, &senders),
+                            group_cost(c, pair, 2, 0, embedding_wan.empty() ? nullptr : &embedding_wan, &senders,
+                                       on_rail_of_gpu.empty() ? nullptr : &on_rail_of_gpu),
                             plan.grad_sync);
         priced.emplace_back(key, t);
       }

@@ -158,8 +158,10 @@ int rail_of_gpu(const Cluster& cluster, int gpu) {
   return slot.local * rail_count(type) / std::max(1, type.gpus_per_node);
 }
 
-void node_senders_of(const Cluster& cluster, const std::vector<int>& per_gpu, std::vector<NodeSenders>& out) {
+void node_senders_of(const Cluster& cluster, const std::vector<int>& per_gpu, std::vector<NodeSenders>& out,
+                     std::vector<int>* on_rail_of_gpu) {
   out.assign(cluster.nodes.size(), NodeSenders{});
+  if (on_rail_of_gpu) on_rail_of_gpu->assign(cluster.gpus.size(), 0);
   std::vector<int> on_rail;  // of the current node
   for (std::size_t n = 0; n < cluster.nodes.size(); ++n) {
     const Node& node = cluster.nodes[n];
@@ -172,6 +174,9 @@ void node_senders_of(const Cluster& cluster, const std::vector<int>& per_gpu, st
       const int rail = std::max(0, rail_of_gpu(cluster, g));
       out[n].on_busiest_rail = std::max(out[n].on_busiest_rail, on_rail[rail] += per_gpu[g]);
     }
+    if (on_rail_of_gpu && out[n].senders > 0)
+      for (int l = 0; l < type.gpus_per_node; ++l)
+        (*on_rail_of_gpu)[node.first_gpu + l] = on_rail[std::max(0, rail_of_gpu(cluster, node.first_gpu + l))];
   }
 }
 
@@ -186,10 +191,17 @@ PathCost path_between(const Cluster& cluster, int gpu_a, int gpu_b, int sending_
 }
 
 GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurrent_per_node,
-                     const std::vector<double>* wan_senders, const std::vector<NodeSenders>* concurrent_on_node) {
+                     const std::vector<double>* wan_senders, const std::vector<NodeSenders>* concurrent_on_node,
+                     const std::vector<int>* on_rail_of_gpu) {
   // Each node's senders: its own count when given, else one figure for every node.
   const auto concurrent_of = [&](int node) {
     return concurrent_on_node ? (*concurrent_on_node)[node] : NodeSenders{concurrent_per_node, 0};
+  };
+  // A member's hop takes its own rail's channels where they are known (each rail its own NIC).
+  const auto senders_of_gpu = [&](int gpu) {
+    NodeSenders s = concurrent_of(c.gpus[gpu].node);
+    if (on_rail_of_gpu && s.senders > 0) s.on_busiest_rail = std::max(1, (*on_rail_of_gpu)[gpu]);
+    return s;
   };
   const auto wan_of = [&](int na, int nb) {
     const int za = c.nodes[na].zone, zb = c.nodes[nb].zone;
@@ -278,7 +290,7 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
     // A hop's figures depend only on the two nodes' types and zones, whether they are one node,
     // and the members in each: consecutive hops usually repeat the previous one.
     const HopKey key{c.nodes[na].node_type, c.nodes[nb].node_type, c.nodes[na].zone, c.nodes[nb].zone,
-                     members_in(na), members_in(nb), concurrent_of(na), concurrent_of(nb), na == nb};
+                     members_in(na), members_in(nb), senders_of_gpu(a), senders_of_gpu(b), na == nb};
     if (i > 0 && key == last) {
       if (last_crossing_latency >= 0) {
         crossing_latency_sum += last_crossing_latency;

@@ -89,8 +89,10 @@ struct NodeSenders {
   bool operator==(const NodeSenders&) const = default;
 };
 /// Per node, the senders of `per_gpu` (by global GPU index: the channels each GPU sends on, 0 for
-/// none) and their busiest rail (rail_of_gpu).
-void node_senders_of(const Cluster& cluster, const std::vector<int>& per_gpu, std::vector<NodeSenders>& out);
+/// none) and their busiest rail (rail_of_gpu); with `on_rail_of_gpu`, per GPU the channels its own
+/// rail carries (a GPU alone on its rail keeps the rail while a neighbour's is crowded).
+void node_senders_of(const Cluster& cluster, const std::vector<int>& per_gpu, std::vector<NodeSenders>& out,
+                     std::vector<int>* on_rail_of_gpu = nullptr);
 
 /// Path between two GPUs when `concurrent_per_node` GPUs of each node send across nodes at
 /// the same time (they share the node's NICs: each gets node_bandwidth / concurrent).
@@ -154,9 +156,12 @@ inline int zone_pair_index(const Cluster& cluster, int za, int zb) {
 /// their busiest rail where the plan's GPUs of a node are not its first ones (NodeSenders).
 /// `wan_senders` (by zone_pair_index; null: a node's share): the GPUs of the whole plan whose
 /// groups cross each WAN link at once (plan_dp_wan_senders); a hop over it gets its members' part.
+/// `on_rail_of_gpu` (by global GPU index, with concurrent_on_node): the channels on each GPU's own
+/// rail, which a member's hops then take in place of its node's busiest rail.
 GroupCost group_cost(const Cluster& cluster, const int* gpus, int count, int concurrent_per_node = 0,
                      const std::vector<double>* wan_senders = nullptr,
-                     const std::vector<NodeSenders>* concurrent_on_node = nullptr);
+                     const std::vector<NodeSenders>* concurrent_on_node = nullptr,
+                     const std::vector<int>* on_rail_of_gpu = nullptr);
 inline GroupCost group_cost(const Cluster& cluster, const std::vector<int>& gpus, int concurrent_per_node = 0,
                             const std::vector<double>* wan_senders = nullptr) {
   return group_cost(cluster, gpus.data(), static_cast<int>(gpus.size()), concurrent_per_node, wan_senders);

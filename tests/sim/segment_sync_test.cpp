@@ -51,5 +51,29 @@ TEST(SegmentSync, ASegmentsBucketsWaitOnlyForTheStagesHoldingIt) {
   EXPECT_NEAR(overlapped.analytic.breakdown.dp_comm_s, overlapped.sim.breakdown.dp_comm_s, 0.005);
 }
 
+// Found by scripts/engine_diff.py. Llama-2 7B on the H100 + MI300X cluster (8 RoCE NICs a node,
+// one per GPU's rail), without overlap: replica 0 at TP 2 on MI300X GPUs 30-31 (layers 1-27) then
+// TP 8 on H100s 0-7 (28-32); replica 1 at TP 2 on MI300X GPUs 18-19 (1-8) then TP 1 on MI300X 22
+// (9-32). GPU 22 is in the two groups of segment 9-27 (7.7 GB of FP32 gradients each) and the
+// eight of segment 28-32 (H100 shards): ten channels, all through its own rail, which carries all
+// their bytes in ~0.40 s. The cost model had priced every group of the node at its busiest rail,
+// so GPUs 18-19 (a rail each, segment 1-8) at an eighth of a NIC, and each big group at the eight
+// channels GPU 22 has in the other segment, as if they all ran for the whole sync: 1.32 s against
+// the simulator's 0.40 s. Now each GPU's hops take its own rail (node_senders_of on_rail_of_gpu),
+// and a group alone takes its bytes over its most loaded member side (add_slot_loads).
+TEST(SegmentSync, GroupsOfUnequalSegmentsShareAGpusRailByTheirBytes) {
+  testing::Inputs in = testing::load("h100-mi300x.yaml", "llama2-7b.yaml");
+  models::Workload& w = in.workload;
+  w.training.global_batch = 12;
+  const models::Plan p =
+      plan_of("MI300X tp2 + H100 tp8 beside MI300X tp2 + tp1", 0,
+              {models::Replica{4, {models::Stage{27, {30, 31}}, models::Stage{5, {0, 1, 2, 3, 4, 5, 6, 7}}}},
+               models::Replica{8, {models::Stage{8, {18, 19}}, models::Stage{24, {22}}}}});
+  const BothEngines e = both_feasible(in.cluster, w, p);
+  EXPECT_GT(e.sim.breakdown.dp_comm_s, 0.1 * e.sim.iteration_time_s) << "the sync is what this test is about";
+  EXPECT_NEAR(e.analytic.breakdown.dp_comm_s, e.sim.breakdown.dp_comm_s, 0.05 * e.sim.breakdown.dp_comm_s);
+  EXPECT_NEAR(e.analytic.iteration_time_s, e.sim.iteration_time_s, 0.02 * e.sim.iteration_time_s);
+}
+
 }  // namespace
 }  // namespace hetsim::sim
