@@ -7,6 +7,7 @@
 
 #include "comm_cost.hpp"
 #include "dp_segments.hpp"
+#include "grad_sync_rails.hpp"
 #include "step_cost.hpp"  // declares what this file defines
 #include "topology.hpp"
 
@@ -145,6 +146,8 @@ class GradSync {
         traffic(pass_traffic(plan.zero, plan.recompute)),
         load(shared_gpus || traffic.any() ? static_cast<std::size_t>(dp) * in.max_pp : 0),
         slot_buckets(shared_gpus && plan.zero <= 2 ? load.size() : 0),
+        slot_rails(slot_buckets.size()),
+        rails(in.cluster),
         members(dp),
         member_slot(dp) {
     group_memo.signature.reserve(2 * static_cast<std::size_t>(dp));
@@ -354,38 +357,43 @@ class GradSync {
   /// What the current group puts on its members' stages (SlotLoad), each scaled by how far the
   /// member's own side of the ring is below the group's bottleneck.
   ///
-  /// The group's bottleneck shares a side among every channel it carries for the whole sync, as
-  /// if all the groups through it moved equal bytes; they do not (a GPU in a small segment's eight
-  /// groups and a large segment's two), and under fair sharing (NCCL channels are flows like any
-  /// other; max-min fairness, Bertsekas & Gallager, "Data Networks" §6.5.2) the small groups finish
-  /// and leave the large ones the side. Each side's own_s counts every byte through it; what a
-  /// group takes alone is its time with the most loaded member side given to it,
-  /// group_s x max_i over_i (= its bytes over the smallest member side), which still keeps a
-  /// far member's slow side (over 1). A group across zones keeps its time: the WAN link is
-  /// nobody's own side. (Before, a segment's two 7.7 GB groups through a MI300X's NIC, priced at
-  /// 1/8 of it because of another segment's eight groups, took 1.3 s alone; the simulator 0.40 s.)
+  /// Stages in several groups (slot_buckets): the group's bottleneck shares a rail among every
+  /// channel it carries for the whole sync, as if all the groups through it moved equal bytes;
+  /// they do not (a GPU in a small segment's eight groups and a large segment's two), and under
+  /// fair sharing the small groups finish and leave the rail to the large ones. So the rails are
+  /// resources of their own (SyncRails: every crossing's bytes, in bucket order), a member's own
+  /// side is what it has alone (its rail, its node's fabric, host staging), and what a group takes
+  /// alone is its bytes over its smallest such side, group_s x max_i over_i, which keeps a far
+  /// member's slow NIC (over 1). A group across zones keeps its time: the WAN link is nobody's
+  /// side. (A segment's two 7.7 GB groups through a MI300X's rail, priced at 1/8 of it because of
+  /// another segment's eight groups, took 1.3 s; the simulator 0.40 s, as the rail's bytes.)
   void add_slot_loads(const GroupCost& g, int ranks) {
+    const bool by_rail = !slot_buckets.empty();
     if (nic_senders)
       for (int i = 0; i < count; ++i) member_channels[i] = channels.per_gpu[members[i]];
     member_over.resize(static_cast<std::size_t>(count));
     double alone = 0;
     bool across_zones = false;
     for (int i = 0; i < count; ++i) {
-      // Its own node's sending GPUs share its NICs (the group's figure takes the busiest node's).
+      // Its own node's sending GPUs share its NICs (the group's figure takes the busiest node's);
+      // by rail, the member's side is its own rail's (the sharing is SyncRails').
       NodeSenders own_node_senders;
-      if (nic_senders) {
+      if (by_rail) own_node_senders = NodeSenders{1, 1};
+      else if (nic_senders) {
         own_node_senders = (*nic_senders)[c.gpus[members[i]].node];
         own_node_senders.senders = std::max(1, own_node_senders.senders);
         own_node_senders.on_busiest_rail = std::max(1, channels.on_rail_of_gpu[members[i]]);  // its own rail
       }
-      const double side_Bps = member_side_bandwidth_Bps(c, members.data(), count, i, own_node_senders, g.node_shared,
-                                                        nic_senders ? member_channels.data() : nullptr);
+      const double side_Bps =
+          member_side_bandwidth_Bps(c, members.data(), count, i, own_node_senders, g.node_shared,
+                                    nic_senders && !by_rail ? member_channels.data() : nullptr);
       member_over[i] = side_Bps > g.bus_bandwidth_Bps ? g.bus_bandwidth_Bps / side_Bps : 1.0;
       alone = std::max(alone, member_over[i]);
       across_zones = across_zones || c.nodes[c.gpus[members[i]].node].zone != c.nodes[c.gpus[members[0]].node].zone;
     }
-    if (across_zones || g.node_shared) alone = 1.0;
+    if (across_zones || !by_rail) alone = 1.0;
     worst_alone_bucket_s = std::max(worst_alone_bucket_s, sync.bucket_s * alone);
+    if (by_rail) add_rail_loads(g, ranks);
     for (int i = 0; i < count; ++i) {
       const int slot = member_slot[i];
       // One group stands for every TP rank's when all are alike; else each TP rank of a
@@ -400,6 +408,43 @@ class GradSync {
       l.segment_ag.add(sync.gather_s, over, weight, alone);
       l.segment_rs.add(sync.scatter_s, over, weight, alone);
     }
+  }
+
+  /// The current group's crossings on its members' rails (SyncRails): a ring moves V = bucket
+  /// time x bottleneck bytes a bucket over every hop; a node's members send what crosses its
+  /// boundary, each V / k over its own rail for k members there (one NCCL channel each, as
+  /// group_cost prices the hop), or V at the boundary member alone (GroupCost::node_shared).
+  /// One group standing for every TP rank's (ranks 1) loads the rails of all the stage's GPUs.
+  void add_rail_loads(const GroupCost& g, int ranks) {
+    const int first_node = c.gpus[members[0]].node;
+    bool spans = false;
+    for (int i = 1; i < count && !spans; ++i) spans = c.gpus[members[i]].node != first_node;
+    if (!spans) return;
+    node_members.resize(c.nodes.size(), 0);
+    for (int i = 0; i < count; ++i) ++node_members[c.gpus[members[i]].node];
+    const double bucket_bytes = sync.bucket_s * g.bus_bandwidth_Bps;
+    const double gather_bytes = sync.param_gather_s * g.bus_bandwidth_Bps;
+    for (int i = 0; i < count; ++i) {
+      const int node = c.gpus[members[i]].node;
+      double share = 1.0 / node_members[node];
+      if (g.node_shared) share = c.gpus[members[(i + 1) % count]].node != node ? 1.0 : 0.0;
+      if (share <= 0) continue;
+      const int slot = member_slot[i];
+      const Stage& st = plan.replicas[slot / in.max_pp].stages[slot % in.max_pp];
+      const auto load_rail_of = [&](int gpu) {
+        const int r = rails.rail_of(gpu);
+        if (r < 0) return;
+        for (double ready_s : bucket_ready_s) rails.add_reduce(r, ready_s, share * bucket_bytes);
+        rails.add_gather(r, share * gather_bytes);
+        std::vector<int>& mine = slot_rails[static_cast<std::size_t>(slot)];
+        if (std::find(mine.begin(), mine.end(), r) == mine.end()) mine.push_back(r);
+      };
+      if (ranks == 1)
+        for (int gpu : st.gpus) load_rail_of(gpu);
+      else
+        load_rail_of(members[i]);
+    }
+    for (int i = 0; i < count; ++i) node_members[c.gpus[members[i]].node] = 0;
   }
 
   /// The current group as the simulator lays it out (PlanWork::dp_groups).
@@ -449,9 +494,13 @@ class GradSync {
       const SlotLoad& l = load[slot];
       if (l.groups == 0) continue;
       std::vector<SyncBucket>& own = slot_buckets[slot];
-      const double reduce_end_s =
+      double reduce_end_s =
           std::max(l.groups_end_s, own.empty() ? l.groups_end_s : serial_buckets_end_s(own.data(), own.data() + own.size()));
-      const double gather_s = l.gather.time_s();
+      double gather_s = l.gather.time_s();
+      for (int r : slot_rails[slot]) {  // the rails its GPUs cross on, shared with other stages
+        reduce_end_s = std::max(reduce_end_s, rails.reduce_end_s(r));
+        gather_s = std::max(gather_s, rails.gather_s(r));
+      }
       const double exposed = !plan.overlap_grad_sync ? reduce_end_s + gather_s
                                                      : std::max(0.0, reduce_end_s) +
                                                            std::max(0.0, gather_s - in.times[slot].forward_s);
@@ -518,6 +567,9 @@ class GradSync {
   std::vector<double> bucket_ready_s;         ///< the current segment's, see segment_bucket_ready
   std::vector<SyncBucket> alone;              ///< scratch for alone_end_s
   std::vector<double> member_over;            ///< add_slot_loads: each member's bottleneck over its side
+  std::vector<std::vector<int>> slot_rails;   ///< [slot]: the rails its GPUs' crossings load (with slot_buckets)
+  SyncRails rails;                            ///< see add_rail_loads
+  std::vector<int> node_members;              ///< add_rail_loads scratch: the group's members per node
   double worst_alone_bucket_s = 0;            ///< the current segment's slowest bucket alone (add_slot_loads)
   std::vector<int> members, member_slot;      ///< the current group's GPUs and their slots
   DpNicChannels channels;                     ///< see the constructor

@@ -66,24 +66,17 @@ double tied_embedding_sync_s(const StepInput& in, double grad_bpp, PlanWork* wor
   bool one_pair_a_gpu = true;
   for (const Replica& rep : plan.replicas)
     one_pair_a_gpu = one_pair_a_gpu && (rep.stages.size() < 2 || rep.stages.front().tp() == rep.stages.back().tp());
-  std::vector<NodeSenders> senders(c.nodes.size());
-  std::vector<int> on_rail_of_gpu;  // mixed degrees: the pairs on each GPU's own rail
-  if (one_pair_a_gpu) {
-    // The usual plan: one pair per GPU of the two stages, the node's senders filling its rails.
+  // The usual plan: one pair per GPU of the two stages, all pairs alike, each node's senders
+  // filling its rails. Mixed degrees: pairs of unequal size share rails, so each is priced alone
+  // on its rails and each rail carries the sum of its pairs' bytes (the small ones finish and
+  // leave it to the large; see grad_sync_rails.hpp), the slower of the two setting the time.
+  std::vector<NodeSenders> senders(c.nodes.size(), one_pair_a_gpu ? NodeSenders{} : NodeSenders{1, 1});
+  std::vector<std::pair<int, double>> rail_busy_s;  // mixed degrees: (rail, a pair member's bytes over its rate)
+  if (one_pair_a_gpu)
     for (const Replica& rep : plan.replicas)
       if (rep.stages.size() >= 2)
         for (const Stage* st : {&rep.stages.front(), &rep.stages.back()})
           for (int g : st->gpus) ++senders[c.gpus[g].node].senders;
-  } else {
-    std::vector<int> pairs_of_gpu(c.gpus.size(), 0);
-    for (const Replica& rep : plan.replicas)
-      if (rep.stages.size() >= 2) {
-        const int shards = shards_of(rep);
-        for (const Stage* st : {&rep.stages.front(), &rep.stages.back()})
-          for (int g : st->gpus) pairs_of_gpu[g] += shards / st->tp();
-      }
-    node_senders_of(c, pairs_of_gpu, senders, &on_rail_of_gpu);
-  }
   // Pairs whose stages lie in different zones: all of them cross the zones' WAN link at once.
   std::vector<double> embedding_wan(c.zones.size() > 1 ? c.zones.size() * c.zones.size() : 0, 0.0);
   for (const Replica& rep : plan.replicas) {
@@ -115,20 +108,19 @@ double tied_embedding_sync_s(const StepInput& in, double grad_bpp, PlanWork* wor
     for (int j = 0; j < shards; ++j) {
       const int pair[2] = {a.gpus[j * a.tp() / shards], b.gpus[j * b.tp() / shards]};
       const int node_a = c.gpus[pair[0]].node, node_b = c.gpus[pair[1]].node;
-      NodeSenders senders_a = senders[node_a], senders_b = senders[node_b];
-      if (!on_rail_of_gpu.empty()) {
-        senders_a.on_busiest_rail = std::max(1, on_rail_of_gpu[pair[0]]);
-        senders_b.on_busiest_rail = std::max(1, on_rail_of_gpu[pair[1]]);
-      }
       const PairKey key{c.nodes[node_a].node_type, c.nodes[node_b].node_type, c.nodes[node_a].zone,
-                        c.nodes[node_b].zone, node_a == node_b ? 1 : 0, senders_a, senders_b, shards};
+                        c.nodes[node_b].zone, node_a == node_b ? 1 : 0, senders[node_a], senders[node_b], shards};
+      // A ring of two all-reduces by sending its shard once each way through each member's rail.
+      if (!one_pair_a_gpu && node_a != node_b)
+        for (const int g : pair)
+          if (const int rail = rail_of_gpu(c, g); rail >= 0)
+            rail_busy_s.emplace_back(c.nodes[c.gpus[g].node].first_gpu + rail, bytes / rail_rate_Bps(c, c.gpus[g].node));
       double t = -1;  // times are >= 0
       for (const auto& [k, time_s] : priced)
         if (k == key) t = time_s;
       if (t < 0) {
         t = collective_time(CollectiveKind::kAllReduce, bytes,
-                            group_cost(c, pair, 2, 0, embedding_wan.empty() ? nullptr : &embedding_wan, &senders,
-                                       on_rail_of_gpu.empty() ? nullptr : &on_rail_of_gpu),
+                            group_cost(c, pair, 2, 0, embedding_wan.empty() ? nullptr : &embedding_wan, &senders),
                             plan.grad_sync);
         priced.emplace_back(key, t);
       }
@@ -142,6 +134,13 @@ double tied_embedding_sync_s(const StepInput& in, double grad_bpp, PlanWork* wor
         work->dp_groups.push_back(std::move(dg));
       }
     }
+  }
+  std::sort(rail_busy_s.begin(), rail_busy_s.end());
+  for (std::size_t i = 0; i < rail_busy_s.size();) {
+    double busy_s = 0;
+    const int rail = rail_busy_s[i].first;
+    for (; i < rail_busy_s.size() && rail_busy_s[i].first == rail; ++i) busy_s += rail_busy_s[i].second;
+    worst = std::max(worst, busy_s);
   }
   return worst;
 }

@@ -149,6 +149,8 @@ HostStaging host_staging(const Cluster& c, int gpu_a, int gpu_b) {
   return {true, pcie_Bps * kHostLinkEfficiency, 2 * kHostCopySetup_s};
 }
 
+double rail_rate_Bps(const Cluster& cluster, int node) { return nic_share(cluster, node, NodeSenders{1, 1}); }
+
 int rail_count(const NodeType& type) { return std::min(type.nics.count, std::max(1, type.gpus_per_node)); }
 
 int rail_of_gpu(const Cluster& cluster, int gpu) {

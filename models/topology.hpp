@@ -78,6 +78,9 @@ struct PathCost {
 /// sim::Topology::nic_index).
 int rail_count(const NodeType& type);
 int rail_of_gpu(const Cluster& cluster, int gpu);
+/// What one rail of `node` carries alone, one direction: its NICs' achieved rate, capped as the
+/// NIC share of one sender is (fabric port, oversubscription, host link without GPUDirect).
+double rail_rate_Bps(const Cluster& cluster, int node);
 
 /// What crosses a node's NICs at once in one kind of traffic: `senders` GPUs, or NIC channels
 /// where a GPU is in several data-parallel groups at once (one per group), and how many of them

@@ -75,5 +75,28 @@ TEST(SegmentSync, GroupsOfUnequalSegmentsShareAGpusRailByTheirBytes) {
   EXPECT_NEAR(e.analytic.iteration_time_s, e.sim.iteration_time_s, 0.02 * e.sim.iteration_time_s);
 }
 
+// Found by scripts/engine_diff.py (seed 3). GPT-3 1.3B on the 4090 + A100 lab cluster, one
+// 25 Gb/s NIC a node, ZeRO-1 without overlap: replica 0 on GPU 23 (layers 1-7), the 4090 box of
+// GPUs 24-31 at TP 8 (8-16) and A100 GPU 33 (17-24); replica 1 on GPU 6 (1-11) then GPUs 16-19 at
+// TP 4 (12-24). Node 2's one NIC carries GPU 23's single group (the 7 layers and the embedding,
+// ~0.9 GB) and the twelve small groups of GPUs 16-19: ~2.4 GB in all, 0.9 s at the NIC's rate. The
+// cost model had priced GPU 23's group at a ninth of the NIC for its whole length (3.5 s of sync,
+// with the tied-embedding pairs likewise at a fifth); the rails now carry their bytes
+// (grad_sync_rails.hpp) and the simulator agrees.
+TEST(SegmentSync, ARailSharedByGroupsOfUnequalSizeCarriesTheirBytes) {
+  testing::Inputs in = testing::load("consumer-4090-a100.yaml", "gpt3-1.3b.yaml");
+  models::Workload& w = in.workload;
+  w.training.global_batch = 14;  // 7 micro-batches of 2
+  models::Plan p = plan_of("4090 + A100 pipelines split differently", 1,
+                           {models::Replica{2, {models::Stage{7, {23}}, models::Stage{9, {24, 25, 26, 27, 28, 29, 30, 31}},
+                                                models::Stage{8, {33}}}},
+                            models::Replica{5, {models::Stage{11, {6}}, models::Stage{13, {16, 17, 18, 19}}}}});
+  p.micro_batch = 2;
+  p.recompute = models::Recompute::kFull;
+  const BothEngines e = both_feasible(in.cluster, w, p);
+  EXPECT_GT(e.sim.breakdown.dp_comm_s, 0.2 * e.sim.iteration_time_s) << "the sync is what this test is about";
+  EXPECT_NEAR(e.analytic.breakdown.dp_comm_s, e.sim.breakdown.dp_comm_s, 0.05 * e.sim.breakdown.dp_comm_s);
+}
+
 }  // namespace
 }  // namespace hetsim::sim

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+// The NIC rails of a gradient sync whose GPUs are in several data-parallel groups at once
+// (grad_sync_cost.cpp GradSync, stages in several groups): each rail is a resource that carries
+// the crossings of every group of every GPU on it, in the order their buckets become ready.
+//
+// Why: pricing each group at a fixed share of a rail (its channels over all the rail's channels)
+// assumes every channel moves for the whole sync. Groups of unequal size do not: under fair
+// sharing (NCCL channels are flows like any other; max-min fairness, Bertsekas & Gallager, "Data
+// Networks" §6.5.2) the small groups finish and leave the rail to the large ones, and the rail is
+// busy for the sum of its bytes over its rate. Two replicas split differently on one-NIC nodes
+// (a 4090 box holding a stage of one replica and a TP-4 stage of another) were priced at 3.5 s of
+// sync where the rail carries its bytes in 0.9 s (the simulator: 0.89 s).
+#pragma once
+#include <algorithm>
+#include <vector>
+
+#include "cluster.hpp"
+#include "step_cost.hpp"
+#include "topology.hpp"
+
+namespace hetsim::models {
+
+class SyncRails {
+ public:
+  explicit SyncRails(const Cluster& c) : c_(c) {}
+
+  /// The rail of GPU `gpu` (its NIC(s), rail_of_gpu), or -1 when its node has no NIC.
+  int rail_of(int gpu) {
+    const int local_rail = rail_of_gpu(c_, gpu);
+    if (local_rail < 0) return -1;
+    if (index_of_.empty()) index_of_.assign(c_.gpus.size(), -1);  // on first use: uniform plans never get here
+    const int node = c_.gpus[gpu].node;
+    const int id = c_.nodes[node].first_gpu + local_rail;
+    if (index_of_[id] < 0) {
+      index_of_[id] = static_cast<int>(rails_.size());
+      rails_.push_back(Rail{rail_rate_Bps(c_, node), {}, 0});
+    }
+    return index_of_[id];
+  }
+
+  /// Rail `r` carries `bytes` of a bucket ready at `ready_s` (reduction), or of the weights'
+  /// all-gather (`gather`).
+  void add_reduce(int r, double ready_s, double bytes) { rails_[r].reduce.push_back({ready_s, bytes / rails_[r].rate_Bps}); }
+  void add_gather(int r, double bytes) { rails_[r].gather_s += bytes / rails_[r].rate_Bps; }
+
+  /// When rail r has sent its reductions' buckets (serial_buckets_end_s), and its gather time.
+  double reduce_end_s(int r) {
+    Rail& rail = rails_[r];
+    if (!rail.end_known) {
+      rail.end_s = serial_buckets_end_s(rail.reduce.data(), rail.reduce.data() + rail.reduce.size());
+      rail.end_known = true;
+    }
+    return rail.end_s;
+  }
+  double gather_s(int r) const { return rails_[r].gather_s; }
+
+ private:
+  struct Rail {
+    double rate_Bps;
+    std::vector<SyncBucket> reduce;
+    double gather_s;
+    double end_s = 0;
+    bool end_known = false;
+  };
+  const Cluster& c_;
+  std::vector<int> index_of_;  ///< [node first GPU + rail] -> rails_ index
+  std::vector<Rail> rails_;
+};
+
+}  // namespace hetsim::models
