@@ -48,6 +48,15 @@ struct Stage {
   int tp() const { return static_cast<int>(gpus.size()); }
 };
 
+/// The rank of a receiving stage of TP degree `to_tp` that rank `rank` of a sending stage of TP
+/// degree `from_tp` hands its pipeline slice to (the activation forward, its gradient back):
+/// rank * to_tp / from_tp. With sequence parallelism rank i holds rows [i s / t, (i + 1) s / t)
+/// of the sequence (Korthikanti et al., MLSys'23 §4.2.2), which lie in the rows of receiving rank
+/// i t' / t when t' divides t; when t' > t the slice reaches the first rank of the rows it spans,
+/// one flow a sender. Rank-wise between equal degrees. Both engines send by it (the cost model's
+/// NIC counts, models/predictor.cpp; the simulator's flows, sim group_transfer).
+inline int pipeline_peer(int rank, int from_tp, int to_tp) { return rank * to_tp / from_tp; }
+
 struct Replica {
   int micro_batches = 0;  ///< micro-batches this replica processes per step (uneven across replicas allowed)
   std::vector<Stage> stages;

@@ -186,67 +186,114 @@ bool Evaluation::cost_stages() {
   return true;
 }
 
-/// In the steady state every GPU with a pipeline neighbour on another node moves tensors across
-/// nodes at each step (the activation forward to the next stage, its gradient back to the
-/// previous one), so those GPUs share the node's NICs. A NIC carries each direction at its line
-/// rate (full duplex, as the simulator's up and down links): the flows leaving a node share its
-/// outgoing side, those arriving its incoming side. Each rank of a sending stage sends its slice
-/// to rank d mod t of the receiving one (price_pipeline_sends): one flow out of each sending
-/// GPU, which sends its activation and its gradient at different times of its step (it counts
-/// once), while a GPU of a stage of lower TP than its neighbour receives several flows at once.
-/// An activation arriving at a node shares its incoming side with the activations arriving at
-/// the node's other GPUs (the same stage of other replicas, in step with it) and with what GPUs
-/// that receive no activation receive (other stages, at other times of their steps: counted, to
-/// be safe); a gradient likewise.
-/// When each node holds one stage of a replica and neighbouring stages have equal TP degrees,
-/// every GPU of the plan on a node sends one flow and receives one each way: all of the node's
-/// GPUs when the plan uses them all (path_between's default), else count them (used_on_node;
-/// nic_out and nic_in_* stay empty). A node holding consecutive stages of a replica moves tensors
-/// only from and to the GPUs at the ends of its run of stages (the others hand over through the
-/// node's own fabric), and TP degrees that differ across a boundary make receivers differ from
-/// senders: then nic_out and nic_in_* count them per node.
+template <class F>
+void Evaluation::for_each_pipeline_flow(F&& f) const {
+  for (int boundary = 0; boundary < max_pp; ++boundary)
+    for (int backward = 0; backward < 2; ++backward)
+      for (const Replica& rep : plan.replicas) {
+        if (boundary >= static_cast<int>(rep.stages.size())) continue;
+        const Stage* next = next_stage(rep, boundary);
+        if (!next) continue;
+        const Stage& from = backward ? *next : rep.stages[boundary];
+        const Stage& to = backward ? rep.stages[boundary] : *next;
+        for (int d = 0; d < from.tp(); ++d)
+          f(2 * boundary + backward, from.gpus[d], to.gpus[pipeline_peer(d, from.tp(), to.tp())]);
+      }
+}
+
+/// In the steady state each pipeline boundary's tensor (the activation forward to the next stage,
+/// its gradient back) crosses nodes as one flow from each rank of the sending stage to rank
+/// pipeline_peer of the receiving one (price_pipeline_sends; the simulator's group_transfer), all
+/// at once: they share the sending node's outgoing side of its NICs and the receiving node's
+/// incoming side (full duplex, as the simulator's up and down links), each through its own GPU's
+/// rail. The same boundary of the other replicas sends in step with it (a uniform plan's replicas
+/// run the same schedule), so its flows through the same nodes share them too. So each send (a
+/// boundary and a direction) counts its own flows per node and rail, not those of the replica's
+/// other boundaries: a stage sends its activation and its gradient one after the other, and
+/// different stages finish their passes at different phases of the schedule. (Counting every
+/// flow through a node as concurrent, a TP-2 stage between two stages on one 25 Gb/s node sent
+/// both ways at a quarter of that node's NIC where the simulator found half: 153 vs 77 ms.)
+/// Approximate where two stages on one node send the same way at once: in a 1F1B steady state
+/// whose forward and backward passes take alike, stage s + 1's activation and stage s's gradient
+/// leave together. Not counted, that sharing makes such plans a little fast: the planner's best
+/// GPT-3 6.7B plan on the 4090 + A100 cluster, whose boxes each hold two stages of every
+/// replica, is predicted 4% faster than simulated (it was 11% slower with every flow counted).
+/// A plan of equal TP degrees whose nodes each hold stages of one index only (the stage s of some
+/// replicas) needs no counting: each of its sends out of a node leaves from every GPU of the plan
+/// on it and arrives at every one, rank to rank: all of the node's GPUs when the plan uses them
+/// all (path_between's default), else used_on_node; boundary_out and boundary_in stay empty.
 void Evaluation::count_pipeline_nic_senders(bool consecutive_on_a_node) {
   bool mixed_tp = false;
   for (const Replica& rep : plan.replicas)
     for (int s = 0; s < static_cast<int>(rep.stages.size()) && !mixed_tp; ++s)
       if (const Stage* b = next_stage(rep, s)) mixed_tp = b->tp() != rep.stages[s].tp();
-  if (!consecutive_on_a_node && !mixed_tp) return;
-  const auto node_of = [&](int gpu) { return cluster.gpus[gpu].node; };
-  const std::size_t gpus = cluster.gpus.size();
-  std::vector<char> out(gpus, 0);
-  std::vector<int> in_forward(gpus, 0), in_backward(gpus, 0);  // flows arriving at each GPU
-  const auto crossing = [&](int from, int to, std::vector<int>& in) {
-    if (node_of(from) == node_of(to)) return;
-    out[from] = 1;
-    ++in[to];
+  if (!mixed_tp && !consecutive_on_a_node && !stages_of_several_indices_share_a_node()) return;
+  const std::size_t nodes = cluster.nodes.size();
+  boundary_out.assign(2 * static_cast<std::size_t>(max_pp) * nodes, NodeSenders{});
+  boundary_in.assign(boundary_out.size(), NodeSenders{});
+  // Flows of the current send on each rail, by the slot first_gpu + rail of the rail's node, and
+  // the slots to clear before the next send.
+  std::vector<int> out_on_rail(cluster.gpus.size(), 0), in_on_rail(cluster.gpus.size(), 0);
+  std::vector<int> touched;
+  int current = -1;
+  const auto rail_slot = [&](int gpu) {
+    return cluster.nodes[cluster.gpus[gpu].node].first_gpu + std::max(0, rail_of_gpu(cluster, gpu));
   };
-  for (const Replica& rep : plan.replicas) {
-    for (int s = 0; s < static_cast<int>(rep.stages.size()); ++s) {
-      const Stage* b = next_stage(rep, s);
-      if (!b) continue;
-      const Stage& a = rep.stages[s];
-      for (int d = 0; d < a.tp(); ++d) crossing(a.gpus[d], b->gpus[d % b->tp()], in_forward);   // activation
-      for (int d = 0; d < b->tp(); ++d) crossing(b->gpus[d], a.gpus[d % a.tp()], in_backward);  // its gradient
+  for_each_pipeline_flow([&](int send, int from, int to) {
+    const int na = cluster.gpus[from].node, nb = cluster.gpus[to].node;
+    if (na == nb) return;  // through the node's own fabric
+    if (send != current) {
+      for (int slot : touched) out_on_rail[slot] = in_on_rail[slot] = 0;
+      touched.clear();
+      current = send;
     }
-  }
-  nic_out.assign(cluster.nodes.size(), 0);
-  nic_in_forward.assign(cluster.nodes.size(), 0);
-  nic_in_backward.assign(cluster.nodes.size(), 0);
-  for (std::size_t g = 0; g < gpus; ++g) {
-    const int node = cluster.gpus[g].node;
-    nic_out[node] += out[g];
-    nic_in_forward[node] += in_forward[g] > 0 ? in_forward[g] : in_backward[g];
-    nic_in_backward[node] += in_backward[g] > 0 ? in_backward[g] : in_forward[g];
-  }
+    const int ra = rail_slot(from), rb = rail_slot(to);
+    touched.push_back(ra);
+    touched.push_back(rb);
+    // A GPU sends one flow per send (it is in one stage), and a receiver of lower TP than its
+    // sender gets several at once: each counts.
+    NodeSenders& out = boundary_out[send * nodes + na];
+    ++out.senders;
+    out.on_busiest_rail = std::max(out.on_busiest_rail, ++out_on_rail[ra]);
+    NodeSenders& in = boundary_in[send * nodes + nb];
+    ++in.senders;
+    in.on_busiest_rail = std::max(in.on_busiest_rail, ++in_on_rail[rb]);
+  });
 }
 
-int Evaluation::path_index(int ga, int gb, bool forward) {
+/// Whether a node holds stages of two indices (of one replica or of two): then its GPUs do not all
+/// send at once, and count_pipeline_nic_senders counts them send by send.
+bool Evaluation::stages_of_several_indices_share_a_node() const {
+  std::vector<int> index_on_node(cluster.nodes.size(), -1);
+  const auto holds = [&](int node, int s) {
+    int& i = index_on_node[node];
+    if (i >= 0 && i != s) return true;
+    i = s;
+    return false;
+  };
+  for (int r = 0; r < plan.dp(); ++r) {
+    const Replica& rep = plan.replicas[r];
+    for (int s = 0; s < static_cast<int>(rep.stages.size()); ++s) {
+      const std::size_t k = static_cast<std::size_t>(r) * max_pp + s;
+      if (in_node[k]) {  // consecutive GPUs of one node (find_copies)
+        if (holds(front_node[k], s)) return true;
+        continue;
+      }
+      for (int g : rep.stages[s].gpus)
+        if (holds(cluster.gpus[g].node, s)) return true;
+    }
+  }
+  return false;
+}
+
+int Evaluation::path_index(int ga, int gb, int send) {
   // Paths between nodes of the same types and zones, with the same senders, have the same
   // figures: reuse them.
   const int na = cluster.gpus[ga].node, nb = cluster.gpus[gb].node;
-  const auto [sending, receiving] = path_senders(na, nb, forward);
+  const auto [sending, receiving] = path_senders(send, na, nb);
   const int za = cluster.nodes[na].zone, zb = cluster.nodes[nb].zone;
-  const int wan = za == zb ? 0 : wan_senders[zone_pair_index(cluster, za, zb)];
+  const int zones = static_cast<int>(cluster.zones.size());
+  const int wan = za == zb ? 0 : boundary_wan[(static_cast<std::size_t>(send) * zones + za) * zones + zb];
   const PathKey key{cluster.nodes[na].node_type, cluster.nodes[nb].node_type, za, zb, na == nb ? 1 : 0, sending, receiving, wan};
   for (std::size_t i = 0; i < paths.size(); ++i)
     if (paths[i].first == key) return static_cast<int>(i);
@@ -254,52 +301,31 @@ int Evaluation::path_index(int ga, int gb, bool forward) {
   return static_cast<int>(paths.size()) - 1;
 }
 
-/// Boundaries between zones: in the steady state every replica's boundary sends at once, so
-/// the TP ranks of all boundaries between two zones share the WAN link between them, not a
-/// node's share. Per direction: a stage sending that way (forward to its next stage, backward
-/// to its previous one) counts once, as its sends follow one another (an interleaved stage's
-/// forward and wrap-around backward sends go the same way; counted twice, the link was priced
-/// at half the rate the simulator finds). The busier direction sets the share.
+/// Boundaries between zones: the flows of a send that cross the WAN link between two zones share
+/// it with those of the same boundary of every replica crossing it the same way (in step, as on
+/// the NICs: count_pipeline_nic_senders), one flow per rank of the sending stage. The link carries
+/// each direction at its rate (the simulator's two links per zone pair), and a replica's other
+/// boundaries send at other times. (All boundaries of a plan counted as one, a pipeline crossing
+/// the WAN three times, with TP 1, 8, 2, 1, priced its TP-1 stage's one flow at 1/16 of the link:
+/// 55 ms a send where the simulator took 31.6 ms, of which 30 ms the WAN's latency.)
 void Evaluation::count_pipeline_wan_senders() {
   const int zones = static_cast<int>(cluster.zones.size());
   if (zones < 2) return;
-  const auto zone_of = [&](const Stage& st) { return cluster.nodes[cluster.gpus[st.gpus.front()].node].zone; };
-  std::vector<int> directed(static_cast<std::size_t>(zones) * zones, 0);  // [from * zones + to]
-  for (const Replica& rep : plan.replicas) {
-    const int pp = static_cast<int>(rep.stages.size());
-    for (int s = 0; s < pp; ++s) {
-      const Stage& a = rep.stages[s];
-      const int za = zone_of(a);
-      std::pair<int, int> ways[2];  // (to zone, ranks) of this stage's sends, one per zone: at most two
-      int n_ways = 0;
-      auto add = [&](const Stage& b) {
-        const int zb = zone_of(b);
-        if (zb == za) return;
-        for (int i = 0; i < n_ways; ++i)
-          if (ways[i].first == zb) return void(ways[i].second = std::max(ways[i].second, std::max(a.tp(), b.tp())));
-        ways[n_ways++] = {zb, std::max(a.tp(), b.tp())};
-      };
-      if (const Stage* next = next_stage(rep, s)) add(*next);  // forward
-      const int previous = s > 0 ? s - 1 : pp - 1;             // backward: to the stage sending to s
-      if (next_stage(rep, previous) == &a) add(rep.stages[previous]);
-      for (int i = 0; i < n_ways; ++i) directed[static_cast<std::size_t>(za) * zones + ways[i].first] += ways[i].second;
-    }
-  }
-  wan_senders.assign(static_cast<std::size_t>(zones) * zones, 0);
-  for (int za = 0; za < zones; ++za)
-    for (int zb = 0; zb < zones; ++zb)
-      if (za != zb) {
-        int& w = wan_senders[zone_pair_index(cluster, za, zb)];
-        w = std::max(w, directed[static_cast<std::size_t>(za) * zones + zb]);
-      }
+  boundary_wan.assign(2 * static_cast<std::size_t>(max_pp) * zones * zones, 0);
+  const auto zone_of = [&](int gpu) { return cluster.nodes[cluster.gpus[gpu].node].zone; };
+  for_each_pipeline_flow([&](int send, int from, int to) {
+    const int za = zone_of(from), zb = zone_of(to);
+    if (za != zb) ++boundary_wan[(static_cast<std::size_t>(send) * zones + za) * zones + zb];
+  });
 }
 
 /// Each TP rank sends its 1/t slice of the boundary activation (Megatron-LM scatter-gather
 /// optimisation, Narayanan et al. SC'21 §4.1) to the same rank of the next stage, and the
 /// gradient comes back the same way. Between stages of different TP degrees each rank of the
-/// sending stage still sends its 1/t slice (with sequence parallelism it holds no more), so the
-/// whole tensor crosses once in each direction, split over the sender's t ranks (the simulator's
-/// flows, sim/actors.cpp transfer, are the same).
+/// sending stage still sends its 1/t slice (with sequence parallelism it holds no more) to rank
+/// pipeline_peer of the receiving stage, so the whole tensor crosses once in each direction, split
+/// over the sender's t ranks (the simulator's flows, sim/actors.cpp transfer, are the same). Each
+/// send is priced on its own boundary's NIC and WAN counts (count_pipeline_nic_senders).
 void Evaluation::price_pipeline_sends() {
   const ModelSpec& m = workload.model;
   boundary_bytes = boundary_activation_bytes(m, plan.micro_batch, workload.training.dtype);
@@ -320,7 +346,7 @@ void Evaluation::price_pipeline_sends() {
       const Stage& a = rep.stages[s];
       const Stage& b = *next;
       const int ga = a.gpus.front(), gb = b.gpus.front();
-      const int forward = path_index(ga, gb, true), backward = path_index(gb, ga, false);
+      const int forward = path_index(ga, gb, 2 * s), backward = path_index(gb, ga, 2 * s + 1);
       const P2pTime* t = nullptr;
       for (const P2pTime& pt : p2p_times)
         if (pt.path_forward == forward && pt.path_backward == backward && pt.tp_a == a.tp() && pt.tp_b == b.tp()) t = &pt;

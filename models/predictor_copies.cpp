@@ -85,7 +85,7 @@ bool Evaluation::find_copies(int* stage_count_out, int* gpu_count_out) {
 /// The last condition of find_copies: a path leaving a node shares its NICs with the node's
 /// other senders (path_senders), a count that depends on the nodes themselves.
 void Evaluation::drop_copies_with_other_senders() {
-  if (nic_out.empty() && !partial) return;  // every path's counts are 0
+  if (boundary_out.empty() && !partial) return;  // every path's counts are 0
   for (int r = 0; r < plan.dp(); ++r) {
     const int base = copy_of[r];
     if (base < 0) continue;
@@ -96,7 +96,8 @@ void Evaluation::drop_copies_with_other_senders() {
       const int to = s == pp - 1 ? 0 : s + 1;
       // Both directions: the activation a -> b and the gradient b -> a.
       const int na = front_node[k0 + s], nb = front_node[k0 + to], ba = front_node[b0 + s], bb = front_node[b0 + to];
-      if (path_senders(na, nb, true) != path_senders(ba, bb, true) || path_senders(nb, na, false) != path_senders(bb, ba, false))
+      if (path_senders(2 * s, na, nb) != path_senders(2 * s, ba, bb) ||
+          path_senders(2 * s + 1, nb, na) != path_senders(2 * s + 1, bb, ba))
         copy_of[r] = -1;
     }
   }

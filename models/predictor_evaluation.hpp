@@ -84,15 +84,20 @@ struct Evaluation {
   struct PathKey {
     int type_a, type_b, zone_a, zone_b;
     int same_node;
-    int sending_a, receiving_b;  ///< GPUs of a's node sending out, of b's receiving in (0: all of the node's)
-    int wan;      ///< GPUs of the plan sharing the zones' WAN link (0: one zone)
+    /// GPUs of a's node sending out, flows into b's node (senders 0: all of the node's GPUs)
+    NodeSenders sending_a, receiving_b;
+    int wan;      ///< flows of the plan sharing the zones' WAN link that way (0: one zone)
     bool operator==(const PathKey&) const = default;
   };
   std::vector<int> used_on_node;        ///< GPUs of the plan in each node (plans that leave GPUs idle)
-  /// [node] GPUs sending pipeline tensors out of the node, and flows arriving into it with an
-  /// activation and with a gradient; empty: see count_pipeline_nic_senders.
-  std::vector<int> nic_out, nic_in_forward, nic_in_backward;
-  std::vector<int> wan_senders;         ///< [zone_pair_index] TP ranks of pipeline boundaries sharing a WAN link; empty with one zone
+  /// [send * nodes + node], send = 2 * boundary + (1 for the gradient): the GPUs of the node
+  /// sending that tensor of that boundary out of it (all replicas' boundaries of that index), and
+  /// the flows of it arriving into the node, each with its busiest rail; empty: see
+  /// count_pipeline_nic_senders. Boundary s: stage s to the stage it sends to (next_stage).
+  std::vector<NodeSenders> boundary_out, boundary_in;
+  /// [(send * zones + from zone) * zones + to zone]: flows of that send crossing the WAN link
+  /// from one zone to the other (count_pipeline_wan_senders); empty with one zone.
+  std::vector<int> boundary_wan;
   std::vector<std::pair<PathKey, PathCost>> paths;
   /// p2p_time() of each (path, sending TP, receiving TP) met in this evaluation (the size
   /// follows from the two TP degrees): a uniform plan sends one size over one kind of path at
@@ -120,6 +125,11 @@ struct Evaluation {
   // The steps of run() (predictor.cpp).
   bool cost_stages();
   void count_pipeline_nic_senders(bool consecutive_on_a_node);
+  bool stages_of_several_indices_share_a_node() const;
+  /// Calls f(send, from GPU, to GPU) for every pipeline flow, send by send (send as in
+  /// boundary_out): rank d of the sending stage to rank pipeline_peer(d) of the receiving one.
+  template <class F>
+  void for_each_pipeline_flow(F&& f) const;
   void count_pipeline_wan_senders();
   void price_pipeline_sends();
   void time_replicas();
@@ -140,18 +150,19 @@ struct Evaluation {
     if (pp < 2 || (s == pp - 1 && interleave == 1)) return nullptr;
     return &rep.stages[s == pp - 1 ? 0 : s + 1];
   }
-  /// On a pipeline path from node na to node nb, for an activation (forward) or a gradient: the
-  /// GPUs of na sending out of it and the flows arriving into nb with it, which share those sides
-  /// of the nodes' NICs (count_pipeline_nic_senders; 0: all of the node's GPUs).
-  std::pair<int, int> path_senders(int na, int nb, bool forward) const {
-    if (na == nb) return {0, 0};
-    if (!nic_out.empty()) return {nic_out[na], (forward ? nic_in_forward : nic_in_backward)[nb]};
-    if (partial) return {used_on_node[na], used_on_node[nb]};
-    return {0, 0};
+  /// On a pipeline path from node na to node nb of send `send` (as in boundary_out): the GPUs of
+  /// na sending out of it and the flows arriving into nb with it, which share those sides of the
+  /// nodes' NICs (count_pipeline_nic_senders; senders 0: all of the node's GPUs).
+  std::pair<NodeSenders, NodeSenders> path_senders(int send, int na, int nb) const {
+    if (na == nb) return {};
+    const std::size_t nodes = cluster.nodes.size();
+    if (!boundary_out.empty()) return {boundary_out[send * nodes + na], boundary_in[send * nodes + nb]};
+    if (partial) return {NodeSenders{used_on_node[na], 0}, NodeSenders{used_on_node[nb], 0}};
+    return {};
   }
-  /// Index into paths of the path from GPU ga to GPU gb for an activation (forward) or a
-  /// gradient (built on first use).
-  int path_index(int ga, int gb, bool forward);
+  /// Index into paths of the path from GPU ga to GPU gb of send `send` (as in boundary_out; built
+  /// on first use).
+  int path_index(int ga, int gb, int send);
 };
 
 }  // namespace hetsim::models

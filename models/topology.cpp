@@ -187,8 +187,13 @@ PathCost path_between(const Cluster& cluster, int gpu_a, int gpu_b, int concurre
 }
 
 PathCost path_between(const Cluster& cluster, int gpu_a, int gpu_b, int sending_a, int receiving_b, int wan_senders) {
+  return path_between(cluster, gpu_a, gpu_b, NodeSenders{sending_a, 0}, NodeSenders{receiving_b, 0}, wan_senders);
+}
+
+PathCost path_between(const Cluster& cluster, int gpu_a, int gpu_b, NodeSenders sending_a, NodeSenders receiving_b,
+                      int wan_senders) {
   if (gpu_a == gpu_b) return {std::numeric_limits<double>::infinity(), 0, true, false};
-  const HopFigures h = hop(cluster, gpu_a, gpu_b, {sending_a, 0}, {receiving_b, 0}, 1, 1, wan_senders);
+  const HopFigures h = hop(cluster, gpu_a, gpu_b, sending_a, receiving_b, 1, 1, wan_senders);
   return {h.bandwidth_Bps, h.latency_s, h.intra, h.staged};
 }
 

@@ -110,6 +110,10 @@ PathCost path_between(const Cluster& cluster, int gpu_a, int gpu_b, int concurre
 /// direction at its line rate (full duplex), so a one-way transfer shares a's outgoing side with
 /// a's senders and b's incoming side with b's receivers.
 PathCost path_between(const Cluster& cluster, int gpu_a, int gpu_b, int sending_a, int receiving_b, int wan_senders);
+/// Same, with the senders out of a's node and the flows into b's node counted with their busiest
+/// rail (NodeSenders): a flow leaves through its sender's rail and arrives through its receiver's.
+PathCost path_between(const Cluster& cluster, int gpu_a, int gpu_b, NodeSenders sending_a, NodeSenders receiving_b,
+                      int wan_senders);
 
 /// The α-β figures of a collective group: a ring over `gpus` in the given order.
 /// bus_bandwidth_Bps is the slowest hop's bandwidth as seen by the ring: an intra-node hop

@@ -307,7 +307,9 @@ Phase group_transfer(const std::vector<int>& src, const std::vector<int>& dst, d
   Phase out;
   const std::size_t ns = src.size(), nd = dst.size();
   if (bytes_per_rank <= 0) return out;  // nothing to send (the cost model's p2p_time(0) = 0)
-  for (std::size_t i = 0; i < ns; ++i) out.push_back({src[i], dst[i * nd / ns], bytes_per_rank});
+  for (std::size_t i = 0; i < ns; ++i)
+    out.push_back({src[i], dst[models::pipeline_peer(static_cast<int>(i), static_cast<int>(ns), static_cast<int>(nd))],
+                   bytes_per_rank});
   return out;
 }
 

@@ -122,7 +122,7 @@ std::vector<FoldedPhase> folded_collective(const Topology& topology, models::Col
                                            double bytes, bool fold, const std::vector<models::NodeSenders>* concurrent_on_node = nullptr);
 
 /// Flows of a point-to-point transfer between two TP groups: rank i sends to rank i·|dst|/|src|
-/// (rank-wise when the groups have the same size), `bytes_per_rank` each.
+/// (models::pipeline_peer; rank-wise when the groups have the same size), `bytes_per_rank` each.
 Phase group_transfer(const std::vector<int>& src, const std::vector<int>& dst, double bytes_per_rank);
 
 }  // namespace hetsim::sim
