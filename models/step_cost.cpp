@@ -105,7 +105,22 @@ double tied_embedding_sync_s(const StepInput& in, double grad_bpp, PlanWork* wor
     const Stage& b = rep.stages.back();
     const int shards = shards_of(rep);
     const double bytes = static_cast<double>(m.vocab) * m.hidden / shards * grad_bpp;
+    // Stages of one TP degree, each inside one node: every shard's pair joins the same two nodes,
+    // so the first pair's time is every pair's (the search's hot path: priced once a replica).
+    const std::size_t first_slot = static_cast<std::size_t>(r) * in.max_pp;
+    const bool alike = one_pair_a_gpu && in.tp_in_one_node[first_slot] && in.tp_in_one_node[first_slot + rep.stages.size() - 1];
+    double t_alike = -1;
     for (int j = 0; j < shards; ++j) {
+      if (alike && j > 0) {
+        if (!work) break;
+        DpGroup dg;
+        dg.gpus = {a.gpus[j], b.gpus[j]};
+        dg.size_bytes = bytes;
+        dg.embedding = true;
+        dg.time_s = t_alike;
+        work->dp_groups.push_back(std::move(dg));
+        continue;
+      }
       const int pair[2] = {a.gpus[j * a.tp() / shards], b.gpus[j * b.tp() / shards]};
       const int node_a = c.gpus[pair[0]].node, node_b = c.gpus[pair[1]].node;
       const PairKey key{c.nodes[node_a].node_type, c.nodes[node_b].node_type, c.nodes[node_a].zone,
@@ -125,6 +140,7 @@ double tied_embedding_sync_s(const StepInput& in, double grad_bpp, PlanWork* wor
         priced.emplace_back(key, t);
       }
       worst = std::max(worst, t);
+      t_alike = t;
       if (work) {
         DpGroup dg;
         dg.gpus = {pair[0], pair[1]};
