@@ -13,23 +13,6 @@
 
 namespace hetsim::models {
 
-int grad_bucket_count(double params_per_gpu, int dp) {
-  const double bucket = std::max(40e6, 1e6 * dp);
-  return static_cast<int>(std::clamp(std::ceil(params_per_gpu / bucket), 1.0, static_cast<double>(kMaxGradBuckets)));
-}
-
-double overlapped_sync_exposed_s(double bucket_s, double backward_s, int buckets) {
-  const double b = std::max(1, buckets);
-  return std::max(bucket_s, b * bucket_s - backward_s * (1 - 1 / b));
-}
-
-double serial_buckets_end_s(SyncBucket* first, SyncBucket* last) {
-  std::stable_sort(first, last, [](const SyncBucket& x, const SyncBucket& y) { return x.ready_s < y.ready_s; });
-  double t = -std::numeric_limits<double>::infinity();
-  for (; first != last; ++first) t = std::max(t, first->ready_s) + first->busy_s;
-  return t;
-}
-
 namespace {
 
 /// The last DP group's figures and what they depend on when its members sit on strictly
@@ -391,7 +374,8 @@ class GradSync {
       alone = std::max(alone, member_over[i]);
       across_zones = across_zones || c.nodes[c.gpus[members[i]].node].zone != c.nodes[c.gpus[members[0]].node].zone;
     }
-    if (across_zones || !by_rail) alone = 1.0;
+    if (!by_rail) alone = 1.0;
+    if (by_rail && across_zones) alone = std::max(alone, add_wan_loads(g, ranks));
     worst_alone_bucket_s = std::max(worst_alone_bucket_s, sync.bucket_s * alone);
     if (by_rail) add_rail_loads(g, ranks);
     for (int i = 0; i < count; ++i) {
@@ -445,6 +429,33 @@ class GradSync {
         load_rail_of(members[i]);
     }
     for (int i = 0; i < count; ++i) node_members[c.gpus[members[i]].node] = 0;
+  }
+
+  /// The current group's crossings of WAN links (a ring crosses a zone boundary once each way),
+  /// each carrying V a bucket as a rail does (SyncRails::wan_of; for every TP rank's group when
+  /// one stands for all). Returns the group's bottleneck over the slowest link it crosses alone,
+  /// what its WAN part takes without the other groups (their bytes are the link's).
+  double add_wan_loads(const GroupCost& g, int ranks) {
+    const double bucket_bytes = sync.bucket_s * g.bus_bandwidth_Bps;
+    const double gather_bytes = sync.param_gather_s * g.bus_bandwidth_Bps;
+    double over = 0;
+    for (int i = 0; i < count; ++i) {
+      const int za = c.nodes[c.gpus[members[i]].node].zone;
+      const int zb = c.nodes[c.gpus[members[(i + 1) % count]].node].zone;
+      if (za == zb) continue;
+      const int link = rails.wan_of(za, zb);
+      if (link < 0) continue;
+      const int slot = member_slot[i];
+      const int copies = ranks == 1 ? plan.replicas[slot / in.max_pp].stages[slot % in.max_pp].tp() : 1;
+      for (double ready_s : bucket_ready_s) rails.add_reduce(link, ready_s, copies * bucket_bytes);
+      rails.add_gather(link, copies * gather_bytes);
+      over = std::max(over, g.bus_bandwidth_Bps / rails.rate_Bps(link));
+      for (int k = 0; k < count; ++k) {  // every member waits on the ring's crossing
+        std::vector<int>& mine = slot_rails[static_cast<std::size_t>(member_slot[k])];
+        if (std::find(mine.begin(), mine.end(), link) == mine.end()) mine.push_back(link);
+      }
+    }
+    return std::min(1.0, over);
   }
 
   /// The current group as the simulator lays it out (PlanWork::dp_groups).

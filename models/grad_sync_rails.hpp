@@ -7,11 +7,13 @@
 // assumes every channel moves for the whole sync. Groups of unequal size do not: under fair
 // sharing (NCCL channels are flows like any other; max-min fairness, Bertsekas & Gallager, "Data
 // Networks" §6.5.2) the small groups finish and leave the rail to the large ones, and the rail is
-// busy for the sum of its bytes over its rate. Two replicas split differently on one-NIC nodes
+// busy for the sum of its bytes over its rate. A WAN link between two zones is such a resource
+// too, shared by every group whose ring crosses it. Two replicas split differently on one-NIC nodes
 // (a 4090 box holding a stage of one replica and a TP-4 stage of another) were priced at 3.5 s of
 // sync where the rail carries its bytes in 0.9 s (the simulator: 0.89 s).
 #pragma once
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "cluster.hpp"
@@ -37,6 +39,21 @@ class SyncRails {
     }
     return index_of_[id];
   }
+
+  /// The WAN link from zone za to zb as a resource of the same kind (one per direction), or -1
+  /// when the zones have no link. Its rate is the link's achieved bandwidth (kWanLinkEfficiency).
+  int wan_of(int za, int zb) {
+    const InterZoneLink* link = c_.link_between(za, zb);
+    if (link == nullptr) return -1;
+    const int zones = static_cast<int>(c_.zones.size());
+    const int key = za * zones + zb;
+    for (const auto& [k, index] : wan_index_)
+      if (k == key) return index;
+    wan_index_.emplace_back(key, static_cast<int>(rails_.size()));
+    rails_.push_back(Rail{link->bandwidth_Bps * kWanLinkEfficiency, {}, 0});
+    return wan_index_.back().second;
+  }
+  double rate_Bps(int r) const { return rails_[r].rate_Bps; }
 
   /// Rail `r` carries `bytes` of a bucket ready at `ready_s` (reduction), or of the weights'
   /// all-gather (`gather`).
@@ -64,6 +81,7 @@ class SyncRails {
   };
   const Cluster& c_;
   std::vector<int> index_of_;  ///< [node first GPU + rail] -> rails_ index
+  std::vector<std::pair<int, int>> wan_index_;  ///< (za * zones + zb, rails_ index)
   std::vector<Rail> rails_;
 };
 

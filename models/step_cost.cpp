@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <numeric>
 
 #include "comm_cost.hpp"
@@ -13,6 +14,24 @@
 #include "topology.hpp"
 
 namespace hetsim::models {
+
+// Bucketed gradient sync (grad_sync_cost.cpp uses these; declared in step_cost.hpp).
+int grad_bucket_count(double params_per_gpu, int dp) {
+  const double bucket = std::max(40e6, 1e6 * dp);
+  return static_cast<int>(std::clamp(std::ceil(params_per_gpu / bucket), 1.0, static_cast<double>(kMaxGradBuckets)));
+}
+
+double overlapped_sync_exposed_s(double bucket_s, double backward_s, int buckets) {
+  const double b = std::max(1, buckets);
+  return std::max(bucket_s, b * bucket_s - backward_s * (1 - 1 / b));
+}
+
+double serial_buckets_end_s(SyncBucket* first, SyncBucket* last) {
+  std::stable_sort(first, last, [](const SyncBucket& x, const SyncBucket& y) { return x.ready_s < y.ready_s; });
+  double t = -std::numeric_limits<double>::infinity();
+  for (; first != last; ++first) t = std::max(t, first->ready_s) + first->busy_s;
+  return t;
+}
 
 double optimizer_bytes_per_param(Dtype dtype, Optimizer optimizer) {
   const bool fp32 = dtype == Dtype::kFp32 || dtype == Dtype::kTf32;

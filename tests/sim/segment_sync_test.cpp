@@ -98,5 +98,27 @@ TEST(SegmentSync, ARailSharedByGroupsOfUnequalSizeCarriesTheirBytes) {
   EXPECT_NEAR(e.analytic.breakdown.dp_comm_s, e.sim.breakdown.dp_comm_s, 0.05 * e.sim.breakdown.dp_comm_s);
 }
 
+// Found by scripts/engine_diff.py (seed 2). GPT-3 1.3B on the two zones joined by one 100 Gb/s
+// WAN link, ZeRO-1 with full recompute: replica 0 in the west (H100s 32-35, layers 1-12), the east
+// (A100s 12-15, layer 13) and the west again (H100s 36-39, 14-24); replica 1 in the east (A100s
+// 24-27, 1-16; A100s 4-5, 17-24). Every segment's groups cross the WAN link, in shards of unequal
+// size (a one-layer segment beside an eleven-layer one). Each group was priced at a fixed share
+// of the link for its whole length: 0.325 s of sync against the simulator's 0.263 s. The link is
+// now a resource like a rail (SyncRails::wan_of): it carries the sum of its crossings' bytes.
+TEST(SegmentSync, AWanLinkCarriesTheBytesOfTheGroupsThatCrossIt) {
+  testing::Inputs in = testing::load("geo-two-zones.yaml", "gpt3-1.3b.yaml");
+  models::Workload& w = in.workload;
+  w.training.global_batch = 13;
+  models::Plan p = plan_of("pipelines across two zones, split differently", 1,
+                           {models::Replica{9, {models::Stage{12, {32, 33, 34, 35}}, models::Stage{1, {12, 13, 14, 15}},
+                                                models::Stage{11, {36, 37, 38, 39}}}},
+                            models::Replica{4, {models::Stage{16, {24, 25, 26, 27}}, models::Stage{8, {4, 5}}}}});
+  p.recompute = models::Recompute::kFull;
+  const BothEngines e = both_feasible(in.cluster, w, p);
+  EXPECT_GT(e.sim.breakdown.dp_comm_s, 0.2 * e.sim.iteration_time_s) << "the sync is what this test is about";
+  EXPECT_NEAR(e.analytic.breakdown.dp_comm_s, e.sim.breakdown.dp_comm_s, 0.05 * e.sim.breakdown.dp_comm_s);
+  EXPECT_NEAR(e.analytic.iteration_time_s, e.sim.iteration_time_s, 0.02 * e.sim.iteration_time_s);
+}
+
 }  // namespace
 }  // namespace hetsim::sim
