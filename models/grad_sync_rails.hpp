@@ -54,6 +54,7 @@ class SyncRails {
     return wan_index_.back().second;
   }
   double rate_Bps(int r) const { return rails_[r].rate_Bps; }
+  int count() const { return static_cast<int>(rails_.size()); }
 
   /// Rail `r` carries `bytes` of a bucket ready at `ready_s` (reduction), or of the weights'
   /// all-gather (`gather`).

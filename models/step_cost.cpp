@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "comm_cost.hpp"
+#include "grad_sync_rails.hpp"
 #include "memory_cost.hpp"
 #include "topology.hpp"
 
@@ -90,7 +91,7 @@ double tied_embedding_sync_s(const StepInput& in, double grad_bpp, PlanWork* wor
   // on its rails and each rail carries the sum of its pairs' bytes (the small ones finish and
   // leave it to the large; see grad_sync_rails.hpp), the slower of the two setting the time.
   std::vector<NodeSenders> senders(c.nodes.size(), one_pair_a_gpu ? NodeSenders{} : NodeSenders{1, 1});
-  std::vector<std::pair<int, double>> rail_busy_s;  // mixed degrees: (rail, a pair member's bytes over its rate)
+  SyncRails rails(c);  // mixed degrees: every pair's bytes on its members' rails, all ready at once
   if (one_pair_a_gpu)
     for (const Replica& rep : plan.replicas)
       if (rep.stages.size() >= 2)
@@ -147,8 +148,7 @@ double tied_embedding_sync_s(const StepInput& in, double grad_bpp, PlanWork* wor
       // A ring of two all-reduces by sending its shard once each way through each member's rail.
       if (!one_pair_a_gpu && node_a != node_b)
         for (const int g : pair)
-          if (const int rail = rail_of_gpu(c, g); rail >= 0)
-            rail_busy_s.emplace_back(c.nodes[c.gpus[g].node].first_gpu + rail, bytes / rail_rate_Bps(c, c.gpus[g].node));
+          if (const int rail = rails.rail_of(g); rail >= 0) rails.add_reduce(rail, 0, bytes);
       double t = -1;  // times are >= 0
       for (const auto& [k, time_s] : priced)
         if (k == key) t = time_s;
@@ -170,13 +170,7 @@ double tied_embedding_sync_s(const StepInput& in, double grad_bpp, PlanWork* wor
       }
     }
   }
-  std::sort(rail_busy_s.begin(), rail_busy_s.end());
-  for (std::size_t i = 0; i < rail_busy_s.size();) {
-    double busy_s = 0;
-    const int rail = rail_busy_s[i].first;
-    for (; i < rail_busy_s.size() && rail_busy_s[i].first == rail; ++i) busy_s += rail_busy_s[i].second;
-    worst = std::max(worst, busy_s);
-  }
+  for (int r = 0; r < rails.count(); ++r) worst = std::max(worst, rails.reduce_end_s(r));
   return worst;
 }
 
