@@ -75,18 +75,19 @@ double DpSegments::params(int k, int replica, const ModelSpec& model) const {
 DpSegments::Window DpSegments::backward_window(int k, int replica, const ModelSpec& model) const {
   if (aligned_ || plan_->interleave > 1) return {};
   // Segments are numbered in the order of their parts (embedding, blocks, head), so the stage's
-  // segments above k are those of a higher index; its backward produces them before k's.
+  // segments above k are those of a higher index; its backward produces them before k's: k's
+  // window starts where theirs end (as fractions of the pass elapsed).
   const int s = stage_of(k, replica);
-  double later = 0, total = 0;
+  double later = 0, earlier = 0, total = 0;  // exact 0 and 1 at the pass's ends (the simulator's at_end)
   for (int j = 0; j < count_; ++j) {
     if (stage_of(j, replica) != s) continue;
     const double p = params(j, replica, model);
     total += p;
     if (j > k) later += p;
+    if (j < k) earlier += p;
   }
   if (total <= 0) return {};
-  const double to = 1 - later / total;
-  return {std::max(0.0, to - params(k, replica, model) / total), to};
+  return {later / total, 1 - earlier / total};
 }
 
 void dp_nic_channels(const Plan& plan, const Cluster& cluster, const DpSegments& segments, DpNicChannels& out) {

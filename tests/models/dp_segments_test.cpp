@@ -75,10 +75,11 @@ TEST(DpSegments, AStageProducesItsLaterSegmentsFirstInItsBackward) {
   const DpSegments seg(p, w.model);
   const double stage0 = stage_params(w.model, 16, 1, true, false, 2);
   const DpSegments::Window later = seg.backward_window(1, 0, w.model), earlier = seg.backward_window(0, 0, w.model);
-  EXPECT_DOUBLE_EQ(later.to, 1.0);
-  EXPECT_NEAR(later.from, 1 - stage_params(w.model, 6, 1, false, false, 2) / stage0, 1e-12);
-  EXPECT_DOUBLE_EQ(earlier.to, later.from);
-  EXPECT_NEAR(earlier.from, 0.0, 1e-12);
+  // Fractions of the pass elapsed: segment 1 first, from the pass's start; segment 0 to its end.
+  EXPECT_DOUBLE_EQ(later.from, 0.0);
+  EXPECT_NEAR(later.to, stage_params(w.model, 6, 1, false, false, 2) / stage0, 1e-12);
+  EXPECT_DOUBLE_EQ(earlier.from, later.to);
+  EXPECT_NEAR(earlier.to, 1.0, 1e-12);
   const DpSegments::Window whole = seg.backward_window(0, 2, w.model);  // replica 2's stage 0: segment 0 only
   EXPECT_DOUBLE_EQ(whole.from, 0.0);
   EXPECT_DOUBLE_EQ(whole.to, 1.0);
