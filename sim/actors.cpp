@@ -151,10 +151,19 @@ void finish_step(World& w, int a, ComponentRt* comp, BucketReleases& buckets, St
   rt.execute(sw.optimizer_s);
   timing.optimizer_s = sw.optimizer_s;
   rt.span(a, "optimizer", "optimizer", t0, sg4::Engine::get_clock());
-  if (comp != nullptr && !w.lay.components[spec.component].param_phases.empty()) {
+  // ZeRO 1-2: the weights of every segment the stage holds (each of its sync classes' gathers).
+  std::vector<SyncClassRt*> gathers;
+  if (comp != nullptr) {
+    const auto& classes = w.lay.components[spec.component].classes;
+    for (std::size_t k = 0; k < classes.size(); ++k)
+      if (!classes[k].param_phases.empty() &&
+          std::find(classes[k].actors.begin(), classes[k].actors.end(), a) != classes[k].actors.end())
+        gathers.push_back(&comp->classes[k]);
+  }
+  if (!gathers.empty()) {
     t0 = sg4::Engine::get_clock();
-    comp->optimizer_done->release();
-    comp->params_done->acquire();
+    for (SyncClassRt* g : gathers) g->optimizer_done->release();
+    for (SyncClassRt* g : gathers) g->params_done->acquire();
     const double gather_s = sg4::Engine::get_clock() - t0;
     if (w.plan.overlap_grad_sync) {
       // Megatron-Core's overlap_param_gather: the next step's first forward pass (a micro-batch
@@ -430,8 +439,10 @@ RunSize size_of_run(World& w, const std::vector<ComponentRt>& components, bool c
       size.flows += components[c].classes[k].buckets * flows_of(comp.classes[k].grad_phases);
       mark(comp.classes[k].grad_phases);
     }
-    size.flows += flows_of(comp.param_phases);
-    mark(comp.param_phases);
+    for (const auto& cls : comp.classes) {
+      size.flows += flows_of(cls.param_phases);
+      mark(cls.param_phases);
+    }
   }
   for (const auto& e : w.lay.embeddings) {
     size.flows += flows_of(e.phases);
@@ -505,12 +516,14 @@ SimResult simulate_work(const models::Cluster& cluster, const models::Plan& plan
     const auto leader = [&](int actor) {
       return platform.host(work.replicas[lay.actors[actor].replica][lay.actors[actor].stage].gpus.front());
     };
-    for (std::size_t k = 0; k < spec.classes.size(); ++k)
-      sg4::Actor::create("dp-" + std::to_string(c) + "-" + std::to_string(k), leader(spec.classes[k].actors.front()),
+    for (std::size_t k = 0; k < spec.classes.size(); ++k) {
+      const std::string name = "dp-" + std::to_string(c) + "-" + std::to_string(k);
+      sg4::Actor::create(name, leader(spec.classes[k].actors.front()),
                          [&rt, &spec, &comp = rt.components_[c], k] { sync_class_actor(rt, spec.classes[k], comp.classes[k]); });
-    if (!spec.param_phases.empty())
-      sg4::Actor::create("dp-" + std::to_string(c), leader(spec.actors.front()),
-                         [&rt, &spec, &comp = rt.components_[c]] { param_gather_actor(rt, spec, comp); });
+      if (!spec.classes[k].param_phases.empty())
+        sg4::Actor::create(name + "-params", leader(spec.classes[k].actors.front()),
+                           [&rt, &spec, &comp = rt.components_[c], k] { param_gather_actor(rt, spec.classes[k], comp.classes[k]); });
+    }
   }
   if (options.progress) {
     // Progress from the clock's advances (SimGrid's on_time_advance signal): the run itself is

@@ -45,11 +45,11 @@ void sync_class_actor(Runtime& rt, const DpSyncClass& spec, SyncClassRt& cls) {
   for (int i = 0; i < n; ++i) cls.grads_done->release();
 }
 
-void param_gather_actor(Runtime& rt, const DpComponent& spec, ComponentRt& comp) {
+void param_gather_actor(Runtime& rt, const DpSyncClass& spec, SyncClassRt& cls) {
   const int n = static_cast<int>(spec.actors.size());
-  for (int i = 0; i < n; ++i) comp.optimizer_done->acquire();
+  for (int i = 0; i < n; ++i) cls.optimizer_done->acquire();
   rt.run_phases(spec.param_phases, 1.0);
-  for (int i = 0; i < n; ++i) comp.params_done->release();
+  for (int i = 0; i < n; ++i) cls.params_done->release();
 }
 
 }  // namespace hetsim::sim

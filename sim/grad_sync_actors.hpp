@@ -49,6 +49,6 @@ class BucketReleases {
 void sync_class_actor(Runtime& rt, const DpSyncClass& spec, SyncClassRt& cls);
 
 /// Component c's ZeRO-1/2 weight all-gather after every member's optimizer step.
-void param_gather_actor(Runtime& rt, const DpComponent& spec, ComponentRt& comp);
+void param_gather_actor(Runtime& rt, const DpSyncClass& spec, SyncClassRt& cls);
 
 }  // namespace hetsim::sim

@@ -2,20 +2,56 @@
 // SimGrid 3.32 platform from the Topology (one of the few files that call SimGrid).
 #include "platform_builder.hpp"
 
+#include <memory>
+#include <simgrid/kernel/resource/NetworkModelIntf.hpp>
 #include <simgrid/s4u.hpp>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace sg4 = simgrid::s4u;
 
 namespace hetsim::sim {
 namespace {
 
-sg4::Link* make_link(sg4::NetZone* zone, const TopoLink& l) {
+/// The latency every route carries in SimGrid (see route_latency_tokens): small enough to stay
+/// below any delay that matters, large enough that token x factor keeps the real latency exact.
+constexpr double kRouteLatencyToken_s = 1e-9;
+
+sg4::Link* make_link(sg4::NetZone* zone, const TopoLink& l, double latency_s) {
   // SHARED: max-min fair sharing among the flows crossing it (one direction; see sim_topology.hpp).
   return zone->create_link(l.name, l.bandwidth_Bps)
-      ->set_latency(l.latency_s)
+      ->set_latency(latency_s)
       ->set_sharing_policy(sg4::Link::SharingPolicy::SHARED)
       ->seal();
+}
+
+/// Which links carry SimGrid's latency token: the first link of every route, and only those.
+///
+/// Why: SimGrid's CM02 weights each flow's share of a link by its route's latency (TCP's RTT
+/// unfairness, Casanova & Marchal, INRIA RR-4596, 2002: a flow's penalty is its route latency), so
+/// a 30 ms WAN flow sharing a GPU's NIC with flows inside its zone got a few thousandths of it
+/// until they were done (a ZeRO-1 all-gather of 0.77 GB across two zones took 0.25 s instead of
+/// 0.15 s). The cost model shares a link equally among its flows (max-min fairness, Bertsekas &
+/// Gallager, "Data Networks" §6.5.2), as RDMA NICs arbitrate their queue pairs. So every route
+/// carries the same token latency, on its source GPU's own egress link (intra/up inside a node;
+/// host/up, or without it the rail's nic/up, out of it: links no route meets after its first),
+/// and the latency-factor callback turns the token into the route's real latency.
+std::vector<bool> route_latency_tokens(const Topology& topology, const std::vector<bool>& node_used) {
+  const auto& cluster = topology.get_cluster();
+  std::vector<bool> token(topology.get_links().size(), false);
+  for (int n = 0; n < static_cast<int>(cluster.nodes.size()); ++n) {
+    if (!node_used[n]) continue;
+    const auto& node = cluster.nodes[n];
+    const auto& type = cluster.node_types[node.node_type];
+    for (int i = 0; i < type.gpus_per_node; ++i) {
+      const int g = node.first_gpu + i;
+      if (topology.intra_up(g) >= 0) token[topology.intra_up(g)] = true;
+      const int out = topology.host_up(g) >= 0 ? topology.host_up(g) : topology.nic_up(g);
+      if (out >= 0) token[out] = true;
+    }
+  }
+  return token;
 }
 
 }  // namespace
@@ -61,8 +97,13 @@ Platform::Platform(const Topology& topology, const std::vector<bool>& node_used)
   const auto& cluster = topology.get_cluster();
   hosts_.assign(cluster.gpus.size(), nullptr);
   links_.assign(topology.get_links().size(), nullptr);
+  const std::vector<bool> token = route_latency_tokens(topology, node_used);
+  auto latency_of = std::make_shared<std::unordered_map<const sg4::Link*, double>>();
   auto link = [&](sg4::NetZone* zone, int id) {
-    if (links_[id] == nullptr) links_[id] = make_link(zone, topology.get_link(id));
+    if (links_[id] == nullptr) {
+      links_[id] = make_link(zone, topology.get_link(id), token[id] ? kRouteLatencyToken_s : 0.0);
+      (*latency_of)[links_[id]] = topology.get_link(id).latency_s;
+    }
     return links_[id];
   };
 
@@ -143,6 +184,15 @@ Platform::Platform(const Topology& topology, const std::vector<bool>& node_used)
                       {sg4::LinkInRoute(link(root, w))}, false);
     }
   root->seal();
+  // The token of every route becomes its links' real latency (route_latency_tokens); a route of
+  // no latency keeps the token, so that SimGrid gives it the same penalty as the others.
+  root->get_network_model()->set_lat_factor_cb(
+      [latency_of](double, const sg4::Host*, const sg4::Host*, const std::vector<sg4::Link*>& route,
+                   const std::unordered_set<sg4::NetZone*>&) {
+        double latency_s = 0;
+        for (const sg4::Link* l : route) latency_s += latency_of->at(l);
+        return latency_s > kRouteLatencyToken_s ? latency_s / kRouteLatencyToken_s : 1.0;
+      });
 }
 
 }  // namespace hetsim::sim

@@ -256,12 +256,11 @@ std::vector<int> place_actors(const models::Cluster& cluster, const models::Plan
   return actor_of_gpu;
 }
 
-/// A DP group's end-of-step flows into its component's phases (gradients, and with ZeRO >= 1
+/// A DP group's end-of-step flows into its sync class's phases (gradients, and with ZeRO >= 1
 /// the updated weights' all-gather), those that start in the simulated replicas. Returns false
 /// when one of them ends outside the platform (the caller then simulates unfolded).
 bool add_group_flows(const Topology& topo, const models::Plan& plan, const models::PlanWork& work,
-                     const models::DpGroup& grp, const GpuSets& gpus, const SimLayout& lay, DpComponent& comp,
-                     DpSyncClass& cls) {
+                     const models::DpGroup& grp, const GpuSets& gpus, const SimLayout& lay, DpSyncClass& cls) {
   cls.buckets = std::max(cls.buckets, grp.buckets);
   // ZeRO >= 1 shards the optimizer state: gradients are reduce-scattered and the updated
   // weights all-gathered (Rajbhandari et al., SC'20 §5.1-5.2), as the cost model prices it.
@@ -295,7 +294,7 @@ bool add_group_flows(const Topology& topo, const models::Plan& plan, const model
     }
   };
   add(grad, cls.grad_phases);
-  add(params, comp.param_phases);
+  add(params, cls.param_phases);
   return inside;
 }
 
@@ -379,7 +378,7 @@ SimLayout layout(const Topology& topo, const models::Plan& plan, const models::P
     DpComponent& comp = lay.components[it->second];
     auto [cit, new_class] = class_of_key.emplace(key, static_cast<int>(comp.classes.size()));
     if (new_class) comp.classes.push_back(sync_class(key));
-    if (!add_group_flows(topo, plan, work, grp, gpus, lay, comp, comp.classes[cit->second])) leaves = true;
+    if (!add_group_flows(topo, plan, work, grp, gpus, lay, comp.classes[cit->second])) leaves = true;
   }
   if (leaves) return {};  // a DP flow leaves the simulated and ghost blocks: caller simulates unfolded
   lay.zero3_forward.assign(lay.actors.size(), {});
@@ -394,8 +393,11 @@ SimLayout layout(const Topology& topo, const models::Plan& plan, const models::P
         comp.actors.push_back(a);
         lay.actors[a].component = c;
       }
-    std::vector<std::vector<FoldedPhase>*> all_phases{&comp.param_phases};
-    for (auto& cls : comp.classes) all_phases.push_back(&cls.grad_phases);
+    std::vector<std::vector<FoldedPhase>*> all_phases;
+    for (auto& cls : comp.classes) {
+      all_phases.push_back(&cls.grad_phases);
+      all_phases.push_back(&cls.param_phases);
+    }
     for (auto* phases : all_phases) {
       for (auto& ph : *phases) {
         const double delay = ph.delay_after_s;

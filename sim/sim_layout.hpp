@@ -35,14 +35,18 @@ struct DpSyncClass {
   /// pass (models::DpGroup::ready_from/ready_to)
   std::vector<double> ready_from, ready_to;
   std::vector<FoldedPhase> grad_phases;    ///< gradient sync (all-reduce, or reduce-scatter with ZeRO>=1)
+  /// ZeRO 1-2: the updated weights' all-gather after the optimizer step. Each class's own: a
+  /// stage waits for the gathers of the segments it holds, not for its whole component's (a
+  /// GPU's groups are communicators of their own, each stage's forward waits for its own weights;
+  /// the cost model's SlotLoad::gather), their flows sharing the links as they run together.
+  std::vector<FoldedPhase> param_phases;
   int buckets = 1;                         ///< of an overlapped sync: the most of its groups' (DpGroup::buckets)
 };
 
 /// Stage actors whose GPUs are linked by DP groups: they sync gradients together.
 struct DpComponent {
   std::vector<int> actors;                 ///< indices into SimLayout::actors
-  std::vector<DpSyncClass> classes;        ///< the gradient sync, by readiness
-  std::vector<FoldedPhase> param_phases;   ///< ZeRO>=1: parameter all-gather after the optimizer step
+  std::vector<DpSyncClass> classes;        ///< the gradient sync and weight gather, by readiness
 };
 
 /// Tied embeddings: the first and last stage of a replica all-reduce the embedding gradient

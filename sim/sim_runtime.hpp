@@ -41,12 +41,12 @@ struct SyncClassRt {
   int buckets = 1;
   std::vector<sg4::SemaphorePtr> bucket_ready;
   sg4::SemaphorePtr grads_done = sg4::Semaphore::create(0);
+  sg4::SemaphorePtr optimizer_done = sg4::Semaphore::create(0);  ///< one release per member actor
+  sg4::SemaphorePtr params_done = sg4::Semaphore::create(0);     ///< one release per member actor
 };
 
 struct ComponentRt {
   std::vector<SyncClassRt> classes;  ///< as DpComponent::classes
-  sg4::SemaphorePtr optimizer_done = sg4::Semaphore::create(0);
-  sg4::SemaphorePtr params_done = sg4::Semaphore::create(0);
 };
 
 /// The state the actors of one simulated step share, and the flows they start through it.
