@@ -15,6 +15,8 @@ bool spans_nodes(const GroupCost& g) { return g.nodes > 1 && g.inter_latency_s >
 }  // namespace
 
 double ring_latency_s(CollectiveKind kind, const GroupCost& g) {
+  const double own_hops_s = kind == CollectiveKind::kAllReduce ? g.ring_allreduce_latency_s : g.ring_pass_latency_s;
+  if (own_hops_s > 0) return own_hops_s;
   const double passes = kind == CollectiveKind::kAllReduce ? 2.0 : 1.0;
   const double steps = passes * (g.size - 1);
   if (!spans_nodes(g)) return steps * g.hop_latency_s;

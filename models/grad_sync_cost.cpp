@@ -102,6 +102,11 @@ struct SyncTimes {
   double sync_s = 0;                   ///< gradient sync at the end of the step (ZeRO 0-2)
   double param_gather_s = 0;           ///< of which the ZeRO-1/2 weight all-gather
   double bucket_s = 0;                 ///< one bucket's reduction (overlapped sync)
+  /// Of which the latency steps (the collective of one byte): a group alone pays them whatever
+  /// its links' share, so only the rest scales to what it takes alone. (On a rail, SyncRails, a
+  /// bucket keeps them as bytes at its share: the groups of one segment run a bucket in step,
+  /// so the link carries the bucket's latency once among them.)
+  double bucket_latency_s = 0;
   double gather_s = 0, scatter_s = 0;  ///< ZeRO-3 weight all-gather, gradient reduce-scatter
 };
 
@@ -314,12 +319,15 @@ class GradSync {
     return serial_buckets_end_s(alone.data(), alone.data() + alone.size());
   }
 
+  /// A bucket's time at the group's bottleneck less its latency steps: its bytes' time.
+  double bucket_bytes_s() const { return sync.bucket_s - sync.bucket_latency_s; }
+
   /// The collective times of the current group (sync), kept while groups and sizes repeat.
   void price_group(const GroupCost& g, double grad_bytes, double gather_bytes, int buckets) {
     if (sync.generation == group_memo.generation && sync.grad_bytes == grad_bytes &&
         sync.gather_bytes == gather_bytes && sync.buckets == buckets)
       return;
-    sync = {group_memo.generation, grad_bytes, gather_bytes, buckets, 0, 0, 0, 0, 0};
+    sync = {group_memo.generation, grad_bytes, gather_bytes, buckets, 0, 0, 0, 0, 0, 0};
     if (plan.zero <= 2) {
       // ZeRO-0: all-reduce; ZeRO-1/2: reduce-scatter gradients, all-gather updated weights
       // (ZeRO §5.1-5.2; ZeRO-2's earlier micro-batches reduce in their passes, scatter_s).
@@ -329,6 +337,7 @@ class GradSync {
       // Overlapped, each bucket is a collective of its own, latency terms included.
       if (buckets > 1) sync.bucket_s = collective_time(reduce_kind, grad_bytes / buckets, g, plan.grad_sync);
       else sync.bucket_s = sync.sync_s - sync.param_gather_s;
+      sync.bucket_latency_s = std::min(sync.bucket_s, collective_time(reduce_kind, 1.0, g, plan.grad_sync));
       if (plan.zero == 2)
         sync.scatter_s = sharded_collective_time(CollectiveKind::kReduceScatter, grad_bytes, g, plan.sharded_collectives);
     } else {
@@ -376,7 +385,9 @@ class GradSync {
     }
     if (!by_rail) alone = 1.0;
     if (by_rail && across_zones) alone = std::max(alone, add_wan_loads(g, ranks));
-    worst_alone_bucket_s = std::max(worst_alone_bucket_s, sync.bucket_s * alone);
+    // Alone, a bucket moves its bytes faster; its latency steps take as long (60 ms a bucket
+    // for a reduce-scatter of three across a 30 ms WAN link, whatever the link's share).
+    worst_alone_bucket_s = std::max(worst_alone_bucket_s, sync.bucket_latency_s + bucket_bytes_s() * alone);
     if (by_rail) add_rail_loads(g, ranks);
     for (int i = 0; i < count; ++i) {
       const int slot = member_slot[i];

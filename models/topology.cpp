@@ -291,6 +291,17 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
   HopKey last{};
   double crossing_latency_sum = 0, last_crossing_latency = -1;  // -1: the last hop stayed in a node
   int crossings = 0;
+  // The ring's hop latencies, streamed: their sum, the fastest hop, the fastest consecutive pair
+  // (GroupCost::ring_pass_latency_s).
+  double hops_sum_s = 0, fastest_hop_s = std::numeric_limits<double>::infinity();
+  double fastest_pair_s = std::numeric_limits<double>::infinity(), first_hop_s = 0, last_hop_s = 0;
+  const auto add_hop = [&](int i, double latency_s) {
+    hops_sum_s += latency_s;
+    fastest_hop_s = std::min(fastest_hop_s, latency_s);
+    if (i == 0) first_hop_s = latency_s;
+    else fastest_pair_s = std::min(fastest_pair_s, last_hop_s + latency_s);
+    last_hop_s = latency_s;
+  };
   for (int i = 0; i < count; ++i) {
     const int a = gpus[i], b = gpus[(i + 1) % count];
     const int na = c.gpus[a].node, nb = c.gpus[b].node;
@@ -299,6 +310,7 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
     const HopKey key{c.nodes[na].node_type, c.nodes[nb].node_type, c.nodes[na].zone, c.nodes[nb].zone,
                      members_in(na), members_in(nb), senders_of_gpu(a), senders_of_gpu(b), na == nb};
     if (i > 0 && key == last) {
+      add_hop(i, last_hop_s);
       if (last_crossing_latency >= 0) {
         crossing_latency_sum += last_crossing_latency;
         ++crossings;
@@ -310,6 +322,7 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
     const HopFigures h = hop(c, a, b, key.concurrent_a, key.concurrent_b, key.members_a, key.members_b, wan_of(na, nb));
     g.bus_bandwidth_Bps = std::min(g.bus_bandwidth_Bps, h.bandwidth_Bps);
     g.hop_latency_s = std::max(g.hop_latency_s, h.latency_s);
+    add_hop(i, h.latency_s);
     g.host_staged = g.host_staged || h.staged;
     if (!h.intra) {
       // Per-member share (one NIC channel each), for the hierarchical algorithm's inter phase.
@@ -322,6 +335,9 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
     }
   }
   if (crossings > 0) g.inter_latency_mean_s = crossing_latency_sum / crossings;
+  fastest_pair_s = std::min(fastest_pair_s, last_hop_s + first_hop_s);  // round the circle
+  g.ring_pass_latency_s = hops_sum_s - fastest_hop_s;
+  g.ring_allreduce_latency_s = 2 * hops_sum_s - fastest_pair_s;
   if (distinct > 1) g.inter_bandwidth_Bps = inter_min;
   // Several members per node on nodes shared with concurrent groups: the ring crosses each
   // node boundary through one NIC (GroupCost::node_shared; SC'21 Table 1 tp2/tp4 rows).

@@ -147,6 +147,16 @@ struct GroupCost {
   /// WAN's 30 ms at each of them; the simulator, whose flows take each link's own latency,
   /// measured 21.9 s where that said 26.0 s, with the gradient sync overlapped over 21 buckets).
   double inter_latency_mean_s = 0;
+  /// The latency of a pipelined ring over the group's own hops (group_cost; 0 when the figures
+  /// are given by hand, and ring_latency_s then counts NCCL's steps). A chunk forwarded from rank
+  /// to rank passes `steps` consecutive hops, each at its own latency, and the collective ends
+  /// with the slowest chunk: the largest sum of n - 1 consecutive hops of the n-hop circle for
+  /// one pass (all-gather, reduce-scatter: every hop but the fastest), of 2(n - 1) for an
+  /// all-reduce (twice round but the fastest consecutive pair). The simulator forwards the same
+  /// way (sim/phase_dataflow.hpp). A mean per crossing under-counted small rings across a WAN:
+  /// a reduce-scatter of three over hops of 30 ms, 30 ms and 10 us took 40 ms for 60 ms.
+  double ring_pass_latency_s = 0;
+  double ring_allreduce_latency_s = 0;
   bool host_staged = false;
   bool node_shared = false;  ///< ring crosses each node boundary through one NIC (see above)
 };

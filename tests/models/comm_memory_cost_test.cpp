@@ -270,8 +270,9 @@ TEST(Topology, AWanLinkIsSharedByEveryGpuOfThePlanThatCrossesIt) {
 }
 
 // A ring over two zones crosses the WAN twice per circle; its other node crossings stay in a
-// zone. Its latency sums the crossings a chunk passes (their mean x crossings), where the worst
-// hop's latency at every crossing made a 30 ms WAN cost 30 ms at each node boundary.
+// zone. Its latency sums the hops the slowest chunk passes (GroupCost::ring_pass_latency_s),
+// where the worst hop's latency at every crossing made a 30 ms WAN cost 30 ms at each node
+// boundary, and the crossings' mean under-counted small rings.
 TEST(Topology, ARingsLatencyIsThatOfItsOwnCrossings) {
   const Cluster c = two_zones_of(node_type("n", round_gpu("g", 200e12), 8, 200e9, 25e9));
   const double local = group_cost(c, std::vector<int>{0, 8}).inter_latency_s;
@@ -282,8 +283,15 @@ TEST(Topology, ARingsLatencyIsThatOfItsOwnCrossings) {
   EXPECT_EQ(ring.nodes, 4);
   EXPECT_DOUBLE_EQ(ring.inter_latency_s, wan);  // the tree may take the worst hop
   EXPECT_NEAR(ring.inter_latency_mean_s, (2 * local + 2 * wan) / 4, 1e-15);
-  // All-reduce: 2 (N-1) = 6 crossings, half of them on the WAN on average.
-  EXPECT_NEAR(ring_latency_s(CollectiveKind::kAllReduce, ring), 6 * (local + wan) / 2, 1e-12);
+  // All-reduce: a chunk passes 2 (n-1) = 6 consecutive hops of the circle east-WAN-west-WAN:
+  // three of them on the WAN, whichever it starts from.
+  EXPECT_NEAR(ring_latency_s(CollectiveKind::kAllReduce, ring), 3 * local + 3 * wan, 1e-12);
+  // Three members, east then two in the west: hops WAN, local, WAN. A reduce-scatter's chunk
+  // passes two consecutive hops, and the slowest passes both WAN crossings (the simulator's
+  // dataflow ring, sim/phase_dataflow.hpp): 2 x WAN, where the crossings' mean gave 4/3 of it.
+  const GroupCost three = group_cost(c, std::vector<int>{0, 16, 24});
+  EXPECT_NEAR(ring_latency_s(CollectiveKind::kReduceScatter, three), 2 * wan, 1e-12);
+  EXPECT_NEAR(ring_latency_s(CollectiveKind::kAllReduce, three), 3 * wan + local, 1e-12);
 }
 
 TEST(Topology, SharedNicsDivideTheNodeBandwidth) {
