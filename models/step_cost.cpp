@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "comm_cost.hpp"
+#include "dp_segments.hpp"
 #include "grad_sync_rails.hpp"
 #include "memory_cost.hpp"
 #include "topology.hpp"
@@ -97,13 +98,18 @@ double tied_embedding_sync_s(const StepInput& in, double grad_bpp, PlanWork* wor
       if (rep.stages.size() >= 2)
         for (const Stage* st : {&rep.stages.front(), &rep.stages.back()})
           for (int g : st->gpus) ++senders[c.gpus[g].node].senders;
-  // Pairs whose stages lie in different zones: all of them cross the zones' WAN link at once.
+  // Pairs whose stages lie in different zones: all of them cross the zones' WAN link at once,
+  // each at its bytes' share of it (a replica's pairs move V h between them, whatever its shards:
+  // by count, a TP-1 replica's one pair beside a TP-8 replica's eight got a ninth of the link for
+  // eight times their bytes, 0.24 s where the simulator's max-min sharing takes 0.10 s).
+  const double replica_bytes = static_cast<double>(m.vocab) * m.hidden * grad_bpp;
   std::vector<double> embedding_wan(c.zones.size() > 1 ? c.zones.size() * c.zones.size() : 0, 0.0);
+  std::vector<double> pair_wan;  // one pair's share (wan_senders_for)
   for (const Replica& rep : plan.replicas) {
     if (rep.stages.size() < 2) continue;
     const int za = c.nodes[c.gpus[rep.stages.front().gpus.front()].node].zone;
     const int zb = c.nodes[c.gpus[rep.stages.back().gpus.front()].node].zone;
-    if (za != zb) embedding_wan[zone_pair_index(c, za, zb)] += shards_of(rep);
+    if (za != zb) embedding_wan[zone_pair_index(c, za, zb)] += replica_bytes;
   }
   // The slowest pair sets the wait: every replica's pairs are priced (replica 0's alone would
   // miss a heterogeneous plan whose other replicas sit on slower or busier nodes). A pair's
@@ -124,7 +130,8 @@ double tied_embedding_sync_s(const StepInput& in, double grad_bpp, PlanWork* wor
     const Stage& a = rep.stages.front();
     const Stage& b = rep.stages.back();
     const int shards = shards_of(rep);
-    const double bytes = static_cast<double>(m.vocab) * m.hidden / shards * grad_bpp;
+    const double bytes = replica_bytes / shards;
+    if (!embedding_wan.empty()) wan_senders_for(embedding_wan, bytes, pair_wan);
     // Stages of one TP degree, each inside one node: every shard's pair joins the same two nodes,
     // so the first pair's time is every pair's (the search's hot path: priced once a replica).
     const std::size_t first_slot = static_cast<std::size_t>(r) * in.max_pp;
@@ -154,7 +161,7 @@ double tied_embedding_sync_s(const StepInput& in, double grad_bpp, PlanWork* wor
         if (k == key) t = time_s;
       if (t < 0) {
         t = collective_time(CollectiveKind::kAllReduce, bytes,
-                            group_cost(c, pair, 2, 0, embedding_wan.empty() ? nullptr : &embedding_wan, &senders),
+                            group_cost(c, pair, 2, 0, embedding_wan.empty() ? nullptr : &pair_wan, &senders),
                             plan.grad_sync);
         priced.emplace_back(key, t);
       }

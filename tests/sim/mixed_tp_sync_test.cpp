@@ -101,5 +101,31 @@ TEST(MixedTpSync, TiedEmbeddingShardsOfStagesOfDifferentTpDegrees) {
   EXPECT_NEAR(e.sim.breakdown.dp_comm_s, through_one_nic_s, 0.03 * through_one_nic_s);
 }
 
+// Found by scripts/engine_diff.py (seed 2). GPT-3 1.3B on the two zones: both replicas' first
+// stage in the west (H100s 43 and 40, TP 1), their last in the east (A100 11 at TP 1, A100s
+// 24-31 at TP 8). The tied embedding's pairs all cross the 100 Gb/s, 30 ms WAN link: replica 0's
+// one pair V h, replica 1's eight V h / 8 each. Shared by their bytes the link carries 2 V h a
+// direction, and the pairs pay the ring's two 30 ms steps once, side by side: 2 V h / rate +
+// 60 ms. The cost model shared the link by count, a ninth of it for replica 0's pair (0.24 s).
+TEST(MixedTpSync, TiedEmbeddingPairsShareAWanLinkByTheirBytes) {
+  testing::Inputs in = testing::load("geo-two-zones.yaml", "gpt3-1.3b.yaml");
+  in.workload.training.global_batch = 8;
+  const models::Cluster& c = in.cluster;
+  models::Workload w = in.workload;
+  models::Plan p = plan_of("west first, east last; TP 1 and TP 8 last stages", 0,
+                           {models::Replica{2, {models::Stage{12, {43}}, models::Stage{12, {11}}}},
+                            models::Replica{2, {models::Stage{12, {40}}, models::Stage{12, {24, 25, 26, 27, 28, 29, 30, 31}}}}});
+  p.micro_batch = 2;
+  const BothEngines tied = both_feasible(c, w, p);
+  w.model.tied_embeddings = false;
+  const BothEngines untied = both_feasible(c, w, p);
+  const double vh_bytes = static_cast<double>(w.model.vocab) * w.model.hidden * models::grad_sync_bytes_per_param(w.training);
+  const models::InterZoneLink& link = c.links.at(0);
+  const double hand_s = 2 * vh_bytes / (link.bandwidth_Bps * models::kWanLinkEfficiency) + 2 * link.latency_s;
+  for (const BothEngines* e : {&tied, &untied})
+    EXPECT_NEAR(e->analytic.breakdown.dp_comm_s, e->sim.breakdown.dp_comm_s, 0.05 * e->sim.breakdown.dp_comm_s);
+  EXPECT_NEAR(tied.analytic.breakdown.dp_comm_s - untied.analytic.breakdown.dp_comm_s, hand_s, 0.15 * hand_s);
+}
+
 }  // namespace
 }  // namespace hetsim::sim
