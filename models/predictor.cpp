@@ -6,6 +6,7 @@
 #include "predictor.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 
@@ -197,7 +198,7 @@ void Evaluation::for_each_pipeline_flow(F&& f) const {
         const Stage& from = backward ? *next : rep.stages[boundary];
         const Stage& to = backward ? rep.stages[boundary] : *next;
         for (int d = 0; d < from.tp(); ++d)
-          f(2 * boundary + backward, from.gpus[d], to.gpus[pipeline_peer(d, from.tp(), to.tp())]);
+          f(2 * boundary + backward, from.gpus[d], to.gpus[pipeline_peer(d, from.tp(), to.tp())], from.tp());
       }
 }
 
@@ -239,7 +240,7 @@ void Evaluation::count_pipeline_nic_senders(bool consecutive_on_a_node) {
   const auto rail_slot = [&](int gpu) {
     return cluster.nodes[cluster.gpus[gpu].node].first_gpu + std::max(0, rail_of_gpu(cluster, gpu));
   };
-  for_each_pipeline_flow([&](int send, int from, int to) {
+  for_each_pipeline_flow([&](int send, int from, int to, int) {
     const int na = cluster.gpus[from].node, nb = cluster.gpus[to].node;
     if (na == nb) return;  // through the node's own fabric
     if (send != current) {
@@ -286,14 +287,18 @@ bool Evaluation::stages_of_several_indices_share_a_node() const {
   return false;
 }
 
-int Evaluation::path_index(int ga, int gb, int send) {
+int Evaluation::path_index(int ga, int gb, int send, int sender_tp) {
   // Paths between nodes of the same types and zones, with the same senders, have the same
   // figures: reuse them.
   const int na = cluster.gpus[ga].node, nb = cluster.gpus[gb].node;
   const auto [sending, receiving] = path_senders(send, na, nb);
   const int za = cluster.nodes[na].zone, zb = cluster.nodes[nb].zone;
   const int zones = static_cast<int>(cluster.zones.size());
-  const int wan = za == zb ? 0 : boundary_wan[(static_cast<std::size_t>(send) * zones + za) * zones + zb];
+  // A flow carries 1/sender_tp of the tensor: its share of the link is that over the tensors
+  // crossing it (count_pipeline_wan_senders), as senders of its own size.
+  const int wan = za == zb ? 0
+                           : std::max(1, static_cast<int>(std::lround(
+                                             boundary_wan[(static_cast<std::size_t>(send) * zones + za) * zones + zb] * sender_tp)));
   const PathKey key{cluster.nodes[na].node_type, cluster.nodes[nb].node_type, za, zb, na == nb ? 1 : 0, sending, receiving, wan};
   for (std::size_t i = 0; i < paths.size(); ++i)
     if (paths[i].first == key) return static_cast<int>(i);
@@ -303,19 +308,22 @@ int Evaluation::path_index(int ga, int gb, int send) {
 
 /// Boundaries between zones: the flows of a send that cross the WAN link between two zones share
 /// it with those of the same boundary of every replica crossing it the same way (in step, as on
-/// the NICs: count_pipeline_nic_senders), one flow per rank of the sending stage. The link carries
-/// each direction at its rate (the simulator's two links per zone pair), and a replica's other
-/// boundaries send at other times. (All boundaries of a plan counted as one, a pipeline crossing
-/// the WAN three times, with TP 1, 8, 2, 1, priced its TP-1 stage's one flow at 1/16 of the link:
-/// 55 ms a send where the simulator took 31.6 ms, of which 30 ms the WAN's latency.)
+/// the NICs: count_pipeline_nic_senders), one flow per rank of the sending stage, each with 1/t of
+/// the tensor. The link carries each direction at its rate (the simulator's two links per zone
+/// pair), and a replica's other boundaries send at other times. Shared by the bytes crossing it
+/// (the tensors, a flow counting 1/t), so that all end together as under max-min sharing: by flow
+/// count a TP-1 stage's one flow beside a TP-8 stage's eight got a ninth of the link for half its
+/// bytes (14 ms a send for the simulator's 3 ms). (All boundaries of a plan counted as one, a
+/// pipeline crossing the WAN three times, with TP 1, 8, 2, 1, priced its TP-1 stage's one flow at
+/// 1/16 of the link: 55 ms a send where the simulator took 31.6 ms, of which 30 ms the WAN's latency.)
 void Evaluation::count_pipeline_wan_senders() {
   const int zones = static_cast<int>(cluster.zones.size());
   if (zones < 2) return;
-  boundary_wan.assign(2 * static_cast<std::size_t>(max_pp) * zones * zones, 0);
+  boundary_wan.assign(2 * static_cast<std::size_t>(max_pp) * zones * zones, 0.0);
   const auto zone_of = [&](int gpu) { return cluster.nodes[cluster.gpus[gpu].node].zone; };
-  for_each_pipeline_flow([&](int send, int from, int to) {
+  for_each_pipeline_flow([&](int send, int from, int to, int from_tp) {
     const int za = zone_of(from), zb = zone_of(to);
-    if (za != zb) ++boundary_wan[(static_cast<std::size_t>(send) * zones + za) * zones + zb];
+    if (za != zb) boundary_wan[(static_cast<std::size_t>(send) * zones + za) * zones + zb] += 1.0 / from_tp;
   });
 }
 
@@ -346,7 +354,7 @@ void Evaluation::price_pipeline_sends() {
       const Stage& a = rep.stages[s];
       const Stage& b = *next;
       const int ga = a.gpus.front(), gb = b.gpus.front();
-      const int forward = path_index(ga, gb, 2 * s), backward = path_index(gb, ga, 2 * s + 1);
+      const int forward = path_index(ga, gb, 2 * s, a.tp()), backward = path_index(gb, ga, 2 * s + 1, b.tp());
       const P2pTime* t = nullptr;
       for (const P2pTime& pt : p2p_times)
         if (pt.path_forward == forward && pt.path_backward == backward && pt.tp_a == a.tp() && pt.tp_b == b.tp()) t = &pt;

@@ -95,9 +95,10 @@ struct Evaluation {
   /// the flows of it arriving into the node, each with its busiest rail; empty: see
   /// count_pipeline_nic_senders. Boundary s: stage s to the stage it sends to (next_stage).
   std::vector<NodeSenders> boundary_out, boundary_in;
-  /// [(send * zones + from zone) * zones + to zone]: flows of that send crossing the WAN link
-  /// from one zone to the other (count_pipeline_wan_senders); empty with one zone.
-  std::vector<int> boundary_wan;
+  /// [(send * zones + from zone) * zones + to zone]: the tensors of that send crossing the WAN
+  /// link from one zone to the other, a flow counting 1/t (count_pipeline_wan_senders); empty
+  /// with one zone.
+  std::vector<double> boundary_wan;
   std::vector<std::pair<PathKey, PathCost>> paths;
   /// p2p_time() of each (path, sending TP, receiving TP) met in this evaluation (the size
   /// follows from the two TP degrees): a uniform plan sends one size over one kind of path at
@@ -162,7 +163,7 @@ struct Evaluation {
   }
   /// Index into paths of the path from GPU ga to GPU gb of send `send` (as in boundary_out; built
   /// on first use).
-  int path_index(int ga, int gb, int send);
+  int path_index(int ga, int gb, int send, int sender_tp);
 };
 
 }  // namespace hetsim::models

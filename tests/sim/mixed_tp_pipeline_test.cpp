@@ -173,5 +173,34 @@ TEST(MixedTpPipeline, FlowsIntoOneGpuShareItsRail) {
   EXPECT_NEAR(e.sim.iteration_time_s, e.analytic.iteration_time_s, 0.0002 * e.analytic.iteration_time_s);
 }
 
+// Found by scripts/engine_diff.py (seed 3). Two replicas send their boundary across the WAN link
+// from the east at once (in step, as the cost model takes a boundary's replicas): replica 0 from
+// TP 4 (A100s 20-23) to TP 1 (H100 48), replica 1 from TP 2 (A100s 14-15) to TP 8 (H100s 56-63).
+// Back, replica 0's one flow carries the whole gradient and replica 1's eight an eighth each.
+// Shared by their bytes, the link carries two tensors each way: hand figure 30 ms + 2 tensors at
+// 100 Gb/s x 0.85 + NIC and fabric latency, for every send of either replica. (By flow count,
+// replica 0's one flow got a ninth of the link: 44 ms a send, 88 ms too much in the step.)
+TEST(MixedTpPipeline, ReplicasShareAWanLinkByTheirBytes) {
+  const testing::Inputs in = gpt3_on("geo-two-zones.yaml", 26);
+  const models::Cluster& c = in.cluster;
+  const models::Workload& w = in.workload;
+  models::Plan p = plan_of("tp4 east | tp1 west beside tp2 east | tp8 west", 0,
+                           {models::Replica{7, {models::Stage{6, {20, 21, 22, 23}}, models::Stage{18, {48}}}},
+                            models::Replica{6, {models::Stage{5, {14, 15}}, models::Stage{19, {56, 57, 58, 59, 60, 61, 62, 63}}}}});
+  p.micro_batch = 2;
+  p.recompute = models::Recompute::kFull;
+  const models::PlanWork work = models::build_plan_work(c, w, p);
+  ASSERT_TRUE(work.feasible) << work.infeasible_reason;
+  const double tensor = 2 * boundary_bytes(w);  // micro-batch 2
+  const double send = c.links[0].latency_s + 2 * 2e-6 + 5e-6 + 2 * tensor / (c.links[0].bandwidth_Bps * models::kWanLinkEfficiency);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_NEAR(work.replicas[r][0].p2p_forward_s, send, 1e-3 * send) << "replica " << r;
+    EXPECT_NEAR(work.replicas[r][1].p2p_backward_s, send, 1e-3 * send) << "replica " << r;
+  }
+  const BothEngines e = both_feasible(c, w, p);
+  EXPECT_NEAR(e.sim.breakdown.pp_comm_s, e.analytic.breakdown.pp_comm_s, 0.05 * e.sim.breakdown.pp_comm_s);
+  EXPECT_NEAR(e.sim.iteration_time_s, e.analytic.iteration_time_s, 0.02 * e.sim.iteration_time_s);
+}
+
 }  // namespace
 }  // namespace hetsim::sim
