@@ -230,21 +230,21 @@ void Evaluation::count_pipeline_nic_senders(bool consecutive_on_a_node) {
       if (const Stage* b = next_stage(rep, s)) mixed_tp = b->tp() != rep.stages[s].tp();
   if (!mixed_tp && !consecutive_on_a_node && !stages_of_several_indices_share_a_node()) return;
   const std::size_t nodes = cluster.nodes.size();
-  boundary_out.assign(2 * static_cast<std::size_t>(max_pp) * nodes, NodeSenders{});
-  boundary_in.assign(boundary_out.size(), NodeSenders{});
-  // Flows of the current send on each rail, by the slot first_gpu + rail of the rail's node, and
-  // the slots to clear before the next send.
-  std::vector<int> out_on_rail(cluster.gpus.size(), 0), in_on_rail(cluster.gpus.size(), 0);
+  boundary_out.assign(2 * static_cast<std::size_t>(max_pp) * nodes, NicLoad{});
+  boundary_in.assign(boundary_out.size(), NicLoad{});
+  // Tensors of the current send on each rail (a flow 1/t), by the slot first_gpu + rail of the
+  // rail's node, and the slots to clear before the next send.
+  std::vector<double> out_on_rail(cluster.gpus.size(), 0.0), in_on_rail(cluster.gpus.size(), 0.0);
   std::vector<int> touched;
   int current = -1;
   const auto rail_slot = [&](int gpu) {
     return cluster.nodes[cluster.gpus[gpu].node].first_gpu + std::max(0, rail_of_gpu(cluster, gpu));
   };
-  for_each_pipeline_flow([&](int send, int from, int to, int) {
+  for_each_pipeline_flow([&](int send, int from, int to, int from_tp) {
     const int na = cluster.gpus[from].node, nb = cluster.gpus[to].node;
     if (na == nb) return;  // through the node's own fabric
     if (send != current) {
-      for (int slot : touched) out_on_rail[slot] = in_on_rail[slot] = 0;
+      for (int slot : touched) out_on_rail[slot] = in_on_rail[slot] = 0.0;
       touched.clear();
       current = send;
     }
@@ -252,13 +252,14 @@ void Evaluation::count_pipeline_nic_senders(bool consecutive_on_a_node) {
     touched.push_back(ra);
     touched.push_back(rb);
     // A GPU sends one flow per send (it is in one stage), and a receiver of lower TP than its
-    // sender gets several at once: each counts.
-    NodeSenders& out = boundary_out[send * nodes + na];
-    ++out.senders;
-    out.on_busiest_rail = std::max(out.on_busiest_rail, ++out_on_rail[ra]);
-    NodeSenders& in = boundary_in[send * nodes + nb];
-    ++in.senders;
-    in.on_busiest_rail = std::max(in.on_busiest_rail, ++in_on_rail[rb]);
+    // sender gets several at once: each counts, for its bytes (path_senders).
+    const double tensor = 1.0 / from_tp;
+    NicLoad& out = boundary_out[send * nodes + na];
+    out.tensors += tensor;
+    out.on_busiest_rail = std::max(out.on_busiest_rail, out_on_rail[ra] += tensor);
+    NicLoad& in = boundary_in[send * nodes + nb];
+    in.tensors += tensor;
+    in.on_busiest_rail = std::max(in.on_busiest_rail, in_on_rail[rb] += tensor);
   });
 }
 
@@ -291,7 +292,7 @@ int Evaluation::path_index(int ga, int gb, int send, int sender_tp) {
   // Paths between nodes of the same types and zones, with the same senders, have the same
   // figures: reuse them.
   const int na = cluster.gpus[ga].node, nb = cluster.gpus[gb].node;
-  const auto [sending, receiving] = path_senders(send, na, nb);
+  const auto [sending, receiving] = path_senders(send, na, nb, sender_tp);
   const int za = cluster.nodes[na].zone, zb = cluster.nodes[nb].zone;
   const int zones = static_cast<int>(cluster.zones.size());
   // A flow carries 1/sender_tp of the tensor: its share of the link is that over the tensors

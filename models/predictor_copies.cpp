@@ -96,8 +96,10 @@ void Evaluation::drop_copies_with_other_senders() {
       const int to = s == pp - 1 ? 0 : s + 1;
       // Both directions: the activation a -> b and the gradient b -> a.
       const int na = front_node[k0 + s], nb = front_node[k0 + to], ba = front_node[b0 + s], bb = front_node[b0 + to];
-      if (path_senders(2 * s, na, nb) != path_senders(2 * s, ba, bb) ||
-          path_senders(2 * s + 1, nb, na) != path_senders(2 * s + 1, bb, ba))
+      const Replica& rep = plan.replicas[r];
+      const int tp_a = rep.stages[s].tp(), tp_b = rep.stages[to].tp();  // a copy's equal its base's
+      if (path_senders(2 * s, na, nb, tp_a) != path_senders(2 * s, ba, bb, tp_a) ||
+          path_senders(2 * s + 1, nb, na, tp_b) != path_senders(2 * s + 1, bb, ba, tp_b))
         copy_of[r] = -1;
     }
   }
