@@ -295,6 +295,7 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
   // (GroupCost::ring_pass_latency_s).
   double hops_sum_s = 0, fastest_hop_s = std::numeric_limits<double>::infinity();
   double fastest_pair_s = std::numeric_limits<double>::infinity(), first_hop_s = 0, last_hop_s = 0;
+  double fastest_crossing_s = std::numeric_limits<double>::infinity();
   const auto add_hop = [&](int i, double latency_s) {
     hops_sum_s += latency_s;
     fastest_hop_s = std::min(fastest_hop_s, latency_s);
@@ -329,15 +330,22 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
       const HopFigures one = hop(c, a, b, key.concurrent_a, key.concurrent_b, 1, 1, wan_of(na, nb));
       inter_min = std::min(inter_min, one.bandwidth_Bps);
       g.inter_latency_s = std::max(g.inter_latency_s, one.latency_s);
+      fastest_crossing_s = std::min(fastest_crossing_s, one.latency_s);
       last_crossing_latency = one.latency_s;
       crossing_latency_sum += one.latency_s;
       ++crossings;
     }
   }
   if (crossings > 0) g.inter_latency_mean_s = crossing_latency_sum / crossings;
-  fastest_pair_s = std::min(fastest_pair_s, last_hop_s + first_hop_s);  // round the circle
-  g.ring_pass_latency_s = hops_sum_s - fastest_hop_s;
-  g.ring_allreduce_latency_s = 2 * hops_sum_s - fastest_pair_s;
+  // Crossings of unequal latency (a WAN link among a zone's fabric): the hops a chunk passes.
+  // Equal ones keep NCCL's tuning count (ring_latency_s), which is also what NCCL picks its
+  // algorithm by: with the hops' count a TP-16 group over two DGX nodes took the tree, which
+  // the simulator runs a third faster than the cost model prices it (vTrain's l30 tp16 rows).
+  if (crossings > 0 && g.inter_latency_s > fastest_crossing_s * (1 + 1e-9)) {
+    fastest_pair_s = std::min(fastest_pair_s, last_hop_s + first_hop_s);  // round the circle
+    g.ring_pass_latency_s = hops_sum_s - fastest_hop_s;
+    g.ring_allreduce_latency_s = 2 * hops_sum_s - fastest_pair_s;
+  }
   if (distinct > 1) g.inter_bandwidth_Bps = inter_min;
   // Several members per node on nodes shared with concurrent groups: the ring crosses each
   // node boundary through one NIC (GroupCost::node_shared; SC'21 Table 1 tp2/tp4 rows).
