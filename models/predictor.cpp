@@ -297,9 +297,8 @@ int Evaluation::path_index(int ga, int gb, int send, int sender_tp) {
   const int zones = static_cast<int>(cluster.zones.size());
   // A flow carries 1/sender_tp of the tensor: its share of the link is that over the tensors
   // crossing it (count_pipeline_wan_senders), as senders of its own size.
-  const int wan = za == zb ? 0
-                           : std::max(1, static_cast<int>(std::lround(
-                                             boundary_wan[(static_cast<std::size_t>(send) * zones + za) * zones + zb] * sender_tp)));
+  const int wan =
+      za == zb ? 0 : flows_of_size(boundary_wan[(static_cast<std::size_t>(send) * zones + za) * zones + zb], sender_tp);
   const PathKey key{cluster.nodes[na].node_type, cluster.nodes[nb].node_type, za, zb, na == nb ? 1 : 0, sending, receiving, wan};
   for (std::size_t i = 0; i < paths.size(); ++i)
     if (paths[i].first == key) return static_cast<int>(i);

@@ -89,14 +89,14 @@ void Evaluation::drop_copies_with_other_senders() {
   for (int r = 0; r < plan.dp(); ++r) {
     const int base = copy_of[r];
     if (base < 0) continue;
-    const int pp = static_cast<int>(plan.replicas[r].stages.size());
+    const Replica& rep = plan.replicas[r];
+    const int pp = static_cast<int>(rep.stages.size());
     const std::size_t k0 = static_cast<std::size_t>(r) * max_pp, b0 = static_cast<std::size_t>(base) * max_pp;
     for (int s = 0; s < pp && copy_of[r] >= 0; ++s) {
-      if (!next_stage(plan.replicas[r], s)) continue;
+      if (!next_stage(rep, s)) continue;
       const int to = s == pp - 1 ? 0 : s + 1;
       // Both directions: the activation a -> b and the gradient b -> a.
       const int na = front_node[k0 + s], nb = front_node[k0 + to], ba = front_node[b0 + s], bb = front_node[b0 + to];
-      const Replica& rep = plan.replicas[r];
       const int tp_a = rep.stages[s].tp(), tp_b = rep.stages[to].tp();  // a copy's equal its base's
       if (path_senders(2 * s, na, nb, tp_a) != path_senders(2 * s, ba, bb, tp_a) ||
           path_senders(2 * s + 1, nb, na, tp_b) != path_senders(2 * s + 1, bb, ba, tp_b))

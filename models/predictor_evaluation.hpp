@@ -159,6 +159,11 @@ struct Evaluation {
     if (pp < 2 || (s == pp - 1 && interleave == 1)) return nullptr;
     return &rep.stages[s == pp - 1 ? 0 : s + 1];
   }
+  /// A load of `tensors` (NicLoad, boundary_wan) as flows of a TP-`sender_tp` stage, each 1/t of
+  /// the tensor: the flow count whose equal shares of a link are that flow's share by bytes.
+  static int flows_of_size(double tensors, int sender_tp) {
+    return std::max(1, static_cast<int>(std::lround(tensors * sender_tp)));
+  }
   /// On a pipeline path from node na to node nb of send `send` (as in boundary_out), for a flow of
   /// a TP-`sender_tp` stage: the flows of its size that would load those sides of the nodes' NICs
   /// as the send's flows do (count_pipeline_nic_senders; senders 0: all of the node's GPUs).
@@ -167,8 +172,7 @@ struct Evaluation {
     const std::size_t nodes = cluster.nodes.size();
     if (!boundary_out.empty()) {
       const auto as_flows = [sender_tp](const NicLoad& l) {
-        const auto flows = [sender_tp](double tensors) { return std::max(1, static_cast<int>(std::lround(tensors * sender_tp))); };
-        return NodeSenders{flows(l.tensors), flows(l.on_busiest_rail)};
+        return NodeSenders{flows_of_size(l.tensors, sender_tp), flows_of_size(l.on_busiest_rail, sender_tp)};
       };
       return {as_flows(boundary_out[send * nodes + na]), as_flows(boundary_in[send * nodes + nb])};
     }

@@ -101,7 +101,7 @@ double tied_embedding_sync_s(const StepInput& in, double grad_bpp, PlanWork* wor
   // Pairs whose stages lie in different zones: all of them cross the zones' WAN link at once,
   // each at its bytes' share of it (a replica's pairs move V h between them, whatever its shards:
   // by count, a TP-1 replica's one pair beside a TP-8 replica's eight got a ninth of the link for
-  // eight times their bytes, 0.24 s where the simulator's max-min sharing takes 0.10 s).
+  // half the bytes crossing it, 0.24 s where the simulator's max-min sharing takes 0.10 s).
   const double replica_bytes = static_cast<double>(m.vocab) * m.hidden * grad_bpp;
   std::vector<double> embedding_wan(c.zones.size() > 1 ? c.zones.size() * c.zones.size() : 0, 0.0);
   std::vector<double> pair_wan;  // one pair's share (wan_senders_for)

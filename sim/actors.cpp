@@ -156,9 +156,7 @@ void finish_step(World& w, int a, ComponentRt* comp, BucketReleases& buckets, St
   if (comp != nullptr) {
     const auto& classes = w.lay.components[spec.component].classes;
     for (std::size_t k = 0; k < classes.size(); ++k)
-      if (!classes[k].param_phases.empty() &&
-          std::find(classes[k].actors.begin(), classes[k].actors.end(), a) != classes[k].actors.end())
-        gathers.push_back(&comp->classes[k]);
+      if (!classes[k].param_phases.empty() && classes[k].member_index(a) >= 0) gathers.push_back(&comp->classes[k]);
   }
   if (!gathers.empty()) {
     t0 = sg4::Engine::get_clock();

@@ -12,10 +12,9 @@ BucketReleases::BucketReleases(const SimLayout& lay, Runtime& rt, int actor) {
   const DpComponent& spec = lay.components[c];
   for (std::size_t k = 0; k < spec.classes.size(); ++k) {
     const DpSyncClass& cls = spec.classes[k];
-    const auto it = std::find(cls.actors.begin(), cls.actors.end(), actor);
-    if (it == cls.actors.end()) continue;
-    const std::size_t m = static_cast<std::size_t>(it - cls.actors.begin());
-    const double from = cls.ready_from[m], to = cls.ready_to[m];
+    const int m = cls.member_index(actor);
+    if (m < 0) continue;
+    const double from = cls.ready_from[static_cast<std::size_t>(m)], to = cls.ready_to[static_cast<std::size_t>(m)];
     SyncClassRt& run = rt.components_[c].classes[k];
     classes_.push_back(&run);
     const int b = run.buckets;

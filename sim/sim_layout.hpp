@@ -41,6 +41,13 @@ struct DpSyncClass {
   /// the cost model's SlotLoad::gather), their flows sharing the links as they run together.
   std::vector<FoldedPhase> param_phases;
   int buckets = 1;                         ///< of an overlapped sync: the most of its groups' (DpGroup::buckets)
+
+  /// Position of stage actor `actor` in `actors` (and ready_from/ready_to), or -1 when not a member.
+  int member_index(int actor) const {
+    for (std::size_t m = 0; m < actors.size(); ++m)
+      if (actors[m] == actor) return static_cast<int>(m);
+    return -1;
+  }
 };
 
 /// Stage actors whose GPUs are linked by DP groups: they sync gradients together.
