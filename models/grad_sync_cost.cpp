@@ -118,11 +118,12 @@ struct SyncTimes {
 /// holds several and takes part in that many groups (exec syncs the same groups).
 class GradSync {
  public:
-  GradSync(const StepInput& in, PlanWork* work)
+  GradSync(const StepInput& in, PlanWork* work, GradSyncEnds* ends)
       : in(in),
         c(in.cluster),
         plan(in.plan),
         work(work),
+        ends(ends),
         dp(plan.dp()),
         grad_bpp(grad_sync_bytes_per_param(in.workload.training)),
         weight_bpp(activation_bytes(in.workload.training.dtype)),
@@ -153,11 +154,22 @@ class GradSync {
   /// The step's exposed gradient sync (grad_sync_exposed_s).
   double exposed_s() {
     load_wan_links();
-    double exposed = 0;
-    for (int k = 0; k < segments.count(); ++k) exposed = std::max(exposed, sync_segment(k));
-    exposed = std::max(exposed, stages_in_several_groups_exposed_s());
+    if (ends) ends->reduce_end_s.assign(static_cast<std::size_t>(dp) * in.max_pp, -std::numeric_limits<double>::infinity());
+    for (int k = 0; k < segments.count(); ++k) sync_segment(k);
+    stages_in_several_groups_ends();
+    // Every stage's update waits for every reduction (the optimizer's gradient-norm all-reduce
+    // joins them: Megatron-LM clip_grad_norm over the model-parallel group, the DP sync joining
+    // the replicas), and the ZeRO-1/2 weight all-gathers follow the updates: the latest
+    // reduction, then the slowest gather.
+    double exposed = std::max(0.0, latest_reduce_end_s + slowest_gather_s);
     // The passes' traffic lengthens the pipelines; ZeRO-2's end-of-step sync then follows.
-    if (traffic.any()) exposed += pass_traffic_exposed_s();
+    if (traffic.any()) {
+      const double later_s = pass_traffic_exposed_s();
+      exposed += later_s;
+      if (ends)
+        for (double& end_s : ends->reduce_end_s) end_s += later_s;
+    }
+    if (ends) ends->gather_s = slowest_gather_s;
     return exposed;
   }
 
@@ -197,11 +209,12 @@ class GradSync {
   }
 
   /// Segment k's groups: their times, what they put on their stages (load), the simulator's
-  /// groups (work); returns what the step waits for them when no stage is in several groups.
-  double sync_segment(int k) {
+  /// groups (work); when no stage is in several groups, what the step waits for them
+  /// (note_segment_ends).
+  void sync_segment(int k) {
     bool symmetric = true;
     const GroupShard shard = first_members(k, symmetric);
-    if (shard.shards == 0) return 0;
+    if (shard.shards == 0) return;
     const double params = shard.params;
     if (wan) wan_senders_for(wan_load, params, wan_senders);
     const double grad_bytes = params * grad_bpp;
@@ -225,14 +238,32 @@ class GradSync {
       if (work && count > 1) record_group(k, grad_bytes, gather_bytes, buckets, t);
     }
     if (!load.empty()) close_segment_loads(k, alone_end_s(worst_alone_bucket_s));
-    if (shared_gpus) return 0;  // stages in several groups: per stage (stages_in_several_groups_exposed_s)
+    if (shared_gpus) return;  // stages in several groups: per stage (stages_in_several_groups_ends)
     // Overlapped (Megatron-Core overlap_grad_sync with overlap_param_gather): the gradients'
     // reduction runs bucket by bucket during the last backward pass, and the updated weights'
     // all-gather after the optimizer during the next step's first forward pass (it needs the new
     // weights, so the backward cannot hide it); each part is exposed beyond the pass that hides it.
-    if (!plan.overlap_grad_sync) return worst_s - ready.offset_s;
-    return std::max(0.0, overlapped_sync_exposed_s(worst_bucket_s, ready.late->backward_s, buckets) - ready.offset_s) +
-           std::max(0.0, worst_gather_s - ready.late->forward_s);
+    if (!plan.overlap_grad_sync) {
+      note_segment_ends(k, worst_s - worst_gather_s - ready.offset_s, worst_gather_s);
+      return;
+    }
+    note_segment_ends(k,
+                      std::max(0.0, overlapped_sync_exposed_s(worst_bucket_s, ready.late->backward_s, buckets) -
+                                        ready.offset_s),
+                      std::max(0.0, worst_gather_s - ready.late->forward_s));
+  }
+
+  /// Segment k's reduction ends `reduce_end_s` after the slowest replica's end, on every stage
+  /// that holds it (GradSyncEnds), and its weights' all-gather exposes `gather_s`.
+  void note_segment_ends(int k, double reduce_end_s, double gather_s) {
+    latest_reduce_end_s = std::max(latest_reduce_end_s, reduce_end_s);
+    slowest_gather_s = std::max(slowest_gather_s, gather_s);
+    if (!ends) return;
+    for (int r = 0; r < dp; ++r)
+      if (const int s = segments.stage_of(k, r); s >= 0) {
+        double& end_s = ends->reduce_end_s[static_cast<std::size_t>(r) * in.max_pp + s];
+        end_s = std::max(end_s, reduce_end_s);
+      }
   }
 
   /// Segment k's first group: TP rank 0 of every replica's stage holding it, into `members`.
@@ -510,8 +541,7 @@ class GradSync {
   /// (serial_buckets_end_s) beyond the slowest replica's end is exposed. With one group and one
   /// ready time per bucket this is sync_segment's overlapped_sync_exposed_s. The ZeRO-1/2 weight
   /// all-gather follows the reduction, or overlapped runs in the next step's first forward pass.
-  double stages_in_several_groups_exposed_s() {
-    double exposed_s = 0;
+  void stages_in_several_groups_ends() {
     for (std::size_t slot = 0; slot < slot_buckets.size(); ++slot) {
       const SlotLoad& l = load[slot];
       if (l.groups == 0) continue;
@@ -523,12 +553,14 @@ class GradSync {
         reduce_end_s = std::max(reduce_end_s, rails.reduce_end_s(r));
         gather_s = std::max(gather_s, rails.gather_s(r));
       }
-      const double exposed = !plan.overlap_grad_sync ? reduce_end_s + gather_s
-                                                     : std::max(0.0, reduce_end_s) +
-                                                           std::max(0.0, gather_s - in.times[slot].forward_s);
-      exposed_s = std::max(exposed_s, exposed);
+      if (plan.overlap_grad_sync) {
+        reduce_end_s = std::max(0.0, reduce_end_s);
+        gather_s = std::max(0.0, gather_s - in.times[slot].forward_s);
+      }
+      latest_reduce_end_s = std::max(latest_reduce_end_s, reduce_end_s);
+      slowest_gather_s = std::max(slowest_gather_s, gather_s);
+      if (ends) ends->reduce_end_s[slot] = reduce_end_s;
     }
-    return exposed_s;
   }
 
   /// ZeRO-2/3: the micro-batches' passes move the data-parallel traffic (pass_traffic: ZeRO-3
@@ -574,6 +606,7 @@ class GradSync {
   const Cluster& c;
   const Plan& plan;
   PlanWork* work;
+  GradSyncEnds* ends;                         ///< each stage's reduction end, when asked for
   const int dp;
   const double grad_bpp, weight_bpp;
   const int* copy_of;
@@ -593,6 +626,9 @@ class GradSync {
   SyncRails rails;                            ///< see add_rail_loads
   std::vector<int> node_members;              ///< add_rail_loads scratch: the group's members per node
   double worst_alone_bucket_s = 0;            ///< the current segment's slowest bucket alone (add_slot_loads)
+  /// The latest reduction end of any stage (from the slowest replica's end) and the slowest
+  /// ZeRO-1/2 weight gather's exposed part (note_segment_ends).
+  double latest_reduce_end_s = -std::numeric_limits<double>::infinity(), slowest_gather_s = 0;
   std::vector<int> members, member_slot;      ///< the current group's GPUs and their slots
   DpNicChannels channels;                     ///< see the constructor
   std::vector<int> member_channels;           ///< the current group's members' channels.per_gpu
@@ -607,6 +643,8 @@ class GradSync {
 
 }  // namespace
 
-double grad_sync_exposed_s(const StepInput& in, PlanWork* work) { return GradSync(in, work).exposed_s(); }
+double grad_sync_exposed_s(const StepInput& in, PlanWork* work, GradSyncEnds* ends) {
+  return GradSync(in, work, ends).exposed_s();
+}
 
 }  // namespace hetsim::models

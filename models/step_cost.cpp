@@ -69,13 +69,16 @@ TypeFigures type_figures(const NodeType& nt, const TrainingSpec& training) {
 }
 
 /// Tied embeddings with pp > 1: the first and last stage all-reduce the word-embedding
-/// gradient after the DP sync (Megatron-LM _allreduce_embedding_grads; Shoeybi et al. 2019).
+/// gradient after their DP sync (Megatron-LM finalize_model_grads: each rank reduces its DP
+/// groups, then _allreduce_embedding_grads; Shoeybi et al. 2019), so a replica's pairs start
+/// once its own first and last stages have reduced (`ends`), not every stage of the plan.
 /// Each stage holds vocab / tp of the rows (vocabulary-parallel embedding and LM head); when the
 /// two stages' TP degrees differ, the rows fall into lcm(tp_first, tp_last) shards, each
 /// all-reduced by the two GPUs that hold it, and a GPU of the lower degree is in several such
-/// pairs (as the data-parallel shard groups, dp_segments.hpp GroupShard). The slowest pair's
-/// time; with `work`, every pair as a group for the simulator.
-double tied_embedding_sync_s(const StepInput& in, double grad_bpp, PlanWork* work) {
+/// pairs (as the data-parallel shard groups, dp_segments.hpp GroupShard). Returns when the last
+/// pair is done, from the slowest replica's end (-infinity without pairs); with `work`, every
+/// pair as a group for the simulator.
+double tied_embedding_sync_end_s(const StepInput& in, double grad_bpp, const GradSyncEnds& ends, PlanWork* work) {
   const Cluster& c = in.cluster;
   const Plan& plan = in.plan;
   const ModelSpec& m = in.workload.model;
@@ -123,7 +126,7 @@ double tied_embedding_sync_s(const StepInput& in, double grad_bpp, PlanWork* wor
     bool operator==(const PairKey&) const = default;
   };
   std::vector<std::pair<PairKey, double>> priced;
-  double worst = 0;
+  double worst = -std::numeric_limits<double>::infinity(), latest_start_s = worst;
   for (int r = 0; r < dp; ++r) {
     const Replica& rep = plan.replicas[r];
     if (rep.stages.size() < 2) continue;
@@ -135,6 +138,9 @@ double tied_embedding_sync_s(const StepInput& in, double grad_bpp, PlanWork* wor
     // Stages of one TP degree, each inside one node: every shard's pair joins the same two nodes,
     // so the first pair's time is every pair's (the search's hot path: priced once a replica).
     const std::size_t first_slot = static_cast<std::size_t>(r) * in.max_pp;
+    const double start_s =
+        std::max(ends.reduce_end_s[first_slot], ends.reduce_end_s[first_slot + rep.stages.size() - 1]);
+    latest_start_s = std::max(latest_start_s, start_s);
     const bool alike = one_pair_a_gpu && in.tp_in_one_node[first_slot] && in.tp_in_one_node[first_slot + rep.stages.size() - 1];
     double t_alike = -1;
     for (int j = 0; j < shards; ++j) {
@@ -165,7 +171,7 @@ double tied_embedding_sync_s(const StepInput& in, double grad_bpp, PlanWork* wor
                             plan.grad_sync);
         priced.emplace_back(key, t);
       }
-      worst = std::max(worst, t);
+      worst = std::max(worst, start_s + t);
       t_alike = t;
       if (work) {
         DpGroup dg;
@@ -177,7 +183,8 @@ double tied_embedding_sync_s(const StepInput& in, double grad_bpp, PlanWork* wor
       }
     }
   }
-  for (int r = 0; r < rails.count(); ++r) worst = std::max(worst, rails.reduce_end_s(r));
+  // Mixed degrees: each rail carries its pairs' bytes from the latest replica's start.
+  for (int r = 0; r < rails.count(); ++r) worst = std::max(worst, latest_start_s + rails.reduce_end_s(r));
   return worst;
 }
 
@@ -304,9 +311,14 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
   const std::size_t slots = static_cast<std::size_t>(dp) * in.max_pp;
   out.stage_memory_bytes.assign(slots, 0);
   out.stage_capacity_bytes.assign(slots, 0);
-  out.dp_exposed_s = grad_sync_exposed_s(in, work);
-
-  if (w.model.tied_embeddings) out.dp_exposed_s += tied_embedding_sync_s(in, grad_bpp, work);
+  if (w.model.tied_embeddings) {
+    // The embedding pairs run between their stages' reductions and the weights' all-gather.
+    GradSyncEnds ends;
+    out.dp_exposed_s = grad_sync_exposed_s(in, work, &ends);
+    out.dp_exposed_s = std::max(out.dp_exposed_s, tied_embedding_sync_end_s(in, grad_bpp, ends, work) + ends.gather_s);
+  } else {
+    out.dp_exposed_s = grad_sync_exposed_s(in, work);
+  }
   out.dp_exposed_s = std::max(0.0, out.dp_exposed_s);
 
   // Optimizer step (memory-bound, sharded by ZeRO >= 1), memory, FLOPs, peaks, price.

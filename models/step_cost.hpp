@@ -87,9 +87,22 @@ struct StepCost {
 /// Computes the step; when `work` is given, also fills its dp_groups and the per-stage fields.
 StepCost step_cost(const StepInput& in, PlanWork* work);
 
+/// When each stage's gradient reductions end, for what follows them on that stage alone: the
+/// tied-embedding all-reduce of a replica starts once its own first and last stages have
+/// reduced (Megatron-LM finalize_model_grads: the DP sync, then _allreduce_embedding_grads, on
+/// each rank), not once every stage of the plan has.
+struct GradSyncEnds {
+  /// [replica * max_pp + stage]: the end of the stage's reductions (ZeRO 0-2 gradient all-reduce
+  /// or reduce-scatter, exposed part), from the slowest replica's end; may be negative.
+  std::vector<double> reduce_end_s;
+  /// The ZeRO-1/2 weight all-gather after the optimizer, its slowest group's exposed part.
+  double gather_s = 0;
+};
+
 /// The gradient sync's part of a step not hidden by the pipeline (grad_sync_cost.cpp): DP groups
 /// per segment and shard (dp_segments.hpp), ZeRO 0-2 at the end of the step, ZeRO-3 inside every
-/// pass; with `work`, each group is recorded for the simulator.
-double grad_sync_exposed_s(const StepInput& in, PlanWork* work);
+/// pass; with `work`, each group is recorded for the simulator; with `ends`, each stage's
+/// reduction end.
+double grad_sync_exposed_s(const StepInput& in, PlanWork* work, GradSyncEnds* ends = nullptr);
 
 }  // namespace hetsim::models

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+// When the tied word embedding's all-reduce runs: on each rank after its own data-parallel
+// reduction (Megatron-LM finalize_model_grads), so a replica's first and last stages start their
+// pairs once those two stages have reduced, beside the other stages' longer reductions. Both
+// engines, against hand figures.
+#include <gtest/gtest.h>
+
+#include "engine_inputs.hpp"
+#include "predictor.hpp"
+#include "step_cost.hpp"
+
+namespace hetsim::sim {
+namespace {
+
+using testing::both_feasible;
+using testing::BothEngines;
+using testing::plan_of;
+
+// GPT-3 1.3B (tied embeddings) in three stages at TP 4 on the 4090 + A100 lab cluster (one
+// 25 Gb/s NIC a node), two replicas: their first stages share 4090 box 0 (GPUs 0-3, 4-7), their
+// last stages box 1 (8-11, 12-15), so those DP groups stay inside a box; their middle stages of
+// 18 layers sit on boxes 2 and 3, whose DP groups cross the two boxes' NICs and take far longer.
+// Each replica's embedding pairs (GPUs 0-3 with 8-11, 4-7 with 12-15) cross boxes 0 and 1's NICs
+// once the replica's end stages have reduced: beside the middle stages' reduction, which still
+// ends the sync. The cost model added the pairs after every stage's reduction.
+TEST(EmbeddingSync, PairsRunBesideTheOtherStagesLongerReduction) {
+  testing::Inputs in = testing::load("consumer-4090-a100.yaml", "gpt3-1.3b.yaml");
+  in.workload.training.global_batch = 16;
+  const models::Cluster& c = in.cluster;
+  models::Workload w = in.workload;
+  ASSERT_TRUE(w.model.tied_embeddings);
+  ASSERT_EQ(w.model.layers, 24);
+  const models::Plan p = plan_of(
+      "end stages on boxes 0 and 1, middles on boxes 2 and 3", 0,
+      {models::Replica{8, {models::Stage{3, {0, 1, 2, 3}}, models::Stage{18, {16, 17, 18, 19}}, models::Stage{3, {8, 9, 10, 11}}}},
+       models::Replica{8, {models::Stage{3, {4, 5, 6, 7}}, models::Stage{18, {24, 25, 26, 27}}, models::Stage{3, {12, 13, 14, 15}}}}});
+  const BothEngines tied = both_feasible(c, w, p);
+  w.model.tied_embeddings = false;
+  const BothEngines untied = both_feasible(c, w, p);
+  // The pairs' all-reduce alone: eight pairs of V h / 4 bytes, four through each box's one NIC,
+  // a ring of two sending its shard once each way: V h through each NIC.
+  const double vh_bytes = static_cast<double>(w.model.vocab) * w.model.hidden * models::grad_sync_bytes_per_param(w.training);
+  const double pairs_s = vh_bytes / models::achieved_bandwidth_Bps(c.node_types[0].nics);
+  // What the V100 stages' reduction leaves exposed, which the pairs would have lengthened.
+  const double middle_s = untied.analytic.breakdown.dp_comm_s;
+  ASSERT_GT(pairs_s, 0.1 * middle_s) << "the pairs are long enough to matter";
+  ASSERT_LT(pairs_s, 0.5 * middle_s) << "and fit beside the middle stages' reduction";
+  for (const BothEngines* e : {&tied, &untied})
+    EXPECT_NEAR(e->analytic.breakdown.dp_comm_s, e->sim.breakdown.dp_comm_s, 0.05 * e->sim.breakdown.dp_comm_s);
+  EXPECT_NEAR(tied.analytic.breakdown.dp_comm_s, middle_s, 0.02 * middle_s);
+  EXPECT_NEAR(tied.sim.breakdown.dp_comm_s, untied.sim.breakdown.dp_comm_s, 0.02 * untied.sim.breakdown.dp_comm_s);
+}
+
+}  // namespace
+}  // namespace hetsim::sim
