@@ -96,6 +96,7 @@ class GradSync {
         member_slot[count] = r * in.max_pp + s;
         members[count++] = st.gpus[shard.member_rank(j, st.tp())];
       }
+    order_ring_by_node(c, members.data(), count, member_slot.data());  // NCCL's ring
   }
 
   /// Groups that cross zones share each WAN link with every other group crossing it at once, in
@@ -193,6 +194,9 @@ class GradSync {
       symmetric = symmetric && (shard.max_tp == 0 || tp == shard.max_tp) && in.tp_in_one_node[r * in.max_pp + s];
       shard.add(tp, member_params(k, r, s));
     }
+    // The ring NCCL builds visits each node once (a node's members in a row); the rails' and WAN
+    // links' crossings below follow it.
+    order_ring_by_node(c, members.data(), count, member_slot.data());
     return shard;
   }
 

@@ -197,6 +197,46 @@ PathCost path_between(const Cluster& cluster, int gpu_a, int gpu_b, NodeSenders 
   return {h.bandwidth_Bps, h.latency_s, h.intra, h.staged};
 }
 
+bool ring_visits_each_node_once(const Cluster& c, const int* gpus, int count) {
+  // The nodes at which runs of one node start, round the circle: each node once, or a node is
+  // met again after the ring left it. Usually they increase (one member a node, in node order).
+  const auto run_starts_at = [&](int i) {
+    return c.gpus[gpus[i]].node != c.gpus[gpus[(i + count - 1) % count]].node;
+  };
+  int last_start = -1;
+  bool increasing = true;
+  for (int i = 0; i < count && increasing; ++i)
+    if (run_starts_at(i)) {
+      increasing = c.gpus[gpus[i]].node > last_start;
+      last_start = c.gpus[gpus[i]].node;
+    }
+  if (increasing) return true;
+  std::vector<int> starts;
+  for (int i = 0; i < count; ++i)
+    if (run_starts_at(i)) starts.push_back(c.gpus[gpus[i]].node);
+  std::sort(starts.begin(), starts.end());
+  return std::adjacent_find(starts.begin(), starts.end()) == starts.end();
+}
+
+void order_ring_by_node(const Cluster& c, int* gpus, int count, int* companion) {
+  if (ring_visits_each_node_once(c, gpus, count)) return;
+  std::vector<std::pair<int, int>> ordered;  // (gpu, companion) in ring order
+  std::vector<char> taken(static_cast<std::size_t>(count), 0);
+  for (int i = 0; i < count; ++i) {
+    if (taken[i]) continue;
+    const int node = c.gpus[gpus[i]].node;
+    for (int j = i; j < count; ++j)
+      if (!taken[j] && c.gpus[gpus[j]].node == node) {
+        taken[j] = 1;
+        ordered.emplace_back(gpus[j], companion ? companion[j] : 0);
+      }
+  }
+  for (int i = 0; i < count; ++i) {
+    gpus[i] = ordered[i].first;
+    if (companion) companion[i] = ordered[i].second;
+  }
+}
+
 GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurrent_per_node,
                      const std::vector<double>* wan_senders, const std::vector<NodeSenders>* concurrent_on_node,
                      const std::vector<int>* on_rail_of_gpu) {
@@ -217,6 +257,11 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
   GroupCost g;
   g.size = count;
   if (count <= 0) return g;
+  if (!ring_visits_each_node_once(c, gpus, count)) {  // price NCCL's ring (order_ring_by_node)
+    std::vector<int> ring(gpus, gpus + count);
+    order_ring_by_node(c, ring.data(), count);
+    return group_cost(c, ring.data(), count, concurrent_per_node, wan_senders, concurrent_on_node, on_rail_of_gpu);
+  }
   // Members per node (groups are small and usually node-contiguous: search from the back).
   // A per-node slot table stamped with a call counter finds a node's entry in O(1), so a DP
   // group of one GPU per node costs O(members), not O(members^2).

@@ -166,6 +166,16 @@ inline int zone_pair_index(const Cluster& cluster, int za, int zb) {
   return std::min(za, zb) * static_cast<int>(cluster.zones.size()) + std::max(za, zb);
 }
 
+/// Whether a ring over `gpus` in this order visits each node once (its members on one node are
+/// consecutive, counting round the circle), as NCCL builds its rings: nodes in the order of their
+/// first rank, the node's GPUs together (NCCL src/graph/connect.cc, rings chained node by node).
+bool ring_visits_each_node_once(const Cluster& cluster, const int* gpus, int count);
+/// Reorders `gpus` (and `companion` alike, when given) so that a ring visits each node once:
+/// nodes in order of first appearance, each node's members in their order. A ring in member order
+/// would cross a node's NIC once per run of its members (a DP group of replicas split differently
+/// has two stages of one node, a replica apart: twice the bytes through that NIC).
+void order_ring_by_node(const Cluster& cluster, int* gpus, int count, int* companion = nullptr);
+
 /// `concurrent_per_node`: GPUs of a node that take part in groups of this kind at the same
 /// time (all of them for TP/DP groups of a uniform plan); 0 means "all GPUs of the node".
 /// `concurrent_on_node` (by node index; overrides it): each node's own senders, where the group's
@@ -175,6 +185,7 @@ inline int zone_pair_index(const Cluster& cluster, int za, int zb) {
 /// groups cross each WAN link at once (plan_dp_wan_senders); a hop over it gets its members' part.
 /// `on_rail_of_gpu` (by global GPU index, with concurrent_on_node): the channels on each GPU's own
 /// rail, which a member's hops then take in place of its node's busiest rail.
+/// The ring is taken in the order of order_ring_by_node (NCCL's), whatever the order of `gpus`.
 GroupCost group_cost(const Cluster& cluster, const int* gpus, int count, int concurrent_per_node = 0,
                      const std::vector<double>* wan_senders = nullptr,
                      const std::vector<NodeSenders>* concurrent_on_node = nullptr,

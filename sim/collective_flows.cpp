@@ -260,11 +260,14 @@ std::vector<FoldedPhase> merge_repeated_phases(const Topology& topology, const s
 }
 
 CollectiveFlows collective_flows(const Topology& topo, models::CollectiveKind kind, models::GradSyncAlgorithm algorithm,
-                                 const std::vector<int>& gpus, double bytes, const std::vector<models::NodeSenders>* concurrent_on_node,
+                                 const std::vector<int>& members, double bytes, const std::vector<models::NodeSenders>* concurrent_on_node,
                                  const std::vector<double>* wan_senders) {
   CollectiveFlows out;
   const auto& cluster = topo.get_cluster();
-  if (gpus.size() < 2 || bytes <= 0) return out;
+  if (members.size() < 2 || bytes <= 0) return out;
+  // The ring NCCL builds: each node's members in a row (the cost model prices the same ring).
+  std::vector<int> gpus = members;
+  models::order_ring_by_node(cluster, gpus.data(), static_cast<int>(gpus.size()));
   std::vector<int> node_of;
   for (int g : gpus) node_of.push_back(cluster.node_of_gpu(g));
   const models::GroupCost g =

@@ -111,7 +111,7 @@ struct CollectiveFlows {
 /// takes them, so that both engines pick the same algorithm and channels.
 /// `wan_senders` as models::group_cost's (for DP groups from SimLayout::dp_wan_load).
 CollectiveFlows collective_flows(const Topology& topology, models::CollectiveKind kind,
-                                 models::GradSyncAlgorithm algorithm, const std::vector<int>& gpus, double bytes,
+                                 models::GradSyncAlgorithm algorithm, const std::vector<int>& members, double bytes,
                                  const std::vector<models::NodeSenders>* concurrent_on_node = nullptr,
                                  const std::vector<double>* wan_senders = nullptr);
 /// Flows folded phase by phase (fold_phase), repeated phases merged when folding.

@@ -127,5 +127,23 @@ TEST(MixedTpSync, TiedEmbeddingPairsShareAWanLinkByTheirBytes) {
   EXPECT_NEAR(tied.analytic.breakdown.dp_comm_s - untied.analytic.breakdown.dp_comm_s, hand_s, 0.15 * hand_s);
 }
 
+// A DP group whose two members on one node are a rank apart (replicas 0 and 2 on 4090 box 0,
+// 1 and 3 on boxes 1 and 2): NCCL's ring runs the node's members in a row and crosses each
+// box's one NIC once a step; in rank order the simulator's ring crossed box 0's twice, twice its
+// bytes (models::order_ring_by_node). The sync does not depend on the ranks' order.
+TEST(MixedTpSync, ARingCrossesEachNodeOnceWhateverTheRankOrder) {
+  testing::Inputs in = testing::load("consumer-4090-a100.yaml", "gpt3-1.3b.yaml");
+  in.workload.training.global_batch = 8;
+  const models::Cluster& c = in.cluster;
+  const models::Workload& w = in.workload;
+  const auto one_gpu = [&](int gpu) { return models::Replica{2, {models::Stage{w.model.layers, {gpu}}}}; };
+  const BothEngines apart = both_feasible(c, w, plan_of("box 0 at ranks 0 and 2", 1, {one_gpu(0), one_gpu(8), one_gpu(1), one_gpu(16)}));
+  const BothEngines together = both_feasible(c, w, plan_of("box 0 at ranks 0 and 1", 1, {one_gpu(0), one_gpu(1), one_gpu(8), one_gpu(16)}));
+  EXPECT_GT(together.sim.breakdown.dp_comm_s, 0.1 * together.sim.iteration_time_s) << "the sync is what this test is about";
+  EXPECT_NEAR(apart.sim.breakdown.dp_comm_s, together.sim.breakdown.dp_comm_s, 0.01 * together.sim.breakdown.dp_comm_s);
+  EXPECT_NEAR(apart.analytic.breakdown.dp_comm_s, together.analytic.breakdown.dp_comm_s, 0.01 * together.analytic.breakdown.dp_comm_s);
+  EXPECT_NEAR(apart.analytic.breakdown.dp_comm_s, apart.sim.breakdown.dp_comm_s, 0.05 * apart.sim.breakdown.dp_comm_s);
+}
+
 }  // namespace
 }  // namespace hetsim::sim
