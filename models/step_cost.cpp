@@ -97,10 +97,17 @@ double tied_embedding_sync_end_s(const StepInput& in, double grad_bpp, const Gra
   std::vector<NodeSenders> senders(c.nodes.size(), one_pair_a_gpu ? NodeSenders{} : NodeSenders{1, 1});
   SyncRails rails(c);  // mixed degrees: every pair's bytes on its members' rails, all ready at once
   if (one_pair_a_gpu)
-    for (const Replica& rep : plan.replicas)
-      if (rep.stages.size() >= 2)
-        for (const Stage* st : {&rep.stages.front(), &rep.stages.back()})
-          for (int g : st->gpus) ++senders[c.gpus[g].node].senders;
+    for (int r = 0; r < dp; ++r) {
+      const Replica& rep = plan.replicas[r];
+      if (rep.stages.size() < 2) continue;
+      for (const std::size_t s : {std::size_t{0}, rep.stages.size() - 1}) {
+        const std::vector<int>& gpus = rep.stages[s].gpus;
+        if (in.tp_in_one_node[static_cast<std::size_t>(r) * in.max_pp + s])  // the search's hot path
+          senders[c.gpus[gpus.front()].node].senders += static_cast<int>(gpus.size());
+        else
+          for (int g : gpus) ++senders[c.gpus[g].node].senders;
+      }
+    }
   // Pairs whose stages lie in different zones: all of them cross the zones' WAN link at once,
   // each at its bytes' share of it (a replica's pairs move V h between them, whatever its shards:
   // by count, a TP-1 replica's one pair beside a TP-8 replica's eight got a ninth of the link for

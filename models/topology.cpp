@@ -200,20 +200,26 @@ PathCost path_between(const Cluster& cluster, int gpu_a, int gpu_b, NodeSenders 
 bool ring_visits_each_node_once(const Cluster& c, const int* gpus, int count) {
   // The nodes at which runs of one node start, round the circle: each node once, or a node is
   // met again after the ring left it. Usually they increase (one member a node, in node order).
-  const auto run_starts_at = [&](int i) {
-    return c.gpus[gpus[i]].node != c.gpus[gpus[(i + count - 1) % count]].node;
-  };
-  int last_start = -1;
+  if (count <= 1) return true;
+  const GpuSlot* slots = c.gpus.data();
+  int previous = slots[gpus[count - 1]].node, last_start = -1;
   bool increasing = true;
-  for (int i = 0; i < count && increasing; ++i)
-    if (run_starts_at(i)) {
-      increasing = c.gpus[gpus[i]].node > last_start;
-      last_start = c.gpus[gpus[i]].node;
+  for (int i = 0; i < count && increasing; ++i) {
+    const int node = slots[gpus[i]].node;
+    if (node != previous) {
+      increasing = node > last_start;
+      last_start = node;
     }
+    previous = node;
+  }
   if (increasing) return true;
   std::vector<int> starts;
-  for (int i = 0; i < count; ++i)
-    if (run_starts_at(i)) starts.push_back(c.gpus[gpus[i]].node);
+  previous = slots[gpus[count - 1]].node;
+  for (int i = 0; i < count; ++i) {
+    const int node = slots[gpus[i]].node;
+    if (node != previous) starts.push_back(node);
+    previous = node;
+  }
   std::sort(starts.begin(), starts.end());
   return std::adjacent_find(starts.begin(), starts.end()) == starts.end();
 }
@@ -257,11 +263,7 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
   GroupCost g;
   g.size = count;
   if (count <= 0) return g;
-  if (!ring_visits_each_node_once(c, gpus, count)) {  // price NCCL's ring (order_ring_by_node)
-    std::vector<int> ring(gpus, gpus + count);
-    order_ring_by_node(c, ring.data(), count);
-    return group_cost(c, ring.data(), count, concurrent_per_node, wan_senders, concurrent_on_node, on_rail_of_gpu);
-  }
+
   // Members per node (groups are small and usually node-contiguous: search from the back).
   // A per-node slot table stamped with a call counter finds a node's entry in O(1), so a DP
   // group of one GPU per node costs O(members), not O(members^2).
@@ -280,8 +282,11 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
     stamp = 1;
   }
   scratch.clear();
-  for (int i = 0; i < count; ++i) {
+  int runs = 0;  // of one node round the circle: one a node when the ring visits each node once
+  for (int i = 0, previous = c.gpus[gpus[count - 1]].node; i < count; ++i) {
     const int node = c.gpus[gpus[i]].node;
+    runs += node != previous;
+    previous = node;
     if (stamp_of_node[node] == stamp) {
       ++scratch[slot_of_node[node]].count;
     } else {
@@ -290,8 +295,13 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
       scratch.push_back({node, 1});
     }
   }
-  const NodeCount* counts = scratch.data();
   const int distinct = static_cast<int>(scratch.size());
+  if (distinct > 1 && runs != distinct) {  // price NCCL's ring (order_ring_by_node)
+    std::vector<int> ring(gpus, gpus + count);
+    order_ring_by_node(c, ring.data(), count);
+    return group_cost(c, ring.data(), count, concurrent_per_node, wan_senders, concurrent_on_node, on_rail_of_gpu);
+  }
+  const NodeCount* counts = scratch.data();
   auto members_in = [&](int node) { return counts[slot_of_node[node]].count; };
   g.nodes = distinct;
   g.min_per_node = count;
