@@ -44,6 +44,7 @@ class GradSync {
         load(shared_gpus || traffic.any() ? static_cast<std::size_t>(dp) * in.max_pp : 0),
         slot_buckets(shared_gpus && plan.zero <= 2 ? load.size() : 0),
         slot_rails(slot_buckets.size()),
+        slot_waits(slot_buckets.size()),
         rails(in.cluster),
         members(dp),
         member_slot(dp) {
@@ -327,11 +328,18 @@ class GradSync {
       across_zones = across_zones || c.nodes[c.gpus[members[i]].node].zone != c.nodes[c.gpus[members[0]].node].zone;
     }
     if (!by_rail) alone = 1.0;
+    if (by_rail) {  // a new group on the rails: its id, and what its members will wait for
+      ++group_serial;
+      group_waits.clear();
+    }
     if (by_rail && across_zones) alone = std::max(alone, add_wan_loads(g, ranks));
     // Alone, a bucket moves its bytes faster; its latency steps take as long (60 ms a bucket
     // for a reduce-scatter of three across a 30 ms WAN link, whatever the link's share).
     worst_alone_bucket_s = std::max(worst_alone_bucket_s, sync.bucket_latency_s + bucket_bytes_s() * alone);
-    if (by_rail) add_rail_loads(g, ranks);
+    if (by_rail) {
+      add_rail_loads(g, ranks);
+      add_group_waits();
+    }
     for (int i = 0; i < count; ++i) {
       const int slot = member_slot[i];
       // One group stands for every TP rank's when all are alike; else each TP rank of a
@@ -369,20 +377,37 @@ class GradSync {
       if (share <= 0) continue;
       const int slot = member_slot[i];
       const Stage& st = plan.replicas[slot / in.max_pp].stages[slot % in.max_pp];
-      const auto load_rail_of = [&](int gpu) {
+      const auto load_rail_of = [&](int gpu, int rank) {
         const int r = rails.rail_of(gpu);
         if (r < 0) return;
-        for (double ready_s : bucket_ready_s) rails.add_reduce(r, ready_s, share * bucket_bytes);
+        const int group = group_id(rank);
+        for (double ready_s : bucket_ready_s) rails.add_reduce(r, ready_s, share * bucket_bytes, group);
         rails.add_gather(r, share * gather_bytes);
         std::vector<int>& mine = slot_rails[static_cast<std::size_t>(slot)];
         if (std::find(mine.begin(), mine.end(), r) == mine.end()) mine.push_back(r);
+        group_waits.emplace_back(r, group);
       };
       if (ranks == 1)
-        for (int gpu : st.gpus) load_rail_of(gpu);
+        for (int rank = 0; rank < st.tp(); ++rank) load_rail_of(st.gpus[rank], rank);
       else
-        load_rail_of(members[i]);
+        load_rail_of(members[i], 0);
     }
     for (int i = 0; i < count; ++i) node_members[c.gpus[members[i]].node] = 0;
+  }
+
+  /// The id of the current group on the rails (SyncRails::group_reduce_end_s): one per TP rank's
+  /// group where one group stands for all (`rank`), else the group's own.
+  int group_id(int rank) const { return group_serial * kMaxRanks + std::min(rank, kMaxRanks - 1); }
+  static constexpr int kMaxRanks = 1024;
+
+  /// Every member of the current group waits for the group's end on every rail and WAN link it
+  /// crosses (a ring moves only as its members all send), not for its own rails alone.
+  void add_group_waits() {
+    for (int i = 0; i < count; ++i) {
+      std::vector<std::pair<int, int>>& mine = slot_waits[static_cast<std::size_t>(member_slot[i])];
+      for (const auto& w : group_waits)
+        if (std::find(mine.begin(), mine.end(), w) == mine.end()) mine.push_back(w);
+    }
   }
 
   /// The current group's crossings of WAN links (a ring crosses a zone boundary once each way),
@@ -401,13 +426,15 @@ class GradSync {
       if (link < 0) continue;
       const int slot = member_slot[i];
       const int copies = ranks == 1 ? plan.replicas[slot / in.max_pp].stages[slot % in.max_pp].tp() : 1;
-      for (double ready_s : bucket_ready_s) rails.add_reduce(link, ready_s, copies * bucket_bytes);
+      // Every TP rank's group as one on the link (their crossings are alike).
+      for (double ready_s : bucket_ready_s) rails.add_reduce(link, ready_s, copies * bucket_bytes, group_id(kMaxRanks - 1));
       rails.add_gather(link, copies * gather_bytes);
       over = std::max(over, g.bus_bandwidth_Bps / rails.rate_Bps(link));
       for (int k = 0; k < count; ++k) {  // every member waits on the ring's crossing
         std::vector<int>& mine = slot_rails[static_cast<std::size_t>(member_slot[k])];
         if (std::find(mine.begin(), mine.end(), link) == mine.end()) mine.push_back(link);
       }
+      group_waits.emplace_back(link, group_id(kMaxRanks - 1));
     }
     return std::min(1.0, over);
   }
@@ -461,10 +488,9 @@ class GradSync {
       double reduce_end_s =
           std::max(l.groups_end_s, own.empty() ? l.groups_end_s : serial_buckets_end_s(own.data(), own.data() + own.size()));
       double gather_s = l.gather.time_s();
-      for (int r : slot_rails[slot]) {  // the rails its GPUs cross on, shared with other stages
-        reduce_end_s = std::max(reduce_end_s, rails.reduce_end_s(r));
-        gather_s = std::max(gather_s, rails.gather_s(r));
-      }
+      for (int r : slot_rails[slot]) gather_s = std::max(gather_s, rails.gather_s(r));  // its GPUs' rails
+      for (const auto& [r, group] : slot_waits[slot])  // its groups' ends on every rail they cross
+        reduce_end_s = std::max(reduce_end_s, rails.group_reduce_end_s(r, group));
       if (plan.overlap_grad_sync) {
         reduce_end_s = std::max(0.0, reduce_end_s);
         gather_s = std::max(0.0, gather_s - in.times[slot].forward_s);
@@ -535,6 +561,10 @@ class GradSync {
   std::vector<SyncBucket> alone;              ///< scratch for alone_end_s
   std::vector<double> member_over;            ///< add_slot_loads: each member's bottleneck over its side
   std::vector<std::vector<int>> slot_rails;   ///< [slot]: the rails its GPUs' crossings load (with slot_buckets)
+  /// [slot]: (rail, group) of every group it is in, on every rail and WAN link the group crosses
+  std::vector<std::vector<std::pair<int, int>>> slot_waits;
+  std::vector<std::pair<int, int>> group_waits;  ///< the current group's (rail, group id)
+  int group_serial = 0;                       ///< counts the groups put on the rails
   SyncRails rails;                            ///< see add_rail_loads
   std::vector<int> node_members;              ///< add_rail_loads scratch: the group's members per node
   double worst_alone_bucket_s = 0;            ///< the current segment's slowest bucket alone (add_slot_loads)

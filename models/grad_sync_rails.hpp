@@ -13,6 +13,7 @@
 // sync where the rail carries its bytes in 0.9 s (the simulator: 0.89 s).
 #pragma once
 #include <algorithm>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -35,7 +36,7 @@ class SyncRails {
     const int id = c_.nodes[node].first_gpu + local_rail;
     if (index_of_[id] < 0) {
       index_of_[id] = static_cast<int>(rails_.size());
-      rails_.push_back(Rail{rail_rate_Bps(c_, node), {}, 0});
+      rails_.push_back(Rail{rail_rate_Bps(c_, node), {}, 0, {}});
     }
     return index_of_[id];
   }
@@ -50,15 +51,18 @@ class SyncRails {
     for (const auto& [k, index] : wan_index_)
       if (k == key) return index;
     wan_index_.emplace_back(key, static_cast<int>(rails_.size()));
-    rails_.push_back(Rail{link->bandwidth_Bps * kWanLinkEfficiency, {}, 0});
+    rails_.push_back(Rail{link->bandwidth_Bps * kWanLinkEfficiency, {}, 0, {}});
     return wan_index_.back().second;
   }
   double rate_Bps(int r) const { return rails_[r].rate_Bps; }
   int count() const { return static_cast<int>(rails_.size()); }
 
-  /// Rail `r` carries `bytes` of a bucket ready at `ready_s` (reduction), or of the weights'
-  /// all-gather (`gather`).
-  void add_reduce(int r, double ready_s, double bytes) { rails_[r].reduce.push_back({ready_s, bytes / rails_[r].rate_Bps}); }
+  /// Rail `r` carries `bytes` of a bucket of group `group` (an id of the caller's; -1: none)
+  /// ready at `ready_s` (reduction), or of the weights' all-gather (`gather`).
+  void add_reduce(int r, double ready_s, double bytes, int group = -1) {
+    rails_[r].reduce.push_back({ready_s, bytes / rails_[r].rate_Bps});
+    rails_[r].group_of.push_back(group);
+  }
   void add_gather(int r, double bytes) { rails_[r].gather_s += bytes / rails_[r].rate_Bps; }
 
   /// When rail r has sent its reductions' buckets (serial_buckets_end_s), and its gather time.
@@ -72,11 +76,44 @@ class SyncRails {
   }
   double gather_s(int r) const { return rails_[r].gather_s; }
 
+  /// When group `group` is done on rail r. The rail's groups share it fairly (NCCL's
+  /// communicators are flows like any other: max-min fairness, processor sharing), so a group
+  /// that moves b seconds of the rail's bytes ends after the sum over the rail's groups of
+  /// min(their b, its b) from the rail's first ready bucket (Kleinrock, "Queueing Systems" vol. 2,
+  /// §4.4: processor sharing, jobs present at once), not when the whole rail is (its largest group
+  /// only): a small segment's groups through a rail that a large segment's groups also cross end
+  /// early. Bounded by the group's own buckets alone and by the rail's end.
+  double group_reduce_end_s(int r, int group) {
+    Rail& rail = rails_[r];
+    const double rail_end_s = reduce_end_s(r);
+    if (group < 0) return rail_end_s;
+    // Each group's busy time on the rail, the group's own buckets, and the earliest bucket.
+    std::vector<std::pair<int, double>> busy;  // (group, seconds); a rail carries few groups
+    own_.clear();
+    double first_ready_s = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < rail.reduce.size(); ++i) {
+      const int g = rail.group_of[i];
+      first_ready_s = std::min(first_ready_s, rail.reduce[i].ready_s);
+      if (g == group) own_.push_back(rail.reduce[i]);
+      auto it = std::find_if(busy.begin(), busy.end(), [&](const auto& e) { return g >= 0 && e.first == g; });
+      if (it == busy.end()) busy.emplace_back(g, rail.reduce[i].busy_s);
+      else it->second += rail.reduce[i].busy_s;
+    }
+    if (own_.empty()) return rail_end_s;
+    double mine_s = 0;
+    for (const SyncBucket& b : own_) mine_s += b.busy_s;
+    double shared_s = 0;
+    for (const auto& [g, s] : busy) shared_s += std::min(s, mine_s);
+    const double alone_end_s = serial_buckets_end_s(own_.data(), own_.data() + own_.size());
+    return std::min(rail_end_s, std::max(alone_end_s, first_ready_s + shared_s));
+  }
+
  private:
   struct Rail {
     double rate_Bps;
     std::vector<SyncBucket> reduce;
     double gather_s;
+    std::vector<int> group_of;  ///< [reduce bucket] its group (add_reduce)
     double end_s = 0;
     bool end_known = false;
   };
@@ -84,6 +121,7 @@ class SyncRails {
   std::vector<int> index_of_;  ///< [node first GPU + rail] -> rails_ index
   std::vector<std::pair<int, int>> wan_index_;  ///< (za * zones + zb, rails_ index)
   std::vector<Rail> rails_;
+  std::vector<SyncBucket> own_;  ///< group_reduce_end_s scratch
 };
 
 }  // namespace hetsim::models

@@ -51,5 +51,27 @@ TEST(EmbeddingSync, PairsRunBesideTheOtherStagesLongerReduction) {
   EXPECT_NEAR(tied.sim.breakdown.dp_comm_s, untied.sim.breakdown.dp_comm_s, 0.02 * untied.sim.breakdown.dp_comm_s);
 }
 
+// Found by scripts/engine_diff.py (seed 3). GPT-3 1.3B on the 4090 + A100 lab cluster: one
+// TP-8 replica of all 24 layers on box 2 (GPUs 16-23), one of two stages, layers 0-14 at TP 4 on
+// box 0 (GPUs 4-7) and 15-23 at TP 2 on box 3 (24-25). The DP groups of both segments cross box
+// 2's one NIC, where they share it fairly: the 9-layer segment's groups end first, the 15-layer
+// segment's with the NIC, so the second replica's first stage, and its embedding pairs, wait
+// for box 2's NIC to drain. The cost model took the first stage's own NIC (box 0, 15 layers'
+// bytes alone), 0.34 s after the slowest replica's end where the simulator's end at 0.51 s.
+TEST(EmbeddingSync, AStageWaitsForItsGroupsOnEveryNicTheyCross) {
+  testing::Inputs in = testing::load("consumer-4090-a100.yaml", "gpt3-1.3b.yaml");
+  in.workload.training.global_batch = 9;
+  const models::Cluster& c = in.cluster;
+  const models::Workload& w = in.workload;
+  models::Plan p = plan_of("tp8 on box 2 beside a tp4 | tp2 pipeline on boxes 0 and 3", 1,
+                           {models::Replica{7, {models::Stage{24, {16, 17, 18, 19, 20, 21, 22, 23}}}},
+                            models::Replica{2, {models::Stage{15, {4, 5, 6, 7}}, models::Stage{9, {24, 25}}}}});
+  p.recompute = models::Recompute::kNone;
+  const BothEngines e = both_feasible(c, w, p);
+  EXPECT_GT(e.sim.breakdown.dp_comm_s, 0.3 * e.sim.iteration_time_s) << "the sync is what this test is about";
+  EXPECT_NEAR(e.analytic.breakdown.dp_comm_s, e.sim.breakdown.dp_comm_s, 0.03 * e.sim.breakdown.dp_comm_s);
+  EXPECT_NEAR(e.analytic.iteration_time_s, e.sim.iteration_time_s, 0.015 * e.sim.iteration_time_s);
+}
+
 }  // namespace
 }  // namespace hetsim::sim
