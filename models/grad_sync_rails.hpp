@@ -36,7 +36,7 @@ class SyncRails {
     const int id = c_.nodes[node].first_gpu + local_rail;
     if (index_of_[id] < 0) {
       index_of_[id] = static_cast<int>(rails_.size());
-      rails_.push_back(Rail{rail_rate_Bps(c_, node), {}, 0, {}});
+      rails_.push_back(Rail{rail_rate_Bps(c_, node), {}, 0, {}, {}});
     }
     return index_of_[id];
   }
@@ -51,7 +51,7 @@ class SyncRails {
     for (const auto& [k, index] : wan_index_)
       if (k == key) return index;
     wan_index_.emplace_back(key, static_cast<int>(rails_.size()));
-    rails_.push_back(Rail{link->bandwidth_Bps * kWanLinkEfficiency, {}, 0, {}});
+    rails_.push_back(Rail{link->bandwidth_Bps * kWanLinkEfficiency, {}, 0, {}, {}});
     return wan_index_.back().second;
   }
   double rate_Bps(int r) const { return rails_[r].rate_Bps; }
@@ -60,8 +60,10 @@ class SyncRails {
   /// Rail `r` carries `bytes` of a bucket of group `group` (an id of the caller's; -1: none)
   /// ready at `ready_s` (reduction), or of the weights' all-gather (`gather`).
   void add_reduce(int r, double ready_s, double bytes, int group = -1) {
-    rails_[r].reduce.push_back({ready_s, bytes / rails_[r].rate_Bps});
-    rails_[r].group_of.push_back(group);
+    Rail& rail = rails_[r];
+    rail.reduce.push_back({ready_s, bytes / rail.rate_Bps});
+    rail.group_of.push_back(group);
+    rail.end_known = rail.shares_known = false;
   }
   void add_gather(int r, double bytes) { rails_[r].gather_s += bytes / rails_[r].rate_Bps; }
 
@@ -69,7 +71,9 @@ class SyncRails {
   double reduce_end_s(int r) {
     Rail& rail = rails_[r];
     if (!rail.end_known) {
-      rail.end_s = serial_buckets_end_s(rail.reduce.data(), rail.reduce.data() + rail.reduce.size());
+      // On a copy: serial_buckets_end_s sorts its buckets, which would part them from group_of.
+      own_.assign(rail.reduce.begin(), rail.reduce.end());
+      rail.end_s = serial_buckets_end_s(own_.data(), own_.data() + own_.size());
       rail.end_known = true;
     }
     return rail.end_s;
@@ -77,51 +81,95 @@ class SyncRails {
   double gather_s(int r) const { return rails_[r].gather_s; }
 
   /// When group `group` is done on rail r. The rail's groups share it fairly (NCCL's
-  /// communicators are flows like any other: max-min fairness, processor sharing), so a group
-  /// that moves b seconds of the rail's bytes ends after the sum over the rail's groups of
-  /// min(their b, its b) from the rail's first ready bucket (Kleinrock, "Queueing Systems" vol. 2,
-  /// §4.4: processor sharing, jobs present at once), not when the whole rail is (its largest group
-  /// only): a small segment's groups through a rail that a large segment's groups also cross end
-  /// early. Bounded by the group's own buckets alone and by the rail's end.
+  /// communicators are flows like any other: max-min fairness), so the rail serves the groups
+  /// present at once in processor sharing, each from its first ready bucket with all its bytes
+  /// (Kleinrock, "Queueing Systems" vol. 2, §4.4): a small segment's groups through a rail that a
+  /// large segment's groups also cross end early, not when the whole rail is done (its last
+  /// group only). Bounded by the group's own buckets alone and by the rail's end.
   double group_reduce_end_s(int r, int group) {
     Rail& rail = rails_[r];
     const double rail_end_s = reduce_end_s(r);
     if (group < 0) return rail_end_s;
-    // Each group's busy time on the rail, the group's own buckets, and the earliest bucket.
-    std::vector<std::pair<int, double>> busy;  // (group, seconds); a rail carries few groups
-    own_.clear();
-    double first_ready_s = std::numeric_limits<double>::infinity();
-    for (std::size_t i = 0; i < rail.reduce.size(); ++i) {
-      const int g = rail.group_of[i];
-      first_ready_s = std::min(first_ready_s, rail.reduce[i].ready_s);
-      if (g == group) own_.push_back(rail.reduce[i]);
-      auto it = std::find_if(busy.begin(), busy.end(), [&](const auto& e) { return g >= 0 && e.first == g; });
-      if (it == busy.end()) busy.emplace_back(g, rail.reduce[i].busy_s);
-      else it->second += rail.reduce[i].busy_s;
-    }
-    if (own_.empty()) return rail_end_s;
-    double mine_s = 0;
-    for (const SyncBucket& b : own_) mine_s += b.busy_s;
-    double shared_s = 0;
-    for (const auto& [g, s] : busy) shared_s += std::min(s, mine_s);
-    const double alone_end_s = serial_buckets_end_s(own_.data(), own_.data() + own_.size());
-    return std::min(rail_end_s, std::max(alone_end_s, first_ready_s + shared_s));
+    if (!rail.shares_known) share_rail(rail);
+    for (const GroupEnd& e : rail.group_ends)
+      if (e.group == group) return std::min(rail_end_s, std::max(e.alone_end_s, e.shared_end_s));
+    return rail_end_s;
   }
 
  private:
+  struct GroupEnd {
+    int group;
+    double arrival_s, work_s;   ///< its first ready bucket, its buckets' busy time on the rail
+    double alone_end_s;         ///< its buckets alone on the rail (serial_buckets_end_s)
+    double shared_end_s;        ///< in processor sharing with the rail's other groups
+  };
   struct Rail {
     double rate_Bps;
     std::vector<SyncBucket> reduce;
     double gather_s;
     std::vector<int> group_of;  ///< [reduce bucket] its group (add_reduce)
+    std::vector<GroupEnd> group_ends;
+    bool shares_known = false;
     double end_s = 0;
     bool end_known = false;
   };
+  /// The rail's groups in processor sharing (GroupEnd::shared_end_s): between events every group
+  /// present gets an equal part of the rail; a group of several buckets arrives with its first.
+  void share_rail(Rail& rail) {
+    rail.group_ends.clear();
+    for (std::size_t i = 0; i < rail.reduce.size(); ++i) {
+      const int g = rail.group_of[i];
+      auto it = std::find_if(rail.group_ends.begin(), rail.group_ends.end(),
+                             [&](const GroupEnd& e) { return g >= 0 && e.group == g; });
+      if (it == rail.group_ends.end()) {
+        rail.group_ends.push_back({g, rail.reduce[i].ready_s, 0, 0, 0});
+        it = rail.group_ends.end() - 1;
+      }
+      it->arrival_s = std::min(it->arrival_s, rail.reduce[i].ready_s);
+      it->work_s += rail.reduce[i].busy_s;
+    }
+    for (GroupEnd& e : rail.group_ends) {  // each group's buckets alone
+      own_.clear();
+      for (std::size_t i = 0; i < rail.reduce.size(); ++i)
+        if (rail.group_of[i] == e.group) own_.push_back(rail.reduce[i]);
+      e.alone_end_s = own_.empty() ? e.arrival_s + e.work_s : serial_buckets_end_s(own_.data(), own_.data() + own_.size());
+    }
+    std::vector<GroupEnd*> order;  // by arrival
+    for (GroupEnd& e : rail.group_ends) order.push_back(&e);
+    std::stable_sort(order.begin(), order.end(), [](const GroupEnd* a, const GroupEnd* b) { return a->arrival_s < b->arrival_s; });
+    std::vector<std::pair<GroupEnd*, double>> active;  // (group, work left)
+    std::size_t next = 0;
+    double t = order.empty() ? 0 : order.front()->arrival_s;
+    while (next < order.size() || !active.empty()) {
+      if (active.empty()) t = std::max(t, order[next]->arrival_s);
+      while (next < order.size() && order[next]->arrival_s <= t) {
+        active.emplace_back(order[next], order[next]->work_s);
+        ++next;
+      }
+      double least = std::numeric_limits<double>::infinity();
+      for (const auto& a : active) least = std::min(least, a.second);
+      const double n = static_cast<double>(active.size());
+      const double until_arrival = next < order.size() ? order[next]->arrival_s - t : std::numeric_limits<double>::infinity();
+      const double dt = std::min(least * n, until_arrival);  // the next departure or arrival
+      t += dt;
+      for (auto& a : active) a.second -= dt / n;
+      for (auto it = active.begin(); it != active.end();) {
+        if (it->second <= 1e-12 * std::max(1.0, it->first->work_s)) {
+          it->first->shared_end_s = t;
+          it = active.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+    rail.shares_known = true;
+  }
+
   const Cluster& c_;
   std::vector<int> index_of_;  ///< [node first GPU + rail] -> rails_ index
   std::vector<std::pair<int, int>> wan_index_;  ///< (za * zones + zb, rails_ index)
   std::vector<Rail> rails_;
-  std::vector<SyncBucket> own_;  ///< group_reduce_end_s scratch
+  std::vector<SyncBucket> own_;  ///< scratch of reduce_end_s and group_reduce_end_s
 };
 
 }  // namespace hetsim::models

@@ -73,5 +73,27 @@ TEST(EmbeddingSync, AStageWaitsForItsGroupsOnEveryNicTheyCross) {
   EXPECT_NEAR(e.analytic.iteration_time_s, e.sim.iteration_time_s, 0.015 * e.sim.iteration_time_s);
 }
 
+// Found by scripts/engine_diff.py (seed 2). GPT-3 2.7B on the mixed A100/V100 cluster, split
+// 30 | 2 layers (A100s 2 and 8) and 2 | 30 (V100s 28-31 at TP 4, 24-25 at TP 2). V100s 24 and
+// 25 share one NIC rail; their last segment's groups (layers 30-31, with A100 8) are ready a
+// quarter second before the slowest replica ends and leave the rail early, then the 28-layer
+// segment's two groups share it: 2 x 2.2 GB through a 100 Gb/s rail, 0.37 s. Sharing the rail
+// from the first ready bucket, as if every group were there from the start, put that end at 0.20 s.
+TEST(EmbeddingSync, GroupsShareARailFromWhenTheyAreReady) {
+  testing::Inputs in = testing::load("mixed-a100-v100.yaml", "gpt3-2.7b.yaml");
+  in.workload.training.global_batch = 8;
+  const models::Cluster& c = in.cluster;
+  const models::Workload& w = in.workload;
+  models::Plan p = plan_of("30 | 2 on A100s beside 2 | 30 on V100s", 0,
+                           {models::Replica{5, {models::Stage{30, {2}}, models::Stage{2, {8}}}},
+                            models::Replica{3, {models::Stage{2, {28, 29, 30, 31}}, models::Stage{30, {24, 25}}}}});
+  p.recompute = models::Recompute::kFull;
+  const BothEngines e = both_feasible(c, w, p);
+  const double v_bytes = 28.0 / 2 * w.model.params_per_layer() * models::grad_sync_bytes_per_param(w.training);
+  const double rail_s = 2 * v_bytes / models::achieved_bandwidth_Bps(c.node_types[1].nics);
+  EXPECT_NEAR(e.analytic.breakdown.dp_comm_s, rail_s, 0.1 * rail_s);
+  EXPECT_NEAR(e.analytic.breakdown.dp_comm_s, e.sim.breakdown.dp_comm_s, 0.05 * e.sim.breakdown.dp_comm_s);
+}
+
 }  // namespace
 }  // namespace hetsim::sim
