@@ -427,14 +427,15 @@ class GradSync {
       const int slot = member_slot[i];
       const int copies = ranks == 1 ? plan.replicas[slot / in.max_pp].stages[slot % in.max_pp].tp() : 1;
       // Every TP rank's group as one on the link (their crossings are alike).
-      for (double ready_s : bucket_ready_s) rails.add_reduce(link, ready_s, copies * bucket_bytes, group_id(kMaxRanks - 1));
+      const int group = group_id(kMaxRanks - 1);
+      for (double ready_s : bucket_ready_s) rails.add_reduce(link, ready_s, copies * bucket_bytes, group);
       rails.add_gather(link, copies * gather_bytes);
       over = std::max(over, g.bus_bandwidth_Bps / rails.rate_Bps(link));
       for (int k = 0; k < count; ++k) {  // every member waits on the ring's crossing
         std::vector<int>& mine = slot_rails[static_cast<std::size_t>(member_slot[k])];
         if (std::find(mine.begin(), mine.end(), link) == mine.end()) mine.push_back(link);
       }
-      group_waits.emplace_back(link, group_id(kMaxRanks - 1));
+      group_waits.emplace_back(link, group);
     }
     return std::min(1.0, over);
   }

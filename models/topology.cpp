@@ -263,7 +263,6 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
   GroupCost g;
   g.size = count;
   if (count <= 0) return g;
-
   // Members per node (groups are small and usually node-contiguous: search from the back).
   // A per-node slot table stamped with a call counter finds a node's entry in O(1), so a DP
   // group of one GPU per node costs O(members), not O(members^2).
