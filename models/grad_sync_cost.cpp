@@ -9,6 +9,7 @@
 #include "dp_segments.hpp"
 #include "grad_sync_parts.hpp"
 #include "grad_sync_rails.hpp"
+#include "scratch_vector.hpp"
 #include "step_cost.hpp"  // declares what this file defines
 #include "topology.hpp"
 
@@ -36,12 +37,14 @@ class GradSync {
         grad_bpp(grad_sync_bytes_per_param(in.workload.training)),
         weight_bpp(activation_bytes(in.workload.training.dtype)),
         copy_of(in.copy_of ? in.copy_of->data() : nullptr),
+        front_gpu(in.front_gpu.data()),
+        max_pp(in.max_pp),
         segments(plan, in.workload.model, copy_of),
         aligned(segments.aligned()),
         shared_gpus(stages_in_several_groups(plan, aligned, copy_of)),
         reduce_kind(plan.zero == 0 ? CollectiveKind::kAllReduce : CollectiveKind::kReduceScatter),
         traffic(pass_traffic(plan.zero, plan.recompute)),
-        load(shared_gpus || traffic.any() ? static_cast<std::size_t>(dp) * in.max_pp : 0),
+        load(shared_gpus || traffic.any() ? static_cast<std::size_t>(dp) * max_pp : 0),
         slot_buckets(shared_gpus && plan.zero <= 2 ? load.size() : 0),
         slot_rails(slot_buckets.size()),
         slot_waits(slot_buckets.size()),
@@ -63,7 +66,7 @@ class GradSync {
   /// The step's exposed gradient sync (grad_sync_exposed_s).
   double exposed_s() {
     load_wan_links();
-    if (ends) ends->reduce_end_s.assign(static_cast<std::size_t>(dp) * in.max_pp, -std::numeric_limits<double>::infinity());
+    if (ends) ends->reduce_end_s.assign(static_cast<std::size_t>(dp) * max_pp, -std::numeric_limits<double>::infinity());
     for (int k = 0; k < segments.count(); ++k) sync_segment(k);
     stages_in_several_groups_ends();
     // Every stage's update waits for every reduction (the optimizer's gradient-norm all-reduce
@@ -83,18 +86,25 @@ class GradSync {
   }
 
  private:
+  /// The stage of replica r holding segment k, -1: none (DpSegments::stage_of; aligned, from the
+  /// plan's first-GPU table rather than through each replica's stage list).
+  int stage_holding(int k, int r) const {
+    if (aligned) return front_gpu[r * max_pp + k] >= 0 ? k : -1;
+    return segments.stage_of(k, r);
+  }
+
   /// Per-GPU parameters of replica r's share of segment k (its stage s).
   double member_params(int k, int r, int s) const {
-    return aligned ? in.costs[in.shape_of[r * in.max_pp + s]].params : segments.params(k, r, in.workload.model);
+    return aligned ? in.costs[in.shape_of[r * max_pp + s]].params : segments.params(k, r, in.workload.model);
   }
 
   /// The group of shard j of segment k: its GPUs into `members`, their slots into `member_slot`.
   void shard_group(int k, int j, const GroupShard& shard) {
     count = 0;
     for (int r = 0; r < dp; ++r)
-      if (const int s = segments.stage_of(k, r); s >= 0) {
+      if (const int s = stage_holding(k, r); s >= 0) {
         const Stage& st = plan.replicas[r].stages[s];
-        member_slot[count] = r * in.max_pp + s;
+        member_slot[count] = r * max_pp + s;
         members[count++] = st.gpus[shard.member_rank(j, st.tp())];
       }
     order_ring_by_node(c, members.data(), count, member_slot.data());  // NCCL's ring
@@ -108,7 +118,7 @@ class GradSync {
     for (int k = 0; k < segments.count(); ++k) {
       GroupShard shard;
       for (int r = 0; r < dp; ++r)
-        if (const int s = segments.stage_of(k, r); s >= 0) shard.add(plan.replicas[r].stages[s].tp(), member_params(k, r, s));
+        if (const int s = stage_holding(k, r); s >= 0) shard.add(plan.replicas[r].stages[s].tp(), member_params(k, r, s));
       for (int j = 0; j < shard.shards; ++j) {
         shard_group(k, j, shard);
         add_wan_crossings(c, members.data(), count, shard.params, directed);
@@ -170,8 +180,8 @@ class GradSync {
     slowest_gather_s = std::max(slowest_gather_s, gather_s);
     if (!ends) return;
     for (int r = 0; r < dp; ++r)
-      if (const int s = segments.stage_of(k, r); s >= 0) {
-        double& end_s = ends->reduce_end_s[static_cast<std::size_t>(r) * in.max_pp + s];
+      if (const int s = stage_holding(k, r); s >= 0) {
+        double& end_s = ends->reduce_end_s[static_cast<std::size_t>(r) * max_pp + s];
         end_s = std::max(end_s, reduce_end_s);
       }
   }
@@ -181,20 +191,21 @@ class GradSync {
   /// has one TP degree within one node (every TP rank's group is then alike).
   GroupShard first_members(int k, bool& symmetric) {
     GroupShard shard;
-    count = 0;
+    int n = 0;  // local: the member count kept in the object would chain each store to the next load
     for (int r = 0; r < dp; ++r) {
-      const int s = segments.stage_of(k, r);
+      const int s = stage_holding(k, r);
       if (s < 0) continue;
-      const Stage& st = plan.replicas[r].stages[s];
       // A copy has its base's TP degree, one-node flag, shape and stage split, and its base (an
       // earlier replica) is already in the tests, extremes and parameters below: only its member is new.
-      member_slot[count] = r * in.max_pp + s;
-      members[count++] = st.gpus.front();
+      const int slot = r * max_pp + s;
+      member_slot[n] = slot;
+      members[n++] = front_gpu[slot];
       if (copy_of && copy_of[r] >= 0) continue;
-      const int tp = st.tp();
-      symmetric = symmetric && (shard.max_tp == 0 || tp == shard.max_tp) && in.tp_in_one_node[r * in.max_pp + s];
+      const int tp = plan.replicas[r].stages[s].tp();
+      symmetric = symmetric && (shard.max_tp == 0 || tp == shard.max_tp) && in.tp_in_one_node[slot];
       shard.add(tp, member_params(k, r, s));
     }
+    count = n;
     // The ring NCCL builds visits each node once (a node's members in a row); the rails' and WAN
     // links' crossings below follow it.
     order_ring_by_node(c, members.data(), count, member_slot.data());
@@ -214,9 +225,9 @@ class GradSync {
     Readiness out;
     double ready_s = 0;
     for (int r = 0; r < dp; ++r) {
-      const int s = segments.stage_of(k, r);
+      const int s = stage_holding(k, r);
       if (s < 0 || (copy_of && copy_of[r] >= 0)) continue;
-      const StageTimes* t = &in.times[static_cast<std::size_t>(r) * in.max_pp];
+      const StageTimes* t = &in.times[static_cast<std::size_t>(r) * max_pp];
       const double ready_r_s = in.replica_time_s[r] - backward_finish_offset(t, s);
       if (!out.late || ready_r_s > ready_s) ready_s = ready_r_s, out.late = t + s;
     }
@@ -242,9 +253,9 @@ class GradSync {
     bucket_ready_s.assign(static_cast<std::size_t>(buckets), -std::numeric_limits<double>::infinity());
     const double slowest_s = in.replica_time_s[in.slowest_replica];
     for (int r = 0; r < dp; ++r) {
-      const int s = segments.stage_of(k, r);
+      const int s = stage_holding(k, r);
       if (s < 0 || (copy_of && copy_of[r] >= 0)) continue;  // a copy's base has the same times
-      const StageTimes* t = &in.times[static_cast<std::size_t>(r) * in.max_pp];
+      const StageTimes* t = &in.times[static_cast<std::size_t>(r) * max_pp];
       const double end_s = in.replica_time_s[r] - backward_finish_offset(t, s) - slowest_s;
       const DpSegments::Window w = aligned ? DpSegments::Window{} : segments.backward_window(k, r, in.workload.model);
       for (int i = 0; i < buckets; ++i) {
@@ -344,7 +355,7 @@ class GradSync {
       const int slot = member_slot[i];
       // One group stands for every TP rank's when all are alike; else each TP rank of a
       // slot has its own groups, and the slot keeps their mean per GPU.
-      const double weight = ranks == 1 ? 1.0 : 1.0 / plan.replicas[slot / in.max_pp].stages[slot % in.max_pp].tp();
+      const double weight = ranks == 1 ? 1.0 : 1.0 / plan.replicas[slot / max_pp].stages[slot % max_pp].tp();
       const double over = member_over[i];
       SlotLoad& l = load[static_cast<std::size_t>(slot)];
       // Its own side of the rings carries its share of each bucket (as Load::add's own_s).
@@ -376,7 +387,7 @@ class GradSync {
       if (g.node_shared) share = c.gpus[members[(i + 1) % count]].node != node ? 1.0 : 0.0;
       if (share <= 0) continue;
       const int slot = member_slot[i];
-      const Stage& st = plan.replicas[slot / in.max_pp].stages[slot % in.max_pp];
+      const Stage& st = plan.replicas[slot / max_pp].stages[slot % max_pp];
       const auto load_rail_of = [&](int gpu, int rank) {
         const int r = rails.rail_of(gpu);
         if (r < 0) return;
@@ -425,7 +436,7 @@ class GradSync {
       const int link = rails.wan_of(za, zb);
       if (link < 0) continue;
       const int slot = member_slot[i];
-      const int copies = ranks == 1 ? plan.replicas[slot / in.max_pp].stages[slot % in.max_pp].tp() : 1;
+      const int copies = ranks == 1 ? plan.replicas[slot / max_pp].stages[slot % max_pp].tp() : 1;
       // Every TP rank's group as one on the link (their crossings are alike).
       const int group = group_id(kMaxRanks - 1);
       for (double ready_s : bucket_ready_s) rails.add_reduce(link, ready_s, copies * bucket_bytes, group);
@@ -452,7 +463,7 @@ class GradSync {
     if (!aligned)
       for (int i = 0; i < count; ++i) {
         const int slot = member_slot[i];
-        const DpSegments::Window w = segments.backward_window(k, slot / in.max_pp, in.workload.model);
+        const DpSegments::Window w = segments.backward_window(k, slot / max_pp, in.workload.model);
         dg.ready_from.push_back(w.from);
         dg.ready_to.push_back(w.to);
       }
@@ -463,9 +474,9 @@ class GradSync {
   /// group alone (`groups_end_s`) and the per-pass ZeRO traffic the segment gave it.
   void close_segment_loads(int k, double groups_end_s) {
     for (int r = 0; r < dp; ++r) {
-      const int s = segments.stage_of(k, r);
+      const int s = stage_holding(k, r);
       if (s < 0) continue;
-      SlotLoad& l = load[static_cast<std::size_t>(r) * in.max_pp + s];
+      SlotLoad& l = load[static_cast<std::size_t>(r) * max_pp + s];
       ++l.groups;
       l.groups_end_s = std::max(l.groups_end_s, groups_end_s);
       l.ag_s += l.segment_ag.time_s();
@@ -524,7 +535,7 @@ class GradSync {
       const int pp = static_cast<int>(plan.replicas[r].stages.size());
       double pace = 0, pace_with_traffic = 0;
       for (int s = 0; s < pp; ++s) {
-        const std::size_t slot = static_cast<std::size_t>(r) * in.max_pp + s;
+        const std::size_t slot = static_cast<std::size_t>(r) * max_pp + s;
         const SlotLoad& l = load[slot];
         const double f = in.times[slot].forward_s, b = in.times[slot].backward_s;
         const double forward_traffic = traffic.forward_gathers * l.ag_s;
@@ -549,32 +560,36 @@ class GradSync {
   const int dp;
   const double grad_bpp, weight_bpp;
   const int* copy_of;
+  /// StepInput::front_gpu and max_pp read through one pointer (the hot loops' stores may alias
+  /// the vector's, which would reload it through `in` at every replica).
+  const int* front_gpu;
+  const int max_pp;
   const DpSegments segments;
   const bool aligned;
   const bool shared_gpus;
   const CollectiveKind reduce_kind;
   const PassTraffic traffic;                  ///< what every micro-batch's passes move (ZeRO-2/3)
-  std::vector<SlotLoad> load;                 ///< [slot], see SlotLoad (empty when not needed)
+  ScratchVector<SlotLoad> load;               ///< [slot], see SlotLoad (empty when not needed)
   /// [slot]: the buckets its own side of the rings carries (stages in several groups, ZeRO 0-2;
   /// else empty): ready from the slowest replica's end, busy its share of each.
-  std::vector<std::vector<SyncBucket>> slot_buckets;
-  std::vector<double> bucket_ready_s;         ///< the current segment's, see segment_bucket_ready
-  std::vector<SyncBucket> alone;              ///< scratch for alone_end_s
-  std::vector<double> member_over;            ///< add_slot_loads: each member's bottleneck over its side
-  std::vector<std::vector<int>> slot_rails;   ///< [slot]: the rails its GPUs' crossings load (with slot_buckets)
+  ScratchVector<std::vector<SyncBucket>> slot_buckets;
+  ScratchVector<double> bucket_ready_s;       ///< the current segment's, see segment_bucket_ready
+  ScratchVector<SyncBucket> alone;            ///< scratch for alone_end_s
+  ScratchVector<double> member_over;          ///< add_slot_loads: each member's bottleneck over its side
+  ScratchVector<std::vector<int>> slot_rails; ///< [slot]: the rails its GPUs' crossings load (with slot_buckets)
   /// [slot]: (rail, group) of every group it is in, on every rail and WAN link the group crosses
-  std::vector<std::vector<std::pair<int, int>>> slot_waits;
-  std::vector<std::pair<int, int>> group_waits;  ///< the current group's (rail, group id)
+  ScratchVector<std::vector<std::pair<int, int>>> slot_waits;
+  ScratchVector<std::pair<int, int>> group_waits;  ///< the current group's (rail, group id)
   int group_serial = 0;                       ///< counts the groups put on the rails
   SyncRails rails;                            ///< see add_rail_loads
-  std::vector<int> node_members;              ///< add_rail_loads scratch: the group's members per node
+  ScratchVector<int> node_members;            ///< add_rail_loads scratch: the group's members per node
   double worst_alone_bucket_s = 0;            ///< the current segment's slowest bucket alone (add_slot_loads)
   /// The latest reduction end of any stage (from the slowest replica's end) and the slowest
   /// ZeRO-1/2 weight gather's exposed part (note_segment_ends).
   double latest_reduce_end_s = -std::numeric_limits<double>::infinity(), slowest_gather_s = 0;
-  std::vector<int> members, member_slot;      ///< the current group's GPUs and their slots
+  ScratchVector<int> members, member_slot;    ///< the current group's GPUs and their slots
   DpNicChannels channels;                     ///< see the constructor
-  std::vector<int> member_channels;           ///< the current group's members' channels.per_gpu
+  ScratchVector<int> member_channels;         ///< the current group's members' channels.per_gpu
   const std::vector<NodeSenders>* nic_senders = nullptr;  ///< &channels.per_node, or nullptr: every GPU of a node
   int count = 0;                              ///< members of the current group
   DpGroupMemo group_memo;

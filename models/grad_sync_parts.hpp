@@ -9,6 +9,7 @@
 
 #include "cluster.hpp"
 #include "dp_segments.hpp"
+#include "scratch_vector.hpp"
 #include "topology.hpp"
 
 namespace hetsim::models::grad_sync_detail {
@@ -17,7 +18,7 @@ namespace hetsim::models::grad_sync_detail {
 /// increasing nodes (one member per node): group_cost() is then a function of the members'
 /// node types and zones alone, so the groups of a uniform plan's stages share one evaluation.
 struct DpGroupMemo {
-  std::vector<int> signature;  ///< node type, zone per member; empty when nothing is kept
+  ScratchVector<int> signature;  ///< node type, zone per member; empty when nothing is kept
   std::vector<double> wan;     ///< the WAN shares it was evaluated with (they differ per segment)
   GroupCost cost;
   int generation = 0;          ///< counts the evaluations of `cost`

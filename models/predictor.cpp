@@ -106,7 +106,7 @@ bool Evaluation::run() {
   const StepInput step{cluster,      workload,        plan,
                        max_pp,       shape_of,        costs,
                        times,        replica_time_s,  tp_in_one_node,
-                       slowest_replica, partial ? &used_on_node : nullptr, &copy_of,
+                       front_gpu,    slowest_replica, partial ? &used_on_node : nullptr, &copy_of,
                        &front_node};
   const StepCost sc = step_cost(step, work);
   if (work) record_sends(*work);
@@ -125,8 +125,11 @@ bool Evaluation::cost_stages() {
     const Replica& rep = plan.replicas[r];
     const int pp = static_cast<int>(rep.stages.size());
     if (copy_of[r] >= 0) {  // exact: see find_copies
-      std::copy_n(&shape_of[copy_of[r] * max_pp], pp, &shape_of[r * max_pp]);
-      std::copy_n(&tp_in_one_node[copy_of[r] * max_pp], pp, &tp_in_one_node[r * max_pp]);
+      const std::size_t k0 = static_cast<std::size_t>(r) * max_pp, b0 = static_cast<std::size_t>(copy_of[r]) * max_pp;
+      for (int s = 0; s < pp; ++s) {  // one loop (copy_n of a few entries is a library call each)
+        shape_of[k0 + s] = shape_of[b0 + s];
+        tp_in_one_node[k0 + s] = tp_in_one_node[b0 + s];
+      }
       continue;
     }
     for (int s = 0; s < pp; ++s) {
@@ -168,7 +171,7 @@ bool Evaluation::cost_stages() {
       }
       if (idx < 0) {
         std::vector<ChunkWork> chunks;
-        costs.push_back(stage_cost(shape, workload, plan, pp, work ? &chunks : nullptr));
+        costs.push_back(stage_cost(shape, workload, plan, pp, work ? &chunks : nullptr, &layer_costs));
         shapes.push_back(shape);
         idx = static_cast<int>(shapes.size()) - 1;
         if (work) {

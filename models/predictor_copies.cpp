@@ -18,12 +18,13 @@ namespace hetsim::models {
 /// figures is bit-exact. What depends on the GPUs themselves (DP group members, nodes in use,
 /// tied-embedding pairs) is still walked for every replica. In work mode (build_plan_work)
 /// nothing is a copy: every stage's ops are recorded.
-/// Also fills front_node and in_node for every stage, counts stages and GPUs, and returns
+/// Also fills front_node, front_gpu and in_node for every stage, counts stages and GPUs, and returns
 /// whether some pipeline boundary stays inside one node.
 bool Evaluation::find_copies(int* stage_count_out, int* gpu_count_out) {
   const int dp = plan.dp();
   const int max_pp = this->max_pp;
   front_node.assign(static_cast<std::size_t>(dp) * max_pp, -1);
+  front_gpu.assign(static_cast<std::size_t>(dp) * max_pp, -1);
   in_node.assign(static_cast<std::size_t>(dp) * max_pp, 0);
   copy_of.assign(dp, -1);
   // Raw pointers and local counts: stores through the vectors' ints could alias the cluster's
@@ -31,6 +32,7 @@ bool Evaluation::find_copies(int* stage_count_out, int* gpu_count_out) {
   const GpuSlot* gpus = cluster.gpus.data();
   const Node* nodes = cluster.nodes.data();
   int* fn = front_node.data();
+  int* fg = front_gpu.data();
   char* in = in_node.data();
   const bool wraps = interleave > 1;  // interleaved: the last stage sends to the first
   bool consecutive_on_a_node = false;
@@ -56,6 +58,7 @@ bool Evaluation::find_copies(int* stage_count_out, int* gpu_count_out) {
       const int node = gpus[g[0]].node;
       const bool one = gpus[g[n - 1]].node == node && consecutive_gpus(g, n);
       f[s] = node;
+      fg[static_cast<std::size_t>(r) * max_pp + s] = g[0];
       o[s] = one;
       const bool boundary_in_node = node == previous;  // stage s - 1 sends to s
       consecutive_on_a_node = consecutive_on_a_node || boundary_in_node;

@@ -12,6 +12,7 @@
 #include "plan.hpp"
 #include "plan_work.hpp"
 #include "report.hpp"
+#include "scratch_vector.hpp"
 #include "stage_cost.hpp"
 #include "step_cost.hpp"
 #include "topology.hpp"
@@ -64,22 +65,23 @@ struct Evaluation {
   bool partial = false;         ///< the plan leaves GPUs of the cluster idle
   double boundary_bytes = 0;    ///< activation a stage hands to the next, per micro-batch
 
-  std::vector<StageShape> shapes;
-  std::vector<StageCost> costs;
-  std::vector<int> shape_of;            ///< [slot] -> index into shapes
-  std::vector<StageTimes> times;        ///< [slot] stage time per micro-batch, sends included
-  std::vector<StageTimes> p2p;          ///< [slot] p2p sends in the forward / backward pass
+  ScratchVector<StageShape> shapes;
+  ScratchVector<StageCost> costs;
+  ScratchVector<int> shape_of;          ///< [slot] -> index into shapes
+  ScratchVector<StageTimes> times;      ///< [slot] stage time per micro-batch, sends included
+  ScratchVector<StageTimes> p2p;        ///< [slot] p2p sends in the forward / backward pass
   /// With overlap_p2p_comm only, [slot]: the latency part of p2p (it delays the receiver, not
   /// the sender's stream; interleaved_latency_pace).
-  std::vector<StageTimes> p2p_latency;
-  std::vector<char> tp_in_one_node;     ///< [slot]
-  std::vector<int> front_node;          ///< [slot] node of the stage's first GPU
-  std::vector<char> in_node;            ///< [slot] consecutive GPUs of one node
+  ScratchVector<StageTimes> p2p_latency;
+  ScratchVector<char> tp_in_one_node;   ///< [slot]
+  ScratchVector<int> front_node;        ///< [slot] node of the stage's first GPU
+  ScratchVector<int> front_gpu;         ///< [slot] the stage's first GPU, -1: the replica has no such stage
+  ScratchVector<char> in_node;          ///< [slot] consecutive GPUs of one node
   /// [replica] -> the earlier replica it is a copy of (see find_copies), -1: evaluated itself.
-  std::vector<int> copy_of;
-  std::vector<double> replica_time_s;   ///< [replica] pipeline time
+  ScratchVector<int> copy_of;
+  ScratchVector<double> replica_time_s; ///< [replica] pipeline time
   int slowest_replica = 0;              ///< the replica with the longest pipeline time
-  std::vector<int> first_row;           ///< [replica] its first StageReport in report.stages
+  ScratchVector<int> first_row;         ///< [replica] its first StageReport in report.stages
   // Keys are compared field by field as ints: bool pairs that the compiler merges into one
   // 16-bit load right after two byte stores stall on store forwarding in the hot loops.
   struct PathKey {
@@ -90,7 +92,7 @@ struct Evaluation {
     int wan;      ///< flows of the plan sharing the zones' WAN link that way (0: one zone)
     bool operator==(const PathKey&) const = default;
   };
-  std::vector<int> used_on_node;        ///< GPUs of the plan in each node (plans that leave GPUs idle)
+  ScratchVector<int> used_on_node;      ///< GPUs of the plan in each node (plans that leave GPUs idle)
   /// [send * nodes + node], send = 2 * boundary + (1 for the gradient): the GPUs of the node
   /// sending that tensor of that boundary out of it (all replicas' boundaries of that index), and
   /// the flows of it arriving into the node, each with its busiest rail; empty: see
@@ -102,12 +104,12 @@ struct Evaluation {
   struct NicLoad {
     double tensors = 0, on_busiest_rail = 0;
   };
-  std::vector<NicLoad> boundary_out, boundary_in;
+  ScratchVector<NicLoad> boundary_out, boundary_in;
   /// [(send * zones + from zone) * zones + to zone]: the tensors of that send crossing the WAN
   /// link from one zone to the other, a flow counting 1/t (count_pipeline_wan_senders); empty
   /// with one zone.
-  std::vector<double> boundary_wan;
-  std::vector<std::pair<PathKey, PathCost>> paths;
+  ScratchVector<double> boundary_wan;
+  ScratchVector<std::pair<PathKey, PathCost>> paths;
   /// p2p_time() of each (path, sending TP, receiving TP) met in this evaluation (the size
   /// follows from the two TP degrees): a uniform plan sends one size over one kind of path at
   /// every stage boundary.
@@ -116,7 +118,7 @@ struct Evaluation {
     int tp_a, tp_b;
     double forward_s, backward_s;  ///< a's activation to b, b's gradient back to a
   };
-  std::vector<P2pTime> p2p_times;
+  ScratchVector<P2pTime> p2p_times;
   struct InNodeKey {
     int node_type, tp, layers;
     int ends;   ///< 1: first stage, 2: last stage (embedding / LM head)
@@ -125,7 +127,8 @@ struct Evaluation {
       return node_type == o.node_type && tp == o.tp && layers == o.layers && ends == o.ends;
     }
   };
-  std::vector<InNodeKey> in_node_shapes;  ///< shapes of one-node, consecutive-GPU TP groups
+  ScratchVector<InNodeKey> in_node_shapes;  ///< shapes of one-node, consecutive-GPU TP groups
+  LayerCostMemo layer_costs;  ///< one layer's sums per node type and TP group (stage_cost)
   std::vector<NodeSenders> tp_senders_on_node;  ///< cross_node_tp_senders(), once built
   bool tp_senders_ready = false;
 

@@ -161,7 +161,7 @@ LayerShape layer_shape(const Workload& w, const Plan& plan, int tp) {
 }
 
 StageCost stage_cost(const StageShape& shape, const Workload& w, const Plan& plan, int pp,
-                     std::vector<ChunkWork>* ops) {
+                     std::vector<ChunkWork>* ops, LayerCostMemo* layers) {
   const GpuType& gpu = shape.node_type->gpu;
   const DeviceRates d = DeviceRates::of(gpu, gpu.matmul_dtype(w.training.dtype, w.training.allow_tf32));
   const LayerShape s = layer_shape(w, plan, shape.tp);
@@ -173,20 +173,27 @@ StageCost stage_cost(const StageShape& shape, const Workload& w, const Plan& pla
 
   if (!ops) {
     // Fast path: one layer's sums times the layer count.
-    PassSink lf(shape.tp_group, d.eff, nullptr, overlap), lb(shape.tp_group, d.eff, nullptr, overlap);
-    emit_layer_forward(s, d, lf);
-    emit_layer_backward(s, d, plan.recompute, lb);
+    LayerCostMemo::Entry computed;
+    const LayerCostMemo::Entry* layer = layers ? layers->find(shape.node_type, shape.tp_group) : nullptr;
+    if (!layer) {
+      PassSink lf(shape.tp_group, d.eff, nullptr, overlap), lb(shape.tp_group, d.eff, nullptr, overlap);
+      emit_layer_forward(s, d, lf);
+      emit_layer_backward(s, d, plan.recompute, lb);
+      computed = {shape.node_type, shape.tp_group, lf.cost, lb.cost};
+      layer = layers ? layers->add(computed) : nullptr;
+      if (!layer) layer = &computed;
+    }
     for (int c = 0; c < v; ++c) {
       PassSink f(shape.tp_group, d.eff, nullptr, overlap), b(shape.tp_group, d.eff, nullptr, overlap);
       f.host_only(d.eff.framework_pass_host_s);
       b.host_only(d.eff.framework_pass_host_s);
       if (shape.first && c == 0) emit_embedding_forward(s, d, f);
-      f.cost.launch_repeated(lf.cost, shape.layers);
+      f.cost.launch_repeated(layer->forward, shape.layers);
       if (shape.last && c == v - 1) {
         emit_head_forward(s, d, f);
         emit_head_backward(s, d, b);
       }
-      b.cost.launch_repeated(lb.cost, shape.layers);
+      b.cost.launch_repeated(layer->backward, shape.layers);
       if (shape.first && c == 0) emit_embedding_backward(s, d, b);
       f.cost.close_pass(synced);
       b.cost.close_pass(synced);

@@ -3,6 +3,7 @@
 // host overhead, FLOPs, parameters. Shared by build_plan_work() (which keeps the ops) and
 // predict() (which only keeps the sums).
 #pragma once
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -72,11 +73,8 @@ struct StageShape {
   bool first = false, last = false;     ///< holds the embedding / the LM head
   GroupCost tp_group;                   ///< link figures of the TP group
   bool operator==(const StageShape& o) const {
-    const GroupCost &a = tp_group, &b = o.tp_group;
     return node_type == o.node_type && layers == o.layers && tp == o.tp && first == o.first && last == o.last &&
-           a.size == b.size && a.nodes == b.nodes && a.min_per_node == b.min_per_node &&
-           a.bus_bandwidth_Bps == b.bus_bandwidth_Bps && a.hop_latency_s == b.hop_latency_s &&
-           a.intra_bandwidth_Bps == b.intra_bandwidth_Bps && a.inter_bandwidth_Bps == b.inter_bandwidth_Bps;
+           tp_group == o.tp_group;
   }
 };
 
@@ -96,11 +94,44 @@ double stage_params(const ModelSpec& m, int layers, int tp, bool first, bool las
 /// Layer shape of the plan's micro-batch on a TP group of size tp.
 LayerShape layer_shape(const Workload& w, const Plan& plan, int tp);
 
+/// One decoder layer's forward and backward sums (stage_cost's fast path) per node type and TP
+/// group figures. They do not depend on the stage's layer count or ends, so the stages of one
+/// evaluation that share them (a uniform plan's first, middle and last stages) emit the layer's
+/// ops once; predict() keeps one memo per plan (the workload and plan are part of the key only
+/// through that).
+class LayerCostMemo {
+ public:
+  struct Entry {
+    const NodeType* node_type = nullptr;
+    GroupCost tp_group;
+    PassCost forward, backward;
+  };
+  const Entry* find(const NodeType* node_type, const GroupCost& tp_group) const {
+    for (int i = 0; i < count_; ++i)
+      if (entries_[i].node_type == node_type && entries_[i].tp_group == tp_group) return &entries_[i];
+    return nullptr;
+  }
+  /// Keeps `e` when there is room (a plan meets a few node types and TP groups; inline storage
+  /// keeps the evaluation free of allocations) and returns where it is kept, or nullptr.
+  const Entry* add(const Entry& e) {
+    if (count_ == kCapacity) return nullptr;
+    entries_[count_] = e;
+    return &entries_[count_++];
+  }
+
+ private:
+  static constexpr int kCapacity = 4;
+  std::array<Entry, kCapacity> entries_;
+  int count_ = 0;
+};
+
 /// Cost of a stage from its shape. When `ops` is given, the ops of every chunk are appended
 /// to it (one ChunkWork per chunk), with a trailing "host_stall" compute op per pass when the
 /// pass is host-bound, so that the ops' durations sum to the pass wall time.
 /// Throws std::out_of_range when the GPU type has no peak in the dtype.
+/// `layers`, when given, keeps the layer sums of the fast path (without `ops`) for the next stages
+/// of the same plan.
 StageCost stage_cost(const StageShape& shape, const Workload& w, const Plan& plan, int pp,
-                     std::vector<ChunkWork>* ops = nullptr);
+                     std::vector<ChunkWork>* ops = nullptr, LayerCostMemo* layers = nullptr);
 
 }  // namespace hetsim::models

@@ -13,6 +13,7 @@
 #include "dp_segments.hpp"
 #include "grad_sync_rails.hpp"
 #include "memory_cost.hpp"
+#include "scratch_vector.hpp"
 #include "topology.hpp"
 
 namespace hetsim::models {
@@ -83,7 +84,10 @@ double tied_embedding_sync_end_s(const StepInput& in, double grad_bpp, const Gra
   const Plan& plan = in.plan;
   const ModelSpec& m = in.workload.model;
   const int dp = plan.dp();
-  const auto shards_of = [](const Replica& rep) { return std::lcm(rep.stages.front().tp(), rep.stages.back().tp()); };
+  const auto shards_of = [](const Replica& rep) {
+    const int first = rep.stages.front().tp(), last = rep.stages.back().tp();
+    return first == last ? first : std::lcm(first, last);  // the usual plan: no gcd loop
+  };
   // Every pair of every replica runs its all-reduce at once, so a node's NICs are shared by the
   // pairs of the first- and last-stage GPUs it holds (one channel per pair a GPU is in), not by
   // all its GPUs (which the default concurrency of group_cost assumes for the DP sync).
@@ -94,7 +98,7 @@ double tied_embedding_sync_end_s(const StepInput& in, double grad_bpp, const Gra
   // filling its rails. Mixed degrees: pairs of unequal size share rails, so each is priced alone
   // on its rails and each rail carries the sum of its pairs' bytes (the small ones finish and
   // leave it to the large; see grad_sync_rails.hpp), the slower of the two setting the time.
-  std::vector<NodeSenders> senders(c.nodes.size(), one_pair_a_gpu ? NodeSenders{} : NodeSenders{1, 1});
+  ScratchVector<NodeSenders> senders(c.nodes.size(), one_pair_a_gpu ? NodeSenders{} : NodeSenders{1, 1});
   SyncRails rails(c);  // mixed degrees: every pair's bytes on its members' rails, all ready at once
   if (one_pair_a_gpu)
     for (int r = 0; r < dp; ++r) {
@@ -113,8 +117,8 @@ double tied_embedding_sync_end_s(const StepInput& in, double grad_bpp, const Gra
   // by count, a TP-1 replica's one pair beside a TP-8 replica's eight got a ninth of the link for
   // half the bytes crossing it, 0.24 s where the simulator's max-min sharing takes 0.10 s).
   const double replica_bytes = static_cast<double>(m.vocab) * m.hidden * grad_bpp;
-  std::vector<double> embedding_wan(c.zones.size() > 1 ? c.zones.size() * c.zones.size() : 0, 0.0);
-  std::vector<double> pair_wan;  // one pair's share (wan_senders_for)
+  ScratchVector<double> embedding_wan(c.zones.size() > 1 ? c.zones.size() * c.zones.size() : 0, 0.0);
+  ScratchVector<double> pair_wan;  // one pair's share (wan_senders_for)
   for (const Replica& rep : plan.replicas) {
     if (rep.stages.size() < 2) continue;
     const int za = c.nodes[c.gpus[rep.stages.front().gpus.front()].node].zone;
@@ -132,7 +136,7 @@ double tied_embedding_sync_end_s(const StepInput& in, double grad_bpp, const Gra
     int shards;
     bool operator==(const PairKey&) const = default;
   };
-  std::vector<std::pair<PairKey, double>> priced;
+  ScratchVector<std::pair<PairKey, double>> priced;
   double worst = -std::numeric_limits<double>::infinity(), latest_start_s = worst;
   for (int r = 0; r < dp; ++r) {
     const Replica& rep = plan.replicas[r];
@@ -329,16 +333,18 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
   out.dp_exposed_s = std::max(0.0, out.dp_exposed_s);
 
   // Optimizer step (memory-bound, sharded by ZeRO >= 1), memory, FLOPs, peaks, price.
-  std::vector<char> node_used(c.nodes.size(), 0);
+  ScratchVector<char> node_used(c.nodes.size(), 0);
   // A one-node stage's figures depend only on its shape, position, micro-batch count and node
   // type: stages with equal keys (the same stage of every replica of a uniform plan) share them.
-  std::vector<StageFigures> memo;
+  ScratchVector<StageFigures> memo;
   memo.reserve(2 * static_cast<std::size_t>(in.max_pp));
-  std::vector<int> memo_of_stage(in.max_pp, -1);  ///< memo entry stage s used last
-  std::vector<int> memo_of_slot(in.copy_of ? slots : 0);  ///< memo entry of each stage, for copies
-  // Sums and maxima in locals (same order of operations): fields of `out` are stored back to
-  // memory on every iteration, which chains each add through a store and a load.
+  ScratchVector<int> memo_of_stage(in.max_pp, -1);  ///< memo entry stage s used last
+  ScratchVector<int> memo_of_slot(in.copy_of ? slots : 0);  ///< memo entry of each stage, for copies
+  // Sums and maxima in locals: fields of `out` are stored back to memory on every iteration,
+  // which chains each add through a store and a load. The sums add each replica's subtotal, so
+  // that a copy adds its base's (the same value, without walking its stages' figures again).
   double peak_sum = 0, hardware_flop = 0, optimizer_s = 0, memory_peak = 0;
+  ScratchVector<double> replica_peak(in.copy_of ? dp : 0), replica_flop(in.copy_of ? dp : 0);
   TypeFigures figures;  // of the node type met last by a one-node stage
   for (int r = 0; r < dp; ++r) {
     const Replica& rep = plan.replicas[r];
@@ -346,31 +352,28 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
     const int base = in.copy_of ? (*in.copy_of)[r] : -1;
     if (base >= 0) {
       // A copy's stages are one-node stages with their base stages' shapes, positions, depth,
-      // micro-batch count and node types: the memo entries base's stages found (or made) are
-      // the ones the lookup below would find. Sums and maxima are taken in the same order. A
-      // stage over capacity: base's (an earlier replica) was too, and set the reason first.
-      // Raw pointers: the char stores to node_used may alias anything, which would reload
-      // every vector's storage at each stage.
-      const std::size_t k0 = static_cast<std::size_t>(r) * in.max_pp;
-      const int* from = memo_of_slot.data() + static_cast<std::size_t>(base) * in.max_pp;
-      int* to = memo_of_slot.data() + k0;
+      // micro-batch count and node types: the memo entries base's stages found (or made), hence
+      // base's sums, maxima and memory figures. A stage over capacity: base's (an earlier
+      // replica) was too, and set the reason first. Only the nodes it uses are its own.
+      const std::size_t k0 = static_cast<std::size_t>(r) * in.max_pp, b0 = static_cast<std::size_t>(base) * in.max_pp;
+      // One loop over raw pointers (copy_n of a few entries is a library call each).
       const int* nodes = in.front_node->data() + k0;
-      double* memory = out.stage_memory_bytes.data() + k0;
-      double* capacity = out.stage_capacity_bytes.data() + k0;
+      int* memo_to = memo_of_slot.data() + k0;
+      const int* memo_from = memo_of_slot.data() + b0;
+      double* memory = out.stage_memory_bytes.data();
+      double* capacity = out.stage_capacity_bytes.data();
       char* used = node_used.data();
-      const StageFigures* figures_of = memo.data();
       for (int s = 0; s < pp; ++s) {
-        const StageFigures& f = figures_of[to[s] = from[s]];
+        memo_to[s] = memo_from[s];
+        memory[k0 + s] = memory[b0 + s];
+        capacity[k0 + s] = capacity[b0 + s];
         used[nodes[s]] = 1;
-        peak_sum += f.peaks_flop_per_s;
-        hardware_flop += f.flop;
-        optimizer_s = std::max(optimizer_s, f.optimizer_s);
-        memory[s] = f.memory_bytes;
-        capacity[s] = f.capacity_bytes;
-        memory_peak = std::max(memory_peak, f.memory_bytes);
       }
+      peak_sum += replica_peak[r] = replica_peak[base];
+      hardware_flop += replica_flop[r] = replica_flop[base];
       continue;
     }
+    double rep_peak = 0, rep_flop = 0;
     for (int s = 0; s < pp; ++s) {
       const std::size_t k = r * in.max_pp + s;
       const Stage& st = rep.stages[s];
@@ -398,8 +401,8 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
       if (one_node) memo_of_stage[s] = hit;
       if (in.copy_of) memo_of_slot[k] = hit;
       const StageFigures& f = memo[hit];
-      peak_sum += f.peaks_flop_per_s;
-      hardware_flop += f.flop;
+      rep_peak += f.peaks_flop_per_s;
+      rep_flop += f.flop;
       const double opt_s = f.optimizer_s;
       optimizer_s = std::max(optimizer_s, opt_s);
       const double mem = f.memory_bytes, capacity = f.capacity_bytes;
@@ -412,6 +415,9 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
       }
       if (work) record_stage_work(in, *work, r, s, f, grad_bpp);
     }
+    if (in.copy_of) replica_peak[r] = rep_peak, replica_flop[r] = rep_flop;
+    peak_sum += rep_peak;
+    hardware_flop += rep_flop;
   }
   out.peak_sum_flops = peak_sum;
   out.hardware_flop = hardware_flop;

@@ -7,6 +7,7 @@
 
 #include "pipeline_time.hpp"
 #include "plan_work.hpp"
+#include "scratch_vector.hpp"
 #include "stage_cost.hpp"
 
 namespace hetsim::models {
@@ -62,6 +63,9 @@ struct StepInput {
   /// stage's backward, whichever replicas they are.
   const std::vector<double>& replica_time_s;
   const std::vector<char>& tp_in_one_node;     ///< [replica * max_pp + stage]
+  /// [replica * max_pp + stage] the stage's first GPU, -1 where the replica has no such stage
+  /// (read in one array instead of through every stage's GPU list: the gradient sync's groups).
+  const std::vector<int>& front_gpu;
   int slowest_replica;
   /// GPUs of the plan in each node, for plans that leave GPUs idle (they do not share the
   /// NICs); nullptr when the plan uses every GPU of the cluster.
@@ -80,7 +84,7 @@ struct StepCost {
   double peak_sum_flops = 0;     ///< sum of the dtype peaks of the plan's GPUs
   double cost_per_hour = 0;      ///< price of the nodes the plan uses (whole nodes)
   double memory_peak_bytes = 0;
-  std::vector<double> stage_memory_bytes, stage_capacity_bytes;  ///< [replica * max_pp + stage]
+  ScratchVector<double> stage_memory_bytes, stage_capacity_bytes;  ///< [replica * max_pp + stage]
   std::string memory_reason;     ///< first stage over capacity, empty when all fit
 };
 
@@ -94,7 +98,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work);
 struct GradSyncEnds {
   /// [replica * max_pp + stage]: the end of the stage's reductions (ZeRO 0-2 gradient all-reduce
   /// or reduce-scatter, exposed part), from the slowest replica's end; may be negative.
-  std::vector<double> reduce_end_s;
+  ScratchVector<double> reduce_end_s;
   /// The ZeRO-1/2 weight all-gather after the optimizer, its slowest group's exposed part.
   double gather_s = 0;
 };

@@ -159,6 +159,7 @@ struct GroupCost {
   double ring_allreduce_latency_s = 0;
   bool host_staged = false;
   bool node_shared = false;  ///< ring crosses each node boundary through one NIC (see above)
+  bool operator==(const GroupCost&) const = default;  ///< every figure equal: equal collective times
 };
 
 /// Index of the unordered zone pair (za, zb) in a table of zones x zones entries (WAN sharing).
