@@ -88,8 +88,11 @@ class GradSync {
  private:
   /// The stage of replica r holding segment k, -1: none (DpSegments::stage_of; aligned, from the
   /// plan's first-GPU table rather than through each replica's stage list).
-  int stage_holding(int k, int r) const {
-    if (aligned) return front_gpu[r * max_pp + k] >= 0 ? k : -1;
+  int stage_holding(int k, int r) const { return stage_holding(k, r, aligned, front_gpu, max_pp); }
+  /// The same with the plan's figures in locals: the hot loops store ints and doubles, which
+  /// the compiler must assume may change the object's members, reloading them at every replica.
+  int stage_holding(int k, int r, bool is_aligned, const int* front, int stride) const {
+    if (is_aligned) return front[r * stride + k] >= 0 ? k : -1;
     return segments.stage_of(k, r);
   }
 
@@ -179,9 +182,13 @@ class GradSync {
     latest_reduce_end_s = std::max(latest_reduce_end_s, reduce_end_s);
     slowest_gather_s = std::max(slowest_gather_s, gather_s);
     if (!ends) return;
+    const bool is_aligned = aligned;
+    const int* front = front_gpu;
+    const int stride = max_pp;
+    double* end = ends->reduce_end_s.data();
     for (int r = 0; r < dp; ++r)
-      if (const int s = stage_holding(k, r); s >= 0) {
-        double& end_s = ends->reduce_end_s[static_cast<std::size_t>(r) * max_pp + s];
+      if (const int s = stage_holding(k, r, is_aligned, front, stride); s >= 0) {
+        double& end_s = end[r * stride + s];
         end_s = std::max(end_s, reduce_end_s);
       }
   }
@@ -191,16 +198,22 @@ class GradSync {
   /// has one TP degree within one node (every TP rank's group is then alike).
   GroupShard first_members(int k, bool& symmetric) {
     GroupShard shard;
-    int n = 0;  // local: the member count kept in the object would chain each store to the next load
+    int n = 0;  // locals: the member count kept in the object would chain each store to the next load
+    const bool is_aligned = aligned;
+    const int* front = front_gpu;
+    const int stride = max_pp;
+    const int* copies = copy_of;
+    int* gpus = members.data();
+    int* slots = member_slot.data();
     for (int r = 0; r < dp; ++r) {
-      const int s = stage_holding(k, r);
+      const int s = stage_holding(k, r, is_aligned, front, stride);
       if (s < 0) continue;
       // A copy has its base's TP degree, one-node flag, shape and stage split, and its base (an
       // earlier replica) is already in the tests, extremes and parameters below: only its member is new.
-      const int slot = r * max_pp + s;
-      member_slot[n] = slot;
-      members[n++] = front_gpu[slot];
-      if (copy_of && copy_of[r] >= 0) continue;
+      const int slot = r * stride + s;
+      slots[n] = slot;
+      gpus[n++] = front[slot];
+      if (copies && copies[r] >= 0) continue;
       const int tp = plan.replicas[r].stages[s].tp();
       symmetric = symmetric && (shard.max_tp == 0 || tp == shard.max_tp) && in.tp_in_one_node[slot];
       shard.add(tp, member_params(k, r, s));
@@ -224,10 +237,14 @@ class GradSync {
   Readiness readiness(int k) const {
     Readiness out;
     double ready_s = 0;
+    const bool is_aligned = aligned;
+    const int* front = front_gpu;
+    const int stride = max_pp;
     for (int r = 0; r < dp; ++r) {
-      const int s = stage_holding(k, r);
-      if (s < 0 || (copy_of && copy_of[r] >= 0)) continue;
-      const StageTimes* t = &in.times[static_cast<std::size_t>(r) * max_pp];
+      if (copy_of && copy_of[r] >= 0) continue;
+      const int s = stage_holding(k, r, is_aligned, front, stride);
+      if (s < 0) continue;
+      const StageTimes* t = &in.times[static_cast<std::size_t>(r) * stride];
       const double ready_r_s = in.replica_time_s[r] - backward_finish_offset(t, s);
       if (!out.late || ready_r_s > ready_s) ready_s = ready_r_s, out.late = t + s;
     }

@@ -100,13 +100,18 @@ double tied_embedding_sync_end_s(const StepInput& in, double grad_bpp, const Gra
   // leave it to the large; see grad_sync_rails.hpp), the slower of the two setting the time.
   ScratchVector<NodeSenders> senders(c.nodes.size(), one_pair_a_gpu ? NodeSenders{} : NodeSenders{1, 1});
   SyncRails rails(c);  // mixed degrees: every pair's bytes on its members' rails, all ready at once
+  // Locals for what the loops read: their int stores could change any int the compiler cannot
+  // see is distinct (max_pp, the tables' sizes), which it would then reload at every replica.
+  const int max_pp = in.max_pp;
+  const char* in_one_node = in.tp_in_one_node.data();
+  const double* reduce_end = ends.reduce_end_s.data();
   if (one_pair_a_gpu)
     for (int r = 0; r < dp; ++r) {
       const Replica& rep = plan.replicas[r];
       if (rep.stages.size() < 2) continue;
       for (const std::size_t s : {std::size_t{0}, rep.stages.size() - 1}) {
         const std::vector<int>& gpus = rep.stages[s].gpus;
-        if (in.tp_in_one_node[static_cast<std::size_t>(r) * in.max_pp + s])  // the search's hot path
+        if (in_one_node[static_cast<std::size_t>(r) * max_pp + s])  // the search's hot path
           senders[c.gpus[gpus.front()].node].senders += static_cast<int>(gpus.size());
         else
           for (int g : gpus) ++senders[c.gpus[g].node].senders;
@@ -148,11 +153,11 @@ double tied_embedding_sync_end_s(const StepInput& in, double grad_bpp, const Gra
     if (!embedding_wan.empty()) wan_senders_for(embedding_wan, bytes, pair_wan);
     // Stages of one TP degree, each inside one node: every shard's pair joins the same two nodes,
     // so the first pair's time is every pair's (the search's hot path: priced once a replica).
-    const std::size_t first_slot = static_cast<std::size_t>(r) * in.max_pp;
-    const double start_s =
-        std::max(ends.reduce_end_s[first_slot], ends.reduce_end_s[first_slot + rep.stages.size() - 1]);
+    const std::size_t first_slot = static_cast<std::size_t>(r) * max_pp;
+    const std::size_t last_slot = first_slot + rep.stages.size() - 1;
+    const double start_s = std::max(reduce_end[first_slot], reduce_end[last_slot]);
     latest_start_s = std::max(latest_start_s, start_s);
-    const bool alike = one_pair_a_gpu && in.tp_in_one_node[first_slot] && in.tp_in_one_node[first_slot + rep.stages.size() - 1];
+    const bool alike = one_pair_a_gpu && in_one_node[first_slot] && in_one_node[last_slot];
     double t_alike = -1;
     for (int j = 0; j < shards; ++j) {
       if (alike && j > 0) {
