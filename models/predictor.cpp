@@ -126,10 +126,8 @@ bool Evaluation::cost_stages() {
     const int pp = static_cast<int>(rep.stages.size());
     if (copy_of[r] >= 0) {  // exact: see find_copies
       const std::size_t k0 = static_cast<std::size_t>(r) * max_pp, b0 = static_cast<std::size_t>(copy_of[r]) * max_pp;
-      for (int s = 0; s < pp; ++s) {  // one loop (copy_n of a few entries is a library call each)
-        shape_of[k0 + s] = shape_of[b0 + s];
-        tp_in_one_node[k0 + s] = tp_in_one_node[b0 + s];
-      }
+      copy_few(&shape_of[b0], &shape_of[k0], pp);
+      copy_few(&tp_in_one_node[b0], &tp_in_one_node[k0], pp);
       continue;
     }
     for (int s = 0; s < pp; ++s) {
@@ -346,8 +344,8 @@ void Evaluation::price_pipeline_sends() {
     const int pp = static_cast<int>(rep.stages.size());
     if (pp < 2) continue;
     if (copy_of[r] >= 0) {  // exact: see find_copies
-      std::copy_n(&p2p[copy_of[r] * max_pp], pp, &p2p[r * max_pp]);
-      if (plan.overlap_p2p_comm) std::copy_n(&p2p_latency[copy_of[r] * max_pp], pp, &p2p_latency[r * max_pp]);
+      copy_few(&p2p[copy_of[r] * max_pp], &p2p[r * max_pp], pp);
+      if (plan.overlap_p2p_comm) copy_few(&p2p_latency[copy_of[r] * max_pp], &p2p_latency[r * max_pp], pp);
       continue;
     }
     for (int s = 0; s < pp; ++s) {
@@ -388,7 +386,7 @@ void Evaluation::time_replicas() {
   for (int r = 0; r < dp; ++r) {
     const int pp = static_cast<int>(plan.replicas[r].stages.size());
     if (copy_of[r] >= 0) {  // exact: see find_copies; equal to base's time, so never slower
-      std::copy_n(&times[copy_of[r] * max_pp], pp, &times[r * max_pp]);
+      copy_few(&times[copy_of[r] * max_pp], &times[r * max_pp], pp);
       previous_t = replica_time_s[r] = replica_time_s[copy_of[r]];
       continue;
     }

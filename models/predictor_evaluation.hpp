@@ -13,6 +13,7 @@
 #include "plan_work.hpp"
 #include "report.hpp"
 #include "scratch_vector.hpp"
+#include "small_copy.hpp"
 #include "stage_cost.hpp"
 #include "step_cost.hpp"
 #include "topology.hpp"

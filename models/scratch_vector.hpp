@@ -32,13 +32,16 @@ class ScratchVector : public std::vector<T> {
   ScratchVector& operator=(const ScratchVector&) = delete;
   ~ScratchVector() {
     std::vector<std::vector<T>>& free = pool();
-    if (this->capacity() == 0 || this->capacity() > kLargestKept || free.size() >= kMostKept) return;
+    if (this->capacity() == 0 || this->capacity() * sizeof(T) > kLargestKeptBytes || free.size() >= kMostKept) return;
     this->clear();
-    free.push_back(std::move(static_cast<std::vector<T>&>(*this)));
+    try {  // the pool grows a few times per thread; out of memory there, the table is just freed
+      free.push_back(std::move(static_cast<std::vector<T>&>(*this)));
+    } catch (...) {
+    }
   }
 
  private:
-  static constexpr std::size_t kLargestKept = std::size_t{1} << 16;  ///< elements
+  static constexpr std::size_t kLargestKeptBytes = std::size_t{1} << 20;  ///< a thread keeps 64 MiB a type at most
   static constexpr std::size_t kMostKept = 64;
   static std::vector<std::vector<T>>& pool() {
     thread_local std::vector<std::vector<T>> free;

@@ -14,6 +14,7 @@
 #include "grad_sync_rails.hpp"
 #include "memory_cost.hpp"
 #include "scratch_vector.hpp"
+#include "small_copy.hpp"
 #include "topology.hpp"
 
 namespace hetsim::models {
@@ -361,19 +362,12 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
       // base's sums, maxima and memory figures. A stage over capacity: base's (an earlier
       // replica) was too, and set the reason first. Only the nodes it uses are its own.
       const std::size_t k0 = static_cast<std::size_t>(r) * in.max_pp, b0 = static_cast<std::size_t>(base) * in.max_pp;
-      // One loop over raw pointers (copy_n of a few entries is a library call each).
+      copy_few(memo_of_slot.data() + b0, memo_of_slot.data() + k0, pp);
+      copy_few(out.stage_memory_bytes.data() + b0, out.stage_memory_bytes.data() + k0, pp);
+      copy_few(out.stage_capacity_bytes.data() + b0, out.stage_capacity_bytes.data() + k0, pp);
       const int* nodes = in.front_node->data() + k0;
-      int* memo_to = memo_of_slot.data() + k0;
-      const int* memo_from = memo_of_slot.data() + b0;
-      double* memory = out.stage_memory_bytes.data();
-      double* capacity = out.stage_capacity_bytes.data();
       char* used = node_used.data();
-      for (int s = 0; s < pp; ++s) {
-        memo_to[s] = memo_from[s];
-        memory[k0 + s] = memory[b0 + s];
-        capacity[k0 + s] = capacity[b0 + s];
-        used[nodes[s]] = 1;
-      }
+      for (int s = 0; s < pp; ++s) used[nodes[s]] = 1;
       peak_sum += replica_peak[r] = replica_peak[base];
       hardware_flop += replica_flop[r] = replica_flop[base];
       continue;

@@ -129,11 +129,11 @@ TEST(ScratchVector, AMovedTableKeepsItsElementsAndIsPooledOnce) {
 TEST(ScratchVector, HugeTablesAreNotKept) {
   const int* storage = nullptr;
   {
-    ScratchVector<char> huge((std::size_t{1} << 16) + 1, 'x');
+    ScratchVector<char> huge((std::size_t{1} << 20) + 1, 'x');  // over 1 MiB
     storage = reinterpret_cast<const int*>(huge.data());
   }
   ScratchVector<char> next;
-  EXPECT_LT(next.capacity(), (std::size_t{1} << 16) + 1);
+  EXPECT_LT(next.capacity(), (std::size_t{1} << 20) + 1);
   EXPECT_NE(reinterpret_cast<const int*>(next.data()), storage);
 }
 
