@@ -97,8 +97,8 @@ LayerShape layer_shape(const Workload& w, const Plan& plan, int tp);
 /// One decoder layer's forward and backward sums (stage_cost's fast path) per node type and TP
 /// group figures. They do not depend on the stage's layer count or ends, so the stages of one
 /// evaluation that share them (a uniform plan's first, middle and last stages) emit the layer's
-/// ops once; predict() keeps one memo per plan (the workload and plan are part of the key only
-/// through that).
+/// ops once. A memo serves one workload and plan, which are not in its key: predict() keeps one
+/// per evaluation.
 class LayerCostMemo {
  public:
   struct Entry {
