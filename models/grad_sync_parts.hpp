@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // The parts of the gradient sync's evaluation (grad_sync_cost.cpp GradSync) that hold no logic of
-// the sync itself: the memo of the last DP group's figures, what the groups put on each stage,
-// the collective times of the last group and size.
+// the end-of-step sync itself: the memo of the last DP group's figures, what the groups put on
+// each stage, the collective times of the last group and size, and ZeRO-2/3's traffic inside the
+// passes (grad_sync_pass_traffic.cpp).
 #pragma once
 #include <algorithm>
 #include <limits>
 #include <vector>
 
 #include "cluster.hpp"
+#include "comm_cost.hpp"
 #include "dp_segments.hpp"
 #include "scratch_vector.hpp"
+#include "step_cost.hpp"
 #include "topology.hpp"
 
 namespace hetsim::models::grad_sync_detail {
@@ -108,5 +111,10 @@ struct SyncTimes {
   double bucket_latency_s = 0;
   double gather_s = 0, scatter_s = 0;  ///< ZeRO-3 weight all-gather, gradient reduce-scatter
 };
+
+/// ZeRO-2/3: how far the passes' traffic (`traffic`, each stage's per-pass gathers and
+/// reduce-scatters in `load`, [slot]) lengthens the step beyond the slowest replica's end
+/// (grad_sync_pass_traffic.cpp).
+double pass_traffic_exposed_s(const StepInput& in, const PassTraffic& traffic, const SlotLoad* load);
 
 }  // namespace hetsim::models::grad_sync_detail
