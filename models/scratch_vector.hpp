@@ -28,8 +28,11 @@ class ScratchVector : public std::vector<T> {
   explicit ScratchVector(std::size_t count, const T& value = T()) : ScratchVector() { this->assign(count, value); }
   ScratchVector(ScratchVector&&) noexcept = default;  // the moved-from one is empty: not pooled
   ScratchVector& operator=(ScratchVector&&) noexcept = default;
-  ScratchVector(const ScratchVector&) = delete;
-  ScratchVector& operator=(const ScratchVector&) = delete;
+  ScratchVector(const ScratchVector& other) : ScratchVector() { this->assign(other.begin(), other.end()); }
+  ScratchVector& operator=(const ScratchVector& other) {
+    if (this != &other) this->assign(other.begin(), other.end());
+    return *this;
+  }
   ~ScratchVector() {
     std::vector<std::vector<T>>& free = pool();
     if (this->capacity() == 0 || this->capacity() * sizeof(T) > kLargestKeptBytes || free.size() >= kMostKept) return;

@@ -126,6 +126,18 @@ TEST(ScratchVector, AMovedTableKeepsItsElementsAndIsPooledOnce) {
   EXPECT_EQ(b[3], 1.5);
 }
 
+TEST(ScratchVector, ACopyHasItsOwnStorage) {
+  ScratchVector<int> a(3, 5);
+  ScratchVector<int> b(a);
+  b[0] = 9;
+  EXPECT_EQ(a[0], 5);
+  EXPECT_EQ(b.size(), 3u);
+  ScratchVector<int> c;
+  c = b;
+  EXPECT_EQ(c[0], 9);
+  EXPECT_NE(c.data(), b.data());
+}
+
 TEST(ScratchVector, HugeTablesAreNotKept) {
   const int* storage = nullptr;
   {
