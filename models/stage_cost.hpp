@@ -72,10 +72,7 @@ struct StageShape {
   int tp = 1;
   bool first = false, last = false;     ///< holds the embedding / the LM head
   GroupCost tp_group;                   ///< link figures of the TP group
-  bool operator==(const StageShape& o) const {
-    return node_type == o.node_type && layers == o.layers && tp == o.tp && first == o.first && last == o.last &&
-           tp_group == o.tp_group;
-  }
+  bool operator==(const StageShape&) const = default;  ///< every field, the TP group's figures whole
 };
 
 /// Per micro-batch cost of one stage (all chunks together).
