@@ -333,7 +333,7 @@ void Evaluation::count_pipeline_wan_senders() {
 /// gradient comes back the same way. Between stages of different TP degrees each rank of the
 /// sending stage still sends its 1/t slice (with sequence parallelism it holds no more) to rank
 /// pipeline_peer of the receiving stage, so the whole tensor crosses once in each direction, split
-/// over the sender's t ranks (the simulator's flows, sim/actors.cpp transfer, are the same). Each
+/// over the sender's t ranks (the simulator's flows, sim/stage_flows.cpp transfer, are the same). Each
 /// send is priced on its own boundary's NIC and WAN counts (count_pipeline_nic_senders).
 void Evaluation::price_pipeline_sends() {
   const ModelSpec& m = workload.model;

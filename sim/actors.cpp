@@ -11,12 +11,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <map>
 #include <memory>
 #include <stdexcept>
 #include <limits>
-#include <set>
-#include <tuple>
 
 #include "grad_sync_actors.hpp"
 #include "phase_dataflow.hpp"
@@ -25,6 +22,7 @@
 #include "platform_builder.hpp"
 #include "sim_layout.hpp"
 #include "sim_progress.hpp"
+#include "stage_flows.hpp"
 #include "simulator.hpp"
 #include "comm_cost.hpp"
 #include "trace_writer.hpp"
@@ -53,45 +51,10 @@ sg4::Engine& make_engine() {
 }
 
 
-struct World {
-  const Topology& topo;
-  const models::Plan& plan;
-  const models::PlanWork& work;
-  const SimLayout& lay;
+/// The run's inputs, layout and cached flows (StageFlows), and the Runtime the actors drive.
+struct World : StageFlows {
   Runtime& rt;
-  bool fold;
-  std::map<std::tuple<int, int, double>, std::vector<FoldedPhase>> tp_cache;  // (actor, kind, bytes)
-  std::map<std::tuple<int, int, int, int>, FoldedPhase> transfer_cache;        // (r, s_from, s_to, dir)
 };
-
-const std::vector<FoldedPhase>& tp_phases(World& w, int actor, const models::Op& op) {
-  auto key = std::make_tuple(actor, static_cast<int>(op.kind), op.size_bytes);
-  auto it = w.tp_cache.find(key);
-  if (it != w.tp_cache.end()) return it->second;
-  const auto& spec = w.lay.actors[actor];
-  const auto& gpus = w.work.replicas[spec.replica][spec.stage].gpus;
-  models::CollectiveKind kind = models::CollectiveKind::kAllReduce;
-  if (op.kind == models::OpKind::kTpAllGather) kind = models::CollectiveKind::kAllGather;
-  if (op.kind == models::OpKind::kTpReduceScatter) kind = models::CollectiveKind::kReduceScatter;
-  // TP collectives use the algorithm NCCL's tuner would pick, as the cost model does (kAuto).
-  // A group across nodes shares each node's NICs with that node's cross-node TP members.
-  return w.tp_cache
-      .emplace(key, folded_collective(w.topo, kind, models::GradSyncAlgorithm::kAuto, gpus, op.size_bytes, w.fold,
-                                      &w.lay.tp_senders_on_node))
-      .first->second;
-}
-
-const FoldedPhase& transfer(World& w, int replica, int from, int to, bool forward) {
-  auto key = std::make_tuple(replica, from, to, forward ? 0 : 1);
-  auto it = w.transfer_cache.find(key);
-  if (it != w.transfer_cache.end()) return it->second;
-  const auto& stages = w.work.replicas[replica];
-  // Each rank of the sending stage sends its 1/t slice: the activation forward, its gradient back
-  // (the cost model's price_pipeline_sends). Between TP degrees the whole tensor crosses once.
-  const double bytes = stages[from].activation_send_bytes;
-  return w.transfer_cache.emplace(key, fold_phase(w.topo, group_transfer(stages[from].gpus, stages[to].gpus, bytes), w.fold))
-      .first->second;
-}
 
 std::string pass_label(const PassStep& ps, int chunks) {
   std::string s(ps.forward ? "F" : "B");
@@ -372,84 +335,6 @@ std::vector<std::pair<double, double>> merge_intervals(std::vector<std::pair<dou
   return out;
 }
 
-/// What a run will do, counted from its layout before it starts: the flows it moves (as
-/// StageActor, dp_actor and finish_step start them; a pass's ops and sends, each micro-batch),
-/// the spans its trace can hold and the links its flows cross.
-struct RunSize {
-  double flows = 0;
-  double gpu_spans = 0;   ///< at most, on all GPU tracks
-  double gpu_tracks = 0;
-  double links = 0;       ///< links on the flows' paths (the trace's counter tracks, at most)
-};
-
-double flows_of(const std::vector<FoldedPhase>& phases) {
-  double n = 0;
-  for (const auto& ph : phases) n += static_cast<double>(ph.simulated.size());
-  return n;
-}
-
-RunSize size_of_run(World& w, const std::vector<ComponentRt>& components, bool count_links) {
-  RunSize size;
-  std::vector<bool> link_used(w.topo.get_links().size(), false);
-  std::set<std::pair<int, int>> pairs;  // (src, dst) whose paths are marked
-  const auto mark = [&](const std::vector<FoldedPhase>& phases) {
-    if (!count_links) return;
-    for (const auto& ph : phases)
-      for (const Phase* flows : {&ph.simulated, &ph.shadows})
-        for (const auto& f : *flows)
-          if (pairs.insert({f.src, f.dst}).second)
-            for (int l : w.topo.path(f.src, f.dst)) link_used[l] = true;
-  };
-  for (int a = 0; a < static_cast<int>(w.lay.actors.size()); ++a) {
-    const auto& spec = w.lay.actors[a];
-    const auto& stages = w.work.replicas[spec.replica];
-    const auto& sw = stages[spec.stage];
-    const double mbs = w.plan.replicas[spec.replica].micro_batches;
-    const double tp = static_cast<double>(sw.gpus.size());
-    for (std::size_t c = 0; c < sw.chunks.size(); ++c)
-      for (const auto* ops : {&sw.chunks[c].forward, &sw.chunks[c].backward})
-        for (const auto& op : *ops) {
-          if (op.kind == models::OpKind::kCompute) continue;
-          const auto& phases = tp_phases(w, a, op);
-          size.flows += mbs * flows_of(phases);
-          mark(phases);
-        }
-    const double passes = 2 * mbs * static_cast<double>(sw.chunks.size());
-    // Each pass sends to a neighbouring stage (the last stage's last chunk sends nothing forward,
-    // the first stage's first nothing back: counted all the same, an estimate).
-    for (int to : {spec.stage + 1, spec.stage - 1}) {
-      if (to < 0 || to >= static_cast<int>(stages.size())) continue;
-      const std::vector<FoldedPhase> t{transfer(w, spec.replica, spec.stage, to, to > spec.stage)};
-      size.flows += passes / 2 * flows_of(t);
-      mark(t);
-    }
-    const std::vector<FoldedPhase> zero{w.lay.zero3_forward[a], w.lay.zero3_backward[a]};
-    size.flows += mbs * static_cast<double>(sw.chunks.size()) * flows_of(zero);
-    mark(zero);
-    // Spans (Runtime::span): each pass its receive, ZeRO traffic, compute and send; then the
-    // DP sync, embedding sync, the wait for every stage, optimizer and parameter gather. On every GPU of the stage.
-    size.gpu_spans += tp * (4 * passes + 5);
-    size.gpu_tracks += tp;
-  }
-  for (std::size_t c = 0; c < w.lay.components.size(); ++c) {
-    const auto& comp = w.lay.components[c];
-    for (std::size_t k = 0; k < comp.classes.size(); ++k) {
-      size.flows += components[c].classes[k].buckets * flows_of(comp.classes[k].grad_phases);
-      mark(comp.classes[k].grad_phases);
-    }
-    for (const auto& cls : comp.classes) {
-      size.flows += flows_of(cls.param_phases);
-      mark(cls.param_phases);
-    }
-  }
-  for (const auto& e : w.lay.embeddings) {
-    size.flows += flows_of(e.phases);
-    mark(e.phases);
-  }
-  for (bool used : link_used) size.links += used ? 1 : 0;
-  return size;
-}
-
 std::vector<bool> nodes_of_flows(const models::Cluster& cluster, const std::vector<Phase>& phases) {
   std::vector<bool> used(cluster.nodes.size(), false);
   for (const auto& ph : phases)
@@ -486,11 +371,11 @@ SimResult simulate_work(const models::Cluster& cluster, const models::Plan& plan
   for (std::size_t k = 0; k < rt.components_.size(); ++k)
     for (const auto& spec : lay.components[k].classes) {
       auto& c = rt.components_[k].classes.emplace_back();
-      c.buckets = !plan.overlap_grad_sync ? 1 : options.grad_buckets > 0 ? options.grad_buckets : spec.buckets;
+      c.buckets = sync_buckets(plan, options, spec);
       for (int b = 0; b < c.buckets; ++b) c.bucket_ready.push_back(sg4::Semaphore::create(0));
     }
-  World world{topo, plan, work, lay, rt, options.fold, {}, {}};
-  const RunSize size = size_of_run(world, rt.components_, options.record_trace);
+  World world{{topo, plan, work, lay, options.fold, {}, {}}, rt};
+  const RunSize size = size_of_run(world, options, options.record_trace);
   result.flows_estimate = size.flows;
   if (options.progress)
     if (const std::string line = size_line(size.flows); !line.empty()) options.progress(line);
