@@ -58,12 +58,14 @@ namespace {
 
 /// Roofline (Williams et al., CACM 2009): a kernel runs at min(compute roof, intensity x memory
 /// roof). The cost model has one compute roof, the FMA peak of its GEMMs; a transcendental
-/// function is not FMA work: a libm tanhf/expf is a range reduction plus a polynomial of tens of
-/// instructions, most of them not vectorised by the compiler in a plain loop, and on GPUs it goes
-/// to the special-function units (a quarter of the FMA rate or less; NVIDIA CUDA C++ Programming
-/// Guide, "Arithmetic Instructions" throughput table). One call per element puts such a kernel
-/// under an in-core ceiling the model does not know, so its time says nothing about bytes/s:
-/// it is reported, not fitted. A call per row (LayerNorm's sqrt) is negligible per byte.
+/// function is not FMA work: an exp is a range reduction plus a polynomial of tens of
+/// instructions (exec/kernel_math.hpp exp_clamped: vectorised on the cpu-avx2 device, where GeLU
+/// then runs at LayerNorm's rate, but not on cpu-scalar, 4-5x slower; a libm call per element
+/// vectorises on neither), and on GPUs it goes to the special-function units (a quarter of the
+/// FMA rate or less; NVIDIA CUDA C++ Programming Guide, "Arithmetic Instructions" throughput
+/// table). One per element can put such a kernel under an in-core ceiling the model does not
+/// know, so its time says nothing certain about bytes/s: it is reported, not fitted. One per row
+/// (LayerNorm's sqrt) is negligible per byte.
 constexpr double kComputeBoundTranscendentalsPerElement = 0.5;
 
 KernelRole role_of(const MemoryKernel& k) {

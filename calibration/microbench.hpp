@@ -31,12 +31,12 @@ double time_median(const std::function<void()>& call, const std::function<void()
 struct MemoryKernel {
   const char* op;
   double bytes_per_element;            ///< as the cost model counts them (models/compute_cost.cpp, step_cost.cpp)
-  double transcendentals_per_element;  ///< libm calls (tanh, exp, sqrt) per element
+  double transcendentals_per_element;  ///< transcendental functions (exp, sqrt) per element
   bool stream;                         ///< a pure stream: the measured memory roof (Williams et al. 2009)
   bool optimizer = false;              ///< the optimizer step: its own figure (optimizer_memory)
 };
-/// axpy reads x, y and writes y; GeLU reads x, writes y and calls tanh once per element
-/// (Hendrycks & Gimpel 2016's tanh form); LayerNorm reads x, writes y (per-row statistics are
+/// axpy reads x, y and writes y; GeLU reads x, writes y and computes one exp per element
+/// (Hendrycks & Gimpel 2016's tanh form as x sigmoid(2u), exec/kernel_math.hpp); LayerNorm reads x, writes y (per-row statistics are
 /// negligible bytes) and calls sqrt once per row of kLayerNormBenchCols elements; Adam reads the
 /// parameter, its gradient and both moments and writes the parameter and the moments (the 28
 /// bytes of the update that models/step_cost.cpp optimizer_bytes_per_param counts) with a sqrt

@@ -103,7 +103,8 @@ class Backend {
   virtual void attention_backward(const AttentionShape& shape, const float* q, const float* k,
                                   const float* v, const float* probs, const float* dout, float* dq,
                                   float* dk, float* dv) = 0;
-  /// GeLU, tanh form (Hendrycks & Gimpel 2016, section 2): y = 0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3))).
+  /// GeLU, tanh form (Hendrycks & Gimpel 2016, section 2): y = 0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3)))
+  /// (computed as x sigmoid(2u) with one exp: kernel_math::gelu).
   virtual void gelu_forward(std::size_t count, const float* x, float* y) = 0;
   /// dx = dy * gelu'(x) (overwrites dx).
   virtual void gelu_backward(std::size_t count, const float* x, const float* dy, float* dx) = 0;

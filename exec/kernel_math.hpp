@@ -5,11 +5,14 @@
 // backend walks the elements and reduces rows (double sums on the CPU, block trees on the GPU)
 // stays with the backend.
 //
-// The math calls use the C names (tanhf, expf, sqrtf): host libm, CUDA and HIP all provide them
-// for float under that one spelling, and on the host they are the same functions std::tanh(float)
-// and friends call, so the CPU results are the bit-for-bit results of the former std:: calls.
+// The math calls use the C names (expf, sqrtf): host libm, CUDA and HIP all provide them for
+// float under that one spelling. The exception is exp in the activations (exp_clamped): on the
+// host it is plain arithmetic, so that the CPU's element loops vectorise (a libm call per element
+// ran GeLU at 0.7 GB/s, a fifth of LayerNorm's rate, and made it a quarter of a CPU step).
 #pragma once
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include "backend.hpp"
 
@@ -21,26 +24,66 @@
 
 namespace hetsim::exec::kernel_math {
 
+// ---- exp for the activations ------------------------------------------------------------------
+/// exp(x) with x clamped to [-80, 80]: e^80 = 5.5e34 and 1 / (1 + e^80) = 1.8e-35 stay normal
+/// floats (FLT_MIN 1.2e-38), so the activations' formulas below never see 0, inf or a subnormal
+/// (an x86 core takes a microcode assist on every subnormal result: GCC, which computes the
+/// clamped and unclamped sides of a select, ran GeLU 2x slower with the clamp at 88).
+/// On the GPU the device's expf. On the host: x = n ln2 + r with |r| <= ln2/2, ln2 split in a
+/// high part exact in 9 bits and a low part so that n ln2 is exact (Cody & Waite 1980, "Software
+/// Manual for the Elementary Functions", ch. 6); exp(r) by its Taylor polynomial of degree 7
+/// (truncation below (ln2/2)^8/8! = 5e-9; within 1 ulp of glibc's expf over the whole range,
+/// tests/exec/kernel_math_test.cpp), 2^n written into the exponent field.
+/// n is rounded by adding and subtracting 1.5 * 2^23 (round to nearest in float). The clamps keep
+/// NaN away from the float-to-int conversion (a NaN x compares false and becomes -80); callers
+/// multiply by x, which carries a NaN through.
+HETSIM_HOST_DEVICE inline float exp_clamped(float x) {
+  x = x > -80.0f ? x : -80.0f;
+  x = x < 80.0f ? x : 80.0f;
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  return expf(x);
+#else
+  constexpr float kLog2e = 1.44269504088896341f;
+  constexpr float kLn2High = 0.693145751953125f;        // 0x3f317200: 9 bits above the low part
+  constexpr float kLn2Low = 1.428606765330187045e-06f;  // ln 2 - kLn2High
+  constexpr float kRound = 12582912.0f;                 // 1.5 * 2^23
+  const float n = (x * kLog2e + kRound) - kRound;
+  const float r = (x - n * kLn2High) - n * kLn2Low;
+  const float p =
+      1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720 + r * (1.0f / 5040)))))));
+  const std::int32_t bits = (static_cast<std::int32_t>(n) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  return p * scale;
+#endif
+}
+
 // ---- GELU, tanh approximation (Hendrycks & Gimpel 2016, arXiv 1606.08415, section 2) ----------
 //   gelu(x) ~= 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+// computed as x * sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3): 0.5 (1 + tanh(u)) = sigmoid(2u)
+// is an identity, and it needs one exp.
 inline constexpr float kSqrt2OverPi = 0.7978845608028654f;  // sqrt(2/pi)
 inline constexpr float kGeluCubic = 0.044715f;
 
 HETSIM_HOST_DEVICE inline float gelu(float x) {
   const float u = kSqrt2OverPi * (x + kGeluCubic * x * x * x);
-  return 0.5f * x * (1.0f + tanhf(u));
+  const float s = 1.0f / (1.0f + exp_clamped(-2.0f * u));
+  return x * s;
 }
 
 /// d gelu / dx of the approximation above: with t = tanh(u) and u' = sqrt(2/pi) (1 + 3 * 0.044715 x^2),
-/// 0.5 (1 + t) + 0.5 x (1 - t^2) u'. The backward is dx = dy * gelu_grad(x).
+/// 0.5 (1 + t) + 0.5 x (1 - t^2) u' = s + 2 x s (1 - s) u' with s = sigmoid(2u) = 1 / (1 + e),
+/// e = exp(-2u), and 1 - s = e s (no cancellation where s is near 1). The backward is
+/// dx = dy * gelu_grad(x).
 HETSIM_HOST_DEVICE inline float gelu_grad(float x) {
-  const float t = tanhf(kSqrt2OverPi * (x + kGeluCubic * x * x * x));
+  const float e = exp_clamped(-2.0f * kSqrt2OverPi * (x + kGeluCubic * x * x * x));
+  const float s = 1.0f / (1.0f + e);
   const float du = kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * x * x);
-  return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * du;
+  return s + 2.0f * x * s * (e * s) * du;
 }
 
 // ---- SwiGLU (Shazeer 2020, arXiv 2002.05202, eq. 5 without biases): silu(gate) * up ----------
-HETSIM_HOST_DEVICE inline float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+HETSIM_HOST_DEVICE inline float sigmoid(float x) { return 1.0f / (1.0f + exp_clamped(-x)); }
 
 /// SiLU (Swish with beta = 1): g * sigmoid(g).
 HETSIM_HOST_DEVICE inline float silu(float g) { return g * sigmoid(g); }

@@ -57,8 +57,8 @@ TEST(MemoryBoundFitTest, LaunchBoundSamplesFallBackToTheLargestSamplesRate) {
 }
 
 TEST(MemoryBoundFitTest, FitsOnlyTranscendentalFreeElementwiseKernels) {
-  // The rates of this project's development machine (cpu-avx2, Nov 2026): GeLU's tanh makes it
-  // 5x slower than LayerNorm; axpy streams from cache at 150 GB/s.
+  // The rates of this project's development machine (cpu-avx2, Nov 2026): GeLU, then a libm
+  // tanhf per element, ran 5x slower than LayerNorm; axpy streams from cache at 150 GB/s.
   const MemoryBoundFit f = fit_memory_bound(memory_samples(150e9, 0.76e9, 3.9e9, 3e-7));
   EXPECT_NEAR(f.memory.achieved_Bps / 3.9e9, 1.0, 1e-6);
   EXPECT_NEAR(f.memory.kernel_launch_s, 3e-7, 1e-12);
