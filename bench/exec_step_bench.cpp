@@ -49,6 +49,8 @@ exec::RunSpec step_spec(int steps) {
   m.vocab = 8192;
   m.seq_len = 256;
   m.tied_embeddings = true;
+  s.workload.training.dtype = models::Dtype::kFp32;  // the execution engine trains in FP32 (exec/README.md)
+  s.workload.training.global_batch = 4;
   s.plan.micro_batch = 2;
   models::Replica r;
   r.micro_batches = 2;
