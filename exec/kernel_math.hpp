@@ -27,13 +27,13 @@ namespace hetsim::exec::kernel_math {
 // ---- exp for the activations ------------------------------------------------------------------
 /// exp(x) with x clamped to [-80, 80]: e^80 = 5.5e34 and 1 / (1 + e^80) = 1.8e-35 stay normal
 /// floats (FLT_MIN 1.2e-38), so the activations' formulas below never see 0, inf or a subnormal
-/// (an x86 core takes a microcode assist on every subnormal result: GCC, which computes the
-/// clamped and unclamped sides of a select, ran GeLU 2x slower with the clamp at 88).
+/// (x86 cores take a microcode assist on subnormal results; GCC computes both sides of the
+/// clamp's select, and with the clamp at 88 GeLU ran 2x slower on this project's machine).
 /// On the GPU the device's expf. On the host: x = n ln2 + r with |r| <= ln2/2, ln2 split in a
-/// high part exact in 9 bits and a low part so that n ln2 is exact (Cody & Waite 1980, "Software
-/// Manual for the Elementary Functions", ch. 6); exp(r) by its Taylor polynomial of degree 7
-/// (truncation below (ln2/2)^8/8! = 5e-9; within 1 ulp of glibc's expf over the whole range,
-/// tests/exec/kernel_math_test.cpp), 2^n written into the exponent field.
+/// high part of 15 significant bits (n kLn2High is exact for |n| < 512) and the rest (Cody &
+/// Waite 1980, "Software Manual for the Elementary Functions", ch. 6); exp(r) by its Taylor
+/// polynomial of degree 7 (truncation below (ln2/2)^8/8! = 5e-9; within 1 ulp of glibc's expf
+/// over the whole range, tests/exec/kernel_math_test.cpp), 2^n written into the exponent field.
 /// n is rounded by adding and subtracting 1.5 * 2^23 (round to nearest in float). The clamps keep
 /// NaN away from the float-to-int conversion (a NaN x compares false and becomes -80); callers
 /// multiply by x, which carries a NaN through.
@@ -44,13 +44,20 @@ HETSIM_HOST_DEVICE inline float exp_clamped(float x) {
   return expf(x);
 #else
   constexpr float kLog2e = 1.44269504088896341f;
-  constexpr float kLn2High = 0.693145751953125f;        // 0x3f317200: 9 bits above the low part
+  constexpr float kLn2High = 0.693145751953125f;        // 0x3f317200
   constexpr float kLn2Low = 1.428606765330187045e-06f;  // ln 2 - kLn2High
   constexpr float kRound = 12582912.0f;                 // 1.5 * 2^23
   const float n = (x * kLog2e + kRound) - kRound;
   const float r = (x - n * kLn2High) - n * kLn2Low;
-  const float p =
-      1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720 + r * (1.0f / 5040)))))));
+  // Horner form of sum_{i=0..7} r^i / i!
+  float p = 1.0f / 5040;
+  p = p * r + 1.0f / 720;
+  p = p * r + 1.0f / 120;
+  p = p * r + 1.0f / 24;
+  p = p * r + 1.0f / 6;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
   const std::int32_t bits = (static_cast<std::int32_t>(n) + 127) << 23;
   float scale;
   std::memcpy(&scale, &bits, sizeof scale);
