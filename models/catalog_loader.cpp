@@ -10,6 +10,15 @@
 namespace hetsim::models {
 namespace {
 
+/// The plain words YAML 1.1 reads as booleans (yaml.org/type/bool.html), any case.
+bool is_yaml_boolean_word(const std::string& text) {
+  std::string lower(text);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  for (const char* word : {"y", "n", "yes", "no", "true", "false", "on", "off"})
+    if (lower == word) return true;
+  return false;
+}
+
 
 const EnumTable<Vendor>& vendor_table() {
   static const EnumTable<Vendor> t = {{"nvidia", Vendor::kNvidia}, {"amd", Vendor::kAmd}, {"cpu", Vendor::kCpu}};
@@ -71,6 +80,16 @@ std::optional<GpuType> read_gpu(const MapReader::Entry& entry, const std::string
       sink.remember(field, at);  // a clash found later (name_clash) points here
       if (device_name_key(*alias).empty()) {
         sink.error(at, field, "alias '" + *alias + "' names no product, only vendor words or punctuation (expected e.g. \"H100 80GB HBM3\")");
+        continue;
+      }
+      // A name a runtime reports has letters ("H100 80GB HBM3", "AMD Instinct MI250X"): a bare
+      // number, or an unquoted YAML 1.1 boolean (yes, true, on...), is a slip, not a device.
+      if (std::none_of(alias->begin(), alias->end(), [](unsigned char ch) { return std::isalpha(ch) != 0; })) {
+        sink.error(at, field, "alias '" + *alias + "' has no letter: a device name as its runtime reports it is expected (e.g. \"H100 80GB HBM3\")");
+        continue;
+      }
+      if (is_plain((*list)[i]) && is_yaml_boolean_word(*alias)) {
+        sink.error(at, field, "alias " + *alias + " is a YAML boolean, not a device name (quote it if a device is really named so)");
         continue;
       }
       t.aliases.push_back(*alias);

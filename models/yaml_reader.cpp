@@ -10,11 +10,10 @@
 #include <sstream>
 
 namespace hetsim::models {
-namespace {
 
-/// An untagged, unquoted scalar: the only form numbers and booleans may take. yaml-cpp gives
-/// plain scalars the tag "?", quoted ones "!", and explicitly tagged ones (`!!str 8`) their tag.
 bool is_plain(const YAML::Node& node) { return node.IsScalar() && node.Tag() == "?"; }
+
+namespace {
 
 std::string integer_expectation(long long min, long long max) {
   const bool has_min = min > INT_MIN && min > LLONG_MIN;

@@ -73,6 +73,10 @@ std::string index_path(const std::string& parent, size_t index);
 /// Mark to report for a value node: its own, or `fallback` when yaml-cpp has none (null values).
 YAML::Mark value_mark(const YAML::Node& node, const YAML::Mark& fallback);
 
+/// An untagged, unquoted scalar: the only form numbers and booleans may take. yaml-cpp gives
+/// plain scalars the tag "?", quoted ones "!", and explicitly tagged ones (`!!str 8`) their tag.
+bool is_plain(const YAML::Node& node);
+
 // ---- typed scalar readers: record a diagnostic and return nullopt on error -------------
 std::optional<std::string> read_string(const YAML::Node& node, const std::string& field, const YAML::Mark& at,
                                        DiagnosticSink& sink);
