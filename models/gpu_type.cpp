@@ -44,6 +44,11 @@ double GpuType::gemm_efficiency_in(Dtype d) const {
   return efficiency.gemm_efficiency;
 }
 
+double GpuType::utilisation_peak(Dtype d) const {
+  const auto it = datasheet_peak_flops.find(d);
+  return it != datasheet_peak_flops.end() ? it->second : peak(d);
+}
+
 double GpuType::peak(Dtype d) const {
   const auto it = peak_flops.find(d);
   if (it == peak_flops.end()) {

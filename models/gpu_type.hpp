@@ -80,6 +80,10 @@ struct GpuType {
   std::string name;                     ///< catalog name, e.g. "a100-sxm4-80gb"
   Vendor vendor = Vendor::kNvidia;
   std::map<Dtype, double> peak_flops;   ///< dense peak FLOP/s per dtype that the device supports
+  /// The catalog's peaks that a calibrated profile replaced (apply_profile: a profile's peak is
+  /// the asymptote of its GEMM fit, which can pass the datasheet's). MFU and HFU stay over the
+  /// datasheet peak, the hardware's theoretical maximum (Chowdhery et al. 2022, PaLM, App. B).
+  std::map<Dtype, double> datasheet_peak_flops;
   double memory_bytes = 0;              ///< device memory capacity
   double memory_bandwidth_Bps = 0;      ///< device memory bandwidth
   double host_link_Bps = 0;             ///< host interface, one direction (PCIe x16 of its generation); 0 = not given
@@ -96,6 +100,8 @@ struct GpuType {
   bool supports(Dtype d) const { return peak_flops.count(d) != 0; }
   /// Dense peak in dtype d; throws std::out_of_range when the device lacks it.
   double peak(Dtype d) const;
+  /// The peak MFU and HFU are over: the datasheet's where a profile replaced it, else peak(d).
+  double utilisation_peak(Dtype d) const;
   /// Asymptotic GEMM efficiency in dtype d (gemm_fp32_efficiency for FP32 where it is set).
   double gemm_efficiency_in(Dtype d) const;
   /// The dtype the matmuls of training in `training_dtype` run in: TF32 for FP32 training on a

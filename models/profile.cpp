@@ -142,7 +142,10 @@ int apply_profile(Cluster& cluster, const Profile& profile) {
     if (it != profile.devices.end()) {
       const DeviceProfile& d = it->second;
       for (const auto& [dtype, flops] : d.peak_flops)
-        if (nt.gpu.supports(dtype)) nt.gpu.peak_flops[dtype] = flops;  // never a dtype the GPU lacks
+        if (nt.gpu.supports(dtype)) {  // never a dtype the GPU lacks
+          nt.gpu.datasheet_peak_flops.emplace(dtype, nt.gpu.peak_flops[dtype]);  // the first: the catalog's
+          nt.gpu.peak_flops[dtype] = flops;
+        }
       EfficiencyModel& e = nt.gpu.efficiency;
       detail::set_if(e.gemm_efficiency, d.gemm_efficiency);
       e.gemm_given = e.gemm_given || d.gemm_efficiency.has_value();

@@ -59,14 +59,14 @@ std::string gib(double bytes) {
 /// Per-GPU figures of a node type that the optimizer, MFU and memory checks need.
 struct TypeFigures {
   const NodeType* type = nullptr;
-  double peak_flop_per_s = 0;  ///< dense peak at the training's matmul dtype, 0 when unsupported
+  double peak_flop_per_s = 0;  ///< datasheet dense peak at the matmul dtype (utilisation_peak), 0 when unsupported
   double capacity_bytes = 0;
   double optimizer_Bps = 0;    ///< memory bandwidth the optimizer step streams at (optimizer_memory())
 };
 
 TypeFigures type_figures(const NodeType& nt, const TrainingSpec& training) {
   const Dtype dtype = nt.gpu.matmul_dtype(training.dtype, training.allow_tf32);
-  return {&nt, nt.gpu.supports(dtype) ? nt.gpu.peak(dtype) : 0, nt.gpu.memory_bytes,
+  return {&nt, nt.gpu.supports(dtype) ? nt.gpu.utilisation_peak(dtype) : 0, nt.gpu.memory_bytes,
           nt.gpu.memory_bandwidth_Bps * nt.gpu.efficiency.optimizer_memory()};
 }
 

@@ -42,7 +42,7 @@ std::vector<TypeUtilisation> utilisation_by_type(const Cluster& cluster, const W
     if (iteration_time_s > 0 && s.gpus > 0) {
       u.tflops_per_gpu = s.flop / iteration_time_s / s.gpus / 1e12;
       const Dtype d = peak_dtype.value_or(s.gpu->matmul_dtype(workload.training.dtype, workload.training.allow_tf32));
-      const double peak = s.gpu->supports(d) ? s.gpu->peak(d) : 0;
+      const double peak = s.gpu->supports(d) ? s.gpu->utilisation_peak(d) : 0;
       if (peak > 0) u.mfu = s.flop / iteration_time_s / s.gpus / peak;
     }
     out.push_back(std::move(u));

@@ -62,7 +62,7 @@ models::Report build_report(const RunSpec& spec, const RankLayout& layout, const
   for (int rank = 0; rank < gpus; ++rank) {
     const int gpu = layout.place(rank).gpu;
     const auto& type = spec.cluster.gpu_type(gpu);
-    if (type.supports(models::Dtype::kFp32)) peak_sum += type.peak(models::Dtype::kFp32);
+    if (type.supports(models::Dtype::kFp32)) peak_sum += type.utilisation_peak(models::Dtype::kFp32);
     nodes.insert(spec.cluster.node_of_gpu(gpu));
   }
   if (peak_sum > 0) r.mfu = model_flops_per_s / peak_sum;
