@@ -375,7 +375,7 @@ SimResult simulate_work(const models::Cluster& cluster, const models::Plan& plan
       for (int b = 0; b < c.buckets; ++b) c.bucket_ready.push_back(sg4::Semaphore::create(0));
     }
   World world{{topo, plan, work, lay, options.fold, {}, {}}, rt};
-  const RunSize size = size_of_run(world, options, options.record_trace);
+  const RunSize size = size_of_run(world, options);
   result.flows_estimate = size.flows;
   if (options.progress)
     if (const std::string line = size_line(size.flows); !line.empty()) options.progress(line);

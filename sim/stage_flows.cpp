@@ -51,7 +51,8 @@ double flows_of(const std::vector<FoldedPhase>& phases) {
 
 }  // namespace
 
-RunSize size_of_run(StageFlows& w, const SimOptions& options, bool count_links) {
+RunSize size_of_run(StageFlows& w, const SimOptions& options) {
+  const bool count_links = options.record_trace;
   RunSize size;
   std::vector<bool> link_used(w.topo.get_links().size(), false);
   std::set<std::pair<int, int>> pairs;  // (src, dst) whose paths are marked

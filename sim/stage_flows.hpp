@@ -49,7 +49,7 @@ struct RunSize {
   double links = 0;       ///< links on the flows' paths (the trace's counter tracks, at most)
 };
 
-/// `count_links` also marks every link the flows cross (only the trace needs it).
-RunSize size_of_run(StageFlows& w, const SimOptions& options, bool count_links);
+/// Links are counted only when options.record_trace asks for a trace (the only reader of them).
+RunSize size_of_run(StageFlows& w, const SimOptions& options);
 
 }  // namespace hetsim::sim
