@@ -10,6 +10,8 @@
 #include "plan_notes.hpp"
 #include "type_utilisation.hpp"
 #include "engines.hpp"
+#include "op_breakdown.hpp"
+#include "predictor.hpp"
 #include "preemption.hpp"
 #include "report.hpp"
 #include "units.hpp"
@@ -24,6 +26,7 @@ struct PredictOptions {
   std::string engine = "analytic";
   OutputFormat format = OutputFormat::kTable;
   bool spot = false;
+  bool ops = false;
 };
 
 /// --spot: the report at spot prices, and what its spot nodes' preemptions leave of it
@@ -71,6 +74,9 @@ void run_predict(const PredictOptions& o) {
     report.by_gpu_type = models::utilisation_by_type(in.cluster, in.workload, plan, report.iteration_time_s);
   if (!in.profile_note.empty()) report.notes.push_back(in.profile_note);
   if (o.spot && report.feasible) add_spot_outlook(in, plan, report);
+  // The cost model's ops, whichever engine predicted: both run these (models/plan_work.hpp).
+  if (o.ops && report.feasible)
+    report.stage_ops = models::op_breakdown(in.cluster, plan, models::build_plan_work(in.cluster, in.workload, plan));
   if (o.format == OutputFormat::kJson) std::cout << models::to_json(report);
   else std::cout << models::to_table(report) << (o.spot && report.feasible ? spot_table(report) : "");
   if (!report.feasible) throw VerbExit{kExitFailure};
@@ -88,6 +94,9 @@ void add_predict_verb(CLI::App& app) {
   verb->add_flag("--spot", o->spot,
                  "Price nodes at their spot price where the cluster gives one, and report the goodput their preemptions "
                  "leave (JSON: extra.goodput_tokens_per_s, extra.spot_*)");
+  verb->add_flag("--ops", o->ops,
+                 "Also print the cost model's ops per micro-batch of each distinct stage, longest first (JSON: "
+                 "stage_ops)");
   verb->callback([o] { run_predict(*o); });
 }
 

@@ -51,8 +51,10 @@ struct StageWork {
   std::vector<int> gpus;                 ///< TP group
   std::vector<ChunkWork> chunks;         ///< size = interleave (1 unless interleaved)
   double activation_send_bytes = 0;      ///< per micro-batch per chunk boundary, to the next stage (per TP rank)
-  double forward_s = 0;                  ///< per micro-batch, all chunks: compute + TP comm + host stall
-  double backward_s = 0;                 ///< per micro-batch, all chunks, recompute included
+  /// Per micro-batch, all chunks: compute + TP comm + host stall + the stage's pipeline sends
+  /// (the analytic engine's stage time, as StageReport::forward_s).
+  double forward_s = 0;
+  double backward_s = 0;                 ///< the same for the backward pass, recompute included
   double p2p_forward_s = 0;              ///< analytic time of one activation send to the next stage (0 on the last)
   double p2p_backward_s = 0;             ///< analytic time of one gradient send to the previous stage (0 on the first)
   double param_count = 0;                ///< parameters held per GPU of this stage (before ZeRO sharding)

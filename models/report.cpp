@@ -74,6 +74,38 @@ std::string to_json(const Report& r) {
     }
     j.end_array();
   }
+  if (!r.stage_ops.empty()) {
+    j.key("stage_ops").begin_array();
+    for (const StageOps& g : r.stage_ops) {
+      j.begin_object();
+      j.key("stages").value(g.stages);
+      j.key("stage_count").value(g.stage_count);
+      j.key("gpu_type").value(g.gpu_type);
+      j.key("layers").value(g.layers);
+      j.key("tp").value(g.tp);
+      j.key("forward_s").value(g.forward_s);
+      j.key("backward_s").value(g.backward_s);
+      j.key("send_forward_s").value(g.send_forward_s);
+      j.key("send_backward_s").value(g.send_backward_s);
+      j.key("ops").begin_array();
+      for (const OpTime& op : g.ops) {
+        j.begin_object();
+        j.key("name").value(op.name);
+        j.key("kind").value(op.kind);
+        j.key("forward_s").value(op.forward_s);
+        j.key("recompute_s").value(op.recompute_s);
+        j.key("backward_s").value(op.backward_s);
+        j.key("flop").value(op.flop);
+        j.key("kernels").value(op.kernels);
+        j.key("size_bytes").value(op.size_bytes);
+        j.key("overlapped").value(op.overlapped);
+        j.end_object();
+      }
+      j.end_array();
+      j.end_object();
+    }
+    j.end_array();
+  }
   j.key("extra").begin_object();
   for (const auto& [k, v] : r.extra) j.key(k).value(v);
   j.end_object();
@@ -104,6 +136,37 @@ std::string fixed(double v, int digits) {
 std::string pad(const std::string& s, std::size_t width, bool right) {
   if (s.size() >= width) return s;
   return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
+}
+
+/// predict --ops: one table per group of stages that run the same ops, longest op first; the rate
+/// is the op's FLOPs (compute) or bytes per rank (collectives) over its time.
+void stage_ops_table(std::ostringstream& o, const std::vector<StageOps>& groups) {
+  for (const StageOps& g : groups) {
+    o << "ops per micro-batch of " << g.stages << " (" << g.gpu_type << ", " << g.layers << " layers, tp " << g.tp
+      << "): forward " << format_time(g.forward_s) << ", backward " << format_time(g.backward_s);
+    if (g.send_forward_s > 0 || g.send_backward_s > 0)
+      o << " (pipeline sends " << format_time(g.send_forward_s) << " and " << format_time(g.send_backward_s) << ")";
+    o << '\n';
+    std::size_t name_width = 22;
+    for (const OpTime& op : g.ops) name_width = std::max(name_width, op.name.size() + (op.overlapped ? 4 : 3));
+    o << "  " << pad("op", name_width, false) << pad("forward", 11, true) << pad("recompute", 11, true)
+      << pad("backward", 11, true) << pad("total", 11, true) << pad("share", 8, true) << pad("rate", 15, true) << '\n';
+    const double stage_s = g.forward_s + g.backward_s;
+    auto cell = [](double s) { return pad(s > 0 ? format_time(s) : "-", 11, true); };
+    for (const OpTime& op : g.ops) {
+      const double t = op.total_s();
+      std::string rate = "-";
+      if (t > 0 && op.flop > 0) rate = format_flops(op.flop / t);
+      else if (t > 0 && op.size_bytes > 0) rate = format_bandwidth(op.size_bytes / t);
+      o << "  " << pad(op.name + (op.overlapped ? " (~)" : ""), name_width, false) << cell(op.forward_s)
+        << cell(op.recompute_s) << cell(op.backward_s) << cell(t)
+        << pad(stage_s > 0 ? fixed(100 * t / stage_s, 1) + "%" : "-", 8, true) << pad(rate, 15, true) << '\n';
+    }
+  }
+  if (std::any_of(groups.begin(), groups.end(), [](const StageOps& g) {
+        return std::any_of(g.ops.begin(), g.ops.end(), [](const OpTime& op) { return op.overlapped; });
+      }))
+    o << "  (~) runs beside a GEMM (tp_comm_overlap): the stage's time holds only what the GEMM does not hide of it\n";
 }
 
 }  // namespace
@@ -175,6 +238,7 @@ std::string to_table(const Report& r) {
     for (const ReplicaRun& run : runs)
       for (const std::string& line : run.lines) o << "  " << pad(label(run), replica_width, false) << line << '\n';
   }
+  stage_ops_table(o, r.stage_ops);
   for (const std::string& n : r.notes) o << "note: " << n << '\n';
   return o.str();
 }

@@ -29,6 +29,39 @@ struct StageReport {
   double memory_capacity_bytes = 0;
 };
 
+/// One op of a stage per micro-batch, summed over the stage's layers and chunks (predict --ops,
+/// models/op_breakdown.hpp). Forward and backward parts of an op share a line: "qkv" holds the
+/// forward GEMM, its recompute inside the backward pass and "qkv_bwd".
+struct OpTime {
+  std::string name;
+  std::string kind;          ///< compute | tp_all_reduce | tp_all_gather | tp_reduce_scatter
+  double forward_s = 0;      ///< in the forward pass
+  double recompute_s = 0;    ///< forward run again inside the backward pass (recompute)
+  double backward_s = 0;
+  double flop = 0;           ///< of all three parts
+  int kernels = 0;           ///< of all three parts
+  double size_bytes = 0;     ///< collectives: bytes per rank, all three parts
+  /// A collective that runs beside a GEMM (tp_comm_overlap): the stage's time holds only what
+  /// the GEMM does not hide of it.
+  bool overlapped = false;
+  double total_s() const { return forward_s + recompute_s + backward_s; }
+};
+
+/// The ops of the stages of a plan that run the same ones: same GPU type, layers, TP degree and
+/// place in the model (predict --ops).
+struct StageOps {
+  std::string stages;        ///< which stages, e.g. "replicas 0-15, stages 1-6"
+  int stage_count = 0;
+  std::string gpu_type;
+  int layers = 0;
+  int tp = 0;
+  double forward_s = 0;      ///< per micro-batch, as StageReport::forward_s (pipeline sends included)
+  double backward_s = 0;
+  double send_forward_s = 0;   ///< of forward_s: the pipeline sends to the next stage
+  double send_backward_s = 0;  ///< of backward_s: the sends to the previous stage
+  std::vector<OpTime> ops;   ///< longest first
+};
+
 /// Model FLOPs of one GPU type of a plan (models/type_utilisation.hpp).
 struct TypeUtilisation {
   std::string gpu_type;
@@ -56,6 +89,9 @@ struct Report {
   /// Per GPU type, where a verb attaches it (utilisation_by_type); empty otherwise. The table
   /// shows it for plans of two types or more.
   std::vector<TypeUtilisation> by_gpu_type;
+  /// The cost model's ops per micro-batch of each distinct stage, where a verb attaches them
+  /// (predict --ops: op_breakdown); empty otherwise, and then not in the JSON.
+  std::vector<StageOps> stage_ops;
   std::map<std::string, double> extra;   ///< engine-specific figures (e.g. sim link utilisation)
   /// What a figure rests on that the user should know (models/plan_notes.hpp); never changes one.
   std::vector<std::string> notes;
