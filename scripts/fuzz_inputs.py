@@ -188,7 +188,7 @@ def commands_for(kind, seed, mfile, tmp, rng):
         c, w = plan_header(seed)
         trace = os.path.join(tmp, "trace.json")
         verbs = [(["describe", mfile, "--cluster", c, "--workload", w], [mfile], []),
-                 (["predict", "--cluster", c, "--workload", w, "--plan", mfile, "--format", "json"], [mfile], [])]
+                 (["predict", "--cluster", c, "--workload", w, "--plan", mfile, "--format", "json", "--ops"], [mfile], [])]
         if "local-cpu" in c:  # the simulator and the engine on a small cluster only: big ones take seconds
             verbs.append((["simulate", "--cluster", c, "--workload", w, "--plan", mfile, "--trace", trace], [mfile], [trace]))
             verbs.append((["run", "--cluster", c, "--workload", w, "--plan", mfile, "--steps", "2"], [mfile], []))
