@@ -323,18 +323,6 @@ void print_workload(const Described& d, std::ostream& out) {
   out << "  FLOPs per step: " << format_work(m.flops_per_token() * tokens) << "\n";
 }
 
-/// "a100-sxm4-80gb", or "a100-sxm4-80gb+v100-sxm2-32gb" for a mixed stage.
-std::string stage_gpu_types(const models::Cluster& c, const models::Stage& st) {
-  std::vector<std::string> names;
-  for (int g : st.gpus) {
-    const std::string& n = c.gpu_type(g).name;
-    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
-  }
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : "+") + n;
-  return out;
-}
-
 void print_plan(const Described& d, std::ostream& out) {
   const models::Plan& p = d.plan ? *d.plan : d.spec->plan;
   out << "plan " << (p.name.empty() ? "(unnamed)" : p.name) << " (" << d.file << ")\n";
@@ -366,7 +354,7 @@ void print_plan(const Described& d, std::ostream& out) {
       if (d.plan) {
         tp = std::to_string(st.tp());
         gpus = compact_indices(st.gpus);
-        type = stage_gpu_types(*d.context, st);
+        type = d.context->gpu_types_label(st.gpus);
       }
       t.add_row({s == 0 ? std::to_string(r) : "", s == 0 ? std::to_string(rep.micro_batches) : "", std::to_string(s),
                  std::to_string(st.layers), tp, gpus, type});
@@ -502,7 +490,7 @@ void json_plan(models::JsonOut& j, const Described& d) {
       if (d.plan) {
         j.key("tp").value(st.tp()).key("gpus").begin_array();
         for (int g : st.gpus) j.value(g);
-        j.end_array().key("gpu_type").value(stage_gpu_types(*d.context, st));
+        j.end_array().key("gpu_type").value(d.context->gpu_types_label(st.gpus));
       }
       j.end_object();
     }

@@ -52,6 +52,15 @@ void Cluster::finalize() {
   }
 }
 
+std::string Cluster::gpu_types_label(const std::vector<int>& group) const {
+  std::string label;
+  for (int g : group) {
+    const std::string& name = gpu_type(g).name;
+    if (("+" + label + "+").find("+" + name + "+") == std::string::npos) label += (label.empty() ? "" : "+") + name;
+  }
+  return label;
+}
+
 int Cluster::node_type_index(const std::string& n) const {
   for (size_t t = 0; t < node_types.size(); ++t)
     if (node_types[t].name == n) return static_cast<int>(t);

@@ -139,6 +139,9 @@ struct Cluster {
   int gpu_count() const { return static_cast<int>(gpus.size()); }
   const NodeType& node_type_of_gpu(int gpu) const { return node_types[nodes[gpus[gpu].node].node_type]; }
   const GpuType& gpu_type(int gpu) const { return node_type_of_gpu(gpu).gpu; }
+  /// The GPU type names of a group of GPUs in order of first use, joined by '+' ("a100+v100"
+  /// for a TP group that mixes types): the stage label of reports.
+  std::string gpu_types_label(const std::vector<int>& group) const;
   int zone_of_gpu(int gpu) const { return nodes[gpus[gpu].node].zone; }
   int node_of_gpu(int gpu) const { return gpus[gpu].node; }
   /// Index of the node type / zone with this name, -1 when there is none.

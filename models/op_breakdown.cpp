@@ -3,7 +3,6 @@
 #include "op_breakdown.hpp"
 
 #include <algorithm>
-#include <set>
 #include <string>
 
 namespace hetsim::models {
@@ -39,17 +38,6 @@ void add(std::vector<OpTime>& lines, const std::vector<Op>& ops, bool backward_p
     l.size_bytes += op.size_bytes;
     l.overlapped = l.overlapped || op.overlapped;
   }
-}
-
-/// The GPU type of a TP group, "a+b" when it mixes types (as the Report's stage rows).
-std::string gpu_type_of(const Cluster& c, const std::vector<int>& gpus) {
-  std::string out;
-  std::set<std::string> seen;
-  for (int g : gpus) {
-    const std::string& name = c.gpu_type(g).name;
-    if (seen.insert(name).second) out += (out.empty() ? "" : "+") + name;
-  }
-  return out;
 }
 
 bool same_ops(const StageOps& a, const StageOps& b) {
@@ -110,7 +98,7 @@ std::vector<StageOps> op_breakdown(const Cluster& cluster, const Plan& plan, con
   for (const std::vector<StageWork>& replica : work.replicas)
     for (const StageWork& sw : replica) {
       StageOps s;
-      s.gpu_type = gpu_type_of(cluster, sw.gpus);
+      s.gpu_type = cluster.gpu_types_label(sw.gpus);
       s.layers = plan.replicas[sw.replica].stages[sw.stage].layers;
       s.tp = static_cast<int>(sw.gpus.size());
       s.forward_s = sw.forward_s;

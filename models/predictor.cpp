@@ -499,13 +499,9 @@ void Evaluation::add_stage_rows(const StepCost& sc) {
       StageReport& sr = report.stages.emplace_back();
       sr.replica = r;
       sr.stage = s;
-      sr.gpu_type = shapes[shape_of[k]].node_type->gpu.name;
-      if (!tp_in_one_node[k]) {  // a TP group across nodes may mix types: name them all ("a+b")
-        for (int g : rep.stages[s].gpus) {
-          const std::string& name = cluster.node_type_of_gpu(g).gpu.name;
-          if (("+" + sr.gpu_type + "+").find("+" + name + "+") == std::string::npos) sr.gpu_type += "+" + name;
-        }
-      }
+      // A TP group across nodes may mix types: name them all ("a+b", in the group's order).
+      sr.gpu_type = tp_in_one_node[k] ? shapes[shape_of[k]].node_type->gpu.name
+                                      : cluster.gpu_types_label(rep.stages[s].gpus);
       sr.layers = rep.stages[s].layers;
       sr.tp = rep.stages[s].tp();
       sr.forward_s = times[k].forward_s;

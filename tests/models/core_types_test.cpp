@@ -49,9 +49,11 @@ Cluster two_zone_cluster() {
   c.name = "t";
   NodeType a;
   a.name = "dgx";
+  a.gpu.name = "a100";
   a.gpus_per_node = 8;
   NodeType b;
   b.name = "box";
+  b.gpu.name = "v100";
   b.gpus_per_node = 4;
   b.price_per_hour = 10;
   b.spot_price_per_hour = 3;
@@ -72,6 +74,13 @@ TEST(Cluster, RankOrderFollowsZonesGroupsNodes) {
   EXPECT_EQ(c.node_of_gpu(16), 2);
   EXPECT_DOUBLE_EQ(c.price_per_hour(), 2 * 30 + 3 * 10);
   EXPECT_DOUBLE_EQ(c.price_per_hour(true), 2 * 30 + 3 * 3);
+}
+
+TEST(Cluster, LabelsAGroupByItsGpuTypesInOrderOfFirstUse) {
+  const Cluster c = two_zone_cluster();  // GPUs 0-15 a100 (dgx), 16-27 v100 (box)
+  EXPECT_EQ(c.gpu_types_label({0, 1, 2}), "a100");
+  EXPECT_EQ(c.gpu_types_label({16, 3, 17, 4}), "v100+a100");
+  EXPECT_EQ(c.gpu_types_label({7, 27}), "a100+v100");
 }
 
 TEST(Cluster, ResolvesSelectors) {

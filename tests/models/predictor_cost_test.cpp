@@ -172,12 +172,13 @@ TEST(Predictor, OverlappedTpCollectivesCostOnlyTheirExcessOverTheGemm) {
 
 TEST(Predictor, AStageOfMixedTypesNamesThemAll) {
   // A TP group across a fast and a slow node runs at the slow one's pace; its row names both
-  // types, not the slow one alone (whose capacity column would then look wrong).
+  // types in the group's order (Cluster::gpu_types_label, as predict --ops does), not the slow
+  // one alone (whose capacity column would then look wrong).
   const Cluster c = mixed();
   const Workload w = gpt_workload(4, 2048, 16, 1024, 8);
   const Report r = predict(c, w, one_replica({stage(4, {0, 1, 2, 3, 8, 9, 10, 11})}, 8));
   ASSERT_TRUE(r.feasible) << r.infeasible_reason;
-  EXPECT_EQ(r.stages[0].gpu_type, "slow+fast");
+  EXPECT_EQ(r.stages[0].gpu_type, "fast+slow");
   EXPECT_EQ(predict(c, w, one_replica({stage(4, {8, 9, 10, 11})}, 8)).stages[0].gpu_type, "slow");
 }
 
