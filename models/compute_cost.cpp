@@ -56,7 +56,7 @@ void gemm_backward(OpSink& sink, const char* name, const DeviceRates& d, const L
                    double n, double k, double batch = 1, bool bias = false) {
   double t = gemm_time(d, m, k, n, batch, s.gemm_bytes) + gemm_time(d, k, n, m, batch, s.gemm_bytes);
   int kernels = 2;
-  if (bias) {
+  if (bias && !s.engine_kernels) {  // the engine's linears have no bias (exec/runner/block_passes.cpp)
     t += memory_time(d, m * n * batch * s.act_bytes);
     ++kernels;
   }
@@ -127,6 +127,7 @@ void fp8_casts_backward(OpSink& sink, const DeviceRates& d, const LayerShape& s)
 /// threads per row, two rows a warp when 2^ceil(log2 sk) <= 128). Elsewhere (FP32 training, or
 /// e.g. TP 8 of 16 heads at micro-batch 1: b x np = 2) it takes the PyTorch path.
 bool fused_softmax_available(const LayerShape& s) {
+  if (s.engine_kernels) return true;  // the engine's causal_softmax kernel takes every shape
   if (s.act_bytes >= 4.0) return false;
   const long long sq = std::llround(s.seq), sk = sq;
   const long long attn_batches = std::llround(s.micro * s.heads / s.tp);
@@ -178,13 +179,15 @@ void attention_core_forward(const LayerShape& s, const DeviceRates& d, OpSink& s
     return;
   }
   const double scores = bh * s.seq * s.seq;
-  memory_op(sink, "qkv_layout", d, 2.0 * s.tokens() * qkv_width(s) * s.act_bytes, 2);
+  // Megatron-LM copies Q, K, V into the [b*np, s, hn] layout of its batched GEMMs and the
+  // context back to [s, b, h]; the engine's strided batched GEMMs read and write them in place.
+  if (!s.engine_kernels) memory_op(sink, "qkv_layout", d, 2.0 * s.tokens() * qkv_width(s) * s.act_bytes, 2);
   gemm(sink, "attn_scores", d, s, s.seq, s.seq, head_dim, bh);
   const SoftmaxCost softmax = softmax_forward_cost(s);
   memory_op(sink, "softmax", d, softmax.bytes_per_score * scores, softmax.kernels);
   if (s.dropout) memory_op(sink, "attn_dropout", d, scores * (2.0 * s.act_bytes + 1.0));
   gemm(sink, "attn_context", d, s, s.seq, head_dim, s.seq, bh);
-  memory_op(sink, "context_layout", d, 2.0 * s.tokens() * s.hidden / s.tp * s.act_bytes);
+  if (!s.engine_kernels) memory_op(sink, "context_layout", d, 2.0 * s.tokens() * s.hidden / s.tp * s.act_bytes);
 }
 
 void attention_core_backward(const LayerShape& s, const DeviceRates& d, OpSink& sink) {
@@ -200,13 +203,13 @@ void attention_core_backward(const LayerShape& s, const DeviceRates& d, OpSink& 
     return;
   }
   const double scores = bh * s.seq * s.seq;
-  memory_op(sink, "context_layout_bwd", d, 2.0 * s.tokens() * s.hidden / s.tp * s.act_bytes);
+  if (!s.engine_kernels) memory_op(sink, "context_layout_bwd", d, 2.0 * s.tokens() * s.hidden / s.tp * s.act_bytes);
   gemm_backward(sink, "attn_context_bwd", d, s, s.seq, head_dim, s.seq, bh);
   if (s.dropout) memory_op(sink, "attn_dropout_bwd", d, scores * (2.0 * s.act_bytes + 1.0));
   const SoftmaxCost softmax = softmax_backward_cost(s);
   memory_op(sink, "softmax_bwd", d, softmax.bytes_per_score * scores, softmax.kernels);
   gemm_backward(sink, "attn_scores_bwd", d, s, s.seq, s.seq, head_dim, bh);
-  memory_op(sink, "qkv_layout_bwd", d, 2.0 * s.tokens() * qkv_width(s) * s.act_bytes, 2);
+  if (!s.engine_kernels) memory_op(sink, "qkv_layout_bwd", d, 2.0 * s.tokens() * qkv_width(s) * s.act_bytes, 2);
 }
 
 }  // namespace
@@ -290,7 +293,10 @@ void emit_head_forward(const LayerShape& s, const DeviceRates& d, OpSink& sink) 
   // Vocab-parallel cross-entropy, unfused, in fp32 (Megatron-LM cross_entropy.py): the cast of
   // the logits (read e, write 4) then max, subtract, exp, sum, log/normalise, each reading and
   // writing T*V/t fp32 values (8 bytes): e + 4 + 5 * 8 bytes per logit; three small all-reduces.
-  memory_op(sink, "cross_entropy", d, T * v * (e + 4.0 + 5.0 * 8.0), 8);
+  if (s.engine_kernels)  // one kernel: max (read e), exp (read e, write 4), normalise (read, write 4)
+    memory_op(sink, "cross_entropy", d, T * v * (2.0 * e + 3.0 * 4.0), 1);
+  else
+    memory_op(sink, "cross_entropy", d, T * v * (e + 4.0 + 5.0 * 8.0), 8);
   if (s.tp > 1) sink.collective(OpKind::kTpAllReduce, "tp_cross_entropy", 3.0 * T * 4.0);
 }
 
@@ -298,7 +304,10 @@ void emit_head_backward(const LayerShape& s, const DeviceRates& d, OpSink& sink)
   const double T = s.tokens(), h = s.hidden, e = s.act_bytes;
   const double v = s.vocab / s.tp;
   // softmax - one-hot, scale by the loss gradient, cast back: ~5 fp32 read+write passes + cast.
-  memory_op(sink, "cross_entropy_bwd", d, T * v * (5.0 * 8.0 + 4.0 + e), 5);
+  if (s.engine_kernels)  // one kernel: read the fp32 probabilities, write the logits' gradient
+    memory_op(sink, "cross_entropy_bwd", d, T * v * (4.0 + e), 1);
+  else
+    memory_op(sink, "cross_entropy_bwd", d, T * v * (5.0 * 8.0 + 4.0 + e), 5);
   gemm_backward(sink, "lm_head_bwd", d.unquantized(), unquantized(s), T, v, h);
   tp_reduce(sink, "tp_head_bwd", s, false);
   memory_op(sink, "ln_final_bwd", d, 3.0 * sp_tokens(s) * h * e, 2);

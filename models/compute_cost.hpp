@@ -81,6 +81,7 @@ struct LayerShape {
   bool flash = false;
   bool sequence_parallel = false;
   bool dropout = true;       ///< dropout after attention, projection, MLP and embedding (masks of 1 byte)
+  bool engine_kernels = false;  ///< hetsim's execution engine's kernels (TrainingSpec::engine_kernels)
   double tokens() const { return seq * micro; }
 };
 

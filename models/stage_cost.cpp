@@ -156,6 +156,7 @@ LayerShape layer_shape(const Workload& w, const Plan& plan, int tp) {
   s.swiglu = m.activation == Activation::kSwiglu;
   s.flash = w.training.flash_attention;
   s.dropout = m.has_dropout();
+  s.engine_kernels = w.training.engine_kernels;
   s.sequence_parallel = plan.sequence_parallel && tp > 1;
   return s;
 }

@@ -71,6 +71,12 @@ struct TrainingSpec {
   /// faster than the FP32 CUDA cores allow. false: upstream PyTorch >= 1.12 without the override
   /// (torch.backends.cuda.matmul.allow_tf32 = False), FP32 matmuls on the CUDA cores.
   bool allow_tf32 = true;
+  /// Price the kernels of hetsim's own execution engine (exec/: set by exec::as_executed for
+  /// `run` and `check`, never read from a file) instead of Megatron-LM's: its attention runs
+  /// strided batched GEMMs on the QKV buffer (no layout copies) around one fused
+  /// scale-mask-softmax kernel for every shape and dtype, and its cross-entropy is one kernel
+  /// each way (exec/cpu/cpu_activation_loss_adam.cpp, exec/gpu/gpu_transformer.cu).
+  bool engine_kernels = false;
 };
 
 struct Workload {

@@ -92,6 +92,8 @@ void check_executable(const models::Workload& workload) {
 Executed as_executed(const models::Workload& workload, const models::Plan& plan) {
   Executed e{workload, plan};
   e.workload.training.allow_tf32 = false;
+  e.workload.training.engine_kernels = true;
+  e.workload.model.dropout = 0;  // the engine trains without dropout
   e.plan.zero3_prefetch = false;
   e.plan.overlap_grad_sync = false;
   return e;

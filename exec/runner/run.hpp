@@ -49,8 +49,9 @@ struct RankOutcome {
 void check_executable(const models::Workload& workload);
 
 /// The workload and plan as the engine trains them, for the cost model to price: its GEMMs are
-/// its own FP32 kernels (never TF32), its ZeRO-3 gathers block (no prefetch) and its gradient
-/// sync runs after the backward, whatever the inputs say for training stacks (`check` compares
+/// its own FP32 kernels (never TF32), its other kernels its own (TrainingSpec::engine_kernels),
+/// it has no dropout, its ZeRO-3 gathers block (no prefetch) and its gradient sync runs after
+/// the backward, whatever the inputs say for training stacks (`check` compares
 /// with this prediction; `run` refuses what it puts over the devices' memory).
 struct Executed {
   models::Workload workload;

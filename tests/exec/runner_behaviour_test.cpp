@@ -10,6 +10,7 @@
 #include <set>
 
 #include "exec_test_support.hpp"
+#include "predictor.hpp"
 #include "runner/run.hpp"
 #include "runner/schedule.hpp"
 
@@ -101,6 +102,34 @@ TEST(Runner, MeasurementsCoverEveryRankStageMicroBatchAndOp) {
   }
   EXPECT_EQ(lines, out.measurements.size());
   std::remove(path.c_str());
+}
+
+// `check` and `run` price the plan as the engine trains it: no dropout (the engine has none:
+// the model kept its masks and kernels), the engine's own kernels (no layout copies, fused
+// softmax and cross-entropy, no biases), FP32 GEMMs, blocking ZeRO-3 gathers.
+TEST(Runner, TheModelPricesWhatTheEngineRuns) {
+  models::Workload w = testing::tiny_workload();
+  w.model.dropout = 0.1;
+  w.training.allow_tf32 = true;
+  const models::Plan p = plan("tp2pp2", {replica(3, {stage(2, 0, 2), stage(2, 2, 2)})});
+  const Executed e = as_executed(w, p);
+  EXPECT_EQ(e.workload.model.dropout, 0.0);
+  EXPECT_TRUE(e.workload.training.engine_kernels);
+  EXPECT_FALSE(e.workload.training.allow_tf32);
+  EXPECT_FALSE(e.plan.zero3_prefetch);
+  const models::PlanWork work = models::build_plan_work(testing::cpu_cluster(4, 0), e.workload, e.plan);
+  int ops = 0;
+  for (const auto& replica_work : work.replicas)
+    for (const models::StageWork& sw : replica_work)
+      for (const models::ChunkWork& chunk : sw.chunks)
+        for (const auto* pass : {&chunk.forward, &chunk.backward})
+          for (const models::Op& op : *pass) {
+            ++ops;
+            // (bias_dropout_add without dropout is the engine's residual add: it stays.)
+            EXPECT_TRUE(op.name.rfind("attn_dropout", 0) != 0 && op.name.rfind("embedding_dropout", 0) != 0) << op.name;
+            EXPECT_EQ(op.name.find("layout"), std::string::npos) << op.name;
+          }
+  EXPECT_GT(ops, 0);
 }
 
 TEST(Runner, ReportHasMeasuredValuesForEveryKey) {

@@ -2,6 +2,7 @@
 // Per-op compute cost: roofline GEMM and memory ops, layer FLOPs, TP collectives per layer.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -273,6 +274,54 @@ TEST(ComputeCost, Fp8RunsOnlyTheBlockLinearsInFp8) {
   // Forward cast: the projection's input, T h / t elements, read 2 bytes and written 1.
   const double forward_bytes = s8.tokens() * s8.hidden * 3.0;
   EXPECT_NEAR(cast8.gpu_s, forward_bytes / 0.5e12 + 5e-6, 1e-12);
+}
+
+/// The named compute ops of both passes of a layer and the head of `s`: name -> (time, kernels).
+std::map<std::string, std::pair<double, int>> ops_of(const LayerShape& s) {
+  struct Named : OpSink {
+    std::map<std::string, std::pair<double, int>> ops;
+    void compute(const char* name, double g, int k, double) override {
+      ops[name].first += g;
+      ops[name].second += k;
+    }
+    void collective(OpKind, const char*, double, bool) override {}
+  } sink;
+  emit_layer_forward(s, rates(), sink);
+  emit_layer_backward(s, rates(), Recompute::kNone, sink);
+  emit_head_forward(s, rates(), sink);
+  emit_head_backward(s, rates(), sink);
+  return sink.ops;
+}
+
+TEST(ComputeCost, EngineKernelsAreTheExecutionEnginesOwn) {
+  // exec/: strided batched GEMMs on the QKV buffer (no layout copies), one fused softmax kernel
+  // for every shape (here FP32 and b x np = 2, where Megatron takes the 3-kernel PyTorch path),
+  // a one-kernel cross-entropy each way, linears without bias.
+  LayerShape s = shape(8);
+  s.micro = 1;
+  s.heads = s.kv_heads = 16;
+  s.act_bytes = s.gemm_bytes = 4;
+  const auto megatron = ops_of(s);
+  s.engine_kernels = true;
+  const auto engine = ops_of(s);
+  for (const char* layout : {"qkv_layout", "context_layout", "qkv_layout_bwd", "context_layout_bwd"}) {
+    EXPECT_EQ(megatron.count(layout), 1u) << layout;
+    EXPECT_EQ(engine.count(layout), 0u) << layout;
+  }
+  const double scores = s.micro * s.heads / s.tp * s.seq * s.seq, logits = s.tokens() * s.vocab / s.tp;
+  EXPECT_EQ(megatron.at("softmax").second, 3);
+  EXPECT_NEAR(engine.at("softmax").first, 2 * scores * 4 / 0.5e12 + 5e-6, 1e-12);
+  EXPECT_NEAR(engine.at("softmax_bwd").first, 3 * scores * 4 / 0.5e12 + 5e-6, 1e-12);
+  // max (read 4), exp (read 4, write 4), normalise (read 4, write 4); backward read 4, write 4.
+  EXPECT_NEAR(engine.at("cross_entropy").first, 20 * logits / 0.5e12 + 5e-6, 1e-12);
+  EXPECT_NEAR(engine.at("cross_entropy_bwd").first, 8 * logits / 0.5e12 + 5e-6, 1e-12);
+  EXPECT_EQ(megatron.at("cross_entropy").second, 8);
+  // The bias-gradient pass of gemm_backward: one kernel fewer, and no time of its own.
+  EXPECT_EQ(megatron.at("mlp_in_bwd").second, 3);
+  EXPECT_EQ(engine.at("mlp_in_bwd").second, 2);
+  EXPECT_NEAR(engine.at("mlp_in_bwd").first,
+              megatron.at("mlp_in_bwd").first - (s.tokens() * s.ffn / s.tp * 4 / 0.5e12 + 5e-6), 1e-12);
+  EXPECT_EQ(engine.at("mlp_out").first, megatron.at("mlp_out").first);  // GEMMs are priced alike
 }
 
 TEST(ComputeCost, HeadFlopsAreLogitsGemm) {
