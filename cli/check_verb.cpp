@@ -129,7 +129,9 @@ void run_check(const CheckOptions& o) {
     std::cout << line;
     std::cout << "measured: the iteration time is the median of " << times.size()
               << " steps after the warm-up; the breakdown and stages are the engine's mean over them ("
-              << models::format_time(measured.iteration_time_s) << " a step); predicted with "
+              << models::format_time(measured.iteration_time_s)
+              << " a step); predicted as the engine runs the plan (its own kernels, no dropout, FP32 GEMMs: "
+                 "exec/README.md), with "
               << (in.profile_note.empty() ? std::string("the catalog's figures") : in.profile_note) << '\n';
     char tolerance[32];  // three figures: "--tolerance 1e-300" printed as "0.0%"
     std::snprintf(tolerance, sizeof tolerance, "%.3g%%", 100.0 * o.tolerance);
