@@ -14,6 +14,7 @@
 #include "predictor.hpp"
 #include "preemption.hpp"
 #include "report.hpp"
+#include "runner/run.hpp"
 #include "units.hpp"
 #include "verbs.hpp"
 
@@ -27,6 +28,7 @@ struct PredictOptions {
   OutputFormat format = OutputFormat::kTable;
   bool spot = false;
   bool ops = false;
+  bool as_executed = false;
 };
 
 /// --spot: the report at spot prices, and what its spot nodes' preemptions leave of it
@@ -64,15 +66,30 @@ void run_predict(const PredictOptions& o) {
   }
   PlanChoice choice = o.choice;
   check_plan_choice(choice, "predict");
-  const Inputs in = load_inputs(choice.cluster, choice.workload, choice.plan, choice.profile);
+  Inputs in = load_inputs(choice.cluster, choice.workload, choice.plan, choice.profile);
+  // --as-executed: the workload and every plan tried as `hetsim run` trains them (exec/README.md).
+  const auto as_run = [&](const models::Plan& p) { return o.as_executed ? exec::as_executed(in.workload, p).plan : p; };
+  if (o.as_executed) {
+    try {
+      exec::check_executable(in.workload);
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "hetsim predict: error: --as-executed: " << e.what() << '\n';
+      throw VerbExit{kExitBadInput};
+    }
+    in.workload = exec::as_executed(in.workload, models::Plan{}).workload;
+  }
   models::Report report;
-  const models::Plan plan = choose_plan(
-      choice, in, "predict", [&](const models::Plan& p) { return (*engine)(in.cluster, in.workload, p); }, &report);
+  const models::Plan plan = as_run(choose_plan(
+      choice, in, "predict", [&](const models::Plan& p) { return (*engine)(in.cluster, in.workload, as_run(p)); },
+      &report));
   report.micro_batch = plan.micro_batch;
   if (report.feasible) report.notes = models::plan_notes(in.cluster, in.workload, plan);
   if (report.feasible)
     report.by_gpu_type = models::utilisation_by_type(in.cluster, in.workload, plan, report.iteration_time_s);
   if (!in.profile_note.empty()) report.notes.push_back(in.profile_note);
+  if (o.as_executed)
+    report.notes.push_back("priced as `hetsim run` trains the plan: the execution engine's own kernels, no dropout, "
+                           "FP32 GEMMs, blocking ZeRO-3 gathers, gradient sync after the backward (exec/README.md)");
   if (o.spot && report.feasible) add_spot_outlook(in, plan, report);
   // The cost model's ops, whichever engine predicted: both run these (models/plan_work.hpp).
   if (o.ops && report.feasible)
@@ -97,6 +114,9 @@ void add_predict_verb(CLI::App& app) {
   verb->add_flag("--ops", o->ops,
                  "Also print the cost model's ops per micro-batch of each distinct stage, longest first (JSON: "
                  "stage_ops)");
+  verb->add_flag("--as-executed", o->as_executed,
+                 "Price the plan as `hetsim run` trains it (the execution engine's kernels, no dropout, FP32 GEMMs, "
+                 "blocking ZeRO-3 gathers, gradient sync after the backward): what `run` and `check` compare with");
   verb->callback([o] { run_predict(*o); });
 }
 
