@@ -192,6 +192,7 @@ def commands_for(kind, seed, mfile, tmp, rng):
         if "local-cpu" in c:  # the simulator and the engine on a small cluster only: big ones take seconds
             verbs.append((["simulate", "--cluster", c, "--workload", w, "--plan", mfile, "--trace", trace], [mfile], [trace]))
             verbs.append((["run", "--cluster", c, "--workload", w, "--plan", mfile, "--steps", "2"], [mfile], []))
+            verbs.append((["predict", "--cluster", c, "--workload", w, "--plan", mfile, "--as-executed"], [mfile], []))
         return verbs
     if kind == "gpu-catalog":
         return [(["describe", mfile], [mfile], [])]
