@@ -269,9 +269,11 @@ void emit_layer_backward(const LayerShape& s, const DeviceRates& d, Recompute re
 
 void emit_embedding_forward(const LayerShape& s, const DeviceRates& d, OpSink& sink) {
   const double T = s.tokens(), h = s.hidden, e = s.act_bytes;
-  // word lookup (masked for vocab-parallel) + position embedding add
-  memory_op(sink, "embedding", d, 5.0 * T * h * e, s.tp > 1 ? 4 : 2);
-  tp_reduce(sink, "tp_embedding", s, false);
+  // word lookup (masked for vocab-parallel) + position embedding add; the engine keeps the whole
+  // table on every TP rank (exec/runner/transformer_passes.cpp): no mask and no all-reduce.
+  const bool vocab_parallel = s.tp > 1 && !s.engine_kernels;
+  memory_op(sink, "embedding", d, 5.0 * T * h * e, vocab_parallel ? 4 : 2);
+  if (vocab_parallel) tp_reduce(sink, "tp_embedding", s, false);
   if (s.dropout) memory_op(sink, "embedding_dropout", d, sp_tokens(s) * h * (2.0 * e + 1.0));
 }
 
@@ -283,9 +285,16 @@ void emit_embedding_backward(const LayerShape& s, const DeviceRates& d, OpSink& 
   memory_op(sink, "embedding_bwd", d, T * h * (e + 2.0 * 4.0) * 2.0, 3);
 }
 
+/// Vocabulary columns of the LM head on one TP rank: Megatron-LM splits them; the engine
+/// computes the whole head on every rank of the last stage (exec/runner/block_passes.cpp), so
+/// its loss and the head's input gradient need no TP collective.
+namespace {
+double head_vocab(const LayerShape& s) { return s.engine_kernels ? s.vocab : s.vocab / s.tp; }
+}  // namespace
+
 void emit_head_forward(const LayerShape& s, const DeviceRates& d, OpSink& sink) {
   const double T = s.tokens(), h = s.hidden, e = s.act_bytes;
-  const double v = s.vocab / s.tp;
+  const double v = head_vocab(s);
   memory_op(sink, "ln_final", d, 2.0 * sp_tokens(s) * h * e);
   // The output layer is no Transformer Engine linear: its collectives are never overlapped.
   tp_gather(sink, "tp_ag_head", s, false);
@@ -297,19 +306,19 @@ void emit_head_forward(const LayerShape& s, const DeviceRates& d, OpSink& sink) 
     memory_op(sink, "cross_entropy", d, T * v * (2.0 * e + 3.0 * 4.0), 1);
   else
     memory_op(sink, "cross_entropy", d, T * v * (e + 4.0 + 5.0 * 8.0), 8);
-  if (s.tp > 1) sink.collective(OpKind::kTpAllReduce, "tp_cross_entropy", 3.0 * T * 4.0);
+  if (s.tp > 1 && !s.engine_kernels) sink.collective(OpKind::kTpAllReduce, "tp_cross_entropy", 3.0 * T * 4.0);
 }
 
 void emit_head_backward(const LayerShape& s, const DeviceRates& d, OpSink& sink) {
   const double T = s.tokens(), h = s.hidden, e = s.act_bytes;
-  const double v = s.vocab / s.tp;
+  const double v = head_vocab(s);
   // softmax - one-hot, scale by the loss gradient, cast back: ~5 fp32 read+write passes + cast.
   if (s.engine_kernels)  // one kernel: read the fp32 probabilities, write the logits' gradient
     memory_op(sink, "cross_entropy_bwd", d, T * v * (4.0 + e), 1);
   else
     memory_op(sink, "cross_entropy_bwd", d, T * v * (5.0 * 8.0 + 4.0 + e), 5);
   gemm_backward(sink, "lm_head_bwd", d.unquantized(), unquantized(s), T, v, h);
-  tp_reduce(sink, "tp_head_bwd", s, false);
+  if (!s.engine_kernels) tp_reduce(sink, "tp_head_bwd", s, false);
   memory_op(sink, "ln_final_bwd", d, 3.0 * sp_tokens(s) * h * e, 2);
 }
 

@@ -74,8 +74,9 @@ struct TrainingSpec {
   /// Price the kernels of hetsim's own execution engine (exec/: set by exec::as_executed for
   /// `run` and `check`, never read from a file) instead of Megatron-LM's: its attention runs
   /// strided batched GEMMs on the QKV buffer (no layout copies) around one fused
-  /// scale-mask-softmax kernel for every shape and dtype, and its cross-entropy is one kernel
-  /// each way (exec/cpu/cpu_activation_loss_adam.cpp, exec/gpu/gpu_transformer.cu).
+  /// scale-mask-softmax kernel for every shape and dtype, its cross-entropy is one kernel each
+  /// way, its linears have no bias, and every TP rank holds the whole embedding and LM head
+  /// (exec/cpu/cpu_activation_loss_adam.cpp, exec/gpu/gpu_transformer.cu, exec/runner/).
   bool engine_kernels = false;
 };
 

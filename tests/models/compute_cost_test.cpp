@@ -276,7 +276,8 @@ TEST(ComputeCost, Fp8RunsOnlyTheBlockLinearsInFp8) {
   EXPECT_NEAR(cast8.gpu_s, forward_bytes / 0.5e12 + 5e-6, 1e-12);
 }
 
-/// The named compute ops of both passes of a layer and the head of `s`: name -> (time, kernels).
+/// The named ops of both passes of a layer, the embedding and the head of `s`: name -> (time,
+/// kernels) for compute ops, (bytes, count) for collectives.
 std::map<std::string, std::pair<double, int>> ops_of(const LayerShape& s) {
   struct Named : OpSink {
     std::map<std::string, std::pair<double, int>> ops;
@@ -284,19 +285,25 @@ std::map<std::string, std::pair<double, int>> ops_of(const LayerShape& s) {
       ops[name].first += g;
       ops[name].second += k;
     }
-    void collective(OpKind, const char*, double, bool) override {}
+    void collective(OpKind, const char* name, double bytes, bool) override {
+      ops[name].first += bytes;
+      ++ops[name].second;
+    }
   } sink;
+  emit_embedding_forward(s, rates(), sink);
   emit_layer_forward(s, rates(), sink);
-  emit_layer_backward(s, rates(), Recompute::kNone, sink);
   emit_head_forward(s, rates(), sink);
   emit_head_backward(s, rates(), sink);
+  emit_layer_backward(s, rates(), Recompute::kNone, sink);
+  emit_embedding_backward(s, rates(), sink);
   return sink.ops;
 }
 
 TEST(ComputeCost, EngineKernelsAreTheExecutionEnginesOwn) {
   // exec/: strided batched GEMMs on the QKV buffer (no layout copies), one fused softmax kernel
   // for every shape (here FP32 and b x np = 2, where Megatron takes the 3-kernel PyTorch path),
-  // a one-kernel cross-entropy each way, linears without bias.
+  // a one-kernel cross-entropy each way, linears without bias, the embedding and the LM head
+  // whole on every TP rank (no vocab-parallel collectives).
   LayerShape s = shape(8);
   s.micro = 1;
   s.heads = s.kv_heads = 16;
@@ -308,7 +315,7 @@ TEST(ComputeCost, EngineKernelsAreTheExecutionEnginesOwn) {
     EXPECT_EQ(megatron.count(layout), 1u) << layout;
     EXPECT_EQ(engine.count(layout), 0u) << layout;
   }
-  const double scores = s.micro * s.heads / s.tp * s.seq * s.seq, logits = s.tokens() * s.vocab / s.tp;
+  const double scores = s.micro * s.heads / s.tp * s.seq * s.seq, logits = s.tokens() * s.vocab;  // whole head
   EXPECT_EQ(megatron.at("softmax").second, 3);
   EXPECT_NEAR(engine.at("softmax").first, 2 * scores * 4 / 0.5e12 + 5e-6, 1e-12);
   EXPECT_NEAR(engine.at("softmax_bwd").first, 3 * scores * 4 / 0.5e12 + 5e-6, 1e-12);
@@ -322,6 +329,12 @@ TEST(ComputeCost, EngineKernelsAreTheExecutionEnginesOwn) {
   EXPECT_NEAR(engine.at("mlp_in_bwd").first,
               megatron.at("mlp_in_bwd").first - (s.tokens() * s.ffn / s.tp * 4 / 0.5e12 + 5e-6), 1e-12);
   EXPECT_EQ(engine.at("mlp_out").first, megatron.at("mlp_out").first);  // GEMMs are priced alike
+  for (const char* vocab_parallel : {"tp_embedding", "tp_cross_entropy", "tp_head_bwd"}) {
+    EXPECT_EQ(megatron.count(vocab_parallel), 1u) << vocab_parallel;
+    EXPECT_EQ(engine.count(vocab_parallel), 0u) << vocab_parallel;
+  }
+  EXPECT_EQ(engine.at("tp_attn").second, 1);  // the blocks' TP collectives stay
+  EXPECT_GT(engine.at("lm_head").first, 4 * megatron.at("lm_head").first);  // 8x the columns
 }
 
 TEST(ComputeCost, HeadFlopsAreLogitsGemm) {
