@@ -64,12 +64,12 @@ DpSegments::DpSegments(const Plan& plan, const ModelSpec& model, const int* copy
   }
 }
 
-double DpSegments::params(int k, int replica, const ModelSpec& model) const {
+double DpSegments::params(int k, int replica, const ModelSpec& model, bool whole_vocab) const {
   const Parts& seg = parts_[k];
   const Replica& rep = plan_->replicas[replica];
   const Stage& st = rep.stages[stage_of(k, replica)];
-  return stage_params(model, seg.layers, st.tp(), seg.embedding, seg.head,
-                      static_cast<int>(rep.stages.size()));
+  return stage_params(model, seg.layers, st.tp(), seg.embedding, seg.head, static_cast<int>(rep.stages.size()),
+                      whole_vocab);
 }
 
 DpSegments::Window DpSegments::backward_window(int k, int replica, const ModelSpec& model) const {

@@ -39,7 +39,8 @@ class DpSegments {
     return stage_[static_cast<std::size_t>(k) * replicas_ + replica];
   }
   /// Parameters per GPU of `replica`'s share of segment k (before ZeRO sharding); not aligned only.
-  double params(int k, int replica, const ModelSpec& model) const;
+  /// `whole_vocab`: see stage_params.
+  double params(int k, int replica, const ModelSpec& model, bool whole_vocab = false) const;
   /// Transformer blocks in segment k (all chunks); not aligned only.
   int layers(int k) const { return parts_[k].layers; }
   /// Where in `replica`'s last backward pass of its stage holding segment k the segment's

@@ -98,7 +98,7 @@ class GradSync {
 
   /// Per-GPU parameters of replica r's share of segment k (its stage s).
   double member_params(int k, int r, int s) const {
-    return aligned ? in.costs[in.shape_of[r * max_pp + s]].params : segments.params(k, r, in.workload.model);
+    return aligned ? in.costs[in.shape_of[r * max_pp + s]].params : segments.params(k, r, in.workload.model, in.workload.training.engine_kernels);
   }
 
   /// The group of shard j of segment k: its GPUs into `members`, their slots into `member_slot`.

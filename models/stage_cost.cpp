@@ -127,10 +127,10 @@ const NodeType& slowest_node_type(const Cluster& cluster, const std::vector<int>
   return *best;
 }
 
-double stage_params(const ModelSpec& m, int layers, int tp, bool first, bool last, int pp) {
+double stage_params(const ModelSpec& m, int layers, int tp, bool first, bool last, int pp, bool whole_vocab) {
   const bool gpt = m.activation == Activation::kGelu;
   double p = layers * m.params_per_layer() / tp;
-  const double word = static_cast<double>(m.vocab) * m.hidden / tp;  // vocab-parallel
+  const double word = static_cast<double>(m.vocab) * m.hidden / (whole_vocab ? 1 : tp);  // vocab-parallel
   if (first) p += word + (gpt ? static_cast<double>(m.seq_len) * m.hidden : 0.0);
   if (last) {
     p += gpt ? 2.0 * m.hidden : m.hidden;                  // final norm
@@ -170,7 +170,7 @@ StageCost stage_cost(const StageShape& shape, const Workload& w, const Plan& pla
   const bool synced = !plan.overlap_p2p_comm;
   const int v = std::max(1, plan.interleave);
   StageCost out;
-  out.params = stage_params(w.model, shape.layers * v, shape.tp, shape.first, shape.last, pp);
+  out.params = stage_params(w.model, shape.layers * v, shape.tp, shape.first, shape.last, pp, w.training.engine_kernels);
 
   if (!ops) {
     // Fast path: one layer's sums times the layer count.

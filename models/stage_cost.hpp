@@ -85,8 +85,10 @@ struct StageCost {
 const NodeType& slowest_node_type(const Cluster& cluster, const std::vector<int>& gpus, const TrainingSpec& training);
 
 /// Parameters held per GPU of a stage of `layers` blocks with TP t (embedding on the first
-/// stage; final norm and, when untied or pp > 1, an LM-head copy on the last).
-double stage_params(const ModelSpec& m, int layers, int tp, bool first, bool last, int pp);
+/// stage; final norm and, when untied or pp > 1, an LM-head copy on the last). The word
+/// embedding and the LM head are vocab-parallel (split over the TP ranks) unless
+/// `whole_vocab` (the execution engine's: TrainingSpec::engine_kernels).
+double stage_params(const ModelSpec& m, int layers, int tp, bool first, bool last, int pp, bool whole_vocab = false);
 
 /// Layer shape of the plan's micro-batch on a TP group of size tp.
 LayerShape layer_shape(const Workload& w, const Plan& plan, int tp);

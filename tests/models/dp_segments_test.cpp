@@ -66,6 +66,21 @@ TEST(DpSegments, DifferentSplitsGroupEachLayerWithTheStagesHoldingIt) {
   EXPECT_DOUBLE_EQ(seg.params(3, 1, w.model), stage_params(w.model, 12, 1, false, true, 2));
 }
 
+TEST(DpSegments, TheEnginesWholeVocabularyIsOnEveryTpRank) {
+  // Megatron-LM splits the word embedding and the LM head over the TP ranks; the execution
+  // engine keeps them whole on every rank (TrainingSpec::engine_kernels), blocks split alike.
+  const Workload w = gpt_workload(32, 1024, 16, 1024, 12);
+  const double word = 1.0 * w.model.vocab * w.model.hidden;
+  EXPECT_DOUBLE_EQ(stage_params(w.model, 16, 4, true, false, 2, true) - stage_params(w.model, 16, 4, true, false, 2),
+                   word * (1 - 1.0 / 4));
+  EXPECT_DOUBLE_EQ(stage_params(w.model, 16, 4, false, true, 2, true) - stage_params(w.model, 16, 4, false, true, 2),
+                   word * (1 - 1.0 / 4));
+  EXPECT_DOUBLE_EQ(stage_params(w.model, 16, 4, false, false, 2, true), stage_params(w.model, 16, 4, false, false, 2));
+  const Plan p = plan_of({replica(4, {16, 16}, {0, 1}), replica(4, {20, 12}, {2, 3})});
+  const DpSegments seg(p, w.model);
+  EXPECT_DOUBLE_EQ(seg.params(0, 0, w.model, true), stage_params(w.model, 16, 1, true, false, 2, true));
+}
+
 // A stage's backward produces its segments from the head down: on replica 0's stage 0 (layers
 // 1-16 and the embedding) segment 1 (layers 11-16) comes first, then segment 0 (1-10 and the
 // embedding), each for its share of the stage's parameters; a stage of one segment has the pass.
