@@ -92,6 +92,7 @@ StageMemory stage_memory(const StageMemoryInput& in) {
   StageMemory mem;
   const StateBytes sb = state_bytes_per_param(in.dtype, in.optimizer, in.fp32_grad_allreduce);
   const double dp = std::max(1, in.dp);
+  const double vocab_per_rank = in.whole_vocab ? m.vocab : 1.0 * m.vocab / std::max(1, in.tp);  // embedding, head rows
   // ZeRO-1 shards optimizer states, ZeRO-2 also gradients, ZeRO-3 also weights (ZeRO §5).
   mem.optimizer = in.params * sb.optimizer / (in.zero >= 1 ? dp : 1.0);
   mem.grads = in.params * sb.grads / (in.zero >= 2 ? dp : 1.0);
@@ -105,8 +106,8 @@ StageMemory stage_memory(const StageMemoryInput& in) {
     constexpr double kMaxLiveParameters = 1e9;
     const double layer_params = in.params / std::max(1, in.layers);
     const bool has_embedding = in.stage == 0 || in.stage == in.pp - 1;
-    const double largest_tensor =
-        std::max(1.0 * m.hidden * m.ffn_hidden, has_embedding ? 1.0 * m.vocab * m.hidden : 0.0) / std::max(1, in.tp);
+    const double largest_tensor = std::max(1.0 * m.hidden * m.ffn_hidden / std::max(1, in.tp),
+                                           has_embedding ? 1.0 * m.hidden * vocab_per_rank : 0.0);
     const double live = std::min(2.0 * layer_params, std::max(kMaxLiveParameters, 2.0 * largest_tensor));
     mem.weights += live * sb.weights;
   }
@@ -129,10 +130,10 @@ StageMemory stage_memory(const StageMemoryInput& in) {
     // (Korthikanti §4.3: 4sbv/t). At the start of the backward, the loss gradient is computed in
     // place in that fp32 buffer (Megatron-LM tensor_parallel/cross_entropy.py,
     // _VocabParallelCrossEntropy.backward) and cast to the activation dtype for the LM head's
-    // backward: e more bytes per logit for one micro-batch.
+    // backward: e more bytes per logit for one micro-batch. The execution engine keeps the same
+    // (its fp32 probabilities, then the logits' gradient beside them) for the whole vocabulary.
     const double last_in_flight = in.schedule == Schedule::kGpipe ? in.micro_batches : 1;
-    act += last_in_flight * tokens * (2 * e * m.hidden / shard + 4.0 * m.vocab / in.tp) +
-           tokens * e * m.vocab / in.tp;
+    act += last_in_flight * tokens * (2 * e * m.hidden / shard + 4.0 * vocab_per_rank) + tokens * e * vocab_per_rank;
   }
   mem.activations = act;
   mem.reserve = in.reserve_bytes;

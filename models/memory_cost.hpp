@@ -68,6 +68,9 @@ struct StageMemoryInput {
   Schedule schedule = Schedule::k1f1b;
   Recompute recompute = Recompute::kNone;
   bool sequence_parallel = false;
+  /// The execution engine's LM head (TrainingSpec::engine_kernels): every TP rank computes the
+  /// whole vocabulary's logits and keeps their whole probabilities, and holds the whole embedding.
+  bool whole_vocab = false;
   double params = 0;  ///< parameters held per GPU (before ZeRO sharding)
   double reserve_bytes = kFrameworkReserveBytes;  ///< framework_reserve_bytes() of the stage's devices
 };

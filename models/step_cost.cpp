@@ -286,6 +286,7 @@ StageFigures stage_figures(const StepInput& in, const Replica& rep, int s, int s
   mi.schedule = plan.schedule;
   mi.recompute = plan.recompute;
   mi.sequence_parallel = plan.sequence_parallel && st.tp() > 1;
+  mi.whole_vocab = w.training.engine_kernels;
   mi.params = sc.params;
   mi.reserve_bytes = reserve_bytes;
   return {shape, s, pp, rep.micro_batches, node_type, peaks_flop_per_s, capacity_bytes, opt_params * opt_bpp / optimizer_Bps,

@@ -397,6 +397,10 @@ TEST(MemoryCost, LastStageKeepsTheFp32SoftmaxAndOneCastGradient) {
   EXPECT_NEAR(stage_memory(in).activations, tokens * (2 * 2 * 4096 + 4 * 51200 / 2) + tokens * 2 * 51200 / 2, 1.0);
   in.dtype = Dtype::kFp32;  // fp32 training: the cast gradient is 4 bytes a logit
   EXPECT_NEAR(stage_memory(in).activations, tokens * (2 * 4 * 4096 + 4 * 51200 / 2) + tokens * 4 * 51200 / 2, 1.0);
+  // The execution engine computes the whole vocabulary's logits on every TP rank and keeps its
+  // fp32 probabilities, then the logits' gradient beside them (exec/runner/block_passes.cpp).
+  in.whole_vocab = true;
+  EXPECT_NEAR(stage_memory(in).activations, tokens * (2 * 4 * 4096 + 4 * 51200) + tokens * 4 * 51200, 1.0);
 }
 
 TEST(MemoryCost, CpuDevicesCarryNoFrameworkReserve) {
