@@ -67,6 +67,15 @@ void memory_op(OpSink& sink, const char* name, const DeviceRates& d, double byte
   sink.compute(name, memory_time(d, bytes, kernels), kernels, 0);
 }
 
+/// A pure stream (an add or a copy, no per-element arithmetic beyond it): the execution engine's
+/// residual adds, residual-gradient copies and embedding loops (exec/cpu/cpu_norm_embedding.cpp,
+/// exec/runner/block_passes.cpp), at the rate of the stream reference that `hetsim calibrate`
+/// times (its axpy: EfficiencyModel::gemm_memory), not at the elementwise kernels' (LayerNorm,
+/// GeLU: compute-bound loops on a CPU, several times slower). On a GPU both are the HBM rate.
+void stream_op(OpSink& sink, const char* name, const DeviceRates& d, double bytes) {
+  sink.compute(name, bytes / (d.memory_Bps * d.eff.gemm_memory()) + d.eff.kernel_launch_s, 1, 0);
+}
+
 /// Tokens of the local shard of norms/dropouts: all of them, or 1/t with sequence parallel.
 double sp_tokens(const LayerShape& s) { return s.sequence_parallel ? s.tokens() / s.tp : s.tokens(); }
 
@@ -212,11 +221,28 @@ void attention_core_backward(const LayerShape& s, const DeviceRates& d, OpSink& 
   if (!s.engine_kernels) memory_op(sink, "qkv_layout_bwd", d, 2.0 * s.tokens() * qkv_width(s) * s.act_bytes, 2);
 }
 
+/// The residual add after attention and after the MLP: Megatron-LM's fused bias-dropout-add
+/// reads the branch and the residual (and writes the dropout mask) and writes the sum; the
+/// engine adds the branch in place (axpy, no bias, no dropout).
+void residual_forward(OpSink& sink, const char* megatron_name, const DeviceRates& d, const LayerShape& s) {
+  const double elements = sp_tokens(s) * s.hidden, e = s.act_bytes;
+  if (s.engine_kernels) return stream_op(sink, "residual", d, 3.0 * elements * e);
+  memory_op(sink, megatron_name, d, elements * (3.0 * e + (s.dropout ? 1.0 : 0.0)));
+}
+
+/// Its backward: the gradient passes to both the branch and the residual path (through the
+/// dropout mask in Megatron-LM); the engine copies it once (the LayerNorm backward then adds the
+/// branch's part to it).
+void residual_backward(OpSink& sink, const char* megatron_name, const DeviceRates& d, const LayerShape& s) {
+  const double elements = sp_tokens(s) * s.hidden, e = s.act_bytes;
+  if (s.engine_kernels) return stream_op(sink, "residual_bwd", d, 2.0 * elements * e);
+  memory_op(sink, megatron_name, d, elements * (2.0 * e + (s.dropout ? 1.0 : 0.0)));
+}
+
 }  // namespace
 
 void emit_layer_forward(const LayerShape& s, const DeviceRates& d, OpSink& sink) {
   const double T = s.tokens(), Tl = sp_tokens(s), h = s.hidden, e = s.act_bytes;
-  const double mask = s.dropout ? 1.0 : 0.0;  // dropout mask byte per element written/read
   const double ffn_in = s.swiglu ? 2.0 * s.ffn : s.ffn;
   memory_op(sink, "ln_attn", d, 2.0 * Tl * h * e);                       // apex fused LayerNorm
   tp_gather(sink, "tp_ag_attn", s);
@@ -225,7 +251,7 @@ void emit_layer_forward(const LayerShape& s, const DeviceRates& d, OpSink& sink)
   fp8_casts_forward(sink, d, s);
   gemm(sink, "attn_proj", d, s, T, h, h / s.tp);
   tp_reduce(sink, "tp_attn", s);
-  memory_op(sink, "bias_dropout_add_attn", d, Tl * h * (3.0 * e + mask));  // fused bias-dropout-add
+  residual_forward(sink, "bias_dropout_add_attn", d, s);
   memory_op(sink, "ln_mlp", d, 2.0 * Tl * h * e);
   tp_gather(sink, "tp_ag_mlp", s);
   gemm(sink, "mlp_in", d, s, T, ffn_in / s.tp, h);
@@ -233,7 +259,7 @@ void emit_layer_forward(const LayerShape& s, const DeviceRates& d, OpSink& sink)
   memory_op(sink, s.swiglu ? "swiglu" : "bias_gelu", d, T * s.ffn / s.tp * e * (s.swiglu ? 3.0 : 2.0));
   gemm(sink, "mlp_out", d, s, T, h, s.ffn / s.tp);
   tp_reduce(sink, "tp_mlp", s);
-  memory_op(sink, "bias_dropout_add_mlp", d, Tl * h * (3.0 * e + mask));
+  residual_forward(sink, "bias_dropout_add_mlp", d, s);
 }
 
 void emit_layer_backward(const LayerShape& s, const DeviceRates& d, Recompute recompute, OpSink& sink) {
@@ -243,17 +269,16 @@ void emit_layer_backward(const LayerShape& s, const DeviceRates& d, Recompute re
     sink.set_recompute(false);
   }
   const double T = s.tokens(), Tl = sp_tokens(s), h = s.hidden, e = s.act_bytes;
-  const double mask = s.dropout ? 1.0 : 0.0;
   const double ffn_in = s.swiglu ? 2.0 * s.ffn : s.ffn;
   fp8_casts_backward(sink, d, s);
-  memory_op(sink, "bias_dropout_add_mlp_bwd", d, Tl * h * (2.0 * e + mask));
+  residual_backward(sink, "bias_dropout_add_mlp_bwd", d, s);
   tp_gather(sink, "tp_ag_mlp_bwd", s);   // backward of the reduce-scatter
   gemm_backward(sink, "mlp_out_bwd", d, s, T, h, s.ffn / s.tp, 1, true);
   memory_op(sink, s.swiglu ? "swiglu_bwd" : "bias_gelu_bwd", d, T * s.ffn / s.tp * e * (s.swiglu ? 5.0 : 3.0));
   gemm_backward(sink, "mlp_in_bwd", d, s, T, ffn_in / s.tp, h, 1, true);
   tp_reduce(sink, "tp_mlp_bwd", s);      // backward of f: all-reduce (reduce-scatter with SP)
   memory_op(sink, "ln_mlp_bwd", d, 3.0 * Tl * h * e, 2);
-  memory_op(sink, "bias_dropout_add_attn_bwd", d, Tl * h * (2.0 * e + mask));
+  residual_backward(sink, "bias_dropout_add_attn_bwd", d, s);
   tp_gather(sink, "tp_ag_attn_bwd", s);
   gemm_backward(sink, "attn_proj_bwd", d, s, T, h, h / s.tp, 1, true);
   if (recompute == Recompute::kSelective) {
@@ -272,7 +297,10 @@ void emit_embedding_forward(const LayerShape& s, const DeviceRates& d, OpSink& s
   // word lookup (masked for vocab-parallel) + position embedding add; the engine keeps the whole
   // table on every TP rank (exec/runner/transformer_passes.cpp): no mask and no all-reduce.
   const bool vocab_parallel = s.tp > 1 && !s.engine_kernels;
-  memory_op(sink, "embedding", d, 5.0 * T * h * e, vocab_parallel ? 4 : 2);
+  if (s.engine_kernels)  // one loop: read the word and position rows, write their sum
+    stream_op(sink, "embedding", d, 3.0 * T * h * e);
+  else
+    memory_op(sink, "embedding", d, 5.0 * T * h * e, vocab_parallel ? 4 : 2);
   if (vocab_parallel) tp_reduce(sink, "tp_embedding", s, false);
   if (s.dropout) memory_op(sink, "embedding_dropout", d, sp_tokens(s) * h * (2.0 * e + 1.0));
 }
@@ -281,8 +309,12 @@ void emit_embedding_backward(const LayerShape& s, const DeviceRates& d, OpSink& 
   const double T = s.tokens(), h = s.hidden, e = s.act_bytes;
   if (s.dropout) memory_op(sink, "embedding_dropout_bwd", d, sp_tokens(s) * h * (2.0 * e + 1.0));
   tp_gather(sink, "tp_ag_embedding_bwd", s, false);
-  // scatter-add of the token gradients into the fp32 word/position gradient rows
-  memory_op(sink, "embedding_bwd", d, T * h * (e + 2.0 * 4.0) * 2.0, 3);
+  // scatter-add of the token gradients into the fp32 word/position gradient rows; the engine's
+  // one loop reads each token's gradient once and adds it to both rows in place
+  if (s.engine_kernels)
+    stream_op(sink, "embedding_bwd", d, T * h * (e + 2.0 * 2.0 * 4.0));
+  else
+    memory_op(sink, "embedding_bwd", d, T * h * (e + 2.0 * 4.0) * 2.0, 3);
 }
 
 /// Vocabulary columns of the LM head on one TP rank: Megatron-LM splits them; the engine
@@ -313,8 +345,8 @@ void emit_head_backward(const LayerShape& s, const DeviceRates& d, OpSink& sink)
   const double T = s.tokens(), h = s.hidden, e = s.act_bytes;
   const double v = head_vocab(s);
   // softmax - one-hot, scale by the loss gradient, cast back: ~5 fp32 read+write passes + cast.
-  if (s.engine_kernels)  // one kernel: read the fp32 probabilities, write the logits' gradient
-    memory_op(sink, "cross_entropy_bwd", d, T * v * (4.0 + e), 1);
+  if (s.engine_kernels)  // one stream: read the fp32 probabilities, write them scaled (less one at the target)
+    stream_op(sink, "cross_entropy_bwd", d, T * v * (4.0 + e));
   else
     memory_op(sink, "cross_entropy_bwd", d, T * v * (5.0 * 8.0 + 4.0 + e), 5);
   gemm_backward(sink, "lm_head_bwd", d.unquantized(), unquantized(s), T, v, h);

@@ -278,7 +278,7 @@ TEST(ComputeCost, Fp8RunsOnlyTheBlockLinearsInFp8) {
 
 /// The named ops of both passes of a layer, the embedding and the head of `s`: name -> (time,
 /// kernels) for compute ops, (bytes, count) for collectives.
-std::map<std::string, std::pair<double, int>> ops_of(const LayerShape& s) {
+std::map<std::string, std::pair<double, int>> ops_of(const LayerShape& s, const DeviceRates& d = rates()) {
   struct Named : OpSink {
     std::map<std::string, std::pair<double, int>> ops;
     void compute(const char* name, double g, int k, double) override {
@@ -290,12 +290,12 @@ std::map<std::string, std::pair<double, int>> ops_of(const LayerShape& s) {
       ++ops[name].second;
     }
   } sink;
-  emit_embedding_forward(s, rates(), sink);
-  emit_layer_forward(s, rates(), sink);
-  emit_head_forward(s, rates(), sink);
-  emit_head_backward(s, rates(), sink);
-  emit_layer_backward(s, rates(), Recompute::kNone, sink);
-  emit_embedding_backward(s, rates(), sink);
+  emit_embedding_forward(s, d, sink);
+  emit_layer_forward(s, d, sink);
+  emit_head_forward(s, d, sink);
+  emit_head_backward(s, d, sink);
+  emit_layer_backward(s, d, Recompute::kNone, sink);
+  emit_embedding_backward(s, d, sink);
   return sink.ops;
 }
 
@@ -303,14 +303,18 @@ TEST(ComputeCost, EngineKernelsAreTheExecutionEnginesOwn) {
   // exec/: strided batched GEMMs on the QKV buffer (no layout copies), one fused softmax kernel
   // for every shape (here FP32 and b x np = 2, where Megatron takes the 3-kernel PyTorch path),
   // a one-kernel cross-entropy each way, linears without bias, the embedding and the LM head
-  // whole on every TP rank (no vocab-parallel collectives).
+  // whole on every TP rank (no vocab-parallel collectives). Its pure streams (residual add and
+  // copy, embedding loops, the cross-entropy's backward) run at the stream reference's rate
+  // (gemm_memory: 0.9 of 1 TB/s here), its other elementwise kernels at memory_efficiency (0.5).
   LayerShape s = shape(8);
   s.micro = 1;
   s.heads = s.kv_heads = 16;
   s.act_bytes = s.gemm_bytes = 4;
-  const auto megatron = ops_of(s);
+  DeviceRates d = rates();
+  d.eff.gemm_memory_efficiency = 0.9;
+  const auto megatron = ops_of(s, d);
   s.engine_kernels = true;
-  const auto engine = ops_of(s);
+  const auto engine = ops_of(s, d);
   for (const char* layout : {"qkv_layout", "context_layout", "qkv_layout_bwd", "context_layout_bwd"}) {
     EXPECT_EQ(megatron.count(layout), 1u) << layout;
     EXPECT_EQ(engine.count(layout), 0u) << layout;
@@ -321,7 +325,19 @@ TEST(ComputeCost, EngineKernelsAreTheExecutionEnginesOwn) {
   EXPECT_NEAR(engine.at("softmax_bwd").first, 3 * scores * 4 / 0.5e12 + 5e-6, 1e-12);
   // max (read 4), exp (read 4, write 4), normalise (read 4, write 4); backward read 4, write 4.
   EXPECT_NEAR(engine.at("cross_entropy").first, 20 * logits / 0.5e12 + 5e-6, 1e-12);
-  EXPECT_NEAR(engine.at("cross_entropy_bwd").first, 8 * logits / 0.5e12 + 5e-6, 1e-12);
+  EXPECT_NEAR(engine.at("cross_entropy_bwd").first, 8 * logits / 0.9e12 + 5e-6, 1e-12);
+  // The residual: Megatron's fused bias-dropout-add (with its mask byte), the engine's in-place
+  // add (read 2, write 1: 12 bytes an element) and, backward, one copy of the gradient (8 bytes);
+  // two of each per layer. Its embedding: one loop each way (read the word and position rows,
+  // write the sum; read the gradient, add it into both fp32 gradient rows: 4 + 2 x 8 bytes).
+  const double elements = s.tokens() * s.hidden;
+  EXPECT_EQ(engine.count("bias_dropout_add_attn") + engine.count("bias_dropout_add_mlp_bwd"), 0u);
+  EXPECT_NEAR(megatron.at("bias_dropout_add_attn").first, 13 * elements / 0.5e12 + 5e-6, 1e-12);
+  EXPECT_NEAR(engine.at("residual").first, 2 * (12 * elements / 0.9e12 + 5e-6), 1e-12);
+  EXPECT_NEAR(engine.at("residual_bwd").first, 2 * (8 * elements / 0.9e12 + 5e-6), 1e-12);
+  EXPECT_NEAR(engine.at("embedding").first, 12 * elements / 0.9e12 + 5e-6, 1e-12);
+  EXPECT_NEAR(engine.at("embedding_bwd").first, 20 * elements / 0.9e12 + 5e-6, 1e-12);
+  EXPECT_EQ(engine.at("embedding").second + engine.at("embedding_bwd").second, 2);
   EXPECT_EQ(megatron.at("cross_entropy").second, 8);
   // The bias-gradient pass of gemm_backward: one kernel fewer, and no time of its own.
   EXPECT_EQ(megatron.at("mlp_in_bwd").second, 3);
