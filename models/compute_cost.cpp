@@ -73,7 +73,9 @@ void memory_op(OpSink& sink, const char* name, const DeviceRates& d, double byte
 /// times (its axpy: EfficiencyModel::gemm_memory), not at the elementwise kernels' (LayerNorm,
 /// GeLU: compute-bound loops on a CPU, several times slower). On a GPU both are the HBM rate.
 void stream_op(OpSink& sink, const char* name, const DeviceRates& d, double bytes) {
-  sink.compute(name, bytes / (d.memory_Bps * d.eff.gemm_memory()) + d.eff.kernel_launch_s, 1, 0);
+  DeviceRates stream = d;
+  stream.eff.memory_efficiency = d.eff.gemm_memory();
+  memory_op(sink, name, stream, bytes);
 }
 
 /// Tokens of the local shard of norms/dropouts: all of them, or 1/t with sequence parallel.
