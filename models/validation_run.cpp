@@ -160,8 +160,30 @@ SuiteResult validate_suite(const Suite& suite, const Catalog& catalog, const Pre
   res.mape = mape(pred, meas);
   res.max_error = max_abs_error(pred, meas);
   res.spearman = spearman(pred, meas);
-  for (const auto& [key, pm] : by_model) res.spearman_by_model[key] = spearman(pm.first, pm.second);
+  for (const auto& [key, pm] : by_model) {
+    res.spearman_by_model[key] = spearman(pm.first, pm.second);
+    // The ranks the correlation is taken over, on the group's rows in the order they were added.
+    const std::vector<double> by_predicted = average_ranks(pm.first), by_measured = average_ranks(pm.second);
+    std::size_t i = 0;
+    for (RowResult& r : res.rows)
+      if (r.status == "ok" && r.model_key == key) {
+        r.rank_predicted = by_predicted[i];
+        r.rank_measured = by_measured[i++];
+      }
+  }
   return res;
+}
+
+RankOutlier SuiteResult::most_out_of_order(const std::string& key) const {
+  RankOutlier out;
+  double worst = 0;
+  for (const RowResult& r : rows) {
+    if (r.model_key != key || !r.rank_measured || !r.rank_predicted) continue;
+    ++out.group_rows;
+    const double d = *r.rank_measured - *r.rank_predicted;
+    if (d * d > worst) worst = d * d, out.row = &r;
+  }
+  return out;
 }
 
 std::optional<double> mean_mape(const std::vector<SuiteResult>& results) {
@@ -217,6 +239,8 @@ std::string validation_json(const std::vector<SuiteResult>& results) {
       optional_value(j, r.error);
       // DESIGN.md: an ok row reports the micro-batch used; a failed row its reason instead.
       if (r.status == "ok") j.key("micro").value(r.micro);
+      if (r.rank_measured) j.key("rank_measured").value(*r.rank_measured);
+      if (r.rank_predicted) j.key("rank_predicted").value(*r.rank_predicted);
       j.key("status").value(r.status);
       if (r.status != "ok") j.key("reason").value(r.reason);
       if (!r.note.empty()) j.key("note").value(r.note);
@@ -246,21 +270,34 @@ std::string validation_table(const std::vector<SuiteResult>& results, bool with_
     std::snprintf(buf, sizeof buf, "%.3f", *v);
     return std::string(buf);
   };
+  auto rank = [](double r) {  // an average rank of tied rows ends in .5
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", r);
+    return std::string(buf);
+  };
   for (const SuiteResult& s : results) {
     o << s.suite << ": " << s.rows_total << " rows, " << s.rows_failed << " failed, MAPE " << pct(s.mape)
       << ", max error " << pct(s.max_error) << ", spearman " << num(s.spearman) << '\n';
-    for (const auto& [k, v] : s.spearman_by_model) o << "  spearman " << k << ": " << num(v) << '\n';
+    for (const auto& [k, v] : s.spearman_by_model) {
+      o << "  spearman " << k << ": " << num(v);
+      // Where the order breaks: one row often carries most of a group's rank differences.
+      if (const RankOutlier worst = s.most_out_of_order(k); worst.row && v && *v < 1)
+        o << " (most out of order: " << worst.row->id << ", measured rank " << rank(*worst.row->rank_measured)
+          << " of " << worst.group_rows << ", predicted " << rank(*worst.row->rank_predicted) << ")";
+      o << '\n';
+    }
     if (with_rows && s.rows_failed < s.rows_total) {
       std::size_t width = 3;
       for (const RowResult& r : s.rows) width = std::max(width, r.id.size());
       char buf[256];
-      std::snprintf(buf, sizeof buf, "  %-*s  %5s  %10s  %10s  %7s\n", static_cast<int>(width), "row", "micro",
-                    "measured", "predicted", "error");
+      std::snprintf(buf, sizeof buf, "  %-*s  %5s  %10s  %10s  %7s  %s\n", static_cast<int>(width), "row", "micro",
+                    "measured", "predicted", "error", "rank measured/predicted (in its model size)");
       o << buf;
       for (const RowResult& r : s.rows) {
         if (r.status != "ok") continue;  // listed with their reason below
-        std::snprintf(buf, sizeof buf, "  %-*s  %5d  %10.4g  %10.4g  %+6.1f%%\n", static_cast<int>(width), r.id.c_str(),
-                      r.micro, r.measured, *r.predicted, 100 * *r.error);
+        std::snprintf(buf, sizeof buf, "  %-*s  %5d  %10.4g  %10.4g  %+6.1f%%  %s/%s\n", static_cast<int>(width),
+                      r.id.c_str(), r.micro, r.measured, *r.predicted, 100 * *r.error, rank(*r.rank_measured).c_str(),
+                      rank(*r.rank_predicted).c_str());
         o << buf;
       }
     }

@@ -138,6 +138,16 @@ struct RowResult {
   bool memory_unchecked = false;           ///< predicted on without_memory_limit(cluster) (see `note`)
   std::string model_key;                   ///< e.g. "l30-h3072-a32-s2048"
   std::string location;                    ///< "file:line" of the row, "file:line:col" of the field an invalid row's reason names
+  /// Ok rows: ranks 1..n (ties averaged) of the measured and the predicted time among the ok rows
+  /// of the same model_key, the ranks spearman_by_model correlates (1 = fastest).
+  std::optional<double> rank_measured, rank_predicted;
+};
+
+/// The row of a model-size group whose ranks differ most (the largest share of the group's
+/// squared rank differences, which set spearman_by_model), or nullptr when the ranks all agree.
+struct RankOutlier {
+  const RowResult* row = nullptr;
+  int group_rows = 0;
 };
 
 struct SuiteResult {
@@ -146,6 +156,8 @@ struct SuiteResult {
   std::optional<double> mape, max_error, spearman;
   std::map<std::string, std::optional<double>> spearman_by_model;
   std::vector<RowResult> rows;
+  /// The row of model-size group `key` most out of order (RankOutlier).
+  RankOutlier most_out_of_order(const std::string& key) const;
 };
 
 /// "l<layers>-h<hidden>-a<heads>-s<seq_len>" (plus -f<ffn>/-kv<kv> when not the defaults).

@@ -155,7 +155,7 @@ TEST(ValidationSuite, TableListsRowsOnRequest) {
   const std::string with_rows = validation_table({res}, true);
   EXPECT_NE(with_rows.find("row  micro    measured   predicted    error"), std::string::npos) << with_rows;
   char line[128];
-  std::snprintf(line, sizeof line, "  r0       4           1  %10.4g  %+6.1f%%\n", *res.rows[0].predicted,
+  std::snprintf(line, sizeof line, "  r0       4           1  %10.4g  %+6.1f%%  1/1\n", *res.rows[0].predicted,
                 100 * *res.rows[0].error);
   EXPECT_NE(with_rows.find(line), std::string::npos) << with_rows;
   EXPECT_NE(with_rows.find("r1: invalid: "), std::string::npos);  // failed rows keep their reason line,
@@ -163,6 +163,43 @@ TEST(ValidationSuite, TableListsRowsOnRequest) {
   EXPECT_NE(with_rows.find("r1: invalid: parallel.tp: tp 3 does not divide model.heads (32)"), std::string::npos)
       << with_rows;
   EXPECT_NE(with_rows.find("(t.yaml:10:74)\n"), std::string::npos) << with_rows;
+}
+
+// The ranks spearman_by_model correlates are reported per row (JSON, --rows), and the summary
+// names the row of each model size that is most out of order: the one to look at first.
+TEST(ValidationSuite, ReportsRanksAndTheRowMostOutOfOrder) {
+  // One model, three batch sizes: predicted times rise with the batch, the measured ones do not.
+  const auto at = [](const std::string& id, int global, double measured) {
+    return "  - {id: " + id + ", " + kModel + ", parallel: {tp: 1, pp: 1, dp: 1}, batch: {global: " +
+           std::to_string(global) + ", micro: 4}, measured: " + std::to_string(measured) + "}\n";
+  };
+  const Suite s = parse_rows(at("a", 8, 3.0) + at("b", 16, 1.0) + at("c", 32, 2.0) +
+                             "  - {id: other, model: {layers: 4, hidden: 4096, heads: 32}, parallel: {tp: 1, pp: 1, "
+                             "dp: 1}, batch: {global: 8, micro: 4}, measured: 1.0}\n");
+  const SuiteResult res = validate_suite(s, test_catalog(), kAnalytic);
+  ASSERT_EQ(res.rows_failed, 0);
+  ASSERT_LT(*res.rows[0].predicted, *res.rows[1].predicted);
+  ASSERT_LT(*res.rows[1].predicted, *res.rows[2].predicted);
+  const double measured_ranks[] = {3, 1, 2}, predicted_ranks[] = {1, 2, 3};
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_DOUBLE_EQ(*res.rows[i].rank_measured, measured_ranks[i]) << i;
+    EXPECT_DOUBLE_EQ(*res.rows[i].rank_predicted, predicted_ranks[i]) << i;
+  }
+  EXPECT_DOUBLE_EQ(*res.rows[3].rank_measured, 1);  // alone in its model size
+  // d^2 = 4, 1, 1: Spearman 1 - 6 * 6 / (3 * 8) = -0.5, a carrying two thirds of it.
+  const std::string key = res.rows[0].model_key;
+  EXPECT_NEAR(*res.spearman_by_model.at(key), -0.5, 1e-12);
+  const RankOutlier worst = res.most_out_of_order(key);
+  ASSERT_NE(worst.row, nullptr);
+  EXPECT_EQ(worst.row->id, "a");
+  EXPECT_EQ(worst.group_rows, 3);
+  const std::string table = validation_table({res});
+  EXPECT_NE(table.find(key + ": -0.500 (most out of order: a, measured rank 3 of 3, predicted 1)\n"), std::string::npos)
+      << table;
+  EXPECT_EQ(table.find("most out of order: other"), std::string::npos) << table;  // a lone row is in order
+  const std::string json = validation_json({res});
+  EXPECT_NE(json.find("\"rank_measured\": 3"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"rank_predicted\": 1"), std::string::npos) << json;
 }
 
 // A row whose plan cannot be built speaks of the row's keys, not of the Plan it became (s26
