@@ -143,7 +143,7 @@ SuiteResult validate_suite(const Suite& suite, const Catalog& catalog, const Pre
   res.suite = suite.name;
   res.rows_total = static_cast<int>(suite.rows.size());
   std::vector<double> pred, meas;
-  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> by_model;
+  std::map<std::string, std::vector<std::size_t>> by_model;  ///< model_key -> its ok rows (indices into res.rows)
   for (const SuiteRow& row : suite.rows) {
     RowResult r = validate_row(suite, row, catalog, engine);
     if (r.status != "ok") {
@@ -151,25 +151,26 @@ SuiteResult validate_suite(const Suite& suite, const Catalog& catalog, const Pre
     } else {
       pred.push_back(*r.predicted);
       meas.push_back(r.measured);
-      auto& g = by_model[r.model_key];
-      g.first.push_back(*r.predicted);
-      g.second.push_back(r.measured);
+      by_model[r.model_key].push_back(res.rows.size());
     }
     res.rows.push_back(std::move(r));
   }
   res.mape = mape(pred, meas);
   res.max_error = max_abs_error(pred, meas);
   res.spearman = spearman(pred, meas);
-  for (const auto& [key, pm] : by_model) {
-    res.spearman_by_model[key] = spearman(pm.first, pm.second);
-    // The ranks the correlation is taken over, on the group's rows in the order they were added.
-    const std::vector<double> by_predicted = average_ranks(pm.first), by_measured = average_ranks(pm.second);
-    std::size_t i = 0;
-    for (RowResult& r : res.rows)
-      if (r.status == "ok" && r.model_key == key) {
-        r.rank_predicted = by_predicted[i];
-        r.rank_measured = by_measured[i++];
-      }
+  for (const auto& [key, members] : by_model) {
+    std::vector<double> group_pred, group_meas;
+    for (const std::size_t i : members) {
+      group_pred.push_back(*res.rows[i].predicted);
+      group_meas.push_back(res.rows[i].measured);
+    }
+    res.spearman_by_model[key] = spearman(group_pred, group_meas);
+    // The ranks the correlation is taken over, reported on each row.
+    const std::vector<double> by_predicted = average_ranks(group_pred), by_measured = average_ranks(group_meas);
+    for (std::size_t k = 0; k < members.size(); ++k) {
+      res.rows[members[k]].rank_predicted = by_predicted[k];
+      res.rows[members[k]].rank_measured = by_measured[k];
+    }
   }
   return res;
 }
