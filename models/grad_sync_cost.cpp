@@ -173,7 +173,24 @@ class GradSync {
     note_segment_ends(k,
                       std::max(0.0, overlapped_sync_exposed_s(worst_bucket_s, ready.late->backward_s, buckets) -
                                         ready.offset_s),
-                      std::max(0.0, worst_gather_s - ready.late->forward_s));
+                      overlapped_gather_exposed_s(k, worst_gather_s));
+  }
+
+  /// What segment k's weight all-gather, overlapped with the next step's first forward, exposes:
+  /// in the steady state a stage hides it behind that forward and its replica's slack (how much
+  /// before the slowest replica it ended its passes), max(0, gather - (forward + slack)) at the
+  /// stage that hides least (as sim::hide_overlapped_gathers; tests/sim/gather_overlap_test.cpp).
+  double overlapped_gather_exposed_s(int k, double gather_s) const {
+    if (gather_s <= 0) return 0.0;
+    const double slowest_s = in.replica_time_s[in.slowest_replica];
+    double exposed_s = 0;
+    for (int r = 0; r < dp; ++r) {
+      const int s = stage_holding(k, r);
+      if (s < 0) continue;
+      const double slack_s = slowest_s - in.replica_time_s[r];
+      exposed_s = std::max(exposed_s, gather_s - in.times[static_cast<std::size_t>(r) * max_pp + s].forward_s - slack_s);
+    }
+    return exposed_s;
   }
 
   /// Segment k's reduction ends `reduce_end_s` after the slowest replica's end, on every stage
@@ -518,17 +535,16 @@ class GradSync {
           std::max(l.groups_end_s, own.empty() ? l.groups_end_s : serial_buckets_end_s(own.data(), own.data() + own.size()));
       double gather_s = l.gather.time_s();
       for (int r : slot_rails[slot]) gather_s = std::max(gather_s, rails.gather_s(r));  // its GPUs' rails
-      // Its groups' ends on every rail they cross: a ring moves only as fast as its busiest
-      // crossing, so a stage on an idle NIC still waits for its groups' gathers through a NIC
-      // that carries several groups' (an A100 stage of a segment whose ring passes a V100 box
-      // holding both segments: 0.17 s of sync where the simulator took 0.29 s).
+      // Its groups' ends on every rail they cross (reduction and gather: a ring moves at its
+      // busiest crossing, tests/sim AStageOnAnIdleNicWaitsForItsGroupsGathersThroughABusyOne).
       for (const auto& [r, group] : slot_waits[slot]) {
         reduce_end_s = std::max(reduce_end_s, rails.group_reduce_end_s(r, group));
         gather_s = std::max(gather_s, rails.gather_s(r));
       }
       if (plan.overlap_grad_sync) {
         reduce_end_s = std::max(0.0, reduce_end_s);
-        gather_s = std::max(0.0, gather_s - in.times[slot].forward_s);
+        const double slack_s = in.replica_time_s[in.slowest_replica] - in.replica_time_s[slot / max_pp];
+        gather_s = std::max(0.0, gather_s - in.times[slot].forward_s - slack_s);  // overlapped_gather_exposed_s
       }
       latest_reduce_end_s = std::max(latest_reduce_end_s, reduce_end_s);
       slowest_gather_s = std::max(slowest_gather_s, gather_s);

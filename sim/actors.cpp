@@ -125,16 +125,15 @@ void finish_step(World& w, int a, ComponentRt* comp, BucketReleases& buckets, St
     t0 = sg4::Engine::get_clock();
     for (SyncClassRt* g : gathers) g->optimizer_done->release();
     for (SyncClassRt* g : gathers) g->params_done->acquire();
-    const double gather_s = sg4::Engine::get_clock() - t0;
+    timing.gather_tail_s = sg4::Engine::get_clock() - t0;
     if (w.plan.overlap_grad_sync) {
       // Megatron-Core's overlap_param_gather: the next step's first forward pass (a micro-batch
-      // through every chunk of the stage) runs while the updated weights arrive.
-      double first_forward_s = 0;
+      // through every chunk of the stage) runs while the updated weights arrive; what it hides
+      // is known once every stage has ended (hide_overlapped_gathers).
       for (const auto& chunk : sw.chunks)
-        for (const auto& op : chunk.forward) first_forward_s += op.duration_s;
-      timing.hidden_tail_s = std::min(gather_s, first_forward_s);
+        for (const auto& op : chunk.forward) timing.first_forward_s += op.duration_s;
     }
-    timing.dp_wait_s += gather_s - timing.hidden_tail_s;
+    timing.dp_wait_s += timing.gather_tail_s;
     rt.span(a, "zero param all-gather", "dp", t0, sg4::Engine::get_clock());
   }
 }
@@ -169,7 +168,7 @@ class StageActor {
       else backward_pass(passes[i], i == last_backward);
     }
     finish_step(w, a, comp, buckets, timing);
-    timing.end_s = sg4::Engine::get_clock() - timing.hidden_tail_s;
+    timing.end_s = sg4::Engine::get_clock();
     w.rt.result_.stages[a] = timing;
   }
 
@@ -427,6 +426,7 @@ SimResult simulate_work(const models::Cluster& cluster, const models::Plan& plan
     result.error = std::string("simulation failed: ") + e.what();
     return result;
   }
+  hide_overlapped_gathers(result.stages);
   for (const auto& st : result.stages) result.iteration_time_s = std::max(result.iteration_time_s, st.end_s);
 
   const double t = result.iteration_time_s;

@@ -296,4 +296,21 @@ models::Report simulate_report_in_child(const models::Cluster& cluster, const mo
   return decode_report(bytes);
 }
 
+void hide_overlapped_gathers(std::vector<StageTiming>& stages) {
+  double passes_end_s = 0;
+  std::vector<double> replica_end_s;
+  for (const auto& st : stages) {
+    passes_end_s = std::max(passes_end_s, st.passes_end_s);
+    if (st.replica >= static_cast<int>(replica_end_s.size())) replica_end_s.resize(st.replica + 1, 0.0);
+    replica_end_s[st.replica] = std::max(replica_end_s[st.replica], st.passes_end_s);
+  }
+  for (auto& st : stages) {
+    if (st.first_forward_s <= 0) continue;  // not overlapped, or no gather
+    const double slack_s = passes_end_s - replica_end_s[st.replica];
+    st.hidden_tail_s = std::min(st.gather_tail_s, st.first_forward_s + slack_s);
+    st.end_s -= st.hidden_tail_s;
+    st.dp_wait_s -= st.hidden_tail_s;
+  }
+}
+
 }  // namespace hetsim::sim

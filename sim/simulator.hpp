@@ -66,8 +66,11 @@ struct StageTiming {
   double dp_wait_s = 0;      ///< time waiting for gradient sync (+ ZeRO gathers) after the last backward
   double optimizer_s = 0;
   double end_s = 0;          ///< when the stage finished the step
-  /// Of the weights' all-gather at the end, what the next step's first forward pass hides
-  /// (plan.overlap_grad_sync): the step ends that much before the gather does.
+  /// The weights' all-gather at the end of the step (ZeRO-1/2), and of it what the next step
+  /// hides (plan.overlap_grad_sync: hide_overlapped_gathers): the step ends that much before the
+  /// gather does.
+  double gather_tail_s = 0;
+  double first_forward_s = 0;  ///< the stage's first forward pass, which runs beside the gather when overlapped
   double hidden_tail_s = 0;
   double pass_dp_wait_s = 0; ///< of dp_wait_s, the ZeRO-2/3 traffic the passes waited for
   double passes_end_s = 0;   ///< when the stage's last pass ended (before the DP sync)
@@ -98,6 +101,14 @@ struct SimResult {
 /// The cluster must be finalized. Never throws for a routable plan; routing problems come back in error.
 SimResult simulate_work(const models::Cluster& cluster, const models::Plan& plan, const models::PlanWork& work,
                         const SimOptions& options);
+
+/// What the next step's first forward pass hides of each stage's overlapped weight gather
+/// (StageTiming::hidden_tail_s), moving its end and DP wait back by it. In the steady state a
+/// stage starts its next step's first forward with the gather; its replica, if it finished its
+/// passes `slack` before the slowest replica did, can start its next step's passes that much
+/// later without delaying the step: min(gather, first forward + slack). The cost model's
+/// figure (models/grad_sync_cost.cpp overlapped_gather_exposed_s) is the same.
+void hide_overlapped_gathers(std::vector<StageTiming>& stages);
 
 /// Runs phases of flows one after the other (a collective, or a single p2p transfer) and
 /// returns the simulated time. For closed-form tests.

@@ -44,4 +44,10 @@ BothEngines both_feasible(const models::Cluster& c, const models::Workload& w, c
   return e;
 }
 
+void expect_syncs_agree(const BothEngines& e, double sync_share, double sync_tolerance, double step_tolerance) {
+  EXPECT_GT(e.sim.breakdown.dp_comm_s, sync_share * e.sim.iteration_time_s) << "the sync is what this test is about";
+  EXPECT_NEAR(e.analytic.breakdown.dp_comm_s, e.sim.breakdown.dp_comm_s, sync_tolerance * e.sim.breakdown.dp_comm_s);
+  EXPECT_NEAR(e.analytic.iteration_time_s, e.sim.iteration_time_s, step_tolerance * e.sim.iteration_time_s);
+}
+
 }  // namespace hetsim::sim::testing

@@ -36,4 +36,9 @@ struct BothEngines {
 };
 BothEngines both_feasible(const models::Cluster& c, const models::Workload& w, const models::Plan& p);
 
+/// The DP sync is at least `sync_share` of the simulated step (what the test is about), and the
+/// engines agree on it within `sync_tolerance` and on the step within `step_tolerance` (relative
+/// to the simulated figures).
+void expect_syncs_agree(const BothEngines& e, double sync_share, double sync_tolerance, double step_tolerance);
+
 }  // namespace hetsim::sim::testing
