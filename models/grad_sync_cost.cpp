@@ -185,6 +185,7 @@ class GradSync {
     const double slowest_s = in.replica_time_s[in.slowest_replica];
     double exposed_s = 0;
     for (int r = 0; r < dp; ++r) {
+      if (copy_of && copy_of[r] >= 0) continue;  // its original's figures
       const int s = stage_holding(k, r);
       if (s < 0) continue;
       const double slack_s = slowest_s - in.replica_time_s[r];
