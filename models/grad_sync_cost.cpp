@@ -46,7 +46,6 @@ class GradSync {
         traffic(pass_traffic(plan.zero, plan.recompute)),
         load(shared_gpus || traffic.any() ? static_cast<std::size_t>(dp) * max_pp : 0),
         slot_buckets(shared_gpus && plan.zero <= 2 ? load.size() : 0),
-        slot_rails(slot_buckets.size()),
         slot_waits(slot_buckets.size()),
         rails(in.cluster),
         members(dp),
@@ -428,9 +427,7 @@ class GradSync {
         if (r < 0) return;
         const int group = group_id(rank);
         for (double ready_s : bucket_ready_s) rails.add_reduce(r, ready_s, share * bucket_bytes, group);
-        rails.add_gather(r, share * gather_bytes);
-        std::vector<int>& mine = slot_rails[static_cast<std::size_t>(slot)];
-        if (std::find(mine.begin(), mine.end(), r) == mine.end()) mine.push_back(r);
+        rails.add_gather(r, share * gather_bytes, group);
         group_waits.emplace_back(r, group);
       };
       if (ranks == 1)
@@ -475,12 +472,8 @@ class GradSync {
       // Every TP rank's group as one on the link (their crossings are alike).
       const int group = group_id(kMaxRanks - 1);
       for (double ready_s : bucket_ready_s) rails.add_reduce(link, ready_s, copies * bucket_bytes, group);
-      rails.add_gather(link, copies * gather_bytes);
+      rails.add_gather(link, copies * gather_bytes, group);
       over = std::max(over, g.bus_bandwidth_Bps / rails.rate_Bps(link));
-      for (int k = 0; k < count; ++k) {  // every member waits on the ring's crossing
-        std::vector<int>& mine = slot_rails[static_cast<std::size_t>(member_slot[k])];
-        if (std::find(mine.begin(), mine.end(), link) == mine.end()) mine.push_back(link);
-      }
       group_waits.emplace_back(link, group);
     }
     return std::min(1.0, over);
@@ -535,12 +528,13 @@ class GradSync {
       double reduce_end_s =
           std::max(l.groups_end_s, own.empty() ? l.groups_end_s : serial_buckets_end_s(own.data(), own.data() + own.size()));
       double gather_s = l.gather.time_s();
-      for (int r : slot_rails[slot]) gather_s = std::max(gather_s, rails.gather_s(r));  // its GPUs' rails
-      // Its groups' ends on every rail they cross (reduction and gather: a ring moves at its
-      // busiest crossing, tests/sim AStageOnAnIdleNicWaitsForItsGroupsGathersThroughABusyOne).
+      // Its groups' ends on every rail they cross, its own GPUs' among them (reduction and
+      // gather: a ring moves at its busiest crossing, tests/sim
+      // AStageOnAnIdleNicWaitsForItsGroupsGathersThroughABusyOne), each group's in processor
+      // sharing with the rail's other groups.
       for (const auto& [r, group] : slot_waits[slot]) {
         reduce_end_s = std::max(reduce_end_s, rails.group_reduce_end_s(r, group));
-        gather_s = std::max(gather_s, rails.gather_s(r));
+        gather_s = std::max(gather_s, rails.group_gather_s(r, group));
       }
       if (plan.overlap_grad_sync) {
         reduce_end_s = std::max(0.0, reduce_end_s);
@@ -577,7 +571,6 @@ class GradSync {
   ScratchVector<double> bucket_ready_s;       ///< the current segment's, see segment_bucket_ready
   ScratchVector<SyncBucket> alone;            ///< scratch for alone_end_s
   ScratchVector<double> member_over;          ///< add_slot_loads: each member's bottleneck over its side
-  ScratchVector<std::vector<int>> slot_rails; ///< [slot]: the rails its GPUs' crossings load (with slot_buckets)
   /// [slot]: (rail, group) of every group it is in, on every rail and WAN link the group crosses
   ScratchVector<std::vector<std::pair<int, int>>> slot_waits;
   ScratchVector<std::pair<int, int>> group_waits;  ///< the current group's (rail, group id)
