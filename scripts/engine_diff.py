@@ -10,6 +10,12 @@ something differently, which is how the rail-sharing miss of models::node_sender
 Outside CI (a few minutes): the agreement of particular cases is asserted by tests/sim.
 
   /usr/bin/python3 scripts/engine_diff.py --hetsim build/cli/hetsim --plans 60 --seed 1
+
+With --planned it compares instead the plan `hetsim plan` finds best for every example cluster and
+workload (what a user runs, and what `plan --refine` re-ranks with the simulator): the random
+plans rarely draw the uneven micro-batch counts and zigzag placements the planner picks.
+
+  /usr/bin/python3 scripts/engine_diff.py --hetsim build/cli/hetsim --planned --time-limit 10
 """
 import argparse
 import json
@@ -89,6 +95,78 @@ def run(hetsim, verb, cluster, workload, plan_path):
     return json.loads(out.stdout)
 
 
+def shape_of(plan):
+    return " + ".join("[" + " | ".join(f"tp{len(st['gpus'])} L{st['layers']}" for st in r["stages"]) +
+                      f"] m{r['micro_batches']}" for r in plan["replicas"])
+
+
+def compare(hetsim, cluster, workload, path):
+    """(relative difference, analytic, simulated) of a plan file, or None when either is infeasible."""
+    a = run(hetsim, "predict", cluster, workload, path)
+    if a is None or not a.get("feasible", False):
+        return None
+    s = run(hetsim, "simulate", cluster, workload, path)
+    if s is None or not s.get("feasible", False):
+        return None
+    ta, ts = a["iteration_time_s"], s["iteration_time_s"]
+    return abs(ts - ta) / ta, a, s
+
+
+def random_rows(args, root, tmp):
+    """Random plans until args.plans are feasible: (rows, plans drawn)."""
+    rng = random.Random(args.seed)
+    rows, tried = [], 0
+    while len(rows) < args.plans and tried < 20 * args.plans:
+        tried += 1
+        cluster = os.path.join(root, "clusters", rng.choice(CLUSTERS))
+        workload = os.path.join(root, "workloads", rng.choice(WORKLOADS))
+        plan = random_plan(cluster_nodes(cluster), model_layers(workload), rng)
+        if plan is None:
+            continue
+        path = os.path.join(tmp, f"plan{tried}.yaml")
+        with open(path, "w") as f:
+            yaml.safe_dump(plan, f, sort_keys=False)
+        # The workload's global batch is the plan's (micro-batch x the replicas' counts).
+        with open(workload) as f:
+            w = yaml.safe_load(f)
+        w["training"]["global_batch"] = plan["micro_batch"] * sum(r["micro_batches"] for r in plan["replicas"])
+        workload = os.path.join(tmp, f"workload{tried}.yaml")
+        with open(workload, "w") as f:
+            yaml.safe_dump(w, f, sort_keys=False)
+        c = compare(args.hetsim, cluster, workload, path)
+        if c is None:
+            continue
+        label = (f"{os.path.basename(cluster)} {w['name']} zero {plan['zero']} overlap {plan['overlap_grad_sync']} "
+                 f"{plan['recompute']} micro {plan['micro_batch']}: {shape_of(plan)}")
+        rows.append((*c, label, cluster, w, plan))
+    return rows, tried
+
+
+def planned_rows(args, root, tmp):
+    """The planner's best plan of every example cluster and workload: (rows, pairs tried)."""
+    rows, tried = [], 0
+    for name in CLUSTERS:
+        for wname in WORKLOADS:
+            tried += 1
+            cluster, workload = os.path.join(root, "clusters", name), os.path.join(root, "workloads", wname)
+            path = os.path.join(tmp, f"planned{tried}.yaml")
+            out = subprocess.run([args.hetsim, "plan", "--cluster", cluster, "--workload", workload, "--time-limit",
+                                  str(args.time_limit), "--emit-plan", path], capture_output=True, text=True, timeout=600)
+            if out.returncode != 0 or not os.path.exists(path):
+                continue
+            c = compare(args.hetsim, cluster, workload, path)
+            if c is None:
+                continue
+            with open(path) as f:
+                text = f.read()
+            written = [l for l in text.splitlines() if l.startswith("# written by hetsim plan")]
+            label = f"{name} {wname}: " + (written[0].split(": ", 1)[-1] if written else "")
+            with open(workload) as f:
+                w = yaml.safe_load(f)
+            rows.append((*c, label, cluster, w, yaml.safe_load(text)))
+    return rows, tried
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--hetsim", default="build/cli/hetsim")
@@ -96,47 +174,23 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--show", type=int, default=10, help="largest differences to print")
     ap.add_argument("--keep", default="", help="folder to keep the plans of the printed rows in")
+    ap.add_argument("--planned", action="store_true", help="compare the planner's best plans instead of random ones")
+    ap.add_argument("--time-limit", type=float, default=10, help="seconds of each planner search (--planned)")
+    ap.add_argument("--max-diff", type=float, default=0,
+                    help="exit 1 when a plan's engines differ by more than this fraction (0: report only)")
     args = ap.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    rng = random.Random(args.seed)
-    rows, tried = [], 0
     with tempfile.TemporaryDirectory() as tmp:
-        while len(rows) < args.plans and tried < 20 * args.plans:
-            tried += 1
-            cluster = os.path.join(root, "clusters", rng.choice(CLUSTERS))
-            workload = os.path.join(root, "workloads", rng.choice(WORKLOADS))
-            plan = random_plan(cluster_nodes(cluster), model_layers(workload), rng)
-            if plan is None:
-                continue
-            path = os.path.join(tmp, f"plan{tried}.yaml")
-            with open(path, "w") as f:
-                yaml.safe_dump(plan, f, sort_keys=False)
-            # The workload's global batch is the plan's (micro-batch x the replicas' counts).
-            with open(workload) as f:
-                w = yaml.safe_load(f)
-            w["training"]["global_batch"] = plan["micro_batch"] * sum(r["micro_batches"] for r in plan["replicas"])
-            workload = os.path.join(tmp, f"workload{tried}.yaml")
-            with open(workload, "w") as f:
-                yaml.safe_dump(w, f, sort_keys=False)
-            a = run(args.hetsim, "predict", cluster, workload, path)
-            if a is None or not a.get("feasible", False):
-                continue
-            s = run(args.hetsim, "simulate", cluster, workload, path)
-            if s is None or not s.get("feasible", False):
-                continue
-            ta, ts = a["iteration_time_s"], s["iteration_time_s"]
-            rows.append((abs(ts - ta) / ta, ta, ts, a["breakdown"], s["breakdown"], cluster, w, plan))
+        rows, tried = (planned_rows if args.planned else random_rows)(args, root, tmp)
     rows.sort(key=lambda r: -r[0])
-    print(f"{len(rows)} feasible plans of {tried} drawn; |sim - analytic| / analytic: "
+    what = "planned (cluster, workload) pairs" if args.planned else "plans drawn"
+    print(f"{len(rows)} feasible plans of {tried} {what}; |sim - analytic| / analytic: "
           f"mean {sum(r[0] for r in rows) / max(1, len(rows)):.1%}, "
           f"over 5% {sum(r[0] > 0.05 for r in rows)}, over 10% {sum(r[0] > 0.10 for r in rows)}")
     keys = ["compute_s", "tp_comm_s", "pp_comm_s", "dp_comm_s", "bubble_s"]
-    for n, (d, ta, ts, ba, bs, cluster, workload, plan) in enumerate(rows[:args.show]):
-        shape = " + ".join("[" + " | ".join(f"tp{len(st['gpus'])} L{st['layers']}" for st in r["stages"]) +
-                           f"] m{r['micro_batches']}" for r in plan["replicas"])
-        print(f"{d:6.1%}  analytic {ta:8.3f} s  sim {ts:8.3f} s  {os.path.basename(cluster)} "
-              f"{workload['name']} zero {plan['zero']} overlap {plan['overlap_grad_sync']} "
-              f"{plan['recompute']} micro {plan['micro_batch']}: {shape}")
+    for n, (d, a, s, label, cluster, workload, plan) in enumerate(rows[:args.show]):
+        ba, bs = a["breakdown"], s["breakdown"]
+        print(f"{d:6.1%}  analytic {a['iteration_time_s']:8.3f} s  sim {s['iteration_time_s']:8.3f} s  {label}")
         print("        " + "  ".join(f"{k[:-2]} {ba.get(k, 0):.3f}/{bs.get(k, 0):.3f}" for k in keys))
         if args.keep:
             os.makedirs(args.keep, exist_ok=True)
@@ -145,6 +199,12 @@ def main():
                 yaml.safe_dump(plan, f, sort_keys=False)
             with open(os.path.join(args.keep, f"diff{n}-workload.yaml"), "w") as f:
                 yaml.safe_dump(workload, f, sort_keys=False)
+    if args.max_diff > 0 and rows and rows[0][0] > args.max_diff:
+        print(f"engine_diff: {rows[0][0]:.1%} apart, above --max-diff {args.max_diff:.1%}")
+        return 1
+    if not rows:
+        print("engine_diff: no feasible plan compared")
+        return 1
     return 0
 
 
