@@ -181,17 +181,17 @@ class GradSync {
   /// stage that hides least (as sim::hide_overlapped_gathers; tests/sim/gather_overlap_test.cpp).
   double overlapped_gather_exposed_s(int k, double gather_s) const {
     if (gather_s <= 0) return 0.0;
-    const double slowest_s = in.replica_time_s[in.slowest_replica];
     double exposed_s = 0;
     for (int r = 0; r < dp; ++r) {
       if (copy_of && copy_of[r] >= 0) continue;  // its original's figures
       const int s = stage_holding(k, r);
       if (s < 0) continue;
-      const double slack_s = slowest_s - in.replica_time_s[r];
-      exposed_s = std::max(exposed_s, gather_s - in.times[static_cast<std::size_t>(r) * max_pp + s].forward_s - slack_s);
+      exposed_s = std::max(exposed_s, gather_s - in.times[static_cast<std::size_t>(r) * max_pp + s].forward_s - slack_s(r));
     }
     return exposed_s;
   }
+  /// How much before the slowest replica replica r ends its passes.
+  double slack_s(int r) const { return in.replica_time_s[in.slowest_replica] - in.replica_time_s[r]; }
 
   /// Segment k's reduction ends `reduce_end_s` after the slowest replica's end, on every stage
   /// that holds it (GradSyncEnds), and its weights' all-gather exposes `gather_s`.
@@ -538,8 +538,7 @@ class GradSync {
       }
       if (plan.overlap_grad_sync) {
         reduce_end_s = std::max(0.0, reduce_end_s);
-        const double slack_s = in.replica_time_s[in.slowest_replica] - in.replica_time_s[slot / max_pp];
-        gather_s = std::max(0.0, gather_s - in.times[slot].forward_s - slack_s);  // overlapped_gather_exposed_s
+        gather_s = std::max(0.0, gather_s - in.times[slot].forward_s - slack_s(static_cast<int>(slot) / max_pp));
       }
       latest_reduce_end_s = std::max(latest_reduce_end_s, reduce_end_s);
       slowest_gather_s = std::max(slowest_gather_s, gather_s);

@@ -36,7 +36,7 @@ class SyncRails {
     const int id = c_.nodes[node].first_gpu + local_rail;
     if (index_of_[id] < 0) {
       index_of_[id] = static_cast<int>(rails_.size());
-      rails_.push_back(Rail{rail_rate_Bps(c_, node), {}, 0, {}, {}, {}});
+      rails_.push_back(Rail{rail_rate_Bps(c_, node), {}, {}, {}, {}});
     }
     return index_of_[id];
   }
@@ -51,7 +51,7 @@ class SyncRails {
     for (const auto& [k, index] : wan_index_)
       if (k == key) return index;
     wan_index_.emplace_back(key, static_cast<int>(rails_.size()));
-    rails_.push_back(Rail{link->bandwidth_Bps * kWanLinkEfficiency, {}, 0, {}, {}, {}});
+    rails_.push_back(Rail{link->bandwidth_Bps * kWanLinkEfficiency, {}, {}, {}, {}});
     return wan_index_.back().second;
   }
   double rate_Bps(int r) const { return rails_[r].rate_Bps; }
@@ -67,7 +67,6 @@ class SyncRails {
   }
   void add_gather(int r, double bytes, int group = -1) {
     Rail& rail = rails_[r];
-    rail.gather_s += bytes / rail.rate_Bps;
     for (auto& [g, s] : rail.gathers)
       if (g == group) {
         s += bytes / rail.rate_Bps;
@@ -76,7 +75,7 @@ class SyncRails {
     rail.gathers.emplace_back(group, bytes / rail.rate_Bps);
   }
 
-  /// When rail r has sent its reductions' buckets (serial_buckets_end_s), and its gather time.
+  /// When rail r has sent its reductions' buckets (serial_buckets_end_s).
   double reduce_end_s(int r) {
     Rail& rail = rails_[r];
     if (!rail.end_known) {
@@ -87,16 +86,15 @@ class SyncRails {
     }
     return rail.end_s;
   }
-  double gather_s(int r) const { return rails_[r].gather_s; }
   /// When group `group`'s weight gather is done on rail r: every gather starts after the
   /// optimizer step, so in processor sharing a group ends once each group on the rail has moved
-  /// min(its bytes, the group's) (the reduction's rule, group_reduce_end_s, with one arrival).
+  /// min(its bytes, the group's) (the reduction's rule, group_reduce_end_s, with one arrival);
+  /// a group not on the rail (or none, -1) waits for all of them.
   double group_gather_s(int r, int group) const {
     const Rail& rail = rails_[r];
-    double mine = -1;
+    double mine = std::numeric_limits<double>::infinity();
     for (const auto& [g, s] : rail.gathers)
       if (g == group && group >= 0) mine = s;
-    if (mine < 0) return rail.gather_s;
     double end_s = 0;
     for (const auto& [g, s] : rail.gathers) end_s += g < 0 ? s : std::min(s, mine);
     return end_s;
@@ -128,7 +126,6 @@ class SyncRails {
   struct Rail {
     double rate_Bps;
     std::vector<SyncBucket> reduce;
-    double gather_s;
     std::vector<std::pair<int, double>> gathers;  ///< (group, its gather's seconds on the rail)
     std::vector<int> group_of;  ///< [reduce bucket] its group (add_reduce)
     std::vector<GroupEnd> group_ends;
