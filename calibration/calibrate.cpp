@@ -241,10 +241,11 @@ CalibrationResult calibrate(const models::Cluster& cluster, const CalibrateOptio
       continue;
     }
     host_memory_cluster = host_memory_cluster && backend->is_host_memory();
-    say(options, "benchmarking " + type + " (" + std::to_string(grid.gemm.size()) + " GEMMs, " +
-                     std::to_string(grid.memory.size()) + " memory-bound kernels)");
+    const Grid device_grid = make_grid(options.quick, !backend->is_host_memory());
+    say(options, "benchmarking " + type + " (" + std::to_string(device_grid.gemm.size()) + " GEMMs, " +
+                     std::to_string(device_grid.memory.size()) + " memory-bound kernels)");
     std::vector<Sample> mine;
-    for (const std::vector<Sample>* list : {&grid.memory, &grid.gemm}) {
+    for (const std::vector<Sample>* list : {&device_grid.memory, &device_grid.gemm}) {
       for (Sample s : *list) {
         s.target = type;
         mine.push_back(store.get(s, [&](Sample& x) { run_device_sample(*backend, x, options.timing); }));

@@ -58,22 +58,56 @@ double time_median(const std::function<void()>& call, const std::function<void()
   return median(per_call);
 }
 
-Grid make_grid(bool quick) {
-  Grid g;
+namespace {
+
+// CPU shapes: around those of the CPU workloads, forward layout only (the CPU backend's GEMM
+// runs every layout through the same Eigen product).
+void add_cpu_gemms(bool quick, std::vector<Sample>& out) {
   const std::vector<double> ms = quick ? std::vector<double>{32, 128} : std::vector<double>{32, 64, 128, 256};
   const std::vector<double> ns = quick ? std::vector<double>{64, 256, 1024} : std::vector<double>{64, 128, 256, 512, 1024};
   const std::vector<double> ks = quick ? std::vector<double>{64, 256} : std::vector<double>{64, 256, 1024};
   for (double m : ms)
     for (double n : ns)
-      for (double k : ks) {
-        Sample s;
-        s.kind = SampleKind::kGemm;
-        s.op = "nn";
-        s.m = m, s.n = n, s.k = k;
-        g.gemm.push_back(s);
-      }
-  const std::vector<double> counts = quick ? std::vector<double>{2048, 16384, 131072}
-                                           : std::vector<double>{1024, 4096, 16384, 65536, 262144, 1048576};
+      for (double k : ks) out.push_back(gemm_sample("nn", m, n, k));
+}
+
+// GPU shapes: from a few hundred MFLOP (a block per SM or less) to tens of GFLOP (the saturated
+// rate; a grid sized for a CPU never leaves the rising part of the curve on a GPU, and its fitted
+// asymptote then predicted an H200's steps 3x fast, 2026-12-04), each in the three layouts of a
+// linear layer's passes (exec/runner/block_passes.cpp): forward nn, input gradient nt, weight
+// gradient tn, whose kernels load their tiles differently.
+void add_device_gemms(bool quick, std::vector<Sample>& out) {
+  const std::vector<double> ms = quick ? std::vector<double>{256, 2048} : std::vector<double>{64, 256, 1024, 4096};
+  const std::vector<double> ns = quick ? std::vector<double>{1024, 4096} : std::vector<double>{256, 1024, 4096};
+  const std::vector<double> ks = quick ? std::vector<double>{256, 1024, 4096} : std::vector<double>{256, 1024, 4096};
+  for (const char* layout : {"nn", "nt", "tn"})
+    for (double m : ms)
+      for (double n : ns)
+        for (double k : ks) out.push_back(gemm_sample(layout, m, n, k));
+}
+
+}  // namespace
+
+Sample gemm_sample(const std::string& layout, double m, double n, double k) {
+  if (layout.size() != 2 || (layout[0] != 'n' && layout[0] != 't') || (layout[1] != 'n' && layout[1] != 't'))
+    throw std::invalid_argument("GEMM layout '" + layout + "' (expected nn, nt, tn or tt)");
+  Sample s;
+  s.kind = SampleKind::kGemm;
+  s.op = layout;
+  s.m = m, s.n = n, s.k = k;
+  return s;
+}
+
+Grid make_grid(bool quick, bool device_memory) {
+  Grid g;
+  if (device_memory) add_device_gemms(quick, g.gemm);
+  else add_cpu_gemms(quick, g.gemm);
+  // Element counts from launch-bound to streaming; a GPU streams only from tens of MB on.
+  const std::vector<double> counts =
+      device_memory ? (quick ? std::vector<double>{262144, 4194304, 33554432}
+                             : std::vector<double>{65536, 262144, 1048576, 4194304, 16777216, 67108864})
+                    : (quick ? std::vector<double>{2048, 16384, 131072}
+                             : std::vector<double>{1024, 4096, 16384, 65536, 262144, 1048576});
   for (const MemoryKernel& kernel : kMemoryKernels)
     for (double c : counts) {
       Sample s;
@@ -109,14 +143,18 @@ void run_device_sample(exec::Backend& backend, Sample& s, const TimingOptions& t
   auto sync = [&] { backend.synchronize(); };
   if (s.kind == SampleKind::kGemm) {
     const int m = static_cast<int>(s.m), n = static_cast<int>(s.n), k = static_cast<int>(s.k);
+    // The layout names op(A) op(B) as BLAS does: "tn" reads A as k x m, transposed.
+    (void)gemm_sample(s.op, s.m, s.n, s.k);  // rejects a layout it does not know (a checkpoint is a file)
+    const exec::Trans ta = s.op[0] == 't' ? exec::Trans::kYes : exec::Trans::kNo;
+    const exec::Trans tb = s.op[1] == 't' ? exec::Trans::kYes : exec::Trans::kNo;
     exec::DeviceArray<float> a(backend, static_cast<std::size_t>(m) * k), b(backend, static_cast<std::size_t>(k) * n),
         c(backend, static_cast<std::size_t>(m) * n);
     fill_host(backend, a.get(), a.size(), 0.01f);
     fill_host(backend, b.get(), b.size(), 0.02f);
     fill_host(backend, c.get(), c.size(), 0.0f);
+    const int lda = ta == exec::Trans::kYes ? m : k, ldb = tb == exec::Trans::kYes ? k : n;
     s.time_s = time_median(
-        [&] { backend.gemm(exec::Trans::kNo, exec::Trans::kNo, m, n, k, 1.0f, a.get(), k, b.get(), n, 0.0f, c.get(), n); },
-        sync, t);
+        [&] { backend.gemm(ta, tb, m, n, k, 1.0f, a.get(), lda, b.get(), ldb, 0.0f, c.get(), n); }, sync, t);
     return;
   }
   if (s.kind != SampleKind::kMemory) throw std::invalid_argument("not a device microbenchmark: " + s.key());

@@ -57,9 +57,15 @@ struct Grid {
   std::vector<Sample> memory;    ///< kernels and element counts (size_bytes = counted bytes)
   std::vector<Sample> comm;      ///< sizes and group sizes; target left empty
 };
-/// Shapes around those of the CPU workloads (tokens 32-256, hidden 64-512, ffn 4x, vocab 256-1024).
-/// quick: a few points per fit (tests), otherwise a denser grid.
-Grid make_grid(bool quick);
+/// The microbenchmarks of one device type. On host memory (CPU backends): GEMM shapes around those
+/// of the CPU workloads (tokens 32-256, hidden 64-512, ffn 4x, vocab 256-1024); on device memory
+/// (GPUs): shapes up to tens of GFLOP in the three layouts of a linear layer, and memory kernels
+/// up to hundreds of MB. The comm part is the same for both. quick: a few points per fit (tests,
+/// a first look), otherwise a denser grid.
+Grid make_grid(bool quick, bool device_memory = false);
+/// A GEMM sample of layout "nn", "nt", "tn" or "tt" (op(A) op(B), BLAS's transposes); throws
+/// std::invalid_argument for any other layout.
+Sample gemm_sample(const std::string& layout, double m, double n, double k);
 
 /// Fills s.time_s by running the GEMM or memory kernel of s on `backend`.
 void run_device_sample(exec::Backend& backend, Sample& s, const TimingOptions& t);

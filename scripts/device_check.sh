@@ -15,6 +15,9 @@
 #      and checked (`hetsim check`: run again, predict with the profile, compare).
 # HETSIM_DEVICE_GPU names the catalog type of the device (default h200-sxm-141gb; any catalog
 # name, or cpu-avx2 to rehearse the whole script on a machine without a GPU).
+# Each phase has its own time limit (HETSIM_DEVICE_TIMEOUTS="tests run calibrate check" seconds,
+# default "120 90 240 90": 9 minutes at most, inside one 10-minute call of a lent machine's
+# 15-minute budget), and each phase's wall time is printed in the table.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUNDLE=$ROOT/build-device/bundle
@@ -47,11 +50,15 @@ run() {
   [ -x "$BUNDLE/bin/hetsim" ] || { echo "no bundle: run 'scripts/device_check.sh bundle' first" >&2; exit 2; }
   export LD_LIBRARY_PATH=$BUNDLE/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   local hetsim=$BUNDLE/bin/hetsim
+  local limits
+  read -r -a limits <<<"${HETSIM_DEVICE_TIMEOUTS:-120 90 240 90}"
+  local t_tests=${limits[0]} t_run=${limits[1]} t_cal=${limits[2]} t_check=${limits[3]}
+  local t0=$SECONDS walls=()
   command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
 
   # 1. Kernel tests against the CPU backend.
   local tests="not run"
-  if timeout 300 "$BUNDLE/bin/hetsim_exec_gpu_tests" --gtest_output="json:$out/gpu_tests.json" >"$out/gpu_tests.log" 2>&1
+  if timeout "$t_tests" "$BUNDLE/bin/hetsim_exec_gpu_tests" --gtest_output="json:$out/gpu_tests.json" >"$out/gpu_tests.log" 2>&1
   then tests=ok; else tests="FAILED (see gpu_tests.log)"; fi
   tests="$tests: $(/usr/bin/env python3 - "$out/gpu_tests.json" 2>/dev/null <<'PY'
 import json, sys
@@ -62,6 +69,7 @@ failed = sum(1 for t in cases if t.get("failures"))
 print(f"{len(cases) - skipped - failed} passed, {failed} failed, {skipped} skipped")
 PY
 )" || tests="$tests: no test report (the binary did not start: see gpu_tests.log)"
+  walls+=("tests $((SECONDS - t0)) s"); t0=$SECONDS
 
   # 2. One GPU, one plan: inputs written next to the results (they name the device's type).
   cat >"$out/cluster.yaml" <<EOF
@@ -100,16 +108,23 @@ replicas:
 EOF
   local args=(--cluster "$out/cluster.yaml" --workload "$out/workload.yaml" --plan "$out/plan.yaml")
   local predicted measured calibrated check
-  predicted=$("$hetsim" predict "${args[@]}" --format json 2>"$out/predict.err" | report_field iteration_time_s) || true
-  measured=$(timeout 300 "$hetsim" run "${args[@]}" --steps 4 --format json 2>"$out/run.err" | report_field iteration_time_s) || true
-  if timeout 600 "$hetsim" calibrate --cluster "$out/cluster.yaml" --quick --out "$out/profile.yaml" >"$out/calibrate.log" 2>&1
+  # The reports are kept next to the table: the breakdown per op is what a miss is read from.
+  "$hetsim" predict "${args[@]}" --format json >"$out/predict.json" 2>"$out/predict.err" || true
+  predicted=$(report_field iteration_time_s <"$out/predict.json" 2>/dev/null || true)
+  timeout "$t_run" "$hetsim" run "${args[@]}" --steps 4 --format json --out "$out/run_ops.jsonl" \
+    >"$out/run.json" 2>"$out/run.err" || true
+  measured=$(report_field iteration_time_s <"$out/run.json" 2>/dev/null || true)
+  walls+=("run $((SECONDS - t0)) s"); t0=$SECONDS
+  if timeout "$t_cal" "$hetsim" calibrate --cluster "$out/cluster.yaml" --quick --out "$out/profile.yaml" >"$out/calibrate.log" 2>&1
   then
-    timeout 300 "$hetsim" check "${args[@]}" --profile "$out/profile.yaml" --steps 4 --format json >"$out/check.json" \
+    walls+=("calibrate $((SECONDS - t0)) s"); t0=$SECONDS
+    timeout "$t_check" "$hetsim" check "${args[@]}" --profile "$out/profile.yaml" --steps 4 --format json >"$out/check.json" \
       2>"$out/check.err" && check=pass || check="FAIL (exit $?)"
     calibrated=$(report_field predicted_iteration_time_s <"$out/check.json" 2>/dev/null || true)
   else
-    check="calibrate failed (calibrate.log)"
+    check="calibrate failed or timed out (calibrate.log)"
   fi
+  walls+=("check $((SECONDS - t0)) s")
 
   echo
   printf '%-34s %s\n' "device type" "$gpu" \
@@ -117,7 +132,8 @@ EOF
     "step, predicted from the catalog" "${predicted:-error (predict.err)} s" \
     "step, measured (hetsim run)" "${measured:-error (run.err)} s" \
     "step, predicted with the profile" "${calibrated:-n/a} s" \
-    "hetsim check (tolerance 0.25)" "${check:-n/a}"
+    "hetsim check (tolerance 0.25)" "${check:-n/a}" \
+    "wall time per phase" "${walls[*]}"
 }
 
 case "${1:-}" in

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // The GPU backend class, compiled once per runtime (namespace GPU_NS = cuda_backend | hip_backend)
-// from the same sources. Kernels are portable first versions (tiled GEMM, one block per row
+// from the same sources. Kernels are portable (a register-blocked FP32 GEMM, one block per row
 // for norms and softmax); vendor BLAS (cuBLAS; rocBLAS is not in Debian 12) can replace the GEMM.
+// Device memory goes through a block cache (block_cache.hpp): freed blocks are kept for reuse.
 #pragma once
 #include <mutex>
 #include <string>
 #include <unordered_map>
 
 #include "backend.hpp"
+#include "gpu/block_cache.hpp"
 #include "gpu/gpu_compat.hpp"
 
 namespace hetsim::exec::GPU_NS {
@@ -81,7 +83,8 @@ class GpuBackend final : public Backend {
   std::string device_type_;
   int device_;
   std::mutex mutex_;
-  std::unordered_map<void*, std::size_t> sizes_;
+  BlockCache cache_;                               ///< freed blocks kept for reuse (block_cache.hpp)
+  std::unordered_map<void*, std::size_t> sizes_;  ///< requested bytes of each live block
   long long used_bytes_ = 0;
   long long peak_bytes_ = 0;
   double* sum_scratch_ = nullptr;

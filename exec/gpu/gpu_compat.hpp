@@ -14,6 +14,7 @@ using gpuError_t = hipError_t;
 #define gpuGetErrorString hipGetErrorString
 #define gpuGetLastError hipGetLastError
 #define gpuMalloc hipMalloc
+#define gpuErrorMemoryAllocation hipErrorOutOfMemory
 #define gpuFree hipFree
 #define gpuMemcpy hipMemcpy
 #define gpuMemcpy2D hipMemcpy2D
@@ -33,6 +34,7 @@ using gpuError_t = cudaError_t;
 #define gpuGetErrorString cudaGetErrorString
 #define gpuGetLastError cudaGetLastError
 #define gpuMalloc cudaMalloc
+#define gpuErrorMemoryAllocation cudaErrorMemoryAllocation
 #define gpuFree cudaFree
 #define gpuMemcpy cudaMemcpy
 #define gpuMemcpy2D cudaMemcpy2D

@@ -10,6 +10,8 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <set>
+#include <string>
 
 #include "compute_cost.hpp"
 #include "fit.hpp"
@@ -62,6 +64,39 @@ LegacyFit legacy_fit(const std::vector<Sample>& samples, double peak, double lau
   f.intercept = x[1];
   f.h = std::max(0.0, x[1] * f.e * peak);
   return f;
+}
+
+// A GPU's grid reaches the saturated rate (tens of GFLOP a GEMM: an H200 ran a 2048x4096x4096
+// product at 30 TFLOP/s and a 256x1024x256 one at 3) in the three layouts of a linear layer's
+// passes; a CPU's stays at the CPU workloads' shapes, forward layout only.
+TEST(GemmGridTest, DeviceGridsSpanLaunchBoundToSaturatedInEveryLayout) {
+  for (bool quick : {true, false}) {
+    const Grid gpu = make_grid(quick, true), cpu = make_grid(quick, false);
+    auto flop = [](const Sample& s) { return 2 * s.m * s.n * s.k; };
+    double gpu_min = 1e300, gpu_max = 0, cpu_max = 0;
+    std::set<std::string> layouts;
+    for (const Sample& s : gpu.gemm) {
+      gpu_min = std::min(gpu_min, flop(s)), gpu_max = std::max(gpu_max, flop(s));
+      layouts.insert(s.op);
+    }
+    for (const Sample& s : cpu.gemm) {
+      cpu_max = std::max(cpu_max, flop(s));
+      EXPECT_EQ(s.op, "nn");
+    }
+    EXPECT_EQ(layouts, (std::set<std::string>{"nn", "nt", "tn"}));
+    EXPECT_GE(gpu_max, 50e9) << "quick " << quick;
+    EXPECT_LE(gpu_min, 200e6) << "quick " << quick;
+    EXPECT_LE(cpu_max, 1e9) << "quick " << quick;  // seconds, not hours, on a CPU
+    double gpu_bytes = 0;
+    for (const Sample& s : gpu.memory) gpu_bytes = std::max(gpu_bytes, s.size_bytes);
+    EXPECT_GE(gpu_bytes, 256e6) << "a GPU streams from tens of MB on";
+    EXPECT_EQ(gpu.comm.size(), cpu.comm.size());
+  }
+}
+
+TEST(GemmGridTest, GemmSamplesNameABlasLayout) {
+  EXPECT_EQ(gemm_sample("tn", 1, 2, 3).op, "tn");
+  for (const char* bad : {"", "n", "nnn", "xn", "NT"}) EXPECT_THROW(gemm_sample(bad, 1, 2, 3), std::invalid_argument);
 }
 
 TEST(GemmFitTest, ModelTimeIsTheCostModelsGemmTime) {

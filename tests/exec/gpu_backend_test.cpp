@@ -95,15 +95,23 @@ class GpuBackendTest : public ::testing::TestWithParam<std::string> {
   std::unique_ptr<Backend> gpu_, cpu_;
 };
 
+// One shape inside a single block tile, and one over several tiles with partial edge tiles, a K
+// that is no multiple of the kernel's K step, and leading dimensions wider than the matrices.
 TEST_P(GpuBackendTest, GemmAllTransposes) {
-  const int m = 37, n = 29, k = 45;
-  for (Trans ta : {Trans::kNo, Trans::kYes}) {
-    for (Trans tb : {Trans::kNo, Trans::kYes}) {
-      expect_same({random_vector(m * k, 1), random_vector(k * n, 2), random_vector(m * n, 3)}, {}, {2},
-                  [&](Backend& b, auto& f, auto&) {
-                    b.gemm(ta, tb, m, n, k, 0.7f, f[0], ta == Trans::kYes ? m : k, f[1], tb == Trans::kYes ? k : n,
-                           0.5f, f[2], n);
-                  });
+  struct Shape {
+    int m, n, k, pad;
+  };
+  for (const Shape s : {Shape{37, 29, 45, 0}, Shape{300, 260, 190, 3}}) {
+    for (Trans ta : {Trans::kNo, Trans::kYes}) {
+      for (Trans tb : {Trans::kNo, Trans::kYes}) {
+        const int lda = (ta == Trans::kYes ? s.m : s.k) + s.pad, ldb = (tb == Trans::kYes ? s.k : s.n) + s.pad;
+        const int ldc = s.n + s.pad;
+        const int a_rows = ta == Trans::kYes ? s.k : s.m, b_rows = tb == Trans::kYes ? s.n : s.k;
+        expect_same({random_vector(a_rows * lda, 1), random_vector(b_rows * ldb, 2), random_vector(s.m * ldc, 3)}, {},
+                    {2}, [&](Backend& b, auto& f, auto&) {
+                      b.gemm(ta, tb, s.m, s.n, s.k, 0.7f, f[0], lda, f[1], ldb, 0.5f, f[2], ldc);
+                    });
+      }
     }
   }
 }
