@@ -119,13 +119,17 @@ std::string memory_note(const std::string& type, const DeviceFits& f, double ban
 std::string gemm_note(const std::string& type, const GemmFit& g, double peak, double catalog_peak, double launch_s,
                       double memory_Bps) {
   const double model_s =
-      gemm_model_time(g.best_sample, peak, g.gemm_efficiency, g.gemm_half_work_flop, launch_s, memory_Bps, g.gemm_k0);
+      gemm_model_time(g.best_sample, peak, g.gemm_efficiency, g.gemm_half_work_flop, launch_s, memory_Bps, g.gemm_k0,
+                      g.gemm_full_outputs);
   std::string line = type + " GEMMs: best measured " + fixed(g.best_sample_flops / 1e9, " GFLOP/s", 1) + " (" +
                      shape(g.best_sample) + ", the profile predicts " +
                      fixed(g.best_sample.work_flop() / model_s / 1e9, " GFLOP/s", 1) + " there); fitted asymptote peak x e = " +
                      fixed(peak * g.gemm_efficiency / 1e9, " GFLOP/s", 1) + " (W, k -> infinity), e " +
                      fixed(g.gemm_efficiency, "", 3) + ", half work " + fixed(g.gemm_half_work_flop / 1e3, " kFLOP", 1) +
-                     ", k0 " + fixed(g.gemm_k0, "", 0) + " (the k of half speed that fits best)";
+                     ", k0 " + fixed(g.gemm_k0, "", 0) + " (the k of half speed that fits best)" +
+                     (g.gemm_full_outputs > 0 ? ", full outputs " + fixed(g.gemm_full_outputs, "", 0) +
+                                                    " (smaller GEMMs leave the device part idle)"
+                                              : "");
   if (peak > catalog_peak)
     line += "; above the catalog's fp32 peak " + fixed(catalog_peak / 1e9, " GFLOP/s", 1) +
             ": the profile sets peak fp32 to the asymptote";
@@ -190,13 +194,16 @@ std::pair<DeviceFits, models::DeviceProfile> fit_device(const std::string& type,
   const double memory_roof_Bps = bandwidth * f.gemm_memory_efficiency;
   const double catalog_peak = gpu.peak(models::Dtype::kFp32);
   double peak = catalog_peak;
-  f.gemm = fit_gemm_and_k0(mine, peak, f.memory.kernel_launch_s, memory_roof_Bps);
+  // A CPU rank's GEMM runs on its one core whatever its size: no grid to fill there.
+  const std::vector<double> fills = host_memory ? std::vector<double>{0} : full_outputs_ladder(mine);
+  const std::vector<double> k0s{0, 8, 16, 32, 64, 128};
+  f.gemm = fit_gemm_and_k0(mine, peak, f.memory.kernel_launch_s, memory_roof_Bps, k0s, fills);
   if (f.gemm.unclamped_efficiency > 1.0) {
     // Faster than the datasheet peak: the catalog's clock assumption is low for this machine;
     // the fitted asymptotic rate becomes the profile's peak (efficiency 1).
     peak *= f.gemm.unclamped_efficiency;
     f.measured_peak_flops = peak;
-    f.gemm = fit_gemm_and_k0(mine, peak, f.memory.kernel_launch_s, memory_roof_Bps);
+    f.gemm = fit_gemm_and_k0(mine, peak, f.memory.kernel_launch_s, memory_roof_Bps, k0s, fills);
   }
   note(out, options, gemm_note(type, f.gemm, peak, catalog_peak, f.memory.kernel_launch_s, memory_roof_Bps));
   models::DeviceProfile d;
@@ -208,6 +215,7 @@ std::pair<DeviceFits, models::DeviceProfile> fit_device(const std::string& type,
   else d.gemm_fp32_efficiency = f.gemm.gemm_efficiency;
   d.gemm_half_work_flop = f.gemm.gemm_half_work_flop;
   d.gemm_k0 = f.gemm.gemm_k0;
+  if (f.gemm.gemm_full_outputs > 0) d.gemm_full_outputs = f.gemm.gemm_full_outputs;
   d.memory_efficiency = f.memory_efficiency;
   d.gemm_memory_efficiency = f.gemm_memory_efficiency;  // always: a catalog's own would otherwise stay
   if (f.optimizer_memory_efficiency > 0) d.optimizer_memory_efficiency = f.optimizer_memory_efficiency;
@@ -303,6 +311,7 @@ std::string profile_to_yaml(const models::Profile& p, const std::vector<std::str
     if (d.gemm_fp32_efficiency) o << "      gemm_fp32: " << fixed(*d.gemm_fp32_efficiency, "", 6) << '\n';
     if (d.gemm_memory_efficiency) o << "      gemm_memory: " << fixed(*d.gemm_memory_efficiency, "", 6) << '\n';
     if (d.gemm_k0) o << "      gemm_k0: " << fixed(*d.gemm_k0, "", 1) << '\n';
+    if (d.gemm_full_outputs) o << "      gemm_full_outputs: " << fixed(*d.gemm_full_outputs, "", 0) << '\n';
     if (d.flash_scale) o << "      flash: " << fixed(*d.flash_scale, "", 6) << '\n';
     if (d.gemm_half_work_flop) o << "      gemm_half_work: \"" << fixed(*d.gemm_half_work_flop, "FLOP", 0) << "\"\n";
     if (d.memory_efficiency) o << "      memory: " << fixed(*d.memory_efficiency, "", 6) << '\n';

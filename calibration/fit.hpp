@@ -81,17 +81,27 @@ struct GemmFit {
   double best_sample_flops = 0;     ///< highest W / t any sample ran at
   Sample best_sample;               ///< the sample that ran at it
   double gemm_k0 = 64;              ///< the K0 the fit used (fit_gemm_and_k0: the best of its candidates)
+  double gemm_full_outputs = 0;     ///< the grid-fill size the fit used (0: none; models::gemm_grid_fill)
 };
 GemmFit fit_gemm(const std::vector<Sample>& samples, double peak_flops, double kernel_launch_s,
-                 double memory_Bps = 0, double k0 = 64);
+                 double memory_Bps = 0, double k0 = 64, double full_outputs = 0);
 /// fit_gemm for each K0 of `candidates`, the one with the smallest largest error (without the
 /// memory roof's forced part). K0 is a device's tile-pipeline prologue in k (compute_cost.hpp
 /// kGemmK0: 64 on GPUs); a CPU's blocked kernels run small-k GEMMs at full speed (K0 ~ 0).
+/// With several `full_outputs_candidates` (EfficiencyModel::gemm_full_outputs; 0: none), every
+/// pair of a K0 and a grid-fill size is fitted and the best kept.
 GemmFit fit_gemm_and_k0(const std::vector<Sample>& samples, double peak_flops, double kernel_launch_s,
-                        double memory_Bps, const std::vector<double>& candidates = {0, 8, 16, 32, 64, 128});
+                        double memory_Bps, const std::vector<double>& candidates = {0, 8, 16, 32, 64, 128},
+                        const std::vector<double>& full_outputs_candidates = {0});
+/// Grid-fill sizes to try on a GPU: 0 (none) and the samples' output sizes m x n from the
+/// smallest to twice the largest in steps of sqrt(2). A GPU kernel runs one block per output
+/// tile, so a small output leaves SMs idle (the execution engine's 128 x 128 tiles on an H200:
+/// 3 TFLOP/s at 256 x 1024 outputs, 30 at 2048 x 4096, the same k; 2026-12-04), which the
+/// work-based ramp alone cannot fit.
+std::vector<double> full_outputs_ladder(const std::vector<Sample>& samples);
 /// The time models::gemm_time gives a sample with these figures (memory_Bps 0: no memory roof).
 double gemm_model_time(const Sample& s, double peak_flops, double efficiency, double half_work_flop,
-                       double kernel_launch_s, double memory_Bps, double k0 = 64);
+                       double kernel_launch_s, double memory_Bps, double k0 = 64, double full_outputs = 0);
 
 /// Alpha-beta (Hockney 1994) per link class. All-reduce samples follow the ring of
 /// models/comm_cost.cpp: t - launch = 2(n-1)/n S / B + 2(n-1) alpha; p2p samples t = alpha + S / B.

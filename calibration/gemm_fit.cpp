@@ -113,7 +113,7 @@ Solution search(const Objective& f, double min_work, double max_work, double log
 }  // namespace
 
 double gemm_model_time(const Sample& s, double peak_flops, double efficiency, double half_work_flop,
-                       double kernel_launch_s, double memory_Bps, double k0) {
+                       double kernel_launch_s, double memory_Bps, double k0, double full_outputs) {
   models::DeviceRates d;
   d.peak_flops = peak_flops;
   d.memory_Bps = memory_Bps > 0 ? memory_Bps : std::numeric_limits<double>::infinity();
@@ -122,11 +122,12 @@ double gemm_model_time(const Sample& s, double peak_flops, double efficiency, do
   d.eff.gemm_half_work_flop = half_work_flop;
   d.eff.kernel_launch_s = kernel_launch_s;
   d.eff.gemm_k0 = k0;
+  d.eff.gemm_full_outputs = full_outputs;
   return models::gemm_time(d, s.m, s.n, s.k, 1, kFp32Bytes);
 }
 
 GemmFit fit_gemm(const std::vector<Sample>& samples, double peak_flops, double kernel_launch_s, double memory_Bps,
-                 double k0) {
+                 double k0, double full_outputs) {
   if (!(peak_flops > 0) || !std::isfinite(peak_flops)) throw std::invalid_argument("gemm fit: peak must be positive and finite");
   std::vector<Sample> used;
   std::vector<Point> points;
@@ -139,7 +140,8 @@ GemmFit fit_gemm(const std::vector<Sample>& samples, double peak_flops, double k
     const double bytes = (s.m * s.k + s.k * s.n + s.m * s.n) * kFp32Bytes;  // as models::gemm_time counts them
     const double memory_s = memory_Bps > 0 ? bytes / memory_Bps : 0.0;
     const double floor = std::max(0.0, (memory_s + kernel_launch_s) / s.time_s - 1.0);
-    points.push_back({s.work_flop(), (s.k + k0) / s.k, memory_s, s.time_s, floor});
+    const double fill = full_outputs > 0 ? std::min(1.0, s.m * s.n / full_outputs) : 1.0;  // models::gemm_grid_fill
+    points.push_back({s.work_flop(), (s.k + k0) / s.k / fill, memory_s, s.time_s, floor});
     used.push_back(s);
     min_work = std::min(min_work, s.work_flop());
     max_work = std::max(max_work, s.work_flop());
@@ -160,15 +162,18 @@ GemmFit fit_gemm(const std::vector<Sample>& samples, double peak_flops, double k
   if (f.unclamped_efficiency > 1.0) s = search(objective, min_work, max_work, 0.0);  // best with e <= 1
   f.gemm_efficiency = std::min(1.0, std::exp(s.log_e));
   f.gemm_k0 = k0;
+  f.gemm_full_outputs = full_outputs;
   f.gemm_half_work_flop = s.h;
   f.samples = static_cast<int>(used.size());
   double sum_sq = 0;
   for (const Sample& x : used) {
-    const double t = gemm_model_time(x, peak_flops, f.gemm_efficiency, f.gemm_half_work_flop, kernel_launch_s, memory_Bps, k0);
+    const double t =
+        gemm_model_time(x, peak_flops, f.gemm_efficiency, f.gemm_half_work_flop, kernel_launch_s, memory_Bps, k0, full_outputs);
     const double err = t / x.time_s - 1.0;
     f.max_rel_error = std::max(f.max_rel_error, std::abs(err));
     sum_sq += err * err;
-    const double compute_only = gemm_model_time(x, peak_flops, f.gemm_efficiency, f.gemm_half_work_flop, kernel_launch_s, 0, k0);
+    const double compute_only =
+        gemm_model_time(x, peak_flops, f.gemm_efficiency, f.gemm_half_work_flop, kernel_launch_s, 0, k0, full_outputs);
     if (t > compute_only) ++f.memory_bound_samples;
     const double roof_s = memory_Bps > 0 ? (x.m * x.k + x.k * x.n + x.m * x.n) * kFp32Bytes / memory_Bps + kernel_launch_s : 0.0;
     const double floor = std::max(0.0, roof_s / x.time_s - 1.0);
@@ -183,16 +188,29 @@ GemmFit fit_gemm(const std::vector<Sample>& samples, double peak_flops, double k
 }
 
 GemmFit fit_gemm_and_k0(const std::vector<Sample>& samples, double peak_flops, double kernel_launch_s,
-                        double memory_Bps, const std::vector<double>& candidates) {
+                        double memory_Bps, const std::vector<double>& candidates,
+                        const std::vector<double>& full_outputs_candidates) {
   if (candidates.empty()) throw std::invalid_argument("gemm fit: no K0 candidates");
+  if (full_outputs_candidates.empty()) throw std::invalid_argument("gemm fit: no full-outputs candidates");
   GemmFit best;
   bool any = false;
-  for (const double k0 : candidates) {
-    GemmFit f = fit_gemm(samples, peak_flops, kernel_launch_s, memory_Bps, k0);
-    if (!any || f.max_rel_error_unforced < best.max_rel_error_unforced) best = f;
-    any = true;
-  }
+  for (const double full_outputs : full_outputs_candidates)
+    for (const double k0 : candidates) {
+      GemmFit f = fit_gemm(samples, peak_flops, kernel_launch_s, memory_Bps, k0, full_outputs);
+      if (!any || f.max_rel_error_unforced < best.max_rel_error_unforced) best = f;
+      any = true;
+    }
   return best;
+}
+
+std::vector<double> full_outputs_ladder(const std::vector<Sample>& samples) {
+  double lo = std::numeric_limits<double>::infinity(), hi = 0;
+  for (const Sample& s : samples)
+    if (s.kind == SampleKind::kGemm && s.m * s.n > 0) lo = std::min(lo, s.m * s.n), hi = std::max(hi, s.m * s.n);
+  std::vector<double> out{0};
+  if (!(hi > 0)) return out;
+  for (double x = lo; x <= 2 * hi; x *= std::sqrt(2.0)) out.push_back(x);
+  return out;
 }
 
 }  // namespace hetsim::calibration

@@ -31,6 +31,7 @@ std::string device_figures(const models::DeviceProfile& d) {
   add_figure("gemm memory %.3f", d.gemm_memory_efficiency);
   add_figure("optimizer memory %.3f", d.optimizer_memory_efficiency);
   add_figure("gemm k0 %g", d.gemm_k0);
+  add_figure("gemm full outputs %g", d.gemm_full_outputs);
   if (d.kernel_launch_s) add("kernel launch " + models::format_time(*d.kernel_launch_s));
   if (d.framework_op_host_s) add("host per op " + models::format_time(*d.framework_op_host_s));
   if (d.framework_pass_host_s) add("host per pass " + models::format_time(*d.framework_pass_host_s));
@@ -67,6 +68,7 @@ void json_profile(models::JsonOut& j, const models::Profile& p) {
     if (d.gemm_memory_efficiency) j.key("gemm_memory_efficiency").value(*d.gemm_memory_efficiency);
     if (d.optimizer_memory_efficiency) j.key("optimizer_memory_efficiency").value(*d.optimizer_memory_efficiency);
     if (d.gemm_k0) j.key("gemm_k0").value(*d.gemm_k0);
+    if (d.gemm_full_outputs) j.key("gemm_full_outputs").value(*d.gemm_full_outputs);
     if (d.kernel_launch_s) j.key("kernel_launch_s").value(*d.kernel_launch_s);
     if (d.framework_op_host_s) j.key("framework_op_host_s").value(*d.framework_op_host_s);
     if (d.framework_pass_host_s) j.key("framework_pass_host_s").value(*d.framework_pass_host_s);

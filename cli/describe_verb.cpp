@@ -379,6 +379,7 @@ void json_gpu(models::JsonOut& j, const models::GpuType& g) {
       .key("gemm_memory").value(g.efficiency.gemm_memory())
       .key("optimizer_memory").value(g.efficiency.optimizer_memory())
       .key("gemm_k0").value(g.efficiency.gemm_k0)
+      .key("gemm_full_outputs").value(g.efficiency.gemm_full_outputs)
       .key("kernel_launch_s").value(g.efficiency.kernel_launch_s)
       .key("framework_op_host_s").value(g.efficiency.framework_op_host_s)
       .key("framework_pass_host_s").value(g.efficiency.framework_pass_host_s)

@@ -56,6 +56,7 @@ std::optional<GpuType> read_gpu(const MapReader::Entry& entry, const std::string
     if (auto v = eff->get_number("gemm_fp32", Need::kOptional, kMinEfficiency, 1)) e.gemm_fp32_efficiency = *v;
     if (auto v = eff->get_number("gemm_memory", Need::kOptional, kMinEfficiency, 1)) e.gemm_memory_efficiency = *v;
     if (auto v = eff->get_number("gemm_k0", Need::kOptional, 0, 65536)) e.gemm_k0 = *v;
+    if (auto v = eff->get_number("gemm_full_outputs", Need::kOptional, 0, 1e12)) e.gemm_full_outputs = *v;
     if (auto v = eff->get_quantity("gemm_half_work", Need::kOptional, parse_flop, "an amount of work such as \"1GFLOP\"", false))
       e.gemm_half_work_flop = *v;
     if (auto v = eff->get_number("memory", Need::kOptional, kMinEfficiency, 1)) e.memory_efficiency = *v;

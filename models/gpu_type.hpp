@@ -61,6 +61,13 @@ struct EfficiencyModel {
   /// models/compute_cost.hpp kGemmK0: the GPU figure from CUTLASS's tile pipeline). A CPU's
   /// blocked kernels pay no such prologue: `hetsim calibrate` fits it (0 on this project's CPUs).
   double gemm_k0 = 64;
+  /// Output elements (m x n x batch) from which a GEMM's grid of output tiles fills the device; a
+  /// smaller one leaves SMs idle and runs at outputs / gemm_full_outputs of the rate (one thread
+  /// block per output tile: NVIDIA, "Matrix Multiplication Background User's Guide", 2023, "Wave
+  /// Quantization"; without the ceil of partial waves). 0: not modelled, the catalog's default:
+  /// cuBLAS picks smaller tiles for small outputs (its heuristics), which gemm_half_work covers.
+  /// `hetsim calibrate` fits it on a GPU for the execution engine's fixed-tile kernel.
+  double gemm_full_outputs = 0;
   /// Fraction of memory bandwidth the optimizer step (Adam over the weights, gradients and
   /// moments) streams at; 0: memory_efficiency. On a GPU a fused Adam is a streaming kernel like
   /// the others. On a CPU its loop (a square root and a division per parameter) runs at neither

@@ -55,6 +55,7 @@ void read_device(const MapReader::Entry& entry, const std::string& path, Diagnos
     d.gemm_fp32_efficiency = eff->get_number("gemm_fp32", Need::kOptional, kMinEfficiency, 1);
     d.gemm_memory_efficiency = eff->get_number("gemm_memory", Need::kOptional, kMinEfficiency, 1);
     d.gemm_k0 = eff->get_number("gemm_k0", Need::kOptional, 0, 65536);
+    d.gemm_full_outputs = eff->get_number("gemm_full_outputs", Need::kOptional, 0, 1e12);
     d.flash_scale = eff->get_number("flash", Need::kOptional, kMinEfficiency, 2);
     d.gemm_half_work_flop = eff->get_quantity("gemm_half_work", Need::kOptional, parse_flop,
                                               "an amount of work such as \"1GFLOP\"", false);
@@ -152,6 +153,7 @@ int apply_profile(Cluster& cluster, const Profile& profile) {
       detail::set_if(e.gemm_fp32_efficiency, d.gemm_fp32_efficiency);
       detail::set_if(e.gemm_memory_efficiency, d.gemm_memory_efficiency);
       detail::set_if(e.gemm_k0, d.gemm_k0);
+      detail::set_if(e.gemm_full_outputs, d.gemm_full_outputs);
       detail::set_if(e.flash_scale, d.flash_scale);
       detail::set_if(e.gemm_half_work_flop, d.gemm_half_work_flop);
       detail::set_if(e.memory_efficiency, d.memory_efficiency);

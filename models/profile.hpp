@@ -22,6 +22,7 @@ struct DeviceProfile {
   std::optional<double> gemm_fp32_efficiency;  ///< EfficiencyModel::gemm_fp32_efficiency (key gemm_fp32)
   std::optional<double> gemm_memory_efficiency;  ///< EfficiencyModel::gemm_memory_efficiency (key gemm_memory)
   std::optional<double> gemm_k0;                 ///< EfficiencyModel::gemm_k0 (key gemm_k0)
+  std::optional<double> gemm_full_outputs;       ///< EfficiencyModel::gemm_full_outputs (key gemm_full_outputs)
   /// EfficiencyModel::optimizer_memory_efficiency (key optimizer_memory)
   std::optional<double> optimizer_memory_efficiency;
   /// EfficiencyModel::flash_scale (key flash), up to 2: a fused attention as fast as the GEMMs

@@ -10,13 +10,14 @@
 # into build-device/bundle/{bin,lib} (about 45 MB: small enough to carry to a lent machine).
 # `run` uses that bundle and prints one table:
 #   1. the `gpu`-labelled kernel tests (tests/exec/gpu_backend_test.cpp) on the device;
-#   2. one training step plan on one GPU, run for real (`hetsim run`), predicted from the
-#      catalog (`hetsim predict`), then calibrated on the device (`hetsim calibrate --quick`)
-#      and checked (`hetsim check`: run again, predict with the profile, compare).
+#   2. a calibration of the device (`hetsim calibrate --quick`), then two training-step plans on
+#      one GPU (a small and a large GPT), each predicted from the catalog (`hetsim predict`), run
+#      for real (`hetsim run`) and checked (`hetsim check`: run again, predict with the profile,
+#      compare).
 # HETSIM_DEVICE_GPU names the catalog type of the device (default h200-sxm-141gb; any catalog
 # name, or cpu-avx2 to rehearse the whole script on a machine without a GPU).
 # Each phase has its own time limit (HETSIM_DEVICE_TIMEOUTS="tests run calibrate check" seconds,
-# default "120 90 240 90": 9 minutes at most, inside one 10-minute call of a lent machine's
+# default "120 90 240 90"; run and check once per plan: 12 minutes at most, inside one 10-minute call of a lent machine's
 # 15-minute budget), and each phase's wall time is printed in the table.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -71,7 +72,8 @@ PY
 )" || tests="$tests: no test report (the binary did not start: see gpu_tests.log)"
   walls+=("tests $((SECONDS - t0)) s"); t0=$SECONDS
 
-  # 2. One GPU, one plan: inputs written next to the results (they name the device's type).
+  # 2. One GPU: the cluster, calibrated once; then two plans, each predicted from the catalog, run
+  # for real and checked against the profile's prediction.
   cat >"$out/cluster.yaml" <<EOF
 kind: cluster
 name: one-device
@@ -87,16 +89,35 @@ zones:
     fabric: {kind: switch}
     nodes: [{type: box, count: 1}]
 EOF
+  local profile_ok=1
+  timeout "$t_cal" "$hetsim" calibrate --cluster "$out/cluster.yaml" --quick --out "$out/profile.yaml" \
+    >"$out/calibrate.log" 2>&1 || profile_ok=0
+  walls+=("calibrate $((SECONDS - t0)) s"); t0=$SECONDS
+
   # fp32: the execution engine's GPU kernels are fp32 on the CUDA cores, never TF32 (exec/README.md),
-  # hence allow_tf32: false for the catalog prediction. Sized so that a step is
-  # tens of milliseconds of GEMM work, not kernel launches.
-  cat >"$out/workload.yaml" <<'EOF'
+  # hence allow_tf32: false for the catalog prediction. "small" is tens of milliseconds of GEMMs
+  # whose grids about fill the GPU once; "large" a second of GEMMs many waves deep.
+  local rows=()
+  one_plan small "{layers: 4, hidden: 1024, heads: 16, ffn_hidden: 4096, vocab: 8192, seq_len: 512, activation: gelu, tied_embeddings: true}" 4
+  one_plan large "{layers: 8, hidden: 2048, heads: 16, ffn_hidden: 8192, vocab: 32768, seq_len: 1024, activation: gelu, tied_embeddings: true}" 8
+
+  echo
+  printf '%-34s %s\n' "device type" "$gpu" "gpu kernel tests" "$tests"
+  printf '%s\n' "${rows[@]}"
+  printf '%-34s %s\n' "wall time per phase" "${walls[*]}"
+}
+
+# one_plan NAME MODEL LAYERS: writes NAME.{workload,plan}.yaml, predicts, runs and checks them;
+# appends the table's rows to `rows` and the phases' wall times to `walls` (run()'s locals).
+one_plan() {
+  local name=$1 model=$2 layers=$3
+  cat >"$out/$name.workload.yaml" <<EOF
 kind: workload
-name: gpt-fp32-device-check
-model: {layers: 4, hidden: 1024, heads: 16, ffn_hidden: 4096, vocab: 8192, seq_len: 512, activation: gelu, tied_embeddings: true}
+name: gpt-fp32-device-check-$name
+model: $model
 training: {global_batch: 8, dtype: fp32, optimizer: adam, allow_tf32: false}
 EOF
-  cat >"$out/plan.yaml" <<'EOF'
+  cat >"$out/$name.plan.yaml" <<EOF
 kind: plan
 name: one-device-tp1
 micro_batch: 2
@@ -104,36 +125,27 @@ schedule: 1f1b
 replicas:
   - micro_batches: 4
     stages:
-      - {layers: 4, gpus: "gpu[0]"}
+      - {layers: $layers, gpus: "gpu[0]"}
 EOF
-  local args=(--cluster "$out/cluster.yaml" --workload "$out/workload.yaml" --plan "$out/plan.yaml")
-  local predicted measured calibrated check
+  local args=(--cluster "$out/cluster.yaml" --workload "$out/$name.workload.yaml" --plan "$out/$name.plan.yaml")
+  local predicted measured calibrated check="calibrate failed or timed out (calibrate.log)"
   # The reports are kept next to the table: the breakdown per op is what a miss is read from.
-  "$hetsim" predict "${args[@]}" --format json >"$out/predict.json" 2>"$out/predict.err" || true
-  predicted=$(report_field iteration_time_s <"$out/predict.json" 2>/dev/null || true)
-  timeout "$t_run" "$hetsim" run "${args[@]}" --steps 4 --format json --out "$out/run_ops.jsonl" \
-    >"$out/run.json" 2>"$out/run.err" || true
-  measured=$(report_field iteration_time_s <"$out/run.json" 2>/dev/null || true)
-  walls+=("run $((SECONDS - t0)) s"); t0=$SECONDS
-  if timeout "$t_cal" "$hetsim" calibrate --cluster "$out/cluster.yaml" --quick --out "$out/profile.yaml" >"$out/calibrate.log" 2>&1
-  then
-    walls+=("calibrate $((SECONDS - t0)) s"); t0=$SECONDS
-    timeout "$t_check" "$hetsim" check "${args[@]}" --profile "$out/profile.yaml" --steps 4 --format json >"$out/check.json" \
-      2>"$out/check.err" && check=pass || check="FAIL (exit $?)"
-    calibrated=$(report_field predicted_iteration_time_s <"$out/check.json" 2>/dev/null || true)
-  else
-    check="calibrate failed or timed out (calibrate.log)"
+  "$hetsim" predict "${args[@]}" --format json >"$out/$name.predict.json" 2>"$out/$name.predict.err" || true
+  predicted=$(report_field iteration_time_s <"$out/$name.predict.json" 2>/dev/null || true)
+  timeout "$t_run" "$hetsim" run "${args[@]}" --steps 4 --format json --out "$out/$name.run_ops.jsonl" \
+    >"$out/$name.run.json" 2>"$out/$name.run.err" || true
+  measured=$(report_field iteration_time_s <"$out/$name.run.json" 2>/dev/null || true)
+  walls+=("$name run $((SECONDS - t0)) s"); t0=$SECONDS
+  if [ "$profile_ok" = 1 ]; then
+    timeout "$t_check" "$hetsim" check "${args[@]}" --profile "$out/profile.yaml" --steps 4 --format json \
+      >"$out/$name.check.json" 2>"$out/$name.check.err" && check=pass || check="FAIL (exit $?)"
+    calibrated=$(report_field predicted_iteration_time_s <"$out/$name.check.json" 2>/dev/null || true)
+    walls+=("$name check $((SECONDS - t0)) s"); t0=$SECONDS
   fi
-  walls+=("check $((SECONDS - t0)) s")
-
-  echo
-  printf '%-34s %s\n' "device type" "$gpu" \
-    "gpu kernel tests" "$tests" \
-    "step, predicted from the catalog" "${predicted:-error (predict.err)} s" \
-    "step, measured (hetsim run)" "${measured:-error (run.err)} s" \
-    "step, predicted with the profile" "${calibrated:-n/a} s" \
-    "hetsim check (tolerance 0.25)" "${check:-n/a}" \
-    "wall time per phase" "${walls[*]}"
+  rows+=("$(printf '%-34s %s' "$name: step, catalog prediction" "${predicted:-error ($name.predict.err)} s")"
+         "$(printf '%-34s %s' "$name: step, measured (hetsim run)" "${measured:-error ($name.run.err)} s")"
+         "$(printf '%-34s %s' "$name: step, profile prediction" "${calibrated:-n/a} s")"
+         "$(printf '%-34s %s' "$name: hetsim check (tol. 0.25)" "$check")")
 }
 
 case "${1:-}" in

@@ -206,6 +206,36 @@ TEST(GemmFitTest, RealisticCpuSamplesNoLongerClampHalfWork) {
               f.gemm_half_work_flop, 100 * f.max_rel_error, 100 * r.max_rel_error, 100 * r.max_rel_error_unforced, best / 1e9);
 }
 
+/// `hetsim calibrate --quick` on an H200 (scripts/device_check.sh, 2026-12-04): the execution
+/// engine's register-blocked FP32 GEMM (128 x 128 output tiles) in the nn/nt/tn layouts, 36 shapes
+/// from 256 x 1024 x 256 to 2048 x 4096 x 4096, and the 12 memory-bound samples of that run.
+std::vector<Sample> measured_h200_samples() {
+  return read_checkpoint(HETSIM_SOURCE_DIR "/tests/calibration/fixtures/h200_exec_samples.jsonl");
+}
+
+// The work-based ramp alone fits these with a 80% worst error and an asymptote of 18 TFLOP/s
+// where big GEMMs ran at 30 (the device check's 8-layer GPT step then predicted 1.47 s against
+// 0.88 s measured). With the grid-fill size searched as well, the rate follows the output size.
+TEST(GemmFitTest, GpuSamplesFitWithTheGridFill) {
+  const auto samples = measured_h200_samples();
+  std::vector<Sample> gemms;
+  for (const Sample& s : samples)
+    if (s.kind == SampleKind::kGemm) gemms.push_back(s);
+  ASSERT_EQ(gemms.size(), 36u);
+  const double peak = 66.9e12, launch = 2.8e-6, memory_Bps = 3.46e12;
+  const GemmFit ramp = fit_gemm_and_k0(gemms, peak, launch, memory_Bps);
+  const GemmFit fill = fit_gemm_and_k0(gemms, peak, launch, memory_Bps, {0, 8, 16, 32, 64, 128}, full_outputs_ladder(gemms));
+  EXPECT_GT(ramp.max_rel_error, 0.6);
+  EXPECT_GT(fill.gemm_full_outputs, 0.0);
+  EXPECT_LT(fill.max_rel_error, 0.15);  // 0.112 (rms 0.082): e 0.49, full outputs 3.0M, h 0, k0 0
+  // Every sample within 15%, the largest (the rate a big model's step runs at) as well.
+  for (const Sample& s : gemms) {
+    const double t = gemm_model_time(s, peak, fill.gemm_efficiency, fill.gemm_half_work_flop, launch, memory_Bps,
+                                     fill.gemm_k0, fill.gemm_full_outputs);
+    EXPECT_NEAR(t / s.time_s, 1.0, 0.15) << s.key();
+  }
+}
+
 TEST(GemmFitTest, NoGridPointBeatsTheSearch) {
   // Brute force over (peak e, h) on the measured set: the search finds the minimax to 0.1%.
   const auto samples = measured_cpu_gemms();

@@ -27,7 +27,7 @@ name: local-cpu
 source: "test"
 devices:
   cpu-avx2:
-    efficiency: {gemm: 0.5, gemm_fp32: 0.4, flash: 1.25, gemm_half_work: "200kFLOP", memory: 0.6, gemm_memory: 0.9, optimizer_memory: 0.45, gemm_k0: 8, kernel_launch: "300ns", framework_op_host: "0s", framework_pass_host: "0s"}
+    efficiency: {gemm: 0.5, gemm_fp32: 0.4, flash: 1.25, gemm_half_work: "200kFLOP", memory: 0.6, gemm_memory: 0.9, optimizer_memory: 0.45, gemm_k0: 8, gemm_full_outputs: 2000000, kernel_launch: "300ns", framework_op_host: "0s", framework_pass_host: "0s"}
 links:
   pcie: {bandwidth: "2GB/s", latency: "5us"}
   ethernet: {bandwidth: "1GB/s", latency: "21us"}
@@ -45,6 +45,7 @@ TEST(ProfileLoaderTest, ParsesEveryField) {
   EXPECT_DOUBLE_EQ(*d.gemm_memory_efficiency, 0.9);
   EXPECT_DOUBLE_EQ(*d.optimizer_memory_efficiency, 0.45);
   EXPECT_DOUBLE_EQ(*d.gemm_k0, 8.0);
+  EXPECT_DOUBLE_EQ(*d.gemm_full_outputs, 2e6);
   EXPECT_NEAR(*d.kernel_launch_s, 3e-7, 1e-15);
   EXPECT_DOUBLE_EQ(*d.framework_op_host_s, 0.0);
   EXPECT_DOUBLE_EQ(p.links.at("pcie").bandwidth_Bps, 2e9);
@@ -56,7 +57,7 @@ TEST(ProfileLoaderTest, ReportsEveryErrorWithItsPosition) {
 name: x
 devices:
   cpu-avx2:
-    efficiency: {gemm: 1.5, kernel_lanch: "1us"}
+    efficiency: {gemm: 1.5, kernel_lanch: "1us", gemm_full_outputs: -1}
 links:
   warp-drive: {bandwidth: "1GB/s", latency: "1us"}
   pcie: {bandwidth: "fast", latency: "1us"}
@@ -65,6 +66,7 @@ links:
   EXPECT_NE(e.find("source"), std::string::npos) << e;
   EXPECT_NE(e.find("p.yaml:5:"), std::string::npos) << e;            // gemm out of range, unknown key
   EXPECT_NE(e.find("kernel_lanch"), std::string::npos) << e;
+  EXPECT_NE(e.find("gemm_full_outputs"), std::string::npos) << e;  // negative
   EXPECT_NE(e.find("p.yaml:7:3: error"), std::string::npos) << e;    // unknown link class
   EXPECT_NE(e.find("warp-drive"), std::string::npos) << e;
   EXPECT_NE(e.find("p.yaml:8:"), std::string::npos) << e;            // bad bandwidth
@@ -88,6 +90,7 @@ TEST(ApplyProfileTest, OverridesEfficiencyAndLinksOfTheCluster) {
   EXPECT_DOUBLE_EQ(avx.gpu.efficiency.flash_scale, 1.25);
   EXPECT_DOUBLE_EQ(avx.gpu.efficiency.gemm_memory(), 0.9);  // the GEMMs' roof; elementwise ops keep 0.6
   EXPECT_DOUBLE_EQ(avx.gpu.efficiency.gemm_k0, 8.0);
+  EXPECT_DOUBLE_EQ(avx.gpu.efficiency.gemm_full_outputs, 2e6);
   EXPECT_DOUBLE_EQ(avx.gpu.efficiency.memory_efficiency, 0.6);
   EXPECT_DOUBLE_EQ(avx.gpu.efficiency.optimizer_memory(), 0.45);
   EXPECT_DOUBLE_EQ(avx.gpu.efficiency.framework_op_host_s, 0.0);

@@ -71,6 +71,23 @@ TEST(ComputeCost, GemmK0IsTheDevicesHalfSpeedReduction) {
   EXPECT_NEAR(gemm_time(d, n, n, k, 1, 2), w / (100e12 * ramp) + 5e-6, 1e-12);
 }
 
+TEST(ComputeCost, GridFillSlowsGemmsTooSmallToFillTheDevice) {
+  DeviceRates d = rates();
+  d.memory_Bps = 1e15;
+  d.eff.gemm_k0 = 0;
+  const double k = 4096;
+  auto compute_s = [&](double m, double n, double batch, double fill) {
+    const double w = 2 * m * n * k * batch;
+    return w / (100e12 * 0.8 * w / (w + 1e9) * fill) + 5e-6;
+  };
+  EXPECT_NEAR(gemm_time(d, 1000, 1000, k, 1, 4), compute_s(1000, 1000, 1, 1.0), 1e-12);  // 0: not modelled
+  d.eff.gemm_full_outputs = 4e6;  // e.g. 244 output tiles of 128 x 128
+  EXPECT_NEAR(gemm_grid_fill(d, 1e6), 0.25, 1e-15);
+  EXPECT_NEAR(gemm_time(d, 1000, 1000, k, 1, 4), compute_s(1000, 1000, 1, 0.25), 1e-12);
+  EXPECT_NEAR(gemm_time(d, 1000, 1000, k, 8, 4), compute_s(1000, 1000, 8, 1.0), 1e-12);  // a batch fills it
+  EXPECT_NEAR(gemm_time(d, 4000, 2000, k, 1, 4), compute_s(4000, 2000, 1, 1.0), 1e-12);  // never above 1
+}
+
 TEST(ComputeCost, MemoryOpIsBytesOverBandwidthPlusLaunches) {
   EXPECT_NEAR(memory_time(rates(), 1e9, 3), 1e9 / 0.5e12 + 3 * 5e-6, 1e-12);
 }
@@ -351,6 +368,37 @@ TEST(ComputeCost, EngineKernelsAreTheExecutionEnginesOwn) {
   }
   EXPECT_EQ(engine.at("tp_attn").second, 1);  // the blocks' TP collectives stay
   EXPECT_GT(engine.at("lm_head").first, 4 * megatron.at("lm_head").first);  // 8x the columns
+}
+
+TEST(ComputeCost, EngineLinearsAreSeparateGemmsOfTheSameWork) {
+  // exec/runner/block_passes.cpp multiplies Q, K and V (and SwiGLU's W1 and Wup) by separate
+  // weights: the same FLOPs as Megatron-LM's fused weight in more, narrower GEMMs, which on a
+  // device whose grid they do not fill (gemm_full_outputs) take longer.
+  LayerShape s = shape(1);
+  s.heads = 16;
+  s.kv_heads = 4;  // grouped-query: K and V a quarter of Q's width
+  s.swiglu = true;
+  s.act_bytes = s.gemm_bytes = 4;
+  DeviceRates d = rates();
+  d.memory_Bps = 1e15;
+  d.eff.gemm_full_outputs = 1e12;  // nothing fills it: time is proportional to 1 / outputs
+  const auto fused = ops_of(s, d);
+  s.engine_kernels = true;
+  const auto engine = ops_of(s, d);
+  const double T = s.tokens(), h = s.hidden, kv = h / 4;
+  EXPECT_EQ(engine.at("qkv").second, 3);
+  EXPECT_EQ(engine.at("qkv_bwd").second, 6);
+  EXPECT_EQ(engine.at("mlp_in").second, 2);
+  EXPECT_NEAR(engine.at("qkv").first,
+              gemm_time(d, T, h, h, 1, 4) + 2 * gemm_time(d, T, kv, h, 1, 4), 1e-12);
+  EXPECT_NEAR(engine.at("mlp_in").first, 2 * gemm_time(d, T, s.ffn, h, 1, 4), 1e-12);
+  EXPECT_NEAR(fused.at("mlp_in").first, gemm_time(d, T, 2 * s.ffn, h, 1, 4), 1e-12);
+  EXPECT_GT(engine.at("qkv").first, fused.at("qkv").first);
+  d.eff.gemm_full_outputs = 0;  // without the fill term the parts cost what the fused GEMM costs, up to the ramp
+  s.engine_kernels = false;
+  const double fused_s = ops_of(s, d).at("qkv").first;
+  s.engine_kernels = true;
+  EXPECT_NEAR(ops_of(s, d).at("qkv").first / fused_s, 1.0, 0.05);
 }
 
 TEST(ComputeCost, HeadFlopsAreLogitsGemm) {
