@@ -7,9 +7,10 @@
 #
 # `bundle` builds the CUDA backend without HIP into build-device/ and copies `hetsim`, the GPU
 # test binary and every shared library they load that is not part of glibc or the CUDA driver
-# into build-device/bundle/{bin,lib} (about 45 MB: small enough to carry to a lent machine).
+# into build-device/bundle/{bin,lib} (about 55 MB: small enough to carry to a lent machine).
 # `run` uses that bundle and prints one table:
 #   1. the `gpu`-labelled kernel tests (tests/exec/gpu_backend_test.cpp) on the device;
+#   1b. with HETSIM_DEVICE_SANITIZE=1, those tests under compute-sanitizer's memcheck;
 #   2. a calibration of the device (`hetsim calibrate --quick`), then two training-step plans on
 #      one GPU (a small and a large GPT), each predicted from the catalog (`hetsim predict`), run
 #      for real (`hetsim run`) and checked (`hetsim check`: run again, predict with the profile,
@@ -17,8 +18,9 @@
 # HETSIM_DEVICE_GPU names the catalog type of the device (default h200-sxm-141gb; any catalog
 # name, or cpu-avx2 to rehearse the whole script on a machine without a GPU).
 # Each phase has its own time limit (HETSIM_DEVICE_TIMEOUTS="tests run calibrate check" seconds,
-# default "120 90 240 90"; run and check once per plan: 12 minutes at most, inside one 10-minute call of a lent machine's
-# 15-minute budget), and each phase's wall time is printed in the table.
+# default "120 90 240 90", run and check once per plan), so a hung phase cannot eat a lent
+# machine's budget, and each phase's wall time is printed in the table. On an H200 the whole
+# run takes about 90 s (tests 1 s, calibrate 7 s, the large plan's run and check 35 s each).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUNDLE=$ROOT/build-device/bundle
@@ -71,6 +73,19 @@ print(f"{len(cases) - skipped - failed} passed, {failed} failed, {skipped} skipp
 PY
 )" || tests="$tests: no test report (the binary did not start: see gpu_tests.log)"
   walls+=("tests $((SECONDS - t0)) s"); t0=$SECONDS
+  # 1b. With HETSIM_DEVICE_SANITIZE=1: the CUDA kernel tests under compute-sanitizer's memcheck
+  # (out-of-bounds and misaligned accesses; racecheck takes minutes, run it by hand).
+  local sanitize="not run (HETSIM_DEVICE_SANITIZE=1 runs it)"
+  if [ "${HETSIM_DEVICE_SANITIZE:-0}" = 1 ]; then
+    local cs
+    cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1 || true)
+    if [ -z "$cs" ]; then sanitize="no compute-sanitizer on this machine"
+    elif timeout "$t_tests" "$cs" --tool memcheck --leak-check no --error-exitcode 9 "$BUNDLE/bin/hetsim_exec_gpu_tests" \
+      --gtest_filter='Runtimes/*/0' >"$out/memcheck.log" 2>&1
+    then sanitize="memcheck: $(grep -o 'ERROR SUMMARY: [0-9]* error[s]*' "$out/memcheck.log" | tail -1)"
+    else sanitize="memcheck FAILED or timed out (exit $?, memcheck.log)"; fi
+    walls+=("memcheck $((SECONDS - t0)) s"); t0=$SECONDS
+  fi
 
   # 2. One GPU: the cluster, calibrated once; then two plans, each predicted from the catalog, run
   # for real and checked against the profile's prediction.
@@ -102,7 +117,7 @@ EOF
   one_plan large "{layers: 8, hidden: 2048, heads: 16, ffn_hidden: 8192, vocab: 32768, seq_len: 1024, activation: gelu, tied_embeddings: true}" 8
 
   echo
-  printf '%-34s %s\n' "device type" "$gpu" "gpu kernel tests" "$tests"
+  printf '%-34s %s\n' "device type" "$gpu" "gpu kernel tests" "$tests" "compute-sanitizer" "$sanitize"
   printf '%s\n' "${rows[@]}"
   printf '%-34s %s\n' "wall time per phase" "${walls[*]}"
 }
