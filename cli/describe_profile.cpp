@@ -31,7 +31,7 @@ std::string device_figures(const models::DeviceProfile& d) {
   add_figure("gemm memory %.3f", d.gemm_memory_efficiency);
   add_figure("optimizer memory %.3f", d.optimizer_memory_efficiency);
   add_figure("gemm k0 %g", d.gemm_k0);
-  add_figure("gemm full outputs %g", d.gemm_full_outputs);
+  add_figure("gemm full outputs %.3g", d.gemm_full_outputs);
   if (d.kernel_launch_s) add("kernel launch " + models::format_time(*d.kernel_launch_s));
   if (d.framework_op_host_s) add("host per op " + models::format_time(*d.framework_op_host_s));
   if (d.framework_pass_host_s) add("host per pass " + models::format_time(*d.framework_pass_host_s));
