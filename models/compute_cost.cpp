@@ -36,7 +36,8 @@ double gemm_grid_fill(const DeviceRates& d, double outputs) {
 double gemm_time(const DeviceRates& d, double m, double n, double k, double batch, double elem_bytes) {
   const double flop = 2.0 * m * n * k * batch;
   if (flop <= 0) return 0;
-  const double rate = d.peak_flops * gemm_efficiency(d, flop) * k / (k + d.eff.gemm_k0) * gemm_grid_fill(d, m * n * batch);
+  double rate = d.peak_flops * gemm_efficiency(d, flop) * k / (k + d.eff.gemm_k0);
+  if (d.eff.gemm_full_outputs > 0) rate *= gemm_grid_fill(d, m * n * batch);  // calibrated GPU profiles only
   const double compute_s = flop / rate;
   const double bytes = (m * k + k * n + m * n) * batch * elem_bytes;
   const double memory_s = bytes / (d.memory_Bps * d.eff.gemm_memory());
@@ -107,44 +108,35 @@ double qkv_width(const LayerShape& s) {
   return (s.hidden + 2.0 * s.kv_heads * head_dim) / s.tp;
 }
 
-/// Output widths of the GEMMs that make a linear of total width `width`: one fused weight in
-/// Megatron-LM (QKV; SwiGLU's gate and up), separate weights in the execution engine
-/// (exec/runner/block_passes.cpp: Q, K and V; W1 and Wup). Their sum is the same; their times
-/// differ where a smaller grid does not fill the device (gemm_grid_fill). A fixed array: this is
-/// on the planner's per-evaluation path, which allocates nothing.
+/// Output widths of the separate GEMMs the execution engine runs where Megatron-LM multiplies by
+/// one fused weight (exec/runner/block_passes.cpp: Q, K and V; SwiGLU's W1 and Wup). The same
+/// FLOPs; the times differ where a narrower grid does not fill the device (gemm_grid_fill). A
+/// fixed array: this is on the planner's per-evaluation path, which allocates nothing.
 struct LinearParts {
   double widths[3] = {0, 0, 0};
   int count = 0;
 };
-LinearParts qkv_parts(const LayerShape& s) {
-  if (!s.engine_kernels) return {{qkv_width(s)}, 1};
+LinearParts engine_qkv_parts(const LayerShape& s) {
   const double head_dim = s.hidden / s.heads, kv = s.kv_heads * head_dim / s.tp;
   return {{s.hidden / s.tp, kv, kv}, 3};
 }
-LinearParts mlp_in_parts(const LayerShape& s) {
-  if (!s.swiglu) return {{s.ffn / s.tp}, 1};
-  if (!s.engine_kernels) return {{2.0 * s.ffn / s.tp}, 1};
-  return {{s.ffn / s.tp, s.ffn / s.tp}, 2};
+LinearParts engine_mlp_in_parts(const LayerShape& s) {
+  if (s.swiglu) return {{s.ffn / s.tp, s.ffn / s.tp}, 2};
+  return {{s.ffn / s.tp}, 1};
 }
 
-/// One op of the GEMMs (m x k)(k x n_i) of `parts`, which share their input, forward or
-/// backward (each backward: dgrad and wgrad, as gemm_backward; Megatron's bias gradient as well).
-void gemm_parts(OpSink& sink, const char* name, const DeviceRates& d, const LayerShape& s, double m,
-                const LinearParts& parts, double k, bool backward) {
-  double t = 0, flop = 0, width = 0;
+/// One op of the engine's GEMMs (m x k)(k x n_i) of `parts`, which share their input, forward or
+/// backward (each backward: dgrad and wgrad, as gemm_backward; the engine's linears have no bias).
+void engine_gemm_parts(OpSink& sink, const char* name, const DeviceRates& d, const LayerShape& s, double m,
+                       const LinearParts& parts, double k, bool backward) {
+  double t = 0, flop = 0;
   for (int i = 0; i < parts.count; ++i) {
     const double n = parts.widths[i];
     t += backward ? gemm_time(d, m, k, n, 1, s.gemm_bytes) + gemm_time(d, k, n, m, 1, s.gemm_bytes)
                   : gemm_time(d, m, n, k, 1, s.gemm_bytes);
     flop += (backward ? 4.0 : 2.0) * m * n * k;
-    width += n;
   }
-  int kernels = parts.count * (backward ? 2 : 1);
-  if (backward && !s.engine_kernels) {  // the bias gradient (the engine's linears have none)
-    t += memory_time(d, m * width * s.act_bytes);
-    ++kernels;
-  }
-  sink.compute(name, t, kernels, flop);
+  sink.compute(name, t, parts.count * (backward ? 2 : 1), flop);
 }
 
 /// The shape and rates of the 16-bit ops under FP8 training (attention core, LM head); the
@@ -292,7 +284,8 @@ void emit_layer_forward(const LayerShape& s, const DeviceRates& d, OpSink& sink)
   const double T = s.tokens(), Tl = sp_tokens(s), h = s.hidden, e = s.act_bytes;
   memory_op(sink, "ln_attn", d, 2.0 * Tl * h * e);                       // apex fused LayerNorm
   tp_gather(sink, "tp_ag_attn", s);
-  gemm_parts(sink, "qkv", d, s, T, qkv_parts(s), h, false);
+  if (s.engine_kernels) engine_gemm_parts(sink, "qkv", d, s, T, engine_qkv_parts(s), h, false);
+  else gemm(sink, "qkv", d, s, T, qkv_width(s), h);
   attention_core_forward(unquantized(s), d.unquantized(), sink);
   fp8_casts_forward(sink, d, s);
   gemm(sink, "attn_proj", d, s, T, h, h / s.tp);
@@ -300,7 +293,8 @@ void emit_layer_forward(const LayerShape& s, const DeviceRates& d, OpSink& sink)
   residual_forward(sink, "bias_dropout_add_attn", d, s);
   memory_op(sink, "ln_mlp", d, 2.0 * Tl * h * e);
   tp_gather(sink, "tp_ag_mlp", s);
-  gemm_parts(sink, "mlp_in", d, s, T, mlp_in_parts(s), h, false);
+  if (s.engine_kernels) engine_gemm_parts(sink, "mlp_in", d, s, T, engine_mlp_in_parts(s), h, false);
+  else gemm(sink, "mlp_in", d, s, T, (s.swiglu ? 2.0 : 1.0) * s.ffn / s.tp, h);
   // fused bias-GeLU reads and writes the f/t activations; SwiGLU reads 2f/t and writes f/t.
   memory_op(sink, s.swiglu ? "swiglu" : "bias_gelu", d, T * s.ffn / s.tp * e * (s.swiglu ? 3.0 : 2.0));
   gemm(sink, "mlp_out", d, s, T, h, s.ffn / s.tp);
@@ -320,7 +314,8 @@ void emit_layer_backward(const LayerShape& s, const DeviceRates& d, Recompute re
   tp_gather(sink, "tp_ag_mlp_bwd", s);   // backward of the reduce-scatter
   gemm_backward(sink, "mlp_out_bwd", d, s, T, h, s.ffn / s.tp, 1, true);
   memory_op(sink, s.swiglu ? "swiglu_bwd" : "bias_gelu_bwd", d, T * s.ffn / s.tp * e * (s.swiglu ? 5.0 : 3.0));
-  gemm_parts(sink, "mlp_in_bwd", d, s, T, mlp_in_parts(s), h, true);
+  if (s.engine_kernels) engine_gemm_parts(sink, "mlp_in_bwd", d, s, T, engine_mlp_in_parts(s), h, true);
+  else gemm_backward(sink, "mlp_in_bwd", d, s, T, (s.swiglu ? 2.0 : 1.0) * s.ffn / s.tp, h, 1, true);
   tp_reduce(sink, "tp_mlp_bwd", s);      // backward of f: all-reduce (reduce-scatter with SP)
   memory_op(sink, "ln_mlp_bwd", d, 3.0 * Tl * h * e, 2);
   residual_backward(sink, "bias_dropout_add_attn_bwd", d, s);
@@ -332,7 +327,8 @@ void emit_layer_backward(const LayerShape& s, const DeviceRates& d, Recompute re
     sink.set_recompute(false);
   }
   attention_core_backward(unquantized(s), d.unquantized(), sink);
-  gemm_parts(sink, "qkv_bwd", d, s, T, qkv_parts(s), h, true);
+  if (s.engine_kernels) engine_gemm_parts(sink, "qkv_bwd", d, s, T, engine_qkv_parts(s), h, true);
+  else gemm_backward(sink, "qkv_bwd", d, s, T, qkv_width(s), h, 1, true);
   tp_reduce(sink, "tp_attn_bwd", s);
   memory_op(sink, "ln_attn_bwd", d, 3.0 * Tl * h * e, 2);
 }
