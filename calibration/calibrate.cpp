@@ -196,14 +196,13 @@ std::pair<DeviceFits, models::DeviceProfile> fit_device(const std::string& type,
   double peak = catalog_peak;
   // A CPU rank's GEMM runs on its one core whatever its size: no grid to fill there.
   const std::vector<double> fills = host_memory ? std::vector<double>{0} : full_outputs_ladder(mine);
-  const std::vector<double> k0s{0, 8, 16, 32, 64, 128};
-  f.gemm = fit_gemm_and_k0(mine, peak, f.memory.kernel_launch_s, memory_roof_Bps, k0s, fills);
+  f.gemm = fit_gemm_and_k0(mine, peak, f.memory.kernel_launch_s, memory_roof_Bps, kGemmK0Candidates, fills);
   if (f.gemm.unclamped_efficiency > 1.0) {
     // Faster than the datasheet peak: the catalog's clock assumption is low for this machine;
     // the fitted asymptotic rate becomes the profile's peak (efficiency 1).
     peak *= f.gemm.unclamped_efficiency;
     f.measured_peak_flops = peak;
-    f.gemm = fit_gemm_and_k0(mine, peak, f.memory.kernel_launch_s, memory_roof_Bps, k0s, fills);
+    f.gemm = fit_gemm_and_k0(mine, peak, f.memory.kernel_launch_s, memory_roof_Bps, kGemmK0Candidates, fills);
   }
   note(out, options, gemm_note(type, f.gemm, peak, catalog_peak, f.memory.kernel_launch_s, memory_roof_Bps));
   models::DeviceProfile d;

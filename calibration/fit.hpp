@@ -90,8 +90,9 @@ GemmFit fit_gemm(const std::vector<Sample>& samples, double peak_flops, double k
 /// kGemmK0: 64 on GPUs); a CPU's blocked kernels run small-k GEMMs at full speed (K0 ~ 0).
 /// With several `full_outputs_candidates` (EfficiencyModel::gemm_full_outputs; 0: none), every
 /// pair of a K0 and a grid-fill size is fitted and the best kept.
+inline const std::vector<double> kGemmK0Candidates{0, 8, 16, 32, 64, 128};
 GemmFit fit_gemm_and_k0(const std::vector<Sample>& samples, double peak_flops, double kernel_launch_s,
-                        double memory_Bps, const std::vector<double>& candidates = {0, 8, 16, 32, 64, 128},
+                        double memory_Bps, const std::vector<double>& candidates = kGemmK0Candidates,
                         const std::vector<double>& full_outputs_candidates = {0});
 /// Grid-fill sizes to try on a GPU: 0 (none) and the samples' output sizes m x n from the
 /// smallest to twice the largest in steps of sqrt(2). A GPU kernel runs one block per output

@@ -140,7 +140,7 @@ GemmFit fit_gemm(const std::vector<Sample>& samples, double peak_flops, double k
     const double bytes = (s.m * s.k + s.k * s.n + s.m * s.n) * kFp32Bytes;  // as models::gemm_time counts them
     const double memory_s = memory_Bps > 0 ? bytes / memory_Bps : 0.0;
     const double floor = std::max(0.0, (memory_s + kernel_launch_s) / s.time_s - 1.0);
-    const double fill = full_outputs > 0 ? std::min(1.0, s.m * s.n / full_outputs) : 1.0;  // models::gemm_grid_fill
+    const double fill = models::gemm_grid_fill(s.m * s.n, full_outputs);
     points.push_back({s.work_flop(), (s.k + k0) / s.k / fill, memory_s, s.time_s, floor});
     used.push_back(s);
     min_work = std::min(min_work, s.work_flop());

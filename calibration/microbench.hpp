@@ -64,8 +64,9 @@ struct Grid {
 /// a first look), otherwise a denser grid.
 Grid make_grid(bool quick, bool device_memory = false);
 /// A GEMM sample of layout "nn", "nt", "tn" or "tt" (op(A) op(B), BLAS's transposes); throws
-/// std::invalid_argument for any other layout.
+/// std::invalid_argument for any other layout (check_gemm_layout).
 Sample gemm_sample(const std::string& layout, double m, double n, double k);
+void check_gemm_layout(const std::string& layout);
 
 /// Fills s.time_s by running the GEMM or memory kernel of s on `backend`.
 void run_device_sample(exec::Backend& backend, Sample& s, const TimingOptions& t);

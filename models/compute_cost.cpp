@@ -29,15 +29,15 @@ double gemm_efficiency(const DeviceRates& d, double work_flop) {
   return d.eff.gemm_efficiency * work_flop / (work_flop + d.eff.gemm_half_work_flop);
 }
 
-double gemm_grid_fill(const DeviceRates& d, double outputs) {
-  return d.eff.gemm_full_outputs > 0 ? std::min(1.0, outputs / d.eff.gemm_full_outputs) : 1.0;
+double gemm_grid_fill(double outputs, double full_outputs) {
+  return full_outputs > 0 ? std::min(1.0, outputs / full_outputs) : 1.0;
 }
 
 double gemm_time(const DeviceRates& d, double m, double n, double k, double batch, double elem_bytes) {
   const double flop = 2.0 * m * n * k * batch;
   if (flop <= 0) return 0;
-  double rate = d.peak_flops * gemm_efficiency(d, flop) * k / (k + d.eff.gemm_k0);
-  if (d.eff.gemm_full_outputs > 0) rate *= gemm_grid_fill(d, m * n * batch);  // calibrated GPU profiles only
+  const double rate = d.peak_flops * gemm_efficiency(d, flop) * k / (k + d.eff.gemm_k0) *
+                      gemm_grid_fill(m * n * batch, d.eff.gemm_full_outputs);
   const double compute_s = flop / rate;
   const double bytes = (m * k + k * n + m * n) * batch * elem_bytes;
   const double memory_s = bytes / (d.memory_Bps * d.eff.gemm_memory());
@@ -58,9 +58,12 @@ void gemm(OpSink& sink, const char* name, const DeviceRates& d, const LayerShape
 
 /// Backward of a GEMM y = x W: dgrad dx = dy W^T (m x n)(n x k) and wgrad dW = x^T dy (k x m)(m x n),
 /// twice the forward FLOPs (Narayanan et al. SC'21 §5.1); `bias` adds the bias-gradient reduction.
+double gemm_backward_time(const DeviceRates& d, const LayerShape& s, double m, double n, double k, double batch = 1) {
+  return gemm_time(d, m, k, n, batch, s.gemm_bytes) + gemm_time(d, k, n, m, batch, s.gemm_bytes);
+}
 void gemm_backward(OpSink& sink, const char* name, const DeviceRates& d, const LayerShape& s, double m,
                    double n, double k, double batch = 1, bool bias = false) {
-  double t = gemm_time(d, m, k, n, batch, s.gemm_bytes) + gemm_time(d, k, n, m, batch, s.gemm_bytes);
+  double t = gemm_backward_time(d, s, m, n, k, batch);
   int kernels = 2;
   if (bias && !s.engine_kernels) {  // the engine's linears have no bias (exec/runner/block_passes.cpp)
     t += memory_time(d, m * n * batch * s.act_bytes);
@@ -132,8 +135,7 @@ void engine_gemm_parts(OpSink& sink, const char* name, const DeviceRates& d, con
   double t = 0, flop = 0;
   for (int i = 0; i < parts.count; ++i) {
     const double n = parts.widths[i];
-    t += backward ? gemm_time(d, m, k, n, 1, s.gemm_bytes) + gemm_time(d, k, n, m, 1, s.gemm_bytes)
-                  : gemm_time(d, m, n, k, 1, s.gemm_bytes);
+    t += backward ? gemm_backward_time(d, s, m, n, k) : gemm_time(d, m, n, k, 1, s.gemm_bytes);
     flop += (backward ? 4.0 : 2.0) * m * n * k;
   }
   sink.compute(name, t, parts.count * (backward ? 2 : 1), flop);

@@ -66,8 +66,8 @@ struct DeviceRates {
 /// Multiplication Background User's Guide", 2023, Fig. 2-4; Calculon, Isaev et al. SC'23 §3).
 double gemm_efficiency(const DeviceRates& d, double work_flop);
 /// Fraction of the device a GEMM of `outputs` output elements keeps busy:
-/// min(1, outputs / gemm_full_outputs), 1 when gemm_full_outputs is 0 (EfficiencyModel).
-double gemm_grid_fill(const DeviceRates& d, double outputs);
+/// min(1, outputs / full_outputs), 1 when full_outputs is 0 (EfficiencyModel::gemm_full_outputs).
+double gemm_grid_fill(double outputs, double full_outputs);
 /// Time of `batch` GEMMs (m x k) * (k x n): roofline max(flops / (peak eff(W)), bytes / (bw eff_mem))
 /// plus one kernel's GPU-side launch gap (Williams et al., "Roofline", CACM 2009).
 double gemm_time(const DeviceRates& d, double m, double n, double k, double batch, double elem_bytes);

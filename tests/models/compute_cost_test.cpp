@@ -82,7 +82,7 @@ TEST(ComputeCost, GridFillSlowsGemmsTooSmallToFillTheDevice) {
   };
   EXPECT_NEAR(gemm_time(d, 1000, 1000, k, 1, 4), compute_s(1000, 1000, 1, 1.0), 1e-12);  // 0: not modelled
   d.eff.gemm_full_outputs = 4e6;  // e.g. 244 output tiles of 128 x 128
-  EXPECT_NEAR(gemm_grid_fill(d, 1e6), 0.25, 1e-15);
+  EXPECT_NEAR(gemm_grid_fill(1e6, d.eff.gemm_full_outputs), 0.25, 1e-15);
   EXPECT_NEAR(gemm_time(d, 1000, 1000, k, 1, 4), compute_s(1000, 1000, 1, 0.25), 1e-12);
   EXPECT_NEAR(gemm_time(d, 1000, 1000, k, 8, 4), compute_s(1000, 1000, 8, 1.0), 1e-12);  // a batch fills it
   EXPECT_NEAR(gemm_time(d, 4000, 2000, k, 1, 4), compute_s(4000, 2000, 1, 1.0), 1e-12);  // never above 1
