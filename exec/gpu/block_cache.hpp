@@ -55,17 +55,20 @@ class BlockCache {
       }
       if (!p) return nullptr;
     }
-    live_[p] = size;
+    live_[p] = {size, size_bytes};
     return p;
   }
 
-  /// Keeps a block from take() for reuse. Throws std::invalid_argument for any other pointer.
-  void give_back(void* p) {
+  /// Keeps a block from take() for reuse and returns the bytes take() was asked for (what the
+  /// caller counts as in use). Throws std::invalid_argument for any other pointer.
+  std::size_t give_back(void* p) {
     auto it = live_.find(p);
     if (it == live_.end()) throw std::invalid_argument("BlockCache: a block it did not hand out was given back");
-    kept_[it->second].push_back(p);
-    kept_bytes_ += it->second;
+    const Live block = it->second;
+    kept_[block.rounded_bytes].push_back(p);
+    kept_bytes_ += block.rounded_bytes;
     live_.erase(it);
+    return block.requested_bytes;
   }
 
   /// Frees every kept block (not the ones handed out).
@@ -80,9 +83,12 @@ class BlockCache {
   std::size_t live_blocks() const { return live_.size(); }
 
  private:
+  struct Live {
+    std::size_t rounded_bytes, requested_bytes;
+  };
   Allocate allocate_;
   Free free_;
-  std::unordered_map<void*, std::size_t> live_;                 ///< handed out: rounded size
+  std::unordered_map<void*, Live> live_;                        ///< handed out
   std::unordered_map<std::size_t, std::vector<void*>> kept_;    ///< rounded size -> free blocks
   std::size_t kept_bytes_ = 0;
 };

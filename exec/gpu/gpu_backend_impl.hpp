@@ -6,7 +6,6 @@
 #pragma once
 #include <mutex>
 #include <string>
-#include <unordered_map>
 
 #include "backend.hpp"
 #include "gpu/block_cache.hpp"
@@ -83,8 +82,7 @@ class GpuBackend final : public Backend {
   std::string device_type_;
   int device_;
   std::mutex mutex_;
-  BlockCache cache_;                               ///< freed blocks kept for reuse (block_cache.hpp)
-  std::unordered_map<void*, std::size_t> sizes_;  ///< requested bytes of each live block
+  BlockCache cache_;  ///< device memory: live blocks and freed ones kept for reuse (block_cache.hpp)
   long long used_bytes_ = 0;
   long long peak_bytes_ = 0;
   double* sum_scratch_ = nullptr;

@@ -185,7 +185,6 @@ void* GpuBackend::allocate_bytes(std::size_t size_bytes) {
   if (!p)
     throw GpuError("gpuMalloc(" + std::to_string(size_bytes) + " bytes)", "out of memory",
                    "the device has no room left, with no cached blocks to free", __FILE__, __LINE__);
-  sizes_[p] = size_bytes;
   used_bytes_ += static_cast<long long>(size_bytes);
   if (used_bytes_ > peak_bytes_) peak_bytes_ = used_bytes_;
   return p;
@@ -194,12 +193,7 @@ void* GpuBackend::allocate_bytes(std::size_t size_bytes) {
 void GpuBackend::release(void* p) {
   if (!p) return;
   std::lock_guard lock(mutex_);
-  auto it = sizes_.find(p);
-  if (it != sizes_.end()) {
-    used_bytes_ -= static_cast<long long>(it->second);
-    sizes_.erase(it);
-  }
-  cache_.give_back(p);
+  used_bytes_ -= static_cast<long long>(cache_.give_back(p));
 }
 
 void GpuBackend::upload_bytes(void* dst, const void* src, std::size_t n) {
