@@ -31,18 +31,24 @@ constexpr int kGemmThreads = kThreadsM * kThreadsN;  // 256
 constexpr int kSharedPad = 4;  // tile rows 132 words apart: the transposing stores hit 32 banks
 static_assert(kBlockM * kBlockK % kGemmThreads == 0 && kBlockN * kBlockK % kGemmThreads == 0);
 
-// Element e of a block's A tile (kBlockM rows x kBlockK) as tile row r and column p, ordered so
-// that neighbouring threads load neighbouring addresses: A is m x k row-major, or k x m when
-// transposed (TA).
-template <bool TA>
-__device__ void a_tile_element(int e, int& r, int& p) {
-  if (TA) p = e / kBlockM, r = e % kBlockM;
-  else r = e / kBlockK, p = e % kBlockK;
-}
-template <bool TB>
-__device__ void b_tile_element(int e, int& p, int& c) {
-  if (TB) c = e / kBlockK, p = e % kBlockK;
-  else p = e / kBlockN, c = e % kBlockN;
+// Loads one K step of a block's A or B tile into shared memory as tile[p][o]: p along K, o along
+// the tile's other dimension (A's rows or B's columns), zero outside the matrix. A tile element
+// (o, p) lives at src[o * ld + p] when K is the contiguous dimension (A as stored, or B transposed:
+// TB) and at src[p * ld + o] otherwise (A transposed: TA, or B as stored). Element e of the tile is
+// ordered along the contiguous dimension, so that neighbouring threads load neighbouring addresses.
+template <bool KContiguous, int kBlockOuter>
+__device__ void load_tile_step(const float* src, int ld, int outer_size, int outer0, int k, int p0,
+                               float (*tile)[kBlockOuter + kSharedPad], int tid) {
+#pragma unroll
+  for (int load = 0; load < kBlockOuter * kBlockK / kGemmThreads; ++load) {
+    const int e = tid + load * kGemmThreads;
+    const int o = KContiguous ? e / kBlockK : e % kBlockOuter;
+    const int p = KContiguous ? e % kBlockK : e / kBlockOuter;
+    const int go = outer0 + o, gp = p0 + p;
+    tile[p][o] = (go < outer_size && gp < k)
+                     ? src[KContiguous ? static_cast<long long>(go) * ld + gp : static_cast<long long>(gp) * ld + go]
+                     : 0.0f;
+  }
 }
 
 template <bool TA, bool TB>
@@ -59,24 +65,8 @@ __global__ void __launch_bounds__(kGemmThreads)
   const int row0 = blockIdx.y * kBlockM, col0 = blockIdx.x * kBlockN;
   float acc[kThreadTile][kThreadTile] = {};
   for (int p0 = 0; p0 < k; p0 += kBlockK) {
-#pragma unroll
-    for (int load = 0; load < kBlockM * kBlockK / kGemmThreads; ++load) {
-      const int e = tid + load * kGemmThreads;
-      int r, p;
-      a_tile_element<TA>(e, r, p);
-      const int gr = row0 + r, gp = p0 + p;
-      as[p][r] = (gr < m && gp < k) ? a[TA ? static_cast<long long>(gp) * lda + gr : static_cast<long long>(gr) * lda + gp]
-                                    : 0.0f;
-    }
-#pragma unroll
-    for (int load = 0; load < kBlockN * kBlockK / kGemmThreads; ++load) {
-      const int e = tid + load * kGemmThreads;
-      int p, cc;
-      b_tile_element<TB>(e, p, cc);
-      const int gc = col0 + cc, gp = p0 + p;
-      bs[p][cc] = (gp < k && gc < n) ? b[TB ? static_cast<long long>(gc) * ldb + gp : static_cast<long long>(gp) * ldb + gc]
-                                     : 0.0f;
-    }
+    load_tile_step<!TA, kBlockM>(a, lda, m, row0, k, p0, as, tid);
+    load_tile_step<TB, kBlockN>(b, ldb, n, col0, k, p0, bs, tid);
     __syncthreads();
 #pragma unroll
     for (int p = 0; p < kBlockK; ++p) {
