@@ -170,7 +170,7 @@ std::pair<DeviceFits, models::DeviceProfile> fit_device(const std::string& type,
                                                         const std::vector<Sample>& mine, bool host_memory,
                                                         CalibrationResult& out, const CalibrateOptions& options) {
   DeviceFits f;
-  const MemoryBoundFit memory_bound = with_context(type, options, [&] { return fit_memory_bound(mine); });
+  const MemoryBoundFit memory_bound = with_context(type, options, [&] { return fit_memory_bound(mine, host_memory); });
   f.memory = memory_bound.memory;
   f.kernels = memory_bound.kernels;
   const double bandwidth = gpu.memory_bandwidth_Bps;
@@ -250,7 +250,8 @@ CalibrationResult calibrate(const models::Cluster& cluster, const CalibrateOptio
     host_memory_cluster = host_memory_cluster && backend->is_host_memory();
     const Grid device_grid = make_grid(options.quick, !backend->is_host_memory());
     say(options, "benchmarking " + type + " (" + std::to_string(device_grid.gemm.size()) + " GEMMs, " +
-                     std::to_string(device_grid.memory.size()) + " memory-bound kernels)");
+                     std::to_string(device_grid.memory.size()) + " memory-bound kernels)" +
+                     (backend->describe_kernels().empty() ? "" : "; " + backend->describe_kernels()));
     std::vector<Sample> mine;
     for (const std::vector<Sample>* list : {&device_grid.memory, &device_grid.gemm}) {
       for (Sample s : *list) {

@@ -65,13 +65,18 @@ namespace {
 /// FMA rate or less; NVIDIA CUDA C++ Programming Guide, "Arithmetic Instructions" throughput
 /// table). One per element can put such a kernel under an in-core ceiling the model does not
 /// know, so its time says nothing certain about bytes/s: it is reported, not fitted. One per row
-/// (LayerNorm's sqrt) is negligible per byte.
+/// (LayerNorm's sqrt) is negligible per byte. That holds on CPUs. On a GPU the special-function
+/// units return a transcendental per element faster than memory delivers the element (H100 SXM:
+/// 16 results per clock per SM x 132 SMs x 1.98 GHz = 4.2e12/s, against 3.35 TB/s / 8 bytes =
+/// 0.4e12 elements/s for an FP32 in-out kernel), so GeLU is a memory-bound kernel there and is
+/// fitted (on an H200, 2026-12-04: GeLU 2.8-3.5 TB/s, axpy 3.5-5.8 TB/s).
 constexpr double kComputeBoundTranscendentalsPerElement = 0.5;
 
-KernelRole role_of(const MemoryKernel& k) {
+KernelRole role_of(const MemoryKernel& k, bool host_memory) {
   if (k.stream) return KernelRole::kStreamReference;
   if (k.optimizer) return KernelRole::kOptimizer;
-  if (k.transcendentals_per_element >= kComputeBoundTranscendentalsPerElement) return KernelRole::kComputeBound;
+  if (host_memory && k.transcendentals_per_element >= kComputeBoundTranscendentalsPerElement)
+    return KernelRole::kComputeBound;
   return KernelRole::kFitted;
 }
 
@@ -97,7 +102,7 @@ MemoryFit fit_memory_or_largest(const std::vector<Sample>& samples) {
   return f;
 }
 
-MemoryBoundFit fit_memory_bound(const std::vector<Sample>& samples) {
+MemoryBoundFit fit_memory_bound(const std::vector<Sample>& samples, bool host_memory) {
   MemoryBoundFit out;
   std::vector<Sample> fitted;
   for (const MemoryKernel& k : kMemoryKernels) {
@@ -107,7 +112,7 @@ MemoryBoundFit fit_memory_bound(const std::vector<Sample>& samples) {
     if (mine.empty()) continue;
     KernelRate r;
     r.op = k.op;
-    r.role = role_of(k);
+    r.role = role_of(k, host_memory);
     r.samples = static_cast<int>(mine.size());
     r.achieved_Bps = fit_memory_or_largest(mine).achieved_Bps;
     out.kernels.push_back(r);

@@ -35,7 +35,7 @@ MemoryFit fit_memory_or_largest(const std::vector<Sample>& samples);
 enum class KernelRole {
   kFitted,          ///< memory-bound elementwise kernel: sets the memory efficiency
   kStreamReference, ///< a pure stream (axpy): the memory roof, reported, not fitted
-  kComputeBound,    ///< a transcendental per element: its time is the function's, not the bytes'
+  kComputeBound,    ///< a transcendental per element on a CPU: its time is the function's, not the bytes'
   kOptimizer,       ///< the optimizer step (Adam): its own rate, the profile's optimizer_memory
 };
 const char* to_string(KernelRole r);
@@ -54,7 +54,9 @@ struct MemoryBoundFit {
   MemoryFit memory;
   std::vector<KernelRate> kernels;  ///< in the order of microbench.hpp kMemoryKernels
 };
-MemoryBoundFit fit_memory_bound(const std::vector<Sample>& samples);
+/// host_memory: the device computes in host memory (a CPU), where a transcendental per element
+/// makes a kernel compute-bound (KernelRole::kComputeBound); on a GPU it does not (fit.cpp).
+MemoryBoundFit fit_memory_bound(const std::vector<Sample>& samples, bool host_memory = true);
 
 /// models/compute_cost.cpp gemm_time() on an fp32 GEMM (m x k)(k x n) of work W:
 ///   t = max((W + h)/(peak e) (k + K0)/k, bytes/memory_Bps) + L   (K0: models::kGemmK0 by default),

@@ -23,7 +23,7 @@ if(NOT HETSIM_WITH_HIP STREQUAL "OFF")
     include(${CMAKE_CURRENT_LIST_DIR}/DebianHIP.cmake)
     enable_language(HIP)
     find_package(hip CONFIG REQUIRED)
-    find_library(HETSIM_ROCBLAS_LIBRARY rocblas)   # not in Debian 12: used when present
+    # rocBLAS (not in Debian 12) is loaded at run time when present: exec/gpu/vendor_blas.hpp.
     find_library(HETSIM_RCCL_LIBRARY rccl)
     set(HETSIM_HAVE_HIP ON)
   elseif(HETSIM_WITH_HIP STREQUAL "ON")

@@ -67,6 +67,9 @@ class Backend {
   virtual double get_memory_peak_bytes() const = 0;
   /// Bytes allocated now.
   virtual double get_memory_used_bytes() const = 0;
+  /// What runs this backend's kernels where the user should know it (a GPU backend: which GEMM
+  /// library and why); empty when there is nothing to say.
+  virtual std::string describe_kernels() const { return {}; }
 
   // ---- dense algebra --------------------------------------------------------------------
   /// C[m,n] = alpha * op(A) * op(B) + beta * C, op(A) is [m,k], op(B) is [k,n] (BLAS sgemm, row-major).

@@ -52,6 +52,13 @@ run() {
   mkdir -p "$out"
   [ -x "$BUNDLE/bin/hetsim" ] || { echo "no bundle: run 'scripts/device_check.sh bundle' first" >&2; exit 2; }
   export LD_LIBRARY_PATH=$BUNDLE/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  # The GEMMs run on the vendor's BLAS, which hetsim loads at run time (exec/gpu/vendor_blas.hpp).
+  # cuBLAS is too big to carry (libcublasLt alone is 540 MB): the device machine's CUDA has it.
+  local blas
+  blas=$(ls /usr/local/cuda*/lib64/libcublas.so.13 /usr/local/cuda*/targets/*/lib/libcublas.so.13 2>/dev/null | head -1 ||
+    true)
+  [ -n "$blas" ] || blas=$(find /usr/local /opt /usr/lib -name libcublas.so.13 2>/dev/null | head -1 || true)
+  [ -n "$blas" ] && export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$(dirname "$blas")
   local hetsim=$BUNDLE/bin/hetsim
   local limits
   read -r -a limits <<<"${HETSIM_DEVICE_TIMEOUTS:-120 90 240 90}"
@@ -81,7 +88,7 @@ PY
     cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1 || true)
     if [ -z "$cs" ]; then sanitize="no compute-sanitizer on this machine"
     elif timeout "$t_tests" "$cs" --tool memcheck --leak-check no --error-exitcode 9 "$BUNDLE/bin/hetsim_exec_gpu_tests" \
-      --gtest_filter='Runtimes/*/0' >"$out/memcheck.log" 2>&1
+      --gtest_filter='Runtimes/*/cuda_*' >"$out/memcheck.log" 2>&1
     then sanitize="memcheck: $(grep -o 'ERROR SUMMARY: [0-9]* error[s]*' "$out/memcheck.log" | tail -1)"
     else sanitize="memcheck FAILED or timed out (exit $?, memcheck.log)"; fi
     walls+=("memcheck $((SECONDS - t0)) s"); t0=$SECONDS
@@ -117,7 +124,11 @@ EOF
   one_plan large "{layers: 8, hidden: 2048, heads: 16, ffn_hidden: 8192, vocab: 32768, seq_len: 1024, activation: gelu, tied_embeddings: true}" 8
 
   echo
-  printf '%-34s %s\n' "device type" "$gpu" "gpu kernel tests" "$tests" "compute-sanitizer" "$sanitize"
+  local gemm
+  gemm=$(/usr/bin/env python3 -c "import json,sys; print('; '.join(json.load(sys.stdin).get('notes', [])))" \
+    <"$out/small.run.json" 2>/dev/null || true)
+  printf '%-34s %s\n' "device type" "$gpu" "gpu kernel tests" "$tests" "compute-sanitizer" "$sanitize" \
+    "hetsim run's GEMMs" "${gemm:-unknown (small.run.json)}" "cuBLAS found at" "${blas:-nowhere}"
   printf '%s\n' "${rows[@]}"
   printf '%-34s %s\n' "wall time per phase" "${walls[*]}"
 }
@@ -143,7 +154,7 @@ replicas:
       - {layers: $layers, gpus: "gpu[0]"}
 EOF
   local args=(--cluster "$out/cluster.yaml" --workload "$out/$name.workload.yaml" --plan "$out/$name.plan.yaml")
-  local predicted measured calibrated check="calibrate failed or timed out (calibrate.log)"
+  local predicted measured own calibrated check="calibrate failed or timed out (calibrate.log)"
   # The reports are kept next to the table: the breakdown per op is what a miss is read from.
   "$hetsim" predict "${args[@]}" --format json >"$out/$name.predict.json" 2>"$out/$name.predict.err" || true
   predicted=$(report_field iteration_time_s <"$out/$name.predict.json" 2>/dev/null || true)
@@ -151,6 +162,11 @@ EOF
     >"$out/$name.run.json" 2>"$out/$name.run.err" || true
   measured=$(report_field iteration_time_s <"$out/$name.run.json" 2>/dev/null || true)
   walls+=("$name run $((SECONDS - t0)) s"); t0=$SECONDS
+  # The same step on hetsim's own GEMM kernel, for the vendor library's share of it.
+  HETSIM_GPU_GEMM=own timeout "$t_run" "$hetsim" run "${args[@]}" --steps 4 --format json \
+    >"$out/$name.run_own.json" 2>"$out/$name.run_own.err" || true
+  own=$(report_field iteration_time_s <"$out/$name.run_own.json" 2>/dev/null || true)
+  walls+=("$name run, own GEMM $((SECONDS - t0)) s"); t0=$SECONDS
   if [ "$profile_ok" = 1 ]; then
     timeout "$t_check" "$hetsim" check "${args[@]}" --profile "$out/profile.yaml" --steps 4 --format json \
       >"$out/$name.check.json" 2>"$out/$name.check.err" && check=pass || check="FAIL (exit $?)"
@@ -159,6 +175,7 @@ EOF
   fi
   rows+=("$(printf '%-34s %s' "$name: step, catalog prediction" "${predicted:-error ($name.predict.err)} s")"
          "$(printf '%-34s %s' "$name: step, measured (hetsim run)" "${measured:-error ($name.run.err)} s")"
+         "$(printf '%-34s %s' "$name: step, measured, own GEMM" "${own:-error ($name.run_own.err)} s")"
          "$(printf '%-34s %s' "$name: step, profile prediction" "${calibrated:-n/a} s")"
          "$(printf '%-34s %s' "$name: hetsim check (tol. 0.25)" "$check")")
 }

@@ -1,29 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 // The GPU backend class, compiled once per runtime (namespace GPU_NS = cuda_backend | hip_backend)
 // from the same sources. Kernels are portable (a register-blocked FP32 GEMM, one block per row
-// for norms and softmax); vendor BLAS (cuBLAS; rocBLAS is not in Debian 12) can replace the GEMM.
+// for norms and softmax); the vendor's BLAS (cuBLAS, or rocBLAS where installed) runs the GEMMs
+// when it loads (vendor_blas.hpp; HETSIM_GPU_GEMM chooses).
 // Device memory goes through a block cache (block_cache.hpp): freed blocks are kept for reuse.
 #pragma once
+#include <memory>
 #include <mutex>
 #include <string>
 
 #include "backend.hpp"
+#include "gpu/batch_offsets.hpp"
 #include "gpu/block_cache.hpp"
 #include "gpu/gpu_compat.hpp"
+#include "gpu/vendor_blas.hpp"
 
 namespace hetsim::exec::GPU_NS {
-
-/// Offset of batch z of a strided batched GEMM operand:
-///   (z / inner) * per_outer + (((z % inner) * mul + add) / div) * per_inner
-/// which covers plain GEMMs (batch 1) and (batch, head) blocks with grouped-query heads.
-struct BatchOffsets {
-  long long per_outer = 0;
-  long long per_inner = 0;
-  int inner = 1;
-  int mul = 1;
-  int add = 0;
-  int div = 1;
-};
 
 class GpuBackend final : public Backend {
  public:
@@ -40,6 +32,7 @@ class GpuBackend final : public Backend {
   void synchronize() override;
   double get_memory_peak_bytes() const override { return static_cast<double>(peak_bytes_); }
   double get_memory_used_bytes() const override { return static_cast<double>(used_bytes_); }
+  std::string describe_kernels() const override { return gemm_note_; }
 
   void gemm(Trans trans_a, Trans trans_b, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
             int ldb, float beta, float* c, int ldc) override;
@@ -79,6 +72,12 @@ class GpuBackend final : public Backend {
                     float* c, int ldc, const BatchOffsets& c_batch, int batch);
 
  private:
+  /// batched_gemm through the vendor's BLAS: one call, strided when every operand's batches are
+  /// evenly spaced, else with per-batch address arrays.
+  void vendor_batched_gemm(Trans trans_a, Trans trans_b, int m, int n, int k, float alpha, const float* a, int lda,
+                           const BatchOffsets& a_batch, const float* b, int ldb, const BatchOffsets& b_batch,
+                           float beta, float* c, int ldc, const BatchOffsets& c_batch, int batch);
+
   std::string device_type_;
   int device_;
   std::mutex mutex_;
@@ -86,6 +85,8 @@ class GpuBackend final : public Backend {
   long long used_bytes_ = 0;
   long long peak_bytes_ = 0;
   double* sum_scratch_ = nullptr;
+  std::unique_ptr<VendorBlas> blas_;  ///< the vendor's GEMM; null: hetsim's own kernel
+  std::string gemm_note_;             ///< which GEMM runs, and why (describe_kernels)
 };
 
 }  // namespace hetsim::exec::GPU_NS

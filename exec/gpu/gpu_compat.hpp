@@ -23,6 +23,7 @@ using gpuError_t = hipError_t;
 #define gpuMemcpyDeviceToHost hipMemcpyDeviceToHost
 #define gpuMemcpyDeviceToDevice hipMemcpyDeviceToDevice
 #define gpuDeviceSynchronize hipDeviceSynchronize
+#define gpuVendorBlasSymbols ::hetsim::exec::rocblas_symbols
 #else
 #include <cuda_runtime.h>
 #define HETSIM_GPU_RUNTIME "CUDA"
@@ -43,6 +44,7 @@ using gpuError_t = cudaError_t;
 #define gpuMemcpyDeviceToHost cudaMemcpyDeviceToHost
 #define gpuMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
 #define gpuDeviceSynchronize cudaDeviceSynchronize
+#define gpuVendorBlasSymbols ::hetsim::exec::cublas_symbols
 #endif
 
 #include "gpu/gpu_error.hpp"

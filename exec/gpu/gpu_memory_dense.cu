@@ -12,11 +12,6 @@ constexpr int kThreads = 256;
 
 unsigned blocks_for(std::size_t n) { return static_cast<unsigned>((n + kThreads - 1) / kThreads); }
 
-__device__ long long batch_offset(const BatchOffsets& o, int z) {
-  return static_cast<long long>(z / o.inner) * o.per_outer +
-         static_cast<long long>(((z % o.inner) * o.mul + o.add) / o.div) * o.per_inner;
-}
-
 // Register-blocked SGEMM (Volkov & Demmel, "Benchmarking GPUs to tune dense linear algebra",
 // SC'08): a block of 256 threads computes a 128x128 tile of C, each thread an 8x8 grid of it,
 // K in steps of 8 through shared memory. Per step a thread reads 8 + 8 shared words for 64 FMAs
@@ -134,6 +129,18 @@ __global__ void sum_kernel(std::size_t n, const float* x, double* out) {
   if (threadIdx.x == 0) atomicAdd(out, part[0]);
 }
 
+// The operands' addresses of every batch of a GEMM, for the vendor's pointer-array batched call:
+// ptrs[z] = A_z, ptrs[batch + z] = B_z, ptrs[2 batch + z] = C_z. Written on the device, in stream
+// order, so that no host copy (and no host wait) sits between the GEMMs of an attention pass.
+__global__ void batch_pointers_kernel(int batch, const float* a, BatchOffsets ab, const float* b, BatchOffsets bb,
+                                      float* c, BatchOffsets cb, float** ptrs) {
+  const int z = blockIdx.x * blockDim.x + threadIdx.x;
+  if (z >= batch) return;
+  ptrs[z] = const_cast<float*>(a) + batch_offset(ab, z);  // read only: the call takes const float* const*
+  ptrs[batch + z] = const_cast<float*>(b) + batch_offset(bb, z);
+  ptrs[2 * batch + z] = c + batch_offset(cb, z);
+}
+
 unsigned grid_for(std::size_t n) {
   const unsigned b = blocks_for(n);
   return b < 4096u ? (b == 0 ? 1u : b) : 4096u;  // grid-stride loops cover the rest
@@ -163,6 +170,16 @@ GpuBackend::GpuBackend(std::string device_type, int device)
       cache_(device_malloc, [](void* p) { (void)gpuFree(p); }) {
   HETSIM_GPU_CHECK(gpuSetDevice(device_));
   HETSIM_GPU_CHECK(gpuMalloc(reinterpret_cast<void**>(&sum_scratch_), sizeof(double)));
+  const char* own = "GEMMs by hetsim's own FP32 kernel";
+  if (gpu_gemm_choice_from_env() == GpuGemmChoice::kOwn) {
+    gemm_note_ = std::string(own) + " (HETSIM_GPU_GEMM=own)";
+    return;
+  }
+  std::string why;
+  blas_ = VendorBlas::load(gpuVendorBlasSymbols(), &why);
+  if (!blas_ && gpu_gemm_choice_from_env() == GpuGemmChoice::kVendor)
+    throw BackendError("HETSIM_GPU_GEMM=vendor, but " + why);
+  gemm_note_ = blas_ ? "GEMMs by " + blas_->description() : std::string(own) + " (" + why + ")";
 }
 
 GpuBackend::~GpuBackend() {
@@ -201,6 +218,11 @@ void GpuBackend::batched_gemm(Trans trans_a, Trans trans_b, int m, int n, int k,
                               const BatchOffsets& a_batch, const float* b, int ldb, const BatchOffsets& b_batch,
                               float beta, float* c, int ldc, const BatchOffsets& c_batch, int batch) {
   if (m == 0 || n == 0 || batch == 0) return;
+  if (blas_) {
+    vendor_batched_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, a_batch, b, ldb, b_batch, beta, c, ldc, c_batch,
+                        batch);
+    return;
+  }
   const dim3 grid((n + kBlockN - 1) / kBlockN, (m + kBlockM - 1) / kBlockM, batch);
   const bool ta = trans_a == Trans::kYes, tb = trans_b == Trans::kYes;
   const auto launch = [&](auto kernel) {
@@ -211,6 +233,31 @@ void GpuBackend::batched_gemm(Trans trans_a, Trans trans_b, int m, int n, int k,
   else if (tb) launch(gemm_kernel<false, true>);
   else launch(gemm_kernel<false, false>);
   HETSIM_GPU_CHECK_LAUNCH();
+}
+
+void GpuBackend::vendor_batched_gemm(Trans trans_a, Trans trans_b, int m, int n, int k, float alpha, const float* a,
+                                     int lda, const BatchOffsets& a_batch, const float* b, int ldb,
+                                     const BatchOffsets& b_batch, float beta, float* c, int ldc,
+                                     const BatchOffsets& c_batch, int batch) {
+  long long sa = 0, sb = 0, sc = 0;
+  const float* a0 = a + batch_offset(a_batch, 0);
+  const float* b0 = b + batch_offset(b_batch, 0);
+  float* c0 = c + batch_offset(c_batch, 0);
+  if (batch == 1) {
+    blas_->gemm(trans_a, trans_b, m, n, k, alpha, a0, lda, b0, ldb, beta, c0, ldc);
+  } else if (uniform_stride(a_batch, batch, sa) && uniform_stride(b_batch, batch, sb) &&
+             uniform_stride(c_batch, batch, sc)) {
+    blas_->gemm_strided_batched(trans_a, trans_b, m, n, k, alpha, a0, lda, sa, b0, ldb, sb, beta, c0, ldc, sc, batch);
+  } else {
+    // (batch, head) blocks with grouped-query heads: the operands' addresses as device arrays.
+    auto* ptrs = static_cast<float**>(allocate_bytes(3 * sizeof(float*) * static_cast<std::size_t>(batch)));
+    batch_pointers_kernel<<<blocks_for(static_cast<std::size_t>(batch)), kThreads>>>(batch, a, a_batch, b, b_batch, c,
+                                                                                    c_batch, ptrs);
+    HETSIM_GPU_CHECK_LAUNCH();
+    blas_->gemm_batched(trans_a, trans_b, m, n, k, alpha, ptrs, lda, ptrs + batch, ldb, beta,
+                        ptrs + 2 * batch, ldc, batch);
+    release(ptrs);  // stream order: a later kernel reuses the block only after the GEMM has run
+  }
 }
 
 void GpuBackend::gemm(Trans trans_a, Trans trans_b, int m, int n, int k, float alpha, const float* a, int lda,

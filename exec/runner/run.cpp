@@ -132,6 +132,8 @@ RankOutcome run_rank(const RunSpec& spec, Communicator& comm) {
     std::vector<RankSummary> ranks;
     for (int r = 0; r < layout.get_world_size(); ++r) ranks.push_back(unpack(all.data() + kSummaryFields * r));
     out.report = build_report(spec, layout, ranks, out.steps);
+    if (const std::string kernels = backend->describe_kernels(); !kernels.empty())
+      out.report.notes.push_back("rank 0 (" + device_type + "): " + kernels);
   }
   out.measurements = runner.get_measurements();
   out.comm_calls = comm.get_calls();

@@ -83,6 +83,23 @@ TEST(MemoryBoundFitTest, FitsOnlyTranscendentalFreeElementwiseKernels) {
   EXPECT_LT(mixed_Bps, 3.9e9 * 0.9);
 }
 
+// On a GPU a transcendental per element costs less than the element's bytes (fit.cpp): GeLU is
+// fitted with LayerNorm. The rates of an H200 with the engine's kernels (2026-12-04): GeLU ~3 TB/s,
+// LayerNorm ~0.66 TB/s; the fit lies between them, where the CPU fit takes LayerNorm's alone.
+TEST(MemoryBoundFitTest, OnAGpuTranscendentalKernelsAreMemoryBound) {
+  const auto samples = memory_samples(5e12, 3e12, 0.66e12, 3e-6);
+  const MemoryBoundFit gpu = fit_memory_bound(samples, /*host_memory=*/false);
+  EXPECT_EQ(kernel(gpu, "gelu").role, KernelRole::kFitted);
+  EXPECT_EQ(kernel(gpu, "layer_norm").role, KernelRole::kFitted);
+  EXPECT_EQ(kernel(gpu, "axpy").role, KernelRole::kStreamReference);
+  EXPECT_EQ(kernel(gpu, "adam").role, KernelRole::kOptimizer);
+  EXPECT_GT(gpu.memory.achieved_Bps, 0.66e12 * 1.2);
+  EXPECT_LT(gpu.memory.achieved_Bps, 3e12 * 0.8);
+  const MemoryBoundFit cpu_rules = fit_memory_bound(samples, /*host_memory=*/true);
+  EXPECT_EQ(kernel(cpu_rules, "gelu").role, KernelRole::kComputeBound);
+  EXPECT_NEAR(cpu_rules.memory.achieved_Bps / 0.66e12, 1.0, 1e-6);
+}
+
 TEST(MemoryBoundFitTest, KernelTableMatchesTheGridBytes) {
   for (const Sample& s : make_grid(true).memory) EXPECT_DOUBLE_EQ(s.size_bytes, s.m * memory_kernel(s.op).bytes_per_element);
   EXPECT_THROW(memory_kernel("softmax"), std::invalid_argument);

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // GPU backends (label gpu): every kernel against the CPU backend (itself checked against finite
-// differences) on the same random inputs. Skips with the runtime's reason when there is no device.
+// differences) on the same random inputs, with the GEMMs by the vendor's BLAS and by hetsim's own
+// kernel (HETSIM_GPU_GEMM). Skips with the runtime's reason when there is no device.
 // The host-side logic (GpuError text, backend selection without a device) runs everywhere.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <functional>
+#include <optional>
 #include <random>
+#include <tuple>
 
 #include "backend.hpp"
 #include "gpu/gpu_backend.hpp"
@@ -73,14 +77,28 @@ std::vector<std::vector<float>> run_op(Backend& b, const std::vector<std::vector
   return out;
 }
 
-class GpuBackendTest : public ::testing::TestWithParam<std::string> {
+// (runtime, GEMM): "cuda" or "hip"; "vendor" (cuBLAS / rocBLAS) or "own" (hetsim's kernel).
+class GpuBackendTest : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {
  protected:
   void SetUp() override {
+    const auto& [runtime, gemm] = GetParam();
     std::string why;
-    const int count = GetParam() == "cuda" ? cuda_device_count(&why) : hip_device_count(&why);
-    if (count == 0) GTEST_SKIP() << GetParam() << " backend has no device here: " << why;
-    gpu_ = make_gpu_backend("gpu-under-test", 0);
+    const int count = runtime == "cuda" ? cuda_device_count(&why) : hip_device_count(&why);
+    if (count == 0) GTEST_SKIP() << runtime << " backend has no device here: " << why;
+    const char* saved = std::getenv("HETSIM_GPU_GEMM");
+    saved_choice_ = saved ? std::optional<std::string>(saved) : std::nullopt;
+    setenv("HETSIM_GPU_GEMM", gemm.c_str(), 1);  // every backend the test makes, the runner's too
+    try {
+      gpu_ = make_gpu_backend("gpu-under-test", 0);
+    } catch (const BackendError& e) {
+      if (gemm == "vendor") GTEST_SKIP() << "no vendor BLAS: " << e.what();
+      throw;
+    }
     cpu_ = make_backend("cpu-avx2");
+  }
+  void TearDown() override {
+    if (saved_choice_) setenv("HETSIM_GPU_GEMM", saved_choice_->c_str(), 1);
+    else unsetenv("HETSIM_GPU_GEMM");
   }
   void expect_same(const std::vector<std::vector<float>>& inputs, const std::vector<std::vector<int>>& ints,
                    const std::vector<std::size_t>& outs, const Op& op) {
@@ -93,7 +111,15 @@ class GpuBackendTest : public ::testing::TestWithParam<std::string> {
     }
   }
   std::unique_ptr<Backend> gpu_, cpu_;
+  std::optional<std::string> saved_choice_;
 };
+
+TEST_P(GpuBackendTest, SaysWhichGemmRuns) {
+  const std::string kernels = gpu_->describe_kernels();
+  if (std::get<1>(GetParam()) == "own") EXPECT_EQ(kernels, "GEMMs by hetsim's own FP32 kernel (HETSIM_GPU_GEMM=own)");
+  else EXPECT_EQ(kernels.rfind(std::get<0>(GetParam()) == "cuda" ? "GEMMs by cuBLAS (" : "GEMMs by rocBLAS (", 0), 0u)
+      << kernels;
+}
 
 // One shape inside a single block tile, and one over several tiles with partial edge tiles, a K
 // that is no multiple of the kernel's K step, and leading dimensions wider than the matrices.
@@ -168,9 +194,13 @@ TEST_P(GpuBackendTest, NormEmbeddingAndLoss) {
               });
 }
 
+// Two sequences (the per-(sequence, head) blocks are not evenly spaced: the vendor path's pointer
+// arrays) and one (evenly spaced heads: its strided calls), grouped-query heads in both.
 TEST_P(GpuBackendTest, CausalGroupedQueryAttention) {
-  const AttentionShape s{2, 19, 4, 2, 8};
-  const std::size_t nq = 2 * 19 * 4 * 8, nkv = 2 * 19 * 2 * 8;
+  for (const AttentionShape s : {AttentionShape{2, 19, 4, 2, 8}, AttentionShape{1, 37, 6, 3, 16}}) {
+  SCOPED_TRACE("batch " + std::to_string(s.batch));
+  const std::size_t nq = static_cast<std::size_t>(s.batch) * s.seq * s.heads * s.head_dim;
+  const std::size_t nkv = static_cast<std::size_t>(s.batch) * s.seq * s.kv_heads * s.head_dim;
   expect_same({random_vector(nq, 27), random_vector(nkv, 28), random_vector(nkv, 29), std::vector<float>(s.probs_count()),
                std::vector<float>(nq), random_vector(nq, 30), std::vector<float>(nq), std::vector<float>(nkv),
                std::vector<float>(nkv)},
@@ -178,6 +208,7 @@ TEST_P(GpuBackendTest, CausalGroupedQueryAttention) {
                 b.attention_forward(s, f[0], f[1], f[2], f[3], f[4]);
                 b.attention_backward(s, f[0], f[1], f[2], f[3], f[5], f[6], f[7], f[8]);
               });
+  }
 }
 
 // The whole runner on one GPU rank (host-staged communicator calls) against one CPU rank; and
@@ -195,7 +226,8 @@ TEST_P(GpuBackendTest, TrainingStepMatchesTheCpuBackend) {
     spec.cluster = testing::cpu_cluster(1, 0);
     const RunOutcome cpu = run_in_process(spec);
     spec.cluster.node_types[0].gpu.name = "gpu-under-test";
-    spec.cluster.node_types[0].gpu.vendor = GetParam() == "cuda" ? models::Vendor::kNvidia : models::Vendor::kAmd;
+    spec.cluster.node_types[0].gpu.vendor =
+        std::get<0>(GetParam()) == "cuda" ? models::Vendor::kNvidia : models::Vendor::kAmd;
     const RunOutcome gpu = run_in_process(spec);
     for (int s = 0; s < 2; ++s) EXPECT_NEAR(gpu.steps[s].loss, cpu.steps[s].loss, 1e-4 * cpu.steps[s].loss);
     ASSERT_EQ(gpu.gradients.size(), cpu.gradients.size());
@@ -206,7 +238,9 @@ TEST_P(GpuBackendTest, TrainingStepMatchesTheCpuBackend) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Runtimes, GpuBackendTest, ::testing::Values("cuda", "hip"));
+INSTANTIATE_TEST_SUITE_P(Runtimes, GpuBackendTest,
+                         ::testing::Combine(::testing::Values("cuda", "hip"), ::testing::Values("vendor", "own")),
+                         [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
 
 }  // namespace
 }  // namespace hetsim::exec
