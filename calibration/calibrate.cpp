@@ -31,6 +31,10 @@ class SampleStore {
       ++resumed;
       return it->second;
     }
+    if (options_.refit)
+      throw RefitMissingSample("--refit: the checkpoint " + options_.checkpoint_path + " has no microbenchmark " +
+                               s.key() + " (expected a checkpoint of a calibrate run with the same grid: --quick or " +
+                               "not, and the same --repeats)");
     measure(s);
     s.measured_at = models::utc_now();
     if (!options_.checkpoint_path.empty()) append_checkpoint(options_.checkpoint_path, s);
@@ -196,13 +200,14 @@ std::pair<DeviceFits, models::DeviceProfile> fit_device(const std::string& type,
   double peak = catalog_peak;
   // A CPU rank's GEMM runs on its one core whatever its size: no grid to fill there.
   const std::vector<double> fills = host_memory ? std::vector<double>{0} : full_outputs_ladder(mine);
-  f.gemm = fit_gemm_and_k0(mine, peak, f.memory.kernel_launch_s, memory_roof_Bps, kGemmK0Candidates, fills);
+  const GemmFitCriterion criterion = host_memory ? GemmFitCriterion::kMinimax : GemmFitCriterion::kLeastSquares;
+  f.gemm = fit_gemm_and_k0(mine, peak, f.memory.kernel_launch_s, memory_roof_Bps, kGemmK0Candidates, fills, criterion);
   if (f.gemm.unclamped_efficiency > 1.0) {
     // Faster than the datasheet peak: the catalog's clock assumption is low for this machine;
     // the fitted asymptotic rate becomes the profile's peak (efficiency 1).
     peak *= f.gemm.unclamped_efficiency;
     f.measured_peak_flops = peak;
-    f.gemm = fit_gemm_and_k0(mine, peak, f.memory.kernel_launch_s, memory_roof_Bps, kGemmK0Candidates, fills);
+    f.gemm = fit_gemm_and_k0(mine, peak, f.memory.kernel_launch_s, memory_roof_Bps, kGemmK0Candidates, fills, criterion);
   }
   note(out, options, gemm_note(type, f.gemm, peak, catalog_peak, f.memory.kernel_launch_s, memory_roof_Bps));
   models::DeviceProfile d;
@@ -240,18 +245,23 @@ CalibrationResult calibrate(const models::Cluster& cluster, const CalibrateOptio
     const std::string& type = nt.gpu.name;
     if (!seen.insert(type).second) continue;
     std::unique_ptr<exec::Backend> backend;
-    try {
-      backend = exec::make_backend(type);
-    } catch (const exec::BackendError& e) {
-      say(options, "skipping device type " + type + ": " + e.what());
-      host_memory_cluster = false;
-      continue;
+    if (!options.refit) {
+      try {
+        backend = exec::make_backend(type);
+      } catch (const exec::BackendError& e) {
+        say(options, "skipping device type " + type + ": " + e.what());
+        host_memory_cluster = false;
+        continue;
+      }
     }
-    host_memory_cluster = host_memory_cluster && backend->is_host_memory();
-    const Grid device_grid = make_grid(options.quick, !backend->is_host_memory());
-    say(options, "benchmarking " + type + " (" + std::to_string(device_grid.gemm.size()) + " GEMMs, " +
-                     std::to_string(device_grid.memory.size()) + " memory-bound kernels)" +
-                     (backend->describe_kernels().empty() ? "" : "; " + backend->describe_kernels()));
+    // The execution engine computes in host memory on CPU device types (exec/cpu) only.
+    const bool host_memory = backend ? backend->is_host_memory() : nt.gpu.vendor == models::Vendor::kCpu;
+    host_memory_cluster = host_memory_cluster && host_memory;
+    const Grid device_grid = make_grid(options.quick, !host_memory);
+    say(options, std::string(options.refit ? "fitting " : "benchmarking ") + type + " (" +
+                     std::to_string(device_grid.gemm.size()) + " GEMMs, " + std::to_string(device_grid.memory.size()) +
+                     " memory-bound kernels)" +
+                     (backend && !backend->describe_kernels().empty() ? "; " + backend->describe_kernels() : ""));
     std::vector<Sample> mine;
     for (const std::vector<Sample>* list : {&device_grid.memory, &device_grid.gemm}) {
       for (Sample s : *list) {
@@ -259,7 +269,7 @@ CalibrationResult calibrate(const models::Cluster& cluster, const CalibrateOptio
         mine.push_back(store.get(s, [&](Sample& x) { run_device_sample(*backend, x, options.timing); }));
       }
     }
-    const auto [f, d] = fit_device(type, nt.gpu, mine, backend->is_host_memory(), out, options);
+    const auto [f, d] = fit_device(type, nt.gpu, mine, host_memory, out, options);
     out.profile.devices[type] = d;
     out.devices[type] = f;
     out.samples.insert(out.samples.end(), mine.begin(), mine.end());

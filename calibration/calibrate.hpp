@@ -4,6 +4,7 @@
 #pragma once
 #include <functional>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -15,9 +16,18 @@
 
 namespace hetsim::calibration {
 
+/// calibrate() with CalibrateOptions::refit: the checkpoint lacks a microbenchmark of the grid.
+struct RefitMissingSample : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
 struct CalibrateOptions {
   bool quick = false;              ///< the small grid (tests, a first look)
   std::string checkpoint_path;     ///< JSONL of finished microbenchmarks; empty = no checkpoint
+  /// Fit the checkpoint's microbenchmarks only and run none: no device is needed, so a profile
+  /// measured on a GPU machine can be fitted again elsewhere (after a change of the fits). A
+  /// microbenchmark the checkpoint lacks is an error.
+  bool refit = false;
   TimingOptions timing;
   std::function<void(const std::string&)> log;  ///< progress lines; may be empty
 };

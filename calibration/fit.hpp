@@ -67,6 +67,11 @@ MemoryBoundFit fit_memory_bound(const std::vector<Sample>& samples, bool host_me
 /// 1-D search over h, with for each h the best e found by a 1-D search in log e
 /// started at log e = mean log(c_i / (t_i - L)). L (kernel launch) comes from the memory fit,
 /// memory_Bps (achieved: bandwidth x gemm_memory) from the stream reference (calibrate.cpp).
+/// What the GEMM fit minimises over the samples' relative errors (gemm_fit.cpp): the largest
+/// (CPUs: the error a profile is judged by) or their root mean square (GPUs: the vendor library's
+/// per-shape kernel choice scatters equal-work GEMMs, which minimax would spread over e).
+enum class GemmFitCriterion { kMinimax, kLeastSquares };
+
 struct GemmFit {
   double gemm_efficiency = 0;       ///< e, in (0, 1]: the best fit with e <= 1
   double unclamped_efficiency = 0;  ///< best e without the bound: above 1 when the peak is too low
@@ -84,18 +89,22 @@ struct GemmFit {
   Sample best_sample;               ///< the sample that ran at it
   double gemm_k0 = 64;              ///< the K0 the fit used (fit_gemm_and_k0: the best of its candidates)
   double gemm_full_outputs = 0;     ///< the grid-fill size the fit used (0: none; models::gemm_grid_fill)
+  GemmFitCriterion criterion = GemmFitCriterion::kMinimax;
+  double criterion_value = 0;       ///< what the criterion minimised, at (e, h): the unforced max or rms error
 };
 GemmFit fit_gemm(const std::vector<Sample>& samples, double peak_flops, double kernel_launch_s,
-                 double memory_Bps = 0, double k0 = 64, double full_outputs = 0);
+                 double memory_Bps = 0, double k0 = 64, double full_outputs = 0,
+                 GemmFitCriterion criterion = GemmFitCriterion::kMinimax);
 /// fit_gemm for each K0 of `candidates`, the one with the smallest largest error (without the
 /// memory roof's forced part). K0 is a device's tile-pipeline prologue in k (compute_cost.hpp
 /// kGemmK0: 64 on GPUs); a CPU's blocked kernels run small-k GEMMs at full speed (K0 ~ 0).
 /// With several `full_outputs_candidates` (EfficiencyModel::gemm_full_outputs; 0: none), every
-/// pair of a K0 and a grid-fill size is fitted and the best kept.
+/// pair of a K0 and a grid-fill size is fitted and the best kept (by `criterion`).
 inline const std::vector<double> kGemmK0Candidates{0, 8, 16, 32, 64, 128};
 GemmFit fit_gemm_and_k0(const std::vector<Sample>& samples, double peak_flops, double kernel_launch_s,
                         double memory_Bps, const std::vector<double>& candidates = kGemmK0Candidates,
-                        const std::vector<double>& full_outputs_candidates = {0});
+                        const std::vector<double>& full_outputs_candidates = {0},
+                        GemmFitCriterion criterion = GemmFitCriterion::kMinimax);
 /// Grid-fill sizes to try on a GPU: 0 (none) and the samples' output sizes m x n from the
 /// smallest to twice the largest in steps of sqrt(2). A GPU kernel runs one block per output
 /// tile, so a small output leaves SMs idle (the execution engine's 128 x 128 tiles on an H200:

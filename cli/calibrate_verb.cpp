@@ -21,6 +21,7 @@ namespace {
 struct CalibrateVerbOptions {
   std::string cluster, out = "profile.yaml", checkpoint;
   bool quick = false;
+  bool refit = false;
   int repeats = 7;
 };
 
@@ -37,7 +38,10 @@ void run_calibrate(const CalibrateVerbOptions& o) {
   const models::Cluster cluster = load_cluster_file(o.cluster);
   // A checkpoint that cannot be written is found now, not after the first microbenchmark.
   std::string problem;
-  if (!std::ofstream(options.checkpoint_path, std::ios::app))
+  if (o.refit && !std::ifstream(options.checkpoint_path))
+    problem = "--refit fits the samples of '" + options.checkpoint_path + "', which does not exist (expected the checkpoint " +
+              "of a calibrate run)";
+  else if (!o.refit && !std::ofstream(options.checkpoint_path, std::ios::app))
     problem = "cannot write '" + options.checkpoint_path + "' (expected a writable file)";
   else
     problem = models::json_lines_problem(options.checkpoint_path);
@@ -48,18 +52,29 @@ void run_calibrate(const CalibrateVerbOptions& o) {
     if (lines > 0)
       problem = "'" + options.checkpoint_path + "' holds " + std::to_string(lines) +
                 " JSON lines and none is a calibrate sample (expected a checkpoint of hetsim calibrate, or a new file)";
+    else if (o.refit)
+      problem = "--refit: '" + options.checkpoint_path + "' holds no microbenchmark (expected the checkpoint of a calibrate run)";
   }
   if (!problem.empty()) {
     std::cerr << "hetsim calibrate: error: --checkpoint: " << problem << '\n';
     throw VerbExit{kExitBadInput};
   }
   options.quick = o.quick;
+  options.refit = o.refit;
   options.timing.repeats = o.repeats;
   options.log = [](const std::string& line) { std::cerr << "hetsim calibrate: " << line << '\n'; };
-  note_if_machine_busy("calibrate", "the microbenchmarks measure the share of a core they get, so the profile comes out "
-                                    "slow (rerun on an idle machine with another --checkpoint: the samples in this one are reused)");
-  calibration::CalibrationResult r = calibration::calibrate(cluster, options);
-  const std::string command = "hetsim calibrate --cluster " + o.cluster + (o.quick ? " --quick" : "");
+  if (!o.refit)
+    note_if_machine_busy("calibrate", "the microbenchmarks measure the share of a core they get, so the profile comes out "
+                                      "slow (rerun on an idle machine with another --checkpoint: the samples in this one are reused)");
+  calibration::CalibrationResult r;
+  try {
+    r = calibration::calibrate(cluster, options);
+  } catch (const calibration::RefitMissingSample& e) {
+    std::cerr << "hetsim calibrate: error: " << e.what() << '\n';
+    throw VerbExit{kExitBadInput};
+  }
+  const std::string command =
+      "hetsim calibrate --cluster " + o.cluster + (o.quick ? " --quick" : "") + (o.refit ? " --refit" : "");
   // When the samples were measured, not when they were fitted: a resumed run measures only what
   // the checkpoint lacks (older checkpoints carry no times: "before" what this run measured).
   std::string first, last;
@@ -92,7 +107,7 @@ void run_calibrate(const CalibrateVerbOptions& o) {
       all_resumed ? std::string("Every microbenchmark was resumed from the checkpoint: none ran in this call.")
                   : "Machine load when it finished (/proc/loadavg): " + (load.empty() ? std::string("unknown") : load) + ".",
       "Fits (calibration/fit.hpp): GEMM t = max((W + h)/(peak e) (k + K0)/k, bytes/(bw gemm_memory)) + launch, least",
-      "largest relative error; gemm_memory = the axpy stream's rate;",
+      "largest relative error (on GPUs least squares of them); gemm_memory = the axpy stream's rate;",
       "memory-bound t = bytes/(bw eff) + launch on transcendental-free elementwise kernels; links: ring all-reduce",
       "t - 10us = 2(n-1)/n S/B + 2(n-1) alpha; NIC p2p t = alpha + S/B, every device of a node in a pair at once."};
   for (const std::string& n : r.notes) header.push_back("Note: " + n);
@@ -143,6 +158,9 @@ void add_calibrate_verb(CLI::App& app) {
                    "JSONL of finished microbenchmarks; a rerun with the same --repeats resumes from it (default OUT.samples.jsonl)")
       ->check(output_file_check());
   verb->add_flag("--quick", o->quick, "Small grid (a few points per fit)");
+  verb->add_flag("--refit", o->refit,
+                 "Run no microbenchmark: fit the checkpoint's (needs no device; e.g. a GPU's samples fitted again "
+                 "elsewhere after an update of the fits)");
   verb->add_option("--repeats", o->repeats, "Timed repeats per microbenchmark (median kept; default 7)")
       ->transform(integer_check(1, 1000));
   verb->callback([o] { run_calibrate(*o); });

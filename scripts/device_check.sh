@@ -12,15 +12,17 @@
 #   1. the `gpu`-labelled kernel tests (tests/exec/gpu_backend_test.cpp) on the device;
 #   1b. with HETSIM_DEVICE_SANITIZE=1, those tests under compute-sanitizer's memcheck;
 #   2. a calibration of the device (`hetsim calibrate --quick`), then two training-step plans on
-#      one GPU (a small and a large GPT), each predicted from the catalog (`hetsim predict`), run
-#      for real (`hetsim run`) and checked (`hetsim check`: run again, predict with the profile,
-#      compare).
+#      one GPU (a small and a large GPT), each predicted from the catalog (`hetsim predict
+#      --as-executed`), run for real (`hetsim run`: GEMMs on the vendor's BLAS, then again on
+#      hetsim's own kernel, HETSIM_GPU_GEMM=own) and checked (`hetsim check`: run again, predict
+#      with the profile, compare).
 # HETSIM_DEVICE_GPU names the catalog type of the device (default h200-sxm-141gb; any catalog
 # name, or cpu-avx2 to rehearse the whole script on a machine without a GPU).
 # Each phase has its own time limit (HETSIM_DEVICE_TIMEOUTS="tests run calibrate check" seconds,
 # default "120 90 240 90", run and check once per plan), so a hung phase cannot eat a lent
 # machine's budget, and each phase's wall time is printed in the table. On an H200 the whole
-# run takes about 90 s (tests 1 s, calibrate 7 s, the large plan's run and check 35 s each).
+# run takes about 140 s (tests 1 s, calibrate 6 s, the large plan's runs and check 35-40 s each).
+# The vendor's BLAS comes from the device machine's CUDA (cuBLAS is too big to carry).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUNDLE=$ROOT/build-device/bundle
@@ -156,7 +158,7 @@ EOF
   local args=(--cluster "$out/cluster.yaml" --workload "$out/$name.workload.yaml" --plan "$out/$name.plan.yaml")
   local predicted measured own calibrated check="calibrate failed or timed out (calibrate.log)"
   # The reports are kept next to the table: the breakdown per op is what a miss is read from.
-  "$hetsim" predict "${args[@]}" --format json >"$out/$name.predict.json" 2>"$out/$name.predict.err" || true
+  "$hetsim" predict "${args[@]}" --as-executed --format json >"$out/$name.predict.json" 2>"$out/$name.predict.err" || true
   predicted=$(report_field iteration_time_s <"$out/$name.predict.json" 2>/dev/null || true)
   timeout "$t_run" "$hetsim" run "${args[@]}" --steps 4 --format json --out "$out/$name.run_ops.jsonl" \
     >"$out/$name.run.json" 2>"$out/$name.run.err" || true

@@ -168,18 +168,20 @@ void* device_malloc(std::size_t size_bytes) {
 GpuBackend::GpuBackend(std::string device_type, int device)
     : device_type_(std::move(device_type)), device_(device),
       cache_(device_malloc, [](void* p) { (void)gpuFree(p); }) {
+  // The GEMM first: a bad HETSIM_GPU_GEMM or a missing library throws before anything is allocated
+  // (a throwing constructor runs no destructor). The handle binds to the device set here.
+  const GpuGemmChoice choice = gpu_gemm_choice_from_env();
   HETSIM_GPU_CHECK(gpuSetDevice(device_));
-  HETSIM_GPU_CHECK(gpuMalloc(reinterpret_cast<void**>(&sum_scratch_), sizeof(double)));
-  const char* own = "GEMMs by hetsim's own FP32 kernel";
-  if (gpu_gemm_choice_from_env() == GpuGemmChoice::kOwn) {
-    gemm_note_ = std::string(own) + " (HETSIM_GPU_GEMM=own)";
-    return;
+  const std::string own = "GEMMs by hetsim's own FP32 kernel";
+  if (choice == GpuGemmChoice::kOwn) {
+    gemm_note_ = own + " (HETSIM_GPU_GEMM=own)";
+  } else {
+    std::string why;
+    blas_ = VendorBlas::load(gpuVendorBlasSymbols(), &why);
+    if (!blas_ && choice == GpuGemmChoice::kVendor) throw BackendError("HETSIM_GPU_GEMM=vendor, but " + why);
+    gemm_note_ = blas_ ? "GEMMs by " + blas_->description() : own + " (" + why + ")";
   }
-  std::string why;
-  blas_ = VendorBlas::load(gpuVendorBlasSymbols(), &why);
-  if (!blas_ && gpu_gemm_choice_from_env() == GpuGemmChoice::kVendor)
-    throw BackendError("HETSIM_GPU_GEMM=vendor, but " + why);
-  gemm_note_ = blas_ ? "GEMMs by " + blas_->description() : std::string(own) + " (" + why + ")";
+  HETSIM_GPU_CHECK(gpuMalloc(reinterpret_cast<void**>(&sum_scratch_), sizeof(double)));
 }
 
 GpuBackend::~GpuBackend() {

@@ -1,0 +1,47 @@
+# SPDX-License-Identifier: Apache-2.0
+# `hetsim calibrate --refit` fits a checkpoint without running anything: the H200's cuBLAS samples
+# (full grid, tests/calibration/fixtures) on this machine, which has no GPU; then the misuses.
+#   cmake -DHETSIM=... -DSOURCE=<repo> -DWORK=<dir> -P cli_calibrate_refit.cmake
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
+set(fixtures ${SOURCE}/tests/calibration/fixtures)
+set(cluster ${fixtures}/h200_one_device.yaml)
+execute_process(COMMAND ${HETSIM} calibrate --cluster ${cluster} --refit --out ${WORK}/h200.yaml
+                        --checkpoint ${fixtures}/h200_cublas_samples.jsonl
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 300)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "\\(132 microbenchmarks, 132 resumed")
+  message(FATAL_ERROR "hetsim calibrate --refit failed (${rc}):\n${out}\n${err}")
+endif()
+if(NOT err MATCHES "fitting h200-sxm-141gb \\(108 GEMMs")
+  message(FATAL_ERROR "expected the H200's 108 GEMMs fitted:\n${err}")
+endif()
+# Least squares on a GPU (calibration/gemm_fit.cpp): the asymptote near the ~51 TFLOP/s the
+# large GEMMs ran at (e ~0.77 of 66.9), where minimax put it at 66 (e 0.99).
+file(READ ${WORK}/h200.yaml profile)
+if(NOT profile MATCHES "gemm_fp32: 0\\.([0-9]+)")
+  message(FATAL_ERROR "no gemm_fp32 in the refitted profile:\n${profile}")
+endif()
+set(e "0.${CMAKE_MATCH_1}")
+if(e LESS 0.72 OR e GREATER 0.85)
+  message(FATAL_ERROR "gemm_fp32 ${e}: expected 0.72-0.85 (least squares on the H200's cuBLAS samples)\n${profile}")
+endif()
+if(NOT profile MATCHES "source: \"fitted by `hetsim calibrate --cluster [^`]* --refit` on ")
+  message(FATAL_ERROR "the refitted profile's source does not say it was fitted, not measured:\n${profile}")
+endif()
+# Misuse: no checkpoint; a checkpoint of another grid (the quick grid's, fitted as the full one);
+# both exit 2 with the reason and write no profile.
+foreach(case "missing" "other-grid")
+  if(case STREQUAL "missing")
+    set(args --checkpoint ${WORK}/none.jsonl)
+    set(want "--refit fits the samples of '[^']*none.jsonl', which does not exist")
+  else()
+    file(COPY ${fixtures}/h200_exec_samples.jsonl DESTINATION ${WORK})
+    set(args --checkpoint ${WORK}/h200_exec_samples.jsonl)
+    set(want "--refit: the checkpoint [^ ]* has no microbenchmark ")
+  endif()
+  execute_process(COMMAND ${HETSIM} calibrate --cluster ${cluster} --refit --out ${WORK}/x.yaml ${args}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
+  if(NOT rc EQUAL 2 OR NOT err MATCHES "hetsim calibrate: error: .*${want}" OR EXISTS ${WORK}/x.yaml)
+    message(FATAL_ERROR "refit ${case}: expected exit 2 and '${want}', got ${rc}:\n${out}\n${err}")
+  endif()
+endforeach()
