@@ -280,6 +280,18 @@ def misuse_cases(tmp):
         (["run"] + cw + ["--tp", "1", "--out", os.path.join(missing_dir, "m.json")], [], None, [os.path.join(missing_dir, "m.json")]),
         (["calibrate", "--cluster", SMALL_CLUSTER, "--quick", "--out", os.path.join(missing_dir, "p.yaml")], [], None,
          [os.path.join(missing_dir, "p.yaml")]),
+        # --refit runs nothing: a checkpoint that is missing, a folder, not JSON lines, or of
+        # another grid is bad input, and no profile is written.
+        (["calibrate", "--cluster", SMALL_CLUSTER, "--refit", "--out", os.path.join(tmp, "refit.yaml"),
+          "--checkpoint", os.path.join(tmp, "none.jsonl")], [], 2, [os.path.join(tmp, "refit.yaml")]),
+        (["calibrate", "--cluster", SMALL_CLUSTER, "--refit", "--out", os.path.join(tmp, "refit.yaml"),
+          "--checkpoint", "clusters"], [], 2, [os.path.join(tmp, "refit.yaml")]),
+        (["calibrate", "--cluster", SMALL_CLUSTER, "--refit", "--out", os.path.join(tmp, "refit.yaml"),
+          "--checkpoint", a_file], [], 2, [os.path.join(tmp, "refit.yaml")]),
+        (["calibrate", "--cluster", SMALL_CLUSTER, "--refit", "--out", os.path.join(tmp, "refit.yaml"),
+          "--checkpoint", "README.md"], [], 2, [os.path.join(tmp, "refit.yaml")]),
+        (["calibrate", "--cluster", SMALL_CLUSTER, "--refit", "--out", os.path.join(tmp, "refit.yaml"),
+          "--checkpoint", "tests/calibration/fixtures/h200_exec_samples.jsonl"], [], 2, [os.path.join(tmp, "refit.yaml")]),
         (["plan"] + cw + ["--top", "0"], [], 2, []),
         (["plan"] + cw + ["--top", "-3"], [], 2, []),
         (["plan"] + cw + ["--refine", "-1"], [], 2, []),
