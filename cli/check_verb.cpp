@@ -90,6 +90,10 @@ void run_check(const CheckOptions& o) {
     j.key("measured_steps").value(static_cast<int>(times.size()));
     j.key("measured_mean_iteration_time_s").value(measured.iteration_time_s);
     j.key("profile").value(o.profile);
+    // What ran (the GPU backend: which GEMM library), from the engine's report.
+    j.key("measured_notes").begin_array();
+    for (const std::string& n : measured.notes) j.value(n);
+    j.end_array();
     j.key("measured").begin_object();
     j.key("compute_s").value(measured.breakdown.compute_s).key("tp_comm_s").value(measured.breakdown.tp_comm_s);
     j.key("pp_comm_s").value(measured.breakdown.pp_comm_s).key("dp_comm_s").value(measured.breakdown.dp_comm_s);
@@ -133,6 +137,7 @@ void run_check(const CheckOptions& o) {
               << " a step); predicted as the engine runs the plan (its own kernels, no dropout, FP32 GEMMs: "
                  "exec/README.md), with "
               << (in.profile_note.empty() ? std::string("the catalog's figures") : in.profile_note) << '\n';
+    for (const std::string& n : measured.notes) std::cout << "note: " << n << '\n';
     char tolerance[32];  // three figures: "--tolerance 1e-300" printed as "0.0%"
     std::snprintf(tolerance, sizeof tolerance, "%.3g%%", 100.0 * o.tolerance);
     std::cout << (pass ? "PASS" : "FAIL") << ": iteration time error " << pct(error) << " (tolerance " << tolerance
