@@ -39,6 +39,19 @@ file(READ ${profile} written)
 if(NOT written MATCHES "${total} microbenchmarks, ${total} of them resumed from ")
   message(FATAL_ERROR "the resumed profile's source does not say so:\n${written}")
 endif()
+# --refit fits the same checkpoint without running anything: the same figures (devices and links).
+execute_process(COMMAND ${HETSIM} calibrate --cluster ${cluster} --quick --refit --out ${WORK}/refit.yaml
+                        --checkpoint ${profile}.samples.jsonl
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 120)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "\\(${total} microbenchmarks, ${total} resumed")
+  message(FATAL_ERROR "expected a refit of all ${total} microbenchmarks:\n${out}\n${err}")
+endif()
+file(READ ${WORK}/refit.yaml refitted)
+string(REGEX REPLACE "^.*\ndevices:" "devices:" refitted_figures "${refitted}")
+string(REGEX REPLACE "^.*\ndevices:" "devices:" resumed_figures "${written}")
+if(NOT refitted_figures MATCHES "^devices:\n  \"cpu-avx2\":" OR NOT refitted_figures STREQUAL resumed_figures)
+  message(FATAL_ERROR "--refit gave other figures than the resumed run:\n${refitted_figures}\nvs\n${resumed_figures}")
+endif()
 # The profile is a valid input of predict.
 execute_process(COMMAND ${HETSIM} predict --cluster ${cluster} --workload ${SOURCE}/workloads/tiny-gpt.yaml
                         --plan ${SOURCE}/plans/local-cpu-tp2-pp2-dp1.yaml --profile ${profile}
