@@ -11,6 +11,7 @@
 # `run` uses that bundle and prints one table:
 #   1. the `gpu`-labelled kernel tests (tests/exec/gpu_backend_test.cpp) on the device;
 #   1b. with HETSIM_DEVICE_SANITIZE=1, those tests under compute-sanitizer's memcheck;
+#   3. with HETSIM_DEVICE_FULL_GRID=1, the full calibration grid and both plans checked with it;
 #   2. a calibration of the device (`hetsim calibrate --quick`), then two training-step plans on
 #      one GPU (a small and a large GPT), each predicted from the catalog (`hetsim predict
 #      --as-executed`), run for real (`hetsim run`: GEMMs on the vendor's BLAS, then again on
@@ -124,6 +125,26 @@ EOF
   local rows=()
   one_plan small "{layers: 4, hidden: 1024, heads: 16, ffn_hidden: 4096, vocab: 8192, seq_len: 512, activation: gelu, tied_embeddings: true}" 4
   one_plan large "{layers: 8, hidden: 2048, heads: 16, ffn_hidden: 8192, vocab: 32768, seq_len: 1024, activation: gelu, tied_embeddings: true}" 8
+
+  # 3. With HETSIM_DEVICE_FULL_GRID=1: the full calibration grid (108 GEMMs; ~16 s on an H200),
+  # and both plans checked against that profile too (the GPU GEMM fit's least squares was made
+  # on such a grid's samples: calibration/gemm_fit.cpp).
+  if [ "${HETSIM_DEVICE_FULL_GRID:-0}" = 1 ]; then
+    local full="calibrate failed or timed out (full.log)"
+    if timeout "$t_cal" "$hetsim" calibrate --cluster "$out/cluster.yaml" --out "$out/full.yaml" >"$out/full.log" 2>&1; then
+      full=$(grep -o 'e [0-9.]*, half work' "$out/full.log" | head -1 | sed 's/, half work//')
+      for name in small large; do
+        local verdict err
+        timeout "$t_check" "$hetsim" check --cluster "$out/cluster.yaml" --workload "$out/$name.workload.yaml" \
+          --plan "$out/$name.plan.yaml" --profile "$out/full.yaml" --steps 4 --format json \
+          >"$out/$name.fullcheck.json" 2>"$out/$name.fullcheck.err" && verdict=pass || verdict="FAIL (exit $?)"
+        err=$(report_field relative_error <"$out/$name.fullcheck.json" 2>/dev/null || true)
+        rows+=("$(printf '%-34s %s' "$name: check, full-grid profile" "$verdict, error ${err:-?}")")
+      done
+    fi
+    rows+=("$(printf '%-34s %s' "full-grid GEMM fit" "$full")")
+    walls+=("full grid $((SECONDS - t0)) s"); t0=$SECONDS
+  fi
 
   echo
   local gemm
