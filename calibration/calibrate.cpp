@@ -258,10 +258,10 @@ CalibrationResult calibrate(const models::Cluster& cluster, const CalibrateOptio
     const bool host_memory = backend ? backend->is_host_memory() : nt.gpu.vendor == models::Vendor::kCpu;
     host_memory_cluster = host_memory_cluster && host_memory;
     const Grid device_grid = make_grid(options.quick, !host_memory);
+    const std::string kernels = backend ? backend->describe_kernels() : "";
     say(options, std::string(options.refit ? "fitting " : "benchmarking ") + type + " (" +
                      std::to_string(device_grid.gemm.size()) + " GEMMs, " + std::to_string(device_grid.memory.size()) +
-                     " memory-bound kernels)" +
-                     (backend && !backend->describe_kernels().empty() ? "; " + backend->describe_kernels() : ""));
+                     " memory-bound kernels)" + (kernels.empty() ? "" : "; " + kernels));
     std::vector<Sample> mine;
     for (const std::vector<Sample>* list : {&device_grid.memory, &device_grid.gemm}) {
       for (Sample s : *list) {

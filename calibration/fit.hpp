@@ -58,20 +58,21 @@ struct MemoryBoundFit {
 /// makes a kernel compute-bound (KernelRole::kComputeBound); on a GPU it does not (fit.cpp).
 MemoryBoundFit fit_memory_bound(const std::vector<Sample>& samples, bool host_memory = true);
 
-/// models/compute_cost.cpp gemm_time() on an fp32 GEMM (m x k)(k x n) of work W:
-///   t = max((W + h)/(peak e) (k + K0)/k, bytes/memory_Bps) + L   (K0: models::kGemmK0 by default),
-/// the roofline of Williams et al. (CACM 2009) with the efficiency ramp eff(W) = e W/(W + h).
-/// e and h >= 0 minimise max_i |t_model_i / t_i - 1| (relative, so that microsecond and
-/// second-long GEMMs weigh the same; the worst sample, what a profile's error on its own
-/// samples is), less the error a sample that outran the memory roof has whatever e and h: a
-/// 1-D search over h, with for each h the best e found by a 1-D search in log e
-/// started at log e = mean log(c_i / (t_i - L)). L (kernel launch) comes from the memory fit,
-/// memory_Bps (achieved: bandwidth x gemm_memory) from the stream reference (calibrate.cpp).
 /// What the GEMM fit minimises over the samples' relative errors (gemm_fit.cpp): the largest
 /// (CPUs: the error a profile is judged by) or their root mean square (GPUs: the vendor library's
 /// per-shape kernel choice scatters equal-work GEMMs, which minimax would spread over e).
 enum class GemmFitCriterion { kMinimax, kLeastSquares };
 
+/// models/compute_cost.cpp gemm_time() on an fp32 GEMM (m x k)(k x n) of work W:
+///   t = max((W + h)/(peak e) (k + K0)/k, bytes/memory_Bps) + L   (K0: models::kGemmK0 by default),
+/// the roofline of Williams et al. (CACM 2009) with the efficiency ramp eff(W) = e W/(W + h).
+/// e and h >= 0 minimise max_i |t_model_i / t_i - 1| (relative, so that microsecond and
+/// second-long GEMMs weigh the same; the worst sample, what a profile's error on its own
+/// samples is; or the root mean square of these errors: GemmFitCriterion), less the error a
+/// sample that outran the memory roof has whatever e and h: a
+/// 1-D search over h, with for each h the best e found by a 1-D search in log e
+/// started at log e = mean log(c_i / (t_i - L)). L (kernel launch) comes from the memory fit,
+/// memory_Bps (achieved: bandwidth x gemm_memory) from the stream reference (calibrate.cpp).
 struct GemmFit {
   double gemm_efficiency = 0;       ///< e, in (0, 1]: the best fit with e <= 1
   double unclamped_efficiency = 0;  ///< best e without the bound: above 1 when the peak is too low
@@ -95,8 +96,8 @@ struct GemmFit {
 GemmFit fit_gemm(const std::vector<Sample>& samples, double peak_flops, double kernel_launch_s,
                  double memory_Bps = 0, double k0 = 64, double full_outputs = 0,
                  GemmFitCriterion criterion = GemmFitCriterion::kMinimax);
-/// fit_gemm for each K0 of `candidates`, the one with the smallest largest error (without the
-/// memory roof's forced part). K0 is a device's tile-pipeline prologue in k (compute_cost.hpp
+/// fit_gemm for each K0 of `candidates`, the one with the smallest error by `criterion` (without
+/// the memory roof's forced part). K0 is a device's tile-pipeline prologue in k (compute_cost.hpp
 /// kGemmK0: 64 on GPUs); a CPU's blocked kernels run small-k GEMMs at full speed (K0 ~ 0).
 /// With several `full_outputs_candidates` (EfficiencyModel::gemm_full_outputs; 0: none), every
 /// pair of a K0 and a grid-fill size is fitted and the best kept (by `criterion`).

@@ -124,11 +124,12 @@ void VendorBlas::gemm_batched(Trans trans_a, Trans trans_b, int m, int n, int k,
 }
 
 GpuGemmChoice gpu_gemm_choice_from_env() {
-  const char* value = std::getenv("HETSIM_GPU_GEMM");
-  if (!value || std::string(value).empty() || std::string(value) == "auto") return GpuGemmChoice::kAuto;
-  if (std::string(value) == "vendor") return GpuGemmChoice::kVendor;
-  if (std::string(value) == "own") return GpuGemmChoice::kOwn;
-  throw BackendError(std::string("HETSIM_GPU_GEMM: '") + value + "' is not a GEMM choice (expected auto, vendor or own)");
+  const char* set = std::getenv("HETSIM_GPU_GEMM");
+  const std::string value = set ? set : "";
+  if (value.empty() || value == "auto") return GpuGemmChoice::kAuto;
+  if (value == "vendor") return GpuGemmChoice::kVendor;
+  if (value == "own") return GpuGemmChoice::kOwn;
+  throw BackendError("HETSIM_GPU_GEMM: '" + value + "' is not a GEMM choice (expected auto, vendor or own)");
 }
 
 }  // namespace hetsim::exec
