@@ -455,12 +455,16 @@ class GradSync {
 
   /// The current group's crossings of WAN links (a ring crosses a zone boundary once each way),
   /// each carrying V a bucket as a rail does (SyncRails::wan_of; for every TP rank's group when
-  /// one stands for all). Returns the group's bottleneck over the slowest link it crosses alone,
-  /// what its WAN part takes without the other groups (their bytes are the link's).
+  /// one stands for all), here without its latency steps, which the link walks as waits of their
+  /// own (a 30 ms link's steps are not small beside a bucket's bytes, and groups of segments ready
+  /// at different times fill each other's; SyncRails::share_rail_in_phases). Returns the group's
+  /// bottleneck over the slowest link it crosses alone, what its WAN part takes without the other
+  /// groups (their bytes are the link's).
   double add_wan_loads(const GroupCost& g, int ranks) {
-    const double bucket_bytes = sync.bucket_s * g.bus_bandwidth_Bps;
-    const double gather_bytes = sync.param_gather_s * g.bus_bandwidth_Bps;
-    double over = 0;
+    // A ring may cross a link more than once (members of two zones in turn: NCCL orders a ring's
+    // nodes as its ranks come); the crossings of one link move their bytes in the same collective,
+    // so the link gets one bucket of their bytes together, its latency steps once.
+    wan_crossings.clear();
     for (int i = 0; i < count; ++i) {
       const int za = c.nodes[c.gpus[members[i]].node].zone;
       const int zb = c.nodes[c.gpus[members[(i + 1) % count]].node].zone;
@@ -468,11 +472,20 @@ class GradSync {
       const int link = rails.wan_of(za, zb);
       if (link < 0) continue;
       const int slot = member_slot[i];
-      const int copies = ranks == 1 ? plan.replicas[slot / max_pp].stages[slot % max_pp].tp() : 1;
       // Every TP rank's group as one on the link (their crossings are alike).
-      const int group = group_id(kMaxRanks - 1);
-      for (double ready_s : bucket_ready_s) rails.add_reduce(link, ready_s, copies * bucket_bytes, group);
-      rails.add_gather(link, copies * gather_bytes, group);
+      const int copies = ranks == 1 ? plan.replicas[slot / max_pp].stages[slot % max_pp].tp() : 1;
+      auto it = std::find_if(wan_crossings.begin(), wan_crossings.end(), [&](const auto& w) { return w.first == link; });
+      if (it == wan_crossings.end()) wan_crossings.emplace_back(link, copies);
+      else it->second += copies;
+    }
+    const double bucket_bytes = bucket_bytes_s() * g.bus_bandwidth_Bps;
+    const double gather_bytes = sync.param_gather_s * g.bus_bandwidth_Bps;
+    const int group = group_id(kMaxRanks - 1);
+    double over = 0;
+    for (const auto& [link, crossings] : wan_crossings) {
+      for (double ready_s : bucket_ready_s)
+        rails.add_reduce(link, ready_s, crossings * bucket_bytes, group, sync.bucket_latency_s);
+      rails.add_gather(link, crossings * gather_bytes, group);
       over = std::max(over, g.bus_bandwidth_Bps / rails.rate_Bps(link));
       group_waits.emplace_back(link, group);
     }
@@ -573,6 +586,7 @@ class GradSync {
   /// [slot]: (rail, group) of every group it is in, on every rail and WAN link the group crosses
   ScratchVector<std::vector<std::pair<int, int>>> slot_waits;
   ScratchVector<std::pair<int, int>> group_waits;  ///< the current group's (rail, group id)
+  ScratchVector<std::pair<int, int>> wan_crossings;  ///< add_wan_loads scratch: (WAN link, crossings)
   int group_serial = 0;                       ///< counts the groups put on the rails
   SyncRails rails;                            ///< see add_rail_loads
   ScratchVector<int> node_members;            ///< add_rail_loads scratch: the group's members per node

@@ -105,9 +105,11 @@ struct SyncTimes {
   double param_gather_s = 0;           ///< of which the ZeRO-1/2 weight all-gather
   double bucket_s = 0;                 ///< one bucket's reduction (overlapped sync)
   /// Of which the latency steps (the collective of one byte): a group alone pays them whatever
-  /// its links' share, so only the rest scales to what it takes alone. (On a rail, SyncRails, a
-  /// bucket keeps them as bytes at its share: the groups of one segment run a bucket in step,
-  /// so the link carries the bucket's latency once among them.)
+  /// its links' share, so only the rest scales to what it takes alone. (On a NIC rail, SyncRails,
+  /// a bucket keeps them as bytes at its share: the groups of one segment run a bucket in step,
+  /// so the link carries the bucket's latency once among them, and microseconds are nothing beside
+  /// its bytes. On a WAN link they are tens of milliseconds a step and the link walks them as
+  /// waits, in which groups out of step send: SyncRails::share_rail_in_phases.)
   double bucket_latency_s = 0;
   double gather_s = 0, scatter_s = 0;  ///< ZeRO-3 weight all-gather, gradient reduce-scatter
 };

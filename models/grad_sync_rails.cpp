@@ -61,4 +61,89 @@ void SyncRails::share_rail(Rail& rail) {
   rail.shares_known = true;
 }
 
+/// An event walk over every bucket's three moments: ready, latency steps done, bytes sent. A group
+/// (NCCL's communicator: one collective at a time, in order) starts its next bucket once that is
+/// ready and its previous one is done; during the bucket's latency steps its flows are in flight
+/// and the rail is free for others (an alpha-beta collective, Hockney 1994: alpha per step, the
+/// bytes at the link's rate); then it shares the rail equally with every group sending at the
+/// time. Groups in step (the TP ranks' groups of one segment) thus pay their latency once between
+/// them, and groups out of step (segments ready at different times) fill each other's waits.
+void SyncRails::share_rail_in_phases(Rail& rail) {
+  struct Flow {
+    int group;
+    std::vector<std::size_t> buckets;  ///< indices into rail.reduce, in ready order
+    std::size_t next = 0;              ///< the bucket in progress or next to start
+    enum class State { kWaiting, kLatency, kSending, kDone } state = State::kWaiting;
+    double latency_end_s = 0, work_left_s = 0;
+  };
+  std::vector<Flow> flows;
+  for (std::size_t i = 0; i < rail.reduce.size(); ++i) {
+    const int g = rail.group_of[i];
+    auto it = std::find_if(flows.begin(), flows.end(), [&](const Flow& f) { return g >= 0 && f.group == g; });
+    if (it == flows.end()) {
+      flows.push_back(Flow{g, {}});
+      it = flows.end() - 1;
+    }
+    it->buckets.push_back(i);
+  }
+  for (Flow& f : flows)
+    std::stable_sort(f.buckets.begin(), f.buckets.end(),
+                     [&](std::size_t a, std::size_t b) { return rail.reduce[a].ready_s < rail.reduce[b].ready_s; });
+  rail.group_ends.assign(flows.size(), GroupEnd{});
+  const double inf = std::numeric_limits<double>::infinity();
+  double t = inf;
+  for (const Flow& f : flows) t = std::min(t, rail.reduce[f.buckets.front()].ready_s);
+  std::size_t done = 0;
+  while (done < flows.size()) {
+    // Every transition due at t, until none is left (a bucket of no latency and no bytes ends at once).
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (std::size_t k = 0; k < flows.size(); ++k) {
+        Flow& f = flows[k];
+        const std::size_t b = f.state == Flow::State::kDone ? 0 : f.buckets[f.next];
+        if (f.state == Flow::State::kWaiting && rail.reduce[b].ready_s <= t) {
+          f.state = Flow::State::kLatency;
+          f.latency_end_s = t + rail.latency_of[b];
+          changed = true;
+        }
+        if (f.state == Flow::State::kLatency && f.latency_end_s <= t) {
+          f.state = Flow::State::kSending;
+          f.work_left_s = rail.reduce[b].busy_s;
+          changed = true;
+        }
+        if (f.state == Flow::State::kSending && f.work_left_s <= 1e-12 * std::max(1.0, rail.reduce[b].busy_s)) {
+          changed = true;
+          if (++f.next < f.buckets.size()) {
+            f.state = Flow::State::kWaiting;
+          } else {
+            f.state = Flow::State::kDone;
+            rail.group_ends[k] = GroupEnd{f.group, 0, 0, 0, t};
+            ++done;
+          }
+        }
+      }
+    }
+    if (done == flows.size()) break;
+    // The next moment: a bucket ready, a latency wait over, or the first sender done.
+    int sending = 0;
+    double least_left_s = inf, next_s = inf;
+    for (const Flow& f : flows) {
+      if (f.state == Flow::State::kWaiting) next_s = std::min(next_s, rail.reduce[f.buckets[f.next]].ready_s);
+      if (f.state == Flow::State::kLatency) next_s = std::min(next_s, f.latency_end_s);
+      if (f.state == Flow::State::kSending) ++sending, least_left_s = std::min(least_left_s, f.work_left_s);
+    }
+    if (sending > 0) next_s = std::min(next_s, t + least_left_s * sending);
+    if (!(next_s < inf)) {  // no moment ahead (a ready time that is not a number): end where we are
+      for (std::size_t k = 0; k < flows.size(); ++k)
+        if (flows[k].state != Flow::State::kDone) rail.group_ends[k] = GroupEnd{flows[k].group, 0, 0, 0, t};
+      break;
+    }
+    const double dt = next_s - t;
+    for (Flow& f : flows)
+      if (f.state == Flow::State::kSending) f.work_left_s -= dt / sending;
+    t = next_s;
+  }
+  rail.shares_known = true;
+}
+
 }  // namespace hetsim::models

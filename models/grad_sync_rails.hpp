@@ -36,7 +36,7 @@ class SyncRails {
     const int id = c_.nodes[node].first_gpu + local_rail;
     if (index_of_[id] < 0) {
       index_of_[id] = static_cast<int>(rails_.size());
-      rails_.push_back(Rail{rail_rate_Bps(c_, node), {}, {}, {}, {}});
+      rails_.push_back(Rail{rail_rate_Bps(c_, node)});
     }
     return index_of_[id];
   }
@@ -51,18 +51,22 @@ class SyncRails {
     for (const auto& [k, index] : wan_index_)
       if (k == key) return index;
     wan_index_.emplace_back(key, static_cast<int>(rails_.size()));
-    rails_.push_back(Rail{link->bandwidth_Bps * kWanLinkEfficiency, {}, {}, {}, {}});
+    rails_.push_back(Rail{link->bandwidth_Bps * kWanLinkEfficiency});
     return wan_index_.back().second;
   }
   double rate_Bps(int r) const { return rails_[r].rate_Bps; }
   int count() const { return static_cast<int>(rails_.size()); }
 
   /// Rail `r` carries `bytes` of a bucket of group `group` (an id of the caller's; -1: none)
-  /// ready at `ready_s` (reduction), or of the weights' all-gather (`gather`).
-  void add_reduce(int r, double ready_s, double bytes, int group = -1) {
+  /// ready at `ready_s` (reduction), or of the weights' all-gather (`gather`). `latency_s`: the
+  /// bucket's latency steps, during which its group waits without using the rail (a WAN link's
+  /// tens of ms a step; see group_reduce_end_s). With 0 the caller has folded them into `bytes`.
+  void add_reduce(int r, double ready_s, double bytes, int group = -1, double latency_s = 0) {
     Rail& rail = rails_[r];
     rail.reduce.push_back({ready_s, bytes / rail.rate_Bps});
     rail.group_of.push_back(group);
+    rail.latency_of.push_back(latency_s);
+    rail.in_phases = rail.in_phases || latency_s > 0;
     rail.end_known = rail.shares_known = false;
   }
   void add_gather(int r, double bytes, int group = -1) {
@@ -106,8 +110,20 @@ class SyncRails {
   /// (Kleinrock, "Queueing Systems" vol. 2, §4.4): a small segment's groups through a rail that a
   /// large segment's groups also cross end early, not when the whole rail is done (its last
   /// group only). Bounded by the group's own buckets alone and by the rail's end.
+  /// A rail whose buckets carry latency steps (add_reduce's latency_s) is walked bucket by bucket
+  /// instead (share_rail_in_phases): a group in its latency steps leaves the rail to the others,
+  /// so groups that are not in step fill each other's waits, as the simulator's flows do.
   double group_reduce_end_s(int r, int group) {
     Rail& rail = rails_[r];
+    if (rail.in_phases) {
+      if (!rail.shares_known) share_rail_in_phases(rail);
+      double last_s = -std::numeric_limits<double>::infinity();
+      for (const GroupEnd& e : rail.group_ends) {
+        if (group >= 0 && e.group == group) return e.shared_end_s;
+        last_s = std::max(last_s, e.shared_end_s);
+      }
+      return last_s;
+    }
     const double rail_end_s = reduce_end_s(r);
     if (group < 0) return rail_end_s;
     if (!rail.shares_known) share_rail(rail);
@@ -124,10 +140,13 @@ class SyncRails {
     double shared_end_s;        ///< in processor sharing with the rail's other groups
   };
   struct Rail {
+    explicit Rail(double rate) : rate_Bps(rate) {}
     double rate_Bps;
     std::vector<SyncBucket> reduce;
     std::vector<std::pair<int, double>> gathers;  ///< (group, its gather's seconds on the rail)
     std::vector<int> group_of;  ///< [reduce bucket] its group (add_reduce)
+    std::vector<double> latency_of;  ///< [reduce bucket] its latency steps (add_reduce)
+    bool in_phases = false;     ///< some bucket has latency steps of its own (share_rail_in_phases)
     std::vector<GroupEnd> group_ends;
     bool shares_known = false;
     double end_s = 0;
@@ -136,6 +155,10 @@ class SyncRails {
   /// The rail's groups in processor sharing (GroupEnd::shared_end_s): between events every group
   /// present gets an equal part of the rail; a group of several buckets arrives with its first.
   void share_rail(Rail& rail);
+  /// The rail's groups bucket by bucket (GroupEnd::shared_end_s): each group sends its buckets in
+  /// the order they become ready, each once ready and its previous one is done, first waiting its
+  /// latency steps without the rail, then sharing the rail equally with the groups sending then.
+  void share_rail_in_phases(Rail& rail);
 
   const Cluster& c_;
   std::vector<int> index_of_;  ///< [node first GPU + rail] -> rails_ index

@@ -1,11 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // A GPU's gradient buckets sent one after the other over its link, each once every member of its
 // group has produced it (serial_buckets_end_s): the cost model's exposed sync for stages in
-// several DP groups (models/grad_sync_cost.cpp stages_in_several_groups_exposed_s).
+// several DP groups (models/grad_sync_cost.cpp stages_in_several_groups_exposed_s). And a WAN
+// link shared by such groups, walked bucket by bucket with their latency steps as waits
+// (SyncRails::share_rail_in_phases).
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
+#include "catalog.hpp"
+#include "grad_sync_rails.hpp"
+#include "input_loader.hpp"
 #include "step_cost.hpp"
 
 namespace hetsim::models {
@@ -34,6 +40,55 @@ TEST(SerialBuckets, TwoGroupsSharingAGpuSendInTheOrderTheirBucketsAreReady) {
   EXPECT_NEAR(end_s({{-0.020, 0.010}, {-0.005, 0.010}, {-0.040, 0.010}, {-0.030, 0.010}}), 0.005, 1e-12);
   // Segment 0's buckets busier (25 ms each): the link never idles from -40 ms: -40 + 10 + 10 + 25 + 25.
   EXPECT_NEAR(end_s({{-0.020, 0.025}, {-0.005, 0.025}, {-0.040, 0.010}, {-0.030, 0.010}}), 0.030, 1e-12);
+}
+
+/// The WAN link from us-east to us-west of clusters/geo-two-zones.yaml (100 Gb/s, 30 ms) as a
+/// resource of `rails`; `seconds` of its time in bytes.
+struct WanLink {
+  Cluster cluster = load_cluster(std::string(HETSIM_SOURCE_DIR) + "/clusters/geo-two-zones.yaml", Catalog::builtin());
+  SyncRails rails{cluster};
+  int link = rails.wan_of(0, 1);
+  double bytes(double seconds) const { return seconds * rails.rate_Bps(link); }
+  void add(int group, double ready_s, double latency_s, double busy_s) {
+    rails.add_reduce(link, ready_s, bytes(busy_s), group, latency_s);
+  }
+};
+
+// Two groups whose buckets are ready together (the TP ranks' groups of one segment) wait their
+// 60 ms of latency steps together, then share the link: 60 + 2 x 100 ms each, as the simulator's
+// flows (the link carries their latency once between them).
+TEST(WanLinkInPhases, GroupsInStepPayTheirLatencyOnce) {
+  WanLink w;
+  ASSERT_GE(w.link, 0);
+  w.add(1, 0.0, 0.060, 0.100);
+  w.add(2, 0.0, 0.060, 0.100);
+  EXPECT_NEAR(w.rails.group_reduce_end_s(w.link, 1), 0.260, 1e-9);
+  EXPECT_NEAR(w.rails.group_reduce_end_s(w.link, 2), 0.260, 1e-9);
+}
+
+// Two segments' groups out of step: while the later one waits its latency steps the earlier one
+// sends alone. A: latency 0-60 ms, sends 60-120 ms; B (ready at 60 ms): latency 60-120 ms, sends
+// 120-180 ms. With the latency counted as the link's busy time, as before, B ended at 240 ms.
+TEST(WanLinkInPhases, GroupsOutOfStepFillEachOthersWaits) {
+  WanLink w;
+  w.add(1, 0.0, 0.060, 0.060);
+  w.add(2, 0.060, 0.060, 0.060);
+  EXPECT_NEAR(w.rails.group_reduce_end_s(w.link, 1), 0.120, 1e-9);
+  EXPECT_NEAR(w.rails.group_reduce_end_s(w.link, 2), 0.180, 1e-9);
+  EXPECT_NEAR(w.rails.group_reduce_end_s(w.link, -1), 0.180, 1e-9) << "no group: the link's last";
+}
+
+// A group sends its buckets one after the other (one NCCL communicator), each with its latency
+// steps. By hand, A's two buckets (10 ms of latency, 20 ms of bytes each, ready at 0) beside B's
+// one (no latency, 20 ms, ready at 0): B sends alone 0-10 ms, then both at half rate, B done at
+// 30 ms; A alone 30-40 ms; A's second bucket waits 40-50 ms and sends 50-70 ms.
+TEST(WanLinkInPhases, AGroupSendsItsBucketsInTurn) {
+  WanLink w;
+  w.add(1, 0.0, 0.010, 0.020);
+  w.add(1, 0.0, 0.010, 0.020);
+  w.add(2, 0.0, 0.0, 0.020);
+  EXPECT_NEAR(w.rails.group_reduce_end_s(w.link, 2), 0.030, 1e-9);
+  EXPECT_NEAR(w.rails.group_reduce_end_s(w.link, 1), 0.070, 1e-9);
 }
 
 }  // namespace

@@ -204,7 +204,11 @@ TEST(SegmentSync, AStageOnAnIdleNicWaitsForItsGroupsGathersThroughABusyOne) {
 // 0.385 s, where the simulator's gather took 0.331 s: under fair sharing the stage's groups end
 // once each group on the rail has moved min(its bytes, theirs). Now each group's gather ends so
 // (SyncRails::group_gather_s), on every rail it crosses: 1.950 s against 1.879 s simulated
-// became 1.897 s.
+// became 1.897 s. Since the WAN link walks its groups' latency steps as waits
+// (SyncRails::share_rail_in_phases, which took engine_diff's worst plans from 18% and 10.7% to
+// 11.7% and 4.3%), 1.921 s: its twenty groups' buckets are mostly latency (60 ms against 2-5 ms
+// of bytes), and what remains is how each engine counts a ring's latency (the cost model NCCL's
+// steps across nodes, the simulator a merged flow's path plus the mean step after it).
 TEST(SegmentSync, AGroupsGatherSharesARailByProcessorSharing) {
   testing::Inputs in = testing::load("geo-two-zones.yaml", "gpt3-2.7b.yaml");
   models::Workload& w = in.workload;
@@ -218,7 +222,7 @@ TEST(SegmentSync, AGroupsGatherSharesARailByProcessorSharing) {
   p.micro_batch = 2;
   p.overlap_grad_sync = true;
   const BothEngines e = both_feasible(in.cluster, w, p);
-  testing::expect_syncs_agree(e, 0.2, 0.05, 0.015);
+  testing::expect_syncs_agree(e, 0.2, 0.06, 0.025);
 }
 
 }  // namespace
