@@ -206,9 +206,11 @@ TEST(SegmentSync, AStageOnAnIdleNicWaitsForItsGroupsGathersThroughABusyOne) {
 // (SyncRails::group_gather_s), on every rail it crosses: 1.950 s against 1.879 s simulated
 // became 1.897 s. Since the WAN link walks its groups' latency steps as waits
 // (SyncRails::share_rail_in_phases, which took engine_diff's worst plans from 18% and 10.7% to
-// 11.7% and 4.3%), 1.921 s: its twenty groups' buckets are mostly latency (60 ms against 2-5 ms
-// of bytes), and what remains is how each engine counts a ring's latency (the cost model NCCL's
-// steps across nodes, the simulator a merged flow's path plus the mean step after it).
+// 4.3% and 6.3%), 1.921 s: its twenty groups' buckets are mostly latency (60 ms against 2-5 ms
+// of bytes), and what remains is how each engine counts the latency of a ring of three across
+// the link: the cost model the hops the last chunk passes (two crossings, 60 ms a bucket), the
+// simulator a merged flow's path and then the mean step (30 + 20 ms; sim/collective_flows.cpp
+// merge_repeated_phases), 10 ms a bucket over five buckets.
 TEST(SegmentSync, AGroupsGatherSharesARailByProcessorSharing) {
   testing::Inputs in = testing::load("geo-two-zones.yaml", "gpt3-2.7b.yaml");
   models::Workload& w = in.workload;
