@@ -7,6 +7,7 @@
 
 #include "comm_cost.hpp"
 #include "dp_segments.hpp"
+#include "grad_sync_own_sides.hpp"
 #include "grad_sync_parts.hpp"
 #include "grad_sync_rails.hpp"
 #include "scratch_vector.hpp"
@@ -393,8 +394,10 @@ class GradSync {
       const double over = member_over[i];
       SlotLoad& l = load[static_cast<std::size_t>(slot)];
       // Its own side of the rings carries its share of each bucket (as Load::add's own_s).
-      if (!slot_buckets.empty())
-        for (double ready_s : bucket_ready_s) slot_buckets[slot].push_back({ready_s, weight * sync.bucket_s * over});
+      if (!slot_buckets.empty()) {
+        const OwnSides sides = own_sides_of(c, members.data(), count, i);
+        for (double ready_s : bucket_ready_s) slot_buckets.add(slot, sides, {ready_s, weight * sync.bucket_s * over});
+      }
       l.gather.add(sync.param_gather_s, over, weight, alone);
       l.segment_ag.add(sync.gather_s, over, weight, alone);
       l.segment_rs.add(sync.scatter_s, over, weight, alone);
@@ -526,20 +529,18 @@ class GradSync {
     }
   }
 
-  /// Stages in several groups: a stage's reduction ends when its own side of the rings has sent
-  /// all its groups' buckets, one after the other in the order they become ready (each once every
-  /// member has produced it: segment_bucket_ready), or when its slowest group alone is done
-  /// (Load's two bounds, per bucket); overlapped or not, the end of that single-server queue
-  /// (serial_buckets_end_s) beyond the slowest replica's end is exposed. With one group and one
-  /// ready time per bucket this is sync_segment's overlapped_sync_exposed_s. The ZeRO-1/2 weight
+  /// Stages in several groups: a stage's reduction ends when its own sides of the rings have sent
+  /// all its groups' buckets, each side one after the other in the order they become ready (each
+  /// once every member has produced it: segment_bucket_ready), or when its slowest group alone is
+  /// done (Load's two bounds, per bucket); overlapped or not, the end of those single-server queues
+  /// (OwnSideQueues) beyond the slowest replica's end is exposed. With one group and one ready
+  /// time per bucket this is sync_segment's overlapped_sync_exposed_s. The ZeRO-1/2 weight
   /// all-gather follows the reduction, or overlapped runs in the next step's first forward pass.
   void stages_in_several_groups_ends() {
     for (std::size_t slot = 0; slot < slot_buckets.size(); ++slot) {
       const SlotLoad& l = load[slot];
       if (l.groups == 0) continue;
-      std::vector<SyncBucket>& own = slot_buckets[slot];
-      double reduce_end_s =
-          std::max(l.groups_end_s, own.empty() ? l.groups_end_s : serial_buckets_end_s(own.data(), own.data() + own.size()));
+      double reduce_end_s = std::max(l.groups_end_s, slot_buckets.end_s(slot));
       double gather_s = l.gather.time_s();
       // Its groups' ends on every rail they cross, its own GPUs' among them (reduction and
       // gather: a ring moves at its busiest crossing, tests/sim
@@ -577,9 +578,9 @@ class GradSync {
   const CollectiveKind reduce_kind;
   const PassTraffic traffic;                  ///< what every micro-batch's passes move (ZeRO-2/3)
   ScratchVector<SlotLoad> load;               ///< [slot], see SlotLoad (empty when not needed)
-  /// [slot]: the buckets its own side of the rings carries (stages in several groups, ZeRO 0-2;
-  /// else empty): ready from the slowest replica's end, busy its share of each.
-  ScratchVector<std::vector<SyncBucket>> slot_buckets;
+  /// [slot]: the buckets its own sides of the rings carry (stages in several groups, ZeRO 0-2;
+  /// else empty): ready from the slowest replica's end, busy its share of each, a queue per side.
+  OwnSideQueues slot_buckets;
   ScratchVector<double> bucket_ready_s;       ///< the current segment's, see segment_bucket_ready
   ScratchVector<SyncBucket> alone;            ///< scratch for alone_end_s
   ScratchVector<double> member_over;          ///< add_slot_loads: each member's bottleneck over its side

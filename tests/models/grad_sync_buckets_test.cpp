@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // A GPU's gradient buckets sent one after the other over its link, each once every member of its
 // group has produced it (serial_buckets_end_s): the cost model's exposed sync for stages in
-// several DP groups (models/grad_sync_cost.cpp stages_in_several_groups_exposed_s). And a WAN
-// link shared by such groups, walked bucket by bucket with their latency steps as waits
-// (SyncRails::share_rail_in_phases).
+// several DP groups (models/grad_sync_cost.cpp stages_in_several_groups_exposed_s), a queue per
+// side of the GPU its rings use (grad_sync_own_sides.hpp). And a WAN link shared by such groups,
+// walked bucket by bucket with their latency steps as waits (SyncRails::share_rail_in_phases).
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "catalog.hpp"
+#include "grad_sync_own_sides.hpp"
 #include "grad_sync_rails.hpp"
 #include "input_loader.hpp"
 #include "step_cost.hpp"
@@ -89,6 +92,50 @@ TEST(WanLinkInPhases, AGroupSendsItsBucketsInTurn) {
   w.add(2, 0.0, 0.0, 0.020);
   EXPECT_NEAR(w.rails.group_reduce_end_s(w.link, 2), 0.030, 1e-9);
   EXPECT_NEAR(w.rails.group_reduce_end_s(w.link, 1), 0.070, 1e-9);
+}
+
+// A GPU's rings leave and enter its node through its NIC rail (priced by SyncRails, not queued
+// here) or between vendors also through its host link, stay inside through its switch port, or on
+// a mesh node take the link to the next member and from the previous one (one per peer):
+// clusters/h100-mi300x.yaml has two HGX H100 nodes (GPUs 0-15, NVSwitch) and two MI300X
+// platforms (16-31, xGMI mesh), no RDMA between vendors.
+TEST(OwnSides, ARingsSidesAtAMemberAreItsRailItsHostLinkItsSwitchPortOrItsMeshLinks) {
+  using namespace grad_sync_detail;
+  const Cluster c = load_cluster(std::string(HETSIM_SOURCE_DIR) + "/clusters/h100-mi300x.yaml", Catalog::builtin());
+  const int vendors[] = {11, 26}, mi300x[] = {16, 26}, switch_node[] = {0, 1, 2}, mesh[] = {24, 26, 25},
+            half[] = {24, 26, 17};
+  const auto sides = [&](const int* ring, int count, int i) {
+    const OwnSides s = own_sides_of(c, ring, count, i);
+    return std::pair{s.out, s.in};
+  };
+  EXPECT_EQ(sides(vendors, 2, 1), std::pair(kHostOut, kHostIn));
+  EXPECT_EQ(sides(mi300x, 2, 1), std::pair(kOnRails, kOnRails));
+  EXPECT_EQ(sides(switch_node, 3, 1), std::pair(kSwitchOut, kSwitchIn));
+  EXPECT_EQ(sides(mesh, 3, 0), std::pair(2 * 26, 2 * 25 + 1));
+  EXPECT_EQ(sides(mesh, 3, 1), std::pair(2 * 25, 2 * 24 + 1));
+  EXPECT_EQ(sides(half, 3, 1), std::pair(kOnRails, 2 * 24 + 1)) << "sends to another node, receives on its mesh";
+  EXPECT_EQ(sides(half, 3, 0), std::pair(2 * 26, kOnRails)) << "receives from another node";
+}
+
+// Each side sends its buckets one after the other, the sides side by side, each bucket through a
+// member's out and in side: two of 100 ms through the host link, one of 150 ms over a mesh link
+// pair, all ready at 0, end at 200 ms (one queue took 350 ms); the rails' sides are not queued.
+TEST(OwnSides, EachSideIsAQueueOfItsOwn) {
+  using namespace grad_sync_detail;
+  OwnSideQueues q(3);
+  q.add(1, {kHostOut, kHostIn}, {0.0, 0.100});
+  q.add(1, {2 * 26, 2 * 25 + 1}, {0.0, 0.150});
+  q.add(1, {kHostOut, kHostIn}, {0.0, 0.100});
+  EXPECT_NEAR(q.end_s(1), 0.200, 1e-12);
+  // Out through the host link, in over a link; then out over the link and in through the host
+  // link: its two directions carry one bucket each (100 ms), where one queue took 200 ms.
+  q.add(0, {kHostOut, 2 * 24 + 1}, {0.0, 0.100});
+  q.add(0, {2 * 24, kHostIn}, {0.0, 0.100});
+  EXPECT_NEAR(q.end_s(0), 0.100, 1e-12);
+  q.add(2, {kOnRails, kOnRails}, {0.0, 0.100});
+  EXPECT_EQ(q.end_s(2), -std::numeric_limits<double>::infinity()) << "the rails price it";
+  OwnSideQueues none(0);
+  EXPECT_TRUE(none.empty());
 }
 
 }  // namespace

@@ -228,5 +228,25 @@ TEST(SegmentSync, AGroupsGatherSharesARailByProcessorSharing) {
   testing::expect_syncs_agree(e, 0.2, 0.06, 0.025);
 }
 
+// Found by scripts/engine_diff.py (seed 12). Llama-2 7B on the H100 + MI300X cluster, overlapped:
+// replica 0 on an H100 (layers 1-11), eight H100s (12-14) and two MI300Xs (24-25: 15-32); replica 1
+// whole on MI300X 26. GPU 26 is in ten groups: the first segment's and the eight shards of the
+// second with H100s (host-staged across vendors, through its NIC), and two of the third with its
+// xGMI peers 24 and 25. The cost model queued all their buckets on the GPU's one side: 1.153 s
+// (dp 0.366 s) against 0.958 s simulated. Its NIC, its link to 24 and its link to 25 are three
+// sides, each a queue of its own (GradSync::own_side_of).
+TEST(SegmentSync, AGpusGroupsInsideItsNodeAndThroughItsNicRunSideBySide) {
+  testing::Inputs in = testing::load("h100-mi300x.yaml", "llama2-7b.yaml");
+  models::Workload& w = in.workload;
+  w.training.global_batch = 5;
+  models::Plan p = plan_of("MI300X in cross-vendor and mesh groups", 0,
+                           {models::Replica{3, {models::Stage{11, {11}}, models::Stage{3, {0, 1, 2, 3, 4, 5, 6, 7}},
+                                                models::Stage{18, {24, 25}}}},
+                            models::Replica{2, {models::Stage{32, {26}}}}});
+  p.overlap_grad_sync = true;
+  const BothEngines e = both_feasible(in.cluster, w, p);
+  testing::expect_syncs_agree(e, 0.1, 0.05, 0.02);
+}
+
 }  // namespace
 }  // namespace hetsim::sim
