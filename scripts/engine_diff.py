@@ -87,9 +87,9 @@ def random_plan(nodes, layers, rng):
             "replicas": replicas}
 
 
-def run(hetsim, verb, cluster, workload, plan_path):
+def run(hetsim, verb, cluster, workload, plan_path, extra=()):
     out = subprocess.run([hetsim, verb, "--cluster", cluster, "--workload", workload, "--plan", plan_path,
-                          "--format", "json"], capture_output=True, text=True, timeout=600)
+                          "--format", "json", *extra], capture_output=True, text=True, timeout=600)
     if out.returncode != 0:
         return None
     return json.loads(out.stdout)
@@ -100,12 +100,12 @@ def shape_of(plan):
                       f"] m{r['micro_batches']}" for r in plan["replicas"])
 
 
-def compare(hetsim, cluster, workload, path):
+def compare(hetsim, cluster, workload, path, no_fold=False):
     """(relative difference, analytic, simulated) of a plan file, or None when either is infeasible."""
     a = run(hetsim, "predict", cluster, workload, path)
     if a is None or not a.get("feasible", False):
         return None
-    s = run(hetsim, "simulate", cluster, workload, path)
+    s = run(hetsim, "simulate", cluster, workload, path, ["--no-fold"] if no_fold else [])
     if s is None or not s.get("feasible", False):
         return None
     ta, ts = a["iteration_time_s"], s["iteration_time_s"]
@@ -133,7 +133,7 @@ def random_rows(args, root, tmp):
         workload = os.path.join(tmp, f"workload{tried}.yaml")
         with open(workload, "w") as f:
             yaml.safe_dump(w, f, sort_keys=False)
-        c = compare(args.hetsim, cluster, workload, path)
+        c = compare(args.hetsim, cluster, workload, path, args.no_fold)
         if c is None:
             continue
         label = (f"{os.path.basename(cluster)} {w['name']} zero {plan['zero']} overlap {plan['overlap_grad_sync']} "
@@ -154,7 +154,7 @@ def planned_rows(args, root, tmp):
                                   str(args.time_limit), "--emit-plan", path], capture_output=True, text=True, timeout=600)
             if out.returncode != 0 or not os.path.exists(path):
                 continue
-            c = compare(args.hetsim, cluster, workload, path)
+            c = compare(args.hetsim, cluster, workload, path, args.no_fold)
             if c is None:
                 continue
             with open(path) as f:
@@ -174,6 +174,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--show", type=int, default=10, help="largest differences to print")
     ap.add_argument("--keep", default="", help="folder to keep the plans of the printed rows in")
+    ap.add_argument("--no-fold", action="store_true",
+                    help="simulate every replica and flow (simulate --no-fold): the simulator without folding's approximations")
     ap.add_argument("--planned", action="store_true", help="compare the planner's best plans instead of random ones")
     ap.add_argument("--time-limit", type=float, default=10, help="seconds of each planner search (--planned)")
     ap.add_argument("--max-diff", type=float, default=0,
