@@ -5,28 +5,18 @@
 #include <algorithm>
 #include <limits>
 
+#include "topology.hpp"
+
 namespace hetsim::models::grad_sync_detail {
-
-namespace {
-
-/// Whether a ring's hop from GPU a to GPU b is staged through host memory (topology.hpp: AMD and
-/// NVIDIA GPUs share no NCCL/RCCL ring without direct RDMA between vendors).
-bool host_staged(const Cluster& c, int a, int b) {
-  const NodeType& ta = c.node_types[c.nodes[c.gpus[a].node].node_type];
-  const NodeType& tb = c.node_types[c.nodes[c.gpus[b].node].node_type];
-  return ta.gpu.vendor != tb.gpu.vendor && !c.cross_vendor_rdma && ta.host_link_Bps > 0;
-}
-
-}  // namespace
 
 OwnSides own_sides_of(const Cluster& c, const int* members, int count, int i) {
   const int x = members[i], next = members[(i + 1) % count], previous = members[(i + count - 1) % count];
   const int node = c.gpus[x].node;
   const bool mesh = c.node_types[c.nodes[node].node_type].intra.mesh;
   OwnSides sides{};
-  if (c.gpus[next].node != node) sides.out = host_staged(c, x, next) ? kHostOut : kOnRails;
+  if (c.gpus[next].node != node) sides.out = host_staging(c, x, next).staged ? kHostOut : kOnRails;
   else sides.out = mesh ? 2 * next : kSwitchOut;
-  if (c.gpus[previous].node != node) sides.in = host_staged(c, x, previous) ? kHostIn : kOnRails;
+  if (c.gpus[previous].node != node) sides.in = host_staging(c, x, previous).staged ? kHostIn : kOnRails;
   else sides.in = mesh ? 2 * previous + 1 : kSwitchIn;
   return sides;
 }
