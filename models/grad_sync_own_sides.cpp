@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <vector>
 
 #include "topology.hpp"
 
@@ -21,22 +22,17 @@ OwnSides own_sides_of(const Cluster& c, const int* members, int count, int i) {
   return sides;
 }
 
+std::vector<SyncBucket>& OwnSideQueues::queue(std::size_t slot, int side) {
+  std::vector<SideQueue>& queues = queues_[slot];
+  for (SideQueue& q : queues)
+    if (q.side == side) return q.buckets;
+  return queues.emplace_back(SideQueue{side, {}}).buckets;
+}
+
 double OwnSideQueues::end_s(std::size_t slot) {
-  std::vector<SyncBucket>& own = buckets_[slot];
-  const std::vector<int>& sides = sides_[slot];
-  if (own.empty()) return -std::numeric_limits<double>::infinity();
-  if (std::all_of(sides.begin(), sides.end(), [&](int s) { return s == sides.front(); }))
-    return serial_buckets_end_s(own.data(), own.data() + own.size());  // the usual case: one side
   double end = -std::numeric_limits<double>::infinity();
-  for (std::size_t i = 0; i < sides.size(); ++i) {
-    if (std::find(sides.begin(), sides.begin() + static_cast<std::ptrdiff_t>(i), sides[i]) !=
-        sides.begin() + static_cast<std::ptrdiff_t>(i))
-      continue;  // a side already done
-    one_side_.clear();
-    for (std::size_t j = i; j < sides.size(); ++j)
-      if (sides[j] == sides[i]) one_side_.push_back(own[j]);
-    end = std::max(end, serial_buckets_end_s(one_side_.data(), one_side_.data() + one_side_.size()));
-  }
+  for (SideQueue& q : queues_[slot])
+    end = std::max(end, serial_buckets_end_s(q.buckets.data(), q.buckets.data() + q.buckets.size()));
   return end;
 }
 

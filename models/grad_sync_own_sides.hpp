@@ -5,9 +5,9 @@
 //
 // Why: a GPU's groups inside its node and those that leave it through its NIC use different
 // hardware (its switch port or mesh links, its NIC, each direction of them), and run side by side;
-// its NIC is a rail of SyncRails (grad_sync_rails.hpp), shared fairly by the groups that cross it. A MI300X in eight
-// cross-vendor groups through its NIC and two groups with its xGMI peers had all their buckets
-// in one queue: 0.37 s of sync where the simulator's flows take 0.17 s
+// its NIC is a rail of SyncRails (grad_sync_rails.hpp), shared fairly by the groups that cross
+// it. A MI300X in eight cross-vendor groups through its NIC and two groups with its xGMI peers had
+// all their buckets in one queue: 0.37 s of sync where the simulator's flows take 0.17 s
 // (tests/sim SegmentSync.AGpusGroupsInsideItsNodeAndThroughItsNicRunSideBySide).
 #pragma once
 #include <cstddef>
@@ -36,25 +36,25 @@ OwnSides own_sides_of(const Cluster& c, const int* members, int count, int i);
 /// sends them in the order they become ready (serial_buckets_end_s).
 class OwnSideQueues {
  public:
-  explicit OwnSideQueues(std::size_t slots) : buckets_(slots), sides_(slots) {}
-  bool empty() const { return buckets_.empty(); }
-  std::size_t size() const { return buckets_.size(); }
+  explicit OwnSideQueues(std::size_t slots) : queues_(slots) {}
+  bool empty() const { return queues_.empty(); }
+  std::size_t size() const { return queues_.size(); }
   /// A bucket through both of a member's sides.
   void add(std::size_t slot, OwnSides sides, SyncBucket bucket) {
-    for (const int side : {sides.out, sides.in}) {
-      if (side == kOnRails) continue;
-      buckets_[slot].push_back(bucket);
-      sides_[slot].push_back(side);
-    }
+    for (const int side : {sides.out, sides.in})
+      if (side != kOnRails) queue(slot, side).push_back(bucket);
   }
   /// When slot's sides have sent their buckets: the slowest side; -infinity without buckets.
   /// Reorders the slot's buckets.
   double end_s(std::size_t slot);
 
  private:
-  ScratchVector<std::vector<SyncBucket>> buckets_;
-  ScratchVector<std::vector<int>> sides_;
-  ScratchVector<SyncBucket> one_side_;  ///< end_s scratch
+  struct SideQueue {
+    int side;
+    std::vector<SyncBucket> buckets;
+  };
+  std::vector<SyncBucket>& queue(std::size_t slot, int side);
+  ScratchVector<std::vector<SideQueue>> queues_;  ///< [slot]: a queue per side it uses (a few)
 };
 
 }  // namespace hetsim::models::grad_sync_detail
