@@ -9,26 +9,34 @@
 
 namespace hetsim::models {
 
+std::vector<SyncRails::GroupBuckets> SyncRails::buckets_by_group(const Rail& rail) {
+  std::vector<GroupBuckets> groups;
+  for (std::size_t i = 0; i < rail.reduce.size(); ++i) {
+    const int g = rail.group_of[i];
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const GroupBuckets& e) { return g >= 0 && e.group == g; });
+    if (it == groups.end()) {
+      groups.push_back({g, {}});
+      it = groups.end() - 1;
+    }
+    it->buckets.push_back(i);
+  }
+  return groups;
+}
+
 /// An event walk over the groups' arrivals (each with its first ready bucket and all its bytes)
 /// and departures; between events every group present gets an equal part of the rail.
 void SyncRails::share_rail(Rail& rail) {
   rail.group_ends.clear();
-  for (std::size_t i = 0; i < rail.reduce.size(); ++i) {
-    const int g = rail.group_of[i];
-    auto it = std::find_if(rail.group_ends.begin(), rail.group_ends.end(),
-                           [&](const GroupEnd& e) { return g >= 0 && e.group == g; });
-    if (it == rail.group_ends.end()) {
-      rail.group_ends.push_back({g, rail.reduce[i].ready_s, 0, 0, 0});
-      it = rail.group_ends.end() - 1;
-    }
-    it->arrival_s = std::min(it->arrival_s, rail.reduce[i].ready_s);
-    it->work_s += rail.reduce[i].busy_s;
-  }
-  for (GroupEnd& e : rail.group_ends) {  // each group's buckets alone
+  for (const GroupBuckets& gb : buckets_by_group(rail)) {
+    GroupEnd e{gb.group, std::numeric_limits<double>::infinity(), 0, 0, 0};
     own_.clear();
-    for (std::size_t i = 0; i < rail.reduce.size(); ++i)
-      if (rail.group_of[i] == e.group) own_.push_back(rail.reduce[i]);
-    e.alone_end_s = own_.empty() ? e.arrival_s + e.work_s : serial_buckets_end_s(own_.data(), own_.data() + own_.size());
+    for (std::size_t i : gb.buckets) {
+      e.arrival_s = std::min(e.arrival_s, rail.reduce[i].ready_s);
+      e.work_s += rail.reduce[i].busy_s;
+      own_.push_back(rail.reduce[i]);
+    }
+    e.alone_end_s = serial_buckets_end_s(own_.data(), own_.data() + own_.size());  // its buckets alone
+    rail.group_ends.push_back(e);
   }
   std::vector<GroupEnd*> order;  // by arrival
   for (GroupEnd& e : rail.group_ends) order.push_back(&e);
@@ -77,15 +85,7 @@ void SyncRails::share_rail_in_phases(Rail& rail) {
     double latency_end_s = 0, work_left_s = 0;
   };
   std::vector<Flow> flows;
-  for (std::size_t i = 0; i < rail.reduce.size(); ++i) {
-    const int g = rail.group_of[i];
-    auto it = std::find_if(flows.begin(), flows.end(), [&](const Flow& f) { return g >= 0 && f.group == g; });
-    if (it == flows.end()) {
-      flows.push_back(Flow{g, {}});
-      it = flows.end() - 1;
-    }
-    it->buckets.push_back(i);
-  }
+  for (GroupBuckets& gb : buckets_by_group(rail)) flows.push_back(Flow{gb.group, std::move(gb.buckets)});
   for (Flow& f : flows)
     std::stable_sort(f.buckets.begin(), f.buckets.end(),
                      [&](std::size_t a, std::size_t b) { return rail.reduce[a].ready_s < rail.reduce[b].ready_s; });

@@ -152,6 +152,13 @@ class SyncRails {
     double end_s = 0;
     bool end_known = false;
   };
+  struct GroupBuckets {
+    int group;
+    std::vector<std::size_t> buckets;  ///< indices into Rail::reduce, in the order added
+  };
+  /// The rail's buckets by group, groups in order of first appearance; a bucket of no group (-1)
+  /// is a group of its own.
+  static std::vector<GroupBuckets> buckets_by_group(const Rail& rail);
   /// The rail's groups in processor sharing (GroupEnd::shared_end_s): between events every group
   /// present gets an equal part of the rail; a group of several buckets arrives with its first.
   void share_rail(Rail& rail);
