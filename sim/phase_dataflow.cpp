@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <limits>
 #include <map>
-#include <unordered_map>
 #include <vector>
 
 namespace sg4 = simgrid::s4u;
@@ -26,45 +25,120 @@ bool dataflow_eligible(const Topology& topology, const Phase& step) {
   return !step.empty() && hi > lo * (1 + 1e-9);
 }
 
-void run_dataflow_steps(const Phase& step, int steps, const std::function<sg4::CommPtr(const Flow&)>& start,
+void run_dataflow_steps(const Topology& topology, const Phase& step, int steps,
+                        const std::function<sg4::CommPtr(const Flow&)>& start,
                         const std::function<void(const Flow&, double, double)>& finished) {
   if (steps <= 0 || step.empty()) return;
+  const auto flows = step.size();
+  const double inf = std::numeric_limits<double>::infinity();
   // Per rank: its flows (indices into `step`) and how many flows reach it in one step.
-  std::map<int, std::vector<int>> outflows;
+  std::map<int, std::vector<std::size_t>> outflows;
   std::map<int, int> inflows;
-  for (int i = 0; i < static_cast<int>(step.size()); ++i) {
+  for (std::size_t i = 0; i < flows; ++i) {
     outflows[step[i].src].push_back(i);
     ++inflows[step[i].dst];
   }
-  // Arrivals per (rank, step) not yet complete; a rank's later steps may start arriving
-  // before its earlier ones are done (its predecessor ran ahead), so each step is counted apart.
-  std::unordered_map<long long, int> arrived;
+  // A rank may send step k once every flow into it of step k-1 has arrived (may_send: how many
+  // steps it may send so far).
+  std::map<int, int> may_send;
+  for (const auto& [rank, unused] : outflows) may_send[rank] = 1;
+  for (const auto& [rank, unused] : inflows) may_send[rank] = 1;
+  // Per rank, the flows of each step that have reached it (a rank's senders run apart).
+  std::map<int, std::vector<int>> arrived;
+  for (const auto& [rank, count] : inflows) arrived[rank].assign(static_cast<std::size_t>(steps), 0);
+  // A flow is one connection, which carries its steps in order: step k+1's slices go behind step
+  // k's. SimGrid pays a comm's latency first and moves its bytes after, so step k+1 starts one
+  // path latency before step k's bytes are through: its bytes then follow step k's instead of
+  // sharing the link with them, which would delay the chunk the next rank waits for (a ring with
+  // two WAN hops left each direction idle in turn), and on a latency-bound hop it starts at once.
+  // When step k's bytes are through is estimated from what it has left at its path's rate alone;
+  // on a shared link that is early, so the estimate is taken again when it comes (a few times:
+  // each takes what is left), and step k+1 starts once about its latency's worth is left.
+  struct FlowState {
+    double latency_s = 0, rate_Bps = 0;
+    int next_step = 0;          ///< the step it starts next
+    sg4::CommPtr last;          ///< its last started step, while in flight
+    double last_start_s = 0;
+  };
+  std::vector<FlowState> state(flows);
+  for (std::size_t i = 0; i < flows; ++i) {
+    state[i].latency_s = topology.path_latency_s(step[i].src, step[i].dst);
+    state[i].rate_Bps = topology.path_bandwidth_Bps(step[i].src, step[i].dst);
+  }
+  // When flow f's last started step may be followed: one latency before its bytes are through.
+  const auto follow_at_s = [](const FlowState& f, double now_s) {
+    if (!f.last || !(f.rate_Bps > 0)) return now_s;
+    const double latency_left_s = std::max(0.0, f.last_start_s + f.latency_s - now_s);
+    return now_s + latency_left_s + f.last->get_remaining() / f.rate_Bps - f.latency_s;
+  };
   struct InFlight {
-    int flow;
+    std::size_t flow;
     int step;
     double start_s;
   };
   std::vector<sg4::CommPtr> comms;
   std::vector<InFlight> meta;
-  auto launch = [&](int flow, int k) {
-    meta.push_back({flow, k, sg4::Engine::get_clock()});
-    comms.push_back(start(step[flow]));
+  // Starts every flow of `rank` whose next step it may send and whose connection is free for it;
+  // returns the earliest moment a flow that may send waits for (inf: none).
+  auto start_ready = [&](int rank) {
+    double wake_s = inf;
+    const double now_s = sg4::Engine::get_clock();
+    for (std::size_t i : outflows[rank]) {
+      FlowState& f = state[i];
+      if (f.next_step >= steps || f.next_step >= may_send[rank]) continue;
+      // Close enough: within 2% of a step's latency and bytes (refining further would only
+      // wake this actor again and again, ever closer, on a link shared many ways).
+      const double slack_s = 0.02 * (f.latency_s + (f.rate_Bps > 0 ? step[i].bytes / f.rate_Bps : 0));
+      const double at_s = follow_at_s(f, now_s);
+      if (at_s > now_s + slack_s) {
+        wake_s = std::min(wake_s, at_s);
+        continue;
+      }
+      meta.push_back({i, f.next_step++, now_s});
+      comms.push_back(start(step[i]));
+      f.last = comms.back();
+      f.last_start_s = now_s;
+      if (f.next_step < steps && f.next_step < may_send[rank]) wake_s = std::min(wake_s, follow_at_s(f, now_s));
+    }
+    return wake_s;
   };
-  for (int i = 0; i < static_cast<int>(step.size()); ++i) launch(i, 0);
-  while (!comms.empty()) {
-    const auto done = static_cast<std::size_t>(sg4::Comm::wait_any(comms));
+  std::map<int, double> waiting;  // ranks with a flow that waits for its connection: until when
+  const auto start_rank = [&](int rank) {
+    const double wake_s = start_ready(rank);
+    if (wake_s < inf) waiting[rank] = wake_s;
+    else waiting.erase(rank);
+  };
+  for (const auto& [rank, unused] : outflows) start_rank(rank);
+  while (!comms.empty() || !waiting.empty()) {
+    double wake_s = inf;
+    for (const auto& [rank, at_s] : waiting) wake_s = std::min(wake_s, at_s);
+    const double timeout_s = wake_s < inf ? std::max(0.0, wake_s - sg4::Engine::get_clock()) : -1.0;
+    const ssize_t got = comms.empty() ? -1 : sg4::Comm::wait_any_for(comms, timeout_s);
+    if (got < 0) {  // a connection is free for a waiting step
+      if (comms.empty() && timeout_s > 0) sg4::this_actor::sleep_for(timeout_s);
+      const std::map<int, double> due = waiting;
+      for (const auto& [rank, at_s] : due)
+        if (at_s <= sg4::Engine::get_clock() + 1e-9) start_rank(rank);  // starts, or waits again
+      continue;
+    }
+    const auto done = static_cast<std::size_t>(got);
+    const sg4::CommPtr comms_done = comms[done];
     const InFlight m = meta[done];
     comms[done] = comms.back();
     comms.pop_back();
     meta[done] = meta.back();
     meta.pop_back();
     const Flow& f = step[m.flow];
-    finished(f, m.start_s, sg4::Engine::get_clock());
-    if (m.step + 1 >= steps) continue;
-    const long long key = static_cast<long long>(f.dst) * steps + m.step;
-    if (++arrived[key] < inflows[f.dst]) continue;
-    arrived.erase(key);
-    for (int next : outflows[f.dst]) launch(next, m.step + 1);  // the rank forwards what it received
+    const double now_s = sg4::Engine::get_clock();
+    finished(f, m.start_s, now_s);
+    if (state[m.flow].last == comms_done) state[m.flow].last = nullptr;  // its connection is free
+    std::vector<int>& into_dst = arrived[f.dst];
+    ++into_dst[static_cast<std::size_t>(m.step)];
+    // It forwards what it received: step k+1 once all of step k (and the steps before) is in.
+    int& allowed = may_send[f.dst];
+    while (allowed < steps && into_dst[static_cast<std::size_t>(allowed - 1)] == inflows[f.dst]) ++allowed;
+    start_rank(f.dst);
+    if (f.src != f.dst) start_rank(f.src);
   }
 }
 

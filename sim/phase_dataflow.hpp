@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Repeated steps of a collective (a ring's 2(p-1) equal steps) run as a dataflow: a rank's
-// flows of step k+1 start as soon as every flow into it of step k has arrived, as NCCL's ring
-// forwards what each rank has received (no barrier across the ring between steps). On equal
-// hops this takes what step-by-step barriers take; on a ring with one slow-latency hop (a WAN
-// link) the latency is paid about once per trip round the ring, not on every step, while
-// SimGrid's link sharing still bounds the bandwidth (flows of consecutive steps that meet on a
-// link share it). This file calls SimGrid.
+// flow of step k+1 starts as soon as every flow into it of step k has arrived, as NCCL's ring
+// forwards what each rank has received (no barrier across the ring between steps), and once its
+// own flow of step k is done (one connection per peer: step k+1's slices follow step k's). On
+// equal hops this takes what step-by-step barriers take; on a ring with one slow-latency hop (a
+// WAN link) the latency is paid about once per trip round the ring, not on every step, and on
+// a ring with two slow hops each keeps sending while the other does (SimGrid's link sharing
+// bounds the bandwidth of the flows that meet on a link). This file calls SimGrid.
 #pragma once
 #include <simgrid/s4u.hpp>
 
@@ -22,10 +23,12 @@ namespace hetsim::sim {
 /// equal hops the caller keeps its step-by-step barriers, which time them alike).
 bool dataflow_eligible(const Topology& topology, const Phase& step);
 
-/// Runs `steps` repetitions of the flows of `step` as a dataflow (see the header). `start`
+/// Runs `steps` repetitions of the flows of `step` as a dataflow (see the header); `topology`
+/// gives each flow's path latency and rate alone, when its next step follows its bytes. `start`
 /// starts one flow and returns its comm; `finished` is called for each flow as it ends, with
 /// its start and end times. Returns when the last flow has ended.
-void run_dataflow_steps(const Phase& step, int steps, const std::function<simgrid::s4u::CommPtr(const Flow&)>& start,
+void run_dataflow_steps(const Topology& topology, const Phase& step, int steps,
+                        const std::function<simgrid::s4u::CommPtr(const Flow&)>& start,
                         const std::function<void(const Flow&, double start_s, double end_s)>& finished);
 
 }  // namespace hetsim::sim

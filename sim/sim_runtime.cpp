@@ -44,7 +44,7 @@ double Runtime::run_phases(const std::vector<FoldedPhase>& phases, double scale,
     if (j - i > 1) {
       Phase scaled = ph.simulated;
       for (auto& f : scaled) f.bytes *= scale;
-      run_dataflow_steps(scaled, static_cast<int>(j - i), [&](const Flow& f) { return start_flow(f); },
+      run_dataflow_steps(topo_, scaled, static_cast<int>(j - i), [&](const Flow& f) { return start_flow(f); },
                          [&](const Flow& f, double from, double to) { account(f, from, to); });
       i = j - 1;
       continue;
