@@ -393,10 +393,11 @@ class GradSync {
       const double weight = ranks == 1 ? 1.0 : 1.0 / plan.replicas[slot / max_pp].stages[slot % max_pp].tp();
       const double over = member_over[i];
       SlotLoad& l = load[static_cast<std::size_t>(slot)];
-      // Its own side of the rings carries its share of each bucket (as Load::add's own_s).
+      // Its own sides of the rings carry their part of its share of each bucket, each at its rate.
       if (!slot_buckets.empty()) {
-        const OwnSides sides = own_sides_of(c, members.data(), count, i);
-        for (double ready_s : bucket_ready_s) slot_buckets.add(slot, sides, {ready_s, weight * sync.bucket_s * over});
+        const OwnSides sides = own_sides_of(c, members.data(), count, i, g.node_shared);
+        const double bytes = weight * sync.bucket_s * g.bus_bandwidth_Bps;  // its ring share, latency steps as bytes
+        for (double ready_s : bucket_ready_s) slot_buckets.add(slot, sides, ready_s, bytes, weight * sync.bucket_s);
       }
       l.gather.add(sync.param_gather_s, over, weight, alone);
       l.segment_ag.add(sync.gather_s, over, weight, alone);

@@ -10,15 +10,53 @@
 
 namespace hetsim::models::grad_sync_detail {
 
-OwnSides own_sides_of(const Cluster& c, const int* members, int count, int i) {
-  const int x = members[i], next = members[(i + 1) % count], previous = members[(i + count - 1) % count];
-  const int node = c.gpus[x].node;
-  const bool mesh = c.node_types[c.nodes[node].node_type].intra.mesh;
-  OwnSides sides{};
-  if (c.gpus[next].node != node) sides.out = host_staging(c, x, next).staged ? kHostOut : kOnRails;
-  else sides.out = mesh ? 2 * next : kSwitchOut;
-  if (c.gpus[previous].node != node) sides.in = host_staging(c, x, previous).staged ? kHostIn : kOnRails;
-  else sides.in = mesh ? 2 * previous + 1 : kSwitchIn;
+namespace {
+
+/// Channels c in [0, k) that land on position t of a node's m members (c mod m == t).
+int channels_at(int k, int m, int t) { return t < k ? (k - 1 - t) / m + 1 : 0; }
+
+}  // namespace
+
+OwnSides own_sides_of(const Cluster& c, const int* members, int count, int i, bool node_shared) {
+  const auto at = [&](int k) { return members[((k % count) + count) % count]; };
+  const auto node_at = [&](int k) { return c.gpus[at(k)].node; };
+  const int x = members[i], node = c.gpus[x].node;
+  const NodeType& type = c.node_types[c.nodes[node].node_type];
+  const bool mesh = type.intra.mesh;
+  const auto out_inside = [&](int to) { return mesh ? 2 * to : kSwitchOut; };
+  const auto in_inside = [&](int from) { return mesh ? 2 * from + 1 : kSwitchIn; };
+  // A mesh link is one peer's share of the GPU's fabric (the simulator's pair links); a switch
+  // port carries the GPU's whole figure.
+  const double inside_Bps = intra_bandwidth_Bps(type, 2);
+  const double host_Bps = type.host_link_Bps * kHostLinkEfficiency;
+  OwnSides sides;
+  // Its node's members in ring order: `first` (an index, may be below 0: the ring wraps) for m.
+  int first = i, m = 1;
+  while (m < count && node_at(first - 1) == node) --first, ++m;
+  while (m < count && node_at(first + m) == node) ++m;
+  if (m == count) {  // the whole ring inside its node
+    sides.add(out_inside(at(i + 1)), 1.0, inside_Bps);
+    sides.add(in_inside(at(i - 1)), 1.0, inside_Bps);
+    return sides;
+  }
+  const int t = i - first;  // its place among them
+  if (t + 1 < m) sides.add(out_inside(at(i + 1)), 1.0, inside_Bps);
+  if (t > 0) sides.add(in_inside(at(i - 1)), 1.0, inside_Bps);
+  // The neighbouring nodes' members: those before `first`, and those after its node's last.
+  const int before = first - 1, after = first + m;
+  int a = 1, b = 1;
+  while (a < count - m && node_at(before - a) == node_at(before)) ++a;
+  while (b < count - m && node_at(after + b) == node_at(after)) ++b;
+  const int out_side = host_staging(c, x, at(after)).staged ? kHostOut : kOnRails;
+  const int in_side = host_staging(c, x, at(before)).staged ? kHostIn : kOnRails;
+  if (node_shared) {
+    if (t + 1 == m) sides.add(out_side, 1.0, host_Bps);
+    if (t == 0) sides.add(in_side, 1.0, host_Bps);
+  } else {
+    const int k_out = std::max(m, b), k_in = std::max(a, m);
+    sides.add(out_side, static_cast<double>(channels_at(k_out, m, t)) / k_out, host_Bps);
+    sides.add(in_side, static_cast<double>(channels_at(k_in, m, t)) / k_in, host_Bps);
+  }
   return sides;
 }
 

@@ -10,6 +10,7 @@
 // all their buckets in one queue: 0.37 s of sync where the simulator's flows take 0.17 s
 // (tests/sim SegmentSync.AGpusGroupsInsideItsNodeAndThroughItsNicRunSideBySide).
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <vector>
 
@@ -19,18 +20,36 @@
 
 namespace hetsim::models::grad_sync_detail {
 
-/// The sides of its GPU that member i of the ring `members` (count of them) uses: out, to send its
-/// share to the next member, and in, to receive from the previous one. Inside its node, its port
-/// into the node's switch (kSwitchOut, kSwitchIn), or on a mesh (xGMI) the link to the next member
-/// (2 x its GPU index: a link per peer) and from the previous one (2 x that index + 1). Across
-/// nodes, its NIC rail, which SyncRails prices with every group that crosses it (kOnRails: not
-/// queued here), and for a host-staged path between vendors also its link to the host (kHostOut,
-/// kHostIn), which the rails do not carry. Each direction of a port or link carries at its rate.
+/// The sides of its GPU that member i of the ring `members` (count of them, each node's members in
+/// a row: order_ring_by_node) uses, each with the part of the member's ring share of a bucket that
+/// crosses it: out, to send to the next member, and in, to receive from the previous one. Inside
+/// its node, its port into the node's switch (kSwitchOut, kSwitchIn), or on a mesh (xGMI) the link
+/// to the next member (2 x its GPU index: a link per peer) and from the previous one (2 x that
+/// index + 1), the whole share. Across nodes, its NIC rail, which SyncRails prices with every group
+/// that crosses it (kOnRails: not kept here), and for a host-staged path between vendors also its
+/// link to the host (kHostOut, kHostIn), which the rails do not carry. A ring that crosses a node
+/// boundary at one member (`node_shared`, GroupCost::node_shared) puts the whole share there; else
+/// the crossing is one NCCL channel per member of the larger side, the k channels landing on the
+/// node's members in turn (as group_cost prices the hop and the simulator lays out its flows:
+/// sim/collective_flows.cpp ring_steps), so a member takes the part of k that lands on it. Each
+/// direction of a port or link carries at its own rate (`rate_Bps`: a mesh link's share of the
+/// GPU's fabric, its switch port, its host link; efficiency applied).
 inline constexpr int kHostOut = -1, kHostIn = -2, kSwitchOut = -3, kSwitchIn = -4, kOnRails = -5;
-struct OwnSides {
-  int out, in;
+struct SideShare {
+  int side;
+  double share;     ///< of the member's ring share of each bucket
+  double rate_Bps;  ///< what the side carries per second
 };
-OwnSides own_sides_of(const Cluster& c, const int* members, int count, int i);
+struct OwnSides {
+  static constexpr int kMaxSides = 4;  ///< in and out inside the node, in and out across it
+  SideShare sides[kMaxSides]{};
+  int count = 0;
+  /// Keeps a side that is not the rails' and carries something.
+  void add(int side, double share, double rate_Bps) {
+    if (side != kOnRails && share > 0 && count < kMaxSides) sides[count++] = {side, share, rate_Bps};
+  }
+};
+OwnSides own_sides_of(const Cluster& c, const int* members, int count, int i, bool node_shared);
 
 /// Per slot (replica x stage), the buckets its own sides carry, each side a single server that
 /// sends them in the order they become ready (serial_buckets_end_s).
@@ -39,10 +58,15 @@ class OwnSideQueues {
   explicit OwnSideQueues(std::size_t slots) : queues_(slots) {}
   bool empty() const { return queues_.empty(); }
   std::size_t size() const { return queues_.size(); }
-  /// A bucket through both of a member's sides.
-  void add(std::size_t slot, OwnSides sides, SyncBucket bucket) {
-    for (const int side : {sides.out, sides.in})
-      if (side != kOnRails) queue(slot, side).push_back(bucket);
+  /// A bucket through a member's sides, each carrying its share of the member's `bytes` at its
+  /// rate, and no longer than that share of `group_s` (the bucket's time at its group's
+  /// bottleneck: a side cannot hold the ring back below it).
+  void add(std::size_t slot, const OwnSides& sides, double ready_s, double bytes, double group_s) {
+    for (int k = 0; k < sides.count; ++k) {
+      const SideShare& s = sides.sides[k];
+      const double busy_s = s.rate_Bps > 0 ? std::min(group_s, bytes / s.rate_Bps) : group_s;
+      queue(slot, s.side).push_back({ready_s, s.share * busy_s});
+    }
   }
   /// When slot's sides have sent their buckets: the slowest side; -infinity without buckets.
   /// Reorders the slot's buckets.

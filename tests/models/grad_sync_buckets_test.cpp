@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -94,27 +95,50 @@ TEST(WanLinkInPhases, AGroupSendsItsBucketsInTurn) {
   EXPECT_NEAR(w.rails.group_reduce_end_s(w.link, 1), 0.070, 1e-9);
 }
 
-// A GPU's rings leave and enter its node through its NIC rail (priced by SyncRails, not queued
+// A GPU's rings leave and enter its node through its NIC rail (priced by SyncRails, not kept
 // here) or between vendors also through its host link, stay inside through its switch port, or on
 // a mesh node take the link to the next member and from the previous one (one per peer):
 // clusters/h100-mi300x.yaml has two HGX H100 nodes (GPUs 0-15, NVSwitch) and two MI300X
 // platforms (16-31, xGMI mesh), no RDMA between vendors.
+using SideMap = std::map<int, double>;  // side -> share
+SideMap sides_of(const Cluster& c, const std::vector<int>& ring, int i, bool node_shared = true) {
+  const grad_sync_detail::OwnSides s = grad_sync_detail::own_sides_of(c, ring.data(), static_cast<int>(ring.size()), i, node_shared);
+  SideMap out;
+  for (int k = 0; k < s.count; ++k) out[s.sides[k].side] += s.sides[k].share;
+  return out;
+}
+
 TEST(OwnSides, ARingsSidesAtAMemberAreItsRailItsHostLinkItsSwitchPortOrItsMeshLinks) {
   using namespace grad_sync_detail;
   const Cluster c = load_cluster(std::string(HETSIM_SOURCE_DIR) + "/clusters/h100-mi300x.yaml", Catalog::builtin());
-  const int vendors[] = {11, 26}, mi300x[] = {16, 26}, switch_node[] = {0, 1, 2}, mesh[] = {24, 26, 25},
-            half[] = {24, 26, 17};
-  const auto sides = [&](const int* ring, int count, int i) {
-    const OwnSides s = own_sides_of(c, ring, count, i);
-    return std::pair{s.out, s.in};
-  };
-  EXPECT_EQ(sides(vendors, 2, 1), std::pair(kHostOut, kHostIn));
-  EXPECT_EQ(sides(mi300x, 2, 1), std::pair(kOnRails, kOnRails));
-  EXPECT_EQ(sides(switch_node, 3, 1), std::pair(kSwitchOut, kSwitchIn));
-  EXPECT_EQ(sides(mesh, 3, 0), std::pair(2 * 26, 2 * 25 + 1));
-  EXPECT_EQ(sides(mesh, 3, 1), std::pair(2 * 25, 2 * 24 + 1));
-  EXPECT_EQ(sides(half, 3, 1), std::pair(kOnRails, 2 * 24 + 1)) << "sends to another node, receives on its mesh";
-  EXPECT_EQ(sides(half, 3, 0), std::pair(2 * 26, kOnRails)) << "receives from another node";
+  EXPECT_EQ(sides_of(c, {11, 26}, 1), (SideMap{{kHostOut, 1.0}, {kHostIn, 1.0}}));
+  EXPECT_EQ(sides_of(c, {16, 26}, 1), SideMap{}) << "the rails price it";
+  EXPECT_EQ(sides_of(c, {0, 1, 2}, 1), (SideMap{{kSwitchOut, 1.0}, {kSwitchIn, 1.0}}));
+  EXPECT_EQ(sides_of(c, {24, 26, 25}, 0), (SideMap{{2 * 26, 1.0}, {2 * 25 + 1, 1.0}}));
+  EXPECT_EQ(sides_of(c, {24, 26, 25}, 1), (SideMap{{2 * 25, 1.0}, {2 * 24 + 1, 1.0}}));
+  EXPECT_EQ(sides_of(c, {24, 26, 17}, 1), (SideMap{{2 * 24 + 1, 1.0}})) << "sends to another node, receives on its mesh";
+  EXPECT_EQ(sides_of(c, {24, 26, 17}, 0), (SideMap{{2 * 26, 1.0}})) << "receives from another node";
+}
+
+// Where the ring crosses a node boundary as one NCCL channel per member of the larger side (not
+// node_shared), the channels land on the node's members in turn: H100 0 -> MI300Xs 29, 28 ->
+// H100 10 puts half of the crossing into each MI300X's host link and half out of each, as the
+// simulator's flows (sim/collective_flows.cpp ring_steps); at one boundary member (node_shared)
+// the whole crossing enters at 29 and leaves at 28. Four H100s' channels into one MI300X all land
+// on it, and each H100 takes one of them.
+TEST(OwnSides, ACrossingSplitIntoChannelsLandsOnTheNodesMembersInTurn) {
+  using namespace grad_sync_detail;
+  const Cluster c = load_cluster(std::string(HETSIM_SOURCE_DIR) + "/clusters/h100-mi300x.yaml", Catalog::builtin());
+  const std::vector<int> ring = {0, 29, 28, 10};
+  EXPECT_EQ(sides_of(c, ring, 1, false), (SideMap{{2 * 28, 1.0}, {kHostIn, 0.5}, {kHostOut, 0.5}}));
+  EXPECT_EQ(sides_of(c, ring, 2, false), (SideMap{{2 * 29 + 1, 1.0}, {kHostIn, 0.5}, {kHostOut, 0.5}}));
+  EXPECT_EQ(sides_of(c, ring, 1, true), (SideMap{{2 * 28, 1.0}, {kHostIn, 1.0}}));
+  EXPECT_EQ(sides_of(c, ring, 2, true), (SideMap{{2 * 29 + 1, 1.0}, {kHostOut, 1.0}}));
+  EXPECT_EQ(sides_of(c, {0, 1, 2, 3, 29}, 4, false), (SideMap{{kHostIn, 1.0}, {kHostOut, 1.0}}));
+  EXPECT_EQ(sides_of(c, {0, 1, 2, 3, 29}, 0, false), (SideMap{{kSwitchOut, 1.0}, {kHostIn, 0.25}, {kHostOut, 0.25}}))
+      << "one of the four channels each way lands on it";
+  // A ring that wraps: 28 is last and 29 first, one node's members in a row across the end.
+  EXPECT_EQ(sides_of(c, {29, 0, 28}, 0, false), (SideMap{{kHostOut, 0.5}, {2 * 28 + 1, 1.0}, {kHostIn, 0.5}}));
 }
 
 // Each side sends its buckets one after the other, the sides side by side, each bucket through a
@@ -123,17 +147,44 @@ TEST(OwnSides, ARingsSidesAtAMemberAreItsRailItsHostLinkItsSwitchPortOrItsMeshLi
 TEST(OwnSides, EachSideIsAQueueOfItsOwn) {
   using namespace grad_sync_detail;
   OwnSideQueues q(3);
-  q.add(1, {kHostOut, kHostIn}, {0.0, 0.100});
-  q.add(1, {2 * 26, 2 * 25 + 1}, {0.0, 0.150});
-  q.add(1, {kHostOut, kHostIn}, {0.0, 0.100});
+  // Sides at 1 byte/s: a bucket of B bytes keeps each side busy B seconds.
+  const auto two = [](int out, int in) {
+    OwnSides s;
+    s.add(out, 1.0, 1.0);
+    s.add(in, 1.0, 1.0);
+    return s;
+  };
+  const auto add = [](OwnSideQueues& queues, std::size_t slot, const OwnSides& s, double bytes) {
+    queues.add(slot, s, 0.0, bytes, 1e9);
+  };
+  add(q, 1, two(kHostOut, kHostIn), 0.100);
+  add(q, 1, two(2 * 26, 2 * 25 + 1), 0.150);
+  add(q, 1, two(kHostOut, kHostIn), 0.100);
   EXPECT_NEAR(q.end_s(1), 0.200, 1e-12);
   // Out through the host link, in over a link; then out over the link and in through the host
   // link: its two directions carry one bucket each (100 ms), where one queue took 200 ms.
-  q.add(0, {kHostOut, 2 * 24 + 1}, {0.0, 0.100});
-  q.add(0, {2 * 24, kHostIn}, {0.0, 0.100});
+  add(q, 0, two(kHostOut, 2 * 24 + 1), 0.100);
+  add(q, 0, two(2 * 24, kHostIn), 0.100);
   EXPECT_NEAR(q.end_s(0), 0.100, 1e-12);
-  q.add(2, {kOnRails, kOnRails}, {0.0, 0.100});
+  add(q, 2, two(kOnRails, kOnRails), 0.100);
   EXPECT_EQ(q.end_s(2), -std::numeric_limits<double>::infinity()) << "the rails price it";
+  OwnSides halves;  // half of a bucket each way through the host link
+  halves.add(kHostOut, 0.5, 1.0);
+  halves.add(kHostIn, 0.5, 1.0);
+  add(q, 2, halves, 0.100);
+  add(q, 2, halves, 0.100);
+  EXPECT_NEAR(q.end_s(2), 0.100, 1e-12);
+
+  // Each side at its own rate (a 50 GB/s host link, a 25 GB/s mesh link: 1 GB takes 20 and 40
+  // ms), never longer than the bucket takes at its group's bottleneck (30 ms).
+  OwnSideQueues rates(2);
+  OwnSides mixed;
+  mixed.add(kHostIn, 1.0, 50e9);
+  mixed.add(2 * 24, 1.0, 25e9);
+  rates.add(0, mixed, 0.0, 1e9, 1.0);
+  EXPECT_NEAR(rates.end_s(0), 0.040, 1e-12);
+  rates.add(1, mixed, 0.0, 1e9, 0.030);
+  EXPECT_NEAR(rates.end_s(1), 0.030, 1e-12);
   OwnSideQueues none(0);
   EXPECT_TRUE(none.empty());
 }
