@@ -42,11 +42,6 @@ int Topology::add_link(std::string name, LinkKind kind, double bandwidth_Bps, do
 Topology::Topology(const models::Cluster& cluster) : cluster_(&cluster) {
   gpu_links_.resize(cluster.gpus.size());
   node_links_.resize(cluster.nodes.size());
-  // AMD <-> NVIDIA transfers are staged through host memory (models::host_staging): they cross
-  // each end's host link even with GPUDirect, so those links exist wherever vendors mix.
-  bool stages_through_hosts = false;
-  for (int g = 1; g < static_cast<int>(cluster.gpus.size()) && !stages_through_hosts; ++g)
-    stages_through_hosts = models::host_staging(cluster, 0, g).staged;  // each node has one GPU type
   for (int n = 0; n < static_cast<int>(cluster.nodes.size()); ++n) {
     const auto& node = cluster.nodes[n];
     const auto& type = cluster.node_types[node.node_type];
@@ -85,8 +80,7 @@ Topology::Topology(const models::Cluster& cluster) : cluster_(&cluster) {
         gl.intra_up = add_link(gpu + "/intra/up", LinkKind::kIntra, intra_bw, type.intra.latency_s / 2);
         gl.intra_down = add_link(gpu + "/intra/down", LinkKind::kIntra, intra_bw, type.intra.latency_s / 2);
       }
-      gl.host_on_every_path = !type.nics.gpu_direct;
-      if (host_bw > 0 && (gl.host_on_every_path || stages_through_hosts)) {
+      if (host_bw > 0 && !type.nics.gpu_direct) {
         gl.host_up = add_link(gpu + "/host/up", LinkKind::kHostLink, host_bw, 0);
         gl.host_down = add_link(gpu + "/host/down", LinkKind::kHostLink, host_bw, 0);
       }
@@ -142,8 +136,7 @@ std::vector<int> Topology::path(int a, int b) const {
   if (ga.nic_up < 0 || gb.nic_down < 0)
     throw std::runtime_error("no route between GPU " + std::to_string(a) + " and GPU " + std::to_string(b) +
                              ": a node without NICs");
-  const bool staged = models::host_staging(*cluster_, a, b).staged;
-  if (ga.host_up >= 0 && (ga.host_on_every_path || staged)) out.push_back(ga.host_up);
+  if (ga.host_up >= 0) out.push_back(ga.host_up);
   out.push_back(ga.nic_up);
   out.push_back(node_links_[na].uplink_up);
   const int za = cluster_->nodes[na].zone, zb = cluster_->nodes[nb].zone;
@@ -156,7 +149,7 @@ std::vector<int> Topology::path(int a, int b) const {
   }
   out.push_back(node_links_[nb].uplink_down);
   out.push_back(gb.nic_down);
-  if (gb.host_down >= 0 && (gb.host_on_every_path || staged)) out.push_back(gb.host_down);
+  if (gb.host_down >= 0) out.push_back(gb.host_down);
   return out;
 }
 

@@ -62,10 +62,7 @@ class Topology {
 
 
  private:
-  struct GpuLinks {
-    int intra_up = -1, intra_down = -1, host_up = -1, host_down = -1, nic_up = -1, nic_down = -1;
-    bool host_on_every_path = false;  ///< no GPUDirect RDMA; with it, only host-staged paths cross host_up/down
-  };
+  struct GpuLinks { int intra_up = -1, intra_down = -1, host_up = -1, host_down = -1, nic_up = -1, nic_down = -1; };
   struct NodeLinks {
     int uplink_up = -1, uplink_down = -1;
     std::vector<int> nic_up, nic_down;

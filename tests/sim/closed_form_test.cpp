@@ -236,18 +236,6 @@ TEST(ClosedForm, CrossVendorTransferIsHostStaged) {
   EXPECT_NEAR(t, expected, kTol * expected);
 }
 
-// Two staged transfers out of one GPU share its host link (GPUDirect nodes: the link is on the
-// path because of the staging): 6.4 GB/s each, 0.16 s for 1 GB, where taken on the NIC rail
-// (11.75 GB/s each) with the staging as a wait after they ended at 0.12 s.
-TEST(ClosedForm, StagedTransfersShareTheirGpusHostLink) {
-  const auto cluster = nvidia_and_amd(false);
-  ASSERT_TRUE(cluster.node_types[0].nics.gpu_direct);
-  const double pcie = 16e9 * models::kHostLinkEfficiency;
-  const double t = simulate_phases(cluster, {{{0, 8, 1e9}, {0, 9, 1e9}}});
-  const double expected = kInterLatency + 2 * models::kHostCopySetup_s + 2e9 / pcie;
-  EXPECT_NEAR(t, expected, kTol * expected);
-}
-
 TEST(ClosedForm, CrossVendorRdmaIsNotStaged) {
   const auto cluster = nvidia_and_amd(true);
   const double t = simulate_phases(cluster, {{{0, 8, 1e9}}});
