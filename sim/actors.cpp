@@ -470,21 +470,59 @@ SimResult simulate_work(const models::Cluster& cluster, const models::Plan& plan
   return result;
 }
 
-double simulate_phases(const models::Cluster& cluster, const std::vector<Phase>& phases, long long* max_flows_per_actor) {
+namespace {
+
+/// The closed-form helpers' set-up: an engine and a platform of the phases' nodes, a runtime, the
+/// phases as they are (not folded); `create(rt, phases, host)` creates the actors on the host of
+/// the first flow's source, then the simulation runs.
+template <class CreateActors>
+void run_phases_test(const models::Cluster& cluster, const std::vector<Phase>& phases, SimResult& scratch,
+                     CreateActors&& create) {
   const Topology topo(cluster);
   make_engine();
   const Platform platform(topo, nodes_of_flows(cluster, phases));
-  SimResult scratch;
   Runtime rt(topo, platform, scratch, false);
   std::vector<FoldedPhase> folded;
   for (const auto& ph : phases) folded.push_back({ph, {}});
   int host_gpu = 0;
   for (const auto& ph : phases)
-    if (!ph.empty()) { host_gpu = ph.front().src; break; }
-  double elapsed = 0;
-  sg4::Actor::create("phases", platform.host(host_gpu), [&] { elapsed = rt.run_phases(folded, 1.0, false); });
+    if (!ph.empty()) {
+      host_gpu = ph.front().src;
+      break;
+    }
+  create(rt, folded, platform.host(host_gpu));
   sg4::Engine::get_instance()->run();
+}
+
+}  // namespace
+
+double simulate_phases(const models::Cluster& cluster, const std::vector<Phase>& phases, long long* max_flows_per_actor) {
+  SimResult scratch;
+  double elapsed = 0;
+  run_phases_test(cluster, phases, scratch, [&](Runtime& rt, const std::vector<FoldedPhase>& folded, sg4::Host* host) {
+    sg4::Actor::create("phases", host, [&] { elapsed = rt.run_phases(folded, 1.0, false); });
+  });
   if (max_flows_per_actor) *max_flows_per_actor = scratch.max_flows_per_actor;
+  return elapsed;
+}
+
+double simulate_bucketed_ring(const models::Cluster& cluster, const std::vector<Phase>& phases, int buckets) {
+  SimResult scratch;
+  double elapsed = 0;
+  sg4::Mailbox* releases = nullptr;
+  run_phases_test(cluster, phases, scratch, [&](Runtime& rt, const std::vector<FoldedPhase>& folded, sg4::Host* host) {
+    if (!rt.one_dataflow_run(folded)) throw std::invalid_argument("simulate_bucketed_ring: not one dataflow run");
+    releases = sg4::Mailbox::by_name("test-bucket-releases");
+    static int token = 0;
+    sg4::Actor::create("releases", host, [releases, buckets] {
+      for (int k = 0; k < buckets; ++k) releases->put(&token, 0);  // every bucket ready at once
+    });
+    sg4::Actor::create("ring", host, [&rt, &folded, &elapsed, releases, buckets] {
+      int* received = nullptr;
+      rt.run_bucketed_dataflow(folded, buckets, [&] { return releases->get_async<int>(&received); });
+      elapsed = sg4::Engine::get_clock();
+    });
+  });
   return elapsed;
 }
 

@@ -27,8 +27,12 @@ bool dataflow_eligible(const Topology& topology, const Phase& step) {
 
 void run_dataflow_steps(const Topology& topology, const Phase& step, int steps,
                         const std::function<sg4::CommPtr(const Flow&)>& start,
-                        const std::function<void(const Flow&, double, double)>& finished) {
+                        const std::function<void(const Flow&, double, double)>& finished, const BucketGate* gate) {
   if (steps <= 0 || step.empty()) return;
+  // Buckets released so far (all, without a gate), and the comm that ends at the next release.
+  int released = gate ? 0 : steps;
+  const int per_bucket = gate ? std::max(1, gate->steps_per_bucket) : steps;
+  sg4::CommPtr release = gate ? gate->next_release() : nullptr;
   const auto flows = step.size();
   const double inf = std::numeric_limits<double>::infinity();
   // Per rank: its flows (indices into `step`) and how many flows reach it in one step.
@@ -78,6 +82,18 @@ void run_dataflow_steps(const Topology& topology, const Phase& step, int steps,
   };
   std::vector<sg4::CommPtr> comms;
   std::vector<InFlight> meta;
+  // A bucket's flow into a rank waits until that rank is done with the bucket before (all of its
+  // last step received): the rank's next collective has not started to take it in before (the
+  // connection's few buffer slots are small beside a bucket's chunk).
+  const auto receiver_on_bucket = [&](std::size_t flow, int k) {
+    const int bucket = k / per_bucket;
+    return bucket == 0 || may_send[step[flow].dst] - 1 >= bucket * per_bucket;
+  };
+  std::map<int, std::vector<int>> senders_to;  // per rank, the ranks whose flows reach it
+  for (const Flow& f : step) {
+    auto& from = senders_to[f.dst];
+    if (std::find(from.begin(), from.end(), f.src) == from.end()) from.push_back(f.src);
+  }
   // Starts every flow of `rank` whose next step it may send and whose connection is free for it;
   // returns the earliest moment a flow that may send waits for (inf: none).
   auto start_ready = [&](int rank) {
@@ -85,7 +101,9 @@ void run_dataflow_steps(const Topology& topology, const Phase& step, int steps,
     const double now_s = sg4::Engine::get_clock();
     for (std::size_t i : outflows[rank]) {
       FlowState& f = state[i];
-      if (f.next_step >= steps || f.next_step >= may_send[rank]) continue;
+      if (f.next_step >= steps || f.next_step >= may_send[rank] || f.next_step / per_bucket >= released ||
+          !receiver_on_bucket(i, f.next_step))
+        continue;
       // Close enough: within 2% of a step's latency and bytes (refining further would only
       // wake this actor again and again, ever closer, on a link shared many ways).
       const double slack_s = 0.02 * (f.latency_s + (f.rate_Bps > 0 ? step[i].bytes / f.rate_Bps : 0));
@@ -98,7 +116,9 @@ void run_dataflow_steps(const Topology& topology, const Phase& step, int steps,
       comms.push_back(start(step[i]));
       f.last = comms.back();
       f.last_start_s = now_s;
-      if (f.next_step < steps && f.next_step < may_send[rank]) wake_s = std::min(wake_s, follow_at_s(f, now_s));
+      if (f.next_step < steps && f.next_step < may_send[rank] && f.next_step / per_bucket < released &&
+          receiver_on_bucket(i, f.next_step))
+        wake_s = std::min(wake_s, follow_at_s(f, now_s));
     }
     return wake_s;
   };
@@ -109,13 +129,21 @@ void run_dataflow_steps(const Topology& topology, const Phase& step, int steps,
     else waiting.erase(rank);
   };
   for (const auto& [rank, unused] : outflows) start_rank(rank);
-  while (!comms.empty() || !waiting.empty()) {
+  std::vector<sg4::CommPtr> waits;  // the flows in flight and the next release
+  while (!comms.empty() || !waiting.empty() || release) {
     double wake_s = inf;
     for (const auto& [rank, at_s] : waiting) wake_s = std::min(wake_s, at_s);
     const double timeout_s = wake_s < inf ? std::max(0.0, wake_s - sg4::Engine::get_clock()) : -1.0;
-    const ssize_t got = comms.empty() ? -1 : sg4::Comm::wait_any_for(comms, timeout_s);
+    waits.assign(comms.begin(), comms.end());
+    if (release) waits.push_back(release);
+    const ssize_t got = waits.empty() ? -1 : sg4::Comm::wait_any_for(waits, timeout_s);
+    if (release && got == static_cast<ssize_t>(comms.size())) {  // the next bucket is released
+      release = ++released < gate->buckets ? gate->next_release() : nullptr;
+      for (const auto& [rank, unused] : outflows) start_rank(rank);
+      continue;
+    }
     if (got < 0) {  // a connection is free for a waiting step
-      if (comms.empty() && timeout_s > 0) sg4::this_actor::sleep_for(timeout_s);
+      if (waits.empty() && timeout_s > 0) sg4::this_actor::sleep_for(timeout_s);
       const std::map<int, double> due = waiting;
       for (const auto& [rank, at_s] : due)
         if (at_s <= sg4::Engine::get_clock() + 1e-9) start_rank(rank);  // starts, or waits again
@@ -136,8 +164,11 @@ void run_dataflow_steps(const Topology& topology, const Phase& step, int steps,
     ++into_dst[static_cast<std::size_t>(m.step)];
     // It forwards what it received: step k+1 once all of step k (and the steps before) is in.
     int& allowed = may_send[f.dst];
+    const int buckets_done_before = (allowed - 1) / per_bucket;
     while (allowed < steps && into_dst[static_cast<std::size_t>(allowed - 1)] == inflows[f.dst]) ++allowed;
     start_rank(f.dst);
+    if (gate && (allowed - 1) / per_bucket > buckets_done_before)  // done with a bucket: its senders may go on
+      for (int sender : senders_to[f.dst]) start_rank(sender);
     if (f.src != f.dst) start_rank(f.src);
   }
 }

@@ -23,12 +23,25 @@ namespace hetsim::sim {
 /// equal hops the caller keeps its step-by-step barriers, which time them alike).
 bool dataflow_eligible(const Topology& topology, const Phase& step);
 
+/// Buckets of one collective each, run back to back as one dataflow: a rank starts bucket b's
+/// first step once it has received all of bucket b-1's last (NCCL runs a rank's collectives in
+/// order on its stream, each as soon as that rank is done with the one before, not when the
+/// whole ring is) and bucket b is released. `next_release` returns a comm that ends at the next
+/// bucket's release, in order.
+struct BucketGate {
+  int steps_per_bucket = 1;
+  int buckets = 1;
+  std::function<simgrid::s4u::CommPtr()> next_release;
+};
+
 /// Runs `steps` repetitions of the flows of `step` as a dataflow (see the header); `topology`
 /// gives each flow's path latency and rate alone, when its next step follows its bytes. `start`
 /// starts one flow and returns its comm; `finished` is called for each flow as it ends, with
-/// its start and end times. Returns when the last flow has ended.
+/// its start and end times. With `gate`, `steps` is its buckets x steps_per_bucket. Returns when
+/// the last flow has ended.
 void run_dataflow_steps(const Topology& topology, const Phase& step, int steps,
                         const std::function<simgrid::s4u::CommPtr(const Flow&)>& start,
-                        const std::function<void(const Flow&, double start_s, double end_s)>& finished);
+                        const std::function<void(const Flow&, double start_s, double end_s)>& finished,
+                        const BucketGate* gate = nullptr);
 
 }  // namespace hetsim::sim

@@ -190,7 +190,8 @@ Platform::Platform(const Topology& topology, const std::vector<bool>& node_used)
       [latency_of](double, const sg4::Host*, const sg4::Host*, const std::vector<sg4::Link*>& route,
                    const std::unordered_set<sg4::NetZone*>&) {
         double latency_s = 0;
-        for (const sg4::Link* l : route) latency_s += latency_of->at(l);
+        for (const sg4::Link* l : route)  // SimGrid's own loopback (a host to itself) is not ours
+          if (const auto it = latency_of->find(l); it != latency_of->end()) latency_s += it->second;
         return latency_s > kRouteLatencyToken_s ? latency_s / kRouteLatencyToken_s : 1.0;
       });
 }

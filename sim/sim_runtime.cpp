@@ -22,6 +22,24 @@ double Runtime::staging_delay(const Phase& flows) const {
   return d;
 }
 
+bool Runtime::one_dataflow_run(const std::vector<FoldedPhase>& phases) const {
+  if (phases.size() < 2) return false;
+  const FoldedPhase& first = phases.front();
+  for (const FoldedPhase& ph : phases)
+    if (!ph.shadows.empty() || ph.delay_after_s != 0 || !same_flows(ph.simulated, first.simulated)) return false;
+  return staging_delay(first.simulated) == 0 && dataflow_eligible(topo_, first.simulated);
+}
+
+void Runtime::run_bucketed_dataflow(const std::vector<FoldedPhase>& phases, int buckets,
+                                    const std::function<sg4::CommPtr()>& next_release) {
+  Phase scaled = phases.front().simulated;
+  for (auto& f : scaled) f.bytes /= buckets;
+  const int steps = static_cast<int>(phases.size());
+  const BucketGate gate{steps, buckets, next_release};
+  run_dataflow_steps(topo_, scaled, steps * buckets, [&](const Flow& f) { return start_flow(f); },
+                     [&](const Flow& f, double from, double to) { account(f, from, to); }, &gate);
+}
+
 double Runtime::run_phases(const std::vector<FoldedPhase>& phases, double scale, bool launch) {
   const double t0 = sg4::Engine::get_clock();
   bool any = false;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -107,6 +108,14 @@ class Runtime {
   /// collective's launch cost (models::kCollectiveLaunch_s, the cost model's figure); returns
   /// the time spent.
   double run_phases(const std::vector<FoldedPhase>& phases, double scale, bool launch = true);
+
+  /// Whether a collective's phases are one run of equal steps that run as a dataflow (a ring's
+  /// unmerged steps on hops of unequal latency: run_phases' dataflow case, and nothing else).
+  bool one_dataflow_run(const std::vector<FoldedPhase>& phases) const;
+  /// `buckets` such collectives (one_dataflow_run), each 1/buckets of the bytes, back to back as
+  /// one dataflow gated by the buckets' releases (BucketGate, phase_dataflow.hpp).
+  void run_bucketed_dataflow(const std::vector<FoldedPhase>& phases, int buckets,
+                             const std::function<sg4::CommPtr()>& next_release);
 
   Message& message(int replica, int stage, bool forward, int chunk, int mb) {
     auto& slot = messages_[{replica, stage, forward ? 0 : 1, chunk, mb}];

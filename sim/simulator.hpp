@@ -115,5 +115,9 @@ void hide_overlapped_gathers(std::vector<StageTiming>& stages);
 /// `max_flows_per_actor`, when given, receives SimResult::max_flows_per_actor of the run.
 double simulate_phases(const models::Cluster& cluster, const std::vector<Phase>& phases,
                        long long* max_flows_per_actor = nullptr);
+/// `buckets` collectives of the phases (one run of equal steps that runs as a dataflow:
+/// Runtime::one_dataflow_run), each 1/buckets of the bytes, all released at once, back to back
+/// as the gradient sync runs them (Runtime::run_bucketed_dataflow); the simulated time. For tests.
+double simulate_bucketed_ring(const models::Cluster& cluster, const std::vector<Phase>& phases, int buckets);
 
 }  // namespace hetsim::sim

@@ -197,6 +197,28 @@ TEST(ClosedForm, ARingsStepsFollowEachOtherOnEachConnection) {
   EXPECT_NEAR(t, expected, 0.02 * expected);
 }
 
+// The same ring's gradient sync in four buckets, all ready, latency-bound (25 MB chunks, 23.5 ms
+// on the WAN against its 30 ms): a member goes on to the next bucket when it and its next member
+// are done with the last (NCCL runs a rank's collectives in order, each when that rank is done
+// with the one before; Runtime::run_bucketed_dataflow). A bucket's chain: three WAN trips and
+// three chunk times (rank 16's last step waits for rank 8's third, which waits for rank 0's
+// second, which waits for 16's first), the next bucket starting as its members finish.
+TEST(ClosedForm, ARingsBucketsFollowEachOtherRankByRank) {
+  const double wan_Bps = 1.25e9, wan_latency_s = 30e-3;
+  const auto cluster = testing::two_zones(2, NodeSpec{}, wan_Bps, wan_latency_s);
+  const Topology topo(cluster);
+  const std::vector<models::NodeSenders> one_per_node(cluster.nodes.size(), {1, 0});
+  const double n = 3e8;
+  const auto flows = collective_flows(topo, models::CollectiveKind::kAllReduce, models::GradSyncAlgorithm::kRing,
+                                      {0, 8, 16}, n, &one_per_node);
+  const double chunk_s = n / 3 / 4 / (wan_Bps * models::kWanLinkEfficiency);  // a bucket's chunk
+  const double trip_s = wan_latency_s + kInterLatency;
+  const double t = simulate_bucketed_ring(cluster, flows.phases, 4);
+  const double expected = 4 * (3 * trip_s + 3 * chunk_s);
+  std::printf("four buckets over two WAN hops: simulated %.4f s, four chains of 3 trips and 3 chunks %.4f s\n", t, expected);
+  EXPECT_NEAR(t, expected, 0.02 * expected);
+}
+
 // Four nodes of zone 0 each send 250MB to zone 1 at once: they share the 1.25GB/s WAN link
 // (x0.85 achieved), so the step takes 1GB/1.0625GB/s = 0.94 s, four times one transfer alone.
 TEST(ClosedForm, WanLinkIsSharedByConcurrentTransfers) {
