@@ -209,9 +209,9 @@ TEST(SegmentSync, AStageOnAnIdleNicWaitsForItsGroupsGathersThroughABusyOne) {
 // 4.3% and 6.3%), 1.921 s: its twenty groups' buckets are mostly latency (60 ms against 2-5 ms
 // of bytes), and what remains is how folding counts the latency of a ring of three across the
 // link: the cost model the hops the last chunk passes (two crossings, 60 ms a bucket), as the
-// unfolded simulator's dataflow rings do (1.939 s with --no-fold), folding a merged flow's path
-// and then the mean step (30 + 20 ms; sim/collective_flows.cpp merge_repeated_phases), 10 ms a
-// bucket over five buckets.
+// unfolded simulator's dataflow rings did (1.939 s with --no-fold; 1.881 s since its buckets run
+// rank by rank, sim/README), folding a merged flow's path and then the mean step (30 + 20 ms;
+// sim/collective_flows.cpp merge_repeated_phases), 10 ms a bucket over five buckets.
 TEST(SegmentSync, AGroupsGatherSharesARailByProcessorSharing) {
   testing::Inputs in = testing::load("geo-two-zones.yaml", "gpt3-2.7b.yaml");
   models::Workload& w = in.workload;
