@@ -3,7 +3,6 @@
 #include "grad_sync_actors.hpp"
 
 #include <algorithm>
-#include <string>
 
 namespace hetsim::sim {
 
@@ -42,19 +41,9 @@ void sync_class_actor(Runtime& rt, const DpSyncClass& spec, SyncClassRt& cls) {
     // A ring's unmerged steps (hops of unequal latency): its buckets back to back as one
     // dataflow, each rank going on to the next bucket when it and the rank it sends to are done
     // with the last and the bucket is released, not when every ring of the class is (BucketGate).
-    // A helper on this host tells it of each release through a mailbox (comms are what the
-    // dataflow waits on).
-    static int serial = 0;
-    sg4::Mailbox* releases = sg4::Mailbox::by_name("bucket-releases-" + std::to_string(serial++));
-    static int token = 0;
-    sg4::Actor::create("bucket-releases", sg4::this_actor::get_host(), [&cls, releases, n] {
-      for (int k = 0; k < cls.buckets; ++k) {
-        for (int i = 0; i < n; ++i) cls.bucket_ready[k]->acquire();
-        releases->put(&token, 0);
-      }
+    rt.run_bucketed_dataflow(spec.grad_phases, cls.buckets, [&cls, n](int k) {
+      for (int i = 0; i < n; ++i) cls.bucket_ready[k]->acquire();
     });
-    int* received = nullptr;
-    rt.run_bucketed_dataflow(spec.grad_phases, cls.buckets, [&] { return releases->get_async<int>(&received); });
   } else {
     for (int k = 0; k < cls.buckets; ++k) {
       for (int i = 0; i < n; ++i) cls.bucket_ready[k]->acquire();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
 
 #include "comm_cost.hpp"
 #include "phase_dataflow.hpp"
@@ -31,11 +32,20 @@ bool Runtime::one_dataflow_run(const std::vector<FoldedPhase>& phases) const {
 }
 
 void Runtime::run_bucketed_dataflow(const std::vector<FoldedPhase>& phases, int buckets,
-                                    const std::function<sg4::CommPtr()>& next_release) {
+                                    const std::function<void(int bucket)>& wait_for_release) {
+  sg4::Mailbox* releases = sg4::Mailbox::by_name("bucket-releases-" + std::to_string(release_boxes_++));
+  static int token = 0;  // the releases carry nothing
+  sg4::Actor::create("bucket-releases", sg4::this_actor::get_host(), [wait_for_release, releases, buckets] {
+    for (int k = 0; k < buckets; ++k) {
+      wait_for_release(k);
+      releases->put(&token, 0);
+    }
+  });
   Phase scaled = phases.front().simulated;
   for (auto& f : scaled) f.bytes /= buckets;
   const int steps = static_cast<int>(phases.size());
-  const BucketGate gate{steps, buckets, next_release};
+  int* received = nullptr;
+  const BucketGate gate{steps, buckets, [&] { return releases->get_async<int>(&received); }};
   run_dataflow_steps(topo_, scaled, steps * buckets, [&](const Flow& f) { return start_flow(f); },
                      [&](const Flow& f, double from, double to) { account(f, from, to); }, &gate);
 }

@@ -113,9 +113,11 @@ class Runtime {
   /// unmerged steps on hops of unequal latency: run_phases' dataflow case, and nothing else).
   bool one_dataflow_run(const std::vector<FoldedPhase>& phases) const;
   /// `buckets` such collectives (one_dataflow_run), each 1/buckets of the bytes, back to back as
-  /// one dataflow gated by the buckets' releases (BucketGate, phase_dataflow.hpp).
+  /// one dataflow gated by the buckets' releases (BucketGate, phase_dataflow.hpp). A helper actor
+  /// on this actor's host calls `wait_for_release(k)` for k = 0, 1, ... and signals each release
+  /// to the dataflow through a mailbox (comms are what the dataflow waits on).
   void run_bucketed_dataflow(const std::vector<FoldedPhase>& phases, int buckets,
-                             const std::function<sg4::CommPtr()>& next_release);
+                             const std::function<void(int bucket)>& wait_for_release);
 
   Message& message(int replica, int stage, bool forward, int chunk, int mb) {
     auto& slot = messages_[{replica, stage, forward ? 0 : 1, chunk, mb}];
@@ -170,6 +172,7 @@ class Runtime {
   /// norm is reduced over every GPU first, so no update starts before every sync has ended.
   sg4::BarrierPtr step_barrier_;
   std::vector<TraceSpan> spans_;  // track = actor index until finish()
+  int release_boxes_ = 0;         ///< mailboxes run_bucketed_dataflow has named
 };
 
 }  // namespace hetsim::sim

@@ -148,20 +148,26 @@ TEST(ClosedForm, WanTransferIsLatencyPlusSizeOverWanBandwidth) {
   EXPECT_NEAR(t, expected, kTol * expected);
 }
 
+// A ring all-reduce of `bytes` over `ring`, one GPU per node (each node's NIC carries one
+// channel), as collective_flows lays it out: its equal steps.
+std::vector<Phase> ring_all_reduce_steps(const models::Cluster& cluster, const std::vector<int>& ring, double bytes) {
+  const Topology topo(cluster);
+  const std::vector<models::NodeSenders> one_per_node(cluster.nodes.size(), {1, 0});
+  return collective_flows(topo, models::CollectiveKind::kAllReduce, models::GradSyncAlgorithm::kRing, ring, bytes,
+                          &one_per_node)
+      .phases;
+}
+
 // A ring all-reduce over one GPU of each of four nodes, two nodes in each of two zones with a
 // 30 ms WAN between them: its ranks forward what they have received, so each step waits for
 // its predecessor's hop only, and the WAN's latency is paid on two of every four hops round
 // the ring, not on each of the 6 steps (phase_dataflow.hpp).
 TEST(ClosedForm, ARingAcrossAWanPaysItsLatencyPerTripNotPerStep) {
   const auto cluster = testing::two_zones(2, NodeSpec{}, 1.25e9, 30e-3);
-  const Topology topo(cluster);
-  const std::vector<int> ring = {0, 8, 16, 24};
   const double n = 1e7;
-  const std::vector<models::NodeSenders> one_per_node(cluster.nodes.size(), {1, 0});
-  const auto flows =
-      collective_flows(topo, models::CollectiveKind::kAllReduce, models::GradSyncAlgorithm::kRing, ring, n, &one_per_node);
-  ASSERT_EQ(flows.phases.size(), 6u);
-  const double t = simulate_phases(cluster, flows.phases);
+  const std::vector<Phase> steps = ring_all_reduce_steps(cluster, {0, 8, 16, 24}, n);
+  ASSERT_EQ(steps.size(), 6u);
+  const double t = simulate_phases(cluster, steps);
   const double wan = 1.25e9 * models::kWanLinkEfficiency;
   const double step = n / 4 / wan;                              // a step's chunk over the WAN
   const double barriers = 6 * (30e-3 + kInterLatency + step);   // every step waiting for a WAN hop
@@ -182,15 +188,11 @@ TEST(ClosedForm, ARingAcrossAWanPaysItsLatencyPerTripNotPerStep) {
 TEST(ClosedForm, ARingsStepsFollowEachOtherOnEachConnection) {
   const double wan_Bps = 1.25e9, wan_latency_s = 30e-3;
   const auto cluster = testing::two_zones(2, NodeSpec{}, wan_Bps, wan_latency_s);
-  const Topology topo(cluster);
-  const std::vector<int> ring = {0, 8, 16};  // nodes 0, 1 in zone 0; node 2 in zone 1
   ASSERT_NE(cluster.nodes[0].zone, cluster.nodes[2].zone);
   const double n = 3e9;
-  const std::vector<models::NodeSenders> one_per_node(cluster.nodes.size(), {1, 0});
-  const auto flows =
-      collective_flows(topo, models::CollectiveKind::kAllReduce, models::GradSyncAlgorithm::kRing, ring, n, &one_per_node);
-  ASSERT_EQ(flows.phases.size(), 4u);
-  const double t = simulate_phases(cluster, flows.phases);
+  const std::vector<Phase> steps = ring_all_reduce_steps(cluster, {0, 8, 16}, n);  // nodes 0, 1 | node 2
+  ASSERT_EQ(steps.size(), 4u);
+  const double t = simulate_phases(cluster, steps);
   const double chunk_s = n / 3 / (wan_Bps * models::kWanLinkEfficiency);
   const double expected = 4 * chunk_s + 2 * (wan_latency_s + kInterLatency);
   std::printf("ring of three over two WAN hops: simulated %.4f s, chunks back to back %.4f s\n", t, expected);
@@ -206,14 +208,11 @@ TEST(ClosedForm, ARingsStepsFollowEachOtherOnEachConnection) {
 TEST(ClosedForm, ARingsBucketsFollowEachOtherRankByRank) {
   const double wan_Bps = 1.25e9, wan_latency_s = 30e-3;
   const auto cluster = testing::two_zones(2, NodeSpec{}, wan_Bps, wan_latency_s);
-  const Topology topo(cluster);
-  const std::vector<models::NodeSenders> one_per_node(cluster.nodes.size(), {1, 0});
   const double n = 3e8;
-  const auto flows = collective_flows(topo, models::CollectiveKind::kAllReduce, models::GradSyncAlgorithm::kRing,
-                                      {0, 8, 16}, n, &one_per_node);
+  const std::vector<Phase> steps = ring_all_reduce_steps(cluster, {0, 8, 16}, n);
   const double chunk_s = n / 3 / 4 / (wan_Bps * models::kWanLinkEfficiency);  // a bucket's chunk
   const double trip_s = wan_latency_s + kInterLatency;
-  const double t = simulate_bucketed_ring(cluster, flows.phases, 4);
+  const double t = simulate_bucketed_ring(cluster, steps, 4);
   const double expected = 4 * (3 * trip_s + 3 * chunk_s);
   std::printf("four buckets over two WAN hops: simulated %.4f s, four chains of 3 trips and 3 chunks %.4f s\n", t, expected);
   EXPECT_NEAR(t, expected, 0.02 * expected);
