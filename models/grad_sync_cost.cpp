@@ -7,9 +7,9 @@
 
 #include "comm_cost.hpp"
 #include "dp_segments.hpp"
+#include "grad_sync_group_rails.hpp"
 #include "grad_sync_own_sides.hpp"
 #include "grad_sync_parts.hpp"
-#include "grad_sync_rails.hpp"
 #include "scratch_vector.hpp"
 #include "step_cost.hpp"  // declares what this file defines
 #include "topology.hpp"
@@ -47,8 +47,7 @@ class GradSync {
         traffic(pass_traffic(plan.zero, plan.recompute)),
         load(shared_gpus || traffic.any() ? static_cast<std::size_t>(dp) * max_pp : 0),
         slot_buckets(shared_gpus && plan.zero <= 2 ? load.size() : 0),
-        slot_waits(slot_buckets.size()),
-        rails(in.cluster),
+        group_rails(in.cluster, plan, max_pp, slot_buckets.size()),
         members(dp),
         member_slot(dp) {
     group_memo.signature.reserve(2 * static_cast<std::size_t>(dp));
@@ -374,18 +373,15 @@ class GradSync {
       across_zones = across_zones || c.nodes[c.gpus[members[i]].node].zone != c.nodes[c.gpus[members[0]].node].zone;
     }
     if (!by_rail) alone = 1.0;
-    if (by_rail) {  // a new group on the rails: its id, and what its members will wait for
-      ++group_serial;
-      group_waits.clear();
+    if (by_rail) {  // a new group on the rails and WAN links, and what its members will wait for
+      const RailGroup on_rails{members.data(), member_slot.data(), count, ranks, g.node_shared,
+                               g.bus_bandwidth_Bps, sync.bucket_s, sync.bucket_latency_s, sync.param_gather_s,
+                               bucket_ready_s.data(), static_cast<int>(bucket_ready_s.size())};
+      alone = std::max(alone, group_rails.add(on_rails, across_zones));
     }
-    if (by_rail && across_zones) alone = std::max(alone, add_wan_loads(g, ranks));
     // Alone, a bucket moves its bytes faster; its latency steps take as long (60 ms a bucket
     // for a reduce-scatter of three across a 30 ms WAN link, whatever the link's share).
     worst_alone_bucket_s = std::max(worst_alone_bucket_s, sync.bucket_latency_s + bucket_bytes_s() * alone);
-    if (by_rail) {
-      add_rail_loads(g, ranks);
-      add_group_waits();
-    }
     for (int i = 0; i < count; ++i) {
       const int slot = member_slot[i];
       // One group stands for every TP rank's when all are alike; else each TP rank of a
@@ -403,97 +399,6 @@ class GradSync {
       l.segment_ag.add(sync.gather_s, over, weight, alone);
       l.segment_rs.add(sync.scatter_s, over, weight, alone);
     }
-  }
-
-  /// The current group's crossings on its members' rails (SyncRails): a ring moves V = bucket
-  /// time x bottleneck bytes a bucket over every hop; a node's members send what crosses its
-  /// boundary, each V / k over its own rail for k members there (one NCCL channel each, as
-  /// group_cost prices the hop), or V at the boundary member alone (GroupCost::node_shared).
-  /// One group standing for every TP rank's (ranks 1) loads the rails of all the stage's GPUs.
-  void add_rail_loads(const GroupCost& g, int ranks) {
-    const int first_node = c.gpus[members[0]].node;
-    bool spans = false;
-    for (int i = 1; i < count && !spans; ++i) spans = c.gpus[members[i]].node != first_node;
-    if (!spans) return;
-    node_members.resize(c.nodes.size(), 0);
-    for (int i = 0; i < count; ++i) ++node_members[c.gpus[members[i]].node];
-    const double bucket_bytes = sync.bucket_s * g.bus_bandwidth_Bps;
-    const double gather_bytes = sync.param_gather_s * g.bus_bandwidth_Bps;
-    for (int i = 0; i < count; ++i) {
-      const int node = c.gpus[members[i]].node;
-      double share = 1.0 / node_members[node];
-      if (g.node_shared) share = c.gpus[members[(i + 1) % count]].node != node ? 1.0 : 0.0;
-      if (share <= 0) continue;
-      const int slot = member_slot[i];
-      const Stage& st = plan.replicas[slot / max_pp].stages[slot % max_pp];
-      const auto load_rail_of = [&](int gpu, int rank) {
-        const int r = rails.rail_of(gpu);
-        if (r < 0) return;
-        const int group = group_id(rank);
-        for (double ready_s : bucket_ready_s) rails.add_reduce(r, ready_s, share * bucket_bytes, group);
-        rails.add_gather(r, share * gather_bytes, group);
-        group_waits.emplace_back(r, group);
-      };
-      if (ranks == 1)
-        for (int rank = 0; rank < st.tp(); ++rank) load_rail_of(st.gpus[rank], rank);
-      else
-        load_rail_of(members[i], 0);
-    }
-    for (int i = 0; i < count; ++i) node_members[c.gpus[members[i]].node] = 0;
-  }
-
-  /// The id of the current group on the rails (SyncRails::group_reduce_end_s): one per TP rank's
-  /// group where one group stands for all (`rank`), else the group's own.
-  int group_id(int rank) const { return group_serial * kMaxRanks + std::min(rank, kMaxRanks - 1); }
-  static constexpr int kMaxRanks = 1024;
-
-  /// Every member of the current group waits for the group's end on every rail and WAN link it
-  /// crosses (a ring moves only as its members all send), not for its own rails alone.
-  void add_group_waits() {
-    for (int i = 0; i < count; ++i) {
-      std::vector<std::pair<int, int>>& mine = slot_waits[static_cast<std::size_t>(member_slot[i])];
-      for (const auto& w : group_waits)
-        if (std::find(mine.begin(), mine.end(), w) == mine.end()) mine.push_back(w);
-    }
-  }
-
-  /// The current group's crossings of WAN links (a ring crosses a zone boundary once each way),
-  /// each carrying V a bucket as a rail does (SyncRails::wan_of; for every TP rank's group when
-  /// one stands for all), here without its latency steps, which the link walks as waits of their
-  /// own (a 30 ms link's steps are not small beside a bucket's bytes, and groups of segments ready
-  /// at different times fill each other's; SyncRails::share_rail_in_phases). Returns the group's
-  /// bottleneck over the slowest link it crosses alone, what its WAN part takes without the other
-  /// groups (their bytes are the link's).
-  double add_wan_loads(const GroupCost& g, int ranks) {
-    // A ring may cross a link more than once (members of two zones in turn: NCCL orders a ring's
-    // nodes as its ranks come); the crossings of one link move their bytes in the same collective,
-    // so the link gets one bucket of their bytes together, its latency steps once.
-    wan_crossings.clear();
-    for (int i = 0; i < count; ++i) {
-      const int za = c.nodes[c.gpus[members[i]].node].zone;
-      const int zb = c.nodes[c.gpus[members[(i + 1) % count]].node].zone;
-      if (za == zb) continue;
-      const int link = rails.wan_of(za, zb);
-      if (link < 0) continue;
-      const int slot = member_slot[i];
-      // Every TP rank's group as one on the link (their crossings are alike).
-      const int copies = ranks == 1 ? plan.replicas[slot / max_pp].stages[slot % max_pp].tp() : 1;
-      auto it = std::find_if(wan_crossings.begin(), wan_crossings.end(), [&](const auto& w) { return w.first == link; });
-      if (it == wan_crossings.end()) wan_crossings.emplace_back(link, copies);
-      else it->second += copies;
-    }
-    const double bucket_bytes = bucket_bytes_s() * g.bus_bandwidth_Bps;
-    const double gather_bytes = sync.param_gather_s * g.bus_bandwidth_Bps;
-    const int group = group_id(kMaxRanks - 1);
-    double over = 0;
-    for (const auto& [link, crossings] : wan_crossings) {
-      for (double ready_s : bucket_ready_s)
-        rails.add_reduce(link, ready_s, crossings * bucket_bytes, group, sync.bucket_latency_s);
-      rails.add_gather(link, crossings * gather_bytes, group);
-      over = std::max(over, g.bus_bandwidth_Bps / rails.rate_Bps(link));
-      group_waits.emplace_back(link, group);
-    }
-    return std::min(1.0, over);
   }
 
   /// The current group as the simulator lays it out (PlanWork::dp_groups).
@@ -543,14 +448,8 @@ class GradSync {
       if (l.groups == 0) continue;
       double reduce_end_s = std::max(l.groups_end_s, slot_buckets.end_s(slot));
       double gather_s = l.gather.time_s();
-      // Its groups' ends on every rail they cross, its own GPUs' among them (reduction and
-      // gather: a ring moves at its busiest crossing, tests/sim
-      // AStageOnAnIdleNicWaitsForItsGroupsGathersThroughABusyOne), each group's in processor
-      // sharing with the rail's other groups.
-      for (const auto& [r, group] : slot_waits[slot]) {
-        reduce_end_s = std::max(reduce_end_s, rails.group_reduce_end_s(r, group));
-        gather_s = std::max(gather_s, rails.group_gather_s(r, group));
-      }
+      // Its groups' ends on every rail they cross, its own GPUs' among them.
+      group_rails.wait_for_groups(slot, reduce_end_s, gather_s);
       if (plan.overlap_grad_sync) {
         reduce_end_s = std::max(0.0, reduce_end_s);
         gather_s = std::max(0.0, gather_s - in.times[slot].forward_s - slack_s(static_cast<int>(slot) / max_pp));
@@ -585,13 +484,7 @@ class GradSync {
   ScratchVector<double> bucket_ready_s;       ///< the current segment's, see segment_bucket_ready
   ScratchVector<SyncBucket> alone;            ///< scratch for alone_end_s
   ScratchVector<double> member_over;          ///< add_slot_loads: each member's bottleneck over its side
-  /// [slot]: (rail, group) of every group it is in, on every rail and WAN link the group crosses
-  ScratchVector<std::vector<std::pair<int, int>>> slot_waits;
-  ScratchVector<std::pair<int, int>> group_waits;  ///< the current group's (rail, group id)
-  ScratchVector<std::pair<int, int>> wan_crossings;  ///< add_wan_loads scratch: (WAN link, crossings)
-  int group_serial = 0;                       ///< counts the groups put on the rails
-  SyncRails rails;                            ///< see add_rail_loads
-  ScratchVector<int> node_members;            ///< add_rail_loads scratch: the group's members per node
+  GroupsOnRails group_rails;                  ///< stages in several groups: see add_slot_loads
   double worst_alone_bucket_s = 0;            ///< the current segment's slowest bucket alone (add_slot_loads)
   /// The latest reduction end of any stage (from the slowest replica's end) and the slowest
   /// ZeRO-1/2 weight gather's exposed part (note_segment_ends).
