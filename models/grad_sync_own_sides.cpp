@@ -34,14 +34,26 @@ OwnSides own_sides_of(const Cluster& c, const int* members, int count, int i, bo
   int first = i, m = 1;
   while (m < count && node_at(first - 1) == node) --first, ++m;
   while (m < count && node_at(first + m) == node) ++m;
-  if (m == count) {  // the whole ring inside its node
-    sides.add(out_inside(at(i + 1)), 1.0, inside_Bps);
-    sides.add(in_inside(at(i - 1)), 1.0, inside_Bps);
-    return sides;
-  }
   const int t = i - first;  // its place among them
-  if (t + 1 < m) sides.add(out_inside(at(i + 1)), 1.0, inside_Bps);
-  if (t > 0) sides.add(in_inside(at(i - 1)), 1.0, inside_Bps);
+  // Who sends to a next member inside the node: all of them when the whole ring is inside, else
+  // all but the run's last (whose next member is on the next node).
+  const auto sends_inside = [&](int place) { return m == count || place + 1 < m; };
+  if (mesh && m > 2 && type.gpus_per_node > 2 && m - 1 <= kMaxMeshPeers) {
+    // On a mesh, a hop inside the node is spread over the links to every member there (RCCL's
+    // rings over an xGMI mesh take different peer orders per channel), 1/(m-1) of it on each, as
+    // the simulator lays it out (sim/collective_flows.cpp spread_over_mesh_links); so a member
+    // sends on every link to its node's members and receives on every link from those that send.
+    const double share = 1.0 / (m - 1);
+    for (int u = 0; u < m; ++u) {
+      if (u == t) continue;
+      if (sends_inside(t)) sides.add(out_inside(at(first + u)), share, inside_Bps);
+      if (sends_inside(u)) sides.add(in_inside(at(first + u)), share, inside_Bps);
+    }
+  } else {
+    if (sends_inside(t)) sides.add(out_inside(at(i + 1)), 1.0, inside_Bps);
+    if (m == count || t > 0) sides.add(in_inside(at(i - 1)), 1.0, inside_Bps);
+  }
+  if (m == count) return sides;  // the whole ring inside its node
   // The neighbouring nodes' members: those before `first`, and those after its node's last.
   const int before = first - 1, after = first + m;
   int a = 1, b = 1;

@@ -25,7 +25,8 @@ namespace hetsim::models::grad_sync_detail {
 /// crosses it: out, to send to the next member, and in, to receive from the previous one. Inside
 /// its node, its port into the node's switch (kSwitchOut, kSwitchIn), or on a mesh (xGMI) the link
 /// to the next member (2 x its GPU index: a link per peer) and from the previous one (2 x that
-/// index + 1), the whole share. Across nodes, its NIC rail, which SyncRails prices with every group
+/// index + 1), the whole share; with more than two members on the mesh node, 1/(m-1) on the link
+/// to and from each of the m - 1 others (the hop spread over the mesh). Across nodes, its NIC rail, which SyncRails prices with every group
 /// that crosses it (kOnRails: not kept here), and for a host-staged path between vendors also its
 /// link to the host (kHostOut, kHostIn), which the rails do not carry. A ring that crosses a node
 /// boundary at one member (`node_shared`, GroupCost::node_shared) puts the whole share there; else
@@ -40,8 +41,12 @@ struct SideShare {
   double share;     ///< of the member's ring share of each bucket
   double rate_Bps;  ///< what the side carries per second
 };
+/// A mesh node's members of one ring beyond which its hops inside the node are taken on the links
+/// to the next and previous members alone (OwnSides' capacity), not spread over every link.
+inline constexpr int kMaxMeshPeers = 15;
 struct OwnSides {
-  static constexpr int kMaxSides = 4;  ///< in and out inside the node, in and out across it
+  /// In and out across the node, and in and out on the links to each of its node's members.
+  static constexpr int kMaxSides = 2 + 2 * kMaxMeshPeers;
   SideShare sides[kMaxSides]{};
   int count = 0;
   /// Keeps a side that is not the rails' and carries something.

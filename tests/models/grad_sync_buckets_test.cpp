@@ -97,7 +97,8 @@ TEST(WanLinkInPhases, AGroupSendsItsBucketsInTurn) {
 
 // A GPU's rings leave and enter its node through its NIC rail (priced by SyncRails, not kept
 // here) or between vendors also through its host link, stay inside through its switch port, or on
-// a mesh node take the link to the next member and from the previous one (one per peer):
+// a mesh node take the link to the next member and from the previous one (one per peer), or with
+// more than two members there a part on the link to and from each of them (the hop spread):
 // clusters/h100-mi300x.yaml has two HGX H100 nodes (GPUs 0-15, NVSwitch) and two MI300X
 // platforms (16-31, xGMI mesh), no RDMA between vendors.
 using SideMap = std::map<int, double>;  // side -> share
@@ -114,8 +115,13 @@ TEST(OwnSides, ARingsSidesAtAMemberAreItsRailItsHostLinkItsSwitchPortOrItsMeshLi
   EXPECT_EQ(sides_of(c, {11, 26}, 1), (SideMap{{kHostOut, 1.0}, {kHostIn, 1.0}}));
   EXPECT_EQ(sides_of(c, {16, 26}, 1), SideMap{}) << "the rails price it";
   EXPECT_EQ(sides_of(c, {0, 1, 2}, 1), (SideMap{{kSwitchOut, 1.0}, {kSwitchIn, 1.0}}));
-  EXPECT_EQ(sides_of(c, {24, 26, 25}, 0), (SideMap{{2 * 26, 1.0}, {2 * 25 + 1, 1.0}}));
-  EXPECT_EQ(sides_of(c, {24, 26, 25}, 1), (SideMap{{2 * 25, 1.0}, {2 * 24 + 1, 1.0}}));
+  EXPECT_EQ(sides_of(c, {24, 26}, 0), (SideMap{{2 * 26, 1.0}, {2 * 26 + 1, 1.0}})) << "the link to its one peer";
+  // More than two members on a mesh node: each hop spread over the links to all of them.
+  EXPECT_EQ(sides_of(c, {24, 26, 25}, 0), (SideMap{{2 * 26, 0.5}, {2 * 25, 0.5}, {2 * 26 + 1, 0.5}, {2 * 25 + 1, 0.5}}));
+  EXPECT_EQ(sides_of(c, {24, 26, 25}, 1), (SideMap{{2 * 24, 0.5}, {2 * 25, 0.5}, {2 * 24 + 1, 0.5}, {2 * 25 + 1, 0.5}}));
+  EXPECT_EQ(sides_of(c, {24, 26, 25, 17}, 1), (SideMap{{2 * 24, 0.5}, {2 * 25, 0.5}, {2 * 24 + 1, 0.5}}))
+      << "25 sends to the next node, so 26 receives only 24's spread hop";
+  EXPECT_EQ(sides_of(c, {24, 26, 25, 17}, 2), (SideMap{{2 * 24 + 1, 0.5}, {2 * 26 + 1, 0.5}}));
   EXPECT_EQ(sides_of(c, {24, 26, 17}, 1), (SideMap{{2 * 24 + 1, 1.0}})) << "sends to another node, receives on its mesh";
   EXPECT_EQ(sides_of(c, {24, 26, 17}, 0), (SideMap{{2 * 26, 1.0}})) << "receives from another node";
 }

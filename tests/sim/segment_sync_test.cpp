@@ -248,5 +248,25 @@ TEST(SegmentSync, AGpusGroupsInsideItsNodeAndThroughItsNicRunSideBySide) {
   testing::expect_syncs_agree(e, 0.1, 0.05, 0.02);
 }
 
+
+// Llama-2 7B on the H100 + MI300X cluster: replica 0 on MI300Xs 24 (layers 1-16) and 25 (17-32),
+// replicas 1 and 2 whole on MI300Xs 26 and 27, all on one xGMI mesh node. GPUs 26 and 27 are in
+// both segments' groups, {24, 26, 27} and {25, 26, 27}. A ring hop inside a mesh node is spread
+// over the links to every member there (sim spread_over_mesh_links), so GPU 26's link to 27
+// carries half of each group's hop, one group's bytes in all. The cost model put each hop whole on
+// the link to the next member, 26 -> 27 for both groups: 1.272 s (dp 0.283 s) against 1.190 s
+// (dp 0.201 s) simulated. Its own sides now spread as the simulator does (grad_sync_own_sides.cpp).
+TEST(SegmentSync, AHopInsideAMeshNodeIsSpreadOverItsLinks) {
+  testing::Inputs in = testing::load("h100-mi300x.yaml", "llama2-7b.yaml");
+  models::Workload& w = in.workload;
+  w.training.global_batch = 8;
+  models::Plan p = plan_of("MI300X groups of three on one mesh node", 0,
+                           {models::Replica{4, {models::Stage{16, {24}}, models::Stage{16, {25}}}},
+                            models::Replica{2, {models::Stage{32, {26}}}},
+                            models::Replica{2, {models::Stage{32, {27}}}}});
+  const BothEngines e = both_feasible(in.cluster, w, p);
+  testing::expect_syncs_agree(e, 0.1, 0.05, 0.02);
+}
+
 }  // namespace
 }  // namespace hetsim::sim
