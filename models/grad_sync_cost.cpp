@@ -35,6 +35,7 @@ class GradSync {
         work(work),
         ends(ends),
         dp(plan.dp()),
+        interleave(plan.schedule == Schedule::kInterleaved ? std::max(1, plan.interleave) : 1),
         grad_bpp(grad_sync_bytes_per_param(in.workload.training)),
         weight_bpp(activation_bytes(in.workload.training.dtype)),
         copy_of(in.copy_of ? in.copy_of->data() : nullptr),
@@ -170,7 +171,8 @@ class GradSync {
       return;
     }
     note_segment_ends(k,
-                      std::max(0.0, overlapped_sync_exposed_s(worst_bucket_s, ready.late->backward_s, buckets) -
+                      std::max(0.0, overlapped_sync_exposed_s(worst_bucket_s, ready.late->backward_s, buckets,
+                                                                              interleave, ready.depth) -
                                         ready.offset_s),
                       overlapped_gather_exposed_s(k, worst_gather_s));
   }
@@ -250,6 +252,7 @@ class GradSync {
   struct Readiness {
     double offset_s = 0;
     const StageTimes* late = nullptr;
+    int depth = 1;  ///< stages of the replica that decides it
   };
   Readiness readiness(int k) const {
     Readiness out;
@@ -262,8 +265,9 @@ class GradSync {
       const int s = stage_holding(k, r, is_aligned, front, stride);
       if (s < 0) continue;
       const StageTimes* t = &in.times[static_cast<std::size_t>(r) * stride];
-      const double ready_r_s = in.replica_time_s[r] - backward_finish_offset(t, s);
-      if (!out.late || ready_r_s > ready_s) ready_s = ready_r_s, out.late = t + s;
+      const double ready_r_s = in.replica_time_s[r] - backward_finish_offset(t, s, interleave);
+      if (!out.late || ready_r_s > ready_s)
+        ready_s = ready_r_s, out.late = t + s, out.depth = static_cast<int>(plan.replicas[r].stages.size());
     }
     out.offset_s = std::max(0.0, in.replica_time_s[in.slowest_replica] - ready_s);
     return out;
@@ -276,7 +280,8 @@ class GradSync {
   /// members of where its last backward produces it. A member's stage produces segment k within
   /// its window of that pass (DpSegments::backward_window: from the head down, so its later
   /// segments first), bucket i of B at (i + 1)/B of the window, as the simulator releases them
-  /// (sim/grad_sync_actors.cpp BucketReleases). Its last backward ends backward_finish_offset
+  /// (sim/grad_sync_actors.cpp BucketReleases); interleaved, each chunk's part at that chunk's
+  /// own last backward (bucket_ready_before_end_s). Its last backward ends backward_finish_offset
   /// before its replica's end (readiness). Not overlapped: one bucket, when every member has
   /// finished its passes (readiness' offset).
   void segment_bucket_ready(int k, int buckets, double offset_s) {
@@ -290,11 +295,14 @@ class GradSync {
       const int s = stage_holding(k, r);
       if (s < 0 || (copy_of && copy_of[r] >= 0)) continue;  // a copy's base has the same times
       const StageTimes* t = &in.times[static_cast<std::size_t>(r) * max_pp];
-      const double end_s = in.replica_time_s[r] - backward_finish_offset(t, s) - slowest_s;
+      const double end_s = in.replica_time_s[r] - backward_finish_offset(t, s, interleave) - slowest_s;
       const DpSegments::Window w = aligned ? DpSegments::Window{} : segments.backward_window(k, r, in.workload.model);
+      const int depth = static_cast<int>(plan.replicas[r].stages.size());
       for (int i = 0; i < buckets; ++i) {
         const double produced = i + 1 == buckets ? w.to : w.from + (w.to - w.from) * (i + 1) / buckets;
-        bucket_ready_s[i] = std::max(bucket_ready_s[i], end_s - (1 - produced) * t[s].backward_s);
+        const double before_end_s = interleave > 1 ? bucket_ready_before_end_s(i, buckets, t[s].backward_s, interleave, depth)
+                                                   : (1 - produced) * t[s].backward_s;
+        bucket_ready_s[i] = std::max(bucket_ready_s[i], end_s - before_end_s);
       }
     }
   }
@@ -466,6 +474,9 @@ class GradSync {
   PlanWork* work;
   GradSyncEnds* ends;                         ///< each stage's reduction end, when asked for
   const int dp;
+  /// Chunks a stage (interleaved schedule), else 1: each chunk's gradients come at its own last
+  /// backward (bucket_ready_before_end_s), and a stage's last backward is one chunk's.
+  const int interleave;
   const double grad_bpp, weight_bpp;
   const int* copy_of;
   /// StepInput::front_gpu and max_pp read through one pointer (the hot loops' stores may alias

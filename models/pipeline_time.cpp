@@ -194,10 +194,10 @@ double interleaved_latency_pace(const StageTimes* stages, const StageTimes* send
   return pace;
 }
 
-double backward_finish_offset(const StageTimes* stages, int stage) {
+double backward_finish_offset(const StageTimes* stages, int stage, int interleave) {
   double offset = 0;
   for (int s = 0; s < stage; ++s) offset += stages[s].backward_s;
-  return offset;
+  return interleave > 1 ? offset / interleave : offset;
 }
 
 }  // namespace hetsim::models

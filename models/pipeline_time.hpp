@@ -71,7 +71,8 @@ int bottleneck_stage(const StageTimes* stages, int count);
 
 /// Time after the last micro-batch's backward leaves the stage until it reaches stage 0: stage s
 /// finishes its backward sum_{s' < s} t_b(s') before stage 0 does (1F1B cool-down order), so its
-/// gradient sync starts that much earlier.
-double backward_finish_offset(const StageTimes* stages, int stage);
+/// gradient sync starts that much earlier. Interleaved, the last backward is one of v chunks
+/// (chunk 0's), and so is each earlier stage's after it: sum_{s' < s} t_b(s') / v.
+double backward_finish_offset(const StageTimes* stages, int stage, int interleave = 1);
 
 }  // namespace hetsim::models

@@ -25,9 +25,25 @@ int grad_bucket_count(double params_per_gpu, int dp) {
   return static_cast<int>(std::clamp(std::ceil(params_per_gpu / bucket), 1.0, static_cast<double>(kMaxGradBuckets)));
 }
 
-double overlapped_sync_exposed_s(double bucket_s, double backward_s, int buckets) {
+double overlapped_sync_exposed_s(double bucket_s, double backward_s, int buckets, int interleave, int depth) {
   const double b = std::max(1, buckets);
-  return std::max(bucket_s, b * bucket_s - backward_s * (1 - 1 / b));
+  if (interleave <= 1) return std::max(bucket_s, b * bucket_s - backward_s * (1 - 1 / b));
+  // The single server of serial_buckets_end_s with bucket i ready r_i before the end (r_i falls
+  // with i): the end is max_i (B - i) t - r_i.
+  double end_s = bucket_s;
+  for (int i = 0; i < buckets; ++i)
+    end_s = std::max(end_s, (buckets - i) * bucket_s - bucket_ready_before_end_s(i, buckets, backward_s, interleave, depth));
+  return end_s;
+}
+
+double bucket_ready_before_end_s(int i, int buckets, double backward_s, int interleave, int depth) {
+  const int v = std::max(1, interleave);
+  const double chunk_s = backward_s / v;
+  const double done = static_cast<double>(i + 1) * v / std::max(1, buckets);  // chunks' worth produced
+  // The chunk (in production order) whose last backward completes it, and how far into it.
+  const int q = std::clamp(static_cast<int>(std::ceil(done - 1e-9)) - 1, 0, v - 1);
+  const double into = std::min(1.0, done - q);
+  return (v - 1 - q) * std::max(1, depth) * chunk_s + (1 - into) * chunk_s;
 }
 
 double serial_buckets_end_s(SyncBucket* first, SyncBucket* last) {

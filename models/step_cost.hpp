@@ -36,8 +36,19 @@ int grad_bucket_count(double params_per_gpu, int dp);
 /// (one collective per bucket, latency terms included) during a last backward pass of
 /// `backward_s`: bucket k is ready at k/B of the pass and the reductions run one after another,
 /// so the end lies max(t, B t - backward (1 - 1/B)) after the pass's end (PyTorch DDP's
-/// bucketing, Li et al. VLDB 2020).
-double overlapped_sync_exposed_s(double bucket_s, double backward_s, int buckets);
+/// bucketing, Li et al. VLDB 2020). Interleaved (v chunks a stage, `depth` stages), the buckets
+/// come from each chunk's own last backward (bucket_ready_before_end_s).
+double overlapped_sync_exposed_s(double bucket_s, double backward_s, int buckets, int interleave = 1, int depth = 1);
+
+/// How long before the end of its stage's last backward pass bucket i of the stage's B is complete;
+/// `backward_s` a micro-batch's backward of the whole stage. Without interleaving, (1 - (i+1)/B)
+/// of the pass. Interleaved over v chunks, each chunk's gradients are complete at its own last
+/// backward (Megatron-Core's interleaved schedule enables a chunk's grad sync at its last
+/// micro-batch), and those come chunk v-1 first: the last group of `depth` micro-batches runs
+/// through chunk v-1, then v-2, ..., then 0 (Narayanan et al. SC'21 §2.2.2), so chunk v-1-q's
+/// last backward ends (v-1-q) x depth chunk backwards before the stage's last. The buckets are
+/// cut in the order the gradients are produced, (i+1) v / B chunks' worth complete bucket i.
+double bucket_ready_before_end_s(int i, int buckets, double backward_s, int interleave, int depth);
 
 /// One gradient bucket on a GPU's link: when its group may start it (every member has produced
 /// it) and how long it holds the link, both in seconds.

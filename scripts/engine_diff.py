@@ -59,14 +59,17 @@ def split(total, parts, rng):
     return [bounds[i + 1] - bounds[i] for i in range(parts)]
 
 
-def random_plan(nodes, layers, rng):
-    """A plan of 1-4 replicas, each a pipeline of 1-4 stages on free TP blocks of one node."""
+def random_plan(nodes, layers, rng, schedule="1f1b"):
+    """A plan of 1-4 replicas, each a pipeline of 1-4 stages on free TP blocks of one node.
+    Interleaved (two chunks a stage): 2-4 stages of an even layer count, micro-batch counts a
+    multiple of the depth, as Megatron-LM's schedule needs."""
+    interleave = 2 if schedule == "interleaved" else 1
     free = {i: list(range(n[1])) for i, n in enumerate(nodes)}  # node -> free local GPUs
     replicas = []
     for _ in range(rng.randint(1, 4)):
-        pp = rng.choice([1, 2, 2, 3, 4])
+        pp = rng.choice([1, 2, 2, 3, 4] if interleave == 1 else [2, 2, 3, 4])
         stages = []
-        for layers_here in split(layers, pp, rng):
+        for layers_here in [interleave * n for n in split(layers // interleave, pp, rng)]:
             tp = rng.choice([1, 2, 2, 4, 4, 8])
             homes = [i for i in free if len(free[i]) >= tp and nodes[i][1] % tp == 0]
             # a TP block: tp free GPUs at an aligned offset of one node
@@ -81,10 +84,14 @@ def random_plan(nodes, layers, rng):
             for l in range(start, start + tp):
                 free[i].remove(l)
             stages.append({"layers": layers_here, "gpus": [nodes[i][2] + l for l in range(start, start + tp)]})
-        replicas.append({"micro_batches": rng.randint(2, 12), "stages": stages})
-    return {"kind": "plan", "micro_batch": rng.choice([1, 2]), "zero": rng.choice([0, 1]),
+        micro_batches = rng.randint(2, 12) if interleave == 1 else pp * rng.randint(1, 4)
+        replicas.append({"micro_batches": micro_batches, "stages": stages})
+    plan = {"kind": "plan", "micro_batch": rng.choice([1, 2]), "zero": rng.choice([0, 1]),
             "overlap_grad_sync": rng.choice([False, True]), "recompute": rng.choice(["none", "full"]),
             "replicas": replicas}
+    if schedule != "1f1b":
+        plan.update({"schedule": schedule, "interleave": interleave})
+    return plan
 
 
 def run(hetsim, verb, cluster, workload, plan_path, extra=()):
@@ -120,7 +127,9 @@ def random_rows(args, root, tmp):
         tried += 1
         cluster = os.path.join(root, "clusters", rng.choice(CLUSTERS))
         workload = os.path.join(root, "workloads", rng.choice(WORKLOADS))
-        plan = random_plan(cluster_nodes(cluster), model_layers(workload), rng)
+        # One draw more only when there is a choice, so that a seed's 1F1B plans stay what they were.
+        schedule = rng.choice(args.schedules) if len(args.schedules) > 1 else args.schedules[0]
+        plan = random_plan(cluster_nodes(cluster), model_layers(workload), rng, schedule)
         if plan is None:
             continue
         path = os.path.join(tmp, f"plan{tried}.yaml")
@@ -136,7 +145,8 @@ def random_rows(args, root, tmp):
         c = compare(args.hetsim, cluster, workload, path, args.no_fold)
         if c is None:
             continue
-        label = (f"{os.path.basename(cluster)} {w['name']} zero {plan['zero']} overlap {plan['overlap_grad_sync']} "
+        label = (f"{os.path.basename(cluster)} {w['name']} {plan.get('schedule', '1f1b')} zero {plan['zero']} "
+                 f"overlap {plan['overlap_grad_sync']} "
                  f"{plan['recompute']} micro {plan['micro_batch']}: {shape_of(plan)}")
         rows.append((*c, label, cluster, w, plan))
     return rows, tried
@@ -172,6 +182,8 @@ def main():
     ap.add_argument("--hetsim", default="build/cli/hetsim")
     ap.add_argument("--plans", type=int, default=60, help="feasible plans to compare")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--schedules", default="1f1b",
+                    help="pipeline schedules to draw from, comma-separated: 1f1b, gpipe, interleaved (two chunks a stage)")
     ap.add_argument("--show", type=int, default=10, help="largest differences to print")
     ap.add_argument("--keep", default="", help="folder to keep the plans of the printed rows in")
     ap.add_argument("--no-fold", action="store_true",
@@ -181,6 +193,9 @@ def main():
     ap.add_argument("--max-diff", type=float, default=0,
                     help="exit 1 when a plan's engines differ by more than this fraction (0: report only)")
     args = ap.parse_args()
+    args.schedules = [s.strip() for s in args.schedules.split(",") if s.strip()]
+    if not args.schedules or any(s not in ("1f1b", "gpipe", "interleaved") for s in args.schedules):
+        ap.error("--schedules: expected a comma-separated list of 1f1b, gpipe, interleaved")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     with tempfile.TemporaryDirectory() as tmp:
         rows, tried = (planned_rows if args.planned else random_rows)(args, root, tmp)

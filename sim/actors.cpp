@@ -156,16 +156,17 @@ class StageActor {
         timing{r, s},
         passes(stage_passes(w.plan.schedule, p, s, w.plan.replicas[r].micro_batches, v)),
         comp(w.lay.actors[a].component >= 0 ? &rt.components_[w.lay.actors[a].component] : nullptr),
-        buckets(w.lay, rt, a),
-        traffic_hidden(models::pass_traffic_hidden(w.plan)) {
+        buckets(w.lay, rt, a, v),
+        traffic_hidden(models::pass_traffic_hidden(w.plan)),
+        last_backward(static_cast<std::size_t>(v), -1) {
     for (int i = 0; i < static_cast<int>(passes.size()); ++i)
-      if (!passes[i].forward) last_backward = i;
+      if (!passes[i].forward) last_backward[static_cast<std::size_t>(passes[i].chunk)] = i;
   }
 
   void run() {
     for (int i = 0; i < static_cast<int>(passes.size()); ++i) {
       if (passes[i].forward) forward_pass(passes[i]);
-      else backward_pass(passes[i], i == last_backward);
+      else backward_pass(passes[i], i == last_backward[static_cast<std::size_t>(passes[i].chunk)]);
     }
     finish_step(w, a, comp, buckets, timing);
     timing.end_s = sg4::Engine::get_clock();
@@ -199,7 +200,7 @@ class StageActor {
     const double t0 = start_pass_traffic(traffic ? w.lay.zero3_backward[a] : kNothing);
     if (!traffic_hidden) finish_pass_traffic(t0, label);
     const double c0 = sg4::Engine::get_clock();
-    run_ops(chunk.backward, comp != nullptr && w.plan.overlap_grad_sync && last);
+    run_ops(chunk.backward, comp != nullptr && w.plan.overlap_grad_sync && last, ps.chunk);
     rt.span(a, label, "backward", c0, sg4::Engine::get_clock());
     if (traffic_hidden) finish_pass_traffic(t0, label);
     const double t1 = sg4::Engine::get_clock();
@@ -222,15 +223,15 @@ class StageActor {
   }
 
   /// Runs a pass's ops; consecutive compute ops are one execution (their durations add).
-  /// On the last backward of an overlapped sync, a bucket's gradients are complete once its
+  /// On a chunk's last backward of an overlapped sync, a bucket's gradients are complete once its
   /// share of the pass's compute time has run (BucketReleases), so the compute is cut there.
-  void run_ops(const std::vector<models::Op>& ops, bool release_buckets) {
+  void run_ops(const std::vector<models::Op>& ops, bool release_buckets, int chunk = 0) {
     double total = 0, done = 0, pending = 0, next_ready = 0;
     if (release_buckets)
       for (const auto& op : ops)
         if (op.kind == models::OpKind::kCompute) total += op.duration_s;
     auto flush = [&] {
-      while (release_buckets && buckets.next_inside(total, next_ready)) {
+      while (release_buckets && buckets.next_inside(total, chunk, next_ready)) {
         if (done + pending < next_ready) break;
         const double step = std::max(0.0, next_ready - done);  // 0: a GEMM run beside a collective passed it
         rt.execute(step);
@@ -274,7 +275,7 @@ class StageActor {
       timing.tp_comm_s += rt.run_phases(tp_phases(w, a, op), 1.0);
     }
     flush();
-    if (release_buckets) buckets.release_rest();
+    if (release_buckets) buckets.release_through(chunk);
   }
 
   /// ZeRO-2/3: the chunk's collectives run while the pass computes; the pass waits for them at its
@@ -313,10 +314,11 @@ class StageActor {
   const int micro_batches;  ///< of the replica
   StageTiming timing;
   const std::vector<PassStep> passes;
-  int last_backward = -1;  ///< index of the last backward pass (overlapped sync releases its buckets)
   ComponentRt* comp;       ///< the stage's DP component, nullptr without one
-  BucketReleases buckets;  ///< its sync classes' buckets, in the order its last backward fills them
+  BucketReleases buckets;  ///< its sync classes' buckets, in the order its last backwards fill them
   const bool traffic_hidden;  ///< the passes' ZeRO-2/3 traffic runs beside their compute (models::pass_traffic_hidden)
+  /// [chunk]: index of its last backward pass (an overlapped sync releases its buckets there)
+  std::vector<int> last_backward;
   const FoldedPhase* in_flight = nullptr;    ///< the ZeRO-2/3 pass traffic in flight
   std::vector<sg4::CommPtr> in_flight_flows;  ///< its flows
 };

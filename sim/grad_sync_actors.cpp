@@ -3,10 +3,11 @@
 #include "grad_sync_actors.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace hetsim::sim {
 
-BucketReleases::BucketReleases(const SimLayout& lay, Runtime& rt, int actor) {
+BucketReleases::BucketReleases(const SimLayout& lay, Runtime& rt, int actor, int chunks) : chunks_(std::max(1, chunks)) {
   const int c = lay.actors[actor].component;
   if (c < 0) return;
   const DpComponent& spec = lay.components[c];
@@ -20,18 +21,26 @@ BucketReleases::BucketReleases(const SimLayout& lay, Runtime& rt, int actor) {
     const int b = run.buckets;
     for (int i = 0; i < b; ++i) {
       const bool last = i == b - 1;
-      events_.push_back({last ? to * b : from * b + (to - from) * (i + 1), b, last && to >= 1, run.bucket_ready[i]});
+      if (chunks_ > 1) {  // windows are whole stages here (DpSegments::backward_window)
+        const double done = static_cast<double>(i + 1) * chunks_ / b;  // chunks' worth produced
+        const int order = std::clamp(static_cast<int>(std::ceil(done - 1e-9)) - 1, 0, chunks_ - 1);
+        const double into = std::min(1.0, done - order);
+        events_.push_back({order, into, into >= 1 - 1e-12, run.bucket_ready[i]});
+        continue;
+      }
+      events_.push_back({0, last ? to : from + (to - from) * (i + 1) / b, last && to >= 1, run.bucket_ready[i]});
     }
   }
-  // In the order the pass produces them; a class's own buckets keep theirs.
+  // In the order the passes produce them; a class's own buckets keep theirs.
   std::stable_sort(events_.begin(), events_.end(), [](const Event& x, const Event& y) {
-    return x.at_end != y.at_end ? y.at_end : x.numerator / x.buckets < y.numerator / y.buckets;
+    if (x.order != y.order) return x.order < y.order;
+    return x.at_end != y.at_end ? y.at_end : x.fraction < y.fraction;
   });
 }
 
-bool BucketReleases::next_inside(double total_s, double& at_s) const {
-  if (next_ >= events_.size() || events_[next_].at_end) return false;
-  at_s = total_s * events_[next_].numerator / events_[next_].buckets;
+bool BucketReleases::next_inside(double total_s, int chunk, double& at_s) const {
+  if (next_ >= events_.size() || events_[next_].at_end || events_[next_].order != order_of(chunk)) return false;
+  at_s = total_s * events_[next_].fraction;
   return true;
 }
 

@@ -13,17 +13,24 @@ namespace hetsim::sim {
 /// backward produces them. A class's bucket i of B is complete at from + (to - from)(i+1)/B of
 /// the pass (from, to: the class's window, DpSyncClass::ready_from/ready_to; gradients appear
 /// as backward proceeds, PyTorch DDP / Megatron-Core buckets, Li et al., VLDB 2020); a window
-/// ending at the pass's end releases its last bucket there.
+/// ending at the pass's end releases its last bucket there. A stage of v > 1 chunks (interleaved)
+/// produces its gradients in v last backwards, one a chunk, chunk v-1's first: bucket i of B is
+/// complete (i+1) v / B chunks' worth into them (models::bucket_ready_before_end_s).
 class BucketReleases {
  public:
-  BucketReleases(const SimLayout& lay, Runtime& rt, int actor);
+  BucketReleases(const SimLayout& lay, Runtime& rt, int actor, int chunks);
 
   bool empty() const { return events_.empty(); }
-  /// The next release inside the pass, as compute time of a pass of `total_s`; false when the
-  /// rest come at its end.
-  bool next_inside(double total_s, double& at_s) const;
+  /// The next release inside the last backward of chunk `chunk`, as compute time of a pass of
+  /// `total_s`; false when the rest of that chunk's come at its end.
+  bool next_inside(double total_s, int chunk, double& at_s) const;
   void release_next() { events_[next_++].ready->release(); }
-  /// Releases every bucket not yet released (the pass's end; without overlap, the passes' end).
+  /// Releases every bucket of chunk `chunk` and those before it not yet released (the end of its
+  /// last backward).
+  void release_through(int chunk) {
+    while (next_ < events_.size() && events_[next_].order <= order_of(chunk)) release_next();
+  }
+  /// Releases every bucket not yet released (without overlap, the passes' end).
   void release_rest() {
     while (next_ < events_.size()) release_next();
   }
@@ -34,11 +41,13 @@ class BucketReleases {
 
  private:
   struct Event {
-    double numerator = 0;  ///< (from B + (to - from)(i + 1)): the threshold is total * numerator / B
-    int buckets = 1;
-    bool at_end = false;   ///< the window's last bucket at the pass's end
+    int order = 0;         ///< which chunk's last backward releases it, in production order (0: chunk v-1)
+    double fraction = 0;   ///< of that pass's compute
+    bool at_end = false;   ///< at the pass's end
     sg4::SemaphorePtr ready;
   };
+  int order_of(int chunk) const { return chunks_ - 1 - chunk; }
+  int chunks_ = 1;
   std::vector<Event> events_;
   std::vector<const SyncClassRt*> classes_;
   std::size_t next_ = 0;

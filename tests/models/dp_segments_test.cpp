@@ -271,6 +271,26 @@ TEST(OverlappedGradSync, BucketsFollowMegatronCoreAndExposeTheLast) {
   EXPECT_DOUBLE_EQ(overlapped_sync_exposed_s(4.0, 2.0, 1), 4.0);  // one bucket: nothing hidden
 }
 
+TEST(OverlappedGradSync, AnInterleavedStagesChunksAreReadyAtTheirOwnLastBackward) {
+  // Two chunks a stage of a 4-stage pipeline, a 2 s backward a micro-batch (1 s a chunk), four
+  // buckets: chunk 1's last backward ends 4 chunk-backwards (chunk 0 of the last group of four
+  // micro-batches) before chunk 0's, so its two buckets are ready 4.5 and 4 s before the stage's
+  // end, chunk 0's 0.5 and 0 s.
+  const double before[] = {4.5, 4.0, 0.5, 0.0};
+  for (int i = 0; i < 4; ++i) EXPECT_DOUBLE_EQ(bucket_ready_before_end_s(i, 4, 2.0, 2, 4), before[i]) << i;
+  // Without interleaving: (1 - (i+1)/B) of the pass, as overlapped_sync_exposed_s has it.
+  for (int i = 0; i < 4; ++i) EXPECT_DOUBLE_EQ(bucket_ready_before_end_s(i, 4, 2.0, 1, 4), 2.0 * (3 - i) / 4) << i;
+  EXPECT_DOUBLE_EQ(bucket_ready_before_end_s(0, 1, 2.0, 2, 4), 0.0) << "one bucket waits for chunk 0";
+  // Buckets of 1.5 s one after the other: chunk 1's are done at -1.5 s, chunk 0's start at -0.5
+  // and at 1.0 s: 2.5 s exposed, where one 2 s window for all four exposes 4 x 1.5 - 2 x 3/4 = 4.5 s.
+  EXPECT_DOUBLE_EQ(overlapped_sync_exposed_s(1.5, 2.0, 4, 2, 4), 2.5);
+  EXPECT_DOUBLE_EQ(overlapped_sync_exposed_s(1.5, 2.0, 4), 4.5);
+  // The stages before stage 2 run one chunk's backward each after its last: (2 + 4) / 2.
+  const StageTimes st[] = {{1, 2}, {2, 4}, {1, 2}};
+  EXPECT_DOUBLE_EQ(backward_finish_offset(st, 2, 2), 3.0);
+  EXPECT_DOUBLE_EQ(backward_finish_offset(st, 2), 6.0);
+}
+
 TEST(PlannerEstimate, ReplicasSplitDifferentlyPayEachSegmentOfAStage) {
   // The planner's cheap estimate groups gradients as the predictor does: GPU 0 (replica 0's
   // stage 0) syncs layers 1-2 with GPU 16 and layers 3-4 with GPU 17, one after the other.
