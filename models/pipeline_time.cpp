@@ -6,6 +6,8 @@
 #include <cmath>
 #include <vector>
 
+#include "pipeline_schedule.hpp"
+
 namespace hetsim::models {
 namespace {
 
@@ -66,6 +68,56 @@ class SteadyShortcut {
   bool done_ = false;
 };
 
+/// The interleaved schedule's exact makespan for unequal stages: the longest path of its event
+/// graph, as for 1F1B below. Stage s runs its passes in PassOrder (each chunk's pass takes 1/v of
+/// the stage's time a micro-batch, its sends included); a forward of chunk c needs the previous
+/// stage's forward of (c, mb), stage 0's the last stage's of (c-1, mb); a backward of chunk c
+/// needs the next stage's backward of (c, mb), the last stage's stage 0's of (c+1, mb) (Megatron-LM
+/// schedules.py, forward_backward_pipelining_with_interleaving; the simulator's stage actors run
+/// the same). The stages are swept in turn, each running its passes until one waits for a pass not
+/// yet timed: every sweep times at least one pass (the schedule has no deadlock), and a pass's end
+/// is the same max/+ of the same operands in any valid order. Returns -1 if a sweep times none.
+double interleaved_makespan(const StageTimes* stages, int p, int m, int v) {
+  const int per_stage = 2 * m * v;
+  thread_local std::vector<double> forward_end, backward_end;  // [(s * v + c) * m + mb], -1: not yet
+  thread_local std::vector<PassOrder> orders;
+  thread_local std::vector<int> next;
+  thread_local std::vector<double> free_at;
+  const std::size_t cells = static_cast<std::size_t>(p) * v * m;
+  forward_end.assign(cells, -1.0);
+  backward_end.assign(cells, -1.0);
+  orders.clear();
+  for (int s = 0; s < p; ++s) orders.emplace_back(Schedule::kInterleaved, p, s, m, v);
+  next.assign(static_cast<std::size_t>(p), 0);
+  free_at.assign(static_cast<std::size_t>(p), 0.0);
+  const auto cell = [&](int s, int c, int mb) { return (static_cast<std::size_t>(s) * v + c) * m + mb; };
+  long left = static_cast<long>(p) * per_stage;
+  while (left > 0) {
+    long timed = 0;
+    for (int s = 0; s < p; ++s) {
+      for (; next[s] < per_stage; ++next[s], ++timed) {
+        const PassStep ps = orders[s].at(next[s]);
+        double ready = 0;
+        if (ps.forward) {
+          if (s > 0) ready = forward_end[cell(s - 1, ps.chunk, ps.micro_batch)];
+          else if (ps.chunk > 0) ready = forward_end[cell(p - 1, ps.chunk - 1, ps.micro_batch)];
+        } else {
+          if (s < p - 1) ready = backward_end[cell(s + 1, ps.chunk, ps.micro_batch)];
+          else if (ps.chunk < v - 1) ready = backward_end[cell(0, ps.chunk + 1, ps.micro_batch)];
+          else ready = forward_end[cell(s, ps.chunk, ps.micro_batch)];
+        }
+        if (ready < 0) break;  // its input is not timed yet: the next stage's turn
+        const double pass_s = (ps.forward ? stages[s].forward_s : stages[s].backward_s) / v;
+        free_at[s] = std::max(ready, free_at[s]) + pass_s;
+        (ps.forward ? forward_end : backward_end)[cell(s, ps.chunk, ps.micro_batch)] = free_at[s];
+      }
+    }
+    if (timed == 0) return -1;
+    left -= timed;
+  }
+  return *std::max_element(free_at.begin(), free_at.end());
+}
+
 }  // namespace
 
 int bottleneck_stage(const StageTimes* stages, int count) {
@@ -82,7 +134,7 @@ int bottleneck_stage(const StageTimes* stages, int count) {
 // order, one at a time; F(s,j) needs F(s-1,j), B(s,j) needs B(s+1,j) (and the last stage's B
 // follows its own F). Every pass starts at
 //   start = max(end of the stage's previous pass, end of the pass it depends on),
-// which is the same order the SimGrid stage actors replay (sim/pipeline_schedule.cpp), with the
+// which is the same order the SimGrid stage actors replay (pipeline_schedule.hpp), with the
 // blocking sends inside t_f and t_b. With equal stages it reduces to (m+p-1)(t_f+t_b) (SC'21 §2.2.1).
 //
 // Evaluation order. Stage s runs its k-th pass (k = 0 .. 2m-1) in this order:
@@ -101,8 +153,19 @@ double pipeline_time(const StageTimes* stages, int count, int micro_batches, int
                      double min_pace_s) {
   if (count <= 0 || micro_batches <= 0) return 0;
   const int v = std::max(1, interleave);
-  if (v > 1 || schedule == Schedule::kInterleaved)
+  if (v > 1 || schedule == Schedule::kInterleaved) {
+    // Equal stages: the closed form is exact (SC'21 §2.2.2). A pace set by send latencies (a WAN
+    // boundary, interleaved_latency_pace) above the slowest stage: the closed form's, which
+    // charges it per micro-batch; the event graph has no latency of its own.
+    const bool equal = std::all_of(stages, stages + count, [&](const StageTimes& s) {
+      return s.forward_s == stages[0].forward_s && s.backward_s == stages[0].backward_s;
+    });
+    if (v > 1 && !equal && min_pace_s <= stages[bottleneck_stage(stages, count)].total()) {
+      const double exact_s = interleaved_makespan(stages, count, micro_batches, v);
+      if (exact_s >= 0) return exact_s;
+    }
     return interleaved_closed_form(stages, count, micro_batches, v, min_pace_s);
+  }
   const int p = count, m = micro_batches;
   // Equal stages (every homogeneous Megatron plan): the recurrence's result in closed form,
   // without its O(p·m) sweep (the planner and the predictor benchmark evaluate many of these).

@@ -31,6 +31,7 @@ namespace sg4 = simgrid::s4u;
 
 namespace hetsim::sim {
 namespace {
+using models::PassStep;
 
 // One SimGrid Engine per process (TOOLCHAIN.md §4: a second Engine does not reset the clock).
 sg4::Engine& make_engine() {
@@ -154,7 +155,7 @@ class StageActor {
         v(static_cast<int>(sw.chunks.size())),
         micro_batches(w.plan.replicas[r].micro_batches),
         timing{r, s},
-        passes(stage_passes(w.plan.schedule, p, s, w.plan.replicas[r].micro_batches, v)),
+        passes(models::stage_passes(w.plan.schedule, p, s, w.plan.replicas[r].micro_batches, v)),
         comp(w.lay.actors[a].component >= 0 ? &rt.components_[w.lay.actors[a].component] : nullptr),
         buckets(w.lay, rt, a, v),
         traffic_hidden(models::pass_traffic_hidden(w.plan)),

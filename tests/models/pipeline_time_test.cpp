@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "pipeline_schedule.hpp"
 #include "pipeline_time.hpp"
 
 namespace hetsim::models {
@@ -114,6 +115,63 @@ TEST(PipelineTime, LongPipelinesSkipWholeSteadyPeriods) {
   const double step = pipeline_time(st, 2001, 1, Schedule::k1f1b) - pipeline_time(st, 2000, 1, Schedule::k1f1b);
   EXPECT_NEAR(b - a, step, 1e-6);
   EXPECT_NEAR(a, pipeline_time(st, 2000, 1, Schedule::k1f1b) + (8'000'000 - 2000) * step, 1e-6 * a);
+}
+
+
+/// The interleaved schedule's event graph by plain recursion over the pass lists (stage_passes):
+/// a chunk's forward follows the previous stage's (stage 0's the last stage's previous chunk), a
+/// backward the next stage's (the last stage's stage 0's next chunk, or its own forward).
+double interleaved_event_graph(const std::vector<StageTimes>& st, int m, int v) {
+  const int p = static_cast<int>(st.size());
+  std::vector<std::vector<PassStep>> order(p);
+  for (int s = 0; s < p; ++s) order[s] = stage_passes(Schedule::kInterleaved, p, s, m, v);
+  const auto find = [&](int s, bool forward, int chunk, int mb) {
+    for (int k = 0; k < static_cast<int>(order[s].size()); ++k) {
+      const PassStep& x = order[s][k];
+      if (x.forward == forward && x.chunk == chunk && x.micro_batch == mb) return k;
+    }
+    return -1;
+  };
+  std::vector<std::vector<double>> end(p, std::vector<double>(2 * m * v, -1));
+  std::function<double(int, int)> end_of = [&](int s, int k) -> double {
+    if (end[s][k] >= 0) return end[s][k];
+    const PassStep& x = order[s][k];
+    double ready = 0;
+    if (x.forward && s > 0) ready = end_of(s - 1, find(s - 1, true, x.chunk, x.micro_batch));
+    else if (x.forward && x.chunk > 0) ready = end_of(p - 1, find(p - 1, true, x.chunk - 1, x.micro_batch));
+    else if (!x.forward && s < p - 1) ready = end_of(s + 1, find(s + 1, false, x.chunk, x.micro_batch));
+    else if (!x.forward && x.chunk < v - 1) ready = end_of(0, find(0, false, x.chunk + 1, x.micro_batch));
+    else if (!x.forward) ready = end_of(s, find(s, true, x.chunk, x.micro_batch));
+    const double previous = k == 0 ? 0 : end_of(s, k - 1);
+    return end[s][k] = std::max(ready, previous) + (x.forward ? st[s].forward_s : st[s].backward_s) / v;
+  };
+  double makespan = 0;
+  for (int s = 0; s < p; ++s) makespan = std::max(makespan, end_of(s, 2 * m * v - 1));
+  return makespan;
+}
+
+TEST(PipelineTime, InterleavedUnequalStagesFollowTheirSchedule) {
+  // Two stages, two chunks, two micro-batches, the first stage twice the second (4 + 8 against
+  // 2 + 4 a micro-batch). By hand: stage 0 runs its four forwards by 8; stage 1's chunk-1 passes
+  // end at 12; stage 0's chunk-1 backwards at 17; stage 1's chunk-0 backwards at 19; stage 0's at
+  // 25. The closed form m x slowest + (sum - slowest) / v says 27, which the reverse order (the
+  // slow stage last) takes.
+  EXPECT_DOUBLE_EQ(pipeline_time({{4, 8}, {2, 4}}, 2, 2), 25.0);
+  EXPECT_DOUBLE_EQ(pipeline_time({{2, 4}, {4, 8}}, 2, 2), 27.0);
+  EXPECT_DOUBLE_EQ(pipeline_closed_form_s(18, 12, 2, 2), 27.0);
+  // Equal stages: the closed form, (m + (p - 1) / v) x (t_f + t_b) (SC'21 §2.2.2).
+  EXPECT_DOUBLE_EQ(pipeline_time({{1, 2}, {1, 2}, {1, 2}, {1, 2}}, 8, 2), (8 + 3 / 2.0) * 3);
+  // Random unequal stages against the plain recursion.
+  std::mt19937 rng(2027);
+  std::uniform_real_distribution<double> time(0.05, 3.0);
+  for (int p : {2, 3, 4, 6})
+    for (int v : {2, 3})
+      for (int groups : {1, 2, 5}) {
+        std::vector<StageTimes> st(p);
+        for (StageTimes& t : st) t = {time(rng), time(rng)};
+        const int m = groups * p;
+        expect_same_makespan(pipeline_time(st, m, v, Schedule::kInterleaved), interleaved_event_graph(st, m, v), p, m);
+      }
 }
 
 }  // namespace

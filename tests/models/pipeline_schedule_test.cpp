@@ -5,7 +5,7 @@
 
 #include <set>
 
-namespace hetsim::sim {
+namespace hetsim::models {
 namespace {
 
 int count_forward(const std::vector<PassStep>& v) {
@@ -15,7 +15,7 @@ int count_forward(const std::vector<PassStep>& v) {
 }
 
 TEST(PipelineSchedule, OneFOneBWarmsUpPMinusSMinusOne) {
-  const auto v = stage_passes(models::Schedule::k1f1b, 4, 1, 8, 1);
+  const auto v = stage_passes(Schedule::k1f1b, 4, 1, 8, 1);
   ASSERT_EQ(v.size(), 16u);
   EXPECT_TRUE(v[0].forward && v[1].forward && v[2].forward);
   EXPECT_FALSE(v[3].forward);
@@ -24,13 +24,13 @@ TEST(PipelineSchedule, OneFOneBWarmsUpPMinusSMinusOne) {
 }
 
 TEST(PipelineSchedule, LastStageAlternates) {
-  const auto v = stage_passes(models::Schedule::k1f1b, 4, 3, 3, 1);
+  const auto v = stage_passes(Schedule::k1f1b, 4, 3, 3, 1);
   ASSERT_EQ(v.size(), 6u);
   for (int i = 0; i < 6; ++i) EXPECT_EQ(v[i].forward, i % 2 == 0);
 }
 
 TEST(PipelineSchedule, GpipeRunsAllForwardsFirst) {
-  const auto v = stage_passes(models::Schedule::kGpipe, 4, 0, 5, 1);
+  const auto v = stage_passes(Schedule::kGpipe, 4, 0, 5, 1);
   for (int i = 0; i < 5; ++i) EXPECT_TRUE(v[i].forward);
   EXPECT_EQ(v[5].micro_batch, 4);
 }
@@ -38,7 +38,7 @@ TEST(PipelineSchedule, GpipeRunsAllForwardsFirst) {
 TEST(PipelineSchedule, InterleavedVisitsEveryChunkOfEveryMicroBatchOnce) {
   const int p = 4, m = 8, vv = 2;
   for (int s = 0; s < p; ++s) {
-    const auto v = stage_passes(models::Schedule::kInterleaved, p, s, m, vv);
+    const auto v = stage_passes(Schedule::kInterleaved, p, s, m, vv);
     ASSERT_EQ(v.size(), static_cast<std::size_t>(2 * m * vv));
     std::set<std::tuple<bool, int, int>> seen;
     for (const auto& x : v) seen.insert({x.forward, x.micro_batch, x.chunk});
@@ -54,4 +54,4 @@ TEST(PipelineSchedule, InterleavedVisitsEveryChunkOfEveryMicroBatchOnce) {
 }
 
 }  // namespace
-}  // namespace hetsim::sim
+}  // namespace hetsim::models

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// The order in which one pipeline stage runs its forward and backward passes. No SimGrid.
+// The order in which one pipeline stage runs its forward and backward passes: the simulator's
+// stage actors replay it, and the cost model's interleaved pipeline time follows it.
 #pragma once
 #include <vector>
 
 #include "plan.hpp"
 
-namespace hetsim::sim {
+namespace hetsim::models {
 
 struct PassStep {
   bool forward = true;
@@ -22,6 +23,19 @@ struct PassStep {
 ///   micro-batch (k / (p·v))·p + k mod p; backward chunks in reverse; warm-up
 ///   (p-s-1)·2 + (v-1)·p forwards (capped at m·v). Needs m a multiple of p; otherwise
 ///   micro-batch groups are formed of min(p, remaining) micro-batches.
-std::vector<PassStep> stage_passes(models::Schedule schedule, int stages, int stage, int micro_batches, int interleave);
+/// PassOrder gives pass j in O(1); stage_passes lists them all.
+class PassOrder {
+ public:
+  PassOrder(Schedule schedule, int stages, int stage, int micro_batches, int interleave);
+  int size() const { return 2 * total_; }
+  PassStep at(int j) const;
 
-}  // namespace hetsim::sim
+ private:
+  PassStep forward(int k) const;
+  PassStep backward(int k) const;
+  bool gpipe_;
+  int p_, m_, v_, total_, warmup_;
+};
+std::vector<PassStep> stage_passes(Schedule schedule, int stages, int stage, int micro_batches, int interleave);
+
+}  // namespace hetsim::models
