@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Closed-form time of one replica's pipeline (1F1B, GPipe, interleaved 1F1B).
+// Time of one replica's pipeline (1F1B, GPipe, interleaved 1F1B): closed forms and exact makespans.
 #pragma once
 #include <vector>
 
@@ -28,7 +28,8 @@ inline double with_sends(double passes_s, double sends_s, bool overlapped) {
 /// `slowest_s`: the steady state runs m micro-batches at the slowest stage (or at `pace_s` when
 /// that is slower), warm-up and cool-down traverse the other stages once, divided by the v chunks
 /// of an interleaved schedule (Narayanan et al. SC'21 §2.2.2; v = 1 is DAPPLE's bound for 1F1B,
-/// Fan et al. PPoPP'21 §4.2). The interleaved pipeline_time and the planner's shape search use it.
+/// Fan et al. PPoPP'21 §4.2). The interleaved pipeline_time (equal stages, or paced by send
+/// latency) and the planner's shape search use it.
 inline double pipeline_closed_form_s(double sum_s, double slowest_s, int micro_batches, int interleave,
                                      double pace_s = 0) {
   const double steady_s = slowest_s > pace_s ? slowest_s : pace_s;
@@ -40,7 +41,8 @@ inline double pipeline_closed_form_s(double sum_s, double slowest_s, int micro_b
 /// of the schedule's event order, computed by a recurrence over (stage, micro-batch) passes
 /// (derivation in pipeline_time.cpp); equal stages give (m + p - 1)(t_f + t_b). It is at most
 /// (m - 1) max_s(t_f + t_b) + sum_s(t_f + t_b) (DAPPLE, Fan et al. PPoPP'21 §4.2).
-/// Interleaved (v chunks per GPU): m * max + (sum - max) / v (SC'21 §2.2.2, bubble (p-1)/(v m)).
+/// Interleaved (v chunks per GPU): m * max + (sum - max) / v for equal stages (SC'21 §2.2.2,
+/// bubble (p-1)/(v m)); unequal ones the makespan of the schedule's own pass order (PassOrder).
 /// `min_pace_s` (interleaved only): a floor on the steady state's time per micro-batch that the
 /// stages' own times do not show (interleaved_latency_pace).
 double pipeline_time(const std::vector<StageTimes>& stages, int micro_batches, int interleave,
