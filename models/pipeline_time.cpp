@@ -68,6 +68,18 @@ class SteadyShortcut {
   bool done_ = false;
 };
 
+/// Chunk `ps.chunk`'s pass of a stage of v chunks: its first or last chunk's time when given, the
+/// chunks between the rest evenly; else 1/v of the stage's.
+double chunk_pass_s(const StageTimes& stage, const ChunkEnds* ends, const PassStep& ps, int v) {
+  const double total = ps.forward ? stage.forward_s : stage.backward_s;
+  if (!ends) return total / v;
+  const double first = ps.forward ? ends->first.forward_s : ends->first.backward_s;
+  const double last = ps.forward ? ends->last.forward_s : ends->last.backward_s;
+  if (ps.chunk == 0) return first;
+  if (ps.chunk == v - 1) return last;
+  return (total - first - last) / (v - 2);
+}
+
 /// The interleaved schedule's exact makespan for unequal stages: the longest path of its event
 /// graph, as for 1F1B below. Stage s runs its passes in PassOrder (each chunk's pass takes 1/v of
 /// the stage's time a micro-batch, its sends included); a forward of chunk c needs the previous
@@ -77,7 +89,7 @@ class SteadyShortcut {
 /// the same). The stages are swept in turn, each running its passes until one waits for a pass not
 /// yet timed: every sweep times at least one pass (the schedule has no deadlock), and a pass's end
 /// is the same max/+ of the same operands in any valid order. Returns -1 if a sweep times none.
-double interleaved_makespan(const StageTimes* stages, int p, int m, int v) {
+double interleaved_makespan(const StageTimes* stages, int p, int m, int v, const ChunkEnds* chunk_ends) {
   const int per_stage = 2 * m * v;
   thread_local std::vector<double> forward_end, backward_end;  // [(s * v + c) * m + mb], -1: not yet
   thread_local std::vector<PassOrder> orders;
@@ -107,7 +119,7 @@ double interleaved_makespan(const StageTimes* stages, int p, int m, int v) {
           else ready = forward_end[cell(s, ps.chunk, ps.micro_batch)];
         }
         if (ready < 0) break;  // its input is not timed yet: the next stage's turn
-        const double pass_s = (ps.forward ? stages[s].forward_s : stages[s].backward_s) / v;
+        const double pass_s = chunk_pass_s(stages[s], chunk_ends ? &chunk_ends[s] : nullptr, ps, v);
         free_at[s] = std::max(ready, free_at[s]) + pass_s;
         (ps.forward ? forward_end : backward_end)[cell(s, ps.chunk, ps.micro_batch)] = free_at[s];
       }
@@ -150,7 +162,7 @@ int bottleneck_stage(const StageTimes* stages, int count) {
 // higher index), so three numbers per stage replace the p·m tables: O(p·m) time, O(p) memory,
 // and every end time is the same max/+ of the same operands as in any other valid order.
 double pipeline_time(const StageTimes* stages, int count, int micro_batches, int interleave, Schedule schedule,
-                     double min_pace_s) {
+                     double min_pace_s, const ChunkEnds* chunk_ends) {
   if (count <= 0 || micro_batches <= 0) return 0;
   const int v = std::max(1, interleave);
   if (v > 1 || schedule == Schedule::kInterleaved) {
@@ -161,7 +173,7 @@ double pipeline_time(const StageTimes* stages, int count, int micro_batches, int
       return s.forward_s == stages[0].forward_s && s.backward_s == stages[0].backward_s;
     });
     if (v > 1 && !equal && min_pace_s <= stages[bottleneck_stage(stages, count)].total()) {
-      const double exact_s = interleaved_makespan(stages, count, micro_batches, v);
+      const double exact_s = interleaved_makespan(stages, count, micro_batches, v, chunk_ends);
       if (exact_s >= 0) return exact_s;
     }
     return interleaved_closed_form(stages, count, micro_batches, v, min_pace_s);

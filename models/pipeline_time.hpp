@@ -44,11 +44,16 @@ inline double pipeline_closed_form_s(double sum_s, double slowest_s, int micro_b
 /// Interleaved (v chunks per GPU): m * max + (sum - max) / v for equal stages (SC'21 §2.2.2,
 /// bubble (p-1)/(v m)); unequal ones the makespan of the schedule's own pass order (PassOrder).
 /// `min_pace_s` (interleaved only): a floor on the steady state's time per micro-batch that the
-/// stages' own times do not show (interleaved_latency_pace).
+/// stages' own times do not show (interleaved_latency_pace). `chunk_ends` (interleaved only,
+/// [stage]): its first and last chunk's times, the chunks between taking the rest evenly; without
+/// them every chunk takes 1/v of the stage.
+struct ChunkEnds {
+  StageTimes first, last;
+};
 double pipeline_time(const std::vector<StageTimes>& stages, int micro_batches, int interleave,
                      Schedule schedule = Schedule::k1f1b, double min_pace_s = 0);
 double pipeline_time(const StageTimes* stages, int count, int micro_batches, int interleave,
-                     Schedule schedule = Schedule::k1f1b, double min_pace_s = 0);
+                     Schedule schedule = Schedule::k1f1b, double min_pace_s = 0, const ChunkEnds* chunk_ends = nullptr);
 
 /// Megatron's interleaved 1F1B with its sends beside the compute (overlap_p2p_comm): a floor on
 /// the time per micro-batch from the latency of each stage boundary. Stage s warms up two

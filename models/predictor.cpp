@@ -78,6 +78,7 @@ bool Evaluation::run() {
   times.assign(slots, StageTimes{});
   p2p.assign(slots, StageTimes{});
   if (plan.overlap_p2p_comm) p2p_latency.assign(slots, StageTimes{});
+  if (interleave > 1) chunk_ends.assign(slots, ChunkEnds{});
   // Room for the few distinct shapes and paths of a plan up front: growing from empty would
   // reallocate each table several times per evaluation.
   shapes.reserve(8);
@@ -375,6 +376,23 @@ void Evaluation::price_pipeline_sends() {
   }
 }
 
+namespace {
+
+/// Interleaved: stage s's first and last chunk a micro-batch, each with its sends. Every chunk
+/// sends its activation on but the last stage's last, and its gradient back but the first
+/// stage's first (the chunks' boundaries wrap from the last stage to the first), so the stage's
+/// sends `sends` split evenly over the chunks that send.
+ChunkEnds chunk_ends_of(const StageCost& c, const StageTimes& sends, int s, int pp, int v, bool overlapped) {
+  const int forward_senders = s == pp - 1 ? v - 1 : v, backward_senders = s == 0 ? v - 1 : v;
+  const auto chunk = [&](const StageTimes& walls, bool sends_forward, bool sends_backward) {
+    return StageTimes{with_sends(walls.forward_s, sends_forward ? sends.forward_s / forward_senders : 0, overlapped),
+                      with_sends(walls.backward_s, sends_backward ? sends.backward_s / backward_senders : 0, overlapped)};
+  };
+  return {chunk(c.first_chunk, true, s > 0), chunk(c.last_chunk, s < pp - 1, true)};
+}
+
+}  // namespace
+
 /// Each replica's stage times (compute and its sends, with_sends) and its pipeline's closed
 /// form (pipeline_time); the slowest replica sets the pace.
 void Evaluation::time_replicas() {
@@ -387,6 +405,7 @@ void Evaluation::time_replicas() {
     const int pp = static_cast<int>(plan.replicas[r].stages.size());
     if (copy_of[r] >= 0) {  // exact: see find_copies; equal to base's time, so never slower
       copy_few(&times[copy_of[r] * max_pp], &times[r * max_pp], pp);
+      if (v > 1) std::copy_n(&chunk_ends[copy_of[r] * max_pp], pp, &chunk_ends[r * max_pp]);
       previous_t = replica_time_s[r] = replica_time_s[copy_of[r]];
       continue;
     }
@@ -401,6 +420,7 @@ void Evaluation::time_replicas() {
                                       : p2p[k];
       times[k].forward_s = with_sends(c.forward.wall_s(), occupied.forward_s, plan.overlap_p2p_comm);
       times[k].backward_s = with_sends(c.backward.wall_s(), occupied.backward_s, plan.overlap_p2p_comm);
+      if (v > 1) chunk_ends[k] = chunk_ends_of(c, occupied, s, pp, v, plan.overlap_p2p_comm);
     }
     const double min_pace_s =
         plan.overlap_p2p_comm ? interleaved_latency_pace(&times[r * max_pp], &p2p_latency[r * max_pp], pp) : 0;
@@ -411,11 +431,17 @@ void Evaluation::time_replicas() {
         plan.replicas[r].micro_batches == plan.replicas[r - 1].micro_batches &&
         std::equal(&times[r * max_pp], &times[r * max_pp] + pp, &times[(r - 1) * max_pp],
                    [](const StageTimes& a, const StageTimes& b) { return a.forward_s == b.forward_s && a.backward_s == b.backward_s; }) &&
+        (v == 1 || std::equal(&chunk_ends[r * max_pp], &chunk_ends[r * max_pp] + pp, &chunk_ends[(r - 1) * max_pp],
+                              [](const ChunkEnds& a, const ChunkEnds& b) {
+                                return a.first.forward_s == b.first.forward_s && a.first.backward_s == b.first.backward_s &&
+                                       a.last.forward_s == b.last.forward_s && a.last.backward_s == b.last.backward_s;
+                              })) &&
         min_pace_s == previous_min_pace_s;
     previous_min_pace_s = min_pace_s;
     const double t = same_as_previous
                          ? previous_t
-                         : pipeline_time(&times[r * max_pp], pp, plan.replicas[r].micro_batches, v, plan.schedule, min_pace_s);
+                         : pipeline_time(&times[r * max_pp], pp, plan.replicas[r].micro_batches, v, plan.schedule, min_pace_s,
+                                         v > 1 ? &chunk_ends[r * max_pp] : nullptr);
     previous_t = replica_time_s[r] = t;
     if (t > slowest_s) {
       slowest_s = t;

@@ -70,6 +70,7 @@ struct Evaluation {
   ScratchVector<StageCost> costs;
   ScratchVector<int> shape_of;          ///< [slot] -> index into shapes
   ScratchVector<StageTimes> times;      ///< [slot] stage time per micro-batch, sends included
+  ScratchVector<ChunkEnds> chunk_ends;  ///< interleaved only, [slot]: its first and last chunk's times
   ScratchVector<StageTimes> p2p;        ///< [slot] p2p sends in the forward / backward pass
   /// With overlap_p2p_comm only, [slot]: the latency part of p2p (it delays the receiver, not
   /// the sender's stream; interleaved_latency_pace).

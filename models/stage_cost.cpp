@@ -161,6 +161,17 @@ LayerShape layer_shape(const Workload& w, const Plan& plan, int tp) {
   return s;
 }
 
+namespace {
+
+/// Keeps chunk c's pass walls when it is the stage's first or last (StageCost::first_chunk).
+void note_chunk(StageCost& out, int c, int v, const PassCost& forward, const PassCost& backward) {
+  const StageTimes walls{forward.wall_s(), backward.wall_s()};
+  if (c == 0) out.first_chunk = walls;
+  if (c == v - 1) out.last_chunk = walls;
+}
+
+}  // namespace
+
 StageCost stage_cost(const StageShape& shape, const Workload& w, const Plan& plan, int pp,
                      std::vector<ChunkWork>* ops, LayerCostMemo* layers) {
   const GpuType& gpu = shape.node_type->gpu;
@@ -209,6 +220,7 @@ StageCost stage_cost(const StageShape& shape, const Workload& w, const Plan& pla
       b.cost.close_pass(synced);
       add(out.forward, f.cost);
       add(out.backward, b.cost);
+      note_chunk(out, c, v, f.cost, b.cost);
     }
     return out;
   }
@@ -230,6 +242,7 @@ StageCost stage_cost(const StageShape& shape, const Workload& w, const Plan& pla
     b.close();
     add(out.forward, f.cost);
     add(out.backward, b.cost);
+    note_chunk(out, c, v, f.cost, b.cost);
   }
   return out;
 }

@@ -12,6 +12,7 @@
 #include "comm_cost.hpp"
 #include "compute_cost.hpp"
 #include "plan.hpp"
+#include "pipeline_time.hpp"
 #include "plan_work.hpp"
 #include "workload.hpp"
 
@@ -79,6 +80,10 @@ struct StageShape {
 struct StageCost {
   PassCost forward, backward;  ///< summed over the stage's chunks
   double params = 0;           ///< parameters per GPU (before ZeRO sharding)
+  /// Wall time of the first and the last chunk's passes (interleaved: chunk 0 holds the first
+  /// stage's embedding, chunk v-1 the last stage's LM head; the chunks between only layers). One
+  /// chunk: both are the stage's.
+  StageTimes first_chunk, last_chunk;
 };
 
 /// The GPU type a TP group computes at: the slowest one at the training's matmul dtype.
