@@ -477,7 +477,10 @@ void Evaluation::fill_report(const StepCost& sc) {
   br.tp_comm_s = mb * (bc.forward.tp_comm_s + bc.backward.tp_comm_s);
   // The sends' exposed part: all of them, or what exceeds the compute when overlapped (with_sends).
   br.pp_comm_s = mb * ((st[bn].forward_s - bc.forward.wall_s()) + (st[bn].backward_s - bc.backward.wall_s()));
-  br.bubble_s = slowest_replica_s - mb * st[bn].total();
+  // An interleaved makespan sums the bottleneck's chunk passes one by one: rounding can leave it
+  // a few ulps under m x the stage's total (a bubble of "-0.000").
+  br.bubble_s = std::max(0.0, slowest_replica_s - mb * st[bn].total());
+  if (br.bubble_s < 1e-9 * slowest_replica_s) br.bubble_s = 0;
   br.dp_comm_s = sc.dp_exposed_s;
   br.optimizer_s = sc.optimizer_s;
   report.iteration_time_s = slowest_replica_s + sc.dp_exposed_s + sc.optimizer_s;
