@@ -81,8 +81,8 @@ double chunk_pass_s(const StageTimes& stage, const ChunkEnds* ends, const PassSt
 }
 
 /// The interleaved schedule's exact makespan for unequal stages: the longest path of its event
-/// graph, as for 1F1B below. Stage s runs its passes in PassOrder (each chunk's pass takes 1/v of
-/// the stage's time a micro-batch, its sends included); a forward of chunk c needs the previous
+/// graph, as for 1F1B below. Stage s runs its passes in PassOrder (each chunk's pass its own time,
+/// chunk_pass_s, its sends included); a forward of chunk c needs the previous
 /// stage's forward of (c, mb), stage 0's the last stage's of (c-1, mb); a backward of chunk c
 /// needs the next stage's backward of (c, mb), the last stage's stage 0's of (c+1, mb) (Megatron-LM
 /// schedules.py, forward_backward_pipelining_with_interleaving; the simulator's stage actors run
