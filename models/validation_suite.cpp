@@ -140,16 +140,21 @@ void read_parallel(MapReader& m, SuiteRow& row) {
 }
 
 /// Beside a version-2 `plan`, `parallel` may still give what a plan's stages cannot say:
-/// sequence_parallel, zero, and the extensions tp_comm_overlap, overlap_grad_sync and sharded_collectives. tp, pp and
-/// dp are the plan's own (its replicas' GPU counts, its stages and its replicas), and an explicit
-/// plan has no interleaved chunks. Any other key (tp, pp, dp, interleave, overlap_p2p_comm) is
-/// reported as unknown, with these as expected.
+/// interleave (each stage's layers in that many chunks: "everything of version 1 holds"),
+/// sequence_parallel, zero, and the extensions tp_comm_overlap, overlap_grad_sync,
+/// overlap_p2p_comm and sharded_collectives. tp, pp and dp are the plan's own (its replicas' GPU
+/// counts, its stages and its replicas): given beside it they are reported as unknown keys, with
+/// these as expected.
 void read_parallel_beside_plan(MapReader& m, SuiteRow& row) {
+  set_if(row.interleave, m.get_int("interleave", Need::kOptional, 1, 1 << 10));
   set_if(row.sequence_parallel, m.get_bool("sequence_parallel", Need::kOptional));
   set_if(row.tp_comm_overlap, m.get_bool("tp_comm_overlap", Need::kOptional));
   set_if(row.overlap_grad_sync, m.get_bool("overlap_grad_sync", Need::kOptional));
+  set_if(row.overlap_p2p_comm, m.get_bool("overlap_p2p_comm", Need::kOptional));
   set_if(row.zero, m.get_int("zero", Need::kOptional, 0, 3));
   read_sharded_collectives(m, row);
+  for (const char* key : kSuiteParallelKeys)
+    detail::mark_field(row, std::string("parallel.") + key, m.value_mark_of(key));
   m.finish();
 }
 

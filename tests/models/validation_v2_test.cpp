@@ -124,7 +124,7 @@ TEST(ValidationV2, UnevenMicroBatchCountsAndTpAcrossNodes) {
 
 TEST(ValidationV2, ParallelBesidePlanGivesWhatStagesCannot) {
   // ZeRO, sequence parallelism and TP-comm overlap are no part of a stage list: `parallel` may
-  // give them beside a plan. Its degrees (and interleaving) are the plan's, so they are errors.
+  // give them beside a plan. Its degrees are the plan's, so they are errors.
   const std::string row = R"(  - id: a
     batch: {global: 32, micro: 2}
     parallel: {zero: 1, sequence_parallel: true}
@@ -144,11 +144,12 @@ TEST(ValidationV2, ParallelBesidePlanGivesWhatStagesCannot) {
   EXPECT_TRUE(std::get<Plan>(plan).sequence_parallel);
 
   std::string with_degree = row;
-  with_degree.replace(with_degree.find("zero: 1"), 7, "zero: 1, tp: 2, interleave: 2");
+  with_degree.replace(with_degree.find("zero: 1"), 7, "zero: 1, tp: 2, dp: 2");
   const std::string e = first_error(suite_with(with_degree));
   EXPECT_THAT(e, HasSubstr("s.yaml:16:"));
-  EXPECT_THAT(e, HasSubstr("rows[0].parallel: unknown key 'tp' (expected one of: sequence_parallel, tp_comm_overlap, overlap_grad_sync, zero, sharded_collectives)"));
-  EXPECT_THAT(e, HasSubstr("unknown key 'interleave'"));
+  EXPECT_THAT(e, HasSubstr("rows[0].parallel: unknown key 'tp' (expected one of: interleave, sequence_parallel, "
+                           "tp_comm_overlap, overlap_grad_sync, overlap_p2p_comm, zero, sharded_collectives)"));
+  EXPECT_THAT(e, HasSubstr("unknown key 'dp'"));
 
   // The stack's ZeRO-3 flavour (Plan::sharded_collectives) is no part of a stage list either.
   std::string fsdp = row;
@@ -474,6 +475,37 @@ TEST(ValidationV2, InvalidPlanRowsNameTheSuitesPath) {
   EXPECT_EQ(r.status, "invalid");
   EXPECT_THAT(r.reason, ::testing::StartsWith("plan.stages[1].replicas[0].gpus: tp 5 does not divide model.heads (16)"));
   EXPECT_EQ(r.location, "s.yaml:19:42");  // the value of gpus in the second stage
+}
+
+
+TEST(ValidationV2, ParallelBesidePlanMayInterleaveItsStages) {
+  // "Everything of version 1 holds": interleave splits each of the plan's stages into chunks
+  // (Megatron-LM's interleaved 1F1B), as parallel.interleave does for a version-1 row.
+  const std::string row = R"(  - id: a
+    batch: {global: 32, micro: 2}
+    parallel: {interleave: 2}
+    plan:
+      stages:
+        - {layers: 12, replicas: [{gpus: [0, 1]}]}
+        - {layers: 12, replicas: [{gpus: [2, 3]}]}
+    measured: 1.5
+)";
+  const Suite s = parse_suite(suite_with(row), Catalog::builtin(), "s.yaml");
+  const SuiteRow& r = s.rows.at(0);
+  const Cluster c = suite_cluster(r.system, suite_row_gpus(r), Catalog::builtin());
+  auto plan = suite_plan(r, c, suite_workload(s, r), 2);
+  ASSERT_TRUE(std::holds_alternative<Plan>(plan)) << std::get<Infeasible>(plan).reason;
+  EXPECT_EQ(std::get<Plan>(plan).schedule, Schedule::kInterleaved);
+  EXPECT_EQ(std::get<Plan>(plan).interleave, 2);
+  EXPECT_TRUE(predict(c, suite_workload(s, r), std::get<Plan>(plan)).feasible);
+  // A stage whose layers do not split into the chunks is a row with a reason, not a crash.
+  std::string odd = row;
+  odd.replace(odd.find("layers: 12"), 10, "layers: 13");
+  odd.replace(odd.find("layers: 12"), 10, "layers: 11");
+  const Suite o = parse_suite(suite_with(odd), Catalog::builtin(), "s.yaml");
+  auto odd_plan = suite_plan(o.rows.at(0), c, suite_workload(o, o.rows.at(0)), 2);
+  ASSERT_TRUE(std::holds_alternative<Infeasible>(odd_plan));
+  EXPECT_THAT(std::get<Infeasible>(odd_plan).reason, HasSubstr("not divisible by interleave (2)"));
 }
 
 }  // namespace
