@@ -142,5 +142,19 @@ void BM_PipelineTimeUnequalEnds(benchmark::State& state) {
 }
 BENCHMARK(BM_PipelineTimeUnequalEnds);
 
+void BM_PipelineTimeInterleavedUnequalEnds(benchmark::State& state) {
+  // The same stages interleaved (two chunks a stage): the schedule's event graph runs
+  // (interleaved_makespan, O(p m v)), at `state.range(0)` micro-batches.
+  std::vector<StageTimes> stages(8, StageTimes{10e-3, 20e-3});
+  stages.front() = {10.4e-3, 20.9e-3};
+  stages.back() = {12.5e-3, 24.1e-3};
+  const int m = static_cast<int>(state.range(0));
+  for (auto _ : state) {
+    const double t = pipeline_time(stages, m, 2, Schedule::kInterleaved);
+    benchmark::DoNotOptimize(t);
+  }
+}
+BENCHMARK(BM_PipelineTimeInterleavedUnequalEnds)->Arg(16)->Arg(96)->Arg(1024);
+
 }  // namespace
 }  // namespace hetsim::models

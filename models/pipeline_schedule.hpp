@@ -29,10 +29,13 @@ class PassOrder {
   PassOrder(Schedule schedule, int stages, int stage, int micro_batches, int interleave);
   int size() const { return 2 * total_; }
   PassStep at(int j) const;
-
- private:
+  /// Warm-up forwards before the first backward.
+  int warmup() const { return warmup_; }
+  /// The stage's k-th forward and k-th backward (the same on every stage of the pipeline).
   PassStep forward(int k) const;
   PassStep backward(int k) const;
+
+ private:
   bool gpipe_;
   int p_, m_, v_, total_, warmup_;
 };

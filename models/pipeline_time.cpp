@@ -82,50 +82,78 @@ double chunk_pass_s(const StageTimes& stage, const ChunkEnds* ends, const PassSt
 
 /// The interleaved schedule's exact makespan for unequal stages: the longest path of its event
 /// graph, as for 1F1B below. Stage s runs its passes in PassOrder (each chunk's pass its own time,
-/// chunk_pass_s, its sends included); a forward of chunk c needs the previous
-/// stage's forward of (c, mb), stage 0's the last stage's of (c-1, mb); a backward of chunk c
-/// needs the next stage's backward of (c, mb), the last stage's stage 0's of (c+1, mb) (Megatron-LM
-/// schedules.py, forward_backward_pipelining_with_interleaving; the simulator's stage actors run
-/// the same). The stages are swept in turn, each running its passes until one waits for a pass not
-/// yet timed: every sweep times at least one pass (the schedule has no deadlock), and a pass's end
-/// is the same max/+ of the same operands in any valid order. Returns -1 if a sweep times none.
+/// chunk_pass_s, its sends included); a forward of chunk c needs the previous stage's forward of
+/// (c, mb), stage 0's the last stage's of (c-1, mb); a backward of chunk c needs the next stage's
+/// backward of (c, mb), the last stage's stage 0's of (c+1, mb) (Megatron-LM schedules.py,
+/// forward_backward_pipelining_with_interleaving; the simulator's stage actors run the same).
+///
+/// Evaluation order, as for 1F1B: by pass index k, the forwards of index k from stage 0 up, then
+/// the backwards of index k from the last stage down. Every stage runs the same sequence of
+/// forwards and of backwards, stage s with two warm-up forwards fewer than stage s-1, so a pass's
+/// input is a pass of a lower index, or of the same index on the stage swept before it (the
+/// wrap-around inputs, stage p-1 to 0 and back, come p passes earlier in the sequence). An input
+/// not yet timed would break that; it is checked, and the makespan is then -1 (the caller takes
+/// the closed form). O(p m v) time; the end times are kept by (stage, chunk, micro-batch).
 double interleaved_makespan(const StageTimes* stages, int p, int m, int v, const ChunkEnds* chunk_ends) {
-  const int per_stage = 2 * m * v;
+  const int total = m * v;
   thread_local std::vector<double> forward_end, backward_end;  // [(s * v + c) * m + mb], -1: not yet
-  thread_local std::vector<PassOrder> orders;
-  thread_local std::vector<int> next;
-  thread_local std::vector<double> free_at;
+  thread_local std::vector<PassStep> forwards, backwards;      // the k-th forward / backward
+  thread_local std::vector<double> free_at, pass_s;            // [s]; [(s * v + c) * 2 + backward]
+  thread_local std::vector<int> warmup;
   const std::size_t cells = static_cast<std::size_t>(p) * v * m;
   forward_end.assign(cells, -1.0);
   backward_end.assign(cells, -1.0);
-  orders.clear();
-  for (int s = 0; s < p; ++s) orders.emplace_back(Schedule::kInterleaved, p, s, m, v);
-  next.assign(static_cast<std::size_t>(p), 0);
+  const PassOrder order(Schedule::kInterleaved, p, 0, m, v);
+  forwards.resize(static_cast<std::size_t>(total));
+  backwards.resize(static_cast<std::size_t>(total));
+  for (int k = 0; k < total; ++k) forwards[k] = order.forward(k), backwards[k] = order.backward(k);
   free_at.assign(static_cast<std::size_t>(p), 0.0);
+  warmup.resize(static_cast<std::size_t>(p));
+  pass_s.resize(static_cast<std::size_t>(p) * v * 2);
+  for (int s = 0; s < p; ++s) {
+    warmup[s] = PassOrder(Schedule::kInterleaved, p, s, m, v).warmup();
+    for (int c = 0; c < v; ++c)
+      for (int b = 0; b < 2; ++b)
+        pass_s[(static_cast<std::size_t>(s) * v + c) * 2 + b] =
+            chunk_pass_s(stages[s], chunk_ends ? &chunk_ends[s] : nullptr, PassStep{b == 0, 0, c}, v);
+  }
   const auto cell = [&](int s, int c, int mb) { return (static_cast<std::size_t>(s) * v + c) * m + mb; };
-  long left = static_cast<long>(p) * per_stage;
-  while (left > 0) {
-    long timed = 0;
+  // Stage s's pass at index k: a forward's or a backward's sequence number, or -1.
+  const auto forward_at = [&](int s, int k) {
+    const int w = warmup[s];
+    if (k < w) return k;
+    return k < 2 * total - w && (k - w) % 2 == 0 ? w + (k - w) / 2 : -1;
+  };
+  const auto backward_at = [&](int s, int k) {
+    const int w = warmup[s];
+    if (k < w) return -1;
+    if (k < 2 * total - w) return (k - w) % 2 == 1 ? (k - w) / 2 : -1;
+    return k - total;
+  };
+  for (int k = 0; k < 2 * total; ++k) {
     for (int s = 0; s < p; ++s) {
-      for (; next[s] < per_stage; ++next[s], ++timed) {
-        const PassStep ps = orders[s].at(next[s]);
-        double ready = 0;
-        if (ps.forward) {
-          if (s > 0) ready = forward_end[cell(s - 1, ps.chunk, ps.micro_batch)];
-          else if (ps.chunk > 0) ready = forward_end[cell(p - 1, ps.chunk - 1, ps.micro_batch)];
-        } else {
-          if (s < p - 1) ready = backward_end[cell(s + 1, ps.chunk, ps.micro_batch)];
-          else if (ps.chunk < v - 1) ready = backward_end[cell(0, ps.chunk + 1, ps.micro_batch)];
-          else ready = forward_end[cell(s, ps.chunk, ps.micro_batch)];
-        }
-        if (ready < 0) break;  // its input is not timed yet: the next stage's turn
-        const double pass_s = chunk_pass_s(stages[s], chunk_ends ? &chunk_ends[s] : nullptr, ps, v);
-        free_at[s] = std::max(ready, free_at[s]) + pass_s;
-        (ps.forward ? forward_end : backward_end)[cell(s, ps.chunk, ps.micro_batch)] = free_at[s];
-      }
+      const int j = forward_at(s, k);
+      if (j < 0) continue;
+      const PassStep& ps = forwards[j];
+      double ready = 0;
+      if (s > 0) ready = forward_end[cell(s - 1, ps.chunk, ps.micro_batch)];
+      else if (ps.chunk > 0) ready = forward_end[cell(p - 1, ps.chunk - 1, ps.micro_batch)];
+      if (ready < 0) return -1;
+      free_at[s] = std::max(ready, free_at[s]) + pass_s[(static_cast<std::size_t>(s) * v + ps.chunk) * 2];
+      forward_end[cell(s, ps.chunk, ps.micro_batch)] = free_at[s];
     }
-    if (timed == 0) return -1;
-    left -= timed;
+    for (int s = p - 1; s >= 0; --s) {
+      const int j = backward_at(s, k);
+      if (j < 0) continue;
+      const PassStep& ps = backwards[j];
+      double ready;
+      if (s < p - 1) ready = backward_end[cell(s + 1, ps.chunk, ps.micro_batch)];
+      else if (ps.chunk < v - 1) ready = backward_end[cell(0, ps.chunk + 1, ps.micro_batch)];
+      else ready = forward_end[cell(s, ps.chunk, ps.micro_batch)];
+      if (ready < 0) return -1;
+      free_at[s] = std::max(ready, free_at[s]) + pass_s[(static_cast<std::size_t>(s) * v + ps.chunk) * 2 + 1];
+      backward_end[cell(s, ps.chunk, ps.micro_batch)] = free_at[s];
+    }
   }
   return *std::max_element(free_at.begin(), free_at.end());
 }
