@@ -13,6 +13,7 @@ struct StageTimes {
   double forward_s = 0;
   double backward_s = 0;
   double total() const { return forward_s + backward_s; }
+  bool operator==(const StageTimes&) const = default;
 };
 
 /// A stage's time per micro-batch in one direction from its passes' time (compute, TP, host) and
@@ -49,6 +50,7 @@ inline double pipeline_closed_form_s(double sum_s, double slowest_s, int micro_b
 /// them every chunk takes 1/v of the stage.
 struct ChunkEnds {
   StageTimes first, last;
+  bool operator==(const ChunkEnds&) const = default;
 };
 double pipeline_time(const std::vector<StageTimes>& stages, int micro_batches, int interleave,
                      Schedule schedule = Schedule::k1f1b, double min_pace_s = 0);

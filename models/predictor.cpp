@@ -429,13 +429,8 @@ void Evaluation::time_replicas() {
     const bool same_as_previous =
         r > 0 && pp == static_cast<int>(plan.replicas[r - 1].stages.size()) &&
         plan.replicas[r].micro_batches == plan.replicas[r - 1].micro_batches &&
-        std::equal(&times[r * max_pp], &times[r * max_pp] + pp, &times[(r - 1) * max_pp],
-                   [](const StageTimes& a, const StageTimes& b) { return a.forward_s == b.forward_s && a.backward_s == b.backward_s; }) &&
-        (v == 1 || std::equal(&chunk_ends[r * max_pp], &chunk_ends[r * max_pp] + pp, &chunk_ends[(r - 1) * max_pp],
-                              [](const ChunkEnds& a, const ChunkEnds& b) {
-                                return a.first.forward_s == b.first.forward_s && a.first.backward_s == b.first.backward_s &&
-                                       a.last.forward_s == b.last.forward_s && a.last.backward_s == b.last.backward_s;
-                              })) &&
+        std::equal(&times[r * max_pp], &times[r * max_pp] + pp, &times[(r - 1) * max_pp]) &&
+        (v == 1 || std::equal(&chunk_ends[r * max_pp], &chunk_ends[r * max_pp] + pp, &chunk_ends[(r - 1) * max_pp])) &&
         min_pace_s == previous_min_pace_s;
     previous_min_pace_s = min_pace_s;
     const double t = same_as_previous

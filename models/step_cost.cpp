@@ -36,14 +36,18 @@ double overlapped_sync_exposed_s(double bucket_s, double backward_s, int buckets
   return end_s;
 }
 
+BucketChunkPoint bucket_chunk_point(int i, int buckets, int interleave) {
+  const int v = std::max(1, interleave);
+  const double done = static_cast<double>(i + 1) * v / std::max(1, buckets);  // chunks' worth produced
+  const int order = std::clamp(static_cast<int>(std::ceil(done - 1e-9)) - 1, 0, v - 1);
+  return {order, std::min(1.0, done - order)};
+}
+
 double bucket_ready_before_end_s(int i, int buckets, double backward_s, int interleave, int depth) {
   const int v = std::max(1, interleave);
   const double chunk_s = backward_s / v;
-  const double done = static_cast<double>(i + 1) * v / std::max(1, buckets);  // chunks' worth produced
-  // The chunk (in production order) whose last backward completes it, and how far into it.
-  const int q = std::clamp(static_cast<int>(std::ceil(done - 1e-9)) - 1, 0, v - 1);
-  const double into = std::min(1.0, done - q);
-  return (v - 1 - q) * std::max(1, depth) * chunk_s + (1 - into) * chunk_s;
+  const BucketChunkPoint at = bucket_chunk_point(i, buckets, v);
+  return (v - 1 - at.order) * std::max(1, depth) * chunk_s + (1 - at.into) * chunk_s;
 }
 
 double serial_buckets_end_s(SyncBucket* first, SyncBucket* last) {

@@ -50,6 +50,16 @@ double overlapped_sync_exposed_s(double bucket_s, double backward_s, int buckets
 /// cut in the order the gradients are produced, (i+1) v / B chunks' worth complete bucket i.
 double bucket_ready_before_end_s(int i, int buckets, double backward_s, int interleave, int depth);
 
+/// Where bucket i of B of an interleaved stage is complete: in the last backward of the chunk
+/// `order` places in production order (0: chunk v-1, whose last backward comes first), `into`
+/// that pass (0..1]. Both engines place the buckets by it (bucket_ready_before_end_s, the
+/// simulator's BucketReleases).
+struct BucketChunkPoint {
+  int order = 0;
+  double into = 1;
+};
+BucketChunkPoint bucket_chunk_point(int i, int buckets, int interleave);
+
 /// One gradient bucket on a GPU's link: when its group may start it (every member has produced
 /// it) and how long it holds the link, both in seconds.
 struct SyncBucket {

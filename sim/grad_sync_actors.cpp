@@ -3,7 +3,8 @@
 #include "grad_sync_actors.hpp"
 
 #include <algorithm>
-#include <cmath>
+
+#include "step_cost.hpp"
 
 namespace hetsim::sim {
 
@@ -22,10 +23,8 @@ BucketReleases::BucketReleases(const SimLayout& lay, Runtime& rt, int actor, int
     for (int i = 0; i < b; ++i) {
       const bool last = i == b - 1;
       if (chunks_ > 1) {  // windows are whole stages here (DpSegments::backward_window)
-        const double done = static_cast<double>(i + 1) * chunks_ / b;  // chunks' worth produced
-        const int order = std::clamp(static_cast<int>(std::ceil(done - 1e-9)) - 1, 0, chunks_ - 1);
-        const double into = std::min(1.0, done - order);
-        events_.push_back({order, into, into >= 1 - 1e-12, run.bucket_ready[i]});
+        const models::BucketChunkPoint at = models::bucket_chunk_point(i, b, chunks_);
+        events_.push_back({at.order, at.into, at.into >= 1 - 1e-12, run.bucket_ready[i]});
         continue;
       }
       events_.push_back({0, last ? to : from + (to - from) * (i + 1) / b, last && to >= 1, run.bucket_ready[i]});
