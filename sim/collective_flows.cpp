@@ -34,11 +34,14 @@ std::vector<Phase> ring_steps(const std::vector<int>& ring, const std::vector<in
     // its members in turn: NCCL's channels cross at different NICs on each node, so a node
     // with one member (one NIC) sending to a node with eight spreads over the eight NICs, as
     // the cost model's hop (the lower of the two nodes' member x NIC shares; topology.cpp).
+    // Each piece is the hop's data (Flow::hop_src, hop_dst): the ring's dependencies stay those
+    // of one ring, which crosses each node boundary once a trip, as each of NCCL's channel
+    // rings does, without simulating every channel's intra-node hops.
     const auto& ma = members[(*node_of)[i]];
     const auto& mb = members[(*node_of)[j]];
     const std::size_t k = std::max(ma.size(), mb.size());
     for (std::size_t c = 0; c < k; ++c)
-      phase.push_back({ma[c % ma.size()], mb[c % mb.size()], step_bytes / static_cast<double>(k)});
+      phase.push_back({ma[c % ma.size()], mb[c % mb.size()], step_bytes / static_cast<double>(k), ring[i], ring[j]});
   }
   for (int s = 0; s < steps; ++s) out.push_back(phase);
   return out;
@@ -80,7 +83,7 @@ void spread_over_mesh_links(const Topology& topology, const std::vector<int>& me
     }
     const double share = f.bytes / static_cast<double>(it->second.size() - 1);
     for (int peer : it->second)
-      if (peer != f.src) out.push_back({f.src, peer, share});
+      if (peer != f.src) out.push_back({f.src, peer, share, f.sender(), f.receiver()});
   }
   phase = std::move(out);
 }
@@ -226,7 +229,9 @@ FoldedPhase fold_phase(const Topology& topology, const Phase& phase, bool fold) 
 bool same_flows(const Phase& a, const Phase& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
-    if (a[i].src != b[i].src || a[i].dst != b[i].dst || a[i].bytes != b[i].bytes) return false;
+    if (a[i].src != b[i].src || a[i].dst != b[i].dst || a[i].bytes != b[i].bytes || a[i].sender() != b[i].sender() ||
+        a[i].receiver() != b[i].receiver())
+      return false;
   return true;
 }
 

@@ -16,6 +16,15 @@ struct Flow {
   int src = 0;          ///< global GPU index
   int dst = 0;
   double bytes = 0;
+  /// The ring hop the flow carries part of, when not (src, dst): a hop that leaves a node is
+  /// split over the members' NICs (ring_all_reduce), one on a mesh node over the sender's links
+  /// (spread_over_mesh_links). Each piece takes its own route, but its data is the hop's: the
+  /// hop's sender sends it once that rank has what it forwards, and the hop's receiver forwards
+  /// it (phase_dataflow.hpp). -1: the flow's own src and dst.
+  int hop_src = -1;
+  int hop_dst = -1;
+  int sender() const { return hop_src >= 0 ? hop_src : src; }
+  int receiver() const { return hop_dst >= 0 ? hop_dst : dst; }
 };
 using Phase = std::vector<Flow>;
 

@@ -15,13 +15,13 @@ bool dataflow_eligible(const Topology& topology, const Phase& step) {
   std::map<int, int> inflows;
   double lo = std::numeric_limits<double>::infinity(), hi = 0;
   for (const auto& f : step) {
-    ++inflows[f.dst];
+    ++inflows[f.receiver()];
     const double l = topology.path_latency_s(f.src, f.dst);
     lo = std::min(lo, l);
     hi = std::max(hi, l);
   }
   for (const auto& f : step)
-    if (inflows.count(f.src) == 0) return false;
+    if (inflows.count(f.sender()) == 0) return false;
   return !step.empty() && hi > lo * (1 + 1e-9);
 }
 
@@ -35,21 +35,22 @@ void run_dataflow_steps(const Topology& topology, const Phase& step, int steps,
   sg4::CommPtr release = gate ? gate->next_release() : nullptr;
   const auto flows = step.size();
   const double inf = std::numeric_limits<double>::infinity();
-  // Per rank: its flows (indices into `step`) and how many flows reach it in one step.
+  // Per rank: the flows it sends on what it received (indices into `step`; a piece of a hop
+  // split over several routes is its hop sender's, Flow::sender) and how many flows reach it in
+  // one step (the pieces of its hops in, Flow::receiver).
   std::map<int, std::vector<std::size_t>> outflows;
   std::map<int, int> inflows;
   for (std::size_t i = 0; i < flows; ++i) {
-    outflows[step[i].src].push_back(i);
-    ++inflows[step[i].dst];
+    outflows[step[i].sender()].push_back(i);
+    ++inflows[step[i].receiver()];
   }
   // A rank may send step k once every flow into it of step k-1 has arrived (may_send: how many
   // steps it may send so far).
   std::map<int, int> may_send;
-  for (const auto& [rank, unused] : outflows) may_send[rank] = 1;
-  for (const auto& [rank, unused] : inflows) may_send[rank] = 1;
+  for (const Flow& f : step) may_send[f.sender()] = may_send[f.receiver()] = 1;
   // Per rank, the flows of each step that have reached it (a rank's senders run apart).
   std::map<int, std::vector<int>> arrived;
-  for (const auto& [rank, count] : inflows) arrived[rank].assign(static_cast<std::size_t>(steps), 0);
+  for (const auto& [key, count] : inflows) arrived[key].assign(static_cast<std::size_t>(steps), 0);
   // A flow is one connection, which carries its steps in order: step k+1's slices go behind step
   // k's. SimGrid pays a comm's latency first and moves its bytes after, so step k+1 starts one
   // path latency before step k's bytes are through: its bytes then follow step k's instead of
@@ -87,12 +88,12 @@ void run_dataflow_steps(const Topology& topology, const Phase& step, int steps,
   // connection's few buffer slots are small beside a bucket's chunk).
   const auto receiver_on_bucket = [&](std::size_t flow, int k) {
     const int bucket = k / per_bucket;
-    return bucket == 0 || may_send[step[flow].dst] - 1 >= bucket * per_bucket;
+    return bucket == 0 || may_send[step[flow].receiver()] - 1 >= bucket * per_bucket;
   };
   std::map<int, std::vector<int>> senders_to;  // per rank, the ranks whose flows reach it
   for (const Flow& f : step) {
-    auto& from = senders_to[f.dst];
-    if (std::find(from.begin(), from.end(), f.src) == from.end()) from.push_back(f.src);
+    auto& from = senders_to[f.receiver()];
+    if (std::find(from.begin(), from.end(), f.sender()) == from.end()) from.push_back(f.sender());
   }
   // Starts every flow of `rank` whose next step it may send and whose connection is free for it;
   // returns the earliest moment a flow that may send waits for (inf: none).
@@ -101,7 +102,8 @@ void run_dataflow_steps(const Topology& topology, const Phase& step, int steps,
     const double now_s = sg4::Engine::get_clock();
     for (std::size_t i : outflows[rank]) {
       FlowState& f = state[i];
-      if (f.next_step >= steps || f.next_step >= may_send[rank] || f.next_step / per_bucket >= released ||
+      const int may = may_send[step[i].sender()];
+      if (f.next_step >= steps || f.next_step >= may || f.next_step / per_bucket >= released ||
           !receiver_on_bucket(i, f.next_step))
         continue;
       // Close enough: within 2% of a step's latency and bytes (refining further would only
@@ -116,7 +118,7 @@ void run_dataflow_steps(const Topology& topology, const Phase& step, int steps,
       comms.push_back(start(step[i]));
       f.last = comms.back();
       f.last_start_s = now_s;
-      if (f.next_step < steps && f.next_step < may_send[rank] && f.next_step / per_bucket < released &&
+      if (f.next_step < steps && f.next_step < may && f.next_step / per_bucket < released &&
           receiver_on_bucket(i, f.next_step))
         wake_s = std::min(wake_s, follow_at_s(f, now_s));
     }
@@ -160,16 +162,17 @@ void run_dataflow_steps(const Topology& topology, const Phase& step, int steps,
     const double now_s = sg4::Engine::get_clock();
     finished(f, m.start_s, now_s);
     if (state[m.flow].last == comms_done) state[m.flow].last = nullptr;  // its connection is free
-    std::vector<int>& into_dst = arrived[f.dst];
-    ++into_dst[static_cast<std::size_t>(m.step)];
+    const int receiver = f.receiver();
+    std::vector<int>& into = arrived[receiver];
+    ++into[static_cast<std::size_t>(m.step)];
     // It forwards what it received: step k+1 once all of step k (and the steps before) is in.
-    int& allowed = may_send[f.dst];
+    int& allowed = may_send[receiver];
     const int buckets_done_before = (allowed - 1) / per_bucket;
-    while (allowed < steps && into_dst[static_cast<std::size_t>(allowed - 1)] == inflows[f.dst]) ++allowed;
-    start_rank(f.dst);
+    while (allowed < steps && into[static_cast<std::size_t>(allowed - 1)] == inflows[receiver]) ++allowed;
+    start_rank(receiver);
     if (gate && (allowed - 1) / per_bucket > buckets_done_before)  // done with a bucket: its senders may go on
-      for (int sender : senders_to[f.dst]) start_rank(sender);
-    if (f.src != f.dst) start_rank(f.src);
+      for (int sender : senders_to[receiver]) start_rank(sender);
+    if (f.sender() != receiver) start_rank(f.sender());
   }
 }
 

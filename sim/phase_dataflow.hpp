@@ -6,7 +6,10 @@
 // equal hops this takes what step-by-step barriers take; on a ring with one slow-latency hop (a
 // WAN link) the latency is paid about once per trip round the ring, not on every step, and on
 // a ring with two slow hops each keeps sending while the other does (SimGrid's link sharing
-// bounds the bandwidth of the flows that meet on a link). This file calls SimGrid.
+// bounds the bandwidth of the flows that meet on a link). The ranks are those of the ring's hops
+// (Flow::sender, Flow::receiver): a node crossing split over the members' NICs is still one hop,
+// forwarded by the next node's first member, so a trip round the ring pays each crossing's
+// latency once, as each of NCCL's channel rings does. This file calls SimGrid.
 #pragma once
 #include <simgrid/s4u.hpp>
 
