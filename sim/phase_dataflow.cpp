@@ -5,18 +5,21 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <queue>
+#include <tuple>
 #include <vector>
 
 namespace sg4 = simgrid::s4u;
 
 namespace hetsim::sim {
 
-bool dataflow_eligible(const Topology& topology, const Phase& step) {
+bool dataflow_eligible(const Topology& topology, const Phase& step, const std::vector<double>& arrival_delay_s) {
   std::map<int, int> inflows;
   double lo = std::numeric_limits<double>::infinity(), hi = 0;
-  for (const auto& f : step) {
+  for (std::size_t i = 0; i < step.size(); ++i) {
+    const Flow& f = step[i];
     ++inflows[f.receiver()];
-    const double l = topology.path_latency_s(f.src, f.dst);
+    const double l = topology.path_latency_s(f.src, f.dst) + (arrival_delay_s.empty() ? 0.0 : arrival_delay_s[i]);
     lo = std::min(lo, l);
     hi = std::max(hi, l);
   }
@@ -27,7 +30,8 @@ bool dataflow_eligible(const Topology& topology, const Phase& step) {
 
 void run_dataflow_steps(const Topology& topology, const Phase& step, int steps,
                         const std::function<sg4::CommPtr(const Flow&)>& start,
-                        const std::function<void(const Flow&, double, double)>& finished, const BucketGate* gate) {
+                        const std::function<void(const Flow&, double, double)>& finished, const BucketGate* gate,
+                        const std::vector<double>& arrival_delay_s) {
   if (steps <= 0 || step.empty()) return;
   // Buckets released so far (all, without a gate), and the comm that ends at the next release.
   int released = gate ? 0 : steps;
@@ -131,9 +135,27 @@ void run_dataflow_steps(const Topology& topology, const Phase& step, int steps,
     else waiting.erase(rank);
   };
   for (const auto& [rank, unused] : outflows) start_rank(rank);
+  // A flow's step has reached its receiver: it forwards what it received, step k+1 once all of
+  // step k (and the steps before) is in.
+  const auto arrive = [&](std::size_t flow, int k) {
+    const Flow& f = step[flow];
+    const int receiver = f.receiver();
+    std::vector<int>& into = arrived[receiver];
+    ++into[static_cast<std::size_t>(k)];
+    int& allowed = may_send[receiver];
+    const int buckets_done_before = (allowed - 1) / per_bucket;
+    while (allowed < steps && into[static_cast<std::size_t>(allowed - 1)] == inflows[receiver]) ++allowed;
+    start_rank(receiver);
+    if (gate && (allowed - 1) / per_bucket > buckets_done_before)  // done with a bucket: its senders may go on
+      for (int sender : senders_to[receiver]) start_rank(sender);
+  };
+  // Steps through the network whose receiver has them later (arrival_delay_s): when, flow, step.
+  std::priority_queue<std::tuple<double, std::size_t, int>, std::vector<std::tuple<double, std::size_t, int>>,
+                      std::greater<>>
+      landing;
   std::vector<sg4::CommPtr> waits;  // the flows in flight and the next release
-  while (!comms.empty() || !waiting.empty() || release) {
-    double wake_s = inf;
+  while (!comms.empty() || !waiting.empty() || release || !landing.empty()) {
+    double wake_s = landing.empty() ? inf : std::get<0>(landing.top());
     for (const auto& [rank, at_s] : waiting) wake_s = std::min(wake_s, at_s);
     const double timeout_s = wake_s < inf ? std::max(0.0, wake_s - sg4::Engine::get_clock()) : -1.0;
     waits.assign(comms.begin(), comms.end());
@@ -144,8 +166,13 @@ void run_dataflow_steps(const Topology& topology, const Phase& step, int steps,
       for (const auto& [rank, unused] : outflows) start_rank(rank);
       continue;
     }
-    if (got < 0) {  // a connection is free for a waiting step
+    if (got < 0) {  // a staged step has landed, or a connection is free for a waiting step
       if (waits.empty() && timeout_s > 0) sg4::this_actor::sleep_for(timeout_s);
+      while (!landing.empty() && std::get<0>(landing.top()) <= sg4::Engine::get_clock() + 1e-12) {
+        const auto [at_s, flow, k] = landing.top();
+        landing.pop();
+        arrive(flow, k);
+      }
       const std::map<int, double> due = waiting;
       for (const auto& [rank, at_s] : due)
         if (at_s <= sg4::Engine::get_clock() + 1e-9) start_rank(rank);  // starts, or waits again
@@ -162,17 +189,12 @@ void run_dataflow_steps(const Topology& topology, const Phase& step, int steps,
     const double now_s = sg4::Engine::get_clock();
     finished(f, m.start_s, now_s);
     if (state[m.flow].last == comms_done) state[m.flow].last = nullptr;  // its connection is free
-    const int receiver = f.receiver();
-    std::vector<int>& into = arrived[receiver];
-    ++into[static_cast<std::size_t>(m.step)];
-    // It forwards what it received: step k+1 once all of step k (and the steps before) is in.
-    int& allowed = may_send[receiver];
-    const int buckets_done_before = (allowed - 1) / per_bucket;
-    while (allowed < steps && into[static_cast<std::size_t>(allowed - 1)] == inflows[receiver]) ++allowed;
-    start_rank(receiver);
-    if (gate && (allowed - 1) / per_bucket > buckets_done_before)  // done with a bucket: its senders may go on
-      for (int sender : senders_to[receiver]) start_rank(sender);
-    if (f.sender() != receiver) start_rank(f.sender());
+    const double delay_s = arrival_delay_s.empty() ? 0.0 : arrival_delay_s[m.flow];
+    if (delay_s > 0)
+      landing.emplace(now_s + delay_s, m.flow, m.step);
+    else
+      arrive(m.flow, m.step);
+    if (f.sender() != f.receiver()) start_rank(f.sender());
   }
 }
 

@@ -24,7 +24,9 @@ namespace hetsim::sim {
 /// it (a ring's ranks do), and its flows' paths differ in latency (a ring over a slower hop,
 /// such as a WAN link: only then do barriers between steps cost more than the dataflow; on
 /// equal hops the caller keeps its step-by-step barriers, which time them alike).
-bool dataflow_eligible(const Topology& topology, const Phase& step);
+/// `arrival_delay_s` (empty, or one per flow of `step`): what a flow's receiver waits after its
+/// bytes are through (a host-staged hop's copies), counted with its path's latency.
+bool dataflow_eligible(const Topology& topology, const Phase& step, const std::vector<double>& arrival_delay_s = {});
 
 /// Buckets of one collective each, run back to back as one dataflow: a rank starts bucket b's
 /// first step once it has received all of bucket b-1's last (NCCL runs a rank's collectives in
@@ -40,11 +42,13 @@ struct BucketGate {
 /// Runs `steps` repetitions of the flows of `step` as a dataflow (see the header); `topology`
 /// gives each flow's path latency and rate alone, when its next step follows its bytes. `start`
 /// starts one flow and returns its comm; `finished` is called for each flow as it ends, with
-/// its start and end times. With `gate`, `steps` is its buckets x steps_per_bucket. Returns when
-/// the last flow has ended.
+/// its start and end times. With `gate`, `steps` is its buckets x steps_per_bucket. A flow's
+/// receiver has its bytes `arrival_delay_s[i]` after they are through (empty: at once; a
+/// host-staged hop's copies, Runtime::arrival_delays; its connection is free at once). Returns
+/// when the last flow has ended and arrived.
 void run_dataflow_steps(const Topology& topology, const Phase& step, int steps,
                         const std::function<simgrid::s4u::CommPtr(const Flow&)>& start,
                         const std::function<void(const Flow&, double start_s, double end_s)>& finished,
-                        const BucketGate* gate = nullptr);
+                        const BucketGate* gate = nullptr, const std::vector<double>& arrival_delay_s = {});
 
 }  // namespace hetsim::sim

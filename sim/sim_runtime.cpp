@@ -11,16 +11,24 @@
 
 namespace hetsim::sim {
 
-double Runtime::staging_delay(const Phase& flows) const {
-  double d = 0;
-  for (const auto& f : flows) {
+std::vector<double> Runtime::arrival_delays(const Phase& flows, double scale) const {
+  std::vector<double> out;
+  for (std::size_t i = 0; i < flows.size(); ++i) {
+    const Flow& f = flows[i];
     const models::HostStaging staging = models::host_staging(topo_.get_cluster(), f.src, f.dst);
     if (!staging.staged || staging.rate_Bps <= 0) continue;
     double net_Bps = std::numeric_limits<double>::infinity();
     for (int l : topo_.path(f.src, f.dst)) net_Bps = std::min(net_Bps, topo_.get_link(l).bandwidth_Bps);
-    d = std::max(d, staging.extra_latency_s + std::max(0.0, f.bytes / staging.rate_Bps - f.bytes / net_Bps));
+    const double bytes = f.bytes * scale;
+    if (out.empty()) out.assign(flows.size(), 0.0);
+    out[i] = staging.extra_latency_s + std::max(0.0, bytes / staging.rate_Bps - bytes / net_Bps);
   }
-  return d;
+  return out;
+}
+
+double Runtime::staging_delay(const Phase& flows) const {
+  const std::vector<double> each = arrival_delays(flows);
+  return each.empty() ? 0.0 : *std::max_element(each.begin(), each.end());
 }
 
 bool Runtime::one_dataflow_run(const std::vector<FoldedPhase>& phases) const {
@@ -28,7 +36,7 @@ bool Runtime::one_dataflow_run(const std::vector<FoldedPhase>& phases) const {
   const FoldedPhase& first = phases.front();
   for (const FoldedPhase& ph : phases)
     if (!ph.shadows.empty() || ph.delay_after_s != 0 || !same_flows(ph.simulated, first.simulated)) return false;
-  return staging_delay(first.simulated) == 0 && dataflow_eligible(topo_, first.simulated);
+  return dataflow_eligible(topo_, first.simulated, arrival_delays(first.simulated));
 }
 
 void Runtime::run_bucketed_dataflow(const std::vector<FoldedPhase>& phases, int buckets,
@@ -47,7 +55,8 @@ void Runtime::run_bucketed_dataflow(const std::vector<FoldedPhase>& phases, int 
   int* received = nullptr;
   const BucketGate gate{steps, buckets, [&] { return releases->get_async<int>(&received); }};
   run_dataflow_steps(topo_, scaled, steps * buckets, [&](const Flow& f) { return start_flow(f); },
-                     [&](const Flow& f, double from, double to) { account(f, from, to); }, &gate);
+                     [&](const Flow& f, double from, double to) { account(f, from, to); }, &gate,
+                     arrival_delays(scaled));
 }
 
 double Runtime::run_phases(const std::vector<FoldedPhase>& phases, double scale, bool launch) {
@@ -64,8 +73,7 @@ double Runtime::run_phases(const std::vector<FoldedPhase>& phases, double scale,
     // The run is looked for only from a step that qualifies, so equal-latency steps (most
     // of them) are not compared with their successors again and again.
     std::size_t j = i + 1;
-    if (ph.shadows.empty() && ph.delay_after_s == 0 && staging_delay(ph.simulated) == 0 &&
-        dataflow_eligible(topo_, ph.simulated))
+    if (ph.shadows.empty() && ph.delay_after_s == 0 && dataflow_eligible(topo_, ph.simulated, arrival_delays(ph.simulated)))
       while (j < phases.size() && same_flows(phases[j].simulated, ph.simulated) && phases[j].shadows.empty() &&
              phases[j].delay_after_s == 0)
         ++j;
@@ -73,7 +81,8 @@ double Runtime::run_phases(const std::vector<FoldedPhase>& phases, double scale,
       Phase scaled = ph.simulated;
       for (auto& f : scaled) f.bytes *= scale;
       run_dataflow_steps(topo_, scaled, static_cast<int>(j - i), [&](const Flow& f) { return start_flow(f); },
-                         [&](const Flow& f, double from, double to) { account(f, from, to); });
+                         [&](const Flow& f, double from, double to) { account(f, from, to); }, nullptr,
+                         arrival_delays(scaled));
       i = j - 1;
       continue;
     }
