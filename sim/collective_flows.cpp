@@ -235,6 +235,53 @@ bool same_flows(const Phase& a, const Phase& b) {
   return true;
 }
 
+namespace {
+
+/// The latency of the heaviest chain of `n` consecutive hops of the rings that `flows` form
+/// (a hop's latency: its slowest piece's path latency; Flow::sender, Flow::receiver), or -1
+/// when they do not form whole rings (a rank sending to two ranks, or a hop out of a rank none
+/// reaches: the rings of replicas folded away).
+double heaviest_hop_chain_s(const Topology& topology, const FoldedPhase& phase, int n) {
+  std::map<int, std::pair<int, double>> hop;  // sender -> (receiver, latency)
+  for (const Phase* flows : {&phase.simulated, &phase.shadows})
+    for (const Flow& f : *flows) {
+      const double latency_s = topology.path_latency_s(f.src, f.dst);
+      const auto [it, fresh] = hop.try_emplace(f.sender(), f.receiver(), latency_s);
+      if (!fresh && it->second.first != f.receiver()) return -1;
+      it->second.second = std::max(it->second.second, latency_s);
+    }
+  double heaviest_s = 0;
+  std::set<int> seen;
+  std::vector<double> cycle;
+  for (const auto& [start, unused] : hop) {
+    if (seen.count(start)) continue;
+    cycle.clear();
+    for (int r = start; !seen.count(r);) {
+      const auto it = hop.find(r);
+      if (it == hop.end()) return -1;
+      seen.insert(r);
+      cycle.push_back(it->second.second);
+      r = it->second.first;
+    }
+    const auto length = static_cast<int>(cycle.size());
+    double trip_s = 0;
+    for (double h : cycle) trip_s += h;
+    // n hops from hop i: n / length whole trips and the next n % length hops (a sliding window).
+    const int rest = n % length;
+    double window_s = 0;
+    for (int i = 0; i < rest; ++i) window_s += cycle[static_cast<std::size_t>(i)];
+    double most_s = window_s;
+    for (int i = 1; i < length; ++i) {
+      window_s += cycle[static_cast<std::size_t>((i + rest - 1) % length)] - cycle[static_cast<std::size_t>(i - 1)];
+      most_s = std::max(most_s, window_s);
+    }
+    heaviest_s = std::max(heaviest_s, (n / length) * trip_s + most_s);
+  }
+  return heaviest_s;
+}
+
+}  // namespace
+
 std::vector<FoldedPhase> merge_repeated_phases(const Topology& topology, const std::vector<FoldedPhase>& phases) {
   std::vector<FoldedPhase> out;
   std::size_t i = 0;
@@ -253,10 +300,18 @@ std::vector<FoldedPhase> merge_repeated_phases(const Topology& topology, const s
           bytes += f.bytes;
         }
       const double latency = bytes > 0 ? weighted / bytes : 0;
+      const double chain_s = heaviest_hop_chain_s(topology, merged, static_cast<int>(n));
+      double paid_s = 0;  // what the merged flows pay: their path latency once
+      for (const Phase* ph : {&merged.simulated, &merged.shadows})
+        for (const auto& f : *ph) paid_s = std::max(paid_s, topology.path_latency_s(f.src, f.dst));
       for (auto& f : merged.simulated) f.bytes *= n;
       for (auto& f : merged.shadows) f.bytes *= n;
-      // One flow pays the path latency once; the other n-1 steps' latencies follow it.
-      merged.delay_after_s = n * merged.delay_after_s + (n - 1) * latency;
+      // One flow pays the path latency once; the other n-1 steps' latencies follow it: on whole
+      // rings, the rest of the heaviest chain of n hops (what the dataflow's last step waits
+      // for, the max-plus recurrence's transient: a short ring over one slow hop crosses it on
+      // more of its steps than the mean says), elsewhere the mean hop latency a step.
+      merged.delay_after_s =
+          n * merged.delay_after_s + (chain_s >= 0 ? std::max(0.0, chain_s - paid_s) : (n - 1) * latency);
     }
     out.push_back(std::move(merged));
     i = j;

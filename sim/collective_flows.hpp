@@ -100,8 +100,12 @@ bool same_flows(const Phase& a, const Phase& b);
 /// of its flows' path latencies: a ring forwards what each rank has received, so its steps
 /// advance at the mean hop latency around the ring (the cycle mean of the steps' max-plus
 /// recurrence; Baccelli et al., "Synchronization and Linearity", 1992, ch. 3), as
-/// run_dataflow_steps (phase_dataflow.hpp) times the unmerged steps. Under contention it is
-/// the average over the run. Part of folding (fewer flows for SimGrid to move).
+/// run_dataflow_steps (phase_dataflow.hpp) times the unmerged steps. Where the flows form whole
+/// rings (no replica folded away), the steps' latencies are instead the heaviest chain of n
+/// consecutive hops, the recurrence's exact latency from a common start (its transient: a
+/// short ring over one slow hop crosses it on more of its 2(p-1) steps than the mean says).
+/// Under contention it is the average over the run. Part of folding (fewer flows for SimGrid
+/// to move).
 std::vector<FoldedPhase> merge_repeated_phases(const Topology& topology, const std::vector<FoldedPhase>& phases);
 
 // ---- Collectives on the cluster: the group's figures pick the algorithm, as the cost model's ----

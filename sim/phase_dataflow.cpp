@@ -168,7 +168,7 @@ void run_dataflow_steps(const Topology& topology, const Phase& step, int steps,
     }
     if (got < 0) {  // a staged step has landed, or a connection is free for a waiting step
       if (waits.empty() && timeout_s > 0) sg4::this_actor::sleep_for(timeout_s);
-      while (!landing.empty() && std::get<0>(landing.top()) <= sg4::Engine::get_clock() + 1e-12) {
+      while (!landing.empty() && std::get<0>(landing.top()) <= sg4::Engine::get_clock() + 1e-9) {
         const auto [at_s, flow, k] = landing.top();
         landing.pop();
         arrive(flow, k);
