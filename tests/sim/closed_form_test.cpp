@@ -280,6 +280,23 @@ TEST(FoldPhase, DisjointEqualFlowsFoldToOne) {
   EXPECT_EQ(folded.shadows.size(), 3u);
 }
 
+// A reduce-scatter over GPUs 0 and 1 of zone A's node and GPU 8 across a 30 ms WAN: 2 steps,
+// hops 0->1 (intra), 1->8 and 8->0 (WAN, each split over the two members of node 0). The ring's
+// last step waits for the heaviest chain of 2 hops, 1->8->0: two WAN latencies, one paid by the
+// merged flows, one after them. The mean hop latency a step gave 2/3 of one.
+TEST(MergeRepeatedPhases, AShortRingOverASlowHopWaitsItsHeaviestChain) {
+  const auto cluster = testing::two_zones(1, NodeSpec{}, 1.25e9, 30e-3);
+  const Topology topo(cluster);
+  const std::vector<int> ring{0, 1, 8}, node_of{0, 0, 1};
+  std::vector<FoldedPhase> steps;
+  for (const Phase& ph : ring_reduce_scatter(ring, 3e6, &node_of)) steps.push_back({ph, {}, 0});
+  const auto merged = merge_repeated_phases(topo, steps);
+  ASSERT_EQ(merged.size(), 1u);
+  const double wan_s = topo.path_latency_s(1, 8);
+  EXPECT_NEAR(merged[0].delay_after_s, topo.path_latency_s(8, 0), 1e-12);
+  EXPECT_GT(wan_s, 30e-3);
+}
+
 TEST(FoldPhase, FlowsSharingANicAreKept) {
   NodeSpec one_nic;
   one_nic.nics = 1;
