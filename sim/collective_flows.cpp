@@ -230,7 +230,7 @@ bool same_flows(const Phase& a, const Phase& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
     if (a[i].src != b[i].src || a[i].dst != b[i].dst || a[i].bytes != b[i].bytes || a[i].sender() != b[i].sender() ||
-        a[i].receiver() != b[i].receiver())
+        a[i].receiver() != b[i].receiver() || a[i].ring != b[i].ring)
       return false;
   return true;
 }
@@ -242,26 +242,27 @@ namespace {
 /// when they do not form whole rings (a rank sending to two ranks, or a hop out of a rank none
 /// reaches: the rings of replicas folded away).
 double heaviest_hop_chain_s(const Topology& topology, const FoldedPhase& phase, int n) {
-  std::map<int, std::pair<int, double>> hop;  // sender -> (receiver, latency)
+  using RingRank = std::pair<int, int>;      // (Flow::ring, rank)
+  std::map<RingRank, std::pair<int, double>> hop;  // sender -> (receiver, latency)
   for (const Phase* flows : {&phase.simulated, &phase.shadows})
     for (const Flow& f : *flows) {
       const double latency_s = topology.path_latency_s(f.src, f.dst);
-      const auto [it, fresh] = hop.try_emplace(f.sender(), f.receiver(), latency_s);
+      const auto [it, fresh] = hop.try_emplace({f.ring, f.sender()}, f.receiver(), latency_s);
       if (!fresh && it->second.first != f.receiver()) return -1;
       it->second.second = std::max(it->second.second, latency_s);
     }
   double heaviest_s = 0;
-  std::set<int> seen;
+  std::set<RingRank> seen;
   std::vector<double> cycle;
   for (const auto& [start, unused] : hop) {
     if (seen.count(start)) continue;
     cycle.clear();
-    for (int r = start; !seen.count(r);) {
+    for (RingRank r = start; !seen.count(r);) {
       const auto it = hop.find(r);
       if (it == hop.end()) return -1;
       seen.insert(r);
       cycle.push_back(it->second.second);
-      r = it->second.first;
+      r = {r.first, it->second.first};
     }
     const auto length = static_cast<int>(cycle.size());
     double trip_s = 0;

@@ -23,6 +23,10 @@ struct Flow {
   /// it (phase_dataflow.hpp). -1: the flow's own src and dst.
   int hop_src = -1;
   int hop_dst = -1;
+  /// Which of the collectives merged into one phase list the flow belongs to (a sync class's
+  /// DP groups: 1 + the group's index; 0 when not told): a rank in two groups runs two rings,
+  /// each with its own hops (merge_repeated_phases follows each ring apart).
+  int ring = 0;
   int sender() const { return hop_src >= 0 ? hop_src : src; }
   int receiver() const { return hop_dst >= 0 ? hop_dst : dst; }
 };

@@ -282,12 +282,14 @@ bool add_group_flows(const Topology& topo, const models::Plan& plan, const model
   // ZeRO-2 its earlier micro-batches' gradients only, the last ones are reduced here.
   if (plan.zero >= 3) return true;
   bool inside = true;
+  const int ring = 1 + static_cast<int>(&grp - work.dp_groups.data());  // Flow::ring
   const auto add = [&](const CollectiveFlows& cf, std::vector<FoldedPhase>& into) {
     if (into.size() < cf.phases.size()) into.resize(cf.phases.size());
     for (std::size_t i = 0; i < cf.phases.size(); ++i) {
-      for (const auto& f : cf.phases[i]) {
+      for (Flow f : cf.phases[i]) {
         if (!gpus.in_sim[f.src]) continue;
         if (!gpus.in_platform[f.dst]) inside = false;
+        f.ring = ring;
         into[i].simulated.push_back(f);
       }
       into[i].delay_after_s = std::max(into[i].delay_after_s, cf.delay_after_s);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <tuple>
 
 #include "collective_flows.hpp"
 #include "simulator.hpp"
@@ -295,6 +296,28 @@ TEST(MergeRepeatedPhases, AShortRingOverASlowHopWaitsItsHeaviestChain) {
   const double wan_s = topo.path_latency_s(1, 8);
   EXPECT_NEAR(merged[0].delay_after_s, topo.path_latency_s(8, 0), 1e-12);
   EXPECT_GT(wan_s, 30e-3);
+}
+
+// The same ring beside a second one over the same ranks in another order, as a sync's groups
+// of stages in several groups run them (two NCCL communicators): rank 1 sends to 8 in one and
+// to 0 in the other, so each ring's hops are followed apart (Flow::ring) and the heaviest chain
+// is still two WAN hops.
+TEST(MergeRepeatedPhases, RingsSharingRanksAreFollowedApart) {
+  const auto cluster = testing::two_zones(1, NodeSpec{}, 1.25e9, 30e-3);
+  const Topology topo(cluster);
+  std::vector<Phase> both;
+  for (const auto& [ring, node_of, tag] : {std::tuple{std::vector<int>{0, 1, 8}, std::vector<int>{0, 0, 1}, 1},
+                                           std::tuple{std::vector<int>{1, 0, 9}, std::vector<int>{0, 0, 1}, 2}}) {
+    std::vector<Phase> steps = ring_reduce_scatter(ring, 3e6, &node_of);
+    for (Phase& ph : steps)
+      for (Flow& f : ph) f.ring = tag;
+    merge_phases(both, steps);
+  }
+  std::vector<FoldedPhase> steps;
+  for (const Phase& ph : both) steps.push_back({ph, {}, 0});
+  const auto merged = merge_repeated_phases(topo, steps);
+  ASSERT_EQ(merged.size(), 1u);
+  EXPECT_NEAR(merged[0].delay_after_s, topo.path_latency_s(8, 0), 1e-12);
 }
 
 TEST(FoldPhase, FlowsSharingANicAreKept) {
