@@ -311,8 +311,9 @@ std::vector<FoldedPhase> merge_repeated_phases(const Topology& topology, const s
       // rings, the rest of the heaviest chain of n hops (what the dataflow's last step waits
       // for, the max-plus recurrence's transient: a short ring over one slow hop crosses it on
       // more of its steps than the mean says), elsewhere the mean hop latency a step.
-      merged.delay_after_s =
-          n * merged.delay_after_s + (chain_s >= 0 ? std::max(0.0, chain_s - paid_s) : (n - 1) * latency);
+      const double fill_s = n * merged.delay_after_s;
+      merged.delay_after_s = fill_s + (chain_s >= 0 ? std::max(0.0, chain_s - paid_s) : (n - 1) * latency);
+      if (chain_s >= 0) merged.delay_after_back_to_back_s = fill_s + (n - 1) * latency;
     }
     out.push_back(std::move(merged));
     i = j;

@@ -90,6 +90,13 @@ struct FoldedPhase {
   Phase simulated;
   Phase shadows;
   double delay_after_s = 0;  ///< pipeline fill of a tree phase (hop latencies not in the flows)
+  /// The same for a run that follows the collective before back to back (an overlapped sync's
+  /// backlogged buckets): merged ring steps then wait the mean hop latency a step, the steady
+  /// rate of the dataflow the buckets make together, not a lone run's heaviest chain.
+  double delay_after_back_to_back_s = -1;  ///< -1: delay_after_s
+  double delay_s(bool back_to_back) const {
+    return back_to_back && delay_after_back_to_back_s >= 0 ? delay_after_back_to_back_s : delay_after_s;
+  }
 };
 /// Folding inside a phase: when the flows' figures (size, path latency, path bandwidth) are
 /// equal and no link they share would be loaded beyond its capacity by their rates alone, one
@@ -108,8 +115,10 @@ bool same_flows(const Phase& a, const Phase& b);
 /// rings (no replica folded away), the steps' latencies are instead the heaviest chain of n
 /// consecutive hops, the recurrence's exact latency from a common start (its transient: a
 /// short ring over one slow hop crosses it on more of its 2(p-1) steps than the mean says).
-/// Under contention it is the average over the run. Part of folding (fewer flows for SimGrid
-/// to move).
+/// A run that follows another back to back waits the mean rule all the same
+/// (FoldedPhase::delay_after_back_to_back_s: the buckets make one dataflow, whose rate is the
+/// cycle mean). Under contention it is the average over the run. Part of folding (fewer flows
+/// for SimGrid to move).
 std::vector<FoldedPhase> merge_repeated_phases(const Topology& topology, const std::vector<FoldedPhase>& phases);
 
 // ---- Collectives on the cluster: the group's figures pick the algorithm, as the cost model's ----

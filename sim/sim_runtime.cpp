@@ -59,7 +59,7 @@ void Runtime::run_bucketed_dataflow(const std::vector<FoldedPhase>& phases, int 
                      arrival_delays(scaled));
 }
 
-double Runtime::run_phases(const std::vector<FoldedPhase>& phases, double scale, bool launch) {
+double Runtime::run_phases(const std::vector<FoldedPhase>& phases, double scale, bool launch, bool back_to_back) {
   const double t0 = sg4::Engine::get_clock();
   bool any = false;
   for (const auto& ph : phases) any = any || !ph.simulated.empty();
@@ -101,7 +101,7 @@ double Runtime::run_phases(const std::vector<FoldedPhase>& phases, double scale,
       for (std::size_t k = 0; k < finish.size(); ++k) finished(k, finish[k]);
     }
     for (const auto& f : ph.shadows) account({f.src, f.dst, f.bytes * scale}, start, end);
-    const double delay = ph.delay_after_s + staging_delay(ph.simulated);
+    const double delay = ph.delay_s(back_to_back) + staging_delay(ph.simulated);
     if (delay > 0) sg4::this_actor::sleep_for(delay);
   }
   return sg4::Engine::get_clock() - t0;

@@ -110,7 +110,8 @@ class Runtime {
   /// Runs a collective's phases one after the other, bytes scaled by `scale`, after the
   /// collective's launch cost (models::kCollectiveLaunch_s, the cost model's figure); returns
   /// the time spent.
-  double run_phases(const std::vector<FoldedPhase>& phases, double scale, bool launch = true);
+  /// `back_to_back`: the run follows the one before at once (FoldedPhase::delay_s).
+  double run_phases(const std::vector<FoldedPhase>& phases, double scale, bool launch = true, bool back_to_back = false);
 
   /// Whether a collective's phases are one run of equal steps that run as a dataflow (a ring's
   /// unmerged steps on hops of unequal latency: run_phases' dataflow case, and nothing else).
