@@ -11,7 +11,7 @@
 
 namespace hetsim::sim {
 
-std::vector<double> Runtime::arrival_delays(const Phase& flows, double scale) const {
+std::vector<double> Runtime::arrival_delays(const Phase& flows) const {
   std::vector<double> out;
   for (std::size_t i = 0; i < flows.size(); ++i) {
     const Flow& f = flows[i];
@@ -19,9 +19,8 @@ std::vector<double> Runtime::arrival_delays(const Phase& flows, double scale) co
     if (!staging.staged || staging.rate_Bps <= 0) continue;
     double net_Bps = std::numeric_limits<double>::infinity();
     for (int l : topo_.path(f.src, f.dst)) net_Bps = std::min(net_Bps, topo_.get_link(l).bandwidth_Bps);
-    const double bytes = f.bytes * scale;
     if (out.empty()) out.assign(flows.size(), 0.0);
-    out[i] = staging.extra_latency_s + std::max(0.0, bytes / staging.rate_Bps - bytes / net_Bps);
+    out[i] = staging.extra_latency_s + std::max(0.0, f.bytes / staging.rate_Bps - f.bytes / net_Bps);
   }
   return out;
 }

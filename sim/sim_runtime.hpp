@@ -68,9 +68,9 @@ class Runtime {
   /// slower PCIe copy adds over the network transfer (Comm::set_rate is not applied to
   /// host-to-host comms in SimGrid 3.32, so the cap is a wait after the flow; exact alone).
   double staging_delay(const Phase& flows) const;
-  /// The same per flow (0 for a flow that is not staged), bytes times `scale`: what its receiver
-  /// waits after its bytes are through (run_dataflow_steps' arrival delays); empty when none is.
-  std::vector<double> arrival_delays(const Phase& flows, double scale = 1) const;
+  /// The same per flow (0 for a flow that is not staged): what its receiver waits after its
+  /// bytes are through (run_dataflow_steps' arrival delays); empty when none is staged.
+  std::vector<double> arrival_delays(const Phase& flows) const;
 
   /// Link accounting of a finished flow (and the flows it stands for).
   void account(const Flow& f, double start_s, double end_s) {
