@@ -295,16 +295,16 @@ std::vector<FoldedPhase> merge_repeated_phases(const Topology& topology, const s
     FoldedPhase merged = phases[i];
     if (n > 1 && !merged.simulated.empty()) {
       double weighted = 0, bytes = 0;  // byte-weighted mean path latency of a step (see the header)
+      double paid_s = 0;               // what the merged flows pay: their path latency once
       for (const Phase* ph : {&merged.simulated, &merged.shadows})
         for (auto& f : *ph) {
-          weighted += f.bytes * topology.path_latency_s(f.src, f.dst);
+          const double latency_s = topology.path_latency_s(f.src, f.dst);
+          weighted += f.bytes * latency_s;
           bytes += f.bytes;
+          paid_s = std::max(paid_s, latency_s);
         }
       const double latency = bytes > 0 ? weighted / bytes : 0;
       const double chain_s = heaviest_hop_chain_s(topology, merged, static_cast<int>(n));
-      double paid_s = 0;  // what the merged flows pay: their path latency once
-      for (const Phase* ph : {&merged.simulated, &merged.shadows})
-        for (const auto& f : *ph) paid_s = std::max(paid_s, topology.path_latency_s(f.src, f.dst));
       for (auto& f : merged.simulated) f.bytes *= n;
       for (auto& f : merged.shadows) f.bytes *= n;
       // One flow pays the path latency once; the other n-1 steps' latencies follow it: on whole

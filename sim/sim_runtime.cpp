@@ -72,7 +72,8 @@ double Runtime::run_phases(const std::vector<FoldedPhase>& phases, double scale,
     // The run is looked for only from a step that qualifies, so equal-latency steps (most
     // of them) are not compared with their successors again and again.
     std::size_t j = i + 1;
-    if (ph.shadows.empty() && ph.delay_after_s == 0 && dataflow_eligible(topo_, ph.simulated, arrival_delays(ph.simulated)))
+    const std::vector<double> staged_s = arrival_delays(ph.simulated);  // host-staged flows' copies
+    if (ph.shadows.empty() && ph.delay_after_s == 0 && dataflow_eligible(topo_, ph.simulated, staged_s))
       while (j < phases.size() && same_flows(phases[j].simulated, ph.simulated) && phases[j].shadows.empty() &&
              phases[j].delay_after_s == 0)
         ++j;
@@ -100,7 +101,8 @@ double Runtime::run_phases(const std::vector<FoldedPhase>& phases, double scale,
       for (std::size_t k = 0; k < finish.size(); ++k) finished(k, finish[k]);
     }
     for (const auto& f : ph.shadows) account({f.src, f.dst, f.bytes * scale}, start, end);
-    const double delay = ph.delay_s(back_to_back) + staging_delay(ph.simulated);
+    const double staging_s = staged_s.empty() ? 0.0 : *std::max_element(staged_s.begin(), staged_s.end());
+    const double delay = ph.delay_s(back_to_back) + staging_s;
     if (delay > 0) sg4::this_actor::sleep_for(delay);
   }
   return sg4::Engine::get_clock() - t0;
