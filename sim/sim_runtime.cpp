@@ -11,7 +11,7 @@
 
 namespace hetsim::sim {
 
-std::vector<double> Runtime::arrival_delays(const Phase& flows) const {
+std::vector<double> Runtime::arrival_delays(const Phase& flows, double scale) const {
   std::vector<double> out;
   for (std::size_t i = 0; i < flows.size(); ++i) {
     const Flow& f = flows[i];
@@ -20,7 +20,8 @@ std::vector<double> Runtime::arrival_delays(const Phase& flows) const {
     double net_Bps = std::numeric_limits<double>::infinity();
     for (int l : topo_.path(f.src, f.dst)) net_Bps = std::min(net_Bps, topo_.get_link(l).bandwidth_Bps);
     if (out.empty()) out.assign(flows.size(), 0.0);
-    out[i] = staging.extra_latency_s + std::max(0.0, f.bytes / staging.rate_Bps - f.bytes / net_Bps);
+    const double bytes = f.bytes * scale;
+    out[i] = staging.extra_latency_s + std::max(0.0, bytes / staging.rate_Bps - bytes / net_Bps);
   }
   return out;
 }
@@ -72,7 +73,8 @@ double Runtime::run_phases(const std::vector<FoldedPhase>& phases, double scale,
     // The run is looked for only from a step that qualifies, so equal-latency steps (most
     // of them) are not compared with their successors again and again.
     std::size_t j = i + 1;
-    const std::vector<double> staged_s = arrival_delays(ph.simulated);  // host-staged flows' copies
+    // Host-staged flows' copies, of the bytes that run (a bucket copies its share only).
+    const std::vector<double> staged_s = arrival_delays(ph.simulated, scale);
     if (ph.shadows.empty() && ph.delay_after_s == 0 && dataflow_eligible(topo_, ph.simulated, staged_s))
       while (j < phases.size() && same_flows(phases[j].simulated, ph.simulated) && phases[j].shadows.empty() &&
              phases[j].delay_after_s == 0)
@@ -81,8 +83,7 @@ double Runtime::run_phases(const std::vector<FoldedPhase>& phases, double scale,
       Phase scaled = ph.simulated;
       for (auto& f : scaled) f.bytes *= scale;
       run_dataflow_steps(topo_, scaled, static_cast<int>(j - i), [&](const Flow& f) { return start_flow(f); },
-                         [&](const Flow& f, double from, double to) { account(f, from, to); }, nullptr,
-                         arrival_delays(scaled));
+                         [&](const Flow& f, double from, double to) { account(f, from, to); }, nullptr, staged_s);
       i = j - 1;
       continue;
     }

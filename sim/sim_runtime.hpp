@@ -70,7 +70,8 @@ class Runtime {
   double staging_delay(const Phase& flows) const;
   /// The same per flow (0 for a flow that is not staged): what its receiver waits after its
   /// bytes are through (run_dataflow_steps' arrival delays); empty when none is staged.
-  std::vector<double> arrival_delays(const Phase& flows) const;
+  /// `scale`: the share of each flow's bytes that runs (an overlapped sync's bucket).
+  std::vector<double> arrival_delays(const Phase& flows, double scale = 1.0) const;
 
   /// Link accounting of a finished flow (and the flows it stands for).
   void account(const Flow& f, double start_s, double end_s) {
