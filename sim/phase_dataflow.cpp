@@ -3,11 +3,15 @@
 #include "phase_dataflow.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <limits>
 #include <map>
+#include <optional>
 #include <queue>
 #include <tuple>
 #include <vector>
+
+#include "comm_workers.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -34,12 +38,12 @@ namespace {
 class DataflowRun {
  public:
   DataflowRun(const Topology& topology, const Phase& step, int steps,
-              const std::function<sg4::CommPtr(const Flow&)>& start,
+              const std::function<sg4::CommPtr(const Flow&)>& make,
               const std::function<void(const Flow&, double, double)>& finished, const BucketGate* gate,
               const std::vector<double>& arrival_delay_s)
-      : step_(step), steps_(steps), start_(start), finished_(finished), gate_(gate), arrival_delay_s_(arrival_delay_s),
+      : step_(step), steps_(steps), make_(make), finished_(finished), gate_(gate), arrival_delay_s_(arrival_delay_s),
         released_(gate ? 0 : steps), per_bucket_(gate ? std::max(1, gate->steps_per_bucket) : steps),
-        release_(gate ? gate->next_release() : nullptr), state_(step.size()) {
+        state_(step.size()), workers_(sg4::this_actor::get_host()) {
     for (std::size_t i = 0; i < step.size(); ++i) {
       const Flow& f = step[i];
       outflows_[f.sender()].push_back(i);
@@ -51,32 +55,36 @@ class DataflowRun {
       state_[i].rate_Bps = topology.path_bandwidth_Bps(f.src, f.dst);
     }
     for (const auto& [rank, count] : inflows_) arrived_[rank].assign(static_cast<std::size_t>(steps), 0);
+    if (gate_) wait_for_release();
   }
 
   void run() {
     for (const auto& [rank, unused] : outflows_) start_rank(rank);
-    std::vector<sg4::CommPtr> waits;  // the flows in flight and the next release
-    while (!comms_.empty() || !waiting_.empty() || release_ || !landing_.empty()) {
+    while (in_flight_count_ > 0 || !waiting_.empty() || release_pending_ || !landing_.empty()) {
       double wake_s = landing_.empty() ? kNever : std::get<0>(landing_.top());
       for (const auto& [rank, at_s] : waiting_) wake_s = std::min(wake_s, at_s);
       const double timeout_s = wake_s < kNever ? std::max(0.0, wake_s - sg4::Engine::get_clock()) : -1.0;
-      waits.assign(comms_.begin(), comms_.end());
-      if (release_) waits.push_back(release_);
-      const ssize_t got = waits.empty() ? -1 : sg4::Comm::wait_any_for(waits, timeout_s);
-      if (release_ && got == static_cast<ssize_t>(comms_.size())) {  // the next bucket is released
-        release_ = ++released_ < gate_->buckets ? gate_->next_release() : nullptr;
-        for (const auto& [rank, unused] : outflows_) start_rank(rank);
-      } else if (got < 0) {  // a staged step has landed, or a connection is free for a waiting step
-        if (waits.empty() && timeout_s > 0) sg4::this_actor::sleep_for(timeout_s);
+      const std::optional<std::size_t> ended = workers_.next_ended(timeout_s);
+      if (!ended) {  // a staged step has landed, or a connection is free for a waiting step
         wake_due();
+      } else if (*ended == kReleaseTag) {  // the next bucket is released
+        release_pending_ = false;
+        if (++released_ < gate_->buckets) wait_for_release();
+        for (const auto& [rank, unused] : outflows_) start_rank(rank);
       } else {
-        flow_done(static_cast<std::size_t>(got));
+        flow_done(*ended);
       }
     }
   }
 
  private:
   static constexpr double kNever = std::numeric_limits<double>::infinity();
+  static constexpr std::size_t kReleaseTag = static_cast<std::size_t>(-1);  ///< the next bucket's release
+
+  void wait_for_release() {
+    release_pending_ = true;
+    workers_.run(gate_->next_release(), kReleaseTag, true);
+  }
 
   // A flow is one connection, which carries its steps in order: step k+1's slices go behind step
   // k's. SimGrid pays a comm's latency first and moves its bytes after, so step k+1 starts one
@@ -93,9 +101,10 @@ class DataflowRun {
     double last_start_s = 0;
   };
   struct InFlight {
-    std::size_t flow;
-    int step;
-    double start_s;
+    std::size_t flow = 0;
+    int step = 0;
+    double start_s = 0;
+    sg4::CommPtr comm;
   };
 
   /// When flow f's last started step may be followed: one latency before its bytes are through.
@@ -132,10 +141,18 @@ class DataflowRun {
         wake_s = std::min(wake_s, at_s);
         continue;
       }
-      meta_.push_back({i, f.next_step++, now_s});
-      comms_.push_back(start_(step_[i]));
-      f.last = comms_.back();
+      f.last = make_(step_[i]);
       f.last_start_s = now_s;
+      std::size_t tag = in_flight_.size();
+      if (free_tags_.empty()) {
+        in_flight_.emplace_back();
+      } else {
+        tag = free_tags_.back();
+        free_tags_.pop_back();
+      }
+      in_flight_[tag] = InFlight{i, f.next_step++, now_s, f.last};
+      ++in_flight_count_;
+      workers_.run(f.last, tag);
       if (may_send_step(i, f.next_step)) wake_s = std::min(wake_s, follow_at_s(f, now_s));
     }
     return wake_s;
@@ -161,18 +178,16 @@ class DataflowRun {
       for (int sender : senders_to_[receiver]) start_rank(sender);
   }
 
-  /// The comm at `index` of comms_ has ended.
-  void flow_done(std::size_t index) {
-    const sg4::CommPtr comm = comms_[index];
-    const InFlight m = meta_[index];
-    comms_[index] = comms_.back();
-    comms_.pop_back();
-    meta_[index] = meta_.back();
-    meta_.pop_back();
+  /// The comm of in_flight_[tag] has ended.
+  void flow_done(std::size_t tag) {
+    const InFlight m = std::move(in_flight_[tag]);
+    in_flight_[tag] = InFlight{};
+    free_tags_.push_back(tag);
+    --in_flight_count_;
     const Flow& f = step_[m.flow];
     const double now_s = sg4::Engine::get_clock();
     finished_(f, m.start_s, now_s);
-    if (state_[m.flow].last == comm) state_[m.flow].last = nullptr;  // its connection is free
+    if (state_[m.flow].last == m.comm) state_[m.flow].last = nullptr;  // its connection is free
     const double delay_s = arrival_delay_s_.empty() ? 0.0 : arrival_delay_s_[m.flow];
     if (delay_s > 0)
       landing_.emplace(now_s + delay_s, m.flow, m.step);
@@ -195,13 +210,13 @@ class DataflowRun {
 
   const Phase& step_;
   const int steps_;
-  const std::function<sg4::CommPtr(const Flow&)>& start_;
+  const std::function<sg4::CommPtr(const Flow&)>& make_;
   const std::function<void(const Flow&, double, double)>& finished_;
   const BucketGate* gate_;
   const std::vector<double>& arrival_delay_s_;
   int released_;          ///< buckets released so far (all, without a gate)
   const int per_bucket_;  ///< steps of a bucket
-  sg4::CommPtr release_;  ///< ends at the next bucket's release
+  bool release_pending_ = false;  ///< the next bucket's release is awaited (by workers_)
   // Per rank: the flows it sends on what it received (indices into `step`; a piece of a hop
   // split over several routes is its hop sender's, Flow::sender), how many flows reach it in one
   // step (the pieces of its hops in, Flow::receiver), how many steps it may send so far (step k
@@ -211,23 +226,25 @@ class DataflowRun {
   std::map<int, int> inflows_, may_send_;
   std::map<int, std::vector<int>> arrived_, senders_to_;
   std::vector<FlowState> state_;
-  std::vector<sg4::CommPtr> comms_;  ///< in flight
-  std::vector<InFlight> meta_;       ///< of comms_
+  std::vector<InFlight> in_flight_;  ///< the flows' comms workers_ runs, by tag (free_tags_: ended)
+  std::vector<std::size_t> free_tags_;
+  std::size_t in_flight_count_ = 0;
   std::map<int, double> waiting_;    ///< ranks with a flow that waits for its connection: until when
   /// Steps through the network whose receiver has them later (arrival_delay_s): when, flow, step.
   std::priority_queue<std::tuple<double, std::size_t, int>, std::vector<std::tuple<double, std::size_t, int>>,
                       std::greater<>>
       landing_;
+  CommWorkers workers_;  ///< last: its helpers stop before the run's state goes
 };
 
 }  // namespace
 
 void run_dataflow_steps(const Topology& topology, const Phase& step, int steps,
-                        const std::function<sg4::CommPtr(const Flow&)>& start,
+                        const std::function<sg4::CommPtr(const Flow&)>& make,
                         const std::function<void(const Flow&, double, double)>& finished, const BucketGate* gate,
                         const std::vector<double>& arrival_delay_s) {
   if (steps <= 0 || step.empty()) return;
-  DataflowRun(topology, step, steps, start, finished, gate, arrival_delay_s).run();
+  DataflowRun(topology, step, steps, make, finished, gate, arrival_delay_s).run();
 }
 
 }  // namespace hetsim::sim

@@ -40,14 +40,15 @@ struct BucketGate {
 };
 
 /// Runs `steps` repetitions of the flows of `step` as a dataflow (see the header); `topology`
-/// gives each flow's path latency and rate alone, when its next step follows its bytes. `start`
-/// starts one flow and returns its comm; `finished` is called for each flow as it ends, with
+/// gives each flow's path latency and rate alone, when its next step follows its bytes. `make`
+/// returns one flow's comm, not started (helper actors start and wait for the run's comms:
+/// CommWorkers, comm_workers.hpp); `finished` is called for each flow as it ends, with
 /// its start and end times. With `gate`, `steps` is its buckets x steps_per_bucket. A flow's
 /// receiver has its bytes `arrival_delay_s[i]` after they are through (empty: at once; a
 /// host-staged hop's copies, Runtime::arrival_delays; its connection is free at once). Returns
 /// when the last flow has ended and arrived.
 void run_dataflow_steps(const Topology& topology, const Phase& step, int steps,
-                        const std::function<simgrid::s4u::CommPtr(const Flow&)>& start,
+                        const std::function<simgrid::s4u::CommPtr(const Flow&)>& make,
                         const std::function<void(const Flow&, double start_s, double end_s)>& finished,
                         const BucketGate* gate = nullptr, const std::vector<double>& arrival_delay_s = {});
 

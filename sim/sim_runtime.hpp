@@ -63,6 +63,11 @@ class Runtime {
     ++result_.flows;
     return sg4::Comm::sendto_async(platform_.host(f.src), platform_.host(f.dst), flow_size(f.bytes));
   }
+  /// The same, not started (run_dataflow_steps' helpers start it).
+  sg4::CommPtr make_flow(const Flow& f) {
+    ++result_.flows;
+    return sg4::Comm::sendto_init(platform_.host(f.src), platform_.host(f.dst))->set_payload_size(flow_size(f.bytes));
+  }
 
   /// Host-staged (AMD<->NVIDIA) flows among `flows`: the two copy setups, plus the time the
   /// slower PCIe copy adds over the network transfer (Comm::set_rate is not applied to
