@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <limits>
 #include <map>
-#include <optional>
+#include <set>
 #include <queue>
 #include <tuple>
 #include <vector>
@@ -38,12 +38,12 @@ namespace {
 class DataflowRun {
  public:
   DataflowRun(const Topology& topology, const Phase& step, int steps,
-              const std::function<sg4::CommPtr(const Flow&)>& make,
+              const std::function<FlowEnds(const Flow&)>& ends, CommWorkers& workers,
               const std::function<void(const Flow&, double, double)>& finished, const BucketGate* gate,
               const std::vector<double>& arrival_delay_s)
-      : step_(step), steps_(steps), make_(make), finished_(finished), gate_(gate), arrival_delay_s_(arrival_delay_s),
-        released_(gate ? 0 : steps), per_bucket_(gate ? std::max(1, gate->steps_per_bucket) : steps),
-        state_(step.size()), workers_(sg4::this_actor::get_host()) {
+      : step_(step), steps_(steps), ends_(ends), workers_(workers), finished_(finished), gate_(gate),
+        arrival_delay_s_(arrival_delay_s), released_(gate ? 0 : steps),
+        per_bucket_(gate ? std::max(1, gate->steps_per_bucket) : steps), state_(step.size()) {
     for (std::size_t i = 0; i < step.size(); ++i) {
       const Flow& f = step[i];
       outflows_[f.sender()].push_back(i);
@@ -63,16 +63,20 @@ class DataflowRun {
     while (in_flight_count_ > 0 || !waiting_.empty() || release_pending_ || !landing_.empty()) {
       double wake_s = landing_.empty() ? kNever : std::get<0>(landing_.top());
       for (const auto& [rank, at_s] : waiting_) wake_s = std::min(wake_s, at_s);
-      const double timeout_s = wake_s < kNever ? std::max(0.0, wake_s - sg4::Engine::get_clock()) : -1.0;
-      const std::optional<std::size_t> ended = workers_.next_ended(timeout_s);
-      if (!ended) {  // a staged step has landed, or a connection is free for a waiting step
+      if (wake_s < kNever && (timers_.empty() || wake_s < *timers_.begin())) {
+        timers_.insert(wake_s);
+        workers_.wake_at(sg4::this_actor::get_host(), wake_s, inbox_, kTimerTag);
+      }
+      const std::size_t ended = inbox_.next_ended();
+      if (ended == kTimerTag) {  // a staged step has landed, or a connection is free for a waiting step
+        timers_.erase(timers_.begin());  // they ring in time order
         wake_due();
-      } else if (*ended == kReleaseTag) {  // the next bucket is released
+      } else if (ended == kReleaseTag) {  // the next bucket is released
         release_pending_ = false;
         if (++released_ < gate_->buckets) wait_for_release();
         for (const auto& [rank, unused] : outflows_) start_rank(rank);
       } else {
-        flow_done(*ended);
+        flow_done(ended);
       }
     }
   }
@@ -80,10 +84,11 @@ class DataflowRun {
  private:
   static constexpr double kNever = std::numeric_limits<double>::infinity();
   static constexpr std::size_t kReleaseTag = static_cast<std::size_t>(-1);  ///< the next bucket's release
+  static constexpr std::size_t kTimerTag = static_cast<std::size_t>(-2);    ///< a wake_at of timers_
 
   void wait_for_release() {
     release_pending_ = true;
-    workers_.run(gate_->next_release(), kReleaseTag, true);
+    workers_.wait(gate_->next_release(), sg4::this_actor::get_host(), inbox_, kReleaseTag);
   }
 
   // A flow is one connection, which carries its steps in order: step k+1's slices go behind step
@@ -94,24 +99,27 @@ class DataflowRun {
   // When step k's bytes are through is estimated from what it has left at its path's rate alone;
   // on a shared link that is early, so the estimate is taken again when it comes (a few times:
   // each takes what is left), and step k+1 starts once about its latency's worth is left.
+  using CommCell = std::shared_ptr<const sg4::CommPtr>;  ///< CommWorkers::send's
   struct FlowState {
-    double latency_s = 0, rate_Bps = 0;
+    double latency_s = 0, rate_Bps = 0, bytes = 0;
     int next_step = 0;  ///< the step it starts next
-    sg4::CommPtr last;  ///< its last started step, while in flight
+    CommCell last;      ///< its last started step, while in flight
     double last_start_s = 0;
   };
   struct InFlight {
     std::size_t flow = 0;
     int step = 0;
     double start_s = 0;
-    sg4::CommPtr comm;
+    CommCell comm;
   };
 
-  /// When flow f's last started step may be followed: one latency before its bytes are through.
+  /// When flow f's last started step may be followed: one latency before its bytes are through
+  /// (all of them still, before its helper has started it).
   static double follow_at_s(const FlowState& f, double now_s) {
     if (!f.last || !(f.rate_Bps > 0)) return now_s;
     const double latency_left_s = std::max(0.0, f.last_start_s + f.latency_s - now_s);
-    return now_s + latency_left_s + f.last->get_remaining() / f.rate_Bps - f.latency_s;
+    const double remaining = *f.last ? (*f.last)->get_remaining() : f.bytes;
+    return now_s + latency_left_s + remaining / f.rate_Bps - f.latency_s;
   }
 
   /// Whether flow `i` may send step k as far as the data goes: its sender has step k-1 in (a
@@ -141,7 +149,8 @@ class DataflowRun {
         wake_s = std::min(wake_s, at_s);
         continue;
       }
-      f.last = make_(step_[i]);
+      const FlowEnds e = ends_(step_[i]);
+      f.bytes = static_cast<double>(e.bytes);
       f.last_start_s = now_s;
       std::size_t tag = in_flight_.size();
       if (free_tags_.empty()) {
@@ -150,9 +159,9 @@ class DataflowRun {
         tag = free_tags_.back();
         free_tags_.pop_back();
       }
+      f.last = workers_.send(e.from, e.to, e.bytes, inbox_, tag);
       in_flight_[tag] = InFlight{i, f.next_step++, now_s, f.last};
       ++in_flight_count_;
-      workers_.run(f.last, tag);
       if (may_send_step(i, f.next_step)) wake_s = std::min(wake_s, follow_at_s(f, now_s));
     }
     return wake_s;
@@ -210,13 +219,16 @@ class DataflowRun {
 
   const Phase& step_;
   const int steps_;
-  const std::function<sg4::CommPtr(const Flow&)>& make_;
+  const std::function<FlowEnds(const Flow&)>& ends_;
+  CommWorkers& workers_;
+  CommWorkers::Inbox inbox_;  ///< where workers_ reports this run's comms and timers
+  std::multiset<double> timers_;  ///< when the wake_at calls not yet rung ring
   const std::function<void(const Flow&, double, double)>& finished_;
   const BucketGate* gate_;
   const std::vector<double>& arrival_delay_s_;
   int released_;          ///< buckets released so far (all, without a gate)
   const int per_bucket_;  ///< steps of a bucket
-  bool release_pending_ = false;  ///< the next bucket's release is awaited (by workers_)
+  bool release_pending_ = false;  ///< the next bucket's release is awaited (by a helper of workers_)
   // Per rank: the flows it sends on what it received (indices into `step`; a piece of a hop
   // split over several routes is its hop sender's, Flow::sender), how many flows reach it in one
   // step (the pieces of its hops in, Flow::receiver), how many steps it may send so far (step k
@@ -234,17 +246,16 @@ class DataflowRun {
   std::priority_queue<std::tuple<double, std::size_t, int>, std::vector<std::tuple<double, std::size_t, int>>,
                       std::greater<>>
       landing_;
-  CommWorkers workers_;  ///< last: its helpers stop before the run's state goes
 };
 
 }  // namespace
 
 void run_dataflow_steps(const Topology& topology, const Phase& step, int steps,
-                        const std::function<sg4::CommPtr(const Flow&)>& make,
+                        const std::function<FlowEnds(const Flow&)>& ends, CommWorkers& workers,
                         const std::function<void(const Flow&, double, double)>& finished, const BucketGate* gate,
                         const std::vector<double>& arrival_delay_s) {
   if (steps <= 0 || step.empty()) return;
-  DataflowRun(topology, step, steps, make, finished, gate, arrival_delay_s).run();
+  DataflowRun(topology, step, steps, ends, workers, finished, gate, arrival_delay_s).run();
 }
 
 }  // namespace hetsim::sim

@@ -13,9 +13,11 @@
 #pragma once
 #include <simgrid/s4u.hpp>
 
+#include <cstdint>
 #include <functional>
 
 #include "collective_flows.hpp"
+#include "comm_workers.hpp"
 #include "sim_topology.hpp"
 
 namespace hetsim::sim {
@@ -27,6 +29,13 @@ namespace hetsim::sim {
 /// `arrival_delay_s` (empty, or one per flow of `step`): what a flow's receiver waits after its
 /// bytes are through (a host-staged hop's copies), counted with its path's latency.
 bool dataflow_eligible(const Topology& topology, const Phase& step, const std::vector<double>& arrival_delay_s = {});
+
+/// What a flow of the dataflow sends: from which host to which, how many simulated bytes.
+struct FlowEnds {
+  simgrid::s4u::Host* from = nullptr;
+  simgrid::s4u::Host* to = nullptr;
+  std::uint64_t bytes = 0;
+};
 
 /// Buckets of one collective each, run back to back as one dataflow: a rank starts bucket b's
 /// first step once it has received all of bucket b-1's last (NCCL runs a rank's collectives in
@@ -40,15 +49,15 @@ struct BucketGate {
 };
 
 /// Runs `steps` repetitions of the flows of `step` as a dataflow (see the header); `topology`
-/// gives each flow's path latency and rate alone, when its next step follows its bytes. `make`
-/// returns one flow's comm, not started (helper actors start and wait for the run's comms:
-/// CommWorkers, comm_workers.hpp); `finished` is called for each flow as it ends, with
+/// gives each flow's path latency and rate alone, when its next step follows its bytes. `ends`
+/// gives one flow's hosts and simulated size, which `workers`' helper actors send (CommWorkers,
+/// comm_workers.hpp); `finished` is called for each flow as it ends, with
 /// its start and end times. With `gate`, `steps` is its buckets x steps_per_bucket. A flow's
 /// receiver has its bytes `arrival_delay_s[i]` after they are through (empty: at once; a
 /// host-staged hop's copies, Runtime::arrival_delays; its connection is free at once). Returns
 /// when the last flow has ended and arrived.
 void run_dataflow_steps(const Topology& topology, const Phase& step, int steps,
-                        const std::function<simgrid::s4u::CommPtr(const Flow&)>& make,
+                        const std::function<FlowEnds(const Flow&)>& ends, CommWorkers& workers,
                         const std::function<void(const Flow&, double start_s, double end_s)>& finished,
                         const BucketGate* gate = nullptr, const std::vector<double>& arrival_delay_s = {});
 

@@ -54,7 +54,7 @@ void Runtime::run_bucketed_dataflow(const std::vector<FoldedPhase>& phases, int 
   const int steps = static_cast<int>(phases.size());
   int* received = nullptr;
   const BucketGate gate{steps, buckets, [&] { return releases->get_async<int>(&received); }};
-  run_dataflow_steps(topo_, scaled, steps * buckets, [&](const Flow& f) { return make_flow(f); },
+  run_dataflow_steps(topo_, scaled, steps * buckets, [&](const Flow& f) { return flow_ends(f); }, comm_workers_,
                      [&](const Flow& f, double from, double to) { account(f, from, to); }, &gate,
                      arrival_delays(scaled));
 }
@@ -82,7 +82,7 @@ double Runtime::run_phases(const std::vector<FoldedPhase>& phases, double scale,
     if (j - i > 1) {
       Phase scaled = ph.simulated;
       for (auto& f : scaled) f.bytes *= scale;
-      run_dataflow_steps(topo_, scaled, static_cast<int>(j - i), [&](const Flow& f) { return make_flow(f); },
+      run_dataflow_steps(topo_, scaled, static_cast<int>(j - i), [&](const Flow& f) { return flow_ends(f); }, comm_workers_,
                          [&](const Flow& f, double from, double to) { account(f, from, to); }, nullptr, staged_s);
       i = j - 1;
       continue;

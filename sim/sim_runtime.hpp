@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "collective_flows.hpp"
+#include "comm_workers.hpp"
+#include "phase_dataflow.hpp"
 #include "platform_builder.hpp"
 #include "simulator.hpp"
 #include "trace_writer.hpp"
@@ -63,10 +65,10 @@ class Runtime {
     ++result_.flows;
     return sg4::Comm::sendto_async(platform_.host(f.src), platform_.host(f.dst), flow_size(f.bytes));
   }
-  /// The same, not started (run_dataflow_steps' helpers start it).
-  sg4::CommPtr make_flow(const Flow& f) {
+  /// What run_dataflow_steps' helpers send for `f` (comm_workers_ runs them).
+  FlowEnds flow_ends(const Flow& f) {
     ++result_.flows;
-    return sg4::Comm::sendto_init(platform_.host(f.src), platform_.host(f.dst))->set_payload_size(flow_size(f.bytes));
+    return {platform_.host(f.src), platform_.host(f.dst), flow_size(f.bytes)};
   }
 
   /// Host-staged (AMD<->NVIDIA) flows among `flows`: the two copy setups, plus the time the
@@ -183,6 +185,7 @@ class Runtime {
   sg4::BarrierPtr step_barrier_;
   std::vector<TraceSpan> spans_;  // track = actor index until finish()
   int release_boxes_ = 0;         ///< mailboxes run_bucketed_dataflow has named
+  CommWorkers comm_workers_;      ///< the helper actors that run the unfolded dataflows' comms
 };
 
 }  // namespace hetsim::sim
