@@ -11,8 +11,6 @@
 #include <tuple>
 #include <vector>
 
-#include "comm_workers.hpp"
-
 namespace sg4 = simgrid::s4u;
 
 namespace hetsim::sim {
@@ -60,7 +58,7 @@ class DataflowRun {
 
   void run() {
     for (const auto& [rank, unused] : outflows_) start_rank(rank);
-    while (in_flight_count_ > 0 || !waiting_.empty() || release_pending_ || !landing_.empty()) {
+    while (in_flight_.size() > free_tags_.size() || !waiting_.empty() || release_pending_ || !landing_.empty()) {
       double wake_s = landing_.empty() ? kNever : std::get<0>(landing_.top());
       for (const auto& [rank, at_s] : waiting_) wake_s = std::min(wake_s, at_s);
       if (wake_s < kNever && (timers_.empty() || wake_s < *timers_.begin())) {
@@ -161,7 +159,6 @@ class DataflowRun {
       }
       f.last = workers_.send(e.from, e.to, e.bytes, inbox_, tag);
       in_flight_[tag] = InFlight{i, f.next_step++, now_s, f.last};
-      ++in_flight_count_;
       if (may_send_step(i, f.next_step)) wake_s = std::min(wake_s, follow_at_s(f, now_s));
     }
     return wake_s;
@@ -192,7 +189,6 @@ class DataflowRun {
     const InFlight m = std::move(in_flight_[tag]);
     in_flight_[tag] = InFlight{};
     free_tags_.push_back(tag);
-    --in_flight_count_;
     const Flow& f = step_[m.flow];
     const double now_s = sg4::Engine::get_clock();
     finished_(f, m.start_s, now_s);
@@ -240,7 +236,6 @@ class DataflowRun {
   std::vector<FlowState> state_;
   std::vector<InFlight> in_flight_;  ///< the flows' comms workers_ runs, by tag (free_tags_: ended)
   std::vector<std::size_t> free_tags_;
-  std::size_t in_flight_count_ = 0;
   std::map<int, double> waiting_;    ///< ranks with a flow that waits for its connection: until when
   /// Steps through the network whose receiver has them later (arrival_delay_s): when, flow, step.
   std::priority_queue<std::tuple<double, std::size_t, int>, std::vector<std::tuple<double, std::size_t, int>>,

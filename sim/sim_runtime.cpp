@@ -26,10 +26,16 @@ std::vector<double> Runtime::arrival_delays(const Phase& flows, double scale) co
   return out;
 }
 
-double Runtime::staging_delay(const Phase& flows) const {
-  const std::vector<double> each = arrival_delays(flows);
-  return each.empty() ? 0.0 : *std::max_element(each.begin(), each.end());
+namespace {
+
+/// The longest of a phase's arrival delays (Runtime::arrival_delays; empty: none staged).
+double longest_s(const std::vector<double>& arrival_delay_s) {
+  return arrival_delay_s.empty() ? 0.0 : *std::max_element(arrival_delay_s.begin(), arrival_delay_s.end());
 }
+
+}  // namespace
+
+double Runtime::staging_delay(const Phase& flows) const { return longest_s(arrival_delays(flows)); }
 
 bool Runtime::one_dataflow_run(const std::vector<FoldedPhase>& phases) const {
   if (phases.size() < 2) return false;
@@ -102,8 +108,7 @@ double Runtime::run_phases(const std::vector<FoldedPhase>& phases, double scale,
       for (std::size_t k = 0; k < finish.size(); ++k) finished(k, finish[k]);
     }
     for (const auto& f : ph.shadows) account({f.src, f.dst, f.bytes * scale}, start, end);
-    const double staging_s = staged_s.empty() ? 0.0 : *std::max_element(staged_s.begin(), staged_s.end());
-    const double delay = ph.delay_s(back_to_back) + staging_s;
+    const double delay = ph.delay_s(back_to_back) + longest_s(staged_s);
     if (delay > 0) sg4::this_actor::sleep_for(delay);
   }
   return sg4::Engine::get_clock() - t0;

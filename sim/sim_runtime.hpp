@@ -61,14 +61,15 @@ class Runtime {
     if (trace_) link_busy_.resize(topo.get_links().size());
   }
 
-  sg4::CommPtr start_flow(const Flow& f) {
-    ++result_.flows;
-    return sg4::Comm::sendto_async(platform_.host(f.src), platform_.host(f.dst), flow_size(f.bytes));
-  }
-  /// What run_dataflow_steps' helpers send for `f` (comm_workers_ runs them).
+  /// What `f` sends (counted as a simulated flow): start_flow's comm, or run_dataflow_steps'
+  /// through comm_workers_.
   FlowEnds flow_ends(const Flow& f) {
     ++result_.flows;
     return {platform_.host(f.src), platform_.host(f.dst), flow_size(f.bytes)};
+  }
+  sg4::CommPtr start_flow(const Flow& f) {
+    const FlowEnds e = flow_ends(f);
+    return sg4::Comm::sendto_async(e.from, e.to, e.bytes);
   }
 
   /// Host-staged (AMD<->NVIDIA) flows among `flows`: the two copy setups, plus the time the
