@@ -14,6 +14,11 @@ namespace hetsim::sim {
 struct CommWorkers::Inbox::State {
   std::deque<std::size_t> ended;  // tags not yet taken
   sg4::SemaphorePtr count = sg4::Semaphore::create(0);
+
+  void push(std::size_t tag) {
+    ended.push_back(tag);
+    count->release();
+  }
 };
 
 CommWorkers::Inbox::Inbox() : state_(std::make_shared<State>()) {}
@@ -25,20 +30,20 @@ std::size_t CommWorkers::Inbox::next_ended() {
   return tag;
 }
 
+void CommWorkers::Inbox::report(std::size_t tag) const { state_->push(tag); }
+
 namespace {
 
-enum class JobKind { kSendTo, kSend, kReceive, kWait, kSleep };
+enum class JobKind { kSendTo, kSend, kReceive, kSleep };
 
 // What a helper is handed: send `bytes` to host `to` (a host-to-host comm) or through its own
-// mailbox, receive from `source`, wait for `comm`, or sleep until `at_s`; all but a receive
-// report to `inbox`.
+// mailbox, receive from `source`, or sleep until `at_s`; all but a receive report to `inbox`.
 struct Job {
-  JobKind kind = JobKind::kWait;
+  JobKind kind = JobKind::kSleep;
   sg4::Host* to = nullptr;
   double at_s = 0;
   std::uint64_t bytes = 0;
   sg4::Mailbox* source = nullptr;
-  sg4::CommPtr comm;
   std::shared_ptr<sg4::CommPtr> cell;  // a send's comm, once started
   std::shared_ptr<CommWorkers::Inbox::State> inbox;
   std::size_t tag = 0;
@@ -91,24 +96,19 @@ std::size_t CommWorkers::Pool::hand(sg4::Host* host, Job job, const std::shared_
       Job j = std::move(me.job);
       me.job = Job{};
       if (j.kind == JobKind::kSendTo) {
-        j.comm = sg4::Comm::sendto_async(me.host, j.to, j.bytes);
-        *j.cell = j.comm;
+        *j.cell = sg4::Comm::sendto_async(me.host, j.to, j.bytes);
+        (*j.cell)->wait();
       } else if (j.kind == JobKind::kSend) {
-        j.comm = me.mailbox->put_async(&send_token, j.bytes);
-        *j.cell = j.comm;
-      }
-      if (j.kind == JobKind::kReceive)
+        *j.cell = me.mailbox->put_async(&send_token, j.bytes);
+        (*j.cell)->wait();
+      } else if (j.kind == JobKind::kReceive) {
         j.source->get<int>();
-      else if (j.kind == JobKind::kSleep)
+      } else {
         sg4::this_actor::sleep_until(j.at_s);
-      else
-        j.comm->wait();
+      }
       if (j.kind == JobKind::kSendTo) --self->host_to_host_in_flight;
       self->idle[me.host].push_back(w);
-      if (j.inbox) {
-        j.inbox->ended.push_back(j.tag);
-        j.inbox->count->release();
-      }
+      if (j.inbox) j.inbox->push(j.tag);
     }
   })->daemonize();
   return w;
@@ -138,15 +138,6 @@ std::shared_ptr<const sg4::CommPtr> CommWorkers::send(sg4::Host* from, sg4::Host
   receive.source = pool_->workers[sender].mailbox;
   pool_->hand(to, std::move(receive), pool_);
   return cell;
-}
-
-void CommWorkers::wait(sg4::CommPtr started, sg4::Host* host, const Inbox& inbox, std::size_t tag) {
-  Job j;
-  j.kind = JobKind::kWait;
-  j.comm = std::move(started);
-  j.inbox = inbox.state_;
-  j.tag = tag;
-  pool_->hand(host, std::move(j), pool_);
 }
 
 void CommWorkers::wake_at(sg4::Host* host, double at_s, const Inbox& inbox, std::size_t tag) {

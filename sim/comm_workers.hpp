@@ -36,6 +36,8 @@ class CommWorkers {
     /// answer a later acquire of the same actor when a release and the timeout meet; wake_at
     /// is the timeout.)
     std::size_t next_ended();
+    /// Reports `tag` now, from whatever actor calls it (one that waits for something else).
+    void report(std::size_t tag) const;
 
     struct State;  ///< defined in comm_workers.cpp
 
@@ -51,9 +53,6 @@ class CommWorkers {
   /// started (empty before: its remaining bytes are then all of them).
   std::shared_ptr<const simgrid::s4u::CommPtr> send(simgrid::s4u::Host* from, simgrid::s4u::Host* to,
                                                     std::uint64_t bytes, const Inbox& inbox, std::size_t tag);
-  /// Waits for a comm already started (a mailbox receive of the caller's) on `host`, and reports
-  /// its end to `inbox` with `tag`.
-  void wait(simgrid::s4u::CommPtr started, simgrid::s4u::Host* host, const Inbox& inbox, std::size_t tag);
   /// Reports `tag` to `inbox` at simulated time `at_s` (a helper on `host` sleeps until then).
   void wake_at(simgrid::s4u::Host* host, double at_s, const Inbox& inbox, std::size_t tag);
 

@@ -53,12 +53,13 @@ class DataflowRun {
       state_[i].rate_Bps = topology.path_bandwidth_Bps(f.src, f.dst);
     }
     for (const auto& [rank, count] : inflows_) arrived_[rank].assign(static_cast<std::size_t>(steps), 0);
-    if (gate_) wait_for_release();
+    if (gate_) report_releases();
   }
 
   void run() {
     for (const auto& [rank, unused] : outflows_) start_rank(rank);
-    while (in_flight_.size() > free_tags_.size() || !waiting_.empty() || release_pending_ || !landing_.empty()) {
+    while (in_flight_.size() > free_tags_.size() || !waiting_.empty() || (gate_ && released_ < gate_->buckets) ||
+           !landing_.empty()) {
       double wake_s = landing_.empty() ? kNever : std::get<0>(landing_.top());
       for (const auto& [rank, at_s] : waiting_) wake_s = std::min(wake_s, at_s);
       if (wake_s < kNever && (timers_.empty() || wake_s < *timers_.begin())) {
@@ -70,8 +71,7 @@ class DataflowRun {
         timers_.erase(timers_.begin());  // they ring in time order
         wake_due();
       } else if (ended == kReleaseTag) {  // the next bucket is released
-        release_pending_ = false;
-        if (++released_ < gate_->buckets) wait_for_release();
+        ++released_;
         for (const auto& [rank, unused] : outflows_) start_rank(rank);
       } else {
         flow_done(ended);
@@ -84,9 +84,16 @@ class DataflowRun {
   static constexpr std::size_t kReleaseTag = static_cast<std::size_t>(-1);  ///< the next bucket's release
   static constexpr std::size_t kTimerTag = static_cast<std::size_t>(-2);    ///< a wake_at of timers_
 
-  void wait_for_release() {
-    release_pending_ = true;
-    workers_.wait(gate_->next_release(), sg4::this_actor::get_host(), inbox_, kReleaseTag);
+  /// A helper actor on this host waits for each bucket's release in turn and reports it to
+  /// inbox_ (the run ends only after the last, so nothing it holds is gone before it is done).
+  void report_releases() {
+    sg4::Actor::create("bucket-releases", sg4::this_actor::get_host(),
+                       [wait = gate_->wait_for_release, buckets = gate_->buckets, inbox = inbox_] {
+                         for (int b = 0; b < buckets; ++b) {
+                           wait(b);
+                           inbox.report(kReleaseTag);
+                         }
+                       });
   }
 
   // A flow is one connection, which carries its steps in order: step k+1's slices go behind step
@@ -224,7 +231,6 @@ class DataflowRun {
   const std::vector<double>& arrival_delay_s_;
   int released_;          ///< buckets released so far (all, without a gate)
   const int per_bucket_;  ///< steps of a bucket
-  bool release_pending_ = false;  ///< the next bucket's release is awaited (by a helper of workers_)
   // Per rank: the flows it sends on what it received (indices into `step`; a piece of a hop
   // split over several routes is its hop sender's, Flow::sender), how many flows reach it in one
   // step (the pieces of its hops in, Flow::receiver), how many steps it may send so far (step k

@@ -40,12 +40,12 @@ struct FlowEnds {
 /// Buckets of one collective each, run back to back as one dataflow: a rank starts bucket b's
 /// first step once it has received all of bucket b-1's last (NCCL runs a rank's collectives in
 /// order on its stream, each as soon as that rank is done with the one before, not when the
-/// whole ring is) and bucket b is released. `next_release` returns a comm that ends at the next
-/// bucket's release, in order.
+/// whole ring is) and bucket b is released. `wait_for_release(b)` returns once bucket b is
+/// released; a helper actor of the run calls it for b = 0, 1, ... in order.
 struct BucketGate {
   int steps_per_bucket = 1;
   int buckets = 1;
-  std::function<simgrid::s4u::CommPtr()> next_release;
+  std::function<void(int bucket)> wait_for_release;
 };
 
 /// Runs `steps` repetitions of the flows of `step` as a dataflow (see the header); `topology`

@@ -47,19 +47,10 @@ bool Runtime::one_dataflow_run(const std::vector<FoldedPhase>& phases) const {
 
 void Runtime::run_bucketed_dataflow(const std::vector<FoldedPhase>& phases, int buckets,
                                     const std::function<void(int bucket)>& wait_for_release) {
-  sg4::Mailbox* releases = sg4::Mailbox::by_name("bucket-releases-" + std::to_string(release_boxes_++));
-  static int token = 0;  // the releases carry nothing
-  sg4::Actor::create("bucket-releases", sg4::this_actor::get_host(), [wait_for_release, releases, buckets] {
-    for (int k = 0; k < buckets; ++k) {
-      wait_for_release(k);
-      releases->put(&token, 0);
-    }
-  });
   Phase scaled = phases.front().simulated;
   for (auto& f : scaled) f.bytes /= buckets;
   const int steps = static_cast<int>(phases.size());
-  int* received = nullptr;
-  const BucketGate gate{steps, buckets, [&] { return releases->get_async<int>(&received); }};
+  const BucketGate gate{steps, buckets, wait_for_release};
   run_dataflow_steps(topo_, scaled, steps * buckets, [&](const Flow& f) { return flow_ends(f); }, comm_workers_,
                      [&](const Flow& f, double from, double to) { account(f, from, to); }, &gate,
                      arrival_delays(scaled));

@@ -126,9 +126,9 @@ class Runtime {
   /// unmerged steps on hops of unequal latency: run_phases' dataflow case, and nothing else).
   bool one_dataflow_run(const std::vector<FoldedPhase>& phases) const;
   /// `buckets` such collectives (one_dataflow_run), each 1/buckets of the bytes, back to back as
-  /// one dataflow gated by the buckets' releases (BucketGate, phase_dataflow.hpp). A helper actor
-  /// on this actor's host calls `wait_for_release(k)` for k = 0, 1, ... and signals each release
-  /// to the dataflow through a mailbox (comms are what the dataflow waits on).
+  /// one dataflow gated by the buckets' releases (BucketGate, phase_dataflow.hpp): a helper actor
+  /// on this actor's host calls `wait_for_release(k)` for k = 0, 1, ... and reports each release
+  /// to the dataflow.
   void run_bucketed_dataflow(const std::vector<FoldedPhase>& phases, int buckets,
                              const std::function<void(int bucket)>& wait_for_release);
 
@@ -185,7 +185,6 @@ class Runtime {
   /// norm is reduced over every GPU first, so no update starts before every sync has ended.
   sg4::BarrierPtr step_barrier_;
   std::vector<TraceSpan> spans_;  // track = actor index until finish()
-  int release_boxes_ = 0;         ///< mailboxes run_bucketed_dataflow has named
   CommWorkers comm_workers_;      ///< the helper actors that run the unfolded dataflows' comms
 };
 
