@@ -160,12 +160,12 @@ MapReader::MapReader(const YAML::Node& node, std::string path, DiagnosticSink& s
       sink.error(value_mark(k, anchor_), path_, "keys must be plain names, got " + describe_node(k));
       continue;
     }
-    const auto dup = std::find_if(items_.begin(), items_.end(), [&](const Item& i) { return i.key == k.Scalar(); });
-    if (dup != items_.end()) {
+    if (const Item* dup = find(k.Scalar())) {
       sink.error(k.Mark(), path_,
                  "duplicate key '" + k.Scalar() + "' (first given at line " + std::to_string(one_based(dup->key_mark.line)) + ")");
       continue;
     }
+    index_.emplace(k.Scalar(), items_.size());
     items_.push_back(Item{k.Scalar(), k.Mark(), it->second, {}});
   }
 }
@@ -174,14 +174,15 @@ void MapReader::add_defaults(const YAML::Node& defaults, const std::string& defa
   if (!ok_ || !defaults.IsMap()) return;
   for (auto it = defaults.begin(); it != defaults.end(); ++it) {
     const YAML::Node k = it->first;
-    if (k.IsScalar() && find(k.Scalar()) == nullptr) items_.push_back(Item{k.Scalar(), k.Mark(), it->second, defaults_path});
+    if (!k.IsScalar() || find(k.Scalar()) != nullptr) continue;
+    index_.emplace(k.Scalar(), items_.size());
+    items_.push_back(Item{k.Scalar(), k.Mark(), it->second, defaults_path});
   }
 }
 
 const MapReader::Item* MapReader::find(std::string_view key) const {
-  for (const auto& i : items_)
-    if (i.key == key) return &i;
-  return nullptr;
+  const auto it = index_.find(std::string(key));
+  return it == index_.end() ? nullptr : &items_[it->second];
 }
 
 void MapReader::missing(std::string_view key, const std::string& expected) {

@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -173,6 +174,7 @@ class MapReader {
   bool ok_ = false;
   bool finished_ = false;
   std::vector<Item> items_;
+  std::unordered_map<std::string, std::size_t> index_;  // items_ by key (a map may hold thousands)
   std::vector<std::string> known_;  // keys declared by getters, in call order
 };
 

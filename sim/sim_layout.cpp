@@ -183,7 +183,22 @@ bool add_pass_traffic(const Topology& topo, const models::Plan& plan, const mode
 /// a ring all-reduce of n members is 2(n - 1) steps of n flows, for each stage and TP rank.
 /// Replicas that cannot be folded into blocks (uneven micro-batch counts, a WAN) are simulated
 /// one by one: 1136 replicas of Llama 3 405B ran for minutes towards 6 GB before this bound.
+/// Also refuses more micro-batch passes over the simulated replicas (0 .. simulated-1) than
+/// kMaxSimulatedPasses.
 void check_simulation_size(const models::Plan& plan, const models::PlanWork& work, int simulated) {
+  long long passes = 0;
+  for (int r = 0; r < simulated && r < static_cast<int>(plan.replicas.size()); ++r)
+    passes += static_cast<long long>(plan.replicas[r].micro_batches) *
+              static_cast<long long>(plan.replicas[r].stages.size()) * std::max(1, plan.interleave);
+  if (passes > kMaxSimulatedPasses)
+    throw std::invalid_argument(
+        std::to_string(simulated) + " replicas to simulate (" +
+        (simulated < plan.dp() ? "of " + std::to_string(plan.dp()) + ", folded"
+                               : std::string("all of them: they do not fold into a few simulated blocks")) +
+        ") hold " + std::to_string(passes) +
+        " micro-batch passes (micro-batches x stages x interleave) between them, above the simulator's bound of " +
+        std::to_string(kMaxSimulatedPasses) +
+        " (expected fewer, larger micro-batches; `hetsim predict` answers without simulating)");
   if (simulated < 2) return;
   double groups = 0;  // (stage, TP rank) pairs of the widest replica
   for (const auto& stages : work.replicas) {

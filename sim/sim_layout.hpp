@@ -26,6 +26,12 @@ namespace hetsim::sim {
 /// under about half a minute; beyond it the plan is reported as not simulated, with the reason.
 inline constexpr double kMaxSimulatedFlows = 8e6;
 
+/// Most micro-batch passes (micro-batches x stages x interleave) a simulation takes on, of one
+/// replica (simulation_size_problem, before any work is built) and of all the replicas it
+/// simulates (check_simulation_size): about a minute and 1 GB. (Checked per replica only, 16
+/// unfolded replicas of 980,000 micro-batches each ran towards 8 GB and aborted on bad_alloc.)
+inline constexpr long long kMaxSimulatedPasses = 1000000;
+
 /// The DP groups of a component whose gradients are ready at the same points of the same stage
 /// actors' last backward passes (one model segment, all its shards; a component of an aligned
 /// plan is one class): they reduce together, each bucket once every member has produced it.

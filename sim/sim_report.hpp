@@ -8,6 +8,7 @@
 #include "cluster.hpp"
 #include "plan.hpp"
 #include "report.hpp"
+#include "sim_layout.hpp"
 #include "simulator.hpp"
 #include "workload.hpp"
 
@@ -18,10 +19,6 @@ namespace hetsim::sim {
 /// is recomputed from the simulated iteration time, the breakdown is the simulated critical
 /// stage's (per-stage pass times stay the cost model's op costs, which both engines share), and `extra` carries simulated-only figures (link utilisation, folding).
 models::Report make_sim_report(const models::Report& analytic, const SimResult& sim);
-
-/// Most micro-batch passes (micro-batches x stages x interleave) of one replica that a simulation
-/// takes on: about a minute and 1 GB.
-inline constexpr long long kMaxSimulatedPasses = 1000000;
 
 /// Most layers, summed over every replica's stages, whose work the simulator lays out before it
 /// can tell how many replicas it must simulate: about 3.7 KB each (measured: 16,384 replicas of a

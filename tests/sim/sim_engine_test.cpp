@@ -432,6 +432,22 @@ TEST(SimEngine, RefusesPlansWithMoreMicroBatchPassesThanItsBound) {
   EXPECT_NE(r.infeasible_reason.find("a replica has 2000000 micro-batch passes"), std::string::npos) << r.infeasible_reason;
 }
 
+// The bound holds for the passes of every replica simulated, not of one: 16 unfolded replicas of
+// 980,000 micro-batches each (under the bound one by one) ran towards 8 GB and aborted.
+TEST(SimEngine, RefusesPlansWhoseSimulatedReplicasTogetherHoldMorePassesThanItsBound) {
+  Inputs in = load("local-cpu.yaml", "tiny-gpt.yaml", "local-cpu-tp1-pp1-dp2.yaml");  // 2 replicas, 1 stage
+  const int each = static_cast<int>(kMaxSimulatedPasses * 3 / 5);
+  for (auto& r : in.plan.replicas) r.micro_batches = each;
+  in.workload.training.global_batch = 2 * each;
+  ASSERT_TRUE(simulation_size_problem(in.plan).empty());  // each replica alone is within the bound
+  ASSERT_TRUE(models::predict(in.cluster, in.workload, in.plan).feasible);
+  const models::Report r = simulate_report(in.cluster, in.workload, in.plan, SimOptions{});
+  EXPECT_FALSE(r.feasible);
+  EXPECT_EQ(r.engine, "sim");
+  EXPECT_NE(r.infeasible_reason.find("2 replicas to simulate (all of them"), std::string::npos) << r.infeasible_reason;
+  EXPECT_NE(r.infeasible_reason.find("hold 1200000 micro-batch passes"), std::string::npos) << r.infeasible_reason;
+}
+
 // A million-GPU what-if (131,072 replicas) ran for a minute towards 11 GB laying out its work
 // before its gradient rings were refused: the plan's size is checked before any work is built.
 TEST(SimEngine, RefusesPlansWithMoreLayersToLayOutThanItsBound) {
