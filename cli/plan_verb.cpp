@@ -67,7 +67,7 @@ Refined refine(const PlanVerbOptions& o, models::PlannerResult& r, const models:
     out.note = "--refine: this hetsim has no simulator (built without SimGrid); kept the analytic ranking";
     return out;
   }
-  models::RefineResult rr = models::refine_top_plans(r, c, w, *sim, o.refine);
+  models::RefineResult rr = models::refine_top_plans(r, c, w, *sim, o.refine, o.time_limit_s);
   for (const auto& report : rr.refined)
     out.simulated.push_back(report ? std::optional<double>(report->tokens_per_s) : std::nullopt);
   out.note = rr.note.empty() ? "" : "--refine: " + rr.note;
@@ -369,7 +369,8 @@ void add_plan_verb(CLI::App& app) {
                    "Threads of the search, 0-1024 (default 0: one per CPU the process may use); the plans found do not depend on it")
       ->transform(non_negative_integer())
       ->check(CLI::Range(0, 1024));
-  verb->add_option("--refine", o->refine, "Re-rank the best K plans with the SimGrid simulator")->transform(non_negative_integer());
+  verb->add_option("--refine", o->refine, "Re-rank the best K plans with the SimGrid simulator (about a second each; none is started "
+                   "after --time-limit seconds of it, the rest keep the analytic order)")->transform(non_negative_integer());
   verb->add_option("--emit-plan", o->emit_plan, "Write the best plan to this file (kind: plan)")
       ->check(output_file_check());
   add_format_option(verb, &o->format);

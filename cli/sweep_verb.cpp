@@ -210,7 +210,7 @@ void add_sweep_verb(CLI::App& app) {
       ->check(CLI::Range(0, 1024));
   verb->add_option("--refine", o->refine,
                    "Simulate each row's best K plans with SimGrid and report the one the simulator finds best "
-                   "(its figure in the simulated_tokens_per_s column)")
+                   "(its figure in the simulated_tokens_per_s column; none is started after --time-limit seconds of a row's)")
       ->transform(non_negative_integer());
   add_format_option(verb, &o->format, {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kCsv});
   verb->callback([o] { run_sweep_verb(*o); });

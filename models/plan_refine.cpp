@@ -2,6 +2,8 @@
 #include "plan_refine.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <exception>
 #include <limits>
 #include <numeric>
@@ -9,12 +11,23 @@
 namespace hetsim::models {
 
 RefineResult refine_top_plans(PlannerResult& result, const Cluster& cluster, const Workload& workload,
-                              const PredictFn& engine, int k) {
+                              const PredictFn& engine, int k, double time_limit_s) {
   RefineResult out;
   const std::size_t n = result.top.size();
-  const std::size_t refine = std::min<std::size_t>(n, static_cast<std::size_t>(std::max(0, k)));
+  std::size_t refine = std::min<std::size_t>(n, static_cast<std::size_t>(std::max(0, k)));
   std::vector<std::optional<Report>> figures(n);
+  const auto start = std::chrono::steady_clock::now();
+  const double limit_s = time_limit_s > 0 ? time_limit_s : std::numeric_limits<double>::infinity();  // 0: none
   for (std::size_t i = 0; i < refine; ++i) {
+    const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (i > 0 && !(elapsed_s < limit_s)) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "the time limit (%g s) passed after %zu of the %zu plans asked for; the rest keep "
+                    "the analytic order", time_limit_s, i, refine);
+      out.note = out.note.empty() ? std::string(buf) : out.note + "; " + buf;
+      refine = i;
+      break;
+    }
     try {
       Report r = engine(cluster, workload, result.top[i].plan);
       if (r.feasible && r.tokens_per_s > 0) figures[i] = std::move(r);

@@ -104,7 +104,7 @@ void plan_row(const Cluster& cluster, const Workload& workload, const PlannerOpt
     return;
   }
   if (refine > 0) {
-    const RefineResult refined = refine_top_plans(p, cluster, workload, engine, refine);
+    const RefineResult refined = refine_top_plans(p, cluster, workload, engine, refine, options.time_limit_s);
     if (refined.refined.front())
       r.simulated_tokens_per_s = refined.refined.front()->tokens_per_s * p.top.front().spot.goodput_fraction;
     else r.reason = refined.note;  // not even the best plan could be simulated

@@ -108,6 +108,30 @@ TEST(PlanRefine, KBeyondTheListAndKZero) {
   EXPECT_FALSE(rr.refined[0].has_value());
 }
 
+// `plan --refine 1000000000` simulated plan after plan for hours: no plan after the first is
+// started once the time limit has passed; those refined by then are re-ordered, the rest keep
+// their places, and the note says so.
+TEST(PlanRefine, StopsStartingPlansOnceTheTimeLimitHasPassed) {
+  PlannerResult r = result_with({"a", "b", "c"});
+  const PredictFn engine = engine_of({{"a", 100}, {"b", 300}, {"c", 200}});
+  int calls = 0;
+  const PredictFn counted = [&](const Cluster& c, const Workload& w, const Plan& p) {
+    ++calls;
+    return engine(c, w, p);
+  };
+  RefineResult rr = refine_top_plans(r, Cluster{}, Workload{}, counted, 3, 1e-12);  // passed once "a" is done
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(order(r), (std::vector<std::string>{"a", "b", "c"}));
+  ASSERT_TRUE(rr.refined[0].has_value());
+  EXPECT_FALSE(rr.refined[1].has_value());
+  EXPECT_NE(rr.note.find("after 1 of the 3 plans asked for"), std::string::npos) << rr.note;
+  // 0 is no limit, as the planner's --time-limit 0.
+  rr = refine_top_plans(r, Cluster{}, Workload{}, counted, 3, 0);
+  EXPECT_EQ(calls, 4);
+  EXPECT_EQ(order(r), (std::vector<std::string>{"b", "c", "a"}));
+  EXPECT_TRUE(rr.note.empty()) << rr.note;
+}
+
 TEST(PlanRefine, EqualFiguresKeepTheAnalyticOrder) {
   PlannerResult r = result_with({"a", "b", "c"});
   refine_top_plans(r, Cluster{}, Workload{}, engine_of({{"a", 100}, {"b", 100}, {"c", 100}}), 3);
