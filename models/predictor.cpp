@@ -115,6 +115,11 @@ bool Evaluation::run() {
   fill_report(sc);
   add_stage_rows(sc);
   if (!sc.memory_reason.empty()) return fail(sc.memory_reason);
+  // Every input figure is bounded, but extreme ones together (a 1 FLOP/s peak under a large
+  // workload) can still overflow a sum: such a plan is no result to rank or print.
+  if (!std::isfinite(report.iteration_time_s))
+    return fail("the iteration time overflows (not a finite number of seconds) with these GPU and link figures "
+                "(expected figures of real hardware: check the catalog's or the profile's peaks and efficiencies)");
   return true;
 }
 

@@ -366,7 +366,10 @@ ParsedQuantity parse_flops(std::string_view text) {
   // A peak of "1e-300FLOP/s" made every step infinite (predict printed "inf s" with exit 0).
   return within_bounds(parse_with(text, flops_kind()), text, 1.0, 1e21, "a rate between 1FLOP/s and 1e21FLOP/s");
 }
-ParsedQuantity parse_flop(std::string_view text) { return parse_with(text, flop_kind()); }
+ParsedQuantity parse_flop(std::string_view text) {
+  // A GEMM's half-efficiency work of "1e300FLOP" put every GEMM at ~0 efficiency: inf seconds.
+  return within_bounds(parse_with(text, flop_kind()), text, 1.0, 1e18, "an amount of work between 1FLOP and 1e18FLOP");
+}
 
 ParsedQuantity parse_price_per_hour(std::string_view text) {
   ParsedQuantity out = parse_money(text, per_hour_units(), "price", "$32.77/h", "h");

@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <variant>
 
 #include "catalog.hpp"
 #include "input_loader.hpp"
 #include "planner.hpp"
+#include "predictor.hpp"
 
 namespace hetsim::models {
 namespace {
@@ -28,6 +30,23 @@ zones:
   EXPECT_TRUE(r.top.empty());
   EXPECT_NE(r.reason.find("whole nodes"), std::string::npos) << r.reason;
   EXPECT_NE(r.reason.find("at most 64"), std::string::npos) << r.reason;
+}
+
+// The loaders bound every figure, but a GPU type built in code (or figures extreme together)
+// can still overflow a step's sum: predict printed "iteration time inf s" as feasible, exit 0,
+// and the planner ranked such plans at 0 tokens/s with a 63-digit $/Mtok.
+TEST(PlannerInfeasible, AnIterationTimeThatOverflowsIsInfeasibleWithAReason) {
+  Cluster c = load_cluster(source("clusters/dgx-a100.yaml"), Catalog::builtin());
+  for (NodeType& t : c.node_types)  // a peak no loader accepts: a GEMM of 1e10 FLOP takes 1e310 s
+    for (auto& [dtype, flops] : t.gpu.peak_flops) flops = 1e-300;
+  const Workload w = load_workload(source("workloads/gpt3-13b.yaml"));
+  const auto plan = make_uniform_plan(c, w, 8, 1, 4, UniformPlanOptions{});
+  ASSERT_TRUE(std::holds_alternative<Plan>(plan));
+  const Report r = predict(c, w, std::get<Plan>(plan));
+  EXPECT_FALSE(r.feasible);
+  EXPECT_NE(r.infeasible_reason.find("iteration time overflows"), std::string::npos) << r.infeasible_reason;
+  const PlannerResult planned = plan_training(c, w, PlannerOptions{});
+  EXPECT_TRUE(planned.top.empty());
 }
 
 TEST(PlannerInfeasible, ModelTooLargeGivesAReasonNotAPlan) {

@@ -150,6 +150,12 @@ TEST(Units, FlopRatesAndSizesLieWithinPhysicalBounds) {
   EXPECT_EQ(parse_size("0.5B").error, "value out of range in \"0.5B\" (expected a size between 1B and 1e18B)");
   EXPECT_DOUBLE_EQ(ok(parse_flops("989.5TFLOP/s")), 989.5e12);
   EXPECT_DOUBLE_EQ(ok(parse_size("80GiB")), 80.0 * (1ull << 30));
+  // A GEMM's half-efficiency work (gemm_half_work) of "1e300FLOP" put every GEMM at ~0
+  // efficiency: "iteration time inf s", feasible, exit 0 (adversarial pass, 2026-12-05).
+  EXPECT_EQ(parse_flop("1e300FLOP").error,
+            "value out of range in \"1e300FLOP\" (expected an amount of work between 1FLOP and 1e18FLOP)");
+  EXPECT_DOUBLE_EQ(ok(parse_flop("0FLOP")), 0);  // no saturation
+  EXPECT_DOUBLE_EQ(ok(parse_flop("1EFLOP")), 1e18);
 }
 
 // "2usec" was told "did you mean 2sec" (a million times longer); ".infGB/s" had no expectation.
