@@ -94,14 +94,30 @@ std::optional<std::pair<int, int>> first_indent_tab(std::string_view text, int m
 /// Records where each document of a YAML stream starts and where explicit tags (`!!binary`,
 /// `!!float`, `!custom`) are; ignores everything else.
 struct DocumentStarts : YAML::EventHandler {
+  explicit DocumentStarts(std::string_view text) : text_(text) {}
   std::vector<YAML::Mark> marks;
   std::vector<std::pair<YAML::Mark, std::string>> tags;
+  /// Quoted scalars without their closing quote: yaml-cpp 0.7 reads such a scalar to the end
+  /// of the file without a word, and the keys it swallowed were then reported missing.
+  std::vector<std::pair<YAML::Mark, char>> unclosed;
+  /// The first quoted scalar that runs over several lines, and the line (0-based) of its closing
+  /// quote: named beside a syntax error after it, which a missing quote often is.
+  std::optional<std::pair<YAML::Mark, int>> multiline;
   void OnDocumentStart(const YAML::Mark& mark) override { marks.push_back(mark); }
   void OnDocumentEnd() override {}
   void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { note_tag(mark, "?"); }
   void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
   void OnScalar(const YAML::Mark& mark, const std::string& t, YAML::anchor_t, const std::string&) override {
     note_tag(mark, t);
+    if (t == "!" && mark.pos >= 0 && static_cast<size_t>(mark.pos) < text_.size()) {
+      const char quote = text_[static_cast<size_t>(mark.pos)];
+      if (quote == '"' || quote == '\'') {
+        const size_t close = closing(static_cast<size_t>(mark.pos), quote);
+        if (close == std::string_view::npos) unclosed.emplace_back(mark, quote);
+        else if (!multiline && text_.substr(static_cast<size_t>(mark.pos), close - static_cast<size_t>(mark.pos)).find('\n') != std::string_view::npos)
+          multiline.emplace(mark, position_of(text_, close).first);
+      }
+    }
   }
   void OnSequenceStart(const YAML::Mark& mark, const std::string& t, YAML::anchor_t, YAML::EmitterStyle::value) override {
     note_tag(mark, t);
@@ -118,6 +134,17 @@ struct DocumentStarts : YAML::EventHandler {
   void note_tag(const YAML::Mark& mark, const std::string& t) {
     if (!t.empty() && t != "?" && t != "!") tags.emplace_back(mark, t);
   }
+  /// Where the quoted scalar opened at `open` has its closing quote, npos when it has none
+  /// (YAML 1.2: '\"' escapes a double quote, '' a single one).
+  size_t closing(size_t open, char quote) const {
+    for (size_t i = open + 1; i < text_.size(); ++i) {
+      if (quote == '"' && text_[i] == '\\') ++i;
+      else if (text_[i] == quote && quote == '\'' && i + 1 < text_.size() && text_[i + 1] == '\'') ++i;
+      else if (text_[i] == quote) return i;
+    }
+    return std::string_view::npos;
+  }
+  std::string_view text_;
 };
 
 /// A tag as written: "tag:yaml.org,2002:binary" -> "!!binary".
@@ -252,7 +279,7 @@ std::optional<YAML::Node> parse_yaml_document(std::string_view text, DiagnosticS
   // yaml-cpp reads it as a character of the line: same length, so every mark keeps its place.
   for (size_t i = 0; i < input.size(); ++i)
     if (input[i] == '\r' && (i + 1 == input.size() || input[i + 1] != '\n')) input[i] = '\n';
-  DocumentStarts starts;
+  DocumentStarts starts(input);
   YAML::Node doc;
   try {
     // First pass: syntax of the whole stream and where its documents start. YAML::LoadAll
@@ -270,6 +297,12 @@ std::optional<YAML::Node> parse_yaml_document(std::string_view text, DiagnosticS
         return std::nullopt;
       }
     }
+    if (!starts.unclosed.empty()) {
+      const auto& [at, quote] = starts.unclosed.front();
+      sink.error(at, "", std::string("unclosed quote: the string opened here has no closing ") + quote +
+                             " (expected a closing " + quote + " on this line or a later one)");
+      return std::nullopt;
+    }
     if (starts.marks.size() == 1) doc = YAML::Load(input);
   } catch (const YAML::DeepRecursion& e) {
     sink.error(e.mark, "", "nesting too deep (expected a configuration map of a few levels)");
@@ -279,6 +312,11 @@ std::optional<YAML::Node> parse_yaml_document(std::string_view text, DiagnosticS
     if (const auto tab = first_indent_tab(text, e.mark.line >= 0 ? e.mark.line : INT_MAX)) {
       sink.error(make_mark(tab->first, tab->second), "",
                  "tab character in indentation (YAML indents with spaces only)");
+    } else if (starts.multiline && starts.multiline->first.pos < e.mark.pos) {
+      const auto& [open, close_line] = *starts.multiline;
+      sink.error(e.mark, "", "invalid YAML: " + e.msg + " (the quoted string opened at line " +
+                                 std::to_string(open.line + 1) + ":" + std::to_string(open.column + 1) + " runs to line " +
+                                 std::to_string(close_line + 1) + ": is its closing quote missing?)");
     } else {
       sink.error(e.mark, "", "invalid YAML: " + e.msg);
     }

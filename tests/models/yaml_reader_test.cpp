@@ -60,6 +60,24 @@ TEST(ParseDocument, RejectsWhatIsNotAYamlMap) {
   EXPECT_THAT(fails("- 1\n- 2\n"), HasSubstr("top level is a list"));
   EXPECT_THAT(fails("a: 1\n---\nb: 2\n"), HasSubstr("several YAML documents"));
   EXPECT_THAT(fails("a: " + std::string(100000, '[')), HasSubstr("nesting too deep"));
+  // yaml-cpp reads an unclosed quote to the end of the file without a word: the keys it swallowed
+  // were reported missing at 1:1 (adversarial pass, 2026-12-05).
+  EXPECT_EQ(fails("kind: workload\nname: \"abc\nmodel: {layers: 1}\n"),
+            "f.yaml:2:7: error: unclosed quote: the string opened here has no closing \" (expected a closing \" on "
+            "this line or a later one)");
+  EXPECT_THAT(fails("a: 1\nb: 'it''s\nc: 2\n"), HasSubstr("f.yaml:2:4: error: unclosed quote"));
+  // Closed by a quote further down, it is a syntax error there: the message names the string.
+  EXPECT_THAT(fails("a: \"x\nb: {c: 1, d: \"y\"}\n"),
+              HasSubstr("(the quoted string opened at line 1:4 runs to line 2: is its closing quote missing?)"));
+}
+
+TEST(ParseDocument, QuotesWithEscapesAndStringsOverSeveralLinesAreFine) {
+  DiagnosticSink sink("f.yaml");
+  const auto doc = parse_yaml_document("a: 'it''s'\nb: \"say \\\"hi\\\"\"\nc: \"one\n  two\"\n", sink);
+  ASSERT_TRUE(doc.has_value()) << (sink.empty() ? "" : sink.get_diagnostics()[0].to_string());
+  EXPECT_EQ((*doc)["a"].as<std::string>(), "it's");
+  EXPECT_EQ((*doc)["b"].as<std::string>(), "say \"hi\"");
+  EXPECT_EQ((*doc)["c"].as<std::string>(), "one two");
 }
 
 // yaml-cpp keeps a tag but the typed readers ignore it: `kind: !!binary cluster` used to load
