@@ -181,10 +181,11 @@ class Loader {
   }
 
  private:
-  /// A header comment that names a missing file is the plan file's error, at that line.
+  /// A header comment that names a missing file is the plan file's error, at that line. One that
+  /// names a folder, a device or a FIFO is the loader's to read or refuse ("is a directory").
   bool header_file_exists(const std::string& plan, const std::string& named, int line, const char* what) {
     std::error_code ec;
-    if (std::filesystem::is_regular_file(named, ec)) return true;
+    if (std::filesystem::exists(named, ec)) return true;
     const std::string folder = std::string(what) + "s";
     errors_.add({plan, line, 1, "",
                        std::string("header names ") + what + " '" + named + "', but neither " + folder + "/" + named +

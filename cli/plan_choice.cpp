@@ -49,7 +49,10 @@ namespace {
 
 void check_plan_choice(PlanChoice& o, const std::string& verb) {
   const bool shorthand = o.tp > 0 || o.pp > 0 || o.dp > 0;
-  if (o.plan.empty() == !shorthand) usage_error(verb, "give either --plan or the shorthand --tp/--pp/--dp (not both)");
+  if (o.plan.empty() && !shorthand)
+    usage_error(verb, "no plan given (expected --plan FILE, or the shorthand --tp/--pp/--dp)");
+  if (!o.plan.empty() && shorthand)
+    usage_error(verb, "give either --plan or the shorthand --tp/--pp/--dp (not both)");
   if (!shorthand) {
     // The plan file sets these itself; taking them silently would predict another plan than asked.
     const std::pair<bool, const char*> given[] = {

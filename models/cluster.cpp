@@ -91,10 +91,11 @@ double Cluster::price_per_hour(bool spot) const {
 
 namespace {
 
-/// Parses "[a-b,c]" index lists. Returns false on syntax errors. A range is expanded only up to
-/// the first index >= `limit` (the caller reports that one as out of range): `gpu[0-999999999]`
+/// Parses "[a-b,c]" index lists. Returns false on syntax errors, and on an index of more than
+/// nine digits, which it puts in `*huge` (the caller reports it out of range, as it does an index
+/// >= `limit`). A range is expanded only up to the first index >= `limit`: `gpu[0-999999999]`
 /// would otherwise take seconds and 4 GB before its error.
-bool parse_index_list(std::string_view text, int limit, std::vector<int>* out) {
+bool parse_index_list(std::string_view text, int limit, std::vector<int>* out, std::string* huge) {
   if (text.size() < 2 || text.front() != '[' || text.back() != ']') return false;
   text = text.substr(1, text.size() - 2);
   if (text.empty()) return false;
@@ -103,10 +104,14 @@ bool parse_index_list(std::string_view text, int limit, std::vector<int>* out) {
     const size_t comma = std::min(text.find(',', pos), text.size());
     std::string_view item = text.substr(pos, comma - pos);
     const size_t dash = item.find('-');
-    auto to_int = [](std::string_view s, int* v) {
-      if (s.empty() || s.size() > 9) return false;
+    auto to_int = [huge](std::string_view s, int* v) {
+      if (s.empty()) return false;
       for (char c : s) {
         if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+      }
+      if (s.size() > 9) {
+        *huge = std::string(s);
+        return false;
       }
       *v = std::stoi(std::string(s));
       return true;
@@ -180,13 +185,16 @@ std::optional<std::vector<int>> Cluster::resolve_gpus(const std::string& selecto
     split_bracket(parts[0], &name, &br);
     if (name == "gpu") {
       std::vector<int> ids;
-      if (!parse_index_list(br, gpu_count(), &ids)) return fail(syntax);
-      for (int id : ids) {
-        if (id >= gpu_count()) {
-          return fail("GPU index " + std::to_string(id) + " out of range (cluster has " +
-                      std::to_string(gpu_count()) + " GPUs, 0-" + std::to_string(gpu_count() - 1) + ")");
-        }
-      }
+      std::string huge;
+      const bool parsed = parse_index_list(br, gpu_count(), &ids, &huge);
+      const auto out_of_range = [&](const std::string& id) {
+        return fail("GPU index " + id + " out of range (cluster has " + std::to_string(gpu_count()) + " GPUs, 0-" +
+                    std::to_string(gpu_count() - 1) + ")");
+      };
+      if (!huge.empty()) return out_of_range(huge);
+      if (!parsed) return fail(syntax);
+      for (int id : ids)
+        if (id >= gpu_count()) return out_of_range(std::to_string(id));
       return ids;
     }
   }
@@ -221,28 +229,32 @@ std::optional<std::vector<int>> Cluster::resolve_gpus(const std::string& selecto
   for (int n = 0; n < static_cast<int>(nodes.size()); ++n) {
     if (nodes[n].node_type == type_index && (zone < 0 || nodes[n].zone == zone)) candidates.push_back(n);
   }
-  if (!parse_index_list(type_br, static_cast<int>(candidates.size()), &node_ids)) return fail(syntax);
+  const auto node_out_of_range = [&](const std::string& i) {
+    return fail("node " + std::string(type_name) + "[" + i + "] out of range (" + std::to_string(candidates.size()) +
+                " node(s) of that type" + (zone >= 0 ? " in zone '" + zones[zone].name + "'" : std::string()) + ")");
+  };
+  std::string huge;
+  if (!parse_index_list(type_br, static_cast<int>(candidates.size()), &node_ids, &huge))
+    return huge.empty() ? fail(syntax) : node_out_of_range(huge);
   std::vector<int> local_ids;
   if (k + 1 < parts.size()) {
     std::string_view gname, gbr;
     split_bracket(parts[k + 1], &gname, &gbr);
-    if (gname != "gpu" || !parse_index_list(gbr, t->gpus_per_node, &local_ids)) return fail(syntax);
-    for (int l : local_ids) {
-      if (l >= t->gpus_per_node) {
-        return fail("GPU " + std::to_string(l) + " out of range (node type '" + t->name + "' has " +
-                    std::to_string(t->gpus_per_node) + " GPUs)");
-      }
-    }
+    const auto gpu_out_of_range = [&](const std::string& l) {
+      return fail("GPU " + l + " out of range (node type '" + t->name + "' has " + std::to_string(t->gpus_per_node) +
+                  " GPUs)");
+    };
+    if (gname != "gpu") return fail(syntax);
+    if (!parse_index_list(gbr, t->gpus_per_node, &local_ids, &huge))
+      return huge.empty() ? fail(syntax) : gpu_out_of_range(huge);
+    for (int l : local_ids)
+      if (l >= t->gpus_per_node) return gpu_out_of_range(std::to_string(l));
   } else {
     for (int l = 0; l < t->gpus_per_node; ++l) local_ids.push_back(l);
   }
   std::vector<int> ids;
   for (int i : node_ids) {
-    if (i >= static_cast<int>(candidates.size())) {
-      return fail("node " + std::string(type_name) + "[" + std::to_string(i) + "] out of range (" +
-                  std::to_string(candidates.size()) + " node(s) of that type" +
-                  (zone >= 0 ? " in zone '" + zones[zone].name + "'" : std::string()) + ")");
-    }
+    if (i >= static_cast<int>(candidates.size())) return node_out_of_range(std::to_string(i));
     for (int l : local_ids) ids.push_back(nodes[candidates[i]].first_gpu + l);
   }
   return ids;

@@ -297,6 +297,10 @@ ParsedQuantity parse_money(std::string_view text, const std::vector<UnitEntry>& 
   ParsedQuantity out;
   const std::string_view s = trim(text);
   const bool has_dollar = s.find('$') != std::string_view::npos;
+  if (s.rfind("$-", 0) == 0) {  // written "$-1/h": the same mistake as "-$1/h", said the same way
+    out.error = "negative value " + quoted(text) + " (expected a value >= 0)";
+    return out;
+  }
   const Split sp = split_number(s, "$");
   if (!sp.error.empty()) {
     out.error = sp.error;

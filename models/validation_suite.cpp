@@ -2,6 +2,7 @@
 // Reading ground-truth suites (format version 1) strictly, and turning rows into inputs.
 #include "validation_suite.hpp"
 
+#include <cstdlib>
 #include <set>
 
 #include "line_rates.hpp"
@@ -164,8 +165,15 @@ void read_measured(MapReader& r, SuiteRow& row) {
   const YAML::Node value = r.get_node("measured", Need::kOptional).value_or(YAML::Node());
   double number = 0;
   if (value.IsScalar() && !YAML::convert<double>::decode(value, number)) {
-    if (parse_time(value.Scalar()).ok()) {
+    const std::string& text = value.Scalar();
+    char* end = nullptr;
+    std::strtod(text.c_str(), &end);
+    const bool a_number = !text.empty() && end == text.c_str() + text.size();  // but not a double: 1e400
+    if (parse_time(text).ok()) {
       set_if(row.measured, r.get_quantity("measured", Need::kRequired, parse_time, "a time such as \"3.5s\"", true));
+    } else if (a_number) {
+      r.get_sink().error(r.value_mark_of("measured"), r.field("measured"),
+                         "value " + text + " out of range (expected a number > 0 and <= 1e+12)");
     } else {
       r.get_sink().error(r.value_mark_of("measured"), r.field("measured"),
                          "'" + value.Scalar() + "' is not a time (expected seconds, 3.528, or a time such as \"3.5s\")");
@@ -293,6 +301,10 @@ Suite parse_suite(std::string_view text, const Catalog& catalog, const std::stri
         row.system = system;
         row.line = node.Mark().line + 1;
         MapReader r(node, index_path("rows", i), row_sink, node.Mark());
+        if (!r.ok()) {  // not a map: said so, and nothing of it is "missing" (the defaults were)
+          merge_unique(row_sink, sink, seen);
+          continue;
+        }
         set_if(row.id, r.get_string("id", Need::kRequired));
         if (!row.id.empty() && !ids.insert(row.id).second)
           row_sink.error(r.value_mark_of("id"), r.field("id"), "duplicate id '" + row.id + "' (expected unique ids)");

@@ -119,6 +119,15 @@ TEST(Cluster, HugeSelectorRangesStopAtTheFirstIndexOutOfRange) {
   EXPECT_EQ(err, "node dgx[2] out of range (2 node(s) of that type)");
   EXPECT_FALSE(c.resolve_gpus("gpu[999999998-999999999]", &err));
   EXPECT_EQ(err, "GPU index 999999998 out of range (cluster has 28 GPUs, 0-27)");
+  // Ten digits and more were "bad GPU selector" (adversarial pass, 2026-12-05).
+  EXPECT_FALSE(c.resolve_gpus("gpu[99999999999]", &err));
+  EXPECT_EQ(err, "GPU index 99999999999 out of range (cluster has 28 GPUs, 0-27)");
+  EXPECT_FALSE(c.resolve_gpus("gpu[0-2147483648]", &err));
+  EXPECT_EQ(err, "GPU index 2147483648 out of range (cluster has 28 GPUs, 0-27)");
+  EXPECT_FALSE(c.resolve_gpus("dgx[12345678901]/gpu[0]", &err));
+  EXPECT_EQ(err, "node dgx[12345678901] out of range (2 node(s) of that type)");
+  EXPECT_FALSE(c.resolve_gpus("dgx[0]/gpu[0,12345678901]", &err));
+  EXPECT_EQ(err, "GPU 12345678901 out of range (node type 'dgx' has 8 GPUs)");
 }
 
 Workload work(int layers, int batch) {

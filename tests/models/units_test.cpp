@@ -156,6 +156,7 @@ TEST(Units, FlopRatesAndSizesLieWithinPhysicalBounds) {
             "value out of range in \"1e300FLOP\" (expected an amount of work between 1FLOP and 1e18FLOP)");
   EXPECT_DOUBLE_EQ(ok(parse_flop("0FLOP")), 0);  // no saturation
   EXPECT_DOUBLE_EQ(ok(parse_flop("1EFLOP")), 1e18);
+  EXPECT_EQ(parse_price_per_hour("$-1/h").error, "negative value \"$-1/h\" (expected a value >= 0)");  // was "malformed"
 }
 
 // "2usec" was told "did you mean 2sec" (a million times longer); ".infGB/s" had no expectation.

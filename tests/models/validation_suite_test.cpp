@@ -395,6 +395,10 @@ TEST(ValidationSuite, DefaultsMistakesAreReportedOnce) {
   header.replace(header.find("{seq_len: 1024, vocab: 51200}"), 29, "5");
   const std::string not_a_map = error_of(header + row("{tp: 1, pp: 1, dp: 1}"));
   EXPECT_NE(not_a_map.find("defaults.model: expected a map, got '5'"), std::string::npos) << not_a_map;
+  // A row that is no map is that one error: its model's keys were reported missing as well.
+  const std::string scalar_row = error_of(std::string(kHeader) + "  - 5\n" + row("{tp: 1, pp: 1, dp: 1}"));
+  EXPECT_NE(scalar_row.find("rows[0]: expected a map, got '5'"), std::string::npos) << scalar_row;
+  EXPECT_EQ(scalar_row.find("missing key"), std::string::npos) << scalar_row;
 }
 
 // `measured` is seconds; a time with its unit is read as that time, anything else is an error.
@@ -411,6 +415,9 @@ TEST(ValidationSuite, MeasuredTakesSecondsOrATimeWithItsUnit) {
             std::string::npos);
   EXPECT_NE(error_of(measured_as("\"0s\"")).find("must be > 0"), std::string::npos);
   EXPECT_NE(error_of(measured_as("-2")).find("out of range"), std::string::npos);
+  // A number beyond a double was "not a time" (adversarial pass, 2026-12-05).
+  EXPECT_NE(error_of(measured_as("1e400")).find("rows[0].measured: value 1e400 out of range (expected a number > 0"),
+            std::string::npos) << error_of(measured_as("1e400"));
   // A subnormal passed "> 0" and made the suite's MAPE inf% (s24 audit).
   for (const char* tiny : {"1e-320", "1e-9", "\"1ns\""})
     EXPECT_NE(error_of(measured_as(tiny)).find("rows[0].measured: a step of less than a microsecond"), std::string::npos)
