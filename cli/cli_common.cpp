@@ -496,8 +496,11 @@ std::vector<models::Suite> load_suite_files(const std::vector<std::string>& path
       models::Diagnostic d;
       d.file = path;
       d.field = "suite";
-      d.message = "suite '" + it->first + "' is also the suite of " + it->second +
-                  " (expected each suite once, under its own name)";
+      std::error_code ec;
+      d.message = fs::equivalent(path, it->second, ec)
+                      ? "the file is given twice (expected each suite file once)"
+                      : "suite '" + it->first + "' is also the suite of " + it->second +
+                            " (expected each suite once, under its own name)";
       errors.add(std::move(d));
     }
   }
