@@ -109,15 +109,7 @@ struct DocumentStarts : YAML::EventHandler {
   void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
   void OnScalar(const YAML::Mark& mark, const std::string& t, YAML::anchor_t, const std::string&) override {
     note_tag(mark, t);
-    if (t == "!" && mark.pos >= 0 && static_cast<size_t>(mark.pos) < text_.size()) {
-      const char quote = text_[static_cast<size_t>(mark.pos)];
-      if (quote == '"' || quote == '\'') {
-        const size_t close = closing(static_cast<size_t>(mark.pos), quote);
-        if (close == std::string_view::npos) unclosed.emplace_back(mark, quote);
-        else if (!multiline && text_.substr(static_cast<size_t>(mark.pos), close - static_cast<size_t>(mark.pos)).find('\n') != std::string_view::npos)
-          multiline.emplace(mark, position_of(text_, close).first);
-      }
-    }
+    if (t == "!") note_quotes(mark);  // "!": a quoted scalar
   }
   void OnSequenceStart(const YAML::Mark& mark, const std::string& t, YAML::anchor_t, YAML::EmitterStyle::value) override {
     note_tag(mark, t);
@@ -133,6 +125,18 @@ struct DocumentStarts : YAML::EventHandler {
   // written in the file, and the string readers would ignore it (`!!binary aGk=` read as text).
   void note_tag(const YAML::Mark& mark, const std::string& t) {
     if (!t.empty() && t != "?" && t != "!") tags.emplace_back(mark, t);
+  }
+  void note_quotes(const YAML::Mark& mark) {
+    if (mark.pos < 0 || static_cast<size_t>(mark.pos) >= text_.size()) return;
+    const size_t open = static_cast<size_t>(mark.pos);
+    const char quote = text_[open];
+    if (quote != '"' && quote != '\'') return;
+    const size_t close = closing(open, quote);
+    if (close == std::string_view::npos) {
+      unclosed.emplace_back(mark, quote);
+    } else if (!multiline && text_.substr(open, close - open).find('\n') != std::string_view::npos) {
+      multiline.emplace(mark, position_of(text_, close).first);
+    }
   }
   /// Where the quoted scalar opened at `open` has its closing quote, npos when it has none
   /// (YAML 1.2: '\"' escapes a double quote, '' a single one).

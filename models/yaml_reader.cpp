@@ -304,10 +304,10 @@ std::optional<double> MapReader::get_quantity(std::string_view key, Need need,
   const YAML::Mark at = value_mark(item->value, item->key_mark);
   // A negative value where only > 0 will do: said so at once (the unit parser's own message,
   // "expected a value >= 0", sent the user to a 0 that is refused too).
-  const bool negative_text = item->value.IsScalar() && item->value.Scalar().find_first_not_of(" \t") != std::string::npos &&
-                             item->value.Scalar()[item->value.Scalar().find_first_not_of(" \t")] == '-';
-  if (positive && negative_text) {
-    sink_->error(at, field(key), "\"" + item->value.Scalar() + "\" must be > 0 (expected " + expected + ")");
+  const std::string text = item->value.IsScalar() ? item->value.Scalar() : std::string();
+  const size_t first = text.find_first_not_of(" \t");
+  if (positive && first != std::string::npos && text[first] == '-') {
+    sink_->error(at, field(key), "\"" + text + "\" must be > 0 (expected " + expected + ")");
     return std::nullopt;
   }
   const auto v = read_quantity(item->value, field(key), at, *sink_, parse, expected);
