@@ -338,14 +338,20 @@ std::string output_in_catalog(const std::vector<std::pair<std::string, std::stri
   return {};
 }
 
-void check_output_files(const std::string& verb, const std::vector<std::pair<std::string, std::string>>& outputs,
-                        const std::vector<std::string>& inputs) {
+std::string output_files_problem(const std::vector<std::pair<std::string, std::string>>& outputs,
+                                 const std::vector<std::string>& inputs) {
   std::string problem = output_overwrites_input(outputs, inputs);
   if (problem.empty()) problem = output_in_catalog(outputs);
   // Paths derived from others (a default checkpoint next to --out) had no option check.
   for (const auto& [option, path] : outputs)
     if (problem.empty() && !path.empty())
       if (const std::string p = output_file_problem(path); !p.empty()) problem = option + ": " + p;
+  return problem;
+}
+
+void check_output_files(const std::string& verb, const std::vector<std::pair<std::string, std::string>>& outputs,
+                        const std::vector<std::string>& inputs) {
+  const std::string problem = output_files_problem(outputs, inputs);
   if (problem.empty()) return;
   std::cerr << "hetsim " << verb << ": error: " << problem << '\n';
   throw VerbExit{kExitBadInput};

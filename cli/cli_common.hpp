@@ -108,9 +108,12 @@ std::string output_overwrites_input(const std::vector<std::pair<std::string, std
 /// The first output that is a *.yaml file in the GPU catalog folder (Catalog::builtin_dir()),
 /// as a message; "" when none is.
 std::string output_in_catalog(const std::vector<std::pair<std::string, std::string>>& outputs);
-/// Exit 2 with "hetsim <verb>: error: <problem>" when output_overwrites_input finds one, or
-/// when an output fails the checks of output_file_check (for paths derived from other options,
-/// such as the default checkpoint OUT.samples.jsonl).
+/// What output_overwrites_input or output_in_catalog finds, or the checks of output_file_check
+/// (for paths derived from other options, such as the default checkpoint OUT.samples.jsonl);
+/// "" when nothing.
+std::string output_files_problem(const std::vector<std::pair<std::string, std::string>>& outputs,
+                                 const std::vector<std::string>& inputs);
+/// Exit 2 with "hetsim <verb>: error: <problem>" when output_files_problem finds one.
 void check_output_files(const std::string& verb, const std::vector<std::pair<std::string, std::string>>& outputs,
                         const std::vector<std::string>& inputs);
 

@@ -144,9 +144,19 @@ void run(const RunVerbOptions& o) {
     exec::MpiCommunicator comm;
     if (comm.get_size() != spec.plan.gpu_count()) {
       if (comm.get_rank() == 0) {
-        std::cerr << "hetsim run: the plan uses " << spec.plan.gpu_count() << " devices; start it with mpirun -np "
+        std::cerr << "hetsim run: error: the plan uses " << spec.plan.gpu_count() << " devices; start it with mpirun -np "
                   << spec.plan.gpu_count() << " (got " << comm.get_size() << ")\n";
       }
+      throw VerbExit{kExitBadInput};
+    }
+    // Each rank writes its own file (rank_path): every one is checked, on every rank, so that
+    // all stop together ('--plan pl0.yaml --out pl%r.yaml' overwrote the plan with rank 0's log).
+    std::vector<std::pair<std::string, std::string>> rank_outputs;
+    for (int r = 0; r < comm.get_size() && !o.out.empty(); ++r)
+      rank_outputs.emplace_back("--out (rank " + std::to_string(r) + ")", rank_path(o.out, r));
+    if (const std::string problem = output_files_problem(rank_outputs, {choice.cluster, choice.workload, choice.plan});
+        !problem.empty()) {
+      if (comm.get_rank() == 0) std::cerr << "hetsim run: error: " << problem << '\n';
       throw VerbExit{kExitBadInput};
     }
     const exec::RankOutcome out = exec::run_rank_or_abort(spec, comm);

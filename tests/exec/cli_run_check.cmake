@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # Checks `hetsim run` end to end.
-#   cmake -DHETSIM=... -DMPIEXEC=... -DSOURCE=<repo> -DWORK=<dir> -DMODE=json|mpi|fault -P cli_run_check.cmake
+#   cmake -DHETSIM=... -DMPIEXEC=... -DSOURCE=<repo> -DWORK=<dir> -DMODE=json|mpi|mpi_out_is_input|fault -P cli_run_check.cmake
 set(inputs --cluster ${SOURCE}/clusters/local-cpu.yaml --workload ${SOURCE}/workloads/tiny-gpt.yaml)
 file(MAKE_DIRECTORY ${WORK})
 set(out ${WORK}/run_${MODE}.jsonl)
@@ -11,6 +11,20 @@ elseif(MODE STREQUAL "mpi")
   execute_process(COMMAND ${MPIEXEC} --oversubscribe -n 4 ${HETSIM} run ${inputs} --tp 2 --pp 2 --steps 2
                           --format json --out ${out}
                   RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr TIMEOUT 120)
+elseif(MODE STREQUAL "mpi_out_is_input")
+  # Each rank writes --out with %r replaced by its rank: rank 0's file is the plan given. Refused
+  # on every rank before the run (it overwrote the plan with rank 0's log), the plan untouched.
+  configure_file(${SOURCE}/plans/local-cpu-tp1-pp1-dp2.yaml ${WORK}/plan0.yaml COPYONLY)
+  file(MD5 ${WORK}/plan0.yaml before)
+  execute_process(COMMAND ${MPIEXEC} --oversubscribe -n 2 ${HETSIM} run ${inputs} --plan ${WORK}/plan0.yaml
+                          --steps 1 --out ${WORK}/plan%r.yaml
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr TIMEOUT 120)
+  file(MD5 ${WORK}/plan0.yaml after)
+  if(NOT before STREQUAL after OR rc EQUAL 0
+     OR NOT stderr MATCHES "hetsim run: error: --out \\(rank 0\\): '[^']*plan0.yaml' is the input file")
+    message(FATAL_ERROR "expected a refusal that leaves the plan as it was; rc ${rc}, plan ${before} -> ${after}:\n${stderr}")
+  endif()
+  return()
 elseif(MODE STREQUAL "fault")
   string(TIMESTAMP start "%s")
   execute_process(COMMAND ${HETSIM} run ${inputs} --pp 2 --dp 2 --steps 3 --inject-fault 3:throw:2
