@@ -42,7 +42,7 @@ void run_validate(const ValidateOptions& o) {
   const std::vector<models::Suite> suites = load_suite_files(o.suites, catalog);
   if (!o.emit_dir.empty()) {  // before any row is predicted
     models::DiagnosticCollector errors;
-    const std::vector<std::string> problems = models::check_emit_targets(suites, o.emit_dir, errors);
+    const std::vector<std::string> problems = models::check_emit_targets(suites, o.emit_dir, errors, {o.profile});
     errors.throw_if_any();
     for (const std::string& p : problems) std::cerr << "hetsim validate: error: --emit-dir: " << p << "\n";
     if (!problems.empty()) throw VerbExit{kExitBadInput};

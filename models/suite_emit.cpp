@@ -31,9 +31,12 @@ constexpr const char* kEmittedFiles[] = {"cluster.yaml", "workload.yaml", "plan.
 }  // namespace
 
 std::vector<std::string> check_emit_targets(const std::vector<Suite>& suites, const std::string& dir,
-                                            DiagnosticCollector& errors) {
+                                            DiagnosticCollector& errors, const std::vector<std::string>& other_inputs) {
   namespace fs = std::filesystem;
   std::vector<std::string> problems;
+  // The files read: one of them where an emitted file goes was replaced by it, exit 0.
+  std::vector<std::string> inputs = other_inputs;
+  for (const Suite& suite : suites) inputs.push_back(suite.file);
   std::map<std::string, const Suite*> suite_of_folder;
   const auto too_long = [&](const std::string& file, int line, const std::string& field, const std::string& name) {
     if (path_component(name).size() <= kMaxFolderNameBytes) return false;
@@ -67,8 +70,14 @@ std::vector<std::string> check_emit_targets(const std::vector<Suite>& suites, co
       std::error_code ec;
       for (const fs::path& p : {folder.parent_path(), folder})
         if (fs::exists(p, ec) && !fs::is_directory(p, ec)) problems.push_back(p.string() + " is a file (expected a folder, or nothing)");
-      for (const char* name : kEmittedFiles)
-        if (fs::is_directory(folder / name, ec)) problems.push_back((folder / name).string() + " is a folder (expected a file, or nothing)");
+      for (const char* name : kEmittedFiles) {
+        const fs::path file = folder / name;
+        if (fs::is_directory(file, ec)) problems.push_back(file.string() + " is a folder (expected a file, or nothing)");
+        for (const std::string& input : inputs)
+          if (!input.empty() && fs::exists(file, ec) && fs::equivalent(file, input, ec))
+            problems.push_back(file.string() + " is the input file " + input +
+                               " (expected a folder where no input lies: it would be overwritten)");
+      }
     }
   }
   std::sort(problems.begin(), problems.end());

@@ -22,8 +22,9 @@ int emit_suite_inputs(const Suite& suite, const SuiteResult& result, const Catal
 /// another. Into `errors`: suites or rows of one suite whose folder names are the same once '/'
 /// and control characters are replaced ("x/y" and "x_y"), and names too long for a folder (at the
 /// row's line). Returned: problems of DIR itself (a file where a row's folder or a folder where
-/// one of its files goes), as messages about --emit-dir.
+/// one of its files goes, a file it would write that is one of the suites' files or of
+/// `other_inputs`), as messages about --emit-dir.
 std::vector<std::string> check_emit_targets(const std::vector<Suite>& suites, const std::string& dir,
-                                            DiagnosticCollector& errors);
+                                            DiagnosticCollector& errors, const std::vector<std::string>& other_inputs = {});
 
 }  // namespace hetsim::models

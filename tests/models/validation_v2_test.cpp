@@ -393,6 +393,15 @@ TEST(ValidationV2, EmitTargetsAreCheckedBeforePredicting) {
   EXPECT_TRUE(errors.empty());
   EXPECT_THAT(problems, ElementsAre(HasSubstr("/a is a file (expected a folder, or nothing)"),
                                     HasSubstr("/b/plan.yaml is a folder (expected a file, or nothing)")));
+  // The suite file (or the profile) where an emitted file goes: it was replaced, exit 0.
+  fs::remove_all(dir);
+  fs::create_directories(dir / s.name / "a");
+  const fs::path suite_file = dir / s.name / "a" / "plan.yaml";
+  std::ofstream(suite_file) << suite_with(row("a") + row("b"));
+  Suite read = parse_suite(suite_with(row("a") + row("b")), Catalog::builtin(), suite_file.string());
+  read.file = suite_file.string();
+  const std::vector<std::string> overwrite = check_emit_targets({read}, dir.string(), errors, {""});
+  EXPECT_THAT(overwrite, ElementsAre(HasSubstr("/a/plan.yaml is the input file " + suite_file.string())));
   fs::remove_all(dir);
 }
 
