@@ -221,6 +221,15 @@ std::string output_file_problem(const fs::path& path) {
   // device (/dev/null) or a FIFO with a plain file.
   if (const fs::file_status st = fs::status(path, ec); fs::exists(st) && !fs::is_regular_file(st))
     return "'" + path.string() + "' is not a regular file (expected a file name)";
+  // The file is written as NAME.tmp.<pid> beside it first: a name the folder takes whose
+  // temporary name it does not failed only at the end, after the whole job ("File name too long").
+  const std::string name = path.filename().string();
+  constexpr std::size_t kTmpSuffixBytes = 16;  // ".tmp." and a pid of up to 10 digits, with room
+  const long name_max = ::pathconf(path.parent_path().empty() ? "." : path.parent_path().c_str(), _PC_NAME_MAX);
+  const std::size_t limit = name_max > 0 ? static_cast<std::size_t>(name_max) : 255;
+  if (name.size() + kTmpSuffixBytes > limit)
+    return "file name '" + name.substr(0, 40) + "...' is " + std::to_string(name.size()) + " bytes (expected at most " +
+           std::to_string(limit - kTmpSuffixBytes) + ", which leaves room for the temporary file written beside it)";
   const fs::path parent = path.parent_path();
   if (!parent.empty() && fs::exists(parent, ec) && !fs::is_directory(parent, ec))
     return "'" + parent.string() + "' is a file, not a folder (expected the path of a file in an existing folder)";
@@ -308,7 +317,15 @@ std::string output_overwrites_input(const std::vector<std::pair<std::string, std
     if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
     // Absolute first: weakly_canonical leaves a bare relative name relative when nothing of it
     // exists yet ("o.csv" against "./o.csv", which it makes absolute), so the two differed.
-    return fs::weakly_canonical(fs::absolute(a, ec), ec) == fs::weakly_canonical(fs::absolute(b, ec), ec);
+    // A path it cannot resolve (a name too long) is compared as written, normalised: two failed
+    // resolutions gave two empty paths, "the same file".
+    const auto resolved = [](const std::string& p) {
+      std::error_code e;
+      const fs::path absolute = fs::absolute(p, e);
+      const fs::path canonical = fs::weakly_canonical(absolute, e);
+      return e || canonical.empty() ? absolute.lexically_normal() : canonical;
+    };
+    return resolved(a) == resolved(b);
   };
   for (size_t i = 0; i < outputs.size(); ++i) {
     const auto& [option, path] = outputs[i];
@@ -329,7 +346,7 @@ std::string output_in_catalog(const std::vector<std::pair<std::string, std::stri
   std::error_code ec;
   const fs::path catalog = fs::weakly_canonical(fs::absolute(models::Catalog::builtin_dir(), ec), ec);
   for (const auto& [option, path] : outputs) {
-    if (path.empty() || fs::path(path).extension() != ".yaml") continue;
+    if (path.empty() || !models::is_catalog_file_name(path)) continue;  // the names the catalog reads: *.yaml, *.YML...
     const fs::path folder = fs::weakly_canonical(fs::absolute(path, ec), ec).parent_path();
     if (!catalog.empty() && (folder == catalog || fs::equivalent(folder, catalog, ec)))
       return option + ": '" + path + "' is in the GPU catalog folder '" + models::Catalog::builtin_dir() +

@@ -203,7 +203,10 @@ void add_run_verb(CLI::App& app) {
   verb->add_option("--lr", opts->learning_rate, "Adam learning rate, at most 1 (default 0.001)")
       ->transform(number_check(true, false, 1.0));
   verb->add_option("--inject-fault", opts->inject_fault,
-                   "testing: RANK[:throw|kill[:STEP]] makes that rank fail at the start of STEP (default 1)");
+                   "testing: RANK[:throw|kill[:STEP]] makes that rank fail at the start of STEP (default 1)")
+      ->check(CLI::Validator(  // given empty, it ran without a fault and said nothing
+          [](std::string& text) { return text.empty() ? "expected RANK[:throw|kill[:STEP]], got ''" : std::string(); },
+          "RANK[:MODE[:STEP]]"));
   add_format_option(verb, &opts->format);
   verb->callback([opts] { run(*opts); });
 }

@@ -2,12 +2,15 @@
 // Report of a simulation (see sim_report.hpp).
 #include "sim_report.hpp"
 
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
@@ -255,9 +258,13 @@ models::Report simulate_report_in_child(const models::Cluster& cluster, const mo
   int fds[2];
   if (pipe(fds) != 0) throw std::runtime_error(std::string("simulator: pipe: ") + std::strerror(errno));
   std::fflush(nullptr);  // the child must not write the parent's buffered output again
+  const pid_t parent = ::getpid();
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(std::string("simulator: fork: ") + std::strerror(errno));
   if (pid == 0) {
+    // Ends with its parent: a killed `sweep --refine` left its simulation running to the end.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) std::_Exit(1);  // the parent died before the line above
     close(fds[0]);
     std::string bytes;
     int code = 0;

@@ -97,6 +97,11 @@ TEST_F(OutputChecks, OutputFileIsNoDeviceFifoOrDash) {
   EXPECT_THAT(parse_error<std::string>(output_file_check(), "/dev/null"), HasSubstr("'/dev/null' is not a regular file"));
   EXPECT_THAT(parse_error<std::string>(output_file_check(), "-"), HasSubstr("'-' is not a file"));
   EXPECT_EQ(parse_error<std::string>(output_file_check(), at("a-file")), "");  // an existing file is replaced
+  // A name the folder takes but its temporary name (NAME.tmp.<pid>) does not: the job ran, then
+  // failed to write ("File name too long", exit 1; adversarial pass, 2026-12-05).
+  EXPECT_THAT(parse_error<std::string>(output_file_check(), at(std::string(247, 'y'))),
+              HasSubstr("is 247 bytes (expected at most 239, which leaves room for the temporary file"));
+  EXPECT_EQ(parse_error<std::string>(output_file_check(), at(std::string(239, 'y'))), "");
 }
 
 // `plan --emit-plan C.yaml --cluster C.yaml` replaced the cluster with the plan; so did
@@ -118,6 +123,9 @@ TEST_F(OutputChecks, OutputMustNotOverwriteAnInput) {
   // Two outputs on one file (a profile and its checkpoint), also before either exists.
   EXPECT_EQ(output_overwrites_input({{"--out", at("p.yaml")}, {"--checkpoint", at("x/../p.yaml")}}, {}),
             "--checkpoint: '" + at("x/../p.yaml") + "' is the --out file (expected another file)");
+  // Names too long to resolve are not "the same file" (both resolved to an empty path).
+  const std::string long_name = at(std::string(300, 'x'));
+  EXPECT_EQ(output_overwrites_input({{"--out", long_name}, {"--checkpoint", long_name + ".checkpoint"}}, {}), "");
 }
 
 // `plan --emit-plan CATALOG/cpu.yaml` replaced a GPU catalog file with a plan, `sweep --out
@@ -130,6 +138,9 @@ TEST_F(OutputChecks, NoYamlOutputGoesIntoTheGpuCatalogFolder) {
               HasSubstr("--checkpoint: "));
   EXPECT_EQ(output_in_catalog({{"--out", at("results.csv")}}), "");  // not read as a catalog file
   EXPECT_EQ(output_in_catalog({{"--emit-plan", "plan.yaml"}}), "");   // elsewhere
+  // The catalog reads *.yml and any case of either too (adversarial pass, 2026-12-05).
+  EXPECT_THAT(output_in_catalog({{"--emit-plan", at("best.YAML")}}), HasSubstr("is in the GPU catalog folder"));
+  EXPECT_THAT(output_in_catalog({{"--out", at("new.yml")}}), HasSubstr("is in the GPU catalog folder"));
   ::unsetenv("HETSIM_CATALOG_DIR");
 }
 
