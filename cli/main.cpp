@@ -49,14 +49,15 @@ int run(CLI::App& app, int argc, char** argv) {
     std::cerr << error << '\n';
     return hetsim::cli::kExitBadInput;
   }
+  // The verb, in the form of the verbs' own messages ("hetsim plan: error: ...").
+  const std::string verb = argc > 1 && argv[1][0] != '-' ? std::string(" ") + argv[1] : std::string();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     // --help and --version arrive as "errors" of exit code 0: CLI11 prints them.
     if (e.get_exit_code() == 0) return app.exit(e) == 0 ? hetsim::cli::kExitOk : hetsim::cli::kExitBadInput;
-    // Any other is bad input, in the verbs' own form ("hetsim plan: error: ...") rather than
-    // CLI11's bare text and its "Run with --help" line.
-    const std::string verb = argc > 1 && argv[1][0] != '-' ? std::string(" ") + argv[1] : std::string();
+    // Any other is bad input, in the verbs' own form rather than CLI11's bare text and its
+    // "Run with --help" line.
     std::cerr << "hetsim" << verb << ": error: " << e.what() << " (see `hetsim" << verb << " --help`)\n";
     return hetsim::cli::kExitBadInput;
   } catch (const hetsim::models::ConfigError& e) {
@@ -65,7 +66,7 @@ int run(CLI::App& app, int argc, char** argv) {
   } catch (const hetsim::cli::VerbExit& e) {
     return e.code;
   } catch (const std::exception& e) {
-    std::cerr << "hetsim: error: " << e.what() << '\n';
+    std::cerr << "hetsim" << verb << ": error: " << e.what() << '\n';
     return hetsim::cli::kExitFailure;
   }
   return hetsim::cli::kExitOk;

@@ -118,7 +118,7 @@ def judge(rc, out, err, files, must_reject, outputs, expect_rc=None):
     m = CRASH_TEXT.search(err)
     if m:
         probs.append(("crash", f"stderr has '{m.group(0)}'"))
-    if rc == 1 and re.search(r"^hetsim: error:", err, re.M) and files:
+    if rc == 1 and re.search(r"^hetsim( [a-z]+)?: error:", err, re.M) and files:
         probs.append(("uncaught", "bad input ended as an internal error (exit 1): " + err.strip().splitlines()[0][:160]))
     if rc == 2 and files:
         lines = [l for l in err.splitlines() if l.strip()]
