@@ -3,6 +3,7 @@
 // of the cluster's device types and link classes through the execution engine, fitted into a
 // Profile (calibration/). A killed run resumes from its JSONL checkpoint.
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -34,11 +35,18 @@ std::string percent(double fraction) {
 void run_calibrate(const CalibrateVerbOptions& o) {
   calibration::CalibrateOptions options;
   options.checkpoint_path = o.checkpoint.empty() ? o.out + ".samples.jsonl" : o.checkpoint;
-  check_output_files("calibrate", {{"--out", o.out}, {"--checkpoint", options.checkpoint_path}}, {o.cluster});
+  // With --refit the checkpoint is only read: an input, which may lie in a read-only folder.
+  if (o.refit)
+    check_output_files("calibrate", {{"--out", o.out}}, {o.cluster, options.checkpoint_path});
+  else
+    check_output_files("calibrate", {{"--out", o.out}, {"--checkpoint", options.checkpoint_path}}, {o.cluster});
   const models::Cluster cluster = load_cluster_file(o.cluster);
   // A checkpoint that cannot be written is found now, not after the first microbenchmark.
   std::string problem;
-  if (o.refit && !std::ifstream(options.checkpoint_path))
+  std::error_code ec;
+  if (o.refit && std::filesystem::is_directory(options.checkpoint_path, ec))
+    problem = "--refit: '" + options.checkpoint_path + "' is a folder (expected the checkpoint file of a calibrate run)";
+  else if (o.refit && !std::ifstream(options.checkpoint_path))
     problem = "--refit fits the samples of '" + options.checkpoint_path + "', which does not exist (expected the checkpoint " +
               "of a calibrate run)";
   else if (!o.refit && !std::ofstream(options.checkpoint_path, std::ios::app))
@@ -155,8 +163,8 @@ void add_calibrate_verb(CLI::App& app) {
   verb->add_option("--out", o->out, "Profile to write (atomically; default profile.yaml)")
       ->check(output_file_check());
   verb->add_option("--checkpoint", o->checkpoint,
-                   "JSONL of finished microbenchmarks; a rerun with the same --repeats resumes from it (default OUT.samples.jsonl)")
-      ->check(output_file_check());
+                   "JSONL of finished microbenchmarks; a rerun with the same --repeats resumes from it (default OUT.samples.jsonl)");
+  // (Checked as an output in run_calibrate, as an input with --refit.)
   verb->add_flag("--quick", o->quick, "Small grid (a few points per fit)");
   verb->add_flag("--refit", o->refit,
                  "Run no microbenchmark: fit the checkpoint's (needs no device; e.g. a GPU's samples fitted again "
