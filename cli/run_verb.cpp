@@ -137,6 +137,7 @@ void run(const RunVerbOptions& o) {
   spec.steps = o.steps;
   spec.options.seed = o.seed;
   spec.options.adam.learning_rate = static_cast<float>(o.learning_rate);
+  spec.options.keep_measurements = !o.out.empty();  // only --out needs every step's records
   parse_fault(o.inject_fault, spec.plan.gpu_count(), spec.steps, spec.options);
 
   if (exec::launched_by_mpi()) {

@@ -30,6 +30,10 @@ struct RunOptions {
   bool poison_released_weights = false;  ///< ZeRO-3: fill released weights with NaN (tests: no pass
                                          ///< may use weights it did not gather)
   bool record_ops = true;          ///< record per-op measurements (step records always)
+  /// Keep every step's records for RankOutcome::measurements (`run --out`, tests); without,
+  /// run_rank folds each step's into the summary and drops them, so memory does not grow with
+  /// the steps (10,000 steps of a 2-layer model held 1 GB).
+  bool keep_measurements = true;
   int fail_rank = -1;              ///< fault injection: this rank fails at the start of fail_step
   int fail_step = 1;
   std::string fail_mode = "throw"; ///< throw | kill (SIGKILL itself)
@@ -52,6 +56,8 @@ class RankRunner {
   StepResult step();
 
   const std::vector<Measurement>& get_measurements() const { return measurements_; }
+  /// The records so far, handed over: the runner keeps none of them.
+  std::vector<Measurement> take_measurements() { return std::exchange(measurements_, {}); }
   const std::vector<float>& get_captured_gradients() const { return captured_grads_; }
   /// The rank's parameters (flat buffer); under ZeRO-3 a collective call that gathers them first.
   std::vector<float> get_parameter_values();

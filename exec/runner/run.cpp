@@ -35,13 +35,18 @@ RankSummary unpack(const float* f) {
 }
 }  // namespace
 
-RankSummary summarize(const std::vector<Measurement>& measurements, int steps, int forward_passes,
-                      int backward_passes, double memory_peak_bytes) {
+namespace {
+
+/// A rank's measured ops summed (steps from `first_measured` on), before summarize divides them.
+struct RankSums {
   RankSummary s;
-  s.memory_peak_bytes = memory_peak_bytes;
-  const int first_measured = steps > 1 ? 2 : 1;
-  const int measured = steps - first_measured + 1;
   double ops_s = 0, forward_s = 0, backward_s = 0;
+};
+
+/// Adds `measurements` to `sums`. A step's records come in one call (every step's at once, or
+/// one step's after it ran): its span is taken within the call.
+void accumulate(RankSums& sums, const std::vector<Measurement>& measurements, int first_measured) {
+  RankSummary& s = sums.s;
   std::map<int, std::pair<double, double>> span;  // step -> (start, end of the last pass op)
   for (const auto& m : measurements) {
     if (m.step < first_measured) continue;
@@ -51,13 +56,13 @@ RankSummary summarize(const std::vector<Measurement>& measurements, int steps, i
       span[m.step].first = m.start_s;
       continue;
     }
-    ops_s += d;
+    sums.ops_s += d;
     const bool pass = m.phase == "forward" || m.phase == "backward";
     if (pass) span[m.step].second = std::max(span[m.step].second, m.end_s);
     // Per micro-batch pass: compute + TP comm, as StageReport defines forward_s / backward_s.
     const bool stage_time = m.op_class == OpClass::kCompute || m.op_class == OpClass::kTpComm;
-    if (stage_time && m.phase == "forward") forward_s += d;
-    if (stage_time && m.phase == "backward") backward_s += d;
+    if (stage_time && m.phase == "forward") sums.forward_s += d;
+    if (stage_time && m.phase == "backward") sums.backward_s += d;
     switch (m.op_class) {
       case OpClass::kCompute: s.compute_s += d; break;
       case OpClass::kTpComm: s.tp_comm_s += d; break;
@@ -68,14 +73,32 @@ RankSummary summarize(const std::vector<Measurement>& measurements, int steps, i
     }
   }
   for (const auto& [step, se] : span) s.pipeline_s += std::max(0.0, se.second - se.first);
-  s.uncovered_s = std::max(0.0, s.step_time_s - ops_s) / measured;
+}
+
+/// The first step summarize counts: the first is warm-up when there are more.
+int first_measured_step(int steps) { return steps > 1 ? 2 : 1; }
+
+RankSummary finish(const RankSums& sums, int steps, int forward_passes, int backward_passes, double memory_peak_bytes) {
+  RankSummary s = sums.s;
+  s.memory_peak_bytes = memory_peak_bytes;
+  const int measured = steps - first_measured_step(steps) + 1;
+  s.uncovered_s = std::max(0.0, s.step_time_s - sums.ops_s) / measured;
   for (double* x : {&s.step_time_s, &s.compute_s, &s.tp_comm_s, &s.pp_comm_s, &s.dp_comm_s, &s.optimizer_s,
                     &s.pipeline_s, &s.wait_s}) {
     *x /= measured;
   }
-  s.forward_per_micro_batch_s = forward_passes ? forward_s / measured / forward_passes : 0;
-  s.backward_per_micro_batch_s = backward_passes ? backward_s / measured / backward_passes : 0;
+  s.forward_per_micro_batch_s = forward_passes ? sums.forward_s / measured / forward_passes : 0;
+  s.backward_per_micro_batch_s = backward_passes ? sums.backward_s / measured / backward_passes : 0;
   return s;
+}
+
+}  // namespace
+
+RankSummary summarize(const std::vector<Measurement>& measurements, int steps, int forward_passes,
+                      int backward_passes, double memory_peak_bytes) {
+  RankSums sums;
+  accumulate(sums, measurements, first_measured_step(steps));
+  return finish(sums, steps, forward_passes, backward_passes, memory_peak_bytes);
 }
 
 void check_executable(const models::Workload& workload) {
@@ -109,11 +132,14 @@ RankOutcome run_rank(const RunSpec& spec, Communicator& comm) {
   auto backend = make_backend(device_type, spec.cluster.gpus.at(place.gpu).local);
   RankRunner runner(layout, spec.workload, spec.plan, *backend, comm, spec.options);
   RankOutcome out;
+  RankSums sums;  // without keep_measurements: each step's records, folded in after it ran
   for (int s = 1; s <= spec.steps; ++s) {
     out.steps.push_back(runner.step());
     if (s == 1 && spec.options.capture_gradients) {
       out.gradients = collect_named(layout, spec.workload.model, runner.get_captured_gradients(), kSumReplicas, comm);
     }
+    if (!spec.options.keep_measurements)
+      accumulate(sums, runner.take_measurements(), first_measured_step(spec.steps));
   }
   if (spec.options.capture_parameters) {
     const std::vector<float> values = runner.get_parameter_values();
@@ -123,8 +149,8 @@ RankOutcome run_rank(const RunSpec& spec, Communicator& comm) {
   }
   // Per micro-batch of the whole stage (all its chunks when interleaved), as StageReport defines.
   const int passes = layout.micro_batches(place.replica);
-  const RankSummary mine =
-      summarize(runner.get_measurements(), spec.steps, passes, passes, backend->get_memory_peak_bytes());
+  accumulate(sums, runner.get_measurements(), first_measured_step(spec.steps));  // all of them when kept
+  const RankSummary mine = finish(sums, spec.steps, passes, passes, backend->get_memory_peak_bytes());
   const std::vector<float> packed = pack(mine);
   std::vector<float> all(static_cast<std::size_t>(kSummaryFields) * layout.get_world_size());
   comm.all_gather(packed.data(), all.data(), kSummaryFields, layout.world());

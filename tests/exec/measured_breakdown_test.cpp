@@ -59,19 +59,69 @@ TEST(MeasuredBreakdown, CriticalRankIsTheBusiestOfTheSlowestReplica) {
   EXPECT_EQ(critical_rank(layout, ranks), 3);
 }
 
-// End to end on an unequal pipeline (CPU backend, threads as ranks).
-TEST(MeasuredBreakdown, AnUnequalPipelineRunAddsUpToItsIterationTime) {
+/// Three steps of an unequal pipeline (CPU backend, threads as ranks).
+RunSpec unequal_pipeline_run() {
   RunSpec s;
   s.cluster = testing::cpu_cluster(1, 1);
   s.workload = testing::tiny_workload();
   s.plan = plan("pp2-unequal", {replica(4, {stage(3, 0), stage(1, 1)})});
   s.steps = 3;
-  const RunOutcome out = run_in_process(s);
+  return s;
+}
+
+// End to end on an unequal pipeline.
+TEST(MeasuredBreakdown, AnUnequalPipelineRunAddsUpToItsIterationTime) {
+  const RunOutcome out = run_in_process(unequal_pipeline_run());
   const models::Report& r = out.report;
   ASSERT_GT(r.iteration_time_s, 0);
   // Summaries travel between ranks as float: rounding of a few parts in 1e7 per figure.
   EXPECT_NEAR(sum(r.breakdown), r.iteration_time_s, 1e-6 * r.iteration_time_s);
   EXPECT_GT(r.breakdown.bubble_s, 0);
+}
+
+// Without keep_measurements (`run` without --out) each step's records are folded into the
+// summary and dropped (10,000 steps held 1 GB): no record is returned and the Report is still
+// made of every measured step, its breakdown adding up as above.
+TEST(MeasuredBreakdown, ARunThatKeepsNoRecordsStillReportsItsSteps) {
+  RunSpec s = unequal_pipeline_run();
+  s.options.keep_measurements = false;
+  const RunOutcome out = run_in_process(s);
+  EXPECT_TRUE(out.measurements.empty());
+  const models::Report& r = out.report;
+  ASSERT_GT(r.iteration_time_s, 0);
+  EXPECT_GT(r.breakdown.compute_s, 0);
+  EXPECT_NEAR(sum(r.breakdown), r.iteration_time_s, 1e-6 * r.iteration_time_s);
+  ASSERT_EQ(r.stages.size(), 2u);
+  EXPECT_GT(r.stages[0].forward_s, 0);
+}
+
+// summarize() is the mean over the measured steps (the first is warm-up) of each step's sums and
+// of its span (its step record's start to its last pass op's end), which is what lets a run fold
+// each step's records in as it goes.
+TEST(MeasuredBreakdown, SummaryIsTheMeanOfTheMeasuredStepsAndTheirSpans) {
+  const auto rec = [](int step, const char* op, const char* phase, OpClass c, double from, double to) {
+    Measurement m;
+    m.step = step;
+    m.op = op;
+    m.phase = phase;
+    m.op_class = c;
+    m.start_s = from;
+    m.end_s = to;
+    return m;
+  };
+  std::vector<Measurement> all;
+  for (int step = 1; step <= 3; ++step) {
+    const double t0 = 10.0 * step;
+    all.push_back(rec(step, "step", "", OpClass::kCompute, t0, t0 + 5));
+    all.push_back(rec(step, "mlp", "forward", OpClass::kCompute, t0 + 0.5, t0 + 1.5 + step));
+    all.push_back(rec(step, "adam", "optimizer", OpClass::kOptimizer, t0 + 4, t0 + 4.5));
+  }
+  const RankSummary s = summarize(all, 3, 1, 1, 0);
+  // Steps 2 and 3 are measured (step 1 is warm-up): means over the two.
+  EXPECT_DOUBLE_EQ(s.step_time_s, 5);
+  EXPECT_DOUBLE_EQ(s.compute_s, (3.0 + 4.0) / 2);
+  EXPECT_DOUBLE_EQ(s.pipeline_s, (3.5 + 4.5) / 2);
+  EXPECT_DOUBLE_EQ(s.optimizer_s, 0.5);
 }
 
 /// tiny-gpt wide enough that a layer's compute (milliseconds) dwarfs a thread's wake-up (microseconds).
