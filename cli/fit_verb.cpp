@@ -132,7 +132,11 @@ void run_fit(const FitVerbOptions& o) {
                      std::to_string(f.rows)});
   }
   figures.print(std::cout);
-  if (any_unchanged) std::cout << "(unchanged): the rows do not depend on it; the profile leaves it to the catalog\n";
+  // Left where it started: the rows do not depend on it, or they pull it both ways (two runs of
+  // one configuration measured apart leave the objective flat between them).
+  if (any_unchanged)
+    std::cout << "(unchanged): no value fits the rows better than the catalog's (they do not depend on it, or pull "
+                 "it both ways); the profile leaves it to the catalog\n";
   if (any_bound) std::cout << "(bound): the search stopped at the end of its range; the rows ask for more than it allows\n";
   for (const std::string& why : r.links_not_fitted) std::cout << "link class not fitted: " << why << "\n";
   TextTable per_suite({"suite", "rows", "skipped", "MAPE before", "after"});
