@@ -27,9 +27,10 @@ struct RefineResult {
 /// kCost); plans the engine cannot predict go after the ones it can, in their analytic order.
 /// Plans beyond k keep their places. An engine that throws counts as "no figure", with its
 /// message in the note. No plan after the first is started once `time_limit_s` (wall clock;
-/// 0 or below: no limit, as the planner's) has passed since the call: the plans refined by then are re-ordered, the rest keep their
-/// places, and the note says how many were refined (the planner's --time-limit bounds a
-/// search; a simulation takes about a second, so an unbounded K ran for hours).
+/// 0 or below: no limit, as the planner's) has passed since the call: the plans refined by
+/// then are re-ordered, the rest keep their places, and the note says how many were refined
+/// (the planner's --time-limit bounds a search; a simulation takes about a second, so an
+/// unbounded K ran for hours).
 RefineResult refine_top_plans(PlannerResult& result, const Cluster& cluster, const Workload& workload,
                               const PredictFn& engine, int k,
                               double time_limit_s = std::numeric_limits<double>::infinity());

@@ -313,7 +313,7 @@ std::optional<double> MapReader::get_quantity(std::string_view key, Need need,
   const auto v = read_quantity(item->value, field(key), at, *sink_, parse, expected);
   if (!v) return std::nullopt;
   if (positive && *v <= 0) {
-    sink_->error(at, field(key), "\"" + item->value.Scalar() + "\" must be > 0 (expected " + expected + ")");
+    sink_->error(at, field(key), "\"" + text + "\" must be > 0 (expected " + expected + ")");
     return std::nullopt;
   }
   return v;

@@ -188,8 +188,7 @@ bool add_pass_traffic(const Topology& topo, const models::Plan& plan, const mode
 void check_simulation_size(const models::Plan& plan, const models::PlanWork& work, int simulated) {
   long long passes = 0;
   for (int r = 0; r < simulated && r < static_cast<int>(plan.replicas.size()); ++r)
-    passes += static_cast<long long>(plan.replicas[r].micro_batches) *
-              static_cast<long long>(plan.replicas[r].stages.size()) * std::max(1, plan.interleave);
+    passes += simulated_passes(plan, plan.replicas[r]);
   if (passes > kMaxSimulatedPasses)
     throw std::invalid_argument(
         std::to_string(simulated) + " replicas to simulate (" +

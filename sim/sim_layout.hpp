@@ -32,6 +32,12 @@ inline constexpr double kMaxSimulatedFlows = 8e6;
 /// unfolded replicas of 980,000 micro-batches each ran towards 8 GB and aborted on bad_alloc.)
 inline constexpr long long kMaxSimulatedPasses = 1000000;
 
+/// A replica's micro-batch passes to simulate: micro-batches x stages x interleave.
+inline long long simulated_passes(const models::Plan& plan, const models::Replica& replica) {
+  return static_cast<long long>(replica.micro_batches) * static_cast<long long>(replica.stages.size()) *
+         (plan.interleave > 1 ? plan.interleave : 1);
+}
+
 /// The DP groups of a component whose gradients are ready at the same points of the same stage
 /// actors' last backward passes (one model segment, all its shards; a component of an aligned
 /// plan is one class): they reduce together, each bucket once every member has produced it.

@@ -213,8 +213,7 @@ models::Report make_sim_report(const models::Report& analytic, const SimResult& 
 std::string simulation_size_problem(const models::Plan& plan) {
   long long passes = 0, laid_out_layers = 0;
   for (const models::Replica& rep : plan.replicas) {
-    passes = std::max(passes, static_cast<long long>(rep.micro_batches) * static_cast<long long>(rep.stages.size()) *
-                                  std::max(1, plan.interleave));
+    passes = std::max(passes, simulated_passes(plan, rep));
     for (const models::Stage& st : rep.stages) laid_out_layers += st.layers;
   }
   const std::string answer = "; `hetsim predict` answers without simulating)";
