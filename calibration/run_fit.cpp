@@ -364,6 +364,18 @@ FittedFigure fitted_figure(const Variable& v, const std::map<std::string, Device
   return f;
 }
 
+/// Whether `step` continues the fit that starts at `start` (the same variables, in order, a
+/// pass within the fit's, each value within its variable's search range).
+bool resumable(const RunFitProgress& step, const RunFitProgress& start, const std::vector<Variable>& vars,
+               int passes) {
+  if (step.variables != start.variables || step.values.size() != vars.size()) return false;
+  for (std::size_t k = 0; k < vars.size(); ++k)
+    if (!(step.values[k] >= vars[k].lo && step.values[k] <= vars[k].hi)) return false;
+  return step.pass >= 0 && step.pass < std::max(1, passes) && step.searched >= 0 &&
+         step.searched <= static_cast<int>(vars.size()) && std::isfinite(step.objective) &&
+         std::isfinite(step.pass_start_objective);
+}
+
 }  // namespace
 
 RunFitResult fit_to_runs(const std::vector<models::Suite>& suites, const models::Catalog& catalog,
@@ -378,11 +390,25 @@ RunFitResult fit_to_runs(const std::vector<models::Suite>& suites, const models:
 
   const auto evaluate = [&] { return objective(profile_of(vars, devices, links), rows); };
   out.objective_before = objective(profile_of(vars, devices, links), rows);
-  double current = out.objective_before;
-  for (int sweep = 0; sweep < std::max(1, options.sweeps); ++sweep) {
-    const double start = current;
-    for (std::size_t k = 0; k < vars.size(); ++k) current = minimise_one(vars, k, evaluate);
-    if (start - current < 1e-6) break;  // converged
+  RunFitProgress at;  // where the search stands: the start, or the step resumed from
+  for (const Variable& v : vars) at.variables.push_back(v.name + "/" + to_string(v.param));
+  for (const Variable& v : vars) at.values.push_back(v.value);
+  at.objective = at.pass_start_objective = out.objective_before;
+  if (options.resume && resumable(*options.resume, at, vars, options.sweeps)) {
+    at = *options.resume;
+    for (std::size_t k = 0; k < vars.size(); ++k) vars[k].value = at.values[k];
+    out.searches_resumed = at.pass * static_cast<int>(vars.size()) + at.searched;
+  }
+  out.searches = out.searches_resumed;
+  for (; at.pass < std::max(1, options.sweeps); ++at.pass, at.searched = 0) {
+    if (at.searched == 0) at.pass_start_objective = at.objective;
+    while (at.searched < static_cast<int>(vars.size())) {
+      at.objective = minimise_one(vars, static_cast<std::size_t>(at.searched), evaluate);
+      ++at.searched, ++out.searches;
+      for (std::size_t k = 0; k < vars.size(); ++k) at.values[k] = vars[k].value;
+      if (options.on_progress) options.on_progress(at);
+    }
+    if (at.pass_start_objective - at.objective < 1e-6) break;  // converged
   }
   out.profile = profile_of(vars, devices, links, /*changed_only=*/true);
   std::string names;

@@ -5,6 +5,7 @@
 // this one fits what a user's own framework reached on their hardware, e.g. a Megatron-Core or
 // FSDP stack whose overlaps and fused kernels the catalog's defaults do not assume.
 #pragma once
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,9 +28,25 @@ enum class RunFitParam {
 const char* to_string(RunFitParam p);
 std::optional<RunFitParam> parse_run_fit_param(std::string_view name);
 
+/// Where a fit stands after one figure's search. The search is deterministic, so a fit resumed
+/// from its last step ends with the figures an uninterrupted one would have found.
+struct RunFitProgress {
+  std::vector<std::string> variables;  ///< "device type/figure" of each variable, in search order
+  std::vector<double> values;          ///< their values after the step
+  int pass = 0;                        ///< the coordinate-descent pass the step belongs to
+  int searched = 0;                    ///< variables of that pass searched (values.size(): pass done)
+  double objective = 0;                ///< after the step
+  double pass_start_objective = 0;     ///< when the pass began (decides whether another pass runs)
+};
+
 struct RunFitOptions {
   std::vector<RunFitParam> params = {RunFitParam::kGemm};
   int sweeps = 3;  ///< coordinate-descent passes over all parameters
+  /// A step of an earlier run of the same fit to continue from; ignored when its variables are
+  /// not this fit's (other suites or figures).
+  std::optional<RunFitProgress> resume;
+  /// Called after each figure's search (a checkpoint, calibration/run_fit_checkpoint.hpp).
+  std::function<void(const RunFitProgress&)> on_progress;
 };
 
 struct FittedFigure {
@@ -59,6 +76,8 @@ struct RunFitResult {
   /// Mean |ln(predicted / measured)| over the rows used: the fit's objective (symmetric in
   /// over- and under-prediction, so no row dominates by being slow).
   double objective_before = 0, objective_after = 0;
+  /// Figure searches taken from options.resume, and all the fit ran (resumed ones included).
+  int searches_resumed = 0, searches = 0;
 };
 
 /// Fits `options.params` per GPU type over every predictable row of `suites` with the analytic

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// `hetsim fit SUITE.yaml... [--out profile.yaml] [--params gemm,memory,host,flash,links] [--format table|json]`:
-// fits the efficiency figures of each GPU type to measured iteration times (calibration/run_fit.hpp)
-// and writes them as a profile that predict, plan, simulate and validate accept with --profile.
+// `hetsim fit SUITE.yaml... [--out profile.yaml] [--params gemm,memory,host,flash,links] [--checkpoint FILE]
+// [--format table|json]`: fits the efficiency figures of each GPU type to measured iteration times
+// (calibration/run_fit.hpp) and writes them as a profile that predict, plan, simulate and validate
+// accept with --profile. Each figure search is checkpointed (default OUT.checkpoint.jsonl): a killed
+// fit rerun with the same inputs resumes after the last search it finished.
 // Exit code 2 on bad input, 1 when no row can be predicted.
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -12,7 +16,9 @@
 #include "cli_common.hpp"
 #include "diagnostics.hpp"
 #include "json_writer.hpp"
+#include "jsonl_file.hpp"
 #include "run_fit.hpp"
+#include "run_fit_checkpoint.hpp"
 #include "units.hpp"
 #include "verbs.hpp"
 
@@ -23,6 +29,7 @@ namespace {
 struct FitVerbOptions {
   std::vector<std::string> suites;
   std::string out = "profile.yaml";
+  std::string checkpoint;  ///< default: out + ".checkpoint.jsonl"
   std::vector<std::string> params = {"gemm"};
   OutputFormat format = OutputFormat::kTable;
 };
@@ -54,6 +61,7 @@ void print_json(const calibration::RunFitResult& r, const std::string& out) {
   models::JsonOut j;
   j.begin_object().key("profile").value(out);
   j.key("objective_before").value(r.objective_before).key("objective_after").value(r.objective_after);
+  j.key("searches").value(r.searches).key("searches_resumed").value(r.searches_resumed);
   j.key("figures").begin_array();
   for (const auto& f : r.figures) {
     j.begin_object().key("device_type").value(f.device_type).key("param").value(calibration::to_string(f.param));
@@ -72,21 +80,45 @@ void print_json(const calibration::RunFitResult& r, const std::string& out) {
   std::cout << j.str();
 }
 
+[[noreturn]] void usage_error(const std::string& msg) {
+  std::cerr << "hetsim fit: error: " << msg << '\n';
+  throw VerbExit{kExitBadInput};
+}
+
+/// Points `options` at the checkpoint: resumes from its last step of this fit and records each
+/// new one. A checkpoint that cannot be written or is another verb's is refused before the fit.
+void use_checkpoint(const std::string& checkpoint, const std::vector<std::string>& suites,
+                    calibration::RunFitOptions& options) {
+  const bool existed = std::filesystem::exists(checkpoint);
+  if (!std::ofstream(checkpoint, std::ios::app))
+    usage_error("--checkpoint: cannot write '" + checkpoint + "' (expected a writable file)");
+  if (!existed) std::filesystem::remove(checkpoint);  // made by the first step, not by the test of it
+  if (const std::string p = models::json_lines_problem(checkpoint); !p.empty()) usage_error("--checkpoint: " + p);
+  const std::string key = calibration::run_fit_key(suites, options);
+  try {
+    options.resume = calibration::last_run_fit_step(checkpoint, key);
+  } catch (const std::invalid_argument& e) {
+    usage_error(std::string("--checkpoint: ") + e.what());
+  }
+  options.on_progress = [checkpoint, key](const calibration::RunFitProgress& step) {
+    calibration::append_run_fit_step(checkpoint, key, step);
+  };
+}
+
 void run_fit(const FitVerbOptions& o) {
-  check_output_files("fit", {{"--out", o.out}}, o.suites);
+  const std::string checkpoint = o.checkpoint.empty() ? o.out + ".checkpoint.jsonl" : o.checkpoint;
+  check_output_files("fit", {{"--out", o.out}, {"--checkpoint", checkpoint}}, o.suites);
   calibration::RunFitOptions options;
   options.params.clear();
   for (const std::string& name : o.params) {
     const auto p = calibration::parse_run_fit_param(name);
-    if (!p) {
-      std::cerr << "hetsim fit: error: --params: unknown figure '" << name << "' (expected gemm, memory, host, flash or links)\n";
-      throw VerbExit{kExitBadInput};
-    }
+    if (!p) usage_error("--params: unknown figure '" + name + "' (expected gemm, memory, host, flash or links)");
     // A figure named twice is fitted once (as plan's search options drop repeats).
     if (std::find(options.params.begin(), options.params.end(), *p) == options.params.end()) options.params.push_back(*p);
   }
   const models::Catalog& catalog = models::Catalog::builtin();
   const std::vector<models::Suite> suites = load_suite_files(o.suites, catalog);
+  use_checkpoint(checkpoint, o.suites, options);
 
   calibration::RunFitResult r;
   try {
@@ -108,6 +140,8 @@ void run_fit(const FitVerbOptions& o) {
   models::write_text_file_atomic(o.out, calibration::profile_to_yaml(r.profile, header));
 
   if (o.format == OutputFormat::kJson) return print_json(r, o.out);
+  if (r.searches_resumed > 0)
+    std::cout << r.searches_resumed << " of " << r.searches << " figure searches resumed from " << checkpoint << "\n";
   std::cout << "fit: " << rows << " rows of " << r.suites.size() << " suite(s); mean |ln(predicted/measured)| "
             << three_decimals(r.objective_before) << " -> "
             << three_decimals(r.objective_after) << "\n";
@@ -165,6 +199,10 @@ void add_fit_verb(CLI::App& app) {
                   "Figures to fit per GPU type: gemm (default), memory, host, flash; links: the achieved bandwidth of "
                   "each link class",
                   CLI::Validator());  // the names are checked with the verb's own message (run_fit)
+  verb->add_option("--checkpoint", o->checkpoint,
+                   "JSON lines of finished figure searches; a rerun of the same fit resumes from it (default "
+                   "OUT.checkpoint.jsonl)")
+      ->check(output_file_check());
   add_format_option(verb, &o->format);
   verb->callback([o] { run_fit(*o); });
 }

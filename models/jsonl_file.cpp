@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "jsonl_file.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <stdexcept>
 
@@ -14,11 +16,15 @@ void append_json_line(const std::string& path, const std::string& json_object) {
     in.seekg(-1, std::ios::end);
     ends_mid_line = in.get() != '\n';
   }
+  errno = 0;
   std::ofstream out(path, std::ios::app);
   if (ends_mid_line) out << '\n';
   out << json_object << '\n';
   out.flush();
-  if (!out) throw std::runtime_error("cannot append to the checkpoint " + path);
+  // The system's reason (a full disk, a file made read-only meanwhile) when it gave one.
+  if (!out)
+    throw std::runtime_error("cannot append to the checkpoint " + path +
+                             (errno != 0 ? std::string(": ") + std::strerror(errno) : std::string()));
 }
 
 std::string json_lines_problem(const std::string& path) {

@@ -339,5 +339,71 @@ rows:
   EXPECT_LT(r.suites[0].mape_after, 0.01);
 }
 
+/// A fit "killed" after `steps` figure searches: the step it checkpointed last.
+RunFitProgress step_after(const models::Suite& s, RunFitOptions o, int steps) {
+  struct Killed {};
+  std::vector<RunFitProgress> seen;
+  o.on_progress = [&](const RunFitProgress& p) {
+    seen.push_back(p);
+    if (static_cast<int>(seen.size()) == steps) throw Killed{};
+  };
+  EXPECT_THROW(fit_to_runs({s}, Catalog::builtin(), o), Killed);
+  EXPECT_EQ(static_cast<int>(seen.size()), steps);
+  return seen.back();
+}
+
+TEST(RunFit, AResumedFitEndsWhereAnUninterruptedOneDoes) {
+  models::Profile truth;
+  truth.devices["a100-sxm4-80gb"].gemm_efficiency = 0.60;
+  truth.devices["v100-sxm2-32gb"].framework_op_host_s = 90e-6;
+  const models::Suite s = models::parse_suite(suite_text(predicted_with(truth)), Catalog::builtin(), "synthetic.yaml");
+  RunFitOptions o;
+  o.params = {RunFitParam::kGemm, RunFitParam::kHost};  // 4 variables
+  const RunFitResult whole = fit_to_runs({s}, Catalog::builtin(), o);
+  ASSERT_GE(whole.searches, 5);  // more than one pass: a resume inside the second one is tested
+  EXPECT_EQ(whole.searches_resumed, 0);
+
+  for (int killed_after : {1, 4, 5, whole.searches}) {
+    RunFitOptions again = o;
+    again.resume = step_after(s, o, killed_after);
+    std::vector<RunFitProgress> steps;
+    again.on_progress = [&](const RunFitProgress& p) { steps.push_back(p); };
+    const RunFitResult r = fit_to_runs({s}, Catalog::builtin(), again);
+    EXPECT_EQ(r.searches_resumed, killed_after);
+    EXPECT_EQ(r.searches, whole.searches);
+    EXPECT_EQ(static_cast<int>(steps.size()), whole.searches - killed_after);  // nothing searched twice
+    ASSERT_EQ(r.figures.size(), whole.figures.size());
+    for (std::size_t i = 0; i < r.figures.size(); ++i)
+      EXPECT_EQ(r.figures[i].fitted_value, whole.figures[i].fitted_value) << killed_after << " " << i;
+    EXPECT_EQ(r.objective_after, whole.objective_after);
+    EXPECT_EQ(profile_to_yaml(r.profile, {}), profile_to_yaml(whole.profile, {}));
+  }
+}
+
+TEST(RunFit, AStepOfAnotherFitIsNotResumed) {
+  const models::Suite s = models::parse_suite(suite_text(predicted_with({})), Catalog::builtin(), "synthetic.yaml");
+  RunFitOptions o;
+  o.params = {RunFitParam::kGemm, RunFitParam::kHost};
+  const RunFitProgress step = step_after(s, o, 2);
+  const RunFitResult whole = fit_to_runs({s}, Catalog::builtin(), o);
+
+  RunFitOptions other = o;  // the same suite, other figures: other variables
+  other.params = {RunFitParam::kGemm};
+  other.resume = step;
+  EXPECT_EQ(fit_to_runs({s}, Catalog::builtin(), other).searches_resumed, 0);
+
+  RunFitProgress damaged = step;  // a value outside its variable's search range
+  damaged.values[0] = -1;
+  RunFitOptions again = o;
+  again.resume = damaged;
+  EXPECT_EQ(fit_to_runs({s}, Catalog::builtin(), again).searches_resumed, 0);
+  damaged = step;
+  damaged.pass = o.sweeps;  // past the fit's passes
+  again.resume = damaged;
+  const RunFitResult r = fit_to_runs({s}, Catalog::builtin(), again);
+  EXPECT_EQ(r.searches_resumed, 0);
+  EXPECT_EQ(r.searches, whole.searches);
+}
+
 }  // namespace
 }  // namespace hetsim::calibration

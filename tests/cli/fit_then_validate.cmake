@@ -5,7 +5,7 @@
 #   cmake -DHETSIM=<exe> -DSUITE=<suite.yaml> -DPARAMS=gemm,host -DWORK=<dir> -P fit_then_validate.cmake
 file(MAKE_DIRECTORY ${WORK})
 set(profile ${WORK}/fitted-profile.yaml)
-file(REMOVE ${profile})
+file(REMOVE ${profile} ${profile}.checkpoint.jsonl)  # a fresh fit, not one resumed from the last test run
 execute_process(COMMAND ${HETSIM} fit ${SUITE} --params ${PARAMS} --out ${profile} --format json
                 RESULT_VARIABLE rc OUTPUT_VARIABLE fit ERROR_VARIABLE err TIMEOUT 120)
 if(NOT rc EQUAL 0 OR NOT EXISTS ${profile})

@@ -3,6 +3,7 @@
 # three rows and half of the fourth (a kill while writing); the rerun plans only the other rows,
 # says how many it resumed, and writes the same CSV (search times aside).
 #   cmake -DHETSIM=<exe> -DSPEC=<sweep.yaml> -DWORK=<dir> -P sweep_resume.cmake
+include(${CMAKE_CURRENT_LIST_DIR}/cut_checkpoint.cmake)
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 set(csv ${WORK}/results.csv)
@@ -33,18 +34,7 @@ endfunction()
 
 run_sweep("results written to")
 csv_without_times(full)
-file(STRINGS ${checkpoint} records)
-list(LENGTH records total)
-if(total LESS 6)
-  message(FATAL_ERROR "the checkpoint has ${total} records; the spec should give at least 6 rows")
-endif()
-list(SUBLIST records 0 3 kept)
-list(GET records 3 fourth)
-string(LENGTH "${fourth}" n)
-math(EXPR half "${n} / 2")
-string(SUBSTRING "${fourth}" 0 ${half} cut)
-list(JOIN kept "\n" text)
-file(WRITE ${checkpoint} "${text}\n${cut}")
+cut_checkpoint(${checkpoint} 3 6 total)
 
 run_sweep("3 of ${total} rows resumed from the checkpoint")
 csv_without_times(resumed)
