@@ -57,6 +57,7 @@ void run_check(const CheckOptions& o) {
   refuse_if_host_memory_short("check", in.cluster, executed.plan, predicted);
   exec::RunOutcome run;
   note_if_ranks_share_cores("check", spec.cluster, spec.plan);
+  note_if_long_run("check", predicted, spec.steps);
   note_if_machine_busy("check", "the ranks get shares of cores, so the run measures slow against the profile's figures");
   try {
     run = exec::run_in_process(spec);

@@ -479,6 +479,15 @@ void note_if_machine_busy(const char* verb, const std::string& consequence) {
             << '\n';
 }
 
+void note_if_long_run(const char* verb, const models::Report& predicted, int steps) {
+  constexpr double kLongRun_s = 600;  // assumption: past ten minutes a wait with no output needs saying
+  const double total_s = predicted.iteration_time_s * steps;
+  if (!predicted.feasible || !(total_s > kLongRun_s)) return;
+  std::cerr << "hetsim " << verb << ": note: the model predicts " << models::format_time(predicted.iteration_time_s)
+            << " a step, about " << models::format_time(total_s) << " for the " << steps
+            << " steps asked (--steps); nothing is printed until the run ends\n";
+}
+
 std::string format_price_per_hour(double dollars_per_hour) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "$%.2f/h", dollars_per_hour);

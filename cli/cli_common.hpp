@@ -143,6 +143,10 @@ void note_if_ranks_share_cores(const char* verb, const models::Cluster& cluster,
 /// times are slow by an amount that changes from run to run. `consequence` says what it does
 /// to this verb's result.
 void note_if_machine_busy(const char* verb, const std::string& consequence);
+/// A note on stderr when the model puts `steps` steps of the plan at more than ten minutes: the
+/// run prints nothing until it ends, so the user learns up front what the wait will be (and that
+/// Ctrl-C loses nothing they have, the files being written only at the end).
+void note_if_long_run(const char* verb, const models::Report& predicted, int steps);
 /// The line of /proc/loadavg ("1.78 2.53 6.66 1/79 1068"); empty where there is none.
 std::string load_average_line();
 /// Exit 1 with the model's reason when it finds the plan infeasible (run and check start nothing

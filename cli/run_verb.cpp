@@ -5,16 +5,19 @@
 // writes its own measurements).
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <sstream>
 
+#include "atomic_file.hpp"
 #include "cli_common.hpp"
 #include "plan_choice.hpp"
 #include "predictor.hpp"
 #include "comm/launcher.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "report.hpp"
+#include "runner/measurement_stream.hpp"
 #include "runner/run.hpp"
 #include "verbs.hpp"
 
@@ -123,6 +126,23 @@ models::Report refuse_what_cannot_run(const exec::RunSpec& spec) {
   return predicted;
 }
 
+/// Runs `run_it` with `spec`'s records of `ranks` ranks written to `path` as they are measured
+/// (atomically: the file appears when the run has ended, and not at all when it fails); an empty
+/// path runs it without records. Under mpirun each process writes its own rank's (`first_rank`).
+void write_records_while_running(const std::string& path, int ranks, exec::RunSpec& spec,
+                                 const std::function<void()>& run_it, int first_rank = 0) {
+  if (path.empty()) return run_it();
+  models::write_file_atomic(path, [&](std::ostream& file) {
+    exec::MeasurementStream stream(file, ranks);
+    spec.on_step_records = [&](int rank, std::vector<exec::Measurement> records) {
+      stream.add(rank - first_rank, std::move(records));
+    };
+    run_it();
+    stream.close();
+  });
+  spec.on_step_records = nullptr;
+}
+
 void run(const RunVerbOptions& o) {
   PlanChoice choice = o.choice;
   check_plan_choice(choice, "run");
@@ -137,8 +157,9 @@ void run(const RunVerbOptions& o) {
   spec.steps = o.steps;
   spec.options.seed = o.seed;
   spec.options.adam.learning_rate = static_cast<float>(o.learning_rate);
-  spec.options.keep_measurements = !o.out.empty();  // only --out needs every step's records
+  spec.options.keep_measurements = false;  // --out streams each step's (write_records_while_running)
   parse_fault(o.inject_fault, spec.plan.gpu_count(), spec.steps, spec.options);
+  note_if_long_run("run", predicted, spec.steps);
 
   if (exec::launched_by_mpi()) {
     exec::MpiSession mpi(nullptr, nullptr);
@@ -160,8 +181,9 @@ void run(const RunVerbOptions& o) {
       if (comm.get_rank() == 0) std::cerr << "hetsim run: error: " << problem << '\n';
       throw VerbExit{kExitBadInput};
     }
-    const exec::RankOutcome out = exec::run_rank_or_abort(spec, comm);
-    if (!o.out.empty()) exec::write_measurements(rank_path(o.out, comm.get_rank()), out.measurements);
+    exec::RankOutcome out;
+    write_records_while_running(o.out.empty() ? "" : rank_path(o.out, comm.get_rank()), 1, spec,
+                                [&] { out = exec::run_rank_or_abort(spec, comm); }, comm.get_rank());
     if (comm.get_rank() == 0) print_report(out.report, out.steps, o.format);
     return;
   }
@@ -169,8 +191,8 @@ void run(const RunVerbOptions& o) {
   note_if_ranks_share_cores("run", spec.cluster, spec.plan);
   note_if_machine_busy("run", "the ranks get shares of cores, so the times measured are slow by what the other work takes");
   try {
-    const exec::RunOutcome out = exec::run_in_process(spec);
-    if (!o.out.empty()) exec::write_measurements(o.out, out.measurements);
+    exec::RunOutcome out;
+    write_records_while_running(o.out, spec.plan.gpu_count(), spec, [&] { out = exec::run_in_process(spec); });
     print_report(out.report, out.steps, o.format);
   } catch (const exec::RankFailure& e) {
     std::cerr << "hetsim run: " << e.what() << '\n';
@@ -191,7 +213,8 @@ void add_run_verb(CLI::App& app) {
   add_plan_choice_options(verb, &opts->choice, /*max_zero=*/3);
   // A run measures the micro-batch it is given; it does not search the fastest as predict does.
   verb->get_option("--micro")->description("Micro-batch size (default 1)");
-  // At most 10000, as check's: every step's measurements are kept until the report.
+  // At most 10000, as check's (which keeps every step's records until its comparison); run folds
+  // each step's into the Report and, with --out, streams them to the file as it goes.
   verb->add_option("--steps", opts->steps, "training steps (default 1; the first is warm-up when there are several)")
       ->transform(integer_check(1, 10000));
   verb->add_option("--out", opts->out,

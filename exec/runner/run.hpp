@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Running a Plan for real: on one rank of any communicator (MPI), or with threads as ranks.
 #pragma once
+#include <functional>
 #include <vector>
 
 #include "cluster.hpp"
@@ -20,6 +21,10 @@ struct RunSpec {
   models::Plan plan;
   int steps = 1;
   RunOptions options;
+  /// Called on each rank (its thread, in process) after every step with the step's records,
+  /// which are then not kept (options.keep_measurements ignored): `run --out` writes them as
+  /// the run goes (measurement_stream.hpp) instead of holding every step's in memory.
+  std::function<void(int rank, std::vector<Measurement> records)> on_step_records;
 };
 
 /// What one rank measured, reduced to the figures the Report needs (means over the measured
@@ -37,7 +42,6 @@ struct RankSummary {
 struct RankOutcome {
   std::vector<StepResult> steps;          ///< identical on every rank
   std::vector<Measurement> measurements;  ///< this rank's
-  std::vector<CommCall> comm_calls;       ///< this rank's communicator calls
   NamedTensors gradients;                 ///< rank 0, when options.capture_gradients: step 1, before DP sync
   std::vector<NamedTensors> parameters;   ///< rank 0, when options.capture_parameters: per replica, after the last step
   models::Report report;                  ///< rank 0: measured values, engine "exec"

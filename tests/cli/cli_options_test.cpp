@@ -6,6 +6,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <sstream>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -207,6 +209,27 @@ TEST(Refusals, AvailableHostMemoryIsReadWhereTheHostSaysIt) {
   const auto available = available_host_memory_bytes();
   ASSERT_TRUE(available.has_value());
   EXPECT_GT(*available, 0);
+}
+
+
+// run and check say up front when the model puts the steps asked past ten minutes (they print
+// nothing until the end); a short run, or a plan that does not fit, gets no note.
+TEST(LongRunNote, SaysThePredictedWaitPastTenMinutes) {
+  models::Report r;
+  r.feasible = true;
+  r.iteration_time_s = 0.5;
+  const auto note = [&](int steps) {
+    std::ostringstream captured;
+    std::streambuf* old = std::cerr.rdbuf(captured.rdbuf());
+    note_if_long_run("run", r, steps);
+    std::cerr.rdbuf(old);
+    return captured.str();
+  };
+  EXPECT_EQ(note(1200), "");  // 600 s: not past ten minutes
+  EXPECT_THAT(note(10000), ::testing::HasSubstr("hetsim run: note: the model predicts 500 ms a step, about "));
+  EXPECT_THAT(note(10000), ::testing::HasSubstr(" for the 10000 steps asked (--steps)"));
+  r.feasible = false;
+  EXPECT_EQ(note(10000), "");
 }
 
 }  // namespace
