@@ -397,6 +397,7 @@ class PlanOnce {
           });
     }
     result_.searches_stopped += search_.stopped;
+    result_.searches_truncated += search_.truncated;
     fastest_stopped_ = search_.stopped > 0;
   }
 
@@ -412,6 +413,7 @@ class PlanOnce {
     search_.search(nodes, false, [&](const Shape& s) { fastest_.offer(s); }, [&] { return fastest_.threshold(); },
                    ShapeSearch::BoundUnit::kTokens);
     result_.searches_stopped += search_.stopped;
+    result_.searches_truncated += search_.truncated;
     fastest_stopped_ = fastest_stopped_ || search_.stopped > 0;
   }
 
@@ -424,6 +426,7 @@ class PlanOnce {
     search_.search(all, true, [&](const Shape& s) { uniform_.offer(s); }, [&] { return uniform_.threshold(); },
                    ShapeSearch::BoundUnit::kTokens);
     result_.searches_stopped += search_.stopped;
+    result_.searches_truncated += search_.truncated;
     uniform_stopped_ = search_.stopped > 0;
   }
 
@@ -555,7 +558,7 @@ PlannerResult plan_training(const Cluster& cluster, const Workload& workload, co
   // plans fit and only the budget left none: the margin would change the baselines for nothing.
   PlannerOptions retry = options;
   long evaluated = result.plans_evaluated, pruned = result.plans_pruned, predicted = result.plans_predicted;
-  int stopped = result.searches_stopped;
+  int stopped = result.searches_stopped, truncated = result.searches_truncated;
   int threads = result.threads;
   for (int attempt = 0; attempt < 2 && result.top.empty() && result.plans_predicted > 0 && result.plans_feasible == 0;
        ++attempt) {
@@ -565,9 +568,11 @@ PlannerResult plan_training(const Cluster& cluster, const Workload& workload, co
     pruned += result.plans_pruned;
     predicted += result.plans_predicted;
     stopped += result.searches_stopped;
+    truncated += result.searches_truncated;
     threads = std::max(threads, result.threads);
   }
   result.searches_stopped = stopped;
+  result.searches_truncated = truncated;
   result.plans_evaluated = evaluated;
   result.plans_pruned = pruned;
   result.plans_predicted = predicted;

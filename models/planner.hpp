@@ -9,6 +9,7 @@
 // (planner_stage_cost.cpp); the best shapes are then ranked with models::predict(), so the
 // reported figures are the predictor's and every returned plan is feasible.
 #pragma once
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -119,7 +120,15 @@ struct PlannerResult {
   double search_time_s = 0;
   int threads = 1;                  ///< threads the searches ran on (search_threads(options), or fewer when some could not start)
   int searches_stopped = 0;         ///< searches cut by time_limit_s (0: every search ran to the end)
+  /// Searches that kept only the most promising of their branches (ShapeSearch::kMaxTasks; many
+  /// node types) and cannot prove that a dropped one would not have done better.
+  int searches_truncated = 0;
 };
+
+/// The most (knobs, TP per node type) branches one search keeps, those of the highest bounds:
+/// the branches multiply with the node types (4 TP degrees ^ types x 48 knob settings, 50 M for
+/// ten types: 5 GB and minutes of enumeration before the first plan).
+inline constexpr std::size_t kMaxSearchBranches = std::size_t{1} << 18;
 
 /// The knobs whose values a user may restrict the search to (`hetsim plan --tp-degrees 1,2
 /// --interleave 1 ...`, a sweep's `search:` map; docs/planner.md), the lists of PlannerOptions.

@@ -42,6 +42,7 @@ bool ShapeSearch::out_of_time() { return stopped || ((++clock_reads_ & 63u) == 0
 
 void ShapeSearch::start_clock() {
   stopped = false;
+  truncated = false;
   const auto now = std::chrono::steady_clock::now();
   // A limit beyond what the clock can add to now (about 292 years of nanoseconds from its epoch)
   // is no limit: converted, `--time-limit 1e10` overflowed into the past and stopped every search
@@ -53,6 +54,10 @@ void ShapeSearch::start_clock() {
                   : std::chrono::steady_clock::time_point::max();
 }
 
+bool ShapeSearch::better_task(const Task& a, const Task& b) {
+  return a.bound > b.bound || (a.bound == b.bound && a.order < b.order);
+}
+
 void ShapeSearch::search(const std::vector<int>& pool_nodes, bool uniform,
                          const std::function<void(const Shape&)>& sink, const std::function<double()>& bound,
                          BoundUnit unit) {
@@ -62,6 +67,8 @@ void ShapeSearch::search(const std::vector<int>& pool_nodes, bool uniform,
   stop_at_ = std::numeric_limits<size_t>::max();
   bound_in_tokens_ = unit == BoundUnit::kTokens;
   std::vector<Task> tasks;
+  std::size_t order = 0;
+  double dropped_bound = -std::numeric_limits<double>::infinity();  // the best bound of a branch not kept
   const ModelSpec& m = workload_.model;
   const int n = static_cast<int>(pools_.size());
   std::vector<std::vector<int>> choices(n);
@@ -89,7 +96,9 @@ void ShapeSearch::search(const std::vector<int>& pool_nodes, bool uniform,
           k.overlap_p2p_comm = options_.overlap_p2p_comm && v > 1;
           std::vector<int> tp(n, 0);
           std::function<void(int)> rec = [&](int p) {
+            if (stopped) return;
             if (p == n) {
+              if (out_of_time()) return;  // enumerating alone can outlast the limit (many node types)
               if (uniform) {
                 int common = 0;
                 for (int t : tp) {
@@ -98,7 +107,7 @@ void ShapeSearch::search(const std::vector<int>& pool_nodes, bool uniform,
                   common = t;
                 }
               }
-              tasks.push_back(Task{k, tp, branch_bound(k, pool_nodes, tp)});
+              dropped_bound = std::max(dropped_bound, keep_task(tasks, Task{k, tp, branch_bound(k, pool_nodes, tp), order++}));
               return;
             }
             for (int t : choices[p]) {
@@ -111,8 +120,9 @@ void ShapeSearch::search(const std::vector<int>& pool_nodes, bool uniform,
       }
     }
   }
-  std::stable_sort(tasks.begin(), tasks.end(), [](const Task& a, const Task& b) { return a.bound > b.bound; });
+  std::sort(tasks.begin(), tasks.end(), better_task);
   const int threads = search_threads(options_);
+  const long pruned_before = pruned;
   if (threads > 1 && tasks.size() > 1) {
     // The best-bound task alone first: it sets the bound that prunes most of the others, which
     // threads starting together would not yet see.
@@ -121,6 +131,25 @@ void ShapeSearch::search(const std::vector<int>& pool_nodes, bool uniform,
   } else {
     run_tasks(tasks, 0, tasks.size(), pool_nodes, uniform, sink, bound);
   }
+  // A kept branch cut by its bound cuts every dropped one too (their bounds are lower); when
+  // none was cut, a dropped branch might still have beaten the N-th best.
+  if (!stopped && pruned == pruned_before && std::isfinite(dropped_bound) && dropped_bound >= bound()) truncated = true;
+}
+
+double ShapeSearch::keep_task(std::vector<Task>& tasks, Task t) {
+  if (std::isnan(t.bound)) t.bound = -std::numeric_limits<double>::infinity();  // a strict order for the heap
+  if (tasks.size() < kMaxTasks) {
+    tasks.push_back(std::move(t));
+    if (tasks.size() == kMaxTasks) std::make_heap(tasks.begin(), tasks.end(), better_task);  // worst on top
+    return -std::numeric_limits<double>::infinity();
+  }
+  // Full: `t` (enumerated last, so the later of equal bounds) replaces the worst kept if better.
+  if (!(t.bound > tasks.front().bound)) return t.bound;
+  std::pop_heap(tasks.begin(), tasks.end(), better_task);
+  const double dropped = tasks.back().bound;
+  tasks.back() = std::move(t);
+  std::push_heap(tasks.begin(), tasks.end(), better_task);
+  return dropped;
 }
 
 void ShapeSearch::run_tasks(const std::vector<Task>& tasks, size_t begin, size_t end, const std::vector<int>& pool_nodes,

@@ -104,17 +104,31 @@ class ShapeSearch {
   void start_clock();
   /// True once a search() of the phase stopped at the phase's time limit.
   bool stopped = false;
+  /// True once a search() of the phase kept only kMaxTasks of its branches and ran them all
+  /// without its N-th best rising above the best bound it dropped: its plans are the best found,
+  /// not proven best (clusters of seven node types or more).
+  bool truncated = false;
+  static constexpr std::size_t kMaxTasks = kMaxSearchBranches;
   /// Threads the searches ran on so far, this one included (0 before any search): at most
   /// PlannerOptions' threads, fewer when the process could not start them all.
   int threads_started = 0;
 
- private:
+  // The bounded set of branches a search runs (public for its tests).
   /// One (knobs, TP per pool) branch of a search and its upper bound.
   struct Task {
     Knobs knobs;
     std::vector<int> tp;
     double bound = 0;
+    std::size_t order = 0;  ///< enumeration order: the tie-break between equal bounds
   };
+  /// Search order of branches: higher bound first, equal bounds in enumeration order (what a
+  /// stable sort by bound gives); as a heap's comparator it puts the worst branch on top.
+  static bool better_task(const Task& a, const Task& b);
+  /// Adds `t` to `tasks`, which holds at most kMaxTasks as a heap with the worst on top once
+  /// full; returns the bound of what was dropped (-inf when nothing was).
+  static double keep_task(std::vector<Task>& tasks, Task t);
+
+ private:
   /// Tasks [begin, end) in order on this thread; the first whose bound cannot beat the N-th
   /// best ends the search (sorted: no later one can), counted as pruned with all after it.
   void run_tasks(const std::vector<Task>& tasks, size_t begin, size_t end, const std::vector<int>& pool_nodes,
