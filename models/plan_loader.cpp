@@ -122,6 +122,7 @@ class PlanReader {
       return "";
     }
     std::string text = "[";
+    const std::size_t kept = out.size(), errors = sink_.get_diagnostics().size();
     for (size_t i = 0; i < node.size(); ++i) {
       const YAML::Node& e = node[i];
       const std::string ef = index_path(field, i);
@@ -137,6 +138,10 @@ class PlanReader {
       }
       text += e.IsScalar() ? e.Scalar() : "?";
     }
+    // An entry in error leaves the stage without GPUs, as a selector in error does: check_plan()
+    // then skips the stage instead of reporting on the entries left ("tp 3 does not divide the
+    // heads" of a stage written with four GPUs).
+    if (sink_.get_diagnostics().size() != errors) out.resize(kept);
     return text + "]";
   }
 
@@ -194,7 +199,11 @@ void report_check_messages(const std::vector<std::string>& messages, DiagnosticS
     std::smatch match;
     if (std::regex_match(m, match, kField)) {
       const std::string field = match[1];
-      if (std::any_of(errored.begin(), errored.end(), [&](const std::string& e) { return within(field, e); })) continue;
+      // Nor on a stage's `gpus` one of whose entries the reader reported (the stage has no GPUs then).
+      const bool gpus = field.size() >= 5 && field.compare(field.size() - 5, 5, ".gpus") == 0;
+      if (std::any_of(errored.begin(), errored.end(),
+                      [&](const std::string& e) { return within(field, e) || (gpus && within(e, field)); }))
+        continue;
       YAML::Mark at = sink.locate(field);
       if (at.line < 0) at = sink.locate("kind");
       sink.error(at, field, match[5]);

@@ -395,7 +395,15 @@ ParsedQuantity parse_price_per_byte(std::string_view text) {
     for (auto& e : u) e.factor = 1.0 / e.factor;
     return u;
   }();
-  return parse_money(text, per_byte, "egress price", "$0.05/GB", "GB");
+  ParsedQuantity out = parse_money(text, per_byte, "egress price", "$0.05/GB", "GB");
+  // A bound far above any cloud's egress (cents per GB), so that a link's bytes an hour times it
+  // stay finite: "$1e300/B" made cost_per_hour inf (null in JSON) and ranked plans on it.
+  constexpr double kMaxPricePerByte = 1000.0 / 1e9;  // $1000/GB
+  if (out.value && *out.value > kMaxPricePerByte) {
+    out.error = "egress price " + quoted(text) + " is more than $1000/GB (expected a realistic price per GB such as \"$0.05/GB\")";
+    out.value.reset();
+  }
+  return out;
 }
 
 ParsedQuantity parse_rate_per_hour(std::string_view text) {

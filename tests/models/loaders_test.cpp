@@ -446,6 +446,17 @@ TEST(PlanLoader, BadSelectorIsReportedAtItsPosition) {
   EXPECT_EQ(msgs[1], "p.yaml:6:46: error: replicas[0].stages[0].gpus[2]: value 99 out of range (expected an integer between 0 and 10)");
 }
 
+// One bad entry in a stage's list left the stage with the others, and the cross-checks reported on
+// them: "tp 3 does not divide model.heads" of a stage written with four GPUs.
+TEST(PlanLoader, ABadEntryOfAGpuListIsTheStagesOnlyError) {
+  const Cluster c = parse_cluster(kCluster, test_catalog());
+  const std::string text = "kind: plan\nmicro_batch: 1\nreplicas:\n  - micro_batches: 8\n    stages:\n"
+                           "      - {layers: 4, gpus: [0, 1, 2, -1]}\n";
+  const auto msgs = messages_of([&] { parse_plan(text, c, parse_workload(kWorkload), "p.yaml"); });
+  ASSERT_EQ(msgs.size(), 1u) << msgs.front();
+  EXPECT_EQ(msgs[0], "p.yaml:6:37: error: replicas[0].stages[0].gpus[3]: value -1 out of range (expected an integer between 0 and 10)");
+}
+
 // A selector out of range, or a misspelt key, stopped the plan's other checks: the layer and
 // batch sums of the same file came only after the user had fixed the first error.
 TEST(PlanLoader, ASelectorOrKeyErrorDoesNotHideTheOtherChecks) {

@@ -106,6 +106,10 @@ TEST(Units, RejectsNegativeMalformedAndNonFinite) {
   EXPECT_FALSE(parse_size("infGB").ok());
   EXPECT_FALSE(parse_bandwidth("0x10GB/s").ok());
   EXPECT_FALSE(parse_price_per_byte("$0.05").ok());
+  // An egress price past $1000/GB made a plan's cost per hour inf (null in JSON).
+  EXPECT_THAT(parse_price_per_byte("$1e300/B").error, HasSubstr("is more than $1000/GB"));
+  EXPECT_THAT(parse_price_per_byte("$2000/GB").error, HasSubstr("is more than $1000/GB"));
+  EXPECT_DOUBLE_EQ(ok(parse_price_per_byte("$1000/GB")), 1e-6);
 }
 
 // A number that is finite as written but not once scaled to SI ("1e308GB/s" = inf B/s) passed,
