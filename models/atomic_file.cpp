@@ -2,7 +2,11 @@
 // Atomic file output (temporary file + rename).
 #include "atomic_file.hpp"
 
+#include <signal.h>
 #include <unistd.h>
+
+#include <atomic>
+#include <mutex>
 
 #include <cerrno>
 #include <cstdio>
@@ -37,6 +41,70 @@ std::string replaced_file(const std::string& path) {
   return target.string();
 }
 
+/// Temporary files being written, removed by a signal that ends the process (Ctrl-C, kill): a
+/// killed `run --out` left its partial records, a killed `validate --emit-dir` its last file, as
+/// NAME.tmp.<pid> beside the outputs. Fixed slots, so that the handler reads them without locks.
+class TemporaryFiles {
+ public:
+  static TemporaryFiles& instance() {
+    static TemporaryFiles files;
+    return files;
+  }
+  /// The slot now holding `path` (-1 when all are taken: the file is then not cleaned up).
+  int add(const std::string& path) {
+    install_handlers();
+    if (path.size() >= kMaxPath) return -1;
+    for (int i = 0; i < kSlots; ++i) {
+      bool expected = false;
+      if (!claimed_[i].compare_exchange_strong(expected, true)) continue;
+      std::memcpy(paths_[i], path.c_str(), path.size() + 1);
+      in_use_[i].store(true, std::memory_order_release);
+      return i;
+    }
+    return -1;
+  }
+  void remove(int slot) {
+    if (slot < 0) return;
+    in_use_[slot].store(false, std::memory_order_release);
+    claimed_[slot].store(false, std::memory_order_release);
+  }
+
+ private:
+  static constexpr int kSlots = 64;
+  static constexpr std::size_t kMaxPath = 4096;
+
+  void install_handlers() {
+    std::call_once(installed_, [] {
+      for (int i = 0; i < kSignals; ++i) {
+        // A signal the process ignores (SIGHUP under nohup) does not end it: leave it ignored.
+        if (sigaction(kCaught[i], nullptr, &previous_[i]) != 0 || previous_[i].sa_handler == SIG_IGN) continue;
+        struct sigaction action {};
+        action.sa_handler = on_signal;
+        sigemptyset(&action.sa_mask);
+        sigaction(kCaught[i], &action, &previous_[i]);
+      }
+    });
+  }
+  /// Removes the temporaries (unlink is async-signal-safe), then lets the signal do what it did
+  /// before: the previous handler's, by default ending the process.
+  static void on_signal(int sig) {
+    TemporaryFiles& f = instance();
+    for (int i = 0; i < kSlots; ++i)
+      if (f.in_use_[i].load(std::memory_order_acquire)) ::unlink(f.paths_[i]);
+    for (int i = 0; i < kSignals; ++i)
+      if (kCaught[i] == sig) sigaction(sig, &previous_[i], nullptr);
+    ::raise(sig);
+  }
+
+  static constexpr int kSignals = 3;
+  static constexpr int kCaught[kSignals] = {SIGINT, SIGTERM, SIGHUP};
+  static inline struct sigaction previous_[kSignals] = {};
+  std::once_flag installed_;
+  std::atomic<bool> claimed_[kSlots] = {};
+  std::atomic<bool> in_use_[kSlots] = {};
+  char paths_[kSlots][kMaxPath] = {};
+};
+
 }  // namespace
 
 void write_text_file_atomic(const std::string& asked, std::string_view text) {
@@ -47,6 +115,10 @@ void write_file_atomic(const std::string& asked, const std::function<void(std::o
   const std::string path = replaced_file(asked);
   // The pid keeps concurrent writers (MPI ranks, parallel tests) off each other's temporaries.
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  struct Registered {  // removed by a signal that ends the process while it is written
+    int slot;
+    ~Registered() { TemporaryFiles::instance().remove(slot); }
+  } registered{TemporaryFiles::instance().add(tmp)};
   {
     errno = 0;
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);

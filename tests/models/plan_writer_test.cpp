@@ -2,6 +2,8 @@
 // Plan YAML writer: what it writes loads back as the same Plan, and files appear atomically.
 #include <gtest/gtest.h>
 
+#include <csignal>
+
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -162,6 +164,26 @@ TEST(AtomicFile, RefusesDevicesAndFifosAndWritesThroughSymlinks) {
   EXPECT_TRUE(std::filesystem::is_symlink(dir / "link.yaml"));
   std::ifstream in(dir / "target.yaml");
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "new");
+  std::filesystem::remove_all(dir);
+}
+
+
+// A signal that ends the process while a file is written (Ctrl-C, kill) removes its temporary: a
+// killed `run --out` left NAME.tmp.<pid> with its partial records beside the outputs.
+TEST(AtomicFile, ASignalThatEndsTheProcessLeavesNoTemporary) {
+  const auto dir = std::filesystem::temp_directory_path() / ("hetsim-atomic-signal-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "records.jsonl").string();
+  for (int sig : {SIGINT, SIGTERM}) {
+    EXPECT_EXIT(write_file_atomic(path,
+                                  [&](std::ostream& out) {
+                                    out << "a partial record";
+                                    out.flush();
+                                    ::raise(sig);
+                                  }),
+                ::testing::KilledBySignal(sig), "");
+    EXPECT_TRUE(std::filesystem::is_empty(dir)) << "signal " << sig;  // neither the file nor its temporary
+  }
   std::filesystem::remove_all(dir);
 }
 
