@@ -141,6 +141,14 @@ class Loader {
       if (d.kind != InputKind::kPlan) continue;
       if (!errors_.collect([&] { d.spec = models::load_plan_spec(d.file); })) continue;
       const models::PlanHeader header = models::read_plan_header(d.file);
+      for (const models::PlanHeader::Conflict& c : header.conflicts) {
+        const bool is_cluster = c.what == "cluster";
+        errors_.add({d.file, c.line, 1, c.what,
+                     "the header names " + c.what + " '" + c.name + "' after '" +
+                         (is_cluster ? header.cluster : header.workload) + "' on line " +
+                         std::to_string(is_cluster ? header.cluster_line : header.workload_line) + " (expected one " +
+                         c.what + " in the header)"});
+      }
       std::optional<models::Cluster> cluster;
       std::optional<models::Workload> workload;
       if (!opt_.cluster.empty()) {

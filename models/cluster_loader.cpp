@@ -133,8 +133,15 @@ class ClusterReader {
     t.host_link_Bps = default_host_link_Bps(t.gpu);
     set_if(t.host_link_Bps, r.get_quantity("host_link", Need::kOptional, parse_bandwidth, kBandwidth, true));
     set_if(t.price_per_hour, r.get_quantity("price", Need::kOptional, parse_price_per_hour, kPrice, false));
-    if (auto v = r.get_quantity("spot_price", Need::kOptional, parse_price_per_hour, kPrice, false))
+    if (auto v = r.get_quantity("spot_price", Need::kOptional, parse_price_per_hour, kPrice, false)) {
       t.spot_price_per_hour = *v;
+      // Spot capacity is the discounted one (AWS caps a spot price at the on-demand price): a
+      // higher figure is a slip (the two swapped) that would make --spot plans dearer.
+      if (r.has("price") && *v > t.price_per_hour)
+        sink_.error(r.value_mark_of("spot_price"), r.field("spot_price"),
+                    "spot price " + r.get_node("spot_price", Need::kOptional)->Scalar() + " is above the node's price " +
+                        r.get_node("price", Need::kOptional)->Scalar() + " (expected at most the on-demand price)");
+    }
     set_if(t.preemption_rate_per_hour, r.get_quantity("preemption_rate", Need::kOptional, parse_rate_per_hour,
                                                       "a rate such as \"0.05/h\"", false));
     if (auto v = r.get_quantity("checkpoint_bandwidth", Need::kOptional, parse_bandwidth, kBandwidth, true))

@@ -117,7 +117,10 @@ PlanHeader read_plan_header(const std::string& plan_path) {
     for (std::sregex_iterator it(line.begin(), line.end(), kKey), end; it != end; ++it) {
       const bool is_cluster = (*it)[1] == "cluster";
       std::string& slot = is_cluster ? header.cluster : header.workload;
-      if (!slot.empty()) continue;  // the first mention wins
+      if (!slot.empty()) {  // the first mention wins; another name is a conflict to report
+        if (slot != (*it)[2]) header.conflicts.push_back({n + 1, (*it)[1], (*it)[2]});
+        continue;
+      }
       slot = (*it)[2];
       (is_cluster ? header.cluster_line : header.workload_line) = n + 1;
     }

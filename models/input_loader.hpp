@@ -71,6 +71,13 @@ struct PlanHeader {
   std::string workload;
   int cluster_line = 0;   ///< 1-based line of the header comment that names it (0: none)
   int workload_line = 0;
+  /// A later header line naming another cluster or workload than the first one did (which is
+  /// the one used): a plan edited by hand, whose two headers cannot both be right.
+  struct Conflict {
+    int line = 0;
+    std::string what, name;  ///< "cluster" or "workload", and the name that line gives
+  };
+  std::vector<Conflict> conflicts;
 };
 PlanHeader read_plan_header(const std::string& plan_path);
 

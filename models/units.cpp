@@ -9,6 +9,8 @@
 #include "text_match.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <array>
 #include <charconv>
 #include <chrono>
@@ -262,8 +264,32 @@ std::string unknown_unit_error(std::string_view text, const Split& sp, const Qua
   for (const QuantityKind* other : {&bandwidth_kind(), &size_kind(), &flops_kind(), &flop_kind(), &time_kind()})
     if (other != &kind && find_unit(other->units, sp.unit))
       return "'" + sp.unit + "' in " + quoted(text) + " is a unit of " + other->what + " " + expected;
+  // The unit's words as symbols ("Gbyte/s" is GB/s: by letters the closest unit was Gbit/s, 8x off).
+  std::string symbols = sp.unit;
+  for (const auto& [word, symbol] : {std::pair<const char*, const char*>{"bytes", "B"}, {"byte", "B"}, {"bits", "b"},
+                                     {"bit", "b"}}) {
+    for (std::size_t at = lower(symbols).find(word); at != std::string::npos; at = lower(symbols).find(word))
+      symbols.replace(at, std::strlen(word), symbol);
+  }
+  if (symbols != sp.unit && find_unit(kind.units, symbols))
+    return "unknown unit '" + sp.unit + "' in " + quoted(text) + " (units are written as symbols: \"" +
+           format_number(sp.number) + symbols + "\")";
   return "unknown unit '" + sp.unit + "' in " + quoted(text) + " (e.g. \"" + format_number(sp.number) +
          closest_unit(kind.units, sp.unit, example_unit) + "\")";
+}
+
+/// The unit a bare `number` was most likely written in: the example's ("300" for a bandwidth:
+/// 300GB/s) or the SI unit ("5e-6" for a latency: 5e-06s, where the example's unit suggested
+/// "5e-06us", a millionth of it), whichever puts it nearer the example's value (log scale).
+std::string likely_unit(double number, const QuantityKind& kind, const std::string& example_unit) {
+  const UnitEntry* example = find_unit(kind.units, example_unit);
+  const UnitEntry* si = nullptr;
+  for (const UnitEntry& u : kind.units)
+    if (u.factor == 1.0 && si == nullptr) si = &u;
+  if (example == nullptr || si == nullptr || !(number > 0)) return example_unit;
+  const double example_si = std::atof(kind.example) * example->factor;
+  const auto distance = [&](double factor) { return std::fabs(std::log(number * factor / example_si)); };
+  return distance(si->factor) < distance(example->factor) ? si->name : example_unit;
 }
 
 ParsedQuantity parse_with(std::string_view text, const QuantityKind& kind) {
@@ -279,8 +305,8 @@ ParsedQuantity parse_with(std::string_view text, const QuantityKind& kind) {
     return out;
   }
   if (sp.unit.empty()) {
-    out.error = "missing unit in " + quoted(text) + " (expected " + kind.what + " such as \"" +
-                format_number(sp.number) + example_unit + "\")";
+    out.error = "missing unit in " + quoted(text) + " (expected " + kind.what + " such as \"" + format_number(sp.number) +
+                likely_unit(sp.number, kind, example_unit) + "\")";
     return out;
   }
   const UnitEntry* u = find_unit(kind.units, sp.unit);

@@ -76,6 +76,17 @@ TEST(Units, BareNumberNeedsAUnit) {
   EXPECT_EQ(q.error, "missing unit in \"300\" (expected a bandwidth such as \"300GB/s\")");
   EXPECT_THAT(parse_time("5").error, HasSubstr("\"5us\""));
   EXPECT_THAT(parse_price_per_hour("32.77").error, HasSubstr("\"$32.77/h\""));
+  // A number written in SI is read as such: "5e-6" for a latency suggested "5e-06us", 1e6 times less.
+  EXPECT_EQ(parse_time("5e-6").error, "missing unit in \"5e-6\" (expected a time such as \"5e-06s\")");
+  EXPECT_THAT(parse_bandwidth("2.5e10").error, HasSubstr("\"2.5e+10B/s\""));
+}
+
+// A unit spelt in words is answered with its symbol ("Gbyte/s" was told "Gbit/s", 8x less).
+TEST(Units, AUnitInWordsIsAnsweredWithItsSymbol) {
+  EXPECT_EQ(parse_bandwidth("300Gbyte/s").error,
+            "unknown unit 'Gbyte/s' in \"300Gbyte/s\" (units are written as symbols: \"300GB/s\")");
+  EXPECT_THAT(parse_bandwidth("100Gbits/s").error, HasSubstr("\"100Gb/s\""));
+  EXPECT_THAT(parse_size("80Gbytes").error, HasSubstr("\"80GB\""));
 }
 
 TEST(Units, UnknownUnitSuggestsTheClosest) {
