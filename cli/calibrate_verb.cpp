@@ -49,7 +49,7 @@ void run_calibrate(const CalibrateVerbOptions& o) {
   else if (o.refit && !std::ifstream(options.checkpoint_path))
     problem = "--refit fits the samples of '" + options.checkpoint_path + "', which does not exist (expected the checkpoint " +
               "of a calibrate run)";
-  else if (!o.refit && !std::ofstream(options.checkpoint_path, std::ios::app))
+  else if (!o.refit && !checkpoint_writable(options.checkpoint_path))
     problem = "cannot write '" + options.checkpoint_path + "' (expected a writable file)";
   else
     problem = models::json_lines_problem(options.checkpoint_path);

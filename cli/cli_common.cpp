@@ -479,6 +479,14 @@ void note_if_machine_busy(const char* verb, const std::string& consequence) {
             << '\n';
 }
 
+bool checkpoint_writable(const std::string& path) {
+  std::error_code ec;
+  const bool existed = std::filesystem::exists(path, ec);
+  if (!std::ofstream(path, std::ios::app)) return false;
+  if (!existed) std::filesystem::remove(path, ec);
+  return true;
+}
+
 void note_if_long_run(const char* verb, const models::Report& predicted, int steps) {
   constexpr double kLongRun_s = 600;  // assumption: past ten minutes a wait with no output needs saying
   const double total_s = predicted.iteration_time_s * steps;

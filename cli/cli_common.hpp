@@ -143,6 +143,10 @@ void note_if_ranks_share_cores(const char* verb, const models::Cluster& cluster,
 /// times are slow by an amount that changes from run to run. `consequence` says what it does
 /// to this verb's result.
 void note_if_machine_busy(const char* verb, const std::string& consequence);
+/// Whether a checkpoint can be appended to: false when `path` cannot be opened for appending. A
+/// file that did not exist is removed again (the job's first record makes it), so that a job that
+/// then stops on another error leaves no empty checkpoint behind.
+bool checkpoint_writable(const std::string& path);
 /// A note on stderr when the model puts `steps` steps of the plan at more than ten minutes: the
 /// run prints nothing until it ends, so the user learns up front what the wait will be (and that
 /// Ctrl-C loses nothing they have, the files being written only at the end).

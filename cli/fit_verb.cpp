@@ -6,8 +6,6 @@
 // fit rerun with the same inputs resumes after the last search it finished.
 // Exit code 2 on bad input, 1 when no row can be predicted.
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -89,10 +87,8 @@ void print_json(const calibration::RunFitResult& r, const std::string& out) {
 /// new one. A checkpoint that cannot be written or is another verb's is refused before the fit.
 void use_checkpoint(const std::string& checkpoint, const std::vector<std::string>& suites,
                     calibration::RunFitOptions& options) {
-  const bool existed = std::filesystem::exists(checkpoint);
-  if (!std::ofstream(checkpoint, std::ios::app))
+  if (!checkpoint_writable(checkpoint))
     usage_error("--checkpoint: cannot write '" + checkpoint + "' (expected a writable file)");
-  if (!existed) std::filesystem::remove(checkpoint);  // made by the first step, not by the test of it
   if (const std::string p = models::json_lines_problem(checkpoint); !p.empty()) usage_error("--checkpoint: " + p);
   const std::string key = calibration::run_fit_key(suites, options);
   try {

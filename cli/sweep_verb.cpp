@@ -139,7 +139,7 @@ void run_sweep_verb(const SweepVerbOptions& o) {
   inputs.insert(inputs.end(), in.spec.workload_paths.begin(), in.spec.workload_paths.end());
   check_output_files("sweep", {{"--out", o.out}, {"--checkpoint", checkpoint}}, inputs);
   // A checkpoint that cannot be written is found now, not after the first search.
-  if (!checkpoint.empty() && !std::ofstream(checkpoint, std::ios::app))
+  if (!checkpoint.empty() && !checkpoint_writable(checkpoint))
     usage_error("--checkpoint: cannot write '" + checkpoint + "' (expected a writable file)");
   if (const std::string p = checkpoint.empty() ? "" : models::json_lines_problem(checkpoint); !p.empty())
     usage_error("--checkpoint: " + p);

@@ -1,13 +1,17 @@
 # SPDX-License-Identifier: Apache-2.0
 # Runs the hetsim executable and checks its exit code and output.
 #   cmake -DHETSIM=<exe> -DARGS="a|b|c" -DEXPECT_RC=2 [-DEXPECT_STDERR=<regex>] [-DEXPECT_STDOUT=<regex>]
-#         [-DSTDOUT_FILE=<file stdout goes to, e.g. /dev/full>] [-DADDRESS_SPACE_KB=<ulimit -v>] -P run_cli.cmake
+#         [-DSTDOUT_FILE=<file stdout goes to, e.g. /dev/full>] [-DADDRESS_SPACE_KB=<ulimit -v>]
+#         [-DABSENT_FILE=<file that must not exist after the run>] -P run_cli.cmake
 # Each run may take 60 s; a slower build (scripts/asan_tests.sh) sets HETSIM_CLI_TIMEOUT_S.
 set(timeout_s 60)
 if(DEFINED ENV{HETSIM_CLI_TIMEOUT_S})
   set(timeout_s $ENV{HETSIM_CLI_TIMEOUT_S})
 endif()
 string(REPLACE "|" ";" ARGS "${ARGS}")
+if(DEFINED ABSENT_FILE)  # a file the run must not leave behind (an empty checkpoint of a job that stopped)
+  file(REMOVE ${ABSENT_FILE})
+endif()
 set(command ${HETSIM} ${ARGS})
 if(DEFINED ADDRESS_SPACE_KB)  # a small address space: thread stacks run out as under a container's limits
   set(command /bin/sh -c "ulimit -v ${ADDRESS_SPACE_KB} && exec \"$0\" \"$@\"" ${command})
@@ -25,4 +29,7 @@ if(DEFINED EXPECT_STDERR AND NOT err MATCHES "${EXPECT_STDERR}")
 endif()
 if(DEFINED EXPECT_STDOUT AND NOT out MATCHES "${EXPECT_STDOUT}")
   message(FATAL_ERROR "hetsim ${ARGS}: stdout does not match '${EXPECT_STDOUT}':\n${out}")
+endif()
+if(DEFINED ABSENT_FILE AND EXISTS ${ABSENT_FILE})
+  message(FATAL_ERROR "hetsim ${ARGS}: left ${ABSENT_FILE} behind")
 endif()
