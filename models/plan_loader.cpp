@@ -107,6 +107,11 @@ class PlanReader {
       resolve(node.Scalar(), field, at, out);
       return node.Scalar();
     }
+    if (node.IsScalar() && is_yaml_boolean(node.Scalar())) {  // `gpus: true` read as a node type 'true'
+      sink_.error(at, field, "expected a GPU selector such as \"zone/type[0]/gpu[0-7]\" or a list of them, got the "
+                             "boolean " + describe_node(node) + " (quote it if it names a node type)");
+      return node.Scalar();
+    }
     if (node.IsScalar()) {  // plain: an integer index or an unquoted selector
       const auto& t = node.Scalar();
       if (!t.empty() && std::isdigit(static_cast<unsigned char>(t[0])) && t.find_first_not_of("0123456789") == std::string::npos) {
@@ -143,6 +148,14 @@ class PlanReader {
     // heads" of a stage written with four GPUs).
     if (sink_.get_diagnostics().size() != errors) out.resize(kept);
     return text + "]";
+  }
+
+  /// A plain scalar YAML reads as a boolean (1.2's true/false, 1.1's yes/no/on/off, any case).
+  static bool is_yaml_boolean(std::string text) {
+    for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (const char* b : {"true", "false", "yes", "no", "on", "off"})
+      if (text == b) return true;
+    return false;
   }
 
   void add_index(const YAML::Node& node, const std::string& field, const YAML::Mark& at, std::vector<int>& out) {

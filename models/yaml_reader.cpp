@@ -154,19 +154,28 @@ MapReader::MapReader(const YAML::Node& node, std::string path, DiagnosticSink& s
   ok_ = true;
   if (anchor_.line < 0) anchor_ = node.Mark();
   sink.remember(path_, anchor_);
+  const auto before_map = [&](const YAML::Mark& m) {
+    const YAML::Mark start = node.Mark();
+    return m.line < start.line || (m.line == start.line && m.column < start.column);
+  };
   for (auto it = node.begin(); it != node.end(); ++it) {
     const YAML::Node k = it->first;  // a copy: `it->` yields a temporary proxy
+    // Where the key is written: a null key (`~: 5`) has no mark, and an alias (`*n : 5`) carries
+    // its anchor's, elsewhere in the file; the value beside it is on the key's line.
+    const YAML::Mark value_at = value_mark(it->second, anchor_);
+    YAML::Mark key_at = value_mark(k, value_at);
+    if (before_map(key_at) && !before_map(value_at)) key_at = value_at;
     if (!k.IsScalar()) {
-      sink.error(value_mark(k, anchor_), path_, "keys must be plain names, got " + describe_node(k));
+      sink.error(key_at, path_, "keys must be plain names, got " + describe_node(k));
       continue;
     }
     if (const Item* dup = find(k.Scalar())) {
-      sink.error(k.Mark(), path_,
+      sink.error(key_at, path_,
                  "duplicate key '" + k.Scalar() + "' (first given at line " + std::to_string(one_based(dup->key_mark.line)) + ")");
       continue;
     }
     index_.emplace(k.Scalar(), items_.size());
-    items_.push_back(Item{k.Scalar(), k.Mark(), it->second, {}});
+    items_.push_back(Item{k.Scalar(), key_at, it->second, {}});
   }
 }
 

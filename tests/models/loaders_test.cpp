@@ -457,6 +457,17 @@ TEST(PlanLoader, ABadEntryOfAGpuListIsTheStagesOnlyError) {
   EXPECT_EQ(msgs[0], "p.yaml:6:37: error: replicas[0].stages[0].gpus[3]: value -1 out of range (expected an integer between 0 and 10)");
 }
 
+// `gpus: true` was looked up as a node type named 'true'.
+TEST(PlanLoader, ABooleanIsNoGpuSelector) {
+  const Cluster c = parse_cluster(kCluster, test_catalog());
+  const std::string text = "kind: plan\nmicro_batch: 1\nreplicas:\n  - micro_batches: 8\n    stages:\n"
+                           "      - {layers: 4, gpus: yes}\n";
+  const auto msgs = messages_of([&] { parse_plan(text, c, parse_workload(kWorkload), "p.yaml"); });
+  ASSERT_EQ(msgs.size(), 1u) << msgs.front();
+  EXPECT_EQ(msgs[0], "p.yaml:6:27: error: replicas[0].stages[0].gpus: expected a GPU selector such as "
+                     "\"zone/type[0]/gpu[0-7]\" or a list of them, got the boolean 'yes' (quote it if it names a node type)");
+}
+
 // A selector out of range, or a misspelt key, stopped the plan's other checks: the layer and
 // batch sums of the same file came only after the user had fixed the first error.
 TEST(PlanLoader, ASelectorOrKeyErrorDoesNotHideTheOtherChecks) {

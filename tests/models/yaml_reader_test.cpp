@@ -238,6 +238,23 @@ TEST(MapReader, DuplicateKeysAreErrors) {
   EXPECT_THAT(lines_of(sink), ElementsAre("f.yaml:3:1: error: duplicate key 'a' (first given at line 1)"));
 }
 
+// A null key has no position of its own and an alias key carries its anchor's: both were
+// reported at the map's parent or at the anchor, lines away from where they are written.
+TEST(MapReader, NullAndAliasKeysAreReportedWhereTheyAreWritten) {
+  DiagnosticSink sink("f.yaml");
+  const auto doc = parse_yaml_document("name: &n box\nm:\n  a: 1\n  ~: 5\n  *n : 6\n", sink);
+  ASSERT_TRUE(doc);
+  MapReader root(*doc, "", sink, doc->Mark());
+  root.get_string("name", Need::kRequired);
+  if (auto m = root.get_map("m", Need::kRequired)) {
+    m->get_int("a", Need::kRequired);
+    m->finish();
+  }
+  root.finish();
+  EXPECT_THAT(lines_of(sink), ElementsAre("f.yaml:4:6: error: m: keys must be plain names, got nothing",
+                                          "f.yaml:5:8: error: m: unknown key 'box' (expected one of: a)"));
+}
+
 TEST(DiagnosticSink, LocatesFieldsByLongestPrefixAndSortsByPosition) {
   DiagnosticSink sink("f.yaml");
   YAML::Mark m;
