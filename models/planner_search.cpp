@@ -122,7 +122,6 @@ void ShapeSearch::search(const std::vector<int>& pool_nodes, bool uniform,
   }
   std::sort(tasks.begin(), tasks.end(), better_task);
   const int threads = search_threads(options_);
-  const long pruned_before = pruned;
   if (threads > 1 && tasks.size() > 1) {
     // The best-bound task alone first: it sets the bound that prunes most of the others, which
     // threads starting together would not yet see.
@@ -133,7 +132,8 @@ void ShapeSearch::search(const std::vector<int>& pool_nodes, bool uniform,
   }
   // A kept branch cut by its bound cuts every dropped one too (their bounds are lower); when
   // none was cut, a dropped branch might still have beaten the N-th best.
-  if (!stopped && pruned == pruned_before && std::isfinite(dropped_bound) && dropped_bound >= bound()) truncated = true;
+  const bool cut = stop_at_ < tasks.size();
+  if (!stopped && !cut && std::isfinite(dropped_bound) && dropped_bound >= bound()) truncated = true;
 }
 
 double ShapeSearch::keep_task(std::vector<Task>& tasks, Task t) {
@@ -232,6 +232,7 @@ void ShapeSearch::run_tasks_threaded(int threads, const std::vector<Task>& tasks
     h.evaluated = h.pruned = 0;
   }
   pruned += cut_tasks.load();
+  if (cut.load()) stop_at_ = std::min(stop_at_, tasks.size() - 1);  // some task was cut (which one is not kept)
 }
 
 void ShapeSearch::emit(Shape& s, const std::function<void(const Shape&)>& sink) {
