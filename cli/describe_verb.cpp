@@ -193,6 +193,12 @@ class Loader {
   /// names a folder, a device or a FIFO is the loader's to read or refuse ("is a directory").
   bool header_file_exists(const std::string& plan, const std::string& named, int line, const char* what) {
     std::error_code ec;
+    if (std::filesystem::is_directory(named, ec)) {  // reported by the loader as the folder's own error, lines away
+      errors_.add({plan, line, 1, "",
+                   std::string("header names ") + what + " '" + named + "', which is a folder (expected a " + what +
+                       " file, or its name)"});
+      return false;
+    }
     if (std::filesystem::exists(named, ec)) return true;
     const std::string folder = std::string(what) + "s";
     errors_.add({plan, line, 1, "",
