@@ -16,6 +16,10 @@ namespace {
 
 constexpr size_t kExactCombinations = 256;  // per-pool depth combinations tried exhaustively
 constexpr size_t kTopDepthsPerPool = 3;     // otherwise: the best depths of each pool
+// At most this many combinations in all: 3 depths over 13 pools are 1.6 M, enumerated whole even
+// past the time limit (minutes on clusters of many node types or identical zones); beyond it the
+// pools with the most options keep fewer (their best first).
+constexpr size_t kMaxCombinations = 4096;
 
 /// A replica kind of `copies` pipelines over `blocks`, from its layer partition.
 Kind make_kind(const std::vector<KindBlock>& blocks, int copies, const PartitionResult& part) {
@@ -264,7 +268,18 @@ void ShapeSearch::search_per_pool_kinds(const TpBranch& b, const std::function<v
   size_t combinations = 1;
   for (const auto& o : opts) combinations *= o.size();
   if (!b.uniform && combinations > kExactCombinations) {
-    for (auto& o : opts) o.resize(std::min<size_t>(o.size(), kTopDepthsPerPool));
+    combinations = 1;
+    for (auto& o : opts) {
+      o.resize(std::min<size_t>(o.size(), kTopDepthsPerPool));
+      combinations *= o.size();
+    }
+    while (combinations > kMaxCombinations) {
+      auto widest = std::max_element(opts.begin(), opts.end(),
+                                     [](const auto& a, const auto& b) { return a.size() < b.size(); });
+      if (widest->size() <= 1) break;
+      combinations = combinations / widest->size() * (widest->size() - 1);
+      widest->pop_back();
+    }
   }
   const auto try_pick = [&](const std::vector<const PoolOption*>& pick) {
     Shape s = b.base;
@@ -285,7 +300,7 @@ void ShapeSearch::search_per_pool_kinds(const TpBranch& b, const std::function<v
     }
   } else if (!opts.empty()) {
     std::vector<size_t> index(opts.size(), 0);
-    while (true) {
+    while (!out_of_time()) {
       std::vector<const PoolOption*> pick;
       for (size_t i = 0; i < index.size(); ++i) pick.push_back(&opts[i][index[i]]);
       try_pick(pick);
@@ -303,7 +318,7 @@ void ShapeSearch::search_mixed_kinds(const TpBranch& b, const std::function<void
   const int n = static_cast<int>(pools_.size());
   const int v = b.knobs.interleave;
   const int subsets = 1 << b.active.size();
-  for (int mask = 1; mask < subsets; ++mask) {
+  for (int mask = 1; mask < subsets && !out_of_time(); ++mask) {
     std::vector<int> members;
     for (size_t i = 0; i < b.active.size(); ++i) {
       if (mask & (1 << i)) members.push_back(b.active[i]);
@@ -362,6 +377,8 @@ void ShapeSearch::search_mixed_kinds(const TpBranch& b, const std::function<void
       }
       std::vector<int> order = members;  // sorted (active is), so next_permutation visits all orders
       do {
+        // The orders of a subset are m! (13 pools: 6e9): the limit is checked within them too.
+        if (out_of_time()) return;
         if (b.uniform && order != members) continue;  // rank order only
         std::vector<KindBlock> blocks;
         for (int p : order) blocks.push_back(KindBlock{p, b.units[p] / d});
