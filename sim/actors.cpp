@@ -48,6 +48,10 @@ sg4::Engine& make_engine() {
   sg4::Engine::set_config("network/model:CM02");
   sg4::Engine::set_config("network/crosstraffic:0");
   sg4::Engine::set_config("network/TCP-gamma:0");
+  // 1 MiB stacks for the actors instead of SimGrid's 8 MiB: a run has ~4 actors a rank, whose code
+  // recurses little; at 8 MiB, 128 unfolded ranks reserved 4 GB of address space and a capped
+  // process (ulimit -v) aborted in SimGrid with a raw backtrace.
+  sg4::Engine::set_config("contexts/stack-size:1024");
   return engine;
 }
 
