@@ -132,7 +132,7 @@ void write_json(const PlanVerbOptions& o, const models::PlannerOptions& po, cons
   j.key("plans_evaluated").value(static_cast<long long>(r.plans_evaluated));
   j.key("plans_pruned").value(static_cast<long long>(r.plans_pruned));
   j.key("plans_predicted").value(static_cast<long long>(r.plans_predicted));
-  j.key("search_complete").value(r.searches_stopped == 0 && r.searches_truncated == 0);
+  j.key("search_complete").value(r.searches_stopped == 0 && r.searches_truncated == 0 && r.predictions_skipped == 0);
   j.key("feasible").value(!r.top.empty());
   if (r.top.empty()) j.key("reason").value(r.reason);
   j.key("plans").begin_array();
@@ -227,6 +227,9 @@ void write_table(const PlanVerbOptions& o, const models::PlannerResult& r, const
   if (r.searches_stopped > 0)
     std::cout << "search: " << r.searches_stopped << " of the searches stopped at --time-limit " << fmt("%g", o.time_limit_s)
               << " s: the plans above are the best found, not proven best (raise or drop the limit to search on)\n";
+  if (r.predictions_skipped > 0)
+    std::cout << "search: " << r.predictions_skipped << " candidate plans of lower estimates were not predicted: --time-limit "
+              << fmt("%g", o.time_limit_s) << " s had passed in the final ranking\n";
   if (r.searches_truncated > 0)
     std::cout << "search: " << r.searches_truncated << " of the searches kept only the "
               << models::kMaxSearchBranches

@@ -447,9 +447,18 @@ class PlanOnce {
   }
 
   /// The feasible ones of the candidates, as predict() rates them.
+  /// Every candidate first in its list, best estimate first, is predicted: a search stopped early
+  /// leaves fragmented shapes that take up to a second each to predict (bench1024 at --time-limit 1
+  /// took 14-24 s in predictions). Past the time limit only the first kMinPredicted of a list are.
   std::vector<RankedPlan> predict_feasible(const std::vector<Candidate>& candidates) {
+    constexpr std::size_t kMinPredicted = 8;
     std::vector<RankedPlan> out;
-    for (const Candidate& c : candidates) {
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      if (i >= kMinPredicted && std::chrono::steady_clock::now() > prediction_deadline_) {
+        result_.predictions_skipped += static_cast<long>(candidates.size() - i);
+        break;
+      }
+      const Candidate& c = candidates[i];
       RankedPlan r = rank(cluster_, workload_, c, options_.spot);
       ++result_.plans_predicted;
       if (r.report.feasible && r.memory_headroom_fraction < options_.min_headroom_fraction) continue;
@@ -473,10 +482,18 @@ class PlanOnce {
 
   /// The baselines' best plans (or why there is none), then the top plans of everything found.
   void rank_and_choose() {
+    // The predictions have a time limit of their own, as each search has.
+    const double limit_s = options_.time_limit_s;
+    if (limit_s > 0 && limit_s < 1e6)  // beyond: no limit (as start_clock treats a huge one)
+      prediction_deadline_ = std::chrono::steady_clock::now() +
+                             std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                 std::chrono::duration<double>(limit_s));
     std::vector<RankedPlan> fast_ranked = fastest_first(predict_feasible(to_candidates(fastest_)));
-    std::vector<Candidate> uniform_candidates = to_candidates(uniform_);
-    uniform_candidates.insert(uniform_candidates.end(), megatron_.begin(), megatron_.end());
-    std::vector<RankedPlan> uniform_ranked = fastest_first(predict_feasible(uniform_candidates));
+    // The uniform shapes and the Megatron configurations as two lists (each has its first few
+    // predicted whatever the time), in that order as before.
+    std::vector<RankedPlan> uniform_ranked = predict_feasible(to_candidates(uniform_));
+    for (RankedPlan& r : predict_feasible(megatron_)) uniform_ranked.push_back(std::move(r));
+    uniform_ranked = fastest_first(std::move(uniform_ranked));
     const auto set_baseline = [](PlannerBaseline& b, const std::vector<RankedPlan>& ranked, const std::string& why) {
       b.found = !ranked.empty();
       if (b.found) b.best = ranked.front();
@@ -527,6 +544,8 @@ class PlanOnce {
   ShapeCollector best_, fastest_, uniform_;
   std::vector<Candidate> megatron_;
   bool fastest_stopped_ = false, uniform_stopped_ = false;  ///< a baseline cut short by --time-limit
+  /// When rank_and_choose stops predicting candidates past their first few (time_limit_s).
+  std::chrono::steady_clock::time_point prediction_deadline_ = std::chrono::steady_clock::time_point::max();
   std::string no_goodput_reason_;  ///< of a plan that fits but leaves no goodput at spot (the last one)
   PlannerResult result_;
 };
@@ -559,6 +578,7 @@ PlannerResult plan_training(const Cluster& cluster, const Workload& workload, co
   PlannerOptions retry = options;
   long evaluated = result.plans_evaluated, pruned = result.plans_pruned, predicted = result.plans_predicted;
   int stopped = result.searches_stopped, truncated = result.searches_truncated;
+  long skipped = result.predictions_skipped;
   int threads = result.threads;
   for (int attempt = 0; attempt < 2 && result.top.empty() && result.plans_predicted > 0 && result.plans_feasible == 0;
        ++attempt) {
@@ -569,10 +589,12 @@ PlannerResult plan_training(const Cluster& cluster, const Workload& workload, co
     predicted += result.plans_predicted;
     stopped += result.searches_stopped;
     truncated += result.searches_truncated;
+    skipped += result.predictions_skipped;
     threads = std::max(threads, result.threads);
   }
   result.searches_stopped = stopped;
   result.searches_truncated = truncated;
+  result.predictions_skipped = skipped;
   result.plans_evaluated = evaluated;
   result.plans_pruned = pruned;
   result.plans_predicted = predicted;

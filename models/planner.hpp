@@ -123,6 +123,9 @@ struct PlannerResult {
   /// Searches that kept only the most promising of their branches (ShapeSearch::kMaxTasks; many
   /// node types) and cannot prove that a dropped one would not have done better.
   int searches_truncated = 0;
+  /// Candidates past the first few of their list left unpredicted once time_limit_s had passed
+  /// in the final ranking (their estimates were below those predicted).
+  long predictions_skipped = 0;
 };
 
 /// The most (knobs, TP per node type) branches one search keeps, those of the highest bounds:

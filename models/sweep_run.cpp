@@ -84,7 +84,7 @@ void plan_row(const Cluster& cluster, const Workload& workload, const PlannerOpt
   }
   PlannerResult p = plan_training(cluster, workload, options);
   r.search_time_s = p.search_time_s;
-  r.search_stopped = p.searches_stopped > 0 || p.searches_truncated > 0;  // either way: not proven best
+  r.search_stopped = p.searches_stopped > 0 || p.searches_truncated > 0 || p.predictions_skipped > 0;  // not proven best
   // Under a budget, a baseline is the comparison only when it keeps to the budget too.
   const auto baseline = [&](const PlannerBaseline& b) {
     if (!b.found) return 0.0;

@@ -79,5 +79,31 @@ TEST(PlannerBranches, TenNodeTypesArePlannedWithinTheTimeLimit) {
   EXPECT_GT(r.top.front().report.tokens_per_s, 0);
 }
 
+// Past the time limit the final ranking predicts only the first few candidates of each list (a
+// stopped search's fragmented shapes took up to a second each: bench1024 at --time-limit 1 spent
+// 14-24 s there); without a limit every candidate is predicted.
+TEST(PlannerBranches, PastTheLimitOnlyTheBestCandidatesArePredicted) {
+  const Cluster c = parse_cluster(many_types_cluster(3), Catalog::builtin(), "three-types.yaml");
+  Workload w;
+  w.model.layers = 32;
+  w.model.hidden = 4096;
+  w.model.heads = 32;
+  w.model.ffn_hidden = 11008;
+  w.model.seq_len = 4096;
+  w.model.vocab = 32000;
+  w.training.global_batch = 512;
+  PlannerOptions o;
+  o.threads = 1;
+  o.time_limit_s = 1e-9;  // past before anything
+  const PlannerResult cut = plan_training(c, w, o);
+  EXPECT_GT(cut.predictions_skipped, 0);
+  EXPECT_LE(cut.plans_predicted, 4 * 8);  // four lists (best, fastest type, uniform, Megatron), 8 each
+  ASSERT_FALSE(cut.top.empty());          // the Megatron configurations still answer
+  o.time_limit_s = 0;
+  const PlannerResult all = plan_training(c, w, o);
+  EXPECT_EQ(all.predictions_skipped, 0);
+  EXPECT_GE(all.top.front().report.tokens_per_s, cut.top.front().report.tokens_per_s);
+}
+
 }  // namespace
 }  // namespace hetsim::models
