@@ -58,9 +58,8 @@ std::string many_types_cluster(int types) {
   return o.str();
 }
 
-TEST(PlannerBranches, TenNodeTypesArePlannedWithinTheTimeLimit) {
-  const Cluster c = parse_cluster(many_types_cluster(10), Catalog::builtin(), "many-types.yaml");
-  ASSERT_EQ(c.node_types.size(), 10u);
+/// A Llama-2-7B-shaped workload (32 layers of 4096, 512 sequences of 4096 tokens a step).
+Workload llama2_7b_shape() {
   Workload w;
   w.model.layers = 32;
   w.model.hidden = 4096;
@@ -69,6 +68,13 @@ TEST(PlannerBranches, TenNodeTypesArePlannedWithinTheTimeLimit) {
   w.model.seq_len = 4096;
   w.model.vocab = 32000;
   w.training.global_batch = 512;
+  return w;
+}
+
+TEST(PlannerBranches, TenNodeTypesArePlannedWithinTheTimeLimit) {
+  const Cluster c = parse_cluster(many_types_cluster(10), Catalog::builtin(), "many-types.yaml");
+  ASSERT_EQ(c.node_types.size(), 10u);
+  const Workload w = llama2_7b_shape();
   PlannerOptions o;
   o.threads = 1;
   o.time_limit_s = 0.2;
@@ -84,14 +90,7 @@ TEST(PlannerBranches, TenNodeTypesArePlannedWithinTheTimeLimit) {
 // 14-24 s there); without a limit every candidate is predicted.
 TEST(PlannerBranches, PastTheLimitOnlyTheBestCandidatesArePredicted) {
   const Cluster c = parse_cluster(many_types_cluster(3), Catalog::builtin(), "three-types.yaml");
-  Workload w;
-  w.model.layers = 32;
-  w.model.hidden = 4096;
-  w.model.heads = 32;
-  w.model.ffn_hidden = 11008;
-  w.model.seq_len = 4096;
-  w.model.vocab = 32000;
-  w.training.global_batch = 512;
+  const Workload w = llama2_7b_shape();
   PlannerOptions o;
   o.threads = 1;
   o.time_limit_s = 1e-9;  // past before anything
