@@ -187,12 +187,16 @@ PlanSpec read_plan_spec(std::string_view text, DiagnosticSink& sink, const Clust
   return spec;
 }
 
+/// Whether `field` is a stage's `gpus` ("replicas[0].stages[1].gpus").
+bool is_gpus_field(const std::string& field) {
+  return field.size() >= 5 && field.compare(field.size() - 5, 5, ".gpus") == 0;
+}
+
 /// Whether a reader error left every value check_plan() reads as written: an unknown key (the
 /// value of a misspelt key is not read, so its field keeps its default, as without the key) or a
 /// GPU selector that did not resolve (its stage's GPUs, which check_plan() then skips).
 bool keeps_values_checkable(const Diagnostic& d) {
-  const bool gpus_field = d.field.size() >= 5 && (d.field.compare(d.field.size() - 5, 5, ".gpus") == 0 ||
-                                                  d.field.find(".gpus[") != std::string::npos);
+  const bool gpus_field = is_gpus_field(d.field) || d.field.find(".gpus[") != std::string::npos;
   return d.message.rfind("unknown key", 0) == 0 || gpus_field;
 }
 
@@ -213,7 +217,7 @@ void report_check_messages(const std::vector<std::string>& messages, DiagnosticS
     if (std::regex_match(m, match, kField)) {
       const std::string field = match[1];
       // Nor on a stage's `gpus` one of whose entries the reader reported (the stage has no GPUs then).
-      const bool gpus = field.size() >= 5 && field.compare(field.size() - 5, 5, ".gpus") == 0;
+      const bool gpus = is_gpus_field(field);
       if (std::any_of(errored.begin(), errored.end(),
                       [&](const std::string& e) { return within(field, e) || (gpus && within(e, field)); }))
         continue;

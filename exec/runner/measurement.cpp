@@ -2,8 +2,6 @@
 // JSON lines of measurements.
 #include "runner/measurement.hpp"
 
-#include "atomic_file.hpp"
-
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -33,12 +31,6 @@ std::string to_json_line(const Measurement& m) {
     << "\",\"op\":\"" << m.op << "\",\"class\":\"" << to_string(m.op_class) << "\",\"shape\":\"" << m.shape << "\","
     << times << "}";
   return o.str();
-}
-
-void write_measurements(const std::string& path, const std::vector<Measurement>& measurements) {
-  std::string text;
-  for (const auto& m : measurements) (text += to_json_line(m)) += '\n';
-  models::write_text_file_atomic(path, text);
 }
 
 }  // namespace hetsim::exec

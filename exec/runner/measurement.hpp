@@ -27,8 +27,8 @@ struct Measurement {
   double end_s = 0;
 };
 
+/// One measurement as a JSON line (without its newline); `run --out` writes them through
+/// MeasurementStream (measurement_stream.hpp).
 std::string to_json_line(const Measurement& m);
-/// Writes one JSON line per measurement, atomically (temp file + rename).
-void write_measurements(const std::string& path, const std::vector<Measurement>& measurements);
 
 }  // namespace hetsim::exec

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The per-op records of a run written while it runs (`hetsim run --out`), in order of start time
-// over all ranks, as write_measurements orders a run's records kept to the end: memory holds
+// over all ranks, as run_in_process orders the records it keeps to the end: memory holds
 // only the records some rank may still precede, not every step's (10,000 steps of a 2-layer
 // model were 1 GB in memory).
 #pragma once

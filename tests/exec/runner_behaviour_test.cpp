@@ -8,9 +8,12 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
+#include <vector>
 
 #include "exec_test_support.hpp"
 #include "predictor.hpp"
+#include "runner/measurement_stream.hpp"
 #include "runner/run.hpp"
 #include "runner/schedule.hpp"
 
@@ -88,9 +91,14 @@ TEST(Runner, MeasurementsCoverEveryRankStageMicroBatchAndOp) {
                          "send_gradient", "recv_gradient", "adam", "tied_embedding_all_reduce", "step"}) {
     EXPECT_TRUE(ops.count(op)) << op;
   }
-  const std::string path = ::testing::TempDir() + "/exec_measurements.jsonl";
-  write_measurements(path, out.measurements);
-  std::ifstream in(path);
+  // As `run --out` writes them (MeasurementStream): every record one JSON line with its fields.
+  std::ostringstream written;
+  MeasurementStream stream(written, 4);
+  std::map<int, std::vector<Measurement>> by_rank;
+  for (const Measurement& m : out.measurements) by_rank[m.rank].push_back(m);
+  for (auto& [rank, records] : by_rank) stream.add(rank, std::move(records));
+  stream.close();
+  std::istringstream in(written.str());
   std::string line;
   std::size_t lines = 0;
   while (std::getline(in, line)) {
@@ -101,7 +109,6 @@ TEST(Runner, MeasurementsCoverEveryRankStageMicroBatchAndOp) {
     }
   }
   EXPECT_EQ(lines, out.measurements.size());
-  std::remove(path.c_str());
 }
 
 // `check` and `run` price the plan as the engine trains it: no dropout (the engine has none:
