@@ -3,6 +3,7 @@
 #include "grad_sync_group_rails.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace hetsim::models::grad_sync_detail {
 
@@ -16,12 +17,31 @@ double GroupsOnRails::add(const RailGroup& g, bool across_zones) {
 }
 
 void GroupsOnRails::wait_for_groups(std::size_t slot, double& reduce_end_s, double& gather_s) {
+  for (const int index : slot_groups_[slot]) {
+    const auto& [group_reduce_end_s, group_gather_s] = group_end(index);
+    reduce_end_s = std::max(reduce_end_s, group_reduce_end_s);
+    gather_s = std::max(gather_s, group_gather_s);
+  }
+}
+
+const std::pair<double, double>& GroupsOnRails::group_end(int index) {
+  const std::size_t groups = group_first_wait_.size() - 1;
+  if (group_ends_.size() < groups) {
+    group_ends_.resize(groups);
+    group_end_known_.resize(groups, 0);
+  }
+  std::pair<double, double>& end = group_ends_[static_cast<std::size_t>(index)];
+  if (group_end_known_[static_cast<std::size_t>(index)]) return end;
   // A ring moves at its busiest crossing (tests/sim
   // AStageOnAnIdleNicWaitsForItsGroupsGathersThroughABusyOne), reduction and gather alike.
-  for (const auto& [r, group] : slot_waits_[slot]) {
-    reduce_end_s = std::max(reduce_end_s, rails_.group_reduce_end_s(r, group));
-    gather_s = std::max(gather_s, rails_.group_gather_s(r, group));
+  end = {-std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
+  for (int w = group_first_wait_[index]; w < group_first_wait_[index + 1]; ++w) {
+    const auto& [r, group] = waits_[static_cast<std::size_t>(w)];
+    end.first = std::max(end.first, rails_.group_reduce_end_s(r, group));
+    end.second = std::max(end.second, rails_.group_gather_s(r, group));
   }
+  group_end_known_[static_cast<std::size_t>(index)] = 1;
+  return end;
 }
 
 /// Each crossing of a WAN link carries V a bucket as a rail does (SyncRails::wan_of; for every TP
@@ -96,10 +116,14 @@ void GroupsOnRails::add_rail_loads(const RailGroup& g) {
 }
 
 void GroupsOnRails::add_group_waits(const RailGroup& g) {
+  std::sort(group_waits_.begin(), group_waits_.end());
+  group_waits_.erase(std::unique(group_waits_.begin(), group_waits_.end()), group_waits_.end());
+  waits_.insert(waits_.end(), group_waits_.begin(), group_waits_.end());
+  const int index = static_cast<int>(group_first_wait_.size()) - 1;
+  group_first_wait_.push_back(static_cast<int>(waits_.size()));
   for (int i = 0; i < g.count; ++i) {
-    std::vector<std::pair<int, int>>& mine = slot_waits_[static_cast<std::size_t>(g.slots[i])];
-    for (const auto& w : group_waits_)
-      if (std::find(mine.begin(), mine.end(), w) == mine.end()) mine.push_back(w);
+    std::vector<int>& mine = slot_groups_[static_cast<std::size_t>(g.slots[i])];
+    if (mine.empty() || mine.back() != index) mine.push_back(index);
   }
 }
 

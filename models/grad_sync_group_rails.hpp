@@ -36,7 +36,9 @@ class GroupsOnRails {
  public:
   /// `slots`: the plan's replica x max_pp stage slots (each gets the list of what it waits for).
   GroupsOnRails(const Cluster& c, const Plan& plan, int max_pp, std::size_t slots)
-      : c_(c), plan_(plan), max_pp_(max_pp), rails_(c), slot_waits_(slots) {}
+      : c_(c), plan_(plan), max_pp_(max_pp), rails_(c), slot_groups_(slots) {
+    group_first_wait_.push_back(0);
+  }
 
   /// Puts group `g` on the rails and, when its members' zones differ, on the WAN links its ring
   /// crosses. Returns the group's bottleneck over the slowest WAN link it crosses alone (at most 1;
@@ -54,6 +56,9 @@ class GroupsOnRails {
   void add_rail_loads(const RailGroup& g);
   /// Every member of the group waits for the group's end on every rail and WAN link it crosses.
   void add_group_waits(const RailGroup& g);
+  /// Group `index`'s latest reduction end and gather over every rail and WAN link it crosses,
+  /// worked out once (after every group is on the rails) and kept for its other members.
+  const std::pair<double, double>& group_end(int index);
   /// The id of the current group on the rails (SyncRails::group_reduce_end_s): one per TP rank's
   /// group where one group stands for all (`rank`), else the group's own.
   int group_id(int rank) const { return group_serial_ * kMaxRanks + std::min(rank, kMaxRanks - 1); }
@@ -64,8 +69,14 @@ class GroupsOnRails {
   const Plan& plan_;
   const int max_pp_;
   SyncRails rails_;
-  /// [slot]: (rail, group) of every group it is in, on every rail and WAN link the group crosses
-  ScratchVector<std::vector<std::pair<int, int>>> slot_waits_;
+  /// [slot]: the index of every group it is in (add order). A group's waits are kept once, not
+  /// per member: a 336-member group crossing ~1,000 rails made each member's copy the planner's
+  /// main cost (cubic in the group's size with the de-duplication per member).
+  ScratchVector<std::vector<int>> slot_groups_;
+  ScratchVector<std::pair<int, int>> waits_;  ///< every group's (rail, group id), one group after the other
+  ScratchVector<int> group_first_wait_;       ///< [group index] its first entry in waits_; one past the last at the end
+  ScratchVector<std::pair<double, double>> group_ends_;  ///< group_end's cache: (reduce end, gather)
+  ScratchVector<char> group_end_known_;                  ///< [group index] group_ends_ holds its figures
   ScratchVector<std::pair<int, int>> group_waits_;    ///< the current group's (rail, group id)
   ScratchVector<std::pair<int, int>> wan_crossings_;  ///< add_wan_loads scratch: (WAN link, crossings)
   ScratchVector<int> node_members_;                   ///< add_rail_loads scratch: members per node
