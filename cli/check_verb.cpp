@@ -11,6 +11,7 @@
 
 #include "cli_common.hpp"
 #include "json_writer.hpp"
+#include "plan_choice.hpp"
 #include "predictor.hpp"
 #include "report.hpp"
 #include "runner/run.hpp"
@@ -45,6 +46,7 @@ std::string pct(double x) {
 
 void run_check(const CheckOptions& o) {
   const Inputs in = load_inputs(o.cluster, o.workload, o.plan, o.profile);
+  if (!in.plan_infeasible_reason.empty()) exit_infeasible("check", in.plan_infeasible_reason);
   exec::RunSpec spec;
   spec.cluster = in.cluster;
   spec.workload = in.workload;

@@ -65,8 +65,9 @@ models::Cluster load_cluster_file(const std::string& path) {
 
 models::Workload load_workload_file(const std::string& path) { return models::load_workload(path); }
 
-models::Plan load_plan_file(const std::string& path, const models::Cluster& cluster, const models::Workload& workload) {
-  return models::load_plan(path, cluster, workload);
+models::Plan load_plan_file(const std::string& path, const models::Cluster& cluster, const models::Workload& workload,
+                            std::string* infeasible_reason) {
+  return models::load_plan(path, cluster, workload, infeasible_reason);
 }
 
 models::Diagnostic profile_matching_nothing(const std::string& path, const models::Profile& profile,
@@ -98,7 +99,8 @@ Inputs load_inputs(const std::string& cluster_path, const std::string& workload_
   const bool workload_ok = errors.collect([&] { in.workload = load_workload_file(workload_path); });
   if (!plan_path.empty()) {
     if (cluster_ok && workload_ok) {
-      const bool plan_ok = errors.collect([&] { in.plan = load_plan_file(plan_path, in.cluster, in.workload); });
+      const bool plan_ok = errors.collect(
+          [&] { in.plan = load_plan_file(plan_path, in.cluster, in.workload, &in.plan_infeasible_reason); });
       const models::PlanHeader header = models::read_plan_header(plan_path);
       std::error_code ec;
       if (!header.cluster.empty() && std::filesystem::exists(header.cluster, ec) &&

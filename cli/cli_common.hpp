@@ -38,7 +38,9 @@ CLI::Option* add_format_option(CLI::App* verb, OutputFormat* format,
 /// Each throws models::ConfigError (main prints it and exits 2) when the file is bad.
 models::Cluster load_cluster_file(const std::string& path);  ///< with the built-in GPU catalog
 models::Workload load_workload_file(const std::string& path);
-models::Plan load_plan_file(const std::string& path, const models::Cluster& cluster, const models::Workload& workload);
+/// `infeasible_reason`: see models::load_plan (a TP degree that does not divide the model).
+models::Plan load_plan_file(const std::string& path, const models::Cluster& cluster, const models::Workload& workload,
+                            std::string* infeasible_reason = nullptr);
 
 /// The usual inputs of a verb. Loads every file given and reports the errors of all of
 /// them together (one ConfigError) before anything runs.
@@ -46,6 +48,9 @@ struct Inputs {
   models::Cluster cluster;
   models::Workload workload;
   std::optional<models::Plan> plan;  ///< when plan_path is not empty
+  /// The plan file's plan is well formed but cannot run this workload (a TP degree that does
+  /// not divide the model): "file:line:col: field: what"; empty when it can.
+  std::string plan_infeasible_reason;
   /// When a profile was applied: which, and its provenance, for the Report's notes (a saved
   /// Report must say whether its figures are the catalog's or calibrated ones).
   std::string profile_note;

@@ -174,11 +174,13 @@ class Loader {
         d.plan_workload = only_workload->file;
       }
       if (cluster && workload) {
-        if (errors_.collect([&] { d.plan = models::load_plan(d.file, *cluster, *workload); })) {
-          // A well-formed plan can still be one that predict, simulate and run refuse (over
-          // memory, ZeRO-3 with unequal micro-batch counts): say so here too.
-          if (const models::Report r = models::predict(*cluster, *workload, *d.plan); !r.feasible)
-            d.infeasible_reason = r.infeasible_reason;
+        if (errors_.collect([&] { d.plan = models::load_plan(d.file, *cluster, *workload, &d.infeasible_reason); })) {
+          // A well-formed plan can still be one that predict, simulate and run refuse (a TP degree
+          // that does not divide the model, over memory, ZeRO-3 with unequal micro-batch counts):
+          // say so here too.
+          if (d.infeasible_reason.empty())
+            if (const models::Report r = models::predict(*cluster, *workload, *d.plan); !r.feasible)
+              d.infeasible_reason = r.infeasible_reason;
           d.context = std::move(cluster);
         }
       }

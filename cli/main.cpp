@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 #include <iostream>
+#include <new>
 #include <string>
 
 #include "diagnostics.hpp"
@@ -65,6 +66,12 @@ int run(CLI::App& app, int argc, char** argv) {
     return hetsim::cli::kExitBadInput;
   } catch (const hetsim::cli::VerbExit& e) {
     return e.code;
+  } catch (const std::bad_alloc&) {
+    // what() says "std::bad_alloc", which tells a user nothing about what to change.
+    std::cerr << "hetsim" << verb
+              << ": error: out of memory: the inputs need more memory than this process could get (a smaller "
+                 "cluster, plan, sweep or step count; or a larger `ulimit -v`)\n";
+    return hetsim::cli::kExitFailure;
   } catch (const std::exception& e) {
     std::cerr << "hetsim" << verb << ": error: " << e.what() << '\n';
     return hetsim::cli::kExitFailure;

@@ -120,8 +120,15 @@ void add_memory_flags_hint(const PlanChoice& o, models::Report& report) {
 
 }  // namespace
 
-models::Plan choose_plan(const PlanChoice& o, const Inputs& in, const std::string& verb, const PlanScore& score,
-                         models::Report* report) {
+namespace {
+
+/// choose_plan's search; nullopt, with the reason in `why`, when no shorthand plan can be made.
+std::optional<models::Plan> find_plan(const PlanChoice& o, const Inputs& in, const PlanScore& score,
+                                      models::Report* report, std::string& why) {
+  if (in.plan && !in.plan_infeasible_reason.empty()) {
+    why = in.plan_infeasible_reason;
+    return std::nullopt;
+  }
   if (in.plan) {
     if (report) *report = score(*in.plan);
     return *in.plan;
@@ -129,8 +136,8 @@ models::Plan choose_plan(const PlanChoice& o, const Inputs& in, const std::strin
   models::UniformPlanOptions u = uniform_options(o);
   std::vector<int> micros;
   const int global_batch = in.workload.training.global_batch;
-  std::string why = "training.global_batch (" + std::to_string(global_batch) + ") is not divisible by dp (" +
-                    std::to_string(o.dp) + ")";  // without --micro, what no micro-batch size can mend
+  why = "training.global_batch (" + std::to_string(global_batch) + ") is not divisible by dp (" +
+        std::to_string(o.dp) + ")";  // without --micro, what no micro-batch size can mend
   if (o.micro > 0) {
     micros.push_back(o.micro);
   } else if (o.dp > 0 && global_batch % o.dp == 0) {
@@ -154,17 +161,41 @@ models::Plan choose_plan(const PlanChoice& o, const Inputs& in, const std::strin
       best = std::get<models::Plan>(std::move(plan));
     }
   }
-  if (!best) {
-    // Degrees that do not divide are a result with a reason (exit 1), not bad input.
-    // Under mpirun every rank parses the inputs; only the first reports a plan that cannot be made.
-    if (exec::first_process()) std::cerr << "hetsim " << verb << ": infeasible plan: " << why << '\n';
-    throw VerbExit{kExitFailure};
-  }
-  if (report) {
+  if (best && report) {
     *report = *best_report;
     add_memory_flags_hint(o, *report);
   }
-  return *best;
+  return best;
+}
+
+}  // namespace
+
+models::Plan choose_plan(const PlanChoice& o, const Inputs& in, const std::string& verb, const PlanScore& score,
+                         models::Report* report) {
+  std::string why;
+  std::optional<models::Plan> plan = find_plan(o, in, score, report, why);
+  if (plan) return *std::move(plan);
+  // Degrees that do not divide are a result with a reason (exit 1), not bad input.
+  exit_infeasible(verb, why);
+}
+
+models::Plan choose_plan_or_report(const PlanChoice& o, const Inputs& in, const std::string& verb, const std::string& engine,
+                                   OutputFormat format, const PlanScore& score, models::Report* report) {
+  std::string why;
+  std::optional<models::Plan> plan = find_plan(o, in, score, report, why);
+  if (plan) return *std::move(plan);
+  models::Report refused;
+  refused.engine = engine;
+  refused.feasible = false;
+  refused.infeasible_reason = why;
+  std::cout << (format == OutputFormat::kJson ? models::to_json(refused) : models::to_table(refused));
+  exit_infeasible(verb, why);
+}
+
+void exit_infeasible(const std::string& verb, const std::string& reason) {
+  // Under mpirun every rank parses the inputs; only the first reports a plan that cannot be made.
+  if (exec::first_process()) std::cerr << "hetsim " << verb << ": infeasible plan: " << reason << '\n';
+  throw VerbExit{kExitFailure};
 }
 
 }  // namespace hetsim::cli

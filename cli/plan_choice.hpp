@@ -45,9 +45,19 @@ using PlanScore = std::function<models::Report(const models::Plan&)>;
 
 /// The plan file's plan, or the shorthand's plan with --micro or, without it, the micro-batch
 /// (a divisor of the per-replica batch) whose Report from `score` is fastest. The winning
-/// Report is returned through `report` when not null. Exit 1 with the reason when no shorthand
-/// plan is feasible (degrees that do not divide, batch not divisible).
+/// Report is returned through `report` when not null. Exit 1 with the reason on stderr when no
+/// shorthand plan can be made (degrees that do not divide, batch not divisible).
 models::Plan choose_plan(const PlanChoice& o, const Inputs& in, const std::string& verb, const PlanScore& score,
                          models::Report* report = nullptr);
+
+/// Exit 1 with "hetsim <verb>: infeasible plan: <reason>" on stderr (the first process's only,
+/// under mpirun): a verb that fails says why on stderr, whatever it printed on stdout.
+[[noreturn]] void exit_infeasible(const std::string& verb, const std::string& reason);
+
+/// choose_plan for the verbs that print a Report (predict, simulate): a shorthand plan that
+/// cannot be made is a Report like any infeasible one, "feasible: no" and its reason, printed in
+/// `format` (JSON readers got nothing on stdout), then exit_infeasible.
+models::Plan choose_plan_or_report(const PlanChoice& o, const Inputs& in, const std::string& verb, const std::string& engine,
+                                   OutputFormat format, const PlanScore& score, models::Report* report = nullptr);
 
 }  // namespace hetsim::cli

@@ -79,9 +79,9 @@ void run_predict(const PredictOptions& o) {
     in.workload = exec::as_executed(in.workload, models::Plan{}).workload;
   }
   models::Report report;
-  const models::Plan plan = as_run(choose_plan(
-      choice, in, "predict", [&](const models::Plan& p) { return (*engine)(in.cluster, in.workload, as_run(p)); },
-      &report));
+  const models::Plan plan = as_run(choose_plan_or_report(
+      choice, in, "predict", o.engine, o.format,
+      [&](const models::Plan& p) { return (*engine)(in.cluster, in.workload, as_run(p)); }, &report));
   report.micro_batch = plan.micro_batch;
   if (report.feasible) report.notes = models::plan_notes(in.cluster, in.workload, plan);
   if (report.feasible)
@@ -96,7 +96,7 @@ void run_predict(const PredictOptions& o) {
     report.stage_ops = models::op_breakdown(in.cluster, plan, models::build_plan_work(in.cluster, in.workload, plan));
   if (o.format == OutputFormat::kJson) std::cout << models::to_json(report);
   else std::cout << models::to_table(report) << (o.spot && report.feasible ? spot_table(report) : "");
-  if (!report.feasible) throw VerbExit{kExitFailure};
+  if (!report.feasible) exit_infeasible("predict", report.infeasible_reason);
 }
 
 }  // namespace

@@ -63,7 +63,7 @@ void run_simulate(const SimulateOptions& o) {
   check_output_files("simulate", {{"--trace", o.trace}}, {choice.cluster, choice.workload, choice.plan, choice.profile});
   const Inputs in = load_inputs(choice.cluster, choice.workload, choice.plan, choice.profile);
   // Without --micro, the micro-batch the cost model finds fastest (as `predict` picks it).
-  const models::Plan plan = choose_plan(choice, in, "simulate", [&](const models::Plan& p) {
+  const models::Plan plan = choose_plan_or_report(choice, in, "simulate", "sim", o.format, [&](const models::Plan& p) {
     return models::predict(in.cluster, in.workload, p);
   });
   if (o.grad_buckets > 0 && !(plan.overlap_grad_sync && plan.dp() > 1)) {
@@ -96,7 +96,7 @@ void run_simulate(const SimulateOptions& o) {
     std::cout << models::to_table(report);
     print_links(report);
   }
-  if (!report.feasible) throw VerbExit{kExitFailure};
+  if (!report.feasible) exit_infeasible("simulate", report.infeasible_reason);
 }
 
 }  // namespace

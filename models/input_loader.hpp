@@ -54,10 +54,14 @@ PlanSpec load_plan_spec(const std::string& path);
 PlanSpec parse_plan_spec(std::string_view text, const std::string& name = "<string>");
 
 /// A plan resolved against its cluster and checked against both (check_plan()); errors
-/// point to the line:col of the offending field.
-Plan load_plan(const std::string& path, const Cluster& cluster, const Workload& workload);
+/// point to the line:col of the offending field. With `infeasible_reason`, a TP degree that
+/// does not divide a dimension of the model (heads, kv_heads, ffn_hidden, seq_len under sequence
+/// parallelism) is no error when it is the file's only kind of problem: the plan is returned
+/// and the reason, "file:line:col: field: what", says why it cannot run (empty when it can).
+Plan load_plan(const std::string& path, const Cluster& cluster, const Workload& workload,
+               std::string* infeasible_reason = nullptr);
 Plan parse_plan(std::string_view text, const Cluster& cluster, const Workload& workload,
-                const std::string& name = "<string>");
+                const std::string& name = "<string>", std::string* infeasible_reason = nullptr);
 
 /// The inputs a plan file was written for, from its leading comment block:
 ///   # cluster: mixed-a100-v100          (a name: clusters/<name>.yaml)

@@ -206,9 +206,25 @@ bool within(const std::string& field, const std::string& errored) {
          (field.size() == errored.size() || field[errored.size()] == '.' || field[errored.size()] == '[');
 }
 
+/// Whether a check_plan() message is a TP degree that does not divide a dimension of the model:
+/// the plan is well formed but infeasible for this workload, a result with a reason (as the
+/// `--tp` shorthand reports it), not an error of the file.
+bool is_degree_not_dividing(const std::string& message) {
+  return message.find(" does not divide model.") != std::string::npos ||
+         message.find(" do not divide one another") != std::string::npos;
+}
+
+/// A check message deferred as the plan's infeasibility: where, and what.
+struct Deferred {
+  YAML::Mark at;
+  std::string field, message;
+};
+
 /// check_plan() messages read "field.path: what (expected ...)"; put each at its field's mark,
-/// except those on a field the reader already reported (they would repeat its error).
-void report_check_messages(const std::vector<std::string>& messages, DiagnosticSink& sink) {
+/// except those on a field the reader already reported (they would repeat its error). With
+/// `deferred`, the degrees that do not divide go there instead (is_degree_not_dividing).
+void report_check_messages(const std::vector<std::string>& messages, DiagnosticSink& sink,
+                           std::vector<Deferred>* deferred = nullptr) {
   static const std::regex kField(R"(^([A-Za-z_][A-Za-z0-9_]*(\[[0-9]+\])*(\.[A-Za-z_][A-Za-z0-9_]*(\[[0-9]+\])*)*): (.*)$)");
   std::vector<std::string> errored;
   for (const Diagnostic& d : sink.get_diagnostics()) errored.push_back(d.field);
@@ -223,7 +239,8 @@ void report_check_messages(const std::vector<std::string>& messages, DiagnosticS
         continue;
       YAML::Mark at = sink.locate(field);
       if (at.line < 0) at = sink.locate("kind");
-      sink.error(at, field, match[5]);
+      if (deferred && is_degree_not_dividing(match[5])) deferred->push_back({at, field, match[5]});
+      else sink.error(at, field, match[5]);
     } else {
       sink.error(sink.locate("kind"), "", m);
     }
@@ -241,7 +258,8 @@ PlanSpec parse_plan_spec(std::string_view text, const std::string& name) {
 
 PlanSpec load_plan_spec(const std::string& path) { return parse_plan_spec(detail::read_file_or_throw(path), path); }
 
-Plan parse_plan(std::string_view text, const Cluster& cluster, const Workload& workload, const std::string& name) {
+Plan parse_plan(std::string_view text, const Cluster& cluster, const Workload& workload, const std::string& name,
+                std::string* infeasible_reason) {
   DiagnosticSink sink(name);
   PlanSpec spec = read_plan_spec(text, sink, &cluster);
   // Cross-checks (layer and batch sums, GPUs used twice, ...) run when the reader's errors left
@@ -249,14 +267,27 @@ Plan parse_plan(std::string_view text, const Cluster& cluster, const Workload& w
   // out of range no longer hides a layer sum. After any other error (a value that did not read)
   // they would report on defaults, not on what was written.
   const auto& read_errors = sink.get_diagnostics();
+  std::vector<Deferred> deferred;
   if (std::all_of(read_errors.begin(), read_errors.end(), keeps_values_checkable))
-    report_check_messages(check_plan(spec.plan, cluster, workload), sink);
+    report_check_messages(check_plan(spec.plan, cluster, workload), sink, infeasible_reason ? &deferred : nullptr);
+  // A file with errors reports them all, the degrees among them.
+  if (!sink.empty())
+    for (const Deferred& d : deferred) sink.error(d.at, d.field, d.message);
   sink.throw_if_any();
+  if (infeasible_reason) {
+    infeasible_reason->clear();
+    for (const Deferred& d : deferred) {
+      if (!infeasible_reason->empty()) *infeasible_reason += "; ";
+      *infeasible_reason += name + ":" + std::to_string(d.at.line + 1) + ":" + std::to_string(d.at.column + 1) + ": " +
+                            d.field + ": " + d.message;
+    }
+  }
   return std::move(spec.plan);
 }
 
-Plan load_plan(const std::string& path, const Cluster& cluster, const Workload& workload) {
-  return parse_plan(detail::read_file_or_throw(path), cluster, workload, path);
+Plan load_plan(const std::string& path, const Cluster& cluster, const Workload& workload,
+               std::string* infeasible_reason) {
+  return parse_plan(detail::read_file_or_throw(path), cluster, workload, path, infeasible_reason);
 }
 
 }  // namespace hetsim::models

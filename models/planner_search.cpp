@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <exception>
 #include <iterator>
 #include <limits>
 #include <mutex>
@@ -211,19 +212,35 @@ void ShapeSearch::run_tasks_threaded(int threads, const std::vector<Task>& tasks
       w.search_tp(tasks[i].knobs, pool_nodes, tasks[i].tp, uniform, locked_sink, read_bound);
     }
   };
+  // An exception in a worker (std::bad_alloc near an address-space limit) ended the process in
+  // std::terminate: the first one is kept, the others stop at their next task, and it is rethrown
+  // here once every thread is joined, so the verb reports it like any other error.
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  const auto guarded_work = [&](ShapeSearch& w) {
+    try {
+      work(w);
+    } catch (...) {
+      const std::lock_guard lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+      cut.store(true);
+    }
+  };
   std::vector<std::thread> running;
+  running.reserve(static_cast<std::size_t>(std::max(0, threads - 1)));
   for (int t = 0; t + 1 < threads; ++t) {
     // A thread the process may not start (a pids or address-space limit; `plan --threads 1024`
     // aborted in 2 GB) is not needed: the others take its tasks and find the same plans.
     try {
-      running.emplace_back(work, std::ref(*helpers_[t]));
+      running.emplace_back(guarded_work, std::ref(*helpers_[t]));
     } catch (const std::system_error&) {
       break;
     }
   }
   threads_started = std::max(threads_started, 1 + static_cast<int>(running.size()));
-  work(*this);
+  guarded_work(*this);
   for (std::thread& t : running) t.join();
+  if (failure) std::rethrow_exception(failure);
   for (int t = 0; t + 1 < threads; ++t) {
     ShapeSearch& h = *helpers_[t];
     evaluated += h.evaluated;

@@ -436,6 +436,32 @@ replicas:
   EXPECT_THAT(msgs, ::testing::Contains(HasSubstr("p.yaml:7:27: error: replicas[0].stages[1].gpus: GPU 2")));
 }
 
+// A TP degree that does not divide the model is the plan's infeasibility, a result with a reason,
+// when the caller asks for it and it is the file's only kind of problem; with another error in
+// the file it is reported with it, all at once.
+TEST(PlanLoader, ADegreeNotDividingTheModelIsAReasonWhenAskedFor) {
+  const Cluster c = parse_cluster(kCluster, test_catalog());
+  const Workload w = parse_workload(kWorkload);
+  const std::string text = "kind: plan\nmicro_batch: 1\nreplicas:\n  - micro_batches: 8\n    stages:\n"
+                           "      - {layers: 4, gpus: \"gpu[0-2]\"}\n";
+  std::string reason;
+  const Plan p = parse_plan(text, c, w, "p.yaml", &reason);
+  EXPECT_EQ(p.replicas.at(0).stages.at(0).tp(), 3);
+  EXPECT_EQ(reason, "p.yaml:6:27: replicas[0].stages[0].gpus: tp 3 does not divide model.heads (4) (expected a number "
+                    "of GPUs that divides it); p.yaml:6:27: replicas[0].stages[0].gpus: tp 3 does not divide "
+                    "model.ffn_hidden (256) (expected a number of GPUs that divides it)");
+  const std::string with_error = "kind: plan\nmicro_batch: 1\nreplicas:\n  - micro_batches: 8\n    stages:\n"
+                                 "      - {layers: 3, gpus: \"gpu[0-2]\"}\n";
+  const auto msgs = messages_of([&] { parse_plan(with_error, c, w, "p.yaml", &reason); });
+  ASSERT_EQ(msgs.size(), 3u);
+  EXPECT_THAT(msgs, ::testing::Contains(HasSubstr("p.yaml:6:7: error: replicas[0].stages: layers sum to 3")));
+  EXPECT_THAT(msgs, ::testing::Contains(HasSubstr("p.yaml:6:27: error: replicas[0].stages[0].gpus: tp 3 does not divide model.heads")));
+  // A plan that divides leaves the reason empty.
+  parse_plan("kind: plan\nmicro_batch: 1\nreplicas:\n  - micro_batches: 8\n    stages:\n"
+             "      - {layers: 4, gpus: \"gpu[0-3]\"}\n", c, w, "p.yaml", &reason);
+  EXPECT_EQ(reason, "");
+}
+
 TEST(PlanLoader, BadSelectorIsReportedAtItsPosition) {
   const Cluster c = parse_cluster(kCluster, test_catalog());
   const std::string text = "kind: plan\nmicro_batch: 1\nreplicas:\n  - micro_batches: 8\n    stages:\n"

@@ -1,0 +1,93 @@
+# SPDX-License-Identifier: Apache-2.0
+# CLI regressions found by the audits and walkthroughs of sessions 25-26 and later: each test says
+# what the verb did wrong before. Included from tests/cli/CMakeLists.txt (its hetsim_cli_test and
+# input sets: mixed, copies, tiny_copies, tiny_plan).
+# run trains FP32 Adam only: an SGD (or 16-bit) workload ran as FP32 Adam with exit 0 (s25 audit).
+hetsim_cli_test(run_refuses_an_optimizer_it_does_not_run EXPECT_RC 1 ARGS run --cluster clusters/local-cpu.yaml
+  --workload tests/cli/tiny-gpt-sgd.yaml --tp 1 --pp 1 --dp 1
+  STDERR "cannot execute the plan: the execution engine's optimizer is Adam, and the workload says sgd")
+# ... and starts nothing that does not fit the devices' memory (it allocated the host's memory).
+hetsim_cli_test(run_refuses_a_plan_over_device_memory EXPECT_RC 1 ARGS run --cluster clusters/local-cpu.yaml
+  --workload tests/cli/workload-over-cpu-memory.yaml --tp 1 --pp 1 --dp 1
+  STDERR "the model finds the plan infeasible: stage 0 needs 7.9 GiB of 4.0 GiB")
+# ... nor ranks that are threads of this process and need more of the host's memory in all than
+# it has (each fits its 4-GiB device; 512 ranks of a tiny model took 19.9 GB of a 23 GB machine).
+# 1.25 TiB (the engine keeps no dropout masks): more than any machine this runs on has available.
+hetsim_cli_test(run_refuses_ranks_over_host_memory EXPECT_RC 1 ARGS run --cluster tests/cli/cpu-512-ranks.yaml
+  --workload tests/cli/gpt-3gib-per-rank-batch-512.yaml --tp 1 --pp 1 --dp 512
+  STDERR "512 ranks on CPU devices need 1.25 TiB of host memory in all .*nothing was started")
+hetsim_cli_test(run_steps_bounded EXPECT_RC 2 ARGS run --cluster clusters/local-cpu.yaml
+  --workload workloads/tiny-gpt.yaml --tp 1 --pp 1 --dp 1 --steps 2147483647 STDERR "--steps")
+# A flag no searched plan can use is a mistake (it was accepted and did nothing; s25 audit).
+hetsim_cli_test(plan_overlap_p2p_without_interleave EXPECT_RC 2 ARGS plan --cluster clusters/local-cpu.yaml
+  --workload workloads/tiny-gpt.yaml --overlap-p2p-comm --interleave 1
+  STDERR "--overlap-p2p-comm overlaps the sends of the interleaved schedule, and the search has no interleave factor above 1")
+hetsim_cli_test(plan_tp_comm_overlap_without_tp EXPECT_RC 2 ARGS plan --cluster clusters/local-cpu.yaml
+  --workload workloads/tiny-gpt.yaml --tp-comm-overlap --tp-degrees 1
+  STDERR "--tp-comm-overlap overlaps the tensor-parallel collectives, and the search has no TP degree above 1")
+# A Report made with a profile says so (a saved one could not be traced to calibrated figures; s25).
+hetsim_cli_test(predict_names_its_profile EXPECT_RC 0 ARGS predict --cluster clusters/local-cpu.yaml
+  --workload workloads/tiny-gpt.yaml --tp 1 --pp 1 --dp 2 --profile clusters/profiles/local-cpu.yaml
+  STDOUT "note: figures of profile 'local-cpu' \\(clusters/profiles/local-cpu.yaml\\) over the catalog's: (fitted|measured) by")
+# sweep appended its rows to any JSONL file, a calibrate checkpoint among them (s25 audit 7).
+hetsim_cli_test(sweep_refuses_a_foreign_checkpoint EXPECT_RC 2 ARGS sweep sweeps/geo-wan.yaml
+  --checkpoint tests/cli/calibrate-checkpoint.jsonl
+  STDERR "--checkpoint: 'tests/cli/calibrate-checkpoint.jsonl' holds 1 JSON lines and none is a sweep row")
+# strtod read "0x10" as 16; no other number of the inputs is hexadecimal (s25 audit).
+hetsim_cli_test(plan_time_limit_not_hexadecimal EXPECT_RC 2 ARGS plan --cluster clusters/local-cpu.yaml
+  --workload workloads/tiny-gpt.yaml --time-limit 0x10 STDERR "--time-limit: expected a non-negative number, got '0x10'")
+# Integers are decimal: CLI11 read a leading zero as octal (`--dp 010` ran dp 8 with exit 0, and
+# `--tp 08` said "Could not convert"; s26 audit F1).
+hetsim_cli_test(integer_with_leading_zero_is_decimal EXPECT_RC 1 ARGS predict --cluster clusters/dgx-a100.yaml
+  --workload workloads/gpt3-1.3b.yaml --tp 1 --pp 1 --dp 010
+  STDERR "is not divisible by dp \\(10\\)")
+hetsim_cli_test(integer_08_is_eight EXPECT_RC 0 ARGS predict --cluster clusters/dgx-a100.yaml
+  --workload workloads/gpt3-1.3b.yaml --tp 08 --pp 1 --dp 1 --micro 01
+  STDOUT "micro-batch +1\n.*\n  0 +0 +a100-sxm4-80gb +24 +8 ")
+# Row ids that share an --emit-dir folder once '/' is replaced: the second row's files were written
+# over the first's with exit 0; now an error at the row, before anything is predicted (s26 audit F2).
+hetsim_cli_test(validate_emit_dir_ids_share_a_folder EXPECT_RC 2
+  ARGS validate tests/config/suites/emit-collide.yaml --emit-dir ${CMAKE_CURRENT_BINARY_DIR}/emit-collide
+  STDERR "emit-collide.yaml:13:1: error: id: row 'x_y' and row 'x/y' \\(line 12\\) would share the --emit-dir folder 'x_y'")
+# simulate on an infeasible plan prints the analytic figures: the Report says nothing was simulated,
+# and --trace says it was not written (it was dropped without a word; s26 audit F6).
+hetsim_cli_test(simulate_infeasible_says_not_simulated EXPECT_RC 1 ARGS simulate --cluster clusters/dgx-a100.yaml
+  --workload workloads/gpt3-175b.yaml --tp 8 --pp 1 --dp 4 --micro 1 --trace ${CMAKE_CURRENT_BINARY_DIR}/never.json
+  STDOUT "note: not simulated \\(the plan is infeasible\\): the figures are the analytic model's"
+  STDERR "note: --trace .*never.json not written: nothing was simulated")
+# --cluster wins over a plan's header, as documented; a header naming another file is noted (it may
+# be a slip: the plan ran on the --cluster given without a word; s26 audit F14).
+hetsim_cli_test(predict_plan_header_names_another_cluster EXPECT_RC 0 ARGS predict --cluster ${copies}/dgx-a100.yaml
+  --workload workloads/llama2-7b.yaml --plan plans/dgx-a100-tp8-pp1-dp4.yaml
+  STDERR "note: plans/dgx-a100-tp8-pp1-dp4.yaml: the plan's header names cluster 'clusters/dgx-a100.yaml'; it was checked against --cluster '.*input-copies/dgx-a100.yaml'")
+# describe on a suite said "missing key 'kind'"; it says what the file is and which verbs read it (s26 audit F12).
+hetsim_cli_test(describe_a_suite EXPECT_RC 2 ARGS describe tests/config/suites/tiny-v2.yaml
+  STDERR "tiny-v2.yaml:[0-9]+:1: error: a validation suite \\(it has 'suite:' and 'rows:', no 'kind:'\\), read by `hetsim validate`")
+# describe of a well-formed plan that predict, simulate and run refuse says so (it printed
+# "checked against ..." alone; s26 audit F13).
+hetsim_cli_test(describe_infeasible_plan EXPECT_RC 0 ARGS describe tests/cli/local-cpu-zero3-uneven.yaml
+  --cluster clusters/local-cpu.yaml --workload workloads/tiny-gpt.yaml
+  STDOUT "  infeasible: replicas\\[1\\]: ZeRO-3 needs every replica to run the same number of micro-batches .*\\(predict, simulate and run refuse it\\)")
+hetsim_cli_test(plan_min_headroom_bounded EXPECT_RC 2 ARGS plan ${mixed} --min-headroom 95 STDERR "--min-headroom")
+# Command-line errors CLI11 finds come in the verbs' form, not as CLI11's bare text (s26 audit F15).
+hetsim_cli_test(cli11_errors_in_the_verbs_form EXPECT_RC 2 ARGS predict --format JSON --cluster clusters/dgx-a100.yaml
+  --workload workloads/gpt3-1.3b.yaml --tp 1 --pp 1 --dp 8
+  STDERR "^hetsim predict: error: --format: JSON not in \\{table,json\\} \\(see `hetsim predict --help`\\)")
+# A plan of two GPU types shows each type's throughput against its own peak (s26 walkthrough 9).
+hetsim_cli_test(predict_per_type_utilisation EXPECT_RC 0 ARGS predict --cluster clusters/mixed-a100-v100.yaml
+  --workload workloads/gpt3-6.7b.yaml --plan plans/mixed-a100-v100-tp8-pp3-dp2.yaml
+  STDOUT "MFU / HFU +33.1% / 33.9%\n  a100-sxm4-80gb +16 GPUs +101.5 TFLOP/s  MFU 32.5%\n  v100-sxm2-32gb +32 GPUs +42.2 TFLOP/s  MFU 33.7%\n")
+hetsim_cli_test(predict_per_type_utilisation_json EXPECT_RC 0 ARGS predict --format json --cluster clusters/mixed-a100-v100.yaml
+  --workload workloads/gpt3-6.7b.yaml --plan plans/mixed-a100-v100-tp8-pp3-dp2.yaml
+  STDOUT "\"by_gpu_type\": \\[\n +\\{\n +\"gpu_type\": \"a100-sxm4-80gb\",\n +\"gpus\": 16,\n +\"tflops_per_gpu\": 101\\.[0-9]+,\n +\"mfu\": 0\\.325")
+# Under objective cost the baselines are compared by $/Mtok (the objective), not tokens/s
+# (s26 walkthrough 11): point 0's L40S plan at $0.134/Mtok is 0.48x the uniform plan's.
+hetsim_cli_test(sweep_cost_compares_dollars_per_token EXPECT_RC 0 ARGS sweep sweeps/spot-preemption.yaml --threads 1
+  STDOUT "\\$/Mtok vs uniform  \\$/Mtok vs fastest type  best plan\n0  gpt3-6.7b +0.05/h +0.03/h +80  \\$118.42/h +100045  0.380   0.134 +0.48x +1.00x  16x\\[g6e")
+hetsim_cli_test(plan_cost_baselines_by_dollars_per_token EXPECT_RC 0 ARGS plan --cluster clusters/h100-mi300x.yaml
+  --workload workloads/llama2-70b.yaml --objective cost --threads 1
+  STDOUT "  uniform: 29750 tokens/s, \\$0.723/Mtok, best plan has 0.65x its tokens/s at 0.59x its \\$/Mtok")
+# A --tp/--pp/--dp plan over memory names the flags the shorthand leaves off (s26 walkthrough 14d).
+hetsim_cli_test(predict_memory_flags_hint EXPECT_RC 1 ARGS predict --cluster clusters/h100-mi300x.yaml
+  --workload workloads/llama2-70b.yaml --tp 8 --pp 2 --dp 2
+  STDOUT "needs 102.4 GiB of 80.0 GiB \\(the --tp/--pp/--dp plan is ZeRO 0 .*--zero 1, --sequence-parallel and --recompute selective \\(or full\\) shrink it")
