@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <functional>
 #include <map>
 #include <variant>
@@ -16,6 +15,7 @@
 #include <limits>
 #include <thread>
 
+#include "planner_capacity.hpp"
 #include "planner_megatron.hpp"
 #include "planner_search.hpp"
 #include "predictor.hpp"
@@ -54,6 +54,8 @@ bool over_budget(double price_per_hour, const PlannerOptions& o) {
 }
 
 using planner::Candidate;
+using planner::busy_gpus;
+using planner::widest_tp;
 
 /// Node-count choices per pool for the budget objective: every count up to 8, then doublings.
 std::vector<int> node_count_choices(int nodes) {
@@ -61,19 +63,6 @@ std::vector<int> node_count_choices(int nodes) {
   for (int n = 0; n <= nodes; n = n < 8 ? n + 1 : n * 2) out.push_back(n);
   if (out.back() != nodes) out.push_back(nodes);
   return out;
-}
-
-/// The widest TP group the planner may give a node type (1 when none is valid).
-int widest_tp(const Workload& w, int gpus_per_node, const PlannerOptions& o) {
-  int widest = 1;
-  for (int tp : planner::valid_tp_degrees(w.model, gpus_per_node, o.tp_degrees, o.sequence_parallel)) widest = std::max(widest, tp);
-  return widest;
-}
-
-/// GPUs a workload can keep busy: every GPU needs a sequence, a layer and a TP rank of its own,
-/// so at most global_batch x layers x the widest TP group take part.
-long busy_gpus(const Workload& w, int widest) {
-  return static_cast<long>(w.training.global_batch) * w.model.layers * widest;
 }
 
 /// Nodes of a pool the workload can keep busy (more leave the whole-node search nothing to place).
@@ -205,44 +194,6 @@ RankedPlan rank(const Cluster& cluster, const Workload& workload, const Candidat
   return r;
 }
 
-/// The search places whole nodes; when even the smallest node has more GPUs than the workload
-/// can keep busy (one sequence per replica, one layer per stage, the widest TP group), no shape
-/// exists, and that, not memory, is why. Empty when some node is small enough.
-std::string whole_node_too_big(const Cluster& cluster, const Workload& workload, const PlannerOptions& options) {
-  const ModelSpec& m = workload.model;
-  int smallest = std::numeric_limits<int>::max(), widest = 1;
-  for (const NodeType& t : cluster.node_types) {
-    smallest = std::min(smallest, t.gpus_per_node);
-    widest = std::max(widest, widest_tp(workload, t.gpus_per_node, options));
-  }
-  const long busy = busy_gpus(workload, widest);
-  if (cluster.node_types.empty() || busy >= smallest) return "";
-  return "no feasible plan: the planner places whole nodes, and the smallest node has " + std::to_string(smallest) +
-         " GPUs, more than " + workload.name + " can keep busy (at most " + std::to_string(busy) + ": global batch " +
-         std::to_string(workload.training.global_batch) + " sequences x " + std::to_string(m.layers) +
-         " layers x TP " + std::to_string(widest) + "); give a plan by hand (predict --plan) or a larger workload";
-}
-
-/// Why nothing can be planned when no GPU type of the cluster runs the workload's dtype
-/// (e.g. a bf16 workload on CPU devices that compute in fp32 only); "" when one does.
-std::string no_type_runs_dtype(const Cluster& cluster, const Workload& workload) {
-  const Dtype dtype = workload.training.dtype;
-  std::string types;
-  // The types of the nodes the cluster has: a node type defined without nodes (a sweep point
-  // with none of it) runs nothing.
-  std::vector<bool> present(cluster.node_types.size(), false);
-  for (const auto& node : cluster.nodes) present[node.node_type] = true;
-  for (std::size_t i = 0; i < cluster.node_types.size(); ++i) {
-    if (!present[i]) continue;
-    const NodeType& t = cluster.node_types[i];
-    if (t.gpu.supports(dtype)) return "";
-    if (types.find(t.gpu.name) == std::string::npos) types += (types.empty() ? "" : ", ") + t.gpu.name;
-  }
-  if (types.empty()) return "";
-  return std::string("no feasible plan: no GPU type of the cluster computes in ") + to_string(dtype) + " (" + types +
-         "); set the workload's training.dtype to one they support (hetsim describe CATALOG lists them)";
-}
-
 /// The fastest GPU type of the pools: the highest sustained GEMM rate in the workload's dtype
 /// (dense peak times the catalog's GEMM efficiency: an MI300X's 1307 TFLOP/s peak sustains less
 /// than an H100's 989, clusters/catalog/amd.yaml), what a user choosing "my fastest GPUs" would
@@ -289,23 +240,6 @@ std::vector<RankedPlan> top_plans(std::vector<RankedPlan> all, const PlannerOpti
     if (!duplicate) top.push_back(std::move(r));
   }
   return top;
-}
-
-/// Why no plan was found: a search space restricted to nothing (search_space_reason), the
-/// budget, or the most specific of "no GPU type computes in the dtype", "one whole node is too
-/// small" and "the model does not fit".
-std::string no_plan_reason(const Cluster& cluster, const Workload& workload, const PlannerOptions& options) {
-  if (const std::string empty = search_space_reason(cluster, workload, options); !empty.empty()) return empty;
-  if (options.objective == PlanObjective::kBudget) {
-    char budget[48];  // cents, or 3 digits below a dollar: "$0.004/h" printed as $0.00/h
-    std::snprintf(budget, sizeof budget, options.budget_per_hour >= 1 ? "$%.2f/h" : "$%.3g/h", options.budget_per_hour);
-    return std::string("no feasible plan within the budget of ") + budget;
-  }
-  const std::string no_dtype = no_type_runs_dtype(cluster, workload);
-  if (!no_dtype.empty()) return no_dtype;
-  const std::string too_big = whole_node_too_big(cluster, workload, options);
-  if (!too_big.empty()) return too_big;
-  return "no feasible plan: the model does not fit on these GPUs";
 }
 
 /// One planning run (plan_once): the shape search over the allotments of nodes, the two
@@ -527,7 +461,7 @@ class PlanOnce {
     if (result_.top.empty()) {
       // Plans that fit but that preemptions leave no goodput: that, not memory, is why.
       result_.reason = no_goodput_reason_.empty() || options_.objective == PlanObjective::kBudget
-                           ? no_plan_reason(cluster_, workload_, options_)
+                           ? planner::no_plan_reason(cluster_, workload_, options_)
                            : "no feasible plan: " + no_goodput_reason_;
       if (result_.searches_stopped > 0)
         result_.reason += " (the search stopped at --time-limit: a longer one may find a plan)";
