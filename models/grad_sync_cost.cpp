@@ -361,6 +361,14 @@ class GradSync {
     if (nic_senders)
       for (int i = 0; i < count; ++i) member_channels[i] = channels.per_gpu[members[i]];
     member_over.resize(static_cast<std::size_t>(count));
+    // The group's members and channels per node, tallied once (member_side_bandwidth_Bps).
+    const bool by_channels = nic_senders && !by_rail;
+    if (node_tally.size() < c.nodes.size()) node_tally.assign(c.nodes.size(), NodeTally{});
+    for (int i = 0; i < count; ++i) {
+      NodeTally& t = node_tally[static_cast<std::size_t>(c.gpus[members[i]].node)];
+      ++t.members;
+      t.channels += by_channels ? std::max(1, member_channels[i]) : 1;
+    }
     double alone = 0;
     bool across_zones = false;
     for (int i = 0; i < count; ++i) {
@@ -375,11 +383,12 @@ class GradSync {
       }
       const double side_Bps =
           member_side_bandwidth_Bps(c, members.data(), count, i, own_node_senders, g.node_shared,
-                                    nic_senders && !by_rail ? member_channels.data() : nullptr);
+                                    node_tally[static_cast<std::size_t>(c.gpus[members[i]].node)], by_channels);
       member_over[i] = side_Bps > g.bus_bandwidth_Bps ? g.bus_bandwidth_Bps / side_Bps : 1.0;
       alone = std::max(alone, member_over[i]);
       across_zones = across_zones || c.nodes[c.gpus[members[i]].node].zone != c.nodes[c.gpus[members[0]].node].zone;
     }
+    for (int i = 0; i < count; ++i) node_tally[static_cast<std::size_t>(c.gpus[members[i]].node)] = NodeTally{};
     if (!by_rail) alone = 1.0;
     if (by_rail) {  // a new group on the rails and WAN links, and what its members will wait for
       const RailGroup on_rails{members.data(), member_slot.data(), count, ranks, g.node_shared,
@@ -495,6 +504,7 @@ class GradSync {
   ScratchVector<double> bucket_ready_s;       ///< the current segment's, see segment_bucket_ready
   ScratchVector<SyncBucket> alone;            ///< scratch for alone_end_s
   ScratchVector<double> member_over;          ///< add_slot_loads: each member's bottleneck over its side
+  ScratchVector<NodeTally> node_tally;        ///< add_slot_loads: [node] the group's members there (zero between groups)
   GroupsOnRails group_rails;                  ///< stages in several groups: see add_slot_loads
   double worst_alone_bucket_s = 0;            ///< the current segment's slowest bucket alone (add_slot_loads)
   /// The latest reduction end of any stage (from the slowest replica's end) and the slowest

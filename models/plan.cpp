@@ -3,7 +3,6 @@
 #include "plan.hpp"
 
 #include <algorithm>
-#include <map>
 #include <numeric>
 
 #include "cluster.hpp"
@@ -195,70 +194,78 @@ std::vector<std::string> check_plan(const Plan& plan, const Cluster& cluster, co
     out.push_back("interleave: " + std::to_string(plan.interleave) +
                   " splits each stage into chunks of a pipeline (expected 2 or more stages, or interleave: 1)");
   if (plan.replicas.empty()) out.push_back("replicas: at least one replica is required");
-  std::map<int, std::string> used_by;  // GPU -> the stage that used it first
+  // GPU -> the (replica, stage) that used it first: a table, not a map of path strings (the
+  // planner checks every candidate; a 16,384-GPU plan's map was a tenth of its search).
+  std::vector<std::pair<int, int>> used_by(static_cast<std::size_t>(std::max(0, cluster.gpu_count())), {-1, -1});
   for (size_t r = 0; r < plan.replicas.size(); ++r) {
     const Replica& rep = plan.replicas[r];
-    const std::string rp = "replicas[" + std::to_string(r) + "]";
-    if (rep.micro_batches < 1) out.push_back(rp + ".micro_batches: must be >= 1");
+    // Paths are built only for a message (the planner checks every candidate plan).
+    const auto rp = [r] { return "replicas[" + std::to_string(r) + "]"; };
+    if (rep.micro_batches < 1) out.push_back(rp() + ".micro_batches: must be >= 1");
     // Megatron-LM's interleaved schedule (schedules.py, forward_backward_pipelining_with_
     // interleaving) runs micro-batches in groups of the pipeline depth and rejects a count that
     // is no multiple of it; pipeline_time()'s interleaved form assumes the same.
     const int depth = static_cast<int>(rep.stages.size());
     if (plan.interleave > 1 && depth == 1 && r > 0 && plan.pp() >= 2)  // replica 0's is said above
-      out.push_back(rp + ".stages: one stage, but interleave " + std::to_string(plan.interleave) +
+      out.push_back(rp() + ".stages: one stage, but interleave " + std::to_string(plan.interleave) +
                     " splits each stage into chunks of a pipeline (expected 2 or more stages, or interleave: 1)");
     if (plan.interleave > 1 && depth > 1 && rep.micro_batches >= 1 && rep.micro_batches % depth != 0)
-      out.push_back(rp + ".micro_batches: " + std::to_string(rep.micro_batches) + " is no multiple of the " +
+      out.push_back(rp() + ".micro_batches: " + std::to_string(rep.micro_batches) + " is no multiple of the " +
                     std::to_string(depth) + " stages, which the interleaved schedule needs (expected a multiple of " +
                     std::to_string(depth) + ", or interleave: 1)");
-    if (rep.stages.empty()) out.push_back(rp + ".stages: at least one stage is required");
+    if (rep.stages.empty()) out.push_back(rp() + ".stages: at least one stage is required");
     int layers = 0;
     for (size_t s = 0; s < rep.stages.size(); ++s) {
       const Stage& st = rep.stages[s];
-      const std::string sp = rp + ".stages[" + std::to_string(s) + "]";
+      const auto sp = [&rp, s] { return rp() + ".stages[" + std::to_string(s) + "]"; };
       layers += st.layers;
-      if (st.layers < 1) out.push_back(sp + ".layers: must be >= 1 (got " + std::to_string(st.layers) + ")");
+      if (st.layers < 1) out.push_back(sp() + ".layers: must be >= 1 (got " + std::to_string(st.layers) + ")");
       if (plan.interleave > 1 && st.layers % plan.interleave != 0) {
-        out.push_back(sp + ".layers: " + std::to_string(st.layers) + " is not divisible by interleave (" +
+        out.push_back(sp() + ".layers: " + std::to_string(st.layers) + " is not divisible by interleave (" +
                       std::to_string(plan.interleave) + ")");
       }
       if (st.gpus.empty()) {
-        out.push_back(sp + ".gpus: no GPUs");
+        out.push_back(sp() + ".gpus: no GPUs");
         continue;
       }
       const int tp = st.tp();
       if (m.heads % tp != 0) {
-        out.push_back(sp + ".gpus: tp " + std::to_string(tp) + " does not divide model.heads (" +
+        out.push_back(sp() + ".gpus: tp " + std::to_string(tp) + " does not divide model.heads (" +
                       std::to_string(m.heads) + ") (expected a number of GPUs that divides it)");
       } else if (m.kv_heads % tp != 0 && tp % m.kv_heads != 0) {
-        out.push_back(sp + ".gpus: tp " + std::to_string(tp) + " and model.kv_heads (" + std::to_string(m.kv_heads) +
+        out.push_back(sp() + ".gpus: tp " + std::to_string(tp) + " and model.kv_heads (" + std::to_string(m.kv_heads) +
                       ") do not divide one another (expected a number of GPUs that divides it or is a multiple of it)");
       }
       // Megatron-LM's sequence parallelism scatters the sequence over the TP group and asserts
       // that it divides (mappings.py _split_along_first_dim).
       if (plan.sequence_parallel && m.seq_len % tp != 0) {
-        out.push_back(sp + ".gpus: tp " + std::to_string(tp) + " does not divide model.seq_len (" +
+        out.push_back(sp() + ".gpus: tp " + std::to_string(tp) + " does not divide model.seq_len (" +
                       std::to_string(m.seq_len) +
                       "), which sequence parallelism splits over the TP group (expected a number of GPUs that "
                       "divides it, or sequence_parallel: false)");
       }
       if (m.ffn_hidden % tp != 0) {
-        out.push_back(sp + ".gpus: tp " + std::to_string(tp) + " does not divide model.ffn_hidden (" +
+        out.push_back(sp() + ".gpus: tp " + std::to_string(tp) + " does not divide model.ffn_hidden (" +
                       std::to_string(m.ffn_hidden) + ") (expected a number of GPUs that divides it)");
       }
       for (int g : st.gpus) {
         if (g < 0 || g >= cluster.gpu_count()) {
-          out.push_back(sp + ".gpus: GPU " + std::to_string(g) + " out of range (cluster has " +
+          out.push_back(sp() + ".gpus: GPU " + std::to_string(g) + " out of range (cluster has " +
                         std::to_string(cluster.gpu_count()) + " GPUs)");
-        } else if (const auto [first, fresh] = used_by.emplace(g, sp); !fresh) {
-          out.push_back(sp + ".gpus: GPU " + std::to_string(g) + " is used more than once" +
-                        (first->second == sp ? std::string(" in this stage") : " (also by " + first->second + ")") +
+        } else if (std::pair<int, int>& first = used_by[static_cast<std::size_t>(g)]; first.first >= 0) {
+          const bool same_stage = first == std::pair<int, int>(static_cast<int>(r), static_cast<int>(s));
+          const std::string first_path =
+              "replicas[" + std::to_string(first.first) + "].stages[" + std::to_string(first.second) + "]";
+          out.push_back(sp() + ".gpus: GPU " + std::to_string(g) + " is used more than once" +
+                        (same_stage ? std::string(" in this stage") : " (also by " + first_path + ")") +
                         " (expected each GPU in one stage of one replica)");
+        } else {
+          first = {static_cast<int>(r), static_cast<int>(s)};
         }
       }
     }
     if (!rep.stages.empty() && layers != m.layers) {
-      out.push_back(rp + ".stages: layers sum to " + std::to_string(layers) + " (expected model.layers = " +
+      out.push_back(rp() + ".stages: layers sum to " + std::to_string(layers) + " (expected model.layers = " +
                     std::to_string(m.layers) + ")");
     }
   }

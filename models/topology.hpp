@@ -208,4 +208,16 @@ inline GroupCost group_cost(const Cluster& cluster, const std::vector<int>& gpus
 double member_side_bandwidth_Bps(const Cluster& cluster, const int* gpus, int count, int i, NodeSenders own_node,
                                  bool one_crossing, const int* member_channels = nullptr);
 
+/// A group's members on one node, and their NIC channels (each member's, at least 1).
+struct NodeTally {
+  int members = 0;
+  int channels = 0;
+};
+/// member_side_bandwidth_Bps with the tally of member i's node given (`x_node`; channels read
+/// when `by_channels`, as with member_channels above): a caller going over every member of a
+/// large group tallies its nodes once (the scan per member made a 4,096-member group's members
+/// cost 16 million steps).
+double member_side_bandwidth_Bps(const Cluster& cluster, const int* gpus, int count, int i, NodeSenders own_node,
+                                 bool one_crossing, NodeTally x_node, bool by_channels);
+
 }  // namespace hetsim::models

@@ -60,5 +60,30 @@ TEST(RingOrder, AGroupIsPricedOnNcclsRingWhateverItsRankOrder) {
   EXPECT_DOUBLE_EQ(ring_time(CollectiveKind::kAllReduce, 1e9, ranks), ring_time(CollectiveKind::kAllReduce, 1e9, nccl));
 }
 
+// The gradient sync tallies a group's members per node once and passes the member's node's tally
+// (a scan per member was quadratic in the group); both forms price every member's side alike.
+TEST(RingOrder, AMembersSideIsTheSameFromItsNodesTally) {
+  const Cluster c = three_nodes();
+  const std::vector<int> ring{0, 1, 2, 8, 16, 17};
+  const std::vector<int> channels{1, 3, 2, 1, 2, 1};
+  for (const bool one_crossing : {false, true})
+    for (int i = 0; i < static_cast<int>(ring.size()); ++i) {
+      NodeTally tally;
+      for (int k = 0; k < static_cast<int>(ring.size()); ++k)
+        if (c.gpus[ring[k]].node == c.gpus[ring[i]].node) {
+          ++tally.members;
+          tally.channels += channels[k];
+        }
+      const NodeSenders own{4, 2};
+      EXPECT_DOUBLE_EQ(member_side_bandwidth_Bps(c, ring.data(), 6, i, own, one_crossing, channels.data()),
+                       member_side_bandwidth_Bps(c, ring.data(), 6, i, own, one_crossing, tally, true))
+          << "member " << i;
+      EXPECT_DOUBLE_EQ(member_side_bandwidth_Bps(c, ring.data(), 6, i, own, one_crossing),
+                       member_side_bandwidth_Bps(c, ring.data(), 6, i, own, one_crossing,
+                                                 NodeTally{tally.members, tally.members}, false))
+          << "member " << i;
+    }
+}
+
 }  // namespace
 }  // namespace hetsim::models
