@@ -118,11 +118,8 @@ void add_memory_flags_hint(const PlanChoice& o, models::Report& report) {
                               "flags say so: " + list + " shrink it; `hetsim plan` searches them)";
 }
 
-}  // namespace
-
-namespace {
-
-/// choose_plan's search; nullopt, with the reason in `why`, when no shorthand plan can be made.
+/// choose_plan's search: the plan file's plan, or the shorthand's; nullopt, with the reason in
+/// `why`, when none can be made (a plan file whose TP degree does not divide the model included).
 std::optional<models::Plan> find_plan(const PlanChoice& o, const Inputs& in, const PlanScore& score,
                                       models::Report* report, std::string& why) {
   if (in.plan && !in.plan_infeasible_reason.empty()) {
