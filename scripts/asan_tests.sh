@@ -17,4 +17,4 @@ cmake --build "$BUILD" -j"$(nproc)" > "$BUILD.build.log"
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
 export HETSIM_CLI_TIMEOUT_S=600  # sanitized runs take several times longer
 ctest --test-dir "$BUILD" -L cpu -j"$(nproc)" --timeout 1200 \
-  -E 'more_ranks_than_threads|more_threads_than_the_process|time_limit_beyond_the_clock|EveryMutantLoadsOrFailsWithAConfigError'
+  -E 'more_ranks_than_threads|more_threads_than_the_process|address_space_limit|time_limit_beyond_the_clock|EveryMutantLoadsOrFailsWithAConfigError'

@@ -16,6 +16,7 @@
 #include <limits>
 
 #include "grad_sync_actors.hpp"
+#include "actor_spawn.hpp"
 #include "phase_dataflow.hpp"
 #include "sim_runtime.hpp"
 #include "pipeline_schedule.hpp"
@@ -51,7 +52,7 @@ sg4::Engine& make_engine() {
   // 1 MiB stacks for the actors instead of SimGrid's 8 MiB: a run has ~4 actors a rank, whose code
   // recurses little; at 8 MiB, 128 unfolded ranks reserved 4 GB of address space and a capped
   // process (ulimit -v) aborted in SimGrid with a raw backtrace.
-  sg4::Engine::set_config("contexts/stack-size:1024");
+  sg4::Engine::set_config("contexts/stack-size:" + std::to_string(kActorStackKiB));
   return engine;
 }
 
@@ -397,7 +398,7 @@ SimResult simulate_work(const models::Cluster& cluster, const models::Plan& plan
   for (int a = 0; a < static_cast<int>(lay.actors.size()); ++a) {
     const auto& spec = lay.actors[a];
     const int leader = work.replicas[spec.replica][spec.stage].gpus.front();
-    sg4::Actor::create("stage-r" + std::to_string(spec.replica) + "-s" + std::to_string(spec.stage), platform.host(leader),
+    spawn_actor("stage-r" + std::to_string(spec.replica) + "-s" + std::to_string(spec.stage), platform.host(leader),
                        [&world, a] { stage_actor(world, a); });
   }
   for (int c = 0; c < static_cast<int>(lay.components.size()); ++c) {
@@ -407,10 +408,10 @@ SimResult simulate_work(const models::Cluster& cluster, const models::Plan& plan
     };
     for (std::size_t k = 0; k < spec.classes.size(); ++k) {
       const std::string name = "dp-" + std::to_string(c) + "-" + std::to_string(k);
-      sg4::Actor::create(name, leader(spec.classes[k].actors.front()),
+      spawn_actor(name, leader(spec.classes[k].actors.front()),
                          [&rt, &spec, &comp = rt.components_[c], k] { sync_class_actor(rt, spec.classes[k], comp.classes[k]); });
       if (!spec.classes[k].param_phases.empty())
-        sg4::Actor::create(name + "-params", leader(spec.classes[k].actors.front()),
+        spawn_actor(name + "-params", leader(spec.classes[k].actors.front()),
                            [&rt, &spec, &comp = rt.components_[c], k] { param_gather_actor(rt, spec.classes[k], comp.classes[k]); });
     }
   }
@@ -427,7 +428,7 @@ SimResult simulate_work(const models::Cluster& cluster, const models::Plan& plan
     });
   }
   try {
-    sg4::Engine::get_instance()->run();
+    run_engine();
   } catch (const std::exception& e) {
     result.ok = false;
     result.error = std::string("simulation failed: ") + e.what();
@@ -498,7 +499,7 @@ void run_phases_test(const models::Cluster& cluster, const std::vector<Phase>& p
       break;
     }
   create(rt, folded, platform.host(host_gpu));
-  sg4::Engine::get_instance()->run();
+  run_engine();
 }
 
 }  // namespace
@@ -507,7 +508,7 @@ double simulate_phases(const models::Cluster& cluster, const std::vector<Phase>&
   SimResult scratch;
   double elapsed = 0;
   run_phases_test(cluster, phases, scratch, [&](Runtime& rt, const std::vector<FoldedPhase>& folded, sg4::Host* host) {
-    sg4::Actor::create("phases", host, [&] { elapsed = rt.run_phases(folded, 1.0, false); });
+    spawn_actor("phases", host, [&] { elapsed = rt.run_phases(folded, 1.0, false); });
   });
   if (max_flows_per_actor) *max_flows_per_actor = scratch.max_flows_per_actor;
   return elapsed;
@@ -518,7 +519,7 @@ double simulate_bucketed_ring(const models::Cluster& cluster, const std::vector<
   double elapsed = 0;
   run_phases_test(cluster, phases, scratch, [&](Runtime& rt, const std::vector<FoldedPhase>& folded, sg4::Host* host) {
     if (!rt.one_dataflow_run(folded)) throw std::invalid_argument("simulate_bucketed_ring: not one dataflow run");
-    sg4::Actor::create("ring", host, [&rt, &folded, &elapsed, buckets] {
+    spawn_actor("ring", host, [&rt, &folded, &elapsed, buckets] {
       rt.run_bucketed_dataflow(folded, buckets, [](int) {});  // every bucket ready at once
       elapsed = sg4::Engine::get_clock();
     });

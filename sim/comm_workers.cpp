@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A pool of helper actors that run comms (see comm_workers.hpp).
 #include "comm_workers.hpp"
+#include "actor_spawn.hpp"
 
 #include <deque>
 #include <string>
@@ -89,7 +90,7 @@ std::size_t CommWorkers::Pool::hand(sg4::Host* host, Job job, const std::shared_
   workers.push_back(Worker{host, nullptr, nullptr, std::move(job)});  // not idle: its job is there
   workers[w].mailbox = sg4::Mailbox::by_name(name);
   workers[w].go = sg4::Semaphore::create(1);
-  sg4::Actor::create(name, host, [self, w] {
+  spawn_actor(name, host, [self, w] {
     Worker& me = self->workers[w];
     for (;;) {
       me.go->acquire();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Repeated collective steps as a dataflow (see phase_dataflow.hpp).
 #include "phase_dataflow.hpp"
+#include "actor_spawn.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -87,7 +88,7 @@ class DataflowRun {
   /// A helper actor on this host waits for each bucket's release in turn and reports it to
   /// inbox_ (the run ends only after the last, so nothing it holds is gone before it is done).
   void report_releases() {
-    sg4::Actor::create("bucket-releases", sg4::this_actor::get_host(),
+    spawn_actor("bucket-releases", sg4::this_actor::get_host(),
                        [wait = gate_->wait_for_release, buckets = gate_->buckets, inbox = inbox_] {
                          for (int b = 0; b < buckets; ++b) {
                            wait(b);

@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "actor_spawn.hpp"
 #include "comm_cost.hpp"
 #include "phase_dataflow.hpp"
 
@@ -120,7 +121,7 @@ std::vector<double> Runtime::run_flows(const Phase& flows, double scale) {
   int helpers = 0;
   for (std::size_t from = 0; from < flows.size(); from += kMaxFlowsPerActor, ++helpers) {
     const std::size_t to = std::min(flows.size(), from + kMaxFlowsPerActor);
-    sg4::Actor::create("flows", sg4::this_actor::get_host(), [&run_slice, from, to, done] {
+    spawn_actor("flows", sg4::this_actor::get_host(), [&run_slice, from, to, done] {
       run_slice(from, to);
       done->release();
     });

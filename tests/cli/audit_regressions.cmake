@@ -91,3 +91,14 @@ hetsim_cli_test(plan_cost_baselines_by_dollars_per_token EXPECT_RC 0 ARGS plan -
 hetsim_cli_test(predict_memory_flags_hint EXPECT_RC 1 ARGS predict --cluster clusters/h100-mi300x.yaml
   --workload workloads/llama2-70b.yaml --tp 8 --pp 2 --dp 2
   STDOUT "needs 102.4 GiB of 80.0 GiB \\(the --tp/--pp/--dp plan is ZeRO 0 .*--zero 1, --sequence-parallel and --recompute selective \\(or full\\) shrink it")
+# Under an address-space limit (ulimit -v, as in some containers) the simulator's actor stacks or
+# heap run out: SimGrid aborted the process ("Failed to allocate stack", or "Uncaught exception
+# std::bad_alloc" in an actor) with a raw backtrace, and the planner's worker threads ended in
+# std::terminate. Now an error that says so, exit 1 (session 48). Not under ASan (its shadow
+# memory needs terabytes of address space): scripts/asan_tests.sh skips "address_space".
+hetsim_cli_test(simulate_address_space_limit EXPECT_RC 1 ADDRESS_SPACE_KB 200000 ARGS simulate
+  --cluster clusters/bench1024.yaml --workload workloads/gpt3-175b.yaml --tp 8 --pp 8 --dp 16 --micro 1 --zero 1
+  STDERR "the simulation needs more (address space than the process may map|memory than the process could get)")
+hetsim_cli_test(plan_threads_address_space_limit EXPECT_RC 1 ADDRESS_SPACE_KB 110000 ARGS plan
+  --cluster clusters/bench1024.yaml --workload workloads/gpt3-175b.yaml --threads 2
+  STDERR "hetsim plan: error: out of memory: the inputs need more memory than this process could get")
