@@ -96,6 +96,11 @@ void run_simulate(const SimulateOptions& o) {
     std::cout << models::to_table(report);
     print_links(report);
   }
+  // A run the simulator could not finish (out of memory) is a failure of the verb, not of the plan.
+  if (!report.feasible && report.infeasible_reason.rfind("simulation failed: ", 0) == 0) {
+    std::cerr << "hetsim simulate: error: " << report.infeasible_reason << '\n';
+    throw VerbExit{kExitFailure};
+  }
   if (!report.feasible) exit_infeasible("simulate", report.infeasible_reason);
 }
 
