@@ -323,7 +323,7 @@ std::vector<FoldedPhase> merge_repeated_phases(const Topology& topology, const s
 
 CollectiveFlows collective_flows(const Topology& topo, models::CollectiveKind kind, models::GradSyncAlgorithm algorithm,
                                  const std::vector<int>& members, double bytes, const std::vector<models::NodeSenders>* concurrent_on_node,
-                                 const std::vector<double>* wan_senders) {
+                                 const std::vector<double>* wan_senders, const std::vector<bool>* sources) {
   CollectiveFlows out;
   const auto& cluster = topo.get_cluster();
   if (members.size() < 2 || bytes <= 0) return out;
@@ -338,9 +338,14 @@ CollectiveFlows collective_flows(const Topology& topo, models::CollectiveKind ki
   // boundary member (models::GroupCost::node_shared): no per-member channel split.
   const std::vector<int>* split = g.node_shared ? nullptr : &node_of;
   if (kind != models::CollectiveKind::kAllReduce) {
-    // The cost model's hierarchical and tree all-gather/reduce-scatter fall back to rings too.
-    out.phases = ring_all_gather(gpus, bytes, split);
-    for (Phase& ph : out.phases) spread_over_mesh_links(topo, gpus, ph);
+    // The cost model's hierarchical and tree all-gather/reduce-scatter fall back to rings too
+    // (ring_all_gather: p - 1 equal steps). One step is built and spread whole, then kept to
+    // `sources` and repeated.
+    const int p = static_cast<int>(gpus.size());
+    std::vector<Phase> step = ring_steps(gpus, split, bytes / p, 1);
+    spread_over_mesh_links(topo, gpus, step.front());
+    if (sources) std::erase_if(step.front(), [&](const Flow& f) { return !(*sources)[static_cast<std::size_t>(f.src)]; });
+    out.phases.assign(static_cast<std::size_t>(p - 1), step.front());
     return out;
   }
   algorithm = models::resolve_algorithm(kind, bytes, g, algorithm);  // the cost model's choice

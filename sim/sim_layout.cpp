@@ -284,17 +284,20 @@ bool add_group_flows(const Topology& topo, const models::Plan& plan, const model
   std::vector<double> wan_senders = lay.dp_wan_senders;
   if (!grp.embedding) models::wan_senders_for(lay.dp_wan_load, grp.size_bytes, wan_senders);
   const std::vector<double>* wan = wan_senders.empty() ? nullptr : &wan_senders;
-  const CollectiveFlows grad = collective_flows(
-      topo, plan.zero >= 1 ? models::CollectiveKind::kReduceScatter : models::CollectiveKind::kAllReduce,
-      plan.grad_sync, grp.gpus, grp.size_bytes, concurrent, wan);
-  CollectiveFlows params;
-  if (plan.zero >= 1) {
-    const double bytes = grp.gather_bytes > 0 ? grp.gather_bytes : grp.size_bytes;
-    params = collective_flows(topo, models::CollectiveKind::kAllGather, plan.grad_sync, grp.gpus, bytes, concurrent, wan);
-  }
   // ZeRO-3 moves its whole gradient and weight traffic into the passes (add_pass_traffic);
   // ZeRO-2 its earlier micro-batches' gradients only, the last ones are reduced here.
   if (plan.zero >= 3) return true;
+  // Only the flows that start in the simulated replicas are kept (below): the ZeRO rings are
+  // built for those alone (collective_flows' `sources`).
+  const CollectiveFlows grad = collective_flows(
+      topo, plan.zero >= 1 ? models::CollectiveKind::kReduceScatter : models::CollectiveKind::kAllReduce,
+      plan.grad_sync, grp.gpus, grp.size_bytes, concurrent, wan, &gpus.in_sim);
+  CollectiveFlows params;
+  if (plan.zero >= 1) {
+    const double bytes = grp.gather_bytes > 0 ? grp.gather_bytes : grp.size_bytes;
+    params = collective_flows(topo, models::CollectiveKind::kAllGather, plan.grad_sync, grp.gpus, bytes, concurrent,
+                              wan, &gpus.in_sim);
+  }
   bool inside = true;
   const int ring = 1 + static_cast<int>(&grp - work.dp_groups.data());  // Flow::ring
   const auto add = [&](const CollectiveFlows& cf, std::vector<FoldedPhase>& into) {

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <tuple>
+#include <vector>
 
 #include "collective_flows.hpp"
 #include "platform_builder.hpp"
@@ -164,6 +166,32 @@ TEST(WidePhases, PlatformLinksAreListedOnceForUsedNodesOnly) {
   const int unused = cluster.nodes[1].first_gpu;
   EXPECT_FALSE(links.count(topo.nic_up(unused)));
   EXPECT_FALSE(links.count(topo.uplink_down(1)));
+}
+
+// A DP sync of a folded run keeps the flows of its simulated replicas only; the ZeRO rings are
+// built for those alone (collective_flows' `sources`): the same flows, in the same p - 1 steps,
+// as the whole ring's with the others dropped.
+TEST(CollectiveFlowsScale, AllGatherKeptToItsSourcesIsTheWholeRingsFlowsFromThem) {
+  const auto cluster = testing::one_zone(4, NodeSpec{});
+  const Topology topo(cluster);
+  const std::vector<int> ring{0, 8, 9, 16, 24, 25, 3};
+  std::vector<bool> sources(cluster.gpus.size(), false);
+  sources[8] = sources[24] = sources[3] = true;
+  for (const auto kind : {models::CollectiveKind::kAllGather, models::CollectiveKind::kReduceScatter}) {
+    const CollectiveFlows whole = collective_flows(topo, kind, models::GradSyncAlgorithm::kAuto, ring, 7e8);
+    const CollectiveFlows kept =
+        collective_flows(topo, kind, models::GradSyncAlgorithm::kAuto, ring, 7e8, nullptr, nullptr, &sources);
+    ASSERT_EQ(kept.phases.size(), whole.phases.size());
+    ASSERT_EQ(kept.phases.size(), ring.size() - 1);
+    for (std::size_t i = 0; i < whole.phases.size(); ++i) {
+      std::vector<std::tuple<int, int, double, int, int>> expected, got;
+      for (const Flow& f : whole.phases[i])
+        if (sources[static_cast<std::size_t>(f.src)]) expected.emplace_back(f.src, f.dst, f.bytes, f.hop_src, f.hop_dst);
+      for (const Flow& f : kept.phases[i]) got.emplace_back(f.src, f.dst, f.bytes, f.hop_src, f.hop_dst);
+      EXPECT_EQ(got, expected) << "step " << i;
+      EXPECT_FALSE(got.empty());
+    }
+  }
 }
 
 }  // namespace
