@@ -24,6 +24,25 @@
 
 namespace hetsim::models::planner {
 
+namespace {
+
+/// The TP degrees every pool in use allows (a pool left out has the one choice 0), in the order
+/// of the first pool in use; {0} when no pool is in use.
+std::vector<int> common_tp_degrees(const std::vector<std::vector<int>>& choices) {
+  const std::vector<int> unused{0};
+  const auto first = std::find_if(choices.begin(), choices.end(), [&](const std::vector<int>& c) { return c != unused; });
+  if (first == choices.end()) return unused;
+  std::vector<int> out;
+  for (const int t : *first)
+    if (std::all_of(choices.begin(), choices.end(), [&](const std::vector<int>& c) {
+          return c == unused || std::find(c.begin(), c.end(), t) != c.end();
+        }))
+      out.push_back(t);
+  return out;
+}
+
+}  // namespace
+
 ShapeSearch::ShapeSearch(const Cluster& cluster, const Workload& workload, const PlannerOptions& options,
                          UnitCostTable& costs)
     : cluster_(cluster), workload_(workload), options_(options), costs_(costs), pools_(make_pools(cluster)) {}
@@ -96,19 +115,25 @@ void ShapeSearch::search(const std::vector<int>& pool_nodes, bool uniform,
           k.tp_comm_overlap = options_.tp_comm_overlap;
           k.overlap_p2p_comm = options_.overlap_p2p_comm && v > 1;
           std::vector<int> tp(n, 0);
+          const auto keep = [&] {
+            dropped_bound = std::max(dropped_bound, keep_task(tasks, Task{k, tp, branch_bound(k, pool_nodes, tp), order++}));
+          };
+          if (uniform) {
+            // One TP degree for every pool used: the degrees all of them allow, in the order the
+            // product below would meet them (it enumerated 4^pools branches to keep 4; 12 pools
+            // took seconds, 24 ran to the time limit).
+            for (const int t : common_tp_degrees(choices)) {
+              if (stopped || out_of_time()) break;
+              for (int p = 0; p < n; ++p) tp[p] = choices[p] == std::vector<int>{0} ? 0 : t;
+              keep();
+            }
+            continue;
+          }
           std::function<void(int)> rec = [&](int p) {
             if (stopped) return;
             if (p == n) {
               if (out_of_time()) return;  // enumerating alone can outlast the limit (many node types)
-              if (uniform) {
-                int common = 0;
-                for (int t : tp) {
-                  if (t == 0) continue;
-                  if (common != 0 && t != common) return;
-                  common = t;
-                }
-              }
-              dropped_bound = std::max(dropped_bound, keep_task(tasks, Task{k, tp, branch_bound(k, pool_nodes, tp), order++}));
+              keep();
               return;
             }
             for (int t : choices[p]) {
