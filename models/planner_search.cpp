@@ -129,15 +129,39 @@ void ShapeSearch::search(const std::vector<int>& pool_nodes, bool uniform,
             }
             continue;
           }
+          // Once kMaxTasks branches are kept, a partial assignment whose best completion cannot beat
+          // the worst kept is dropped whole, as keep_task would drop each of its leaves one by one
+          // (4^pools per knob set: 17M for 12 pools, which ran every search to its time limit).
+          // The throughput bound is a sum of per-pool terms, so the best completion is the sum of
+          // each remaining pool's best term; the cost objective's bound is not such a sum.
+          const bool additive = bound_in_tokens_ || options_.objective != PlanObjective::kCost;
+          const double per_micro_batch_s = static_cast<double>(k.micro_batch) * m.seq_len;  // rate -> tokens/s
+          std::vector<std::vector<double>> term(n);
+          std::vector<double> best_rest(n + 1, 0.0), partial(n + 1, 0.0);
+          if (additive)
+            for (int p = n - 1; p >= 0; --p) {
+              double best = -std::numeric_limits<double>::infinity();
+              for (const int t : choices[p]) best = std::max(best, term[p].emplace_back(pool_rate_bound(k, pool_nodes, p, t)));
+              best_rest[p] = best_rest[p + 1] + best;
+            }
           std::function<void(int)> rec = [&](int p) {
             if (stopped) return;
+            if (additive && tasks.size() == kMaxTasks) {
+              const double best_leaf = (partial[p] + best_rest[p]) * per_micro_batch_s;
+              // A margin for the summation order: only subtrees every leaf of which keep_task rejects.
+              if (best_leaf < tasks.front().bound * (1 - 1e-9)) {
+                if (best_leaf > 0) dropped_bound = std::max(dropped_bound, best_leaf);
+                return;
+              }
+            }
             if (p == n) {
               if (out_of_time()) return;  // enumerating alone can outlast the limit (many node types)
               keep();
               return;
             }
-            for (int t : choices[p]) {
-              tp[p] = t;
+            for (std::size_t i = 0; i < choices[p].size(); ++i) {
+              tp[p] = choices[p][i];
+              if (additive) partial[p + 1] = partial[p] + term[p][i];
               rec(p + 1);
             }
           };
@@ -294,6 +318,14 @@ double ShapeSearch::upper_bound_tokens_per_s(const Knobs& knobs, const std::vect
     rate += units / (workload_.model.layers * u.layer_s);
   }
   return rate * knobs.micro_batch * workload_.model.seq_len;
+}
+
+double ShapeSearch::pool_rate_bound(const Knobs& knobs, const std::vector<int>& pool_nodes, int p, int t) {
+  if (t == 0) return 0;
+  const UnitCost& u = costs_.get(pools_[p].node_type, t, knobs);
+  if (!u.ok) return -std::numeric_limits<double>::infinity();
+  const int units = pool_nodes[p] * pools_[p].gpus_per_node / t;
+  return units / (workload_.model.layers * u.layer_s);
 }
 
 double ShapeSearch::branch_bound(const Knobs& knobs, const std::vector<int>& pool_nodes, const std::vector<int>& tp) {

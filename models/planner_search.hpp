@@ -190,6 +190,9 @@ class ShapeSearch {
   int unit_gpu(int pool, int tp, int unit) const;
   double upper_bound_tokens_per_s(const Knobs& knobs, const std::vector<int>& pool_nodes,
                                   const std::vector<int>& tp);
+  /// Pool p's term of upper_bound_tokens_per_s at TP t, in micro-batches per second (0 for a pool
+  /// not used, t = 0; -inf when the pool cannot run the model at t, which makes the bound 0).
+  double pool_rate_bound(const Knobs& knobs, const std::vector<int>& pool_nodes, int p, int t);
   /// Upper bound of the objective's score (tokens/s, or -dollars per token for kCost).
   double upper_bound_score(const Knobs& knobs, const std::vector<int>& pool_nodes, const std::vector<int>& tp);
   /// Upper bound of a branch in the running search's bound unit.
