@@ -97,7 +97,7 @@ void run_simulate(const SimulateOptions& o) {
     print_links(report);
   }
   // A run the simulator could not finish (out of memory) is a failure of the verb, not of the plan.
-  if (!report.feasible && report.infeasible_reason.rfind("simulation failed: ", 0) == 0) {
+  if (!report.feasible && report.infeasible_reason.rfind(sim::kSimulationFailed, 0) == 0) {
     std::cerr << "hetsim simulate: error: " << report.infeasible_reason << '\n';
     throw VerbExit{kExitFailure};
   }

@@ -431,7 +431,7 @@ SimResult simulate_work(const models::Cluster& cluster, const models::Plan& plan
     run_engine();
   } catch (const std::exception& e) {
     result.ok = false;
-    result.error = std::string("simulation failed: ") + e.what();
+    result.error = kSimulationFailed + std::string(e.what());
     return result;
   }
   hide_overlapped_gathers(result.stages);

@@ -273,7 +273,7 @@ models::Report simulate_report_in_child(const models::Cluster& cluster, const mo
       models::Report failed;
       failed.engine = "sim";
       failed.feasible = false;
-      failed.infeasible_reason = std::string("simulation failed: ") + e.what();
+      failed.infeasible_reason = kSimulationFailed + std::string(e.what());
       bytes = encode_report(failed);
       code = 1;
     }

@@ -76,9 +76,13 @@ struct StageTiming {
   double passes_end_s = 0;   ///< when the stage's last pass ended (before the DP sync)
 };
 
+/// How a simulation that could not finish (out of memory, an actor's exception) begins its
+/// SimResult::error and its Report's infeasible_reason: the verb tells it from an infeasible plan.
+inline constexpr const char* kSimulationFailed = "simulation failed: ";
+
 struct SimResult {
   bool ok = true;
-  std::string error;
+  std::string error;  ///< when !ok: kSimulationFailed and why
   double iteration_time_s = 0;
   std::vector<StageTiming> stages;   ///< simulated stages only
   std::vector<LinkStat> links;       ///< links that carried traffic, by name
