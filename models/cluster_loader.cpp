@@ -47,6 +47,7 @@ const EnumTable<ZoneFabricKind>& zone_fabric_table() {
 constexpr const char* kBandwidth = "a bandwidth such as \"300GB/s\"";
 constexpr const char* kTime = "a time such as \"2us\"";
 constexpr const char* kPrice = "a price such as \"$32.77/h\"";
+constexpr size_t kListedPerZone = 3;  ///< missing inter-zone links named one per error, per zone
 
 class ClusterReader {
  public:
@@ -62,10 +63,14 @@ class ClusterReader {
       for (size_t i = 0; i < zones->size(); ++i) read_zone((*zones)[i], index_path("zones", i), root);
     }
     if (auto links = root.get_list("links", Need::kOptional)) {
-      for (size_t i = 0; i < links->size(); ++i) read_link((*links)[i], index_path("links", i), root);
+      for (size_t i = 0; i < links->size(); ++i) read_link((*links)[i], i, root);
+    } else if (root.has("links")) {
+      pairs_all_known_ = false;
     }
     root.finish();
-    if (sink_.get_diagnostics().empty()) check_zones_linked();
+    // With every zone and every link's pair read, a missing link is the file's error, not an
+    // echo of another one: reported with the file's other errors.
+    if (pairs_all_known_) check_zones_linked();
     if (total_gpus_ > kMaxClusterGpus) {
       sink_.error(root.value_mark_of("zones"), "zones",
                   "cluster has " + std::to_string(total_gpus_) + " GPUs (expected at most " +
@@ -164,8 +169,10 @@ class ClusterReader {
     MapReader z(node, path, sink_, value_mark(node, root.value_mark_of("zones")));
     zone_marks_.push_back(value_mark(node, root.value_mark_of("zones")));
     Zone zone;
+    bool named = false;  // once and for all: a zone without its own name can be in no link
     if (auto name = z.get_string("name", Need::kRequired)) {
       const auto [it, fresh] = zone_index_.emplace(*name, static_cast<int>(cluster_.zones.size()));
+      named = fresh;
       if (!fresh) {
         sink_.error(z.value_mark_of("name"), z.field("name"),
                     "duplicate zone name '" + *name + "' (also zones[" + std::to_string(it->second) + "]; expected unique names)");
@@ -174,6 +181,7 @@ class ClusterReader {
         sink_.error(z.value_mark_of("name"), z.field("name"), problem);
       zone.name = *name;
     }
+    if (!named) pairs_all_known_ = false;
     if (auto f = z.get_map("fabric", Need::kRequired)) {
       set_if(zone.fabric.kind, f->get_enum("kind", Need::kOptional, zone_fabric_table()));
       set_if(zone.fabric.oversubscription, f->get_number("oversubscription", Need::kOptional, 1, 1e6));
@@ -235,19 +243,41 @@ class ClusterReader {
   /// be priced over a connection the cluster does not have.
   void check_zones_linked() {
     const int zones = static_cast<int>(cluster_.zones.size());
-    for (int b = 1; b < zones; ++b)
+    for (int b = 1; b < zones; ++b) {
+      std::vector<int> unlinked;
       for (int a = 0; a < b; ++a)
-        if (!cluster_.link_between(a, b))
-          sink_.error(zone_marks_[b], "zones[" + std::to_string(b) + "]",
-                      "zone '" + cluster_.zones[b].name + "' has no link to zone '" + cluster_.zones[a].name +
-                          "' (expected a links: entry with between: [" + cluster_.zones[a].name + ", " +
-                          cluster_.zones[b].name + "]; traffic between zones runs over their own link only)");
+        if (link_of_pair_.find({a, b}) == link_of_pair_.end()) unlinked.push_back(a);
+      report_unlinked(b, unlinked);
+    }
   }
 
-  void read_link(const YAML::Node& node, const std::string& path, MapReader& root) {
+  /// One error per missing link, up to kListedPerZone a zone; two or more beyond those go into
+  /// one more error that names them (a file of hundreds of zones without links would otherwise
+  /// print a line per pair).
+  void report_unlinked(int b, const std::vector<int>& unlinked) {
+    const size_t listed = unlinked.size() <= kListedPerZone + 1 ? unlinked.size() : kListedPerZone;
+    const std::string& zb = cluster_.zones[b].name;
+    const std::string field = "zones[" + std::to_string(b) + "]";
+    for (size_t k = 0; k < listed; ++k) {
+      const std::string& za = cluster_.zones[unlinked[k]].name;
+      sink_.error(zone_marks_[b], field,
+                  "zone '" + zb + "' has no link to zone '" + za + "' (expected a links: entry with between: [" +
+                      za + ", " + zb + "]; traffic between zones runs over their own link only)");
+    }
+    if (listed == unlinked.size()) return;
+    std::vector<std::string> rest;
+    for (size_t k = listed; k < unlinked.size(); ++k) rest.push_back(cluster_.zones[unlinked[k]].name);
+    sink_.error(zone_marks_[b], field,
+                "zone '" + zb + "' has no link to " + std::to_string(rest.size()) + " more zones: " +
+                    join_names(rest) + " (expected a links: entry between it and each)");
+  }
+
+  void read_link(const YAML::Node& node, size_t link_entry, MapReader& root) {
+    const std::string path = index_path("links", link_entry);
     MapReader l(node, path, sink_, value_mark(node, root.value_mark_of("links")));
     InterZoneLink link;
     bool valid = true;
+    bool pair_read = false;  // two distinct known zones, a repeated pair included
     if (auto between = l.get_list("between", Need::kRequired)) {
       const YAML::Mark at = l.value_mark_of("between");
       if (between->size() != 2) {
@@ -281,21 +311,23 @@ class ClusterReader {
                                                   "' to itself (expected two distinct zones)");
         }
         if (valid) {
+          pair_read = true;
           link.zone_a = std::min(idx[0], idx[1]);
           link.zone_b = std::max(idx[0], idx[1]);
-          for (size_t j = 0; j < cluster_.links.size(); ++j) {
-            if (cluster_.links[j].zone_a == link.zone_a && cluster_.links[j].zone_b == link.zone_b) {
-              valid = false;
-              sink_.error(at, l.field("between"),
-                          "zones '" + cluster_.zones[link.zone_a].name + "' and '" + cluster_.zones[link.zone_b].name +
-                              "' are already linked by links[" + std::to_string(j) + "] (expected one link per pair)");
-            }
+          const auto [known, added] = link_of_pair_.try_emplace({link.zone_a, link.zone_b}, link_entry);
+          if (!added) {
+            valid = false;
+            sink_.error(at, l.field("between"),
+                        "zones '" + cluster_.zones[link.zone_a].name + "' and '" + cluster_.zones[link.zone_b].name +
+                            "' are already linked by links[" + std::to_string(known->second) +
+                            "] (expected one link per pair)");
           }
         }
       }
     } else {
       valid = false;
     }
+    if (!pair_read) pairs_all_known_ = false;
     set_if(link.bandwidth_Bps, l.get_quantity("bandwidth", Need::kRequired, parse_bandwidth,
                                               "a bandwidth such as \"100Gbps\"", true));
     set_if(link.latency_s, l.get_quantity("latency", Need::kRequired, parse_time, "a time such as \"30ms\"", false));
@@ -311,6 +343,11 @@ class ClusterReader {
   std::map<std::string, int> type_index_;
   std::map<std::string, int> zone_index_;
   std::vector<YAML::Mark> zone_marks_;  ///< [zone]: where its entry starts
+  /// (lower zone, higher zone) -> index of the links: entry that joins them (first one wins).
+  std::map<std::pair<int, int>, size_t> link_of_pair_;
+  /// Every zone has its own name and every link names two of them: only then is a pair without
+  /// a link known to be missing (and not an echo of an error in a zone or link entry).
+  bool pairs_all_known_ = true;
   long long total_gpus_ = 0;
 };
 
