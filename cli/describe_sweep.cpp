@@ -42,7 +42,8 @@ void print_sweep(const models::SweepSpec& s, std::ostream& out) {
   out << "  search     TP " << joined(po.tp_degrees) << "; micro-batch " << joined(po.micro_batches) << "; interleave "
       << joined(po.interleaves) << "; recompute " << recompute << "; ZeRO " << joined(po.zero_stages)
       << (po.sequence_parallel ? "" : "; no sequence parallelism")
-      << (s.tp_comm_overlap ? "; TP comm overlapped" : "") << (s.overlap_p2p_comm ? "; p2p overlapped" : "") << "\n";
+      << (s.tp_comm_overlap ? "; TP comm overlapped" : "") << (s.overlap_p2p_comm ? "; p2p overlapped" : "")
+      << (s.one_vendor ? "; one vendor per plan" : "") << "\n";
   TextTable t({"axis", "values"});
   t.left_align(1);
   for (const models::SweepAxis& a : s.axes) {
@@ -66,6 +67,7 @@ void json_sweep(models::JsonOut& j, const models::SweepSpec& s) {
   j.key("search");
   models::write_search_space_json(j, po);
   j.key("tp_comm_overlap").value(s.tp_comm_overlap).key("overlap_p2p_comm").value(s.overlap_p2p_comm);
+  j.key("one_vendor").value(s.one_vendor);
   j.key("axes").begin_array();
   for (const models::SweepAxis& a : s.axes) {
     j.begin_object().key("column").value(a.column()).key("kind").value(models::to_string(a.kind));

@@ -13,6 +13,7 @@
 #include "cli_common.hpp"
 #include "engines.hpp"
 #include "json_writer.hpp"
+#include "plan_notes.hpp"
 #include "plan_refine.hpp"
 #include "plan_writer.hpp"
 #include "planner.hpp"
@@ -35,6 +36,7 @@ struct PlanVerbOptions {
   bool spot = false;
   bool tp_comm_overlap = false;
   bool overlap_p2p_comm = false;
+  bool one_vendor = false;
   std::string sharded_collectives;  ///< --sharded-collectives; "" = member_nic
   // The search space (PlannerOptions' lists; what the user's training stack can run).
   std::vector<int> tp_degrees = models::PlannerOptions{}.tp_degrees;
@@ -98,6 +100,7 @@ void write_ranked(models::JsonOut& j, const models::RankedPlan& p, const models:
   j.key("cost_per_hour").value(r.cost_per_hour);
   j.key("cost_per_million_tokens").value(r.cost_per_million_tokens);
   j.key("estimated_tokens_per_s").value(p.estimated_tokens_per_s);
+  j.key("joins_vendors").value(p.joins_vendors);
   j.key("gpus").value(p.plan.gpu_count());
   j.key("micro_batch").value(p.plan.micro_batch);
   j.key("schedule").value(models::to_string(p.plan.schedule));
@@ -153,6 +156,8 @@ void write_json(const PlanVerbOptions& o, const models::PlannerOptions& po, cons
     j.key(b->name).begin_object().key("found").value(b->found);
     if (b->found) {
       write_ranked(j, b->best, c, o.spot);
+      if (r.objective == models::PlanObjective::kBudget)
+        j.key("over_budget").value(b->best.report.cost_per_hour > o.budget_per_hour);
       if (!r.top.empty()) j.key("best_over_baseline").value(r.top[0].goodput_tokens_per_s() / b->best.goodput_tokens_per_s());
     } else {
       j.key("tokens_per_s").null().key("reason").value(b->reason);
@@ -164,6 +169,22 @@ void write_json(const PlanVerbOptions& o, const models::PlannerOptions& po, cons
   if (!o.emit_plan.empty() && !r.top.empty()) j.key("emitted_plan").value(o.emit_plan);
   j.end_object();
   std::cout << j.str();
+}
+
+/// Which of the listed plans and baselines join NVIDIA and AMD GPUs, and what that means.
+void print_vendor_note(const models::PlannerResult& r) {
+  std::vector<std::string> which;
+  for (size_t i = 0; i < r.top.size(); ++i)
+    if (r.top[i].joins_vendors) which.push_back("plan " + std::to_string(i + 1));
+  for (const models::PlannerBaseline* b : {&r.uniform, &r.fastest_type_only})
+    if (b->found && b->best.joins_vendors) which.push_back("the " + b->name + " baseline");
+  if (which.empty()) return;
+  std::string list;
+  for (size_t i = 0; i < which.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == which.size() ? " and " : ", ") + which[i];
+  std::cout << "note: " << list << (which.size() == 1 ? " exchanges" : " exchange")
+            << " data between NVIDIA and AMD GPUs: " << models::kJoinsVendorsNote
+            << " (--one-vendor keeps every plan on one vendor's GPUs)\n";
 }
 
 void write_table(const PlanVerbOptions& o, const models::PlannerResult& r, const Refined& ref,
@@ -220,8 +241,12 @@ void write_table(const PlanVerbOptions& o, const models::PlannerResult& r, const
       std::cout << fmt(", best plan has %.2fx its ", r.top[0].goodput_tokens_per_s() / b->best.goodput_tokens_per_s()) << what;
     if (!r.top.empty() && by_cost && b->best.report.cost_per_million_tokens > 0)
       std::cout << fmt(" at %.2fx its $/Mtok", r.top[0].report.cost_per_million_tokens / b->best.report.cost_per_million_tokens);
+    // A baseline is the best plan of its kind whatever it costs: say when the budget rules it out.
+    if (r.objective == models::PlanObjective::kBudget && b->best.report.cost_per_hour > o.budget_per_hour)
+      std::cout << " (over the budget: " << format_price_per_hour(b->best.report.cost_per_hour) << ")";
     std::cout << "  " << b->best.shape << "\n";
   }
+  print_vendor_note(r);
   std::cout << fmt("search: %.3f s on ", r.search_time_s) << r.threads << (r.threads == 1 ? " thread, " : " threads, ") << r.plans_evaluated << " plans evaluated, " << r.plans_pruned
             << " pruned, " << r.plans_predicted << " predicted\n";
   if (r.searches_stopped > 0)
@@ -294,6 +319,7 @@ void run_plan(PlanVerbOptions o) {
   po.sequence_parallel = !o.no_sequence_parallel;
   po.tp_comm_overlap = o.tp_comm_overlap;
   po.overlap_p2p_comm = o.overlap_p2p_comm;
+  po.one_vendor = o.one_vendor;
   po.sharded_collectives = models::sharded_collectives_named(o.sharded_collectives).value_or(models::ShardedCollectives::kMemberNic);
   if (!o.sharded_collectives.empty() && std::find(po.zero_stages.begin(), po.zero_stages.end(), 3) == po.zero_stages.end())
     usage_error("--sharded-collectives prices the ZeRO-3 plans of the search, and it searches none (expected --zero "
@@ -347,6 +373,9 @@ void add_plan_verb(CLI::App& app) {
   verb->add_flag("--overlap-p2p-comm", o->overlap_p2p_comm,
                  "The stack overlaps pipeline sends with compute and does not sync the host at them (Megatron-Core "
                  "overlap_p2p_comm): interleaved plans use it");
+  verb->add_flag("--one-vendor", o->one_vendor,
+                 "Keep every plan, baselines too, on GPUs of one vendor: NCCL and RCCL build no communicator "
+                 "across NVIDIA and AMD GPUs, so Megatron-LM, DeepSpeed and FSDP cannot run a plan that joins them");
   // The search space: what the training stack can run (docs/planner.md "Restricting the search").
   add_list_option(verb, "--tp-degrees", o->tp_degrees,
                   "TP degrees to search, comma-separated (default 1,2,4,8; a TP group stays in one node)",

@@ -4,6 +4,7 @@
 // Every workload of the spec is planned on every grid point's cluster; the CSV is rewritten
 // atomically every few seconds and at the end, and finished rows go to a checkpoint, so a killed
 // sweep resumes.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include "json_writer.hpp"
 #include "jsonl_file.hpp"
 #include "model_fingerprint.hpp"
+#include "plan_notes.hpp"
 #include "profile.hpp"
 #include "sweep_run.hpp"
 #include "verbs.hpp"
@@ -82,6 +84,7 @@ void print_table(const models::SweepSpec& spec, const models::SweepResult& r, bo
       cells.push_back(ratio(row.uniform_tokens_per_s, row.uniform_cost_per_million_tokens));
       cells.push_back(ratio(row.fastest_type_only_tokens_per_s, row.fastest_type_only_cost_per_million_tokens));
       std::string plan = row.search_stopped ? row.shape + " [search stopped at --time-limit]" : row.shape;
+      if (row.joins_vendors) plan += " (*)";
       if (!row.reason.empty()) plan += " [--refine: " + row.reason + "]";
       cells.push_back(std::move(plan));
     }
@@ -90,6 +93,9 @@ void print_table(const models::SweepSpec& spec, const models::SweepResult& r, bo
   std::cout << "sweep " << spec.name << ": " << spec.point_count() << " points x " << spec.workload_paths.size()
             << " workloads, objective " << models::to_string(spec.objective) << "\n";
   t.print(std::cout);
+  if (std::any_of(r.rows.begin(), r.rows.end(), [](const models::SweepRow& row) { return row.joins_vendors; }))
+    std::cout << "(*) the plan exchanges data between NVIDIA and AMD GPUs: " << models::kJoinsVendorsNote
+              << " (`one_vendor: true` in the spec keeps every plan on one vendor's GPUs)\n";
   if (r.resumed > 0) std::cout << r.resumed << " of " << r.rows.size() << " rows resumed from the checkpoint\n";
 }
 

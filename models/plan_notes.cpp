@@ -93,8 +93,12 @@ std::string default_gemm_note(const Cluster& cluster, const Workload& workload, 
          "hardware.";
 }
 
-/// Whether two GPUs that exchange data in the plan (a stage's data-parallel copies, consecutive
-/// stages of a replica) are of different vendors.
+}  // namespace
+
+const char* const kJoinsVendorsNote =
+    "only hetsim's execution engine runs such a plan: NCCL and RCCL build no communicator across vendors, so "
+    "Megatron-LM, DeepSpeed and PyTorch FSDP cannot";
+
 bool joins_vendors(const Cluster& cluster, const Plan& plan) {
   const auto vendor = [&](int gpu) { return cluster.gpu_type(gpu).vendor; };
   for (const Replica& r : plan.replicas)
@@ -109,6 +113,8 @@ bool joins_vendors(const Cluster& cluster, const Plan& plan) {
   }
   return false;
 }
+
+namespace {
 
 /// Plan settings that change nothing on this plan: the user asked for something the model
 /// (and the frameworks it mirrors) does not do here, so the figure is that of the plan without it.
@@ -146,10 +152,8 @@ std::vector<std::string> plan_notes(const Cluster& cluster, const Workload& work
   std::vector<std::string> notes;
   if (std::string note = default_gemm_note(cluster, workload, plan); !note.empty()) notes.push_back(std::move(note));
   if (joins_vendors(cluster, plan))
-    notes.push_back(
-        "the plan exchanges data between NVIDIA and AMD GPUs (pipeline sends or data-parallel groups): hetsim's "
-        "execution engine runs it, but NCCL and RCCL build no communicator across vendors, so Megatron-LM, "
-        "DeepSpeed and PyTorch FSDP cannot run it as it is.");
+    notes.push_back(std::string("the plan exchanges data between NVIDIA and AMD GPUs (pipeline sends or data-parallel "
+                                "groups): ") + kJoinsVendorsNote + ".");
   if (plan.zero >= 2 && plan.sharded_collectives == ShardedCollectives::kMemberNic && plan.dp() > 1 &&
       data_parallel_groups_span_nodes(cluster, plan)) {
     const std::set<int> types = shared_nic_node_types(cluster, plan);

@@ -29,4 +29,12 @@ namespace hetsim::models {
 ///   interleaved schedule with interleave 1, ZeRO or overlapped gradient sync with one replica).
 std::vector<std::string> plan_notes(const Cluster& cluster, const Workload& workload, const Plan& plan);
 
+/// Whether two GPUs that exchange data in the plan (a stage's data-parallel copies, consecutive
+/// stages of a replica) are of different vendors (NVIDIA, AMD): NCCL and RCCL build no
+/// communicator across vendors, so only hetsim's execution engine runs such a plan.
+bool joins_vendors(const Cluster& cluster, const Plan& plan);
+
+/// The note of a plan that joins vendors, for the verbs that list plans (plan, sweep).
+extern const char* const kJoinsVendorsNote;
+
 }  // namespace hetsim::models

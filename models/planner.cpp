@@ -10,11 +10,13 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <set>
 #include <variant>
 #include <cmath>
 #include <limits>
 #include <thread>
 
+#include "plan_notes.hpp"
 #include "planner_capacity.hpp"
 #include "planner_megatron.hpp"
 #include "planner_search.hpp"
@@ -73,10 +75,58 @@ int useful_nodes(const Cluster& cluster, const planner::Pool& pool, const Worklo
   return static_cast<int>(std::min<long>(static_cast<long>(pool.nodes.size()), nodes));
 }
 
+/// The vendor of each pool's GPUs.
+std::vector<Vendor> pool_vendors(const Cluster& cluster, const std::vector<planner::Pool>& pools) {
+  std::vector<Vendor> out;
+  for (const planner::Pool& p : pools) out.push_back(cluster.node_types[p.node_type].gpu.vendor);
+  return out;
+}
+
+/// Whether the pools an allotment uses (nodes > 0) are of one vendor.
+bool one_vendor(const std::vector<int>& nodes, const std::vector<Vendor>& vendors) {
+  std::set<Vendor> used;
+  for (size_t p = 0; p < nodes.size(); ++p)
+    if (nodes[p] > 0) used.insert(vendors[p]);
+  return used.size() <= 1;
+}
+
+/// `nodes` cut to the pools of each vendor in turn (those that use none dropped): one allotment
+/// per vendor, in the order of the vendors' first pools.
+std::vector<std::vector<int>> split_by_vendor(const std::vector<int>& nodes, const std::vector<Vendor>& vendors) {
+  std::vector<std::vector<int>> out;
+  std::vector<Vendor> seen;
+  for (size_t p = 0; p < nodes.size(); ++p) {
+    if (nodes[p] == 0 || std::find(seen.begin(), seen.end(), vendors[p]) != seen.end()) continue;
+    seen.push_back(vendors[p]);
+    std::vector<int> part(nodes.size(), 0);
+    for (size_t q = p; q < nodes.size(); ++q)
+      if (vendors[q] == vendors[p]) part[q] = nodes[q];
+    out.push_back(std::move(part));
+  }
+  return out;
+}
+
+std::vector<std::vector<int>> every_allotment(const Cluster& cluster, const std::vector<planner::Pool>& pools,
+                                              const Workload& workload, const PlannerOptions& o);
+
+/// Which nodes of each pool the search may use (every_allotment), each of one vendor's pools
+/// only under PlannerOptions::one_vendor (an allotment across vendors gives way to its parts).
+std::vector<std::vector<int>> allotments(const Cluster& cluster, const std::vector<planner::Pool>& pools,
+                                         const Workload& workload, const PlannerOptions& o) {
+  std::vector<std::vector<int>> all = every_allotment(cluster, pools, workload, o);
+  if (!o.one_vendor) return all;
+  const std::vector<Vendor> vendors = pool_vendors(cluster, pools);
+  std::vector<std::vector<int>> out;
+  for (const std::vector<int>& a : all)
+    for (std::vector<int>& part : one_vendor(a, vendors) ? std::vector<std::vector<int>>{a} : split_by_vendor(a, vendors))
+      if (std::find(out.begin(), out.end(), part) == out.end()) out.push_back(std::move(part));
+  return out;
+}
+
 /// Which nodes of each pool the search may use: every non-empty subset of pools (all the nodes
 /// the workload can keep busy) for throughput and cost; for a budget, every affordable
 /// combination of node counts that cannot take one more step of any pool.
-std::vector<std::vector<int>> allotments(const Cluster& cluster, const std::vector<planner::Pool>& pools,
+std::vector<std::vector<int>> every_allotment(const Cluster& cluster, const std::vector<planner::Pool>& pools,
                                          const Workload& workload, const PlannerOptions& o) {
   std::vector<std::vector<int>> out;
   const int n = static_cast<int>(pools.size());
@@ -159,6 +209,7 @@ RankedPlan rank(const Cluster& cluster, const Workload& workload, const Candidat
   r.plan = c.plan;
   r.shape = c.shape + " (" + knob_summary(c.plan) + ")";
   r.estimated_tokens_per_s = c.estimated_tokens_per_s;
+  r.joins_vendors = joins_vendors(cluster, c.plan);
   r.report = predict(cluster, workload, c.plan);
   // An overlapped gradient sync runs in Megatron-Core's buckets, a collective each: where its
   // groups cross a high-latency link (a WAN) the buckets' latencies can outweigh what the overlap
@@ -270,6 +321,8 @@ class PlanOnce {
     search_uniform_splits();
     long evaluated = 0, pruned = 0;
     megatron_ = planner::megatron_candidates(cluster_, workload_, options_, costs_, &evaluated, &pruned);
+    if (options_.one_vendor)  // Megatron's rank order over all GPUs: kept where the cluster has one vendor
+      std::erase_if(megatron_, [&](const Candidate& c) { return joins_vendors(cluster_, c.plan); });
     rank_and_choose();
     result_.plans_evaluated = search_.evaluated + evaluated + result_.plans_predicted + costs_.get_probe_count();
     result_.threads = search_.threads_started;
@@ -356,9 +409,13 @@ class PlanOnce {
   void search_uniform_splits() {
     std::vector<int> all(pools_.size());
     for (size_t p = 0; p < pools_.size(); ++p) all[p] = static_cast<int>(pools_[p].nodes.size());
+    // One vendor: every GPU of each vendor in turn (the uniform plans over all GPUs would join them).
+    const std::vector<std::vector<int>> parts =
+        options_.one_vendor ? split_by_vendor(all, pool_vendors(cluster_, pools_)) : std::vector<std::vector<int>>{all};
     search_.start_clock();
-    search_.search(all, true, [&](const Shape& s) { uniform_.offer(s); }, [&] { return uniform_.threshold(); },
-                   ShapeSearch::BoundUnit::kTokens);
+    for (const std::vector<int>& nodes : parts)
+      search_.search(nodes, true, [&](const Shape& s) { uniform_.offer(s); }, [&] { return uniform_.threshold(); },
+                     ShapeSearch::BoundUnit::kTokens);
     result_.searches_stopped += search_.stopped;
     result_.searches_truncated += search_.truncated;
     uniform_stopped_ = search_.stopped > 0;

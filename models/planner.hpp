@@ -81,6 +81,11 @@ struct PlannerOptions {
   /// (Plan::overlap_p2p_comm, Megatron-Core overlap_p2p_comm): every interleaved plan, the
   /// baselines too, is built and priced with it.
   bool overlap_p2p_comm = false;
+  /// Every plan on GPUs of one vendor (`hetsim plan --one-vendor`): NCCL and RCCL build no
+  /// communicator across vendors, so a plan whose pipeline sends or data-parallel groups join
+  /// NVIDIA and AMD GPUs runs on hetsim's execution engine only. The baselines keep to it too:
+  /// the uniform one is the best of each vendor's GPUs alone.
+  bool one_vendor = false;
 };
 
 /// One plan with its prediction.
@@ -91,6 +96,7 @@ struct RankedPlan {
   double memory_headroom_bytes = 0;     ///< capacity - peak of the tightest stage
   double memory_headroom_fraction = 0;  ///< the same as a fraction of its GPU's memory (smallest over stages)
   double estimated_tokens_per_s = 0;    ///< the search estimator's figure (before predict)
+  bool joins_vendors = false;           ///< models::joins_vendors(): NVIDIA and AMD GPUs exchange data
   /// Preemptions of its nodes at spot prices (PlannerOptions::spot); nothing is preempted
   /// (goodput_fraction 1) when priced on demand.
   SpotOutlook spot;

@@ -81,6 +81,7 @@ void write_search_space_json(JsonOut& j, const PlannerOptions& options) {
   j.end_array();
   j.key("sequence_parallel").value(options.sequence_parallel);
   j.key("sharded_collectives").value(to_string(options.sharded_collectives));
+  j.key("one_vendor").value(options.one_vendor);
   j.end_object();
 }
 

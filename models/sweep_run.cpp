@@ -38,6 +38,7 @@ void for_each_result(Row& r, Visit&& visit) {
   visit("search_time_s", r.search_time_s);
   visit("search_stopped", r.search_stopped);
   visit("shape", r.shape);
+  visit("joins_vendors", r.joins_vendors);
   visit("reason", r.reason);
 }
 
@@ -118,6 +119,7 @@ void plan_row(const Cluster& cluster, const Workload& workload, const PlannerOpt
   r.cost_per_million_tokens = best.report.cost_per_million_tokens;
   r.plan_gpus = best.plan.gpu_count();
   r.shape = best.shape;
+  r.joins_vendors = best.joins_vendors;
 }
 
 /// RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled.
@@ -152,7 +154,7 @@ double tidy(double v) {
 /// that does not fit, the simulator's when the row was not refined. The checkpoint keeps 0s.
 bool figure_absent(const SweepRow& r, std::string_view name) {
   if (name == "tokens_per_s" || name == "mfu" || name == "plan_gpus" || name == "plan_price_per_hour" ||
-      name == "cost_per_million_tokens")
+      name == "cost_per_million_tokens" || name == "joins_vendors")
     return !r.found;
   if (name == "simulated_tokens_per_s") return !r.found || r.simulated_tokens_per_s <= 0;
   if (name == "uniform_tokens_per_s") return r.uniform_tokens_per_s <= 0;
@@ -231,6 +233,7 @@ std::string sweep_row_key(const SweepSpec& spec, const std::string& cluster_fing
   if (!model_fingerprint.empty()) j.key("model").value(model_fingerprint);
   if (spec.tp_comm_overlap) j.key("tp_comm_overlap").value(true);  // absent when off: older checkpoints stay valid
   if (spec.overlap_p2p_comm) j.key("overlap_p2p_comm").value(true);
+  if (spec.one_vendor) j.key("one_vendor").value(true);
   if (spec.sharded_collectives != ShardedCollectives::kMemberNic)
     j.key("sharded_collectives").value(to_string(spec.sharded_collectives));
   // The search space when the spec restricts it (absent otherwise: older checkpoints stay valid).
@@ -275,6 +278,7 @@ SweepResult run_sweep(const SweepSpec& spec, const Cluster& base, const std::vec
   po.spot = spec.spot;
   po.tp_comm_overlap = spec.tp_comm_overlap;
   po.overlap_p2p_comm = spec.overlap_p2p_comm;
+  po.one_vendor = spec.one_vendor;
   po.sharded_collectives = spec.sharded_collectives;
   const int refine = options.refine_engine ? std::max(0, options.refine) : 0;  // 0: analytic rows
   po.top = std::max(1, refine);

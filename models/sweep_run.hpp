@@ -37,6 +37,7 @@ struct SweepRow {
   double cost_per_million_tokens = 0;
   int plan_gpus = 0;                   ///< GPUs the best plan uses
   std::string shape;                   ///< the best plan's shape (planner notation)
+  bool joins_vendors = false;          ///< the best plan joins NVIDIA and AMD GPUs (models::joins_vendors)
   double uniform_tokens_per_s = 0;     ///< baselines; 0 when none fits (or, objective budget,
   double fastest_type_only_tokens_per_s = 0;  ///< none within the budget)
   /// The baselines' $ per million tokens (objective cost compares these); 0 when none fits.

@@ -77,6 +77,7 @@ struct SweepSpec {
   bool spot = false;
   bool tp_comm_overlap = false;        ///< PlannerOptions::tp_comm_overlap for every point
   bool overlap_p2p_comm = false;       ///< PlannerOptions::overlap_p2p_comm for every point
+  bool one_vendor = false;             ///< PlannerOptions::one_vendor for every point
   /// PlannerOptions::sharded_collectives for every point (the stack's ZeRO-3 flavour)
   ShardedCollectives sharded_collectives = ShardedCollectives::kMemberNic;
   SweepSearch search;

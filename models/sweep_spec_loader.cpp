@@ -306,6 +306,7 @@ SweepSpec read_spec(std::string_view text, const std::string& name, const std::s
   set_if(spec.spot, root->get_bool("spot", Need::kOptional));
   set_if(spec.tp_comm_overlap, root->get_bool("tp_comm_overlap", Need::kOptional));
   set_if(spec.overlap_p2p_comm, root->get_bool("overlap_p2p_comm", Need::kOptional));
+  set_if(spec.one_vendor, root->get_bool("one_vendor", Need::kOptional));
   const auto sharded = root->get_enum("sharded_collectives", Need::kOptional, detail::sharded_collectives_table());
   set_if(spec.sharded_collectives, sharded);
   read_search(*root, spec.search, sink);

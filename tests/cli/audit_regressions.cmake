@@ -102,3 +102,18 @@ hetsim_cli_test(simulate_address_space_limit EXPECT_RC 1 ADDRESS_SPACE_KB 200000
 hetsim_cli_test(plan_threads_address_space_limit EXPECT_RC 1 ADDRESS_SPACE_KB 110000 ARGS plan
   --cluster clusters/bench1024.yaml --workload workloads/gpt3-175b.yaml --threads 2
   STDERR "hetsim plan: error: out of memory: the inputs need more memory than this process could get")
+# Plans that join NVIDIA and AMD GPUs were listed by `plan` without a word (predict said it), and
+# no option kept a plan on one vendor's GPUs (s49 walkthrough); a budget search compared its
+# plans with a baseline the budget rules out, unmarked.
+set(mi300x --cluster|clusters/h100-mi300x.yaml|--workload|workloads/llama2-70b.yaml|--top|2|--threads|1)
+hetsim_cli_test(plan_names_plans_joining_vendors EXPECT_RC 0 ARGS plan ${mi300x}
+  STDOUT "note: plan 1, plan 2 and the uniform baseline exchange data between NVIDIA and AMD GPUs: only hetsim's execution engine")
+hetsim_cli_test(plan_one_vendor EXPECT_RC 0 ARGS plan ${mi300x} --one-vendor --format json
+  STDOUT "\"one_vendor\": true.*\"rank\": 1,.*\"joins_vendors\": false.*\"rank\": 2,.*\"joins_vendors\": false.*\"uniform\": {.*\"joins_vendors\": false")
+hetsim_cli_test(plan_baseline_over_budget EXPECT_RC 0 ARGS plan ${mi300x} --budget-per-hour 50
+  STDOUT "uniform: 29750 tokens/s, best plan has 0.65x its tokens/s \\(over the budget: \\$77.44/h\\)")
+# ... and a sweep keeps to one vendor with `one_vendor: true` (its plans end without the (*) mark).
+hetsim_cli_test(sweep_one_vendor EXPECT_RC 0 ARGS sweep tests/cli/sweep-one-vendor.yaml --threads 1
+  STDOUT "\n0  llama2-70b [^\n]*x\\[mi300x-platform tp1 x8 [^|\n]*zero 1\\)\n1  llama2-70b [^|\n]*zero 1\\)\n")
+hetsim_cli_test(sweep_marks_plans_joining_vendors EXPECT_RC 0 ARGS sweep sweeps/h100-mi300x-mix.yaml --threads 1
+  STDOUT "\\| hgx-h100 tp4 x1 L36\\] m256 \\([^\n]*\\) \\(\\*\\)\n.*\\(\\*\\) the plan exchanges data between NVIDIA and AMD GPUs")

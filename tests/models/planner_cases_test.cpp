@@ -11,6 +11,7 @@
 #include "catalog.hpp"
 #include "input_loader.hpp"
 #include "plan.hpp"
+#include "plan_notes.hpp"
 #include "planner.hpp"
 #include "planner_space.hpp"
 #include "predictor.hpp"
@@ -208,6 +209,34 @@ TEST(PlannerCases, MinimumHeadroomIsKeptByEveryPlan) {
   if (roomy.fastest_type_only.found) {
     EXPECT_GE(roomy.fastest_type_only.best.memory_headroom_fraction, 0.10);
   }
+}
+
+// --one-vendor: NCCL and RCCL build no communicator across vendors, so on h100-mi300x every plan
+// a Megatron-LM, DeepSpeed or FSDP user can run stays on one vendor's GPUs (a s49 walkthrough: the
+// best plans and the uniform baseline all joined the two, and nothing said so in `plan`).
+TEST(PlannerCases, OneVendorKeepsEveryPlanOnOneVendor) {
+  const Cluster c = load_cluster(std::string(HETSIM_SOURCE_DIR) + "/clusters/h100-mi300x.yaml", Catalog::builtin());
+  const Workload w = load_workload(std::string(HETSIM_SOURCE_DIR) + "/workloads/llama2-70b.yaml");
+  PlannerOptions o;
+  o.top = 5;
+  o.threads = 1;
+  const PlannerResult mixed = plan_training(c, w, o);
+  o.one_vendor = true;
+  const PlannerResult apart = plan_training(c, w, o);
+  ASSERT_FALSE(mixed.top.empty() || apart.top.empty());
+  // Else the test shows nothing: the free search joins them, and is faster for it.
+  ASSERT_TRUE(mixed.top.front().joins_vendors) << mixed.top.front().shape;
+  EXPECT_EQ(mixed.top.front().joins_vendors, joins_vendors(c, mixed.top.front().plan));
+  EXPECT_GT(mixed.top.front().report.tokens_per_s, apart.top.front().report.tokens_per_s);
+  for (const RankedPlan& p : apart.top) {
+    EXPECT_FALSE(p.joins_vendors) << p.shape;
+    EXPECT_FALSE(joins_vendors(c, p.plan)) << p.shape;
+  }
+  ASSERT_TRUE(apart.uniform.found);
+  EXPECT_FALSE(joins_vendors(c, apart.uniform.best.plan)) << apart.uniform.best.shape;
+  ASSERT_TRUE(apart.fastest_type_only.found);
+  // The best of either vendor alone is at least the fastest type's best.
+  EXPECT_GE(apart.top.front().report.tokens_per_s, apart.fastest_type_only.best.report.tokens_per_s);
 }
 
 }  // namespace
