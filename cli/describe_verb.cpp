@@ -335,7 +335,11 @@ void print_workload(const Described& d, std::ostream& out) {
       << (w.training.dtype != models::Dtype::kFp32 ? ""
           : w.training.allow_tf32              ? " (matmuls in TF32 where the GPU has it)"
                                                : " (matmuls on the FP32 cores)")
-      << ", " << models::to_string(w.training.optimizer) << (w.training.flash_attention ? ", flash attention" : "")
+      << ", " << models::to_string(w.training.optimizer)
+      // Off by default (Megatron-LM's own softmax): said either way, as at long sequences it
+      // changes the step several times over.
+      << (w.training.flash_attention ? ", flash attention"
+                                     : ", no flash attention (training.flash_attention: true for stacks that use it)")
       << "\n";
   out << "  FLOPs per step: " << format_work(m.flops_per_token() * tokens) << "\n";
 }

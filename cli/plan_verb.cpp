@@ -247,6 +247,7 @@ void write_table(const PlanVerbOptions& o, const models::PlannerResult& r, const
     std::cout << "  " << b->best.shape << "\n";
   }
   print_vendor_note(r);
+  if (o.spot && !models::any_spot_price(c)) std::cout << "note: " << models::kNoSpotPriceNote << "\n";
   std::cout << fmt("search: %.3f s on ", r.search_time_s) << r.threads << (r.threads == 1 ? " thread, " : " threads, ") << r.plans_evaluated << " plans evaluated, " << r.plans_pruned
             << " pruned, " << r.plans_predicted << " predicted\n";
   if (r.searches_stopped > 0)

@@ -90,7 +90,10 @@ void run_predict(const PredictOptions& o) {
   if (o.as_executed)
     report.notes.push_back("priced as `hetsim run` trains the plan: the execution engine's own kernels, no dropout, "
                            "FP32 GEMMs, blocking ZeRO-3 gathers, gradient sync after the backward (exec/README.md)");
-  if (o.spot && report.feasible) add_spot_outlook(in, plan, report);
+  if (o.spot && report.feasible) {
+    add_spot_outlook(in, plan, report);
+    if (!models::any_spot_price(in.cluster)) report.notes.push_back(models::kNoSpotPriceNote);
+  }
   // The cost model's ops, whichever engine predicted: both run these (models/plan_work.hpp).
   if (o.ops && report.feasible)
     report.stage_ops = models::op_breakdown(in.cluster, plan, models::build_plan_work(in.cluster, in.workload, plan));

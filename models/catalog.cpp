@@ -39,7 +39,13 @@ std::string Catalog::unknown_gpu_message(const std::string& name) const {
   if (parts.size() == 1) {  // "NVIDIA H100-SXM": the edit distance of the printed spelling finds nothing
     return "unknown GPU '" + name + "' (did you mean '" + parts.front() + "'? known: " + join_names(get_names()) + ")";
   }
-  return unknown_name_message("unknown GPU", name, get_names());
+  std::string message = unknown_name_message("unknown GPU", name, get_names());
+  // A name of no part at all: a type the user added to another folder than the one this hetsim
+  // reads is the usual cause.
+  if (!folder_.empty() && !message.empty() && message.back() == ')')
+    message.insert(message.size() - 1, "; GPU types are read from " + folder_ +
+                                           ", or from $HETSIM_CATALOG_DIR when set: docs/adding-inputs.md");
+  return message;
 }
 
 std::string device_name_key(std::string_view name) {

@@ -52,8 +52,12 @@ class Catalog {
   static const Catalog& builtin();
   /// The folder builtin() loads: $HETSIM_CATALOG_DIR when set, else the bundled one.
   static std::string builtin_dir();
+  /// The folder the catalog was read from (load_catalog_dir), which unknown_gpu_message names;
+  /// empty for a catalog built in code.
+  void set_folder(std::string dir) { folder_ = std::move(dir); }
 
  private:
+  std::string folder_;
   std::map<std::string, GpuType> types_;
   std::map<std::string, std::string> name_of_key_;  ///< device_name_key -> catalog name
 };

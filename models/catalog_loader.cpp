@@ -68,7 +68,7 @@ std::optional<GpuType> read_gpu(const MapReader::Entry& entry, const std::string
       e.framework_op_host_s = *v;
     if (auto v = eff->get_quantity("framework_pass_host", Need::kOptional, parse_time, "a time such as \"1.5ms\"", false))
       e.framework_pass_host_s = *v;
-    if (auto v = eff->get_number("flash", Need::kOptional, kMinEfficiency, 1)) e.flash_scale = *v;
+    if (auto v = eff->get_number("flash", Need::kOptional, kMinEfficiency, 1)) e.flash_scale = *v, e.flash_given = true;
     eff->finish();
   }
   if (auto v = r.get_string("source", Need::kRequired)) t.source = *v;
@@ -186,18 +186,28 @@ Catalog load_catalog_dir(const std::string& dir) {
   }
   std::sort(files.begin(), files.end());
   Catalog catalog;
+  catalog.set_folder(dir);
   std::vector<Diagnostic> all;
   std::map<std::string, std::string> defined_in;
+  // Where each name was first defined: a repeat is reported at both places, since the file read
+  // first (in name order) may be the user's new one, which the fix is likely to touch.
+  std::map<std::string, Diagnostic> first_definition;
   for (const auto& file : files) {
     DiagnosticSink sink(file);
     if (auto text = read_input_text(file, sink)) {
       for (auto& t : parse_catalog_into(*text, sink)) {
+        const std::string field = field_path("gpus", t.name);
+        const YAML::Mark at = sink.locate(field);
         const auto [it, fresh] = defined_in.emplace(t.name, file);
         if (!fresh) {
-          sink.error(sink.locate(field_path("gpus", t.name)), field_path("gpus", t.name),
-                     "GPU type '" + t.name + "' is already defined in " + it->second + " (expected unique names)");
+          sink.error(at, field, "GPU type '" + t.name + "' is already defined in " + it->second + " (expected unique names)");
+          if (auto first = first_definition.extract(t.name)) {  // once per name
+            first.mapped().message = "GPU type '" + t.name + "' is defined again in " + file + " (expected unique names)";
+            all.push_back(std::move(first.mapped()));
+          }
           continue;
         }
+        first_definition[t.name] = Diagnostic{file, at.line + 1, at.column + 1, field, ""};
         if (const auto clash = name_clash(catalog, t, &defined_in)) {
           sink.error(sink.locate(clash->field), clash->field, clash->message);
           continue;

@@ -77,6 +77,9 @@ struct EfficiencyModel {
   /// gemm_efficiency came from the catalog entry or a profile; false: the 0.80 above, which
   /// predictions then note (models/plan_notes.hpp). Last, for brace-initialised test devices.
   bool gemm_given = false;
+  /// flash_scale came from the catalog entry or a profile; false: the A100's ratio (1.0), which
+  /// predictions of FlashAttention workloads then note (models/plan_notes.hpp).
+  bool flash_given = false;
   double gemm_memory() const { return gemm_memory_efficiency > 0 ? gemm_memory_efficiency : memory_efficiency; }
   double optimizer_memory() const {
     return optimizer_memory_efficiency > 0 ? optimizer_memory_efficiency : memory_efficiency;

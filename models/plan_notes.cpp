@@ -93,11 +93,40 @@ std::string default_gemm_note(const Cluster& cluster, const Workload& workload, 
          "hardware.";
 }
 
+/// GPU types of the plan that run FlashAttention at the A100's ratio to their GEMM rate for want
+/// of a figure of their own (EfficiencyModel::flash_given).
+std::string default_flash_note(const Cluster& cluster, const Workload& workload, const Plan& plan) {
+  if (!workload.training.flash_attention) return {};
+  std::set<std::string> names;
+  for (int type : plan_node_types(cluster, plan)) {
+    const GpuType& g = cluster.node_types[type].gpu;
+    if (!g.efficiency.flash_given && g.vendor != Vendor::kCpu) names.insert(g.name);
+  }
+  if (names.empty()) return {};
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+  const bool one = names.size() == 1;
+  return list + (one ? " has" : " have") +
+         " no `efficiency.flash` in the catalog or a profile, so FlashAttention runs there at the A100's ratio to "
+         "the GEMM rate (FlashAttention-2 reaches 73% of A100 peak but 35% of H100 peak: Hopper parts carry 0.59): "
+         "give " + (one ? "it one" : "each one") +
+         " from a FlashAttention benchmark on the part (docs/adding-inputs.md, step 5), as long sequences lean on it.";
+}
+
 }  // namespace
 
 const char* const kJoinsVendorsNote =
     "only hetsim's execution engine runs such a plan: NCCL and RCCL build no communicator across vendors, so "
     "Megatron-LM, DeepSpeed and PyTorch FSDP cannot";
+
+bool any_spot_price(const Cluster& cluster) {
+  return std::any_of(cluster.node_types.begin(), cluster.node_types.end(),
+                     [](const NodeType& t) { return t.spot_price_per_hour.has_value(); });
+}
+
+const char* const kNoSpotPriceNote =
+    "--spot: no node type of the cluster has a spot_price, so every node is priced on demand and none is "
+    "reclaimed (give node types a spot_price and a preemption_rate: docs/inputs.md)";
 
 bool joins_vendors(const Cluster& cluster, const Plan& plan) {
   const auto vendor = [&](int gpu) { return cluster.gpu_type(gpu).vendor; };
@@ -151,6 +180,7 @@ std::string no_op_settings_note(const Plan& plan) {
 std::vector<std::string> plan_notes(const Cluster& cluster, const Workload& workload, const Plan& plan) {
   std::vector<std::string> notes;
   if (std::string note = default_gemm_note(cluster, workload, plan); !note.empty()) notes.push_back(std::move(note));
+  if (std::string note = default_flash_note(cluster, workload, plan); !note.empty()) notes.push_back(std::move(note));
   if (joins_vendors(cluster, plan))
     notes.push_back(std::string("the plan exchanges data between NVIDIA and AMD GPUs (pipeline sends or data-parallel "
                                 "groups): ") + kJoinsVendorsNote + ".");

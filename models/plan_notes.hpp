@@ -37,4 +37,9 @@ bool joins_vendors(const Cluster& cluster, const Plan& plan);
 /// The note of a plan that joins vendors, for the verbs that list plans (plan, sweep).
 extern const char* const kJoinsVendorsNote;
 
+/// Whether some node type of the cluster has a spot price (`--spot` changes nothing otherwise).
+bool any_spot_price(const Cluster& cluster);
+/// What `--spot` means on a cluster without one, said rather than a silent 100% goodput.
+extern const char* const kNoSpotPriceNote;
+
 }  // namespace hetsim::models

@@ -155,6 +155,7 @@ int apply_profile(Cluster& cluster, const Profile& profile) {
       detail::set_if(e.gemm_k0, d.gemm_k0);
       detail::set_if(e.gemm_full_outputs, d.gemm_full_outputs);
       detail::set_if(e.flash_scale, d.flash_scale);
+      e.flash_given = e.flash_given || d.flash_scale.has_value();
       detail::set_if(e.gemm_half_work_flop, d.gemm_half_work_flop);
       detail::set_if(e.memory_efficiency, d.memory_efficiency);
       detail::set_if(e.optimizer_memory_efficiency, d.optimizer_memory_efficiency);

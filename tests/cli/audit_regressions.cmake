@@ -117,3 +117,12 @@ hetsim_cli_test(sweep_one_vendor EXPECT_RC 0 ARGS sweep tests/cli/sweep-one-vend
   STDOUT "\n0  llama2-70b [^\n]*x\\[mi300x-platform tp1 x8 [^|\n]*zero 1\\)\n1  llama2-70b [^|\n]*zero 1\\)\n")
 hetsim_cli_test(sweep_marks_plans_joining_vendors EXPECT_RC 0 ARGS sweep sweeps/h100-mi300x-mix.yaml --threads 1
   STDOUT "\\| hgx-h100 tp4 x1 L36\\] m256 \\([^\n]*\\) \\(\\*\\)\n.*\\(\\*\\) the plan exchanges data between NVIDIA and AMD GPUs")
+# --spot on a cluster without spot prices reported 100% goodput and said nothing (s49 walkthrough).
+hetsim_cli_test(predict_spot_without_spot_prices EXPECT_RC 0 ARGS predict ${mixed} --tp 2 --pp 2 --dp 8 --zero 1
+  --recompute full --spot STDOUT "note: --spot: no node type of the cluster has a spot_price, so every node is priced on demand")
+hetsim_cli_test(plan_spot_without_spot_prices EXPECT_RC 0 ARGS plan ${mixed} --top 1 --threads 1 --spot
+  STDOUT "note: --spot: no node type of the cluster has a spot_price")
+# describe says when a workload runs without FlashAttention (the default), which at long
+# sequences changes a step severalfold.
+hetsim_cli_test(describe_says_no_flash_attention EXPECT_RC 0 ARGS describe workloads/gpt3-6.7b.yaml
+  STDOUT "fp16, adam, no flash attention \\(training.flash_attention: true for stacks that use it\\)")

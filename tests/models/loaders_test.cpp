@@ -17,6 +17,7 @@
 namespace hetsim::models {
 namespace {
 
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -125,9 +126,18 @@ TEST(CatalogLoader, FolderRejectsATypeDefinedTwice) {
   std::ofstream(dir / "a.yaml") << kCatalog;
   std::ofstream(dir / "b.yaml") << kCatalog;
   const auto msgs = messages_of([&] { load_catalog_dir(dir.string()); });
+  // Each repeated name at both of its places: the file read first may be the one to fix.
+  ASSERT_EQ(msgs.size(), 4u);
+  EXPECT_THAT(msgs, Contains(HasSubstr("b.yaml:3:3: error: gpus.big: GPU type 'big' is already defined in")));
+  EXPECT_THAT(msgs, Contains(HasSubstr("a.yaml:3:3: error: gpus.big: GPU type 'big' is defined again in " +
+                                       (dir / "b.yaml").string() + " (expected unique names)")));
+  fs::remove(dir / "b.yaml");
+  // A name the folder lacks: the error says which folder was read (a type added to another
+  // checkout's catalog is the usual cause).
+  const Catalog one = load_catalog_dir(dir.string());
+  EXPECT_THAT(one.unknown_gpu_message("mi355x"),
+              HasSubstr("; GPU types are read from " + dir.string() + ", or from $HETSIM_CATALOG_DIR when set"));
   fs::remove_all(dir);
-  ASSERT_EQ(msgs.size(), 2u);
-  EXPECT_THAT(msgs[0], HasSubstr("b.yaml:3:3: error: gpus.big: GPU type 'big' is already defined in"));
 }
 
 // A type's alias that reads like a type of another file: the error points at the alias and says
