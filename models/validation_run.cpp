@@ -83,6 +83,11 @@ RowResult validate_row(const Suite& suite, const SuiteRow& row, const Catalog& c
   }
   std::optional<Report> best;
   std::string last_reason, last_status = "invalid";
+  // The first infeasible candidate's reason: the smallest micro-batch, the one least likely to be
+  // over memory, where a larger one's "needs 122.8 GiB" hid what stopped every candidate (an
+  // engine's size bound, say).
+  std::string first_infeasible_reason;
+  int first_infeasible_micro = 0;
   // The candidate that failed only the memory check, by the smallest margin, and its plan.
   std::optional<Report> least_over;
   std::optional<Plan> least_over_plan;
@@ -96,6 +101,7 @@ RowResult validate_row(const Suite& suite, const SuiteRow& row, const Catalog& c
     if (!r.feasible) {
       last_status = "infeasible";
       last_reason = r.infeasible_reason;
+      if (first_infeasible_reason.empty()) first_infeasible_reason = r.infeasible_reason, first_infeasible_micro = micro;
       if (slightly_over_memory_only(r) && (!least_over || max_memory_ratio(r) < max_memory_ratio(*least_over))) {
         r.micro_batch = micro;
         least_over = std::move(r);
@@ -122,6 +128,9 @@ RowResult validate_row(const Suite& suite, const SuiteRow& row, const Catalog& c
   if (!best) {
     out.status = last_status;
     out.reason = last_reason;
+    if (last_status == "infeasible" && candidates.size() > 1)
+      out.reason = "at micro-batch " + std::to_string(first_infeasible_micro) + " (the smallest of " +
+                   std::to_string(candidates.size()) + " tried, none feasible): " + first_infeasible_reason;
     if (last_status == "invalid") {
       // The plan could not be built: say so in the row's words, at the field it names.
       SuiteFieldReason said = suite_field_reason(row, last_reason);

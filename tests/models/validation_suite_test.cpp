@@ -146,6 +146,16 @@ TEST(ValidationSuite, RowFarOverTheMemoryModelFails) {
   EXPECT_FALSE(r.predicted);
 }
 
+// With `micro` omitted and no candidate feasible, the reason is the smallest micro-batch's (the
+// last one tried, the largest, said "needs 122.8 GiB" of a row whose micro-batch 1 needs 6 GiB
+// and was refused for another cause: s49 hunt).
+TEST(ValidationSuite, MicroOmittedAndNoneFeasibleGivesTheSmallestMicroBatchsReason) {
+  const RowResult r = run("  - {id: big, " + kFarOver +
+                          ", parallel: {tp: 1, pp: 1, dp: 1}, batch: {global: 4}, measured: 9.0}\n");  // micro 1, 2, 4
+  EXPECT_EQ(r.status, "infeasible");
+  EXPECT_EQ(r.reason.rfind("at micro-batch 1 (the smallest of 3 tried, none feasible): stage 0 needs ", 0), 0u) << r.reason;
+}
+
 TEST(ValidationSuite, TableListsRowsOnRequest) {
   const Suite s = parse_rows(row("{tp: 1, pp: 1, dp: 1}") + "  - {id: r1, " + kModel +
                              ", parallel: {tp: 3, pp: 1, dp: 1}, batch: {global: 16}, measured: 2.0}\n");
