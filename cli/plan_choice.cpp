@@ -31,7 +31,9 @@ void add_plan_choice_options(CLI::App* verb, PlanChoice* o, int max_zero) {
                  "Overlap the sequence-parallel collectives with the GEMMs (Megatron-Core --tp-comm-overlap)");
   verb->add_flag("--overlap-p2p-comm", o->overlap_p2p_comm,
                  "Pipeline sends beside the compute, no host sync at them (Megatron-Core overlap_p2p_comm; interleaved only)");
-  verb->add_option("--zero", o->zero, "ZeRO stage 0-" + std::to_string(max_zero))->check(CLI::Range(0, max_zero));
+  verb->add_option("--zero", o->zero, "ZeRO stage 0-" + std::to_string(max_zero))
+      ->transform(non_negative_integer())  // as the degrees: "0x3" or " 3" are no stage
+      ->check(CLI::Range(0, max_zero));
   verb->add_option("--sharded-collectives", o->sharded_collectives,
                    "ZeRO-2/3 gathers and reduce-scatters across nodes: member_nic (each GPU at its NIC share, "
                    "DeepSpeed ZeRO-3; default) | node_nics (fanned out over the node's NICs, PyTorch FSDP)")

@@ -332,6 +332,7 @@ void run_plan(PlanVerbOptions o) {
   models::PlannerResult result = models::plan_training(in.cluster, in.workload, po);
   const Refined ref = refine(o, result, in.cluster, in.workload);
   if (static_cast<int>(result.top.size()) > o.top) result.top.resize(o.top);
+  std::string emit_error;
   if (!o.emit_plan.empty() && !result.top.empty()) {
     models::PlanWriteOptions w;
     w.cluster_path = models::header_path(o.cluster, o.emit_plan);
@@ -340,10 +341,19 @@ void run_plan(PlanVerbOptions o) {
                 result.top[0].shape + "\npredicted " + fmt("%.0f", result.top[0].report.tokens_per_s) + " tokens/s";
     models::Plan best = result.top[0].plan;
     best.name = in.cluster.name + "-" + in.workload.name + "-planned";
-    models::write_plan_file(o.emit_plan, best, in.cluster, w);
+    try {
+      models::write_plan_file(o.emit_plan, best, in.cluster, w);
+    } catch (const std::runtime_error& e) {  // the plans found are printed all the same
+      emit_error = e.what();
+      o.emit_plan.clear();
+    }
   }
   if (o.format == OutputFormat::kJson) write_json(o, po, result, ref, in.cluster, in.workload);
   else write_table(o, result, ref, in.cluster, in.workload);
+  if (!emit_error.empty()) {
+    std::cerr << "hetsim plan: error: --emit-plan: " << emit_error << "\n";
+    throw VerbExit{kExitFailure};
+  }
   if (result.top.empty()) throw VerbExit{kExitFailure};
 }
 

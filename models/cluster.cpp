@@ -109,11 +109,13 @@ bool parse_index_list(std::string_view text, int limit, std::vector<int>* out, s
       for (char c : s) {
         if (!std::isdigit(static_cast<unsigned char>(c))) return false;
       }
-      if (s.size() > 9) {
+      // Leading zeros add no magnitude ("gpu[0001]" is GPU 1): only the significant digits count.
+      const std::string_view digits = s.substr(std::min(s.find_first_not_of('0'), s.size() - 1));
+      if (digits.size() > 9) {
         *huge = std::string(s);
         return false;
       }
-      *v = std::stoi(std::string(s));
+      *v = std::stoi(std::string(digits));
       return true;
     };
     int a = 0, b = 0;

@@ -2,6 +2,7 @@
 // Compiler-style input diagnostics: `file:line:col: error: field.path: what (expected ...)`.
 #pragma once
 #include <stdexcept>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -39,11 +40,15 @@ class DiagnosticCollector {
       load();
       return true;
     } catch (const ConfigError& e) {
-      errors_.insert(errors_.end(), e.get_diagnostics().begin(), e.get_diagnostics().end());
+      for (const Diagnostic& d : e.get_diagnostics()) add(d);
       return false;
     }
   }
-  void add(Diagnostic d) { errors_.push_back(std::move(d)); }
+  /// Keeps `d` unless the same diagnostic was kept already: a file read twice (a catalog file
+  /// named on the command line, and read again as the catalog a cluster needs) says each once.
+  void add(Diagnostic d) {
+    if (seen_.insert(d.to_string()).second) errors_.push_back(std::move(d));
+  }
   bool empty() const { return errors_.empty(); }
   /// Throws one ConfigError with everything collected, if anything was.
   void throw_if_any() {
@@ -52,6 +57,7 @@ class DiagnosticCollector {
 
  private:
   std::vector<Diagnostic> errors_;
+  std::set<std::string> seen_;  ///< to_string() of each kept
 };
 
 }  // namespace hetsim::models

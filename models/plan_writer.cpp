@@ -4,6 +4,7 @@
 
 #include "atomic_file.hpp"
 #include "input_writers.hpp"
+#include "yaml_reader.hpp"
 
 #include <cstdio>
 #include <filesystem>
@@ -94,7 +95,17 @@ std::string header_path(const std::string& input, const std::string& plan_path) 
 }
 
 void write_plan_file(const std::string& path, const Plan& plan, const Cluster& cluster, const PlanWriteOptions& o) {
-  write_text_file_atomic(path, plan_to_yaml(plan, cluster, o));
+  const std::string text = plan_to_yaml(plan, cluster, o);
+  // What hetsim writes it must read back: the loaders refuse inputs above kMaxInputBytes (a
+  // plan of a million replicas came to 84 MB, which predict then refused with exit 2).
+  if (text.size() > kMaxInputBytes) {
+    char mib[32];
+    std::snprintf(mib, sizeof mib, "%.1f", static_cast<double>(text.size()) / (1 << 20));
+    throw std::runtime_error(path + ": not written: the plan's " + std::to_string(plan.replicas.size()) +
+                             " replicas take " + mib + " MiB of YAML, above the " +
+                             std::to_string(kMaxInputBytes >> 20) + " MiB that hetsim reads back");
+  }
+  write_text_file_atomic(path, text);
 }
 
 }  // namespace hetsim::models

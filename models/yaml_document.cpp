@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <climits>
 #include <cstdio>
 #include <map>
@@ -208,7 +209,9 @@ std::optional<std::string> read_input_text(const std::string& path, DiagnosticSi
   }
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
-    sink.error(YAML::Mark::null_mark(), "", "cannot open file (expected a readable YAML file)");
+    // errno says which of missing, unreadable or a symlink loop it is.
+    sink.error(YAML::Mark::null_mark(), "", std::string("cannot open file: ") + std::strerror(errno) +
+                                                " (expected a readable YAML file)");
     return std::nullopt;
   }
   struct FdCloser {

@@ -296,7 +296,7 @@ std::optional<double> MapReader::get_number(std::string_view key, Need need, dou
     sink_->error(at, field(key), "value " + item->value.Scalar() + " out of range (expected " + expected + ")");
     return std::nullopt;
   }
-  return v;
+  return *v == 0 ? 0.0 : *v;  // -0 is 0 (it printed "dropout -0")
 }
 
 std::optional<bool> MapReader::get_bool(std::string_view key, Need need) {

@@ -126,3 +126,6 @@ hetsim_cli_test(plan_spot_without_spot_prices EXPECT_RC 0 ARGS plan ${mixed} --t
 # sequences changes a step severalfold.
 hetsim_cli_test(describe_says_no_flash_attention EXPECT_RC 0 ARGS describe workloads/gpt3-6.7b.yaml
   STDOUT "fp16, adam, no flash attention \\(training.flash_attention: true for stacks that use it\\)")
+# --zero read hexadecimal and spaces ("0x3" was ZeRO-3) where the degrees refuse them (s49 hunt).
+hetsim_cli_test(predict_zero_hex EXPECT_RC 2 ARGS predict ${mixed} --tp 1 --pp 1 --dp 48 --zero 0x3
+  STDERR "--zero: expected a non-negative integer, got '0x3'")

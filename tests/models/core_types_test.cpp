@@ -128,6 +128,9 @@ TEST(Cluster, HugeSelectorRangesStopAtTheFirstIndexOutOfRange) {
   EXPECT_EQ(err, "node dgx[12345678901] out of range (2 node(s) of that type)");
   EXPECT_FALSE(c.resolve_gpus("dgx[0]/gpu[0,12345678901]", &err));
   EXPECT_EQ(err, "GPU 12345678901 out of range (node type 'dgx' has 8 GPUs)");
+  // Leading zeros add no magnitude: "gpu[00000000000000000001]" is GPU 1 (s49 hunt: "out of range").
+  EXPECT_EQ(*c.resolve_gpus("gpu[00000000000000000001-0002]", &err), (std::vector<int>{1, 2}));
+  EXPECT_EQ(*c.resolve_gpus("gpu[000]", &err), (std::vector<int>{0}));
 }
 
 Workload work(int layers, int batch) {

@@ -16,6 +16,7 @@
 #include "input_loader.hpp"
 #include "plan_writer.hpp"
 #include "planner.hpp"
+#include "yaml_reader.hpp"
 
 namespace hetsim::models {
 namespace {
@@ -118,6 +119,43 @@ TEST(PlanWriter, FileIsWrittenAtomicallyAndLoads) {
   EXPECT_EQ(files, 1);  // no temporary left behind
   std::filesystem::remove_all(dir);
   EXPECT_THROW(write_plan_file("/nonexistent-dir/x.yaml", r.top.front().plan, c), std::runtime_error);
+}
+
+// What hetsim writes it reads back: a plan whose YAML would pass the loaders' 16 MiB is refused
+// with why, and no file appears (a plan of a million replicas came to 84 MB, which predict then
+// refused as an input: s49 hunt).
+TEST(PlanWriter, APlanTooLargeToReadBackIsNotWritten) {
+  Cluster c;
+  NodeType t;
+  t.name = "box";
+  t.gpu = Catalog::builtin().by_name("a100-sxm4-80gb");
+  t.gpus_per_node = 8;
+  c.node_types = {t};
+  Zone z;
+  z.name = "dc";
+  z.groups = {NodeGroup{0, 40000}};  // 320,000 GPUs: one-GPU replicas of about 70 bytes each
+  c.zones = {z};
+  c.finalize();
+  Plan p;
+  for (int g = 0; g < c.gpu_count(); ++g) {
+    Replica r;
+    r.micro_batches = 1;
+    r.stages = {Stage{1, {g}}};
+    p.replicas.push_back(std::move(r));
+  }
+  ASSERT_GT(plan_to_yaml(p, c).size(), kMaxInputBytes);  // else the test shows nothing
+  const auto dir = std::filesystem::temp_directory_path() / ("hetsim-plan-big-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "big.yaml").string();
+  try {
+    write_plan_file(path, p, c);
+    FAIL() << "written";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ": not written: the plan's 320000 replicas take "), std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+  std::filesystem::remove_all(dir);
 }
 
 // The error named the temporary ("x.yaml.tmp.<pid>") and not why: an output path in a missing
