@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numeric>
 
 #include "memory_cost.hpp"
@@ -20,6 +21,14 @@ constexpr size_t kTopDepthsPerPool = 3;     // otherwise: the best depths of eac
 // past the time limit (minutes on clusters of many node types or identical zones); beyond it the
 // pools with the most options keep fewer (their best first).
 constexpr size_t kMaxCombinations = 4096;
+// Mixed pipelines over at most this many pools are tried in every order (5! = 120); over more,
+// in a few orders only (pipeline_orders): 8 pools have 40,320 orders per subset and replica
+// count, which took every search of a cluster of eight node types to its time limit before it
+// reached the subsets of many pools, where its best plans are.
+constexpr size_t kEveryOrderMembers = 5;
+// Branches of at most this many pools try mixed pipelines over every subset of them (1,013 for
+// ten); more try all pools, each zone's, each GPU type's and every pair (mixed_subsets).
+constexpr size_t kEverySubsetPools = 10;
 
 /// A replica kind of `copies` pipelines over `blocks`, from its layer partition.
 Kind make_kind(const std::vector<KindBlock>& blocks, int copies, const PartitionResult& part) {
@@ -42,6 +51,11 @@ size_t hash_ints(const int* begin, const int* end) {
 }  // namespace
 
 size_t ShapeSearch::IntsHash::operator()(const std::vector<int>& v) const { return hash_ints(v.data(), v.data() + v.size()); }
+
+size_t ShapeSearch::BoundaryKeyHash::operator()(const BoundaryKey& k) const {
+  const int fields[] = {k.from_pool, k.from_tp, k.to_pool, k.to_tp};
+  return hash_ints(std::begin(fields), std::end(fields)) ^ std::hash<double>()(k.bytes);
+}
 
 size_t ShapeSearch::PoolKeyHash::operator()(const PoolKey& k) const {
   const int fields[] = {k.pool,        k.tp,         k.units, k.replicas_hint,
@@ -204,10 +218,19 @@ PartitionResult ShapeSearch::partition_kind(const std::vector<KindBlock>& blocks
         if (send < 0) send = p2p_estimate_s(cluster_, from, tp[p], to, tp[p], boundary_bytes);
         slot.send_s = slot.back_send_s = send;  // equal TP: the same slice both ways
       } else if (b + 1 < blocks.size()) {
+        // Between two pools (other nodes, of their node types and zones) the sends depend on the
+        // pools, TP degrees and bytes only: kept, as mixed pipelines meet the same boundaries in
+        // their many orders (a third of a search of eight node types went into pricing them).
         const int q = blocks[b + 1].pool;
-        const int to = unit_gpu(q, tp[q], 0);
-        slot.send_s = p2p_estimate_s(cluster_, from, tp[p], to, tp[q], boundary_bytes);
-        slot.back_send_s = p2p_estimate_s(cluster_, to, tp[q], from, tp[p], boundary_bytes);
+        const BoundaryKey key{p, tp[p], q, tp[q], boundary_bytes};
+        auto [it, fresh] = boundary_memo_.try_emplace(key);
+        if (fresh) {
+          const int to = unit_gpu(q, tp[q], 0);
+          it->second = {p2p_estimate_s(cluster_, from, tp[p], to, tp[q], boundary_bytes),
+                        p2p_estimate_s(cluster_, to, tp[q], from, tp[p], boundary_bytes)};
+        }
+        slot.send_s = it->second.first;
+        slot.back_send_s = it->second.second;
       }
       slot.send_s *= knobs.interleave;  // every chunk boundary is crossed once per virtual stage
       slot.back_send_s *= knobs.interleave;
@@ -311,21 +334,85 @@ void ShapeSearch::search_per_pool_kinds(const TpBranch& b, const std::function<v
   }
 }
 
-// (B) of search_tp(): mixed kinds over a subset of >= 2 pools, in every order, + per-pool kinds
-// on the rest.
+std::vector<std::vector<int>> ShapeSearch::mixed_subsets(const TpBranch& b) const {
+  const std::size_t n = b.active.size();
+  if (b.uniform) return n >= 2 ? std::vector<std::vector<int>>{b.active} : std::vector<std::vector<int>>{};
+  std::vector<std::vector<int>> out;
+  if (n <= kEverySubsetPools) {
+    for (unsigned mask = 1; mask < (1u << n); ++mask) {
+      std::vector<int> members;
+      for (std::size_t i = 0; i < n; ++i)
+        if (mask & (1u << i)) members.push_back(b.active[i]);
+      if (members.size() >= 2) out.push_back(std::move(members));
+    }
+    // Past kEveryOrderMembers pools, the subsets of most pools first: the best mixed pipelines
+    // of many node types span many of them, and a search cut by its time limit should have met
+    // them (in mask order they came last). Few pools keep the mask order.
+    if (n > kEveryOrderMembers)
+      std::stable_sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return x.size() > y.size(); });
+    return out;
+  }
+  // 2^n subsets are too many (and 1 << n overflows past 31): all pools, the pools of each zone
+  // and of each GPU type, and every pair.
+  const auto add = [&](std::vector<int> members) {
+    if (members.size() >= 2 && std::find(out.begin(), out.end(), members) == out.end()) out.push_back(std::move(members));
+  };
+  add(b.active);
+  std::map<int, std::vector<int>> by_zone;
+  std::map<std::string, std::vector<int>> by_gpu;
+  for (int p : b.active) {
+    by_zone[pools_[p].zone].push_back(p);
+    by_gpu[cluster_.node_types[pools_[p].node_type].gpu.name].push_back(p);
+  }
+  for (auto& [zone, members] : by_zone) add(members);
+  for (auto& [gpu, members] : by_gpu) add(members);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = i + 1; j < n; ++j) add({b.active[i], b.active[j]});
+  return out;
+}
+
+std::vector<std::vector<int>> ShapeSearch::pipeline_orders(const std::vector<int>& members, const TpBranch& b) {
+  std::vector<std::vector<int>> orders;
+  if (b.uniform) return {members};  // rank order only
+  // Every order of a few pools; on a branch of many pools (hundreds of subsets) only of three.
+  const std::size_t every_order_up_to = b.active.size() <= kEveryOrderMembers ? kEveryOrderMembers : 3;
+  if (members.size() <= every_order_up_to) {
+    std::vector<int> order = members;  // sorted (active is), so next_permutation visits all orders
+    do orders.push_back(order);
+    while (std::next_permutation(order.begin(), order.end()));
+    return orders;
+  }
+  // A few orders, zones kept together (each zone boundary of a pipeline crosses a WAN): within
+  // a zone, most memory first (the first stages of 1F1B hold the most micro-batches in flight,
+  // Narayanan et al. SC'21, sec. 2.2.1), fastest first, slowest first; and the rank order. The
+  // layer split (partition_layers) balances the stages of any order; what the order changes is
+  // which stage's memory caps it and the sends between pools.
+  const auto sorted_by = [&](auto&& key) {
+    std::vector<int> order = members;
+    std::stable_sort(order.begin(), order.end(), [&](int p, int q) {
+      if (pools_[p].zone != pools_[q].zone) return pools_[p].zone < pools_[q].zone;
+      return key(p) < key(q);
+    });
+    return order;
+  };
+  const auto unit = [&](int p) -> const UnitCost& { return costs_.get(pools_[p].node_type, b.tp[p], b.knobs); };
+  for (std::vector<int> order : {sorted_by([&](int p) { return -unit(p).capacity_bytes; }),
+                                 sorted_by([&](int p) { return unit(p).layer_s; }),
+                                 sorted_by([&](int p) { return -unit(p).layer_s; }), members})
+    if (std::find(orders.begin(), orders.end(), order) == orders.end()) orders.push_back(std::move(order));
+  return orders;
+}
+
+// (B) of search_tp(): mixed kinds over a subset of >= 2 pools, in every order (a few orders over
+// more than kEveryOrderMembers pools), + per-pool kinds on the rest.
 void ShapeSearch::search_mixed_kinds(const TpBranch& b, const std::function<void(const Shape&)>& sink,
                                      const std::function<double()>& tokens_bound) {
   const int n = static_cast<int>(pools_.size());
   const int v = b.knobs.interleave;
-  const int subsets = 1 << b.active.size();
-  for (int mask = 1; mask < subsets && !out_of_time(); ++mask) {
-    std::vector<int> members;
-    for (size_t i = 0; i < b.active.size(); ++i) {
-      if (mask & (1 << i)) members.push_back(b.active[i]);
-    }
-    if (members.size() < 2 || (b.uniform && mask != subsets - 1)) continue;
-    long orders = 1;
-    for (size_t i = 2; i <= members.size(); ++i) orders *= static_cast<long>(i);
+  for (const std::vector<int>& members : mixed_subsets(b)) {
+    if (out_of_time()) return;
+    const std::vector<std::vector<int>> pipelines = pipeline_orders(members, b);
+    const long orders = static_cast<long>(pipelines.size());
     int max_copies = std::numeric_limits<int>::max();
     for (int p : members) max_copies = std::min(max_copies, b.units[p]);
     // The pools outside the subset run per-pool kinds on all their units, whatever the copies.
@@ -375,11 +462,8 @@ void ShapeSearch::search_mixed_kinds(const TpBranch& b, const std::function<void
         pruned += orders;  // too little memory in any order
         continue;
       }
-      std::vector<int> order = members;  // sorted (active is), so next_permutation visits all orders
-      do {
-        // The orders of a subset are m! (13 pools: 6e9): the limit is checked within them too.
+      for (const std::vector<int>& order : pipelines) {
         if (out_of_time()) return;
-        if (b.uniform && order != members) continue;  // rank order only
         std::vector<KindBlock> blocks;
         for (int p : order) blocks.push_back(KindBlock{p, b.units[p] / d});
         PartitionResult part = partition_kind(blocks, b.tp, b.knobs, d, d, b.uniform);
@@ -399,7 +483,7 @@ void ShapeSearch::search_mixed_kinds(const TpBranch& b, const std::function<void
         if (rest.empty()) continue;
         for (const auto& [p, o] : rest) s.kinds.push_back(make_kind({KindBlock{p, o->pp}}, o->copies, o->part));
         if (finish(s, tokens_bound())) emit(s, sink);
-      } while (std::next_permutation(order.begin(), order.end()));
+      }
     }
   }
 }

@@ -161,6 +161,14 @@ class ShapeSearch {
   /// Replicas of per-pool kinds only: the best few depths of each pool, all combinations.
   void search_per_pool_kinds(const TpBranch& branch, const std::function<void(const Shape&)>& sink,
                              const std::function<double()>& tokens_bound);
+  /// The orders a mixed kind over `members` (sorted pool indices) is tried in: every order of up
+  /// to kEveryOrderMembers pools, a few otherwise (planner_kinds.cpp); the rank order alone for
+  /// the uniform baseline.
+  std::vector<std::vector<int>> pipeline_orders(const std::vector<int>& members, const TpBranch& b);
+  /// The subsets of the branch's pools (>= 2) mixed kinds are tried over: every one of up to
+  /// kEverySubsetPools pools, the largest first past kEveryOrderMembers; beyond, all pools, each
+  /// zone's, each GPU type's and every pair; all pools alone for the uniform baseline.
+  std::vector<std::vector<int>> mixed_subsets(const TpBranch& b) const;
   /// Mixed kinds over every subset of >= 2 pools in every order, with per-pool kinds on the rest.
   void search_mixed_kinds(const TpBranch& branch, const std::function<void(const Shape&)>& sink,
                           const std::function<double()>& tokens_bound);
@@ -229,6 +237,17 @@ class ShapeSearch {
   /// pool, TP, first unit, copies, layers); cleared per branch to bound its size.
   std::unordered_map<std::vector<int>, double, IntsHash> sync_memo_;
   std::vector<int> sync_key_scratch_;
+  /// partition_kind()'s sends across a boundary between two pools (forward, backward), by the
+  /// pools, their TP degrees and the activation's bytes.
+  struct BoundaryKey {
+    int from_pool, from_tp, to_pool, to_tp;
+    double bytes;
+    bool operator==(const BoundaryKey&) const = default;
+  };
+  struct BoundaryKeyHash {
+    size_t operator()(const BoundaryKey& k) const;
+  };
+  std::unordered_map<BoundaryKey, std::pair<double, double>, BoundaryKeyHash> boundary_memo_;
   bool bound_in_tokens_ = false;  ///< the running search's BoundUnit is kTokens
   long search_calls_ = 0;  ///< search() calls so far, and the task and shape of the running one
   long task_index_ = 0;

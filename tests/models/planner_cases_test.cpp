@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "catalog.hpp"
+#include "cost_test_util.hpp"
 #include "input_loader.hpp"
 #include "plan.hpp"
 #include "plan_notes.hpp"
@@ -237,6 +238,36 @@ TEST(PlannerCases, OneVendorKeepsEveryPlanOnOneVendor) {
   ASSERT_TRUE(apart.fastest_type_only.found);
   // The best of either vendor alone is at least the fastest type's best.
   EXPECT_GE(apart.top.front().report.tokens_per_s, apart.fastest_type_only.best.report.tokens_per_s);
+}
+
+// Twelve pools: mixed pipelines over more than ten pools try all pools, each GPU type's and every
+// pair, each in a few orders (planner_kinds.cpp mixed_subsets, pipeline_orders); the subset mask
+// was `1 << pools`, undefined past 31. Without a time limit the search runs to its end, and its
+// best is no worse than either baseline.
+TEST(PlannerCases, TwelvePoolsSearchToTheEndWithoutALimit) {
+  std::vector<NodeType> types;
+  std::vector<NodeGroup> groups;
+  for (int t = 0; t < 12; ++t) {
+    const GpuType g = testing::round_gpu("g" + std::to_string(t), (100 + 25 * t) * 1e12, (24 + 8 * (t % 4)) * 1e9);
+    types.push_back(testing::node_type("n" + std::to_string(t), g, 2, 100e9, 25e9));
+    groups.push_back({t, 1});
+  }
+  const Cluster c = testing::cluster_of(types, groups);
+  const Workload w = testing::gpt_workload(24, 1024, 16, 1024, 96);
+  PlannerOptions o;
+  o.tp_degrees = {1, 2};
+  o.micro_batches = {1};
+  o.recomputes = {Recompute::kNone};
+  o.interleaves = {1};
+  o.time_limit_s = 0;
+  o.threads = 1;
+  const PlannerResult r = plan_training(c, w, o);
+  ASSERT_FALSE(r.top.empty()) << r.reason;
+  EXPECT_EQ(r.searches_stopped, 0);
+  ASSERT_TRUE(r.uniform.found);
+  ASSERT_TRUE(r.fastest_type_only.found);
+  EXPECT_GE(r.top.front().report.tokens_per_s, r.uniform.best.report.tokens_per_s);
+  EXPECT_GE(r.top.front().report.tokens_per_s, r.fastest_type_only.best.report.tokens_per_s);
 }
 
 }  // namespace
