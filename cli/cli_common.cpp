@@ -453,10 +453,11 @@ std::optional<std::string> host_memory_shortfall(const models::Cluster& cluster,
     for (const int gpu : stages[sr.stage].gpus)
       if (cluster.gpu_type(gpu).vendor == models::Vendor::kCpu) needed_bytes += sr.memory_bytes, ++ranks;
   }
+  needed_bytes += ranks * kRankHostOverheadBytes;
   if (ranks == 0 || needed_bytes <= available_bytes) return std::nullopt;
   return "the plan's " + std::to_string(ranks) + " ranks on CPU devices need " + models::format_size(needed_bytes) +
-         " of host memory in all (the model's peak per device, " + models::format_size(needed_bytes / ranks) +
-         " a rank on average), and this machine has " + models::format_size(available_bytes) +
+         " of host memory in all (the model's peak per device and 4 MiB of the engine's own per rank, " +
+         models::format_size(needed_bytes / ranks) + " a rank on average), and this machine has " + models::format_size(available_bytes) +
          " available (/proc/meminfo MemAvailable): nothing was started (expected a plan with fewer ranks or a "
          "smaller workload; under mpirun the ranks can be spread over hosts)";
 }

@@ -169,8 +169,14 @@ void refuse_if_infeasible(const char* verb, const models::Report& predicted);
 /// killed. Nothing is checked where /proc/meminfo cannot be read.
 void refuse_if_host_memory_short(const char* verb, const models::Cluster& cluster, const models::Plan& plan,
                                  const models::Report& predicted);
-/// What refuse_if_host_memory_short says for a host with `available_bytes`; nullopt when the
-/// plan's CPU ranks fit (or it has none, or the model finds it infeasible).
+/// Host memory of an in-process rank besides its device memory: its thread's stack, communicator
+/// queues and staging buffers. Measured (2026-12-05): a 1-layer, 64-wide model at --dp 1024 took
+/// 2.76 GB of RSS, 2.7 MB a rank, where the model's device memory is a few KB; --dp 8192 would
+/// have met the OOM killer on a 23 GB machine instead of a refusal.
+inline constexpr double kRankHostOverheadBytes = 4.0 * (1 << 20);
+/// What refuse_if_host_memory_short says for a host with `available_bytes` (the model's peak per
+/// device plus kRankHostOverheadBytes, over the CPU ranks); nullopt when the plan's CPU ranks fit
+/// (or it has none, or the model finds it infeasible).
 std::optional<std::string> host_memory_shortfall(const models::Cluster& cluster, const models::Plan& plan,
                                                  const models::Report& predicted, double available_bytes);
 /// MemAvailable of /proc/meminfo in bytes; nullopt where there is none.

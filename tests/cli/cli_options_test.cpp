@@ -190,6 +190,7 @@ TEST(Refusals, CpuRanksThatNeedMoreThanTheHostHasAreNotStarted) {
   double per_rank_bytes = 0;
   for (const auto& sr : report.stages) per_rank_bytes = std::max(per_rank_bytes, sr.memory_bytes);
   ASSERT_GT(per_rank_bytes, 0);
+  per_rank_bytes += kRankHostOverheadBytes;  // the engine's own, besides the device memory
   EXPECT_EQ(host_memory_shortfall(cpus, plan, report, 4 * per_rank_bytes + 1), std::nullopt);
   const auto why = host_memory_shortfall(cpus, plan, report, 3 * per_rank_bytes);
   ASSERT_TRUE(why.has_value());
