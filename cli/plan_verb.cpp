@@ -37,6 +37,7 @@ struct PlanVerbOptions {
   bool tp_comm_overlap = false;
   bool overlap_p2p_comm = false;
   bool one_vendor = false;
+  bool zero_given = false;  ///< --zero was on the command line
   std::string sharded_collectives;  ///< --sharded-collectives; "" = member_nic
   // The search space (PlannerOptions' lists; what the user's training stack can run).
   std::vector<int> tp_degrees = models::PlannerOptions{}.tp_degrees;
@@ -284,6 +285,7 @@ void run_plan(PlanVerbOptions o) {
   po.micro_batches = search_values("--micro-batches", models::SearchKnob::kMicroBatches, o.micro_batches);
   po.interleaves = search_values("--interleave", models::SearchKnob::kInterleave, o.interleaves);
   po.zero_stages = search_values("--zero", models::SearchKnob::kZero, o.zero_stages);
+  po.zero_stages_given = o.zero_given;
   po.recomputes.clear();
   for (const std::string& r : o.recomputes) {
     const models::Recompute rc = models::recompute_named(r).value_or(models::Recompute::kNone);  // CLI11 checked the names
@@ -399,10 +401,11 @@ void add_plan_verb(CLI::App& app) {
   add_list_option(verb, "--recompute", o->recomputes,
                   "Activation recomputation to search, comma-separated: none, selective, full (default all three)",
                   CLI::IsMember({"none", "selective", "full"}));
-  add_list_option(verb, "--zero", o->zero_stages,
-                  "ZeRO stages to search, comma-separated: 0 (no sharding), 1 (sharded optimizer states), 3 (fully "
-                  "sharded, one-stage plans) (default 1)",
-                  non_negative_integer());
+  CLI::Option* zero = add_list_option(
+      verb, "--zero", o->zero_stages,
+      "ZeRO stages to search, comma-separated: 0 (no sharding), 1 (sharded optimizer states), 3 (fully sharded, "
+      "one-stage plans) (default 1, with the uniform baseline's ZeRO-0 plans ranked too)",
+      non_negative_integer());
   verb->add_option("--sharded-collectives", o->sharded_collectives,
                    "How the stack's ZeRO-3 gathers and reduce-scatters cross nodes: member_nic (each GPU at its NIC "
                    "share, DeepSpeed ZeRO-3; default) | node_nics (over all of a node's NICs, PyTorch FSDP)")
@@ -423,7 +426,10 @@ void add_plan_verb(CLI::App& app) {
   verb->add_option("--emit-plan", o->emit_plan, "Write the best plan to this file (kind: plan)")
       ->check(output_file_check());
   add_format_option(verb, &o->format);
-  verb->callback([o] { run_plan(*o); });
+  verb->callback([o, zero] {
+    o->zero_given = zero->count() > 0;
+    run_plan(*o);
+  });
 }
 
 }  // namespace hetsim::cli

@@ -504,10 +504,11 @@ class PlanOnce {
 
     // Final ranking: the best shapes and every baseline plan, by the predictor's figures. The
     // uniform baseline also tries ZeRO-0 (as the papers ran it); a plan of a ZeRO stage the user
-    // left out of the search is not offered (with one replica the stage does not matter).
+    // left out of the search is not offered (with one replica the stage does not matter; the
+    // default search offers ZeRO-0 too, PlannerOptions::zero_stages_given).
     // ZeRO-3 twins stand beside the ZeRO-1 shapes they come from, which a ZeRO-3-only search drops here.
     const auto searched_zero = [&](const RankedPlan& r) {
-      return r.plan.dp() == 1 || std::find(options_.zero_stages.begin(), options_.zero_stages.end(), r.plan.zero) !=
+      return r.plan.dp() == 1 || (r.plan.zero == 0 && !options_.zero_stages_given) || std::find(options_.zero_stages.begin(), options_.zero_stages.end(), r.plan.zero) !=
                                      options_.zero_stages.end();
     };
     std::vector<RankedPlan> all;

@@ -38,16 +38,23 @@ struct PlannerOptions {
   /// Knob values searched (those that do not apply to the workload are skipped).
   std::vector<int> micro_batches = {1, 2, 4, 8};
   std::vector<Recompute> recomputes = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
-  /// ZeRO-1 (Megatron's distributed optimizer) by default: in the cost model it is never slower
-  /// than ZeRO-0 (reduce-scatter + all-gather move what the all-reduce moves; the optimizer step
-  /// and its memory shrink by the DP degree; Rajbhandari et al., SC'20, sec. 5.1), so searching
-  /// both only doubles the work. ZeRO-3 (FSDP) is searched without pipeline parallelism, as
+  /// ZeRO-1 (Megatron's distributed optimizer) by default: in the cost model it is not slower
+  /// than ZeRO-0 where bandwidth rules (reduce-scatter + all-gather move what the all-reduce
+  /// moves; the optimizer step and its memory shrink by the DP degree; Rajbhandari et al., SC'20,
+  /// sec. 5.1), so searching both only doubles the work; where latency rules (a small model over
+  /// thousands of replicas) the baseline's ZeRO-0 plans are ranked too (zero_stages_given). ZeRO-3 (FSDP) is searched without pipeline parallelism, as
   /// DeepSpeed and FSDP run it: the one-stage shapes found under ZeRO-1 get ZeRO-3 twins with
   /// equal micro-batch counts (planner_zero3.cpp). ZeRO-2 is not searched: its ranks keep a shard
   /// of the gradients only, so they reduce them at every micro-batch (comm_cost.hpp pass_traffic),
   /// which predict() prices but the search's estimator does not. The uniform (Megatron) baseline
   /// still tries ZeRO-0, as the papers ran it.
   std::vector<int> zero_stages = {1};
+  /// The user chose zero_stages (`plan --zero`, a sweep's `search.zero`). Left at the default,
+  /// the uniform baseline's ZeRO-0 plans are offered in the final ranking too: with a data-
+  /// parallel group of thousands, an all-reduce can run as a tree (latency log n) where the
+  /// reduce-scatter and all-gather of ZeRO-1 are rings (n steps), and a small model then trains
+  /// faster without ZeRO (131,072 H100s, a 64-wide model: ZeRO-0 8.2x as fast).
+  bool zero_stages_given = false;
   /// How the ZeRO-3 plans' per-pass collectives use the NICs (Plan::sharded_collectives): the
   /// stack's property, as tp_comm_overlap is; member_nic (DeepSpeed) by default.
   ShardedCollectives sharded_collectives = ShardedCollectives::kMemberNic;

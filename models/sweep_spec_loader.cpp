@@ -257,7 +257,7 @@ void SweepSearch::apply_to(PlannerOptions& options) const {
   if (!tp_degrees.empty()) options.tp_degrees = tp_degrees;
   if (!micro_batches.empty()) options.micro_batches = micro_batches;
   if (!interleaves.empty()) options.interleaves = interleaves;
-  if (!zero_stages.empty()) options.zero_stages = zero_stages;
+  if (!zero_stages.empty()) options.zero_stages = zero_stages, options.zero_stages_given = true;
   if (!recomputes.empty()) options.recomputes = recomputes;
   options.sequence_parallel = options.sequence_parallel && sequence_parallel;
 }

@@ -270,5 +270,32 @@ TEST(PlannerCases, TwelvePoolsSearchToTheEndWithoutALimit) {
   EXPECT_GE(r.top.front().report.tokens_per_s, r.fastest_type_only.best.report.tokens_per_s);
 }
 
+// A small model on 16,384 GPUs is latency-bound: the all-reduce of ZeRO-0 runs as a tree (log n
+// steps) where ZeRO-1's reduce-scatter and all-gather are rings (n steps). The default search
+// (ZeRO-1) ranks the uniform baseline's ZeRO-0 plans too, so its best is no slower than the
+// baseline; a user's `--zero 1` keeps to ZeRO-1 (s49 hunt: the best plan was 0.12x the baseline
+// printed under it).
+TEST(PlannerCases, TheDefaultSearchRanksTheBaselinesZeroZeroPlans) {
+  const NodeType nt = testing::node_type("n", testing::round_gpu("g", 1000e12), 8, 450e9, 50e9);
+  const Cluster c = testing::cluster_of({nt}, {{0, 2048}});
+  const Workload w = testing::gpt_workload(1, 64, 1, 32, 1 << 24);
+  PlannerOptions o;
+  o.top = 1;
+  o.threads = 1;
+  o.time_limit_s = 0;
+  o.recomputes = {Recompute::kNone};
+  o.micro_batches = {8};
+  const PlannerResult free_zero = plan_training(c, w, o);
+  ASSERT_FALSE(free_zero.top.empty()) << free_zero.reason;
+  ASSERT_TRUE(free_zero.uniform.found);
+  EXPECT_EQ(free_zero.top.front().plan.zero, 0) << free_zero.top.front().shape;
+  EXPECT_GE(free_zero.top.front().report.tokens_per_s, free_zero.uniform.best.report.tokens_per_s);
+  o.zero_stages_given = true;
+  const PlannerResult zero1 = plan_training(c, w, o);
+  ASSERT_FALSE(zero1.top.empty()) << zero1.reason;
+  EXPECT_EQ(zero1.top.front().plan.zero, 1) << zero1.top.front().shape;
+  EXPECT_LT(zero1.top.front().report.tokens_per_s, zero1.uniform.best.report.tokens_per_s);  // else nothing shown
+}
+
 }  // namespace
 }  // namespace hetsim::models
