@@ -169,6 +169,27 @@ void stage_ops_table(std::ostringstream& o, const std::vector<StageOps>& groups)
     o << "  (~) runs beside a GEMM (tp_comm_overlap): the stage's time holds only what the GEMM does not hide of it\n";
 }
 
+/// On GPUs of several memory sizes the largest peak may sit on the roomiest part (141 GiB of an
+/// MI300X's 192) while another stage is the one near its capacity: both are said, " (mi300x;
+/// tightest: h100-sxm5-80gb 76.7 GiB of 80.0 GiB)" (s49 walkthrough: "141 GiB" read as on the
+/// 80 GB part). Nothing when one stage is both, or the peak fits every GPU of the plan.
+std::string memory_peak_detail(const Report& r) {
+  const StageReport* peak = nullptr;
+  const StageReport* tightest = nullptr;
+  for (const StageReport& s : r.stages) {
+    if (s.memory_capacity_bytes <= 0) continue;
+    if (!peak || s.memory_bytes > peak->memory_bytes) peak = &s;
+    if (!tightest || s.memory_bytes / s.memory_capacity_bytes > tightest->memory_bytes / tightest->memory_capacity_bytes)
+      tightest = &s;
+  }
+  // Said when the peak is more than the tightest stage's GPU holds, so it cannot be read as its.
+  if (!peak || !tightest || peak->gpu_type == tightest->gpu_type ||
+      peak->memory_bytes <= tightest->memory_capacity_bytes)
+    return {};
+  return " (" + peak->gpu_type + "; tightest: " + tightest->gpu_type + " " + format_size(tightest->memory_bytes) +
+         " of " + format_size(tightest->memory_capacity_bytes) + ")";
+}
+
 }  // namespace
 
 std::string to_table(const Report& r) {
@@ -192,7 +213,7 @@ std::string to_table(const Report& r) {
       o << "  " << pad(u.gpu_type, 22, false) << " " << pad(std::to_string(u.gpus), 5, true) << " GPUs  "
         << pad(fixed(u.tflops_per_gpu, 1), 7, true) << " TFLOP/s  MFU " << fixed(100 * u.mfu, 1) << "%\n";
   o << "micro-batch              " << r.micro_batch << '\n';
-  o << "memory peak per GPU      " << format_size(r.memory_peak_bytes) << '\n';
+  o << "memory peak per GPU      " << format_size(r.memory_peak_bytes) << memory_peak_detail(r) << '\n';
   o << "cost                     $" << fixed(r.cost_per_hour, 2) << "/h, $" << fixed(r.cost_per_million_tokens, 4)
     << " per million tokens\n";
   const Breakdown& b = r.breakdown;

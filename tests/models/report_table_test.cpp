@@ -63,6 +63,25 @@ TEST(ReportTable, TheReplicaColumnWidensForLongRanges) {
 }
 
 // Memory is a sum of model terms (8946719129.6 bytes): JSON gives whole bytes.
+// The peak over stages of GPUs of several sizes names its GPU and the tightest stage when it is
+// more than that stage's GPU holds ("141 GiB" read as on an 80 GB part: s49 walkthrough).
+TEST(ReportTable, AMemoryPeakAboveAnotherGpusCapacityNamesTheTightestStage) {
+  Report r;
+  r.iteration_time_s = 1;
+  StageReport big = stage(0, 0, "mi300x", 0.01), tight = stage(0, 1, "h100", 0.01);
+  big.memory_bytes = 141.0 * (1 << 30);
+  big.memory_capacity_bytes = 192.0 * (1 << 30);
+  tight.memory_bytes = 76.75 * (1 << 30);
+  tight.memory_capacity_bytes = 80.0 * (1 << 30);
+  r.stages = {big, tight};
+  r.memory_peak_bytes = big.memory_bytes;
+  EXPECT_NE(to_table(r).find("memory peak per GPU      141 GiB (mi300x; tightest: h100 76.8 GiB of 80.0 GiB)\n"),
+            std::string::npos)
+      << to_table(r);
+  r.stages[0].memory_bytes = r.memory_peak_bytes = 70.0 * (1 << 30);  // fits every GPU: the figure alone
+  EXPECT_NE(to_table(r).find("memory peak per GPU      70.0 GiB\n"), std::string::npos) << to_table(r);
+}
+
 TEST(ReportJson, MemoryFiguresAreWholeBytes) {
   Report r;
   r.iteration_time_s = 1;
