@@ -285,7 +285,7 @@ void run_plan(PlanVerbOptions o) {
   po.micro_batches = search_values("--micro-batches", models::SearchKnob::kMicroBatches, o.micro_batches);
   po.interleaves = search_values("--interleave", models::SearchKnob::kInterleave, o.interleaves);
   po.zero_stages = search_values("--zero", models::SearchKnob::kZero, o.zero_stages);
-  po.zero_stages_given = o.zero_given;
+  po.rank_faster_zero0_baselines = !o.zero_given;
   po.recomputes.clear();
   for (const std::string& r : o.recomputes) {
     const models::Recompute rc = models::recompute_named(r).value_or(models::Recompute::kNone);  // CLI11 checked the names
@@ -404,7 +404,7 @@ void add_plan_verb(CLI::App& app) {
   CLI::Option* zero = add_list_option(
       verb, "--zero", o->zero_stages,
       "ZeRO stages to search, comma-separated: 0 (no sharding), 1 (sharded optimizer states), 3 (fully sharded, "
-      "one-stage plans) (default 1, with the uniform baseline's ZeRO-0 plans ranked too)",
+      "one-stage plans) (default 1, and the uniform baseline's ZeRO-0 plans where they are faster)",
       non_negative_integer());
   verb->add_option("--sharded-collectives", o->sharded_collectives,
                    "How the stack's ZeRO-3 gathers and reduce-scatters cross nodes: member_nic (each GPU at its NIC "

@@ -154,6 +154,14 @@ void split_bracket(std::string_view part, std::string_view* name, std::string_vi
 
 }  // namespace
 
+std::string backwards_range_problem(const std::string& selector) {
+  const std::string r = reversed_range(selector);
+  if (r.empty()) return {};
+  const size_t dash = r.find('-');
+  return "range " + r + " in '" + selector + "' runs backwards (expected the lower index first: " + r.substr(dash + 1) +
+         "-" + r.substr(0, dash) + ")";
+}
+
 std::optional<std::vector<int>> Cluster::resolve_gpus(const std::string& selector, std::string* error) const {
   auto fail = [&](const std::string& why) -> std::optional<std::vector<int>> {
     if (error) *error = why;
@@ -165,11 +173,7 @@ std::optional<std::vector<int>> Cluster::resolve_gpus(const std::string& selecto
   if (std::isdigit(static_cast<unsigned char>(selector[0])) || selector[0] == '-' || selector[0] == '+')
     return fail("'" + selector + "' is not a GPU index (expected a whole number from 0 to " +
                 std::to_string(gpu_count() - 1) + ", or a selector " + forms + ")");
-  if (const std::string r = reversed_range(selector); !r.empty()) {
-    const size_t dash = r.find('-');
-    return fail("range " + r + " in '" + selector + "' runs backwards (expected the lower index first: " + r.substr(dash + 1) +
-                "-" + r.substr(0, dash) + ")");
-  }
+  if (const std::string why = backwards_range_problem(selector); !why.empty()) return fail(why);
   std::vector<std::string_view> parts;
   std::string_view rest = selector;
   while (true) {

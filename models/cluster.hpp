@@ -125,6 +125,10 @@ inline constexpr long long kMaxClusterGpus = 1LL << 20;
 /// enough that deriving the per-GPU tables of a mistyped count cannot exhaust memory.
 inline constexpr int kMaxGpusPerNode = 1024;
 
+/// Why a GPU selector is wrong whatever the cluster ("gpu[3-1]": its range runs backwards), or
+/// "": a plan's selectors are checked this far when its cluster could not be read.
+std::string backwards_range_problem(const std::string& selector);
+
 struct Cluster {
   std::string name;
   std::vector<NodeType> node_types;

@@ -166,7 +166,10 @@ class PlanReader {
   }
 
   void resolve(const std::string& selector, const std::string& field, const YAML::Mark& at, std::vector<int>& out) {
-    if (cluster_ == nullptr) return;  // resolved later, when a cluster is given
+    if (cluster_ == nullptr) {  // resolved later, when a cluster is given; what no cluster can mend is said now
+      if (const std::string why = backwards_range_problem(selector); !why.empty()) sink_.error(at, field, why);
+      return;
+    }
     std::string error;
     const auto gpus = cluster_->resolve_gpus(selector, &error);
     if (!gpus) {

@@ -504,17 +504,25 @@ class PlanOnce {
 
     // Final ranking: the best shapes and every baseline plan, by the predictor's figures. The
     // uniform baseline also tries ZeRO-0 (as the papers ran it); a plan of a ZeRO stage the user
-    // left out of the search is not offered (with one replica the stage does not matter; the
-    // default search offers ZeRO-0 too, PlannerOptions::zero_stages_given).
+    // left out of the search is not offered (with one replica the stage does not matter), but
+    // for PlannerOptions::rank_faster_zero0_baselines a ZeRO-0 plan that beats them all is.
     // ZeRO-3 twins stand beside the ZeRO-1 shapes they come from, which a ZeRO-3-only search drops here.
     const auto searched_zero = [&](const RankedPlan& r) {
-      return r.plan.dp() == 1 || (r.plan.zero == 0 && !options_.zero_stages_given) || std::find(options_.zero_stages.begin(), options_.zero_stages.end(), r.plan.zero) !=
+      return r.plan.dp() == 1 || std::find(options_.zero_stages.begin(), options_.zero_stages.end(), r.plan.zero) !=
                                      options_.zero_stages.end();
     };
-    std::vector<RankedPlan> all;
+    std::vector<RankedPlan> all, zero0;
     for (const std::vector<RankedPlan>& ranked : {predict_feasible(to_candidates(best_)), fast_ranked, uniform_ranked})
       for (const RankedPlan& r : ranked)
         if (searched_zero(r)) all.push_back(r);
+        else if (r.plan.zero == 0 && options_.rank_faster_zero0_baselines) zero0.push_back(r);
+    const auto score = [&](const RankedPlan& r) { return objective_score(options_.objective, r.report, r.spot.goodput_fraction); };
+    double best_searched = -std::numeric_limits<double>::infinity();
+    for (const RankedPlan& r : all)
+      if (options_.objective != PlanObjective::kBudget || !over_budget(r.report.cost_per_hour, options_))
+        best_searched = std::max(best_searched, score(r));
+    for (RankedPlan& r : zero0)
+      if (score(r) > best_searched) all.push_back(std::move(r));
     result_.top = top_plans(std::move(all), options_);
     if (result_.top.empty()) {
       // Plans that fit but that preemptions leave no goodput: that, not memory, is why.

@@ -49,12 +49,12 @@ struct PlannerOptions {
   /// which predict() prices but the search's estimator does not. The uniform (Megatron) baseline
   /// still tries ZeRO-0, as the papers ran it.
   std::vector<int> zero_stages = {1};
-  /// The user chose zero_stages (`plan --zero`, a sweep's `search.zero`). Left at the default,
-  /// the uniform baseline's ZeRO-0 plans are offered in the final ranking too: with a data-
-  /// parallel group of thousands, an all-reduce can run as a tree (latency log n) where the
-  /// reduce-scatter and all-gather of ZeRO-1 are rings (n steps), and a small model then trains
-  /// faster without ZeRO (131,072 H100s, a 64-wide model: ZeRO-0 8.2x as fast).
-  bool zero_stages_given = false;
+  /// The uniform baseline's ZeRO-0 plans enter the final ranking when they beat every plan of the
+  /// searched stages (`plan` without `--zero`, a sweep without `search.zero`; false where the
+  /// stages were chosen): with a data-parallel group of thousands an all-reduce can run as a tree
+  /// (latency log n) where ZeRO-1's reduce-scatter and all-gather are rings (n steps), and a small
+  /// model then trains faster without ZeRO (131,072 H100s, a 64-wide model: 8.2x as fast).
+  bool rank_faster_zero0_baselines = false;
   /// How the ZeRO-3 plans' per-pass collectives use the NICs (Plan::sharded_collectives): the
   /// stack's property, as tp_comm_overlap is; member_nic (DeepSpeed) by default.
   ShardedCollectives sharded_collectives = ShardedCollectives::kMemberNic;

@@ -257,7 +257,8 @@ void SweepSearch::apply_to(PlannerOptions& options) const {
   if (!tp_degrees.empty()) options.tp_degrees = tp_degrees;
   if (!micro_batches.empty()) options.micro_batches = micro_batches;
   if (!interleaves.empty()) options.interleaves = interleaves;
-  if (!zero_stages.empty()) options.zero_stages = zero_stages, options.zero_stages_given = true;
+  if (!zero_stages.empty()) options.zero_stages = zero_stages;
+  options.rank_faster_zero0_baselines = zero_stages.empty();  // the default search, as `plan` without --zero
   if (!recomputes.empty()) options.recomputes = recomputes;
   options.sequence_parallel = options.sequence_parallel && sequence_parallel;
 }

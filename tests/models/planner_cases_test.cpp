@@ -285,12 +285,13 @@ TEST(PlannerCases, TheDefaultSearchRanksTheBaselinesZeroZeroPlans) {
   o.time_limit_s = 0;
   o.recomputes = {Recompute::kNone};
   o.micro_batches = {8};
+  o.rank_faster_zero0_baselines = true;  // as `plan` without --zero
   const PlannerResult free_zero = plan_training(c, w, o);
   ASSERT_FALSE(free_zero.top.empty()) << free_zero.reason;
   ASSERT_TRUE(free_zero.uniform.found);
   EXPECT_EQ(free_zero.top.front().plan.zero, 0) << free_zero.top.front().shape;
   EXPECT_GE(free_zero.top.front().report.tokens_per_s, free_zero.uniform.best.report.tokens_per_s);
-  o.zero_stages_given = true;
+  o.rank_faster_zero0_baselines = false;  // --zero 1
   const PlannerResult zero1 = plan_training(c, w, o);
   ASSERT_FALSE(zero1.top.empty()) << zero1.reason;
   EXPECT_EQ(zero1.top.front().plan.zero, 1) << zero1.top.front().shape;
