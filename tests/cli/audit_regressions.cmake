@@ -129,3 +129,7 @@ hetsim_cli_test(describe_says_no_flash_attention EXPECT_RC 0 ARGS describe workl
 # --zero read hexadecimal and spaces ("0x3" was ZeRO-3) where the degrees refuse them (s49 hunt).
 hetsim_cli_test(predict_zero_hex EXPECT_RC 2 ARGS predict ${mixed} --tp 1 --pp 1 --dp 48 --zero 0x3
   STDERR "--zero: expected a non-negative integer, got '0x3'")
+# A plan's backwards GPU range was lost while the cluster file had errors (s49 hunt).
+hetsim_cli_test(plan_errors_beside_a_bad_cluster EXPECT_RC 2 ARGS predict --cluster tests/config/bad/cluster-unknown-gpu.yaml
+  --workload workloads/gpt3-6.7b.yaml --plan tests/cli/plan-backwards-range.yaml
+  STDERR "cluster-unknown-gpu.yaml:6:10: error: .*plan-backwards-range.yaml:7:[0-9]+: error: replicas\\[0\\].stages\\[0\\].gpus: range 3-1 in 'gpu\\[3-1\\]' runs backwards")
