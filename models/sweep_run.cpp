@@ -63,6 +63,10 @@ bool read_results(const YAML::Node& j, SweepRow& r) {
       v = n.as<T>();
       if constexpr (std::is_same_v<T, double>) ok = ok && std::isfinite(v) && v >= 0;
       if constexpr (std::is_same_v<T, int>) ok = ok && v >= 0 && v <= kMaxClusterGpus;
+      // The writer's texts (a shape, a reason) are printable: a control character is damage,
+      // which the table would otherwise print raw.
+      if constexpr (std::is_same_v<T, std::string>)
+        ok = ok && std::none_of(v.begin(), v.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; });
     } catch (const YAML::Exception&) {
       ok = false;
     }

@@ -218,6 +218,20 @@ TEST_F(RunFixture, DamagedCheckpointRecordsArePlannedAgain) {
   EXPECT_EQ(run(cp).resumed, 2);
 }
 
+// A text with a control character is no record the writer made (the table printed it raw: s49 hunt).
+TEST_F(RunFixture, CheckpointRecordsWithControlCharactersInTheirTextsArePlannedAgain) {
+  const std::string cp = (dir / "cp.jsonl").string();
+  const SweepResult first = run(cp);
+  std::ifstream in(cp);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  in.close();
+  const size_t at = text.find("\"reason\":\"");
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at + 10, "a\\u0001b\\nc");
+  std::ofstream(cp, std::ios::trunc) << text;
+  EXPECT_EQ(run(cp).resumed, static_cast<long>(first.rows.size()) - 1);
+}
+
 TEST_F(RunFixture, CheckpointRecordsOfTheWrongTypeOrThatContradictThemselvesArePlannedAgain) {
   // s25 audit: a quoted number ("gpus": "9999") and a found plan without a rate were reused.
   const std::string cp = (dir / "cp.jsonl").string();
