@@ -204,12 +204,16 @@ TEST_F(RunFixture, ARowWhoseSearchATimeLimitStoppedIsPlannedAgain) {
   EXPECT_EQ(run(cp).resumed, 4 - stopped);
 }
 
+/// The whole of a file (a checkpoint the tests below damage).
+std::string file_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
 TEST_F(RunFixture, DamagedCheckpointRecordsArePlannedAgain) {
   const std::string cp = (dir / "cp.jsonl").string();
   run(cp);
-  std::ifstream in(cp);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  in.close();
+  std::string text = file_text(cp);
   // First record: a NaN (JsonOut writes non-finite values as null); last: a negative GPU count.
   text.replace(text.find("\"mfu\":"), 6, "\"mfu\":null,\"x\":");
   const size_t last = text.rfind("\"gpus\":");
@@ -222,9 +226,7 @@ TEST_F(RunFixture, DamagedCheckpointRecordsArePlannedAgain) {
 TEST_F(RunFixture, CheckpointRecordsWithControlCharactersInTheirTextsArePlannedAgain) {
   const std::string cp = (dir / "cp.jsonl").string();
   const SweepResult first = run(cp);
-  std::ifstream in(cp);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  in.close();
+  std::string text = file_text(cp);
   const size_t at = text.find("\"reason\":\"");
   ASSERT_NE(at, std::string::npos);
   text.insert(at + 10, "a\\u0001b\\nc");
@@ -236,9 +238,7 @@ TEST_F(RunFixture, CheckpointRecordsOfTheWrongTypeOrThatContradictThemselvesAreP
   // s25 audit: a quoted number ("gpus": "9999") and a found plan without a rate were reused.
   const std::string cp = (dir / "cp.jsonl").string();
   const SweepResult first = run(cp);
-  std::ifstream in(cp);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  in.close();
+  std::string text = file_text(cp);
   const size_t at = text.find("\"gpus\":");
   const size_t end = text.find(',', at);
   text.replace(at, end - at, "\"gpus\":\"9999\"");
