@@ -5,6 +5,7 @@
 #include <set>
 
 #include "predictor.hpp"
+#include "text_match.hpp"
 #include "units.hpp"
 
 namespace hetsim::models {
@@ -82,8 +83,7 @@ std::string default_gemm_note(const Cluster& cluster, const Workload& workload, 
     if (!g.efficiency.gemm_given && !fp32_figure && g.vendor != Vendor::kCpu) names.insert(g.name);
   }
   if (names.empty()) return {};
-  std::string list;
-  for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+  const std::string list = join_names({names.begin(), names.end()});
   const bool one = names.size() == 1;
   return list + (one ? " has" : " have") + " no `efficiency.gemm` in the catalog or a profile, so " +
          (one ? "its" : "their") +
@@ -103,8 +103,7 @@ std::string default_flash_note(const Cluster& cluster, const Workload& workload,
     if (!g.efficiency.flash_given && g.vendor != Vendor::kCpu) names.insert(g.name);
   }
   if (names.empty()) return {};
-  std::string list;
-  for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+  const std::string list = join_names({names.begin(), names.end()});
   const bool one = names.size() == 1;
   return list + (one ? " has" : " have") +
          " no `efficiency.flash` in the catalog or a profile, so FlashAttention runs there at the A100's ratio to "

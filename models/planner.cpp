@@ -10,7 +10,6 @@
 #include <chrono>
 #include <functional>
 #include <map>
-#include <set>
 #include <variant>
 #include <cmath>
 #include <limits>
@@ -82,16 +81,9 @@ std::vector<Vendor> pool_vendors(const Cluster& cluster, const std::vector<plann
   return out;
 }
 
-/// Whether the pools an allotment uses (nodes > 0) are of one vendor.
-bool one_vendor(const std::vector<int>& nodes, const std::vector<Vendor>& vendors) {
-  std::set<Vendor> used;
-  for (size_t p = 0; p < nodes.size(); ++p)
-    if (nodes[p] > 0) used.insert(vendors[p]);
-  return used.size() <= 1;
-}
-
 /// `nodes` cut to the pools of each vendor in turn (those that use none dropped): one allotment
-/// per vendor, in the order of the vendors' first pools.
+/// per vendor, in the order of the vendors' first pools; an allotment of one vendor comes back
+/// as it is.
 std::vector<std::vector<int>> split_by_vendor(const std::vector<int>& nodes, const std::vector<Vendor>& vendors) {
   std::vector<std::vector<int>> out;
   std::vector<Vendor> seen;
@@ -118,7 +110,7 @@ std::vector<std::vector<int>> allotments(const Cluster& cluster, const std::vect
   const std::vector<Vendor> vendors = pool_vendors(cluster, pools);
   std::vector<std::vector<int>> out;
   for (const std::vector<int>& a : all)
-    for (std::vector<int>& part : one_vendor(a, vendors) ? std::vector<std::vector<int>>{a} : split_by_vendor(a, vendors))
+    for (std::vector<int>& part : split_by_vendor(a, vendors))
       if (std::find(out.begin(), out.end(), part) == out.end()) out.push_back(std::move(part));
   return out;
 }

@@ -20,6 +20,14 @@
 namespace hetsim::models {
 namespace {
 
+/// The bundled example inputs (clusters/NAME, workloads/NAME).
+Cluster example_cluster(const std::string& file) {
+  return load_cluster(std::string(HETSIM_SOURCE_DIR) + "/clusters/" + file, Catalog::builtin());
+}
+Workload example_workload(const std::string& file) {
+  return load_workload(std::string(HETSIM_SOURCE_DIR) + "/workloads/" + file);
+}
+
 const Workload kSmall = parse_workload(R"(kind: workload
 name: small
 model: {layers: 4, hidden: 1024, heads: 16, vocab: 32000, seq_len: 1024}
@@ -135,7 +143,7 @@ TEST(PlannerCases, NodeTypesThatDifferInNameOnlyArePlannedAsOne) {
   ASSERT_EQ(pools.size(), 2u);
   EXPECT_EQ(pools[0].nodes, (std::vector<int>{0, 1}));
   EXPECT_EQ(pools[1].nodes, (std::vector<int>{2}));
-  const Workload w = load_workload(std::string(HETSIM_SOURCE_DIR) + "/workloads/gpt3-1.3b.yaml");
+  const Workload w = example_workload("gpt3-1.3b.yaml");
   const PlannerResult m = plan_training(merged, w, PlannerOptions{});
   const PlannerResult s = plan_training(split, w, PlannerOptions{});
   ASSERT_FALSE(m.top.empty() || s.top.empty());
@@ -145,8 +153,8 @@ TEST(PlannerCases, NodeTypesThatDifferInNameOnlyArePlannedAsOne) {
 TEST(PlannerCases, OverlappedTpCommunicationIsPlannedWithAndNeverLoses) {
   // --tp-comm-overlap: every plan with sequence parallelism, the baselines too, carries the
   // overlap, and the best plan is at least as fast as without it (the same shapes cost less).
-  const Cluster c = load_cluster(std::string(HETSIM_SOURCE_DIR) + "/clusters/dgx-a100.yaml", Catalog::builtin());
-  const Workload w = load_workload(std::string(HETSIM_SOURCE_DIR) + "/workloads/gpt3-13b.yaml");
+  const Cluster c = example_cluster("dgx-a100.yaml");
+  const Workload w = example_workload("gpt3-13b.yaml");
   PlannerOptions o;
   o.top = 3;
   const PlannerResult plain = plan_training(c, w, o);
@@ -167,8 +175,8 @@ TEST(PlannerCases, AGradientSyncAcrossAWanRunsAfterTheBackward) {
   // WAN every ring step of every bucket waits for it, and one ring after the backward is faster.
   // The planner prices a plan both ways and keeps the faster: the uniform baseline (data
   // parallelism across both zones) syncs after the backward.
-  const Cluster c = load_cluster(std::string(HETSIM_SOURCE_DIR) + "/clusters/geo-two-zones.yaml", Catalog::builtin());
-  const Workload w = load_workload(std::string(HETSIM_SOURCE_DIR) + "/workloads/gpt3-1.3b.yaml");
+  const Cluster c = example_cluster("geo-two-zones.yaml");
+  const Workload w = example_workload("gpt3-1.3b.yaml");
   UniformPlanOptions u;
   u.micro_batch = 4;
   u.zero = 0;
@@ -193,8 +201,8 @@ TEST(PlannerCases, AGradientSyncAcrossAWanRunsAfterTheBackward) {
 // free. The best Llama-2 70B plan on h100-mi300x filled its H100s to 4% of their memory, while
 // plans 1% slower left 12% (a user wanted a margin for what the memory model does not count).
 TEST(PlannerCases, MinimumHeadroomIsKeptByEveryPlan) {
-  const Cluster c = load_cluster(std::string(HETSIM_SOURCE_DIR) + "/clusters/h100-mi300x.yaml", Catalog::builtin());
-  const Workload w = load_workload(std::string(HETSIM_SOURCE_DIR) + "/workloads/llama2-70b.yaml");
+  const Cluster c = example_cluster("h100-mi300x.yaml");
+  const Workload w = example_workload("llama2-70b.yaml");
   PlannerOptions o;
   o.top = 3;
   const PlannerResult tight = plan_training(c, w, o);
@@ -216,8 +224,8 @@ TEST(PlannerCases, MinimumHeadroomIsKeptByEveryPlan) {
 // a Megatron-LM, DeepSpeed or FSDP user can run stays on one vendor's GPUs (a s49 walkthrough: the
 // best plans and the uniform baseline all joined the two, and nothing said so in `plan`).
 TEST(PlannerCases, OneVendorKeepsEveryPlanOnOneVendor) {
-  const Cluster c = load_cluster(std::string(HETSIM_SOURCE_DIR) + "/clusters/h100-mi300x.yaml", Catalog::builtin());
-  const Workload w = load_workload(std::string(HETSIM_SOURCE_DIR) + "/workloads/llama2-70b.yaml");
+  const Cluster c = example_cluster("h100-mi300x.yaml");
+  const Workload w = example_workload("llama2-70b.yaml");
   PlannerOptions o;
   o.top = 5;
   o.threads = 1;
