@@ -103,10 +103,10 @@ std::vector<StageOps> op_breakdown(const Cluster& cluster, const Plan& plan, con
       s.tp = static_cast<int>(sw.gpus.size());
       s.forward_s = sw.forward_s;
       s.backward_s = sw.backward_s;
-      const double chunks = static_cast<double>(sw.chunks.size());  // p2p_*_s are per chunk pass
+      const double chunks = static_cast<double>(sw.chunks().size());  // p2p_*_s are per chunk pass
       s.send_forward_s = sw.p2p_forward_s * chunks;
       s.send_backward_s = sw.p2p_backward_s * chunks;
-      for (const ChunkWork& chunk : sw.chunks) {
+      for (const ChunkWork& chunk : sw.chunks()) {
         add(s.ops, chunk.forward, false);
         add(s.ops, chunk.backward, true);
       }

@@ -4,6 +4,7 @@
 // the analytic predictor sums it in closed form; the SimGrid simulator replays it op by op.
 // This is what keeps "same op costs" true between predict and simulate.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -49,7 +50,14 @@ struct StageWork {
   int replica = 0;
   int stage = 0;
   std::vector<int> gpus;                 ///< TP group
-  std::vector<ChunkWork> chunks;         ///< size = interleave (1 unless interleaved)
+  /// The ops of each chunk (size = interleave, 1 unless interleaved), shared by every stage of
+  /// the same shape: build_plan_work builds a shape's ops once, so a plan of thousands of equal
+  /// replicas holds a few op lists, not one per stage (4000 x 96 stages took 2 GB before).
+  std::shared_ptr<const std::vector<ChunkWork>> chunk_ops;
+  const std::vector<ChunkWork>& chunks() const {
+    static const std::vector<ChunkWork> kNone;
+    return chunk_ops ? *chunk_ops : kNone;
+  }
   double activation_send_bytes = 0;      ///< per micro-batch per chunk boundary, to the next stage (per TP rank)
   /// Per micro-batch, all chunks: compute + TP comm + host stall + the stage's pipeline sends
   /// (the analytic engine's stage time, as StageReport::forward_s).

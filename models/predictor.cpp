@@ -142,7 +142,7 @@ bool Evaluation::cost_stages() {
       // layers and position: stages seen before with the same key reuse their shape by ints.
       const InNodeKey in_key{cluster.nodes[front_node[r * max_pp + s]].node_type, st.tp(), st.layers / v,
                              (s == 0 ? 1 : 0) | (s == pp - 1 ? 2 : 0), -1};
-      if (in_node[r * max_pp + s] && !work) {
+      if (in_node[r * max_pp + s]) {
         // Stage s of a uniform plan matches the s-th key (pushed by the first replica): try it first.
         int hit = -1;
         if (s < static_cast<int>(in_node_shapes.size()) && in_node_shapes[s].same_stage(in_key)) hit = in_node_shapes[s].shape;
@@ -151,6 +151,7 @@ bool Evaluation::cost_stages() {
         if (hit >= 0) {
           tp_in_one_node[r * max_pp + s] = 1;
           shape_of[r * max_pp + s] = hit;
+          if (work) record_stage_ops(r, s, hit);
           continue;
         }
       }
@@ -166,32 +167,33 @@ bool Evaluation::cost_stages() {
       shape.last = s == pp - 1;
       tp_in_one_node[r * max_pp + s] = shape.tp_group.nodes == 1;
       int idx = -1;
-      if (!work) {
-        for (std::size_t i = 0; i < shapes.size(); ++i)
-          if (shapes[i] == shape) {
-            idx = static_cast<int>(i);
-            break;
-          }
-      }
+      for (std::size_t i = 0; i < shapes.size(); ++i)
+        if (shapes[i] == shape) {
+          idx = static_cast<int>(i);
+          break;
+        }
       if (idx < 0) {
-        std::vector<ChunkWork> chunks;
-        costs.push_back(stage_cost(shape, workload, plan, pp, work ? &chunks : nullptr, &layer_costs));
+        auto chunks = work ? std::make_shared<std::vector<ChunkWork>>() : nullptr;
+        costs.push_back(stage_cost(shape, workload, plan, pp, chunks.get(), &layer_costs));
         shapes.push_back(shape);
         idx = static_cast<int>(shapes.size()) - 1;
-        if (work) {
-          StageWork sw;
-          sw.replica = r;
-          sw.stage = s;
-          sw.gpus = st.gpus;
-          sw.chunks = std::move(chunks);
-          work->replicas[r].push_back(std::move(sw));
-        }
+        if (work) shape_ops.push_back(std::move(chunks));
       }
       shape_of[r * max_pp + s] = idx;
-      if (in_node[r * max_pp + s] && !work) in_node_shapes.push_back({in_key.node_type, in_key.tp, in_key.layers, in_key.ends, idx});
+      if (work) record_stage_ops(r, s, idx);
+      if (in_node[r * max_pp + s]) in_node_shapes.push_back({in_key.node_type, in_key.tp, in_key.layers, in_key.ends, idx});
     }
   }
   return true;
+}
+
+void Evaluation::record_stage_ops(int r, int s, int shape) {
+  StageWork sw;
+  sw.replica = r;
+  sw.stage = s;
+  sw.gpus = plan.replicas[r].stages[s].gpus;
+  sw.chunk_ops = shape_ops[shape];
+  work->replicas[r].push_back(std::move(sw));
 }
 
 template <class F>

@@ -68,6 +68,8 @@ struct Evaluation {
 
   ScratchVector<StageShape> shapes;
   ScratchVector<StageCost> costs;
+  /// Work mode only, as `shapes`: each shape's chunk ops, shared by the stages of that shape.
+  std::vector<std::shared_ptr<const std::vector<ChunkWork>>> shape_ops;
   ScratchVector<int> shape_of;          ///< [slot] -> index into shapes
   ScratchVector<StageTimes> times;      ///< [slot] stage time per micro-batch, sends included
   ScratchVector<ChunkEnds> chunk_ends;  ///< interleaved only, [slot]: its first and last chunk's times
@@ -138,6 +140,8 @@ struct Evaluation {
 
   // The steps of run() (predictor.cpp).
   bool cost_stages();
+  /// Work mode: appends stage s of replica r to work->replicas[r], with the ops of its shape.
+  void record_stage_ops(int r, int s, int shape);
   void count_pipeline_nic_senders(bool consecutive_on_a_node);
   bool stages_of_several_indices_share_a_node() const;
   /// Calls f(send, from GPU, to GPU) for every pipeline flow, send by send (send as in

@@ -136,7 +136,7 @@ void finish_step(World& w, int a, ComponentRt* comp, BucketReleases& buckets, St
       // Megatron-Core's overlap_param_gather: the next step's first forward pass (a micro-batch
       // through every chunk of the stage) runs while the updated weights arrive; what it hides
       // is known once every stage has ended (hide_overlapped_gathers).
-      for (const auto& chunk : sw.chunks)
+      for (const auto& chunk : sw.chunks())
         for (const auto& op : chunk.forward) timing.first_forward_s += op.duration_s;
     }
     timing.dp_wait_s += timing.gather_tail_s;
@@ -157,7 +157,7 @@ class StageActor {
         s(w.lay.actors[a].stage),
         sw(w.work.replicas[r][s]),
         p(static_cast<int>(w.work.replicas[r].size())),
-        v(static_cast<int>(sw.chunks.size())),
+        v(static_cast<int>(sw.chunks().size())),
         micro_batches(w.plan.replicas[r].micro_batches),
         timing{r, s},
         passes(models::stage_passes(w.plan.schedule, p, s, w.plan.replicas[r].micro_batches, v)),
@@ -181,7 +181,7 @@ class StageActor {
 
  private:
   void forward_pass(const PassStep& ps) {
-    const auto& chunk = sw.chunks[ps.chunk];
+    const auto& chunk = sw.chunks()[ps.chunk];
     const std::string label = rt.trace_ ? pass_label(ps, v) : std::string();
     if (s > 0 || ps.chunk > 0) receive(rt.message(r, s, true, ps.chunk, ps.micro_batch), label);
     const double t0 = start_pass_traffic(w.lay.zero3_forward[a]);
@@ -197,7 +197,7 @@ class StageActor {
   }
 
   void backward_pass(const PassStep& ps, bool last) {
-    const auto& chunk = sw.chunks[ps.chunk];
+    const auto& chunk = sw.chunks()[ps.chunk];
     const std::string label = rt.trace_ ? pass_label(ps, v) : std::string();
     if (s < p - 1 || ps.chunk < v - 1) receive(rt.message(r, s, false, ps.chunk, ps.micro_batch), label);
     // ZeRO-2 reduces the last micro-batch's gradients at the end of the step (models::pass_traffic).

@@ -35,10 +35,11 @@ bool same_ops(const std::vector<models::Op>& a, const std::vector<models::Op>& b
 }
 
 bool same_stage_work(const models::StageWork& a, const models::StageWork& b) {
-  if (a.chunks.size() != b.chunks.size() || a.gpus.size() != b.gpus.size()) return false;
-  for (std::size_t c = 0; c < a.chunks.size(); ++c)
-    if (!same_ops(a.chunks[c].forward, b.chunks[c].forward) || !same_ops(a.chunks[c].backward, b.chunks[c].backward))
-      return false;
+  if (a.chunks().size() != b.chunks().size() || a.gpus.size() != b.gpus.size()) return false;
+  if (a.chunk_ops != b.chunk_ops)  // stages of one shape share their ops (build_plan_work)
+    for (std::size_t c = 0; c < a.chunks().size(); ++c)
+      if (!same_ops(a.chunks()[c].forward, b.chunks()[c].forward) || !same_ops(a.chunks()[c].backward, b.chunks()[c].backward))
+        return false;
   return a.activation_send_bytes == b.activation_send_bytes && a.grad_sync_bytes == b.grad_sync_bytes &&
          a.optimizer_s == b.optimizer_s;
 }
@@ -134,7 +135,7 @@ bool add_pass_traffic(const Topology& topo, const models::Plan& plan, const mode
       const int g = grp.gpus[i];
       if (!gpu_in_sim[g]) continue;
       const int a = actor_of_gpu[g];
-      const double chunks = static_cast<double>(std::max<std::size_t>(1, work.replicas[lay.actors[a].replica][lay.actors[a].stage].chunks.size()));
+      const double chunks = static_cast<double>(std::max<std::size_t>(1, work.replicas[lay.actors[a].replica][lay.actors[a].stage].chunks().size()));
       // Each member's traffic crosses its own NIC share (models::sharded_collective_time): its
       // flow goes to the member as many places on as its node has members (the same position
       // on the next node of a node-contiguous group), or to its ring successor in a one-node group.

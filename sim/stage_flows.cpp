@@ -70,15 +70,15 @@ RunSize size_of_run(StageFlows& w, const SimOptions& options) {
     const auto& sw = stages[spec.stage];
     const double mbs = w.plan.replicas[spec.replica].micro_batches;
     const double tp = static_cast<double>(sw.gpus.size());
-    for (std::size_t c = 0; c < sw.chunks.size(); ++c)
-      for (const auto* ops : {&sw.chunks[c].forward, &sw.chunks[c].backward})
+    for (std::size_t c = 0; c < sw.chunks().size(); ++c)
+      for (const auto* ops : {&sw.chunks()[c].forward, &sw.chunks()[c].backward})
         for (const auto& op : *ops) {
           if (op.kind == models::OpKind::kCompute) continue;
           const auto& phases = tp_phases(w, a, op);
           size.flows += mbs * flows_of(phases);
           mark(phases);
         }
-    const double passes = 2 * mbs * static_cast<double>(sw.chunks.size());
+    const double passes = 2 * mbs * static_cast<double>(sw.chunks().size());
     // Each pass sends to a neighbouring stage (the last stage's last chunk sends nothing forward,
     // the first stage's first nothing back: counted all the same, an estimate).
     for (int to : {spec.stage + 1, spec.stage - 1}) {
@@ -88,7 +88,7 @@ RunSize size_of_run(StageFlows& w, const SimOptions& options) {
       mark(t);
     }
     const std::vector<FoldedPhase> zero{w.lay.zero3_forward[a], w.lay.zero3_backward[a]};
-    size.flows += mbs * static_cast<double>(sw.chunks.size()) * flows_of(zero);
+    size.flows += mbs * static_cast<double>(sw.chunks().size()) * flows_of(zero);
     mark(zero);
     // Spans (Runtime::span): each pass its receive, ZeRO traffic, compute and send; then the
     // DP sync, embedding sync, the wait for every stage, optimizer and parameter gather. On every GPU of the stage.

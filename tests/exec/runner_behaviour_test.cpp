@@ -128,7 +128,7 @@ TEST(Runner, TheModelPricesWhatTheEngineRuns) {
   int ops = 0;
   for (const auto& replica_work : work.replicas)
     for (const models::StageWork& sw : replica_work)
-      for (const models::ChunkWork& chunk : sw.chunks)
+      for (const models::ChunkWork& chunk : sw.chunks())
         for (const auto* pass : {&chunk.forward, &chunk.backward})
           for (const models::Op& op : *pass) {
             ++ops;

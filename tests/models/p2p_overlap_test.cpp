@@ -95,11 +95,11 @@ void expect_stage_times_follow_with_sends(double nic_Bps) {
   ASSERT_TRUE(plain.feasible && overlapped.feasible) << plain.infeasible_reason << overlapped.infeasible_reason;
   for (int s = 0; s < 2; ++s) {
     double synced_f = 0, synced_b = 0, free_f = 0, free_b = 0;
-    for (const ChunkWork& c : plain_work.replicas[0][s].chunks) {
+    for (const ChunkWork& c : plain_work.replicas[0][s].chunks()) {
       synced_f += ops_s(c.forward);
       synced_b += ops_s(c.backward);
     }
-    for (const ChunkWork& c : overlapped_work.replicas[0][s].chunks) {
+    for (const ChunkWork& c : overlapped_work.replicas[0][s].chunks()) {
       free_f += ops_s(c.forward);
       free_b += ops_s(c.backward);
     }

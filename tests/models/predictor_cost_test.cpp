@@ -113,7 +113,7 @@ TEST(Predictor, PlanWorkOpsSumToThePredictedStageTimes) {
     for (int s = 0; s < 2; ++s) {
       const StageWork& sw = work.replicas[0][s];
       double f = 0, b = 0;
-      for (const ChunkWork& ch : sw.chunks) {
+      for (const ChunkWork& ch : sw.chunks()) {
         for (const Op& op : ch.forward) f += op.duration_s;
         for (const Op& op : ch.backward) b += op.duration_s;
       }
@@ -161,8 +161,8 @@ TEST(Predictor, OverlappedTpCollectivesCostOnlyTheirExcessOverTheGemm) {
     return t;
   };
   const StageWork& sw = work.replicas[0][0];
-  EXPECT_NEAR(pass_s(sw.chunks[0].forward), rep.stages[0].forward_s, 1e-12);
-  EXPECT_NEAR(pass_s(sw.chunks[0].backward), rep.stages[0].backward_s, 1e-12);
+  EXPECT_NEAR(pass_s(sw.chunks()[0].forward), rep.stages[0].forward_s, 1e-12);
+  EXPECT_NEAR(pass_s(sw.chunks()[0].backward), rep.stages[0].backward_s, 1e-12);
   p.tp_comm_overlap = false;
   EXPECT_GT(predict(c, w, p).iteration_time_s, rep.iteration_time_s);
   p.sequence_parallel = false;  // the overlap needs the sequence-parallel collectives

@@ -80,6 +80,7 @@ void make_uniform(const UniformWork& u, models::Plan& plan, models::PlanWork& wo
       sw.replica = d;
       sw.stage = s;
       sw.gpus = st.gpus;
+      auto chunks = std::make_shared<std::vector<models::ChunkWork>>();
       for (int c = 0; c < u.interleave; ++c) {
         models::ChunkWork cw;
         cw.forward.push_back({models::OpKind::kCompute, "fwd", u.t_f / u.interleave, 0});
@@ -88,8 +89,9 @@ void make_uniform(const UniformWork& u, models::Plan& plan, models::PlanWork& wo
           cw.forward.push_back({models::OpKind::kTpAllReduce, "tp_ar", 0, u.tp_ar_bytes});
           cw.backward.push_back({models::OpKind::kTpAllReduce, "tp_ar", 0, u.tp_ar_bytes});
         }
-        sw.chunks.push_back(cw);
+        chunks->push_back(cw);
       }
+      sw.chunk_ops = std::move(chunks);
       sw.activation_send_bytes = u.act_bytes;
       sw.grad_sync_bytes = u.grad_bytes;
       sw.optimizer_s = u.optimizer_s;
