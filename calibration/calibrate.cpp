@@ -22,8 +22,15 @@ void say(const CalibrateOptions& o, const std::string& line) {
 class SampleStore {
  public:
   explicit SampleStore(const CalibrateOptions& o) : options_(o) {
-    if (!o.checkpoint_path.empty())
-      for (const Sample& s : read_checkpoint(o.checkpoint_path)) done_[s.key()] = s;
+    if (o.checkpoint_path.empty()) return;
+    for (const Sample& s : read_checkpoint(o.checkpoint_path, &skipped_)) done_[s.key()] = s;
+    if (o.refit) return;  // a skipped record is named where --refit misses it
+    constexpr std::size_t kListed = 5;
+    for (std::size_t i = 0; i < skipped_.size() && i < kListed; ++i)
+      say(o, "note: " + o.checkpoint_path + ":" + std::to_string(skipped_[i].line) + ": skipped: " + skipped_[i].why +
+                 (skipped_[i].key.empty() ? "" : "; " + skipped_[i].key + " is measured again"));
+    if (skipped_.size() > kListed)
+      say(o, "note: " + o.checkpoint_path + ": " + std::to_string(skipped_.size() - kListed) + " more lines skipped");
   }
   Sample get(Sample s, const std::function<void(Sample&)>& measure) {
     s.repeats = options_.timing.repeats;
@@ -31,10 +38,7 @@ class SampleStore {
       ++resumed;
       return it->second;
     }
-    if (options_.refit)
-      throw RefitMissingSample("--refit: the checkpoint " + options_.checkpoint_path + " has no microbenchmark " +
-                               s.key() + " (expected a checkpoint of a calibrate run with the same grid: --quick or " +
-                               "not, and the same --repeats)");
+    if (options_.refit) throw RefitMissingSample(missing_message(s.key()));
     measure(s);
     s.measured_at = models::utc_now();
     if (!options_.checkpoint_path.empty()) append_checkpoint(options_.checkpoint_path, s);
@@ -44,8 +48,25 @@ class SampleStore {
   int resumed = 0;
 
  private:
+  /// Why --refit cannot fit: the sample's line is damaged, or absent (another grid or --repeats).
+  std::string missing_message(const std::string& key) const {
+    const std::string& path = options_.checkpoint_path;
+    for (const CheckpointSkip& k : skipped_)
+      if (k.key == key)
+        return "--refit: " + path + ":" + std::to_string(k.line) + ": microbenchmark " + key + ": " + k.why;
+    std::string unread;
+    int unread_count = 0;
+    for (const CheckpointSkip& k : skipped_)
+      if (k.key.empty() && ++unread_count <= 5) unread += (unread.empty() ? "" : ", ") + std::to_string(k.line);
+    if (unread_count > 5) unread += " and " + std::to_string(unread_count - 5) + " more";
+    return "--refit: the checkpoint " + path + " has no microbenchmark " + key +
+           (unread.empty() ? "" : " (lines it could not read: " + unread + ")") +
+           " (expected a checkpoint of a calibrate run with the same grid: --quick or not, and the same --repeats)";
+  }
+
   const CalibrateOptions& options_;
   std::map<std::string, Sample> done_;
+  std::vector<CheckpointSkip> skipped_;
 };
 
 std::string fixed(double v, const char* unit, int digits = 4) {

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <iomanip>
 #include <sstream>
 
 #include "jsonl_file.hpp"
@@ -28,6 +29,7 @@ double Sample::busbw_Bps() const {
 
 std::string Sample::key() const {
   std::ostringstream o;
+  o << std::setprecision(17);  // sizes whole: 12582912, not 1.25829e+07
   o << to_string(kind) << '/' << target << '/' << op << '/' << m << 'x' << n << 'x' << k << '/' << size_bytes << '/'
     << group << "/r" << repeats;
   return o.str();
@@ -44,11 +46,19 @@ std::string to_json_line(const Sample& s) {
   return buf;
 }
 
-std::vector<Sample> read_checkpoint(const std::string& path) {
+std::vector<Sample> read_checkpoint(const std::string& path, std::vector<CheckpointSkip>* skipped) {
   std::vector<Sample> out;
-  for (const YAML::Node& j : models::read_json_lines(path)) {
+  const auto skip = [&](int line, const std::string& key, const std::string& why) {
+    if (skipped) skipped->push_back({line, key, why});
+  };
+  for (const models::JsonLine& l : models::read_json_lines_numbered(path)) {
+    const YAML::Node& j = l.record;
+    if (!j.IsMap()) {
+      skip(l.line, "", "not a complete JSON object (a write cut short by a kill, or damage)");
+      continue;
+    }
+    Sample s;
     try {
-      Sample s;
       const std::string kind = j["kind"].as<std::string>();
       bool known = false;
       for (SampleKind k : {SampleKind::kGemm, SampleKind::kMemory, SampleKind::kAllReduce, SampleKind::kP2p}) {
@@ -57,7 +67,10 @@ std::vector<Sample> read_checkpoint(const std::string& path) {
           known = true;
         }
       }
-      if (!known) continue;
+      if (!known) {
+        skip(l.line, "", "kind '" + kind + "' is no microbenchmark (expected gemm, memory, all_reduce or p2p)");
+        continue;
+      }
       s.target = j["target"].as<std::string>();
       s.op = j["op"].as<std::string>();
       s.m = j["m"].as<double>();
@@ -67,13 +80,25 @@ std::vector<Sample> read_checkpoint(const std::string& path) {
       s.group = j["group"].as<int>();
       if (j["repeats"]) s.repeats = j["repeats"].as<int>();  // absent in older checkpoints: measured again
       if (j["measured_at"]) s.measured_at = j["measured_at"].as<std::string>();
-      if (j["time_s"].Tag() == "!") continue;  // a quoted "0.001": not what calibrate writes
-      s.time_s = j["time_s"].as<double>();
-      // ".inf" parses; "1e300" and "1e-300" are finite: none is a call's time.
-      if (std::isfinite(s.time_s) && s.time_s >= kMinSampleTime_s && s.time_s <= kMaxSampleTime_s) out.push_back(s);
     } catch (const YAML::Exception&) {
+      skip(l.line, "", "a field of the record is missing or unreadable (expected a line hetsim calibrate wrote)");
       continue;
     }
+    const std::string why_time = "time_s " + (j["time_s"] ? j["time_s"].Scalar() : std::string("missing")) +
+                                 " is no call's time (expected seconds between 1e-9 and 900, unquoted)";
+    if (!j["time_s"] || j["time_s"].Tag() == "!") {  // a quoted "0.001": not what calibrate writes
+      skip(l.line, s.key(), why_time);
+      continue;
+    }
+    try {
+      s.time_s = j["time_s"].as<double>();
+    } catch (const YAML::Exception&) {  // 1e400 and words do not convert
+      skip(l.line, s.key(), why_time);
+      continue;
+    }
+    // ".inf" parses; "1e300" and "1e-300" are finite: none is a call's time.
+    if (std::isfinite(s.time_s) && s.time_s >= kMinSampleTime_s && s.time_s <= kMaxSampleTime_s) out.push_back(s);
+    else skip(l.line, s.key(), why_time);
   }
   return out;
 }

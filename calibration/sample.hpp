@@ -35,9 +35,16 @@ std::string to_json_line(const Sample& s);
 /// A microbenchmark call takes between a nanosecond and a quarter of an hour: a checkpoint time
 /// outside (a hand edit, a flipped bit) is damaged, not a measurement.
 inline constexpr double kMinSampleTime_s = 1e-9, kMaxSampleTime_s = 900;
+/// A checkpoint line read_checkpoint did not take, and why.
+struct CheckpointSkip {
+  int line = 0;
+  std::string key;  ///< the microbenchmark it holds (Sample::key), "" when the line does not say
+  std::string why;
+};
 /// Reads a checkpoint; malformed lines (a write cut short by a kill) and damaged times (a quoted
-/// string, outside [kMinSampleTime_s, kMaxSampleTime_s]) are skipped, so measured again.
-std::vector<Sample> read_checkpoint(const std::string& path);
+/// string, outside [kMinSampleTime_s, kMaxSampleTime_s]) are skipped, so measured again, and
+/// listed in `skipped` when given.
+std::vector<Sample> read_checkpoint(const std::string& path, std::vector<CheckpointSkip>* skipped = nullptr);
 /// Appends one line and flushes it to the file before returning.
 void append_checkpoint(const std::string& path, const Sample& s);
 

@@ -202,11 +202,19 @@ class Loader {
       return false;
     }
     if (std::filesystem::exists(named, ec)) return true;
-    const std::string folder = std::string(what) + "s";
+    if (ec && ec != std::errc::no_such_file_or_directory) {  // a symlink loop, a folder it may not enter
+      errors_.add({plan, line, 1, "",
+                   std::string("header names ") + what + " '" + named + "', which cannot be read: " + ec.message() +
+                       " (expected a readable " + what + " file)"});
+      return false;
+    }
+    // A bare name is also looked up as <what>s/NAME.yaml (read_plan_header).
+    const bool bare = named.find('/') == std::string::npos && std::filesystem::path(named).extension() != ".yaml";
     errors_.add({plan, line, 1, "",
-                       std::string("header names ") + what + " '" + named + "', but neither " + folder + "/" + named +
-                           ".yaml nor " + named + " exists beside the plan or in a folder above it (expected a " + what +
-                           " name or path, or --" + what + " FILE)"});
+                 std::string("header names ") + what + " '" + named + "', but " +
+                     (bare ? "neither " + std::string(what) + "s/" + named + ".yaml nor " + named : named) +
+                     " exists beside the plan or in a folder above it (expected a " + what + " name or path, or --" +
+                     what + " FILE)"});
     return false;
   }
 

@@ -3,18 +3,22 @@
 #include "plan_choice.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <optional>
+#include <tuple>
 #include <utility>
 
 #include "comm/launcher.hpp"
+#include "input_loader.hpp"
 #include "verbs.hpp"
 
 namespace hetsim::cli {
 
 void add_plan_choice_options(CLI::App* verb, PlanChoice* o, int max_zero) {
-  verb->add_option("--cluster", o->cluster, "Cluster file (kind: cluster)")->required();
-  verb->add_option("--workload", o->workload, "Workload file (kind: workload)")->required();
+  // Not required(): a --plan whose header names them gives them (check_plan_choice).
+  verb->add_option("--cluster", o->cluster, "Cluster file (kind: cluster; default: the one the --plan's header names)");
+  verb->add_option("--workload", o->workload, "Workload file (kind: workload; default: the one the --plan's header names)");
   verb->add_option("--plan", o->plan, "Plan file (kind: plan)");
   verb->add_option("--tp", o->tp, "Tensor-parallel degree (Megatron shorthand, instead of --plan)")
       ->transform(positive_integer());
@@ -49,7 +53,33 @@ namespace {
 
 }  // namespace
 
+namespace {
+
+/// --cluster and --workload left out: the files the --plan's header comment names (`# cluster:
+/// NAME`, docs/inputs.md), when they exist; else the error CLI11's required() gave before.
+void take_inputs_from_plan_header(PlanChoice& o, const std::string& verb) {
+  if (!o.cluster.empty() && !o.workload.empty()) return;
+  std::error_code ec;
+  const bool plan_exists = !o.plan.empty() && std::filesystem::is_regular_file(o.plan, ec);
+  const models::PlanHeader header = plan_exists ? models::read_plan_header(o.plan) : models::PlanHeader{};
+  for (auto [what, value, named] : {std::tuple{"cluster", &o.cluster, &header.cluster},
+                                    std::tuple{"workload", &o.workload, &header.workload}}) {
+    if (!value->empty()) continue;
+    // A file that exists but cannot be read (a symlink loop) is taken: its loader says why.
+    std::string why;  // why the header does not stand in for the flag
+    if (plan_exists && named->empty()) why = " (the --plan's header names no " + std::string(what) + ")";
+    else if (plan_exists && !std::filesystem::exists(*named, ec) && (!ec || ec == std::errc::no_such_file_or_directory))
+      why = " (the --plan's header names " + std::string(what) + " '" + *named + "', which does not exist)";
+    if (!plan_exists || !why.empty())
+      usage_error(verb, "--" + std::string(what) + " is required (see `hetsim " + verb + " --help`)" + why);
+    *value = *named;
+  }
+}
+
+}  // namespace
+
 void check_plan_choice(PlanChoice& o, const std::string& verb) {
+  take_inputs_from_plan_header(o, verb);
   const bool shorthand = o.tp > 0 || o.pp > 0 || o.dp > 0;
   if (o.plan.empty() && !shorthand)
     usage_error(verb, "no plan given (expected --plan FILE, or the shorthand --tp/--pp/--dp)");

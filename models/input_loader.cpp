@@ -136,7 +136,11 @@ PlanHeader read_plan_header(const std::string& plan_path) {
     std::error_code ec;
     for (fs::path dir = fs::absolute(plan_path, ec).parent_path(); !dir.empty(); dir = dir.parent_path()) {
       for (const auto& c : candidates) {
-        if (fs::is_regular_file(dir / c, ec)) {
+        // A symlink that cannot be followed (a loop) is found too: the loader then says why.
+        std::error_code follow;
+        const bool unfollowable = fs::is_symlink(dir / c, ec) && !fs::exists(dir / c, follow) && follow &&
+                                  follow != std::errc::no_such_file_or_directory;
+        if (fs::is_regular_file(dir / c, ec) || unfollowable) {
           // Shown to users: relative to the working folder when it is below it.
           const fs::path found = (dir / c).lexically_normal();
           const fs::path rel = found.lexically_relative(fs::current_path(ec));

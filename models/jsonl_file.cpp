@@ -35,19 +35,29 @@ std::string json_lines_problem(const std::string& path) {
          "that hetsim wrote, or a new file; remove it to start afresh)";
 }
 
-std::vector<YAML::Node> read_json_lines(const std::string& path) {
-  std::vector<YAML::Node> out;
+std::vector<JsonLine> read_json_lines_numbered(const std::string& path) {
+  std::vector<JsonLine> out;
   std::ifstream in(path);
   std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line.front() != '{' || line.back() != '}') continue;  // cut short by a kill
-    try {
-      YAML::Node n = YAML::Load(line);
-      if (n.IsMap()) out.push_back(n);
-    } catch (const YAML::Exception&) {
-      continue;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (line.empty()) continue;
+    JsonLine l{number, YAML::Node()};
+    if (line.front() == '{' && line.back() == '}') {  // else cut short by a kill
+      try {
+        YAML::Node n = YAML::Load(line);
+        if (n.IsMap()) l.record = n;
+      } catch (const YAML::Exception&) {
+      }
     }
+    out.push_back(std::move(l));
   }
+  return out;
+}
+
+std::vector<YAML::Node> read_json_lines(const std::string& path) {
+  std::vector<YAML::Node> out;
+  for (JsonLine& l : read_json_lines_numbered(path))
+    if (l.record.IsMap()) out.push_back(std::move(l.record));
   return out;
 }
 

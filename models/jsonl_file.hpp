@@ -20,8 +20,18 @@ void append_json_line(const std::string& path, const std::string& json_object);
 /// appended to it while nothing in it is resumed.
 std::string json_lines_problem(const std::string& path);
 
-/// The complete object lines of `path`, parsed (JSON is YAML 1.2); incomplete or malformed lines
-/// are skipped. A missing file gives no records.
+/// One non-empty line of a JSON-lines file: its number (from 1) and its record, which is null
+/// when the line is no complete JSON object (a write cut short by a kill, or damage): test
+/// record.IsMap(), not the node itself (a null node converts to true).
+struct JsonLine {
+  int line = 0;
+  YAML::Node record;
+};
+
+/// Every non-empty line of `path`, parsed (JSON is YAML 1.2). A missing file gives none.
+std::vector<JsonLine> read_json_lines_numbered(const std::string& path);
+
+/// The complete object lines of `path`, parsed; incomplete or malformed lines are skipped.
 std::vector<YAML::Node> read_json_lines(const std::string& path);
 
 }  // namespace hetsim::models

@@ -155,11 +155,27 @@ TEST(CheckpointTest, DamagedTimesAreMeasuredAgainAndTheTimeOfEachSampleIsKept) {
     std::ofstream quoted(path, std::ios::app);
     quoted << R"({"kind": "memory", "target": "cpu-avx2", "op": "axpy", "m": 4096, "n": 0, "k": 0, "size_bytes": 49152, )"
            << R"("group": 0, "repeats": 7, "time_s": "0.001"})" << '\n';
+    quoted << R"({"kind": "memory", "target": "cpu-avx2", "op": "axpy", "m": 8192, "n": 0, "k": 0, "size_bytes": 98304, )"
+           << R"("group": 0, "repeats": 7, "time_s": 1e400})" << '\n';
+    quoted << "not json at all\n";
   }
-  const auto back = read_checkpoint(path.string());
+  std::vector<CheckpointSkip> skipped;
+  const auto back = read_checkpoint(path.string(), &skipped);
   ASSERT_EQ(back.size(), 1u);
   EXPECT_DOUBLE_EQ(back[0].time_s, 2.5e-6);
   EXPECT_EQ(back[0].measured_at, "2026-12-02T16:18:23Z");
+  // Each damaged line is named with its line and why; sizes print whole in the key.
+  ASSERT_EQ(skipped.size(), 5u);
+  EXPECT_EQ(skipped[0].line, 1);
+  EXPECT_EQ(skipped[0].key, "memory/cpu-avx2/axpy/1024x0x0/12288/0/r7");
+  EXPECT_NE(skipped[0].why.find("is no call's time"), std::string::npos) << skipped[0].why;
+  EXPECT_EQ(skipped[2].line, 4);
+  EXPECT_EQ(skipped[2].key, "memory/cpu-avx2/axpy/4096x0x0/49152/0/r7");
+  EXPECT_EQ(skipped[3].key, "memory/cpu-avx2/axpy/8192x0x0/98304/0/r7");
+  EXPECT_NE(skipped[3].why.find("time_s 1e400"), std::string::npos) << skipped[3].why;
+  EXPECT_EQ(skipped[4].line, 6);
+  EXPECT_EQ(skipped[4].key, "");
+  EXPECT_NE(skipped[4].why.find("not a complete JSON object"), std::string::npos) << skipped[4].why;
   std::filesystem::remove(path);
 }
 
