@@ -234,12 +234,16 @@ void write_table(const PlanVerbOptions& o, const models::PlannerResult& r, const
     }
     // With --spot the comparison is of goodput (tokens/s left after preemptions).
     const char* what = o.spot ? "goodput tokens/s" : "tokens/s";
-    std::cout << ": " << fmt("%.0f", b->best.goodput_tokens_per_s()) << " " << what;
+    // Below 1 token/s (a profile of absurd figures) "%.0f" printed 0 beside a ratio of 1.6e20.
+    const double baseline_tokens_per_s = b->best.goodput_tokens_per_s();
+    std::cout << ": " << fmt(baseline_tokens_per_s < 1 ? "%.3g" : "%.0f", baseline_tokens_per_s) << " " << what;
     // Under objective cost the best plan may be slower and still better: say what it ranks by.
     const bool by_cost = r.objective == models::PlanObjective::kCost;
     if (by_cost) std::cout << fmt(", $%.3f/Mtok", b->best.report.cost_per_million_tokens);
-    if (!r.top.empty())
-      std::cout << fmt(", best plan has %.2fx its ", r.top[0].goodput_tokens_per_s() / b->best.goodput_tokens_per_s()) << what;
+    if (!r.top.empty()) {
+      const double ratio = r.top[0].goodput_tokens_per_s() / baseline_tokens_per_s;
+      std::cout << fmt(ratio < 1000 ? ", best plan has %.2fx its " : ", best plan has %.3gx its ", ratio) << what;
+    }
     if (!r.top.empty() && by_cost && b->best.report.cost_per_million_tokens > 0)
       std::cout << fmt(" at %.2fx its $/Mtok", r.top[0].report.cost_per_million_tokens / b->best.report.cost_per_million_tokens);
     // A baseline is the best plan of its kind whatever it costs: say when the budget rules it out.

@@ -18,6 +18,7 @@
 #include "plan_notes.hpp"
 #include "planner_capacity.hpp"
 #include "planner_megatron.hpp"
+#include "planner_ranking.hpp"
 #include "planner_search.hpp"
 #include "predictor.hpp"
 
@@ -47,14 +48,10 @@ using planner::ShapeSearch;
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
-/// Whether a price per hour is over the budget. The slack keeps a sum of node prices that
-/// equals the budget (rounded in another order) within it.
-bool over_budget(double price_per_hour, const PlannerOptions& o) {
-  constexpr double kBudgetSlackPerHour = 1e-9;
-  return price_per_hour > o.budget_per_hour + kBudgetSlackPerHour;
-}
-
 using planner::Candidate;
+using planner::over_budget;
+using planner::rank;
+using planner::top_plans;
 using planner::busy_gpus;
 using planner::widest_tp;
 
@@ -184,59 +181,6 @@ std::vector<std::vector<int>> every_allotment(const Cluster& cluster, const std:
   return out;
 }
 
-/// "micro 1, selective, 1f1b, sp, zero 1": the plan-wide settings, for the shape column.
-std::string knob_summary(const Plan& p) {
-  std::string s = "micro " + std::to_string(p.micro_batch) + ", " + to_string(p.recompute) + ", ";
-  s += p.schedule == Schedule::kInterleaved ? "interleaved x" + std::to_string(p.interleave) : to_string(p.schedule);
-  if (p.overlap_p2p_comm) s += " p2p-overlap";
-  if (p.sequence_parallel) s += p.tp_comm_overlap ? ", sp+overlap" : ", sp";
-  s += ", zero " + std::to_string(p.zero);
-  if (p.zero >= 2 && p.sharded_collectives == ShardedCollectives::kNodeNics) s += " over node NICs";
-  if (!p.overlap_grad_sync && p.dp() > 1) s += ", sync after backward";
-  return s;
-}
-
-RankedPlan rank(const Cluster& cluster, const Workload& workload, const Candidate& c, bool spot) {
-  RankedPlan r;
-  r.plan = c.plan;
-  r.shape = c.shape + " (" + knob_summary(c.plan) + ")";
-  r.estimated_tokens_per_s = c.estimated_tokens_per_s;
-  r.joins_vendors = joins_vendors(cluster, c.plan);
-  r.report = predict(cluster, workload, c.plan);
-  // An overlapped gradient sync runs in Megatron-Core's buckets, a collective each: where its
-  // groups cross a high-latency link (a WAN) the buckets' latencies can outweigh what the overlap
-  // hides, and the plan is faster with the sync after the backward pass.
-  if (c.plan.overlap_grad_sync && c.plan.dp() > 1) {
-    Plan after = c.plan;
-    after.overlap_grad_sync = false;
-    Report alt = predict(cluster, workload, after);
-    if (alt.feasible && r.report.feasible && alt.iteration_time_s < r.report.iteration_time_s) {
-      r.plan = std::move(after);
-      r.report = std::move(alt);
-      r.shape = c.shape + " (" + knob_summary(r.plan) + ")";
-    }
-  }
-  // The predictor prices on demand; --spot asks for spot prices, and counts the preemptions.
-  if (spot && r.report.tokens_per_s > 0) r.spot = price_at_spot(cluster, workload, r.plan, r.report);
-  // Headroom of the tightest stage (smallest free fraction of its GPU's memory).
-  r.memory_headroom_bytes = std::numeric_limits<double>::infinity();
-  r.memory_headroom_fraction = 1;
-  for (const StageReport& s : r.report.stages) {
-    if (s.memory_capacity_bytes <= 0) continue;
-    const double fraction = 1.0 - s.memory_bytes / s.memory_capacity_bytes;
-    if (fraction < r.memory_headroom_fraction || !std::isfinite(r.memory_headroom_bytes)) {
-      r.memory_headroom_fraction = fraction;
-      r.memory_headroom_bytes = s.memory_capacity_bytes - s.memory_bytes;
-    }
-  }
-  if (!std::isfinite(r.memory_headroom_bytes)) r.memory_headroom_bytes = 0;
-  if (r.memory_headroom_bytes < 0) {  // never hand out a plan the predictor says does not fit
-    r.report.feasible = false;
-    if (r.report.infeasible_reason.empty()) r.report.infeasible_reason = "a stage exceeds its GPU memory";
-  }
-  return r;
-}
-
 /// The fastest GPU type of the pools: the highest sustained GEMM rate in the workload's dtype
 /// (dense peak times the catalog's GEMM efficiency: an MI300X's 1307 TFLOP/s peak sustains less
 /// than an H100's 989, clusters/catalog/amd.yaml), what a user choosing "my fastest GPUs" would
@@ -254,35 +198,6 @@ std::string fastest_gpu_type(const Cluster& cluster, const std::vector<planner::
     }
   }
   return fastest;
-}
-
-/// The `options.top` best of the predicted plans by the objective (within the budget for
-/// kBudget), each plan once.
-std::vector<RankedPlan> top_plans(std::vector<RankedPlan> all, const PlannerOptions& options) {
-  const PlanObjective obj = options.objective;
-  std::vector<RankedPlan> eligible;
-  for (RankedPlan& r : all) {
-    if (obj == PlanObjective::kBudget && over_budget(r.report.cost_per_hour, options)) continue;
-    eligible.push_back(std::move(r));
-  }
-  std::stable_sort(eligible.begin(), eligible.end(), [&](const RankedPlan& a, const RankedPlan& b) {
-    const double sa = objective_score(obj, a.report, a.spot.goodput_fraction);
-    const double sb = objective_score(obj, b.report, b.spot.goodput_fraction);
-    if (sa != sb) return sa > sb;
-    return a.goodput_tokens_per_s() > b.goodput_tokens_per_s();  // equally cheap (e.g. free): the faster first
-  });
-  std::vector<RankedPlan> top;
-  for (RankedPlan& r : eligible) {
-    if (static_cast<int>(top.size()) >= options.top) break;
-    // The same plan found twice (a uniform shape and the Megatron baseline of the same split,
-    // or ZeRO 0 and 1 with one replica): equal predictions to the last bit, GPUs and price.
-    const bool duplicate = std::any_of(top.begin(), top.end(), [&](const RankedPlan& t) {
-      return t.report.tokens_per_s == r.report.tokens_per_s && t.report.cost_per_hour == r.report.cost_per_hour &&
-             t.report.memory_peak_bytes == r.report.memory_peak_bytes && t.plan.gpu_count() == r.plan.gpu_count();
-    });
-    if (!duplicate) top.push_back(std::move(r));
-  }
-  return top;
 }
 
 /// One planning run (plan_once): the shape search over the allotments of nodes, the two
@@ -432,27 +347,42 @@ class PlanOnce {
   /// The feasible ones of the candidates, as predict() rates them.
   /// Every candidate first in its list, best estimate first, is predicted: a search stopped early
   /// leaves fragmented shapes that take up to a second each to predict (bench1024 at --time-limit 1
-  /// took 14-24 s in predictions). Past the time limit only the first kMinPredicted of a list are.
-  std::vector<RankedPlan> predict_feasible(const std::vector<Candidate>& candidates) {
+  /// took 14-24 s in predictions). Past the time limit only the first kMinPredicted of a list are,
+  /// and past twice the limit only up to its first feasible one: a plan of 131,072
+  /// replicas takes seconds to predict
+  /// (1,048,576 GPUs at --time-limit 20 spent 365 s predicting the first eight of each list).
+  std::vector<RankedPlan> predict_feasible(std::vector<Candidate> candidates) {
     constexpr std::size_t kMinPredicted = 8;
     std::vector<RankedPlan> out;
     for (std::size_t i = 0; i < candidates.size(); ++i) {
-      if (i >= kMinPredicted && std::chrono::steady_clock::now() > prediction_deadline_) {
-        result_.predictions_skipped += static_cast<long>(candidates.size() - i);
-        break;
+      if (i > 0) {
+        const auto now = std::chrono::steady_clock::now();
+        // Past 2S a list stops once it has a feasible plan and the final ranking has one too.
+        const bool hard_stop = now > prediction_hard_deadline_ && !out.empty() && rankable_found_;
+        if ((i >= kMinPredicted && now > prediction_deadline_) || hard_stop) {
+          result_.predictions_skipped += static_cast<long>(candidates.size() - i);
+          break;
+        }
       }
-      const Candidate& c = candidates[i];
-      RankedPlan r = rank(cluster_, workload_, c, options_.spot);
+      RankedPlan r = rank(cluster_, workload_, std::move(candidates[i]), options_.spot);
       ++result_.plans_predicted;
       if (r.report.feasible && r.memory_headroom_fraction < options_.min_headroom_fraction) continue;
       if (r.report.feasible) {
         ++result_.plans_feasible;
+        rankable_found_ = rankable_found_ || searched_zero(r);
         out.push_back(std::move(r));
       } else if (options_.spot && leaves_no_goodput(r.spot)) {
         no_goodput_reason_ = r.report.infeasible_reason;
       }
     }
     return out;
+  }
+
+  /// Whether the final ranking offers the plan: a ZeRO stage the search was asked for (with one
+  /// replica the stage does not matter).
+  bool searched_zero(const RankedPlan& r) const {
+    return r.plan.dp() == 1 ||
+           std::find(options_.zero_stages.begin(), options_.zero_stages.end(), r.plan.zero) != options_.zero_stages.end();
   }
 
   /// Fastest first; ties keep the order found.
@@ -467,15 +397,17 @@ class PlanOnce {
   void rank_and_choose() {
     // The predictions have a time limit of their own, as each search has.
     const double limit_s = options_.time_limit_s;
-    if (limit_s > 0 && limit_s < 1e6)  // beyond: no limit (as start_clock treats a huge one)
-      prediction_deadline_ = std::chrono::steady_clock::now() +
-                             std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                 std::chrono::duration<double>(limit_s));
+    if (limit_s > 0 && limit_s < 1e6) {  // beyond: no limit (as start_clock treats a huge one)
+      const auto limit = std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(limit_s));
+      prediction_deadline_ = std::chrono::steady_clock::now() + limit;
+      prediction_hard_deadline_ = prediction_deadline_ + limit;
+    }
     std::vector<RankedPlan> fast_ranked = fastest_first(predict_feasible(to_candidates(fastest_)));
     // The uniform shapes and the Megatron configurations as two lists (each has its first few
     // predicted whatever the time), in that order as before.
     std::vector<RankedPlan> uniform_ranked = predict_feasible(to_candidates(uniform_));
-    for (RankedPlan& r : predict_feasible(megatron_)) uniform_ranked.push_back(std::move(r));
+    const bool no_megatron = megatron_.empty();
+    for (RankedPlan& r : predict_feasible(std::move(megatron_))) uniform_ranked.push_back(std::move(r));
     uniform_ranked = fastest_first(std::move(uniform_ranked));
     const auto set_baseline = [](PlannerBaseline& b, const std::vector<RankedPlan>& ranked, const std::string& why) {
       b.found = !ranked.empty();
@@ -491,7 +423,7 @@ class PlanOnce {
                  : fastest_stopped_ ? cut_short + "a plan on " + fastest + " alone"
                                     : "no feasible plan on " + fastest + " alone");
     set_baseline(result_.uniform, uniform_ranked,
-                 uniform_stopped_ && megatron_.empty() ? cut_short + "a plan with uniform splits"
+                 uniform_stopped_ && no_megatron ? cut_short + "a plan with uniform splits"
                                                        : "no feasible plan with uniform splits over all GPUs");
 
     // Final ranking: the best shapes and every baseline plan, by the predictor's figures. The
@@ -499,15 +431,12 @@ class PlanOnce {
     // left out of the search is not offered (with one replica the stage does not matter), but
     // for PlannerOptions::rank_faster_zero0_baselines a ZeRO-0 plan that beats them all is.
     // ZeRO-3 twins stand beside the ZeRO-1 shapes they come from, which a ZeRO-3-only search drops here.
-    const auto searched_zero = [&](const RankedPlan& r) {
-      return r.plan.dp() == 1 || std::find(options_.zero_stages.begin(), options_.zero_stages.end(), r.plan.zero) !=
-                                     options_.zero_stages.end();
-    };
     std::vector<RankedPlan> all, zero0;
-    for (const std::vector<RankedPlan>& ranked : {predict_feasible(to_candidates(best_)), fast_ranked, uniform_ranked})
-      for (const RankedPlan& r : ranked)
-        if (searched_zero(r)) all.push_back(r);
-        else if (r.plan.zero == 0 && options_.rank_faster_zero0_baselines) zero0.push_back(r);
+    std::vector<RankedPlan> best_ranked = predict_feasible(to_candidates(best_));
+    for (std::vector<RankedPlan>* ranked : {&best_ranked, &fast_ranked, &uniform_ranked})  // moved: see rank()
+      for (RankedPlan& r : *ranked)
+        if (searched_zero(r)) all.push_back(std::move(r));
+        else if (r.plan.zero == 0 && options_.rank_faster_zero0_baselines) zero0.push_back(std::move(r));
     const auto score = [&](const RankedPlan& r) { return objective_score(options_.objective, r.report, r.spot.goodput_fraction); };
     double best_searched = -std::numeric_limits<double>::infinity();
     for (const RankedPlan& r : all)
@@ -538,6 +467,9 @@ class PlanOnce {
   bool fastest_stopped_ = false, uniform_stopped_ = false;  ///< a baseline cut short by --time-limit
   /// When rank_and_choose stops predicting candidates past their first few (time_limit_s).
   std::chrono::steady_clock::time_point prediction_deadline_ = std::chrono::steady_clock::time_point::max();
+  /// Past it, only the first candidate of each list is predicted.
+  std::chrono::steady_clock::time_point prediction_hard_deadline_ = std::chrono::steady_clock::time_point::max();
+  bool rankable_found_ = false;  ///< a feasible plan the final ranking offers (searched_zero) was predicted
   std::string no_goodput_reason_;  ///< of a plan that fits but leaves no goodput at spot (the last one)
   PlannerResult result_;
 };
