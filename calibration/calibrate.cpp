@@ -301,7 +301,7 @@ CalibrationResult calibrate(const models::Cluster& cluster, const CalibrateOptio
   // then the transport the execution engine uses).
   if (host_memory_cluster) {
     for (const LinkBenchmark& b : link_benchmarks(cluster)) {
-      say(options, "benchmarking link class " + b.link_class + " (" + to_string(b.kind) +
+      say(options, std::string(options.refit ? "fitting" : "benchmarking") + " link class " + b.link_class + " (" + to_string(b.kind) +
                        (b.kind == SampleKind::kP2p ? ", " + std::to_string(b.ranks_per_node) + " pairs at once" : "") + ")");
       std::vector<Sample> mine;
       for (Sample s : grid.comm) {

@@ -52,9 +52,11 @@ void run_check(const CheckOptions& o) {
   spec.workload = in.workload;
   spec.plan = *in.plan;
   spec.steps = o.steps;
+  spec.options.keep_measurements = false;  // check reads the Report: records folded as they come (~50 MB a step kept before)
   // Price what the engine runs (exec/README.md), not what the inputs say for training stacks.
   const exec::Executed executed = exec::as_executed(in.workload, *in.plan);
   const models::Report predicted = models::predict(in.cluster, executed.workload, executed.plan);
+  if (!predicted.feasible && o.format == OutputFormat::kJson) std::cout << models::to_json(predicted);  // as predict
   refuse_if_infeasible("check", predicted);
   refuse_if_host_memory_short("check", in.cluster, executed.plan, predicted);
   exec::RunOutcome run;

@@ -112,7 +112,7 @@ void print_report(const models::Report& report, const std::vector<exec::StepResu
 /// The engine's own checks first (they name what it cannot execute), then the cost model's: what
 /// does not fit the devices' memory is not started (on CPU devices it would take the host's
 /// memory from everything else on the machine before failing). Returns the model's Report.
-models::Report refuse_what_cannot_run(const exec::RunSpec& spec) {
+models::Report refuse_what_cannot_run(const exec::RunSpec& spec, OutputFormat format) {
   try {
     exec::check_executable(spec.workload);
     const exec::RankLayout layout(spec.plan, spec.workload.model);
@@ -122,6 +122,8 @@ models::Report refuse_what_cannot_run(const exec::RunSpec& spec) {
   }
   const exec::Executed executed = exec::as_executed(spec.workload, spec.plan);
   models::Report predicted = models::predict(spec.cluster, executed.workload, executed.plan);
+  // As predict: a script reading JSON gets the Report with "feasible": false and its reason.
+  if (!predicted.feasible && format == OutputFormat::kJson && exec::first_process()) std::cout << models::to_json(predicted);
   refuse_if_infeasible("run", predicted);
   return predicted;
 }
@@ -153,7 +155,7 @@ void run(const RunVerbOptions& o) {
   spec.cluster = in.cluster;
   spec.workload = in.workload;
   spec.plan = choose_plan(choice, in, "run", [](const models::Plan&) { return models::Report{}; });
-  const models::Report predicted = refuse_what_cannot_run(spec);
+  const models::Report predicted = refuse_what_cannot_run(spec, o.format);
   spec.steps = o.steps;
   spec.options.seed = o.seed;
   spec.options.adam.learning_rate = static_cast<float>(o.learning_rate);
@@ -188,6 +190,11 @@ void run(const RunVerbOptions& o) {
     return;
   }
   refuse_if_host_memory_short("run", spec.cluster, spec.plan, predicted);  // ranks are this process's threads
+  // --out holds each step's records whole (exec::RunSpec::max_step_records): half of what is
+  // available, shared by the ranks (the other half: the writer's queue and the engine).
+  if (const std::optional<double> available = available_host_memory_bytes(); available && !o.out.empty())
+    spec.max_step_records = static_cast<std::size_t>(
+        std::max(1.0, 0.5 * *available / exec::kHeldRecordBytes / std::max(1, spec.plan.gpu_count())));
   note_if_ranks_share_cores("run", spec.cluster, spec.plan);
   note_if_machine_busy("run", "the ranks get shares of cores, so the times measured are slow by what the other work takes");
   try {

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <exception>
+#include <new>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
@@ -76,6 +77,10 @@ void InProcessWorld::run(int size, const std::function<void(Communicator&)>& bod
           body(comm);
         } catch (const RankFailure&) {
           // a consequence of another rank's failure, which is already recorded
+        } catch (const std::bad_alloc&) {
+          world.fail(r, "out of host memory (std::bad_alloc): the run needs more memory than this process may use "
+                        "(expected fewer micro-batches per step, a smaller model or more memory; `run --out` holds "
+                        "a step's op records in memory)");
         } catch (const std::exception& e) {
           world.fail(r, e.what());
         } catch (...) {

@@ -133,6 +133,11 @@ void RankRunner::maybe_fail() {
   throw std::runtime_error("injected fault at step " + std::to_string(step_));
 }
 
+void RankRunner::after_action() {
+  if (deferred_error_) std::rethrow_exception(std::exchange(deferred_error_, nullptr));
+  if (records_sink_ && measurements_.size() >= records_batch_) records_sink_(measurements_);
+}
+
 StepResult RankRunner::step() {
   ++step_;
   maybe_fail();
@@ -147,6 +152,7 @@ StepResult RankRunner::step() {
   for (const Action& a : schedule_) {
     if (a.kind == Action::Kind::kForward) forward(a.micro_batch, a.chunk);
     else backward(a.micro_batch, a.chunk);
+    after_action();
   }
   if (zero3()) {
     zero3_sync_and_update();
@@ -166,6 +172,7 @@ StepResult RankRunner::step() {
     OpTimer t(*this, "grad_sync", "loss_all_reduce", OpClass::kDpComm, -1, -1, bytes_shape(1));
     comm_.all_reduce(&loss, 1, layout_.world());
   }
+  after_action();
   const double end = Communicator::now_s();
   Measurement m = make_record("step", "step", OpClass::kCompute, -1, -1);
   m.start_s = start - epoch_s_;

@@ -48,11 +48,17 @@ class RankRunner::OpTimer {
     m_.shape = std::move(shape);
     m_.start_s = Communicator::now_s() - r_.epoch_s_;
   }
+  /// A destructor must not throw (std::terminate: a std::bad_alloc here aborted a run that ran
+  /// out of memory, exit 134): what fails is kept and thrown at the step's next action.
   ~OpTimer() {
-    r_.backend_.synchronize();
-    m_.end_s = Communicator::now_s() - r_.epoch_s_;
-    if (r_.options_.record_ops) r_.measurements_.push_back(std::move(m_));
-    r_.comm_.progress();  // between ops, outside the timed span: sends in flight advance
+    try {
+      r_.backend_.synchronize();
+      m_.end_s = Communicator::now_s() - r_.epoch_s_;
+      if (r_.options_.record_ops) r_.measurements_.push_back(std::move(m_));
+      r_.comm_.progress();  // between ops, outside the timed span: sends in flight advance
+    } catch (...) {
+      if (!r_.deferred_error_) r_.deferred_error_ = std::current_exception();
+    }
   }
   OpTimer(const OpTimer&) = delete;
   OpTimer& operator=(const OpTimer&) = delete;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <stdexcept>
 #include <utility>
 
 #include "comm/in_process_communicator.hpp"
@@ -41,13 +42,13 @@ namespace {
 struct RankSums {
   RankSummary s;
   double ops_s = 0, forward_s = 0, backward_s = 0;
+  std::map<int, std::pair<double, double>> span;  ///< step -> (start, end of the last pass op)
 };
 
-/// Adds `measurements` to `sums`. A step's records come in one call (every step's at once, or
-/// one step's after it ran): its span is taken within the call.
+/// Adds `measurements` to `sums`, in any number of calls (a step's records may come in parts).
 void accumulate(RankSums& sums, const std::vector<Measurement>& measurements, int first_measured) {
   RankSummary& s = sums.s;
-  std::map<int, std::pair<double, double>> span;  // step -> (start, end of the last pass op)
+  auto& span = sums.span;
   for (const auto& m : measurements) {
     if (m.step < first_measured) continue;
     const double d = m.end_s - m.start_s;
@@ -72,7 +73,6 @@ void accumulate(RankSums& sums, const std::vector<Measurement>& measurements, in
       case OpClass::kBubble: s.wait_s += d; break;
     }
   }
-  for (const auto& [step, se] : span) s.pipeline_s += std::max(0.0, se.second - se.first);
 }
 
 /// The first step summarize counts: the first is warm-up when there are more.
@@ -80,6 +80,7 @@ int first_measured_step(int steps) { return steps > 1 ? 2 : 1; }
 
 RankSummary finish(const RankSums& sums, int steps, int forward_passes, int backward_passes, double memory_peak_bytes) {
   RankSummary s = sums.s;
+  for (const auto& [step, se] : sums.span) s.pipeline_s += std::max(0.0, se.second - se.first);
   s.memory_peak_bytes = memory_peak_bytes;
   const int measured = steps - first_measured_step(steps) + 1;
   s.uncovered_s = std::max(0.0, s.step_time_s - sums.ops_s) / measured;
@@ -132,7 +133,26 @@ RankOutcome run_rank(const RunSpec& spec, Communicator& comm) {
   auto backend = make_backend(device_type, spec.cluster.gpus.at(place.gpu).local);
   RankRunner runner(layout, spec.workload, spec.plan, *backend, comm, spec.options);
   RankOutcome out;
-  RankSums sums;  // without keep_measurements: each step's records, folded in after it ran
+  RankSums sums;  // without keep_measurements: the records folded in as they come
+  // Without --out (on_step_records) nothing needs a step's records whole: they are folded in
+  // as they come, so memory does not grow with the micro-batches of a step.
+  const std::size_t batch = std::max<std::size_t>(1, spec.options.fold_records_every);
+  if (!spec.options.keep_measurements && !spec.on_step_records) {
+    runner.hand_over_records(batch, [&](std::vector<Measurement>& records) {
+      accumulate(sums, records, first_measured_step(spec.steps));
+      records.clear();
+    });
+  } else if (spec.on_step_records && spec.max_step_records > 0) {
+    // --out writes in start order, and a step's `step` record (its start first) comes at its end:
+    // a step's records are held whole, so they are bounded instead.
+    runner.hand_over_records(batch, [&](std::vector<Measurement>& records) {
+      if (records.size() <= spec.max_step_records) return;
+      throw std::runtime_error("--out: a step holds more than " + std::to_string(spec.max_step_records) +
+                               " op records on this rank, about " + std::to_string(static_cast<int>(kHeldRecordBytes)) +
+                               " bytes each, which is what the host's available memory allows (expected fewer "
+                               "micro-batches per step, or a run without --out, which folds them as it goes)");
+    });
+  }
   for (int s = 1; s <= spec.steps; ++s) {
     out.steps.push_back(runner.step());
     if (s == 1 && spec.options.capture_gradients) {

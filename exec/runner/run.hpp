@@ -25,7 +25,15 @@ struct RunSpec {
   /// which are then not kept (options.keep_measurements ignored): `run --out` writes them as
   /// the run goes (measurement_stream.hpp) instead of holding every step's in memory.
   std::function<void(int rank, std::vector<Measurement> records)> on_step_records;
+  /// With on_step_records, the most records a rank may hold within a step (0: no limit): past it
+  /// the rank fails with why, before a step of many micro-batches exhausts the host's memory.
+  std::size_t max_step_records = 0;
 };
+
+/// Host memory a held record takes (its strings, the vector's growth and the writer's queue),
+/// measured: `run --out` of 65,536 micro-batches of tiny-gpt on 2 ranks held 4.9 GB of RSS for
+/// its 3.28 million records (2026-12-05), 1.5 KB each.
+inline constexpr double kHeldRecordBytes = 1536;
 
 /// What one rank measured, reduced to the figures the Report needs (means over the measured
 /// steps: all but the first when there are several, the first being warm-up).

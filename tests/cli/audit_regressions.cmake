@@ -133,3 +133,8 @@ hetsim_cli_test(predict_zero_hex EXPECT_RC 2 ARGS predict ${mixed} --tp 1 --pp 1
 hetsim_cli_test(plan_errors_beside_a_bad_cluster EXPECT_RC 2 ARGS predict --cluster tests/config/bad/cluster-unknown-gpu.yaml
   --workload workloads/gpt3-6.7b.yaml --plan tests/cli/plan-backwards-range.yaml
   STDERR "cluster-unknown-gpu.yaml:6:10: error: .*plan-backwards-range.yaml:7:[0-9]+: error: replicas\\[0\\].stages\\[0\\].gpus: range 3-1 in 'gpu\\[3-1\\]' runs backwards")
+# --format json of an infeasible plan printed nothing on stdout for run (predict prints the Report
+# with "feasible": false and its reason: s50 hunt F4).
+hetsim_cli_test(run_json_reports_an_infeasible_plan EXPECT_RC 1 ARGS run --cluster clusters/local-cpu.yaml
+  --workload tests/cli/workload-over-cpu-memory.yaml --tp 1 --pp 1 --dp 1 --format json
+  STDOUT "\"feasible\": false,.*\"infeasible_reason\": \"stage 0 needs 7.9 GiB of 4.0 GiB")

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
 
 #include "exec_test_support.hpp"
 #include "runner/run.hpp"
@@ -93,6 +94,40 @@ TEST(MeasuredBreakdown, ARunThatKeepsNoRecordsStillReportsItsSteps) {
   EXPECT_NEAR(sum(r.breakdown), r.iteration_time_s, 1e-6 * r.iteration_time_s);
   ASSERT_EQ(r.stages.size(), 2u);
   EXPECT_GT(r.stages[0].forward_s, 0);
+}
+
+// Folded within the step, record by record (fold_records_every 1: as a step of 65,536
+// micro-batches folds every 4096), the step record and its passes' ops arrive in different
+// parts, and the span, the bubble and the stage times still come out.
+TEST(MeasuredBreakdown, RecordsFoldedWithinTheStepGiveTheSameKindOfReport) {
+  RunSpec s = unequal_pipeline_run();
+  s.options.keep_measurements = false;
+  s.options.fold_records_every = 1;
+  const RunOutcome out = run_in_process(s);
+  EXPECT_TRUE(out.measurements.empty());
+  const models::Report& r = out.report;
+  ASSERT_GT(r.iteration_time_s, 0);
+  EXPECT_NEAR(sum(r.breakdown), r.iteration_time_s, 1e-6 * r.iteration_time_s);
+  EXPECT_GT(r.breakdown.bubble_s, 0);
+  ASSERT_EQ(r.stages.size(), 2u);
+  EXPECT_GT(r.stages[0].forward_s, 0);
+  EXPECT_GT(r.stages[1].backward_s, 0);
+}
+
+// `run --out` holds a step's records whole (they are written in start order, the step's own
+// record first): past RunSpec::max_step_records the rank fails with why, not the host's OOM killer.
+TEST(MeasuredBreakdown, ARunWritingRecordsStopsAtItsRecordBound) {
+  RunSpec s = unequal_pipeline_run();
+  s.options.keep_measurements = false;
+  s.options.fold_records_every = 1;
+  s.on_step_records = [](int, std::vector<Measurement>) {};
+  s.max_step_records = 10;
+  try {
+    run_in_process(s);
+    FAIL() << "expected the run to stop at 10 records";
+  } catch (const RankFailure& e) {
+    EXPECT_NE(std::string(e.what()).find("--out: a step holds more than 10 op records"), std::string::npos) << e.what();
+  }
 }
 
 // summarize() is the mean over the measured steps (the first is warm-up) of each step's sums and
