@@ -195,28 +195,24 @@ void read_search(MapReader& root, SweepSearch& search, DiagnosticSink& sink) {
     const auto list = m->get_list(key, Need::kOptional, 1);
     if (!list) return;
     std::vector<int> values;
-    bool ok = true;
     for (size_t i = 0; i < list->size(); ++i) {
       const YAML::Node& n = (*list)[i];
       const std::string field = index_path(m->field(key), i);
       const YAML::Mark at = value_mark(n, m->get_anchor());
       const auto v = read_integer(n, field, at, sink, INT_MIN, INT_MAX);
-      if (!v) {
-        ok = false;
-        continue;
-      }
+      if (!v) continue;
       const int value = static_cast<int>(*v);
       if (const std::string problem = search_value_problem(knob, value); !problem.empty()) {
         sink.error(at, field, problem);
-        ok = false;
       } else if (std::find(values.begin(), values.end(), value) != values.end()) {
         sink.error(at, field, std::to_string(value) + " is listed twice (expected each value once)");
-        ok = false;
       } else {
         values.push_back(value);
       }
     }
-    if (ok) out = std::move(values);
+    // The valid values even when others were not (the file is refused for those): the checks
+    // that read the list ("`search.zero` has no 3") must not report what the list does hold.
+    if (!values.empty()) out = std::move(values);
   };
   read_ints("tp_degrees", SearchKnob::kTpDegrees, search.tp_degrees);
   read_ints("micro_batches", SearchKnob::kMicroBatches, search.micro_batches);

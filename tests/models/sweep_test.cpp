@@ -90,6 +90,11 @@ TEST(SweepSpec, ShardedCollectivesIsASpecWideOptionInTheRowKey) {
   EXPECT_NE(errors_of(std::string(kHead) + "sharded_collectives: node_nics\n").find("5:1: sharded_collectives: prices the ZeRO-3"),
             std::string::npos)
       << errors_of(std::string(kHead) + "sharded_collectives: node_nics\n");
+  // A list holding 3 beside a value the search refuses (2) says that one, not "has no 3" too
+  // (s50 docs check: the list's valid values were dropped with the bad one).
+  const std::string with_two = errors_of(std::string(kHead) + "sharded_collectives: node_nics\nsearch: {zero: [1, 2, 3]}\n");
+  EXPECT_NE(with_two.find("search.zero[1]: the planner does not search ZeRO-2"), std::string::npos) << with_two;
+  EXPECT_EQ(with_two.find("has no 3"), std::string::npos) << with_two;
 }
 
 TEST(SweepSpec, PointsVaryTheLastAxisFastest) {
