@@ -167,6 +167,7 @@ void write_json(const PlanVerbOptions& o, const models::PlannerOptions& po, cons
   }
   j.end_object();
   if (!ref.note.empty()) j.key("refine_note").value(ref.note);
+  if (!r.single_gpu_note.empty()) j.key("single_gpu_note").value(r.single_gpu_note);
   if (!o.emit_plan.empty() && !r.top.empty()) j.key("emitted_plan").value(o.emit_plan);
   j.end_object();
   std::cout << j.str();
@@ -252,6 +253,7 @@ void write_table(const PlanVerbOptions& o, const models::PlannerResult& r, const
     std::cout << "  " << b->best.shape << "\n";
   }
   print_vendor_note(r);
+  if (!r.single_gpu_note.empty()) std::cout << "note: " << r.single_gpu_note << "\n";
   if (o.spot && !models::any_spot_price(c)) std::cout << "note: " << models::kNoSpotPriceNote << "\n";
   std::cout << fmt("search: %.3f s on ", r.search_time_s) << r.threads << (r.threads == 1 ? " thread, " : " threads, ") << r.plans_evaluated << " plans evaluated, " << r.plans_pruned
             << " pruned, " << r.plans_predicted << " predicted\n";

@@ -15,6 +15,7 @@
 #include "plan_choice.hpp"
 #include "predictor.hpp"
 #include "comm/launcher.hpp"
+#include "json_writer.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "report.hpp"
 #include "runner/measurement_stream.hpp"
@@ -86,9 +87,32 @@ std::string rank_path(const std::string& path, int rank) {
   return path + ".rank" + std::to_string(rank);
 }
 
+/// The timings stand (the kernels ran the same work), but a diverged run should not pass unseen.
+void warn_if_diverged(const std::vector<exec::StepResult>& steps) {
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    if (!std::isfinite(steps[i].loss)) {
+      std::cerr << "hetsim run: warning: the loss is " << steps[i].loss << " from step " << i + 1
+                << " (training diverged; a smaller --lr may help); the timings below are still measured\n";
+      break;
+    }
+}
+
 void print_report(const models::Report& report, const std::vector<exec::StepResult>& steps, OutputFormat format) {
   if (format == OutputFormat::kJson) {
-    std::cout << models::to_json(report);
+    // The Report's keys, and rank 0's steps as the table prints them (loss and wall time; a
+    // diverged run's loss is null there, JSON having no NaN).
+    models::JsonOut j;
+    j.begin_object();
+    models::write_report_keys(j, report);
+    j.key("steps").begin_array();
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      j.begin_object().key("step").value(static_cast<int>(i + 1)).key("loss").value(steps[i].loss);
+      j.key("time_s").value(steps[i].time_s).end_object();
+    }
+    j.end_array();
+    j.end_object();
+    std::cout << j.str();
+    warn_if_diverged(steps);
     return;
   }
   // Rank 0's wall time per step, as it happened; the Report's iteration time is the slowest
@@ -99,13 +123,7 @@ void print_report(const models::Report& report, const std::vector<exec::StepResu
   for (std::size_t i = 0; i < steps.size(); ++i) {
     std::cout << "step " << i + 1 << ": loss " << steps[i].loss << ", " << steps[i].time_s << " s\n";
   }
-  // The timings stand (the kernels ran the same work), but a diverged run should not pass unseen.
-  for (std::size_t i = 0; i < steps.size(); ++i)
-    if (!std::isfinite(steps[i].loss)) {
-      std::cerr << "hetsim run: warning: the loss is " << steps[i].loss << " from step " << i + 1
-                << " (training diverged; a smaller --lr may help); the timings below are still measured\n";
-      break;
-    }
+  warn_if_diverged(steps);
   std::cout << models::to_table(report);
 }
 

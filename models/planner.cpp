@@ -522,6 +522,8 @@ PlannerResult plan_training(const Cluster& cluster, const Workload& workload, co
   result.plans_evaluated = evaluated;
   result.plans_pruned = pruned;
   result.plans_predicted = predicted;
+  if (options.objective == PlanObjective::kThroughput && !result.top.empty())
+    result.single_gpu_note = single_gpu_beats_note(cluster, workload, options, result.top.front().report.tokens_per_s);
   result.search_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   // The threads that ran (a process limit can stop some from starting); before any search, the
   // threads it would have used.

@@ -123,6 +123,9 @@ struct PlannerResult {
   PlanObjective objective = PlanObjective::kThroughput;
   std::vector<RankedPlan> top;      ///< best first; empty when nothing fits
   std::string reason;               ///< why top is empty
+  /// Objective throughput: one GPU alone predicts more than the best plan (single_gpu_beats_note,
+  /// planner_ranking.hpp), "" otherwise.
+  std::string single_gpu_note;
   PlannerBaseline uniform;          ///< Megatron-style: uniform layers and batches over all GPUs
   PlannerBaseline fastest_type_only;
   std::string fastest_type;

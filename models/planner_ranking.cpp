@@ -97,3 +97,44 @@ std::vector<RankedPlan> top_plans(std::vector<RankedPlan> all, const PlannerOpti
 }
 
 }  // namespace hetsim::models::planner
+
+namespace hetsim::models {
+
+std::string single_gpu_beats_note(const Cluster& cluster, const Workload& workload, const PlannerOptions& options,
+                                  double best_tokens_per_s) {
+  double best_single = 0;
+  std::string what;
+  std::vector<int> seen_types;
+  for (int g = 0; g < cluster.gpu_count(); ++g) {
+    const int type = cluster.nodes[cluster.gpus[g].node].node_type;
+    if (std::find(seen_types.begin(), seen_types.end(), type) != seen_types.end()) continue;
+    seen_types.push_back(type);
+    for (const int micro : options.micro_batches) {
+      if (micro < 1 || workload.training.global_batch % micro != 0) continue;
+      for (const Recompute recompute : {Recompute::kNone, Recompute::kFull}) {
+        Plan p;
+        p.name = "one-gpu";
+        p.micro_batch = micro;
+        p.recompute = recompute;
+        Replica r;
+        r.micro_batches = workload.training.global_batch / micro;
+        r.stages.push_back(Stage{workload.model.layers, {g}});
+        p.replicas.push_back(std::move(r));
+        const Report report = predict(cluster, workload, p);
+        if (!report.feasible || report.tokens_per_s <= best_single) continue;
+        best_single = report.tokens_per_s;
+        what = "one " + cluster.gpu_type(g).name + " alone (GPU " + std::to_string(g) + ", micro-batch " +
+               std::to_string(micro) + ", recompute " + to_string(recompute) + ")";
+      }
+    }
+  }
+  if (!(best_single > best_tokens_per_s)) return "";
+  char figures[160];
+  std::snprintf(figures, sizeof figures, " predicts %.0f tokens/s, %.2fx the best plan's %.0f", best_single,
+                best_single / best_tokens_per_s, best_tokens_per_s);
+  return what + figures +
+         ": the search places whole nodes, and this workload gains less from a node's GPUs than their links "
+         "cost (a small model or batch, or slow links; `hetsim predict --plan` prices a plan on part of a node)";
+}
+
+}  // namespace hetsim::models

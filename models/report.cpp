@@ -26,6 +26,12 @@ double cost_per_million_tokens(double cost_per_hour, double tokens_per_s) {
 std::string to_json(const Report& r) {
   JsonOut j;
   j.begin_object();
+  write_report_keys(j, r);
+  j.end_object();
+  return j.str();
+}
+
+void write_report_keys(JsonOut& j, const Report& r) {
   j.key("engine").value(r.engine);
   j.key("feasible").value(r.feasible);
   j.key("infeasible_reason").value(r.infeasible_reason);
@@ -112,8 +118,6 @@ std::string to_json(const Report& r) {
   j.key("notes").begin_array();
   for (const std::string& n : r.notes) j.value(n);
   j.end_array();
-  j.end_object();
-  return j.str();
 }
 
 namespace {

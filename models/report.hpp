@@ -109,6 +109,9 @@ double cost_per_million_tokens(double cost_per_hour, double tokens_per_s);
 double max_memory_ratio(const Report& report);
 
 std::string to_json(const Report& report);
+class JsonOut;
+/// The keys of to_json's object, into an object `j` has begun (a verb adding keys of its own).
+void write_report_keys(JsonOut& j, const Report& report);
 /// Human table for the terminal.
 std::string to_table(const Report& report);
 
