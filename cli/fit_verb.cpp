@@ -120,6 +120,12 @@ void run_fit(const FitVerbOptions& o) {
   try {
     r = calibration::fit_to_runs(suites, catalog, options);
   } catch (const std::runtime_error& e) {
+    // JSON readers get the reason on stdout too, as predict's "feasible": false Report gives it.
+    if (o.format == OutputFormat::kJson) {
+      models::JsonOut j;
+      j.begin_object().key("fitted").value(false).key("reason").value(e.what()).end_object();
+      std::cout << j.str();
+    }
     std::cerr << "hetsim fit: error: " << e.what() << "\n";
     throw VerbExit{kExitFailure};
   }
