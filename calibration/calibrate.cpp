@@ -24,8 +24,25 @@ class SampleStore {
   explicit SampleStore(const CalibrateOptions& o) : options_(o) {
     if (o.checkpoint_path.empty()) return;
     for (const Sample& s : read_checkpoint(o.checkpoint_path, &skipped_)) done_[s.key()] = s;
-    if (o.refit) return;  // a skipped record is named where --refit misses it
     constexpr std::size_t kListed = 5;
+    if (o.refit) {
+      // --refit measures nothing: every damaged line is an error, said at once (a last line cut
+      // short by a kill is no sample and is left out).
+      std::string damaged;
+      std::size_t count = 0;
+      for (const CheckpointSkip& k : skipped_) {
+        if (k.key.empty() && &k == &skipped_.back() && k.why.find("not a complete JSON object") != std::string::npos)
+          continue;
+        if (++count <= kListed)
+          damaged += "\n  " + o.checkpoint_path + ":" + std::to_string(k.line) + ": " +
+                     (k.key.empty() ? "" : "microbenchmark " + k.key + ": ") + k.why;
+      }
+      if (count > kListed) damaged += "\n  and " + std::to_string(count - kListed) + " more damaged lines";
+      if (count > 0)
+        throw RefitMissingSample("--refit: the checkpoint has " + std::to_string(count) + " damaged line" +
+                                 (count == 1 ? "" : "s") + " (expected the lines hetsim calibrate wrote):" + damaged);
+      return;
+    }
     for (std::size_t i = 0; i < skipped_.size() && i < kListed; ++i)
       say(o, "note: " + o.checkpoint_path + ":" + std::to_string(skipped_[i].line) + ": skipped: " + skipped_[i].why +
                  (skipped_[i].key.empty() ? "" : "; " + skipped_[i].key + " is measured again"));
@@ -48,19 +65,10 @@ class SampleStore {
   int resumed = 0;
 
  private:
-  /// Why --refit cannot fit: the sample's line is damaged, or absent (another grid or --repeats).
+  /// Why --refit cannot fit: the sample is absent (another grid or --repeats; damaged lines are
+  /// refused when the checkpoint is read).
   std::string missing_message(const std::string& key) const {
-    const std::string& path = options_.checkpoint_path;
-    for (const CheckpointSkip& k : skipped_)
-      if (k.key == key)
-        return "--refit: " + path + ":" + std::to_string(k.line) + ": microbenchmark " + key + ": " + k.why;
-    std::string unread;
-    int unread_count = 0;
-    for (const CheckpointSkip& k : skipped_)
-      if (k.key.empty() && ++unread_count <= 5) unread += (unread.empty() ? "" : ", ") + std::to_string(k.line);
-    if (unread_count > 5) unread += " and " + std::to_string(unread_count - 5) + " more";
-    return "--refit: the checkpoint " + path + " has no microbenchmark " + key +
-           (unread.empty() ? "" : " (lines it could not read: " + unread + ")") +
+    return "--refit: the checkpoint " + options_.checkpoint_path + " has no microbenchmark " + key +
            " (expected a checkpoint of a calibrate run with the same grid: --quick or not, and the same --repeats)";
   }
 

@@ -84,8 +84,14 @@ std::vector<Sample> read_checkpoint(const std::string& path, std::vector<Checkpo
       skip(l.line, "", "a field of the record is missing or unreadable (expected a line hetsim calibrate wrote)");
       continue;
     }
-    const std::string why_time = "time_s " + (j["time_s"] ? j["time_s"].Scalar() : std::string("missing")) +
-                                 " is no call's time (expected seconds between 1e-9 and 900, unquoted)";
+    // As written: a quoted value with its quotes, null as null.
+    const YAML::Node t = j["time_s"];
+    const std::string written = !t                 ? std::string("missing")
+                                : t.IsNull()       ? std::string("null")
+                                : t.Tag() == "!"   ? "\"" + t.Scalar() + "\""
+                                : t.IsScalar()     ? t.Scalar()
+                                                   : std::string("not a number");
+    const std::string why_time = "time_s " + written + " is no call's time (expected seconds between 1e-9 and 900, unquoted)";
     if (!j["time_s"] || j["time_s"].Tag() == "!") {  // a quoted "0.001": not what calibrate writes
       skip(l.line, s.key(), why_time);
       continue;

@@ -429,6 +429,40 @@ void refuse_if_infeasible(const char* verb, const models::Report& predicted) {
   throw VerbExit{kExitFailure};
 }
 
+std::vector<models::Diagnostic> plan_header_conflicts(const std::string& plan, const models::PlanHeader& header) {
+  std::vector<models::Diagnostic> out;
+  for (const models::PlanHeader::Conflict& c : header.conflicts) {
+    const bool is_cluster = c.what == "cluster";
+    out.push_back({plan, c.line, 1, c.what,
+                   "the header names " + c.what + " '" + c.name + "' after '" +
+                       (is_cluster ? header.cluster : header.workload) + "' on line " +
+                       std::to_string(is_cluster ? header.cluster_line : header.workload_line) + " (expected one " +
+                       c.what + " in the header)"});
+  }
+  return out;
+}
+
+std::optional<models::Diagnostic> plan_header_file_problem(const std::string& plan, const std::string& named, int line,
+                                                           const char* what) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(named, ec))  // the loader would report it as the folder's own error, lines away
+    return models::Diagnostic{plan, line, 1, "",
+                              std::string("header names ") + what + " '" + named + "', which is a folder (expected a " +
+                                  what + " file, or its name)"};
+  if (std::filesystem::exists(named, ec)) return std::nullopt;
+  if (ec && ec != std::errc::no_such_file_or_directory)  // a symlink loop, a folder it may not enter
+    return models::Diagnostic{plan, line, 1, "",
+                              std::string("header names ") + what + " '" + named + "', which cannot be read: " +
+                                  ec.message() + " (expected a readable " + what + " file)"};
+  // A bare name is also looked up as <what>s/NAME.yaml (read_plan_header).
+  const bool bare = named.find('/') == std::string::npos && std::filesystem::path(named).extension() != ".yaml";
+  return models::Diagnostic{plan, line, 1, "",
+                            std::string("header names ") + what + " '" + named + "', but " +
+                                (bare ? "neither " + std::string(what) + "s/" + named + ".yaml nor " + named : named) +
+                                " exists beside the plan or in a folder above it (expected a " + what +
+                                " name or path, or --" + what + " FILE)"};
+}
+
 std::optional<double> available_host_memory_bytes() {
   std::ifstream in("/proc/meminfo");
   std::string key;

@@ -15,6 +15,7 @@
 
 #include "cluster.hpp"
 #include "diagnostics.hpp"
+#include "input_loader.hpp"
 #include "units.hpp"
 #include "plan.hpp"
 #include "report.hpp"
@@ -179,6 +180,15 @@ inline constexpr double kRankHostOverheadBytes = 4.0 * (1 << 20);
 /// (or it has none, or the model finds it infeasible).
 std::optional<std::string> host_memory_shortfall(const models::Cluster& cluster, const models::Plan& plan,
                                                  const models::Report& predicted, double available_bytes);
+/// A plan header's second line naming another cluster or workload than the first (which would
+/// be the one used), each at its line (docs/inputs.md "Header comment").
+std::vector<models::Diagnostic> plan_header_conflicts(const std::string& plan, const models::PlanHeader& header);
+/// Why the file a plan's header names for `what` ("cluster", "workload") cannot be loaded, at the
+/// header's line: missing (with where it was looked for), a folder, or unreadable (a symlink
+/// loop); nullopt when it exists.
+std::optional<models::Diagnostic> plan_header_file_problem(const std::string& plan, const std::string& named, int line,
+                                                           const char* what);
+
 /// MemAvailable of /proc/meminfo in bytes; nullopt where there is none.
 std::optional<double> available_host_memory_bytes();
 

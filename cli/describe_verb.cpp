@@ -141,14 +141,7 @@ class Loader {
       if (d.kind != InputKind::kPlan) continue;
       if (!errors_.collect([&] { d.spec = models::load_plan_spec(d.file); })) continue;
       const models::PlanHeader header = models::read_plan_header(d.file);
-      for (const models::PlanHeader::Conflict& c : header.conflicts) {
-        const bool is_cluster = c.what == "cluster";
-        errors_.add({d.file, c.line, 1, c.what,
-                     "the header names " + c.what + " '" + c.name + "' after '" +
-                         (is_cluster ? header.cluster : header.workload) + "' on line " +
-                         std::to_string(is_cluster ? header.cluster_line : header.workload_line) + " (expected one " +
-                         c.what + " in the header)"});
-      }
+      for (models::Diagnostic& c : plan_header_conflicts(d.file, header)) errors_.add(std::move(c));
       std::optional<models::Cluster> cluster;
       std::optional<models::Workload> workload;
       if (!opt_.cluster.empty()) {
@@ -191,31 +184,10 @@ class Loader {
   }
 
  private:
-  /// A header comment that names a missing file is the plan file's error, at that line. One that
-  /// names a folder, a device or a FIFO is the loader's to read or refuse ("is a directory").
   bool header_file_exists(const std::string& plan, const std::string& named, int line, const char* what) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(named, ec)) {  // reported by the loader as the folder's own error, lines away
-      errors_.add({plan, line, 1, "",
-                   std::string("header names ") + what + " '" + named + "', which is a folder (expected a " + what +
-                       " file, or its name)"});
-      return false;
-    }
-    if (std::filesystem::exists(named, ec)) return true;
-    if (ec && ec != std::errc::no_such_file_or_directory) {  // a symlink loop, a folder it may not enter
-      errors_.add({plan, line, 1, "",
-                   std::string("header names ") + what + " '" + named + "', which cannot be read: " + ec.message() +
-                       " (expected a readable " + what + " file)"});
-      return false;
-    }
-    // A bare name is also looked up as <what>s/NAME.yaml (read_plan_header).
-    const bool bare = named.find('/') == std::string::npos && std::filesystem::path(named).extension() != ".yaml";
-    errors_.add({plan, line, 1, "",
-                 std::string("header names ") + what + " '" + named + "', but " +
-                     (bare ? "neither " + std::string(what) + "s/" + named + ".yaml nor " + named : named) +
-                     " exists beside the plan or in a folder above it (expected a " + what + " name or path, or --" +
-                     what + " FILE)"});
-    return false;
+    std::optional<models::Diagnostic> problem = plan_header_file_problem(plan, named, line, what);
+    if (problem) errors_.add(*std::move(problem));
+    return !problem;
   }
 
   /// --cluster and --workload only serve to check plans: say so when none was given, rather than

@@ -59,21 +59,28 @@ namespace {
 /// NAME`, docs/inputs.md), when they exist; else the error CLI11's required() gave before.
 void take_inputs_from_plan_header(PlanChoice& o, const std::string& verb) {
   if (!o.cluster.empty() && !o.workload.empty()) return;
+  const std::string missing = o.cluster.empty() ? "--cluster" : "--workload";
+  const std::string required = missing + " is required (see `hetsim " + verb + " --help`)";
   std::error_code ec;
-  const bool plan_exists = !o.plan.empty() && std::filesystem::is_regular_file(o.plan, ec);
-  const models::PlanHeader header = plan_exists ? models::read_plan_header(o.plan) : models::PlanHeader{};
-  for (auto [what, value, named] : {std::tuple{"cluster", &o.cluster, &header.cluster},
-                                    std::tuple{"workload", &o.workload, &header.workload}}) {
+  if (o.plan.empty()) usage_error(verb, required);
+  if (!std::filesystem::is_regular_file(o.plan, ec))
+    usage_error(verb, required + ", or a --plan whose header names it, and --plan '" + o.plan + "' " +
+                          (std::filesystem::is_directory(o.plan, ec) ? "is a folder"
+                           : std::filesystem::exists(o.plan, ec)        ? "is not a regular file"
+                                                                        : "does not exist"));
+  const models::PlanHeader header = models::read_plan_header(o.plan);
+  models::DiagnosticCollector errors;
+  for (auto [what, value, named, line] : {std::tuple{"cluster", &o.cluster, &header.cluster, header.cluster_line},
+                                          std::tuple{"workload", &o.workload, &header.workload, header.workload_line}}) {
     if (!value->empty()) continue;
-    // A file that exists but cannot be read (a symlink loop) is taken: its loader says why.
-    std::string why;  // why the header does not stand in for the flag
-    if (plan_exists && named->empty()) why = " (the --plan's header names no " + std::string(what) + ")";
-    else if (plan_exists && !std::filesystem::exists(*named, ec) && (!ec || ec == std::errc::no_such_file_or_directory))
-      why = " (the --plan's header names " + std::string(what) + " '" + *named + "', which does not exist)";
-    if (!plan_exists || !why.empty())
-      usage_error(verb, "--" + std::string(what) + " is required (see `hetsim " + verb + " --help`)" + why);
+    if (named->empty())
+      usage_error(verb, "--" + std::string(what) + " is required (see `hetsim " + verb + " --help`): the --plan's header names no " + what);
+    for (models::Diagnostic& c : plan_header_conflicts(o.plan, header))
+      if (c.field == what) errors.add(std::move(c));
+    if (std::optional<models::Diagnostic> problem = plan_header_file_problem(o.plan, *named, line, what)) errors.add(*problem);
     *value = *named;
   }
+  errors.throw_if_any();
 }
 
 }  // namespace

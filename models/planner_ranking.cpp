@@ -111,7 +111,7 @@ std::string single_gpu_beats_note(const Cluster& cluster, const Workload& worklo
     seen_types.push_back(type);
     for (const int micro : options.micro_batches) {
       if (micro < 1 || workload.training.global_batch % micro != 0) continue;
-      for (const Recompute recompute : {Recompute::kNone, Recompute::kFull}) {
+      for (const Recompute recompute : options.recomputes) {
         Plan p;
         p.name = "one-gpu";
         p.micro_batch = micro;

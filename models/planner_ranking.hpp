@@ -32,8 +32,8 @@ namespace hetsim::models {
 /// The search places whole nodes (docs/planner.md), so for a workload too small for a node (tiny-gpt
 /// on a DGX) or on links that cost more than they give (a node joined at 10 MB/s) its best plan can
 /// be slower than one GPU alone. A note saying so when
-/// one GPU of some node type (the first of its type; the options' micro-batch sizes, recompute
-/// none or full) predicts more tokens/s than `best_tokens_per_s`; "" otherwise.
+/// one GPU of some node type (the first of its type; the options' micro-batch sizes and
+/// recompute modes) predicts more tokens/s than `best_tokens_per_s`; "" otherwise.
 std::string single_gpu_beats_note(const Cluster& cluster, const Workload& workload, const PlannerOptions& options,
                                   double best_tokens_per_s);
 

@@ -45,8 +45,8 @@ foreach(case "missing" "other-grid")
     message(FATAL_ERROR "refit ${case}: expected exit 2 and '${want}', got ${rc}:\n${out}\n${err}")
   endif()
 endforeach()
-# A damaged record (line 2's time 1e400, which no double holds): --refit names the line, the
-# microbenchmark and why, instead of calling it missing.
+# A damaged record (line 2's time 1e400, which no double holds): --refit names every damaged
+# line with its microbenchmark and why, at once, instead of calling the first one missing.
 file(STRINGS ${fixtures}/h200_cublas_samples.jsonl lines)
 list(GET lines 1 second)
 string(REGEX REPLACE "\"time_s\": [^,]*," "\"time_s\": 1e400," damaged "${second}")
@@ -57,7 +57,7 @@ file(WRITE ${WORK}/damaged.jsonl "${text}\n")
 execute_process(COMMAND ${HETSIM} calibrate --cluster ${cluster} --refit --out ${WORK}/x.yaml
                         --checkpoint ${WORK}/damaged.jsonl
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 300)
-set(want "--refit: [^ ]*damaged.jsonl:2: microbenchmark memory/h200-sxm-141gb/axpy/262144x0x0/3145728/0/r7: time_s 1e400 is no call's time")
+set(want "--refit: the checkpoint has 1 damaged line [^\n]*\n  [^ ]*damaged.jsonl:2: microbenchmark memory/h200-sxm-141gb/axpy/262144x0x0/3145728/0/r7: time_s 1e400 is no call's time")
 if(NOT rc EQUAL 2 OR NOT err MATCHES "${want}" OR EXISTS ${WORK}/x.yaml)
   message(FATAL_ERROR "refit damaged: expected exit 2 and '${want}', got ${rc}:\n${out}\n${err}")
 endif()
