@@ -70,13 +70,14 @@ void take_inputs_from_plan_header(PlanChoice& o, const std::string& verb) {
                                                                         : "does not exist"));
   const models::PlanHeader header = models::read_plan_header(o.plan);
   models::DiagnosticCollector errors;
+  const std::vector<models::Diagnostic> conflicts = plan_header_conflicts(o.plan, header);
   for (auto [what, value, named, line] : {std::tuple{"cluster", &o.cluster, &header.cluster, header.cluster_line},
                                           std::tuple{"workload", &o.workload, &header.workload, header.workload_line}}) {
     if (!value->empty()) continue;
     if (named->empty())
       usage_error(verb, "--" + std::string(what) + " is required (see `hetsim " + verb + " --help`): the --plan's header names no " + what);
-    for (models::Diagnostic& c : plan_header_conflicts(o.plan, header))
-      if (c.field == what) errors.add(std::move(c));
+    for (const models::Diagnostic& c : conflicts)
+      if (c.field == what) errors.add(c);
     if (std::optional<models::Diagnostic> problem = plan_header_file_problem(o.plan, *named, line, what)) errors.add(*problem);
     *value = *named;
   }

@@ -50,6 +50,7 @@ constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
 using planner::Candidate;
 using planner::over_budget;
+using planner::single_gpu_beats_note;
 using planner::rank;
 using planner::top_plans;
 using planner::busy_gpus;
@@ -348,9 +349,8 @@ class PlanOnce {
   /// Every candidate first in its list, best estimate first, is predicted: a search stopped early
   /// leaves fragmented shapes that take up to a second each to predict (bench1024 at --time-limit 1
   /// took 14-24 s in predictions). Past the time limit only the first kMinPredicted of a list are,
-  /// and past twice the limit only up to its first feasible one: a plan of 131,072
-  /// replicas takes seconds to predict
-  /// (1,048,576 GPUs at --time-limit 20 spent 365 s predicting the first eight of each list).
+  /// and past twice the limit only up to its first feasible one: a plan of 131,072 replicas takes
+  /// seconds to predict (1,048,576 GPUs at --time-limit 20 spent 365 s on the first eight of each).
   std::vector<RankedPlan> predict_feasible(std::vector<Candidate> candidates) {
     constexpr std::size_t kMinPredicted = 8;
     std::vector<RankedPlan> out;

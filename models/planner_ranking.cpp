@@ -96,10 +96,6 @@ std::vector<RankedPlan> top_plans(std::vector<RankedPlan> all, const PlannerOpti
   return top;
 }
 
-}  // namespace hetsim::models::planner
-
-namespace hetsim::models {
-
 std::string single_gpu_beats_note(const Cluster& cluster, const Workload& workload, const PlannerOptions& options,
                                   double best_tokens_per_s) {
   double best_single = 0;
@@ -137,4 +133,4 @@ std::string single_gpu_beats_note(const Cluster& cluster, const Workload& worklo
          "cost (a small model or batch, or slow links; `hetsim predict --plan` prices a plan on part of a node)";
 }
 
-}  // namespace hetsim::models
+}  // namespace hetsim::models::planner

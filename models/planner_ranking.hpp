@@ -25,10 +25,6 @@ RankedPlan rank(const Cluster& cluster, const Workload& workload, Candidate&& c,
 /// kBudget), each plan once.
 std::vector<RankedPlan> top_plans(std::vector<RankedPlan> all, const PlannerOptions& options);
 
-}  // namespace hetsim::models::planner
-
-namespace hetsim::models {
-
 /// The search places whole nodes (docs/planner.md), so for a workload too small for a node (tiny-gpt
 /// on a DGX) or on links that cost more than they give (a node joined at 10 MB/s) its best plan can
 /// be slower than one GPU alone. A note saying so when
@@ -36,9 +32,5 @@ namespace hetsim::models {
 /// recompute modes) predicts more tokens/s than `best_tokens_per_s`; "" otherwise.
 std::string single_gpu_beats_note(const Cluster& cluster, const Workload& workload, const PlannerOptions& options,
                                   double best_tokens_per_s);
-
-}  // namespace hetsim::models
-
-namespace hetsim::models::planner {
 
 }  // namespace hetsim::models::planner
