@@ -61,7 +61,9 @@ void json_sweep(models::JsonOut& j, const models::SweepSpec& s) {
   j.key("workloads").begin_array();
   for (const std::string& w : s.workload_paths) j.value(w);
   j.end_array();
-  j.key("objective").value(models::to_string(s.objective)).key("budget_per_hour").value(s.budget_per_hour);
+  j.key("objective").value(models::to_string(s.objective)).key("budget_per_hour");
+  if (s.objective == models::PlanObjective::kBudget) j.value(s.budget_per_hour);
+  else j.null();  // no budget: not "$0/h"
   j.key("spot").value(s.spot);
   const models::PlannerOptions po = searched(s);
   j.key("search");

@@ -394,7 +394,8 @@ void json_totals(models::JsonOut& j, const Totals& t) {
   j.key("gpus_by_type").begin_object();
   for (const auto& [name, n] : t.gpus_by_type) j.key(name).value(n);
   j.end_object();
-  j.key("peak_bf16_flops").value(t.peak_flops).key("memory_bytes").value(t.memory_bytes);
+  // Each GPU's headline peak (bf16, else fp16, else fp32: headline_peak), summed.
+  j.key("peak_headline_flops").value(t.peak_flops).key("memory_bytes").value(t.memory_bytes);
   j.key("price_per_hour").value(t.price_per_hour);
 }
 
@@ -403,7 +404,7 @@ void json_cluster(models::JsonOut& j, const models::Cluster& c) {
   j.key("node_types").begin_array();
   for (const auto& t : c.node_types) {
     j.begin_object().key("name").value(t.name).key("gpu").value(t.gpu.name).key("gpus_per_node").value(t.gpus_per_node);
-    j.key("peak_bf16_flops").value(headline_peak(t.gpu).first).key("peak_dtype").value(models::to_string(headline_peak(t.gpu).second));
+    j.key("peak_headline_flops").value(headline_peak(t.gpu).first).key("peak_dtype").value(models::to_string(headline_peak(t.gpu).second));
     j.key("memory_bytes").value(t.gpu.memory_bytes);
     j.key("intra").begin_object().key("kind").value(models::to_string(t.intra.kind))
         .key("bandwidth_Bps").value(t.intra.bandwidth_Bps).key("latency_s").value(t.intra.latency_s)
@@ -426,8 +427,11 @@ void json_cluster(models::JsonOut& j, const models::Cluster& c) {
     j.begin_object().key("name").value(z.name);
     j.key("fabric").begin_object().key("kind").value(models::to_string(z.fabric.kind))
         .key("oversubscription").value(z.fabric.oversubscription).key("latency_s").value(z.fabric.latency_s)
-        .key("bandwidth_Bps").value(z.fabric.bandwidth_Bps).end_object();
-    j.key("nodes").begin_array();
+        .key("bandwidth_Bps");
+    if (z.fabric.bandwidth_Bps > 0) j.value(z.fabric.bandwidth_Bps);
+    else j.null();  // no port cap (0 inside), not a 0 B/s fabric
+    j.end_object();
+    j.key("node_groups").begin_array();  // "nodes" is the zone's node count (json_totals)
     for (const auto& g : z.groups) {
       j.begin_object().key("type").value(c.node_types[g.node_type].name).key("count").value(g.count).end_object();
       all.add(c.node_types[g.node_type], g.count);
@@ -446,7 +450,7 @@ void json_cluster(models::JsonOut& j, const models::Cluster& c) {
   j.end_array();
   j.key("total").begin_object();
   json_totals(j, all);
-  j.key("price_per_hour").value(c.price_per_hour(false)).key("spot_price_per_hour").value(c.price_per_hour(true));
+  j.key("spot_price_per_hour").value(c.price_per_hour(true));  // price_per_hour: json_totals
   j.end_object();
 }
 

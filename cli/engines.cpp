@@ -33,4 +33,10 @@ std::vector<std::string> engine_names() {
   return names;
 }
 
+std::string unknown_engine_error(const std::string& verb, const std::string& name) {
+  std::string known;
+  for (const auto& n : engine_names()) known += (known.empty() ? "" : ", ") + n;
+  return "hetsim " + verb + ": error: --engine: unknown engine '" + name + "' (known: " + known + ")";
+}
+
 }  // namespace hetsim::cli

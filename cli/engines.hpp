@@ -16,5 +16,7 @@ void register_engine(const std::string& name, models::PredictFn fn);
 const models::PredictFn* find_engine(const std::string& name);
 /// Registered names, sorted.
 std::vector<std::string> engine_names();
+/// "hetsim VERB: error: --engine: unknown engine 'X' (known: analytic, sim)".
+std::string unknown_engine_error(const std::string& verb, const std::string& name);
 
 }  // namespace hetsim::cli

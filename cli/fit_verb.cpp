@@ -57,7 +57,7 @@ std::string figure(calibration::RunFitParam p, double v) {
 
 void print_json(const calibration::RunFitResult& r, const std::string& out) {
   models::JsonOut j;
-  j.begin_object().key("profile").value(out);
+  j.begin_object().key("fitted").value(true).key("profile").value(out);  // "fitted": false when none (run_fit)
   j.key("objective_before").value(r.objective_before).key("objective_after").value(r.objective_after);
   j.key("searches").value(r.searches).key("searches_resumed").value(r.searches_resumed);
   j.key("figures").begin_array();
@@ -126,7 +126,8 @@ void run_fit(const FitVerbOptions& o) {
       j.begin_object().key("fitted").value(false).key("reason").value(e.what()).end_object();
       std::cout << j.str();
     }
-    std::cerr << "hetsim fit: error: " << e.what() << "\n";
+    // A result with a reason (exit 1), not an input error: "error:" is for exit 2.
+    std::cerr << "hetsim fit: nothing fitted: " << e.what() << "\n";
     throw VerbExit{kExitFailure};
   }
   std::string params;

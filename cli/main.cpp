@@ -7,6 +7,7 @@
 #include <string>
 
 #include "diagnostics.hpp"
+#include "parse_error_text.hpp"
 #include "text_match.hpp"
 #include "verbs.hpp"
 
@@ -59,7 +60,13 @@ int run(CLI::App& app, int argc, char** argv) {
     if (e.get_exit_code() == 0) return app.exit(e) == 0 ? hetsim::cli::kExitOk : hetsim::cli::kExitBadInput;
     // Any other is bad input, in the verbs' own form rather than CLI11's bare text and its
     // "Run with --help" line.
-    std::cerr << "hetsim" << verb << ": error: " << e.what() << " (see `hetsim" << verb << " --help`)\n";
+    std::vector<std::string> options;
+    const CLI::App& whole = app;
+    for (const CLI::App* sub : whole.get_subcommands([&](const CLI::App* a) { return " " + a->get_name() == verb; }))
+      for (const CLI::Option* opt : sub->get_options())
+        for (const std::string& name : opt->get_lnames()) options.push_back("--" + name);
+    std::cerr << "hetsim" << verb << ": error: " << hetsim::cli::parse_error_text(e.what(), options) << " (see `hetsim"
+              << verb << " --help`)\n";
     return hetsim::cli::kExitBadInput;
   } catch (const hetsim::models::ConfigError& e) {
     std::cerr << e.what() << '\n';

@@ -61,7 +61,7 @@ std::string spot_table(const models::Report& r) {
 void run_predict(const PredictOptions& o) {
   const models::PredictFn* engine = find_engine(o.engine);
   if (!engine) {
-    std::cerr << "hetsim predict: error: --engine: unknown engine '" << o.engine << "'\n";
+    std::cerr << unknown_engine_error("predict", o.engine) << '\n';
     throw VerbExit{kExitBadInput};
   }
   PlanChoice choice = o.choice;

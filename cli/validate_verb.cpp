@@ -30,9 +30,7 @@ struct ValidateOptions {
 void run_validate(const ValidateOptions& o) {
   const models::PredictFn* engine = find_engine(o.engine);
   if (!engine) {
-    std::string known;
-    for (const auto& n : engine_names()) known += (known.empty() ? "" : ", ") + n;
-    std::cerr << "hetsim validate: error: --engine: unknown engine '" << o.engine << "' (known: " << known << ")\n";
+    std::cerr << unknown_engine_error("validate", o.engine) << '\n';
     throw VerbExit{kExitBadInput};
   }
   const models::Catalog& catalog = models::Catalog::builtin();

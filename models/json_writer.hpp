@@ -71,8 +71,11 @@ class JsonOut {
       return *this;
     }
     // Shortest text that reads back to the same double (exact integers without an exponent).
+    // From 1e16, past the integers a double holds exactly (2^53), an exponent: a 22-digit
+    // integer literal overflows the 64-bit integers that typed JSON readers parse it into.
     char buf[32];
-    const auto res = std::to_chars(buf, buf + sizeof buf, v);
+    const auto res = std::fabs(v) >= 1e16 ? std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific)
+                                          : std::to_chars(buf, buf + sizeof buf, v);
     out_.append(buf, res.ptr);
     return *this;
   }

@@ -65,15 +65,22 @@ std::string no_type_runs_dtype(const Cluster& cluster, const Workload& workload)
 
 std::string no_plan_reason(const Cluster& cluster, const Workload& workload, const PlannerOptions& options) {
   if (const std::string empty = search_space_reason(cluster, workload, options); !empty.empty()) return empty;
-  if (options.objective == PlanObjective::kBudget) {
-    char budget[48];  // cents, or 3 digits below a dollar: "$0.004/h" printed as $0.00/h
-    std::snprintf(budget, sizeof budget, options.budget_per_hour >= 1 ? "$%.2f/h" : "$%.3g/h", options.budget_per_hour);
-    return std::string("no feasible plan within the budget of ") + budget;
-  }
+  // Reasons that hold whatever the budget come first: naming the budget there would send the
+  // user to raise it for nothing.
   const std::string no_dtype = no_type_runs_dtype(cluster, workload);
   if (!no_dtype.empty()) return no_dtype;
   const std::string too_big = whole_node_too_big(cluster, workload, options);
   if (!too_big.empty()) return too_big;
+  const double cluster_price = cluster.price_per_hour(options.spot);
+  if (options.objective == PlanObjective::kBudget && cluster_price > options.budget_per_hour) {
+    const auto dollars = [](double v) {
+      char text[48];  // cents, or 3 digits below a dollar: "$0.004/h" printed as $0.00/h
+      std::snprintf(text, sizeof text, v >= 1 ? "$%.2f/h" : "$%.3g/h", v);
+      return std::string(text);
+    };
+    return "no feasible plan within the budget of " + dollars(options.budget_per_hour) + " (the whole cluster costs " +
+           dollars(cluster_price) + ")";
+  }
   return "no feasible plan: the model does not fit on these GPUs";
 }
 

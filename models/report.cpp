@@ -32,26 +32,37 @@ std::string to_json(const Report& r) {
 }
 
 void write_report_keys(JsonOut& j, const Report& r) {
+  // A plan refused before it was priced (degrees that do not divide, more GPUs than the cluster
+  // has) has no figures: null, not 0, which is a real value elsewhere (a $0/h plan's cost).
+  const bool priced = r.feasible || !r.stages.empty();
+  const auto figure = [&](const char* key, double v) -> JsonOut& {
+    j.key(key);
+    if (priced) j.value(v);
+    else j.null();
+    return j;
+  };
   j.key("engine").value(r.engine);
   j.key("feasible").value(r.feasible);
   j.key("infeasible_reason").value(r.infeasible_reason);
-  j.key("iteration_time_s").value(r.iteration_time_s);
-  j.key("samples_per_s").value(r.samples_per_s);
-  j.key("tokens_per_s").value(r.tokens_per_s);
-  j.key("tflops_per_gpu").value(r.tflops_per_gpu);
-  j.key("mfu").value(r.mfu);
-  j.key("hfu").value(r.hfu);
-  j.key("memory_peak_bytes").value(std::round(r.memory_peak_bytes));  // whole bytes (a model sum: 8946719129.6)
-  j.key("cost_per_hour").value(r.cost_per_hour);
-  j.key("cost_per_million_tokens").value(r.cost_per_million_tokens);
-  j.key("micro_batch").value(r.micro_batch);
+  figure("iteration_time_s", r.iteration_time_s);
+  figure("samples_per_s", r.samples_per_s);
+  figure("tokens_per_s", r.tokens_per_s);
+  figure("tflops_per_gpu", r.tflops_per_gpu);
+  figure("mfu", r.mfu);
+  figure("hfu", r.hfu);
+  figure("memory_peak_bytes", std::round(r.memory_peak_bytes));  // whole bytes (a model sum: 8946719129.6)
+  figure("cost_per_hour", r.cost_per_hour);
+  figure("cost_per_million_tokens", r.cost_per_million_tokens);
+  j.key("micro_batch");
+  if (r.micro_batch > 0) j.value(r.micro_batch);
+  else j.null();
   j.key("breakdown").begin_object();
-  j.key("compute_s").value(r.breakdown.compute_s);
-  j.key("tp_comm_s").value(r.breakdown.tp_comm_s);
-  j.key("pp_comm_s").value(r.breakdown.pp_comm_s);
-  j.key("dp_comm_s").value(r.breakdown.dp_comm_s);
-  j.key("bubble_s").value(r.breakdown.bubble_s);
-  j.key("optimizer_s").value(r.breakdown.optimizer_s);
+  figure("compute_s", r.breakdown.compute_s);
+  figure("tp_comm_s", r.breakdown.tp_comm_s);
+  figure("pp_comm_s", r.breakdown.pp_comm_s);
+  figure("dp_comm_s", r.breakdown.dp_comm_s);
+  figure("bubble_s", r.breakdown.bubble_s);
+  figure("optimizer_s", r.breakdown.optimizer_s);
   j.end_object();
   j.key("stages").begin_array();
   for (const StageReport& s : r.stages) {
@@ -68,19 +79,19 @@ void write_report_keys(JsonOut& j, const Report& r) {
     j.end_object();
   }
   j.end_array();
-  if (!r.by_gpu_type.empty()) {
-    j.key("by_gpu_type").begin_array();
-    for (const TypeUtilisation& u : r.by_gpu_type) {
-      j.begin_object();
-      j.key("gpu_type").value(u.gpu_type);
-      j.key("gpus").value(u.gpus);
-      j.key("tflops_per_gpu").value(u.tflops_per_gpu);
-      j.key("mfu").value(u.mfu);
-      j.end_object();
-    }
-    j.end_array();
+  // Always present, empty where not computed (an infeasible plan; stage_ops without --ops), so
+  // that a script reads the same keys on every path.
+  j.key("by_gpu_type").begin_array();
+  for (const TypeUtilisation& u : r.by_gpu_type) {
+    j.begin_object();
+    j.key("gpu_type").value(u.gpu_type);
+    j.key("gpus").value(u.gpus);
+    j.key("tflops_per_gpu").value(u.tflops_per_gpu);
+    j.key("mfu").value(u.mfu);
+    j.end_object();
   }
-  if (!r.stage_ops.empty()) {
+  j.end_array();
+  {
     j.key("stage_ops").begin_array();
     for (const StageOps& g : r.stage_ops) {
       j.begin_object();

@@ -9,6 +9,7 @@
 #include <xbt/log.h>
 
 #include <algorithm>
+#include <signal.h>  // sigaction (POSIX)
 #include <chrono>
 #include <cmath>
 #include <memory>
@@ -43,7 +44,13 @@ sg4::Engine& make_engine() {
   static char arg0[] = "hetsim";
   static char* argv[] = {arg0, nullptr};
   xbt_log_control_set("root.thres:critical");
+  // SimGrid's Engine installs a SIGINT handler that exits with status 1, the status of an
+  // infeasible plan, and without a word: Ctrl-C keeps ending the process by the signal (and
+  // removing the temporaries, models/atomic_file.cpp), as in every other verb.
+  struct sigaction before_engine {};
+  sigaction(SIGINT, nullptr, &before_engine);
   static sg4::Engine engine(&argc, argv);
+  sigaction(SIGINT, &before_engine, nullptr);
   // CM02 without cross-traffic and without the TCP window bound: a flow alone takes exactly
   // latency + size/bandwidth, the figures both engines start from (DESIGN "Simulator").
   sg4::Engine::set_config("network/model:CM02");

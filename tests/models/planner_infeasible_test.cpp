@@ -109,5 +109,21 @@ TEST(PlannerInfeasible, ASmallBudgetIsPrintedAsGiven) {
   EXPECT_NE(r.reason.find("within the budget of $0.004/h"), std::string::npos) << r.reason;
 }
 
+// A budget above the whole cluster's price excluded nothing: the reason is the model's size,
+// not the budget (it said "within the budget of $1000.00/h" for a $163.88/h cluster).
+TEST(PlannerInfeasible, ABudgetAboveTheClusterPriceIsNotTheReason) {
+  const Cluster c = load_cluster(source("clusters/dgx-a100.yaml"), Catalog::builtin());
+  PlannerOptions o;
+  o.objective = PlanObjective::kBudget;
+  o.budget_per_hour = 1000;
+  const PlannerResult r = plan_training(c, load_workload(source("workloads/gpt3-175b.yaml")), o);
+  EXPECT_TRUE(r.top.empty());
+  EXPECT_EQ(r.reason, "no feasible plan: the model does not fit on these GPUs");
+  o.budget_per_hour = 100;  // below the cluster's price: the budget may be why
+  const PlannerResult under = plan_training(c, load_workload(source("workloads/gpt3-175b.yaml")), o);
+  EXPECT_NE(under.reason.find("within the budget of $100.00/h (the whole cluster costs $163.88/h)"), std::string::npos)
+      << under.reason;
+}
+
 }  // namespace
 }  // namespace hetsim::models

@@ -93,5 +93,39 @@ TEST(ReportJson, MemoryFiguresAreWholeBytes) {
   EXPECT_NE(j.find("\"memory_bytes\": 8946719129,"), std::string::npos) << j;
 }
 
+// A plan refused before it was priced has no figures: null, not 0 (a $0/h plan's real cost),
+// and the same keys as a priced Report (s51 JSON hunt: by_gpu_type and stage_ops were missing).
+TEST(ReportJson, AnUnpricedPlanHasNullFiguresAndEveryKey) {
+  Report r;
+  r.feasible = false;
+  r.infeasible_reason = "training.global_batch (1024) is not divisible by dp (400)";
+  const std::string j = to_json(r);
+  for (const char* key : {"iteration_time_s", "tokens_per_s", "mfu", "memory_peak_bytes", "cost_per_hour",
+                          "cost_per_million_tokens", "micro_batch", "compute_s", "bubble_s"})
+    EXPECT_NE(j.find("\"" + std::string(key) + "\": null"), std::string::npos) << key << "\n" << j;
+  EXPECT_NE(j.find("\"by_gpu_type\": []"), std::string::npos) << j;
+  EXPECT_NE(j.find("\"stage_ops\": []"), std::string::npos) << j;
+  // Over memory, the plan was priced: its figures stay numbers.
+  r.stages.push_back(stage(0, 0, "a100", 0.01));
+  r.iteration_time_s = 2.5;
+  r.micro_batch = 1;
+  const std::string priced = to_json(r);
+  EXPECT_NE(priced.find("\"iteration_time_s\": 2.5,"), std::string::npos) << priced;
+  EXPECT_NE(priced.find("\"micro_batch\": 1,"), std::string::npos) << priced;
+}
+
+// Past 2^53 a whole-valued double is written with an exponent: a 22-digit integer literal
+// overflows the 64-bit integers typed JSON readers parse it into (s51 JSON hunt).
+TEST(ReportJson, HugeFiguresKeepAnExponent) {
+  Report r;
+  r.feasible = false;
+  r.stages.push_back(stage(0, 0, "a100", 0.01));
+  r.iteration_time_s = 1868617104000319225856.0;
+  r.memory_peak_bytes = 8946719129.6;
+  const std::string j = to_json(r);
+  EXPECT_NE(j.find("\"iteration_time_s\": 1.8686171040003192e+21,"), std::string::npos) << j;
+  EXPECT_NE(j.find("\"memory_peak_bytes\": 8946719130,"), std::string::npos) << j;
+}
+
 }  // namespace
 }  // namespace hetsim::models
