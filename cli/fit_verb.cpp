@@ -55,6 +55,13 @@ std::string figure(calibration::RunFitParam p, double v) {
   return three_decimals(v);
 }
 
+/// The unit of a figure's `catalog` and `fitted` values in the JSON, which differs by figure.
+const char* figure_unit(calibration::RunFitParam p) {
+  if (p == calibration::RunFitParam::kHost) return "s";
+  if (p == calibration::RunFitParam::kLinks) return "B/s";
+  return "fraction";
+}
+
 void print_json(const calibration::RunFitResult& r, const std::string& out) {
   models::JsonOut j;
   j.begin_object().key("fitted").value(true).key("profile").value(out);  // "fitted": false when none (run_fit)
@@ -63,6 +70,7 @@ void print_json(const calibration::RunFitResult& r, const std::string& out) {
   j.key("figures").begin_array();
   for (const auto& f : r.figures) {
     j.begin_object().key("device_type").value(f.device_type).key("param").value(calibration::to_string(f.param));
+    j.key("unit").value(figure_unit(f.param));
     j.key("catalog").value(f.catalog_value).key("fitted").value(f.fitted_value).key("rows").value(f.rows);
     j.key("changed").value(f.changed).key("at_bound").value(f.at_bound).end_object();
   }
