@@ -61,11 +61,20 @@ int run(CLI::App& app, int argc, char** argv) {
     // Any other is bad input, in the verbs' own form rather than CLI11's bare text and its
     // "Run with --help" line.
     std::vector<std::string> options;
+    std::string what = e.what();
     const CLI::App& whole = app;
-    for (const CLI::App* sub : whole.get_subcommands([&](const CLI::App* a) { return " " + a->get_name() == verb; }))
+    for (const CLI::App* sub : whole.get_subcommands([&](const CLI::App* a) { return " " + a->get_name() == verb; })) {
       for (const CLI::Option* opt : sub->get_options())
         for (const std::string& name : opt->get_lnames()) options.push_back("--" + name);
-    std::cerr << "hetsim" << verb << ": error: " << hetsim::cli::parse_error_text(e.what(), options) << " (see `hetsim"
+      // CLI11 checks required options before unknown ones: `--clustr x` was reported as
+      // "--cluster is required", hiding the misspelling that caused it.
+      const std::vector<std::string> extras = sub->remaining();
+      if (dynamic_cast<const CLI::RequiredError*>(&e) && !extras.empty()) {
+        what = "The following argument" + std::string(extras.size() == 1 ? " was" : "s were") + " not expected:";
+        for (const std::string& x : extras) what += " " + x;
+      }
+    }
+    std::cerr << "hetsim" << verb << ": error: " << hetsim::cli::parse_error_text(what, options) << " (see `hetsim"
               << verb << " --help`)\n";
     return hetsim::cli::kExitBadInput;
   } catch (const hetsim::models::ConfigError& e) {

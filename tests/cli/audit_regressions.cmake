@@ -73,6 +73,10 @@ hetsim_cli_test(plan_min_headroom_bounded EXPECT_RC 2 ARGS plan ${mixed} --min-h
 hetsim_cli_test(cli11_errors_in_the_verbs_form EXPECT_RC 2 ARGS predict --format JSON --cluster clusters/dgx-a100.yaml
   --workload workloads/gpt3-1.3b.yaml --tp 1 --pp 1 --dp 8
   STDERR "^hetsim predict: error: --format: unknown value 'JSON' \\(expected one of: table, json\\) \\(see `hetsim predict --help`\\)")
+# A misspelt required option is named as unknown, with a suggestion, not as the required one
+# missing (CLI11 checks required options first: s51).
+hetsim_cli_test(misspelt_required_option_is_named EXPECT_RC 2 ARGS plan --clustr clusters/dgx-a100.yaml
+  --workload workloads/gpt3-6.7b.yaml STDERR "unknown arguments '--clustr', 'clusters/dgx-a100.yaml' \\(did you mean '--cluster'\\?")
 # A plan of two GPU types shows each type's throughput against its own peak (s26 walkthrough 9).
 hetsim_cli_test(predict_per_type_utilisation EXPECT_RC 0 ARGS predict --cluster clusters/mixed-a100-v100.yaml
   --workload workloads/gpt3-6.7b.yaml --plan plans/mixed-a100-v100-tp8-pp3-dp2.yaml
