@@ -7,6 +7,7 @@
 #endif
 
 #include <algorithm>
+#include <set>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -104,6 +105,16 @@ std::vector<std::vector<int>> every_allotment(const Cluster& cluster, const std:
 std::vector<std::vector<int>> allotments(const Cluster& cluster, const std::vector<planner::Pool>& pools,
                                          const Workload& workload, const PlannerOptions& o) {
   std::vector<std::vector<int>> all = every_allotment(cluster, pools, workload, o);
+  if (o.one_zone) {
+    const auto zones_used = [&](const std::vector<int>& a) {
+      std::set<int> zones;
+      for (std::size_t p = 0; p < a.size(); ++p)
+        if (a[p] > 0) zones.insert(pools[p].zone);
+      return zones.size();
+    };
+    all.erase(std::remove_if(all.begin(), all.end(), [&](const std::vector<int>& a) { return zones_used(a) > 1; }),
+              all.end());
+  }
   if (!o.one_vendor) return all;
   const std::vector<Vendor> vendors = pool_vendors(cluster, pools);
   std::vector<std::vector<int>> out;
@@ -115,7 +126,7 @@ std::vector<std::vector<int>> allotments(const Cluster& cluster, const std::vect
 
 /// Which nodes of each pool the search may use: every non-empty subset of pools (all the nodes
 /// the workload can keep busy) for throughput and cost; for a budget, every affordable
-/// combination of node counts that cannot take one more step of any pool.
+/// combination of node counts that cannot take one more step of any pool it uses.
 std::vector<std::vector<int>> every_allotment(const Cluster& cluster, const std::vector<planner::Pool>& pools,
                                          const Workload& workload, const PlannerOptions& o) {
   std::vector<std::vector<int>> out;
@@ -165,6 +176,11 @@ std::vector<std::vector<int>> every_allotment(const Cluster& cluster, const std:
       bool any = false, maximal = true;
       for (int q = 0; q < n; ++q) {
         any |= a[q] > 0;
+        // Maximal among the pools it uses: a pool left out entirely is that subset's choice (as
+        // the throughput objective tries every subset of pools). Maximal over all pools forced a
+        // node in that could not compute the dtype (a V100 in a bf16 run) or whose zone added
+        // egress, and a larger budget then gave a worse plan, or none (s51 plausibility hunt F1).
+        if (a[q] == 0) continue;
         const auto& c = choices[q];
         const auto it = std::find(c.begin(), c.end(), a[q]);
         if (it + 1 != c.end() && !over_budget(spent + (*(it + 1) - a[q]) * price(q), o)) maximal = false;
@@ -515,6 +531,25 @@ PlannerResult plan_training(const Cluster& cluster, const Workload& workload, co
     truncated += result.searches_truncated;
     skipped += result.predictions_skipped;
     threads = std::max(threads, result.threads);
+  }
+  // Under a budget with priced egress between zones, a second search of one-zone allotments,
+  // whose plans pay no egress: the first search ranks shapes by their nodes' price alone.
+  const bool egress_priced = std::any_of(cluster.links.begin(), cluster.links.end(),
+                                         [](const InterZoneLink& l) { return l.egress_price_per_byte > 0; });
+  if (options.objective == PlanObjective::kBudget && egress_priced && !options.one_zone) {
+    PlannerOptions one_zone = options;
+    one_zone.one_zone = true;
+    PlannerResult zoned = plan_once(cluster, workload, one_zone);
+    evaluated += zoned.plans_evaluated;
+    pruned += zoned.plans_pruned;
+    predicted += zoned.plans_predicted;
+    stopped += zoned.searches_stopped;
+    truncated += zoned.searches_truncated;
+    skipped += zoned.predictions_skipped;
+    std::vector<RankedPlan> both = std::move(result.top);
+    for (RankedPlan& r : zoned.top) both.push_back(std::move(r));
+    result.top = planner::top_plans(std::move(both), options);
+    if (!result.top.empty()) result.reason.clear();
   }
   result.searches_stopped = stopped;
   result.searches_truncated = truncated;

@@ -93,6 +93,11 @@ struct PlannerOptions {
   /// NVIDIA and AMD GPUs runs on hetsim's execution engine only. The baselines keep to it too:
   /// the uniform one is the best of each vendor's GPUs alone.
   bool one_vendor = false;
+  /// Only allotments whose nodes lie in one zone. Set by plan_training's second pass under a
+  /// budget when links between zones charge egress: the search prices a shape by its nodes, so
+  /// its best shapes could all cross zones and exceed the budget once the predictor adds the
+  /// egress, which left no plan at all where a one-zone plan fitted (s51 plausibility hunt F1).
+  bool one_zone = false;
 };
 
 /// One plan with its prediction.

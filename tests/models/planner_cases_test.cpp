@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <variant>
 
 #include "catalog.hpp"
@@ -123,6 +124,27 @@ TEST(PlannerCases, ABudgetNothingFitsLeavesTheBaselinesAsTheyAre) {
   ASSERT_TRUE(b.uniform.found && t.uniform.found);
   EXPECT_DOUBLE_EQ(b.uniform.best.report.tokens_per_s, t.uniform.best.report.tokens_per_s);
   EXPECT_NE(b.reason.find("$1.00/h"), std::string::npos) << b.reason;
+}
+
+// A larger budget never gives a worse plan (s51 plausibility hunt F1). geo-two-zones: past
+// $230/h the search's best shapes crossed zones and the egress the predictor adds took them over
+// budget, which left no plan where the $200/h one fitted; spot-mix: past $240/h a V100 node
+// (no bf16) was forced into every allotment, which halved llama2-70b's throughput.
+TEST(PlannerCases, ALargerBudgetNeverGivesAWorsePlan) {
+  const Workload w = example_workload("llama2-70b.yaml");
+  for (const auto& [cluster, low, high] : {std::tuple{"geo-two-zones", 200.0, 250.0}, std::tuple{"spot-mix", 230.0, 500.0}}) {
+    const Cluster c = example_cluster(std::string(cluster) + ".yaml");
+    PlannerOptions o;
+    o.objective = PlanObjective::kBudget;
+    o.budget_per_hour = low;
+    const PlannerResult at_low = plan_training(c, w, o);
+    o.budget_per_hour = high;
+    const PlannerResult at_high = plan_training(c, w, o);
+    ASSERT_FALSE(at_low.top.empty()) << cluster << ": " << at_low.reason;
+    ASSERT_FALSE(at_high.top.empty()) << cluster << ": " << at_high.reason;
+    EXPECT_GE(at_high.top.front().report.tokens_per_s, at_low.top.front().report.tokens_per_s) << cluster;
+    EXPECT_LE(at_high.top.front().report.cost_per_hour, high) << cluster;
+  }
 }
 
 TEST(PlannerCases, NodeTypesThatDifferInNameOnlyArePlannedAsOne) {
