@@ -516,21 +516,27 @@ PlannerResult plan_training(const Cluster& cluster, const Workload& workload, co
   // liked turned out not to fit, search again with a safety margin before giving up. Not when
   // plans fit and only the budget left none: the margin would change the baselines for nothing.
   PlannerOptions retry = options;
-  long evaluated = result.plans_evaluated, pruned = result.plans_pruned, predicted = result.plans_predicted;
-  int stopped = result.searches_stopped, truncated = result.searches_truncated;
-  long skipped = result.predictions_skipped;
-  int threads = result.threads;
+  // The searches' counts add up over the passes below (not a PlannerResult copy: its plans are
+  // large on the largest clusters).
+  struct {
+    long plans_evaluated, plans_pruned, plans_predicted, predictions_skipped;
+    int searches_stopped, searches_truncated, threads;
+  } counts{result.plans_evaluated, result.plans_pruned, result.plans_predicted, result.predictions_skipped,
+           result.searches_stopped, result.searches_truncated, result.threads};
+  const auto add_counts = [&](const PlannerResult& pass) {
+    counts.plans_evaluated += pass.plans_evaluated;
+    counts.plans_pruned += pass.plans_pruned;
+    counts.plans_predicted += pass.plans_predicted;
+    counts.searches_stopped += pass.searches_stopped;
+    counts.searches_truncated += pass.searches_truncated;
+    counts.predictions_skipped += pass.predictions_skipped;
+    counts.threads = std::max(counts.threads, pass.threads);
+  };
   for (int attempt = 0; attempt < 2 && result.top.empty() && result.plans_predicted > 0 && result.plans_feasible == 0;
        ++attempt) {
     retry.memory_fraction *= 0.9;  // assumption: a 10% margin per retry (two at most) covers the estimator's error
     result = plan_once(cluster, workload, retry);
-    evaluated += result.plans_evaluated;
-    pruned += result.plans_pruned;
-    predicted += result.plans_predicted;
-    stopped += result.searches_stopped;
-    truncated += result.searches_truncated;
-    skipped += result.predictions_skipped;
-    threads = std::max(threads, result.threads);
+    add_counts(result);
   }
   // Under a budget with priced egress between zones, a second search of one-zone allotments,
   // whose plans pay no egress: the first search ranks shapes by their nodes' price alone.
@@ -540,23 +546,19 @@ PlannerResult plan_training(const Cluster& cluster, const Workload& workload, co
     PlannerOptions one_zone = options;
     one_zone.one_zone = true;
     PlannerResult zoned = plan_once(cluster, workload, one_zone);
-    evaluated += zoned.plans_evaluated;
-    pruned += zoned.plans_pruned;
-    predicted += zoned.plans_predicted;
-    stopped += zoned.searches_stopped;
-    truncated += zoned.searches_truncated;
-    skipped += zoned.predictions_skipped;
+    add_counts(zoned);
     std::vector<RankedPlan> both = std::move(result.top);
     for (RankedPlan& r : zoned.top) both.push_back(std::move(r));
     result.top = planner::top_plans(std::move(both), options);
     if (!result.top.empty()) result.reason.clear();
   }
-  result.searches_stopped = stopped;
-  result.searches_truncated = truncated;
-  result.predictions_skipped = skipped;
-  result.plans_evaluated = evaluated;
-  result.plans_pruned = pruned;
-  result.plans_predicted = predicted;
+  result.searches_stopped = counts.searches_stopped;
+  result.searches_truncated = counts.searches_truncated;
+  result.predictions_skipped = counts.predictions_skipped;
+  result.plans_evaluated = counts.plans_evaluated;
+  result.plans_pruned = counts.plans_pruned;
+  result.plans_predicted = counts.plans_predicted;
+  const int threads = counts.threads;
   if (options.objective == PlanObjective::kThroughput && !result.top.empty())
     result.single_gpu_note = single_gpu_beats_note(cluster, workload, options, result.top.front().report.tokens_per_s);
   result.search_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
