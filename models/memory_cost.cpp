@@ -97,8 +97,9 @@ StageMemory stage_memory(const StageMemoryInput& in) {
   mem.optimizer = in.params * sb.optimizer / (in.zero >= 1 ? dp : 1.0);
   mem.grads = in.params * sb.grads / (in.zero >= 2 ? dp : 1.0);
   mem.weights = in.params * sb.weights / (in.zero >= 3 ? dp : 1.0);
-  if (in.zero >= 3) {
-    // Gathered weights live beside the shard: the layer in use and the next one prefetched,
+  if (in.zero >= 3 && dp > 1) {
+    // With one replica the weights are whole and nothing is gathered (the plan note says
+    // ZeRO-3 changes nothing there; s51 plausibility hunt F6). Else gathered weights live beside the shard: the layer in use and the next one prefetched,
     // but DeepSpeed releases gathered weights beyond stage3_max_live_parameters (default 1e9;
     // DeepSpeed configuration docs, "ZeRO optimizations") and can only gather a tensor whole,
     // so the largest weight tensor (the MLP's, or the embedding on the end stages) in use and

@@ -438,6 +438,25 @@ TEST(MemoryCost, InFlightMicroBatchesPerSchedule) {
   EXPECT_EQ(in_flight_chunks(Schedule::kInterleaved, 0, 4, 8, 2), 11);
 }
 
+// One replica: ZeRO shards over a group of one, so every stage keeps what ZeRO-0 keeps; ZeRO-3
+// gathered nothing but was charged the gathered-weights buffer (s51 plausibility hunt F6).
+TEST(MemoryCost, ZeroWithOneReplicaKeepsWhatZeroZeroKeeps) {
+  StageMemoryInput in;
+  const ModelSpec m = gpt(4096, 32, 2048);
+  in.model = &m;
+  in.dtype = Dtype::kFp16;
+  in.layers = 100;
+  in.params = 1e9;
+  in.dp = 1;
+  in.zero = 0;
+  const StageMemory none = stage_memory(in);
+  for (int z = 1; z <= 3; ++z) {
+    in.zero = z;
+    const StageMemory mem = stage_memory(in);
+    EXPECT_DOUBLE_EQ(mem.weights + mem.grads + mem.optimizer, none.weights + none.grads + none.optimizer) << z;
+  }
+}
+
 TEST(MemoryCost, ZeroShardsStatesGradientsWeights) {
   StageMemoryInput in;
   const ModelSpec m = gpt(4096, 32, 2048);
