@@ -412,6 +412,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
   // which chains each add through a store and a load. The sums add each replica's subtotal, so
   // that a copy adds its base's (the same value, without walking its stages' figures again).
   double peak_sum = 0, hardware_flop = 0, optimizer_s = 0, memory_peak = 0;
+  double worst_over = 1;  // the reason names the stage furthest over its capacity, not the first
   ScratchVector<double> replica_peak(in.copy_of ? dp : 0), replica_flop(in.copy_of ? dp : 0);
   TypeFigures figures;  // of the node type met last by a one-node stage
   for (int r = 0; r < dp; ++r) {
@@ -468,7 +469,8 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
       out.stage_memory_bytes[k] = mem;
       out.stage_capacity_bytes[k] = capacity;
       memory_peak = std::max(memory_peak, mem);
-      if (mem > capacity && out.memory_reason.empty()) {
+      if (mem > capacity * worst_over) {
+        worst_over = mem / capacity;
         out.memory_reason = "stage " + std::to_string(s) + (dp > 1 ? " of replica " + std::to_string(r) : "") +
                             " needs " + gib(mem) + " GiB of " + gib(capacity) + " GiB";
       }

@@ -125,5 +125,25 @@ TEST(PlannerInfeasible, ABudgetAboveTheClusterPriceIsNotTheReason) {
       << under.reason;
 }
 
+// The reason names the stage furthest over its capacity: it named the first, so a larger batch
+// could print a smaller need ("stage 0 needs 106 GiB" while stage 7 needed 514: s51 F7).
+TEST(PlannerInfeasible, TheMemoryReasonNamesTheStageFurthestOver) {
+  const Cluster c = load_cluster(source("clusters/dgx-a100.yaml"), Catalog::builtin());
+  Workload w = load_workload(source("workloads/gpt3-6.7b.yaml"));
+  w.training.global_batch = 4096;
+  UniformPlanOptions o;
+  o.schedule = Schedule::kGpipe;  // every stage holds every micro-batch: the LM head's stage the most
+  o.recompute = Recompute::kFull;
+  const Plan plan = std::get<Plan>(make_uniform_plan(c, w, 1, 8, 4, o));
+  const Report r = predict(c, w, plan);
+  ASSERT_FALSE(r.feasible);
+  double worst = 0;
+  int worst_stage = -1;
+  for (const StageReport& s : r.stages)
+    if (s.memory_bytes / s.memory_capacity_bytes > worst) worst = s.memory_bytes / s.memory_capacity_bytes, worst_stage = s.stage;
+  EXPECT_EQ(worst_stage, 7);
+  EXPECT_EQ(r.infeasible_reason.rfind("stage 7 of replica 0 needs", 0), 0u) << r.infeasible_reason;
+}
+
 }  // namespace
 }  // namespace hetsim::models
