@@ -66,7 +66,7 @@ struct PlannerOptions {
   /// How many of the best estimated shapes (per category) are evaluated with predict(). 48, not
   /// 24: at 24 the estimator's ranking left better plans unpredicted (geo-two-zones llama2-7b:
   /// 339,235 tokens/s where 358,767 was in the search space, found by --recompute none; gpt3-13b
-  /// 170,545 against 173,606), for ~25% more search time (bench1024 gpt3-175b 2.6 -> 3.3 s, one thread).
+  /// 170,545 against 173,606), for ~12% more search time (bench1024 gpt3-175b, one thread: 1.36 -> 1.52 s).
   int predict_candidates = 48;
   /// Fraction of a GPU's memory the estimator may plan for. 1: the predictor alone decides what
   /// fits (every returned plan is predicted feasible); lower it to keep a safety margin.
