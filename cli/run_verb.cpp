@@ -163,6 +163,18 @@ void write_records_while_running(const std::string& path, int ranks, exec::RunSp
   spec.on_step_records = nullptr;
 }
 
+/// A run that failed (a rank's fault, a plan the engine cannot execute): the reason on stderr and,
+/// for --format json, as {"completed": false, "reason"} on stdout, where scripts read the Report.
+[[noreturn]] void failed_run(OutputFormat format, const std::string& reason) {
+  if (format == OutputFormat::kJson) {
+    models::JsonOut j;
+    j.begin_object().key("completed").value(false).key("reason").value(reason).end_object();
+    std::cout << j.str();
+  }
+  std::cerr << "hetsim run: " << reason << '\n';
+  throw VerbExit{kExitFailure};
+}
+
 void run(const RunVerbOptions& o) {
   PlanChoice choice = o.choice;
   check_plan_choice(choice, "run");
@@ -220,11 +232,9 @@ void run(const RunVerbOptions& o) {
     write_records_while_running(o.out, spec.plan.gpu_count(), spec, [&] { out = exec::run_in_process(spec); });
     print_report(out.report, out.steps, o.format);
   } catch (const exec::RankFailure& e) {
-    std::cerr << "hetsim run: " << e.what() << '\n';
-    throw VerbExit{kExitFailure};
+    failed_run(o.format, e.what());
   } catch (const std::invalid_argument& e) {
-    std::cerr << "hetsim run: cannot execute the plan: " << e.what() << '\n';
-    throw VerbExit{kExitFailure};
+    failed_run(o.format, std::string("cannot execute the plan: ") + e.what());
   }
 }
 
