@@ -35,11 +35,10 @@ void write_report_keys(JsonOut& j, const Report& r) {
   // A plan refused before it was priced (degrees that do not divide, more GPUs than the cluster
   // has) has no figures: null, not 0, which is a real value elsewhere (a $0/h plan's cost).
   const bool priced = r.feasible || !r.stages.empty();
-  const auto figure = [&](const char* key, double v) -> JsonOut& {
+  const auto figure = [&](const char* key, double v) {
     j.key(key);
     if (priced) j.value(v);
     else j.null();
-    return j;
   };
   j.key("engine").value(r.engine);
   j.key("feasible").value(r.feasible);
@@ -91,38 +90,36 @@ void write_report_keys(JsonOut& j, const Report& r) {
     j.end_object();
   }
   j.end_array();
-  {
-    j.key("stage_ops").begin_array();
-    for (const StageOps& g : r.stage_ops) {
+  j.key("stage_ops").begin_array();
+  for (const StageOps& g : r.stage_ops) {
+    j.begin_object();
+    j.key("stages").value(g.stages);
+    j.key("stage_count").value(g.stage_count);
+    j.key("gpu_type").value(g.gpu_type);
+    j.key("layers").value(g.layers);
+    j.key("tp").value(g.tp);
+    j.key("forward_s").value(g.forward_s);
+    j.key("backward_s").value(g.backward_s);
+    j.key("send_forward_s").value(g.send_forward_s);
+    j.key("send_backward_s").value(g.send_backward_s);
+    j.key("ops").begin_array();
+    for (const OpTime& op : g.ops) {
       j.begin_object();
-      j.key("stages").value(g.stages);
-      j.key("stage_count").value(g.stage_count);
-      j.key("gpu_type").value(g.gpu_type);
-      j.key("layers").value(g.layers);
-      j.key("tp").value(g.tp);
-      j.key("forward_s").value(g.forward_s);
-      j.key("backward_s").value(g.backward_s);
-      j.key("send_forward_s").value(g.send_forward_s);
-      j.key("send_backward_s").value(g.send_backward_s);
-      j.key("ops").begin_array();
-      for (const OpTime& op : g.ops) {
-        j.begin_object();
-        j.key("name").value(op.name);
-        j.key("kind").value(op.kind);
-        j.key("forward_s").value(op.forward_s);
-        j.key("recompute_s").value(op.recompute_s);
-        j.key("backward_s").value(op.backward_s);
-        j.key("flop").value(op.flop);
-        j.key("kernels").value(op.kernels);
-        j.key("size_bytes").value(op.size_bytes);
-        j.key("overlapped").value(op.overlapped);
-        j.end_object();
-      }
-      j.end_array();
+      j.key("name").value(op.name);
+      j.key("kind").value(op.kind);
+      j.key("forward_s").value(op.forward_s);
+      j.key("recompute_s").value(op.recompute_s);
+      j.key("backward_s").value(op.backward_s);
+      j.key("flop").value(op.flop);
+      j.key("kernels").value(op.kernels);
+      j.key("size_bytes").value(op.size_bytes);
+      j.key("overlapped").value(op.overlapped);
       j.end_object();
     }
     j.end_array();
+    j.end_object();
   }
+  j.end_array();
   j.key("extra").begin_object();
   for (const auto& [k, v] : r.extra) j.key(k).value(v);
   j.end_object();

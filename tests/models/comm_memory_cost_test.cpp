@@ -438,16 +438,22 @@ TEST(MemoryCost, InFlightMicroBatchesPerSchedule) {
   EXPECT_EQ(in_flight_chunks(Schedule::kInterleaved, 0, 4, 8, 2), 11);
 }
 
-// One replica: ZeRO shards over a group of one, so every stage keeps what ZeRO-0 keeps; ZeRO-3
-// gathered nothing but was charged the gathered-weights buffer (s51 plausibility hunt F6).
-TEST(MemoryCost, ZeroWithOneReplicaKeepsWhatZeroZeroKeeps) {
+/// A 1e9-parameter fp16 stage of 100 layers over `dp` replicas, for the ZeRO tests.
+StageMemoryInput zero_test_stage(const ModelSpec& m, int dp) {
   StageMemoryInput in;
-  const ModelSpec m = gpt(4096, 32, 2048);
   in.model = &m;
   in.dtype = Dtype::kFp16;
   in.layers = 100;
   in.params = 1e9;
-  in.dp = 1;
+  in.dp = dp;
+  return in;
+}
+
+// One replica: ZeRO shards over a group of one, so every stage keeps what ZeRO-0 keeps; ZeRO-3
+// gathered nothing but was charged the gathered-weights buffer (s51 plausibility hunt F6).
+TEST(MemoryCost, ZeroWithOneReplicaKeepsWhatZeroZeroKeeps) {
+  const ModelSpec m = gpt(4096, 32, 2048);
+  StageMemoryInput in = zero_test_stage(m, 1);
   in.zero = 0;
   const StageMemory none = stage_memory(in);
   for (int z = 1; z <= 3; ++z) {
@@ -458,13 +464,8 @@ TEST(MemoryCost, ZeroWithOneReplicaKeepsWhatZeroZeroKeeps) {
 }
 
 TEST(MemoryCost, ZeroShardsStatesGradientsWeights) {
-  StageMemoryInput in;
   const ModelSpec m = gpt(4096, 32, 2048);
-  in.model = &m;
-  in.dtype = Dtype::kFp16;
-  in.layers = 100;
-  in.params = 1e9;
-  in.dp = 8;
+  StageMemoryInput in = zero_test_stage(m, 8);
   double previous = 1e30;
   for (int z = 0; z <= 3; ++z) {
     in.zero = z;
