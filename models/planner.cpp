@@ -57,7 +57,17 @@ using planner::top_plans;
 using planner::busy_gpus;
 using planner::widest_tp;
 
-/// Node-count choices per pool for the budget objective: every count up to 8, then doublings.
+/// The most node-count combinations the throughput search tries: 2-3 pools of up to
+/// 4-8 nodes (spot-mix: 75). Beyond, every subset of whole pools: the search time grows with the
+/// allotments (bench1024's 3 pools of ~40 nodes: 1,728 combinations, 1.9 -> 9.2 s one thread),
+/// and one node of a large pool changes its replicas' share of the batch little.
+constexpr long kMaxPartialAllotments = 128;
+
+/// Node-count choices per pool: every count up to 8, then doublings (and the pool's count).
+/// The throughput search tries them too, not only whole pools: a pool's last node can slow the plan
+/// down where its replicas' micro-batch counts cannot shrink (global batch / micro-batch split
+/// over more replicas) while the data-parallel sync grows (spot-mix gpt3-1.3b with a 4th p4de
+/// node: 864,371 tokens/s on all 96 GPUs where 3 nodes gave 889,691; s51 plausibility hunt F3).
 std::vector<int> node_count_choices(int nodes) {
   std::vector<int> out;
   for (int n = 0; n <= nodes; n = n < 8 ? n + 1 : n * 2) out.push_back(n);
@@ -124,40 +134,14 @@ std::vector<std::vector<int>> allotments(const Cluster& cluster, const std::vect
   return out;
 }
 
-/// Which nodes of each pool the search may use: every non-empty subset of pools (all the nodes
-/// the workload can keep busy) for throughput and cost; for a budget, every affordable
-/// combination of node counts that cannot take one more step of any pool it uses.
-std::vector<std::vector<int>> every_allotment(const Cluster& cluster, const std::vector<planner::Pool>& pools,
-                                         const Workload& workload, const PlannerOptions& o) {
+/// Every non-empty subset of whole pools (each with the nodes the workload can keep busy); above
+/// 10 pools, 2^n subsets is too many: all pools, the pools of each GPU type together (a cluster
+/// split into many node types or zones of the same GPU), and one pool at a time.
+std::vector<std::vector<int>> whole_pool_subsets(const Cluster& cluster, const std::vector<planner::Pool>& pools,
+                                                 const std::vector<int>& usable) {
   std::vector<std::vector<int>> out;
   const int n = static_cast<int>(pools.size());
-  std::vector<int> usable(n);
-  for (int p = 0; p < n; ++p) usable[p] = useful_nodes(cluster, pools[p], workload, o);
-  const auto price = [&](int p) {
-    const NodeType& t = cluster.node_types[pools[p].node_type];
-    return t.price_per_hour_at(o.spot);
-  };
-  if (o.objective != PlanObjective::kBudget) {
-    if (n > 10) {
-      // 2^n subsets is too many: all pools, the pools of each GPU type together (a cluster
-      // split into many node types or zones of the same GPU), and one pool at a time.
-      const std::vector<int>& all = usable;
-      out.push_back(all);
-      std::map<std::string, std::vector<int>> by_gpu;
-      for (int p = 0; p < n; ++p) {
-        auto [it, fresh] = by_gpu.try_emplace(cluster.node_types[pools[p].node_type].gpu.name, std::vector<int>(n, 0));
-        it->second[p] = all[p];
-      }
-      if (by_gpu.size() > 1)
-        for (const auto& [gpu, nodes] : by_gpu)
-          if (std::count_if(nodes.begin(), nodes.end(), [](int k) { return k > 0; }) > 1) out.push_back(nodes);
-      for (int p = 0; p < n; ++p) {
-        std::vector<int> one(n, 0);
-        one[p] = all[p];
-        out.push_back(one);
-      }
-      return out;
-    }
+  if (n <= 10) {
     for (int mask = 1; mask < (1 << n); ++mask) {
       std::vector<int> a(n, 0);
       for (int p = 0; p < n; ++p) {
@@ -167,6 +151,70 @@ std::vector<std::vector<int>> every_allotment(const Cluster& cluster, const std:
     }
     return out;
   }
+  out.push_back(usable);
+  std::map<std::string, std::vector<int>> by_gpu;
+  for (int p = 0; p < n; ++p) {
+    auto [it, fresh] = by_gpu.try_emplace(cluster.node_types[pools[p].node_type].gpu.name, std::vector<int>(n, 0));
+    it->second[p] = usable[p];
+  }
+  if (by_gpu.size() > 1)
+    for (const auto& [gpu, nodes] : by_gpu)
+      if (std::count_if(nodes.begin(), nodes.end(), [](int k) { return k > 0; }) > 1) out.push_back(nodes);
+  for (int p = 0; p < n; ++p) {
+    std::vector<int> one(n, 0);
+    one[p] = usable[p];
+    out.push_back(one);
+  }
+  return out;
+}
+
+/// Every combination of node_count_choices per pool but none at all; empty when they are more
+/// than kMaxPartialAllotments.
+std::vector<std::vector<int>> every_node_count(const std::vector<int>& usable) {
+  const int n = static_cast<int>(usable.size());
+  std::vector<std::vector<int>> choices(n);
+  long combinations = 1;
+  for (int p = 0; p < n && combinations <= kMaxPartialAllotments; ++p) {
+    choices[p] = node_count_choices(usable[p]);
+    combinations *= static_cast<long>(choices[p].size());
+  }
+  std::vector<std::vector<int>> out;
+  if (combinations > kMaxPartialAllotments) return out;
+  std::vector<int> a(n, 0);
+  std::function<void(int)> every = [&](int p) {
+    if (p == n) {
+      if (std::any_of(a.begin(), a.end(), [](int k) { return k > 0; })) out.push_back(a);
+      return;
+    }
+    for (int c : choices[p]) {
+      a[p] = c;
+      every(p + 1);
+    }
+  };
+  every(0);
+  return out;
+}
+
+/// Which nodes of each pool the search may use. Throughput: every_node_count, or where those are
+/// too many whole_pool_subsets. Cost: whole_pool_subsets (every node count made the cost search
+/// 13x longer on spot-mix, whose pools a smaller plan is cheaper on: its pruning bound is the
+/// 48th best dollars per token, which smaller allotments do not fall below). A budget: every
+/// affordable combination of node counts that cannot take one more step of any pool it uses.
+std::vector<std::vector<int>> every_allotment(const Cluster& cluster, const std::vector<planner::Pool>& pools,
+                                         const Workload& workload, const PlannerOptions& o) {
+  const int n = static_cast<int>(pools.size());
+  std::vector<int> usable(n);
+  for (int p = 0; p < n; ++p) usable[p] = useful_nodes(cluster, pools[p], workload, o);
+  if (o.objective == PlanObjective::kThroughput) {
+    std::vector<std::vector<int>> counts = every_node_count(usable);
+    if (!counts.empty()) return counts;
+  }
+  if (o.objective != PlanObjective::kBudget) return whole_pool_subsets(cluster, pools, usable);
+  const auto price = [&](int p) {
+    const NodeType& t = cluster.node_types[pools[p].node_type];
+    return t.price_per_hour_at(o.spot);
+  };
+  std::vector<std::vector<int>> out;
   std::vector<std::vector<int>> choices(n);
   for (int p = 0; p < n; ++p) choices[p] = node_count_choices(usable[p]);
   std::vector<int> a(n, 0);

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <tuple>
 
 #include "dp_segments.hpp"
 #include "memory_cost.hpp"
@@ -89,6 +91,17 @@ Estimate estimate_plan(const Cluster& cluster, const Workload& workload, const P
   int slowest_replica = 0;
   std::vector<int> gpus_used;
   std::vector<std::vector<StageRef>> refs;
+  // The pipelines whose boundary s crosses from zone a to zone b share that WAN link (p2p_estimate_s).
+  const auto zone_of = [&](const Stage& st) { return cluster.nodes[cluster.node_of_gpu(st.gpus[0])].zone; };
+  std::map<std::tuple<int, int, int>, int> wan_pipelines;  // (boundary, from zone, to zone)
+  for (const Replica& r : plan.replicas)
+    for (std::size_t s = 0; s + 1 < r.stages.size(); ++s)
+      if (zone_of(r.stages[s]) != zone_of(r.stages[s + 1]))
+        ++wan_pipelines[{static_cast<int>(s), zone_of(r.stages[s]), zone_of(r.stages[s + 1])}];
+  const auto crossing = [&](int s, const Stage& a, const Stage& b) {
+    const auto it = wan_pipelines.find({s, zone_of(a), zone_of(b)});
+    return it == wan_pipelines.end() ? 1 : it->second;
+  };
   for (const Replica& r : plan.replicas) {
     const int stages = static_cast<int>(r.stages.size());
     std::vector<SlotCost> slots;
@@ -104,8 +117,9 @@ Estimate estimate_plan(const Cluster& cluster, const Workload& workload, const P
       SlotCost slot{&u, weight_scale, 0.0, 0.0};
       if (s + 1 < stages) {
         const Stage& next = r.stages[s + 1];
-        slot.send_s = v * p2p_estimate_s(cluster, st.gpus[0], st.tp(), next.gpus[0], next.tp(), boundary_bytes);
-        slot.back_send_s = v * p2p_estimate_s(cluster, next.gpus[0], next.tp(), st.gpus[0], st.tp(), boundary_bytes);
+        const int wan = crossing(s, st, next);
+        slot.send_s = v * p2p_estimate_s(cluster, st.gpus[0], st.tp(), next.gpus[0], next.tp(), boundary_bytes, wan);
+        slot.back_send_s = v * p2p_estimate_s(cluster, next.gpus[0], next.tp(), st.gpus[0], st.tp(), boundary_bytes, wan);
       }
       slots.push_back(slot);
     }

@@ -53,7 +53,7 @@ size_t hash_ints(const int* begin, const int* end) {
 size_t ShapeSearch::IntsHash::operator()(const std::vector<int>& v) const { return hash_ints(v.data(), v.data() + v.size()); }
 
 size_t ShapeSearch::BoundaryKeyHash::operator()(const BoundaryKey& k) const {
-  const int fields[] = {k.from_pool, k.from_tp, k.to_pool, k.to_tp};
+  const int fields[] = {k.from_pool, k.from_tp, k.to_pool, k.to_tp, k.wan_pipelines};
   return hash_ints(std::begin(fields), std::end(fields)) ^ std::hash<double>()(k.bytes);
 }
 
@@ -222,12 +222,13 @@ PartitionResult ShapeSearch::partition_kind(const std::vector<KindBlock>& blocks
         // pools, TP degrees and bytes only: kept, as mixed pipelines meet the same boundaries in
         // their many orders (a third of a search of eight node types went into pricing them).
         const int q = blocks[b + 1].pool;
-        const BoundaryKey key{p, tp[p], q, tp[q], boundary_bytes};
+        const int wan_pipelines = pools_[p].zone != pools_[q].zone ? copies : 0;
+        const BoundaryKey key{p, tp[p], q, tp[q], wan_pipelines, boundary_bytes};
         auto [it, fresh] = boundary_memo_.try_emplace(key);
         if (fresh) {
           const int to = unit_gpu(q, tp[q], 0);
-          it->second = {p2p_estimate_s(cluster_, from, tp[p], to, tp[q], boundary_bytes),
-                        p2p_estimate_s(cluster_, to, tp[q], from, tp[p], boundary_bytes)};
+          it->second = {p2p_estimate_s(cluster_, from, tp[p], to, tp[q], boundary_bytes, wan_pipelines),
+                        p2p_estimate_s(cluster_, to, tp[q], from, tp[p], boundary_bytes, wan_pipelines)};
         }
         slot.send_s = it->second.first;
         slot.back_send_s = it->second.second;

@@ -238,9 +238,10 @@ class ShapeSearch {
   std::unordered_map<std::vector<int>, double, IntsHash> sync_memo_;
   std::vector<int> sync_key_scratch_;
   /// partition_kind()'s sends across a boundary between two pools (forward, backward), by the
-  /// pools, their TP degrees and the activation's bytes.
+  /// pools, their TP degrees, the kind's copies where the pools' zones differ (they share the
+  /// WAN link; 0 otherwise) and the activation's bytes.
   struct BoundaryKey {
-    int from_pool, from_tp, to_pool, to_tp;
+    int from_pool, from_tp, to_pool, to_tp, wan_pipelines;
     double bytes;
     bool operator==(const BoundaryKey&) const = default;
   };

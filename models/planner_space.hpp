@@ -113,8 +113,11 @@ double zero_weight_scale(int zero, int dp, const TrainingSpec& training);
 /// as the predictor prices it: each rank of the sending group sends its 1/tp_from slice
 /// (Megatron-LM scatter-gather, Narayanan et al. SC'21 sec. 4.1; between TP degrees the whole
 /// tensor crosses once, split over the senders), over topology.hpp's path (host-staged between
-/// vendors without RDMA, WAN between zones).
-double p2p_estimate_s(const Cluster& cluster, int from, int tp_from, int to, int tp_to, double boundary_bytes);
+/// vendors without RDMA, WAN between zones). `wan_pipelines`: the pipelines whose same boundary
+/// crosses the WAN link between the two GPUs' zones at once (their tensors share it, as the
+/// predictor counts them: count_pipeline_wan_senders); ignored within a zone.
+double p2p_estimate_s(const Cluster& cluster, int from, int tp_from, int to, int tp_to, double boundary_bytes,
+                      int wan_pipelines = 1);
 
 /// Gradient sync of `bytes` per GPU over `members` (one GPU per replica): a ring all-reduce,
 /// or reduce-scatter + all-gather under ZeRO >= 1 (ZeRO, SC'20, sec. 5), with comm_cost.hpp's
