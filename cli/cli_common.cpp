@@ -149,6 +149,17 @@ void drop_leading_zeros(std::string& text) {
 }
 }  // namespace
 
+void reject_empty_values(CLI::App& app) {
+  const CLI::Validator non_empty(
+      [](std::string& text) -> std::string {
+        return text.empty() ? std::string(kEmptyValueText) : std::string();
+      },
+      "");
+  for (CLI::App* verb : app.get_subcommands([](const CLI::App*) { return true; }))
+    for (CLI::Option* option : verb->get_options([](const CLI::Option* o) { return o->get_expected_min() > 0; }))
+      option->check(non_empty);
+}
+
 CLI::Validator number_check(bool positive, bool integer, double max) {
   char max_text[32];
   std::snprintf(max_text, sizeof max_text, "%.0f", max);
@@ -281,6 +292,9 @@ std::vector<std::string> checked_items(const std::string& name, const std::strin
     item.erase(item.find_last_not_of(" \t") + 1);
     if (item.empty()) throw CLI::ValidationError(name, "empty item in '" + raw + "' (expected comma-separated values)");
     if (const std::string problem = item_check(item); !problem.empty()) throw CLI::ValidationError(name, problem);
+    // As a sweep's `search:` lists say (`--tp-degrees 1,01` is 1 twice: the check wrote it as read).
+    if (std::find(items.begin(), items.end(), item) != items.end())
+      throw CLI::ValidationError(name, "'" + item + "' is listed twice in '" + raw + "' (expected each value once)");
     items.push_back(item);
     if (comma == std::string::npos) return items;
     start = comma + 1;

@@ -99,6 +99,14 @@ CLI::Option* add_list_option(CLI::App* verb, const std::string& name, std::vecto
 CLI::Option* add_list_option(CLI::App* verb, const std::string& name, std::vector<int>& into, const std::string& help,
                              const CLI::Validator& item_check);
 
+/// Gives every option of `app`'s verbs that takes a value (positional ones too) a check that the
+/// value is not empty: `--profile ""` (a script's unset variable) ran without the profile, exit 0,
+/// and `--cluster ""` fell back to the plan header's cluster. Call once every verb is added; an
+/// option's own checks run first (an output path's "empty path", a number's "got ''").
+void reject_empty_values(CLI::App& app);
+/// What an option given an empty value is told (reject_empty_values, and `--opt=` in main.cpp).
+inline constexpr const char* kEmptyValueText = "empty value (expected a value; an unset shell variable gives an empty one)";
+
 /// An output file: the folder it goes into exists and the path is not a folder. Checked when the
 /// command line is parsed, so a long job does not fail at its end for want of a folder.
 CLI::Validator output_file_check();

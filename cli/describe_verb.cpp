@@ -139,7 +139,10 @@ class Loader {
     const Described* only_workload = only_of(out, InputKind::kWorkload);
     for (auto& d : out) {
       if (d.kind != InputKind::kPlan) continue;
-      if (!errors_.collect([&] { d.spec = models::load_plan_spec(d.file); })) continue;
+      // A plan with errors of its own is still checked against its cluster and workload where
+      // they load: a misspelt `schedule` hid a GPU index out of range (s52 bad-input hunt). The
+      // collector keeps once each error both loads report.
+      errors_.collect([&] { d.spec = models::load_plan_spec(d.file); });
       const models::PlanHeader header = models::read_plan_header(d.file);
       for (models::Diagnostic& c : plan_header_conflicts(d.file, header)) errors_.add(std::move(c));
       std::optional<models::Cluster> cluster;

@@ -6,6 +6,7 @@
 #include <new>
 #include <string>
 
+#include "cli_common.hpp"
 #include "diagnostics.hpp"
 #include "parse_error_text.hpp"
 #include "text_match.hpp"
@@ -53,6 +54,17 @@ int run(CLI::App& app, int argc, char** argv) {
   }
   // The verb, in the form of the verbs' own messages ("hetsim plan: error: ...").
   const std::string verb = argc > 1 && argv[1][0] != '-' ? std::string(" ") + argv[1] : std::string();
+  // `--profile=` (an unset variable in `--profile=$P`): CLI11 took the next argument as its value
+  // (`--tp= --pp 1` read '--pp' as the TP degree), or said "no value given".
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") break;
+    if (arg.size() > 3 && arg.rfind("--", 0) == 0 && arg.back() == '=' && arg.find('=') == arg.size() - 1) {
+      std::cerr << "hetsim" << verb << ": error: " << arg.substr(0, arg.size() - 1)
+                << ": " << hetsim::cli::kEmptyValueText << " (see `hetsim" << verb << " --help`)\n";
+      return hetsim::cli::kExitBadInput;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -111,5 +123,6 @@ int main(int argc, char** argv) {
   hetsim::cli::add_check_verb(app);
   hetsim::cli::add_fit_verb(app);
   hetsim::cli::add_sweep_verb(app);
+  hetsim::cli::reject_empty_values(app);
   return checked_stdout(run(app, argc, argv));
 }

@@ -112,6 +112,9 @@ void check_plan_choice(PlanChoice& o, const std::string& verb) {
   if (!o.sharded_collectives.empty() && o.zero < 2)
     usage_error(verb, "--sharded-collectives " + o.sharded_collectives +
                           ": only ZeRO-2 and ZeRO-3 run per-pass sharded collectives (expected --zero 2 or 3)");
+  if (o.schedule == "interleaved" && o.interleave <= 1)
+    usage_error(verb, "--schedule interleaved with --interleave 1 is plain 1F1B (expected --interleave 2 or more, or "
+                      "--schedule 1f1b)");
   if (o.interleave > 1 && !o.schedule.empty() && o.schedule != "interleaved")
     usage_error(verb, "--interleave " + std::to_string(o.interleave) + " needs --schedule interleaved (got --schedule " +
                           o.schedule + ")");
@@ -184,11 +187,18 @@ std::optional<models::Plan> find_plan(const PlanChoice& o, const Inputs& in, con
   }
   std::optional<models::Plan> best;
   std::optional<models::Report> best_report;
+  int refused = 0;
   for (int micro : micros) {
     u.micro_batch = micro;
     auto plan = models::make_uniform_plan(in.cluster, in.workload, o.tp, o.pp, o.dp, u);
     if (auto* bad = std::get_if<models::Infeasible>(&plan)) {
-      why = bad->reason;
+      // Without --micro, the smallest size's reason: the largest's (one micro-batch) read as if
+      // the user had asked for it ("micro_batches: 1 is no multiple of the 6 stages").
+      if (refused++ == 0)
+        why = o.micro > 0 ? bad->reason
+                          : "no micro-batch size dividing the " + std::to_string(global_batch / o.dp) +
+                                " sequences of a replica makes this plan (" + std::to_string(micros.size()) +
+                                " tried); with --micro " + std::to_string(micro) + ": " + bad->reason;
       continue;
     }
     models::Report r = score(std::get<models::Plan>(plan));

@@ -87,13 +87,20 @@ const GpuType* Catalog::by_name_or_null(const std::string& name) const {
   return it != types_.end() && names_type(it->second, name) ? &it->second : nullptr;
 }
 
-std::optional<Catalog::SpellingClash> Catalog::find_spelling_clash(const GpuType& t) const {
+std::vector<Catalog::SpellingClash> Catalog::find_spelling_clashes(const GpuType& t) const {
+  std::vector<SpellingClash> out;
   for (std::size_t i = 0; i <= t.aliases.size(); ++i) {
     std::string key = device_name_key(i == 0 ? t.name : t.aliases[i - 1]);
     const auto owner = name_of_key_.find(key);
-    if (owner != name_of_key_.end() && owner->second != t.name) return SpellingClash{i, std::move(key), owner->second};
+    if (owner != name_of_key_.end() && owner->second != t.name) out.push_back(SpellingClash{i, std::move(key), owner->second});
   }
-  return std::nullopt;
+  return out;
+}
+
+std::optional<Catalog::SpellingClash> Catalog::find_spelling_clash(const GpuType& t) const {
+  std::vector<SpellingClash> all = find_spelling_clashes(t);
+  if (all.empty()) return std::nullopt;
+  return std::move(all.front());
 }
 
 std::vector<std::string> Catalog::get_names() const {

@@ -46,6 +46,8 @@ class Catalog {
   };
   /// The first of t's name and aliases that reads like another type's; nullopt when none.
   std::optional<SpellingClash> find_spelling_clash(const GpuType& t) const;
+  /// Every one of them, in the order name, aliases (a loader reports them all at once).
+  std::vector<SpellingClash> find_spelling_clashes(const GpuType& t) const;
 
   /// The catalog bundled with hetsim (HETSIM_CATALOG_DIR, set by CMake, or
   /// $HETSIM_CATALOG_DIR at run time). Loaded once, then cached.

@@ -108,22 +108,32 @@ struct NameClash {
   std::string message;
 };
 
-/// Why `t` cannot join the catalog; nullopt when it can. `defined_in` (catalog name -> file),
-/// when given, says in which file the other type is.
-std::optional<NameClash> name_clash(const Catalog& catalog, const GpuType& t,
+/// Why `t` cannot join the catalog, one entry per spelling that clashes (all of them, not only
+/// the first: s52 bad-input hunt); empty when it can. `defined_in` (catalog name -> file), when
+/// given, says in which file the other type is.
+std::vector<NameClash> name_clashes(const Catalog& catalog, const GpuType& t,
                                     const std::map<std::string, std::string>* defined_in = nullptr) {
-  const auto clash = catalog.find_spelling_clash(t);
-  if (!clash) return std::nullopt;
+  std::vector<NameClash> out;
   const std::string path = field_path("gpus", t.name);
-  const size_t i = clash->spelling;
-  std::string where;
-  if (defined_in) {
-    if (const auto it = defined_in->find(clash->owner); it != defined_in->end()) where = " in " + it->second;
+  for (const Catalog::SpellingClash& clash : catalog.find_spelling_clashes(t)) {
+    const size_t i = clash.spelling;
+    std::string where;
+    if (defined_in) {
+      if (const auto it = defined_in->find(clash.owner); it != defined_in->end()) where = " in " + it->second;
+    }
+    out.push_back(NameClash{i == 0 ? path : index_path(path + ".aliases", i - 1),
+                            "'" + (i == 0 ? t.name : t.aliases[i - 1]) + "' reads as '" + clash.key + "', as GPU type '" +
+                                clash.owner + "'" + where +
+                                " does (expected names and aliases that differ in more than case, punctuation and "
+                                "vendor words)"});
   }
-  return NameClash{i == 0 ? path : index_path(path + ".aliases", i - 1),
-                   "'" + (i == 0 ? t.name : t.aliases[i - 1]) + "' reads as '" + clash->key + "', as GPU type '" +
-                       clash->owner + "'" + where +
-                       " does (expected names and aliases that differ in more than case, punctuation and vendor words)"};
+  return out;
+}
+
+/// Reports every clash of `clashes` in `sink`; whether there was any.
+bool report_clashes(const std::vector<NameClash>& clashes, DiagnosticSink& sink) {
+  for (const NameClash& clash : clashes) sink.error(sink.locate(clash.field), clash.field, clash.message);
+  return !clashes.empty();
 }
 
 std::vector<GpuType> parse_catalog_into(std::string_view text, DiagnosticSink& sink) {
@@ -135,10 +145,7 @@ std::vector<GpuType> parse_catalog_into(std::string_view text, DiagnosticSink& s
     for (const auto& entry : *entries) {
       auto t = read_gpu(entry, field_path("gpus", entry.name), sink);
       if (!t) continue;
-      if (const auto clash = name_clash(this_file, *t)) {
-        sink.error(sink.locate(clash->field), clash->field, clash->message);
-        continue;
-      }
+      if (report_clashes(name_clashes(this_file, *t), sink)) continue;
       this_file.add(*t);
       out.push_back(std::move(*t));
     }
@@ -161,6 +168,9 @@ std::vector<GpuType> load_catalog_file(const std::string& path) {
 }
 
 bool is_catalog_file_name(const std::string& file_name) {
+  // Hidden files are an editor's (emacs' `.#nvidia.yaml` lock link, vim's swap files): one
+  // made every command fail while a catalog file was open (s52 bad-input hunt).
+  if (!file_name.empty() && file_name[0] == '.') return false;
   std::string ext = std::filesystem::path(file_name).extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char ch) { return std::tolower(ch); });
   return ext == ".yaml" || ext == ".yml";
@@ -208,10 +218,7 @@ Catalog load_catalog_dir(const std::string& dir) {
           continue;
         }
         first_definition[t.name] = Diagnostic{file, at.line + 1, at.column + 1, field, ""};
-        if (const auto clash = name_clash(catalog, t, &defined_in)) {
-          sink.error(sink.locate(clash->field), clash->field, clash->message);
-          continue;
-        }
+        if (report_clashes(name_clashes(catalog, t, &defined_in), sink)) continue;
         catalog.add(std::move(t));
       }
     }

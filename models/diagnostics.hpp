@@ -26,6 +26,7 @@ class ConfigError : public std::runtime_error {
   const std::vector<Diagnostic>& get_diagnostics() const { return diagnostics_; }
 
  private:
+  ConfigError(std::vector<Diagnostic> ordered, int);  ///< `ordered`: sorted by in_file_order
   std::vector<Diagnostic> diagnostics_;
 };
 

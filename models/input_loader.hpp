@@ -31,7 +31,8 @@ std::vector<GpuType> parse_catalog(std::string_view text, const std::string& nam
 /// Every `*.yaml` (or `*.yml`) file of a directory, in name order; a type defined twice is an error.
 Catalog load_catalog_dir(const std::string& dir);
 /// Whether load_catalog_dir reads a file of that name: ".yaml" or ".yml", in any case (a
-/// catalog written as gpus.yml was skipped, and the cluster then met "unknown GPU" with no hint).
+/// catalog written as gpus.yml was skipped, and the cluster then met "unknown GPU" with no hint),
+/// not a hidden file (a name starting with a dot).
 bool is_catalog_file_name(const std::string& file_name);
 
 // ---- cluster, workload ------------------------------------------------------------------

@@ -172,14 +172,22 @@ std::vector<FlagConflict> flag_conflicts(const Plan& plan) {
     out.push_back({"interleave", "interleave " + std::to_string(plan.interleave) +
                                      " needs schedule 'interleaved' (expected interleave: 1 with schedule '" +
                                      to_string(plan.schedule) + "')"});
+  // Interleaving over one chunk is plain 1F1B: accepted, the plan was priced as a schedule it
+  // did not name (s52 bad-input hunt).
+  if (plan.interleave == 1 && plan.schedule == Schedule::kInterleaved)
+    out.push_back({"schedule", "schedule 'interleaved' with interleave 1 is plain 1F1B (expected interleave: 2 or more, "
+                               "or schedule: 1f1b)"});
   if (plan.tp_comm_overlap && !plan.sequence_parallel)
     out.push_back({"tp_comm_overlap",
                    "tp_comm_overlap runs the sequence-parallel all-gathers and reduce-scatters beside the GEMMs "
                    "(expected sequence_parallel: true, or tp_comm_overlap: false)"});
-  if (plan.overlap_p2p_comm && (plan.schedule != Schedule::kInterleaved || plan.interleave < 2))
+  if (plan.overlap_p2p_comm && plan.schedule != Schedule::kInterleaved)
     out.push_back({"overlap_p2p_comm",
                    "overlapped pipeline sends need the interleaved schedule, as in Megatron-Core (expected schedule: "
                    "interleaved with interleave 2 or more, or overlap_p2p_comm: false)"});
+  else if (plan.overlap_p2p_comm && plan.interleave < 2)
+    out.push_back({"overlap_p2p_comm", "overlapped pipeline sends need 2 or more chunks per stage, as in Megatron-Core "
+                                       "(expected interleave: 2 or more, or overlap_p2p_comm: false)"});
   return out;
 }
 

@@ -142,3 +142,19 @@ hetsim_cli_test(plan_errors_beside_a_bad_cluster EXPECT_RC 2 ARGS predict --clus
 hetsim_cli_test(run_json_reports_an_infeasible_plan EXPECT_RC 1 ARGS run --cluster clusters/local-cpu.yaml
   --workload tests/cli/workload-over-cpu-memory.yaml --tp 1 --pp 1 --dp 1 --format json
   STDOUT "\"feasible\": false,.*\"infeasible_reason\": \"stage 0 needs 7.9 GiB of 4.0 GiB")
+
+# s52 bad-input hunt: `--profile=` (an unset variable in `--profile=$P`) took the next argument
+# as its value, and `--profile ""` ran without the profile (tests/cli/cli_options_test.cpp);
+# `--schedule interleaved` without `--interleave` was priced as plain 1F1B.
+hetsim_cli_test(empty_equals_value EXPECT_RC 2
+  ARGS predict --plan plans/local-cpu-tp2-pp2-dp1.yaml --profile= --format table
+  STDERR "hetsim predict: error: --profile: empty value \\(expected a value; an unset shell variable gives an empty one\\)")
+hetsim_cli_test(interleaved_one_chunk EXPECT_RC 2
+  ARGS predict --cluster clusters/dgx-a100.yaml --workload workloads/gpt3-1.3b.yaml --tp 8 --pp 2 --dp 2 --schedule interleaved
+  STDERR "--schedule interleaved with --interleave 1 is plain 1F1B \\(expected --interleave 2 or more, or --schedule 1f1b\\)")
+# Without --micro, an interleaved plan no micro-batch size makes reported the largest size's
+# reason ("micro_batches: 1 is no multiple of the 6 stages"), as if asked for one micro-batch.
+hetsim_cli_test(no_micro_size_makes_the_plan EXPECT_RC 1
+  ARGS predict --cluster clusters/mixed-a100-v100.yaml --workload workloads/gpt3-1.3b.yaml --tp 8 --pp 6 --dp 1
+       --schedule interleaved --interleave 2
+  STDERR "no micro-batch size dividing the 512 sequences of a replica makes this plan \\(10 tried\\); with --micro 1: replicas\\[0\\].micro_batches: 512 is no multiple of the 6 stages")

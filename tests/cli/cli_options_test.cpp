@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -65,6 +66,32 @@ TEST(OptionChecks, IntegersSayWhatWasExpected) {
   // Beyond the option's int: once CLI11's "Could not convert: --opt = 99999999999".
   EXPECT_EQ(parse_error<int>(positive_integer(), "99999999999"),
             "--opt: expected a positive integer up to 2147483647, got '99999999999'");
+}
+
+// `--profile ""` (a script's unset variable) ran without the profile, exit 0, and `predict
+// --cluster ""` fell back to the plan header's cluster (s52 bad-input hunt).
+TEST(OptionChecks, EmptyValuesAreRefusedForEveryVerbsOptions) {
+  CLI::App app;
+  CLI::App* verb = app.add_subcommand("verb");
+  std::string profile;
+  std::vector<std::string> files;
+  bool flag = false;
+  verb->add_option("--profile", profile);
+  verb->add_option("files", files);
+  verb->add_flag("--flag", flag);
+  reject_empty_values(app);
+  const auto error = [&](std::vector<std::string> args) -> std::string {
+    std::reverse(args.begin(), args.end());  // CLI11 reads the vector back to front
+    try {
+      app.parse(args);
+      return {};
+    } catch (const CLI::ParseError& e) {
+      return e.what();
+    }
+  };
+  EXPECT_THAT(error({"verb", "--profile", ""}), HasSubstr("--profile: empty value (expected a value"));
+  EXPECT_THAT(error({"verb", "a.yaml", ""}), HasSubstr("files: empty value"));
+  EXPECT_EQ(error({"verb", "--profile", "p.yaml", "--flag", "a.yaml"}), "");
 }
 
 class OutputChecks : public ::testing::Test {

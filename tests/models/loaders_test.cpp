@@ -175,6 +175,7 @@ TEST(CatalogLoader, FolderReadsYmlFilesToo) {
   fs::remove_all(dir);
   EXPECT_NE(c.by_name_or_null("big"), nullptr);
   EXPECT_TRUE(is_catalog_file_name("a.yaml") && is_catalog_file_name("b.Yml") && !is_catalog_file_name("c.txt"));
+  EXPECT_FALSE(is_catalog_file_name(".#nvidia.yaml") || is_catalog_file_name(".nvidia.yaml"));
 }
 
 TEST(CatalogLoader, BuiltinCatalogLoads) { EXPECT_FALSE(Catalog::builtin().get_names().empty()); }

@@ -283,8 +283,9 @@ TEST(Predictor, ZeroThreeTrafficIsPaidPerMicroBatchBeyondTheCompute) {
 }
 
 // ZeRO-3 in a pipeline: the traffic of a stage with slack behind the bottleneck stage costs
-// nothing; the step grows by m * (max_s c_s - max_s t_s), c = max(f, gather) + max(b, gathers +
-// reduce-scatter) (grad_sync_cost.cpp).
+// nothing; the step grows by m * (max_s c_s - max_s t_s), c = max(f_c, gather) + max(b_c, gathers +
+// reduce-scatter) + the stage's sends, f_c and b_c the passes without their sends
+// (grad_sync_pass_traffic.cpp).
 TEST(Predictor, ZeroThreeTrafficHidesInAFastStagesSlack) {
   using testing::cluster_of;
   using testing::node_type;
@@ -314,8 +315,10 @@ TEST(Predictor, ZeroThreeTrafficHidesInAFastStagesSlack) {
     const GroupCost g = group_cost(c, grp->gpus);
     const double ag = sharded_collective_time(CollectiveKind::kAllGather, grp->gather_bytes, g, ShardedCollectives::kMemberNic);
     const double rs = sharded_collective_time(CollectiveKind::kReduceScatter, grp->size_bytes, g, ShardedCollectives::kMemberNic);
+    // The passes' compute hides the traffic; their pipeline sends follow them.
     const double f = rep.stages[s].forward_s, b = rep.stages[s].backward_s;
-    const double with_traffic = std::max(f, ag) + std::max(b, ag + rs);
+    const double f_send = work.replicas[0][s].p2p_forward_s, b_send = work.replicas[0][s].p2p_backward_s;
+    const double with_traffic = std::max(f - f_send, ag) + f_send + std::max(b - b_send, ag + rs) + b_send;
     pace = std::max(pace, f + b);
     pace_with_traffic = std::max(pace_with_traffic, with_traffic);
     largest_stage_excess = std::max(largest_stage_excess, with_traffic - (f + b));
