@@ -210,11 +210,16 @@ class StageActor {
     // ZeRO-2 reduces the last micro-batch's gradients at the end of the step (models::pass_traffic).
     static const FoldedPhase kNothing{};
     const bool traffic = models::micro_batch_carries_pass_traffic(w.plan.zero, ps.micro_batch, micro_batches);
-    const double t0 = start_pass_traffic(traffic ? w.lay.zero3_backward[a] : kNothing);
-    if (!traffic_hidden) finish_pass_traffic(t0, label);
+    const FoldedPhase& pass_traffic = traffic ? w.lay.zero3_backward[a] : kNothing;
+    // Waited for, ZeRO-3's traffic (gathers first) comes before the compute, ZeRO-2's (the
+    // reduce-scatter of the gradients the pass makes) after it: the trace showed it before.
+    const bool traffic_after = !traffic_hidden && w.plan.zero == 2;
+    const double t0 = traffic_after ? 0.0 : start_pass_traffic(pass_traffic);
+    if (!traffic_hidden && !traffic_after) finish_pass_traffic(t0, label);
     const double c0 = sg4::Engine::get_clock();
     run_ops(chunk.backward, comp != nullptr && w.plan.overlap_grad_sync && last, ps.chunk);
     rt.span(a, label, "backward", c0, sg4::Engine::get_clock());
+    if (traffic_after) finish_pass_traffic(start_pass_traffic(pass_traffic), label);
     if (traffic_hidden) finish_pass_traffic(t0, label);
     const double t1 = sg4::Engine::get_clock();
     if (s > 0) post(rt.message(r, s - 1, false, ps.chunk, ps.micro_batch), transfer(w, r, s, s - 1, false));
@@ -292,7 +297,8 @@ class StageActor {
   }
 
   /// ZeRO-2/3: the chunk's collectives run while the pass computes; the pass waits for them at its
-  /// end (when not hidden, models::pass_traffic_hidden, before its compute: the pass takes both in turn).
+  /// end (when not hidden, models::pass_traffic_hidden, the pass takes both in turn: ZeRO-3's
+  /// before its compute, ZeRO-2's reduce-scatter after it).
   double start_pass_traffic(const FoldedPhase& traffic) {
     in_flight = &traffic;
     in_flight_flows.clear();
