@@ -207,7 +207,11 @@ void write_table(const PlanVerbOptions& o, const models::PlannerResult& r, const
                                     models::format_size(p.memory_headroom_bytes) +
                                         fmt(" (%.0f%%)", 100 * p.memory_headroom_fraction),
                                     format_price_per_hour(p.report.cost_per_hour),
-                                    fmt("%.3f", p.report.cost_per_million_tokens), std::to_string(p.plan.gpu_count())};
+                                    // An exponent past a million dollars: %.3f printed 29 digits for a
+                                    // plan of near-zero tokens/s (s52 bad-input hunt).
+                                    fmt(p.report.cost_per_million_tokens < 1e6 ? "%.3f" : "%.3e",
+                                        p.report.cost_per_million_tokens),
+                                    std::to_string(p.plan.gpu_count())};
     if (ref.done) row.insert(row.begin() + 2, ref.simulated[i] ? fmt("%.0f", *ref.simulated[i]) : "-");
     if (o.spot)
       row.insert(row.begin() + 2, {fmt("%.0f", p.goodput_tokens_per_s()), fmt("%.2f", p.spot.preemptions_per_hour)});

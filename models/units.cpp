@@ -401,8 +401,35 @@ ParsedQuantity parse_flop(std::string_view text) {
   return within_bounds(parse_with(text, flop_kind()), text, 1.0, 1e18, "an amount of work between 1FLOP and 1e18FLOP");
 }
 
+namespace {
+
+/// Dollars per byte of each size unit ("$0.05/GB": value / bytes-in-unit).
+const std::vector<UnitEntry>& per_byte_units() {
+  static const std::vector<UnitEntry> per_byte = [] {
+    std::vector<UnitEntry> u = size_kind().units;
+    for (auto& e : u) e.factor = 1.0 / e.factor;
+    return u;
+  }();
+  return per_byte;
+}
+
+/// A money value whose unit belongs to the other kind of price ("$5/GB" given as a price per
+/// hour) says which it is, as every other quantity of another kind does (units.hpp).
+void name_other_price_kind(std::string_view text, const std::vector<UnitEntry>& other, const char* other_what,
+                           const char* expected_example, ParsedQuantity& out) {
+  if (out.value || out.error.rfind("unknown unit", 0) != 0) return;
+  const std::string_view s = trim(text);
+  const std::size_t slash = s.rfind('/');
+  if (slash == std::string_view::npos || find_unit(other, std::string(trim(s.substr(slash + 1)))) == nullptr) return;
+  out.error = quoted(text) + " is " + other_what + " (expected a price such as \"" + expected_example + "\")";
+}
+
+}  // namespace
+
 ParsedQuantity parse_price_per_hour(std::string_view text) {
   ParsedQuantity out = parse_money(text, per_hour_units(), "price", "$32.77/h", "h");
+  name_other_price_kind(text, per_byte_units(), "a price per byte (an egress price), not per unit of time", "$32.77/h",
+                        out);
   // A bound far above any node's or budget's price (a cloud GPU node rents for tens of dollars
   // an hour), so that sums over clusters of up to kMaxClusterGpus GPUs stay finite: "$1e308/h"
   // summed to inf.
@@ -415,13 +442,8 @@ ParsedQuantity parse_price_per_hour(std::string_view text) {
 }
 
 ParsedQuantity parse_price_per_byte(std::string_view text) {
-  // "$0.05/GB": dollars per GB -> dollars per byte = value / bytes-in-unit.
-  static const std::vector<UnitEntry> per_byte = [] {
-    std::vector<UnitEntry> u = size_kind().units;
-    for (auto& e : u) e.factor = 1.0 / e.factor;
-    return u;
-  }();
-  ParsedQuantity out = parse_money(text, per_byte, "egress price", "$0.05/GB", "GB");
+  ParsedQuantity out = parse_money(text, per_byte_units(), "egress price", "$0.05/GB", "GB");
+  name_other_price_kind(text, per_hour_units(), "a price per unit of time, not per byte", "$0.05/GB", out);
   // A bound far above any cloud's egress (cents per GB), so that a link's bytes an hour times it
   // stay finite: "$1e300/B" made cost_per_hour inf (null in JSON) and ranked plans on it.
   constexpr double kMaxPricePerByte = 1000.0 / 1e9;  // $1000/GB

@@ -68,6 +68,12 @@ TEST(Units, Money) {
   EXPECT_DOUBLE_EQ(ok(parse_price_per_byte("$0.02/GiB")), 0.02 / (1ull << 30));
   EXPECT_DOUBLE_EQ(ok(parse_rate_per_hour("0.05/h")), 0.05);
   EXPECT_DOUBLE_EQ(ok(parse_rate_per_hour("1/day")), 1.0 / 24);
+  // A price of the other kind is named as such, as other quantities of another kind are.
+  EXPECT_EQ(parse_price_per_hour("$5/GB").error,
+            "\"$5/GB\" is a price per byte (an egress price), not per unit of time (expected a price such as \"$32.77/h\")");
+  EXPECT_EQ(parse_price_per_byte("$0.02/h").error,
+            "\"$0.02/h\" is a price per unit of time, not per byte (expected a price such as \"$0.05/GB\")");
+  EXPECT_THAT(parse_price_per_hour("$3/xyz").error, HasSubstr("unknown unit '/xyz'"));
 }
 
 TEST(Units, BareNumberNeedsAUnit) {
