@@ -258,16 +258,24 @@ std::optional<std::string> MapReader::get_string(std::string_view key, Need need
   if (s) {
     // Control characters would garble the tables and messages that print the text; a name
     // is one line (a `source:` citation may span several).
-    for (const char c : *s) {
-      const auto u = static_cast<unsigned char>(c);
-      const bool is_name = key == "name" || key == "suite" || key == "id";  // suites name themselves and rows
-      const bool line_break_in_name = c == '\n' && is_name;
-      if ((u < 0x20 && c != '\n' && c != '\t') || u == 0x7f || line_break_in_name) {
-        char code[8];
-        std::snprintf(code, sizeof code, "%02X", u);
-        sink_->error(at, field(key), std::string("control character U+00") + code +
+    // C1 controls (U+0080-U+009F: NEL, CSI, which a terminal obeys) are control characters too,
+    // and U+2028/U+2029 break a line as '\n' does (s52 bad-input hunt); the text is UTF-8.
+    const bool is_name = key == "name" || key == "suite" || key == "id";  // suites name themselves and rows
+    for (std::size_t i = 0; i < s->size(); ++i) {
+      const auto u = static_cast<unsigned char>((*s)[i]);
+      const auto next = [&](std::size_t k) { return i + k < s->size() ? static_cast<unsigned char>((*s)[i + k]) : 0u; };
+      unsigned code = u < 0x80 ? u : 0x100u;  // a byte of a multi-byte character: printable unless below
+      if (u == 0xC2 && next(1) >= 0x80 && next(1) <= 0x9F) code = next(1);  // C1, two bytes
+      if (u == 0xE2 && next(1) == 0x80 && (next(2) == 0xA8 || next(2) == 0xA9)) code = 0x2000 + next(2) - 0x80;
+      const bool line_break = code == '\n' || code == 0x2028 || code == 0x2029;
+      const bool control = (code < 0x20 && code != '\n' && code != '\t') || (code >= 0x7f && code <= 0x9f);
+      if (control || (line_break && is_name)) {
+        char text[8];
+        std::snprintf(text, sizeof text, "%04X", code);
+        sink_->error(at, field(key), std::string(line_break && code != '\n' ? "line separator U+" : "control character U+") +
+                                         text +
                                          (is_name ? " in a name (expected one line of printable text)"
-                                                        : " in the text (expected printable text)"));
+                                                  : " in the text (expected printable text)"));
         return std::nullopt;
       }
     }

@@ -348,6 +348,14 @@ TEST(WorkloadLoader, AppliesDefaults) {
   EXPECT_DOUBLE_EQ(w.model.dropout, 0.1);  // GPT-3 / Megatron-LM default
 }
 
+// Names are UTF-8: a character of several bytes is printable (its bytes 0x80-0x9F are not C1
+// controls: U+20AC is E2 82 AC), while C1 controls and U+2028 are refused (tests/config/bad).
+TEST(WorkloadLoader, NamesMayHoldAnyPrintableCharacter) {
+  std::string text = kWorkload;
+  text.replace(text.find("name: w"), 7, "name: \"GPT-\u20ac \u00e9t\u00e9 \u4e2d\"");
+  EXPECT_EQ(parse_workload(text).name, "GPT-\u20ac \u00e9t\u00e9 \u4e2d");
+}
+
 TEST(WorkloadLoader, Tf32CanBeTurnedOffAndIsWrittenBack) {
   std::string text = kWorkload;
   const std::string key = "training: {";
