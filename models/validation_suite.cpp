@@ -249,7 +249,7 @@ Suite parse_suite(std::string_view text, const Catalog& catalog, const std::stri
   DiagnosticSink sink(name);
   Suite suite;
   suite.file = name;
-  const auto doc = parse_yaml_document(text, sink);
+  const auto doc = parse_yaml_document(text, sink, "'suite:'");
   // Another input (`kind: cluster`, a plan...) given as a suite: one error that says so, not
   // one per suite key it lacks.
   if (doc && doc->IsMap() && (*doc)["kind"] && !(*doc)["suite"]) {

@@ -264,7 +264,7 @@ std::optional<std::string> read_input_text(const std::string& path, DiagnosticSi
   return text;
 }
 
-std::optional<YAML::Node> parse_yaml_document(std::string_view text, DiagnosticSink& sink) {
+std::optional<YAML::Node> parse_yaml_document(std::string_view text, DiagnosticSink& sink, const std::string& first_key) {
   if (text.size() > kMaxInputBytes) {
     sink.error(YAML::Mark::null_mark(), "", "input larger than " + std::to_string(kMaxInputBytes >> 20) + " MiB");
     return std::nullopt;
@@ -337,11 +337,11 @@ std::optional<YAML::Node> parse_yaml_document(std::string_view text, DiagnosticS
     return std::nullopt;
   }
   if (starts.marks.empty() || doc.IsNull()) {
-    sink.error(YAML::Mark::null_mark(), "", "empty file (expected a YAML map starting with 'kind:')");
+    sink.error(YAML::Mark::null_mark(), "", "empty file (expected a YAML map starting with " + first_key + ")");
     return std::nullopt;
   }
   if (!doc.IsMap()) {
-    sink.error(doc.Mark(), "", "top level is " + describe_node(doc) + " (expected a map starting with 'kind:')");
+    sink.error(doc.Mark(), "", "top level is " + describe_node(doc) + " (expected a map starting with " + first_key + ")");
     return std::nullopt;
   }
   // Tags are errors, but the document is still read so that its other errors are reported too

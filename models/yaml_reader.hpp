@@ -56,7 +56,10 @@ std::optional<std::string> read_input_text(const std::string& path, DiagnosticSi
 /// Parses one YAML document whose top level is a map. Rejects binary (NUL bytes), non-UTF-8
 /// text, empty files, several documents and malformed YAML (tabs in indentation, unclosed
 /// brackets, ...), recording a diagnostic with its position. Never throws.
-std::optional<YAML::Node> parse_yaml_document(std::string_view text, DiagnosticSink& sink);
+/// `first_key`: what an empty file or a top level that is no map is told the file starts with
+/// ("'kind:'"; a validation suite has no kind: "'suite:'").
+std::optional<YAML::Node> parse_yaml_document(std::string_view text, DiagnosticSink& sink,
+                                              const std::string& first_key = "'kind:'");
 
 enum class Need { kRequired, kOptional };
 

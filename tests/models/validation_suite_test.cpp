@@ -330,6 +330,12 @@ std::string error_of(const std::string& text) {
   return "";
 }
 
+// A suite has no `kind:` key, which an empty suite file was told it lacked (s52 bad-input hunt).
+TEST(ValidationSuite, AnEmptyFileIsToldWhatASuiteStartsWith) {
+  EXPECT_EQ(error_of(""), "bad.yaml: error: empty file (expected a YAML map starting with 'suite:')");
+  EXPECT_EQ(error_of("- 1\n"), "bad.yaml:1:1: error: top level is a list (expected a map starting with 'suite:')");
+}
+
 // `sharded_collectives` (an extension of `parallel`, Plan::sharded_collectives): FSDP's gathers
 // fan out over a node's NICs, DeepSpeed ZeRO-3's run at each GPU's NIC share (the default).
 TEST(ValidationSuite, ShardedCollectivesIsAnExtensionOfParallel) {
