@@ -71,6 +71,7 @@ void take_inputs_from_plan_header(PlanChoice& o, const std::string& verb) {
   const models::PlanHeader header = models::read_plan_header(o.plan);
   models::DiagnosticCollector errors;
   const std::vector<models::Diagnostic> conflicts = plan_header_conflicts(o.plan, header);
+  std::vector<std::pair<const char*, std::string>> readable;  // header files without a problem
   for (auto [what, value, named, line] : {std::tuple{"cluster", &o.cluster, &header.cluster, header.cluster_line},
                                           std::tuple{"workload", &o.workload, &header.workload, header.workload_line}}) {
     if (!value->empty()) continue;
@@ -79,8 +80,18 @@ void take_inputs_from_plan_header(PlanChoice& o, const std::string& verb) {
     for (const models::Diagnostic& c : conflicts)
       if (c.field == what) errors.add(c);
     if (std::optional<models::Diagnostic> problem = plan_header_file_problem(o.plan, *named, line, what)) errors.add(*problem);
+    else readable.emplace_back(what, *named);
     *value = *named;
   }
+  // A header with a problem stops the verb here: the files it names that exist are read too, so
+  // that their errors come with it (a workload file named as the cluster was reported only once
+  // the missing workload was fixed; s52 bad-input hunt).
+  if (!errors.empty())
+    for (const auto& [what, path] : readable)
+      errors.collect([&] {
+        if (std::string(what) == "cluster") load_cluster_file(path);
+        else load_workload_file(path);
+      });
   errors.throw_if_any();
 }
 

@@ -158,3 +158,8 @@ hetsim_cli_test(no_micro_size_makes_the_plan EXPECT_RC 1
   ARGS predict --cluster clusters/mixed-a100-v100.yaml --workload workloads/gpt3-1.3b.yaml --tp 8 --pp 6 --dp 1
        --schedule interleaved --interleave 2
   STDERR "no micro-batch size dividing the 512 sequences of a replica makes this plan \\(10 tried\\); with --micro 1: replicas\\[0\\].micro_batches: 512 is no multiple of the 6 stages")
+# A plan header with two problems reported the missing workload only; the cluster it names, a
+# workload file, came up once that was fixed (s52 bad-input hunt).
+hetsim_cli_test(predict_plan_header_two_problems EXPECT_RC 2
+  ARGS predict --plan tests/cli/plan-header-wrong-kind-and-missing.yaml
+  STDERR "plan-header-wrong-kind-and-missing.yaml:4:1: error: header names workload 'no-such-workload'.*tiny-gpt.yaml:[0-9]+:[0-9]+: error: kind: this file is a 'workload' \\(expected 'cluster'\\)")
