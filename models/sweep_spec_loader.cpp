@@ -95,7 +95,8 @@ void read_axis(const YAML::Node& node, size_t axes_read, const std::string& path
   SweepAxis axis;
   axis.index = static_cast<int>(axes_read);
   axis.at = position(node.Mark());
-  bool ok = true;
+  bool ok = true;         // what the axis varies reads
+  bool values_ok = true;  // and every value
   std::string value_key;
   if (r.has("link")) {
     axis.kind = SweepAxisKind::kLinkBandwidth;
@@ -160,7 +161,7 @@ void read_axis(const YAML::Node& node, size_t axes_read, const std::string& path
       for (size_t i = 0; i < list->size(); ++i) {
         const std::string field = index_path(r.field(value_key), i);
         if (!read_axis_value((*list)[i], field, sink, axis)) {
-          ok = false;
+          values_ok = false;
           continue;
         }
         entry_of.push_back(i);
@@ -173,7 +174,11 @@ void read_axis(const YAML::Node& node, size_t axes_read, const std::string& path
           sink.error((*list)[i].Mark(), field,
                      "\"" + axis.labels[last] + "\" is the value of " + index_path(r.field(value_key), entry_of[j]) +
                          " again (expected distinct values)");
-          ok = false;
+          values_ok = false;
+          axis.labels.pop_back();  // the axis keeps its distinct values for check_spec
+          if (!axis.values.empty()) axis.values.pop_back();
+          axis.value_at.pop_back();
+          entry_of.pop_back();
           break;
         }
       }
@@ -182,7 +187,11 @@ void read_axis(const YAML::Node& node, size_t axes_read, const std::string& path
     }
   }
   r.finish();
-  if (ok) axes.push_back(std::move(axis));
+  // An axis whose values are only partly valid is kept with the valid ones, for the checks across
+  // axes (check_spec): an axis with one bad value was left out of them, and "axes[1] varies what
+  // axes[0] varies" came up only once the value was fixed (s52 bad-input hunt). The file has an
+  // error already, so no sweep runs on it.
+  if (ok && (values_ok || !axis.labels.empty())) axes.push_back(std::move(axis));
 }
 
 /// `search:` (optional): `{tp_degrees: [...], micro_batches: [...], interleave: [...],
