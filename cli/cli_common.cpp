@@ -586,6 +586,8 @@ std::vector<models::Suite> load_suite_files(const std::vector<std::string>& path
     if (!fresh) {
       models::Diagnostic d;
       d.file = path;
+      d.line = suites.back().name_at.first;
+      d.col = suites.back().name_at.second;
       d.field = "suite";
       std::error_code ec;
       d.message = fs::equivalent(path, it->second, ec)

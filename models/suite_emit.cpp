@@ -51,7 +51,7 @@ std::vector<std::string> check_emit_targets(const std::vector<Suite>& suites, co
     if (too_long(suite.file, 1, "suite", suite.name)) continue;
     const auto [other, fresh] = suite_of_folder.emplace(suite_folder, &suite);
     if (!fresh && other->second->name != suite.name)  // the same name is load_suite_files()'s error
-      errors.add({suite.file, 1, 1, "suite",
+      errors.add({suite.file, suite.name_at.first, suite.name_at.second, "suite",
                   "suite '" + suite.name + "' and suite '" + other->second->name + "' of " + other->second->file +
                       " would share the --emit-dir folder '" + suite_folder +
                       "' (expected names that differ in more than '/' and control characters)"});
@@ -60,8 +60,10 @@ std::vector<std::string> check_emit_targets(const std::vector<Suite>& suites, co
       if (too_long(suite.file, row.line, "id", row.id)) continue;
       const std::string row_folder = path_component(row.id);
       const auto [first, new_row] = row_of_folder.emplace(row_folder, &row);
+      const auto id_at = row.field_at.find("id");
+      const auto [id_line, id_col] = id_at != row.field_at.end() ? id_at->second : std::pair{row.line, 1};
       if (!new_row)
-        errors.add({suite.file, row.line, 1, "id",
+        errors.add({suite.file, id_line, id_col, "rows[" + std::to_string(&row - suite.rows.data()) + "].id",
                     "row '" + row.id + "' and row '" + first->second->id + "' (line " + std::to_string(first->second->line) +
                         ") would share the --emit-dir folder '" + row_folder +
                         "' (expected ids that differ in more than '/' and control characters)"});

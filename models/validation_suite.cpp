@@ -263,6 +263,7 @@ Suite parse_suite(std::string_view text, const Catalog& catalog, const std::stri
   if (doc) {
     MapReader root(*doc, "", sink, YAML::Mark());
     set_if(suite.name, root.get_string("suite", Need::kRequired));
+    if (const YAML::Mark at = root.value_mark_of("suite"); !at.is_null()) suite.name_at = {at.line + 1, at.column + 1};
     set_if(suite.source, root.get_string("source", Need::kRequired));
     // A malformed or missing `format` is reported once; the rest of the file is then read in
     // the version its keys imply, so that one mistake does not come back as an error on
@@ -306,6 +307,7 @@ Suite parse_suite(std::string_view text, const Catalog& catalog, const std::stri
           continue;
         }
         set_if(row.id, r.get_string("id", Need::kRequired));
+        if (const YAML::Mark at = r.value_mark_of("id"); !at.is_null()) row.field_at["id"] = {at.line + 1, at.column + 1};
         if (!row.id.empty() && !ids.insert(row.id).second)
           row_sink.error(r.value_mark_of("id"), r.field("id"), "duplicate id '" + row.id + "' (expected unique ids)");
         if (auto s = r.get_map("system", Need::kOptional)) {

@@ -79,6 +79,7 @@ struct SuiteRow {
 struct Suite {
   std::string file;
   std::string name;
+  std::pair<int, int> name_at{1, 1};  ///< 1-based line and column of the `suite:` value
   std::string source;
   std::string metric = "iteration_time_s";
   int format = 1;

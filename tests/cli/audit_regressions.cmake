@@ -48,7 +48,7 @@ hetsim_cli_test(integer_08_is_eight EXPECT_RC 0 ARGS predict --cluster clusters/
 # over the first's with exit 0; now an error at the row, before anything is predicted (s26 audit F2).
 hetsim_cli_test(validate_emit_dir_ids_share_a_folder EXPECT_RC 2
   ARGS validate tests/config/suites/emit-collide.yaml --emit-dir ${CMAKE_CURRENT_BINARY_DIR}/emit-collide
-  STDERR "emit-collide.yaml:13:1: error: id: row 'x_y' and row 'x/y' \\(line 12\\) would share the --emit-dir folder 'x_y'")
+  STDERR "emit-collide.yaml:13:10: error: rows\\[1\\].id: row 'x_y' and row 'x/y' \\(line 12\\) would share the --emit-dir folder 'x_y'")
 # simulate on an infeasible plan prints the analytic figures: the Report says nothing was simulated,
 # and --trace says it was not written (it was dropped without a word; s26 audit F6).
 hetsim_cli_test(simulate_infeasible_says_not_simulated EXPECT_RC 1 ARGS simulate --cluster clusters/dgx-a100.yaml
@@ -163,3 +163,7 @@ hetsim_cli_test(no_micro_size_makes_the_plan EXPECT_RC 1
 hetsim_cli_test(predict_plan_header_two_problems EXPECT_RC 2
   ARGS predict --plan tests/cli/plan-header-wrong-kind-and-missing.yaml
   STDERR "plan-header-wrong-kind-and-missing.yaml:4:1: error: header names workload 'no-such-workload'.*tiny-gpt.yaml:[0-9]+:[0-9]+: error: kind: this file is a 'workload' \\(expected 'cluster'\\)")
+# Two suite files of one name: the error had no position (s52 bad-input hunt).
+hetsim_cli_test(validate_two_files_one_suite_name EXPECT_RC 2
+  ARGS validate tests/config/suites/emit-collide.yaml tests/config/suites/emit-collide-same-name.yaml
+  STDERR "emit-collide-same-name.yaml:[0-9]+:8: error: suite: suite 'emit-collide' is also the suite of")

@@ -382,7 +382,7 @@ TEST(ValidationV2, EmitTargetsAreCheckedBeforePredicting) {
       for (const auto& d : e.get_diagnostics()) lines.push_back(d.to_string());
     }
     ASSERT_EQ(lines.size(), 2u) << ::testing::PrintToString(lines);
-    EXPECT_THAT(lines[0], HasSubstr("error: id: row 'x_y' and row 'x/y' (line "));
+    EXPECT_THAT(lines[0], HasSubstr("error: rows[1].id: row 'x_y' and row 'x/y' (line "));
     EXPECT_THAT(lines[1], HasSubstr("is 300 bytes, too long for the folder --emit-dir names after it (expected at most 255)"));
   }
   const Suite s = parse_suite(suite_with(row("a") + row("b")), Catalog::builtin(), "s.yaml");
