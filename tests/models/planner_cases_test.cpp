@@ -210,6 +210,22 @@ TEST(PlannerCases, AnotherNodeAcrossZonesNeverGivesAWorsePlan) {
   EXPECT_NEAR(with_five.top.front().estimated_tokens_per_s / with_five.top.front().report.tokens_per_s, 1.0, 0.05);
 }
 
+TEST(PlannerCases, ABudgetThatCoversEveryNodeStillTriesFewer) {
+  // spot-mix gpt3-1.3b: a budget at or above the nodes' total ($327.30/h) left whole pools only,
+  // 673,693 tokens/s, where $316.37/h found 674,527 on 72 GPUs (s52 planner monotonicity hunt F9).
+  const Cluster c = example_cluster("spot-mix.yaml");
+  const Workload w = example_workload("gpt3-1.3b.yaml");
+  PlannerOptions o;
+  o.objective = PlanObjective::kBudget;
+  o.time_limit_s = 0;
+  o.budget_per_hour = 316.37;
+  const PlannerResult below = plan_training(c, w, o);
+  o.budget_per_hour = 331.43;
+  const PlannerResult above = plan_training(c, w, o);
+  ASSERT_FALSE(below.top.empty() || above.top.empty());
+  EXPECT_GE(above.top.front().report.tokens_per_s, below.top.front().report.tokens_per_s);
+}
+
 TEST(PlannerCases, NodeTypesThatDifferInNameOnlyArePlannedAsOne) {
   // The same 2 A100 + 1 V100 nodes, once as two node types and once as one type per node.
   const std::string node_a = R"({gpu: a100-sxm4-80gb, gpus: 8, intra: {kind: nvswitch, bandwidth: "300GB/s"}, nics: {count: 8, bandwidth: "200Gbps"}, price: "$40/h"})";
