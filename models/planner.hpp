@@ -101,6 +101,11 @@ struct PlannerOptions {
   /// its best shapes could all cross zones and exceed the budget once the predictor adds the
   /// egress, which left no plan at all where a one-zone plan fitted (s51 plausibility hunt F1).
   bool one_zone = false;
+  /// Under a budget, what the nodes of an allotment or a shape may cost; 0: budget_per_hour. The
+  /// search prices shapes by their nodes, the predictor adds egress between zones: plan_training's
+  /// last pass lowers it by the egress of the plans the budget refused, so that plans across
+  /// zones that fit with their egress are searched (PlannerResult::refused_egress_per_hour).
+  double node_budget_per_hour = 0;
 };
 
 /// One plan with its prediction.
@@ -150,6 +155,9 @@ struct PlannerResult {
   /// Candidates past the first few of their list left unpredicted once time_limit_s had passed
   /// in the final ranking (their estimates were below those predicted).
   long predictions_skipped = 0;
+  /// Budget: the least egress ($/h) of a predicted plan that the budget refused only for its
+  /// egress (its nodes fit); 0 when none was (plan_training's egress pass).
+  double refused_egress_per_hour = 0;
 };
 
 /// The most (knobs, TP per node type) branches one search keeps, those of the highest bounds:

@@ -10,9 +10,17 @@
 
 namespace hetsim::models::planner {
 
+namespace {
+constexpr double kBudgetSlackPerHour = 1e-9;
+}  // namespace
+
 bool over_budget(double price_per_hour, const PlannerOptions& o) {
-  constexpr double kBudgetSlackPerHour = 1e-9;
   return price_per_hour > o.budget_per_hour + kBudgetSlackPerHour;
+}
+
+bool over_node_budget(double nodes_price_per_hour, const PlannerOptions& o) {
+  const double limit = o.node_budget_per_hour > 0 ? std::min(o.node_budget_per_hour, o.budget_per_hour) : o.budget_per_hour;
+  return nodes_price_per_hour > limit + kBudgetSlackPerHour;
 }
 
 std::string knob_summary(const Plan& p) {

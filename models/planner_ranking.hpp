@@ -13,6 +13,9 @@ namespace hetsim::models::planner {
 /// Whether a price per hour is over the budget. The slack keeps a sum of node prices that
 /// equals the budget (rounded in another order) within it.
 bool over_budget(double price_per_hour, const PlannerOptions& o);
+/// Whether nodes of this price exceed what the search may spend on nodes under a budget
+/// (PlannerOptions::node_budget_per_hour, or the budget itself).
+bool over_node_budget(double nodes_price_per_hour, const PlannerOptions& o);
 
 /// "micro 1, selective, 1f1b, sp, zero 1": the plan-wide settings, for the shape column.
 std::string knob_summary(const Plan& p);

@@ -134,7 +134,10 @@ TEST(PlannerCases, ABudgetNothingFitsLeavesTheBaselinesAsTheyAre) {
 // (no bf16) was forced into every allotment, which halved llama2-70b's throughput.
 TEST(PlannerCases, ALargerBudgetNeverGivesAWorsePlan) {
   const Workload w = example_workload("llama2-70b.yaml");
-  for (const auto& [cluster, low, high] : {std::tuple{"geo-two-zones", 200.0, 250.0}, std::tuple{"spot-mix", 230.0, 500.0}}) {
+  // geo-two-zones at $557.1 and $557.2/h, about the nodes' total ($557.16/h): the egress put every
+  // cross-zone shape the search kept over the larger budget (38,882 -> 32,648 tokens/s; s52 F1).
+  for (const auto& [cluster, low, high] : {std::tuple{"geo-two-zones", 200.0, 250.0}, std::tuple{"spot-mix", 230.0, 500.0},
+                                           std::tuple{"geo-two-zones", 557.1, 557.2}}) {
     const Cluster c = example_cluster(std::string(cluster) + ".yaml");
     PlannerOptions o;
     o.objective = PlanObjective::kBudget;
