@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 #include <iterator>
+#include <regex>
 #include <string>
 #include <tuple>
 #include <variant>
@@ -29,6 +30,15 @@ Cluster example_cluster(const std::string& file) {
 }
 Workload example_workload(const std::string& file) {
   return load_workload(std::string(HETSIM_SOURCE_DIR) + "/workloads/" + file);
+}
+/// An example cluster with `nodes` nodes in its group `{type: TYPE, count: N}`.
+Cluster example_cluster_with(const std::string& file, const std::string& type, int nodes) {
+  std::ifstream in(std::string(HETSIM_SOURCE_DIR) + "/clusters/" + file);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::regex group("\\{type: " + type + ", count: [0-9]+\\}");
+  EXPECT_TRUE(std::regex_search(text, group)) << file << " has no group of " << type;
+  return parse_cluster(std::regex_replace(text, group, "{type: " + type + ", count: " + std::to_string(nodes) + "}"),
+                       Catalog::builtin());
 }
 
 const Workload kSmall = parse_workload(R"(kind: workload
@@ -156,21 +166,11 @@ TEST(PlannerCases, AnotherNodeNeverGivesAWorsePlan) {
   // spot-mix with 3 and with 4 p4de nodes, gpt3-1.3b: the search used each pool whole, and the
   // 4th node's 8 replicas took no micro-batch off the others (512 sequences of 2 over 96
   // replicas) while the data-parallel sync grew: 864,371 tokens/s against 889,691 on 3 nodes.
-  std::ifstream in(std::string(HETSIM_SOURCE_DIR) + "/clusters/spot-mix.yaml");
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string two = "{type: p4de-24xlarge, count: 2}";
-  const std::size_t at = text.find(two);
-  ASSERT_NE(at, std::string::npos);
-  const auto with_p4de = [&](int nodes) {
-    std::string t = text;
-    t.replace(at, two.size(), "{type: p4de-24xlarge, count: " + std::to_string(nodes) + "}");
-    return parse_cluster(t, Catalog::builtin());
-  };
   const Workload w = example_workload("gpt3-1.3b.yaml");
   PlannerOptions o;
   o.time_limit_s = 0;
-  const PlannerResult three = plan_training(with_p4de(3), w, o);
-  const PlannerResult four = plan_training(with_p4de(4), w, o);
+  const PlannerResult three = plan_training(example_cluster_with("spot-mix.yaml", "p4de-24xlarge", 3), w, o);
+  const PlannerResult four = plan_training(example_cluster_with("spot-mix.yaml", "p4de-24xlarge", 4), w, o);
   ASSERT_FALSE(three.top.empty() || four.top.empty());
   EXPECT_GE(four.top.front().report.tokens_per_s, three.top.front().report.tokens_per_s);
 }
@@ -195,18 +195,11 @@ TEST(PlannerCases, AnotherNodeAcrossZonesNeverGivesAWorsePlan) {
   // mixed kind crossing the WAN at one node's share of it (8 flows) and put their 72-GPU shape
   // at 397,034 tokens/s (346,723 predicted), crowding the 4-node cluster's best plan (358,767)
   // out of the predicted candidates.
-  std::ifstream in(std::string(HETSIM_SOURCE_DIR) + "/clusters/geo-two-zones.yaml");
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string four = "{type: dgx-a100, count: 4}";
-  const std::size_t at = text.find(four);
-  ASSERT_NE(at, std::string::npos);
-  std::string five = text;
-  five.replace(at, four.size(), "{type: dgx-a100, count: 5}");
   const Workload w = example_workload("llama2-7b.yaml");
   PlannerOptions o;
   o.time_limit_s = 0;
-  const PlannerResult with_four = plan_training(parse_cluster(text, Catalog::builtin()), w, o);
-  const PlannerResult with_five = plan_training(parse_cluster(five, Catalog::builtin()), w, o);
+  const PlannerResult with_four = plan_training(example_cluster_with("geo-two-zones.yaml", "dgx-a100", 4), w, o);
+  const PlannerResult with_five = plan_training(example_cluster_with("geo-two-zones.yaml", "dgx-a100", 5), w, o);
   ASSERT_FALSE(with_four.top.empty() || with_five.top.empty());
   EXPECT_GE(with_five.top.front().report.tokens_per_s, with_four.top.front().report.tokens_per_s);
   // The estimator's figure of the best plan is within a few percent of the predictor's.
