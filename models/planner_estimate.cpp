@@ -41,6 +41,7 @@ double grad_sync_estimate_s(const Cluster& cluster, const Workload& workload, co
   if (replicas.size() <= 1) return 0;
   const DpSegments segments(plan, workload.model);
   const double bpp = grad_sync_bytes_per_param(workload.training);
+  const double gather_ratio = zero_gather_per_grad_byte(workload.training);
   const auto& slow = replicas[slowest];
   double exposed = 0;
   std::vector<int> members;
@@ -61,10 +62,11 @@ double grad_sync_estimate_s(const Cluster& cluster, const Workload& workload, co
     }
     const int s_slow = segments.stage_of(k, slowest);
     if (segments.aligned()) {
-      exposed = std::max(exposed, exposed_stage_sync_s(cluster, members, bytes, plan.zero, s_slow >= 0 ? slow[s_slow].time_s : 0.0));
+      exposed = std::max(exposed, exposed_stage_sync_s(cluster, members, bytes, plan.zero, gather_ratio,
+                                                        s_slow >= 0 ? slow[s_slow].time_s : 0.0));
       continue;
     }
-    const double t = allreduce_estimate_s(cluster, members, bytes, plan.zero);
+    const double t = allreduce_estimate_s(cluster, members, bytes, plan.zero, gather_ratio);
     for (std::size_t r = 0; r < replicas.size(); ++r) stage_sum_s[r][segments.stage_of(k, static_cast<int>(r))] += t;
   }
   for (std::size_t r = 0; r < stage_sum_s.size(); ++r)
@@ -74,8 +76,8 @@ double grad_sync_estimate_s(const Cluster& cluster, const Workload& workload, co
 }
 
 double exposed_stage_sync_s(const Cluster& cluster, const std::vector<int>& members, double bytes, int zero,
-                            double stage_s) {
-  return allreduce_estimate_s(cluster, members, bytes, zero) - backward_share_s(stage_s);
+                            double gather_per_grad_byte, double stage_s) {
+  return allreduce_estimate_s(cluster, members, bytes, zero, gather_per_grad_byte) - backward_share_s(stage_s);
 }
 
 double backward_share_s(double stage_s) { return stage_s * 2.0 / 3.0; }  // backward = 2x forward (SC'21 eq. 3)
@@ -102,6 +104,20 @@ Estimate estimate_plan(const Cluster& cluster, const Workload& workload, const P
     const auto it = wan_pipelines.find({s, zone_of(a), zone_of(b)});
     return it == wan_pipelines.end() ? 1 : it->second;
   };
+  // The pipelines whose boundary s leaves / enters a node share its NICs (the predictor's
+  // count_pipeline_nic_senders: a send's own flows, not the other boundaries').
+  const auto node_of = [&](const Stage& st) { return cluster.node_of_gpu(st.gpus[0]); };
+  std::map<std::pair<int, int>, int> leaving, entering;  // (boundary, node) -> pipelines
+  for (const Replica& r : plan.replicas)
+    for (std::size_t s = 0; s + 1 < r.stages.size(); ++s)
+      if (node_of(r.stages[s]) != node_of(r.stages[s + 1])) {
+        ++leaving[{static_cast<int>(s), node_of(r.stages[s])}];
+        ++entering[{static_cast<int>(s), node_of(r.stages[s + 1])}];
+      }
+  const auto count = [](const std::map<std::pair<int, int>, int>& m, int s, int node) {
+    const auto it = m.find({s, node});
+    return it == m.end() ? 0 : it->second;
+  };
   for (const Replica& r : plan.replicas) {
     const int stages = static_cast<int>(r.stages.size());
     std::vector<SlotCost> slots;
@@ -118,8 +134,10 @@ Estimate estimate_plan(const Cluster& cluster, const Workload& workload, const P
       if (s + 1 < stages) {
         const Stage& next = r.stages[s + 1];
         const int wan = crossing(s, st, next);
-        slot.send_s = v * p2p_estimate_s(cluster, st.gpus[0], st.tp(), next.gpus[0], next.tp(), boundary_bytes, wan);
-        slot.back_send_s = v * p2p_estimate_s(cluster, next.gpus[0], next.tp(), st.gpus[0], st.tp(), boundary_bytes, wan);
+        const int out = count(leaving, s, node_of(st)), in = count(entering, s, node_of(next));
+        slot.send_s = v * p2p_estimate_s(cluster, st.gpus[0], st.tp(), next.gpus[0], next.tp(), boundary_bytes, wan, out, in);
+        slot.back_send_s =
+            v * p2p_estimate_s(cluster, next.gpus[0], next.tp(), st.gpus[0], st.tp(), boundary_bytes, wan, in, out);
       }
       slots.push_back(slot);
     }

@@ -36,11 +36,11 @@ struct StageRef {
 };
 
 /// Exposed time of one stage index's gradient sync: the all-reduce (ZeRO >= 1: reduce-scatter +
-/// all-gather) of `bytes` over `members` (the first GPU of each replica's TP group), less what
+/// all-gather, allreduce_estimate_s) of `bytes` over `members` (the first GPU of each replica's TP group), less what
 /// hides behind the backward of that stage of the slowest replica (`stage_s`, its forward +
 /// backward per micro-batch: backward = 2/3 of it, Narayanan et al. SC'21 eq. 3).
 double exposed_stage_sync_s(const Cluster& cluster, const std::vector<int>& members, double bytes, int zero,
-                            double stage_s);
+                            double gather_per_grad_byte, double stage_s);
 
 /// The backward's share of a stage's forward + backward, behind which its gradient sync hides.
 double backward_share_s(double stage_s);

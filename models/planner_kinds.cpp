@@ -4,6 +4,7 @@
 // their lower bounds and memory check, layer partitions of a kind (see planner_search.cpp's
 // header for the two families).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -53,7 +54,7 @@ size_t hash_ints(const int* begin, const int* end) {
 size_t ShapeSearch::IntsHash::operator()(const std::vector<int>& v) const { return hash_ints(v.data(), v.data() + v.size()); }
 
 size_t ShapeSearch::BoundaryKeyHash::operator()(const BoundaryKey& k) const {
-  const int fields[] = {k.from_pool, k.from_tp, k.to_pool, k.to_tp, k.wan_pipelines};
+  const int fields[] = {k.from_pool, k.from_tp, k.to_pool, k.to_tp, k.wan_pipelines, k.copies_out, k.copies_in};
   return hash_ints(std::begin(fields), std::end(fields)) ^ std::hash<double>()(k.bytes);
 }
 
@@ -198,6 +199,9 @@ PartitionResult ShapeSearch::partition_kind(const std::vector<KindBlock>& blocks
   const double boundary_bytes = boundary_activation_bytes(workload_.model, knobs.micro_batch, workload_.training.dtype);
   std::vector<SlotCost>& slots = slot_scratch_;
   slots.clear();
+  const int m_hint = std::max(1, workload_.training.global_batch / knobs.micro_batch / std::max(1, replicas));
+  int total_stages = 0;
+  for (const KindBlock& kb : blocks) total_stages += kb.stages;
   for (size_t b = 0; b < blocks.size(); ++b) {
     const int p = blocks[b].pool;
     const UnitCost& u = costs_.get(pools_[p].node_type, tp[p], knobs);
@@ -206,29 +210,55 @@ PartitionResult ShapeSearch::partition_kind(const std::vector<KindBlock>& blocks
       r.reason = u.reason;
       return r;
     }
-    // Inside a pool (one node type in one zone) a send costs one of two figures: to the same
-    // node or to another; each is computed once per block.
-    double send_within[2] = {-1.0, -1.0};  // [to the same node]
+    // Inside a pool (one node type in one zone) a send's figure depends on whether it stays in
+    // the node and on how many of the copies' same sends share the two nodes' NICs
+    // (boundary_crossings): a handful of figures per block, each computed once.
+    const int units_per_node = std::max(1, pools_[p].gpus_per_node / tp[p]);
+    // Most of the schedule is 1F1B's steady state (m - S + 1 of m slots, Narayanan et al. SC'21
+    // sec. 2.2.1): its exchanges of one parity share NICs (with_same_parity_exchanges).
+    const bool steady = 2 * (m_hint - total_stages + 1) >= m_hint;
+    struct WithinSend {
+      bool same_node;
+      BoundaryCrossings crossings;
+      double send_s;
+    };
+    std::array<WithinSend, 4> within{};
+    int within_count = 0;
     for (int j = 0; j < blocks[b].stages; ++j) {
       SlotCost slot{&u, weight_scale, 0.0, 0.0};
       const int from = unit_gpu(p, tp[p], j * copies);
-      if (j + 1 < blocks[b].stages) {
+      const bool last_in_pool = j + 1 == blocks[b].stages;
+      const BoundaryCrossings crossings = boundary_crossings(j, copies, units_per_node, last_in_pool);
+      if (!last_in_pool) {
+        const BoundaryCrossings shared = steady ? with_same_parity_exchanges(crossings, j, copies, units_per_node,
+                                                                             blocks[b].stages, b > 0, b + 1 < blocks.size())
+                                                : crossings;
         const int to = unit_gpu(p, tp[p], (j + 1) * copies);
-        double& send = send_within[cluster_.gpus[from].node == cluster_.gpus[to].node ? 1 : 0];
-        if (send < 0) send = p2p_estimate_s(cluster_, from, tp[p], to, tp[p], boundary_bytes);
-        slot.send_s = slot.back_send_s = send;  // equal TP: the same slice both ways
+        const bool same_node = cluster_.gpus[from].node == cluster_.gpus[to].node;
+        double send = -1.0;
+        for (int i = 0; i < within_count; ++i)
+          if (within[i].same_node == same_node && within[i].crossings.out == shared.out &&
+              within[i].crossings.in == shared.in)
+            send = within[i].send_s;
+        if (send < 0) {
+          send = p2p_estimate_s(cluster_, from, tp[p], to, tp[p], boundary_bytes, 1, shared.out, shared.in);
+          if (within_count < static_cast<int>(within.size())) within[within_count++] = {same_node, shared, send};
+        }
+        slot.send_s = slot.back_send_s = send;  // equal TP and counts both ways: the same slice
       } else if (b + 1 < blocks.size()) {
         // Between two pools (other nodes, of their node types and zones) the sends depend on the
-        // pools, TP degrees and bytes only: kept, as mixed pipelines meet the same boundaries in
-        // their many orders (a third of a search of eight node types went into pricing them).
+        // pools, TP degrees, bytes and the copies sharing the two nodes only: kept, as mixed
+        // pipelines meet the same boundaries in their many orders (a third of a search of eight
+        // node types went into pricing them).
         const int q = blocks[b + 1].pool;
         const int wan_pipelines = pools_[p].zone != pools_[q].zone ? copies : 0;
-        const BoundaryKey key{p, tp[p], q, tp[q], wan_pipelines, boundary_bytes};
+        const int in = std::min(copies, std::max(1, pools_[q].gpus_per_node / tp[q]));  // the first node of q
+        const BoundaryKey key{p, tp[p], q, tp[q], wan_pipelines, crossings.out, in, boundary_bytes};
         auto [it, fresh] = boundary_memo_.try_emplace(key);
         if (fresh) {
           const int to = unit_gpu(q, tp[q], 0);
-          it->second = {p2p_estimate_s(cluster_, from, tp[p], to, tp[q], boundary_bytes, wan_pipelines),
-                        p2p_estimate_s(cluster_, to, tp[q], from, tp[p], boundary_bytes, wan_pipelines)};
+          it->second = {p2p_estimate_s(cluster_, from, tp[p], to, tp[q], boundary_bytes, wan_pipelines, crossings.out, in),
+                        p2p_estimate_s(cluster_, to, tp[q], from, tp[p], boundary_bytes, wan_pipelines, in, crossings.out)};
         }
         slot.send_s = it->second.first;
         slot.back_send_s = it->second.second;
@@ -238,8 +268,6 @@ PartitionResult ShapeSearch::partition_kind(const std::vector<KindBlock>& blocks
       slots.push_back(slot);
     }
   }
-  const int total_mb = workload_.training.global_batch / knobs.micro_batch;
-  const int m_hint = std::max(1, total_mb / std::max(1, replicas));
   return partition_layers(slots, workload_.model.layers, knobs.interleave, m_hint, options_.memory_fraction, uniform);
 }
 

@@ -242,6 +242,7 @@ class ShapeSearch {
   /// WAN link; 0 otherwise) and the activation's bytes.
   struct BoundaryKey {
     int from_pool, from_tp, to_pool, to_tp, wan_pipelines;
+    int copies_out, copies_in;  ///< the copies' sends sharing the two nodes (boundary_crossings)
     double bytes;
     bool operator==(const BoundaryKey&) const = default;
   };

@@ -114,7 +114,8 @@ bool ShapeSearch::finish(Shape& s, double bound) {
           for (int c = 0; c < copies; ++c) member_scratch_.push_back(unit_gpu(pool, tp, first_unit + c));
           bytes = std::max(bytes, stage_grad_bytes(workload_, key[i + 4], tp, stage == 0));
         }
-        it->second = allreduce_estimate_s(cluster_, member_scratch_, bytes, s.knobs.zero);
+        it->second = allreduce_estimate_s(cluster_, member_scratch_, bytes, s.knobs.zero,
+                                           zero_gather_per_grad_byte(workload_.training));
       }
       const double stage_s = stage < slow.stage_s.size() ? slow.stage_s[stage] : 0.0;
       sync_s = std::max(sync_s, it->second - backward_share_s(stage_s));

@@ -115,14 +115,48 @@ double zero_weight_scale(int zero, int dp, const TrainingSpec& training);
 /// tensor crosses once, split over the senders), over topology.hpp's path (host-staged between
 /// vendors without RDMA, WAN between zones). `wan_pipelines`: the pipelines whose same boundary
 /// crosses the WAN link between the two GPUs' zones at once (their tensors share it, as the
-/// predictor counts them: count_pipeline_wan_senders); ignored within a zone.
+/// predictor counts them: count_pipeline_wan_senders); ignored within a zone. `copies_out` /
+/// `copies_in`: the pipelines whose same boundary leaves `from`'s node / enters `to`'s node at once
+/// (each with the sender's tp_from flows, as the predictor counts a send's own flows:
+/// count_pipeline_nic_senders); 0: every GPU of the node sends (a node full of one stage index).
 double p2p_estimate_s(const Cluster& cluster, int from, int tp_from, int to, int tp_to, double boundary_bytes,
-                      int wan_pipelines = 1);
+                      int wan_pipelines = 1, int copies_out = 0, int copies_in = 0);
 
-/// Gradient sync of `bytes` per GPU over `members` (one GPU per replica): a ring all-reduce,
-/// or reduce-scatter + all-gather under ZeRO >= 1 (ZeRO, SC'20, sec. 5), with comm_cost.hpp's
-/// collective model on topology.hpp's group figures.
-double allreduce_estimate_s(const Cluster& cluster, const std::vector<int>& members, double bytes, int zero);
+/// Of `copies` pipelines laid out as a pool's units are (stage j of copy c is unit j*copies + c,
+/// `units_per_node` consecutive units a node), how many of stage j's units on the node of copy 0's
+/// send to a unit of stage j + 1 on another node (`out`), and how many of stage j + 1's units on
+/// the node of copy 0's receive from another node (`in`). Stage j the pool's last (`last_in_pool`):
+/// its units send to another pool's nodes, so every one of them on that node crosses, and `in` is
+/// not set.
+struct BoundaryCrossings {
+  int out = 0;
+  int in = 0;
+};
+BoundaryCrossings boundary_crossings(int j, int copies, int units_per_node, bool last_in_pool);
+
+/// In a 1F1B steady state, pipeline exchanges at boundaries of one parity run together (stage b
+/// pairs with b + 1 in Megatron-LM's send_forward_recv_backward, and stages alternate forward and
+/// backward passes), so a node holding stages a..z of a pool whose other end also crosses nodes
+/// sends (or receives) that end's tensor at the same time as boundary j's when the two boundaries
+/// have one parity. The search's estimate counts those flows too: the simulator shows them
+/// sharing the NIC (consumer-4090-a100 llama2-7b, 4 copies over boxes of two stages each: 61.4 s
+/// simulated, 53.3 s with each boundary alone, 66.6 s with the pairs shared), and the predictor,
+/// which prices each boundary alone, rates such plans above their simulation. Returns `c` with
+/// `out` (`in`) doubled where the sending (receiving) node of boundary j, in a pool of `stages`
+/// stages with or without stages `before` / `after` it in the pipeline, holds such a pair.
+BoundaryCrossings with_same_parity_exchanges(BoundaryCrossings c, int j, int copies, int units_per_node,
+                                             int stages, bool before, bool after);
+
+/// Gradient sync of `bytes` of gradients per GPU over `members` (one GPU per replica): a ring
+/// all-reduce, or under ZeRO >= 1 a reduce-scatter of the gradients and an all-gather of the
+/// updated weights (ZeRO, SC'20, sec. 5), which are `gather_per_grad_byte` of the gradients'
+/// bytes (zero_gather_per_grad_byte: 16-bit weights beside FP32 gradients gather half, as the
+/// predictor's GradSync prices them), with comm_cost.hpp's collective model on topology.hpp's
+/// group figures.
+double allreduce_estimate_s(const Cluster& cluster, const std::vector<int>& members, double bytes, int zero,
+                            double gather_per_grad_byte);
+/// Bytes of weights a ZeRO all-gather moves per byte of gradients the reduce-scatter moved.
+double zero_gather_per_grad_byte(const TrainingSpec& training);
 
 /// Dollars per hour of the nodes that hold any of `gpus`.
 double nodes_price_per_hour(const Cluster& cluster, const std::vector<int>& gpus, bool spot);

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Builders shared by the cost-model tests: hand-written GPU types and small clusters.
 #pragma once
+#include <string>
+
+#include "catalog.hpp"
 #include "cluster.hpp"
+#include "input_loader.hpp"
 #include "plan.hpp"
 #include "workload.hpp"
 
@@ -77,6 +81,14 @@ inline Workload gpt_workload(int layers, int hidden, int heads, int seq, int glo
   w.training.global_batch = global_batch;
   w.training.dtype = Dtype::kFp16;
   return w;
+}
+
+/// The bundled example inputs (clusters/NAME, workloads/NAME).
+inline Cluster example_cluster(const std::string& file) {
+  return load_cluster(std::string(HETSIM_SOURCE_DIR) + "/clusters/" + file, Catalog::builtin());
+}
+inline Workload example_workload(const std::string& file) {
+  return load_workload(std::string(HETSIM_SOURCE_DIR) + "/workloads/" + file);
 }
 
 }  // namespace hetsim::models::testing

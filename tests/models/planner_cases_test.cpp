@@ -24,13 +24,8 @@
 namespace hetsim::models {
 namespace {
 
-/// The bundled example inputs (clusters/NAME, workloads/NAME).
-Cluster example_cluster(const std::string& file) {
-  return load_cluster(std::string(HETSIM_SOURCE_DIR) + "/clusters/" + file, Catalog::builtin());
-}
-Workload example_workload(const std::string& file) {
-  return load_workload(std::string(HETSIM_SOURCE_DIR) + "/workloads/" + file);
-}
+using testing::example_cluster;
+using testing::example_workload;
 /// An example cluster with `nodes` nodes in its group `{type: TYPE, count: N}`.
 Cluster example_cluster_with(const std::string& file, const std::string& type, int nodes) {
   std::ifstream in(std::string(HETSIM_SOURCE_DIR) + "/clusters/" + file);
