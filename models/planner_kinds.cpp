@@ -4,7 +4,6 @@
 // their lower bounds and memory check, layer partitions of a kind (see planner_search.cpp's
 // header for the two families).
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -212,37 +211,51 @@ PartitionResult ShapeSearch::partition_kind(const std::vector<KindBlock>& blocks
     }
     // Inside a pool (one node type in one zone) a send's figure depends on whether it stays in
     // the node and on how many of the copies' same sends share the two nodes' NICs
-    // (boundary_crossings): a handful of figures per block, each computed once.
+    // (boundary_crossings): kept in boundary_memo_ with the pool as both ends (wan_pipelines -1
+    // for a send inside one node), as a pool's depths and copies meet the same few counts.
     const int units_per_node = std::max(1, pools_[p].gpus_per_node / tp[p]);
     // Most of the schedule is 1F1B's steady state (m - S + 1 of m slots, Narayanan et al. SC'21
     // sec. 2.2.1): its exchanges of one parity share NICs (with_same_parity_exchanges).
     const bool steady = 2 * (m_hint - total_stages + 1) >= m_hint;
-    struct WithinSend {
+    struct RecentSend {
       bool same_node;
-      BoundaryCrossings crossings;
+      int out, in;
       double send_s;
     };
-    std::array<WithinSend, 4> within{};
-    int within_count = 0;
+    constexpr int kRecent = 4;
+    RecentSend recent[kRecent];
+    int recent_count = 0;
     for (int j = 0; j < blocks[b].stages; ++j) {
       SlotCost slot{&u, weight_scale, 0.0, 0.0};
       const int from = unit_gpu(p, tp[p], j * copies);
       const bool last_in_pool = j + 1 == blocks[b].stages;
-      const BoundaryCrossings crossings = boundary_crossings(j, copies, units_per_node, last_in_pool);
+      // A node of one stage index (copies a multiple of its units): all its units cross, and its
+      // two ends are one boundary (the usual large-pool case, kept free of the arithmetic).
+      const bool whole_nodes = copies % units_per_node == 0;
+      const BoundaryCrossings crossings = whole_nodes ? BoundaryCrossings{units_per_node, units_per_node}
+                                                      : boundary_crossings(j, copies, units_per_node, last_in_pool);
       if (!last_in_pool) {
-        const BoundaryCrossings shared = steady ? with_same_parity_exchanges(crossings, j, copies, units_per_node,
-                                                                             blocks[b].stages, b > 0, b + 1 < blocks.size())
-                                                : crossings;
         const int to = unit_gpu(p, tp[p], (j + 1) * copies);
         const bool same_node = cluster_.gpus[from].node == cluster_.gpus[to].node;
-        double send = -1.0;
-        for (int i = 0; i < within_count; ++i)
-          if (within[i].same_node == same_node && within[i].crossings.out == shared.out &&
-              within[i].crossings.in == shared.in)
-            send = within[i].send_s;
+        const BoundaryCrossings shared =
+            same_node     ? BoundaryCrossings{}  // through the node's fabric: no NIC counts
+            : whole_nodes || !steady ? crossings
+                                     : with_same_parity_exchanges(crossings, j, copies, units_per_node, blocks[b].stages,
+                                                                  b > 0, b + 1 < blocks.size());
+        // The block's last few figures first: the hash lookup for every stage made the search
+        // of bench1024 a third slower.
+        double send = -1;
+        for (int i = 0; i < recent_count && send < 0; ++i)
+          if (recent[i].same_node == same_node && recent[i].out == shared.out && recent[i].in == shared.in)
+            send = recent[i].send_s;
         if (send < 0) {
-          send = p2p_estimate_s(cluster_, from, tp[p], to, tp[p], boundary_bytes, 1, shared.out, shared.in);
-          if (within_count < static_cast<int>(within.size())) within[within_count++] = {same_node, shared, send};
+          const BoundaryKey key{p, tp[p], p, tp[p], same_node ? -1 : 0, shared.out, shared.in, boundary_bytes};
+          auto [it, fresh] = boundary_memo_.try_emplace(key);
+          if (fresh)
+            it->second.first = p2p_estimate_s(cluster_, from, tp[p], to, tp[p], boundary_bytes, 1, shared.out, shared.in);
+          send = it->second.first;
+          recent[recent_count % kRecent] = {same_node, shared.out, shared.in, send};
+          recent_count = std::min(recent_count + 1, kRecent);
         }
         slot.send_s = slot.back_send_s = send;  // equal TP and counts both ways: the same slice
       } else if (b + 1 < blocks.size()) {

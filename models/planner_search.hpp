@@ -241,7 +241,7 @@ class ShapeSearch {
   /// pools, their TP degrees, the kind's copies where the pools' zones differ (they share the
   /// WAN link; 0 otherwise) and the activation's bytes.
   struct BoundaryKey {
-    int from_pool, from_tp, to_pool, to_tp, wan_pipelines;
+    int from_pool, from_tp, to_pool, to_tp, wan_pipelines;  ///< wan_pipelines -1: a send inside one node
     int copies_out, copies_in;  ///< the copies' sends sharing the two nodes (boundary_crossings)
     double bytes;
     bool operator==(const BoundaryKey&) const = default;
