@@ -192,6 +192,38 @@ const ShapeSearch::PoolOption* ShapeSearch::best_pool_option(int pool, int tp, i
   return best.pp > 0 ? &best : nullptr;
 }
 
+double ShapeSearch::in_pool_send_s(int p, int tp, int j, int copies, int stages, bool before, bool after,
+                                   bool steady, double boundary_bytes, RecentSends& recent) {
+  const int units_per_node = std::max(1, pools_[p].gpus_per_node / tp);
+  const int from = unit_gpu(p, tp, j * copies), to = unit_gpu(p, tp, (j + 1) * copies);
+  const bool same_node = cluster_.gpus[from].node == cluster_.gpus[to].node;
+  // Through the node's fabric no NIC counts matter. A node of one stage index (copies a multiple
+  // of its units, the usual large-pool case) has every unit crossing and its two ends at one
+  // boundary: no arithmetic.
+  BoundaryCrossings shared;
+  if (!same_node) {
+    if (copies % units_per_node == 0) {
+      shared = {units_per_node, units_per_node};
+    } else {
+      shared = boundary_crossings(j, copies, units_per_node, false);
+      if (steady) shared = with_same_parity_exchanges(shared, j, copies, units_per_node, stages, before, after);
+    }
+  }
+  // The block's last few figures first: a hash lookup for every stage made bench1024's search a
+  // third slower.
+  for (int i = 0; i < recent.count; ++i) {
+    const RecentSends::Entry& e = recent.entries[i];
+    if (e.same_node == same_node && e.out == shared.out && e.in == shared.in) return e.send_s;
+  }
+  const BoundaryKey key{p, tp, p, tp, same_node ? -1 : 0, shared.out, shared.in, boundary_bytes};
+  auto [it, fresh] = boundary_memo_.try_emplace(key);
+  if (fresh) it->second.first = p2p_estimate_s(cluster_, from, tp, to, tp, boundary_bytes, 1, shared.out, shared.in);
+  recent.entries[recent.next] = {same_node, shared.out, shared.in, it->second.first};
+  recent.next = (recent.next + 1) % RecentSends::kSize;
+  recent.count = std::min(recent.count + 1, RecentSends::kSize);
+  return it->second.first;
+}
+
 PartitionResult ShapeSearch::partition_kind(const std::vector<KindBlock>& blocks, const std::vector<int>& tp,
                                             const Knobs& knobs, int copies, int replicas, bool uniform) {
   const double weight_scale = zero_weight_scale(knobs.zero, replicas, workload_.training);
@@ -209,60 +241,23 @@ PartitionResult ShapeSearch::partition_kind(const std::vector<KindBlock>& blocks
       r.reason = u.reason;
       return r;
     }
-    // Inside a pool (one node type in one zone) a send's figure depends on whether it stays in
-    // the node and on how many of the copies' same sends share the two nodes' NICs
-    // (boundary_crossings): kept in boundary_memo_ with the pool as both ends (wan_pipelines -1
-    // for a send inside one node), as a pool's depths and copies meet the same few counts.
-    const int units_per_node = std::max(1, pools_[p].gpus_per_node / tp[p]);
     // Most of the schedule is 1F1B's steady state (m - S + 1 of m slots, Narayanan et al. SC'21
     // sec. 2.2.1): its exchanges of one parity share NICs (with_same_parity_exchanges).
-    const bool steady = 2 * (m_hint - total_stages + 1) >= m_hint;
-    struct RecentSend {
-      bool same_node;
-      int out, in;
-      double send_s;
-    };
-    constexpr int kRecent = 4;
-    RecentSend recent[kRecent];
-    int recent_count = 0;
+    const bool steady = knobs.interleave == 1 && 2 * (m_hint - total_stages + 1) >= m_hint;
+    RecentSends recent;
     for (int j = 0; j < blocks[b].stages; ++j) {
       SlotCost slot{&u, weight_scale, 0.0, 0.0};
-      const int from = unit_gpu(p, tp[p], j * copies);
-      const bool last_in_pool = j + 1 == blocks[b].stages;
-      // A node of one stage index (copies a multiple of its units): all its units cross, and its
-      // two ends are one boundary (the usual large-pool case, kept free of the arithmetic).
-      const bool whole_nodes = copies % units_per_node == 0;
-      const BoundaryCrossings crossings = whole_nodes ? BoundaryCrossings{units_per_node, units_per_node}
-                                                      : boundary_crossings(j, copies, units_per_node, last_in_pool);
-      if (!last_in_pool) {
-        const int to = unit_gpu(p, tp[p], (j + 1) * copies);
-        const bool same_node = cluster_.gpus[from].node == cluster_.gpus[to].node;
-        const BoundaryCrossings shared =
-            same_node     ? BoundaryCrossings{}  // through the node's fabric: no NIC counts
-            : whole_nodes || !steady ? crossings
-                                     : with_same_parity_exchanges(crossings, j, copies, units_per_node, blocks[b].stages,
-                                                                  b > 0, b + 1 < blocks.size());
-        // The block's last few figures first: the hash lookup for every stage made the search
-        // of bench1024 a third slower.
-        double send = -1;
-        for (int i = 0; i < recent_count && send < 0; ++i)
-          if (recent[i].same_node == same_node && recent[i].out == shared.out && recent[i].in == shared.in)
-            send = recent[i].send_s;
-        if (send < 0) {
-          const BoundaryKey key{p, tp[p], p, tp[p], same_node ? -1 : 0, shared.out, shared.in, boundary_bytes};
-          auto [it, fresh] = boundary_memo_.try_emplace(key);
-          if (fresh)
-            it->second.first = p2p_estimate_s(cluster_, from, tp[p], to, tp[p], boundary_bytes, 1, shared.out, shared.in);
-          send = it->second.first;
-          recent[recent_count % kRecent] = {same_node, shared.out, shared.in, send};
-          recent_count = std::min(recent_count + 1, kRecent);
-        }
-        slot.send_s = slot.back_send_s = send;  // equal TP and counts both ways: the same slice
+      if (j + 1 < blocks[b].stages) {
+        slot.send_s = slot.back_send_s = in_pool_send_s(p, tp[p], j, copies, blocks[b].stages, b > 0,
+                                                        b + 1 < blocks.size(), steady, boundary_bytes, recent);
       } else if (b + 1 < blocks.size()) {
         // Between two pools (other nodes, of their node types and zones) the sends depend on the
         // pools, TP degrees, bytes and the copies sharing the two nodes only: kept, as mixed
         // pipelines meet the same boundaries in their many orders (a third of a search of eight
         // node types went into pricing them).
+        const int units_per_node = std::max(1, pools_[p].gpus_per_node / tp[p]);
+        const BoundaryCrossings crossings = boundary_crossings(j, copies, units_per_node, true);
+        const int from = unit_gpu(p, tp[p], j * copies);
         const int q = blocks[b + 1].pool;
         const int wan_pipelines = pools_[p].zone != pools_[q].zone ? copies : 0;
         const int in = std::min(copies, std::max(1, pools_[q].gpus_per_node / tp[q]));  // the first node of q

@@ -192,6 +192,23 @@ class ShapeSearch {
                    PoolOption& out);
   PartitionResult partition_kind(const std::vector<KindBlock>& blocks, const std::vector<int>& tp,
                                  const Knobs& knobs, int copies, int replicas, bool uniform);
+  /// The figures of a block's sends inside its pool that partition_kind met last (a handful
+  /// repeat along a block), checked before boundary_memo_.
+  struct RecentSends {
+    struct Entry {
+      bool same_node;
+      int out, in;
+      double send_s;
+    };
+    static constexpr int kSize = 4;
+    Entry entries[kSize];
+    int count = 0, next = 0;
+  };
+  /// One send of `copies` pipelines from stage j to j + 1 of a block of `stages` stages on pool p
+  /// at TP `tp` (each way: equal TP and counts); `steady`: 1F1B's steady state dominates the
+  /// schedule, so exchanges of one parity share nodes (with_same_parity_exchanges).
+  double in_pool_send_s(int p, int tp, int j, int copies, int stages, bool before, bool after, bool steady,
+                        double boundary_bytes, RecentSends& recent);
   /// Balances micro-batches, adds the gradient sync, fills step/tokens/price; false if infeasible
   /// or if it cannot reach `bound` tokens/s.
   bool finish(Shape& shape, double bound);
