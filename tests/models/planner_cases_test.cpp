@@ -170,6 +170,20 @@ TEST(PlannerCases, AnotherNodeNeverGivesAWorsePlan) {
   EXPECT_GE(four.top.front().report.tokens_per_s, three.top.front().report.tokens_per_s);
 }
 
+TEST(PlannerCases, AnotherNodeNeverGivesADearerCheapestPlan) {
+  // spot-mix with 4 and with 5 L40S nodes, llama2-7b, --objective cost: the cost search used each
+  // pool whole, and the fifth node's replicas made the cheapest plan $0.2441 per million tokens
+  // against $0.2246 on four (each pool alone at every node count since).
+  const Workload w = example_workload("llama2-7b.yaml");
+  PlannerOptions o;
+  o.time_limit_s = 0;
+  o.objective = PlanObjective::kCost;
+  const PlannerResult four = plan_training(example_cluster_with("spot-mix.yaml", "g6e-48xlarge", 4), w, o);
+  const PlannerResult five = plan_training(example_cluster_with("spot-mix.yaml", "g6e-48xlarge", 5), w, o);
+  ASSERT_FALSE(four.top.empty() || five.top.empty());
+  EXPECT_LE(five.top.front().report.cost_per_million_tokens, four.top.front().report.cost_per_million_tokens * (1 + 1e-9));
+}
+
 TEST(PlannerCases, PipelineSendsAcrossZonesShareTheWanLink) {
   // geo-two-zones: GPU 32 (us-west H100) to GPU 0 (us-east A100) over the 100 Gbps WAN link.
   // Each pipeline crossing it at once adds its tensor to the link: the estimate grows by the
