@@ -42,13 +42,16 @@ double grad_sync_estimate_s(const Cluster& cluster, const Workload& workload, co
   const DpSegments segments(plan, workload.model);
   const double bpp = grad_sync_bytes_per_param(workload.training);
   const double gather_ratio = zero_gather_per_grad_byte(workload.training);
+  const auto exposed_of = [&](const SyncEstimate& sync, double stage_s) {
+    return plan.overlap_grad_sync ? exposed_sync_s(sync, stage_s) : sync.reduce_s + sync.gather_s;
+  };
   const auto& slow = replicas[slowest];
   double exposed = 0;
   std::vector<int> members;
-  // Not aligned: per (replica, stage), the sum of its segments' all-reduces.
-  std::vector<std::vector<double>> stage_sum_s;
+  // Not aligned: per (replica, stage), the sum of its segments' collectives.
+  std::vector<std::vector<SyncEstimate>> stage_sum;
   if (!segments.aligned())
-    for (const auto& r : replicas) stage_sum_s.emplace_back(r.size(), 0.0);
+    for (const auto& r : replicas) stage_sum.emplace_back(r.size());
   for (int k = 0; k < segments.count(); ++k) {
     members.clear();
     double bytes = 0;
@@ -60,27 +63,26 @@ double grad_sync_estimate_s(const Cluster& cluster, const Workload& workload, co
       bytes = std::max(bytes, segments.aligned() ? stage_grad_bytes(workload, ref.layers, ref.tp, s == 0)
                                                  : segments.params(k, static_cast<int>(r), workload.model) * bpp);
     }
-    const int s_slow = segments.stage_of(k, slowest);
+    const int buckets = plan.overlap_grad_sync ? grad_bucket_count(bytes / bpp, static_cast<int>(members.size())) : 1;
+    const SyncEstimate sync = sync_estimate(cluster, members, bytes, plan.zero, gather_ratio, buckets);
     if (segments.aligned()) {
-      exposed = std::max(exposed, exposed_stage_sync_s(cluster, members, bytes, plan.zero, gather_ratio,
-                                                        s_slow >= 0 ? slow[s_slow].time_s : 0.0));
+      const int s_slow = segments.stage_of(k, slowest);
+      exposed = std::max(exposed, exposed_of(sync, s_slow >= 0 ? slow[s_slow].time_s : 0.0));
       continue;
     }
-    const double t = allreduce_estimate_s(cluster, members, bytes, plan.zero, gather_ratio);
-    for (std::size_t r = 0; r < replicas.size(); ++r) stage_sum_s[r][segments.stage_of(k, static_cast<int>(r))] += t;
+    for (std::size_t r = 0; r < replicas.size(); ++r) {
+      SyncEstimate& sum = stage_sum[r][segments.stage_of(k, static_cast<int>(r))];
+      sum.reduce_s += sync.reduce_s;
+      sum.gather_s += sync.gather_s;
+      sum.bucketed_reduce_s += sync.bucketed_reduce_s;
+      sum.buckets = std::max(sum.buckets, sync.buckets);
+    }
   }
-  for (std::size_t r = 0; r < stage_sum_s.size(); ++r)
-    for (std::size_t s = 0; s < stage_sum_s[r].size(); ++s)
-      exposed = std::max(exposed, stage_sum_s[r][s] - backward_share_s(replicas[r][s].time_s));
+  for (std::size_t r = 0; r < stage_sum.size(); ++r)
+    for (std::size_t s = 0; s < stage_sum[r].size(); ++s)
+      exposed = std::max(exposed, exposed_of(stage_sum[r][s], replicas[r][s].time_s));
   return std::max(0.0, exposed);
 }
-
-double exposed_stage_sync_s(const Cluster& cluster, const std::vector<int>& members, double bytes, int zero,
-                            double gather_per_grad_byte, double stage_s) {
-  return allreduce_estimate_s(cluster, members, bytes, zero, gather_per_grad_byte) - backward_share_s(stage_s);
-}
-
-double backward_share_s(double stage_s) { return stage_s * 2.0 / 3.0; }  // backward = 2x forward (SC'21 eq. 3)
 
 Estimate estimate_plan(const Cluster& cluster, const Workload& workload, const Plan& plan, UnitCostTable& costs,
                        double memory_fraction, bool spot) {

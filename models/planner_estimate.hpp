@@ -22,8 +22,8 @@ Knobs knobs_of(const Plan& plan);
 
 /// Step time of `plan` from the unit costs: per replica the pipeline time of its micro-batches
 /// (replica_time_s), the slowest replica, plus what its gradient sync leaves exposed
-/// (grad_sync_estimate_s: per gradient segment, the all-reduce over the replicas less the
-/// stage's backward share it may hide under).
+/// (grad_sync_estimate_s: per gradient segment, the collectives over the replicas less what the
+/// stage's passes hide).
 Estimate estimate_plan(const Cluster& cluster, const Workload& workload, const Plan& plan, UnitCostTable& costs,
                        double memory_fraction, bool spot);
 
@@ -35,21 +35,11 @@ struct StageRef {
   double time_s = 0;   ///< forward + backward per micro-batch
 };
 
-/// Exposed time of one stage index's gradient sync: the all-reduce (ZeRO >= 1: reduce-scatter +
-/// all-gather, allreduce_estimate_s) of `bytes` over `members` (the first GPU of each replica's TP group), less what
-/// hides behind the backward of that stage of the slowest replica (`stage_s`, its forward +
-/// backward per micro-batch: backward = 2/3 of it, Narayanan et al. SC'21 eq. 3).
-double exposed_stage_sync_s(const Cluster& cluster, const std::vector<int>& members, double bytes, int zero,
-                            double gather_per_grad_byte, double stage_s);
-
-/// The backward's share of a stage's forward + backward, behind which its gradient sync hides.
-double backward_share_s(double stage_s);
-
 /// Exposed gradient sync as the predictor groups it: one group per DP segment (stage s of every
 /// replica when they split the model alike; dp_segments.hpp), sized by its largest member's
-/// gradients, hidden behind the backward of the slowest replica's stage that holds it (about
-/// 2/3 of its forward + backward: backward = 2x forward, Narayanan et al. SC'21 eq. 3); a stage
-/// holding several segments pays for each.
+/// gradients, its reduction hidden behind the last backward pass and its all-gather behind the
+/// next first forward of the slowest replica's stage that holds it (exposed_sync_s; all of it
+/// exposed without plan.overlap_grad_sync); a stage holding several segments pays for each.
 double grad_sync_estimate_s(const Cluster& cluster, const Workload& workload, const Plan& plan,
                             const std::vector<std::vector<StageRef>>& replicas, int slowest);
 

@@ -252,7 +252,7 @@ class ShapeSearch {
   };
   /// finish()'s gradient all-reduce estimates by (ZeRO, first stage, runs of units per kind:
   /// pool, TP, first unit, copies, layers); cleared per branch to bound its size.
-  std::unordered_map<std::vector<int>, double, IntsHash> sync_memo_;
+  std::unordered_map<std::vector<int>, SyncEstimate, IntsHash> sync_memo_;
   std::vector<int> sync_key_scratch_;
   /// partition_kind()'s sends across a boundary between two pools (forward, backward), by the
   /// pools, their TP degrees, the kind's copies where the pools' zones differ (they share the

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "planner_search.hpp"
+#include "step_cost.hpp"
 #include "preemption.hpp"
 
 namespace hetsim::models::planner {
@@ -105,7 +106,7 @@ bool ShapeSearch::finish(Shape& s, double bound) {
         key.insert(key.end(), {pool, s.pool_tp[pool], cursor[k * pools + pool] + static_cast<int>(j) * kind.copies,
                                kind.copies, kind.layers[stage]});
       }
-      auto [it, fresh] = sync_memo_.try_emplace(key, 0.0);
+      auto [it, fresh] = sync_memo_.try_emplace(key);
       if (fresh) {
         member_scratch_.clear();
         double bytes = 0;
@@ -114,11 +115,13 @@ bool ShapeSearch::finish(Shape& s, double bound) {
           for (int c = 0; c < copies; ++c) member_scratch_.push_back(unit_gpu(pool, tp, first_unit + c));
           bytes = std::max(bytes, stage_grad_bytes(workload_, key[i + 4], tp, stage == 0));
         }
-        it->second = allreduce_estimate_s(cluster_, member_scratch_, bytes, s.knobs.zero,
-                                           zero_gather_per_grad_byte(workload_.training));
+        const double params = bytes / grad_sync_bytes_per_param(workload_.training);
+        it->second = sync_estimate(cluster_, member_scratch_, bytes, s.knobs.zero,
+                                   zero_gather_per_grad_byte(workload_.training),
+                                   grad_bucket_count(params, static_cast<int>(member_scratch_.size())));
       }
       const double stage_s = stage < slow.stage_s.size() ? slow.stage_s[stage] : 0.0;
-      sync_s = std::max(sync_s, it->second - backward_share_s(stage_s));
+      sync_s = std::max(sync_s, exposed_sync_s(it->second, stage_s));
     }
   }
   s.step_s = slowest + sync_s;

@@ -155,6 +155,25 @@ BoundaryCrossings with_same_parity_exchanges(BoundaryCrossings c, int j, int cop
 /// group figures.
 double allreduce_estimate_s(const Cluster& cluster, const std::vector<int>& members, double bytes, int zero,
                             double gather_per_grad_byte);
+/// The same in its two parts: the gradients' reduction (all-reduce, or reduce-scatter under ZeRO
+/// >= 1) and the updated weights' all-gather (0 without ZeRO).
+/// Overlapped, the reduction runs as `buckets` collectives (grad_bucket_count), each with its
+/// latency terms: `bucketed_reduce_s` in all.
+struct SyncEstimate {
+  double reduce_s = 0, gather_s = 0;
+  double bucketed_reduce_s = 0;
+  int buckets = 1;
+};
+SyncEstimate sync_estimate(const Cluster& cluster, const std::vector<int>& members, double bytes, int zero,
+                           double gather_per_grad_byte, int buckets);
+/// What a stage's sync leaves exposed, the better of the two ways the ranking prices a plan
+/// (planner_ranking.cpp): overlapped (Megatron-Core overlap_grad_sync with overlap_param_gather, as
+/// the predictor's GradSync prices it), the bucketed reduction beyond the last backward pass
+/// (overlapped_sync_exposed_s) and the all-gather beyond the next step's first forward pass; or
+/// all of it after the backward (one ring instead of a bucket's latency steps each, which wins
+/// across a WAN). `stage_s` is the stage's forward + backward per micro-batch (backward = 2x
+/// forward, Narayanan et al. SC'21 eq. 3).
+double exposed_sync_s(const SyncEstimate& sync, double stage_s);
 /// Bytes of weights a ZeRO all-gather moves per byte of gradients the reduce-scatter moved.
 double zero_gather_per_grad_byte(const TrainingSpec& training);
 

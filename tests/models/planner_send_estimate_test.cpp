@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The search's estimate of pipeline sends and of the ZeRO gradient sync (planner_space.hpp):
-// which copies' sends share a node's NIC, the exchanges of one parity in 1F1B's steady state,
-// and the all-gather of 16-bit weights after a reduce-scatter of FP32 gradients.
+// The search's estimate of pipeline sends and of the gradient sync (planner_space.hpp): which
+// copies' sends share a node's NIC, the exchanges of one parity in 1F1B's steady state, the
+// all-gather of 16-bit weights after a reduce-scatter of FP32 gradients, and what an overlapped
+// sync leaves exposed.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -87,6 +88,25 @@ TEST(PlannerSendEstimate, ZeroGathersSixteenBitWeightsAfterFp32Gradients) {
   EXPECT_GT(half_gather, 0.5 * both_full);  // the reduce-scatter is whole
   EXPECT_DOUBLE_EQ(planner::allreduce_estimate_s(c, members, bytes, 0, 0.5),
                    planner::allreduce_estimate_s(c, members, bytes, 0, 1.0));  // ZeRO-0 gathers nothing
+}
+
+TEST(PlannerSendEstimate, TheSyncIsHiddenPartByPartOrRunAfterTheBackward) {
+  // A stage of 0.9 s a micro-batch: backward 0.6 s, forward 0.3 s (backward = 2x forward).
+  planner::SyncEstimate sync;
+  sync.reduce_s = 1.0;
+  sync.gather_s = 0.5;
+  sync.buckets = 4;
+  sync.bucketed_reduce_s = 1.2;  // four buckets of 0.3 s, latency steps included
+  // Overlapped: the buckets end max(0.3, 1.2 - 0.6 * 3/4) = 0.75 s after the backward, the gather
+  // 0.5 - 0.3 s after the next forward: 0.95 s, below 1.5 s after the backward.
+  EXPECT_NEAR(planner::exposed_sync_s(sync, 0.9), 0.95, 1e-12);
+  // Buckets that wait on a WAN's latency at every ring step: one ring after the backward wins.
+  sync.bucketed_reduce_s = 3.0;
+  EXPECT_NEAR(planner::exposed_sync_s(sync, 0.9), 1.5, 1e-12);
+  // Nothing to hide behind: all of it, whichever way.
+  sync.bucketed_reduce_s = 1.0;
+  sync.buckets = 1;
+  EXPECT_NEAR(planner::exposed_sync_s(sync, 0.0), 1.5, 1e-12);
 }
 
 TEST(PlannerSendEstimate, OnePipelineThroughANodeIsEstimatedAsPredicted) {
