@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <tuple>
 
 #include "dp_segments.hpp"
@@ -82,6 +83,28 @@ double grad_sync_estimate_s(const Cluster& cluster, const Workload& workload, co
     for (std::size_t s = 0; s < stage_sum[r].size(); ++s)
       exposed = std::max(exposed, exposed_of(stage_sum[r][s], replicas[r][s].time_s));
   return std::max(0.0, exposed);
+}
+
+double tied_embedding_sync_estimate_s(const Cluster& cluster, const Workload& workload, const Plan& plan) {
+  const ModelSpec& m = workload.model;
+  if (!m.tied_embeddings) return 0;
+  const auto zone_of = [&](int gpu) { return cluster.nodes[cluster.node_of_gpu(gpu)].zone; };
+  const double replica_bytes = static_cast<double>(m.vocab) * m.hidden * grad_sync_bytes_per_param(workload.training);
+  double crossing_replicas = 0;
+  for (const Replica& r : plan.replicas)
+    if (r.stages.size() > 1 && zone_of(r.stages.front().gpus[0]) != zone_of(r.stages.back().gpus[0])) ++crossing_replicas;
+  double worst = 0;
+  for (const Replica& r : plan.replicas) {
+    if (r.stages.size() < 2) continue;
+    const Stage& a = r.stages.front();
+    const Stage& b = r.stages.back();
+    const int shards = a.tp() == b.tp() ? a.tp() : std::lcm(a.tp(), b.tp());
+    const bool crosses = zone_of(a.gpus[0]) != zone_of(b.gpus[0]);
+    // Every GPU of each node takes part (a uniform plan fills its nodes): senders 0.
+    worst = std::max(worst, tied_embedding_estimate_s(cluster, a.gpus[0], b.gpus[0], replica_bytes / shards, 0,
+                                                      crosses ? crossing_replicas * shards : 0.0));
+  }
+  return worst;
 }
 
 Estimate estimate_plan(const Cluster& cluster, const Workload& workload, const Plan& plan, UnitCostTable& costs,
@@ -165,7 +188,8 @@ Estimate estimate_plan(const Cluster& cluster, const Workload& workload, const P
     e.reason = "estimated memory exceeds the GPU's";
     return e;
   }
-  e.step_s = slowest + grad_sync_estimate_s(cluster, workload, plan, refs, slowest_replica);
+  e.step_s = slowest + std::max(grad_sync_estimate_s(cluster, workload, plan, refs, slowest_replica),
+                                 tied_embedding_sync_estimate_s(cluster, workload, plan));
   if (!std::isfinite(e.step_s) || e.step_s <= 0) {
     e.reason = "no route between some of the plan's GPUs";
     return e;

@@ -21,7 +21,8 @@ struct Estimate {
 Knobs knobs_of(const Plan& plan);
 
 /// Step time of `plan` from the unit costs: per replica the pipeline time of its micro-batches
-/// (replica_time_s), the slowest replica, plus what its gradient sync leaves exposed
+/// (replica_time_s), the slowest replica, plus what its gradient sync (or, if longer, the tied
+/// embedding's all-reduce) leaves exposed
 /// (grad_sync_estimate_s: per gradient segment, the collectives over the replicas less what the
 /// stage's passes hide).
 Estimate estimate_plan(const Cluster& cluster, const Workload& workload, const Plan& plan, UnitCostTable& costs,
@@ -42,6 +43,10 @@ struct StageRef {
 /// exposed without plan.overlap_grad_sync); a stage holding several segments pays for each.
 double grad_sync_estimate_s(const Cluster& cluster, const Workload& workload, const Plan& plan,
                             const std::vector<std::vector<StageRef>>& replicas, int slowest);
+
+/// The slowest of the plan's tied-embedding all-reduces between each replica's first and last
+/// stage (tied_embedding_estimate_s), which follow the DP sync; 0 without tied embeddings.
+double tied_embedding_sync_estimate_s(const Cluster& cluster, const Workload& workload, const Plan& plan);
 
 /// Bytes of gradients per GPU of a stage of `layers` blocks at TP `tp` (+ embedding on stage 0).
 double stage_grad_bytes(const Workload& workload, int layers, int tp, bool first);

@@ -267,6 +267,13 @@ class ShapeSearch {
     size_t operator()(const BoundaryKey& k) const;
   };
   std::unordered_map<BoundaryKey, std::pair<double, double>, BoundaryKeyHash> boundary_memo_;
+  /// finish()'s tied-embedding all-reduces (tied_embedding_estimate_s) by first stage (from_pool,
+  /// from_tp), last stage (to_pool, to_tp), the pairs crossing the WAN (wan_pipelines), the GPUs
+  /// in pairs on a node (copies_out) and the pair's bytes.
+  std::unordered_map<BoundaryKey, double, BoundaryKeyHash> embedding_memo_;
+  /// The slowest tied-embedding all-reduce of a shape's pipelines (0 without tied embeddings);
+  /// `cursor` row k holds the units the kinds before kind k took of each pool.
+  double tied_embedding_s(const Shape& s, const std::vector<int>& cursor);
   bool bound_in_tokens_ = false;  ///< the running search's BoundUnit is kTokens
   long search_calls_ = 0;  ///< search() calls so far, and the task and shape of the running one
   long task_index_ = 0;

@@ -178,6 +178,20 @@ double exposed_sync_s(const SyncEstimate& sync, double stage_s) {
   return std::min(overlapped, sync.reduce_s + sync.gather_s);
 }
 
+double tied_embedding_estimate_s(const Cluster& c, int first_gpu, int last_gpu, double bytes, int senders,
+                                 double wan_pairs) {
+  if (first_gpu == last_gpu || bytes <= 0) return 0;
+  const int za = c.nodes[c.node_of_gpu(first_gpu)].zone, zb = c.nodes[c.node_of_gpu(last_gpu)].zone;
+  std::vector<double> wan;
+  if (za != zb) {
+    wan.assign(c.zones.size() * c.zones.size(), 0.0);
+    wan[static_cast<std::size_t>(zone_pair_index(c, za, zb))] = std::max(1.0, wan_pairs);
+  }
+  const int pair[2] = {first_gpu, last_gpu};
+  return collective_time(CollectiveKind::kAllReduce, bytes,
+                         group_cost(c, pair, 2, std::max(0, senders), wan.empty() ? nullptr : &wan));
+}
+
 double zero_gather_per_grad_byte(const TrainingSpec& training) {
   return activation_bytes(training.dtype) / grad_sync_bytes_per_param(training);
 }

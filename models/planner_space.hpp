@@ -174,6 +174,13 @@ SyncEstimate sync_estimate(const Cluster& cluster, const std::vector<int>& membe
 /// across a WAN). `stage_s` is the stage's forward + backward per micro-batch (backward = 2x
 /// forward, Narayanan et al. SC'21 eq. 3).
 double exposed_sync_s(const SyncEstimate& sync, double stage_s);
+/// The tied embedding's gradient all-reduce between a pipeline's first and last stage, after the
+/// data-parallel sync (Megatron-LM finalize_model_grads; the predictor's
+/// tied_embedding_sync_end_s): each of the pair's shards moves `bytes` between `first_gpu` and
+/// `last_gpu`, whose nodes have `senders` GPUs in such pairs at once, and `wan_pairs` pairs of
+/// this size share the WAN link between the two GPUs' zones (ignored within a zone).
+double tied_embedding_estimate_s(const Cluster& cluster, int first_gpu, int last_gpu, double bytes, int senders,
+                                 double wan_pairs);
 /// Bytes of weights a ZeRO all-gather moves per byte of gradients the reduce-scatter moved.
 double zero_gather_per_grad_byte(const TrainingSpec& training);
 
