@@ -71,8 +71,9 @@ models::Plan load_plan_file(const std::string& path, const models::Cluster& clus
 }
 
 models::Diagnostic profile_matching_nothing(const std::string& path, const models::Profile& profile,
-                                            const models::Cluster& cluster) {
-  std::set<std::string> devices, links;
+                                            const models::Cluster& cluster,
+                                            const std::vector<std::string>& swept_devices) {
+  std::set<std::string> devices(swept_devices.begin(), swept_devices.end()), links;
   for (const models::NodeType& nt : cluster.node_types) {
     devices.insert(nt.gpu.name);
     links.insert(models::to_string(nt.intra.kind));
@@ -86,7 +87,8 @@ models::Diagnostic profile_matching_nothing(const std::string& path, const model
   models::Diagnostic d;
   d.file = path;
   d.message = "profile '" + profile.name + "' names no device type or link class of cluster '" + cluster.name +
-              "' and would change nothing (expected a profile of its device types " + join(devices) +
+              (swept_devices.empty() ? "'" : "' or of the GPU types its sweep swaps in") +
+              " and would change nothing (expected a profile of its device types " + join(devices) +
               " or link classes " + join(links) + ")";
   return d;
 }

@@ -62,7 +62,8 @@ std::vector<models::Suite> load_suite_files(const std::vector<std::string>& path
 /// figures printed would be the catalog's, presented as calibrated (a profile of another
 /// cluster). The error that says so, naming what the cluster has.
 models::Diagnostic profile_matching_nothing(const std::string& path, const models::Profile& profile,
-                                            const models::Cluster& cluster);
+                                            const models::Cluster& cluster,
+                                            const std::vector<std::string>& swept_devices = {});
 /// A profile (models/profile.hpp), when profile_path is not empty, is applied to the cluster.
 Inputs load_inputs(const std::string& cluster_path, const std::string& workload_path, const std::string& plan_path = "",
                    const std::string& profile_path = "");

@@ -124,11 +124,14 @@ std::pair<models::SweepInputs, std::optional<models::Profile>> load_all(const Sw
   if (profile) {
     models::Cluster probe = in.cluster;
     bool used = models::apply_profile(probe, *profile) > 0;
+    std::vector<std::string> swept;  // the GPU types a `gpu` axis swaps in, named in the error
     for (const models::SweepAxis& a : in.spec.axes)
       for (const std::string& label : a.labels)
-        if (const models::GpuType* t = a.kind == models::SweepAxisKind::kGpu ? models::Catalog::builtin().by_name_or_null(label) : nullptr)
+        if (const models::GpuType* t = a.kind == models::SweepAxisKind::kGpu ? models::Catalog::builtin().by_name_or_null(label) : nullptr) {
+          swept.push_back(t->name);
           for (const auto& entry : profile->devices) used = used || models::names_type(*t, entry.first);
-    if (!used) throw models::ConfigError({profile_matching_nothing(o.profile, *profile, in.cluster)});
+        }
+    if (!used) throw models::ConfigError({profile_matching_nothing(o.profile, *profile, in.cluster, swept)});
   }
   return {std::move(in), std::move(profile)};
 }
