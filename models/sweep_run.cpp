@@ -74,7 +74,12 @@ bool read_results(const YAML::Node& j, SweepRow& r) {
   // A found plan has a rate, a shape and GPUs of the point; a row without one has no rate.
   const bool whole = r.found ? r.tokens_per_s > 0 && !r.shape.empty() && r.plan_gpus > 0 && r.plan_gpus <= r.gpus
                              : r.tokens_per_s == 0;
-  return ok && r.mfu <= 1.0 && whole;
+  // Its dollars per token are its price over its rate (report.cpp's cost_per_million_tokens, of
+  // the goodput at spot prices, which tokens_per_s is): an edited figure that contradicts the
+  // other two was resumed as it stood.
+  const double cost = cost_per_million_tokens(r.plan_price_per_hour, r.tokens_per_s);
+  const bool priced = !r.found || std::abs(r.cost_per_million_tokens - cost) <= 1e-9 * std::max(1.0, cost);
+  return ok && r.mfu <= 1.0 && whole && priced;
 }
 
 /// Plans one workload on one point's cluster, and with refine > 0 re-ranks its best `refine`

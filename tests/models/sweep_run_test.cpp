@@ -249,6 +249,22 @@ TEST_F(RunFixture, CheckpointRecordsOfTheWrongTypeOrThatContradictThemselvesAreP
   EXPECT_EQ(run(cp).resumed, 2);
 }
 
+TEST_F(RunFixture, CheckpointRecordsWhoseCostContradictsTheirPriceAndRateArePlannedAgain) {
+  // A found row's dollars per million tokens is its price per hour over its tokens/s: a record
+  // edited to another figure (finite, positive, of the right type) was resumed as it stood.
+  const std::string cp = (dir / "cp.jsonl").string();
+  const SweepResult first = run(cp);
+  ASSERT_TRUE(first.rows.back().found);
+  std::string text = file_text(cp);
+  const size_t at = text.rfind("\"cost_per_million_tokens\":");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, text.find(',', at) - at, "\"cost_per_million_tokens\":1e-6");
+  std::ofstream(cp, std::ios::trunc) << text;
+  const SweepResult again = run(cp);
+  EXPECT_EQ(again.resumed, static_cast<long>(first.rows.size()) - 1);
+  EXPECT_EQ(again.rows.back().cost_per_million_tokens, first.rows.back().cost_per_million_tokens);
+}
+
 TEST_F(RunFixture, RefineReportsTheBestOfTheFirstKByTheSecondEngine) {
   // A stand-in for the simulator that ranks plans the opposite way to the analytic model: the
   // refined row must report the analytically slowest of the planner's first three, with the
