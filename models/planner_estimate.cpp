@@ -6,7 +6,6 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <numeric>
 #include <tuple>
 
 #include "dp_segments.hpp"
@@ -42,7 +41,6 @@ double grad_sync_estimate_s(const Cluster& cluster, const Workload& workload, co
   if (replicas.size() <= 1) return 0;
   const DpSegments segments(plan, workload.model);
   const double bpp = grad_sync_bytes_per_param(workload.training);
-  const double gather_ratio = zero_gather_per_grad_byte(workload.training);
   const auto exposed_of = [&](const SyncEstimate& sync, double stage_s) {
     return plan.overlap_grad_sync ? exposed_sync_s(sync, stage_s) : sync.reduce_s + sync.gather_s;
   };
@@ -64,8 +62,7 @@ double grad_sync_estimate_s(const Cluster& cluster, const Workload& workload, co
       bytes = std::max(bytes, segments.aligned() ? stage_grad_bytes(workload, ref.layers, ref.tp, s == 0)
                                                  : segments.params(k, static_cast<int>(r), workload.model) * bpp);
     }
-    const int buckets = plan.overlap_grad_sync ? grad_bucket_count(bytes / bpp, static_cast<int>(members.size())) : 1;
-    const SyncEstimate sync = sync_estimate(cluster, members, bytes, plan.zero, gather_ratio, buckets);
+    const SyncEstimate sync = sync_estimate(cluster, members, bytes, plan.zero, workload.training, plan.overlap_grad_sync);
     if (segments.aligned()) {
       const int s_slow = segments.stage_of(k, slowest);
       exposed = std::max(exposed, exposed_of(sync, s_slow >= 0 ? slow[s_slow].time_s : 0.0));
@@ -86,23 +83,20 @@ double grad_sync_estimate_s(const Cluster& cluster, const Workload& workload, co
 }
 
 double tied_embedding_sync_estimate_s(const Cluster& cluster, const Workload& workload, const Plan& plan) {
-  const ModelSpec& m = workload.model;
-  if (!m.tied_embeddings) return 0;
+  if (!workload.model.tied_embeddings) return 0;
   const auto zone_of = [&](int gpu) { return cluster.nodes[cluster.node_of_gpu(gpu)].zone; };
-  const double replica_bytes = static_cast<double>(m.vocab) * m.hidden * grad_sync_bytes_per_param(workload.training);
-  double crossing_replicas = 0;
-  for (const Replica& r : plan.replicas)
-    if (r.stages.size() > 1 && zone_of(r.stages.front().gpus[0]) != zone_of(r.stages.back().gpus[0])) ++crossing_replicas;
+  const auto crosses = [&](const Replica& r) {
+    return r.stages.size() > 1 && zone_of(r.stages.front().gpus[0]) != zone_of(r.stages.back().gpus[0]);
+  };
+  const int crossing_replicas = static_cast<int>(std::count_if(plan.replicas.begin(), plan.replicas.end(), crosses));
   double worst = 0;
   for (const Replica& r : plan.replicas) {
     if (r.stages.size() < 2) continue;
     const Stage& a = r.stages.front();
     const Stage& b = r.stages.back();
-    const int shards = a.tp() == b.tp() ? a.tp() : std::lcm(a.tp(), b.tp());
-    const bool crosses = zone_of(a.gpus[0]) != zone_of(b.gpus[0]);
     // Every GPU of each node takes part (a uniform plan fills its nodes): senders 0.
-    worst = std::max(worst, tied_embedding_estimate_s(cluster, a.gpus[0], b.gpus[0], replica_bytes / shards, 0,
-                                                      crosses ? crossing_replicas * shards : 0.0));
+    worst = std::max(worst, tied_embedding_estimate_s(cluster, workload, a.gpus[0], a.tp(), b.gpus[0], b.tp(), 0,
+                                                      crosses(r) ? crossing_replicas : 0));
   }
   return worst;
 }
@@ -121,24 +115,24 @@ Estimate estimate_plan(const Cluster& cluster, const Workload& workload, const P
   // The pipelines whose boundary s crosses from zone a to zone b share that WAN link (p2p_estimate_s).
   const auto zone_of = [&](const Stage& st) { return cluster.nodes[cluster.node_of_gpu(st.gpus[0])].zone; };
   std::map<std::tuple<int, int, int>, int> wan_pipelines;  // (boundary, from zone, to zone)
-  for (const Replica& r : plan.replicas)
-    for (std::size_t s = 0; s + 1 < r.stages.size(); ++s)
-      if (zone_of(r.stages[s]) != zone_of(r.stages[s + 1]))
-        ++wan_pipelines[{static_cast<int>(s), zone_of(r.stages[s]), zone_of(r.stages[s + 1])}];
-  const auto crossing = [&](int s, const Stage& a, const Stage& b) {
-    const auto it = wan_pipelines.find({s, zone_of(a), zone_of(b)});
-    return it == wan_pipelines.end() ? 1 : it->second;
-  };
   // The pipelines whose boundary s leaves / enters a node share its NICs (the predictor's
   // count_pipeline_nic_senders: a send's own flows, not the other boundaries').
   const auto node_of = [&](const Stage& st) { return cluster.node_of_gpu(st.gpus[0]); };
   std::map<std::pair<int, int>, int> leaving, entering;  // (boundary, node) -> pipelines
   for (const Replica& r : plan.replicas)
-    for (std::size_t s = 0; s + 1 < r.stages.size(); ++s)
-      if (node_of(r.stages[s]) != node_of(r.stages[s + 1])) {
-        ++leaving[{static_cast<int>(s), node_of(r.stages[s])}];
-        ++entering[{static_cast<int>(s), node_of(r.stages[s + 1])}];
+    for (std::size_t s = 0; s + 1 < r.stages.size(); ++s) {
+      const Stage& a = r.stages[s];
+      const Stage& b = r.stages[s + 1];
+      if (zone_of(a) != zone_of(b)) ++wan_pipelines[{static_cast<int>(s), zone_of(a), zone_of(b)}];
+      if (node_of(a) != node_of(b)) {
+        ++leaving[{static_cast<int>(s), node_of(a)}];
+        ++entering[{static_cast<int>(s), node_of(b)}];
       }
+    }
+  const auto crossing = [&](int s, const Stage& a, const Stage& b) {
+    const auto it = wan_pipelines.find({s, zone_of(a), zone_of(b)});
+    return it == wan_pipelines.end() ? 1 : it->second;
+  };
   const auto count = [](const std::map<std::pair<int, int>, int>& m, int s, int node) {
     const auto it = m.find({s, node});
     return it == m.end() ? 0 : it->second;

@@ -268,8 +268,8 @@ class ShapeSearch {
   };
   std::unordered_map<BoundaryKey, std::pair<double, double>, BoundaryKeyHash> boundary_memo_;
   /// finish()'s tied-embedding all-reduces (tied_embedding_estimate_s) by first stage (from_pool,
-  /// from_tp), last stage (to_pool, to_tp), the pairs crossing the WAN (wan_pipelines), the GPUs
-  /// in pairs on a node (copies_out) and the pair's bytes.
+  /// from_tp), last stage (to_pool, to_tp), the replicas crossing the WAN (wan_pipelines) and the
+  /// GPUs in pairs on a node (copies_out); bytes 0 (the TP degrees set them).
   std::unordered_map<BoundaryKey, double, BoundaryKeyHash> embedding_memo_;
   /// The slowest tied-embedding all-reduce of a shape's pipelines (0 without tied embeddings);
   /// `cursor` row k holds the units the kinds before kind k took of each pool.

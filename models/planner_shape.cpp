@@ -4,10 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <numeric>
 
 #include "planner_search.hpp"
-#include "step_cost.hpp"
 #include "preemption.hpp"
 
 namespace hetsim::models::planner {
@@ -32,34 +30,31 @@ std::vector<Shape> ShapeCollector::take_sorted() const {
 }
 
 double ShapeSearch::tied_embedding_s(const Shape& s, const std::vector<int>& cursor) {
-  const ModelSpec& m = workload_.model;
-  if (!m.tied_embeddings) return 0;
+  if (!workload_.model.tied_embeddings) return 0;
   const size_t pools = pools_.size();
-  const double replica_bytes = static_cast<double>(m.vocab) * m.hidden * grad_sync_bytes_per_param(workload_.training);
   // Replicas whose pair crosses zones share the WAN link (by bytes, as the predictor does).
-  double crossing_replicas = 0;
+  const auto crosses = [&](const Kind& kind) {
+    return kind.layers.size() > 1 && pools_[kind.blocks.front().pool].zone != pools_[kind.blocks.back().pool].zone;
+  };
+  int crossing_replicas = 0;
   for (const Kind& kind : s.kinds)
-    if (kind.layers.size() > 1 && pools_[kind.blocks.front().pool].zone != pools_[kind.blocks.back().pool].zone)
-      crossing_replicas += kind.copies;
+    if (crosses(kind)) crossing_replicas += kind.copies;
   double worst = 0;
   for (size_t k = 0; k < s.kinds.size(); ++k) {
     const Kind& kind = s.kinds[k];
     if (kind.layers.size() < 2) continue;
     const int p0 = kind.blocks.front().pool, pl = kind.blocks.back().pool;
     const int tp0 = s.pool_tp[p0], tpl = s.pool_tp[pl];
-    const int shards = tp0 == tpl ? tp0 : std::lcm(tp0, tpl);
-    const double bytes = replica_bytes / shards;
-    const bool crosses = pools_[p0].zone != pools_[pl].zone;
-    const int wan_pairs = crosses ? static_cast<int>(std::lround(crossing_replicas * shards)) : 0;
+    const int wan = crosses(kind) ? crossing_replicas : 0;
     // Every GPU of the first and last stages is in a pair: a node holds up to `copies` of them.
     const int senders = std::max(std::min(kind.copies * tp0, pools_[p0].gpus_per_node),
                                  std::min(kind.copies * tpl, pools_[pl].gpus_per_node));
-    const BoundaryKey key{p0, tp0, pl, tpl, wan_pairs, senders, 0, bytes};
+    const BoundaryKey key{p0, tp0, pl, tpl, wan, senders, 0, 0.0};
     auto [it, fresh] = embedding_memo_.try_emplace(key);
     if (fresh) {
       const int first = unit_gpu(p0, tp0, cursor[k * pools + p0]);
       const int last = unit_gpu(pl, tpl, cursor[k * pools + pl] + (kind.blocks.back().stages - 1) * kind.copies);
-      it->second = tied_embedding_estimate_s(cluster_, first, last, bytes, senders, wan_pairs);
+      it->second = tied_embedding_estimate_s(cluster_, workload_, first, tp0, last, tpl, senders, wan);
     }
     worst = std::max(worst, it->second);
   }
@@ -151,10 +146,8 @@ bool ShapeSearch::finish(Shape& s, double bound) {
           for (int c = 0; c < copies; ++c) member_scratch_.push_back(unit_gpu(pool, tp, first_unit + c));
           bytes = std::max(bytes, stage_grad_bytes(workload_, key[i + 4], tp, stage == 0));
         }
-        const double params = bytes / grad_sync_bytes_per_param(workload_.training);
-        it->second = sync_estimate(cluster_, member_scratch_, bytes, s.knobs.zero,
-                                   zero_gather_per_grad_byte(workload_.training),
-                                   grad_bucket_count(params, static_cast<int>(member_scratch_.size())));
+        // The search's plans overlap the sync (materialize sets overlap_grad_sync).
+        it->second = sync_estimate(cluster_, member_scratch_, bytes, s.knobs.zero, workload_.training, true);
       }
       const double stage_s = stage < slow.stage_s.size() ? slow.stage_s[stage] : 0.0;
       sync_s = std::max(sync_s, exposed_sync_s(it->second, stage_s));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <set>
 #include <tuple>
 
@@ -149,24 +150,19 @@ BoundaryCrossings with_same_parity_exchanges(BoundaryCrossings c, int j, int cop
 }
 
 SyncEstimate sync_estimate(const Cluster& c, const std::vector<int>& members, double bytes, int zero,
-                           double gather_per_grad_byte, int buckets) {
+                           const TrainingSpec& training, bool overlapped) {
   if (members.size() <= 1 || bytes <= 0) return {};
   const GroupCost g = group_cost(c, members);
   const CollectiveKind reduce = zero == 0 ? CollectiveKind::kAllReduce : CollectiveKind::kReduceScatter;
   SyncEstimate e;
-  e.buckets = std::max(1, buckets);
+  const double params = bytes / grad_sync_bytes_per_param(training);
+  e.buckets = overlapped ? grad_bucket_count(params, static_cast<int>(members.size())) : 1;
   e.reduce_s = collective_time(reduce, bytes, g);
   e.bucketed_reduce_s = e.buckets == 1 ? e.reduce_s : e.buckets * collective_time(reduce, bytes / e.buckets, g);
   // Both halves at the gradients' size made a BF16 plan's ZeRO-1 sync a third slower than the
   // predictor's (spot-mix llama2-7b: 1.95 s a segment for 1.46 s).
-  if (zero > 0) e.gather_s = collective_time(CollectiveKind::kAllGather, bytes * gather_per_grad_byte, g);
+  if (zero > 0) e.gather_s = collective_time(CollectiveKind::kAllGather, bytes * zero_gather_per_grad_byte(training), g);
   return e;
-}
-
-double allreduce_estimate_s(const Cluster& c, const std::vector<int>& members, double bytes, int zero,
-                            double gather_per_grad_byte) {
-  const SyncEstimate e = sync_estimate(c, members, bytes, zero, gather_per_grad_byte, 1);
-  return e.reduce_s + e.gather_s;
 }
 
 double exposed_sync_s(const SyncEstimate& sync, double stage_s) {
@@ -178,14 +174,18 @@ double exposed_sync_s(const SyncEstimate& sync, double stage_s) {
   return std::min(overlapped, sync.reduce_s + sync.gather_s);
 }
 
-double tied_embedding_estimate_s(const Cluster& c, int first_gpu, int last_gpu, double bytes, int senders,
-                                 double wan_pairs) {
-  if (first_gpu == last_gpu || bytes <= 0) return 0;
+double tied_embedding_estimate_s(const Cluster& c, const Workload& workload, int first_gpu, int tp_first,
+                                 int last_gpu, int tp_last, int senders, int crossing_replicas) {
+  if (first_gpu == last_gpu) return 0;
+  const ModelSpec& m = workload.model;
+  const int shards = std::lcm(std::max(1, tp_first), std::max(1, tp_last));
+  const double bytes = static_cast<double>(m.vocab) * m.hidden * grad_sync_bytes_per_param(workload.training) / shards;
+  if (bytes <= 0) return 0;
   const int za = c.nodes[c.node_of_gpu(first_gpu)].zone, zb = c.nodes[c.node_of_gpu(last_gpu)].zone;
-  std::vector<double> wan;
+  std::vector<double> wan;  // the pairs crossing the WAN link, by zone pair (group_cost's wan_senders)
   if (za != zb) {
     wan.assign(c.zones.size() * c.zones.size(), 0.0);
-    wan[static_cast<std::size_t>(zone_pair_index(c, za, zb))] = std::max(1.0, wan_pairs);
+    wan[static_cast<std::size_t>(zone_pair_index(c, za, zb))] = std::max(1, crossing_replicas) * shards;
   }
   const int pair[2] = {first_gpu, last_gpu};
   return collective_time(CollectiveKind::kAllReduce, bytes,

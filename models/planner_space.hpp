@@ -147,25 +147,21 @@ BoundaryCrossings boundary_crossings(int j, int copies, int units_per_node, bool
 BoundaryCrossings with_same_parity_exchanges(BoundaryCrossings c, int j, int copies, int units_per_node,
                                              int stages, bool before, bool after);
 
-/// Gradient sync of `bytes` of gradients per GPU over `members` (one GPU per replica): a ring
-/// all-reduce, or under ZeRO >= 1 a reduce-scatter of the gradients and an all-gather of the
-/// updated weights (ZeRO, SC'20, sec. 5), which are `gather_per_grad_byte` of the gradients'
-/// bytes (zero_gather_per_grad_byte: 16-bit weights beside FP32 gradients gather half, as the
-/// predictor's GradSync prices them), with comm_cost.hpp's collective model on topology.hpp's
-/// group figures.
-double allreduce_estimate_s(const Cluster& cluster, const std::vector<int>& members, double bytes, int zero,
-                            double gather_per_grad_byte);
-/// The same in its two parts: the gradients' reduction (all-reduce, or reduce-scatter under ZeRO
-/// >= 1) and the updated weights' all-gather (0 without ZeRO).
-/// Overlapped, the reduction runs as `buckets` collectives (grad_bucket_count), each with its
-/// latency terms: `bucketed_reduce_s` in all.
+/// Gradient sync of `bytes` of gradients per GPU over `members` (one GPU per replica), with
+/// comm_cost.hpp's collective model on topology.hpp's group figures, in its two parts: the
+/// gradients' reduction (a ring all-reduce, or under ZeRO >= 1 a reduce-scatter) and the updated
+/// weights' all-gather (ZeRO >= 1 only; ZeRO, SC'20, sec. 5), whose bytes are the weights' width
+/// (zero_gather_per_grad_byte: 16-bit weights beside FP32 gradients gather half, as the
+/// predictor's GradSync prices them). `overlapped` (the plan's overlap_grad_sync): the reduction
+/// also as Megatron-Core's buckets (grad_bucket_count), one collective each with its latency
+/// terms, `bucketed_reduce_s` in all.
 struct SyncEstimate {
   double reduce_s = 0, gather_s = 0;
   double bucketed_reduce_s = 0;
   int buckets = 1;
 };
 SyncEstimate sync_estimate(const Cluster& cluster, const std::vector<int>& members, double bytes, int zero,
-                           double gather_per_grad_byte, int buckets);
+                           const TrainingSpec& training, bool overlapped);
 /// What a stage's sync leaves exposed, the better of the two ways the ranking prices a plan
 /// (planner_ranking.cpp): overlapped (Megatron-Core overlap_grad_sync with overlap_param_gather, as
 /// the predictor's GradSync prices it), the bucketed reduction beyond the last backward pass
@@ -176,11 +172,13 @@ SyncEstimate sync_estimate(const Cluster& cluster, const std::vector<int>& membe
 double exposed_sync_s(const SyncEstimate& sync, double stage_s);
 /// The tied embedding's gradient all-reduce between a pipeline's first and last stage, after the
 /// data-parallel sync (Megatron-LM finalize_model_grads; the predictor's
-/// tied_embedding_sync_end_s): each of the pair's shards moves `bytes` between `first_gpu` and
-/// `last_gpu`, whose nodes have `senders` GPUs in such pairs at once, and `wan_pairs` pairs of
-/// this size share the WAN link between the two GPUs' zones (ignored within a zone).
-double tied_embedding_estimate_s(const Cluster& cluster, int first_gpu, int last_gpu, double bytes, int senders,
-                                 double wan_pairs);
+/// tied_embedding_sync_end_s): the stages' TP degrees cut the vocabulary-parallel gradient into
+/// lcm(tp_first, tp_last) shards, each all-reduced between `first_gpu` and `last_gpu`, whose nodes
+/// have `senders` GPUs in such pairs at once (0: all of theirs); the pairs of the
+/// `crossing_replicas` pipelines whose ends lie in different zones share the WAN link between
+/// them (ignored within a zone).
+double tied_embedding_estimate_s(const Cluster& cluster, const Workload& workload, int first_gpu, int tp_first,
+                                 int last_gpu, int tp_last, int senders, int crossing_replicas);
 /// Bytes of weights a ZeRO all-gather moves per byte of gradients the reduce-scatter moved.
 double zero_gather_per_grad_byte(const TrainingSpec& training);
 

@@ -301,9 +301,9 @@ TEST(PlannerEstimate, ReplicasSplitDifferentlyPayEachSegmentOfAStage) {
   const std::vector<std::vector<planner::StageRef>> refs = {{{0, 4, 1, 0.0}, {8, 4, 1, 0.0}},
                                                             {{16, 2, 1, 0.0}, {17, 6, 1, 0.0}}};
   const double bpp = grad_sync_bytes_per_param(w.training);
-  const double first = planner::allreduce_estimate_s(c, {0, 16}, stage_params(w.model, 2, 1, true, false, 2) * bpp, 0, 1.0);
-  const double middle = planner::allreduce_estimate_s(c, {0, 17}, stage_params(w.model, 2, 1, false, false, 2) * bpp, 0, 1.0);
-  const double last = planner::allreduce_estimate_s(c, {8, 17}, stage_params(w.model, 4, 1, false, true, 2) * bpp, 0, 1.0);
+  const double first = planner::sync_estimate(c, {0, 16}, stage_params(w.model, 2, 1, true, false, 2) * bpp, 0, w.training, false).reduce_s;
+  const double middle = planner::sync_estimate(c, {0, 17}, stage_params(w.model, 2, 1, false, false, 2) * bpp, 0, w.training, false).reduce_s;
+  const double last = planner::sync_estimate(c, {8, 17}, stage_params(w.model, 4, 1, false, true, 2) * bpp, 0, w.training, false).reduce_s;
   EXPECT_DOUBLE_EQ(planner::grad_sync_estimate_s(c, w, p, refs, 0), std::max(first + middle, middle + last));
 }
 

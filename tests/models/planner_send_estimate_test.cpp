@@ -90,15 +90,21 @@ TEST(PlannerSendEstimate, ASendSharesItsNodesNicWithTheCopiesCrossingOnly) {
 TEST(PlannerSendEstimate, ZeroGathersSixteenBitWeightsAfterFp32Gradients) {
   const Workload bf16 = example_workload("llama2-7b.yaml");
   EXPECT_DOUBLE_EQ(planner::zero_gather_per_grad_byte(bf16.training), 0.5);
+  TrainingSpec fp32 = bf16.training;
+  fp32.dtype = Dtype::kFp32;
+  EXPECT_DOUBLE_EQ(planner::zero_gather_per_grad_byte(fp32), 1.0);
   const Cluster c = example_cluster("dgx-a100.yaml");
   const std::vector<int> members = {0, 8, 16, 24};
   const double bytes = 1e9;
-  const double both_full = planner::allreduce_estimate_s(c, members, bytes, 1, 1.0);
-  const double half_gather = planner::allreduce_estimate_s(c, members, bytes, 1, 0.5);
+  const auto total_s = [&](int zero, const TrainingSpec& t) {
+    const planner::SyncEstimate e = planner::sync_estimate(c, members, bytes, zero, t, false);
+    return e.reduce_s + e.gather_s;
+  };
+  const double both_full = total_s(1, fp32);
+  const double half_gather = total_s(1, bf16.training);
   EXPECT_LT(half_gather, both_full);
   EXPECT_GT(half_gather, 0.5 * both_full);  // the reduce-scatter is whole
-  EXPECT_DOUBLE_EQ(planner::allreduce_estimate_s(c, members, bytes, 0, 0.5),
-                   planner::allreduce_estimate_s(c, members, bytes, 0, 1.0));  // ZeRO-0 gathers nothing
+  EXPECT_DOUBLE_EQ(total_s(0, bf16.training), total_s(0, fp32));  // ZeRO-0 gathers nothing
 }
 
 TEST(PlannerSendEstimate, TheSyncIsHiddenPartByPartOrRunAfterTheBackward) {
@@ -136,11 +142,15 @@ TEST(PlannerSendEstimate, TheTiedEmbeddingAcrossAWanIsEstimated) {
   // was 7.7% above the prediction.
   expect_best_plan_estimated_within("geo-two-zones.yaml", "gpt3-13b.yaml", 0.02);
   const Cluster c = example_cluster("geo-two-zones.yaml");
-  // The pair's figure itself: more pairs on the link, a longer all-reduce; within a zone no WAN.
-  const double bytes = 1e9;
-  EXPECT_GT(planner::tied_embedding_estimate_s(c, 0, 32, bytes, 8, 16), planner::tied_embedding_estimate_s(c, 0, 32, bytes, 8, 1));
-  EXPECT_DOUBLE_EQ(planner::tied_embedding_estimate_s(c, 0, 8, bytes, 8, 16), planner::tied_embedding_estimate_s(c, 0, 8, bytes, 8, 0));
-  EXPECT_EQ(planner::tied_embedding_estimate_s(c, 3, 3, bytes, 8, 0), 0.0);
+  const Workload w = example_workload("gpt3-13b.yaml");
+  // The pair's figure itself: more pipelines on the link, a longer all-reduce; within a zone no
+  // WAN; one GPU, nothing to reduce.
+  const auto pair_s = [&](int first, int last, int crossing) {
+    return planner::tied_embedding_estimate_s(c, w, first, 1, last, 1, 8, crossing);
+  };
+  EXPECT_GT(pair_s(0, 32, 16), pair_s(0, 32, 1));
+  EXPECT_DOUBLE_EQ(pair_s(0, 8, 16), pair_s(0, 8, 0));
+  EXPECT_EQ(pair_s(3, 3, 0), 0.0);
 }
 
 }  // namespace
