@@ -195,7 +195,8 @@ TEST(Catalog, FindsATypeByThePrintedProductName) {
       {"NVIDIA TITAN V", "titan-v"},                {"NVIDIA RTX A5000", "rtx-a5000"},
       // Names that start alike stay distinct parts.
       {"NVIDIA GeForce RTX 2080", "rtx2080"},       {"NVIDIA L4", "l4"},
-      {"NVIDIA L40", "l40"},                        {"NVIDIA L40S", "l40s"}};
+      {"NVIDIA L40", "l40"},                        {"NVIDIA L40S", "l40s"},
+      {"NVIDIA A10", "a10"},                        {"NVIDIA A10G", "a10g"}};
   for (const auto& [spelling, name] : cases) {
     const GpuType* t = c.by_name_or_null(spelling);
     ASSERT_NE(t, nullptr) << spelling;
