@@ -122,6 +122,45 @@ void write_ranked(models::JsonOut& j, const models::RankedPlan& p, const models:
   j.end_array();
 }
 
+/// Each listed plan's tokens/s if its pipeline sends of one parity coincided in every slot
+/// (models::lockstep_parity_figure), where that is kLockstepNoteRatio or more below its figure.
+std::vector<std::optional<double>> lockstep_rates(const models::PlannerResult& r, const models::Cluster& c,
+                                                  const models::Workload& w) {
+  std::vector<std::optional<double>> rates(r.top.size());
+  for (size_t i = 0; i < r.top.size(); ++i) {
+    const models::Report& predicted = r.top[i].report;
+    const auto lockstep = models::lockstep_parity_figure(c, w, r.top[i].plan);
+    if (lockstep && lockstep->report.iteration_time_s >= models::kLockstepNoteRatio * predicted.iteration_time_s)
+      rates[i] = lockstep->report.tokens_per_s;
+  }
+  return rates;
+}
+
+/// Which listed plans' figures leave out pipeline sends of one parity sharing a NIC, and what
+/// they give if those sends coincide.
+void print_lockstep_note(const std::vector<std::optional<double>>& rates) {
+  std::vector<std::string> which, figures;
+  for (size_t i = 0; i < rates.size(); ++i)
+    if (rates[i]) {
+      which.push_back(std::to_string(i + 1));
+      figures.push_back(fmt("%.0f", *rates[i]));
+    }
+  if (which.empty()) return;
+  const auto list = [](const std::vector<std::string>& items) {
+    std::string out;
+    for (size_t i = 0; i < items.size(); ++i) out += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
+    return out;
+  };
+  const bool one = which.size() == 1;
+  std::cout << "note: " << (one ? "plan " : "plans ") << list(which)
+            << (one ? " sends" : " send")
+            << " the pipeline tensors of boundaries of one parity through a node's NIC together in 1F1B's steady "
+               "state, which " << (one ? "its figure prices" : "their figures price")
+            << " apart: if those sends coincide in every slot, " << list(figures)
+            << " tokens/s (`hetsim predict` of a plan names the nodes; `--refine K` ranks by the simulator, which "
+               "times their contention)\n";
+}
+
 void write_json(const PlanVerbOptions& o, const models::PlannerOptions& po, const models::PlannerResult& r,
                 const Refined& ref, const models::Cluster& c, const models::Workload& w) {
   models::JsonOut j;
@@ -140,9 +179,13 @@ void write_json(const PlanVerbOptions& o, const models::PlannerOptions& po, cons
   j.key("feasible").value(!r.top.empty());
   if (r.top.empty()) j.key("reason").value(r.reason);
   j.key("plans").begin_array();
+  const std::vector<std::optional<double>> lockstep = lockstep_rates(r, c, w);
   for (size_t i = 0; i < r.top.size(); ++i) {
     j.begin_object().key("rank").value(static_cast<int>(i + 1));
     write_ranked(j, r.top[i], c, o.spot);
+    j.key("lockstep_tokens_per_s");
+    if (lockstep[i]) j.value(*lockstep[i]);
+    else j.null();
     if (ref.done) {
       j.key("simulated_tokens_per_s");
       if (ref.simulated[i]) j.value(*ref.simulated[i]);
@@ -257,6 +300,7 @@ void write_table(const PlanVerbOptions& o, const models::PlannerResult& r, const
     std::cout << "  " << b->best.shape << "\n";
   }
   print_vendor_note(r);
+  print_lockstep_note(lockstep_rates(r, c, w));
   if (!r.single_gpu_note.empty()) std::cout << "note: " << r.single_gpu_note << "\n";
   if (o.spot && !models::any_spot_price(c)) std::cout << "note: " << models::kNoSpotPriceNote << "\n";
   std::cout << fmt("search: %.3f s on ", r.search_time_s) << r.threads << (r.threads == 1 ? " thread, " : " threads, ") << r.plans_evaluated << " plans evaluated, " << r.plans_pruned

@@ -84,6 +84,10 @@ void run_predict(const PredictOptions& o) {
       [&](const models::Plan& p) { return (*engine)(in.cluster, in.workload, as_run(p)); }, &report));
   report.micro_batch = plan.micro_batch;
   if (report.feasible) report.notes = models::plan_notes(in.cluster, in.workload, plan);
+  if (report.feasible && o.engine == "analytic")
+    if (std::string note = models::lockstep_parity_note(in.cluster, in.workload, plan, report.iteration_time_s);
+        !note.empty())
+      report.notes.push_back(std::move(note));
   if (report.feasible)
     report.by_gpu_type = models::utilisation_by_type(in.cluster, in.workload, plan, report.iteration_time_s);
   if (!in.profile_note.empty()) report.notes.push_back(in.profile_note);

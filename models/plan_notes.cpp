@@ -2,6 +2,8 @@
 #include "plan_notes.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <optional>
 #include <set>
 
 #include "predictor.hpp"
@@ -175,6 +177,29 @@ std::string no_op_settings_note(const Plan& plan) {
 }
 
 }  // namespace
+
+std::string lockstep_parity_note(const Cluster& cluster, const Workload& workload, const Plan& plan,
+                                 double predicted_s) {
+  const std::optional<LockstepParityFigure> lockstep = lockstep_parity_figure(cluster, workload, plan);
+  if (!lockstep || !(predicted_s > 0) || lockstep->report.iteration_time_s < kLockstepNoteRatio * predicted_s) return {};
+  std::vector<std::string> names;
+  for (int n : lockstep->nodes) {
+    const Node& node = cluster.nodes[n];
+    names.push_back(cluster.zones[node.zone].name + "/" + cluster.node_types[node.node_type].name + "[" +
+                    std::to_string(node.index_in_group) + "]");
+  }
+  constexpr std::size_t kNamed = 4;
+  std::string where;
+  for (std::size_t i = 0; i < names.size() && i < kNamed; ++i) where += (i ? ", " : "") + names[i];
+  if (names.size() > kNamed) where += " and " + std::to_string(names.size() - kNamed) + " more";
+  char more[32];
+  std::snprintf(more, sizeof more, "%+.1f%%", 100.0 * (lockstep->report.iteration_time_s / predicted_s - 1.0));
+  return "pipeline sends of boundaries of one parity pass through the NICs of " + where +
+         " together in 1F1B's steady state (stages b and b + 2 exchange at once); this figure prices each "
+         "boundary's sends alone, as when the schedule staggers them. If they coincide in every slot the step takes " +
+         format_time(lockstep->report.iteration_time_s) + " (" + more +
+         "); the step lies between the two, and `hetsim simulate` times their contention (docs/cost_model.md).";
+}
 
 std::vector<std::string> plan_notes(const Cluster& cluster, const Workload& workload, const Plan& plan) {
   std::vector<std::string> notes;

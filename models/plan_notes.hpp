@@ -29,6 +29,16 @@ namespace hetsim::models {
 ///   interleaved schedule with interleave 1, ZeRO or overlapped gradient sync with one replica).
 std::vector<std::string> plan_notes(const Cluster& cluster, const Workload& workload, const Plan& plan);
 
+/// A lockstep_parity_figure this many times the predicted step or more is worth a note; below,
+/// a fast NIC or sends that are a sliver of the stages.
+inline constexpr double kLockstepNoteRatio = 1.01;
+/// For the analytic engine's Report only: when pipeline sends of boundaries of one parity leave
+/// or enter a node through one NIC (lockstep_parity_figure) and would lengthen the step by 1% or
+/// more if they coincided in every slot, the nodes and that figure beside `predicted_s`, with
+/// `hetsim simulate` to time it. Empty otherwise.
+std::string lockstep_parity_note(const Cluster& cluster, const Workload& workload, const Plan& plan,
+                                 double predicted_s);
+
 /// Whether two GPUs that exchange data in the plan (a stage's data-parallel copies, consecutive
 /// stages of a replica) are of different vendors (NVIDIA, AMD): NCCL and RCCL build no
 /// communicator across vendors, so only hetsim's execution engine runs such a plan.

@@ -196,21 +196,6 @@ void Evaluation::record_stage_ops(int r, int s, int shape) {
   work->replicas[r].push_back(std::move(sw));
 }
 
-template <class F>
-void Evaluation::for_each_pipeline_flow(F&& f) const {
-  for (int boundary = 0; boundary < max_pp; ++boundary)
-    for (int backward = 0; backward < 2; ++backward)
-      for (const Replica& rep : plan.replicas) {
-        if (boundary >= static_cast<int>(rep.stages.size())) continue;
-        const Stage* next = next_stage(rep, boundary);
-        if (!next) continue;
-        const Stage& from = backward ? *next : rep.stages[boundary];
-        const Stage& to = backward ? rep.stages[boundary] : *next;
-        for (int d = 0; d < from.tp(); ++d)
-          f(2 * boundary + backward, from.gpus[d], to.gpus[pipeline_peer(d, from.tp(), to.tp())], from.tp());
-      }
-}
-
 /// In the steady state each pipeline boundary's tensor (the activation forward to the next stage,
 /// its gradient back) crosses nodes as one flow from each rank of the sending stage to rank
 /// pipeline_peer of the receiving one (price_pipeline_sends; the simulator's group_transfer), all
@@ -270,6 +255,7 @@ void Evaluation::count_pipeline_nic_senders(bool consecutive_on_a_node) {
     in.tensors += tensor;
     in.on_busiest_rail = std::max(in.on_busiest_rail, in_on_rail[rb] += tensor);
   });
+  if (lockstep_parity) fold_same_parity_loads();
 }
 
 /// Whether a node holds stages of two indices (of one replica or of two): then its GPUs do not all

@@ -135,6 +135,10 @@ struct Evaluation {
   LayerCostMemo layer_costs;  ///< one layer's sums per node type and TP group (stage_cost)
   std::vector<NodeSenders> tp_senders_on_node;  ///< cross_node_tp_senders(), once built
   bool tp_senders_ready = false;
+  /// Price the pipeline sends as if those of one parity coincided (lockstep_parity_bound); off
+  /// in predict().
+  bool lockstep_parity = false;
+  std::vector<int> parity_nodes;  ///< nodes whose NIC loads that added to (fold_same_parity_loads)
 
   bool run();
 
@@ -144,10 +148,26 @@ struct Evaluation {
   void record_stage_ops(int r, int s, int shape);
   void count_pipeline_nic_senders(bool consecutive_on_a_node);
   bool stages_of_several_indices_share_a_node() const;
-  /// Calls f(send, from GPU, to GPU) for every pipeline flow, send by send (send as in
-  /// boundary_out): rank d of the sending stage to rank pipeline_peer(d) of the receiving one.
+  /// Calls f(send, from GPU, to GPU, sending TP) for every pipeline flow, send by send (send as
+  /// in boundary_out): rank d of the sending stage to rank pipeline_peer(d) of the receiving one.
   template <class F>
-  void for_each_pipeline_flow(F&& f) const;
+  void for_each_pipeline_flow(F&& f) const {
+    for (int boundary = 0; boundary < max_pp; ++boundary)
+      for (int backward = 0; backward < 2; ++backward)
+        for (const Replica& rep : plan.replicas) {
+          if (boundary >= static_cast<int>(rep.stages.size())) continue;
+          const Stage* next = next_stage(rep, boundary);
+          if (!next) continue;
+          const Stage& from = backward ? *next : rep.stages[boundary];
+          const Stage& to = backward ? rep.stages[boundary] : *next;
+          for (int d = 0; d < from.tp(); ++d)
+            f(2 * boundary + backward, from.gpus[d], to.gpus[pipeline_peer(d, from.tp(), to.tp())], from.tp());
+        }
+  }
+  /// lockstep_parity_bound's evaluation (predictor_parity.cpp): every send's NIC load becomes
+  /// that of all the sends of its phase through the node (boundaries of one parity, both
+  /// directions), and the nodes where that adds flows go to parity_nodes.
+  void fold_same_parity_loads();
   void count_pipeline_wan_senders();
   void price_pipeline_sends();
   void time_replicas();

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+// Pipeline sends of boundaries of one parity through one node's NIC (models::lockstep_parity_figure):
+// the predictor prices each boundary's sends alone, the lockstep figure as if they coincided in
+// every slot of 1F1B's steady state. The simulator shows both: the sends stagger where the stages
+// leave slack, and collide where the copies' sends fill the port. Its step lies between the two
+// figures (36 of 36 planned plans of the 4090 + A100 and A100 + L4 clusters at 10, 25 and
+// 100 Gb/s did, 2026-12-06; docs/cost_model.md).
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "engine_inputs.hpp"
+#include "predictor.hpp"
+
+namespace hetsim::sim {
+namespace {
+
+using testing::both_feasible;
+using testing::BothEngines;
+
+/// Every node's port at 10 Gb/s.
+testing::Inputs at_10_gbps(testing::Inputs in) {
+  for (models::NodeType& t : in.cluster.node_types) t.nics.bandwidth_Bps = 10e9 / 8;
+  return in;
+}
+
+void expect_between(const BothEngines& e, const models::Report& lockstep) {
+  EXPECT_GE(e.sim.iteration_time_s, 0.99 * e.analytic.iteration_time_s);
+  EXPECT_LE(e.sim.iteration_time_s, 1.01 * lockstep.iteration_time_s);
+}
+
+// What `hetsim plan` picks for Llama-2 7B on the 4090 + A100 cluster at 10 Gb/s when TP 1 only:
+// three copies of [A100 x2 | 4090 x10], stage j of copy c on unit 3j + c, so every box holds
+// stages of three or four indices and sends several boundaries of one parity through its port.
+// The copies' sends fill the ports (each box moves six tensors a micro-batch each way at 27 ms a
+// tensor): the simulated step is 21% above the prediction, within 6% of the lockstep figure.
+TEST(ParitySends, CopiesFillingThePortsCollideAsTheLockstepFigureSays) {
+  const testing::Inputs in = at_10_gbps(testing::load("consumer-4090-a100.yaml", "llama2-7b.yaml"));
+  const int layers[12] = {7, 3, 2, 3, 2, 2, 3, 2, 2, 2, 1, 3};
+  std::vector<models::Replica> replicas;
+  for (int c = 0; c < 3; ++c) {
+    models::Replica r;
+    r.micro_batches = c == 0 ? 342 : 341;
+    for (int j = 0; j < 12; ++j) {
+      const int gpu = j < 2 ? 32 + 3 * j + c : 3 * (j - 2) + c;  // the A100 node is GPUs 32-39
+      r.stages.push_back(models::Stage{layers[j], {gpu}});
+    }
+    replicas.push_back(r);
+  }
+  models::Plan p = testing::plan_of("3x[a100 x2 | 4090 x10]", 1, replicas);
+  p.overlap_grad_sync = true;
+  const auto lockstep = models::lockstep_parity_figure(in.cluster, in.workload, p);
+  ASSERT_TRUE(lockstep.has_value());
+  const BothEngines e = both_feasible(in.cluster, in.workload, p);
+  expect_between(e, lockstep->report);
+  EXPECT_GT(e.sim.iteration_time_s, 1.1 * e.analytic.iteration_time_s);
+  EXPECT_GT(e.sim.iteration_time_s, 0.9 * lockstep->report.iteration_time_s);
+}
+
+// One pipeline of six TP-1 stages, two per box on boxes 0-2, micro-batches of four sequences:
+// box 1 carries boundaries 1 and 3, but the stages' unequal passes leave slack, and the
+// simulator's sends stagger: its step is the prediction's, 12% under the lockstep figure.
+TEST(ParitySends, SendsStaggerWhereTheStagesLeaveSlack) {
+  const testing::Inputs in = at_10_gbps(testing::load("consumer-4090-a100.yaml", "gpt3-1.3b.yaml"));
+  const int layers[6] = {4, 5, 5, 5, 3, 2};
+  const int gpus[6] = {0, 1, 8, 9, 16, 17};
+  models::Replica r;
+  r.micro_batches = in.workload.training.global_batch / 4;
+  for (int s = 0; s < 6; ++s) r.stages.push_back(models::Stage{layers[s], {gpus[s]}});
+  models::Plan p = testing::plan_of("[4090 x6], two per box", 1, {r});
+  p.micro_batch = 4;
+  p.recompute = models::Recompute::kFull;
+  const auto lockstep = models::lockstep_parity_figure(in.cluster, in.workload, p);
+  ASSERT_TRUE(lockstep.has_value());
+  EXPECT_GT(lockstep->report.iteration_time_s, 1.05 * models::predict(in.cluster, in.workload, p).iteration_time_s);
+  const BothEngines e = both_feasible(in.cluster, in.workload, p);
+  expect_between(e, lockstep->report);
+  EXPECT_NEAR(e.sim.iteration_time_s, e.analytic.iteration_time_s, 0.01 * e.analytic.iteration_time_s);
+}
+
+}  // namespace
+}  // namespace hetsim::sim
