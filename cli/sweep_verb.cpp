@@ -85,6 +85,7 @@ void print_table(const models::SweepSpec& spec, const models::SweepResult& r, bo
       cells.push_back(ratio(row.fastest_type_only_tokens_per_s, row.fastest_type_only_cost_per_million_tokens));
       std::string plan = row.search_stopped ? row.shape + " [search stopped at --time-limit]" : row.shape;
       if (row.joins_vendors) plan += " (*)";
+      if (row.lockstep_tokens_per_s > 0) plan += fmt(" (lockstep %.0f)", row.lockstep_tokens_per_s);
       if (!row.reason.empty()) plan += " [--refine: " + row.reason + "]";
       cells.push_back(std::move(plan));
     }
@@ -96,6 +97,10 @@ void print_table(const models::SweepSpec& spec, const models::SweepResult& r, bo
   if (std::any_of(r.rows.begin(), r.rows.end(), [](const models::SweepRow& row) { return row.joins_vendors; }))
     std::cout << "(*) the plan exchanges data between NVIDIA and AMD GPUs: " << models::kJoinsVendorsNote
               << " (`one_vendor: true` in the spec keeps every plan on one vendor's GPUs)\n";
+  if (std::any_of(r.rows.begin(), r.rows.end(), [](const models::SweepRow& row) { return row.lockstep_tokens_per_s > 0; }))
+    std::cout << "(lockstep N) the plan's tokens/s if its pipeline sends of one parity, which 1F1B passes through a "
+                 "node's NIC at once, coincide in every slot: its figure prices them apart, and the simulator's lies "
+                 "between the two (--refine K; docs/cost_model.md)\n";
   if (r.resumed > 0) std::cout << r.resumed << " of " << r.rows.size() << " rows resumed from the checkpoint\n";
 }
 

@@ -14,6 +14,8 @@
 
 #include "input_loader.hpp"
 #include "jsonl_file.hpp"
+#include "plan_notes.hpp"
+#include "predictor.hpp"
 
 namespace hetsim::models {
 namespace {
@@ -27,6 +29,7 @@ void for_each_result(Row& r, Visit&& visit) {
   visit("found", r.found);
   visit("tokens_per_s", r.tokens_per_s);
   visit("simulated_tokens_per_s", r.simulated_tokens_per_s);
+  visit("lockstep_tokens_per_s", r.lockstep_tokens_per_s);
   visit("mfu", r.mfu);
   visit("plan_gpus", r.plan_gpus);
   visit("plan_price_per_hour", r.plan_price_per_hour);
@@ -129,6 +132,9 @@ void plan_row(const Cluster& cluster, const Workload& workload, const PlannerOpt
   r.plan_gpus = best.plan.gpu_count();
   r.shape = best.shape;
   r.joins_vendors = best.joins_vendors;
+  if (const auto lockstep = lockstep_parity_figure(cluster, workload, best.plan);
+      lockstep && lockstep->report.iteration_time_s >= kLockstepNoteRatio * best.report.iteration_time_s)
+    r.lockstep_tokens_per_s = lockstep->report.tokens_per_s * best.spot.goodput_fraction;
 }
 
 /// RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled.
@@ -166,6 +172,7 @@ bool figure_absent(const SweepRow& r, std::string_view name) {
       name == "cost_per_million_tokens" || name == "joins_vendors")
     return !r.found;
   if (name == "simulated_tokens_per_s") return !r.found || r.simulated_tokens_per_s <= 0;
+  if (name == "lockstep_tokens_per_s") return !r.found || r.lockstep_tokens_per_s <= 0;
   if (name == "uniform_tokens_per_s") return r.uniform_tokens_per_s <= 0;
   if (name == "fastest_type_only_tokens_per_s") return r.fastest_type_only_tokens_per_s <= 0;
   if (name == "uniform_cost_per_million_tokens") return r.uniform_tokens_per_s <= 0;

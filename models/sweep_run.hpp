@@ -32,6 +32,10 @@ struct SweepRow {
   /// --refine: the simulator's tokens/s of the best plan, which is the best of the planner's
   /// first K by this figure; 0 when not refined or the simulator gave none (`reason` says why).
   double simulated_tokens_per_s = 0;
+  /// The best plan's tokens/s if its pipeline sends of one parity, which 1F1B passes through a
+  /// node's NIC at once, coincide in every slot (lockstep_parity_figure); 0 when that figure is
+  /// less than kLockstepNoteRatio slower than tokens_per_s, or there is none.
+  double lockstep_tokens_per_s = 0;
   double mfu = 0;
   double plan_price_per_hour = 0;      ///< nodes the best plan uses
   double cost_per_million_tokens = 0;
