@@ -117,8 +117,9 @@ TEST_F(RunFixture, PrintedRowsLeaveAbsentFiguresOutAndTidyTheirDigits) {
   found.uniform_tokens_per_s = 900;  // no fastest-type-only baseline, not refined
   found.uniform_cost_per_million_tokens = 15.2;
   const std::string csv = sweep_csv(spec, {none, found});
-  EXPECT_THAT(csv, HasSubstr("\n0,gpt,0,0,0,0,false,,,,,,,,,,,0,false,,,the cluster has no GPUs at this point\n"));
-  EXPECT_THAT(csv, HasSubstr(",49.6,true,1000,,0,0,49.6,13.7,900,,15.2,,0,false,,false,\n"));
+  EXPECT_THAT(csv, HasSubstr("\n0,gpt,0,0,0,0,false,,,,,,,,,,,,0,false,,,the cluster has no GPUs at this point\n"));
+  // No simulated figure (not refined) and no lockstep one: empty cells, not 0.
+  EXPECT_THAT(csv, HasSubstr(",49.6,true,1000,,,0,0,49.6,13.7,900,,15.2,,0,false,,false,\n"));
   JsonOut j(-1);
   write_sweep_row_json(j, spec, none);
   EXPECT_THAT(j.str(), HasSubstr("\"values\":{\"big.nodes\":0,\"small.nodes\":0}")) << j.str();
@@ -128,6 +129,7 @@ TEST_F(RunFixture, PrintedRowsLeaveAbsentFiguresOutAndTidyTheirDigits) {
   write_sweep_row_json(k, spec, found);
   EXPECT_THAT(k.str(), HasSubstr("\"cluster_price_per_hour\":49.6,")) << k.str();
   EXPECT_THAT(k.str(), HasSubstr("\"simulated_tokens_per_s\":null")) << k.str();
+  EXPECT_THAT(k.str(), HasSubstr("\"lockstep_tokens_per_s\":null")) << k.str();
   EXPECT_THAT(k.str(), HasSubstr("\"fastest_type_only_tokens_per_s\":null")) << k.str();
 }
 
