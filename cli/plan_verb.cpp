@@ -128,10 +128,8 @@ std::vector<std::optional<double>> lockstep_rates(const models::PlannerResult& r
                                                   const models::Workload& w) {
   std::vector<std::optional<double>> rates(r.top.size());
   for (size_t i = 0; i < r.top.size(); ++i) {
-    const models::Report& predicted = r.top[i].report;
-    const auto lockstep = models::lockstep_parity_figure(c, w, r.top[i].plan);
-    if (lockstep && lockstep->report.iteration_time_s >= models::kLockstepNoteRatio * predicted.iteration_time_s)
-      rates[i] = lockstep->report.tokens_per_s;
+    const auto lockstep = models::lockstep_parity_worth_noting(c, w, r.top[i].plan, r.top[i].report.iteration_time_s);
+    if (lockstep) rates[i] = lockstep->report.tokens_per_s;
   }
   return rates;
 }

@@ -178,10 +178,18 @@ std::string no_op_settings_note(const Plan& plan) {
 
 }  // namespace
 
+std::optional<LockstepParityFigure> lockstep_parity_worth_noting(const Cluster& cluster, const Workload& workload,
+                                                                 const Plan& plan, double predicted_s) {
+  std::optional<LockstepParityFigure> lockstep = lockstep_parity_figure(cluster, workload, plan);
+  if (!lockstep || !(predicted_s > 0) || lockstep->report.iteration_time_s < kLockstepNoteRatio * predicted_s)
+    return std::nullopt;
+  return lockstep;
+}
+
 std::string lockstep_parity_note(const Cluster& cluster, const Workload& workload, const Plan& plan,
                                  double predicted_s) {
-  const std::optional<LockstepParityFigure> lockstep = lockstep_parity_figure(cluster, workload, plan);
-  if (!lockstep || !(predicted_s > 0) || lockstep->report.iteration_time_s < kLockstepNoteRatio * predicted_s) return {};
+  const std::optional<LockstepParityFigure> lockstep = lockstep_parity_worth_noting(cluster, workload, plan, predicted_s);
+  if (!lockstep) return {};
   std::vector<std::string> names;
   for (int n : lockstep->nodes) {
     const Node& node = cluster.nodes[n];

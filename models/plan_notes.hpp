@@ -3,11 +3,13 @@
 // words the user can act on (a plan key to set, the figure it would give). predict and simulate
 // attach them (Report::notes); they never change a figure.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cluster.hpp"
 #include "plan.hpp"
+#include "predictor.hpp"
 #include "workload.hpp"
 
 namespace hetsim::models {
@@ -32,6 +34,10 @@ std::vector<std::string> plan_notes(const Cluster& cluster, const Workload& work
 /// A lockstep_parity_figure this many times the predicted step or more is worth a note; below,
 /// a fast NIC or sends that are a sliver of the stages.
 inline constexpr double kLockstepNoteRatio = 1.01;
+/// lockstep_parity_figure of the plan when it is kLockstepNoteRatio times `predicted_s` or more
+/// (what predict's note, plan's note line and sweep's column give); nullopt otherwise.
+std::optional<LockstepParityFigure> lockstep_parity_worth_noting(const Cluster& cluster, const Workload& workload,
+                                                                 const Plan& plan, double predicted_s);
 /// For the analytic engine's Report only: when pipeline sends of boundaries of one parity leave
 /// or enter a node through one NIC (lockstep_parity_figure) and would lengthen the step by 1% or
 /// more if they coincided in every slot, the nodes and that figure beside `predicted_s`, with

@@ -135,7 +135,7 @@ struct Evaluation {
   LayerCostMemo layer_costs;  ///< one layer's sums per node type and TP group (stage_cost)
   std::vector<NodeSenders> tp_senders_on_node;  ///< cross_node_tp_senders(), once built
   bool tp_senders_ready = false;
-  /// Price the pipeline sends as if those of one parity coincided (lockstep_parity_bound); off
+  /// Price the pipeline sends as if those of one parity coincided (lockstep_parity_figure); off
   /// in predict().
   bool lockstep_parity = false;
   std::vector<int> parity_nodes;  ///< nodes whose NIC loads that added to (fold_same_parity_loads)
@@ -164,7 +164,7 @@ struct Evaluation {
             f(2 * boundary + backward, from.gpus[d], to.gpus[pipeline_peer(d, from.tp(), to.tp())], from.tp());
         }
   }
-  /// lockstep_parity_bound's evaluation (predictor_parity.cpp): every send's NIC load becomes
+  /// lockstep_parity_figure's evaluation (predictor_parity.cpp): every send's NIC load becomes
   /// that of all the sends of its phase through the node (boundaries of one parity, both
   /// directions), and the nodes where that adds flows go to parity_nodes.
   void fold_same_parity_loads();

@@ -21,7 +21,7 @@ namespace hetsim::models {
 /// directions, all replicas in step. Only 1F1B without interleaving: GPipe and the interleaved
 /// schedule pair their sends otherwise.
 void Evaluation::fold_same_parity_loads() {
-  if (boundary_out.empty() || interleave > 1 || plan.schedule != Schedule::k1f1b) return;
+  if (boundary_out.empty() || interleave > 1 || plan.schedule == Schedule::kGpipe) return;
   const std::size_t nodes = cluster.nodes.size(), gpus = cluster.gpus.size();
   const auto rail_slot = [&](int gpu) {
     return cluster.nodes[cluster.gpus[gpu].node].first_gpu + std::max(0, rail_of_gpu(cluster, gpu));

@@ -15,7 +15,6 @@
 #include "input_loader.hpp"
 #include "jsonl_file.hpp"
 #include "plan_notes.hpp"
-#include "predictor.hpp"
 
 namespace hetsim::models {
 namespace {
@@ -132,8 +131,7 @@ void plan_row(const Cluster& cluster, const Workload& workload, const PlannerOpt
   r.plan_gpus = best.plan.gpu_count();
   r.shape = best.shape;
   r.joins_vendors = best.joins_vendors;
-  if (const auto lockstep = lockstep_parity_figure(cluster, workload, best.plan);
-      lockstep && lockstep->report.iteration_time_s >= kLockstepNoteRatio * best.report.iteration_time_s)
+  if (const auto lockstep = lockstep_parity_worth_noting(cluster, workload, best.plan, best.report.iteration_time_s))
     r.lockstep_tokens_per_s = lockstep->report.tokens_per_s * best.spot.goodput_fraction;
 }
 
