@@ -115,7 +115,7 @@ models::Report build_report(const RunSpec& spec, const RankLayout& layout, const
   }
   r.extra["runner_overhead_fraction"] = overhead;
   r.extra["critical_rank"] = critical_rank(layout, ranks);
-  r.extra["steps"] = static_cast<double>(steps.size());
+  r.extra["steps_run"] = static_cast<double>(steps.size());  // the count; `run --format json` lists them under "steps"
   if (!steps.empty()) {
     r.extra["loss_first"] = steps.front().loss;
     r.extra["loss_last"] = steps.back().loss;

@@ -163,7 +163,7 @@ TEST(Runner, ReportHasMeasuredValuesForEveryKey) {
   EXPECT_GT(r.stages[3].forward_s, 0);
   EXPECT_GT(r.stages[3].backward_s, 0);
   EXPECT_TRUE(r.extra.count("runner_overhead_fraction"));
-  EXPECT_EQ(r.extra.at("steps"), 3);
+  EXPECT_EQ(r.extra.at("steps_run"), 3);
 }
 
 // The measured iteration time is the slowest rank's mean step record (steps 2.., the first is
