@@ -11,6 +11,7 @@
 
 #include "comm/launcher.hpp"
 #include "input_loader.hpp"
+#include "text_match.hpp"
 #include "verbs.hpp"
 
 namespace hetsim::cli {
@@ -165,9 +166,7 @@ void add_memory_flags_hint(const PlanChoice& o, models::Report& report) {
   if (!o.sequence_parallel && o.tp > 1) flags.push_back("--sequence-parallel");
   if (o.recompute.empty() || o.recompute == "none") flags.push_back("--recompute selective (or full)");
   if (flags.empty()) return;
-  std::string list;
-  for (std::size_t i = 0; i < flags.size(); ++i)
-    list += (i == 0 ? "" : i + 1 == flags.size() ? " and " : ", ") + flags[i];
+  const std::string list = models::join_with_and(flags);
   report.infeasible_reason += " (the --tp/--pp/--dp plan is ZeRO 0 without sequence parallelism or recompute unless "
                               "flags say so: " + list + " shrink it; `hetsim plan` searches them)";
 }

@@ -17,6 +17,7 @@
 #include "plan_refine.hpp"
 #include "plan_writer.hpp"
 #include "planner.hpp"
+#include "text_match.hpp"
 #include "units.hpp"
 #include "verbs.hpp"
 
@@ -144,17 +145,12 @@ void print_lockstep_note(const std::vector<std::optional<double>>& rates) {
       figures.push_back(fmt("%.0f", *rates[i]));
     }
   if (which.empty()) return;
-  const auto list = [](const std::vector<std::string>& items) {
-    std::string out;
-    for (size_t i = 0; i < items.size(); ++i) out += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
-    return out;
-  };
   const bool one = which.size() == 1;
-  std::cout << "note: " << (one ? "plan " : "plans ") << list(which)
+  std::cout << "note: " << (one ? "plan " : "plans ") << models::join_with_and(which)
             << (one ? " sends" : " send")
             << " the pipeline tensors of boundaries of one parity through a node's NIC together in 1F1B's steady "
                "state, which " << (one ? "its figure prices" : "their figures price")
-            << " apart: if those sends coincide in every slot, " << list(figures)
+            << " apart: if those sends coincide in every slot, " << models::join_with_and(figures)
             << " tokens/s (`hetsim predict` of a plan names the nodes; `--refine K` ranks by the simulator, which "
                "times their contention)\n";
 }
@@ -222,10 +218,7 @@ void print_vendor_note(const models::PlannerResult& r) {
   for (const models::PlannerBaseline* b : {&r.uniform, &r.fastest_type_only})
     if (b->found && b->best.joins_vendors) which.push_back("the " + b->name + " baseline");
   if (which.empty()) return;
-  std::string list;
-  for (size_t i = 0; i < which.size(); ++i)
-    list += (i == 0 ? "" : i + 1 == which.size() ? " and " : ", ") + which[i];
-  std::cout << "note: " << list << (which.size() == 1 ? " exchanges" : " exchange")
+  std::cout << "note: " << models::join_with_and(which) << (which.size() == 1 ? " exchanges" : " exchange")
             << " data between NVIDIA and AMD GPUs: " << models::kJoinsVendorsNote
             << " (--one-vendor keeps every plan on one vendor's GPUs)\n";
 }

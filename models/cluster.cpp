@@ -61,6 +61,11 @@ std::string Cluster::gpu_types_label(const std::vector<int>& group) const {
   return label;
 }
 
+std::string Cluster::node_name(int node) const {
+  const Node& n = nodes[node];
+  return zones[n.zone].name + "/" + node_types[n.node_type].name + "[" + std::to_string(n.index_in_group) + "]";
+}
+
 int Cluster::node_type_index(const std::string& n) const {
   for (size_t t = 0; t < node_types.size(); ++t)
     if (node_types[t].name == n) return static_cast<int>(t);

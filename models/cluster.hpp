@@ -148,6 +148,8 @@ struct Cluster {
   std::string gpu_types_label(const std::vector<int>& group) const;
   int zone_of_gpu(int gpu) const { return nodes[gpus[gpu].node].zone; }
   int node_of_gpu(int gpu) const { return gpus[gpu].node; }
+  /// "zone/type[i]": how GPU selectors, the simulator's hosts and links, and notes name a node.
+  std::string node_name(int node) const;
   /// Index of the node type / zone with this name, -1 when there is none.
   int node_type_index(const std::string& name) const;
   int zone_index(const std::string& name) const;

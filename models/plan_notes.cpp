@@ -191,11 +191,7 @@ std::string lockstep_parity_note(const Cluster& cluster, const Workload& workloa
   const std::optional<LockstepParityFigure> lockstep = lockstep_parity_worth_noting(cluster, workload, plan, predicted_s);
   if (!lockstep) return {};
   std::vector<std::string> names;
-  for (int n : lockstep->nodes) {
-    const Node& node = cluster.nodes[n];
-    names.push_back(cluster.zones[node.zone].name + "/" + cluster.node_types[node.node_type].name + "[" +
-                    std::to_string(node.index_in_group) + "]");
-  }
+  for (int n : lockstep->nodes) names.push_back(cluster.node_name(n));
   constexpr std::size_t kNamed = 4;
   std::string where;
   for (std::size_t i = 0; i < names.size() && i < kNamed; ++i) where += (i ? ", " : "") + names[i];

@@ -43,9 +43,7 @@ std::string gpu_selector(const std::vector<int>& gpus, const Cluster& c) {
     local.push_back(c.gpus[g].local);
   }
   if (!one_node) return "gpu[" + index_list(gpus) + "]";
-  const Node& n = c.nodes[node];
-  return c.zones[n.zone].name + "/" + c.node_types[n.node_type].name + "[" + std::to_string(n.index_in_group) +
-         "]/gpu[" + index_list(local) + "]";
+  return c.node_name(node) + "/gpu[" + index_list(local) + "]";
 }
 
 std::string plan_to_yaml(const Plan& plan, const Cluster& cluster, const PlanWriteOptions& o) {

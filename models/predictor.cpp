@@ -231,9 +231,6 @@ void Evaluation::count_pipeline_nic_senders(bool consecutive_on_a_node) {
   std::vector<double> out_on_rail(cluster.gpus.size(), 0.0), in_on_rail(cluster.gpus.size(), 0.0);
   std::vector<int> touched;
   int current = -1;
-  const auto rail_slot = [&](int gpu) {
-    return cluster.nodes[cluster.gpus[gpu].node].first_gpu + std::max(0, rail_of_gpu(cluster, gpu));
-  };
   for_each_pipeline_flow([&](int send, int from, int to, int from_tp) {
     const int na = cluster.gpus[from].node, nb = cluster.gpus[to].node;
     if (na == nb) return;  // through the node's own fabric

@@ -164,6 +164,11 @@ struct Evaluation {
             f(2 * boundary + backward, from.gpus[d], to.gpus[pipeline_peer(d, from.tp(), to.tp())], from.tp());
         }
   }
+  /// The slot of GPU `gpu`'s rail in per-rail tables indexed like Cluster::gpus: its node's
+  /// first GPU plus its rail (rail_of_gpu; 0 when the node has no NIC).
+  int rail_slot(int gpu) const {
+    return cluster.nodes[cluster.gpus[gpu].node].first_gpu + std::max(0, rail_of_gpu(cluster, gpu));
+  }
   /// lockstep_parity_figure's evaluation (predictor_parity.cpp): every send's NIC load becomes
   /// that of all the sends of its phase through the node (boundaries of one parity, both
   /// directions), and the nodes where that adds flows go to parity_nodes.

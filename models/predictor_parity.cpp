@@ -23,9 +23,6 @@ namespace hetsim::models {
 void Evaluation::fold_same_parity_loads() {
   if (boundary_out.empty() || interleave > 1 || plan.schedule == Schedule::kGpipe) return;
   const std::size_t nodes = cluster.nodes.size(), gpus = cluster.gpus.size();
-  const auto rail_slot = [&](int gpu) {
-    return cluster.nodes[cluster.gpus[gpu].node].first_gpu + std::max(0, rail_of_gpu(cluster, gpu));
-  };
   const auto phase_of = [](int send) { return static_cast<std::size_t>((send / 2) & 1); };
   // Tensors of each phase leaving and entering each node and each rail (a flow counting 1/t).
   std::vector<double> out_node(2 * nodes, 0.0), in_node_load(2 * nodes, 0.0);

@@ -66,6 +66,12 @@ std::optional<std::string> did_you_mean(std::string_view written, const std::vec
   return best;
 }
 
+std::string join_with_and(const std::vector<std::string>& items) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
+  return out;
+}
+
 std::string join_names(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& n : names) {

@@ -16,6 +16,8 @@ size_t edit_distance(std::string_view a, std::string_view b);
 std::optional<std::string> did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
 /// "a, b, c".
 std::string join_names(const std::vector<std::string>& names);
+/// "a, b and c" (prose lists of notes and hints).
+std::string join_with_and(const std::vector<std::string>& items);
 /// "<what> 'name' (did you mean 'x'? known: a, b, c)": the loaders' wording for a name that is
 /// not among `known` (e.g. what = "unknown GPU").
 std::string unknown_name_message(const std::string& what, const std::string& name, const std::vector<std::string>& known);

@@ -137,7 +137,7 @@ Platform::Platform(const Topology& topology, const std::vector<bool>& node_used)
     const auto& node = cluster.nodes[n];
     const auto& type = cluster.node_types[node.node_type];
     auto* zone = zone_nz[node.zone];
-    const std::string name = node_name(cluster, n);
+    const std::string name = cluster.node_name(n);
     auto* nz = sg4::create_full_zone(name);
     nz->set_parent(zone);
     auto* gw = nz->create_router(name + "/gateway");

@@ -21,12 +21,6 @@ const char* to_string(LinkKind k) {
   return "?";
 }
 
-std::string node_name(const models::Cluster& cluster, int node) {
-  const auto& n = cluster.nodes[node];
-  return cluster.zones[n.zone].name + "/" + cluster.node_types[n.node_type].name + "[" +
-         std::to_string(n.index_in_group) + "]";
-}
-
 int Topology::add_link(std::string name, LinkKind kind, double bandwidth_Bps, double latency_s) {
   links_.push_back(TopoLink{std::move(name), kind, bandwidth_Bps, latency_s});
   return static_cast<int>(links_.size()) - 1;
@@ -46,7 +40,7 @@ Topology::Topology(const models::Cluster& cluster) : cluster_(&cluster) {
     const auto& node = cluster.nodes[n];
     const auto& type = cluster.node_types[node.node_type];
     const auto& zone = cluster.zones[node.zone];
-    const std::string base = node_name(cluster, n);
+    const std::string base = cluster.node_name(n);
     auto& nl = node_links_[n];
     const double intra_bw = models::achieved_bandwidth_Bps(type.intra);
     const double host_bw = type.host_link_Bps * models::kHostLinkEfficiency;

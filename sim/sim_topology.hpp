@@ -80,7 +80,4 @@ class Topology {
   std::vector<WanLink> wan_links_;
 };
 
-/// "zone/type[i]" name of a node, used in host and link names.
-std::string node_name(const models::Cluster& cluster, int node);
-
 }  // namespace hetsim::sim
