@@ -19,6 +19,7 @@
 #include "sim_report.hpp"
 #include "trace_writer.hpp"
 #include "verbs.hpp"
+#include "wall_clock_limit.hpp"
 
 namespace hetsim::cli {
 namespace {
@@ -28,6 +29,7 @@ struct SimulateOptions {
   std::string trace;
   int grad_buckets = 0;
   bool no_fold = false;
+  double time_limit_s = 0;  ///< wall-clock seconds the simulation may take; 0: no limit
   OutputFormat format = OutputFormat::kTable;
 };
 
@@ -57,6 +59,18 @@ void print_links(const models::Report& report) {
 /// collective the simulator lays out (2^31 of them ran the machine out of memory).
 constexpr int kMaxGradBuckets = 4096;
 
+/// What `--time-limit` prints when it stops a run: how far it got (the last line the run printed,
+/// its size or its progress, without the "simulate: " prefix) and what to do instead.
+std::string time_limit_message(const SimulateOptions& o, const std::string& last_report) {
+  const std::string prefix = "simulate: ";
+  const std::string last = last_report.rfind(prefix, 0) == 0 ? last_report.substr(prefix.size()) : last_report;
+  return "hetsim simulate: error: stopped at --time-limit " + fmt("%g", o.time_limit_s) + " s of wall time" +
+         (last.empty() ? std::string() : " (last report: " + last + ")") +
+         "; no result and no --trace were written (`hetsim predict` gives the cost model's figure for the same plan" +
+         (o.no_fold ? "; without --no-fold the simulator folds congruent replicas and runs faster" : "") +
+         "; --time-limit 0 lets the run finish)";
+}
+
 void run_simulate(const SimulateOptions& o) {
   PlanChoice choice = o.choice;
   check_plan_choice(choice, "simulate");
@@ -76,10 +90,16 @@ void run_simulate(const SimulateOptions& o) {
   opt.grad_buckets = o.grad_buckets;
   opt.record_trace = !o.trace.empty();
   // Long runs report on stderr (the size up front, then progress every few seconds); runs of
-  // under kProgressQuiet_s print nothing, so short outputs stay as they were.
-  opt.progress = [](const std::string& line) { std::cerr << line << std::endl; };
+  // under kProgressQuiet_s print nothing, so short outputs stay as they were. --time-limit ends
+  // the process if the run is still going then (SimGrid cannot be stopped from outside).
   sim::SimResult result;
-  models::Report report = sim::simulate_report(in.cluster, in.workload, plan, opt, &result);
+  models::Report report;
+  {
+    WallClockLimit limit(o.time_limit_s, [&o](const std::string& last) { return time_limit_message(o, last); },
+                         kExitFailure);
+    opt.progress = [&limit](const std::string& line) { limit.progress(line); };
+    report = sim::simulate_report(in.cluster, in.workload, plan, opt, &result);
+  }
   report.micro_batch = plan.micro_batch;
   if (report.feasible) report.notes = models::plan_notes(in.cluster, in.workload, plan);
   if (report.feasible)
@@ -117,6 +137,10 @@ void add_simulate_verb(CLI::App& app) {
   verb->add_option("--trace", o->trace, "Write a Chrome trace-event timeline (Perfetto) to this file")
       ->check(output_file_check());
   verb->add_flag("--no-fold", o->no_fold, "Simulate every replica and flow (slower; for checking folding)");
+  verb->add_option("--time-limit", o->time_limit_s,
+                   "Seconds of wall time the simulation may take; a run still going then ends the verb with exit "
+                   "code 1 and how far it got, writing nothing (default 0: no limit)")
+      ->transform(non_negative_number());
   verb->add_option("--grad-buckets", o->grad_buckets, "Gradient buckets of an overlapped DP sync (default: Megatron-Core's, one per max(40M, 1M x dp) parameters, at most 32)")
       ->transform(integer_check(1, kMaxGradBuckets));
   add_format_option(verb, &o->format);
