@@ -35,8 +35,7 @@ std::string json_lines_problem(const std::string& path) {
          "that hetsim wrote, or a new file; remove it to start afresh)";
 }
 
-std::vector<JsonLine> read_json_lines_numbered(const std::string& path) {
-  std::vector<JsonLine> out;
+void for_each_json_line(const std::string& path, const std::function<void(const JsonLine&)>& visit) {
   std::ifstream in(path);
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
@@ -49,8 +48,13 @@ std::vector<JsonLine> read_json_lines_numbered(const std::string& path) {
       } catch (const YAML::Exception&) {
       }
     }
-    out.push_back(std::move(l));
+    visit(l);
   }
+}
+
+std::vector<JsonLine> read_json_lines_numbered(const std::string& path) {
+  std::vector<JsonLine> out;
+  for_each_json_line(path, [&out](const JsonLine& l) { out.push_back(l); });
   return out;
 }
 

@@ -230,7 +230,7 @@ std::vector<std::string> check_plan(const Plan& plan, const Cluster& cluster, co
       if (st.layers < 1) out.push_back(sp() + ".layers: must be >= 1 (got " + std::to_string(st.layers) + ")");
       if (plan.interleave > 1 && st.layers % plan.interleave != 0) {
         out.push_back(sp() + ".layers: " + std::to_string(st.layers) + " is not divisible by interleave (" +
-                      std::to_string(plan.interleave) + ")");
+                      std::to_string(plan.interleave) + ") (expected a multiple of it: each chunk holds layers / interleave)");
       }
       if (st.gpus.empty()) {
         out.push_back(sp() + ".gpus: no GPUs");

@@ -209,12 +209,14 @@ bool within(const std::string& field, const std::string& errored) {
          (field.size() == errored.size() || field[errored.size()] == '.' || field[errored.size()] == '[');
 }
 
-/// Whether a check_plan() message is a TP degree that does not divide a dimension of the model:
-/// the plan is well formed but infeasible for this workload, a result with a reason (as the
-/// `--tp` shorthand reports it), not an error of the file.
+/// Whether a check_plan() message is a degree that does not divide what it splits: a TP degree
+/// and a dimension of the model, or an interleave factor and a stage's layers. The plan is well
+/// formed but infeasible for this workload, a result with a reason (as the `--tp` and
+/// `--interleave` shorthands report it), not an error of the file.
 bool is_degree_not_dividing(const std::string& message) {
   return message.find(" does not divide model.") != std::string::npos ||
-         message.find(" do not divide one another") != std::string::npos;
+         message.find(" do not divide one another") != std::string::npos ||
+         message.find(" is not divisible by interleave (") != std::string::npos;
 }
 
 /// A check message deferred as the plan's infeasibility: where, and what.

@@ -274,14 +274,22 @@ std::string sweep_row_key(const SweepSpec& spec, const std::string& cluster_fing
 
 SweepResult run_sweep(const SweepSpec& spec, const Cluster& base, const std::vector<Workload>& workloads,
                       const Catalog& catalog, const SweepRunOptions& options) {
-  std::map<std::string, YAML::Node> done;
+  // Per key, the results of its last record; none when that record is not a whole, sane result
+  // (read_results), so the row is planned again. Records are read one at a time into rows: the
+  // parsed records themselves took some 20 KB each.
+  std::map<std::string, std::optional<SweepRow>> done;
   if (!options.checkpoint_path.empty()) {
-    const std::vector<YAML::Node> lines = read_json_lines(options.checkpoint_path);
-    for (const YAML::Node& j : lines)
-      if (j.IsMap() && j["key"] && j["key"].IsScalar() && j["point"] && j["workload"])
-        done[j["key"].Scalar()] = j;  // the last record of a key wins
-    if (!lines.empty() && done.empty())
-      throw ForeignCheckpoint("'" + options.checkpoint_path + "' holds " + std::to_string(lines.size()) +
+    long records = 0;
+    for_each_json_line(options.checkpoint_path, [&](const JsonLine& line) {
+      const YAML::Node& j = line.record;
+      if (!j.IsMap()) return;
+      ++records;
+      if (!(j["key"] && j["key"].IsScalar() && j["point"] && j["workload"])) return;
+      SweepRow r;
+      done[j["key"].Scalar()] = read_results(j, r) ? std::optional<SweepRow>(std::move(r)) : std::nullopt;
+    });
+    if (records > 0 && done.empty())
+      throw ForeignCheckpoint("'" + options.checkpoint_path + "' holds " + std::to_string(records) +
                               " JSON lines and none is a sweep row (expected a checkpoint of hetsim sweep, or a new file)");
   }
 
@@ -310,22 +318,19 @@ SweepResult run_sweep(const SweepSpec& spec, const Cluster& base, const std::vec
     for (size_t a = 0; a < spec.axes.size(); ++a) values.push_back(spec.axes[a].labels[choice[a]]);
     std::optional<Cluster> cluster;  // built on the first workload that is not resumed
     for (size_t w = 0; w < workloads.size(); ++w) {
-      const auto fresh_row = [&] {
-        SweepRow row;
-        row.point = p;
-        row.workload = workloads[w].name;
-        row.values = values;
-        return row;
-      };
-      SweepRow r = fresh_row();
+      SweepRow r;
       const std::string key = sweep_row_key(spec, cluster_fp, workload_fp[w], options.profile_fingerprint, values, refine,
                                             options.catalog_fingerprint, options.model_fingerprint);
       // A row whose search a time limit stopped is planned again: this run may allow more time.
-      if (auto it = done.find(key); it != done.end() && read_results(it->second, r) && !r.search_stopped) {
+      if (auto it = done.find(key); it != done.end() && it->second && !it->second->search_stopped) {
+        r = *it->second;
         r.resumed = true;
         ++result.resumed;
-      } else {
-        r = fresh_row();  // drop what a rejected record may have set
+      }
+      r.point = p;
+      r.workload = workloads[w].name;
+      r.values = values;
+      if (!r.resumed) {
         if (!cluster) cluster = sweep_cluster(spec, base, choice, catalog, options.profile);
         plan_row(*cluster, workloads[w], po, refine, options.refine_engine, r);
         if (!options.checkpoint_path.empty()) {
