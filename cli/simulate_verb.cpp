@@ -99,6 +99,7 @@ void run_simulate(const SimulateOptions& o) {
                          kExitFailure);
     opt.progress = [&limit](const std::string& line) { limit.progress(line); };
     report = sim::simulate_report(in.cluster, in.workload, plan, opt, &result);
+    opt.progress = nullptr;  // it points at the limit, which ends here
   }
   report.micro_batch = plan.micro_batch;
   if (report.feasible) report.notes = models::plan_notes(in.cluster, in.workload, plan);
@@ -139,7 +140,7 @@ void add_simulate_verb(CLI::App& app) {
   verb->add_flag("--no-fold", o->no_fold, "Simulate every replica and flow (slower; for checking folding)");
   verb->add_option("--time-limit", o->time_limit_s,
                    "Seconds of wall time the simulation may take; a run still going then ends the verb with exit "
-                   "code 1 and how far it got, writing nothing (default 0: no limit)")
+                   "code 1 and how far it got, writing nothing (default 0: no limit; so is 1e6 or more)")
       ->transform(non_negative_number());
   verb->add_option("--grad-buckets", o->grad_buckets, "Gradient buckets of an overlapped DP sync (default: Megatron-Core's, one per max(40M, 1M x dp) parameters, at most 32)")
       ->transform(integer_check(1, kMaxGradBuckets));

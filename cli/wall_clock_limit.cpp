@@ -10,7 +10,7 @@ namespace hetsim::cli {
 
 WallClockLimit::WallClockLimit(double limit_s, Message message, int exit_code)
     : message_(std::move(message)), exit_code_(exit_code) {
-  if (limit_s > 0) thread_ = std::thread([this, limit_s] { wait_and_fire(limit_s); });
+  if (limit_s > 0 && limit_s < kNoLimitFrom_s) thread_ = std::thread([this, limit_s] { wait_and_fire(limit_s); });
 }
 
 WallClockLimit::~WallClockLimit() {

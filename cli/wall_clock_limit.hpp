@@ -16,7 +16,12 @@ class WallClockLimit {
   /// What the process prints at the limit, from the last progress line (empty: none yet).
   using Message = std::function<std::string(const std::string& last_progress)>;
 
-  /// Starts a thread that waits `limit_s` seconds (0 or below: never fires) and then, unless
+  /// Limits from this many seconds on (11.6 days) are none: a deadline of 1e300 s overflowed the
+  /// clock and hung the verb (the planner's --time-limit treats huge values the same way).
+  static constexpr double kNoLimitFrom_s = 1e6;
+
+  /// Starts a thread that waits `limit_s` seconds (0 or below, or kNoLimitFrom_s and above: never
+  /// fires) and then, unless
   /// disarm() came first, prints message(last progress line) and a newline on stderr and ends
   /// the process with `exit_code` at once (std::_Exit: no unwinding through the simulator's
   /// running actors). Callers arm it around work that writes no file, so none is left half written.

@@ -52,5 +52,12 @@ TEST(WallClockLimit, ZeroMeansNoLimit) {
   SUCCEED();
 }
 
+// `simulate --time-limit 1e300` hung: its deadline overflowed the clock. Such limits are none.
+TEST(WallClockLimit, AHugeLimitIsNoneAndItsOwnerEndsAtOnce) {
+  const auto start = std::chrono::steady_clock::now();
+  for (double huge : {WallClockLimit::kNoLimitFrom_s, 1e18, 1e300}) WallClockLimit limit(huge, echo_last(), 3);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::minutes(1));
+}
+
 }  // namespace
 }  // namespace hetsim::cli
