@@ -161,14 +161,16 @@ namespace {
 /// as the plan's verdict.
 void add_memory_flags_hint(const PlanChoice& o, models::Report& report) {
   if (report.feasible || models::max_memory_ratio(report) <= 1) return;
-  std::vector<std::string> flags;
-  if (o.zero == 0 && o.dp > 1) flags.push_back("--zero 1");
-  if (!o.sequence_parallel && o.tp > 1) flags.push_back("--sequence-parallel");
-  if (o.recompute.empty() || o.recompute == "none") flags.push_back("--recompute selective (or full)");
+  // Only what the flags left at the shorthand's defaults: `--zero 3` was told "is ZeRO 0".
+  std::vector<std::string> flags, defaults;
+  if (o.zero == 0 && o.dp > 1) flags.push_back("--zero 1"), defaults.push_back("ZeRO 0");
+  if (!o.sequence_parallel && o.tp > 1) flags.push_back("--sequence-parallel"), defaults.push_back("no sequence parallelism");
+  if (o.recompute.empty() || o.recompute == "none")
+    flags.push_back("--recompute selective (or full)"), defaults.push_back("no recompute");
   if (flags.empty()) return;
-  const std::string list = models::join_with_and(flags);
-  report.infeasible_reason += " (the --tp/--pp/--dp plan is ZeRO 0 without sequence parallelism or recompute unless "
-                              "flags say so: " + list + " shrink it; `hetsim plan` searches them)";
+  report.infeasible_reason += " (the --tp/--pp/--dp plan has " + models::join_with_and(defaults) +
+                              " unless flags say otherwise: " + models::join_with_and(flags) +
+                              (flags.size() == 1 ? " shrinks" : " shrink") + " it; `hetsim plan` searches them)";
 }
 
 /// choose_plan's search: the plan file's plan, or the shorthand's; nullopt, with the reason in

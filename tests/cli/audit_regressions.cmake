@@ -95,7 +95,11 @@ hetsim_cli_test(plan_cost_baselines_by_dollars_per_token EXPECT_RC 0 ARGS plan -
 # A --tp/--pp/--dp plan over memory names the flags the shorthand leaves off (s26 walkthrough 14d).
 hetsim_cli_test(predict_memory_flags_hint EXPECT_RC 1 ARGS predict --cluster clusters/h100-mi300x.yaml
   --workload workloads/llama2-70b.yaml --tp 8 --pp 2 --dp 2
-  STDOUT "needs 102.4 GiB of 80.0 GiB \\(the --tp/--pp/--dp plan is ZeRO 0 .*--zero 1, --sequence-parallel and --recompute selective \\(or full\\) shrink it")
+  STDOUT "needs 102.4 GiB of 80.0 GiB \\(the --tp/--pp/--dp plan has ZeRO 0, no sequence parallelism and no recompute unless flags say otherwise: --zero 1, --sequence-parallel and --recompute selective \\(or full\\) shrink it")
+# With --zero 3 given, the hint named ZeRO 0 among the shorthand's defaults: it names what the flags left.
+hetsim_cli_test(predict_memory_flags_hint_names_only_the_defaults_left EXPECT_RC 1 ARGS predict
+  --cluster clusters/dgx-a100.yaml --workload workloads/gpt3-13b.yaml --tp 1 --pp 1 --dp 32 --zero 3 --micro 2
+  STDOUT "\\(the --tp/--pp/--dp plan has no recompute unless flags say otherwise: --recompute selective \\(or full\\) shrinks it; `hetsim plan` searches them\\)")
 # Under an address-space limit (ulimit -v, as in some containers) the simulator's actor stacks or
 # heap run out: SimGrid aborted the process ("Failed to allocate stack", or "Uncaught exception
 # std::bad_alloc" in an actor) with a raw backtrace, and the planner's worker threads ended in
