@@ -199,18 +199,23 @@ std::optional<models::Plan> find_plan(const PlanChoice& o, const Inputs& in, con
   }
   std::optional<models::Plan> best;
   std::optional<models::Report> best_report;
-  int refused = 0;
+  std::size_t refused = 0;
+  std::string first_reason;
+  bool same_reason = true;  // every size refused for the same reason: the micro-batch is not why
   for (int micro : micros) {
     u.micro_batch = micro;
     auto plan = models::make_uniform_plan(in.cluster, in.workload, o.tp, o.pp, o.dp, u);
     if (auto* bad = std::get_if<models::Infeasible>(&plan)) {
       // Without --micro, the smallest size's reason: the largest's (one micro-batch) read as if
       // the user had asked for it ("micro_batches: 1 is no multiple of the 6 stages").
-      if (refused++ == 0)
+      if (refused++ == 0) {
+        first_reason = bad->reason;
         why = o.micro > 0 ? bad->reason
                           : "no micro-batch size dividing the " + std::to_string(global_batch / o.dp) +
                                 " sequences of a replica makes this plan (" + std::to_string(micros.size()) +
                                 " tried); with --micro " + std::to_string(micro) + ": " + bad->reason;
+      }
+      same_reason = same_reason && bad->reason == first_reason;
       continue;
     }
     models::Report r = score(std::get<models::Plan>(plan));
@@ -220,6 +225,8 @@ std::optional<models::Plan> find_plan(const PlanChoice& o, const Inputs& in, con
       best = std::get<models::Plan>(std::move(plan));
     }
   }
+  // "tp*pp*dp (64) exceeds the cluster's 32 GPUs" whatever the size: said without the sizes.
+  if (!best && refused > 1 && refused == micros.size() && same_reason) why = first_reason;
   if (best && report) {
     *report = *best_report;
     add_memory_flags_hint(o, *report);

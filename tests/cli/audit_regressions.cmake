@@ -163,6 +163,12 @@ hetsim_cli_test(no_micro_size_makes_the_plan EXPECT_RC 1
   ARGS predict --cluster clusters/mixed-a100-v100.yaml --workload workloads/gpt3-1.3b.yaml --tp 8 --pp 6 --dp 1
        --schedule interleaved --interleave 2
   STDERR "no micro-batch size dividing the 512 sequences of a replica makes this plan \\(10 tried\\); with --micro 1: replicas\\[0\\].micro_batches: 512 is no multiple of the 6 stages")
+# A reason that holds at every micro-batch size is said alone: "no micro-batch size dividing the
+# 128 sequences ... (8 tried); with --micro 1: tp*pp*dp (64) exceeds the cluster's 32 GPUs" read
+# as if the size were the problem.
+hetsim_cli_test(predict_reason_of_every_micro_batch_size EXPECT_RC 1 ARGS predict --cluster clusters/dgx-a100.yaml
+  --workload workloads/llama2-7b.yaml --tp 8 --pp 1 --dp 8
+  STDOUT "feasible +no: tp\\*pp\\*dp \\(64\\) exceeds the cluster's 32 GPUs\n")
 # A plan header with two problems reported the missing workload only; the cluster it names, a
 # workload file, came up once that was fixed (s52 bad-input hunt).
 hetsim_cli_test(predict_plan_header_two_problems EXPECT_RC 2
