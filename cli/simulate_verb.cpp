@@ -59,16 +59,28 @@ void print_links(const models::Report& report) {
 /// collective the simulator lays out (2^31 of them ran the machine out of memory).
 constexpr int kMaxGradBuckets = 4096;
 
-/// What `--time-limit` prints when it stops a run: how far it got (the last line the run printed,
-/// its size or its progress, without the "simulate: " prefix) and what to do instead.
-std::string time_limit_message(const SimulateOptions& o, const std::string& last_report) {
+/// Why `--time-limit` stopped a run: how far it got (the last line the run printed, its size or
+/// its progress, without the "simulate: " prefix) and what to do instead.
+std::string time_limit_reason(const SimulateOptions& o, const std::string& last_report) {
   const std::string prefix = "simulate: ";
   const std::string last = last_report.rfind(prefix, 0) == 0 ? last_report.substr(prefix.size()) : last_report;
-  return "hetsim simulate: error: stopped at --time-limit " + fmt("%g", o.time_limit_s) + " s of wall time" +
+  return "stopped at --time-limit " + fmt("%g", o.time_limit_s) + " s of wall time" +
          (last.empty() ? std::string() : " (last report: " + last + ")") +
-         "; no result and no --trace were written (`hetsim predict` gives the cost model's figure for the same plan" +
+         "; no --trace was written (`hetsim predict` gives the cost model's figure for the same plan" +
          (o.no_fold ? "; without --no-fold the simulator folds congruent replicas and runs faster" : "") +
          "; --time-limit 0 lets the run finish)";
+}
+
+/// At the limit: the Report of a simulation that could not finish on stdout (as for one that ran
+/// out of memory: JSON readers get a document), the error line for stderr returned.
+std::string stop_at_time_limit(const SimulateOptions& o, int micro_batch, const std::string& last_report) {
+  models::Report report;
+  report.engine = "sim";
+  report.feasible = false;
+  report.micro_batch = micro_batch;
+  report.infeasible_reason = sim::kSimulationFailed + time_limit_reason(o, last_report);
+  std::cout << (o.format == OutputFormat::kJson ? models::to_json(report) : models::to_table(report)) << std::flush;
+  return "hetsim simulate: error: " + report.infeasible_reason;
 }
 
 void run_simulate(const SimulateOptions& o) {
@@ -95,8 +107,9 @@ void run_simulate(const SimulateOptions& o) {
   sim::SimResult result;
   models::Report report;
   {
-    WallClockLimit limit(o.time_limit_s, [&o](const std::string& last) { return time_limit_message(o, last); },
-                         kExitFailure);
+    WallClockLimit limit(
+        o.time_limit_s, [&o, &plan](const std::string& last) { return stop_at_time_limit(o, plan.micro_batch, last); },
+        kExitFailure);
     opt.progress = [&limit](const std::string& line) { limit.progress(line); };
     report = sim::simulate_report(in.cluster, in.workload, plan, opt, &result);
     opt.progress = nullptr;  // it points at the limit, which ends here
@@ -140,7 +153,7 @@ void add_simulate_verb(CLI::App& app) {
   verb->add_flag("--no-fold", o->no_fold, "Simulate every replica and flow (slower; for checking folding)");
   verb->add_option("--time-limit", o->time_limit_s,
                    "Seconds of wall time the simulation may take; a run still going then ends the verb with exit "
-                   "code 1 and how far it got, writing nothing (default 0: no limit; so is 1e6 or more)")
+                   "code 1 and a Report of how far it got, writing no trace (default 0: no limit; so is 1e6 or more)")
       ->transform(non_negative_number());
   verb->add_option("--grad-buckets", o->grad_buckets, "Gradient buckets of an overlapped DP sync (default: Megatron-Core's, one per max(40M, 1M x dp) parameters, at most 32)")
       ->transform(integer_check(1, kMaxGradBuckets));

@@ -13,7 +13,9 @@ namespace hetsim::cli {
 
 class WallClockLimit {
  public:
-  /// What the process prints at the limit, from the last progress line (empty: none yet).
+  /// What the process prints on stderr at the limit, from the last progress line (empty: none
+  /// yet). It runs under the lock, just before the exit: it may write more itself (a Report on
+  /// stdout), flushed, since std::_Exit flushes nothing.
   using Message = std::function<std::string(const std::string& last_progress)>;
 
   /// Limits from this many seconds on (11.6 days) are none: a deadline of 1e300 s overflowed the
