@@ -56,17 +56,21 @@ std::optional<RunFitProgress> read_step(const YAML::Node& j) {
 }  // namespace
 
 std::optional<RunFitProgress> last_run_fit_step(const std::string& path, const std::string& key) {
-  const std::vector<YAML::Node> lines = models::read_json_lines(path);
+  // One record at a time (models::for_each_json_line): only the steps read are kept.
   std::optional<RunFitProgress> last;
   bool any_fit_record = false;
-  for (const YAML::Node& j : lines) {
-    if (!j["fit_key"] || !j["fit_key"].IsScalar()) continue;
+  std::size_t records = 0;
+  models::for_each_json_line(path, [&](const models::JsonLine& line) {
+    const YAML::Node& j = line.record;
+    if (!j.IsMap()) return;
+    ++records;
+    if (!j["fit_key"] || !j["fit_key"].IsScalar()) return;
     any_fit_record = true;
-    if (j["fit_key"].Scalar() != key) continue;
+    if (j["fit_key"].Scalar() != key) return;
     if (auto s = read_step(j)) last = std::move(s);  // the last complete step wins
-  }
-  if (!lines.empty() && !any_fit_record)
-    throw std::invalid_argument("'" + path + "' holds " + std::to_string(lines.size()) +
+  });
+  if (records > 0 && !any_fit_record)
+    throw std::invalid_argument("'" + path + "' holds " + std::to_string(records) +
                                 " JSON lines and none is a step of hetsim fit (expected a checkpoint of hetsim fit, or "
                                 "a new file)");
   return last;

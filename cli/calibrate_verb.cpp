@@ -56,7 +56,8 @@ void run_calibrate(const CalibrateVerbOptions& o) {
   // A JSONL file of something else (a sweep's checkpoint, say) would have samples appended to it.
   // The lines are counted only when no sample reads (a new file, or someone else's).
   if (problem.empty() && calibration::read_checkpoint(options.checkpoint_path).empty()) {
-    const std::size_t lines = models::read_json_lines(options.checkpoint_path).size();
+    std::size_t lines = 0;  // counted, not kept
+    models::for_each_json_line(options.checkpoint_path, [&lines](const models::JsonLine& l) { lines += l.record.IsMap(); });
     if (lines > 0)
       problem = "'" + options.checkpoint_path + "' holds " + std::to_string(lines) +
                 " JSON lines and none is a calibrate sample (expected a checkpoint of hetsim calibrate, or a new file)";

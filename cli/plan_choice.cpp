@@ -226,7 +226,7 @@ std::optional<models::Plan> find_plan(const PlanChoice& o, const Inputs& in, con
     }
   }
   // "tp*pp*dp (64) exceeds the cluster's 32 GPUs" whatever the size: said without the sizes.
-  if (!best && refused > 1 && refused == micros.size() && same_reason) why = first_reason;
+  if (refused > 1 && refused == micros.size() && same_reason) why = first_reason;  // every size refused: no best
   if (best && report) {
     *report = *best_report;
     add_memory_flags_hint(o, *report);

@@ -58,11 +58,4 @@ std::vector<JsonLine> read_json_lines_numbered(const std::string& path) {
   return out;
 }
 
-std::vector<YAML::Node> read_json_lines(const std::string& path) {
-  std::vector<YAML::Node> out;
-  for (JsonLine& l : read_json_lines_numbered(path))
-    if (l.record.IsMap()) out.push_back(std::move(l.record));
-  return out;
-}
-
 }  // namespace hetsim::models

@@ -38,7 +38,4 @@ void for_each_json_line(const std::string& path, const std::function<void(const 
 /// Every non-empty line of `path`, parsed (JSON is YAML 1.2). A missing file gives none.
 std::vector<JsonLine> read_json_lines_numbered(const std::string& path);
 
-/// The complete object lines of `path`, parsed; incomplete or malformed lines are skipped.
-std::vector<YAML::Node> read_json_lines(const std::string& path);
-
 }  // namespace hetsim::models
