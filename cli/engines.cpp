@@ -10,21 +10,34 @@ namespace hetsim::cli {
 
 namespace {
 
-std::map<std::string, models::PredictFn>& registry() {
-  static std::map<std::string, models::PredictFn> engines = {
-      {"analytic", [](const models::Cluster& c, const models::Workload& w, const models::Plan& p) {
+struct Engine {
+  models::TimedPredictFn timed;
+  models::PredictFn unbounded;  ///< `timed` with no bound
+};
+
+Engine make_engine(models::TimedPredictFn fn) { return Engine{fn, models::without_time_limit(fn)}; }
+
+std::map<std::string, Engine>& registry() {
+  // The analytic model answers in microseconds: it needs no bound.
+  static std::map<std::string, Engine> engines = {
+      {"analytic", make_engine([](const models::Cluster& c, const models::Workload& w, const models::Plan& p, double) {
          return models::predict(c, w, p);
-       }}};
+       })}};
   return engines;
 }
 
 }  // namespace
 
-void register_engine(const std::string& name, models::PredictFn fn) { registry()[name] = std::move(fn); }
+void register_engine(const std::string& name, models::TimedPredictFn fn) { registry()[name] = make_engine(std::move(fn)); }
 
 const models::PredictFn* find_engine(const std::string& name) {
   auto it = registry().find(name);
-  return it == registry().end() ? nullptr : &it->second;
+  return it == registry().end() ? nullptr : &it->second.unbounded;
+}
+
+const models::TimedPredictFn* find_timed_engine(const std::string& name) {
+  auto it = registry().find(name);
+  return it == registry().end() ? nullptr : &it->second.timed;
 }
 
 std::vector<std::string> engine_names() {

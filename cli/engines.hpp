@@ -6,14 +6,19 @@
 #include <string>
 #include <vector>
 
+#include "plan_refine.hpp"
 #include "validation_suite.hpp"
 
 namespace hetsim::cli {
 
-/// Adds or replaces an engine.
-void register_engine(const std::string& name, models::PredictFn fn);
-/// nullptr when no engine of that name is registered.
+/// Adds or replaces an engine; it is told the wall-clock seconds it may take (infinity: no
+/// bound) and stops with an infeasible Report when they run out (plan/sweep --refine under
+/// --time-limit).
+void register_engine(const std::string& name, models::TimedPredictFn fn);
+/// nullptr when no engine of that name is registered. This form has no time bound.
 const models::PredictFn* find_engine(const std::string& name);
+/// The same engine, given a bound on its wall-clock time.
+const models::TimedPredictFn* find_timed_engine(const std::string& name);
 /// Registered names, sorted.
 std::vector<std::string> engine_names();
 /// "hetsim VERB: error: --engine: unknown engine 'X' (known: analytic, sim)".

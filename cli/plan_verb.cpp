@@ -66,7 +66,7 @@ struct Refined {
 Refined refine(const PlanVerbOptions& o, models::PlannerResult& r, const models::Cluster& c, const models::Workload& w) {
   Refined out;
   if (o.refine <= 0) return out;
-  const models::PredictFn* sim = find_engine("sim");
+  const models::TimedPredictFn* sim = find_timed_engine("sim");
   if (sim == nullptr) {
     out.note = "--refine: this hetsim has no simulator (built without SimGrid); kept the analytic ranking";
     return out;
@@ -466,8 +466,9 @@ void add_plan_verb(CLI::App& app) {
                    "Threads of the search, 0-1024 (default 0: one per CPU the process may use); the plans found do not depend on it")
       ->transform(non_negative_integer())
       ->check(CLI::Range(0, 1024));
-  verb->add_option("--refine", o->refine, "Re-rank the best K plans with the SimGrid simulator (about a second each; none is started "
-                   "after --time-limit seconds of it, the rest keep the analytic order)")->transform(non_negative_integer());
+  verb->add_option("--refine", o->refine, "Re-rank the best K plans with the SimGrid simulator (about a second each on a few "
+                   "nodes, minutes on a thousand GPUs; the refinement stops at --time-limit seconds, a running simulation "
+                   "included, and the plans not simulated keep the analytic order)")->transform(non_negative_integer());
   verb->add_option("--emit-plan", o->emit_plan, "Write the best plan to this file (kind: plan)")
       ->check(output_file_check());
   add_format_option(verb, &o->format);

@@ -141,8 +141,8 @@ void run_simulate(const SimulateOptions& o) {
 }  // namespace
 
 void add_simulate_verb(CLI::App& app) {
-  register_engine("sim", [](const models::Cluster& c, const models::Workload& w, const models::Plan& p) {
-    return sim::simulate_report_in_child(c, w, p, sim::SimOptions{});
+  register_engine("sim", [](const models::Cluster& c, const models::Workload& w, const models::Plan& p, double limit_s) {
+    return sim::simulate_report_in_child(c, w, p, sim::SimOptions{}, limit_s);
   });
   auto o = std::make_shared<SimulateOptions>();
   CLI::App* verb = app.add_subcommand("simulate", "Simulate one training step of a plan with SimGrid (contention, timeline)");

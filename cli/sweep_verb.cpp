@@ -168,7 +168,7 @@ void run_sweep_verb(const SweepVerbOptions& o) {
     ro.profile_fingerprint = models::file_fingerprint(o.profile);
   }
   if (o.refine > 0) {
-    if (const models::PredictFn* sim = find_engine("sim")) {
+    if (const models::TimedPredictFn* sim = find_timed_engine("sim")) {
       ro.refine = o.refine;
       ro.refine_engine = *sim;
     } else {
@@ -224,7 +224,8 @@ void add_sweep_verb(CLI::App& app) {
       ->check(CLI::Range(0, 1024));
   verb->add_option("--refine", o->refine,
                    "Simulate each row's best K plans with SimGrid and report the one the simulator finds best "
-                   "(its figure in the simulated_tokens_per_s column; none is started after --time-limit seconds of a row's)")
+                   "(its figure in the simulated_tokens_per_s column; a row's refinement stops at --time-limit seconds, a running "
+                   "simulation included)")
       ->transform(non_negative_integer());
   add_format_option(verb, &o->format, {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kCsv});
   verb->callback([o] { run_sweep_verb(*o); });

@@ -11,7 +11,7 @@
 namespace hetsim::models {
 
 RefineResult refine_top_plans(PlannerResult& result, const Cluster& cluster, const Workload& workload,
-                              const PredictFn& engine, int k, double time_limit_s) {
+                              const TimedPredictFn& engine, int k, double time_limit_s) {
   RefineResult out;
   const std::size_t n = result.top.size();
   std::size_t refine = std::min<std::size_t>(n, static_cast<std::size_t>(std::max(0, k)));
@@ -20,18 +20,25 @@ RefineResult refine_top_plans(PlannerResult& result, const Cluster& cluster, con
   const double limit_s = time_limit_s > 0 ? time_limit_s : std::numeric_limits<double>::infinity();  // 0: none
   for (std::size_t i = 0; i < refine; ++i) {
     const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (i > 0 && !(elapsed_s < limit_s)) {
+    if (!(elapsed_s < limit_s)) {
       char buf[160];
       std::snprintf(buf, sizeof buf, "the time limit (%g s) passed after %zu of the %zu plans asked for; the rest keep "
                     "the analytic order", time_limit_s, i, refine);
       out.note = out.note.empty() ? std::string(buf) : out.note + "; " + buf;
+      out.stopped_at_time_limit = true;
       refine = i;
       break;
     }
     try {
-      Report r = engine(cluster, workload, result.top[i].plan);
-      if (r.feasible && r.tokens_per_s > 0) figures[i] = std::move(r);
-      else out.note = "plan " + std::to_string(i + 1) + ": the engine found it infeasible: " + r.infeasible_reason;
+      Report r = engine(cluster, workload, result.top[i].plan, limit_s - elapsed_s);
+      if (r.feasible && r.tokens_per_s > 0) {
+        figures[i] = std::move(r);
+      } else {
+        out.note = "plan " + std::to_string(i + 1) + ": the engine gave no figure: " + r.infeasible_reason;
+        // An engine that gives up when its time runs out returns then: no figure, limit reached.
+        const double after_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (!(after_s < limit_s)) out.stopped_at_time_limit = true;
+      }
     } catch (const std::exception& e) {
       out.note = "plan " + std::to_string(i + 1) + ": the engine failed: " + e.what();
     }

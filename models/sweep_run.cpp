@@ -87,7 +87,7 @@ bool read_results(const YAML::Node& j, SweepRow& r) {
 /// Plans one workload on one point's cluster, and with refine > 0 re-ranks its best `refine`
 /// plans with `engine`.
 void plan_row(const Cluster& cluster, const Workload& workload, const PlannerOptions& options, int refine,
-              const PredictFn& engine, SweepRow& r) {
+              const TimedPredictFn& engine, SweepRow& r) {
   r.gpus = cluster.gpu_count();
   r.cluster_price_per_hour = cluster.price_per_hour(options.spot);
   if (r.gpus == 0) {
@@ -117,6 +117,7 @@ void plan_row(const Cluster& cluster, const Workload& workload, const PlannerOpt
   }
   if (refine > 0) {
     const RefineResult refined = refine_top_plans(p, cluster, workload, engine, refine, options.time_limit_s);
+    r.search_stopped = r.search_stopped || refined.stopped_at_time_limit;  // its order depends on the machine
     if (refined.refined.front())
       r.simulated_tokens_per_s = refined.refined.front()->tokens_per_s * p.top.front().spot.goodput_fraction;
     else r.reason = refined.note;  // not even the best plan could be simulated

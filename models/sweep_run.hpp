@@ -48,7 +48,7 @@ struct SweepRow {
   double uniform_cost_per_million_tokens = 0;
   double fastest_type_only_cost_per_million_tokens = 0;
   double search_time_s = 0;
-  bool search_stopped = false;         ///< a search reached --time-limit: the plan may not be the best
+  bool search_stopped = false;         ///< a search (or --refine) reached --time-limit: the plan may not be the best
   bool resumed = false;                ///< taken from the checkpoint, not planned by this run
 };
 
@@ -68,7 +68,7 @@ struct SweepRunOptions {
   /// Re-rank each row's best `refine` plans with `refine_engine` (the simulator) and report the
   /// winner (plan_refine.hpp); 0 or no engine: the analytic best. Part of every row's key.
   int refine = 0;
-  PredictFn refine_engine;
+  TimedPredictFn refine_engine;  ///< given what is left of the row's --time-limit
   /// Called after each row (resumed rows too), in grid order.
   std::function<void(const SweepRow&, long done, long total)> on_row;
 };

@@ -2,12 +2,15 @@
 // Report of a simulation (see sim_report.hpp).
 #include "sim_report.hpp"
 
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -252,8 +255,51 @@ models::Report simulate_report(const models::Cluster& cluster, const models::Wor
   return r;
 }
 
+models::Report stopped_at_time_limit(double wall_s) {
+  models::Report r;
+  r.engine = "sim";
+  r.feasible = false;
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "stopped at the time limit, after %.3g s of wall time", wall_s);
+  r.infeasible_reason = kSimulationFailed + std::string(buf);
+  return r;
+}
+
+namespace {
+
+/// Reads the child's whole output from `fd` until it closes it, or until `deadline`: false then.
+bool read_until(int fd, std::chrono::steady_clock::time_point deadline, bool bounded, std::string& bytes) {
+  char buf[65536];
+  for (;;) {
+    int timeout_ms = -1;
+    if (bounded) {
+      const double left_s = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+      if (left_s <= 0) return false;
+      timeout_ms = static_cast<int>(std::min(std::ceil(left_s * 1000), 3.6e6));  // re-armed each hour
+    }
+    pollfd p{fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, timeout_ms);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) throw std::runtime_error(std::string("simulator: poll: ") + std::strerror(errno));
+    if (ready == 0) continue;  // the loop checks the deadline
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return true;
+    bytes.append(buf, static_cast<std::size_t>(n));
+  }
+}
+
+}  // namespace
+
 models::Report simulate_report_in_child(const models::Cluster& cluster, const models::Workload& workload,
-                                        const models::Plan& plan, const SimOptions& options) {
+                                        const models::Plan& plan, const SimOptions& options, double wall_limit_s) {
+  const auto start = std::chrono::steady_clock::now();
+  // Past ~30 years the deadline would overflow the clock; such a bound is none.
+  const bool bounded = wall_limit_s < 1e9;
+  const auto deadline =
+      bounded ? start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(std::max(0.0, wall_limit_s)))
+              : start;
   int fds[2];
   if (pipe(fds) != 0) throw std::runtime_error(std::string("simulator: pipe: ") + std::strerror(errno));
   std::fflush(nullptr);  // the child must not write the parent's buffered output again
@@ -288,16 +334,20 @@ models::Report simulate_report_in_child(const models::Cluster& cluster, const mo
   }
   close(fds[1]);
   std::string bytes;
-  char buf[65536];
-  for (;;) {
-    const ssize_t n = read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    bytes.append(buf, static_cast<std::size_t>(n));
+  bool finished = false;
+  try {
+    finished = read_until(fds[0], deadline, bounded, bytes);
+  } catch (...) {
+    ::kill(pid, SIGKILL);
+    close(fds[0]);
+    waitpid(pid, nullptr, 0);
+    throw;
   }
   close(fds[0]);
+  if (!finished) ::kill(pid, SIGKILL);
   int status = 0;
   waitpid(pid, &status, 0);
+  if (!finished) return stopped_at_time_limit(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   if (bytes.empty()) throw std::runtime_error("the simulator process ended without a report");
   return decode_report(bytes);
 }

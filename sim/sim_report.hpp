@@ -3,6 +3,7 @@
 // process or in a child process (SimGrid allows one Engine per process, so a verb that
 // simulates several plans, such as `validate --engine sim`, runs each in its own child).
 #pragma once
+#include <limits>
 #include <string>
 
 #include "cluster.hpp"
@@ -37,8 +38,15 @@ models::Report simulate_report(const models::Cluster& cluster, const models::Wor
                                const models::Plan& plan, const SimOptions& options, SimResult* result = nullptr);
 
 /// simulate_report() in a forked child process; the parent gets the Report back through a pipe.
+/// A child still running after `wall_limit_s` seconds (infinity: no bound) is killed, and the
+/// Report says so: feasible false, infeasible_reason kSimulationFailed + "stopped at the time
+/// limit ..." (SimGrid cannot stop its engine from outside; its process can be).
 models::Report simulate_report_in_child(const models::Cluster& cluster, const models::Workload& workload,
-                                        const models::Plan& plan, const SimOptions& options);
+                                        const models::Plan& plan, const SimOptions& options,
+                                        double wall_limit_s = std::numeric_limits<double>::infinity());
+
+/// The Report of a simulation stopped after `wall_s` seconds of wall time by its bound.
+models::Report stopped_at_time_limit(double wall_s);
 
 /// Byte encoding of a Report (exact doubles), for the child-to-parent pipe.
 std::string encode_report(const models::Report& report);

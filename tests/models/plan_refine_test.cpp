@@ -4,8 +4,11 @@
 // are tested without the simulator.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cmath>
 #include <map>
 #include <stdexcept>
+#include <thread>
 
 #include "plan_refine.hpp"
 
@@ -27,8 +30,8 @@ PlannerResult result_with(const std::vector<std::string>& names, PlanObjective o
 
 /// An engine giving each named plan a tokens/s (and $/h); absent names are infeasible,
 /// a negative figure throws.
-PredictFn engine_of(std::map<std::string, double> tokens_per_s, double price_per_hour = 10) {
-  return [=](const Cluster&, const Workload&, const Plan& p) {
+TimedPredictFn engine_of(std::map<std::string, double> tokens_per_s, double price_per_hour = 10) {
+  return [=](const Cluster&, const Workload&, const Plan& p, double) {
     Report r;
     r.engine = "stand-in";
     const auto it = tokens_per_s.find(p.name);
@@ -108,28 +111,68 @@ TEST(PlanRefine, KBeyondTheListAndKZero) {
   EXPECT_FALSE(rr.refined[0].has_value());
 }
 
-// `plan --refine 1000000000` simulated plan after plan for hours: no plan after the first is
-// started once the time limit has passed; those refined by then are re-ordered, the rest keep
-// their places, and the note says so.
+// `plan --refine 1000000000` simulated plan after plan for hours: no plan is started once the
+// time limit has passed; those refined by then are re-ordered, the rest keep their places, and
+// the note says so.
 TEST(PlanRefine, StopsStartingPlansOnceTheTimeLimitHasPassed) {
   PlannerResult r = result_with({"a", "b", "c"});
-  const PredictFn engine = engine_of({{"a", 100}, {"b", 300}, {"c", 200}});
+  const TimedPredictFn engine = engine_of({{"a", 100}, {"b", 300}, {"c", 200}});
   int calls = 0;
-  const PredictFn counted = [&](const Cluster& c, const Workload& w, const Plan& p) {
+  const TimedPredictFn slow = [&](const Cluster& c, const Workload& w, const Plan& p, double limit_s) {
     ++calls;
-    return engine(c, w, p);
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));  // longer than the 50 ms limit below
+    return engine(c, w, p, limit_s);
   };
-  RefineResult rr = refine_top_plans(r, Cluster{}, Workload{}, counted, 3, 1e-12);  // passed once "a" is done
+  RefineResult rr = refine_top_plans(r, Cluster{}, Workload{}, slow, 3, 0.05);
   EXPECT_EQ(calls, 1);
   EXPECT_EQ(order(r), (std::vector<std::string>{"a", "b", "c"}));
   ASSERT_TRUE(rr.refined[0].has_value());
   EXPECT_FALSE(rr.refined[1].has_value());
   EXPECT_NE(rr.note.find("after 1 of the 3 plans asked for"), std::string::npos) << rr.note;
+  EXPECT_TRUE(rr.stopped_at_time_limit);
   // 0 is no limit, as the planner's --time-limit 0.
-  rr = refine_top_plans(r, Cluster{}, Workload{}, counted, 3, 0);
-  EXPECT_EQ(calls, 4);
+  rr = refine_top_plans(r, Cluster{}, Workload{}, engine, 3, 0);
   EXPECT_EQ(order(r), (std::vector<std::string>{"b", "c", "a"}));
   EXPECT_TRUE(rr.note.empty()) << rr.note;
+  EXPECT_FALSE(rr.stopped_at_time_limit);
+}
+
+// A 1024-GPU simulation can take half an hour: the limit bounds the engine's own run, not only
+// the start of the next one. Each engine is told what is left of the limit (none: infinity),
+// and one that stops at it gives no figure, with its reason in the note.
+TEST(PlanRefine, EachEngineIsGivenWhatIsLeftOfTheTimeLimit) {
+  std::vector<double> given_s;
+  const TimedPredictFn recorded = [&](const Cluster& c, const Workload& w, const Plan& p, double limit_s) {
+    given_s.push_back(limit_s);
+    return engine_of({{"a", 100}, {"b", 300}})(c, w, p, limit_s);
+  };
+  PlannerResult r = result_with({"a", "b"});
+  refine_top_plans(r, Cluster{}, Workload{}, recorded, 2, 600);
+  ASSERT_EQ(given_s.size(), 2u);
+  EXPECT_GT(given_s[0], 0);
+  EXPECT_LE(given_s[0], 600);
+  EXPECT_LE(given_s[1], given_s[0]);
+  given_s.clear();
+  refine_top_plans(r, Cluster{}, Workload{}, recorded, 2, 0);
+  ASSERT_EQ(given_s.size(), 2u);
+  EXPECT_TRUE(std::isinf(given_s[0]) && std::isinf(given_s[1]));
+
+  // An engine that runs out of its time (as the simulator's killed child reports).
+  const TimedPredictFn stopped = [](const Cluster&, const Workload&, const Plan&, double limit_s) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(limit_s));
+    Report out;
+    out.feasible = false;
+    out.infeasible_reason = "simulation failed: stopped at the time limit";
+    return out;
+  };
+  PlannerResult s = result_with({"a", "b"});
+  const RefineResult rr = refine_top_plans(s, Cluster{}, Workload{}, stopped, 2, 0.02);
+  EXPECT_EQ(order(s), (std::vector<std::string>{"a", "b"}));
+  EXPECT_FALSE(rr.refined[0].has_value());
+  EXPECT_NE(rr.note.find("plan 1: the engine gave no figure: simulation failed: stopped at the time limit"),
+            std::string::npos) << rr.note;
+  EXPECT_NE(rr.note.find("after 1 of the 2 plans asked for"), std::string::npos) << rr.note;
+  EXPECT_TRUE(rr.stopped_at_time_limit);
 }
 
 TEST(PlanRefine, EqualFiguresKeepTheAnalyticOrder) {

@@ -3,10 +3,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "input_loader.hpp"
 #include "json_writer.hpp"
@@ -63,7 +66,7 @@ struct RunFixture : ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir); }
   SweepResult run(const std::string& checkpoint, const std::string& profile_fingerprint = "", double time_limit_s = 0,
-                  int refine = 0, PredictFn refine_engine = nullptr) {
+                  int refine = 0, TimedPredictFn refine_engine = nullptr) {
     SweepRunOptions o;
     o.planner.threads = 1;
     o.planner.time_limit_s = time_limit_s;
@@ -285,7 +288,7 @@ TEST_F(RunFixture, RefineReportsTheBestOfTheFirstKByTheSecondEngine) {
   // refined row must report the analytically slowest of the planner's first three, with the
   // stand-in's figure, and refined and analytic rows must not resume one another.
   int calls = 0;
-  const PredictFn reversed = [&calls](const Cluster& c, const Workload& w, const Plan& p) {
+  const TimedPredictFn reversed = [&calls](const Cluster& c, const Workload& w, const Plan& p, double) {
     ++calls;
     Report r = predict(c, w, p);
     r.tokens_per_s = 1e12 / r.tokens_per_s;
@@ -308,6 +311,32 @@ TEST_F(RunFixture, RefineReportsTheBestOfTheFirstKByTheSecondEngine) {
   EXPECT_EQ(calls, 0);
   EXPECT_EQ(without_time(again.rows[3]), without_time(refined.rows[3]));
   EXPECT_EQ(run(cp).resumed, 4);  // the analytic rows are still there too
+}
+
+// A row whose refinement --time-limit cut short (its simulation stopped at the limit) depends on
+// the machine's speed: it counts as stopped and is planned again when the sweep is resumed, as a
+// row whose search the limit stopped.
+TEST_F(RunFixture, ARefinementCutShortByTheTimeLimitIsPlannedAgain) {
+  int calls = 0;
+  const TimedPredictFn out_of_time = [&calls](const Cluster&, const Workload&, const Plan&, double limit_s) {
+    ++calls;
+    std::this_thread::sleep_for(std::chrono::duration<double>(std::min(limit_s, 1.0)));
+    Report r;
+    r.feasible = false;
+    r.infeasible_reason = "simulation failed: stopped at the time limit";
+    return r;
+  };
+  const std::string cp = (dir / "cp.jsonl").string();
+  const SweepResult analytic = run((dir / "analytic.jsonl").string(), "", 0.3);
+  const SweepResult cut = run(cp, "", 0.3, 2, out_of_time);
+  ASSERT_TRUE(cut.rows[3].found) << cut.rows[3].reason;
+  EXPECT_FALSE(analytic.rows[3].search_stopped);  // the search itself finishes within 0.3 s here
+  EXPECT_TRUE(cut.rows[3].search_stopped);
+  EXPECT_NE(cut.rows[3].reason.find("stopped at the time limit"), std::string::npos) << cut.rows[3].reason;
+  calls = 0;
+  const SweepResult again = run(cp, "", 0.3, 2, out_of_time);
+  EXPECT_EQ(again.resumed, 1);  // only the row without GPUs, which no refinement touched
+  EXPECT_EQ(calls, 3);          // the first plan of each of the three rows with GPUs, again
 }
 
 TEST(SweepRowKey, HoldsTheCatalogsContentAndEachLinkAxisUnambiguously) {
