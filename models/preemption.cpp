@@ -109,11 +109,14 @@ SpotOutlook price_at_spot(const Cluster& cluster, const Workload& workload, cons
   const SpotOutlook out = spot_outlook(cluster, workload, plan, true, report.iteration_time_s);
   // A plan its preemptions leave (next to) no time to train buys nothing: infinitely dear (not
   // free), and infeasible with the reason, since no figure of it means anything.
-  if (leaves_no_goodput(out)) {
+  const bool no_goodput = leaves_no_goodput(out);
+  if (no_goodput) {
     report.feasible = false;
     report.infeasible_reason = no_goodput_reason(out);
   }
-  const double goodput = report.tokens_per_s * out.goodput_fraction;
+  // "Next to no" goodput is still a positive figure: its price per token ($1.4e37 per million)
+  // would read as a result.
+  const double goodput = no_goodput ? 0.0 : report.tokens_per_s * out.goodput_fraction;
   report.cost_per_million_tokens = goodput > 0 || report.cost_per_hour <= 0
                                        ? cost_per_million_tokens(report.cost_per_hour, goodput)
                                        : std::numeric_limits<double>::infinity();

@@ -226,8 +226,10 @@ std::string to_table(const Report& r) {
         << pad(fixed(u.tflops_per_gpu, 1), 7, true) << " TFLOP/s  MFU " << fixed(100 * u.mfu, 1) << "%\n";
   o << "micro-batch              " << r.micro_batch << '\n';
   o << "memory peak per GPU      " << format_size(r.memory_peak_bytes) << memory_peak_detail(r) << '\n';
-  o << "cost                     $" << fixed(r.cost_per_hour, 2) << "/h, $" << fixed(r.cost_per_million_tokens, 4)
-    << " per million tokens\n";
+  o << "cost                     $" << fixed(r.cost_per_hour, 2) << "/h, "
+    << (std::isfinite(r.cost_per_million_tokens) ? "$" + fixed(r.cost_per_million_tokens, 4) + " per million tokens"
+                                                 : std::string("no price per token (it trains none)"))
+    << '\n';
   const Breakdown& b = r.breakdown;
   o << "breakdown (critical path)\n";
   const std::pair<const char*, double> parts[] = {{"compute", b.compute_s},   {"tp comm", b.tp_comm_s},

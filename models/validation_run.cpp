@@ -253,6 +253,8 @@ std::string validation_json(const std::vector<SuiteResult>& results) {
       if (r.rank_predicted) j.key("rank_predicted").value(*r.rank_predicted);
       j.key("status").value(r.status);
       if (r.status != "ok") j.key("reason").value(r.reason);
+      // Where to fix it, as the table prints it: the field's file:line:col (the row's file:line).
+      if (r.status != "ok" && !r.location.empty()) j.key("location").value(r.location);
       if (!r.note.empty()) j.key("note").value(r.note);
       j.end_object();
     }

@@ -256,6 +256,22 @@ TEST(Preemption, APlanThatTrainsNothingBetweenPreemptionsIsInfinitelyDear) {
   EXPECT_TRUE(r.feasible);
 }
 
+// "Next to no" goodput (below kMinGoodputFraction but above 0) is infeasible too, and no more
+// priced than none: predict --spot printed "$1.38e+37 per million tokens" for such a plan.
+TEST(Preemption, NextToNoGoodputHasNoPricePerToken) {
+  const Cluster c = parse_cluster(kCluster, Catalog::builtin());
+  Report r;
+  r.iteration_time_s = 3e4;  // a step of 8.3 hours on nodes reclaimed 2.5 times an hour
+  r.tokens_per_s = 100;
+  r.cost_per_hour = 30;
+  const SpotOutlook s = price_at_spot(c, kWorkload, data_parallel_on({0, 2, 4}), r);
+  ASSERT_GT(s.goodput_fraction, 0.0);
+  ASSERT_LT(s.goodput_fraction, kMinGoodputFraction);
+  EXPECT_FALSE(r.feasible);
+  EXPECT_TRUE(std::isinf(r.cost_per_million_tokens));
+  EXPECT_THAT(to_table(r), ::testing::HasSubstr("cost                     $17.00/h, no price per token (it trains none)\n"));
+}
+
 // Nodes reclaimed a million times an hour: every plan fits, none trains. The planner printed
 // "$inf" per million tokens and "-nanx" baselines with exit 0; it now finds no plan, and says why.
 TEST(Preemption, ThePlannerSaysWhenPreemptionsLeaveNoPlanAnyGoodput) {

@@ -173,6 +173,12 @@ TEST(ValidationSuite, TableListsRowsOnRequest) {
   EXPECT_NE(with_rows.find("r1: invalid: parallel.tp: tp 3 does not divide model.heads (32)"), std::string::npos)
       << with_rows;
   EXPECT_NE(with_rows.find("(t.yaml:10:74)\n"), std::string::npos) << with_rows;
+  // JSON gives the same place as its own key, on failed rows only.
+  const std::string json = validation_json({res});
+  EXPECT_NE(json.find("\"status\": \"invalid\",\n          \"reason\": \"parallel.tp: tp 3 does not divide model.heads (32)"),
+            std::string::npos) << json;
+  EXPECT_NE(json.find("\"location\": \"t.yaml:10:74\""), std::string::npos) << json;
+  EXPECT_EQ(json.find("\"location\""), json.rfind("\"location\"")) << json;  // not on the ok row
 }
 
 // The ranks spearman_by_model correlates are reported per row (JSON, --rows), and the summary
