@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <stdexcept>
@@ -395,9 +396,21 @@ RunFitResult fit_to_runs(const std::vector<models::Suite>& suites, const models:
   for (const Variable& v : vars) at.values.push_back(v.value);
   at.objective = at.pass_start_objective = out.objective_before;
   if (options.resume && resumable(*options.resume, at, vars, options.sweeps)) {
-    at = *options.resume;
-    for (std::size_t k = 0; k < vars.size(); ++k) vars[k].value = at.values[k];
-    out.searches_resumed = at.pass * static_cast<int>(vars.size()) + at.searched;
+    // The search is deterministic: the step's figures give the objective it recorded. A record
+    // whose values were edited was resumed with them, into a profile no fit gives (s56 hunt).
+    std::vector<Variable> trial = vars;
+    for (std::size_t k = 0; k < vars.size(); ++k) trial[k].value = options.resume->values[k];
+    const double recomputed = objective(profile_of(trial, devices, links), rows);
+    if (std::abs(recomputed - options.resume->objective) <= 1e-9 * std::max(1.0, recomputed)) {
+      at = *options.resume;
+      vars = std::move(trial);
+      out.searches_resumed = at.pass * static_cast<int>(vars.size()) + at.searched;
+    } else {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "its last step's figures give the objective %.6g, not the %.6g it records", recomputed,
+                    options.resume->objective);
+      out.resume_refused = buf;
+    }
   }
   out.searches = out.searches_resumed;
   for (; at.pass < std::max(1, options.sweeps); ++at.pass, at.searched = 0) {

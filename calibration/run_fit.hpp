@@ -78,6 +78,9 @@ struct RunFitResult {
   double objective_before = 0, objective_after = 0;
   /// Figure searches taken from options.resume, and all the fit ran (resumed ones included).
   int searches_resumed = 0, searches = 0;
+  /// Why options.resume was not taken though it belongs to this fit ("" when it was, or none was
+  /// given): its figures do not give the objective it recorded (an edited or damaged record).
+  std::string resume_refused;
 };
 
 /// Fits `options.params` per GPU type over every predictable row of `suites` with the analytic

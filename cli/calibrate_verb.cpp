@@ -44,8 +44,12 @@ void run_calibrate(const CalibrateVerbOptions& o) {
   // A checkpoint that cannot be written is found now, not after the first microbenchmark.
   std::string problem;
   std::error_code ec;
-  if (o.refit && std::filesystem::is_directory(options.checkpoint_path, ec))
+  const std::filesystem::file_status checkpoint_status = std::filesystem::status(options.checkpoint_path, ec);
+  if (o.refit && std::filesystem::is_directory(checkpoint_status))
     problem = "--refit: '" + options.checkpoint_path + "' is a folder (expected the checkpoint file of a calibrate run)";
+  else if (o.refit && std::filesystem::exists(checkpoint_status) && !std::filesystem::is_regular_file(checkpoint_status))
+    // Opening a FIFO to read waits for a writer: the verb hung there.
+    problem = "--refit: '" + options.checkpoint_path + "' is not a regular file (expected the checkpoint file of a calibrate run)";
   else if (o.refit && !std::ifstream(options.checkpoint_path))
     problem = "--refit fits the samples of '" + options.checkpoint_path + "', which does not exist (expected the checkpoint " +
               "of a calibrate run)";

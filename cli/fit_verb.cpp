@@ -150,6 +150,9 @@ void run_fit(const FitVerbOptions& o) {
       "Only the fitted figures are set; every other figure stays the catalog's."};
   models::write_text_file_atomic(o.out, calibration::profile_to_yaml(r.profile, header));
 
+  if (!r.resume_refused.empty())  // on stderr, as the other notes of a run: the JSON stays one document
+    std::cerr << "hetsim fit: note: --checkpoint " << checkpoint << " was not resumed: " << r.resume_refused
+              << " (an edited or damaged record); the fit searched afresh\n";
   if (o.format == OutputFormat::kJson) return print_json(r, o.out);
   if (r.searches_resumed > 0)
     std::cout << r.searches_resumed << " of " << r.searches << " figure searches resumed from " << checkpoint << "\n";

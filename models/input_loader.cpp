@@ -2,6 +2,9 @@
 // Input-file plumbing shared by every loader: `kind:` detection and plan header comments.
 #include "input_loader.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <regex>
 #include <sstream>
@@ -97,6 +100,31 @@ InputKind peek_kind_text(std::string_view text, const std::string& name) {
 
 InputKind peek_kind(const std::string& path) { return peek_kind_text(detail::read_file_or_throw(path), path); }
 
+namespace {
+
+/// A header's name as written: a bare word as is, a JSON string (plan_header_path) unescaped.
+std::string header_name(const std::string& written) {
+  if (written.size() < 2 || written.front() != '"' || written.back() != '"') return written;
+  std::string out;
+  for (std::size_t i = 1; i + 1 < written.size(); ++i) {
+    char c = written[i];
+    if (c == '\\' && i + 2 < written.size()) {
+      const char e = written[++i];
+      const std::string hex = e == 'u' && i + 4 < written.size() ? written.substr(i + 1, 4) : "";
+      if (hex.size() == 4 && std::all_of(hex.begin(), hex.end(), [](char h) { return std::isxdigit(static_cast<unsigned char>(h)); })) {
+        c = static_cast<char>(std::strtol(hex.c_str(), nullptr, 16));  // \u00XX: a control character
+        i += 4;
+      } else {
+        c = e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e == 'b' ? '\b' : e == 'f' ? '\f' : e;
+      }
+    }
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
 PlanHeader read_plan_header(const std::string& plan_path) {
   namespace fs = std::filesystem;
   PlanHeader header;
@@ -107,7 +135,9 @@ PlanHeader read_plan_header(const std::string& plan_path) {
   // Lines of the leading comment block that start with "# cluster:" or "# workload:"; one line
   // may name both ("# cluster: a.yaml  workload: b.yaml").
   static const std::regex kStart(R"(^#\s*(cluster|workload):)");
-  static const std::regex kKey(R"((cluster|workload):\s*(\S+))");
+  // A name is a word up to the first blank, or a JSON string (plan_header_path quotes a path
+  // with blanks, '#', control characters or a key's name in it).
+  static const std::regex kKey(R"re((cluster|workload):\s*("(?:[^"\\]|\\.)*"|\S+))re");
   for (int n = 0; n < 50 && std::getline(in, line); ++n) {
     if (n == 0 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // a UTF-8 BOM, as the YAML reader skips
     if (!line.empty() && line.back() == '\r') line.pop_back();            // CRLF
@@ -117,11 +147,12 @@ PlanHeader read_plan_header(const std::string& plan_path) {
     for (std::sregex_iterator it(line.begin(), line.end(), kKey), end; it != end; ++it) {
       const bool is_cluster = (*it)[1] == "cluster";
       std::string& slot = is_cluster ? header.cluster : header.workload;
+      const std::string name = header_name((*it)[2]);
       if (!slot.empty()) {  // the first mention wins; another name is a conflict to report
-        if (slot != (*it)[2]) header.conflicts.push_back({n + 1, (*it)[1], (*it)[2]});
+        if (slot != name) header.conflicts.push_back({n + 1, (*it)[1], name});
         continue;
       }
-      slot = (*it)[2];
+      slot = name;
       (is_cluster ? header.cluster_line : header.workload_line) = n + 1;
     }
   }

@@ -4,8 +4,10 @@
 
 #include "atomic_file.hpp"
 #include "input_writers.hpp"
+#include "json_writer.hpp"
 #include "yaml_reader.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -46,10 +48,22 @@ std::string gpu_selector(const std::vector<int>& gpus, const Cluster& c) {
   return c.node_name(node) + "/gpu[" + index_list(local) + "]";
 }
 
+std::string plan_header_path(const std::string& path) {
+  // The reader takes a name up to the first blank (read_plan_header): "My Projects/c.yaml" came
+  // back as "My", a newline ended the comment (the plan no longer loaded), and ": workload:" in
+  // a folder's name read as a second key. Such a path is written quoted, as a JSON string.
+  const bool plain = !path.empty() && path[0] != '"' &&
+                     std::none_of(path.begin(), path.end(), [](char c) {
+                       return static_cast<unsigned char>(c) <= 0x20 || c == '#' || c == '\\' || c == 0x7f;
+                     }) &&
+                     path.find("cluster:") == std::string::npos && path.find("workload:") == std::string::npos;
+  return plain ? path : "\"" + json_escape_string(path) + "\"";
+}
+
 std::string plan_to_yaml(const Plan& plan, const Cluster& cluster, const PlanWriteOptions& o) {
   std::ostringstream y;
-  if (!o.cluster_path.empty()) y << "# cluster: " << o.cluster_path << "\n";
-  if (!o.workload_path.empty()) y << "# workload: " << o.workload_path << "\n";
+  if (!o.cluster_path.empty()) y << "# cluster: " << plan_header_path(o.cluster_path) << "\n";
+  if (!o.workload_path.empty()) y << "# workload: " << plan_header_path(o.workload_path) << "\n";
   if (!o.comment.empty()) {
     std::istringstream lines(o.comment);
     for (std::string line; std::getline(lines, line);) y << "# " << line << "\n";

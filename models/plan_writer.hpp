@@ -28,6 +28,10 @@ std::string gpu_selector(const std::vector<int>& gpus, const Cluster& cluster);
 /// ("zone/type[i]/gpu[a-b]") when they lie in one node, else as global indices ("gpu[0-3,8]").
 std::string plan_to_yaml(const Plan& plan, const Cluster& cluster, const PlanWriteOptions& options = {});
 
+/// A path as a plan's header comment names it: as is, or quoted as a JSON string when it holds a
+/// blank, '#', a backslash, a control character or a header key (read_plan_header reads both).
+std::string plan_header_path(const std::string& path);
+
 /// Writes plan_to_yaml() to `path` atomically (a temporary file in the same folder, then
 /// rename), so a reader never sees half a plan. Throws std::runtime_error naming the path.
 void write_plan_file(const std::string& path, const Plan& plan, const Cluster& cluster,

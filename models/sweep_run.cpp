@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string_view>
@@ -82,6 +83,42 @@ bool read_results(const YAML::Node& j, SweepRow& r) {
   const double cost = cost_per_million_tokens(r.plan_price_per_hour, r.tokens_per_s);
   const bool priced = !r.found || std::abs(r.cost_per_million_tokens - cost) <= 1e-9 * std::max(1.0, cost);
   return ok && r.mfu <= 1.0 && whole && priced;
+}
+
+/// Longest search a record may say it took: beyond any --time-limit a user would wait for
+/// (11.6 days); a larger figure is damage, which the table printed as a 300-digit time.
+constexpr double kMaxPlausibleSearch_s = 1e6;
+
+/// Whether a record's figures can be this point's: its GPU count and price are the point's, no
+/// rate is beyond what every GPU of the point reaches at its highest peak, and each baseline's
+/// dollars per token imply no price between $0 and the cheapest node (a baseline uses whole
+/// nodes). A record edited by hand passed read_results with `gpus: 1000000`, a cluster price of
+/// $1e299/h and a baseline of 1e-300 tokens/s, and was printed as the row's result.
+bool fits_point(const SweepRow& r, const Cluster& cluster, const Workload& workload, bool spot) {
+  const auto same = [](double a, double b) { return std::abs(a - b) <= 1e-9 * std::max({1.0, std::abs(a), std::abs(b)}); };
+  if (r.gpus != cluster.gpu_count() || !same(r.cluster_price_per_hour, cluster.price_per_hour(spot))) return false;
+  if (!(r.search_time_s <= kMaxPlausibleSearch_s)) return false;
+  double peak_flops = 0, cheapest_node = std::numeric_limits<double>::infinity();
+  for (const Node& n : cluster.nodes) {
+    const NodeType& t = cluster.node_types[n.node_type];
+    double best = 0;
+    for (const auto& [dtype, flops] : t.gpu.peak_flops) best = std::max(best, flops);
+    for (const auto& [dtype, flops] : t.gpu.datasheet_peak_flops) best = std::max(best, flops);
+    peak_flops += best * t.gpus_per_node;
+    if (t.price_per_hour_at(spot) > 0) cheapest_node = std::min(cheapest_node, t.price_per_hour_at(spot));
+  }
+  const double max_tokens_per_s = peak_flops / std::max(1.0, workload.model.flops_per_token());
+  for (double rate : {r.tokens_per_s, r.simulated_tokens_per_s, r.lockstep_tokens_per_s, r.uniform_tokens_per_s,
+                      r.fastest_type_only_tokens_per_s})
+    if (rate > max_tokens_per_s) return false;
+  const auto priced_sanely = [&](double tokens_per_s, double cost_per_mtok) {
+    if (tokens_per_s <= 0 || cost_per_mtok <= 0) return true;  // none, or nodes priced at $0/h
+    const double price_per_hour = cost_per_mtok * tokens_per_s * 3600 / 1e6;
+    return price_per_hour >= cheapest_node * (1 - 1e-9);
+  };
+  return priced_sanely(r.tokens_per_s, r.cost_per_million_tokens) &&
+         priced_sanely(r.uniform_tokens_per_s, r.uniform_cost_per_million_tokens) &&
+         priced_sanely(r.fastest_type_only_tokens_per_s, r.fastest_type_only_cost_per_million_tokens);
 }
 
 /// Plans one workload on one point's cluster, and with refine > 0 re-ranks its best `refine`
@@ -317,16 +354,19 @@ SweepResult run_sweep(const SweepSpec& spec, const Cluster& base, const std::vec
     const std::vector<int> choice = sweep_point(spec, p);
     std::vector<std::string> values;
     for (size_t a = 0; a < spec.axes.size(); ++a) values.push_back(spec.axes[a].labels[choice[a]]);
-    std::optional<Cluster> cluster;  // built on the first workload that is not resumed
+    std::optional<Cluster> cluster;  // built for the point's first row (planned, or resumed: its record is checked against it)
     for (size_t w = 0; w < workloads.size(); ++w) {
       SweepRow r;
       const std::string key = sweep_row_key(spec, cluster_fp, workload_fp[w], options.profile_fingerprint, values, refine,
                                             options.catalog_fingerprint, options.model_fingerprint);
       // A row whose search a time limit stopped is planned again: this run may allow more time.
       if (auto it = done.find(key); it != done.end() && it->second && !it->second->search_stopped) {
-        r = *it->second;
-        r.resumed = true;
-        ++result.resumed;
+        if (!cluster) cluster = sweep_cluster(spec, base, choice, catalog, options.profile);
+        if (fits_point(*it->second, *cluster, workloads[w], spec.spot)) {
+          r = *it->second;
+          r.resumed = true;
+          ++result.resumed;
+        }
       }
       r.point = p;
       r.workload = workloads[w].name;

@@ -2,6 +2,7 @@
 // Fitting a profile to measured runs (calibration/run_fit.hpp): on "measurements" that the model
 // itself produced with known efficiency figures, the fit must find those figures again, and the
 // profile it writes must reproduce the measurements through the loader and apply_profile.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -403,6 +404,35 @@ TEST(RunFit, AStepOfAnotherFitIsNotResumed) {
   const RunFitResult r = fit_to_runs({s}, Catalog::builtin(), again);
   EXPECT_EQ(r.searches_resumed, 0);
   EXPECT_EQ(r.searches, whole.searches);
+}
+
+// A step whose figures were edited within their ranges (or whose objective was: -5) was resumed
+// with them, and the profile written held figures no fit gives (s56 bad-input hunt). The
+// search is deterministic, so the step's figures must give the objective it records.
+TEST(RunFit, AStepWhoseFiguresDoNotGiveItsObjectiveIsNotResumed) {
+  models::Profile truth;
+  truth.devices["a100-sxm4-80gb"].gemm_efficiency = 0.60;
+  const models::Suite s = models::parse_suite(suite_text(predicted_with(truth)), Catalog::builtin(), "synthetic.yaml");
+  RunFitOptions o;
+  o.params = {RunFitParam::kGemm, RunFitParam::kHost};
+  const RunFitProgress step = step_after(s, o, 2);
+  const RunFitResult whole = fit_to_runs({s}, Catalog::builtin(), o);
+  RunFitOptions again = o;
+  again.resume = step;
+  EXPECT_EQ(fit_to_runs({s}, Catalog::builtin(), again).searches_resumed, 2);  // untouched: resumed
+  RunFitProgress edited = step;
+  edited.values[0] = 0.5 * (edited.values[0] + 0.1);  // still inside its search range
+  again.resume = edited;
+  RunFitResult r = fit_to_runs({s}, Catalog::builtin(), again);
+  EXPECT_EQ(r.searches_resumed, 0);
+  EXPECT_THAT(r.resume_refused, ::testing::HasSubstr("its last step's figures give the objective "));
+  EXPECT_EQ(profile_to_yaml(r.profile, {}), profile_to_yaml(whole.profile, {}));  // searched afresh
+  edited = step;
+  edited.objective = -5;
+  again.resume = edited;
+  r = fit_to_runs({s}, Catalog::builtin(), again);
+  EXPECT_EQ(r.searches_resumed, 0);
+  EXPECT_THAT(r.resume_refused, ::testing::HasSubstr("not the -5 it records"));
 }
 
 }  // namespace

@@ -178,3 +178,12 @@ hetsim_cli_test(predict_plan_header_two_problems EXPECT_RC 2
 hetsim_cli_test(validate_two_files_one_suite_name EXPECT_RC 2
   ARGS validate tests/config/suites/emit-collide.yaml tests/config/suites/emit-collide-same-name.yaml
   STDERR "emit-collide-same-name.yaml:[0-9]+:8: error: suite: suite 'emit-collide' is also the suite of")
+# calibrate --refit opened its checkpoint to read before checking what it was: a FIFO made the
+# verb wait forever for a writer (s56 bad-input hunt); without --refit it was already refused.
+add_test(NAME cli_make_checkpoint_fifo COMMAND sh -c "rm -f ck.fifo && mkfifo ck.fifo"
+         WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+set_tests_properties(cli_make_checkpoint_fifo PROPERTIES LABELS cpu FIXTURES_SETUP checkpoint_fifo)
+hetsim_cli_test(calibrate_refit_refuses_a_fifo EXPECT_RC 2 ARGS calibrate --cluster clusters/local-cpu.yaml --refit
+  --checkpoint ${CMAKE_CURRENT_BINARY_DIR}/ck.fifo --out ${CMAKE_CURRENT_BINARY_DIR}/fifo-profile.yaml
+  STDERR "--checkpoint: --refit: '[^']*ck.fifo' is not a regular file \\(expected the checkpoint file of a calibrate run\\)")
+set_tests_properties(cli_calibrate_refit_refuses_a_fifo PROPERTIES FIXTURES_REQUIRED checkpoint_fifo TIMEOUT 60)

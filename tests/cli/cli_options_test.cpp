@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -43,8 +45,16 @@ std::string parse_error(const CLI::Validator& check, const std::string& value) {
 // CLI11's PositiveNumber let "nan" through: `plan --budget-per-hour nan` printed NaN costs
 // and `run --lr nan` trained with a NaN learning rate (found by scripts/fuzz_inputs.py).
 TEST(OptionChecks, NumbersMustBeFinite) {
-  for (const std::string bad : {"nan", "NaN", "inf", "-inf", "1e400", "0", "-5", "abc", "", " 5", "5x"})
+  for (const std::string bad : {"nan", "NaN", "inf", "-inf", "0", "-5", "abc", "", " 5", "5x"})
     EXPECT_THAT(parse_error<double>(positive_number(), bad), HasSubstr("expected a positive number, got '" + bad + "'"));
+  // Out of a double's range, which "expected a positive number, got '1e-308'" contradicted (s56 hunt).
+  EXPECT_THAT(parse_error<double>(positive_number(), "1e400"),
+              HasSubstr("expected a positive number of at most 1.8e308 (the largest a double holds), got '1e400'"));
+  EXPECT_THAT(parse_error<double>(positive_number(), "1e-308"),
+              HasSubstr("expected a positive number of at least 2.2e-308 (the smallest a double holds), got '1e-308'"));
+  EXPECT_THAT(parse_error<double>(non_negative_number(), "1e-400"),
+              HasSubstr("expected a non-negative number: 0, or at least 2.2e-308 (the smallest a double holds)"));
+  EXPECT_EQ(parse_error<double>(positive_number(), "1e-300"), "");
   EXPECT_EQ(parse_error<double>(positive_number(), "0.25"), "");
   EXPECT_EQ(parse_error<double>(positive_number(), "1e-3"), "");
   EXPECT_EQ(parse_error<double>(non_negative_number(), "0"), "");
@@ -131,6 +141,28 @@ TEST_F(OutputChecks, OutputFileIsNoDeviceFifoOrDash) {
   EXPECT_THAT(parse_error<std::string>(output_file_check(), at(std::string(247, 'y'))),
               HasSubstr("is 247 bytes (expected at most 239, which leaves room for the temporary file"));
   EXPECT_EQ(parse_error<std::string>(output_file_check(), at(std::string(239, 'y'))), "");
+}
+
+// `plan --emit-plan /dev/stdout > f`: standard output was a plain file, so the check above let it
+// through, and renaming the plan over it replaced the table the verb printed with the plan alone.
+TEST_F(OutputChecks, OutputFileIsNotTheCommandsOwnStandardOutput) {
+  std::fflush(stdout);
+  const int saved = ::dup(STDOUT_FILENO);
+  ASSERT_GE(saved, 0);
+  const std::string out_file = at("stdout.txt");
+  const int fd = ::open(out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ASSERT_GE(fd, 0);
+  ::dup2(fd, STDOUT_FILENO);
+  const std::string by_alias = parse_error<std::string>(output_file_check(), "/dev/stdout");
+  const std::string by_name = output_files_problem({{"--out", out_file}}, {});
+  const std::string another = parse_error<std::string>(output_file_check(), at("a-file"));
+  std::fflush(stdout);
+  ::dup2(saved, STDOUT_FILENO);
+  ::close(saved);
+  ::close(fd);
+  EXPECT_THAT(by_alias, HasSubstr("'/dev/stdout' is this command's standard output (expected a file of its own"));
+  EXPECT_THAT(by_name, HasSubstr("--out: '" + out_file + "' is this command's standard output"));
+  EXPECT_EQ(another, "");
 }
 
 // `plan --emit-plan C.yaml --cluster C.yaml` replaced the cluster with the plan; so did

@@ -80,6 +80,34 @@ TEST(PlanWriter, HeaderPathsResolveFromThePlansFolder) {
   std::filesystem::remove_all(root);
 }
 
+// A path with a blank came back cut at it ("My Projects/c.yaml" as "My"), one with a newline
+// ended the header comment (the plan no longer loaded) and ": workload:" in a folder's name read
+// as a second key (s56 bad-input hunt): such paths are written quoted, and read back whole.
+TEST(PlanWriter, HeaderPathsOfAnyCharactersReadBackWhole) {
+  const auto root = std::filesystem::temp_directory_path() /
+                    ("hetsim-header-chars-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+  const Cluster c = load_cluster(source("clusters/local-cpu.yaml"), Catalog::builtin());
+  Plan p;
+  p.micro_batch = 1;
+  p.replicas = {Replica{8, {Stage{2, {0}}}}};
+  EXPECT_EQ(plan_header_path("clusters/c.yaml"), "clusters/c.yaml");  // the common case stays bare
+  for (const std::string folder : {"My Projects", "line\nbreak", "cl: workload: y", "tab\there", "quote\"d", "hash#x",
+                                   "back\\slash"}) {
+    std::filesystem::create_directories(root / folder);
+    const std::string cluster = (root / folder / "c.yaml").string(), workload = (root / folder / "w.yaml").string();
+    std::ofstream(cluster) << "x";
+    std::ofstream(workload) << "x";
+    const std::string plan_path = (root / "p.yaml").string();
+    std::ofstream(plan_path) << plan_to_yaml(p, c, {cluster, workload, "a comment"});
+    const PlanHeader h = read_plan_header(plan_path);
+    EXPECT_EQ(h.cluster, cluster) << folder;
+    EXPECT_EQ(h.workload, workload) << folder;
+    EXPECT_TRUE(h.conflicts.empty()) << folder;
+    EXPECT_NO_THROW(load_plan_spec(plan_path)) << folder;  // the header stays one comment line each
+  }
+  std::filesystem::remove_all(root);
+}
+
 TEST(PlanWriter, GroupsAcrossNodesUseGlobalIndices) {
   const Cluster c = load_cluster(source("clusters/mixed-a100-v100.yaml"), Catalog::builtin());
   const Workload w = load_workload(source("workloads/gpt3-6.7b.yaml"));

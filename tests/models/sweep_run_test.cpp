@@ -283,6 +283,34 @@ TEST_F(RunFixture, CheckpointRecordsWhoseCostContradictsTheirPriceAndRateArePlan
   EXPECT_EQ(again.rows.back().cost_per_million_tokens, first.rows.back().cost_per_million_tokens);
 }
 
+// Records edited to figures that are finite, of the right type and consistent with each other,
+// but not the point's: GPUs or a price the point does not have, a rate beyond every GPU of the
+// point at its highest peak, a baseline whose dollars per token imply a price below any node's,
+// or a search of 1e308 s (s56 bad-input hunt: `gpus: 1000000` and a 300-digit $/h were printed).
+TEST_F(RunFixture, CheckpointRecordsThatCannotBeThePointsArePlannedAgain) {
+  const std::string cp = (dir / "cp.jsonl").string();
+  const SweepResult first = run(cp);
+  ASSERT_TRUE(first.rows.back().found);
+  ASSERT_GT(first.rows.back().uniform_tokens_per_s, 0);
+  const std::string good = file_text(cp);
+  const auto edited = [&](const std::string& key, const std::string& value) {
+    std::string text = good;
+    const size_t at = text.rfind("\"" + key + "\":");
+    EXPECT_NE(at, std::string::npos) << key;
+    text.replace(at, text.find(',', at) - at, "\"" + key + "\":" + value);
+    std::ofstream(cp, std::ios::trunc) << text;
+    return run(cp);
+  };
+  const long others = static_cast<long>(first.rows.size()) - 1;
+  EXPECT_EQ(edited("gpus", "4000").resumed, others);
+  EXPECT_EQ(edited("cluster_price_per_hour", "1e299").resumed, others);
+  EXPECT_EQ(edited("search_time_s", "1e308").resumed, others);
+  EXPECT_EQ(edited("uniform_tokens_per_s", "1e-300").resumed, others);  // its cost implies $4e-303/h
+  EXPECT_EQ(edited("fastest_type_only_tokens_per_s", "1e30").resumed, others);
+  const SweepResult again = edited("search_time_s", std::to_string(first.rows.back().search_time_s));
+  EXPECT_EQ(again.resumed, others + 1);  // an untouched record still resumes
+}
+
 TEST_F(RunFixture, RefineReportsTheBestOfTheFirstKByTheSecondEngine) {
   // A stand-in for the simulator that ranks plans the opposite way to the analytic model: the
   // refined row must report the analytically slowest of the planner's first three, with the
@@ -291,7 +319,7 @@ TEST_F(RunFixture, RefineReportsTheBestOfTheFirstKByTheSecondEngine) {
   const TimedPredictFn reversed = [&calls](const Cluster& c, const Workload& w, const Plan& p, double) {
     ++calls;
     Report r = predict(c, w, p);
-    r.tokens_per_s = 1e12 / r.tokens_per_s;
+    r.tokens_per_s = 1e6 / r.tokens_per_s;  // small enough to stay a rate the point's GPUs could give
     return r;
   };
   const std::string cp = (dir / "cp.jsonl").string();
@@ -302,7 +330,7 @@ TEST_F(RunFixture, RefineReportsTheBestOfTheFirstKByTheSecondEngine) {
   EXPECT_EQ(analytic.rows[3].simulated_tokens_per_s, 0);
   EXPECT_LT(refined.rows[3].tokens_per_s, analytic.rows[3].tokens_per_s);
   EXPECT_NE(refined.rows[3].shape, analytic.rows[3].shape);
-  EXPECT_DOUBLE_EQ(refined.rows[3].simulated_tokens_per_s, 1e12 / refined.rows[3].tokens_per_s);
+  EXPECT_DOUBLE_EQ(refined.rows[3].simulated_tokens_per_s, 1e6 / refined.rows[3].tokens_per_s);
   EXPECT_LE(calls, 3 * 3);  // at most K plans for each of the three rows with GPUs
   EXPECT_GE(calls, 3);
   calls = 0;
