@@ -131,6 +131,15 @@ bool add_pass_traffic(const Topology& topo, const models::Plan& plan, const mode
     const int n = static_cast<int>(grp.gpus.size());
     std::map<int, std::vector<int>> members_on_node;  // node -> its members' positions in the group
     for (int i = 0; i < n; ++i) members_on_node[cluster.node_of_gpu(grp.gpus[i])].push_back(i);
+    // Each member sends to the member `step` places on: with equal counts per node, the same
+    // position on the next node. Groups of replicas of different TP degrees have unequal counts
+    // (4 members on an A100 node, 2 on a V100 node): a step of the node's own count sent 4 flows
+    // into the next small node, two per member, and its NICs ran at twice the members' shares
+    // (mixed-TP ZeRO-3: 5.10 s simulated against 2.77 s predicted; s56 engine hunt). The largest
+    // count is a permutation that leaves every node of a node-contiguous group.
+    std::size_t most_on_node = 0;
+    for (const auto& [node, positions] : members_on_node) most_on_node = std::max(most_on_node, positions.size());
+    const int step = static_cast<int>(most_on_node) < n ? static_cast<int>(most_on_node) : 1;
     for (int i = 0; i < n; ++i) {
       const int g = grp.gpus[i];
       if (!gpu_in_sim[g]) continue;
@@ -141,7 +150,11 @@ bool add_pass_traffic(const Topology& topo, const models::Plan& plan, const mode
       // on the next node of a node-contiguous group), or to its ring successor in a one-node group.
       const std::vector<int>& local = members_on_node[cluster.node_of_gpu(g)];
       const int on_node = static_cast<int>(local.size());
-      const int dst = grp.gpus[(i + (on_node < n ? on_node : 1)) % n];
+      int dst = grp.gpus[(i + step) % n];
+      // A node holding more than half the group: the step wraps onto its own members; the next
+      // member off the node takes the flow.
+      for (int j = 1; on_node < n && j < n && cluster.node_of_gpu(dst) == cluster.node_of_gpu(g); ++j)
+        dst = grp.gpus[(i + step + j) % n];
       if (!gpu_in_platform[dst]) return false;
       // A member's whole ring traffic of each collective, (n-1)/n of the chunk's bytes, as one
       // flow to its successor.
