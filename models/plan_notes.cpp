@@ -198,10 +198,16 @@ std::string lockstep_parity_note(const Cluster& cluster, const Workload& workloa
   if (names.size() > kNamed) where += " and " + std::to_string(names.size() - kNamed) + " more";
   char more[32];
   std::snprintf(more, sizeof more, "%+.1f%%", 100.0 * (lockstep->report.iteration_time_s / predicted_s - 1.0));
-  return "pipeline sends of boundaries of one parity pass through the NICs of " + where +
-         " together in 1F1B's steady state (stages b and b + 2 exchange at once); this figure prices each "
-         "boundary's sends alone, as when the schedule staggers them. If they coincide in every slot the step takes " +
-         format_time(lockstep->report.iteration_time_s) + " (" + more +
+  const std::string which =
+      plan.schedule == Schedule::kInterleaved && plan.interleave > 1
+          ? "pipeline sends of several boundaries pass through the NICs of " + where +
+                " (the interleaved schedule's chunks cross them in turn); this figure prices each boundary's sends "
+                "alone. If they all coincide the step takes "
+          : "pipeline sends of boundaries of one parity pass through the NICs of " + where +
+                " together in 1F1B's steady state (stages b and b + 2 exchange at once); this figure prices each "
+                "boundary's sends alone, as when the schedule staggers them. If they coincide in every slot the step "
+                "takes ";
+  return which + format_time(lockstep->report.iteration_time_s) + " (" + more +
          "); the step lies between the two, and `hetsim simulate` times their contention (docs/cost_model.md).";
 }
 
