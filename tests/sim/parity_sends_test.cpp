@@ -26,9 +26,19 @@ testing::Inputs at_10_gbps(testing::Inputs in) {
   return in;
 }
 
-void expect_between(const BothEngines& e, const models::Report& lockstep) {
-  EXPECT_GE(e.sim.iteration_time_s, 0.99 * e.analytic.iteration_time_s);
-  EXPECT_LE(e.sim.iteration_time_s, 1.01 * lockstep.iteration_time_s);
+/// The plan's lockstep figure (it must have one), and both engines' steps, the simulated one
+/// between the prediction and that figure.
+struct Figures {
+  BothEngines engines;
+  double lockstep_s = 0;
+};
+Figures simulated_between_its_figures(const testing::Inputs& in, const models::Plan& p) {
+  const auto lockstep = models::lockstep_parity_figure(in.cluster, in.workload, p);
+  EXPECT_TRUE(lockstep.has_value()) << p.name;
+  Figures f{both_feasible(in.cluster, in.workload, p), lockstep ? lockstep->report.iteration_time_s : 0.0};
+  EXPECT_GE(f.engines.sim.iteration_time_s, 0.99 * f.engines.analytic.iteration_time_s);
+  EXPECT_LE(f.engines.sim.iteration_time_s, 1.01 * f.lockstep_s);
+  return f;
 }
 
 // What `hetsim plan` picks for Llama-2 7B on the 4090 + A100 cluster at 10 Gb/s when TP 1 only:
@@ -51,12 +61,9 @@ TEST(ParitySends, CopiesFillingThePortsCollideAsTheLockstepFigureSays) {
   }
   models::Plan p = testing::plan_of("3x[a100 x2 | 4090 x10]", 1, replicas);
   p.overlap_grad_sync = true;
-  const auto lockstep = models::lockstep_parity_figure(in.cluster, in.workload, p);
-  ASSERT_TRUE(lockstep.has_value());
-  const BothEngines e = both_feasible(in.cluster, in.workload, p);
-  expect_between(e, lockstep->report);
-  EXPECT_GT(e.sim.iteration_time_s, 1.1 * e.analytic.iteration_time_s);
-  EXPECT_GT(e.sim.iteration_time_s, 0.9 * lockstep->report.iteration_time_s);
+  const Figures f = simulated_between_its_figures(in, p);
+  EXPECT_GT(f.engines.sim.iteration_time_s, 1.1 * f.engines.analytic.iteration_time_s);
+  EXPECT_GT(f.engines.sim.iteration_time_s, 0.9 * f.lockstep_s);
 }
 
 // One pipeline of six TP-1 stages, two per box on boxes 0-2, micro-batches of four sequences:
@@ -72,12 +79,9 @@ TEST(ParitySends, SendsStaggerWhereTheStagesLeaveSlack) {
   models::Plan p = testing::plan_of("[4090 x6], two per box", 1, {r});
   p.micro_batch = 4;
   p.recompute = models::Recompute::kFull;
-  const auto lockstep = models::lockstep_parity_figure(in.cluster, in.workload, p);
-  ASSERT_TRUE(lockstep.has_value());
-  EXPECT_GT(lockstep->report.iteration_time_s, 1.05 * models::predict(in.cluster, in.workload, p).iteration_time_s);
-  const BothEngines e = both_feasible(in.cluster, in.workload, p);
-  expect_between(e, lockstep->report);
-  EXPECT_NEAR(e.sim.iteration_time_s, e.analytic.iteration_time_s, 0.01 * e.analytic.iteration_time_s);
+  const Figures f = simulated_between_its_figures(in, p);
+  EXPECT_GT(f.lockstep_s, 1.05 * f.engines.analytic.iteration_time_s);
+  EXPECT_NEAR(f.engines.sim.iteration_time_s, f.engines.analytic.iteration_time_s, 0.01 * f.engines.analytic.iteration_time_s);
 }
 
 // The interleaved schedule makes no two phases of sends: its figure takes every boundary's
@@ -103,12 +107,9 @@ TEST(ParitySends, InterleavedCopiesThroughTheBoxesLieBelowTheirFigure) {
   p.interleave = 2;
   p.recompute = models::Recompute::kSelective;
   p.sequence_parallel = true;
-  const auto lockstep = models::lockstep_parity_figure(in.cluster, in.workload, p);
-  ASSERT_TRUE(lockstep.has_value());
-  const BothEngines e = both_feasible(in.cluster, in.workload, p);
-  expect_between(e, lockstep->report);
-  EXPECT_GT(e.sim.iteration_time_s, 1.1 * e.analytic.iteration_time_s);
-  const std::string note = models::lockstep_parity_note(in.cluster, in.workload, p, e.analytic.iteration_time_s);
+  const Figures f = simulated_between_its_figures(in, p);
+  EXPECT_GT(f.engines.sim.iteration_time_s, 1.1 * f.engines.analytic.iteration_time_s);
+  const std::string note = models::lockstep_parity_note(in.cluster, in.workload, p, f.engines.analytic.iteration_time_s);
   EXPECT_NE(note.find("pipeline sends of several boundaries pass through the NICs of lab/rtx4090-box[0]"), std::string::npos)
       << note;
 }
