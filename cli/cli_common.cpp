@@ -88,6 +88,15 @@ models::Diagnostic profile_matching_nothing(const std::string& path, const model
   };
   models::Diagnostic d;
   d.file = path;
+  // At the profile's `devices:` key (else `links:`), where the names it gives are: a line and a
+  // field, as every other error of an input file has.
+  std::ifstream in(path);
+  std::string text;
+  for (int n = 1; std::getline(in, text); ++n) {
+    const std::string_view line(text);
+    for (const char* key : {"devices:", "links:"})
+      if (d.line == 0 && line.rfind(key, 0) == 0) d.line = n, d.col = 1, d.field = std::string(key, std::strlen(key) - 1);
+  }
   d.message = "profile '" + profile.name + "' names no device type or link class of cluster '" + cluster.name +
               (swept_devices.empty() ? "'" : "' or of the GPU types its sweep swaps in") +
               " and would change nothing (expected a profile of its device types " + join(devices) +
