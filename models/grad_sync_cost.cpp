@@ -170,10 +170,16 @@ class GradSync {
       note_segment_ends(k, worst_s - worst_gather_s - ready.offset_s, worst_gather_s);
       return;
     }
-    note_segment_ends(k,
-                      std::max(0.0, overlapped_sync_exposed_s(worst_bucket_s, ready.late->backward_s, buckets,
-                                                                              interleave, ready.depth) -
-                                        ready.offset_s),
+    // Bucket i starts once every member has produced it: the latest over the replicas of where
+    // their last backward produces it (segment_bucket_ready), the buckets one after the other.
+    // Taken from the replica whose backward ends last alone, a plan whose replicas end close
+    // together started its early buckets too soon: the other replica's shorter backward produces
+    // them later (4090 TP4 replicas ending 5.05 s, A100 TP4 ones 5.02 s: a 4090 made 10% faster,
+    // so that the A100s end last, gave a step 3.5% longer; s56 engine hunt).
+    segment_bucket_ready(k, buckets, ready.offset_s);
+    alone.clear();
+    for (double ready_s : bucket_ready_s) alone.push_back({ready_s, worst_bucket_s});
+    note_segment_ends(k, std::max(0.0, serial_buckets_end_s(alone.data(), alone.data() + alone.size())),
                       overlapped_gather_exposed_s(k, worst_gather_s));
   }
 
