@@ -2,6 +2,7 @@
 // CLI11's parse errors in the verbs' form (parse_error_text.hpp).
 #include "parse_error_text.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <regex>
 #include <sstream>
@@ -30,6 +31,10 @@ std::string unexpected_arguments(const std::string& words, const std::vector<std
   while (in >> word) {
     listed += (listed.empty() ? "'" : ", '") + word + "'";
     ++count;
+    // The verb's own option, unknown only because a lone '--' before it ended the options
+    // ("did you mean '--tp'?" for --tp read as nonsense).
+    if (hint.empty() && word.rfind("--", 0) == 0 && std::find(options.begin(), options.end(), word) != options.end())
+      hint = "'" + word + "' is one of them, but a '--' before it ends the options; ";
     if (hint.empty() && word.rfind("--", 0) == 0)
       if (const auto guess = models::did_you_mean(word, options)) hint = "did you mean '" + *guess + "'? ";
   }

@@ -31,6 +31,11 @@ TEST(ParseErrorText, UnknownOptionsGetASuggestion) {
             "unknown argument '--clustr' (did you mean '--cluster'? expected one of the verb's options)");
   EXPECT_EQ(parse_error_text("The following arguments were not expected: x --bogus", kOptions),
             "unknown arguments 'x', '--bogus' (expected one of the verb's options)");
+  // `predict ... -- --cluster c.yaml`: the verb's own option after a '--' (it said "did you mean
+  // '--cluster'?", s56 bad-input hunt).
+  EXPECT_EQ(parse_error_text("The following arguments were not expected: c.yaml --cluster", kOptions),
+            "unknown arguments 'c.yaml', '--cluster' ('--cluster' is one of them, but a '--' before it ends the "
+            "options; expected one of the verb's options)");
 }
 
 TEST(ParseErrorText, OtherMessagesAreKept) {
