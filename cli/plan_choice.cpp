@@ -73,11 +73,14 @@ void take_inputs_from_plan_header(PlanChoice& o, const std::string& verb) {
   models::DiagnosticCollector errors;
   const std::vector<models::Diagnostic> conflicts = plan_header_conflicts(o.plan, header);
   std::vector<std::pair<const char*, std::string>> readable;  // header files without a problem
+  const char* unnamed = nullptr;  // the input neither an option nor the header names
   for (auto [what, value, named, line] : {std::tuple{"cluster", &o.cluster, &header.cluster, header.cluster_line},
                                           std::tuple{"workload", &o.workload, &header.workload, header.workload_line}}) {
     if (!value->empty()) continue;
-    if (named->empty())
-      usage_error(verb, "--" + std::string(what) + " is required (see `hetsim " + verb + " --help`): the --plan's header names no " + what);
+    if (named->empty()) {  // said alone, or with the other input's problems below (all at once)
+      if (!unnamed) unnamed = what;  // the first, as the usage error said before
+      continue;
+    }
     for (const models::Diagnostic& c : conflicts)
       if (c.field == what) errors.add(c);
     if (std::optional<models::Diagnostic> problem = plan_header_file_problem(o.plan, *named, line, what)) errors.add(*problem);
@@ -93,6 +96,11 @@ void take_inputs_from_plan_header(PlanChoice& o, const std::string& verb) {
         if (std::string(what) == "cluster") load_cluster_file(path);
         else load_workload_file(path);
       });
+  if (unnamed && errors.empty())
+    usage_error(verb, "--" + std::string(unnamed) + " is required (see `hetsim " + verb + " --help`): the --plan's header names no " + unnamed);
+  if (unnamed)  // with a problem of the named input: both at once (only this one was said)
+    errors.add({o.plan, 1, 1, "", std::string("the header names no ") + unnamed + " and --" + unnamed +
+                                      " is not given (expected --" + unnamed + " FILE, or a '# " + unnamed + ": NAME' line)"});
   errors.throw_if_any();
 }
 
