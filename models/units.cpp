@@ -324,6 +324,9 @@ ParsedQuantity parse_money(std::string_view text, const std::vector<UnitEntry>& 
   const std::string_view s = trim(text);
   const bool has_dollar = s.find('$') != std::string_view::npos;
   if (s.rfind("$-", 0) == 0) {  // written "$-1/h": the same mistake as "-$1/h", said the same way
+    // "$-0/h" is $0/h, as "-0us" is 0 s (it was refused as negative).
+    const ParsedQuantity unsigned_part = parse_money("$" + std::string(s.substr(2)), per, what, example, example_per);
+    if (unsigned_part.ok() && *unsigned_part.value == 0) return unsigned_part;
     out.error = "negative value " + quoted(text) + " (expected a value >= 0)";
     return out;
   }

@@ -178,6 +178,9 @@ TEST(Units, FlopRatesAndSizesLieWithinPhysicalBounds) {
   EXPECT_DOUBLE_EQ(ok(parse_flop("0FLOP")), 0);  // no saturation
   EXPECT_DOUBLE_EQ(ok(parse_flop("1EFLOP")), 1e18);
   EXPECT_EQ(parse_price_per_hour("$-1/h").error, "negative value \"$-1/h\" (expected a value >= 0)");  // was "malformed"
+  // Minus zero is zero, as "-0us" is 0 s ("$-0/h" was refused as negative; s56 bad-input hunt).
+  EXPECT_DOUBLE_EQ(ok(parse_price_per_hour("$-0/h")), 0.0);
+  EXPECT_EQ(parse_price_per_hour("$-0.001/h").error, "negative value \"$-0.001/h\" (expected a value >= 0)");
 }
 
 // "2usec" was told "did you mean 2sec" (a million times longer); ".infGB/s" had no expectation.
