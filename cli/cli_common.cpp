@@ -11,14 +11,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <ostream>
 
 #include "catalog.hpp"
@@ -27,6 +24,7 @@
 #include "planner.hpp"
 #include "profile.hpp"
 #include "units.hpp"
+#include "yaml_reader.hpp"
 #include "verbs.hpp"
 
 namespace hetsim::cli {
@@ -86,22 +84,26 @@ models::Diagnostic profile_matching_nothing(const std::string& path, const model
     for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
     return out;
   };
-  models::Diagnostic d;
-  d.file = path;
   // At the profile's `devices:` key (else `links:`), where the names it gives are: a line and a
   // field, as every other error of an input file has.
-  std::ifstream in(path);
-  std::string text;
-  for (int n = 1; std::getline(in, text); ++n) {
-    const std::string_view line(text);
-    for (const char* key : {"devices:", "links:"})
-      if (d.line == 0 && line.rfind(key, 0) == 0) d.line = n, d.col = 1, d.field = std::string(key, std::strlen(key) - 1);
+  YAML::Mark at = YAML::Mark::null_mark();
+  std::string field;
+  try {
+    const YAML::Node doc = YAML::LoadFile(path);
+    models::DiagnosticSink unused(path);
+    const models::MapReader root(doc, "", unused, doc.Mark());
+    for (const char* key : {"devices", "links"})
+      if (field.empty() && root.key_mark(key).line >= 0) at = root.key_mark(key), field = key;
+  } catch (const YAML::Exception&) {
+    // load_profile read the file already; without it the error has no position
   }
-  d.message = "profile '" + profile.name + "' names no device type or link class of cluster '" + cluster.name +
-              (swept_devices.empty() ? "'" : "' or of the GPU types its sweep swaps in") +
-              " and would change nothing (expected a profile of its device types " + join(devices) +
-              " or link classes " + join(links) + ")";
-  return d;
+  models::DiagnosticSink sink(path);
+  sink.error(at, field,
+             "profile '" + profile.name + "' names no device type or link class of cluster '" + cluster.name +
+                 (swept_devices.empty() ? "'" : "' or of the GPU types its sweep swaps in") +
+                 " and would change nothing (expected a profile of its device types " + join(devices) +
+                 " or link classes " + join(links) + ")");
+  return sink.get_diagnostics().front();
 }
 
 Inputs load_inputs(const std::string& cluster_path, const std::string& workload_path, const std::string& plan_path,

@@ -143,8 +143,9 @@ class GradSync {
     const double grad_bytes = params * grad_bpp;
     const double gather_bytes = plan.zero >= 1 ? params * weight_bpp : 0;
     const int buckets = plan.overlap_grad_sync ? grad_bucket_count(params, count) : 1;
-    const Readiness ready = readiness(k);
-    if (!slot_buckets.empty()) segment_bucket_ready(k, buckets, ready.offset_s);
+    const double ready_offset_s = readiness_offset_s(k);
+    // Overlapped, or stages in several groups: when each bucket is ready, once for both uses.
+    if (!slot_buckets.empty() || plan.overlap_grad_sync) segment_bucket_ready(k, buckets, ready_offset_s);
     double worst_s = 0, worst_gather_s = 0, worst_bucket_s = 0;
     worst_alone_bucket_s = 0;
     const int ranks = symmetric && !work ? 1 : shard.shards;
@@ -167,7 +168,7 @@ class GradSync {
     // all-gather after the optimizer during the next step's first forward pass (it needs the new
     // weights, so the backward cannot hide it); each part is exposed beyond the pass that hides it.
     if (!plan.overlap_grad_sync) {
-      note_segment_ends(k, worst_s - worst_gather_s - ready.offset_s, worst_gather_s);
+      note_segment_ends(k, worst_s - worst_gather_s - ready_offset_s, worst_gather_s);
       return;
     }
     // Bucket i starts once every member has produced it: the latest over the replicas of where
@@ -176,11 +177,7 @@ class GradSync {
     // together started its early buckets too soon: the other replica's shorter backward produces
     // them later (4090 TP4 replicas ending 5.05 s, A100 TP4 ones 5.02 s: a 4090 made 10% faster,
     // so that the A100s end last, gave a step 3.5% longer; s56 engine hunt).
-    segment_bucket_ready(k, buckets, ready.offset_s);
-    alone.clear();
-    for (double ready_s : bucket_ready_s) alone.push_back({ready_s, worst_bucket_s});
-    note_segment_ends(k, std::max(0.0, serial_buckets_end_s(alone.data(), alone.data() + alone.size())),
-                      overlapped_gather_exposed_s(k, worst_gather_s));
+    note_segment_ends(k, std::max(0.0, buckets_end_s(worst_bucket_s)), overlapped_gather_exposed_s(k, worst_gather_s));
   }
 
   /// What segment k's weight all-gather, overlapped with the next step's first forward, exposes:
@@ -252,16 +249,10 @@ class GradSync {
 
   /// When segment k's groups can start. Each starts when the last of its members has finished its
   /// stage's backward: replica r does so backward_finish_offset before its own end (1F1B
-  /// cool-down), at most at the slowest replica's end. `offset_s` is how long before that end it
-  /// starts; `late` the stage times of the replica that decides it, at its stage (replicas of other
-  /// depths: the slowest may not even have the stage). A copy's base has the stage too.
-  struct Readiness {
-    double offset_s = 0;
-    const StageTimes* late = nullptr;
-    int depth = 1;  ///< stages of the replica that decides it
-  };
-  Readiness readiness(int k) const {
-    Readiness out;
+  /// cool-down), at most at the slowest replica's end. Returns how long before that end it
+  /// starts. A copy's base has the stage too.
+  double readiness_offset_s(int k) const {
+    bool any = false;
     double ready_s = 0;
     const bool is_aligned = aligned;
     const int* front = front_gpu;
@@ -272,11 +263,9 @@ class GradSync {
       if (s < 0) continue;
       const StageTimes* t = &in.times[static_cast<std::size_t>(r) * stride];
       const double ready_r_s = in.replica_time_s[r] - backward_finish_offset(t, s, interleave);
-      if (!out.late || ready_r_s > ready_s)
-        ready_s = ready_r_s, out.late = t + s, out.depth = static_cast<int>(plan.replicas[r].stages.size());
+      if (!any || ready_r_s > ready_s) ready_s = ready_r_s, any = true;
     }
-    out.offset_s = std::max(0.0, in.replica_time_s[in.slowest_replica] - ready_s);
-    return out;
+    return std::max(0.0, in.replica_time_s[in.slowest_replica] - ready_s);
   }
 
   /// When segment k's `buckets` are ready (bucket_ready_s), from the slowest replica's end, for
@@ -313,13 +302,18 @@ class GradSync {
     }
   }
 
-  /// Where the current segment's slowest group, alone on its links (`bucket_s` a bucket), is done
-  /// with its buckets, from the slowest replica's end (stages in several groups; else unused).
-  double alone_end_s(double bucket_s) {
-    if (slot_buckets.empty()) return -std::numeric_limits<double>::infinity();
+  /// Where the current segment's buckets end, one after the other at `bucket_s` each, each once
+  /// ready (bucket_ready_s), from the slowest replica's end.
+  double buckets_end_s(double bucket_s) {
     alone.clear();
     for (double ready_s : bucket_ready_s) alone.push_back({ready_s, bucket_s});
     return serial_buckets_end_s(alone.data(), alone.data() + alone.size());
+  }
+
+  /// Where the current segment's slowest group, alone on its links (`bucket_s` a bucket), is done
+  /// with its buckets, from the slowest replica's end (stages in several groups; else unused).
+  double alone_end_s(double bucket_s) {
+    return slot_buckets.empty() ? -std::numeric_limits<double>::infinity() : buckets_end_s(bucket_s);
   }
 
   /// A bucket's time at the group's bottleneck less its latency steps: its bytes' time.
@@ -508,7 +502,7 @@ class GradSync {
   /// else empty): ready from the slowest replica's end, busy its share of each, a queue per side.
   OwnSideQueues slot_buckets;
   ScratchVector<double> bucket_ready_s;       ///< the current segment's, see segment_bucket_ready
-  ScratchVector<SyncBucket> alone;            ///< scratch for alone_end_s
+  ScratchVector<SyncBucket> alone;            ///< scratch for buckets_end_s
   ScratchVector<double> member_over;          ///< add_slot_loads: each member's bottleneck over its side
   ScratchVector<NodeTally> node_tally;        ///< add_slot_loads: [node] the group's members there (zero between groups)
   GroupsOnRails group_rails;                  ///< stages in several groups: see add_slot_loads

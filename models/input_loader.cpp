@@ -2,9 +2,6 @@
 // Input-file plumbing shared by every loader: `kind:` detection and plan header comments.
 #include "input_loader.hpp"
 
-#include <algorithm>
-#include <cctype>
-#include <cstdlib>
 #include <filesystem>
 #include <regex>
 #include <sstream>
@@ -102,25 +99,15 @@ InputKind peek_kind(const std::string& path) { return peek_kind_text(detail::rea
 
 namespace {
 
-/// A header's name as written: a bare word as is, a JSON string (plan_header_path) unescaped.
+/// A header's name as written: a bare word as is, a JSON string (plan_header_path) unescaped by
+/// the YAML reader (JSON's escapes are YAML double-quoted ones).
 std::string header_name(const std::string& written) {
   if (written.size() < 2 || written.front() != '"' || written.back() != '"') return written;
-  std::string out;
-  for (std::size_t i = 1; i + 1 < written.size(); ++i) {
-    char c = written[i];
-    if (c == '\\' && i + 2 < written.size()) {
-      const char e = written[++i];
-      const std::string hex = e == 'u' && i + 4 < written.size() ? written.substr(i + 1, 4) : "";
-      if (hex.size() == 4 && std::all_of(hex.begin(), hex.end(), [](char h) { return std::isxdigit(static_cast<unsigned char>(h)); })) {
-        c = static_cast<char>(std::strtol(hex.c_str(), nullptr, 16));  // \u00XX: a control character
-        i += 4;
-      } else {
-        c = e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e == 'b' ? '\b' : e == 'f' ? '\f' : e;
-      }
-    }
-    out += c;
+  try {
+    return YAML::Load(written).as<std::string>();
+  } catch (const YAML::Exception&) {
+    return written;  // a hand-edited header the reader refuses: the name as written, which the loader reports
   }
-  return out;
 }
 
 }  // namespace
