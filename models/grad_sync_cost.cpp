@@ -10,6 +10,7 @@
 #include "grad_sync_group_rails.hpp"
 #include "grad_sync_own_sides.hpp"
 #include "grad_sync_parts.hpp"
+#include "grad_sync_wan_segments.hpp"
 #include "scratch_vector.hpp"
 #include "step_cost.hpp"  // declares what this file defines
 #include "topology.hpp"
@@ -68,6 +69,7 @@ class GradSync {
     load_wan_links();
     if (ends) ends->reduce_end_s.assign(static_cast<std::size_t>(dp) * max_pp, -std::numeric_limits<double>::infinity());
     for (int k = 0; k < segments.count(); ++k) sync_segment(k);
+    wan_segments.ends([this](int k, double reduce_end_s, double gather_s) { note_segment_ends(k, reduce_end_s, gather_s); });
     stages_in_several_groups_ends();
     // Every stage's update waits for every reduction (the optimizer's gradient-norm all-reduce
     // joins them: Megatron-LM clip_grad_norm over the model-parallel group, the DP sync joining
@@ -115,17 +117,23 @@ class GradSync {
 
   /// Groups that cross zones share each WAN link with every other group crossing it at once, in
   /// proportion to what each moves (wan_load_of): first the load of all of them.
+  /// Each segment's own load of them is kept too (WanSegments::load_of): its groups alone on the
+  /// links, and its part of each link's load.
   void load_wan_links() {
     if (c.zones.size() < 2) return;
-    std::vector<double> directed;
+    std::vector<double> directed, own_directed;
     for (int k = 0; k < segments.count(); ++k) {
       GroupShard shard;
       for (int r = 0; r < dp; ++r)
         if (const int s = stage_holding(k, r); s >= 0) shard.add(plan.replicas[r].stages[s].tp(), member_params(k, r, s));
+      own_directed.assign(directed.size(), 0.0);
       for (int j = 0; j < shard.shards; ++j) {
         shard_group(k, j, shard);
-        add_wan_crossings(c, members.data(), count, shard.params, directed);
+        add_wan_crossings(c, members.data(), count, shard.params, own_directed);
       }
+      directed.resize(own_directed.size(), 0.0);
+      for (std::size_t i = 0; i < own_directed.size(); ++i) directed[i] += own_directed[i];
+      wan_load_of(c, own_directed, wan_segments.load_of(k));
     }
     wan_load_of(c, directed, wan_load);
     if (!wan_load.empty()) wan = &wan_senders;
@@ -146,8 +154,13 @@ class GradSync {
     const double ready_offset_s = readiness_offset_s(k);
     // Overlapped, or stages in several groups: when each bucket is ready, once for both uses.
     if (!slot_buckets.empty() || plan.overlap_grad_sync) segment_bucket_ready(k, buckets, ready_offset_s);
-    double worst_s = 0, worst_gather_s = 0, worst_bucket_s = 0;
+    double worst_s = 0, worst_gather_s = 0, worst_bucket_s = 0, worst_latency_s = 0;
     worst_alone_bucket_s = 0;
+    // Groups across a WAN link (ZeRO 0-2, each stage in one group): also what they take with the
+    // links to this segment's groups alone (WanSegments).
+    const bool on_wan = wan && !shared_gpus && plan.zero <= 2 && wan_segments.crosses(k);
+    double alone_reduce_s = 0, alone_bucket_s = 0;
+    if (on_wan) wan_senders_for(wan_segments.load_of(k), params, wan_alone);
     const int ranks = symmetric && !work ? 1 : shard.shards;
     for (int j = 0; j < ranks; ++j) {
       if (j > 0) shard_group(k, j, shard);
@@ -157,8 +170,16 @@ class GradSync {
         price_group(g, grad_bytes, gather_bytes, buckets);
         t = sync.sync_s;
         if (!load.empty()) add_slot_loads(g, ranks);
+        if (on_wan) {
+          const GroupCost& a = dp_group_cost(c, members.data(), count, alone_memo, nic_senders ? &channels : nullptr, &wan_alone);
+          alone_reduce_s = std::max(alone_reduce_s, collective_time(reduce_kind, grad_bytes, a, plan.grad_sync));
+          alone_bucket_s = std::max(alone_bucket_s, buckets > 1 ? collective_time(reduce_kind, grad_bytes / buckets, a, plan.grad_sync)
+                                                                : alone_reduce_s);
+        }
       }
-      if (t > worst_s) worst_s = t, worst_gather_s = count > 1 ? sync.param_gather_s : 0, worst_bucket_s = sync.bucket_s;
+      if (t > worst_s)
+        worst_s = t, worst_gather_s = count > 1 ? sync.param_gather_s : 0, worst_bucket_s = sync.bucket_s,
+        worst_latency_s = sync.bucket_latency_s;
       if (work && count > 1) record_group(k, grad_bytes, gather_bytes, buckets, t);
     }
     if (!load.empty()) close_segment_loads(k, alone_end_s(worst_alone_bucket_s));
@@ -168,6 +189,13 @@ class GradSync {
     // all-gather after the optimizer during the next step's first forward pass (it needs the new
     // weights, so the backward cannot hide it); each part is exposed beyond the pass that hides it.
     if (!plan.overlap_grad_sync) {
+      if (on_wan && worst_s > 0) {
+        // One bucket: the whole reduction, once every member has finished its passes.
+        const double reduce_s = worst_s - worst_gather_s, ready_s = -ready_offset_s;
+        wan_segments.add(k, {reduce_s + ready_s, alone_reduce_s + ready_s, worst_gather_s, worst_latency_s, reduce_s - worst_latency_s},
+                         wan_load, &ready_s, 1);
+        return;
+      }
       note_segment_ends(k, worst_s - worst_gather_s - ready_offset_s, worst_gather_s);
       return;
     }
@@ -177,6 +205,12 @@ class GradSync {
     // together started its early buckets too soon: the other replica's shorter backward produces
     // them later (4090 TP4 replicas ending 5.05 s, A100 TP4 ones 5.02 s: a 4090 made 10% faster,
     // so that the A100s end last, gave a step 3.5% longer; s56 engine hunt).
+    if (on_wan && worst_bucket_s > 0) {
+      wan_segments.add(k, {std::max(0.0, buckets_end_s(worst_bucket_s)), std::max(0.0, buckets_end_s(alone_bucket_s)),
+                           overlapped_gather_exposed_s(k, worst_gather_s), worst_latency_s, worst_bucket_s - worst_latency_s},
+                       wan_load, bucket_ready_s.data(), buckets);
+      return;
+    }
     note_segment_ends(k, std::max(0.0, buckets_end_s(worst_bucket_s)), overlapped_gather_exposed_s(k, worst_gather_s));
   }
 
@@ -518,6 +552,9 @@ class GradSync {
   DpGroupMemo group_memo;
   SyncTimes sync;
   std::vector<double> wan_load;               ///< by zone pair; empty with one zone
+  std::vector<double> wan_alone;              ///< the current segment's groups' share, alone on the links
+  DpGroupMemo alone_memo;                     ///< dp_group_cost's memo of the groups priced alone
+  WanSegments wan_segments{c};                ///< segments across WAN links, their ends after all are priced
   std::vector<double> wan_senders;            ///< the current segment's groups' share
   const std::vector<double>* wan = nullptr;   ///< &wan_senders when groups cross zones
 };
