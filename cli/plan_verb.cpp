@@ -436,7 +436,7 @@ void add_plan_verb(CLI::App& app) {
                  "across NVIDIA and AMD GPUs, so Megatron-LM, DeepSpeed and FSDP cannot run a plan that joins them");
   // The search space: what the training stack can run (docs/planner.md "Restricting the search").
   add_list_option(verb, "--tp-degrees", o->tp_degrees,
-                  "TP degrees to search, comma-separated (default 1,2,4,8; a TP group stays in one node)",
+                  "TP degrees to search, comma-separated (default 1,2,4,8; the searched shapes keep a TP group in one node, Megatron's (tp, pp, dp) plans may span nodes)",
                   non_negative_integer());
   add_list_option(verb, "--micro-batches", o->micro_batches,
                   "Micro-batch sizes to search, comma-separated (default 1,2,4,8)", non_negative_integer());

@@ -110,6 +110,14 @@ class PlanOnce {
     megatron_ = planner::megatron_candidates(cluster_, workload_, options_, costs_, &evaluated, &pruned);
     if (options_.one_vendor)  // Megatron's rank order over all GPUs: kept where the cluster has one vendor
       std::erase_if(megatron_, [&](const Candidate& c) { return joins_vendors(cluster_, c.plan); });
+    // Megatron's plans on the fastest type alone also feed that baseline (and the ranking): the
+    // shape search keeps a TP group in one node, so `--tp-degrees 16` on 8-GPU nodes found no
+    // plan on the fastest type alone beside a feasible TP-16 plan of it (s57 bad-input hunt).
+    // The GPUs of the type must be one run of the rank order; all of them: megatron_ itself.
+    const planner::GpuRange fast_gpus = planner::gpus_of_type(cluster_, result_.fastest_type);
+    megatron_is_fastest_type_ = fast_gpus.count == cluster_.gpu_count();
+    if (fast_gpus.count > 0 && !megatron_is_fastest_type_)
+      megatron_fastest_ = planner::megatron_candidates(cluster_, workload_, options_, costs_, &evaluated, &pruned, fast_gpus);
     rank_and_choose();
     result_.plans_evaluated = search_.evaluated + evaluated + result_.plans_predicted + costs_.get_probe_count();
     result_.threads = search_.threads_started;
@@ -317,12 +325,17 @@ class PlanOnce {
       prediction_deadline_ = std::chrono::steady_clock::now() + limit;
       prediction_hard_deadline_ = prediction_deadline_ + limit;
     }
-    std::vector<RankedPlan> fast_ranked = fastest_first(predict_feasible(to_candidates(fastest_)));
+    std::vector<RankedPlan> fast_ranked = predict_feasible(to_candidates(fastest_));
+    for (RankedPlan& r : predict_feasible(std::move(megatron_fastest_))) fast_ranked.push_back(std::move(r));
     // The uniform shapes and the Megatron configurations as two lists (each has its first few
     // predicted whatever the time), in that order as before.
     std::vector<RankedPlan> uniform_ranked = predict_feasible(to_candidates(uniform_));
     const bool no_megatron = megatron_.empty();
-    for (RankedPlan& r : predict_feasible(std::move(megatron_))) uniform_ranked.push_back(std::move(r));
+    for (RankedPlan& r : predict_feasible(std::move(megatron_))) {
+      if (megatron_is_fastest_type_) fast_ranked.push_back(r);  // the same plan in both lists: top_plans keeps one
+      uniform_ranked.push_back(std::move(r));
+    }
+    fast_ranked = fastest_first(std::move(fast_ranked));
     uniform_ranked = fastest_first(std::move(uniform_ranked));
     const auto set_baseline = [](PlannerBaseline& b, const std::vector<RankedPlan>& ranked, const std::string& why) {
       b.found = !ranked.empty();
@@ -380,6 +393,8 @@ class PlanOnce {
   const int keep_;
   ShapeCollector best_, fastest_, uniform_;
   std::vector<Candidate> megatron_;
+  std::vector<Candidate> megatron_fastest_;  ///< Megatron's plans on the fastest type's GPUs alone
+  bool megatron_is_fastest_type_ = false;    ///< every GPU is of the fastest type: megatron_ is on it alone
   bool fastest_stopped_ = false, uniform_stopped_ = false;  ///< a baseline cut short by --time-limit
   /// When rank_and_choose stops predicting candidates past their first few (time_limit_s).
   std::chrono::steady_clock::time_point prediction_deadline_ = std::chrono::steady_clock::time_point::max();

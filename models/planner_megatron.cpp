@@ -12,7 +12,7 @@ namespace hetsim::models::planner {
 
 std::vector<Candidate> megatron_candidates(const Cluster& cluster, const Workload& workload,
                                            const PlannerOptions& o, UnitCostTable& costs, long* evaluated,
-                                           long* pruned) {
+                                           long* pruned, GpuRange range) {
   // The best predict_candidates so far, as a heap with the worst on top: every feasible
   // configuration kept until the end held a whole plan each (1.5 GB on 32,768 GPUs with a global
   // batch of a million sequences). Equal estimates keep the configuration enumerated first.
@@ -27,7 +27,7 @@ std::vector<Candidate> megatron_candidates(const Cluster& cluster, const Workloa
   const std::size_t keep = static_cast<std::size_t>(std::max(0, o.predict_candidates));
   std::vector<Kept> best;
   long order = 0;
-  const int n = cluster.gpu_count();
+  const int n = range.count > 0 ? range.count : cluster.gpu_count();
   for (int tp : o.tp_degrees) {
     if (tp < 1 || n % tp != 0) continue;
     for (int pp = 1; pp <= std::min(n / tp, workload.model.layers); ++pp) {
@@ -44,6 +44,7 @@ std::vector<Candidate> megatron_candidates(const Cluster& cluster, const Workloa
               for (bool sp : {false, true}) {
                 if (sp && (tp == 1 || !o.sequence_parallel)) continue;
                 UniformPlanOptions u;
+                u.first_gpu = range.first;
                 u.micro_batch = mb;
                 u.recompute = rc;
                 u.schedule = v > 1 ? Schedule::kInterleaved : Schedule::k1f1b;
@@ -89,6 +90,17 @@ std::vector<Candidate> megatron_candidates(const Cluster& cluster, const Workloa
   std::vector<Candidate> out;
   for (Kept& b : best) out.push_back(std::move(b.candidate));
   return out;
+}
+
+GpuRange gpus_of_type(const Cluster& cluster, const std::string& gpu_type) {
+  GpuRange range{-1, 0};
+  for (int g = 0; g < cluster.gpu_count(); ++g) {
+    if (cluster.gpu_type(g).name != gpu_type) continue;
+    if (range.first < 0) range.first = g;
+    else if (g != range.first + range.count) return {};  // a second run
+    ++range.count;
+  }
+  return range.count > 0 ? range : GpuRange{};
 }
 
 }  // namespace hetsim::models::planner

@@ -16,11 +16,20 @@ struct Candidate {
   double estimated_tokens_per_s = 0;
 };
 
-/// Megatron's (tp, pp, dp) plans over all GPUs in rank order (uniform splits, every knob of the
-/// options), estimated, the best `options.predict_candidates` kept; `evaluated` and `pruned` count
-/// what was tried and what did not fit.
+/// GPUs [first, first + count) of the cluster's rank order; count 0: all of them.
+struct GpuRange {
+  int first = 0, count = 0;
+};
+
+/// Megatron's (tp, pp, dp) plans over the GPUs of `range` in rank order (uniform splits, every
+/// knob of the options), estimated, the best `options.predict_candidates` kept; `evaluated` and
+/// `pruned` count what was tried and what did not fit.
 std::vector<Candidate> megatron_candidates(const Cluster& cluster, const Workload& workload,
                                            const PlannerOptions& options, UnitCostTable& costs, long* evaluated,
-                                           long* pruned);
+                                           long* pruned, GpuRange range = {});
+
+/// The GPUs of type `gpu_type`, when they are one run of the cluster's rank order (count 0: not,
+/// or none).
+GpuRange gpus_of_type(const Cluster& cluster, const std::string& gpu_type);
 
 }  // namespace hetsim::models::planner

@@ -15,6 +15,7 @@
 
 #include "catalog.hpp"
 #include "input_loader.hpp"
+#include "loader_common.hpp"
 #include "planner.hpp"
 #include "planner_partition.hpp"
 #include "planner_search.hpp"
@@ -301,15 +302,50 @@ TEST(PlannerTimeLimit, AStoppedSearchSaysSoAndStillAnswers) {
   // Megatron's (tp, pp, dp) candidates are not a search: the uniform baseline still answers.
   ASSERT_TRUE(r.uniform.found);
   ASSERT_FALSE(r.top.empty());
-  // The fastest-type baseline has no such candidates: it says it was cut short, not infeasible.
-  ASSERT_FALSE(r.fastest_type_only.found);
-  EXPECT_EQ(r.fastest_type_only.reason, "the search stopped at --time-limit before it found a plan on a100-sxm4-80gb alone");
+  // So does the fastest-type baseline: Megatron's candidates on the A100s alone (GPUs 0-15).
+  ASSERT_TRUE(r.fastest_type_only.found);
+  for (const Replica& rep : r.fastest_type_only.best.plan.replicas)
+    for (const Stage& st : rep.stages)
+      for (int g : st.gpus) EXPECT_EQ(c.gpu_type(g).name, "a100-sxm4-80gb");
+  // With the A100 nodes apart in the rank order it has none: it says it was cut short, not infeasible.
+  std::string apart = detail::read_file_or_throw(source("clusters/mixed-a100-v100.yaml"));
+  const std::string together = "      - {type: dgx-a100, count: 2}     # GPUs 0-15\n      - {type: dgx1-v100, count: 4}    # GPUs 16-47";
+  ASSERT_NE(apart.find(together), std::string::npos);
+  apart.replace(apart.find(together), together.size(),
+                "      - {type: dgx-a100, count: 1}\n      - {type: dgx1-v100, count: 4}\n      - {type: dgx-a100, count: 1}");
+  const PlannerResult split = plan_training(parse_cluster(apart, Catalog::builtin(), "apart.yaml"), w, cut);
+  ASSERT_FALSE(split.fastest_type_only.found);
+  EXPECT_EQ(split.fastest_type_only.reason, "the search stopped at --time-limit before it found a plan on a100-sxm4-80gb alone");
   PlannerOptions unlimited;
   unlimited.time_limit_s = 0;
   const PlannerResult all = plan_training(c, w, unlimited);
   EXPECT_EQ(all.searches_stopped, 0);
   EXPECT_GE(all.top.front().report.tokens_per_s, r.top.front().report.tokens_per_s);
   EXPECT_EQ(plan_training(c, w, PlannerOptions{}).searches_stopped, 0);  // the default limit is not reached here
+}
+
+// The shape search keeps a TP group in one node; Megatron's plans do not (vTrain's TP 16 on
+// 8-GPU nodes). With --tp-degrees 16 on DGX A100s the baseline on the fastest type alone said "no
+// feasible plan" beside a feasible TP-16 best plan of those very GPUs (s57 bad-input hunt); on the
+// A100s of mixed-a100-v100 a TP-16 plan of them alone beat every plan found.
+TEST(Planner, FastestTypeBaselineTakesMegatronsPlansOnThatType) {
+  PlannerOptions o;
+  o.tp_degrees = {16};
+  const Workload small = load_workload(source("workloads/gpt3-1.3b.yaml"));
+  const PlannerResult one_type = plan_training(load_cluster(source("clusters/dgx-a100.yaml"), Catalog::builtin()), small, o);
+  ASSERT_FALSE(one_type.top.empty());
+  ASSERT_TRUE(one_type.fastest_type_only.found) << one_type.fastest_type_only.reason;
+  EXPECT_EQ(one_type.fastest_type_only.best.report.tokens_per_s, one_type.top.front().report.tokens_per_s);
+  const Cluster mixed = load_cluster(source("clusters/mixed-a100-v100.yaml"), Catalog::builtin());
+  const PlannerResult two_types = plan_training(mixed, load_workload(source("workloads/gpt3-6.7b.yaml")), o);
+  ASSERT_TRUE(two_types.fastest_type_only.found) << two_types.fastest_type_only.reason;
+  const Plan& on_a100s = two_types.fastest_type_only.best.plan;
+  for (const Replica& r : on_a100s.replicas)
+    for (const Stage& st : r.stages)
+      for (int g : st.gpus) EXPECT_EQ(mixed.gpu_type(g).name, "a100-sxm4-80gb");
+  EXPECT_EQ(on_a100s.gpu_count(), 16);
+  ASSERT_FALSE(two_types.top.empty());
+  EXPECT_GE(two_types.top.front().report.tokens_per_s, two_types.fastest_type_only.best.report.tokens_per_s);
 }
 
 TEST(Planner, InterleavedPlansRunMicroBatchesInGroupsOfTheirDepth) {
