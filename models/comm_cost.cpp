@@ -47,12 +47,24 @@ double tree_time(CollectiveKind kind, double size_bytes, const GroupCost& g) {
   const int n = g.size;
   if (n <= 1 || size_bytes <= 0) return 0;
   if (kind != CollectiveKind::kAllReduce) return ring_time(kind, size_bytes, g);
-  return kCollectiveLaunch_s + 2.0 * size_bytes / g.bus_bandwidth_Bps + tree_latency_s(g);
+  // Two mirrored binary trees, half the data each (NCCL's double binary tree; Sanders, Speck and
+  // Träff, "Two-tree algorithms for full bandwidth broadcast, reduction and scan", Parallel
+  // Computing 2009): with three or more members some member sends its halves up both trees in
+  // the reduction and its two children's halves down in the broadcast, the whole tensor in each
+  // phase; of two members each is the other's child in one tree only, half the tensor a phase
+  // (sim/collective_flows.cpp tree_all_reduce moves the same).
+  const double phases_of_tensor = n == 2 ? 1.0 : 2.0;
+  return kCollectiveLaunch_s + phases_of_tensor * size_bytes / g.bus_bandwidth_Bps + tree_latency_s(g);
 }
 
 double hierarchical_time(CollectiveKind kind, double size_bytes, const GroupCost& g) {
   const int n = g.size;
   if (n <= 1 || size_bytes <= 0) return 0;
+  // Two-level all-reduce only (Horovod's hierarchical allreduce; Jia et al., "Highly scalable
+  // deep learning training system with mixed-precision", arXiv 1807.11205): NCCL's and RCCL's
+  // reduce-scatter and all-gather are rings, as tree_time's are, and the simulator's too (it
+  // priced a ZeRO-1 sync asked to be hierarchical at the ring's 0.36 s where this said 0.80 s).
+  if (kind != CollectiveKind::kAllReduce) return ring_time(kind, size_bytes, g);
   if (g.nodes <= 1 || g.inter_bandwidth_Bps <= 0) return ring_time(kind, size_bytes, g);
   const int k = std::max(1, g.min_per_node);
   const int nodes = g.nodes;

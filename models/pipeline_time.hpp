@@ -47,7 +47,10 @@ inline double pipeline_closed_form_s(double sum_s, double slowest_s, int micro_b
 /// `min_pace_s` (interleaved only): a floor on the steady state's time per micro-batch that the
 /// stages' own times do not show (interleaved_latency_pace). `chunk_ends` (interleaved only,
 /// [stage]): its first and last chunk's times, the chunks between taking the rest evenly; without
-/// them every chunk takes 1/v of the stage.
+/// them every chunk takes 1/v of the stage. `send_delay` (interleaved only, [stage]): sends beside
+/// the compute (overlap_p2p_comm), each arriving this long after the pass that produced it
+/// (forward_s: one activation of the stage to the next, the last stage's to stage 0; backward_s:
+/// one gradient to the previous, stage 0's to the last): the event graph then waits for them.
 struct ChunkEnds {
   StageTimes first, last;
   bool operator==(const ChunkEnds&) const = default;
@@ -55,7 +58,8 @@ struct ChunkEnds {
 double pipeline_time(const std::vector<StageTimes>& stages, int micro_batches, int interleave,
                      Schedule schedule = Schedule::k1f1b, double min_pace_s = 0);
 double pipeline_time(const StageTimes* stages, int count, int micro_batches, int interleave,
-                     Schedule schedule = Schedule::k1f1b, double min_pace_s = 0, const ChunkEnds* chunk_ends = nullptr);
+                     Schedule schedule = Schedule::k1f1b, double min_pace_s = 0, const ChunkEnds* chunk_ends = nullptr,
+                     const StageTimes* send_delay = nullptr);
 
 /// Megatron's interleaved 1F1B with its sends beside the compute (overlap_p2p_comm): a floor on
 /// the time per micro-batch from the latency of each stage boundary. Stage s warms up two

@@ -77,7 +77,7 @@ bool Evaluation::run() {
   shape_of.assign(slots, -1);
   times.assign(slots, StageTimes{});
   p2p.assign(slots, StageTimes{});
-  if (plan.overlap_p2p_comm) p2p_latency.assign(slots, StageTimes{});
+  if (plan.overlap_p2p_comm) p2p_latency.assign(slots, StageTimes{}), send_delay.assign(slots, StageTimes{});
   if (interleave > 1) chunk_ends.assign(slots, ChunkEnds{});
   // Room for the few distinct shapes and paths of a plan up front: growing from empty would
   // reallocate each table several times per evaluation.
@@ -414,6 +414,23 @@ void Evaluation::time_replicas() {
     }
     const double min_pace_s =
         plan.overlap_p2p_comm ? interleaved_latency_pace(&times[r * max_pp], &p2p_latency[r * max_pp], pp) : 0;
+    // Sends beside the compute: the schedule waits for each to arrive. A chunk's send leaves when
+    // its compute c is done and lasts its bytes b: it arrives b + latency after a pass that the
+    // compute paces (c >= b), c + latency after one its link paces (the pass then lasts b).
+    StageTimes* delay = nullptr;
+    if (plan.overlap_p2p_comm && v > 1) {
+      delay = &send_delay[r * max_pp];
+      for (int s = 0; s < pp; ++s) {
+        const std::size_t k = r * max_pp + s;
+        const StageCost& c = costs[shape_of[k]];
+        const double forward_sends = s == pp - 1 ? v - 1 : v, backward_sends = s == 0 ? v - 1 : v;
+        const auto one = [&](double sends_s, double latency_s, double compute_s, double count) {
+          return count > 0 ? (latency_s + std::min(sends_s - latency_s, compute_s * count / v)) / count : 0.0;
+        };
+        delay[s] = {one(p2p[k].forward_s, p2p_latency[k].forward_s, c.forward.wall_s(), forward_sends),
+                    one(p2p[k].backward_s, p2p_latency[k].backward_s, c.backward.wall_s(), backward_sends)};
+      }
+    }
     // A replica whose stage times, depth and micro-batch count equal the previous one's has
     // the same pipeline time (the usual case of a uniform plan): no need to evaluate it again.
     const bool same_as_previous =
@@ -421,12 +438,12 @@ void Evaluation::time_replicas() {
         plan.replicas[r].micro_batches == plan.replicas[r - 1].micro_batches &&
         std::equal(&times[r * max_pp], &times[r * max_pp] + pp, &times[(r - 1) * max_pp]) &&
         (v == 1 || std::equal(&chunk_ends[r * max_pp], &chunk_ends[r * max_pp] + pp, &chunk_ends[(r - 1) * max_pp])) &&
-        min_pace_s == previous_min_pace_s;
+        (!delay || std::equal(delay, delay + pp, &send_delay[(r - 1) * max_pp])) && min_pace_s == previous_min_pace_s;
     previous_min_pace_s = min_pace_s;
     const double t = same_as_previous
                          ? previous_t
                          : pipeline_time(&times[r * max_pp], pp, plan.replicas[r].micro_batches, v, plan.schedule, min_pace_s,
-                                         v > 1 ? &chunk_ends[r * max_pp] : nullptr);
+                                         v > 1 ? &chunk_ends[r * max_pp] : nullptr, delay);
     previous_t = replica_time_s[r] = t;
     if (t > slowest_s) {
       slowest_s = t;

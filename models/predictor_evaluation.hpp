@@ -77,6 +77,7 @@ struct Evaluation {
   /// With overlap_p2p_comm only, [slot]: the latency part of p2p (it delays the receiver, not
   /// the sender's stream; interleaved_latency_pace).
   ScratchVector<StageTimes> p2p_latency;
+  ScratchVector<StageTimes> send_delay;  ///< [slot] one send's arrival after its pass (overlap_p2p_comm; time_replicas)
   ScratchVector<char> tp_in_one_node;   ///< [slot]
   ScratchVector<int> front_node;        ///< [slot] node of the stage's first GPU
   ScratchVector<int> front_gpu;         ///< [slot] the stage's first GPU, -1: the replica has no such stage

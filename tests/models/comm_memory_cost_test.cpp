@@ -52,7 +52,8 @@ TEST(CommCost, LatencyStepsSplitIntoIntraAndInterNode) {
   EXPECT_NEAR(tree_latency_s(dp), 2 * (0 + 4 * 5e-6), 1e-15);
 }
 
-TEST(CommCost, HierarchicalSplitsIntraAndInter) {
+/// Two nodes of eight: NVSwitch-class inside, a 10 GB/s NIC share between them.
+GroupCost two_nodes_of_eight() {
   GroupCost g;
   g.size = 16;
   g.nodes = 2;
@@ -60,9 +61,36 @@ TEST(CommCost, HierarchicalSplitsIntraAndInter) {
   g.intra_bandwidth_Bps = 200e9;
   g.inter_bandwidth_Bps = 10e9;
   g.bus_bandwidth_Bps = 80e9;
+  return g;
+}
+
+TEST(CommCost, HierarchicalSplitsIntraAndInter) {
+  const GroupCost g = two_nodes_of_eight();
   const double s = 1e9;
   const double expected = 10e-6 + 2 * (7.0 / 8 * s / 200e9) + 2 * (0.5 * s / 8 / 10e9);
   EXPECT_NEAR(hierarchical_time(CollectiveKind::kAllReduce, s, g), expected, 1e-12);
+}
+
+// A reduce-scatter or all-gather asked to be hierarchical or a tree is a ring (NCCL's are rings),
+// as the simulator builds it; a tree of two members is each the other's child in one of the two
+// trees: half the tensor each way a phase, S/B in all, where three members take 2 S/B
+// (s57 engine hunt: a ZeRO-1 sync asked to be hierarchical, 0.80 s against the simulator's 0.36 s;
+// a tied-embedding pair across a WAN asked to be a tree, 0.69 s against 0.38 s).
+TEST(CommCost, OnlyAllReduceHasTreeAndHierarchicalForms) {
+  const GroupCost g = two_nodes_of_eight();
+  const double s = 1e9;
+  for (CollectiveKind kind : {CollectiveKind::kReduceScatter, CollectiveKind::kAllGather}) {
+    EXPECT_DOUBLE_EQ(hierarchical_time(kind, s, g), ring_time(kind, s, g));
+    EXPECT_DOUBLE_EQ(tree_time(kind, s, g), ring_time(kind, s, g));
+  }
+  GroupCost pair;
+  pair.size = 2;
+  pair.bus_bandwidth_Bps = 10e9;
+  pair.hop_latency_s = 30e-3;
+  EXPECT_NEAR(tree_time(CollectiveKind::kAllReduce, s, pair), 10e-6 + s / 10e9 + 2 * 30e-3, 1e-12);
+  GroupCost three = pair;
+  three.size = 3;
+  EXPECT_NEAR(tree_time(CollectiveKind::kAllReduce, s, three), 10e-6 + 2 * s / 10e9 + 4 * 30e-3, 1e-12);
 }
 
 TEST(CommCost, AutoPicksRingOrTreeNeverHierarchical) {
