@@ -106,6 +106,31 @@ models::Diagnostic profile_matching_nothing(const std::string& path, const model
   return sink.get_diagnostics().front();
 }
 
+namespace {
+
+/// A profile of device figures that leaves out some of the plan's device types: those are priced
+/// at the catalog's figures, which a calibrated check reads as the model's miss (a CPU profile
+/// without cpu-scalar gave "FAIL: -63.9%" with nothing said; s57 bad-input hunt).
+void note_devices_the_profile_misses(const std::string& profile_path, const models::Profile& profile,
+                                     const models::Cluster& cluster, const models::Plan& plan) {
+  std::vector<std::string> missing;
+  for (const models::Replica& r : plan.replicas)
+    for (const models::Stage& st : r.stages)
+      for (int g : st.gpus) {
+        if (g < 0 || g >= cluster.gpu_count()) continue;
+        const std::string& type = cluster.gpu_type(g).name;
+        if (!profile.devices.contains(type) && std::find(missing.begin(), missing.end(), type) == missing.end())
+          missing.push_back(type);
+      }
+  if (missing.empty()) return;
+  std::string list;
+  for (const std::string& m : missing) list += (list.empty() ? "" : ", ") + m;
+  std::cerr << "hetsim: note: " << profile_path << ": no figures for " << list
+            << ", which the plan runs on: priced at the catalog's figures, not calibrated ones\n";
+}
+
+}  // namespace
+
 Inputs load_inputs(const std::string& cluster_path, const std::string& workload_path, const std::string& plan_path,
                    const std::string& profile_path) {
   Inputs in;
@@ -144,6 +169,7 @@ Inputs load_inputs(const std::string& cluster_path, const std::string& workload_
         models::apply_profile(in.cluster, profile) == 0)
       errors.add(profile_matching_nothing(profile_path, profile, in.cluster));
     in.profile_note = "figures of profile '" + profile.name + "' (" + profile_path + ") over the catalog's: " + profile.source;
+    if (in.plan && !profile.devices.empty()) note_devices_the_profile_misses(profile_path, profile, in.cluster, *in.plan);
   }
   errors.throw_if_any();
   return in;
@@ -439,7 +465,11 @@ void note_if_long_run(const char* verb, const models::Report& predicted, int ste
 
 std::string format_price_per_hour(double dollars_per_hour) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "$%.2f/h", dollars_per_hour);
+  // Cents, but not for prices cents would round to $0.00 (a budget of $0.001/h) or that fill
+  // a line with digits ($1e300/h was 62 digits cut off before its "/h").
+  const double magnitude = std::fabs(dollars_per_hour);
+  const char* form = magnitude >= 1e9 || (magnitude > 0 && magnitude < 0.005) ? "$%.3g/h" : "$%.2f/h";
+  std::snprintf(buf, sizeof buf, form, dollars_per_hour);
   return buf;
 }
 

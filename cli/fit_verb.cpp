@@ -145,6 +145,19 @@ void run_fit(const FitVerbOptions& o) {
   r.profile.source = "`hetsim fit --params " + params + "` on " + utc_now() + ": " + r.profile.source +
                      "; mean |ln(predicted/measured)| " + three_decimals(r.objective_before) +
                      " -> " + three_decimals(r.objective_after);
+  // Every figure left at the catalog's: a profile would name nothing, which every verb refuses
+  // (it was written, "use it with --profile", and then rejected: s57 bad-input hunt).
+  if (r.profile.devices.empty() && r.profile.links.empty()) {
+    const std::string why = "no figure fits the rows better than the catalog's (mean |ln(predicted/measured)| " +
+                            three_decimals(r.objective_before) + " either way); no profile written";
+    if (o.format == OutputFormat::kJson) {
+      models::JsonOut j;
+      j.begin_object().key("fitted").value(false).key("reason").value(why).end_object();
+      std::cout << j.str();
+    }
+    std::cerr << "hetsim fit: nothing fitted: " << why << "\n";
+    throw VerbExit{kExitFailure};
+  }
   const std::vector<std::string> header = {
       "Profile fitted to measured iteration times (kind: profile, docs/inputs.md; calibration/run_fit.hpp).",
       "Only the fitted figures are set; every other figure stays the catalog's."};

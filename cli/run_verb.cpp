@@ -136,8 +136,20 @@ models::Report refuse_what_cannot_run(const exec::RunSpec& spec, OutputFormat fo
     const exec::RankLayout layout(spec.plan, spec.workload.model);
   } catch (const std::invalid_argument& e) {
     std::cerr << "hetsim run: cannot execute the plan: " << e.what() << '\n';
+    // As an infeasible plan below: a script reading JSON gets a Report saying why (it got nothing).
+    if (format == OutputFormat::kJson && exec::first_process()) {
+      models::Report refused;
+      refused.engine = "exec";
+      refused.feasible = false;
+      refused.infeasible_reason = std::string("cannot execute the plan: ") + e.what();
+      std::cout << models::to_json(refused);
+    }
     throw VerbExit{kExitFailure};
   }
+  // What the engine leaves out of the workload, said before it trains (exec/README.md).
+  if (spec.workload.model.dropout > 0 && exec::first_process())
+    std::cerr << "hetsim run: note: the execution engine trains without dropout: the workload's dropout "
+              << spec.workload.model.dropout << " is not applied (exec/README.md)\n";
   const exec::Executed executed = exec::as_executed(spec.workload, spec.plan);
   models::Report predicted = models::predict(spec.cluster, executed.workload, executed.plan);
   // As predict: a script reading JSON gets the Report with "feasible": false and its reason.
@@ -184,7 +196,12 @@ void run(const RunVerbOptions& o) {
   exec::RunSpec spec;
   spec.cluster = in.cluster;
   spec.workload = in.workload;
-  spec.plan = choose_plan(choice, in, "run", [](const models::Plan&) { return models::Report{}; });
+  // A shorthand plan that cannot be made: JSON readers get a Report saying why (as predict's),
+  // from the first process only under mpirun.
+  const auto unscored = [](const models::Plan&) { return models::Report{}; };
+  spec.plan = o.format == OutputFormat::kJson && exec::first_process()
+                  ? choose_plan_or_report(choice, in, "run", "exec", o.format, unscored)
+                  : choose_plan(choice, in, "run", unscored);
   const models::Report predicted = refuse_what_cannot_run(spec, o.format);
   spec.steps = o.steps;
   spec.options.seed = o.seed;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <map>
 #include <stdexcept>
+#include <string>
+#include <utility>
 
 namespace hetsim::exec {
 
@@ -38,10 +40,15 @@ void RankLayout::place_ranks(const models::Plan& plan, const models::ModelSpec& 
       const auto& st = rep.stages[s];
       const int tp = st.tp();
       if (tp < 1) throw std::invalid_argument("replicas[" + to_string(r) + "].stages[" + to_string(s) + "] has no GPUs");
-      if (model.heads % tp != 0 || kv_heads % tp != 0 || model.ffn_hidden % tp != 0) {
-        throw std::invalid_argument("replicas[" + to_string(r) + "].stages[" + to_string(s) + "]: tp " + to_string(tp) +
-                                    " must divide heads, kv_heads and ffn_hidden");
-      }
+      // The engine splits every head group, KV ones included, over the TP ranks (no KV head
+      // replication): each figure is named with its value, as check_plan names the heads.
+      for (const auto& [field, value] : {std::pair<const char*, int>{"model.heads", model.heads},
+                                         std::pair<const char*, int>{"model.kv_heads", kv_heads},
+                                         std::pair<const char*, int>{"model.ffn_hidden", model.ffn_hidden}})
+        if (value % tp != 0)
+          throw std::invalid_argument("replicas[" + to_string(r) + "].stages[" + to_string(s) + "]: tp " + to_string(tp) +
+                                      " does not divide " + field + " (" + to_string(value) +
+                                      "; expected a TP degree that divides heads, kv_heads and ffn_hidden)");
       if (plan.sequence_parallel && tp > 1 && (static_cast<long>(plan.micro_batch) * model.seq_len) % tp != 0) {
         // Checked here, before any rank starts, so the run is refused rather than failing a rank.
         throw std::invalid_argument("replicas[" + to_string(r) + "].stages[" + to_string(s) +

@@ -2,6 +2,7 @@
 // The measured Report: the same keys as the predictors', filled from what the ranks timed.
 #include <algorithm>
 #include <set>
+#include <vector>
 
 #include "runner/run.hpp"
 #include "type_utilisation.hpp"
@@ -97,9 +98,13 @@ models::Report build_report(const RunSpec& spec, const RankLayout& layout, const
       sr.stage = st;
       sr.tp = layout.stage_tp(rep, st);
       const int first = layout.rank_of(rep, st, 0);
-      const auto& type = spec.cluster.gpu_type(layout.place(first).gpu);
-      sr.gpu_type = type.name;
-      sr.memory_capacity_bytes = type.memory_bytes;
+      // A TP group of several device types is labelled with all of them, as predict does (the
+      // first one's name hid the slower device that sets the pace), its capacity the smallest.
+      std::vector<int> group;
+      for (int t = 0; t < sr.tp; ++t) group.push_back(layout.place(layout.rank_of(rep, st, t)).gpu);
+      sr.gpu_type = spec.cluster.gpu_types_label(group);
+      sr.memory_capacity_bytes = spec.cluster.gpu_type(group.front()).memory_bytes;
+      for (int g : group) sr.memory_capacity_bytes = std::min(sr.memory_capacity_bytes, spec.cluster.gpu_type(g).memory_bytes);
       for (const auto& c : layout.chunks(rep, st)) sr.layers += c.layers;
       sr.forward_s = ranks[first].forward_per_micro_batch_s;
       sr.backward_s = ranks[first].backward_per_micro_batch_s;

@@ -63,6 +63,16 @@ TEST(OptionChecks, NumbersMustBeFinite) {
 
 // CLI11's range message printed 1.8e308 with all its digits; "-1" was read as 2^64-1 for the
 // unsigned --seed.
+// Prices in cents, except where cents say nothing ($0.001/h printed as $0.00/h) or would fill the
+// line (a budget of $1e300/h came out as 62 digits cut off before the "/h"; s57 bad-input hunt).
+TEST(Formats, PricesPerHourStayReadable) {
+  EXPECT_EQ(format_price_per_hour(40.97), "$40.97/h");
+  EXPECT_EQ(format_price_per_hour(0), "$0.00/h");
+  EXPECT_EQ(format_price_per_hour(0.001), "$0.001/h");
+  EXPECT_EQ(format_price_per_hour(1e300), "$1e+300/h");
+  EXPECT_EQ(format_price_per_hour(123456789.0), "$123456789.00/h");
+}
+
 TEST(OptionChecks, IntegersSayWhatWasExpected) {
   EXPECT_EQ(parse_error<int>(positive_integer(), "0"), "--opt: expected a positive integer, got '0'");
   for (const std::string bad : {"-1", "abc", "1.5", "nan", "2e3", "0x10"})

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <stdexcept>
+#include <string>
 
 #include "exec_test_support.hpp"
 #include "runner/parameters.hpp"
@@ -24,6 +26,20 @@ models::ModelSpec tiny_model() {
 // Replicas tp4 (ranks 0-3), tp2 (ranks 4-5), tp1 (rank 6).
 models::Plan three_degrees() {
   return plan("tp421", {replica(2, {stage(4, 0, 4)}), replica(1, {stage(4, 4, 2)}), replica(1, {stage(4, 6, 1)})});
+}
+
+// A TP degree that does not divide a head count names the figure and its value (it said "tp 4
+// must divide heads, kv_heads and ffn_hidden" of a model with 4 heads and 2 KV heads; s57 hunt).
+TEST(MixedTpLayout, ATpDegreeNotDividingTheKvHeadsSaysSo) {
+  models::ModelSpec m = tiny_model();
+  m.heads = 4;
+  m.kv_heads = 2;
+  try {
+    const RankLayout layout(plan("tp4", {replica(1, {stage(m.layers, 0, 4)})}), m);
+    FAIL() << "accepted tp 4 over 2 KV heads";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("tp 4 does not divide model.kv_heads (2; expected"), std::string::npos) << e.what();
+  }
 }
 
 TEST(MixedTpLayout, EachShardOfTheHighestDegreeHasAGroupWithTheRanksHoldingIt) {
