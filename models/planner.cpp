@@ -107,7 +107,8 @@ class PlanOnce {
     search_fastest_type_alone();
     search_uniform_splits();
     long evaluated = 0, pruned = 0;
-    megatron_ = planner::megatron_candidates(cluster_, workload_, options_, costs_, &evaluated, &pruned);
+    bool megatron_stopped = false, fastest_megatron_stopped = false;
+    megatron_ = planner::megatron_candidates(cluster_, workload_, options_, costs_, &evaluated, &pruned, {}, &megatron_stopped);
     if (options_.one_vendor)  // Megatron's rank order over all GPUs: kept where the cluster has one vendor
       std::erase_if(megatron_, [&](const Candidate& c) { return joins_vendors(cluster_, c.plan); });
     // Megatron's plans on the fastest type alone also feed that baseline (and the ranking): the
@@ -117,7 +118,11 @@ class PlanOnce {
     const planner::GpuRange fast_gpus = planner::gpus_of_type(cluster_, result_.fastest_type);
     megatron_is_fastest_type_ = fast_gpus.count == cluster_.gpu_count();
     if (fast_gpus.count > 0 && !megatron_is_fastest_type_)
-      megatron_fastest_ = planner::megatron_candidates(cluster_, workload_, options_, costs_, &evaluated, &pruned, fast_gpus);
+      megatron_fastest_ =
+          planner::megatron_candidates(cluster_, workload_, options_, costs_, &evaluated, &pruned, fast_gpus, &fastest_megatron_stopped);
+    // An enumeration cut short (it always keeps one configuration) leaves the plans the best found,
+    // not proven best: the result says a search stopped, if the shape searches did not already.
+    if ((megatron_stopped || fastest_megatron_stopped) && result_.searches_stopped == 0) result_.searches_stopped = 1;
     rank_and_choose();
     result_.plans_evaluated = search_.evaluated + evaluated + result_.plans_predicted + costs_.get_probe_count();
     result_.threads = search_.threads_started;
@@ -263,14 +268,19 @@ class PlanOnce {
     constexpr std::size_t kMinPredicted = 8;
     std::vector<RankedPlan> out;
     for (std::size_t i = 0; i < candidates.size(); ++i) {
-      if (i > 0) {
-        const auto now = std::chrono::steady_clock::now();
-        // Past 2S a list stops once it has a feasible plan and the final ranking has one too.
-        const bool hard_stop = now > prediction_hard_deadline_ && !out.empty() && rankable_found_;
-        if ((i >= kMinPredicted && now > prediction_deadline_) || hard_stop) {
-          result_.predictions_skipped += static_cast<long>(candidates.size() - i);
-          break;
-        }
+      const auto now = std::chrono::steady_clock::now();
+      // Past 2S a list stops once it has a feasible plan and the final ranking has one too; a list
+      // not begun by then is not predicted at all (a 100,000-GPU plan takes half a minute to
+      // predict: seven took 166 s past --time-limit 5; s57 bad-input hunt), and says why.
+      const bool past_hard = now > prediction_hard_deadline_ && rankable_found_;
+      if (i == 0 && now > lists_deadline_ && rankable_found_) {
+        ranking_cut_ = true;
+        result_.predictions_skipped += static_cast<long>(candidates.size());
+        break;
+      }
+      if (i > 0 && ((i >= kMinPredicted && now > prediction_deadline_) || (past_hard && !out.empty()))) {
+        result_.predictions_skipped += static_cast<long>(candidates.size() - i);
+        break;
       }
       RankedPlan r = rank(cluster_, workload_, std::move(candidates[i]), options_.spot);
       ++result_.plans_predicted;
@@ -324,6 +334,11 @@ class PlanOnce {
       const auto limit = std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(limit_s));
       prediction_deadline_ = std::chrono::steady_clock::now() + limit;
       prediction_hard_deadline_ = prediction_deadline_ + limit;
+      // Whole lists are skipped past 2S only when that is more than a second or two of ranking: a
+      // tiny limit still gets each baseline's first plan, predicted in milliseconds.
+      lists_deadline_ = std::max(prediction_hard_deadline_,
+                                 prediction_deadline_ - limit + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                                    std::chrono::duration<double>(2.0)));
     }
     std::vector<RankedPlan> fast_ranked = predict_feasible(to_candidates(fastest_));
     for (RankedPlan& r : predict_feasible(std::move(megatron_fastest_))) fast_ranked.push_back(std::move(r));
@@ -348,11 +363,11 @@ class PlanOnce {
     set_baseline(result_.fastest_type_only, fast_ranked,
                  fastest.empty()    ? std::string("no GPU type of the cluster computes in ") +
                                           to_string(workload_.training.dtype)
-                 : fastest_stopped_ ? cut_short + "a plan on " + fastest + " alone"
+                 : fastest_stopped_ || ranking_cut_ ? cut_short + "a plan on " + fastest + " alone"
                                     : "no feasible plan on " + fastest + " alone");
     set_baseline(result_.uniform, uniform_ranked,
-                 uniform_stopped_ && no_megatron ? cut_short + "a plan with uniform splits"
-                                                       : "no feasible plan with uniform splits over all GPUs");
+                 (uniform_stopped_ && no_megatron) || ranking_cut_ ? cut_short + "a plan with uniform splits"
+                                                                   : "no feasible plan with uniform splits over all GPUs");
 
     // Final ranking: the best shapes and every baseline plan, by the predictor's figures. The
     // uniform baseline also tries ZeRO-0 (as the papers ran it); a plan of a ZeRO stage the user
@@ -395,11 +410,14 @@ class PlanOnce {
   std::vector<Candidate> megatron_;
   std::vector<Candidate> megatron_fastest_;  ///< Megatron's plans on the fastest type's GPUs alone
   bool megatron_is_fastest_type_ = false;    ///< every GPU is of the fastest type: megatron_ is on it alone
+  bool ranking_cut_ = false;                 ///< predict_feasible skipped a whole list past twice the limit
   bool fastest_stopped_ = false, uniform_stopped_ = false;  ///< a baseline cut short by --time-limit
   /// When rank_and_choose stops predicting candidates past their first few (time_limit_s).
   std::chrono::steady_clock::time_point prediction_deadline_ = std::chrono::steady_clock::time_point::max();
   /// Past it, only the first candidate of each list is predicted.
   std::chrono::steady_clock::time_point prediction_hard_deadline_ = std::chrono::steady_clock::time_point::max();
+  /// Past it (and a rankable plan found), a list not begun is not predicted (predict_feasible).
+  std::chrono::steady_clock::time_point lists_deadline_ = std::chrono::steady_clock::time_point::max();
   bool rankable_found_ = false;  ///< a feasible plan the final ranking offers (searched_zero) was predicted
   std::string no_goodput_reason_;  ///< of a plan that fits but leaves no goodput at spot (the last one)
   PlannerResult result_;

@@ -147,16 +147,23 @@ const std::vector<ShapeSearch::PoolOption>& ShapeSearch::pool_options(int pool, 
   const PoolKey key{pool, tp, units, replicas_hint, knobs.micro_batch, static_cast<int>(knobs.recompute),
                     knobs.interleave, knobs.zero, knobs.sequence_parallel, uniform};
   if (auto it = pool_memo_.find(key); it != pool_memo_.end()) return it->second;
-  std::vector<PoolOption>& out = pool_memo_[key];
+  std::vector<PoolOption> out;
   const int max_pp = std::min(units, workload_.model.layers / knobs.interleave);
   for (int pp = knobs.interleave > 1 ? 2 : 1; pp <= max_pp; ++pp) {  // interleaving needs a pipeline
     if (uniform && units % pp != 0) continue;
+    // Each depth partitions a pipeline of pp stages: a pool of 8,192 GPUs and a 100,000-layer
+    // model (every depth possible) spent 12 s here past --time-limit 2 (s57 bad-input hunt). Cut
+    // short, the options found are used but not kept: a later phase lists them all.
+    if (past_deadline()) {
+      partial_options_ = std::move(out);
+      return partial_options_;
+    }
     PoolOption o;
     if (pool_option(pool, tp, units, knobs, replicas_hint, uniform, pp, o)) out.push_back(std::move(o));
   }
   // Best rate first; equal rates: the shallower pipeline (best_pool_option() picks the same).
   std::stable_sort(out.begin(), out.end(), [](const PoolOption& a, const PoolOption& b) { return a.rate > b.rate; });
-  return out;
+  return pool_memo_[key] = std::move(out);
 }
 
 const ShapeSearch::PoolOption* ShapeSearch::best_pool_option(int pool, int tp, int units, const Knobs& knobs) {
@@ -185,6 +192,10 @@ const ShapeSearch::PoolOption* ShapeSearch::best_pool_option(int pool, int tp, i
   PoolOption& best = it->second;  // pp 0: none found
   for (const auto& [bound, pp] : by_bound) {
     if (best.pp > 0 && bound * (1 + 1e-9) < best.rate) break;  // slack: the bound is computed another way
+    if (past_deadline()) {  // as pool_options, not kept: none (the search is over)
+      best_memo_.erase(it);
+      return nullptr;
+    }
     PoolOption o;
     if (!pool_option(pool, tp, units, knobs, 1, false, pp, o)) continue;
     if (best.pp == 0 || o.rate > best.rate || (o.rate == best.rate && o.pp < best.pp)) best = std::move(o);

@@ -3,6 +3,7 @@
 #include "planner_megatron.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <utility>
 #include <variant>
 
@@ -12,7 +13,17 @@ namespace hetsim::models::planner {
 
 std::vector<Candidate> megatron_candidates(const Cluster& cluster, const Workload& workload,
                                            const PlannerOptions& o, UnitCostTable& costs, long* evaluated,
-                                           long* pruned, GpuRange range) {
+                                           long* pruned, GpuRange range, bool* stopped) {
+  // Each configuration builds and estimates a plan of every GPU, which on many GPUs adds up (s57
+  // bad-input hunt: 8,192 GPUs). The limit as the shape searches take it (a huge one is none),
+  // read at every configuration once the candidates to predict are kept.
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  const double room_s = std::chrono::duration<double>(Clock::time_point::max() - start).count();
+  const auto deadline = o.time_limit_s > 0 && o.time_limit_s < 0.5 * room_s
+                            ? start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.time_limit_s))
+                            : Clock::time_point::max();
+  bool out_of_time = false;
   // The best predict_candidates so far, as a heap with the worst on top: every feasible
   // configuration kept until the end held a whole plan each (1.5 GB on 32,768 GPUs with a global
   // batch of a million sequences). Equal estimates keep the configuration enumerated first.
@@ -43,6 +54,9 @@ std::vector<Candidate> megatron_candidates(const Cluster& cluster, const Workloa
               if (z == 3 && pp > 1) continue;  // ZeRO-3 without pipeline parallelism (planner_zero3.cpp)
               for (bool sp : {false, true}) {
                 if (sp && (tp == 1 || !o.sequence_parallel)) continue;
+                // Past it once the candidates to predict are all kept: the baseline answers whatever
+                // the limit, with as many plans as the ranking predicts.
+                if (best.size() >= keep && (out_of_time || (out_of_time = Clock::now() > deadline))) continue;
                 UniformPlanOptions u;
                 u.first_gpu = range.first;
                 u.micro_batch = mb;
@@ -86,6 +100,7 @@ std::vector<Candidate> megatron_candidates(const Cluster& cluster, const Workloa
       }
     }
   }
+  if (stopped) *stopped = out_of_time;
   std::sort(best.begin(), best.end(), better);
   std::vector<Candidate> out;
   for (Kept& b : best) out.push_back(std::move(b.candidate));

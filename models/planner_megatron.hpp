@@ -23,10 +23,12 @@ struct GpuRange {
 
 /// Megatron's (tp, pp, dp) plans over the GPUs of `range` in rank order (uniform splits, every
 /// knob of the options), estimated, the best `options.predict_candidates` kept; `evaluated` and
-/// `pruned` count what was tried and what did not fit.
+/// `pruned` count what was tried and what did not fit. Bounded by `options.time_limit_s` as each
+/// shape search is, once `options.predict_candidates` configurations are kept: past it, the best
+/// so far, and `*stopped` (when given) set.
 std::vector<Candidate> megatron_candidates(const Cluster& cluster, const Workload& workload,
                                            const PlannerOptions& options, UnitCostTable& costs, long* evaluated,
-                                           long* pruned, GpuRange range = {});
+                                           long* pruned, GpuRange range = {}, bool* stopped = nullptr);
 
 /// The GPUs of type `gpu_type`, when they are one run of the cluster's rank order (count 0: not,
 /// or none).

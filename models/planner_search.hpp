@@ -243,6 +243,8 @@ class ShapeSearch {
   };
   std::unordered_map<PoolKey, std::vector<PoolOption>, PoolKeyHash> pool_memo_;  // hashed: looked up per copies count
   std::unordered_map<PoolKey, PoolOption, PoolKeyHash> best_memo_;  ///< best_pool_option(); pp 0: none fits
+  /// What pool_options() found before the deadline cut it short (not memoized).
+  std::vector<PoolOption> partial_options_;
   std::vector<TimingGroup> timing_scratch_;  ///< finish()'s and mixed_step_lower_bound_s()'s buffers, reused: no allocation per shape
   std::vector<int> member_scratch_;
   std::vector<int> cursor_scratch_;
