@@ -149,20 +149,19 @@ const std::vector<ShapeSearch::PoolOption>& ShapeSearch::pool_options(int pool, 
   if (auto it = pool_memo_.find(key); it != pool_memo_.end()) return it->second;
   std::vector<PoolOption> out;
   const int max_pp = std::min(units, workload_.model.layers / knobs.interleave);
+  bool cut_short = false;
   for (int pp = knobs.interleave > 1 ? 2 : 1; pp <= max_pp; ++pp) {  // interleaving needs a pipeline
     if (uniform && units % pp != 0) continue;
     // Each depth partitions a pipeline of pp stages: a pool of 8,192 GPUs and a 100,000-layer
     // model (every depth possible) spent 12 s here past --time-limit 2 (s57 bad-input hunt). Cut
     // short, the options found are used but not kept: a later phase lists them all.
-    if (past_deadline()) {
-      partial_options_ = std::move(out);
-      return partial_options_;
-    }
+    if ((cut_short = past_deadline())) break;
     PoolOption o;
     if (pool_option(pool, tp, units, knobs, replicas_hint, uniform, pp, o)) out.push_back(std::move(o));
   }
   // Best rate first; equal rates: the shallower pipeline (best_pool_option() picks the same).
   std::stable_sort(out.begin(), out.end(), [](const PoolOption& a, const PoolOption& b) { return a.rate > b.rate; });
+  if (cut_short) return partial_options_ = std::move(out);
   return pool_memo_[key] = std::move(out);
 }
 
