@@ -109,6 +109,18 @@ void use_checkpoint(const std::string& checkpoint, const std::vector<std::string
   };
 }
 
+/// A fit that gives no profile: a result with a reason (exit 1), not an input error ("error:" is
+/// for exit 2); JSON readers get the reason on stdout too, as predict's "feasible": false Report.
+[[noreturn]] void nothing_fitted(const std::string& why, OutputFormat format) {
+  if (format == OutputFormat::kJson) {
+    models::JsonOut j;
+    j.begin_object().key("fitted").value(false).key("reason").value(why).end_object();
+    std::cout << j.str();
+  }
+  std::cerr << "hetsim fit: nothing fitted: " << why << "\n";
+  throw VerbExit{kExitFailure};
+}
+
 void run_fit(const FitVerbOptions& o) {
   const std::string checkpoint = o.checkpoint.empty() ? o.out + ".checkpoint.jsonl" : o.checkpoint;
   check_output_files("fit", {{"--out", o.out}, {"--checkpoint", checkpoint}}, o.suites);
@@ -128,15 +140,7 @@ void run_fit(const FitVerbOptions& o) {
   try {
     r = calibration::fit_to_runs(suites, catalog, options);
   } catch (const std::runtime_error& e) {
-    // JSON readers get the reason on stdout too, as predict's "feasible": false Report gives it.
-    if (o.format == OutputFormat::kJson) {
-      models::JsonOut j;
-      j.begin_object().key("fitted").value(false).key("reason").value(e.what()).end_object();
-      std::cout << j.str();
-    }
-    // A result with a reason (exit 1), not an input error: "error:" is for exit 2.
-    std::cerr << "hetsim fit: nothing fitted: " << e.what() << "\n";
-    throw VerbExit{kExitFailure};
+    nothing_fitted(e.what(), o.format);
   }
   std::string params;
   for (const calibration::RunFitParam p : options.params) params += (params.empty() ? "" : ",") + std::string(calibration::to_string(p));
@@ -148,15 +152,9 @@ void run_fit(const FitVerbOptions& o) {
   // Every figure left at the catalog's: a profile would name nothing, which every verb refuses
   // (it was written, "use it with --profile", and then rejected: s57 bad-input hunt).
   if (r.profile.devices.empty() && r.profile.links.empty()) {
-    const std::string why = "no figure fits the rows better than the catalog's (mean |ln(predicted/measured)| " +
-                            three_decimals(r.objective_before) + " either way); no profile written";
-    if (o.format == OutputFormat::kJson) {
-      models::JsonOut j;
-      j.begin_object().key("fitted").value(false).key("reason").value(why).end_object();
-      std::cout << j.str();
-    }
-    std::cerr << "hetsim fit: nothing fitted: " << why << "\n";
-    throw VerbExit{kExitFailure};
+    nothing_fitted("no figure fits the rows better than the catalog's (mean |ln(predicted/measured)| " +
+                       three_decimals(r.objective_before) + " either way); no profile written",
+                   o.format);
   }
   const std::vector<std::string> header = {
       "Profile fitted to measured iteration times (kind: profile, docs/inputs.md; calibration/run_fit.hpp).",

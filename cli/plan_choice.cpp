@@ -258,12 +258,16 @@ models::Plan choose_plan_or_report(const PlanChoice& o, const Inputs& in, const 
   std::string why;
   std::optional<models::Plan> plan = find_plan(o, in, score, report, why);
   if (plan) return *std::move(plan);
+  print_refused_report(engine, why, format);
+  exit_infeasible(verb, why);
+}
+
+void print_refused_report(const std::string& engine, const std::string& reason, OutputFormat format) {
   models::Report refused;
   refused.engine = engine;
   refused.feasible = false;
-  refused.infeasible_reason = why;
+  refused.infeasible_reason = reason;
   std::cout << (format == OutputFormat::kJson ? models::to_json(refused) : models::to_table(refused));
-  exit_infeasible(verb, why);
 }
 
 void exit_infeasible(const std::string& verb, const std::string& reason) {

@@ -137,13 +137,8 @@ models::Report refuse_what_cannot_run(const exec::RunSpec& spec, OutputFormat fo
   } catch (const std::invalid_argument& e) {
     std::cerr << "hetsim run: cannot execute the plan: " << e.what() << '\n';
     // As an infeasible plan below: a script reading JSON gets a Report saying why (it got nothing).
-    if (format == OutputFormat::kJson && exec::first_process()) {
-      models::Report refused;
-      refused.engine = "exec";
-      refused.feasible = false;
-      refused.infeasible_reason = std::string("cannot execute the plan: ") + e.what();
-      std::cout << models::to_json(refused);
-    }
+    if (format == OutputFormat::kJson && exec::first_process())
+      print_refused_report("exec", std::string("cannot execute the plan: ") + e.what(), format);
     throw VerbExit{kExitFailure};
   }
   // What the engine leaves out of the workload, said before it trains (exec/README.md).

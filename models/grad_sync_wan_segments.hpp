@@ -56,6 +56,9 @@ class WanSegments {
     Reduction reduction;
   };
   double reduction_end_s(const Added& a);
+  /// link(pair, rail, segment k's load of it) for each WAN link segment k's groups cross.
+  template <class Link>
+  void for_each_link(int k, Link&& link);
 
   const Cluster& c_;
   std::vector<std::vector<double>> loads_;  ///< [segment] load_of

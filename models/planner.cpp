@@ -120,8 +120,8 @@ class PlanOnce {
     if (fast_gpus.count > 0 && !megatron_is_fastest_type_)
       megatron_fastest_ =
           planner::megatron_candidates(cluster_, workload_, options_, costs_, &evaluated, &pruned, fast_gpus, &fastest_megatron_stopped);
-    // An enumeration cut short (it always keeps one configuration) leaves the plans the best found,
-    // not proven best: the result says a search stopped, if the shape searches did not already.
+    // An enumeration cut short (it keeps the candidates the ranking predicts) leaves the plans the
+    // best found, not proven best: the result says a search stopped, if the shape searches did not.
     if ((megatron_stopped || fastest_megatron_stopped) && result_.searches_stopped == 0) result_.searches_stopped = 1;
     rank_and_choose();
     result_.plans_evaluated = search_.evaluated + evaluated + result_.plans_predicted + costs_.get_probe_count();
@@ -331,14 +331,14 @@ class PlanOnce {
     // The predictions have a time limit of their own, as each search has.
     const double limit_s = options_.time_limit_s;
     if (limit_s > 0 && limit_s < 1e6) {  // beyond: no limit (as start_clock treats a huge one)
-      const auto limit = std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(limit_s));
-      prediction_deadline_ = std::chrono::steady_clock::now() + limit;
-      prediction_hard_deadline_ = prediction_deadline_ + limit;
+      using Clock = std::chrono::steady_clock;
+      const auto seconds = [](double s) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)); };
+      const auto start = Clock::now();
+      prediction_deadline_ = start + seconds(limit_s);
+      prediction_hard_deadline_ = start + seconds(2 * limit_s);
       // Whole lists are skipped past 2S only when that is more than a second or two of ranking: a
       // tiny limit still gets each baseline's first plan, predicted in milliseconds.
-      lists_deadline_ = std::max(prediction_hard_deadline_,
-                                 prediction_deadline_ - limit + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                                                    std::chrono::duration<double>(2.0)));
+      lists_deadline_ = start + seconds(std::max(2 * limit_s, 2.0));
     }
     std::vector<RankedPlan> fast_ranked = predict_feasible(to_candidates(fastest_));
     for (RankedPlan& r : predict_feasible(std::move(megatron_fastest_))) fast_ranked.push_back(std::move(r));

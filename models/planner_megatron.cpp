@@ -15,14 +15,10 @@ std::vector<Candidate> megatron_candidates(const Cluster& cluster, const Workloa
                                            const PlannerOptions& o, UnitCostTable& costs, long* evaluated,
                                            long* pruned, GpuRange range, bool* stopped) {
   // Each configuration builds and estimates a plan of every GPU, which on many GPUs adds up (s57
-  // bad-input hunt: 8,192 GPUs). The limit as the shape searches take it (a huge one is none),
-  // read at every configuration once the candidates to predict are kept.
+  // bad-input hunt: 8,192 GPUs). The limit as the shape searches take it, read at every
+  // configuration once the candidates to predict are kept.
   using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
-  const double room_s = std::chrono::duration<double>(Clock::time_point::max() - start).count();
-  const auto deadline = o.time_limit_s > 0 && o.time_limit_s < 0.5 * room_s
-                            ? start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.time_limit_s))
-                            : Clock::time_point::max();
+  const auto deadline = search_deadline(o.time_limit_s, Clock::now());
   bool out_of_time = false;
   // The best predict_candidates so far, as a heap with the worst on top: every feasible
   // configuration kept until the end held a whole plan each (1.5 GB on 32,768 GPUs with a global

@@ -63,15 +63,7 @@ bool ShapeSearch::out_of_time() { return stopped || ((++clock_reads_ & 63u) == 0
 void ShapeSearch::start_clock() {
   stopped = false;
   truncated = false;
-  const auto now = std::chrono::steady_clock::now();
-  // A limit beyond what the clock can add to now (about 292 years of nanoseconds from its epoch)
-  // is no limit: converted, `--time-limit 1e10` overflowed into the past and stopped every search
-  // at once, with a worse plan.
-  const double room_s = std::chrono::duration<double>(std::chrono::steady_clock::time_point::max() - now).count();
-  deadline_ = options_.time_limit_s > 0 && options_.time_limit_s < 0.5 * room_s
-                  ? now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                              std::chrono::duration<double>(options_.time_limit_s))
-                  : std::chrono::steady_clock::time_point::max();
+  deadline_ = search_deadline(options_.time_limit_s, std::chrono::steady_clock::now());
 }
 
 bool ShapeSearch::better_task(const Task& a, const Task& b) {

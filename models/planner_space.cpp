@@ -35,6 +35,14 @@ bool same_hardware(const NodeType& a, const NodeType& b) {
 
 }  // namespace
 
+std::chrono::steady_clock::time_point search_deadline(double time_limit_s, std::chrono::steady_clock::time_point start) {
+  using Clock = std::chrono::steady_clock;
+  const double room_s = std::chrono::duration<double>(Clock::time_point::max() - start).count();
+  return time_limit_s > 0 && time_limit_s < 0.5 * room_s
+             ? start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(time_limit_s))
+             : Clock::time_point::max();
+}
+
 std::vector<Pool> make_pools(const Cluster& cluster) {
   std::vector<Pool> pools;
   // Node types of the same hardware share a pool: the search grows with the number of pools,

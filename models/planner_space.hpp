@@ -2,6 +2,7 @@
 // The planner's search space: GPU pools, knob settings, per-stage unit costs, link estimates.
 // Internal to the planner (planner_*.cpp); the public entry point is planner.hpp.
 #pragma once
+#include <chrono>
 #include <functional>
 #include <map>
 #include <optional>
@@ -27,6 +28,12 @@ struct Pool {
 
 /// Pools in rank order of their first node; node types of identical hardware in a zone share one.
 std::vector<Pool> make_pools(const Cluster& cluster);
+
+/// When a phase of the search that may take `time_limit_s` (PlannerOptions::time_limit_s; 0: none)
+/// from `start` must stop. A limit beyond what the clock can add to `start` (about 292 years of
+/// nanoseconds from its epoch) is none: converted, `--time-limit 1e10` overflowed into the past
+/// and stopped every search at once, with a worse plan.
+std::chrono::steady_clock::time_point search_deadline(double time_limit_s, std::chrono::steady_clock::time_point start);
 
 /// Plan-wide settings searched in the outer loop.
 struct Knobs {

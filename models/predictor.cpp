@@ -368,15 +368,21 @@ void Evaluation::price_pipeline_sends() {
 
 namespace {
 
-/// Interleaved: stage s's first and last chunk a micro-batch, each with its sends. Every chunk
-/// sends its activation on but the last stage's last, and its gradient back but the first
-/// stage's first (the chunks' boundaries wrap from the last stage to the first), so the stage's
-/// sends `sends` split evenly over the chunks that send.
+/// Interleaved: how many of stage s's v chunks send a micro-batch's activation on (all but the
+/// last stage's last) and its gradient back (all but the first stage's first; the chunks'
+/// boundaries wrap from the last stage to the first).
+struct ChunkSenders {
+  int forward, backward;
+};
+ChunkSenders chunk_senders(int s, int pp, int v) { return {s == pp - 1 ? v - 1 : v, s == 0 ? v - 1 : v}; }
+
+/// Interleaved: stage s's first and last chunk a micro-batch, each with its sends: the stage's
+/// sends `sends` split evenly over the chunks that send (chunk_senders).
 ChunkEnds chunk_ends_of(const StageCost& c, const StageTimes& sends, int s, int pp, int v, bool overlapped) {
-  const int forward_senders = s == pp - 1 ? v - 1 : v, backward_senders = s == 0 ? v - 1 : v;
+  const ChunkSenders senders = chunk_senders(s, pp, v);
   const auto chunk = [&](const StageTimes& walls, bool sends_forward, bool sends_backward) {
-    return StageTimes{with_sends(walls.forward_s, sends_forward ? sends.forward_s / forward_senders : 0, overlapped),
-                      with_sends(walls.backward_s, sends_backward ? sends.backward_s / backward_senders : 0, overlapped)};
+    return StageTimes{with_sends(walls.forward_s, sends_forward ? sends.forward_s / senders.forward : 0, overlapped),
+                      with_sends(walls.backward_s, sends_backward ? sends.backward_s / senders.backward : 0, overlapped)};
   };
   return {chunk(c.first_chunk, true, s > 0), chunk(c.last_chunk, s < pp - 1, true)};
 }
@@ -423,12 +429,12 @@ void Evaluation::time_replicas() {
       for (int s = 0; s < pp; ++s) {
         const std::size_t k = r * max_pp + s;
         const StageCost& c = costs[shape_of[k]];
-        const double forward_sends = s == pp - 1 ? v - 1 : v, backward_sends = s == 0 ? v - 1 : v;
-        const auto one = [&](double sends_s, double latency_s, double compute_s, double count) {
+        const ChunkSenders senders = chunk_senders(s, pp, v);
+        const auto one = [&](double sends_s, double latency_s, double compute_s, int count) {
           return count > 0 ? (latency_s + std::min(sends_s - latency_s, compute_s * count / v)) / count : 0.0;
         };
-        delay[s] = {one(p2p[k].forward_s, p2p_latency[k].forward_s, c.forward.wall_s(), forward_sends),
-                    one(p2p[k].backward_s, p2p_latency[k].backward_s, c.backward.wall_s(), backward_sends)};
+        delay[s] = {one(p2p[k].forward_s, p2p_latency[k].forward_s, c.forward.wall_s(), senders.forward),
+                    one(p2p[k].backward_s, p2p_latency[k].backward_s, c.backward.wall_s(), senders.backward)};
       }
     }
     // A replica whose stage times, depth and micro-batch count equal the previous one's has
