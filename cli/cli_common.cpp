@@ -21,6 +21,7 @@
 #include "catalog.hpp"
 #include "diagnostics.hpp"
 #include "input_loader.hpp"
+#include "json_writer.hpp"
 #include "planner.hpp"
 #include "profile.hpp"
 #include "units.hpp"
@@ -434,6 +435,17 @@ void refuse_if_host_memory_short(const char* verb, const models::Cluster& cluste
     std::cerr << "hetsim " << verb << ": " << *why << '\n';
     throw VerbExit{kExitFailure};
   }
+}
+
+void exit_with_reason(const char* verb, const char* json_flag, const std::string& said, const std::string& reason,
+                      OutputFormat format) {
+  if (format == OutputFormat::kJson) {
+    models::JsonOut j;
+    j.begin_object().key(json_flag).value(false).key("reason").value(reason).end_object();
+    std::cout << j.str();
+  }
+  std::cerr << "hetsim " << verb << ": " << said << '\n';
+  throw VerbExit{kExitFailure};
 }
 
 void note_if_machine_busy(const char* verb, const std::string& consequence) {

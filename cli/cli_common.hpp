@@ -135,6 +135,11 @@ void note_if_ranks_share_cores(const char* verb, const models::Cluster& cluster,
 /// times are slow by an amount that changes from run to run. `consequence` says what it does
 /// to this verb's result.
 void note_if_machine_busy(const char* verb, const std::string& consequence);
+/// A verb that ends without its result (exit 1, not an input error: "error:" is for exit 2):
+/// "hetsim <verb>: <said>" on stderr and, for --format json, {"<json_flag>": false, "reason"} on
+/// stdout, where scripts read the result.
+[[noreturn]] void exit_with_reason(const char* verb, const char* json_flag, const std::string& said,
+                                   const std::string& reason, OutputFormat format);
 /// Whether a checkpoint can be appended to: false when `path` cannot be opened for appending. A
 /// file that did not exist is removed again (the job's first record makes it), so that a job that
 /// then stops on another error leaves no empty checkpoint behind.

@@ -109,16 +109,10 @@ void use_checkpoint(const std::string& checkpoint, const std::vector<std::string
   };
 }
 
-/// A fit that gives no profile: a result with a reason (exit 1), not an input error ("error:" is
-/// for exit 2); JSON readers get the reason on stdout too, as predict's "feasible": false Report.
+/// A fit that gives no profile: a result with a reason (exit_with_reason), as predict's
+/// "feasible": false Report.
 [[noreturn]] void nothing_fitted(const std::string& why, OutputFormat format) {
-  if (format == OutputFormat::kJson) {
-    models::JsonOut j;
-    j.begin_object().key("fitted").value(false).key("reason").value(why).end_object();
-    std::cout << j.str();
-  }
-  std::cerr << "hetsim fit: nothing fitted: " << why << "\n";
-  throw VerbExit{kExitFailure};
+  exit_with_reason("fit", "fitted", "nothing fitted: " + why, why, format);
 }
 
 void run_fit(const FitVerbOptions& o) {

@@ -173,13 +173,7 @@ void write_records_while_running(const std::string& path, int ranks, exec::RunSp
 /// A run that failed (a rank's fault, a plan the engine cannot execute): the reason on stderr and,
 /// for --format json, as {"completed": false, "reason"} on stdout, where scripts read the Report.
 [[noreturn]] void failed_run(OutputFormat format, const std::string& reason) {
-  if (format == OutputFormat::kJson) {
-    models::JsonOut j;
-    j.begin_object().key("completed").value(false).key("reason").value(reason).end_object();
-    std::cout << j.str();
-  }
-  std::cerr << "hetsim run: " << reason << '\n';
-  throw VerbExit{kExitFailure};
+  exit_with_reason("run", "completed", reason, reason, format);
 }
 
 void run(const RunVerbOptions& o) {
