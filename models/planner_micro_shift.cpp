@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "planner_micro_shift.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <queue>
+#include <regex>
+#include <utility>
+
+#include "pipeline_time.hpp"
+#include "planner_ranking.hpp"
+
+namespace hetsim::models::planner {
+
+namespace {
+
+/// Plans of more replicas than this are not hill-climbed: each move is a prediction, and one of
+/// a plan of many thousand replicas takes a good part of a second.
+constexpr int kMaxReplicas = 4096;
+
+/// A replica's time for m micro-batches at its per-micro-batch stage times (1F1B / GPipe bound,
+/// pipeline_closed_form_s): what the moves order the receivers and donors by.
+double closed_form_s(const std::vector<double>& sum_s, const std::vector<double>& bottleneck_s, int r, int m) {
+  return pipeline_closed_form_s(sum_s[r], bottleneck_s[r], m, 1);
+}
+
+/// Better by the objective, by more than rounding.
+bool better(double score, double than) {
+  return score > than + 1e-9 * std::abs(than);
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> micro_batch_classes(const Cluster& cluster, const Plan& plan) {
+  std::map<std::string, int> index;
+  std::vector<std::vector<int>> classes;
+  for (int r = 0; r < static_cast<int>(plan.replicas.size()); ++r) {
+    const Replica& replica = plan.replicas[r];
+    std::string key = std::to_string(replica.micro_batches);
+    for (const Stage& s : replica.stages) {
+      key += '|';
+      key += s.gpus.empty() ? std::string("?") : cluster.gpu_type(s.gpus.front()).name;
+      key += '/' + std::to_string(s.tp()) + '/' + std::to_string(s.layers);
+    }
+    const auto [it, added] = index.emplace(key, static_cast<int>(classes.size()));
+    if (added) classes.emplace_back();
+    classes[it->second].push_back(r);
+  }
+  return classes;
+}
+
+std::vector<std::vector<int>> micro_batch_moves(const std::vector<std::vector<int>>& classes,
+                                                const std::vector<int>& counts, const std::vector<double>& sum_s,
+                                                const std::vector<double>& bottleneck_s) {
+  const int n = static_cast<int>(counts.size());
+  std::vector<std::vector<int>> out;
+  const auto add = [&](std::vector<int> c) {
+    if (c != counts && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(std::move(c));
+  };
+  using Keyed = std::pair<double, int>;
+  for (const std::vector<int>& cls : classes) {
+    std::vector<char> member(n, 0);
+    for (int r : cls) member[r] = 1;
+    // Down: each member gives one; the replica whose time grows least takes the next (ties: the
+    // lowest index), as balance_micro_batches hands them out.
+    if (std::all_of(cls.begin(), cls.end(), [&](int r) { return counts[r] >= 2; })) {
+      std::vector<int> c = counts;
+      std::priority_queue<Keyed, std::vector<Keyed>, std::greater<Keyed>> least;
+      for (int r = 0; r < n; ++r)
+        if (!member[r]) least.push({closed_form_s(sum_s, bottleneck_s, r, c[r] + 1), r});
+      if (!least.empty()) {
+        for (int r : cls) --c[r];
+        for (std::size_t k = 0; k < cls.size(); ++k) {
+          const int r = least.top().second;
+          least.pop();
+          ++c[r];
+          least.push({closed_form_s(sum_s, bottleneck_s, r, c[r] + 1), r});
+        }
+        add(std::move(c));
+      }
+    }
+    // Up: each member takes one from the replica that is then slowest (ties: the lowest index).
+    std::vector<int> c = counts;
+    std::priority_queue<Keyed> most;  // (time, -index): the longest first, then the lowest index
+    for (int r = 0; r < n; ++r)
+      if (!member[r] && c[r] >= 2) most.push({closed_form_s(sum_s, bottleneck_s, r, c[r]), -r});
+    bool enough = true;
+    for (std::size_t k = 0; k < cls.size() && enough; ++k) {
+      if (most.empty()) {
+        enough = false;
+        break;
+      }
+      const int r = -most.top().second;
+      most.pop();
+      if (--c[r] >= 2) most.push({closed_form_s(sum_s, bottleneck_s, r, c[r]), -r});
+    }
+    if (!enough) continue;
+    for (int r : cls) ++c[r];
+    add(std::move(c));
+  }
+  return out;
+}
+
+std::string with_replica_micro_batches(const std::string& shape, const Plan& plan) {
+  static const std::regex kind(R"(([0-9]+)x\[[^\]]*\] m[0-9]+(-[0-9]+)?)");
+  std::string out;
+  std::size_t replica = 0, copied = 0;
+  for (auto it = std::sregex_iterator(shape.begin(), shape.end(), kind); it != std::sregex_iterator(); ++it) {
+    const std::smatch& m = *it;
+    const std::size_t copies = std::stoul(m[1].str());
+    if (copies == 0 || replica + copies > plan.replicas.size()) return shape;
+    int most = 0, least = 0;
+    for (std::size_t r = replica; r < replica + copies; ++r) {
+      const int c = plan.replicas[r].micro_batches;
+      most = r == replica ? c : std::max(most, c);
+      least = r == replica ? c : std::min(least, c);
+    }
+    replica += copies;
+    const std::string text = m.str();
+    const std::size_t counts_at = text.rfind("] m");
+    out += shape.substr(copied, static_cast<std::size_t>(m.position(0)) - copied);
+    out += text.substr(0, counts_at) + "] m" + std::to_string(most);
+    if (least != most) out += "-" + std::to_string(least);
+    copied = static_cast<std::size_t>(m.position(0) + m.length(0));
+  }
+  if (replica != plan.replicas.size()) return shape;
+  return out + shape.substr(copied);
+}
+
+RankedPlan shift_micro_batches(const Cluster& cluster, const Workload& workload, const PlannerOptions& options,
+                               RankedPlan ranked, std::chrono::steady_clock::time_point deadline, long& predictions,
+                               int rounds) {
+  const Plan& p = ranked.plan;
+  // Interleaved counts go in multiples of the pipeline depth, and ZeRO-3's replicas pair their
+  // gathers (equal counts): neither takes a one-step move.
+  if (!ranked.report.feasible || p.schedule == Schedule::kInterleaved || p.zero >= 3 || p.dp() < 2 ||
+      p.dp() > kMaxReplicas)
+    return ranked;
+  // rank() appends the plan-wide knobs in parentheses; the moves rewrite the part before them.
+  const std::size_t knobs_at = ranked.shape.rfind(" (");
+  const std::string base_shape = knobs_at == std::string::npos ? ranked.shape : ranked.shape.substr(0, knobs_at);
+  double score = objective_score(options.objective, ranked.report, ranked.spot.goodput_fraction);
+  for (int round = 0; round < rounds; ++round) {
+    const std::vector<std::vector<int>> classes = micro_batch_classes(cluster, ranked.plan);
+    if (classes.size() < 2) break;
+    const int n = ranked.plan.dp();
+    std::vector<int> counts(n);
+    std::vector<double> sum_s(n, 0.0), bottleneck_s(n, 0.0);
+    for (int r = 0; r < n; ++r) counts[r] = ranked.plan.replicas[r].micro_batches;
+    for (const StageReport& s : ranked.report.stages) {
+      if (s.replica < 0 || s.replica >= n) continue;
+      const double t = s.forward_s + s.backward_s;
+      sum_s[s.replica] += t;
+      bottleneck_s[s.replica] = std::max(bottleneck_s[s.replica], t);
+    }
+    bool moved = false;
+    RankedPlan best;
+    for (const std::vector<int>& move : micro_batch_moves(classes, counts, sum_s, bottleneck_s)) {
+      if (std::chrono::steady_clock::now() > deadline) return moved ? best : ranked;
+      Candidate c{ranked.plan, "", ranked.estimated_tokens_per_s};
+      for (int r = 0; r < n; ++r) c.plan.replicas[r].micro_batches = move[r];
+      c.plan.overlap_grad_sync = true;  // the search's plans overlap it; rank() keeps after-backward if faster
+      c.shape = with_replica_micro_batches(base_shape, c.plan);
+      RankedPlan tried = rank(cluster, workload, std::move(c), options.spot);
+      ++predictions;
+      if (!tried.report.feasible || tried.memory_headroom_fraction < options.min_headroom_fraction) continue;
+      const double s = objective_score(options.objective, tried.report, tried.spot.goodput_fraction);
+      if (!better(s, score)) continue;
+      score = s;
+      best = std::move(tried);
+      moved = true;
+    }
+    if (!moved) break;
+    ranked = std::move(best);
+  }
+  return ranked;
+}
+
+}  // namespace hetsim::models::planner

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: Apache-2.0
+// The final ranking's hill-climb of micro-batch counts (models/planner_micro_shift.hpp).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <numeric>
+
+#include "cost_test_util.hpp"
+#include "planner.hpp"
+#include "planner_micro_shift.hpp"
+#include "planner_ranking.hpp"
+#include "predictor.hpp"
+
+namespace hetsim::models {
+namespace {
+
+using planner::micro_batch_classes;
+using planner::micro_batch_moves;
+using testing::example_cluster;
+using testing::example_workload;
+
+int total(const std::vector<int>& counts) { return std::accumulate(counts.begin(), counts.end(), 0); }
+
+// Three replicas: two slow ones (class 0, 2 s a micro-batch) at 2, one fast (class 1, 1 s) at 4.
+TEST(MicroShift, MovesKeepTheTotalAndHandOutByClosedFormTime) {
+  const std::vector<std::vector<int>> classes = {{0, 1}, {2}};
+  const std::vector<int> counts = {2, 2, 4};
+  const std::vector<double> sum = {2, 2, 1}, bottleneck = {2, 2, 1};
+  const std::vector<std::vector<int>> moves = micro_batch_moves(classes, counts, sum, bottleneck);
+  // Class 0 down: both slow ones give one, the fast one takes both (1 s x 5 < 2 s x 2, then x 6).
+  // Class 0 up: both take one; the only donor with 2 or more is the fast one, which gives both.
+  // Class 1 down: the fast one gives one to the first slow one (ties: lowest index).
+  // Class 1 up: the fast one takes one from the first slow one (longest, lowest index).
+  const std::vector<std::vector<int>> expected = {{1, 1, 6}, {3, 3, 2}, {3, 2, 3}, {1, 2, 5}};
+  EXPECT_EQ(moves, expected);
+  for (const std::vector<int>& m : moves) {
+    EXPECT_EQ(total(m), total(counts));
+    for (int c : m) EXPECT_GE(c, 1);
+  }
+}
+
+TEST(MicroShift, NoMoveTakesACountBelowOne) {
+  // Every replica at 1: nothing can give; "up" finds no donor.
+  EXPECT_TRUE(micro_batch_moves({{0}, {1}}, {1, 1}, {1, 2}, {1, 2}).empty());
+}
+
+TEST(MicroShift, ShapeNotationFollowsTheCounts) {
+  Plan p;
+  for (int m : {3, 3, 2, 6, 6}) {
+    Replica r;
+    r.micro_batches = m;
+    p.replicas.push_back(r);
+  }
+  EXPECT_EQ(planner::with_replica_micro_batches("3x[box tp1 x1 L24] m3-2 + 2x[dgx tp1 x1 L24] m5", p),
+            "3x[box tp1 x1 L24] m3-2 + 2x[dgx tp1 x1 L24] m6");
+  // Kinds that do not add up to the plan's replicas: unchanged.
+  EXPECT_EQ(planner::with_replica_micro_batches("2x[box tp1 x1 L24] m3", p), "2x[box tp1 x1 L24] m3");
+}
+
+// consumer-4090-a100 with the A100's memory bandwidth x1.25 (s57 what-if hunt): the search's
+// balance gives the eight A100 replicas one micro-batch too many, and the plan found on the
+// unchanged cluster predicts faster on the faster one. A faster GPU must not give a worse best plan.
+TEST(MicroShift, AFasterGpuNeverGivesASlowerBestPlan) {
+  const Cluster base = example_cluster("consumer-4090-a100.yaml");
+  Cluster faster = base;
+  for (NodeType& t : faster.node_types)
+    if (t.gpu.name == "a100-sxm4-80gb") t.gpu.memory_bandwidth_Bps *= 1.25;
+  const Workload w = example_workload("gpt3-1.3b.yaml");
+  PlannerOptions o;
+  o.threads = 1;
+  const PlannerResult on_base = plan_training(base, w, o);
+  const PlannerResult on_faster = plan_training(faster, w, o);
+  ASSERT_FALSE(on_base.top.empty());
+  ASSERT_FALSE(on_faster.top.empty());
+  const Report base_plan_on_faster = predict(faster, w, on_base.top.front().plan);
+  ASSERT_TRUE(base_plan_on_faster.feasible);
+  EXPECT_GE(on_faster.top.front().report.tokens_per_s, base_plan_on_faster.tokens_per_s * (1 - 1e-9));
+}
+
+// The hill-climb itself, from the balance's counts of that case (A100 replicas at 6 micro-batches
+// of 4): one round moves them to 5, which predicts faster, and the shape says so.
+TEST(MicroShift, HillClimbFindsTheFasterCounts) {
+  Cluster c = example_cluster("consumer-4090-a100.yaml");
+  for (NodeType& t : c.node_types)
+    if (t.gpu.name == "a100-sxm4-80gb") t.gpu.memory_bandwidth_Bps *= 1.25;
+  const Workload w = example_workload("gpt3-1.3b.yaml");
+  planner::Candidate start;
+  start.plan.micro_batch = 4;
+  start.plan.recompute = Recompute::kSelective;
+  start.plan.zero = 1;
+  start.plan.overlap_grad_sync = true;
+  // 32 RTX 4090 replicas (16 at 3, 16 at 2) and 8 A100 replicas at 6: 128 micro-batches of 4 = 512.
+  for (int g = 0; g < 40; ++g) {
+    Replica r;
+    r.micro_batches = g < 16 ? 3 : g < 32 ? 2 : 6;
+    r.stages.push_back(Stage{w.model.layers, {g}});
+    start.plan.replicas.push_back(r);
+  }
+  ASSERT_EQ(w.training.global_batch, 4 * (16 * 3 + 16 * 2 + 8 * 6));
+  start.shape = "32x[rtx4090-box tp1 x1 L24] m3-2 + 8x[a100-node tp1 x1 L24] m6";
+  PlannerOptions o;
+  RankedPlan ranked = planner::rank(c, w, std::move(start), false);
+  ASSERT_TRUE(ranked.report.feasible);
+  const double before = ranked.report.tokens_per_s;
+  long predictions = 0;
+  const RankedPlan after = planner::shift_micro_batches(
+      c, w, o, std::move(ranked), std::chrono::steady_clock::time_point::max(), predictions);
+  EXPECT_GT(predictions, 0);
+  EXPECT_GT(after.report.tokens_per_s, before * 1.05);
+  for (int g = 32; g < 40; ++g) EXPECT_EQ(after.plan.replicas[g].micro_batches, 5) << "replica " << g;
+  EXPECT_NE(after.shape.find("8x[a100-node tp1 x1 L24] m5 ("), std::string::npos) << after.shape;
+  int sum = 0;
+  for (const Replica& r : after.plan.replicas) sum += r.micro_batches;
+  EXPECT_EQ(sum * 4, w.training.global_batch);
+}
+
+TEST(MicroShift, LeavesAPlanOfOneReplicaClassAlone) {
+  const Cluster c = example_cluster("consumer-4090-a100.yaml");
+  const Workload w = example_workload("gpt3-1.3b.yaml");
+  planner::Candidate one_class;
+  one_class.plan.micro_batch = 4;
+  for (int g = 32; g < 40; ++g) {
+    Replica r;
+    r.micro_batches = 16;
+    r.stages.push_back(Stage{w.model.layers, {g}});
+    one_class.plan.replicas.push_back(r);
+  }
+  one_class.shape = "8x[a100-node tp1 x1 L24] m16";
+  PlannerOptions o;
+  long predictions = 0;
+  RankedPlan ranked = planner::rank(c, w, std::move(one_class), false);
+  ASSERT_TRUE(ranked.report.feasible);
+  const double before = ranked.report.tokens_per_s;
+  const RankedPlan after =
+      planner::shift_micro_batches(c, w, o, std::move(ranked), std::chrono::steady_clock::time_point::max(), predictions);
+  EXPECT_EQ(predictions, 0);  // one class: no move
+  EXPECT_EQ(after.report.tokens_per_s, before);
+}
+
+}  // namespace
+}  // namespace hetsim::models
