@@ -196,7 +196,14 @@ TEST(Catalog, FindsATypeByThePrintedProductName) {
       // Names that start alike stay distinct parts.
       {"NVIDIA GeForce RTX 2080", "rtx2080"},       {"NVIDIA L4", "l4"},
       {"NVIDIA L40", "l40"},                        {"NVIDIA L40S", "l40s"},
-      {"NVIDIA A10", "a10"},                        {"NVIDIA A10G", "a10g"}};
+      {"NVIDIA A10", "a10"},                        {"NVIDIA A10G", "a10g"},
+      {"NVIDIA H20", "h20"},                        {"NVIDIA H100 NVL", "h100-nvl"},
+      {"Quadro RTX 6000", "quadro-rtx-6000"},       {"NVIDIA RTX 6000 Ada Generation", "rtx-6000-ada"},
+      // Parts of older heterogeneous-training papers (HetPipe, HetSeq) and workstations.
+      {"NVIDIA GeForce GTX 1080 Ti", "gtx1080ti"},  {"NVIDIA TITAN Xp", "titan-xp"},
+      {"NVIDIA GeForce RTX 2060", "rtx2060"},       {"Quadro P4000", "quadro-p4000"},
+      {"Quadro RTX 8000", "quadro-rtx-8000"},       {"NVIDIA RTX A4000", "rtx-a4000"},
+      {"AMD Instinct MI250", "mi250-gcd"}};  // rocm-smi names each GCD so, as for the MI250X
   for (const auto& [spelling, name] : cases) {
     const GpuType* t = c.by_name_or_null(spelling);
     ASSERT_NE(t, nullptr) << spelling;
@@ -212,7 +219,7 @@ TEST(Catalog, FindsATypeByThePrintedProductName) {
   EXPECT_THAT(c.unknown_gpu_message("NVIDIA H100-SXM"),
               HasSubstr("unknown GPU 'NVIDIA H100-SXM' (did you mean 'h100-sxm5-80gb'? known: a10, "));
   EXPECT_EQ(c.by_name_or_null("NVIDIA"), nullptr);  // only brand words: no key, no match
-  EXPECT_EQ(c.by_name_or_null("h20"), nullptr);  // a part the catalog lacks
+  EXPECT_EQ(c.by_name_or_null("h10"), nullptr);  // a part the catalog lacks, the start of others (h100-*)
 }
 
 // rocm-smi names each GCD of an MI250X "AMD Instinct MI250X": that spelling must not mean the
