@@ -63,7 +63,7 @@ std::vector<Candidate> megatron_candidates(const Cluster& cluster, const Workloa
                 u.sequence_parallel = sp;
                 u.tp_comm_overlap = o.tp_comm_overlap && sp;
                 u.overlap_p2p_comm = o.overlap_p2p_comm && v > 1;
-                u.overlap_grad_sync = true;
+                u.overlap_grad_sync = dp > 1;  // one replica: no sync to overlap
                 if (z >= 2) u.sharded_collectives = o.sharded_collectives;
                 auto made = make_uniform_plan(cluster, workload, tp, pp, dp, u);
                 ++*evaluated;

@@ -186,7 +186,6 @@ Plan ShapeSearch::materialize(const Shape& s) const {
   plan.recompute = s.knobs.recompute;
   plan.sequence_parallel = s.knobs.sequence_parallel;
   plan.zero = s.knobs.zero;
-  plan.overlap_grad_sync = true;
   std::vector<int> cursor(pools_.size(), 0);
   for (const Kind& k : s.kinds) {
     std::vector<Replica> copies(k.copies);
@@ -210,6 +209,7 @@ Plan ShapeSearch::materialize(const Shape& s) const {
     }
   }
   if (plan.dp() == 1) plan.zero = 0;  // nothing to shard over
+  plan.overlap_grad_sync = plan.dp() > 1;  // nothing to overlap (an emitted plan would say so in a note)
   if (plan.zero >= 2) plan.sharded_collectives = options_.sharded_collectives;
   bool any_tp = false;
   for (const Replica& r : plan.replicas) {

@@ -38,7 +38,7 @@ struct SweepAxis {
   std::string node_type;               ///< node axes: the cluster's node type name
   std::string zone;                    ///< kNodes: the zone of the group ("" = the type's only group)
   std::string link_a, link_b;          ///< kLinkBandwidth: the two zones
-  std::vector<std::string> labels;     ///< the values as written ("2", "a100-sxm4-80gb", "25GB/s")
+  std::vector<std::string> labels;     ///< the values as written ("2", "25GB/s"); a gpu axis's the catalog names once load_sweep_inputs has checked them
   std::vector<double> values;          ///< SI values (count, B/s, $/h); empty for kGpu
   int index = 0;                       ///< its position in the file's `axes` (invalid entries are dropped)
   SourcePosition at;                   ///< the axis entry

@@ -588,6 +588,10 @@ SweepInputs load_sweep_inputs(const std::string& spec_path, const Catalog& catal
   }
   if (cluster_ok) errors.collect([&] { check_sweep_spec(in.spec, in.cluster, catalog); });
   errors.throw_if_any();
+  // Outputs name a type as the catalog does (docs/inputs.md), whatever spelling the axis used.
+  for (SweepAxis& a : in.spec.axes)
+    if (a.kind == SweepAxisKind::kGpu)
+      for (std::string& label : a.labels) label = catalog.by_name(label).name;
   return in;
 }
 

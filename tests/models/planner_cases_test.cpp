@@ -433,3 +433,38 @@ TEST(PlannerCases, TheDefaultSearchRanksTheBaselinesZeroZeroPlans) {
 
 }  // namespace
 }  // namespace hetsim::models
+
+namespace hetsim::models {
+namespace {
+
+// A one-replica plan the planner hands out set `overlap_grad_sync`, and `predict --plan` of the
+// emitted file then noted "settings that change nothing on this plan ... `overlap_grad_sync`",
+// about a key the user never wrote (s58 docs hunt).
+TEST(PlannerCases, OneReplicaPlansDoNotAskToOverlapASyncTheyLack) {
+  const Cluster c = parse_cluster(R"(kind: cluster
+name: pair
+node_types:
+  box: {gpu: a100-sxm4-80gb, gpus: 2, intra: {kind: nvlink, bandwidth: "300GB/s"}, nics: {count: 1, bandwidth: "100Gbps"},
+        price: "$4/h"}
+zones:
+  - {name: z, fabric: {kind: switch}, nodes: [{type: box, count: 1}]}
+)",
+                                  Catalog::builtin());
+  PlannerOptions o;
+  o.top = 20;
+  const Workload w = testing::example_workload("gpt3-6.7b.yaml");
+  const PlannerResult r = plan_training(c, w, o);
+  ASSERT_FALSE(r.top.empty()) << r.reason;
+  int one_replica = 0;
+  for (const RankedPlan& p : r.top) {
+    if (p.plan.dp() != 1) continue;
+    ++one_replica;
+    EXPECT_FALSE(p.plan.overlap_grad_sync) << p.shape;
+    for (const std::string& note : plan_notes(c, w, p.plan))
+      EXPECT_EQ(note.find("change nothing"), std::string::npos) << note;
+  }
+  EXPECT_GT(one_replica, 0);
+}
+
+}  // namespace
+}  // namespace hetsim::models

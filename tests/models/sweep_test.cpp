@@ -315,6 +315,21 @@ TEST(SweepInputs, ReportsTheSpecsOwnErrorsAndThoseAgainstItsClusterTogether) {
   EXPECT_THAT(e, HasSubstr("s.yaml:6:17: error: axes[0].node_type: cluster 'two-zones' has no node type 'bigg'"));
 }
 
+// A gpu axis spelled as nvidia-smi prints a type: the rows, the CSV and `describe` named the
+// type so, where every other output names it as the catalog does (s58 docs hunt).
+TEST(SweepInputs, AGpuAxisNamesItsTypesAsTheCatalogDoes) {
+  const auto dir = std::filesystem::temp_directory_path() / ("hetsim-sweep-gpu-names-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "c.yaml") << kTwoZones;
+  std::ofstream(dir / "s.yaml") << "kind: sweep\nname: t\ncluster: c.yaml\nworkloads: [" << kSource
+                                << "/workloads/gpt3-6.7b.yaml]\naxes:\n"
+                                << "  - {node_type: small, gpu: [\"Tesla V100-SXM2-16GB\", \"NVIDIA TITAN V\"]}\n";
+  const SweepInputs in = load_sweep_inputs((dir / "s.yaml").string(), Catalog::builtin());
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(in.spec.axes.size(), 1u);
+  EXPECT_EQ(in.spec.axes[0].labels, (std::vector<std::string>{"v100-sxm2-16gb", "titan-v"}));
+}
+
 // A symlink loop named as the cluster escaped as "filesystem error: status: Too many levels of
 // symbolic links", exit 1 and no position.
 TEST(SweepInputs, APathThatCannotBeExaminedIsTheSpecsError) {
