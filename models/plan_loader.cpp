@@ -62,6 +62,8 @@ class PlanReader {
         read_replica((*replicas)[r], index_path("replicas", r), root.value_mark_of("replicas"));
     }
     root.finish();
+    // What follows are combinations of values read as written: they do not stop the cross-checks.
+    value_errors_ = sink_.get_diagnostics().size();
     for (const FlagConflict& c : flag_conflicts(plan)) sink_.error(root.value_mark_of(c.field), c.field, c.message);
     if (prefetch && plan.zero != 3)
       sink_.error(root.value_mark_of("zero3_prefetch"), "zero3_prefetch",
@@ -73,6 +75,9 @@ class PlanReader {
 
     return std::move(spec_);
   }
+
+  /// How many diagnostics reading the values gave (those after are combinations of read values).
+  std::size_t value_errors() const { return value_errors_; }
 
  private:
   void read_replica(const YAML::Node& node, const std::string& path, const YAML::Mark& list_mark) {
@@ -182,11 +187,22 @@ class PlanReader {
   DiagnosticSink& sink_;
   const Cluster* cluster_;
   PlanSpec spec_;
+  std::size_t value_errors_ = 0;
 };
 
-PlanSpec read_plan_spec(std::string_view text, DiagnosticSink& sink, const Cluster* cluster) {
+/// The plan as read; `value_errors`, when given, gets how many of the sink's diagnostics are
+/// errors of reading a value (the rest, combinations of values read as written).
+PlanSpec read_plan_spec(std::string_view text, DiagnosticSink& sink, const Cluster* cluster,
+                        std::size_t* value_errors = nullptr) {
   PlanSpec spec;
-  if (auto root = detail::open_document(text, sink, InputKind::kPlan)) spec = PlanReader(sink, cluster).read(*root);
+  if (value_errors) *value_errors = sink.get_diagnostics().size();
+  if (auto root = detail::open_document(text, sink, InputKind::kPlan)) {
+    PlanReader reader(sink, cluster);
+    spec = reader.read(*root);
+    if (value_errors) *value_errors = reader.value_errors();
+  } else if (value_errors) {
+    *value_errors = sink.get_diagnostics().size();
+  }
   return spec;
 }
 
@@ -266,14 +282,17 @@ PlanSpec load_plan_spec(const std::string& path) { return parse_plan_spec(detail
 Plan parse_plan(std::string_view text, const Cluster& cluster, const Workload& workload, const std::string& name,
                 std::string* infeasible_reason) {
   DiagnosticSink sink(name);
-  PlanSpec spec = read_plan_spec(text, sink, &cluster);
+  std::size_t value_errors = 0;
+  PlanSpec spec = read_plan_spec(text, sink, &cluster, &value_errors);
   // Cross-checks (layer and batch sums, GPUs used twice, ...) run when the reader's errors left
   // the values they read as written, so that a file's errors are reported at once: a selector
-  // out of range no longer hides a layer sum. After any other error (a value that did not read)
-  // they would report on defaults, not on what was written.
+  // out of range no longer hides a layer sum, nor a setting that needs ZeRO-3 (s58 docs hunt).
+  // After any other error (a value that did not read) they would report on defaults, not on what
+  // was written.
   const auto& read_errors = sink.get_diagnostics();
   std::vector<Deferred> deferred;
-  if (std::all_of(read_errors.begin(), read_errors.end(), keeps_values_checkable))
+  if (std::all_of(read_errors.begin(), read_errors.begin() + std::min(value_errors, read_errors.size()),
+                  keeps_values_checkable))
     report_check_messages(check_plan(spec.plan, cluster, workload), sink, infeasible_reason ? &deferred : nullptr);
   // A file with errors reports them all, the degrees among them.
   if (!sink.empty())

@@ -536,6 +536,18 @@ TEST(PlanLoader, ASelectorOrKeyErrorDoesNotHideTheOtherChecks) {
   EXPECT_THAT(msgs[3], HasSubstr("p.yaml:7:27: error: replicas[0].stages[0].gpus: GPU 9 out of range"));
 }
 
+// A setting that needs another (zero3_prefetch without ZeRO-3) is about values read as written:
+// it stopped the cross-checks, and the layer sum appeared only once it was fixed (s58 docs hunt).
+TEST(PlanLoader, ASettingThatNeedsAnotherDoesNotHideTheOtherChecks) {
+  const Cluster c = parse_cluster(kCluster, test_catalog());
+  const std::string text = "kind: plan\nmicro_batch: 1\nzero3_prefetch: true\nreplicas:\n  - micro_batches: 8\n"
+                           "    stages:\n      - {layers: 3, gpus: \"gpu[0]\"}\n";
+  const auto msgs = messages_of([&] { parse_plan(text, c, parse_workload(kWorkload), "p.yaml"); });
+  ASSERT_EQ(msgs.size(), 2u) << ::testing::PrintToString(msgs);
+  EXPECT_THAT(msgs[0], HasSubstr("p.yaml:3:17: error: zero3_prefetch: prefetching gathers weights that only ZeRO-3"));
+  EXPECT_THAT(msgs[1], HasSubstr("p.yaml:7:7: error: replicas[0].stages: layers sum to 3 (expected model.layers = 4)"));
+}
+
 // After an error that leaves a value unread, the checks would report on its default instead.
 TEST(PlanLoader, ChecksDoNotRunOnValuesThatDidNotRead) {
   const Cluster c = parse_cluster(kCluster, test_catalog());
