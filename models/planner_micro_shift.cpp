@@ -23,8 +23,9 @@ constexpr int kMaxReplicas = 4096;
 
 /// A replica's time for m micro-batches at its per-micro-batch stage times (1F1B / GPipe bound,
 /// pipeline_closed_form_s): what the moves order the receivers and donors by.
-double closed_form_s(const std::vector<double>& sum_s, const std::vector<double>& bottleneck_s, int r, int m) {
-  return pipeline_closed_form_s(sum_s[r], bottleneck_s[r], m, 1);
+double closed_form_s(const std::vector<double>& sum_s, const std::vector<double>& bottleneck_s, int r, int m,
+                     int interleave) {
+  return pipeline_closed_form_s(sum_s[r], bottleneck_s[r], m, interleave);
 }
 
 /// Better by the objective, by more than rounding.
@@ -63,8 +64,9 @@ std::vector<std::vector<int>> micro_batch_classes(const Cluster& cluster, const 
 
 std::vector<std::vector<int>> micro_batch_moves(const std::vector<std::vector<int>>& classes,
                                                 const std::vector<int>& counts, const std::vector<double>& sum_s,
-                                                const std::vector<double>& bottleneck_s) {
+                                                const std::vector<double>& bottleneck_s, int step, int interleave) {
   const int n = static_cast<int>(counts.size());
+  const auto time_s = [&](int r, int m) { return closed_form_s(sum_s, bottleneck_s, r, m, interleave); };
   std::vector<std::vector<int>> out;
   const auto add = [&](std::vector<int> c) {
     if (c != counts && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(std::move(c));
@@ -75,18 +77,18 @@ std::vector<std::vector<int>> micro_batch_moves(const std::vector<std::vector<in
     for (int r : cls) member[r] = 1;
     // Down: each member gives one; the replica whose time grows least takes the next (ties: the
     // lowest index), as balance_micro_batches hands them out.
-    if (std::all_of(cls.begin(), cls.end(), [&](int r) { return counts[r] >= 2; })) {
+    if (std::all_of(cls.begin(), cls.end(), [&](int r) { return counts[r] >= 2 * step; })) {
       std::vector<int> c = counts;
       std::priority_queue<Keyed, std::vector<Keyed>, std::greater<Keyed>> least;
       for (int r = 0; r < n; ++r)
-        if (!member[r]) least.push({closed_form_s(sum_s, bottleneck_s, r, c[r] + 1), r});
+        if (!member[r]) least.push({time_s(r, c[r] + step), r});
       if (!least.empty()) {
-        for (int r : cls) --c[r];
+        for (int r : cls) c[r] -= step;
         for (std::size_t k = 0; k < cls.size(); ++k) {
           const int r = least.top().second;
           least.pop();
-          ++c[r];
-          least.push({closed_form_s(sum_s, bottleneck_s, r, c[r] + 1), r});
+          c[r] += step;
+          least.push({time_s(r, c[r] + step), r});
         }
         add(std::move(c));
       }
@@ -95,7 +97,7 @@ std::vector<std::vector<int>> micro_batch_moves(const std::vector<std::vector<in
     std::vector<int> c = counts;
     std::priority_queue<Keyed> most;  // (time, -index): the longest first, then the lowest index
     for (int r = 0; r < n; ++r)
-      if (!member[r] && c[r] >= 2) most.push({closed_form_s(sum_s, bottleneck_s, r, c[r]), -r});
+      if (!member[r] && c[r] >= 2 * step) most.push({time_s(r, c[r]), -r});
     bool enough = true;
     for (std::size_t k = 0; k < cls.size() && enough; ++k) {
       if (most.empty()) {
@@ -104,10 +106,10 @@ std::vector<std::vector<int>> micro_batch_moves(const std::vector<std::vector<in
       }
       const int r = -most.top().second;
       most.pop();
-      if (--c[r] >= 2) most.push({closed_form_s(sum_s, bottleneck_s, r, c[r]), -r});
+      if ((c[r] -= step) >= 2 * step) most.push({time_s(r, c[r]), -r});
     }
     if (!enough) continue;
-    for (int r : cls) ++c[r];
+    for (int r : cls) c[r] += step;
     add(std::move(c));
   }
   return out;
@@ -143,11 +145,17 @@ RankedPlan shift_micro_batches(const Cluster& cluster, const Workload& workload,
                                RankedPlan ranked, std::chrono::steady_clock::time_point deadline, long& predictions,
                                int rounds) {
   const Plan& p = ranked.plan;
-  // Interleaved counts go in multiples of the pipeline depth, and ZeRO-3's replicas pair their
-  // gathers (equal counts): neither takes a one-step move.
-  if (!ranked.report.feasible || p.schedule == Schedule::kInterleaved || p.zero >= 3 || p.dp() < 2 ||
-      p.dp() > kMaxReplicas)
+  // ZeRO-3's replicas pair their gathers (equal counts): no move. Megatron-LM's interleaved
+  // schedule runs micro-batches in groups of the pipeline depth (check_plan): counts move a group
+  // at a time, when every replica has the same depth.
+  if (!ranked.report.feasible || p.zero >= 3 || p.dp() < 2 || p.dp() > kMaxReplicas) return ranked;
+  const bool interleaved = p.schedule == Schedule::kInterleaved && p.interleave > 1;
+  const int step = interleaved ? static_cast<int>(p.replicas.front().stages.size()) : 1;
+  if (interleaved && std::any_of(p.replicas.begin(), p.replicas.end(), [&](const Replica& r) {
+        return static_cast<int>(r.stages.size()) != step || r.micro_batches % step != 0;
+      }))
     return ranked;
+  const int interleave = interleaved ? p.interleave : 1;
   // rank() appends the plan-wide knobs in parentheses; the moves rewrite the part before them.
   const std::size_t knobs_at = ranked.shape.rfind(" (");
   const std::string base_shape = knobs_at == std::string::npos ? ranked.shape : ranked.shape.substr(0, knobs_at);
@@ -170,7 +178,7 @@ RankedPlan shift_micro_batches(const Cluster& cluster, const Workload& workload,
     }
     bool moved = false;
     RankedPlan best;
-    for (const std::vector<int>& move : micro_batch_moves(classes, counts, sum_s, bottleneck_s)) {
+    for (const std::vector<int>& move : micro_batch_moves(classes, counts, sum_s, bottleneck_s, step, interleave)) {
       if (std::chrono::steady_clock::now() > deadline) return moved ? best : ranked;
       Candidate c{ranked.plan, "", ranked.estimated_tokens_per_s};
       for (int r = 0; r < n; ++r) c.plan.replicas[r].micro_batches = move[r];

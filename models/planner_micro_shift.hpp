@@ -23,14 +23,16 @@ namespace hetsim::models::planner {
 /// micro-batch count, in plan order.
 std::vector<std::vector<int>> micro_batch_classes(const Cluster& cluster, const Plan& plan);
 
-/// The one-step moves from `counts`: for each class, every member one micro-batch fewer (the
-/// freed ones given, one at a time, to the replica whose closed-form time grows least) and every
-/// member one more (taken from the replicas whose closed-form time is longest). `sum_s` and
-/// `bottleneck_s` are per replica, per micro-batch (the predictor's stage rows); a move keeps the
-/// total and every count at least 1. Duplicates and `counts` itself are left out.
+/// The one-step moves from `counts`: for each class, every member `step` micro-batches fewer (the
+/// freed ones given, `step` at a time, to the replica whose closed-form time grows least) and
+/// every member `step` more (taken from the replicas whose closed-form time is longest). `sum_s`
+/// and `bottleneck_s` are per replica, per micro-batch (the predictor's stage rows), priced with
+/// `interleave` chunks; a move keeps the total and every count at least `step` (1, or an
+/// interleaved pipeline's depth). Duplicates and `counts` itself are left out.
 std::vector<std::vector<int>> micro_batch_moves(const std::vector<std::vector<int>>& classes,
                                                 const std::vector<int>& counts, const std::vector<double>& sum_s,
-                                                const std::vector<double>& bottleneck_s);
+                                                const std::vector<double>& bottleneck_s, int step = 1,
+                                                int interleave = 1);
 
 /// The shape notation with each kind's micro-batch counts as the plan now has them: "] m5" when
 /// a kind's replicas agree, "] m3-2" (most-least) when not. The kinds' replica counts come from
@@ -38,9 +40,9 @@ std::vector<std::vector<int>> micro_batch_moves(const std::vector<std::vector<in
 /// unchanged.
 std::string with_replica_micro_batches(const std::string& shape, const Plan& plan);
 
-/// Hill-climbs `ranked` (a predicted, feasible plan of the search; 1F1B or GPipe, ZeRO 0-2, two
-/// classes or more) over micro_batch_moves, each predicted as the ranking predicts (rank()), for
-/// at most `rounds` accepted moves or until `deadline`. Returns the best plan found (`ranked`
+/// Hill-climbs `ranked` (a predicted, feasible plan of the search; ZeRO 0-2, two classes or more;
+/// interleaved when every replica has the same depth) over micro_batch_moves, each predicted as
+/// the ranking predicts (rank()), for at most `rounds` accepted moves or until `deadline`. Returns the best plan found (`ranked`
 /// itself when no move is better by the objective) and adds the predictions it made to
 /// `predictions`.
 RankedPlan shift_micro_batches(const Cluster& cluster, const Workload& workload, const PlannerOptions& options,

@@ -39,6 +39,24 @@ TEST(MicroShift, MovesKeepTheTotalAndHandOutByClosedFormTime) {
   }
 }
 
+// Interleaved pipelines of depth 2 run micro-batches in pairs (check_plan): every move is a pair.
+TEST(MicroShift, InterleavedCountsMoveAGroupOfThePipelineDepthAtATime) {
+  const std::vector<std::vector<int>> classes = {{0, 1}, {2}};
+  const std::vector<int> counts = {4, 4, 8};
+  const std::vector<double> sum = {4, 4, 2}, bottleneck = {2, 2, 1};
+  const std::vector<std::vector<int>> moves = micro_batch_moves(classes, counts, sum, bottleneck, 2, 2);
+  ASSERT_FALSE(moves.empty());
+  for (const std::vector<int>& m : moves) {
+    EXPECT_EQ(total(m), total(counts));
+    for (int c : m) {
+      EXPECT_EQ(c % 2, 0) << ::testing::PrintToString(m);
+      EXPECT_GE(c, 2);
+    }
+  }
+  // Class 0 down: both slow pipelines give a pair; the fast one takes both (its time grows least).
+  EXPECT_EQ(moves.front(), (std::vector<int>{2, 2, 12}));
+}
+
 TEST(MicroShift, NoMoveTakesACountBelowOne) {
   // Every replica at 1: nothing can give; "up" finds no donor.
   EXPECT_TRUE(micro_batch_moves({{0}, {1}}, {1, 1}, {1, 2}, {1, 2}).empty());
