@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The final ranking's hill-climb of micro-batch counts (models/planner_micro_shift.hpp).
+// The final ranking's hill-climb of micro-batch counts (models/planner_local_search.hpp).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -7,7 +7,7 @@
 
 #include "cost_test_util.hpp"
 #include "planner.hpp"
-#include "planner_micro_shift.hpp"
+#include "planner_local_search.hpp"
 #include "planner_ranking.hpp"
 #include "predictor.hpp"
 
@@ -20,6 +20,20 @@ using testing::example_cluster;
 using testing::example_workload;
 
 int total(const std::vector<int>& counts) { return std::accumulate(counts.begin(), counts.end(), 0); }
+
+/// The best plan planned on `faster` predicts at least what `base`'s best plan predicts there:
+/// a faster GPU never gives a worse recommendation.
+void expect_no_slower_best_plan(const Cluster& base, const Cluster& faster, const Workload& w) {
+  PlannerOptions o;
+  o.threads = 1;
+  const PlannerResult on_base = plan_training(base, w, o);
+  const PlannerResult on_faster = plan_training(faster, w, o);
+  ASSERT_FALSE(on_base.top.empty());
+  ASSERT_FALSE(on_faster.top.empty());
+  const Report base_plan_on_faster = predict(faster, w, on_base.top.front().plan);
+  ASSERT_TRUE(base_plan_on_faster.feasible);
+  EXPECT_GE(on_faster.top.front().report.tokens_per_s, base_plan_on_faster.tokens_per_s * (1 - 1e-9));
+}
 
 // Three replicas: two slow ones (class 0, 2 s a micro-batch) at 2, one fast (class 1, 1 s) at 4.
 TEST(MicroShift, MovesKeepTheTotalAndHandOutByClosedFormTime) {
@@ -83,16 +97,7 @@ TEST(MicroShift, AFasterGpuNeverGivesASlowerBestPlan) {
   Cluster faster = base;
   for (NodeType& t : faster.node_types)
     if (t.gpu.name == "a100-sxm4-80gb") t.gpu.memory_bandwidth_Bps *= 1.25;
-  const Workload w = example_workload("gpt3-1.3b.yaml");
-  PlannerOptions o;
-  o.threads = 1;
-  const PlannerResult on_base = plan_training(base, w, o);
-  const PlannerResult on_faster = plan_training(faster, w, o);
-  ASSERT_FALSE(on_base.top.empty());
-  ASSERT_FALSE(on_faster.top.empty());
-  const Report base_plan_on_faster = predict(faster, w, on_base.top.front().plan);
-  ASSERT_TRUE(base_plan_on_faster.feasible);
-  EXPECT_GE(on_faster.top.front().report.tokens_per_s, base_plan_on_faster.tokens_per_s * (1 - 1e-9));
+  expect_no_slower_best_plan(base, faster, example_workload("gpt3-1.3b.yaml"));
 }
 
 // The hill-climb itself, from the balance's counts of that case (A100 replicas at 6 micro-batches
@@ -176,6 +181,48 @@ TEST(MicroShift, NoMoveLengthensTheStepOfSendsInLockstep) {
                                                         std::chrono::steady_clock::time_point::max(), predictions);
   EXPECT_GT(predictions, 0);
   EXPECT_LE(lockstep_s(after.plan), before_s * (1 + 1e-9));
+}
+
+TEST(LayerShift, MovesALayerBetweenStagesOfEveryReplicaOfAPipeline) {
+  const Cluster c = example_cluster("pcie-a100-l4-mix.yaml");
+  Plan p;
+  p.micro_batch = 1;
+  for (int copy = 0; copy < 2; ++copy) {  // two identical three-stage pipelines on L4s
+    Replica r;
+    r.micro_batches = 8;
+    for (int s = 0; s < 3; ++s) r.stages.push_back(Stage{s == 0 ? 1 : 4, {4 + copy * 3 + s}});  // L4s
+    p.replicas.push_back(r);
+  }
+  const std::vector<Plan> moves = planner::layer_moves(c, p);
+  // Stage 0 holds one layer: it gives none; stages 1 and 2 give one to each other stage.
+  ASSERT_EQ(moves.size(), 4u);
+  for (const Plan& m : moves) {
+    for (const Replica& r : m.replicas) {
+      int layers = 0;
+      for (const Stage& s : r.stages) {
+        layers += s.layers;
+        EXPECT_GE(s.layers, 1);
+      }
+      EXPECT_EQ(layers, 9);
+      EXPECT_EQ(r.stages[0].layers, m.replicas[0].stages[0].layers);  // both copies alike
+      EXPECT_EQ(r.stages[1].layers, m.replicas[0].stages[1].layers);
+    }
+  }
+  EXPECT_EQ(planner::with_replica_layers("2x[l4-box tp1 x3 L1,4,4] m8", moves.front()), "2x[l4-box tp1 x3 L2,3,4] m8");
+  // Blocks that do not cover the replica's stages: unchanged.
+  EXPECT_EQ(planner::with_replica_layers("2x[l4-box tp1 x2 L1,4] m8", moves.front()), "2x[l4-box tp1 x2 L1,4] m8");
+}
+
+// pcie-a100-l4-mix llama2-7b with the A100 PCIe's peak x1.05 (s58 planner hunt): the search's
+// split of the faster cluster's plans predicted 0.70% below the base cluster's best plan, one
+// layer away from the third of them (L2,4,4,4,4,4 | L10 against L3,4,4,4,4,4 | L9).
+TEST(LayerShift, AFasterGpuNeverGivesASlowerBestPlan) {
+  const Cluster base = example_cluster("pcie-a100-l4-mix.yaml");
+  Cluster faster = base;
+  for (NodeType& t : faster.node_types)
+    if (t.gpu.name == "a100-pcie-80gb")
+      for (auto& [dtype, flops] : t.gpu.peak_flops) flops *= 1.05;
+  expect_no_slower_best_plan(base, faster, example_workload("llama2-7b.yaml"));
 }
 
 TEST(MicroShift, LeavesAPlanOfOneReplicaClassAlone) {
