@@ -4,6 +4,7 @@
 // cross-checked with check_plan(); each problem is reported at the line of its field.
 #include <cctype>
 #include <algorithm>
+#include <optional>
 #include <regex>
 
 #include "loader_common.hpp"
@@ -195,14 +196,9 @@ class PlanReader {
 PlanSpec read_plan_spec(std::string_view text, DiagnosticSink& sink, const Cluster* cluster,
                         std::size_t* value_errors = nullptr) {
   PlanSpec spec;
-  if (value_errors) *value_errors = sink.get_diagnostics().size();
-  if (auto root = detail::open_document(text, sink, InputKind::kPlan)) {
-    PlanReader reader(sink, cluster);
-    spec = reader.read(*root);
-    if (value_errors) *value_errors = reader.value_errors();
-  } else if (value_errors) {
-    *value_errors = sink.get_diagnostics().size();
-  }
+  std::optional<PlanReader> reader;
+  if (auto root = detail::open_document(text, sink, InputKind::kPlan)) spec = reader.emplace(sink, cluster).read(*root);
+  if (value_errors) *value_errors = reader ? reader->value_errors() : sink.get_diagnostics().size();
   return spec;
 }
 

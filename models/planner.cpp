@@ -298,11 +298,11 @@ class PlanOnce {
   }
 
   /// The search's best plans (the first three, and up to twelve within 10% of the best), each
-  /// hill-climbed over its micro-batch counts (the first three over their layer splits first) by
-  /// predict() (planner_local_search.hpp): the
-  /// search's balance sees steady-state compute only, and a plan a micro-batch off can rank
-  /// below others it then beats (spot-mix, a faster A100: sixth, 3.7% below the best).
-  void shift_best_micro_batches(std::vector<RankedPlan>& ranked) {
+  /// hill-climbed by predict() over its micro-batch counts, the first three over their layer
+  /// splits first (planner_local_search.hpp): the search's balance sees steady-state compute only,
+  /// and a plan a micro-batch off can rank below others it then beats (spot-mix, a faster A100:
+  /// sixth, 3.7% below the best).
+  void climb_best_plans(std::vector<RankedPlan>& ranked) {
     constexpr std::size_t kAlways = 3, kAtMost = 12, kLayersShifted = 3;  // layer moves are the many
     constexpr double kWithin = 0.10;
     const auto score = [&](const RankedPlan& r) { return objective_score(options_.objective, r.report, r.spot.goodput_fraction); };
@@ -314,8 +314,8 @@ class PlanOnce {
                      [&](std::size_t a, std::size_t b) { return score(ranked[a]) > score(ranked[b]); });
     for (std::size_t k = 0; k < std::min(kAtMost, order.size()); ++k) {
       RankedPlan& r = ranked[order[k]];
-      const double first = score(ranked[order[0]]), s = score(r);
-      if (k >= kAlways && !(std::abs(first - s) <= kWithin * std::abs(first))) break;
+      const double first = score(ranked[order.front()]);  // the best, as climbed
+      if (k >= kAlways && !(std::abs(first - score(r)) <= kWithin * std::abs(first))) break;
       // Layers first: a split changes the stages' times, which the counts' moves are ordered by.
       if (k < kLayersShifted)
         r = planner::shift_layers(cluster_, workload_, options_, std::move(r), prediction_deadline_,
@@ -405,7 +405,7 @@ class PlanOnce {
     // ZeRO-3 twins stand beside the ZeRO-1 shapes they come from, which a ZeRO-3-only search drops here.
     std::vector<RankedPlan> all, zero0;
     std::vector<RankedPlan> best_ranked = predict_feasible(to_candidates(best_));
-    shift_best_micro_batches(best_ranked);
+    climb_best_plans(best_ranked);
     for (std::vector<RankedPlan>* ranked : {&best_ranked, &fast_ranked, &uniform_ranked})  // moved: see rank()
       for (RankedPlan& r : *ranked)
         if (searched_zero(r)) all.push_back(std::move(r));

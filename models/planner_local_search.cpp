@@ -52,12 +52,16 @@ double pessimistic_step_s(const Cluster& cluster, const Workload& workload, cons
 
 }  // namespace
 
-std::vector<std::vector<int>> micro_batch_classes(const Cluster& cluster, const Plan& plan) {
+namespace {
+
+/// Replicas that run the same pipeline (per stage: GPU type, TP degree, layers), and with
+/// `by_count` the same micro-batch count too, in plan order.
+std::vector<std::vector<int>> replica_classes(const Cluster& cluster, const Plan& plan, bool by_count) {
   std::map<std::string, int> index;
   std::vector<std::vector<int>> classes;
   for (int r = 0; r < static_cast<int>(plan.replicas.size()); ++r) {
     const Replica& replica = plan.replicas[r];
-    std::string key = std::to_string(replica.micro_batches);
+    std::string key = by_count ? std::to_string(replica.micro_batches) : std::string();
     for (const Stage& s : replica.stages) {
       key += '|';
       key += s.gpus.empty() ? std::string("?") : cluster.gpu_type(s.gpus.front()).name;
@@ -68,6 +72,12 @@ std::vector<std::vector<int>> micro_batch_classes(const Cluster& cluster, const 
     classes[it->second].push_back(r);
   }
   return classes;
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> micro_batch_classes(const Cluster& cluster, const Plan& plan) {
+  return replica_classes(cluster, plan, true);
 }
 
 std::vector<std::vector<int>> micro_batch_moves(const std::vector<std::vector<int>>& classes,
@@ -266,20 +276,8 @@ RankedPlan shift_micro_batches(const Cluster& cluster, const Workload& workload,
 std::vector<Plan> layer_moves(const Cluster& cluster, const Plan& plan) {
   std::vector<Plan> out;
   if (plan.schedule == Schedule::kInterleaved && plan.interleave > 1) return out;  // chunks split the layers
-  // Replicas of one pipeline (per stage: GPU type, TP degree, layers), whatever their counts.
-  std::map<std::string, std::vector<int>> classes;
-  std::vector<std::string> order;
-  for (int r = 0; r < plan.dp(); ++r) {
-    std::string key;
-    for (const Stage& s : plan.replicas[r].stages)
-      key += (s.gpus.empty() ? std::string("?") : cluster.gpu_type(s.gpus.front()).name) + '/' +
-             std::to_string(s.tp()) + '/' + std::to_string(s.layers) + '|';
-    auto [it, added] = classes.emplace(key, std::vector<int>{});
-    if (added) order.push_back(key);
-    it->second.push_back(r);
-  }
-  for (const std::string& key : order) {
-    const std::vector<int>& members = classes[key];
+  // Replicas of one pipeline, whatever their counts, move together.
+  for (const std::vector<int>& members : replica_classes(cluster, plan, false)) {
     const std::vector<Stage>& stages = plan.replicas[members.front()].stages;
     const int depth = static_cast<int>(stages.size());
     for (int from = 0; from < depth; ++from) {
