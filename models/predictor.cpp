@@ -475,11 +475,16 @@ void Evaluation::record_sends(PlanWork& w) const {
 void Evaluation::fill_report(const StepCost& sc) {
   const ModelSpec& m = workload.model;
   const double slowest_replica_s = replica_time_s[slowest_replica];
-  const int pp_slow = static_cast<int>(plan.replicas[slowest_replica].stages.size());
-  const StageTimes* st = &times[slowest_replica * max_pp];
+  // The critical path runs through the replica that paces the step: the slowest, or the one the
+  // weights' gathers that start the step delay most (StepCost::paced_replica), whose wait and
+  // the rest of the step beyond its pipeline are DP time (as the simulator's breakdown).
+  const int paced = sc.paced_replica >= 0 ? sc.paced_replica : slowest_replica;
+  const double paced_replica_s = replica_time_s[paced];
+  const int pp_slow = static_cast<int>(plan.replicas[paced].stages.size());
+  const StageTimes* st = &times[paced * max_pp];
   const int bn = bottleneck_stage(st, pp_slow);
-  const StageCost& bc = costs[shape_of[slowest_replica * max_pp + bn]];
-  const double mb = plan.replicas[slowest_replica].micro_batches;
+  const StageCost& bc = costs[shape_of[paced * max_pp + bn]];
+  const double mb = plan.replicas[paced].micro_batches;
   Breakdown& br = report.breakdown;
   br.compute_s = mb * (bc.forward.gpu_s + bc.forward.stall_s + bc.backward.gpu_s + bc.backward.stall_s);
   br.tp_comm_s = mb * (bc.forward.tp_comm_s + bc.backward.tp_comm_s);
@@ -487,9 +492,9 @@ void Evaluation::fill_report(const StepCost& sc) {
   br.pp_comm_s = mb * ((st[bn].forward_s - bc.forward.wall_s()) + (st[bn].backward_s - bc.backward.wall_s()));
   // An interleaved makespan sums the bottleneck's chunk passes one by one: rounding can leave it
   // a few ulps under m x the stage's total (a bubble of "-0.000").
-  br.bubble_s = std::max(0.0, slowest_replica_s - mb * st[bn].total());
-  if (br.bubble_s < 1e-9 * slowest_replica_s) br.bubble_s = 0;
-  br.dp_comm_s = sc.dp_exposed_s;
+  br.bubble_s = std::max(0.0, paced_replica_s - mb * st[bn].total());
+  if (br.bubble_s < 1e-9 * paced_replica_s) br.bubble_s = 0;
+  br.dp_comm_s = sc.dp_exposed_s + (slowest_replica_s - paced_replica_s);
   br.optimizer_s = sc.optimizer_s;
   report.iteration_time_s = slowest_replica_s + sc.dp_exposed_s + sc.optimizer_s;
 

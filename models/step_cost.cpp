@@ -392,10 +392,10 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
   if (w.model.tied_embeddings) {
     // The embedding pairs run between their stages' reductions and the weights' all-gather.
     GradSyncEnds ends;
-    out.dp_exposed_s = grad_sync_exposed_s(in, work, &ends);
+    out.dp_exposed_s = grad_sync_exposed_s(in, work, &ends, &out.paced_replica);
     out.dp_exposed_s = std::max(out.dp_exposed_s, tied_embedding_sync_end_s(in, grad_bpp, ends, work) + ends.gather_s);
   } else {
-    out.dp_exposed_s = grad_sync_exposed_s(in, work);
+    out.dp_exposed_s = grad_sync_exposed_s(in, work, nullptr, &out.paced_replica);
   }
   out.dp_exposed_s = std::max(0.0, out.dp_exposed_s);
 

@@ -100,6 +100,10 @@ struct StepInput {
 
 struct StepCost {
   double dp_exposed_s = 0;       ///< gradient sync + ZeRO collectives not hidden by the pipeline
+  /// The replica whose passes end last once the weights' gathers that start the step delay them
+  /// (gathers_lead_the_step), where not the slowest replica; -1: the slowest. Its stages give the
+  /// breakdown, and the rest of the step beyond its pipeline is DP time.
+  int paced_replica = -1;
   double optimizer_s = 0;        ///< slowest stage's optimizer step
   double hardware_flop = 0;      ///< all FLOPs executed in the step (recompute included)
   double peak_sum_flops = 0;     ///< sum of the dtype peaks of the plan's GPUs
@@ -128,6 +132,18 @@ struct GradSyncEnds {
 /// per segment and shard (dp_segments.hpp), ZeRO 0-2 at the end of the step, ZeRO-3 inside every
 /// pass; with `work`, each group is recorded for the simulator; with `ends`, each stage's
 /// reduction end.
-double grad_sync_exposed_s(const StepInput& in, PlanWork* work, GradSyncEnds* ends = nullptr);
+/// With `paced_replica`: the replica whose passes end last as the gathers delay them (StepCost).
+double grad_sync_exposed_s(const StepInput& in, PlanWork* work, GradSyncEnds* ends = nullptr, int* paced_replica = nullptr);
+
+/// Whether a step of `plan` is priced as its steady-state cycle that starts with the ZeRO-1/2
+/// weight all-gather of the last update, which the stages' first forward passes run beside
+/// (overlapped sync, one chunk per stage; interleaved stages keep the gather after the step,
+/// hidden behind the next first forward: grad_sync_cost.cpp). The simulator runs it so too.
+bool gathers_lead_the_step(const Plan& plan);
+
+/// How much each replica's passes start late when each stage's first forward pass, which starts
+/// once the stages before it have run theirs, waits for its weight all-gather of
+/// `gather_of_slot` ([replica * max_pp + stage] seconds): the largest shortfall over its stages.
+std::vector<double> replica_gather_delay_s(const StepInput& in, const std::vector<double>& gather_of_slot);
 
 }  // namespace hetsim::models

@@ -27,6 +27,7 @@
 #include "stage_flows.hpp"
 #include "simulator.hpp"
 #include "comm_cost.hpp"
+#include "step_cost.hpp"
 #include "trace_writer.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -79,8 +80,19 @@ std::string pass_label(const PassStep& ps, int chunks) {
   return s;
 }
 
+/// The ZeRO-1/2 weight all-gathers of actor a's stage: each of its sync classes' that has them.
+std::vector<SyncClassRt*> gather_classes(const World& w, int a, ComponentRt* comp) {
+  std::vector<SyncClassRt*> gathers;
+  if (comp == nullptr) return gathers;
+  const auto& classes = w.lay.components[w.lay.actors[a].component].classes;
+  for (std::size_t k = 0; k < classes.size(); ++k)
+    if (!classes[k].param_phases.empty() && classes[k].member_index(a) >= 0) gathers.push_back(&comp->classes[k]);
+  return gathers;
+}
+
 /// The end of a stage's step, after its last pass: the wait for its DP gradient sync, the
-/// tied-embedding all-reduce, the optimizer step and, with ZeRO, the parameter all-gather.
+/// tied-embedding all-reduce, the optimizer step and, with ZeRO, the parameter all-gather (unless
+/// the step began with it: models::gathers_lead_the_step, StageActor::wait_for_gathers).
 void finish_step(World& w, int a, ComponentRt* comp, BucketReleases& buckets, StageTiming& timing) {
   auto& rt = w.rt;
   double t0 = sg4::Engine::get_clock();
@@ -128,13 +140,8 @@ void finish_step(World& w, int a, ComponentRt* comp, BucketReleases& buckets, St
   timing.optimizer_s = sw.optimizer_s;
   rt.span(a, "optimizer", "optimizer", t0, sg4::Engine::get_clock());
   // ZeRO 1-2: the weights of every segment the stage holds (each of its sync classes' gathers).
-  std::vector<SyncClassRt*> gathers;
-  if (comp != nullptr) {
-    const auto& classes = w.lay.components[spec.component].classes;
-    for (std::size_t k = 0; k < classes.size(); ++k)
-      if (!classes[k].param_phases.empty() && classes[k].member_index(a) >= 0) gathers.push_back(&comp->classes[k]);
-  }
-  if (!gathers.empty()) {
+  const std::vector<SyncClassRt*> gathers = gather_classes(w, a, comp);
+  if (!gathers.empty() && !models::gathers_lead_the_step(w.plan)) {
     t0 = sg4::Engine::get_clock();
     for (SyncClassRt* g : gathers) g->optimizer_done->release();
     for (SyncClassRt* g : gathers) g->params_done->acquire();
@@ -177,6 +184,10 @@ class StageActor {
   }
 
   void run() {
+    // The steady-state step of an overlapped ZeRO-1/2 sync starts with the weights' all-gather of
+    // the last update, every member at once (models::gathers_lead_the_step).
+    if (models::gathers_lead_the_step(w.plan)) gathers = gather_classes(w, a, comp);
+    for (SyncClassRt* g : gathers) g->optimizer_done->release();
     for (int i = 0; i < static_cast<int>(passes.size()); ++i) {
       if (passes[i].forward) forward_pass(passes[i]);
       else backward_pass(passes[i], i == last_backward[static_cast<std::size_t>(passes[i].chunk)]);
@@ -197,6 +208,7 @@ class StageActor {
     run_ops(chunk.forward, false);
     rt.span(a, label, "forward", c0, sg4::Engine::get_clock());
     if (traffic_hidden) finish_pass_traffic(t0, label);
+    wait_for_gathers();
     const double t1 = sg4::Engine::get_clock();
     if (s < p - 1) post(rt.message(r, s + 1, true, ps.chunk, ps.micro_batch), transfer(w, r, s, s + 1, true));
     else if (ps.chunk < v - 1) post(rt.message(r, 0, true, ps.chunk + 1, ps.micro_batch), transfer(w, r, s, 0, true));
@@ -225,6 +237,20 @@ class StageActor {
     if (s > 0) post(rt.message(r, s - 1, false, ps.chunk, ps.micro_batch), transfer(w, r, s, s - 1, false));
     else if (ps.chunk > 0) post(rt.message(r, p - 1, false, ps.chunk - 1, ps.micro_batch), transfer(w, r, s, p - 1, false));
     rt.span(a, "send " + label, "pp", t1, sg4::Engine::get_clock());
+  }
+
+  /// The first forward pass ends no earlier than the stage's weight all-gathers that began the
+  /// step (Megatron-Core overlap_param_gather: each bucket's forward waits for its weights);
+  /// what it waits is DP time of the passes.
+  void wait_for_gathers() {
+    if (gathers.empty()) return;
+    const double t0 = sg4::Engine::get_clock();
+    for (SyncClassRt* g : gathers) g->params_done->acquire();
+    gathers.clear();
+    const double waited_s = sg4::Engine::get_clock() - t0;
+    timing.dp_wait_s += waited_s;
+    timing.lead_gather_wait_s = waited_s;
+    rt.span(a, "zero param all-gather", "dp", t0, sg4::Engine::get_clock());
   }
 
   /// Waits for a pass's input (activation or gradient) from the neighbouring stage.
@@ -328,6 +354,7 @@ class StageActor {
   Runtime& rt;
   const int a, r, s;
   const models::StageWork& sw;
+  std::vector<SyncClassRt*> gathers;  ///< gathers the first forward pass still waits for (wait_for_gathers)
   const int p;  ///< stages of the replica
   const int v;  ///< chunks of the stage
   const int micro_batches;  ///< of the replica

@@ -186,7 +186,14 @@ models::Report make_sim_report(const models::Report& analytic, const SimResult& 
     b.tp_comm_s = crit->tp_comm_s;
     b.pp_comm_s = crit->pp_send_s;
     b.optimizer_s = optimizer_s;
-    b.dp_comm_s = crit->pass_dp_wait_s + std::max(0.0, t - passes_end - optimizer_s);
+    // A step that starts with the weights' gather (models::gathers_lead_the_step): the replica
+    // starts late by its stages' longest wait for it, which its later stages wait as pipeline
+    // input; it is DP time, as the cost model counts it (grad_sync_exposed_s).
+    double replica_gather_wait_s = 0;
+    for (const auto& st : sim.stages)
+      if (st.replica == crit->replica) replica_gather_wait_s = std::max(replica_gather_wait_s, st.lead_gather_wait_s);
+    b.dp_comm_s = crit->pass_dp_wait_s + std::max(0.0, replica_gather_wait_s - crit->lead_gather_wait_s) +
+                  std::max(0.0, t - passes_end - optimizer_s);
     b.bubble_s = std::max(0.0, t - (b.compute_s + b.tp_comm_s + b.pp_comm_s + b.dp_comm_s + b.optimizer_s));
     if (b.bubble_s < 1e-9 * t) b.bubble_s = 0;  // rounding of the sum ("bubble 0.03 ns" on a plan without one)
     if (b.dp_comm_s < 1e-9 * t) b.dp_comm_s = 0;

@@ -72,6 +72,9 @@ struct StageTiming {
   double gather_tail_s = 0;
   double first_forward_s = 0;  ///< the stage's first forward pass, which runs beside the gather when overlapped
   double hidden_tail_s = 0;
+  /// A step that starts with the gather (models::gathers_lead_the_step): what the stage's first
+  /// forward pass waited for it (part of pass_dp_wait_s).
+  double lead_gather_wait_s = 0;
   double pass_dp_wait_s = 0; ///< of dp_wait_s, the ZeRO-2/3 traffic the passes waited for
   double passes_end_s = 0;   ///< when the stage's last pass ended (before the DP sync)
 };

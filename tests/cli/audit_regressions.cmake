@@ -80,7 +80,7 @@ hetsim_cli_test(misspelt_required_option_is_named EXPECT_RC 2 ARGS plan --clustr
 # A plan of two GPU types shows each type's throughput against its own peak (s26 walkthrough 9).
 hetsim_cli_test(predict_per_type_utilisation EXPECT_RC 0 ARGS predict --cluster clusters/mixed-a100-v100.yaml
   --workload workloads/gpt3-6.7b.yaml --plan plans/mixed-a100-v100-tp8-pp3-dp2.yaml
-  STDOUT "MFU / HFU +33.1% / 33.9%\n  a100-sxm4-80gb +16 GPUs +101.5 TFLOP/s  MFU 32.5%\n  v100-sxm2-32gb +32 GPUs +42.2 TFLOP/s  MFU 33.7%\n")
+  STDOUT "MFU / HFU +33.1% / 33.9%\n  a100-sxm4-80gb +16 GPUs +101.5 TFLOP/s  MFU 32.5%\n  v100-sxm2-32gb +32 GPUs +42.2 TFLOP/s  MFU 33.8%\n")
 hetsim_cli_test(predict_per_type_utilisation_json EXPECT_RC 0 ARGS predict --format json --cluster clusters/mixed-a100-v100.yaml
   --workload workloads/gpt3-6.7b.yaml --plan plans/mixed-a100-v100-tp8-pp3-dp2.yaml
   STDOUT "\"by_gpu_type\": \\[\n +\\{\n +\"gpu_type\": \"a100-sxm4-80gb\",\n +\"gpus\": 16,\n +\"tflops_per_gpu\": 101\\.[0-9]+,\n +\"mfu\": 0\\.325")

@@ -45,7 +45,9 @@ Figures simulated_between_its_figures(const testing::Inputs& in, const models::P
 // three copies of [A100 x2 | 4090 x10], stage j of copy c on unit 3j + c, so every box holds
 // stages of three or four indices and sends several boundaries of one parity through its port.
 // The copies' sends fill the ports (each box moves six tensors a micro-batch each way at 27 ms a
-// tensor): the simulated step is 21% above the prediction, within 6% of the lockstep figure.
+// tensor): the simulated step is 15% above the prediction, within 11% of the lockstep figure (21%
+// and 6% while the ZeRO-1 weight gathers ran at the end of the step: starting the step, each
+// stage's ends at its own time, and the copies' sends collide a little less).
 TEST(ParitySends, CopiesFillingThePortsCollideAsTheLockstepFigureSays) {
   const testing::Inputs in = at_10_gbps(testing::load("consumer-4090-a100.yaml", "llama2-7b.yaml"));
   const int layers[12] = {7, 3, 2, 3, 2, 2, 3, 2, 2, 2, 1, 3};
@@ -63,7 +65,7 @@ TEST(ParitySends, CopiesFillingThePortsCollideAsTheLockstepFigureSays) {
   p.overlap_grad_sync = true;
   const Figures f = simulated_between_its_figures(in, p);
   EXPECT_GT(f.engines.sim.iteration_time_s, 1.1 * f.engines.analytic.iteration_time_s);
-  EXPECT_GT(f.engines.sim.iteration_time_s, 0.9 * f.lockstep_s);
+  EXPECT_GT(f.engines.sim.iteration_time_s, 0.85 * f.lockstep_s);
 }
 
 // One pipeline of six TP-1 stages, two per box on boxes 0-2, micro-batches of four sequences:
