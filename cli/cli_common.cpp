@@ -230,7 +230,8 @@ CLI::Validator number_check(bool positive, bool integer, double max) {
           return "expected " + expected + (positive ? " of at least" : ": 0, or at least") +
                  " 2.2e-308 (the smallest a double holds), got '" + text + "'";
         if (parsed && whole && errno == ERANGE)  // overflow: "expected a positive number" again
-          return "expected " + expected + " of at most 1.8e308 (the largest a double holds), got '" + text + "'";
+          return "expected " + expected + (std::isfinite(max) ? at_most : std::string(" of at most 1.8e308 (the largest a double holds)")) +
+                 ", got '" + text + "'";
         if (!parsed || !std::isfinite(v) || errno == ERANGE || !whole || (positive ? !(v > 0) : !(v >= 0)))
           return "expected " + expected + ", got '" + text + "'";
         if (v > max) return "expected " + expected + at_most + ", got '" + text + "'";

@@ -105,6 +105,28 @@ class TemporaryFiles {
   char paths_[kSlots][kMaxPath] = {};
 };
 
+/// Removes the temporaries of `path` that processes killed outright (SIGKILL, the OOM killer,
+/// `run --inject-fault rank:kill:step`) left: NAME.tmp.<pid> of a pid no process has. Signals
+/// that can be caught remove their own (TemporaryFiles); these stayed, one more per killed run.
+void remove_orphaned_temporaries(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const std::string prefix = target.filename().string() + ".tmp.";
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string digits = name.substr(prefix.size());
+    if (digits.size() > 10 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    const long pid = std::stol(digits);
+    if (pid <= 0 || pid == ::getpid()) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
+    std::error_code ignored;
+    fs::remove(it->path(), ignored);
+  }
+}
+
 }  // namespace
 
 void write_text_file_atomic(const std::string& asked, std::string_view text) {
@@ -115,6 +137,7 @@ void write_file_atomic(const std::string& asked, const std::function<void(std::o
   const std::string path = replaced_file(asked);
   // The pid keeps concurrent writers (MPI ranks, parallel tests) off each other's temporaries.
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  remove_orphaned_temporaries(path);
   struct Registered {  // removed by a signal that ends the process while it is written
     int slot;
     ~Registered() { TemporaryFiles::instance().remove(slot); }

@@ -224,8 +224,8 @@ void Evaluation::count_pipeline_nic_senders(bool consecutive_on_a_node) {
       if (const Stage* b = next_stage(rep, s)) mixed_tp = b->tp() != rep.stages[s].tp();
   if (!mixed_tp && !consecutive_on_a_node && !stages_of_several_indices_share_a_node()) return;
   const std::size_t nodes = cluster.nodes.size();
-  boundary_out.assign(2 * static_cast<std::size_t>(max_pp) * nodes, NicLoad{});
-  boundary_in.assign(boundary_out.size(), NicLoad{});
+  boundary_out.reset(2 * static_cast<std::size_t>(max_pp), nodes);
+  boundary_in.reset(2 * static_cast<std::size_t>(max_pp), nodes);
   // Tensors of the current send on each rail (a flow 1/t), by the slot first_gpu + rail of the
   // rail's node, and the slots to clear before the next send.
   std::vector<double> out_on_rail(cluster.gpus.size(), 0.0), in_on_rail(cluster.gpus.size(), 0.0);
@@ -245,10 +245,10 @@ void Evaluation::count_pipeline_nic_senders(bool consecutive_on_a_node) {
     // A GPU sends one flow per send (it is in one stage), and a receiver of lower TP than its
     // sender gets several at once: each counts, for its bytes (path_senders).
     const double tensor = 1.0 / from_tp;
-    NicLoad& out = boundary_out[send * nodes + na];
+    NicLoad& out = boundary_out.at(send, na);
     out.tensors += tensor;
     out.on_busiest_rail = std::max(out.on_busiest_rail, out_on_rail[ra] += tensor);
-    NicLoad& in = boundary_in[send * nodes + nb];
+    NicLoad& in = boundary_in.at(send, nb);
     in.tensors += tensor;
     in.on_busiest_rail = std::max(in.on_busiest_rail, in_on_rail[rb] += tensor);
   });

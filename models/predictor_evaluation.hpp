@@ -13,6 +13,7 @@
 #include "plan_work.hpp"
 #include "report.hpp"
 #include "scratch_vector.hpp"
+#include "send_node_loads.hpp"
 #include "small_copy.hpp"
 #include "stage_cost.hpp"
 #include "step_cost.hpp"
@@ -106,10 +107,7 @@ struct Evaluation {
   /// bytes crossing it, so that all its flows end together as under max-min sharing (by flow
   /// count a TP-4 stage's flows beside a TP-8 stage's, into one A100 node's port, got a twelfth
   /// of it each for a quarter of the tensor: 19 ms a send where sharing by bytes gives 12.6 ms).
-  struct NicLoad {
-    double tensors = 0, on_busiest_rail = 0;
-  };
-  ScratchVector<NicLoad> boundary_out, boundary_in;
+  SendNodeLoads boundary_out, boundary_in;
   /// [(send * zones + from zone) * zones + to zone]: the tensors of that send crossing the WAN
   /// link from one zone to the other, a flow counting 1/t (count_pipeline_wan_senders); empty
   /// with one zone.
@@ -204,12 +202,11 @@ struct Evaluation {
   /// as the send's flows do (count_pipeline_nic_senders; senders 0: all of the node's GPUs).
   std::pair<NodeSenders, NodeSenders> path_senders(int send, int na, int nb, int sender_tp) const {
     if (na == nb) return {};
-    const std::size_t nodes = cluster.nodes.size();
     if (!boundary_out.empty()) {
       const auto as_flows = [sender_tp](const NicLoad& l) {
         return NodeSenders{flows_of_size(l.tensors, sender_tp), flows_of_size(l.on_busiest_rail, sender_tp)};
       };
-      return {as_flows(boundary_out[send * nodes + na]), as_flows(boundary_in[send * nodes + nb])};
+      return {as_flows(boundary_out.get(send, na)), as_flows(boundary_in.get(send, nb))};
     }
     if (partial) return {NodeSenders{used_on_node[na], 0}, NodeSenders{used_on_node[nb], 0}};
     return {};

@@ -42,17 +42,17 @@ void Evaluation::fold_same_parity_loads() {
     out_rail[phase * gpus + rail_slot(from)] += tensor;
     in_rail[phase * gpus + rail_slot(to)] += tensor;
   });
-  ScratchVector<NicLoad> out, in;
-  out.assign(boundary_out.size(), NicLoad{});
-  in.assign(boundary_in.size(), NicLoad{});
+  SendNodeLoads out, in;
+  out.reset(2 * static_cast<std::size_t>(max_pp), nodes);
+  in.reset(2 * static_cast<std::size_t>(max_pp), nodes);
   for_each_pipeline_flow([&](int send, int from, int to, int) {
     const std::size_t na = cluster.gpus[from].node, nb = cluster.gpus[to].node;
     if (na == nb) return;
     const std::size_t phase = phase_of(send);
-    NicLoad& o = out[send * nodes + na];
+    NicLoad& o = out.at(send, na);
     o.tensors = out_node[phase * nodes + na];
     o.on_busiest_rail = std::max(o.on_busiest_rail, out_rail[phase * gpus + rail_slot(from)]);
-    NicLoad& i = in[send * nodes + nb];
+    NicLoad& i = in.at(send, nb);
     i.tensors = in_node_load[phase * nodes + nb];
     i.on_busiest_rail = std::max(i.on_busiest_rail, in_rail[phase * gpus + rail_slot(to)]);
   });
@@ -60,13 +60,15 @@ void Evaluation::fold_same_parity_loads() {
   const auto gained = [](const NicLoad& now, const NicLoad& before) {
     return now.tensors > before.tensors + 1e-9 || now.on_busiest_rail > before.on_busiest_rail + 1e-9;
   };
-  for (std::size_t k = 0; k < out.size(); ++k) {
-    const int node = static_cast<int>(k % nodes);
-    if ((gained(out[k], boundary_out[k]) || gained(in[k], boundary_in[k])) &&
-        std::find(parity_nodes.begin(), parity_nodes.end(), node) == parity_nodes.end())
-      parity_nodes.push_back(node);
-  }
+  const auto note_gains = [&](const SendNodeLoads& now, const SendNodeLoads& before) {
+    now.for_each([&](std::size_t send, std::size_t node, const NicLoad& load) {
+      if (gained(load, before.get(send, node))) parity_nodes.push_back(static_cast<int>(node));
+    });
+  };
+  note_gains(out, boundary_out);
+  note_gains(in, boundary_in);
   std::sort(parity_nodes.begin(), parity_nodes.end());
+  parity_nodes.erase(std::unique(parity_nodes.begin(), parity_nodes.end()), parity_nodes.end());
   boundary_out.swap(out);
   boundary_in.swap(in);
 }

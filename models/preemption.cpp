@@ -45,7 +45,8 @@ double goodput_fraction(double per_s, double checkpoint_s, double restart_s, dou
   if (!(per_s > 0)) return 1.0;
   const double m = 1.0 / per_s, c = checkpoint_s;
   // Daly (2006) eq. 37: the interval that minimises eq. 13 to higher order than Young's.
-  double tau = c < 2 * m ? std::sqrt(2 * c * m) * (1 + std::sqrt(c / (2 * m)) / 3 + c / (18 * m)) - c : m;
+  // sqrt(2c) sqrt(m), not sqrt(2cm): at the rate's lower bound (1e-300/h) 2cm overflows a double.
+  double tau = c < 2 * m ? std::sqrt(2 * c) * std::sqrt(m) * (1 + std::sqrt(c / (2 * m)) / 3 + c / (18 * m)) - c : m;
   // Eq. 13 over tau has one minimum: where it falls inside a step, the step is the best interval.
   tau = std::max(tau, min_interval_s);
   if (interval_s) *interval_s = tau;
@@ -57,20 +58,26 @@ double goodput_fraction(double per_s, double checkpoint_s, double restart_s, dou
 SpotOutlook spot_outlook(const Cluster& cluster, const Workload& workload, const std::vector<NodesOfType>& nodes,
                          bool spot, double step_s) {
   SpotOutlook out;
-  double write_Bps = 0, rate_per_s = 0, rate_weighted_restart = 0;
+  double write_Bps = 0, rate_per_s = 0;
+  // A node bought on demand (no spot price, or not priced at spot) is not reclaimed.
+  const auto reclaimed = [spot](const NodeType& t) { return spot && t.spot_price_per_hour && t.preemption_rate_per_hour > 0; };
+  const auto rate_of = [](const NodesOfType& n, const NodeType& t) { return n.count * t.preemption_rate_per_hour / 3600.0; };
   for (const NodesOfType& n : nodes) {
     const NodeType& t = cluster.node_types[n.node_type];
     write_Bps += n.count * checkpoint_bandwidth_Bps(t);
-    // A node bought on demand (no spot price, or not priced at spot) is not reclaimed.
-    if (!spot || !t.spot_price_per_hour || !(t.preemption_rate_per_hour > 0)) continue;
-    const double per_s = n.count * t.preemption_rate_per_hour / 3600.0;
-    rate_per_s += per_s;
-    rate_weighted_restart += per_s * t.restart_time_s;
+    if (reclaimed(t)) rate_per_s += rate_of(n, t);
   }
   out.checkpoint_bytes = checkpoint_bytes(workload);
   out.checkpoint_s = write_Bps > 0 ? out.checkpoint_bytes / write_Bps : 0;
   out.preemptions_per_hour = rate_per_s * 3600.0;
-  if (rate_per_s > 0) out.restart_s = rate_weighted_restart / rate_per_s + out.checkpoint_s;  // + reading it back
+  if (rate_per_s > 0) {
+    // The restarts' mean weighted by each type's share of the preemptions (shares, not rate x
+    // restart: at the bounds, 1e300/h and 1e12 s, that product overflows a double).
+    double restart_s = 0;
+    for (const NodesOfType& n : nodes)
+      if (const NodeType& t = cluster.node_types[n.node_type]; reclaimed(t)) restart_s += rate_of(n, t) / rate_per_s * t.restart_time_s;
+    out.restart_s = restart_s + out.checkpoint_s;  // + reading it back
+  }
   out.goodput_fraction =
       goodput_fraction(rate_per_s, out.checkpoint_s, out.restart_s, &out.checkpoint_interval_s, step_s);
   return out;

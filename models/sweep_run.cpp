@@ -82,7 +82,12 @@ bool read_results(const YAML::Node& j, SweepRow& r) {
   // other two was resumed as it stood.
   const double cost = cost_per_million_tokens(r.plan_price_per_hour, r.tokens_per_s);
   const bool priced = !r.found || std::abs(r.cost_per_million_tokens - cost) <= 1e-9 * std::max(1.0, cost);
-  return ok && r.mfu <= 1.0 && whole && priced;
+  // Figures of a found plan only: its MFU, its lockstep figure (a slower step: at most its rate)
+  // and the simulator's; an edited record had MFU 0 beside 63,865 tokens/s, and a lockstep figure
+  // above the rate.
+  const bool figures = r.found ? r.mfu > 0 && r.lockstep_tokens_per_s <= r.tokens_per_s * (1 + 1e-9)
+                               : r.mfu == 0 && r.lockstep_tokens_per_s == 0 && r.simulated_tokens_per_s == 0;
+  return ok && r.mfu <= 1.0 && whole && priced && figures;
 }
 
 /// Longest search a record may say it took: beyond any --time-limit a user would wait for
@@ -90,27 +95,45 @@ bool read_results(const YAML::Node& j, SweepRow& r) {
 constexpr double kMaxPlausibleSearch_s = 1e6;
 
 /// Whether a record's figures can be this point's: its GPU count and price are the point's, no
-/// rate is beyond what every GPU of the point reaches at its highest peak, and each baseline's
-/// dollars per token imply no price between $0 and the cheapest node (a baseline uses whole
-/// nodes). A record edited by hand passed read_results with `gpus: 1000000`, a cluster price of
-/// $1e299/h and a baseline of 1e-300 tokens/s, and was printed as the row's result.
-bool fits_point(const SweepRow& r, const Cluster& cluster, const Workload& workload, bool spot) {
+/// rate is beyond what every GPU of the point reaches at its highest peak, its MFU is what its
+/// rate gives on some of the point's GPUs (at least over all of them at their highest peak; on
+/// demand, at most over its plan's GPUs at the lowest peak of the training's dtype), a simulated
+/// figure comes only with `refine`, and each baseline's dollars per token imply no price between
+/// $0 and the cheapest node (a baseline uses whole nodes). A record edited by hand passed
+/// read_results with `gpus: 1000000`, a cluster price of $1e299/h and a baseline of 1e-300
+/// tokens/s, and was printed as the row's result.
+bool fits_point(const SweepRow& r, const Cluster& cluster, const Workload& workload, bool spot, int refine) {
   const auto same = [](double a, double b) { return std::abs(a - b) <= 1e-9 * std::max({1.0, std::abs(a), std::abs(b)}); };
   if (r.gpus != cluster.gpu_count() || !same(r.cluster_price_per_hour, cluster.price_per_hour(spot))) return false;
   if (!(r.search_time_s <= kMaxPlausibleSearch_s)) return false;
+  if (r.simulated_tokens_per_s > 0 && refine <= 0) return false;
   double peak_flops = 0, cheapest_node = std::numeric_limits<double>::infinity();
+  double lowest_gpu_peak = std::numeric_limits<double>::infinity();  // a GPU's, at the matmuls' dtype
   for (const Node& n : cluster.nodes) {
     const NodeType& t = cluster.node_types[n.node_type];
     double best = 0;
-    for (const auto& [dtype, flops] : t.gpu.peak_flops) best = std::max(best, flops);
-    for (const auto& [dtype, flops] : t.gpu.datasheet_peak_flops) best = std::max(best, flops);
+    for (const auto& [type_dtype, flops] : t.gpu.peak_flops) best = std::max(best, flops);
+    for (const auto& [type_dtype, flops] : t.gpu.datasheet_peak_flops) best = std::max(best, flops);
+    // The peak MFU is of: the matmuls' dtype's datasheet figure (step_cost.cpp type_figures).
+    const Dtype matmul = t.gpu.matmul_dtype(workload.training.dtype, workload.training.allow_tf32);
+    if (t.gpu.supports(matmul) && t.gpu.utilisation_peak(matmul) > 0)
+      lowest_gpu_peak = std::min(lowest_gpu_peak, t.gpu.utilisation_peak(matmul));
     peak_flops += best * t.gpus_per_node;
     if (t.price_per_hour_at(spot) > 0) cheapest_node = std::min(cheapest_node, t.price_per_hour_at(spot));
   }
-  const double max_tokens_per_s = peak_flops / std::max(1.0, workload.model.flops_per_token());
+  const double flops_per_token = std::max(1.0, workload.model.flops_per_token());
+  const double max_tokens_per_s = peak_flops / flops_per_token;
   for (double rate : {r.tokens_per_s, r.simulated_tokens_per_s, r.lockstep_tokens_per_s, r.uniform_tokens_per_s,
                       r.fastest_type_only_tokens_per_s})
     if (rate > max_tokens_per_s) return false;
+  if (r.found) {
+    // MFU = model FLOP/s over the plan's GPUs' peaks (predictor.cpp); at spot prices the rate is
+    // the goodput, below the step's rate, so only the lower bound holds.
+    const double model_flop_per_s = flops_per_token * r.tokens_per_s;
+    if (r.mfu < model_flop_per_s / peak_flops * (1 - 1e-6)) return false;
+    if (!spot && std::isfinite(lowest_gpu_peak) && r.mfu > model_flop_per_s / (r.plan_gpus * lowest_gpu_peak) * (1 + 1e-6))
+      return false;
+  }
   const auto priced_sanely = [&](double tokens_per_s, double cost_per_mtok) {
     if (tokens_per_s <= 0 || cost_per_mtok <= 0) return true;  // none, or nodes priced at $0/h
     const double price_per_hour = cost_per_mtok * tokens_per_s * 3600 / 1e6;
@@ -362,7 +385,7 @@ SweepResult run_sweep(const SweepSpec& spec, const Cluster& base, const std::vec
       // A row whose search a time limit stopped is planned again: this run may allow more time.
       if (auto it = done.find(key); it != done.end() && it->second && !it->second->search_stopped) {
         if (!cluster) cluster = sweep_cluster(spec, base, choice, catalog, options.profile);
-        if (fits_point(*it->second, *cluster, workloads[w], spec.spot)) {
+        if (fits_point(*it->second, *cluster, workloads[w], spec.spot, refine)) {
           r = *it->second;
           r.resumed = true;
           ++result.resumed;

@@ -191,14 +191,16 @@ void check_row_plan(const RowPlanInput& in, SuiteRow& row, DiagnosticSink& sink)
     sink.error(in.stages_at, stages_field,
                "the stages' layers sum to " + std::to_string(layers) + " (expected model.layers = " +
                    std::to_string(row.model.layers) + ")");
-  // Micro-batch counts: one per replica, summing (times micro) to the global batch.
+  // Micro-batch counts: one per replica, summing (times micro) to the global batch; against a
+  // batch.global that was itself an error (0 here), only their number (a follow-on message said
+  // "expected batch.global = 0").
   const int global = row.training.global_batch;
-  if (!row.micro_batches.empty()) {
-    const std::string f = in.path + ".micro_batches";
-    if (row.micro_batches.size() != replicas)
-      sink.error(in.micro_batches_at, f,
-                 "gives " + std::to_string(row.micro_batches.size()) + " counts for " + std::to_string(replicas) +
-                     " replicas (expected one count per replica)");
+  const std::string f = in.path + ".micro_batches";
+  if (!row.micro_batches.empty() && row.micro_batches.size() != replicas)
+    sink.error(in.micro_batches_at, f,
+               "gives " + std::to_string(row.micro_batches.size()) + " counts for " + std::to_string(replicas) +
+                   " replicas (expected one count per replica)");
+  if (!row.micro_batches.empty() && global > 0) {
     const long counted = std::accumulate(row.micro_batches.begin(), row.micro_batches.end(), 0L);
     // Without batch.micro the counts fix it: global / their sum, when that divides.
     if (!row.micro && counted > 0 && global % counted == 0) row.micro = static_cast<int>(global / counted);

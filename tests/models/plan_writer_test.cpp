@@ -9,6 +9,7 @@
 #include <iterator>
 
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "atomic_file.hpp"
@@ -204,6 +205,34 @@ TEST(AtomicFile, ErrorsNameThePathAndTheReasonAndLeaveNothing) {
   int entries = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir)) entries += e.path().filename() != "sub";
   EXPECT_EQ(entries, 0);  // no temporary left behind
+  std::filesystem::remove_all(dir);
+}
+
+// A process killed outright (SIGKILL: `run --inject-fault r:kill:s`, the OOM killer) cannot
+// remove its temporary; the next write of the file removes those of dead processes, and keeps a
+// live one's (s59 hunt: one more NAME.tmp.<pid> per killed run).
+TEST(AtomicFile, RemovesTheTemporariesOfKilledWriters) {
+  const auto dir = std::filesystem::temp_directory_path() / ("hetsim-atomic-orphans-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "ops.jsonl").string();
+  // A child that has exited and been reaped: its pid names no process now.
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  const std::string dead = path + ".tmp." + std::to_string(child);
+  const std::string alive = path + ".tmp." + std::to_string(::getppid());  // this test's parent runs on
+  const std::string other = (dir / "other.jsonl.tmp.1").string();          // another file's
+  for (const std::string& f : {dead, alive, other}) std::ofstream(f) << "partial";
+  write_text_file_atomic(path, "whole");
+  EXPECT_FALSE(std::filesystem::exists(dead));
+  EXPECT_TRUE(std::filesystem::exists(alive));
+  EXPECT_TRUE(std::filesystem::exists(other));
+  std::ifstream in(path);
+  std::string text;
+  std::getline(in, text);
+  EXPECT_EQ(text, "whole");
   std::filesystem::remove_all(dir);
 }
 

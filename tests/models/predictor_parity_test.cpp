@@ -11,7 +11,9 @@
 #include "cost_test_util.hpp"
 #include "memory_cost.hpp"
 #include "plan_notes.hpp"
+#include "input_loader.hpp"
 #include "predictor.hpp"
+#include "send_node_loads.hpp"
 #include "topology.hpp"
 #include "units.hpp"
 
@@ -110,6 +112,60 @@ TEST(LockstepParity, TheNoteNamesTheNodesAndTheFigureWhenItMatters) {
   EXPECT_NE(note.find("hetsim simulate"), std::string::npos) << note;
   // A figure within 1% of the prediction says nothing worth a note.
   EXPECT_TRUE(lockstep_parity_note(c, w, p, lockstep->report.iteration_time_s).empty());
+}
+
+// The pipeline sends' loads per (send, node): a dense table, or past its bound a hash map of the
+// entries used; both read back what was counted, and zero elsewhere.
+TEST(SendNodeLoads, ADenseTableAndAHashMapHoldTheSameLoads) {
+  for (std::size_t max_dense : {std::size_t{1} << 20, std::size_t{4}}) {
+    SendNodeLoads loads;
+    EXPECT_TRUE(loads.empty());
+    loads.reset(6, 5, max_dense);
+    EXPECT_FALSE(loads.empty());
+    loads.at(3, 4).tensors += 0.5;
+    loads.at(3, 4).tensors += 0.25;
+    loads.at(0, 1).on_busiest_rail = 2;
+    EXPECT_DOUBLE_EQ(loads.get(3, 4).tensors, 0.75);
+    EXPECT_DOUBLE_EQ(loads.get(0, 1).on_busiest_rail, 2.0);
+    EXPECT_DOUBLE_EQ(loads.get(5, 0).tensors, 0.0);
+    double tensors = 0;
+    int used = 0;
+    loads.for_each([&](std::size_t send, std::size_t node, const NicLoad& l) {
+      tensors += l.tensors;
+      used += l.tensors > 0 || l.on_busiest_rail > 0;
+      if (l.tensors > 0) {
+        EXPECT_TRUE(send == 3 && node == 4);
+      }
+    });
+    EXPECT_DOUBLE_EQ(tensors, 0.75);
+    EXPECT_EQ(used, 2);
+  }
+}
+
+// 16,000 one-layer stages over 2,000 nodes: the dense tables were 2 x 16,000 x 2,000 entries each
+// (and the lockstep figure's two more), 8 GB at 32,000 stages, and `predict` ran out of memory or
+// past a minute (s59 hunt). The plan is a result now (its 1F1B keeps 16,000 micro-batches' inputs
+// in flight at stage 0, within an A100's memory for this small model).
+TEST(SendNodeLoads, APipelineOfSixteenThousandStagesOverTwoThousandNodesIsPredicted) {
+  const Cluster c = parse_cluster(R"(kind: cluster
+name: deep
+node_types:
+  n: {gpu: a100-sxm4-80gb, gpus: 8, intra: {bandwidth: "300GB/s"}, nics: {count: 8, bandwidth: "200Gbps"}}
+zones:
+  - {name: z, fabric: {kind: fat-tree}, nodes: [{type: n, count: 2000}]}
+)", Catalog::builtin());
+  const Workload w = parse_workload(R"(kind: workload
+name: deep
+model: {layers: 16000, hidden: 1024, heads: 16, vocab: 1024, seq_len: 128}
+training: {global_batch: 1}
+)");
+  UniformPlanOptions options;
+  options.micro_batch = 1;
+  const auto plan = make_uniform_plan(c, w, 1, 16000, 1, options);
+  ASSERT_TRUE(std::holds_alternative<Plan>(plan));
+  const Report r = predict(c, w, std::get<Plan>(plan));
+  EXPECT_TRUE(r.feasible) << r.infeasible_reason;
+  EXPECT_GT(r.iteration_time_s, 0.0);
 }
 
 }  // namespace

@@ -48,6 +48,12 @@ TEST(Preemption, DalysIntervalAndTheGoodputItLeavesByHand) {
   EXPECT_LT(goodput_fraction(1.0 / 60, 50, 600), 1e-4);
   // Steps far longer than that: none at all (no overflow to NaN).
   EXPECT_EQ(goodput_fraction(1.0 / 60, 50, 600, nullptr, 1e6), 0.0);
+  // At the rate's lower bound (1e-300/h) with a 1e11 s checkpoint, 2CM is beyond a double: the
+  // interval is still Daly's (sqrt(2CM) to first order), and next to nothing is lost (s59 hunt:
+  // goodput 0 and "infeasible", while a higher rate gave 1).
+  EXPECT_NEAR(goodput_fraction(1e-300 / 3600, 1e11, 600, &tau), 1.0, 1e-9);
+  EXPECT_TRUE(std::isfinite(tau));
+  EXPECT_NEAR(tau / (std::sqrt(2 * 1e11) * std::sqrt(3600e300)), 1.0, 1e-6);
 }
 
 TEST(Preemption, TheGoodputIsWhatASimulatedSpotJobTrains) {
@@ -141,6 +147,14 @@ TEST(Preemption, TheNodesAtSpotPricesAreReclaimedAndAllNodesWriteTheCheckpoint) 
   EXPECT_DOUBLE_EQ(s.goodput_fraction, goodput_fraction(2.5 / 3600, s.checkpoint_s, s.restart_s));
   EXPECT_GT(s.checkpoint_interval_s, 0.0);
   EXPECT_LT(s.goodput_fraction, 1.0);
+
+  // A rate and restart at their bounds (1e300/h, 1e12 s): their product is beyond a double, the
+  // restart is not (it was printed as "inf s").
+  Cluster extreme = c;
+  for (NodeType& t : extreme.node_types) t.preemption_rate_per_hour = 1e300, t.restart_time_s = 1e12;
+  const SpotOutlook at_bounds = spot_outlook(extreme, kWorkload, all, true);
+  EXPECT_DOUBLE_EQ(at_bounds.restart_s, 1e12 + bytes / 50e9);
+  EXPECT_EQ(at_bounds.goodput_fraction, 0.0);
 
   // Priced on demand, nothing is reclaimed; on the owned node alone neither.
   EXPECT_EQ(spot_outlook(c, kWorkload, all, false).goodput_fraction, 1.0);

@@ -309,6 +309,14 @@ TEST_F(RunFixture, CheckpointRecordsThatCannotBeThePointsArePlannedAgain) {
   EXPECT_EQ(edited("fastest_type_only_tokens_per_s", "1e30").resumed, others);
   const SweepResult again = edited("search_time_s", std::to_string(first.rows.back().search_time_s));
   EXPECT_EQ(again.resumed, others + 1);  // an untouched record still resumes
+  // s59 bad-input hunt: a found plan's MFU of 0 or far above what its rate gives on the point's
+  // GPUs, a lockstep figure above its rate, a simulated figure in a run without --refine.
+  const SweepRow& last = first.rows.back();
+  EXPECT_EQ(edited("mfu", "0").resumed, others);
+  EXPECT_EQ(edited("mfu", std::to_string(std::min(1.0, 2.5 * last.mfu))).resumed, others);
+  EXPECT_EQ(edited("lockstep_tokens_per_s", std::to_string(1.5 * last.tokens_per_s)).resumed, others);
+  EXPECT_EQ(edited("simulated_tokens_per_s", "5").resumed, others);
+  EXPECT_EQ(edited("mfu", std::to_string(last.mfu)).resumed, others + 1);  // as written: resumed
 }
 
 TEST_F(RunFixture, RefineReportsTheBestOfTheFirstKByTheSecondEngine) {

@@ -440,6 +440,9 @@ TEST(ValidationSuite, MeasuredTakesSecondsOrATimeWithItsUnit) {
   // A number beyond a double was "not a time" (adversarial pass, 2026-12-05).
   EXPECT_NE(error_of(measured_as("1e400")).find("rows[0].measured: value 1e400 out of range (expected a number > 0"),
             std::string::npos) << error_of(measured_as("1e400"));
+  // A time beyond the bounds says so (it was "not a time": s59 hunt).
+  EXPECT_NE(error_of(measured_as("\"1e13s\"")).find("rows[0].measured: value out of range in \"1e13s\" (expected a time between"),
+            std::string::npos) << error_of(measured_as("\"1e13s\""));
   // A subnormal passed "> 0" and made the suite's MAPE inf% (s24 audit).
   for (const char* tiny : {"1e-320", "1e-9", "\"1ns\""})
     EXPECT_NE(error_of(measured_as(tiny)).find("rows[0].measured: a step of less than a microsecond"), std::string::npos)

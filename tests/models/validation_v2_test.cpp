@@ -249,6 +249,21 @@ TEST(ValidationV2, MicroBatchCountsNotSummingToTheGlobalBatch) {
                            "batch.micro 2 = 30 sequences (expected batch.global = 32)"));
 }
 
+// A batch.global out of range is its own error; the counts are not checked against the 0 it
+// leaves (s59 hunt: "micro-batch counts sum to 33554432 ... (expected batch.global = 0)").
+TEST(ValidationV2, MicroBatchCountsAreNotCheckedAgainstAnInvalidGlobalBatch) {
+  const std::string e = first_error(suite_with(R"(  - id: a
+    batch: {global: 33554432, micro: 1}
+    plan:
+      stages:
+        - {layers: 24, replicas: [{gpus: [0]}, {gpus: [1]}]}
+      micro_batches: [16777216, 16777216]
+    measured: 1.5
+)"));
+  EXPECT_THAT(e, HasSubstr("rows[0].batch.global: value 33554432 out of range"));
+  EXPECT_THAT(e, ::testing::Not(HasSubstr("expected batch.global = 0")));
+}
+
 TEST(ValidationV2, AllErrorsOfAFileAtOnceAndPlanOnlyInVersion2) {
   // Two bad rows: both reported. `plan:` in a version-1 file is an unknown key.
   std::string text = suite_with(R"(  - id: a
