@@ -54,6 +54,12 @@ TEST(OptionChecks, NumbersMustBeFinite) {
               HasSubstr("expected a positive number of at least 2.2e-308 (the smallest a double holds), got '1e-308'"));
   EXPECT_THAT(parse_error<double>(non_negative_number(), "1e-400"),
               HasSubstr("expected a non-negative number: 0, or at least 2.2e-308 (the smallest a double holds)"));
+  // An option with its own bound names it however far beyond a value is (`check --tolerance`:
+  // 1e308 was "up to 1000000", 1e999 "of at most 1.8e308"; s59 hunt).
+  EXPECT_THAT(parse_error<double>(number_check(true, false, 1e6), "1e999"),
+              HasSubstr("expected a positive number up to 1000000, got '1e999'"));
+  EXPECT_THAT(parse_error<double>(number_check(true, false, 1e6), "1e308"),
+              HasSubstr("expected a positive number up to 1000000, got '1e308'"));
   EXPECT_EQ(parse_error<double>(positive_number(), "1e-300"), "");
   EXPECT_EQ(parse_error<double>(positive_number(), "0.25"), "");
   EXPECT_EQ(parse_error<double>(positive_number(), "1e-3"), "");
