@@ -119,4 +119,9 @@ struct SyncTimes {
 /// (grad_sync_pass_traffic.cpp).
 double pass_traffic_exposed_s(const StepInput& in, const PassTraffic& traffic, const SlotLoad* load);
 
+/// The gradient sync of a step priced once (grad_sync_cost.cpp): grad_sync_exposed_s without the
+/// cycle of the gathers that start it; with `gathers`, each stage's weight all-gather is recorded
+/// there ([replica * max_pp + stage]) and exposes nothing after the step (grad_sync_cycle.cpp).
+double grad_sync_pass_s(const StepInput& in, PlanWork* work, GradSyncEnds* ends, std::vector<double>* gathers);
+
 }  // namespace hetsim::models::grad_sync_detail

@@ -12,6 +12,7 @@
 
 #include "pipeline_time.hpp"
 #include "planner_ranking.hpp"
+#include "planner_shape_text.hpp"
 #include "predictor.hpp"
 
 namespace hetsim::models::planner {
@@ -176,7 +177,7 @@ std::string with_replica_micro_batches(const std::string& shape, const Plan& pla
 
 std::string with_replica_layers(const std::string& shape, const Plan& plan) {
   static const std::regex kind(R"(([0-9]+)x\[([^\]]*)\])");
-  static const std::regex block(R"(x([0-9]+) L[0-9,]+)");
+  static const std::regex block(R"(x([0-9]+) L[0-9,*]+)");
   return rewrite_kinds(shape, plan, kind,
                        [&](const std::smatch& m, std::size_t first, std::size_t) -> std::optional<std::string> {
     // The kind's blocks, each "xK L<K layer counts>", from its first replica's stages.
@@ -188,7 +189,9 @@ std::string with_replica_layers(const std::string& shape, const Plan& plan) {
       const std::size_t k = std::stoul((*b)[1].str());
       if (stage + k > stages.size()) return std::nullopt;
       out += inner.substr(copied, static_cast<std::size_t>(b->position(0)) - copied) + "x" + std::to_string(k) + " L";
-      for (std::size_t j = 0; j < k; ++j) out += (j ? "," : "") + std::to_string(stages[stage + j].layers);
+      std::vector<int> layers(k);
+      for (std::size_t j = 0; j < k; ++j) layers[j] = stages[stage + j].layers;
+      append_layer_list(out, layers.data(), k);
       stage += k;
       copied = static_cast<std::size_t>(b->position(0) + b->length(0));
     }

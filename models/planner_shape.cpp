@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "planner_search.hpp"
+#include "planner_shape_text.hpp"
 #include "preemption.hpp"
 
 namespace hetsim::models::planner {
@@ -233,7 +234,8 @@ std::string ShapeSearch::describe(const Shape& s) const {
       if (b > 0) out += " | ";
       out += cluster_.node_types[pools_[blk.pool].node_type].name + " tp" + std::to_string(s.pool_tp[blk.pool]) +
              " x" + std::to_string(blk.stages) + " L";
-      for (int j = 0; j < blk.stages; ++j, ++stage) out += (j ? "," : "") + std::to_string(k.layers[stage]);
+      append_layer_list(out, k.layers.data() + stage, static_cast<std::size_t>(blk.stages));
+      stage += blk.stages;
     }
     out += "] m" + std::to_string(k.micro.of_copy(0));
     if (k.micro.of_copy(k.copies - 1) != k.micro.of_copy(0)) out += "-" + std::to_string(k.micro.of_copy(k.copies - 1));

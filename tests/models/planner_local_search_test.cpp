@@ -8,6 +8,7 @@
 #include "cost_test_util.hpp"
 #include "planner.hpp"
 #include "planner_local_search.hpp"
+#include "planner_shape_text.hpp"
 #include "planner_ranking.hpp"
 #include "predictor.hpp"
 
@@ -246,6 +247,29 @@ TEST(MicroShift, LeavesAPlanOfOneReplicaClassAlone) {
       planner::shift_micro_batches(c, w, o, std::move(ranked), std::chrono::steady_clock::time_point::max(), predictions);
   EXPECT_EQ(predictions, 0);  // one class: no move
   EXPECT_EQ(after.report.tokens_per_s, before);
+}
+
+// The shape notation folds runs of equal layer counts in splits of more than 16 stages only
+// (a 25,000-stage split printed 50 KB); the rewrite after a move reads and writes it so.
+TEST(ShapeText, LongSplitsFoldRunsOfEqualCounts) {
+  std::string text;
+  const std::vector<int> short_split = {10, 10, 10, 10, 10, 10, 10, 10};
+  planner::append_layer_list(text, short_split.data(), short_split.size());
+  EXPECT_EQ(text, "10,10,10,10,10,10,10,10");
+  std::vector<int> long_split(20, 4);
+  long_split[0] = 5;
+  long_split[18] = long_split[19] = 3;
+  text.clear();
+  planner::append_layer_list(text, long_split.data(), long_split.size());
+  EXPECT_EQ(text, "5,4*17,3,3");
+  // with_replica_layers rewrites a folded block.
+  Plan p;
+  Replica r;
+  for (int layers : long_split) r.stages.push_back(Stage{layers, {static_cast<int>(r.stages.size())}});
+  r.stages[1].layers = 5;
+  r.stages[2].layers = 3;
+  p.replicas = {r};
+  EXPECT_EQ(planner::with_replica_layers("1x[box tp1 x20 L5,4*17,3,3] m8", p), "1x[box tp1 x20 L5,5,3,4*15,3,3] m8");
 }
 
 }  // namespace
