@@ -7,7 +7,13 @@ switch-only key and whose link named an undefined zone) failed to load for weeks
 Each block is written to a scratch folder at the repository's top level, so that a sweep's
 `../clusters/...` paths and a plan's `# cluster:` header resolve as they do for the bundled inputs.
 
+With --tutorial the blocks are the steps of one walk-through (docs/adding-inputs.md): each is
+written where the tutorial tells the user to put it, clusters/NAME.yaml, workloads/NAME.yaml,
+sweeps/NAME.yaml (NAME from its `name:`), under a scratch copy of the layout, so that its sweep
+finds the cluster and workload the earlier steps made.
+
 Usage: /usr/bin/python3 scripts/check_doc_examples.py --hetsim build/cli/hetsim [--doc docs/inputs.md]
+       /usr/bin/python3 scripts/check_doc_examples.py --hetsim build/cli/hetsim --doc docs/adding-inputs.md --tutorial
 """
 import argparse
 import os
@@ -20,6 +26,10 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+# Where docs/adding-inputs.md has the user put each kind of file.
+TUTORIAL_FOLDERS = {"cluster": "clusters", "workload": "workloads", "sweep": "sweeps"}
+
+
 def yaml_blocks(text):
     """(line of the opening fence, block text) of every ```yaml block."""
     return [(text.count("\n", 0, m.start()) + 1, m.group(1)) for m in re.finditer(r"^```yaml\n(.*?)^```", text, re.M | re.S)]
@@ -29,6 +39,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hetsim", required=True)
     ap.add_argument("--doc", default=os.path.join(ROOT, "docs", "inputs.md"))
+    ap.add_argument("--tutorial", action="store_true", help="write each block where the walk-through puts it")
     args = ap.parse_args()
     hetsim = os.path.abspath(args.hetsim)
     with open(args.doc, encoding="utf-8") as f:
@@ -40,11 +51,15 @@ def main():
     failed = 0
     try:
         for i, (line, text) in enumerate(blocks):
+            kind = next((l.split(":", 1)[1].strip() for l in text.splitlines() if l.startswith("kind:")), "plan")
             path = os.path.join(scratch, f"example-{i}.yaml")
+            if args.tutorial and kind in TUTORIAL_FOLDERS:
+                name = next((l.split(":", 1)[1].strip() for l in text.splitlines() if l.startswith("name:")), f"example-{i}")
+                os.makedirs(os.path.join(scratch, TUTORIAL_FOLDERS[kind]), exist_ok=True)
+                path = os.path.join(scratch, TUTORIAL_FOLDERS[kind], f"{name}.yaml")
             with open(path, "w", encoding="utf-8") as f:
                 f.write(text)
             p = subprocess.run([hetsim, "describe", path], capture_output=True, text=True, timeout=120, cwd=ROOT)
-            kind = next((l.split(":", 1)[1].strip() for l in text.splitlines() if l.startswith("kind:")), "plan")
             if p.returncode == 0:
                 print(f"ok    {os.path.relpath(args.doc, ROOT)}:{line}: {kind}")
             else:
