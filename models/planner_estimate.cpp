@@ -41,8 +41,16 @@ double grad_sync_estimate_s(const Cluster& cluster, const Workload& workload, co
   if (replicas.size() <= 1) return 0;
   const DpSegments segments(plan, workload.model);
   const double bpp = grad_sync_bytes_per_param(workload.training);
-  const auto exposed_of = [&](const SyncEstimate& sync, double stage_s) {
-    return plan.overlap_grad_sync ? exposed_sync_s(sync, stage_s) : sync.reduce_s + sync.gather_s;
+  const auto exposed_of = [&](const SyncEstimate& sync, double stage_s, double before_s) {
+    return plan.overlap_grad_sync ? exposed_sync_s(sync, stage_s, before_s) : sync.reduce_s + sync.gather_s;
+  };
+  // The first forward passes (a third of each stage's time) of a replica's stages before stage s.
+  const bool gathers_lead = gathers_lead_the_step(plan);  // else the gather follows the step
+  const auto forwards_before_s = [gathers_lead](const std::vector<StageRef>& stages, int s) {
+    double before_s = 0;
+    if (!gathers_lead) return before_s;
+    for (int j = 0; j < s; ++j) before_s += stages[j].time_s / 3.0;
+    return before_s;
   };
   const auto& slow = replicas[slowest];
   double exposed = 0;
@@ -65,7 +73,8 @@ double grad_sync_estimate_s(const Cluster& cluster, const Workload& workload, co
     const SyncEstimate sync = sync_estimate(cluster, members, bytes, plan.zero, workload.training, plan.overlap_grad_sync);
     if (segments.aligned()) {
       const int s_slow = segments.stage_of(k, slowest);
-      exposed = std::max(exposed, exposed_of(sync, s_slow >= 0 ? slow[s_slow].time_s : 0.0));
+      exposed = std::max(exposed, exposed_of(sync, s_slow >= 0 ? slow[s_slow].time_s : 0.0,
+                                             s_slow >= 0 ? forwards_before_s(slow, s_slow) : 0.0));
       continue;
     }
     for (std::size_t r = 0; r < replicas.size(); ++r) {
@@ -78,7 +87,7 @@ double grad_sync_estimate_s(const Cluster& cluster, const Workload& workload, co
   }
   for (std::size_t r = 0; r < stage_sum.size(); ++r)
     for (std::size_t s = 0; s < stage_sum[r].size(); ++s)
-      exposed = std::max(exposed, exposed_of(stage_sum[r][s], replicas[r][s].time_s));
+      exposed = std::max(exposed, exposed_of(stage_sum[r][s], replicas[r][s].time_s, forwards_before_s(replicas[r], static_cast<int>(s))));
   return std::max(0.0, exposed);
 }
 

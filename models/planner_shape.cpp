@@ -122,6 +122,7 @@ bool ShapeSearch::finish(Shape& s, double bound) {
   double sync_s = 0;
   if (replicas > 1) {
     const Kind& slow = s.kinds[slowest_kind];
+    double before_s = 0;  // the slowest kind's first forwards before the stage (a third of each stage_s)
     for (size_t stage = 0; stage < max_stages; ++stage) {
       // The group is a run of `copies` consecutive units of one pool per kind: those runs (and
       // the layers they hold) key the all-reduce estimate, which orders and variants of a
@@ -151,7 +152,8 @@ bool ShapeSearch::finish(Shape& s, double bound) {
         it->second = sync_estimate(cluster_, member_scratch_, bytes, s.knobs.zero, workload_.training, true);
       }
       const double stage_s = stage < slow.stage_s.size() ? slow.stage_s[stage] : 0.0;
-      sync_s = std::max(sync_s, exposed_sync_s(it->second, stage_s));
+      sync_s = std::max(sync_s, exposed_sync_s(it->second, stage_s, before_s));
+      if (s.knobs.interleave <= 1) before_s += stage_s / 3.0;  // interleaved: the gather follows the step
     }
   }
   // The tied embedding's pairs reduce after their stages' DP sync: at least that long exposed.

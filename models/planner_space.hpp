@@ -175,8 +175,9 @@ SyncEstimate sync_estimate(const Cluster& cluster, const std::vector<int>& membe
 /// (overlapped_sync_exposed_s) and the all-gather beyond the next step's first forward pass; or
 /// all of it after the backward (one ring instead of a bucket's latency steps each, which wins
 /// across a WAN). `stage_s` is the stage's forward + backward per micro-batch (backward = 2x
-/// forward, Narayanan et al. SC'21 eq. 3).
-double exposed_sync_s(const SyncEstimate& sync, double stage_s);
+/// forward, Narayanan et al. SC'21 eq. 3); `before_s`, the first forward passes of the stages
+/// before it, which hide its gather too (the gather starts the step: models::gathers_lead_the_step).
+double exposed_sync_s(const SyncEstimate& sync, double stage_s, double before_s = 0);
 /// The tied embedding's gradient all-reduce between a pipeline's first and last stage, after the
 /// data-parallel sync (Megatron-LM finalize_model_grads; the predictor's
 /// tied_embedding_sync_end_s): the stages' TP degrees cut the vocabulary-parallel gradient into
