@@ -102,6 +102,12 @@ class GradSync {
     return segments.stage_of(k, r);
   }
 
+  /// How long before replica r's end its stage s ends its last backward (t: the replica's times).
+  double finish_offset(int r, const StageTimes* t, int s) const {
+    const Replica& rep = plan.replicas[r];
+    return backward_finish_offset(t, s, interleave, plan.schedule, static_cast<int>(rep.stages.size()), rep.micro_batches);
+  }
+
   /// Per-GPU parameters of replica r's share of segment k (its stage s).
   double member_params(int k, int r, int s) const {
     return aligned ? in.costs[in.shape_of[r * max_pp + s]].params : segments.params(k, r, in.workload.model, in.workload.training.engine_kernels);
@@ -308,7 +314,7 @@ class GradSync {
       const int s = stage_holding(k, r, is_aligned, front, stride);
       if (s < 0) continue;
       const StageTimes* t = &in.times[static_cast<std::size_t>(r) * stride];
-      const double ready_r_s = in.replica_time_s[r] - backward_finish_offset(t, s, interleave);
+      const double ready_r_s = in.replica_time_s[r] - finish_offset(r, t, s);
       if (!any || ready_r_s > ready_s) ready_s = ready_r_s, any = true;
     }
     return std::max(0.0, in.replica_time_s[in.slowest_replica] - ready_s);
@@ -336,7 +342,7 @@ class GradSync {
       const int s = stage_holding(k, r);
       if (s < 0 || (copy_of && copy_of[r] >= 0)) continue;  // a copy's base has the same times
       const StageTimes* t = &in.times[static_cast<std::size_t>(r) * max_pp];
-      const double end_s = in.replica_time_s[r] - backward_finish_offset(t, s, interleave) - slowest_s;
+      const double end_s = in.replica_time_s[r] - finish_offset(r, t, s) - slowest_s;
       const DpSegments::Window w = aligned ? DpSegments::Window{} : segments.backward_window(k, r, in.workload.model);
       const int depth = static_cast<int>(plan.replicas[r].stages.size());
       for (int i = 0; i < buckets; ++i) {

@@ -314,10 +314,20 @@ double interleaved_latency_pace(const StageTimes* stages, const StageTimes* send
   return pace;
 }
 
-double backward_finish_offset(const StageTimes* stages, int stage, int interleave) {
+double backward_finish_offset(const StageTimes* stages, int stage, int interleave, Schedule schedule, int count,
+                              int micro_batches) {
   double offset = 0;
   for (int s = 0; s < stage; ++s) offset += stages[s].backward_s;
-  return interleave > 1 ? offset / interleave : offset;
+  if (interleave > 1) return offset / interleave;
+  if (schedule == Schedule::kGpipe && micro_batches > 1 && stage < count) {
+    double from_stage = 0, from_first = 0;  // max t_b over stages >= stage, and over all
+    for (int s = 0; s < count; ++s) {
+      from_first = std::max(from_first, stages[s].backward_s);
+      if (s >= stage) from_stage = std::max(from_stage, stages[s].backward_s);
+    }
+    offset += (micro_batches - 1) * (from_first - from_stage);
+  }
+  return offset;
 }
 
 }  // namespace hetsim::models

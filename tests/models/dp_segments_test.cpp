@@ -289,6 +289,12 @@ TEST(OverlappedGradSync, AnInterleavedStagesChunksAreReadyAtTheirOwnLastBackward
   const StageTimes st[] = {{1, 2}, {2, 4}, {1, 2}};
   EXPECT_DOUBLE_EQ(backward_finish_offset(st, 2, 2), 3.0);
   EXPECT_DOUBLE_EQ(backward_finish_offset(st, 2), 6.0);
+  // GPipe, 5 micro-batches: the drain as a flow shop from the last stage (backwards 2, 4, 2 s).
+  // Stage 2 ends its five at 5 x 2 = 10 s; stage 1 at 2 + 4 + 4 x 4 = 22 s; stage 0 at
+  // 2 + 4 + 2 + 4 x 4 = 24 s: stage 2 ends 14 s before stage 0 (6 + 4 x (4 - 2)), stage 1 2 s.
+  EXPECT_DOUBLE_EQ(backward_finish_offset(st, 2, 1, Schedule::kGpipe, 3, 5), 14.0);
+  EXPECT_DOUBLE_EQ(backward_finish_offset(st, 1, 1, Schedule::kGpipe, 3, 5), 2.0);
+  EXPECT_DOUBLE_EQ(backward_finish_offset(st, 2, 1, Schedule::kGpipe, 3, 1), 6.0);  // one micro-batch: 1F1B's
 }
 
 TEST(PlannerEstimate, ReplicasSplitDifferentlyPayEachSegmentOfAStage) {
