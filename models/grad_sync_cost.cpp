@@ -82,7 +82,7 @@ class GradSync {
     double exposed = std::max(0.0, latest_reduce_end_s + slowest_gather_s);
     // The passes' traffic lengthens the pipelines; ZeRO-2's end-of-step sync then follows.
     if (traffic.any()) {
-      const double later_s = pass_traffic_exposed_s(in, traffic, load.data());
+      const double later_s = pass_traffic_exposed_s(in, traffic, load.data(), !shared_gpus);
       exposed += later_s;
       if (ends)
         for (double& end_s : ends->reduce_end_s) end_s += later_s;

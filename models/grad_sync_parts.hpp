@@ -117,7 +117,9 @@ struct SyncTimes {
 /// ZeRO-2/3: how far the passes' traffic (`traffic`, each stage's per-pass gathers and
 /// reduce-scatters in `load`, [slot]) lengthens the step beyond the slowest replica's end
 /// (grad_sync_pass_traffic.cpp).
-double pass_traffic_exposed_s(const StepInput& in, const PassTraffic& traffic, const SlotLoad* load);
+/// `node_shared_by_all`: the loads were priced with every sending GPU of a node sharing its NICs
+/// for all of their bytes (each stage in one group).
+double pass_traffic_exposed_s(const StepInput& in, const PassTraffic& traffic, const SlotLoad* load, bool node_shared_by_all);
 
 /// The gradient sync of a step priced once (grad_sync_cost.cpp): grad_sync_exposed_s without the
 /// cycle of the gathers that start it; with `gathers`, each stage's weight all-gather is recorded

@@ -2,6 +2,8 @@
 // ZeRO-2/3's data-parallel traffic inside the micro-batches' passes: how much it lengthens the
 // step beyond the slowest replica's pipeline (grad_sync_cost.cpp GradSync adds it).
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "comm_cost.hpp"
 #include "grad_sync_parts.hpp"
@@ -25,11 +27,58 @@ namespace hetsim::models::grad_sync_detail {
 /// 2.0% away on 31 ZeRO-3 stress plans, 8.4% at most). One stage: m' times the passes' excess.
 /// The slowest replica sets the pace; ZeRO-3 leaves nothing for the end of the step, ZeRO-2 its
 /// last reduction and its weights' all-gather (GradSync::sync_segment).
-double pass_traffic_exposed_s(const StepInput& in, const PassTraffic& traffic, const SlotLoad* load) {
+namespace {
+
+/// ZeRO-2 on nodes whose every GPU is in the plan: each slot's reduce-scatter was priced with all
+/// of the node's GPUs sending through its NICs at once, an even share for all of its bytes. The
+/// node's stages reduce-scatter bytes of their own sizes, and under processor sharing a stage is
+/// done once it has moved its bytes beside, from each other stage on the node, at most as many
+/// (Kleinrock's processor sharing, jobs started together): its time over the node's NIC is the
+/// sum over the node's stages of min(theirs, its own) at their GPUs' share of the node. Four
+/// boxes each holding a two-stage TP-4 pipeline (14 | 10 layers, consumer-4090-a100, gpt3-1.3b,
+/// 64 micro-batches): the larger stage took 2 T_0 for the NIC's T_0 + T_1 (66.3 s predicted
+/// against 58.1 s simulated). Priced at the node of the stage's first GPU.
+std::vector<double> shared_nic_scatter_s(const StepInput& in, const SlotLoad* load) {
+  const Plan& plan = in.plan;
+  const Cluster& c = in.cluster;
+  const std::size_t slots = static_cast<std::size_t>(plan.dp()) * in.max_pp;
+  std::vector<double> out(slots);
+  for (std::size_t k = 0; k < slots; ++k) out[k] = load[k].rs_s;
+  // [node] -> (slot, its GPUs on the node)
+  std::vector<std::vector<std::pair<std::size_t, int>>> on_node(c.nodes.size());
+  for (int r = 0; r < plan.dp(); ++r)
+    for (std::size_t s = 0; s < plan.replicas[r].stages.size(); ++s) {
+      const std::size_t slot = static_cast<std::size_t>(r) * in.max_pp + s;
+      for (int g : plan.replicas[r].stages[s].gpus) {
+        auto& list = on_node[static_cast<std::size_t>(c.gpus[g].node)];
+        if (list.empty() || list.back().first != slot) list.push_back({slot, 0});
+        ++list.back().second;
+      }
+    }
+  for (int r = 0; r < plan.dp(); ++r)
+    for (std::size_t s = 0; s < plan.replicas[r].stages.size(); ++s) {
+      const std::size_t slot = static_cast<std::size_t>(r) * in.max_pp + s;
+      const auto& list = on_node[static_cast<std::size_t>(c.gpus[plan.replicas[r].stages[s].gpus.front()].node)];
+      int gpus = 0;
+      for (const auto& [other, count] : list) gpus += count;
+      if (list.size() < 2 || gpus <= 0) continue;
+      double time_s = 0;
+      for (const auto& [other, count] : list) time_s += std::min(load[other].rs_s, load[slot].rs_s) * count / gpus;
+      out[slot] = time_s;
+    }
+  return out;
+}
+
+}  // namespace
+
+double pass_traffic_exposed_s(const StepInput& in, const PassTraffic& traffic, const SlotLoad* load, bool node_shared_by_all) {
   const Plan& plan = in.plan;
   const int dp = plan.dp();
   const int max_pp = in.max_pp;
   double exposed_s = 0;
+  // ZeRO-2 (reduce-scatters only) with every GPU of a node in the plan: see shared_nic_scatter_s.
+  const bool by_sharing = node_shared_by_all && traffic.forward_gathers == 0 && traffic.backward_gathers == 0;
+  const std::vector<double> scatter_s = by_sharing ? shared_nic_scatter_s(in, load) : std::vector<double>();
   const bool hidden = pass_traffic_hidden(plan);
   const double slowest = in.replica_time_s[in.slowest_replica];
   for (int r = 0; r < dp; ++r) {
@@ -47,7 +96,8 @@ double pass_traffic_exposed_s(const StepInput& in, const PassTraffic& traffic, c
       const StageCost& c = in.costs[in.shape_of[slot]];
       const double f_compute = std::min(f, c.forward.wall_s()), b_compute = std::min(b, c.backward.wall_s());
       const double forward_traffic = traffic.forward_gathers * l.ag_s;
-      const double backward_traffic = traffic.backward_gathers * l.ag_s + traffic.backward_reduce_scatters * l.rs_s;
+      const double backward_traffic = traffic.backward_gathers * l.ag_s +
+                                      traffic.backward_reduce_scatters * (by_sharing ? scatter_s[slot] : l.rs_s);
       pace = std::max(pace, f + b);
       const double with_traffic =
           hidden ? std::max(f_compute, forward_traffic) + (f - f_compute) + std::max(b_compute, backward_traffic) +
