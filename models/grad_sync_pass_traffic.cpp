@@ -11,26 +11,10 @@
 
 namespace hetsim::models::grad_sync_detail {
 
-/// ZeRO-2/3: the micro-batches' passes move the data-parallel traffic (pass_traffic: ZeRO-3
-/// gathers the weights and reduce-scatters the gradients in every micro-batch, ZeRO-2
-/// reduce-scatters the gradients in all but the last, whose reduction ends the step as
-/// ZeRO-1's does), which the pass's compute hides when prefetched or overlapped
-/// (pass_traffic_hidden): a stage's pass lasts max(compute, traffic), its pipeline send after
-/// it, so its time per micro-batch grows from t = f + b (sends included) to c = max(f_c, forward
-/// traffic) + (f - f_c) + max(b_c, backward traffic) + (b - b_c), f_c and b_c the passes' compute
-/// (not hidden: c = f + b + all the traffic). In the steady state a pipeline moves at its
-/// slowest stage, max_s c_s per micro-batch instead of max_s t_s: a stage whose passes,
-/// lengthened by their traffic, still fit the bottleneck's cadence costs nothing (its slack
-/// absorbs them). So the replica's step grows by m' * (max_s c_s - max_s t_s), m' the
-/// micro-batches with pass traffic (micro_batches_with_pass_traffic), the fill and drain kept at
-/// their compute times (an approximation: the simulator, which lengthens every pass, is a mean
-/// 2.0% away on 31 ZeRO-3 stress plans, 8.4% at most). One stage: m' times the passes' excess.
-/// The slowest replica sets the pace; ZeRO-3 leaves nothing for the end of the step, ZeRO-2 its
-/// last reduction and its weights' all-gather (GradSync::sync_segment).
 namespace {
 
-/// ZeRO-2 on nodes whose every GPU is in the plan: each slot's reduce-scatter was priced with all
-/// of the node's GPUs sending through its NICs at once, an even share for all of its bytes. The
+/// ZeRO-2, each stage in one group: each slot's reduce-scatter was priced with the node's sending
+/// GPUs sharing its NICs evenly for all of its bytes (GradSync::add_slot_loads). The
 /// node's stages reduce-scatter bytes of their own sizes, and under processor sharing a stage is
 /// done once it has moved its bytes beside, from each other stage on the node, at most as many
 /// (Kleinrock's processor sharing, jobs started together): its time over the node's NIC is the
@@ -71,6 +55,22 @@ std::vector<double> shared_nic_scatter_s(const StepInput& in, const SlotLoad* lo
 
 }  // namespace
 
+/// ZeRO-2/3: the micro-batches' passes move the data-parallel traffic (pass_traffic: ZeRO-3
+/// gathers the weights and reduce-scatters the gradients in every micro-batch, ZeRO-2
+/// reduce-scatters the gradients in all but the last, whose reduction ends the step as
+/// ZeRO-1's does), which the pass's compute hides when prefetched or overlapped
+/// (pass_traffic_hidden): a stage's pass lasts max(compute, traffic), its pipeline send after
+/// it, so its time per micro-batch grows from t = f + b (sends included) to c = max(f_c, forward
+/// traffic) + (f - f_c) + max(b_c, backward traffic) + (b - b_c), f_c and b_c the passes' compute
+/// (not hidden: c = f + b + all the traffic). In the steady state a pipeline moves at its
+/// slowest stage, max_s c_s per micro-batch instead of max_s t_s: a stage whose passes,
+/// lengthened by their traffic, still fit the bottleneck's cadence costs nothing (its slack
+/// absorbs them). So the replica's step grows by m' * (max_s c_s - max_s t_s), m' the
+/// micro-batches with pass traffic (micro_batches_with_pass_traffic), the fill and drain kept at
+/// their compute times (an approximation: the simulator, which lengthens every pass, is a mean
+/// 2.0% away on 31 ZeRO-3 stress plans, 8.4% at most). One stage: m' times the passes' excess.
+/// The slowest replica sets the pace; ZeRO-3 leaves nothing for the end of the step, ZeRO-2 its
+/// last reduction and its weights' all-gather (GradSync::sync_segment).
 double pass_traffic_exposed_s(const StepInput& in, const PassTraffic& traffic, const SlotLoad* load, bool node_shared_by_all) {
   const Plan& plan = in.plan;
   const int dp = plan.dp();
