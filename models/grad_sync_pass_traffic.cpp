@@ -28,28 +28,36 @@ std::vector<double> shared_nic_scatter_s(const StepInput& in, const SlotLoad* lo
   const std::size_t slots = static_cast<std::size_t>(plan.dp()) * in.max_pp;
   std::vector<double> out(slots);
   for (std::size_t k = 0; k < slots; ++k) out[k] = load[k].rs_s;
-  // [node] -> (slot, its GPUs on the node)
-  std::vector<std::vector<std::pair<std::size_t, int>>> on_node(c.nodes.size());
+  // The plan's GPUs by node (sorted: no table as long as the cluster's nodes), and each slot's
+  // first GPU's node, where it is priced.
+  std::vector<std::pair<int, std::size_t>> by_node;  // (node, slot) per GPU
+  std::vector<int> front_node(slots, -1);
   for (int r = 0; r < plan.dp(); ++r)
     for (std::size_t s = 0; s < plan.replicas[r].stages.size(); ++s) {
       const std::size_t slot = static_cast<std::size_t>(r) * in.max_pp + s;
-      for (int g : plan.replicas[r].stages[s].gpus) {
-        auto& list = on_node[static_cast<std::size_t>(c.gpus[g].node)];
-        if (list.empty() || list.back().first != slot) list.push_back({slot, 0});
-        ++list.back().second;
-      }
+      const std::vector<int>& gpus = plan.replicas[r].stages[s].gpus;
+      front_node[slot] = c.gpus[gpus.front()].node;
+      for (int g : gpus) by_node.push_back({c.gpus[g].node, slot});
     }
-  for (int r = 0; r < plan.dp(); ++r)
-    for (std::size_t s = 0; s < plan.replicas[r].stages.size(); ++s) {
-      const std::size_t slot = static_cast<std::size_t>(r) * in.max_pp + s;
-      const auto& list = on_node[static_cast<std::size_t>(c.gpus[plan.replicas[r].stages[s].gpus.front()].node)];
-      int gpus = 0;
-      for (const auto& [other, count] : list) gpus += count;
-      if (list.size() < 2 || gpus <= 0) continue;
+  std::sort(by_node.begin(), by_node.end());
+  std::vector<std::pair<std::size_t, int>> on_node;  // the current node's (slot, its GPUs there)
+  for (std::size_t i = 0; i < by_node.size();) {
+    const int node = by_node[i].first;
+    on_node.clear();
+    for (; i < by_node.size() && by_node[i].first == node; ++i) {
+      if (on_node.empty() || on_node.back().first != by_node[i].second) on_node.push_back({by_node[i].second, 0});
+      ++on_node.back().second;
+    }
+    if (on_node.size() < 2) continue;
+    int gpus = 0;
+    for (const auto& [slot, count] : on_node) gpus += count;
+    for (const auto& [slot, count] : on_node) {
+      if (front_node[slot] != node) continue;
       double time_s = 0;
-      for (const auto& [other, count] : list) time_s += std::min(load[other].rs_s, load[slot].rs_s) * count / gpus;
+      for (const auto& [other, other_count] : on_node) time_s += std::min(load[other].rs_s, load[slot].rs_s) * other_count / gpus;
       out[slot] = time_s;
     }
+  }
   return out;
 }
 

@@ -44,14 +44,15 @@ double grad_sync_estimate_s(const Cluster& cluster, const Workload& workload, co
   const auto exposed_of = [&](const SyncEstimate& sync, double stage_s, double before_s) {
     return plan.overlap_grad_sync ? exposed_sync_s(sync, stage_s, before_s) : sync.reduce_s + sync.gather_s;
   };
-  // The first forward passes (a third of each stage's time) of a replica's stages before stage s.
-  const bool gathers_lead = gathers_lead_the_step(plan);  // else the gather follows the step
-  const auto forwards_before_s = [gathers_lead](const std::vector<StageRef>& stages, int s) {
-    double before_s = 0;
-    if (!gathers_lead) return before_s;
-    for (int j = 0; j < s; ++j) before_s += stages[j].time_s / 3.0;
-    return before_s;
-  };
+  // [replica][stage]: the first forward passes (a third of each stage's time) of the replica's
+  // stages before it, which hide its gather when the gather starts the step; else zeros.
+  const bool gathers_lead = gathers_lead_the_step(plan);
+  std::vector<std::vector<double>> forwards_before(replicas.size());
+  for (std::size_t r = 0; r < replicas.size(); ++r) {
+    forwards_before[r].assign(replicas[r].size(), 0.0);
+    for (std::size_t s = 1; gathers_lead && s < replicas[r].size(); ++s)
+      forwards_before[r][s] = forwards_before[r][s - 1] + replicas[r][s - 1].time_s / 3.0;
+  }
   const auto& slow = replicas[slowest];
   double exposed = 0;
   std::vector<int> members;
@@ -74,7 +75,7 @@ double grad_sync_estimate_s(const Cluster& cluster, const Workload& workload, co
     if (segments.aligned()) {
       const int s_slow = segments.stage_of(k, slowest);
       exposed = std::max(exposed, exposed_of(sync, s_slow >= 0 ? slow[s_slow].time_s : 0.0,
-                                             s_slow >= 0 ? forwards_before_s(slow, s_slow) : 0.0));
+                                             s_slow >= 0 ? forwards_before[slowest][s_slow] : 0.0));
       continue;
     }
     for (std::size_t r = 0; r < replicas.size(); ++r) {
@@ -87,7 +88,7 @@ double grad_sync_estimate_s(const Cluster& cluster, const Workload& workload, co
   }
   for (std::size_t r = 0; r < stage_sum.size(); ++r)
     for (std::size_t s = 0; s < stage_sum[r].size(); ++s)
-      exposed = std::max(exposed, exposed_of(stage_sum[r][s], replicas[r][s].time_s, forwards_before_s(replicas[r], static_cast<int>(s))));
+      exposed = std::max(exposed, exposed_of(stage_sum[r][s], replicas[r][s].time_s, forwards_before[r][s]));
   return std::max(0.0, exposed);
 }
 

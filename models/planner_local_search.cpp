@@ -51,10 +51,6 @@ double pessimistic_step_s(const Cluster& cluster, const Workload& workload, cons
   return std::max(r.report.iteration_time_s, lockstep_s);
 }
 
-}  // namespace
-
-namespace {
-
 /// Replicas that run the same pipeline (per stage: GPU type, TP degree, layers), and with
 /// `by_count` the same micro-batch count too, in plan order.
 std::vector<std::vector<int>> replica_classes(const Cluster& cluster, const Plan& plan, bool by_count) {

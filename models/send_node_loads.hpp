@@ -36,11 +36,6 @@ class SendNodeLoads {
   }
   /// No loads counted (count_pipeline_nic_senders found nothing to count).
   bool empty() const { return !active_; }
-  void clear() {
-    active_ = false;
-    dense_.clear();
-    sparse_.clear();
-  }
 
   /// The load of `send` at `node`, created zero when absent.
   NicLoad& at(std::size_t send, std::size_t node) {

@@ -86,8 +86,7 @@ struct TypeFigures {
 };
 
 TypeFigures type_figures(const NodeType& nt, const TrainingSpec& training) {
-  const Dtype dtype = nt.gpu.matmul_dtype(training.dtype, training.allow_tf32);
-  return {&nt, nt.gpu.supports(dtype) ? nt.gpu.utilisation_peak(dtype) : 0, nt.gpu.memory_bytes,
+  return {&nt, mfu_peak_flop_per_s(nt.gpu, training), nt.gpu.memory_bytes,
           nt.gpu.memory_bandwidth_Bps * nt.gpu.efficiency.optimizer_memory()};
 }
 
@@ -378,6 +377,11 @@ double price_of_used_nodes(const Cluster& c, const std::vector<char>& node_used)
 }
 
 }  // namespace
+
+double mfu_peak_flop_per_s(const GpuType& gpu, const TrainingSpec& training) {
+  const Dtype dtype = gpu.matmul_dtype(training.dtype, training.allow_tf32);
+  return gpu.supports(dtype) ? gpu.utilisation_peak(dtype) : 0;
+}
 
 StepCost step_cost(const StepInput& in, PlanWork* work) {
   const Cluster& c = in.cluster;

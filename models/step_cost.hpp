@@ -98,6 +98,11 @@ struct StepInput {
   const std::vector<int>* front_node = nullptr;
 };
 
+/// The peak a GPU's MFU is counted against: the dense datasheet figure at the dtype its matmuls
+/// run in (GpuType::matmul_dtype: TF32 for FP32 training on parts that have it, FP32 for FP16
+/// on Pascal); 0 when the part does not support it.
+double mfu_peak_flop_per_s(const GpuType& gpu, const TrainingSpec& training);
+
 struct StepCost {
   double dp_exposed_s = 0;       ///< gradient sync + ZeRO collectives not hidden by the pipeline
   /// The replica whose passes end last once the weights' gathers that start the step delay them

@@ -16,6 +16,7 @@
 #include "input_loader.hpp"
 #include "jsonl_file.hpp"
 #include "plan_notes.hpp"
+#include "step_cost.hpp"
 
 namespace hetsim::models {
 namespace {
@@ -112,12 +113,10 @@ bool fits_point(const SweepRow& r, const Cluster& cluster, const Workload& workl
   for (const Node& n : cluster.nodes) {
     const NodeType& t = cluster.node_types[n.node_type];
     double best = 0;
-    for (const auto& [type_dtype, flops] : t.gpu.peak_flops) best = std::max(best, flops);
-    for (const auto& [type_dtype, flops] : t.gpu.datasheet_peak_flops) best = std::max(best, flops);
-    // The peak MFU is of: the matmuls' dtype's datasheet figure (step_cost.cpp type_figures).
-    const Dtype matmul = t.gpu.matmul_dtype(workload.training.dtype, workload.training.allow_tf32);
-    if (t.gpu.supports(matmul) && t.gpu.utilisation_peak(matmul) > 0)
-      lowest_gpu_peak = std::min(lowest_gpu_peak, t.gpu.utilisation_peak(matmul));
+    for (const auto& [dtype, flops] : t.gpu.peak_flops) best = std::max(best, flops);
+    for (const auto& [dtype, flops] : t.gpu.datasheet_peak_flops) best = std::max(best, flops);
+    if (const double mfu_peak = mfu_peak_flop_per_s(t.gpu, workload.training); mfu_peak > 0)
+      lowest_gpu_peak = std::min(lowest_gpu_peak, mfu_peak);
     peak_flops += best * t.gpus_per_node;
     if (t.price_per_hour_at(spot) > 0) cheapest_node = std::min(cheapest_node, t.price_per_hour_at(spot));
   }
