@@ -117,35 +117,12 @@ void read_sharded_collectives(MapReader& m, SuiteRow& row) {
                        "only ZeRO-2 and ZeRO-3 run per-pass sharded collectives (expected zero: 2 or 3 beside it)");
 }
 
-void read_parallel(MapReader& m, SuiteRow& row) {
-  set_if(row.tp, m.get_int("tp", Need::kRequired, 1, 1 << 20));
-  set_if(row.pp, m.get_int("pp", Need::kRequired, 1, 1 << 20));
-  set_if(row.dp, m.get_int("dp", Need::kRequired, 1, 1 << 20));
-  set_if(row.interleave, m.get_int("interleave", Need::kOptional, 1, 1 << 10));
-  set_if(row.sequence_parallel, m.get_bool("sequence_parallel", Need::kOptional));
-  set_if(row.tp_comm_overlap, m.get_bool("tp_comm_overlap", Need::kOptional));
-  set_if(row.overlap_grad_sync, m.get_bool("overlap_grad_sync", Need::kOptional));
-  set_if(row.overlap_p2p_comm, m.get_bool("overlap_p2p_comm", Need::kOptional));
-  set_if(row.zero, m.get_int("zero", Need::kOptional, 0, 3));
-  read_sharded_collectives(m, row);
-  for (const char* key : kSuiteParallelKeys)
-    detail::mark_field(row, std::string("parallel.") + key, m.value_mark_of(key));
-  m.finish();
-  // Each degree is in range, their product need not be: tp 8, pp 24, dp 2^20 built a cluster of
-  // 2e8 GPUs (minutes and gigabytes before any error), and the product of three can overflow.
-  const long long gpus = static_cast<long long>(row.tp) * row.pp * row.dp;
-  if (gpus > kMaxClusterGpus)
-    m.get_sink().error(m.get_anchor(), m.get_path(),
-                       "tp*pp*dp (" + std::to_string(gpus) + ") exceeds the cluster bound of " +
-                           std::to_string(kMaxClusterGpus) + " GPUs (expected fewer GPUs)");
-}
-
 /// Beside a version-2 `plan`, `parallel` may still give what a plan's stages cannot say:
 /// interleave (each stage's layers in that many chunks: "everything of version 1 holds"),
 /// sequence_parallel, zero, and the extensions tp_comm_overlap, overlap_grad_sync,
 /// overlap_p2p_comm and sharded_collectives. tp, pp and dp are the plan's own (its replicas' GPU
 /// counts, its stages and its replicas): given beside it they are reported as unknown keys, with
-/// these as expected.
+/// these as expected. Version 1's `parallel` reads these too, after its degrees.
 void read_parallel_beside_plan(MapReader& m, SuiteRow& row) {
   set_if(row.interleave, m.get_int("interleave", Need::kOptional, 1, 1 << 10));
   set_if(row.sequence_parallel, m.get_bool("sequence_parallel", Need::kOptional));
@@ -157,6 +134,20 @@ void read_parallel_beside_plan(MapReader& m, SuiteRow& row) {
   for (const char* key : kSuiteParallelKeys)
     detail::mark_field(row, std::string("parallel.") + key, m.value_mark_of(key));
   m.finish();
+}
+
+void read_parallel(MapReader& m, SuiteRow& row) {
+  set_if(row.tp, m.get_int("tp", Need::kRequired, 1, 1 << 20));
+  set_if(row.pp, m.get_int("pp", Need::kRequired, 1, 1 << 20));
+  set_if(row.dp, m.get_int("dp", Need::kRequired, 1, 1 << 20));
+  read_parallel_beside_plan(m, row);
+  // Each degree is in range, their product need not be: tp 8, pp 24, dp 2^20 built a cluster of
+  // 2e8 GPUs (minutes and gigabytes before any error), and the product of three can overflow.
+  const long long gpus = static_cast<long long>(row.tp) * row.pp * row.dp;
+  if (gpus > kMaxClusterGpus)
+    m.get_sink().error(m.get_anchor(), m.get_path(),
+                       "tp*pp*dp (" + std::to_string(gpus) + ") exceeds the cluster bound of " +
+                           std::to_string(kMaxClusterGpus) + " GPUs (expected fewer GPUs)");
 }
 
 /// `measured` is the metric's value in seconds; a time written with its unit ("3.5s", "350ms"),
