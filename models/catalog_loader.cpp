@@ -25,6 +25,14 @@ const EnumTable<Vendor>& vendor_table() {
   return t;
 }
 
+/// A catalog name's form: a lowercase letter or digit, then lowercase letters, digits, '-', '.'
+/// and '_' (docs/adding-inputs.md step 2).
+bool is_catalog_name(const std::string& name) {
+  const auto allowed = [](unsigned char ch) { return std::islower(ch) || std::isdigit(ch) || ch == '-' || ch == '.' || ch == '_'; };
+  return !name.empty() && (std::islower(static_cast<unsigned char>(name[0])) || std::isdigit(static_cast<unsigned char>(name[0]))) &&
+         std::all_of(name.begin(), name.end(), allowed);
+}
+
 std::optional<GpuType> read_gpu(const MapReader::Entry& entry, const std::string& path, DiagnosticSink& sink) {
   MapReader r(entry.value, path, sink, entry.key_mark);
   GpuType t;
@@ -32,6 +40,10 @@ std::optional<GpuType> read_gpu(const MapReader::Entry& entry, const std::string
   const size_t errors_before = sink.count();
   if (device_name_key(t.name).empty()) {
     sink.error(entry.key_mark, path, "name '" + t.name + "' names no product, only vendor words or punctuation (expected e.g. \"a100-sxm4-80gb\")");
+  } else if (!is_catalog_name(t.name)) {
+    // The catalog's own spelling, which reports, profiles and sweeps print (a key "L20 48GB"
+    // loaded and was printed so everywhere: s60 walkthrough); what a runtime prints is an alias.
+    sink.error(entry.key_mark, path, "name '" + t.name + "' is not lowercase letters, digits, '-', '.' and '_' (expected e.g. \"a100-sxm4-80gb\"; a device name as a runtime prints it goes under aliases)");
   }
   if (auto v = r.get_enum("vendor", Need::kRequired, vendor_table())) t.vendor = *v;
   if (auto peak = r.get_map("peak", Need::kRequired)) {
@@ -106,6 +118,8 @@ std::optional<GpuType> read_gpu(const MapReader::Entry& entry, const std::string
 struct NameClash {
   std::string field;  ///< gpus.<name> or gpus.<name>.aliases[i]
   std::string message;
+  std::string key;    ///< the device_name_key both spellings read as
+  std::string owner;  ///< the other type
 };
 
 /// Why `t` cannot join the catalog, one entry per spelling that clashes (all of them, not only
@@ -121,11 +135,16 @@ std::vector<NameClash> name_clashes(const Catalog& catalog, const GpuType& t,
     if (defined_in) {
       if (const auto it = defined_in->find(clash.owner); it != defined_in->end()) where = " in " + it->second;
     }
+    // Whether the other type's clashing spelling is its name or one of its aliases: an alias
+    // someone gave a new type ("L4" on an L20) stops the bundled type of that name from loading.
+    const GpuType* owner = catalog.by_name_or_null(clash.owner);
+    const bool owners_alias = owner && device_name_key(owner->name) != clash.key;
     out.push_back(NameClash{i == 0 ? path : index_path(path + ".aliases", i - 1),
-                            "'" + (i == 0 ? t.name : t.aliases[i - 1]) + "' reads as '" + clash.key + "', as GPU type '" +
-                                clash.owner + "'" + where +
+                            "'" + (i == 0 ? t.name : t.aliases[i - 1]) + "' reads as '" + clash.key + "', as " +
+                                (owners_alias ? "an alias of " : "") + "GPU type '" + clash.owner + "'" + where +
                                 " does (expected names and aliases that differ in more than case, punctuation and "
-                                "vendor words)"});
+                                "vendor words)",
+                            clash.key, clash.owner});
   }
   return out;
 }
@@ -202,6 +221,9 @@ Catalog load_catalog_dir(const std::string& dir) {
   // Where each name was first defined: a repeat is reported at both places, since the file read
   // first (in name order) may be the user's new one, which the fix is likely to touch.
   std::map<std::string, Diagnostic> first_definition;
+  // Where each spelling (device_name_key of a name or alias) of the loaded types is, its text in
+  // the message field, to report a later clash at both places.
+  std::map<std::string, Diagnostic> spelling_at;
   for (const auto& file : files) {
     DiagnosticSink sink(file);
     if (auto text = read_input_text(file, sink)) {
@@ -218,7 +240,26 @@ Catalog load_catalog_dir(const std::string& dir) {
           continue;
         }
         first_definition[t.name] = Diagnostic{file, at.line + 1, at.column + 1, field, ""};
-        if (report_clashes(name_clashes(catalog, t, &defined_in), sink)) continue;
+        const std::vector<NameClash> clashes = name_clashes(catalog, t, &defined_in);
+        // The other spelling is reported too, once: the file read first (in name order) may be
+        // the user's new one, whose alias is the slip (s60 walkthrough: an alias "L4" on a new
+        // type was reported only at the bundled l4 entry).
+        for (const NameClash& clash : clashes)
+          if (auto other = spelling_at.extract(clash.key))
+            all.push_back(Diagnostic{other.mapped().file, other.mapped().line, other.mapped().col,
+                                     other.mapped().field,
+                                     "'" + other.mapped().message + "' of GPU type '" + clash.owner + "' reads as '" +
+                                         clash.key + "', as GPU type '" + t.name + "' in " + file +
+                                         (clash.field == field ? "" : " (" + clash.field + ")") +
+                                         " does (expected names and aliases that differ in more than case, "
+                                         "punctuation and vendor words)"});
+        if (report_clashes(clashes, sink)) continue;
+        for (std::size_t i = 0; i <= t.aliases.size(); ++i) {
+          const std::string spelling_field = i == 0 ? field : index_path(field + ".aliases", i - 1);
+          const YAML::Mark mark = sink.locate(spelling_field);
+          spelling_at[device_name_key(i == 0 ? t.name : t.aliases[i - 1])] =
+              Diagnostic{file, mark.line + 1, mark.column + 1, spelling_field, i == 0 ? t.name : t.aliases[i - 1]};
+        }
         catalog.add(std::move(t));
       }
     }

@@ -3,8 +3,10 @@
 """Keeps README.md true: runs every `$ hetsim ...` command of its code blocks and checks that the
 output printed under it is what hetsim prints now.
 
-Each printed line must appear in the real output, in order (a block may show an excerpt: lines
-of `...` and skipped lines are allowed). Lines that change from run to run by nature are not
+Each printed line must appear in the real output, in order, and a block shows the output whole
+where it does not say otherwise: a line of `...` stands for lines left out (between two shown
+lines, or at the end of what the command prints on stdout); a printed line missing without one
+is reported, as a line shown that is no longer printed is. Lines that change from run to run by nature are not
 compared: the planner's `search:` line (thread timing), and the verbs that measure wall time
 (`run`, `calibrate`, `check`) are not run at all. Commands that read
 `../shared/validation` are skipped with a message when that folder is absent.
@@ -59,19 +61,56 @@ def normalise(line):
     return " ".join(line.split())
 
 
+def is_compared(line):
+    return bool(line) and not any(p.match(line) for p in VOLATILE)
+
+
 def missing_lines(expected, got):
     """Expected lines not found, in order, among the output lines."""
+    return compare(expected, got, len(got))[0]
+
+
+def compare(expected, got, stdout_lines):
+    """(expected lines not found in order among the output lines, output lines the block leaves
+    out without a `...` in their place). `got` holds stdout's lines, then stderr's; those after
+    the last shown line count as left out only from stdout (stderr's progress lines may follow)."""
     out = [normalise(g) for g in got]
-    at, missing = 0, []
+    at, missing, left_out = 0, [], []
+    previous = None  # index in `out` of the last shown line found, None after a `...`
     for line in expected:
         want = normalise(line)
-        if not want or want == "..." or any(p.match(want) for p in VOLATILE):
+        if want == "...":
+            previous = None
+            continue
+        if not is_compared(want):
             continue
         try:
-            at = out.index(want, at) + 1
+            found = out.index(want, at)
         except ValueError:
             missing.append(line)
-    return missing
+            continue
+        if previous is not None:
+            left_out += [got[k] for k in range(previous + 1, found) if is_compared(out[k])]
+        previous, at = found, found + 1
+    ends_with_ellipsis = any(normalise(e) for e in expected) and \
+        [normalise(e) for e in expected if normalise(e)][-1] == "..."
+    if previous is not None and not ends_with_ellipsis:
+        left_out += [got[k] for k in range(previous + 1, stdout_lines) if is_compared(out[k])]
+    return missing, left_out
+
+
+def checkout_entries():
+    """The repository's top-level entries that git tracks (a `mix.csv` and its checkpoint left in
+    the checkout by an earlier sweep made the README's sweep resume instead of run); every entry
+    but build/ and .git when git is not at hand."""
+    try:
+        listed = subprocess.run(["git", "-C", ROOT, "ls-files"], capture_output=True, text=True, check=True).stdout
+        names = sorted({path.split("/")[0] for path in listed.splitlines() if path})
+        if names:
+            return names
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    return [name for name in os.listdir(ROOT) if name not in ("build", ".git")]
 
 
 def scratch_checkout(shared):
@@ -79,9 +118,7 @@ def scratch_checkout(shared):
     top = tempfile.mkdtemp(prefix="hetsim-readme-")
     checkout = os.path.join(top, "checkout")
     os.mkdir(checkout)
-    for name in os.listdir(ROOT):
-        if name in ("build", ".git"):
-            continue
+    for name in checkout_entries():
         os.symlink(os.path.join(ROOT, name), os.path.join(checkout, name))
     if shared and os.path.isdir(shared):
         os.symlink(os.path.abspath(shared), os.path.join(top, "shared"))
@@ -130,16 +167,23 @@ def check_file(name, text, hetsim, cwd, shared_validation):
             skipped_block = block
             continue
         run = subprocess.run([hetsim] + argv, cwd=cwd, capture_output=True, text=True, timeout=600)
-        got = (run.stdout + run.stderr).split("\n")
-        missing = missing_lines(expected, got)
+        stdout = run.stdout.split("\n")
+        got = stdout + run.stderr.split("\n")
+        missing, left_out = compare(expected, got, len(stdout))
         checked += 1
-        if missing:
+        if missing or left_out:
             failed += 1
+        if missing:
             print(f"{where}: README shows lines that `hetsim {' '.join(argv)}` no longer prints:")
             for m in missing[:10]:
                 print(f"  README: {m}")
             print("  now prints:")
             for g in got[:40]:
+                print(f"    {g}")
+        if left_out:
+            print(f"{where}: README leaves out lines that `hetsim {' '.join(argv)}` prints (show them, or put "
+                  "a line `...` in their place):")
+            for g in left_out[:10]:
                 print(f"    {g}")
     return checked, failed, skipped
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <iostream>
 #include <stdexcept>
 
 #include "runner/rank_runner_detail.hpp"
@@ -129,7 +130,13 @@ Measurement RankRunner::make_record(const char* phase, const char* op, OpClass c
 
 void RankRunner::maybe_fail() {
   if (rank_ != options_.fail_rank || step_ != options_.fail_step) return;
-  if (options_.fail_mode == "kill") std::raise(SIGKILL);
+  if (options_.fail_mode == "kill") {
+    // SIGKILL gives no chance to say why, and in-process the ranks are this process's threads,
+    // so the whole run ends (exit 137) with nothing printed: say it first (s60 walkthrough).
+    std::cerr << "hetsim run: rank " << rank_ << " kills its process at step " << step_
+              << " (--inject-fault " << rank_ << ":kill:" << step_ << ")" << std::endl;
+    std::raise(SIGKILL);
+  }
   throw std::runtime_error("injected fault at step " + std::to_string(step_));
 }
 

@@ -135,7 +135,7 @@ TEST(CatalogLoader, FolderRejectsATypeDefinedTwice) {
   // A name the folder lacks: the error says which folder was read (a type added to another
   // checkout's catalog is the usual cause).
   const Catalog one = load_catalog_dir(dir.string());
-  EXPECT_THAT(one.unknown_gpu_message("mi355x"),
+  EXPECT_THAT(one.unknown_gpu_message("mi455x"),
               HasSubstr("; GPU types are read from " + dir.string() + ", or from $HETSIM_CATALOG_DIR when set"));
   fs::remove_all(dir);
 }
@@ -158,10 +158,22 @@ gpus:
     source: "test"
 )";
   const auto msgs = messages_of([&] { load_catalog_dir(dir.string()); });
+  ASSERT_EQ(msgs.size(), 2u);
+  EXPECT_THAT(msgs, Contains(HasSubstr("b.yaml:4:29: error: gpus.other.aliases[1]: 'NVIDIA BIG' reads as 'big', as "
+                                       "GPU type 'big' in " + (dir / "a.yaml").string() + " does")));
+  EXPECT_THAT(msgs, Contains(HasSubstr("a.yaml:3:3: error: gpus.big: 'big' of GPU type 'big' reads as 'big', as GPU "
+                                       "type 'other' in " + (dir / "b.yaml").string() + " (gpus.other.aliases[1]) does")));
+  // The other way round (s60 walkthrough): the new type's file is read first and its alias takes
+  // a bundled type's name, which then failed alone, at the bundled entry, as if it were the slip.
+  fs::rename(dir / "b.yaml", dir / "0-mine.yaml");
+  const auto reversed = messages_of([&] { load_catalog_dir(dir.string()); });
   fs::remove_all(dir);
-  ASSERT_EQ(msgs.size(), 1u);
-  EXPECT_THAT(msgs[0], HasSubstr("b.yaml:4:29: error: gpus.other.aliases[1]: 'NVIDIA BIG' reads as 'big', as GPU type "
-                                 "'big' in " + (dir / "a.yaml").string() + " does"));
+  ASSERT_EQ(reversed.size(), 2u);
+  EXPECT_THAT(reversed, Contains(HasSubstr("0-mine.yaml:4:29: error: gpus.other.aliases[1]: 'NVIDIA BIG' of GPU type "
+                                           "'other' reads as 'big', as GPU type 'big' in " + (dir / "a.yaml").string() +
+                                           " does")));
+  EXPECT_THAT(reversed, Contains(HasSubstr("a.yaml:3:3: error: gpus.big: 'big' reads as 'big', as an alias of GPU type "
+                                           "'other' in " + (dir / "0-mine.yaml").string() + " does")));
 }
 
 TEST(CatalogLoader, FolderReadsYmlFilesToo) {
