@@ -507,9 +507,11 @@ std::string format_work(double flop) {
   return s.substr(0, s.size() - 2);  // "42.1 GFLOP/s" -> "42.1 GFLOP"
 }
 
-std::vector<models::Suite> load_suite_files(const std::vector<std::string>& paths, const models::Catalog& catalog) {
+std::vector<models::Suite> load_suite_files(const std::vector<std::string>& paths, const models::Catalog& catalog,
+                                            models::DiagnosticCollector* earlier) {
   std::vector<models::Suite> suites;
-  models::DiagnosticCollector errors;
+  models::DiagnosticCollector own;
+  models::DiagnosticCollector& errors = earlier ? *earlier : own;
   std::map<std::string, std::string> file_of_suite;
   for (const std::string& path : paths) {
     if (!errors.collect([&] { suites.push_back(models::load_suite(path, catalog)); })) continue;

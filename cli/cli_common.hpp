@@ -58,7 +58,10 @@ struct Inputs {
   std::string profile_note;
 };
 /// Ground-truth suites; the errors of every file together (ConfigError).
-std::vector<models::Suite> load_suite_files(const std::vector<std::string>& paths, const models::Catalog& catalog);
+/// `earlier`, when given, holds errors found before (a --profile's): they are reported together
+/// with the suites' (s60 hunt: a bad profile hid every suite error).
+std::vector<models::Suite> load_suite_files(const std::vector<std::string>& paths, const models::Catalog& catalog,
+                                            models::DiagnosticCollector* earlier = nullptr);
 /// A profile none of whose device types and link classes the cluster uses changes nothing: the
 /// figures printed would be the catalog's, presented as calibrated (a profile of another
 /// cluster). The error that says so, naming what the cluster has.

@@ -152,8 +152,10 @@ class Loader {
         d.plan_cluster = opt_.cluster;
       } else if (!header.cluster.empty()) {
         d.plan_cluster = header.cluster;
-        if (!header_file_exists(d.file, header.cluster, header.cluster_line, "cluster")) continue;
-        if (!errors_.collect([&] { cluster = load_cluster_file(header.cluster); })) continue;
+        // A cluster that does not load leaves the plan unchecked, not its workload unread (s60
+        // hunt: a broken header cluster hid the header workload's errors, which predict shows).
+        if (header_file_exists(d.file, header.cluster, header.cluster_line, "cluster"))
+          errors_.collect([&] { cluster = load_cluster_file(header.cluster); });
       } else if (only_cluster != nullptr) {
         cluster = only_cluster->cluster;
         d.plan_cluster = only_cluster->file;
@@ -163,8 +165,8 @@ class Loader {
         d.plan_workload = opt_.workload;
       } else if (!header.workload.empty()) {
         d.plan_workload = header.workload;
-        if (!header_file_exists(d.file, header.workload, header.workload_line, "workload")) continue;
-        if (!errors_.collect([&] { workload = load_workload_file(header.workload); })) continue;
+        if (header_file_exists(d.file, header.workload, header.workload_line, "workload"))
+          errors_.collect([&] { workload = load_workload_file(header.workload); });
       } else if (only_workload != nullptr) {
         workload = only_workload->workload;
         d.plan_workload = only_workload->file;

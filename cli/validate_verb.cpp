@@ -35,9 +35,12 @@ void run_validate(const ValidateOptions& o) {
   }
   const models::Catalog& catalog = models::Catalog::builtin();
   const auto changed = std::make_shared<std::atomic<long>>(0);  // rows whose system the profile changed
-  const auto profile = o.profile.empty() ? nullptr : std::make_shared<const models::Profile>(models::load_profile(o.profile));
+  models::DiagnosticCollector input_errors;  // the profile's and the suites' together
+  std::shared_ptr<const models::Profile> profile;
+  if (!o.profile.empty())
+    input_errors.collect([&] { profile = std::make_shared<const models::Profile>(models::load_profile(o.profile)); });
+  const std::vector<models::Suite> suites = load_suite_files(o.suites, catalog, &input_errors);
   const models::PredictFn predict = profile ? models::with_profile(profile, *engine, changed) : *engine;
-  const std::vector<models::Suite> suites = load_suite_files(o.suites, catalog);
   if (!o.emit_dir.empty()) {  // before any row is predicted
     models::DiagnosticCollector errors;
     const std::vector<std::string> problems = models::check_emit_targets(suites, o.emit_dir, errors, {o.profile});
