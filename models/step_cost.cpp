@@ -17,6 +17,7 @@
 #include "scratch_vector.hpp"
 #include "small_copy.hpp"
 #include "topology.hpp"
+#include "units.hpp"
 
 namespace hetsim::models {
 
@@ -71,9 +72,14 @@ double grad_sync_bytes_per_param(const TrainingSpec& training) { return state_by
 
 namespace {
 
-std::string gib(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", bytes / (1024.0 * 1024.0 * 1024.0));
+/// "needs 81.2 GiB of 80.0 GiB"; below a tenth of a GiB the sizes in their own units (a part of
+/// 1 MiB read "needs 0.0 GiB of 0.0 GiB": s60 hunt).
+std::string memory_need_text(double need_bytes, double capacity_bytes) {
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  if (std::min(need_bytes, capacity_bytes) < 0.1 * kGiB)
+    return "needs " + format_size(need_bytes) + " of " + format_size(capacity_bytes);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "needs %.1f GiB of %.1f GiB", need_bytes / kGiB, capacity_bytes / kGiB);
   return buf;
 }
 
@@ -476,7 +482,7 @@ StepCost step_cost(const StepInput& in, PlanWork* work) {
       if (mem > capacity * worst_over) {
         worst_over = mem / capacity;
         out.memory_reason = "stage " + std::to_string(s) + (dp > 1 ? " of replica " + std::to_string(r) : "") +
-                            " needs " + gib(mem) + " GiB of " + gib(capacity) + " GiB";
+                            " " + memory_need_text(mem, capacity);
       }
       if (work) record_stage_work(in, *work, r, s, f, grad_bpp);
     }

@@ -290,6 +290,8 @@ std::vector<int> place_actors(const models::Cluster& cluster, const models::Plan
 bool add_group_flows(const Topology& topo, const models::Plan& plan, const models::PlanWork& work,
                      const models::DpGroup& grp, const GpuSets& gpus, const SimLayout& lay, DpSyncClass& cls) {
   cls.buckets = std::max(cls.buckets, grp.buckets);
+  if (grp.size_bytes > 0)
+    cls.min_group_bytes = cls.min_group_bytes > 0 ? std::min(cls.min_group_bytes, grp.size_bytes) : grp.size_bytes;
   // ZeRO >= 1 shards the optimizer state: gradients are reduce-scattered and the updated
   // weights all-gathered (Rajbhandari et al., SC'20 §5.1-5.2), as the cost model prices it.
   // Each node's NICs are shared by the senders the cost model counts (all of the node's GPUs

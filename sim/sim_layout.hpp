@@ -53,6 +53,7 @@ struct DpSyncClass {
   /// the cost model's SlotLoad::gather), their flows sharing the links as they run together.
   std::vector<FoldedPhase> param_phases;
   int buckets = 1;                         ///< of an overlapped sync: the most of its groups' (DpGroup::buckets)
+  double min_group_bytes = 0;              ///< the smallest of its groups' gradient bytes per GPU (0: none yet)
 
   /// Position of stage actor `actor` in `actors` (and ready_from/ready_to), or -1 when not a member.
   int member_index(int actor) const {

@@ -222,6 +222,13 @@ TEST(Predictor, OverCapacityIsInfeasibleWithAReason) {
   EXPECT_FALSE(rep.feasible);
   EXPECT_NE(rep.infeasible_reason.find("stage 0 needs"), std::string::npos) << rep.infeasible_reason;
   EXPECT_NE(rep.infeasible_reason.find("GiB of 3.7 GiB"), std::string::npos) << rep.infeasible_reason;
+  // A part of 1 MiB read "needs 0.0 GiB of 0.0 GiB" (s60 hunt): small sizes in their own units.
+  const Cluster tiny = cluster_of({node_type("tiny", round_gpu("tiny", 100e12, 1024.0 * 1024.0), 8, 300e9, 25e9)}, {{0, 1}});
+  Plan two_layers = p;
+  two_layers.replicas[0].stages[0].layers = 2;
+  const Report small = predict(tiny, gpt_workload(2, 64, 2, 32, 8), two_layers);
+  EXPECT_FALSE(small.feasible);
+  EXPECT_NE(small.infeasible_reason.find(" of 1.00 MiB"), std::string::npos) << small.infeasible_reason;
 }
 
 TEST(Predictor, MoreMicroBatchesShrinkTheBubbleShare) {

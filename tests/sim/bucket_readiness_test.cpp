@@ -8,6 +8,8 @@
 
 #include "engine_inputs.hpp"
 #include "predictor.hpp"
+#include "simulator.hpp"
+#include "test_clusters.hpp"
 
 namespace hetsim::sim {
 namespace {
@@ -42,6 +44,34 @@ TEST(BucketReadiness, ABucketWaitsForTheLastReplicaToProduceIt) {
   const BothEngines e = both_feasible(in.cluster, in.workload, p);
   EXPECT_NEAR(e.sim.iteration_time_s, e.analytic.iteration_time_s, 0.01 * e.analytic.iteration_time_s);
   EXPECT_NEAR(e.sim.breakdown.dp_comm_s, e.analytic.breakdown.dp_comm_s, 0.03 * e.analytic.breakdown.dp_comm_s);
+}
+
+// --grad-buckets beyond the gradients' elements: a bucket holds whole gradients, so a group of
+// 80 gradient bytes has at most 40 buckets (s60 hunt: 4096 buckets over a 20-parameter model
+// paid 4096 collective latencies, a step 530 times the unbucketed one).
+TEST(BucketReadiness, NoMoreBucketsThanGradientElements) {
+  testing::UniformWork u;
+  u.dp = 2;
+  u.micro_batches = 2;
+  u.grad_bytes = 80;
+  u.t_f = 1e-6, u.t_b = 2e-6;  // passes shorter than a collective's latency: every bucket shows
+  u.overlap = true;
+  models::Plan plan;
+  models::PlanWork work;
+  testing::make_uniform(u, plan, work);
+  const auto cluster = testing::one_zone(1, testing::NodeSpec{});
+  const auto step_s = [&](int buckets) {
+    return testing::in_child([&] {
+      SimOptions opt;
+      opt.grad_buckets = buckets;
+      const SimResult r = simulate_work(cluster, plan, work, opt);
+      return r.ok ? r.iteration_time_s : -1.0;
+    });
+  };
+  const double at_most = step_s(40);
+  ASSERT_GT(at_most, 0);
+  EXPECT_DOUBLE_EQ(step_s(4096), at_most);
+  EXPECT_LT(step_s(4), at_most);  // below the bound the count still matters
 }
 
 }  // namespace
