@@ -270,6 +270,7 @@ CalibrationResult calibrate(const models::Cluster& cluster, const CalibrateOptio
   SampleStore store(options);
   std::set<std::string> seen;
   bool host_memory_cluster = true;
+  std::string not_host_memory;  // the first device type that keeps the links unmeasured, and why
   for (const models::NodeType& nt : cluster.node_types) {
     const std::string& type = nt.gpu.name;
     if (!seen.insert(type).second) continue;
@@ -279,12 +280,14 @@ CalibrationResult calibrate(const models::Cluster& cluster, const CalibrateOptio
         backend = exec::make_backend(type);
       } catch (const exec::BackendError& e) {
         say(options, "skipping device type " + type + ": " + e.what());
+        if (host_memory_cluster) not_host_memory = type + " has no backend in this binary";
         host_memory_cluster = false;
         continue;
       }
     }
     // The execution engine computes in host memory on CPU device types (exec/cpu) only.
     const bool host_memory = backend ? backend->is_host_memory() : nt.gpu.vendor == models::Vendor::kCpu;
+    if (host_memory_cluster && !host_memory) not_host_memory = type + " computes in device memory";
     host_memory_cluster = host_memory_cluster && host_memory;
     const Grid device_grid = make_grid(options.quick, !host_memory);
     const std::string kernels = backend ? backend->describe_kernels() : "";
@@ -306,9 +309,14 @@ CalibrationResult calibrate(const models::Cluster& cluster, const CalibrateOptio
   if (out.devices.empty()) throw std::runtime_error("no device type of the cluster can be benchmarked in this binary");
 
   // Link classes: only when ranks are threads on host memory (the in-process communicator is
-  // then the transport the execution engine uses).
+  // then the transport the execution engine uses). Said when not: a cluster with one device
+  // type without a backend dropped every link class without a word (s60 hunt).
+  const std::vector<LinkBenchmark> link_classes = link_benchmarks(cluster);
+  if (!host_memory_cluster && !link_classes.empty())
+    note(out, options, "link classes not measured (their benchmarks run every rank as a thread on host memory): " +
+                           not_host_memory + "; the profile has no `links`, and the cluster's link figures stay as they are");
   if (host_memory_cluster) {
-    for (const LinkBenchmark& b : link_benchmarks(cluster)) {
+    for (const LinkBenchmark& b : link_classes) {
       say(options, std::string(options.refit ? "fitting" : "benchmarking") + " link class " + b.link_class + " (" + to_string(b.kind) +
                        (b.kind == SampleKind::kP2p ? ", " + std::to_string(b.ranks_per_node) + " pairs at once" : "") + ")");
       std::vector<Sample> mine;

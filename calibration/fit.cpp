@@ -143,7 +143,15 @@ LinkFit fit_link(const std::vector<Sample>& samples, double collective_launch_s)
   LinkFit f;
   f.samples = static_cast<int>(y.size());
   const auto x = fit_relative_least_squares(rows, y);
-  if (!(x[0] > 0)) throw std::runtime_error("link fit: time does not grow with the message size");
+  // Flat times fit a bandwidth term of ~0 (a link of 1e21 B/s: s60 hunt, every p2p sample at
+  // 0.5 s): the size term must account for at least 1% of the slowest sample's time.
+  double size_term_s = 0, slowest_s = 0;
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    size_term_s = std::max(size_term_s, x[0] * rows[i][0]);
+    slowest_s = std::max(slowest_s, y[i]);
+  }
+  if (!(x[0] > 0) || size_term_s < 0.01 * slowest_s)
+    throw std::runtime_error("link fit: time does not grow with the message size");
   f.bandwidth_Bps = 1.0 / x[0];
   f.latency_s = std::max(0.0, x[1]);
   return f;

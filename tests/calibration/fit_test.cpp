@@ -92,6 +92,26 @@ TEST(FitTest, RecoversAlphaBetaFromRingAllReduceAndP2p) {
   }
 }
 
+// Times that do not grow with the size fit a bandwidth term of ~0: a link of 1e21 B/s, which
+// the profile check then refused with a position in a file never written (s60 hunt). Refused at
+// the fit, with why.
+TEST(FitTest, FlatLinkTimesAreRefused) {
+  std::vector<Sample> p2p;
+  for (const Sample& c : make_grid(false).comm)
+    if (c.kind == SampleKind::kP2p) {
+      Sample s = c;
+      s.time_s = 0.5;
+      p2p.push_back(s);
+    }
+  ASSERT_GE(p2p.size(), 2u);
+  try {
+    fit_link(p2p, 0.0);
+    FAIL() << "a flat link fit was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "link fit: time does not grow with the message size");
+  }
+}
+
 TEST(FitTest, BandwidthFiguresFollowNcclTests) {
   Sample s;
   s.kind = SampleKind::kAllReduce;
