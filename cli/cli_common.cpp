@@ -370,6 +370,10 @@ std::vector<models::Diagnostic> plan_header_conflicts(const std::string& plan, c
                        std::to_string(is_cluster ? header.cluster_line : header.workload_line) + " (expected one " +
                        c.what + " in the header)"});
   }
+  for (const models::PlanHeader::Extra& e : header.extras)
+    out.push_back({plan, e.line, e.col, e.what,
+                   "'" + e.text + "' after the header's " + e.what +
+                       " name (expected one name, a path with blanks in double quotes, then nothing or a '# comment')"});
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include "input_loader.hpp"
 
 #include <filesystem>
+#include <iterator>
 #include <regex>
 #include <sstream>
 
@@ -132,6 +133,15 @@ PlanHeader read_plan_header(const std::string& plan_path) {
     if (line[0] != '#') break;
     if (!std::regex_search(line, kStart)) continue;
     for (std::sregex_iterator it(line.begin(), line.end(), kKey), end; it != end; ++it) {
+      // What follows the name up to the next key must be blank or a comment.
+      const auto next = std::next(it);
+      const std::size_t from = static_cast<std::size_t>(it->position() + it->length());
+      const std::size_t to = next == end ? line.size() : static_cast<std::size_t>(next->position());
+      const std::size_t text_at = line.find_first_not_of(" \t", from);
+      if (text_at < to && line[text_at] != '#') {
+        const std::size_t text_end = line.find_last_not_of(" \t", to - 1) + 1;
+        header.extras.push_back({n + 1, static_cast<int>(text_at) + 1, (*it)[1], line.substr(text_at, text_end - text_at)});
+      }
       const bool is_cluster = (*it)[1] == "cluster";
       std::string& slot = is_cluster ? header.cluster : header.workload;
       const std::string name = header_name((*it)[2]);

@@ -83,6 +83,13 @@ struct PlanHeader {
     std::string what, name;  ///< "cluster" or "workload", and the name that line gives
   };
   std::vector<Conflict> conflicts;
+  /// Text after a header's name that is neither the other key nor a '# comment' ("# cluster:
+  /// local-cpu dgx-a100" used local-cpu, silently): each is reported.
+  struct Extra {
+    int line = 0, col = 0;   ///< 1-based, where the text starts
+    std::string what, text;  ///< the key it follows ("cluster" or "workload"), the text
+  };
+  std::vector<Extra> extras;
 };
 PlanHeader read_plan_header(const std::string& plan_path);
 

@@ -595,7 +595,29 @@ TEST(PlanHeader, FindsNamesAndPathsInAncestorFolders) {
   EXPECT_TRUE(fs::equivalent(q.cluster, root / "clusters" / "c1.yaml")) << q.cluster;
   EXPECT_EQ(q.workload, "nowhere");  // not found: returned as written, the loader then reports it
   EXPECT_TRUE(r.cluster.empty());    // only the leading comment block counts
+  EXPECT_TRUE(p.extras.empty() && q.extras.empty() && bom.extras.empty());
   fs::remove_all(root);
+}
+
+// Text after a header's name: a comment is fine, a second word is not ("# cluster: local-cpu
+// dgx-a100" used local-cpu without a word; s60 hunt).
+TEST(PlanHeader, ReportsTextAfterAName) {
+  namespace fs = std::filesystem;
+  const fs::path path = fs::temp_directory_path() / ("hetsim_header_extra_" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(path) << "# cluster: c1 c2\n# workload: w1   # the workload\n# cluster: c1 junk workload: w1 (x)\nkind: plan\n";
+  const PlanHeader h = read_plan_header(path.string());
+  fs::remove(path);
+  ASSERT_EQ(h.extras.size(), 3u);
+  EXPECT_EQ(h.extras[0].line, 1);
+  EXPECT_EQ(h.extras[0].col, 15);
+  EXPECT_EQ(h.extras[0].what, "cluster");
+  EXPECT_EQ(h.extras[0].text, "c2");
+  EXPECT_EQ(h.extras[1].line, 3);
+  EXPECT_EQ(h.extras[1].text, "junk");
+  EXPECT_EQ(h.extras[2].what, "workload");
+  EXPECT_EQ(h.extras[2].text, "(x)");
+  EXPECT_EQ(h.cluster, "c1");
+  EXPECT_EQ(h.workload, "w1");
 }
 
 }  // namespace
