@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // hetsim executable: parses the command line and dispatches to one verb. Only main() exits.
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <new>
 #include <string>
 
+#include "catalog.hpp"
 #include "cli_common.hpp"
 #include "diagnostics.hpp"
 #include "parse_error_text.hpp"
@@ -111,7 +113,14 @@ int run(CLI::App& app, int argc, char** argv) {
 
 int main(int argc, char** argv) {
   CLI::App app{"hetsim: predict, plan and run distributed training on heterogeneous GPU clusters"};
-  app.set_version_flag("--version", std::string("hetsim ") + HETSIM_VERSION);
+  // With the GPU catalog folder in use: it is set at build time, and a type added to another
+  // checkout's catalog is otherwise unknown with no hint which folder was read (s60 walkthrough).
+  const char* catalog_env = std::getenv("HETSIM_CATALOG_DIR");
+  const bool catalog_from_env = catalog_env != nullptr && *catalog_env != '\0';
+  app.set_version_flag("--version", std::string("hetsim ") + HETSIM_VERSION + "\nGPU catalog: " +
+                                        hetsim::models::Catalog::builtin_dir() +
+                                        (catalog_from_env ? " ($HETSIM_CATALOG_DIR)"
+                                                          : " (set by the build; $HETSIM_CATALOG_DIR reads another folder)"));
   app.require_subcommand(1);
   hetsim::cli::add_describe_verb(app);
   hetsim::cli::add_predict_verb(app);
