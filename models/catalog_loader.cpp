@@ -221,9 +221,13 @@ Catalog load_catalog_dir(const std::string& dir) {
   // Where each name was first defined: a repeat is reported at both places, since the file read
   // first (in name order) may be the user's new one, which the fix is likely to touch.
   std::map<std::string, Diagnostic> first_definition;
-  // Where each spelling (device_name_key of a name or alias) of the loaded types is, its text in
-  // the message field, to report a later clash at both places.
-  std::map<std::string, Diagnostic> spelling_at;
+  // Where each spelling (device_name_key of a name or alias) of the loaded types is written, to
+  // report a later clash at both places.
+  struct Spelling {
+    Diagnostic at;  ///< file, line, column and field of the name or alias (no message)
+    std::string text;
+  };
+  std::map<std::string, Spelling> spelling_at;
   for (const auto& file : files) {
     DiagnosticSink sink(file);
     if (auto text = read_input_text(file, sink)) {
@@ -245,20 +249,21 @@ Catalog load_catalog_dir(const std::string& dir) {
         // the user's new one, whose alias is the slip (s60 walkthrough: an alias "L4" on a new
         // type was reported only at the bundled l4 entry).
         for (const NameClash& clash : clashes)
-          if (auto other = spelling_at.extract(clash.key))
-            all.push_back(Diagnostic{other.mapped().file, other.mapped().line, other.mapped().col,
-                                     other.mapped().field,
-                                     "'" + other.mapped().message + "' of GPU type '" + clash.owner + "' reads as '" +
-                                         clash.key + "', as GPU type '" + t.name + "' in " + file +
-                                         (clash.field == field ? "" : " (" + clash.field + ")") +
-                                         " does (expected names and aliases that differ in more than case, "
-                                         "punctuation and vendor words)"});
+          if (auto other = spelling_at.extract(clash.key)) {
+            Diagnostic d = std::move(other.mapped().at);
+            d.message = "'" + other.mapped().text + "' of GPU type '" + clash.owner + "' reads as '" + clash.key +
+                        "', as GPU type '" + t.name + "' in " + file +
+                        (clash.field == field ? "" : " (" + clash.field + ")") +
+                        " does (expected names and aliases that differ in more than case, punctuation and vendor "
+                        "words)";
+            all.push_back(std::move(d));
+          }
         if (report_clashes(clashes, sink)) continue;
         for (std::size_t i = 0; i <= t.aliases.size(); ++i) {
           const std::string spelling_field = i == 0 ? field : index_path(field + ".aliases", i - 1);
           const YAML::Mark mark = sink.locate(spelling_field);
-          spelling_at[device_name_key(i == 0 ? t.name : t.aliases[i - 1])] =
-              Diagnostic{file, mark.line + 1, mark.column + 1, spelling_field, i == 0 ? t.name : t.aliases[i - 1]};
+          const std::string& text = i == 0 ? t.name : t.aliases[i - 1];
+          spelling_at[device_name_key(text)] = Spelling{{file, mark.line + 1, mark.column + 1, spelling_field, ""}, text};
         }
         catalog.add(std::move(t));
       }
