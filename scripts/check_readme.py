@@ -15,6 +15,7 @@ The commands run in a scratch folder that links the repository's input folders, 
 write (`--out mix.csv`) stay out of the checkout.
 
 Usage: check_readme.py --hetsim build/cli/hetsim [--readme README.md] [--shared DIR]
+       check_readme.py --self-test
 Exit code 0 when every block matches, 1 otherwise (the differences are printed).
 """
 import argparse
@@ -125,7 +126,32 @@ def scratch_checkout(shared):
     return checkout
 
 
+def self_test():
+    """The comparison's rules on small cases (ctest `scripts_check_readme_self_test`)."""
+    out = ["a", "b", "c", "d"]
+    cases = [  # (shown, printed, lines on stdout, expected (missing, left out))
+        (["a", "b", "c", "d"], out, 4, ([], [])),
+        (["a", "c", "d"], out, 4, ([], ["b"])),            # a line left out without a `...`
+        (["a", "...", "c", "d"], out, 4, ([], [])),        # ... stands for it
+        (["a", "b"], out, 4, ([], ["c", "d"])),            # stdout's end left out
+        (["a", "b", "..."], out, 4, ([], [])),
+        (["a", "b"], out, 2, ([], [])),                    # what follows is stderr (progress lines)
+        (["a", "x", "d"], out, 4, (["x"], ["b", "c"])),    # a line no longer printed
+        (["search: 1 s", "a"], ["a", "search: 2 s"], 2, ([], [])),  # volatile lines are not compared
+    ]
+    failed = 0
+    for shown, printed, stdout_lines, want in cases:
+        got = compare(shown, printed, stdout_lines)
+        if got != want:
+            failed += 1
+            print(f"self-test: {shown} against {printed} ({stdout_lines} on stdout): {got}, expected {want}")
+    print(f"check_readme self-test: {len(cases)} cases, {failed} failed")
+    return 1 if failed else 0
+
+
 def main():
+    if sys.argv[1:] == ["--self-test"]:
+        return self_test()
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--hetsim", required=True)
     ap.add_argument("--readme", nargs="+",

@@ -132,6 +132,10 @@ add_test(NAME cli_readme_outputs_are_current
                  --shared ${HETSIM_SHARED_VALIDATION_DIR}/..
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(cli_readme_outputs_are_current PROPERTIES LABELS cpu TIMEOUT 600)
+# The checker's own rules: a printed line left out without a `...`, a shown line no longer printed.
+add_test(NAME scripts_check_readme_self_test
+         COMMAND ${HETSIM_PYTHON} ${PROJECT_SOURCE_DIR}/scripts/check_readme.py --self-test)
+set_tests_properties(scripts_check_readme_self_test PROPERTIES LABELS cpu)
 
 # The annotated examples of the input reference load as written (scripts/check_doc_examples.py).
 add_test(NAME cli_doc_examples_load
