@@ -13,7 +13,7 @@ namespace hetsim::models::planner {
 
 int widest_tp(const Workload& w, int gpus_per_node, const PlannerOptions& o) {
   int widest = 1;
-  for (int tp : planner::valid_tp_degrees(w.model, gpus_per_node, o.tp_degrees, o.sequence_parallel)) widest = std::max(widest, tp);
+  for (int tp : planner::valid_tp_degrees(w.model, gpus_per_node, o.tp_degrees)) widest = std::max(widest, tp);
   return widest;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The values a user may restrict the planner's search to, and why a restricted search space can
 // leave nothing to search.
+#include <algorithm>
 #include <string>
 
 #include "json_writer.hpp"
@@ -47,7 +48,7 @@ std::string search_space_reason(const Cluster& cluster, const Workload& workload
   const ModelSpec& m = workload.model;
   bool tp_fits = false;
   for (const NodeType& t : cluster.node_types)
-    tp_fits = tp_fits || !planner::valid_tp_degrees(m, t.gpus_per_node, options.tp_degrees, options.sequence_parallel).empty();
+    tp_fits = tp_fits || !planner::valid_tp_degrees(m, t.gpus_per_node, options.tp_degrees).empty();
   if (!tp_fits)
     return "no TP degree searched (" + join(options.tp_degrees) + ") suits the model and the nodes (a TP degree divides the " +
            std::to_string(m.heads) + " heads and a node's GPUs)";
@@ -61,6 +62,31 @@ std::string search_space_reason(const Cluster& cluster, const Workload& workload
   if (!interleave_fits)
     return "no interleave factor searched (" + join(options.interleaves) + ") divides the " + std::to_string(m.layers) +
            " layers";
+  // Only interleaved schedules searched: a pipeline of p >= 2 stages (at most layers / v of them)
+  // whose micro-batch count is a multiple of p (Narayanan et al., SC'21 §2.2.2). Replicas of 2 and
+  // of 3 stages make every count from 2 up; of 2 stages only, even counts. A global batch of one
+  // micro-batch was reported as "the model does not fit" (s60 hunt).
+  const bool plain_searched = std::any_of(options.interleaves.begin(), options.interleaves.end(), [](int v) { return v == 1; });
+  if (!plain_searched) {
+    bool schedulable = false;
+    int most_micro_batches = 0;
+    for (int mb : options.micro_batches) {
+      if (mb < 1 || workload.training.global_batch % mb != 0) continue;
+      const int micro_batches = workload.training.global_batch / mb;
+      most_micro_batches = std::max(most_micro_batches, micro_batches);
+      for (int v : options.interleaves) {
+        if (v < 2 || m.layers % v != 0) continue;
+        const int deepest = m.layers / v;
+        schedulable = schedulable || (deepest >= 3 && micro_batches >= 2) || (deepest == 2 && micro_batches % 2 == 0);
+      }
+    }
+    if (!schedulable)
+      return "the interleaved schedule (interleave " + join(options.interleaves) +
+             " searched) needs pipelines of 2 or more stages, each replica's micro-batch count a multiple of its "
+             "stages, and at least one layer a chunk; the global batch of " +
+             std::to_string(workload.training.global_batch) + " gives at most " + std::to_string(most_micro_batches) +
+             (most_micro_batches == 1 ? " micro-batch" : " micro-batches") + " of the " + std::to_string(m.layers) + " layers (expected a larger global batch, or --interleave 1)";
+  }
   return "";
 }
 

@@ -89,7 +89,7 @@ void ShapeSearch::search(const std::vector<int>& pool_nodes, bool uniform,
       choices[p] = {0};
       continue;
     }
-    choices[p] = valid_tp_degrees(m, pools_[p].gpus_per_node, options_.tp_degrees, options_.sequence_parallel);
+    choices[p] = valid_tp_degrees(m, pools_[p].gpus_per_node, options_.tp_degrees);
     if (choices[p].empty()) return;  // a pool we must use cannot host any TP group
   }
   for (int mb : options_.micro_batches) {
@@ -108,7 +108,9 @@ void ShapeSearch::search(const std::vector<int>& pool_nodes, bool uniform,
           k.overlap_p2p_comm = options_.overlap_p2p_comm && v > 1;
           std::vector<int> tp(n, 0);
           const auto keep = [&] {
-            dropped_bound = std::max(dropped_bound, keep_task(tasks, Task{k, tp, branch_bound(k, pool_nodes, tp), order++}));
+            Knobs shape_knobs = k;  // the bounds above keep sequence parallelism: an upper bound either way
+            shape_knobs.sequence_parallel = k.sequence_parallel && sequence_parallel_fits(m, tp);
+            dropped_bound = std::max(dropped_bound, keep_task(tasks, Task{shape_knobs, tp, branch_bound(shape_knobs, pool_nodes, tp), order++}));
           };
           if (uniform) {
             // One TP degree for every pool used: the degrees all of them allow, in the order the

@@ -75,17 +75,20 @@ std::vector<Pool> make_pools(const Cluster& cluster) {
   return pools;
 }
 
-std::vector<int> valid_tp_degrees(const ModelSpec& m, int gpus_per_node, const std::vector<int>& wanted,
-                                  bool sequence_parallel) {
+std::vector<int> valid_tp_degrees(const ModelSpec& m, int gpus_per_node, const std::vector<int>& wanted) {
   std::vector<int> out;
   for (int tp : wanted) {
     if (tp < 1 || tp > gpus_per_node || gpus_per_node % tp != 0) continue;
     if (m.heads % tp != 0 || m.ffn_hidden % tp != 0) continue;
-    if (sequence_parallel && m.seq_len % tp != 0) continue;  // check_plan: SP splits the sequence over TP
     if (m.kv_heads % tp != 0 && tp % m.kv_heads != 0) continue;
     out.push_back(tp);
   }
   return out;
+}
+
+bool sequence_parallel_fits(const ModelSpec& m, const std::vector<int>& tp_degrees) {
+  // check_plan: SP splits the sequence over the TP ranks of every stage.
+  return std::all_of(tp_degrees.begin(), tp_degrees.end(), [&](int tp) { return tp <= 1 || m.seq_len % tp == 0; });
 }
 
 double inflight_factor(int s, int stages, int micro_batches, int interleave) {

@@ -276,6 +276,30 @@ TEST(PlannerCases, OverlappedTpCommunicationIsPlannedWithAndNeverLoses) {
   for (const RankedPlan& p : plain.top) EXPECT_FALSE(p.plan.tp_comm_overlap) << p.shape;
 }
 
+TEST(PlannerCases, ASequenceTpCannotSplitIsPlannedWithoutSequenceParallelism) {
+  // Llama-2 70B at 4095 tokens: sequence parallelism cannot split the sequence over TP 2, 4 or 8,
+  // and the search dropped every TP shape, so that --no-sequence-parallel found plans 7% faster
+  // on h100-mi300x (s60 hunt). Such shapes run without it; the wider search is never worse.
+  const Cluster c = example_cluster("h100-mi300x.yaml");
+  Workload w = example_workload("llama2-70b.yaml");
+  w.model.seq_len = 4095;
+  PlannerOptions o;
+  o.top = 3;
+  o.threads = 1;
+  const PlannerResult searched = plan_training(c, w, o);
+  o.sequence_parallel = false;
+  const PlannerResult without = plan_training(c, w, o);
+  ASSERT_FALSE(searched.top.empty() || without.top.empty());
+  EXPECT_GE(searched.top.front().report.tokens_per_s, without.top.front().report.tokens_per_s * (1 - 1e-9));
+  bool any_tp = false;
+  for (const RankedPlan& p : searched.top) {
+    EXPECT_TRUE(check_plan(p.plan, c, w).empty()) << p.shape;
+    for (const Replica& r : p.plan.replicas)
+      for (const Stage& st : r.stages) any_tp = any_tp || st.gpus.size() > 1;
+  }
+  EXPECT_TRUE(any_tp) << "no plan with tensor parallelism among the best";
+}
+
 TEST(PlannerCases, AGradientSyncAcrossAWanRunsAfterTheBackward) {
   // Overlapped, the sync runs in Megatron-Core's buckets, a ring each; across geo-two-zones' 30 ms
   // WAN every ring step of every bucket waits for it, and one ring after the backward is faster.

@@ -66,6 +66,17 @@ TEST(SearchSpace, AnEmptySpaceSaysWhichListLeftNothing) {
   const PlannerResult r = plan_training(c, w, o);
   EXPECT_TRUE(r.top.empty());
   EXPECT_THAT(r.reason, HasSubstr("no interleave factor searched"));
+  // Interleaving only, with one micro-batch in all: no pipeline can run it (it was reported as
+  // "the model does not fit on these GPUs"; s60 hunt). Two micro-batches can.
+  o = PlannerOptions{};
+  o.interleaves = {2};
+  Workload one = w;
+  one.training.global_batch = 1;
+  EXPECT_THAT(search_space_reason(c, one, o),
+              HasSubstr("the interleaved schedule (interleave 2 searched) needs pipelines of 2 or more stages"));
+  EXPECT_THAT(plan_training(c, one, o).reason, HasSubstr("gives at most 1 micro-batch of the 32 layers"));
+  one.training.global_batch = 2;
+  EXPECT_EQ(search_space_reason(c, one, o), "");
 }
 
 TEST(SearchSpace, EveryPlanOfferedUsesTheKnobsSearched) {
