@@ -145,7 +145,8 @@ struct PlannerResult {
   long plans_evaluated = 0;         ///< shapes scored by the estimator + plans predicted
   long plans_pruned = 0;            ///< shapes discarded by memory, budget or bound before scoring
   long plans_predicted = 0;
-  long plans_feasible = 0;          ///< predicted plans that fit in memory (before a budget filter)
+  long plans_feasible = 0;          ///< predicted plans that fit in memory (before a budget filter), of the last pass
+  long plans_without_goodput = 0;   ///< predicted plans that fit but spot preemptions leave no goodput, of the last pass
   double search_time_s = 0;
   int threads = 1;                  ///< threads the searches ran on (search_threads(options), or fewer when some could not start)
   int searches_stopped = 0;         ///< searches cut by time_limit_s (0: every search ran to the end)
