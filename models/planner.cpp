@@ -421,10 +421,12 @@ class PlanOnce {
     note_refused_egress(all);
     result_.top = top_plans(std::move(all), options_);
     if (result_.top.empty()) {
-      // Plans that fit but that preemptions leave no goodput: that, not memory, is why.
-      result_.reason = no_goodput_reason_.empty() || options_.objective == PlanObjective::kBudget
-                           ? planner::no_plan_reason(cluster_, workload_, options_)
-                           : "no feasible plan: " + no_goodput_reason_;
+      // Plans that fit but that preemptions leave no goodput: that, not memory, is why; and not
+      // the budget either when no plan trained at all (it was named, though $40/h bought several
+      // spot nodes: s60 hunt). The budget is the reason where plans trained but cost too much.
+      const bool budget_excluded = options_.objective == PlanObjective::kBudget && result_.plans_feasible > 0;
+      result_.reason = no_goodput_reason_.empty() || budget_excluded ? planner::no_plan_reason(cluster_, workload_, options_)
+                                                                     : "no feasible plan: " + no_goodput_reason_;
       if (result_.searches_stopped > 0)
         result_.reason += " (the search stopped at --time-limit: a longer one may find a plan)";
     }

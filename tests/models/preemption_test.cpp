@@ -307,6 +307,12 @@ zones:
   // spot-mix at 1000 preemptions an hour; s60 hunt).
   EXPECT_GT(r.plans_without_goodput, 0);
   EXPECT_EQ(r.plans_predicted, r.plans_without_goodput);
+  // Under a budget that buys the nodes, the preemptions are still the reason (the budget was named).
+  PlannerOptions budget = spot;
+  budget.objective = PlanObjective::kBudget;
+  budget.budget_per_hour = 40;
+  EXPECT_THAT(plan_training(c, kWorkload, budget).reason,
+              ::testing::StartsWith("no feasible plan: spot preemptions leave no time to train"));
   spot.spot = false;  // on demand the same cluster trains
   EXPECT_FALSE(plan_training(c, kWorkload, spot).top.empty());
 }
