@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // hetsim executable: parses the command line and dispatches to one verb. Only main() exits.
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <new>
@@ -115,11 +114,9 @@ int main(int argc, char** argv) {
   CLI::App app{"hetsim: predict, plan and run distributed training on heterogeneous GPU clusters"};
   // With the GPU catalog folder in use: it is set at build time, and a type added to another
   // checkout's catalog is otherwise unknown with no hint which folder was read (s60 walkthrough).
-  const char* catalog_env = std::getenv("HETSIM_CATALOG_DIR");
-  const bool catalog_from_env = catalog_env != nullptr && *catalog_env != '\0';
-  app.set_version_flag("--version", std::string("hetsim ") + HETSIM_VERSION + "\nGPU catalog: " +
-                                        hetsim::models::Catalog::builtin_dir() +
-                                        (catalog_from_env ? " ($HETSIM_CATALOG_DIR)"
+  using hetsim::models::Catalog;
+  app.set_version_flag("--version", std::string("hetsim ") + HETSIM_VERSION + "\nGPU catalog: " + Catalog::builtin_dir() +
+                                        (Catalog::builtin_dir_from_environment() ? " ($HETSIM_CATALOG_DIR)"
                                                           : " (set by the build; $HETSIM_CATALOG_DIR reads another folder)"));
   app.require_subcommand(1);
   hetsim::cli::add_describe_verb(app);

@@ -124,10 +124,14 @@ void Catalog::add(GpuType type) {
   types_.insert_or_assign(std::move(name), std::move(type));
 }
 
-std::string Catalog::builtin_dir() {
+bool Catalog::builtin_dir_from_environment() {
   // $HETSIM_CATALOG_DIR lets an installed binary or a test point at another catalog.
   const char* env = std::getenv("HETSIM_CATALOG_DIR");
-  return env != nullptr && *env != '\0' ? env : HETSIM_CATALOG_DIR;
+  return env != nullptr && *env != '\0';
+}
+
+std::string Catalog::builtin_dir() {
+  return builtin_dir_from_environment() ? std::getenv("HETSIM_CATALOG_DIR") : HETSIM_CATALOG_DIR;
 }
 
 const Catalog& Catalog::builtin() {

@@ -54,6 +54,8 @@ class Catalog {
   static const Catalog& builtin();
   /// The folder builtin() loads: $HETSIM_CATALOG_DIR when set, else the bundled one.
   static std::string builtin_dir();
+  /// Whether $HETSIM_CATALOG_DIR chose builtin_dir() (else the build set it).
+  static bool builtin_dir_from_environment();
   /// The folder the catalog was read from (load_catalog_dir), which unknown_gpu_message names;
   /// empty for a catalog built in code.
   void set_folder(std::string dir) { folder_ = std::move(dir); }

@@ -93,8 +93,8 @@ def compare(expected, got, stdout_lines):
         if previous is not None:
             left_out += [got[k] for k in range(previous + 1, found) if is_compared(out[k])]
         previous, at = found, found + 1
-    ends_with_ellipsis = any(normalise(e) for e in expected) and \
-        [normalise(e) for e in expected if normalise(e)][-1] == "..."
+    shown = [normalise(e) for e in expected if normalise(e)]
+    ends_with_ellipsis = bool(shown) and shown[-1] == "..."
     if previous is not None and not ends_with_ellipsis:
         left_out += [got[k] for k in range(previous + 1, stdout_lines) if is_compared(out[k])]
     return missing, left_out
