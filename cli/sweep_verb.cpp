@@ -100,7 +100,7 @@ void print_table(const models::SweepSpec& spec, const models::SweepResult& r, bo
   if (std::any_of(r.rows.begin(), r.rows.end(), [](const models::SweepRow& row) { return row.lockstep_tokens_per_s > 0; }))
     std::cout << "(lockstep N) the plan's tokens/s if its pipeline sends of one parity, which 1F1B passes through a "
                  "node's NIC at once, coincide in every slot: its figure prices them apart, and the simulator's lies "
-                 "between the two (--refine K; docs/cost_model.md)\n";
+                 "between the two (--refine K; docs/report.md)\n";
   if (r.resumed > 0) std::cout << r.resumed << " of " << r.rows.size() << " rows resumed from the checkpoint\n";
 }
 

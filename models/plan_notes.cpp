@@ -208,7 +208,7 @@ std::string lockstep_parity_note(const Cluster& cluster, const Workload& workloa
                 "boundary's sends alone, as when the schedule staggers them. If they coincide in every slot the step "
                 "takes ";
   return which + format_time(lockstep->report.iteration_time_s) + " (" + more +
-         "); the step lies between the two, and `hetsim simulate` times their contention (docs/cost_model.md).";
+         "); the step lies between the two, and `hetsim simulate` times their contention (docs/report.md).";
 }
 
 std::vector<std::string> plan_notes(const Cluster& cluster, const Workload& workload, const Plan& plan) {

@@ -4,7 +4,7 @@
 // every slot of 1F1B's steady state. The simulator shows both: the sends stagger where the stages
 // leave slack, and collide where the copies' sends fill the port. Its step lies between the two
 // figures (36 of 36 planned plans of the 4090 + A100 and A100 + L4 clusters at 10, 25 and
-// 100 Gb/s did, 2026-12-06; docs/cost_model.md).
+// 100 Gb/s did, 2026-12-06; docs/report.md).
 #include <gtest/gtest.h>
 
 #include <string>
