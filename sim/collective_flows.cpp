@@ -312,8 +312,14 @@ std::vector<FoldedPhase> merge_repeated_phases(const Topology& topology, const s
       // for, the max-plus recurrence's transient: a short ring over one slow hop crosses it on
       // more of its steps than the mean says), elsewhere the mean hop latency a step.
       const double fill_s = n * merged.delay_after_s;
-      merged.delay_after_s = fill_s + (chain_s >= 0 ? std::max(0.0, chain_s - paid_s) : (n - 1) * latency);
-      if (chain_s >= 0) merged.delay_after_back_to_back_s = fill_s + (n - 1) * latency;
+      const double chain_rest_s = std::max(0.0, chain_s - paid_s);
+      merged.delay_after_s = fill_s + (chain_s >= 0 ? chain_rest_s : (n - 1) * latency);
+      // Buckets back to back follow one another at the mean hop latency a step, but never wait
+      // longer than a lone bucket's chain: on a long ring over a slow hop the flow that pays the
+      // slow hop's latency once and the mean for every other step overcounts (a 16-member ring
+      // over two 30 ms hops, 15 steps: 30 + 14 x 3.75 = 82.5 ms against the 60 ms chain, which the
+      // dataflow's max-plus recurrence (phase_dataflow.hpp's rules) gives as its period too).
+      if (chain_s >= 0) merged.delay_after_back_to_back_s = fill_s + std::min((n - 1) * latency, chain_rest_s);
     }
     out.push_back(std::move(merged));
     i = j;

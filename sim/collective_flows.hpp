@@ -92,7 +92,8 @@ struct FoldedPhase {
   double delay_after_s = 0;  ///< pipeline fill of a tree phase (hop latencies not in the flows)
   /// The same for a run that follows the collective before back to back (an overlapped sync's
   /// backlogged buckets): merged ring steps then wait the mean hop latency a step, the steady
-  /// rate of the dataflow the buckets make together, not a lone run's heaviest chain.
+  /// rate of the dataflow the buckets make together, but never longer than a lone run's heaviest
+  /// chain (the mean after one slow hop's latency overcounts on long rings).
   double delay_after_back_to_back_s = -1;  ///< -1: delay_after_s
   double delay_s(bool back_to_back) const {
     return back_to_back && delay_after_back_to_back_s >= 0 ? delay_after_back_to_back_s : delay_after_s;
