@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Builders shared by the cost-model tests: hand-written GPU types and small clusters.
 #pragma once
+#include <algorithm>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include "catalog.hpp"
 #include "cluster.hpp"
@@ -89,6 +92,32 @@ inline Cluster example_cluster(const std::string& file) {
 }
 inline Workload example_workload(const std::string& file) {
   return load_workload(std::string(HETSIM_SOURCE_DIR) + "/workloads/" + file);
+}
+
+/// An example plan of plans/ with the cluster and workload its header names.
+struct ExamplePlan {
+  std::string file;  ///< its file name
+  Cluster cluster;
+  Workload workload;
+  Plan plan;
+};
+
+/// Every plan of plans/ whose header names its cluster and workload, loaded with them (by file
+/// name; a plan that does not load throws, as load_plan does).
+inline std::vector<ExamplePlan> example_plans() {
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(HETSIM_SOURCE_DIR) + "/plans"))
+    if (e.path().extension() == ".yaml") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  std::vector<ExamplePlan> out;
+  for (const auto& path : files) {
+    const PlanHeader h = read_plan_header(path.string());  // names resolved to the bundled files
+    if (h.cluster.empty() || h.workload.empty()) continue;
+    ExamplePlan x{path.filename().string(), load_cluster(h.cluster, Catalog::builtin()), load_workload(h.workload), {}};
+    x.plan = load_plan(path.string(), x.cluster, x.workload);
+    out.push_back(std::move(x));
+  }
+  return out;
 }
 
 }  // namespace hetsim::models::testing

@@ -9,43 +9,21 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
 
-#include "catalog.hpp"
-#include "input_loader.hpp"
+#include "cost_test_util.hpp"
 #include "predictor.hpp"
 
 namespace hetsim::models {
 namespace {
 
-struct ExamplePlan {
-  std::string name;
-  Cluster cluster;
-  Workload workload;
-  Plan plan;
-};
-
-/// Every plan of plans/ that its header's cluster and workload can run, its sync after the backward.
-std::vector<ExamplePlan> example_plans() {
-  std::vector<ExamplePlan> out;
-  const std::filesystem::path dir = std::filesystem::path(HETSIM_SOURCE_DIR) / "plans";
-  std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(dir))
-    if (e.path().extension() == ".yaml") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  for (const auto& path : files) {
-    const PlanHeader h = read_plan_header(path.string());
-    ExamplePlan x{path.filename().string(), load_cluster(h.cluster, Catalog::builtin()), load_workload(h.workload), {}};
-    std::string reason;
-    x.plan = load_plan(path.string(), x.cluster, x.workload, &reason);
-    if (!reason.empty()) continue;
-    x.plan.overlap_grad_sync = false;
-    out.push_back(std::move(x));
-  }
-  return out;
+/// Every example plan of plans/, its sync after the backward.
+std::vector<testing::ExamplePlan> example_plans() {
+  std::vector<testing::ExamplePlan> plans = testing::example_plans();
+  for (testing::ExamplePlan& x : plans) x.plan.overlap_grad_sync = false;
+  return plans;
 }
 
 /// One change of the hardware that can only make things faster (or roomier), by name.
@@ -81,19 +59,19 @@ std::vector<Speedup> speedups_of(const Cluster& c) {
 }
 
 TEST(Metamorphic, FasterHardwareNeverSlowsAnExamplePlan) {
-  const std::vector<ExamplePlan> plans = example_plans();
+  const std::vector<testing::ExamplePlan> plans = example_plans();
   ASSERT_GE(plans.size(), 20u) << "plans/ holds the example plans";
   int checks = 0;
-  for (const ExamplePlan& x : plans) {
+  for (const testing::ExamplePlan& x : plans) {
     const Report base = predict(x.cluster, x.workload, x.plan);
     if (!base.feasible) continue;
     for (const Speedup& s : speedups_of(x.cluster)) {
       Cluster faster = x.cluster;
       s.apply(faster);
       const Report r = predict(faster, x.workload, x.plan);
-      ASSERT_TRUE(r.feasible) << x.name << ", " << s.what << ": " << r.infeasible_reason;
+      ASSERT_TRUE(r.feasible) << x.file << ", " << s.what << ": " << r.infeasible_reason;
       EXPECT_LE(r.iteration_time_s, base.iteration_time_s * (1 + 1e-9))
-          << x.name << ", " << s.what << ": " << base.iteration_time_s << " s -> " << r.iteration_time_s << " s";
+          << x.file << ", " << s.what << ": " << base.iteration_time_s << " s -> " << r.iteration_time_s << " s";
       ++checks;
     }
   }
@@ -102,15 +80,15 @@ TEST(Metamorphic, FasterHardwareNeverSlowsAnExamplePlan) {
 
 TEST(Metamorphic, MoreMemoryNeverMakesAnExamplePlanInfeasibleOrSlower) {
   int checks = 0;
-  for (const ExamplePlan& x : example_plans()) {
+  for (const testing::ExamplePlan& x : example_plans()) {
     const Report base = predict(x.cluster, x.workload, x.plan);
     for (std::size_t t = 0; t < x.cluster.node_types.size(); ++t) {
       Cluster roomier = x.cluster;
       roomier.node_types[t].gpu.memory_bytes *= 2;
       const Report r = predict(roomier, x.workload, x.plan);
       if (base.feasible) {
-        EXPECT_TRUE(r.feasible) << x.name << ": " << r.infeasible_reason;
-        EXPECT_DOUBLE_EQ(r.iteration_time_s, base.iteration_time_s) << x.name;  // memory is room, not speed
+        EXPECT_TRUE(r.feasible) << x.file << ": " << r.infeasible_reason;
+        EXPECT_DOUBLE_EQ(r.iteration_time_s, base.iteration_time_s) << x.file;  // memory is room, not speed
       }
       ++checks;
     }
@@ -120,7 +98,7 @@ TEST(Metamorphic, MoreMemoryNeverMakesAnExamplePlanInfeasibleOrSlower) {
 
 TEST(Metamorphic, TheOrderOfNodeTypesDoesNotChangeAPrediction) {
   int checks = 0;
-  for (const ExamplePlan& x : example_plans()) {
+  for (const testing::ExamplePlan& x : example_plans()) {
     const std::size_t types = x.cluster.node_types.size();
     if (types < 2) continue;
     // The same machines with the node-type list reversed: every group, node and GPU keeps its
@@ -133,9 +111,9 @@ TEST(Metamorphic, TheOrderOfNodeTypesDoesNotChangeAPrediction) {
     for (Node& n : reversed.nodes) n.node_type = flip(n.node_type);
     const Report a = predict(x.cluster, x.workload, x.plan);
     const Report b = predict(reversed, x.workload, x.plan);
-    ASSERT_EQ(a.feasible, b.feasible) << x.name;
-    EXPECT_NEAR(b.iteration_time_s, a.iteration_time_s, 1e-9 * a.iteration_time_s) << x.name;
-    EXPECT_NEAR(b.cost_per_hour, a.cost_per_hour, 1e-9 * a.cost_per_hour) << x.name;
+    ASSERT_EQ(a.feasible, b.feasible) << x.file;
+    EXPECT_NEAR(b.iteration_time_s, a.iteration_time_s, 1e-9 * a.iteration_time_s) << x.file;
+    EXPECT_NEAR(b.cost_per_hour, a.cost_per_hour, 1e-9 * a.cost_per_hour) << x.file;
     ++checks;
   }
   EXPECT_GE(checks, 5);

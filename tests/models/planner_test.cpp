@@ -14,6 +14,7 @@
 #include <variant>
 
 #include "catalog.hpp"
+#include "cost_test_util.hpp"
 #include "input_loader.hpp"
 #include "loader_common.hpp"
 #include "planner.hpp"
@@ -178,23 +179,16 @@ zones:
 TEST(PlannerHomogeneous, AtLeastEveryExamplePlanOfItsCluster) {
   // Every example plan of plans/ is a configuration a person chose; the planner must do as well.
   int checked = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(source("plans"))) {
-    if (entry.path().extension() != ".yaml") continue;
-    const PlanHeader h = read_plan_header(entry.path().string());
-    if (h.cluster.empty() || h.workload.empty()) continue;
-    // The header names a file, or a bare name of the bundled clusters/ and workloads/.
-    const auto resolve = [](const std::string& what, const std::string& folder) {
-      return std::filesystem::exists(what) ? what : source(folder + "/" + what + ".yaml");
-    };
-    const Cluster c = load_cluster(resolve(h.cluster, "clusters"), Catalog::builtin());
-    const Workload w = load_workload(resolve(h.workload, "workloads"));
-    const Plan given = load_plan(entry.path().string(), c, w);
+  for (const testing::ExamplePlan& x : testing::example_plans()) {
+    const Cluster& c = x.cluster;
+    const Workload& w = x.workload;
+    const Plan& given = x.plan;
     const Report ref = predict(c, w, given);
     if (!ref.feasible) continue;
     const PlannerResult r = plan_training(c, w, PlannerOptions{});
-    ASSERT_FALSE(r.top.empty()) << entry.path() << ": " << r.reason;
-    EXPECT_GE(r.top.front().report.tokens_per_s, ref.tokens_per_s) << entry.path();
-    std::printf("[ example  ] %s: plan %.0f tokens/s, planner %.0f (x%.2f)\n", entry.path().filename().c_str(),
+    ASSERT_FALSE(r.top.empty()) << x.file << ": " << r.reason;
+    EXPECT_GE(r.top.front().report.tokens_per_s, ref.tokens_per_s) << x.file;
+    std::printf("[ example  ] %s: plan %.0f tokens/s, planner %.0f (x%.2f)\n", x.file.c_str(),
                 ref.tokens_per_s, r.top.front().report.tokens_per_s, r.top.front().report.tokens_per_s / ref.tokens_per_s);
     ++checked;
   }
