@@ -458,6 +458,7 @@ class GradSync {
       const double weight = ranks == 1 ? 1.0 : 1.0 / plan.replicas[slot / max_pp].stages[slot % max_pp].tp();
       const double over = member_over[i];
       SlotLoad& l = load[static_cast<std::size_t>(slot)];
+      l.traffic_on_tp_links = l.traffic_on_tp_links || shares_tp_links(slot, g);
       // Its own sides of the rings carry their part of its share of each bucket, each at its rate.
       if (!slot_buckets.empty()) {
         const OwnSides sides = own_sides_of(c, members.data(), count, i, g.node_shared);
@@ -468,6 +469,17 @@ class GradSync {
       l.segment_ag.add(sync.gather_s, over, weight, alone);
       l.segment_rs.add(sync.scatter_s, over, weight, alone);
     }
+  }
+
+  /// Whether a data-parallel group of figures `g` crosses the same kind of link as the TP
+  /// collectives of the stage in `slot`: both inside one node, or both across nodes.
+  bool shares_tp_links(int slot, const GroupCost& g) const {
+    const std::vector<int>& tp_gpus = plan.replicas[slot / max_pp].stages[slot % max_pp].gpus;
+    if (tp_gpus.size() < 2) return false;  // no TP collectives
+    const int node = c.gpus[tp_gpus.front()].node;
+    const bool tp_across_nodes =
+        std::any_of(tp_gpus.begin(), tp_gpus.end(), [&](int gpu) { return c.gpus[gpu].node != node; });
+    return tp_across_nodes == (g.nodes > 1);
   }
 
   /// The current group as the simulator lays it out (PlanWork::dp_groups).

@@ -93,6 +93,11 @@ struct SlotLoad {
   Load segment_ag, segment_rs;        ///< ZeRO-3 gather and ZeRO-2/3 reduce-scatter of the current segment
   double ag_s = 0, rs_s = 0;          ///< per chunk pass: the segments' sum
   int groups = 0;
+  /// Some data-parallel group of the stage moves its bytes over the links its TP collectives
+  /// use: both inside the node (the GPU's own NVLink or PCIe port) or both across nodes (the
+  /// node's NICs). Its ZeRO traffic then cannot hide behind the TP collectives, only behind the
+  /// compute (pass_traffic_exposed_s).
+  bool traffic_on_tp_links = false;
 };
 
 /// Collective times of the last group and sizes: the middle stages of a uniform plan have equal

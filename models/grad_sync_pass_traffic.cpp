@@ -101,8 +101,15 @@ double pass_traffic_exposed_s(const StepInput& in, const PassTraffic& traffic, c
       // backward alone was free where the simulator, which runs it beside the backward, delayed
       // the send (consumer-4090-a100 pp4 dp8 ZeRO-2: 7.73 s, the ZeRO-1 time, against 8.21 s;
       // s52 engine agreement hunt).
+      // Nor the TP collectives when they share its links (SlotLoad::traffic_on_tp_links): the
+      // link carries both, one after the other, while the GPU computes (consumer-4090-a100 TP 2
+      // DP 2 in one box, ZeRO-3: 52.9 s, below the 57 s its PCIe ports were busy in the
+      // simulator's 65.8 s; s62 sanity hunt).
       const StageCost& c = in.costs[in.shape_of[slot]];
-      const double f_compute = std::min(f, c.forward.wall_s()), b_compute = std::min(b, c.backward.wall_s());
+      const auto hiding_s = [&](const PassCost& pass) {
+        return l.traffic_on_tp_links ? pass.gpu_s + pass.stall_s : pass.wall_s();
+      };
+      const double f_compute = std::min(f, hiding_s(c.forward)), b_compute = std::min(b, hiding_s(c.backward));
       const double forward_traffic = traffic.forward_gathers * l.ag_s;
       const double backward_traffic = traffic.backward_gathers * l.ag_s +
                                       traffic.backward_reduce_scatters * (by_sharing ? scatter_s[slot] : l.rs_s);

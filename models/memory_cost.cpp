@@ -109,7 +109,9 @@ StageMemory stage_memory(const StageMemoryInput& in) {
     const bool has_embedding = in.stage == 0 || in.stage == in.pp - 1;
     const double largest_tensor = std::max(1.0 * m.hidden * m.ffn_hidden / std::max(1, in.tp),
                                            has_embedding ? 1.0 * m.hidden * vocab_per_rank : 0.0);
-    const double live = std::min(2.0 * layer_params, std::max(kMaxLiveParameters, 2.0 * largest_tensor));
+    // Never more than the stage's whole weights: a stage of one layer and the embedding would
+    // count the pair twice (s62 sanity hunt: ZeRO-3 above ZeRO-2 by two copies of its weights).
+    const double live = std::min({2.0 * layer_params, std::max(kMaxLiveParameters, 2.0 * largest_tensor), in.params});
     mem.weights += live * sb.weights;
   }
 
@@ -120,8 +122,10 @@ StageMemory stage_memory(const StageMemoryInput& in) {
   const double chunks = in_flight_chunks(in.schedule, in.stage, in.pp, in.micro_batches, v);
   const double layers_per_chunk = static_cast<double>(in.layers) / v;
   double act = chunks * layers_per_chunk * per_layer;
+  // Full recompute: the layer being recomputed holds its working set (Korthikanti et al. 2022,
+  // §5), whose input is the checkpoint already counted above (the recompute reads it in place).
   if (in.recompute == Recompute::kFull && in.layers > 0)
-    act += layer_working_bytes(m, in.micro, in.tp, in.sequence_parallel, in.flash, e);
+    act += layer_working_bytes(m, in.micro, in.tp, in.sequence_parallel, in.flash, e) - per_layer;
   const double tokens = m.seq_len * in.micro;
   const double shard = in.sequence_parallel ? in.tp : 1.0;
   if (in.stage == 0)  // embedding output + dropout mask
