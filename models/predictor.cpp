@@ -222,7 +222,13 @@ void Evaluation::count_pipeline_nic_senders(bool consecutive_on_a_node) {
   for (const Replica& rep : plan.replicas)
     for (int s = 0; s < static_cast<int>(rep.stages.size()) && !mixed_tp; ++s)
       if (const Stage* b = next_stage(rep, s)) mixed_tp = b->tp() != rep.stages[s].tp();
-  if (!mixed_tp && !consecutive_on_a_node && !stages_of_several_indices_share_a_node()) return;
+  // The interleaved schedule's steady state sends a stage's activation forward and its input's
+  // gradient backward in one call (Megatron-LM send_forward_backward_recv_forward_backward), so
+  // a node of one stage index still sends two boundaries at once: the lockstep figure takes them
+  // together (fold_same_parity_loads), which needs the loads send by send.
+  const bool two_boundaries_at_once = lockstep_parity && interleave > 1;
+  if (!mixed_tp && !consecutive_on_a_node && !two_boundaries_at_once && !stages_of_several_indices_share_a_node())
+    return;
   const std::size_t nodes = cluster.nodes.size();
   boundary_out.reset(2 * static_cast<std::size_t>(max_pp), nodes);
   boundary_in.reset(2 * static_cast<std::size_t>(max_pp), nodes);
