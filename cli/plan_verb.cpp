@@ -457,7 +457,7 @@ void add_plan_verb(CLI::App& app) {
       ->check(CLI::IsMember({"member_nic", "node_nics"}));
   verb->add_flag("--no-sequence-parallel", o->no_sequence_parallel,
                  "The stack has no sequence parallelism: plans with TP > 1 run without it (default: with it)");
-  verb->add_option("--top", o->top, "Plans listed (default 5)")->transform(positive_integer());
+  verb->add_option("--top", o->top, "Plans listed (default 5); above 48 the search also predicts that many candidates, so a longer listing can rank plans first that a shorter one missed (docs/planner.md, Limits)")->transform(positive_integer());
   verb->add_option("--time-limit", o->time_limit_s,
                    "Seconds each of the three searches (best plan and the two baselines) may take; the most "
                    "promising branches go first, so a search stopped at the limit keeps its best so far (default 60; 0: no limit)")

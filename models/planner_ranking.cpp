@@ -94,10 +94,15 @@ std::vector<RankedPlan> top_plans(std::vector<RankedPlan> all, const PlannerOpti
   for (RankedPlan& r : eligible) {
     if (static_cast<int>(top.size()) >= options.top) break;
     // The same plan found twice (a uniform shape and the Megatron baseline of the same split,
-    // or ZeRO 0 and 1 with one replica): equal predictions to the last bit, GPUs and price.
+    // or ZeRO 0 and 1 with one replica): equal predictions to the last bit, GPUs and price. Or
+    // two plans the listing cannot tell apart, whose shapes read the same: copies that differ in
+    // which of them runs the extra micro-batch (dgx-a100 gpt3-13b --zero 0: 65,335 and 65,332
+    // tokens/s, both "5x[dgx-a100 tp1 x6 L6,7,7,7,7,6] m205-204"); the faster, first, stays.
     const bool duplicate = std::any_of(top.begin(), top.end(), [&](const RankedPlan& t) {
-      return t.report.tokens_per_s == r.report.tokens_per_s && t.report.cost_per_hour == r.report.cost_per_hour &&
-             t.report.memory_peak_bytes == r.report.memory_peak_bytes && t.plan.gpu_count() == r.plan.gpu_count();
+      const bool same_figures = t.report.tokens_per_s == r.report.tokens_per_s &&
+                                t.report.memory_peak_bytes == r.report.memory_peak_bytes;
+      return (same_figures || t.shape == r.shape) && t.report.cost_per_hour == r.report.cost_per_hour &&
+             t.plan.gpu_count() == r.plan.gpu_count();
     });
     if (!duplicate) top.push_back(std::move(r));
   }
