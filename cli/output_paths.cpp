@@ -136,15 +136,23 @@ std::string output_overwrites_input(const std::vector<std::pair<std::string, std
 
 // Every verb reads each *.yaml of the GPU catalog folder: a *.yaml output there (a plan, a CSV
 // named so, a checkpoint) replaced or joined the catalog, and every later command failed on it.
+// The name that counts is the one written: a symlink `x.csv` to the catalog's nvidia.yaml had
+// the atomic write replace nvidia.yaml with CSV (s63 CLI hunt), so the link is resolved first.
 std::string output_in_catalog(const std::vector<std::pair<std::string, std::string>>& outputs) {
   std::error_code ec;
   const fs::path catalog = fs::weakly_canonical(fs::absolute(models::Catalog::builtin_dir(), ec), ec);
   for (const auto& [option, path] : outputs) {
-    if (path.empty() || !models::is_catalog_file_name(path)) continue;  // the names the catalog reads: *.yaml, *.YML...
-    const fs::path folder = fs::weakly_canonical(fs::absolute(path, ec), ec).parent_path();
-    if (!catalog.empty() && (folder == catalog || fs::equivalent(folder, catalog, ec)))
-      return option + ": '" + path + "' is in the GPU catalog folder '" + models::Catalog::builtin_dir() +
+    if (path.empty()) continue;
+    const fs::path written = fs::weakly_canonical(fs::absolute(path, ec), ec);
+    // the names the catalog reads: *.yaml, *.YML...
+    if (!models::is_catalog_file_name(path) && !models::is_catalog_file_name(written.filename().string())) continue;
+    const fs::path folder = written.parent_path();
+    if (!catalog.empty() && (folder == catalog || fs::equivalent(folder, catalog, ec))) {
+      const bool link = written.filename() != fs::path(path).filename();
+      return option + ": '" + path + "'" + (link ? " (a link to '" + written.string() + "')" : "") +
+             " is in the GPU catalog folder '" + models::Catalog::builtin_dir() +
              "', whose *.yaml files every command reads as GPU types (expected another folder)";
+    }
   }
   return {};
 }

@@ -73,8 +73,10 @@ void run_predict(const PredictOptions& o) {
     try {
       exec::check_executable(in.workload);
     } catch (const std::invalid_argument& e) {
-      std::cerr << "hetsim predict: error: --as-executed: " << e.what() << '\n';
-      throw VerbExit{kExitBadInput};
+      // As `run` and `check` refuse the same workload: a plan the engine cannot train, exit 1
+      // (the inputs are valid; 2 is for bad input).
+      std::cerr << "hetsim predict: --as-executed: cannot execute the plan: " << e.what() << '\n';
+      throw VerbExit{kExitFailure};
     }
     in.workload = exec::as_executed(in.workload, models::Plan{}).workload;
   }

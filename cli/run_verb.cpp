@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -37,12 +38,17 @@ struct RunVerbOptions {
 
 /// A whole decimal integer: an optional '-' and digits only (std::stoi would take "3x" as 3, and
 /// " 3" or "+3"; a negative one is kept to be reported as outside the range).
+/// An integer written in decimal; one beyond int's range reads as that end of it, so that the
+/// range checks below say "outside" (with the number as written) instead of "malformed".
 bool parse_int(const std::string& text, int& value) {
   const std::size_t digits = !text.empty() && text[0] == '-' ? 1 : 0;
   if (text.size() == digits || text.find_first_not_of("0123456789", digits) != std::string::npos) return false;
   std::size_t used = 0;
   try {
     value = std::stoi(text, &used);
+  } catch (const std::out_of_range&) {
+    value = digits ? std::numeric_limits<int>::min() : std::numeric_limits<int>::max();
+    return true;
   } catch (const std::exception&) {
     return false;
   }
@@ -69,11 +75,11 @@ void parse_fault(const std::string& text, int ranks, int steps, exec::RunOptions
     throw CLI::ValidationError("--inject-fault", "mode must be throw or kill, got '" + options.fail_mode + "'");
   }
   if (options.fail_rank < 0 || options.fail_rank >= ranks) {
-    throw CLI::ValidationError("--inject-fault", "rank " + std::to_string(options.fail_rank) +
+    throw CLI::ValidationError("--inject-fault", "rank " + rank +
                                                      " is outside the plan's ranks 0.." + std::to_string(ranks - 1));
   }
   if (options.fail_step < 1 || options.fail_step > steps) {
-    throw CLI::ValidationError("--inject-fault", "step " + std::to_string(options.fail_step) +
+    throw CLI::ValidationError("--inject-fault", "step " + (step.empty() ? std::to_string(options.fail_step) : step) +
                                                      " is outside the run's steps 1.." + std::to_string(steps) +
                                                      " (--steps)");
   }

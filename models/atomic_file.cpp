@@ -116,18 +116,26 @@ void remove_orphaned_temporaries(const std::string& path) {
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
+    // NAME.tmp.<digits> exactly: the last ".tmp." of such a name is the one after NAME.
     if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
-    const std::string digits = name.substr(prefix.size());
-    if (digits.size() > 10 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
-    const long pid = std::stol(digits);
-    if (pid <= 0 || pid == ::getpid()) continue;
-    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
+    if (name.find_first_not_of("0123456789", prefix.size()) != std::string::npos) continue;
+    if (!left_by_a_dead_process(name, ".tmp.")) continue;
     std::error_code ignored;
     fs::remove(it->path(), ignored);
   }
 }
 
 }  // namespace
+
+bool left_by_a_dead_process(const std::string& name, const std::string& marker) {
+  const std::size_t at = name.rfind(marker);
+  if (at == std::string::npos) return false;
+  const std::string digits = name.substr(at + marker.size());
+  if (digits.empty() || digits.size() > 10 || digits.find_first_not_of("0123456789") != std::string::npos) return false;
+  const long pid = std::stol(digits);
+  if (pid <= 0 || pid == ::getpid()) return false;
+  return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;  // alive, or not ours to judge: kept
+}
 
 void write_text_file_atomic(const std::string& asked, std::string_view text) {
   write_file_atomic(asked, [&](std::ostream& out) { out.write(text.data(), static_cast<std::streamsize>(text.size())); });

@@ -20,4 +20,8 @@ void write_text_file_atomic(const std::string& path, std::string_view text);
 /// removed when either fails (an exception from `write` is rethrown).
 void write_file_atomic(const std::string& path, const std::function<void(std::ostream&)>& write);
 
+/// Whether `name` ends in `marker` and a process id of this machine no longer in use (not this
+/// process's): what a process killed before it could clean up left (SIGKILL, the OOM killer).
+bool left_by_a_dead_process(const std::string& name, const std::string& marker);
+
 }  // namespace hetsim::models

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
 #include <stdexcept>
 
 #include <unistd.h>
@@ -62,8 +63,14 @@ std::string plan_header_path(const std::string& path) {
 
 std::string plan_to_yaml(const Plan& plan, const Cluster& cluster, const PlanWriteOptions& o) {
   std::ostringstream y;
-  if (!o.cluster_path.empty()) y << "# cluster: " << plan_header_path(o.cluster_path) << "\n";
-  if (!o.workload_path.empty()) y << "# workload: " << plan_header_path(o.workload_path) << "\n";
+  // A path that is not UTF-8 (a file name in another encoding) cannot be written into the plan,
+  // whose reader accepts UTF-8 only: the plan hetsim wrote was refused at its first line. The
+  // header is left out, and the verbs then ask for --cluster / --workload.
+  for (const auto& [key, path] : {std::pair{"cluster", &o.cluster_path}, std::pair{"workload", &o.workload_path}}) {
+    if (path->empty()) continue;
+    if (is_valid_utf8(*path)) y << "# " << key << ": " << plan_header_path(*path) << "\n";
+    else y << "# (the " << key << " file's path is not UTF-8: give it with --" << key << ")\n";
+  }
   if (!o.comment.empty()) {
     std::istringstream lines(o.comment);
     for (std::string line; std::getline(lines, line);) y << "# " << line << "\n";

@@ -6,8 +6,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <string>
 #include <system_error>
 
+#include <unistd.h>
+
+#include "atomic_file.hpp"
 #include "input_writers.hpp"
 #include "plan_writer.hpp"
 
@@ -88,20 +92,58 @@ std::vector<std::string> check_emit_targets(const std::vector<Suite>& suites, co
   return problems;
 }
 
+namespace {
+
+/// Puts the finished `staging` folder in place of `folder`: one rename where `folder` is new; else
+/// the old one moved aside first and removed after, so a row is never a mix of two runs' files.
+void replace_folder(const std::filesystem::path& staging, const std::filesystem::path& folder) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::rename(staging, folder, ec);
+  if (!ec) return;
+  const fs::path aside = folder.parent_path() / ("." + folder.filename().string() + ".old." + std::to_string(::getpid()));
+  fs::remove_all(aside, ec);
+  fs::rename(folder, aside, ec);
+  if (ec) throw std::runtime_error("cannot replace " + folder.string() + ": " + ec.message());
+  fs::rename(staging, folder, ec);
+  if (ec) throw std::runtime_error("cannot rename " + staging.string() + " to " + folder.string() + ": " + ec.message());
+  fs::remove_all(aside, ec);
+}
+
+}  // namespace
+
 int emit_suite_inputs(const Suite& suite, const SuiteResult& result, const Catalog& catalog, const std::string& dir) {
   namespace fs = std::filesystem;
   int written = 0;
+  // A run killed while a row was staged (any signal: the staging folder is not a temporary file
+  // the signal handler knows) left a hidden .<row>.tmp.<pid> or .old.<pid> folder here.
+  const fs::path suite_folder = fs::path(dir) / path_component(suite.name);
+  std::error_code scan;
+  for (fs::directory_iterator it(suite_folder, scan), end; !scan && it != end; it.increment(scan)) {
+    const std::string name = it->path().filename().string();
+    if (name.empty() || name[0] != '.') continue;
+    if (left_by_a_dead_process(name, ".tmp.") || left_by_a_dead_process(name, ".old.")) {
+      std::error_code ignored;
+      fs::remove_all(it->path(), ignored);
+    }
+  }
   for (std::size_t i = 0; i < suite.rows.size(); ++i) {
     const SuiteRow& row = suite.rows[i];
     const fs::path folder = fs::path(dir) / path_component(suite.name) / path_component(row.id);
+    // A row's files are written into a hidden staging folder beside it and renamed into place
+    // together: an interrupted run left a row folder of cluster.yaml and workload.yaml without
+    // its plan.yaml (s63 CLI hunt, SIGINT during `validate --emit-dir`).
+    const fs::path staging =
+        folder.parent_path() / ("." + folder.filename().string() + ".tmp." + std::to_string(::getpid()));
     std::error_code ec;
-    fs::create_directories(folder, ec);
-    if (ec) throw std::runtime_error("cannot create " + folder.string() + ": " + ec.message());
+    fs::remove_all(staging, ec);
+    fs::create_directories(staging, ec);
+    if (ec) throw std::runtime_error("cannot create " + staging.string() + ": " + ec.message());
     const Workload workload = suite_workload(suite, row);
     const Cluster cluster = suite_cluster(row.system, suite_row_gpus(row), catalog);
     const std::string origin = suite.file + ": suite " + suite.name + ", row " + row.id;
-    write_text_file_atomic((folder / "cluster.yaml").string(), cluster_to_yaml(cluster, origin));
-    write_text_file_atomic((folder / "workload.yaml").string(), workload_to_yaml(workload, origin));
+    write_text_file_atomic((staging / "cluster.yaml").string(), cluster_to_yaml(cluster, origin));
+    write_text_file_atomic((staging / "workload.yaml").string(), workload_to_yaml(workload, origin));
     int micro = row.micro.value_or(0);
     if (i < result.rows.size() && result.rows[i].id == row.id && result.rows[i].micro > 0) micro = result.rows[i].micro;
     if (micro > 0) {
@@ -113,9 +155,10 @@ int emit_suite_inputs(const Suite& suite, const SuiteResult& result, const Catal
         char measured[64];
         std::snprintf(measured, sizeof measured, "%.9g", row.measured);
         o.comment = origin + "\nmeasured " + suite.metric + ": " + measured;
-        write_plan_file((folder / "plan.yaml").string(), *p, cluster, o);
+        write_plan_file((staging / "plan.yaml").string(), *p, cluster, o);
       }
     }
+    replace_folder(staging, folder);
     ++written;
   }
   return written;

@@ -218,6 +218,14 @@ TEST_F(OutputChecks, NoYamlOutputGoesIntoTheGpuCatalogFolder) {
   // The catalog reads *.yml and any case of either too (adversarial pass, 2026-12-05).
   EXPECT_THAT(output_in_catalog({{"--emit-plan", at("best.YAML")}}), HasSubstr("is in the GPU catalog folder"));
   EXPECT_THAT(output_in_catalog({{"--out", at("new.yml")}}), HasSubstr("is in the GPU catalog folder"));
+  // A link of any name elsewhere to a catalog file: the atomic write replaced nvidia.yaml through
+  // `sweep --out x.csv` (s63 CLI hunt).
+  std::ofstream(at("nvidia.yaml")) << "kind: gpu-catalog\n";
+  std::filesystem::create_directory(at("elsewhere"));
+  std::filesystem::create_symlink(at("nvidia.yaml"), at("elsewhere/x.csv"));
+  EXPECT_THAT(output_in_catalog({{"--out", at("elsewhere/x.csv")}}),
+              HasSubstr("--out: '" + at("elsewhere/x.csv") + "' (a link to '" + at("nvidia.yaml") +
+                        "') is in the GPU catalog folder"));
   ::unsetenv("HETSIM_CATALOG_DIR");
 }
 

@@ -115,6 +115,9 @@ hetsim_cli_test(run_inject_fault_negative_rank EXPECT_RC 2 ARGS ${run_tiny} --in
   STDERR "--inject-fault: rank -1 is outside the plan's ranks 0\\.\\.3")
 hetsim_cli_test(run_inject_fault_step_outside_run EXPECT_RC 2 ARGS ${run_tiny} --inject-fault 1:kill:3
   STDERR "--inject-fault: step 3 is outside the run's steps 1\\.\\.2 \\(--steps\\)")
+# A step beyond int's range is outside the run too, as written (it read as malformed).
+hetsim_cli_test(run_inject_fault_step_beyond_int EXPECT_RC 2 ARGS ${run_tiny} --inject-fault 1:kill:99999999999
+  STDERR "--inject-fault: step 99999999999 is outside the run's steps 1\\.\\.2 \\(--steps\\)")
 hetsim_cli_test(run_inject_fault_trailing_text EXPECT_RC 2 ARGS ${run_tiny} --inject-fault 1x
   STDERR "--inject-fault: expected RANK.*STEP.*, got '1x'")
 foreach(case "trailing_colon:1:throw:2:" "plus:+1" "space: 1")
@@ -227,9 +230,10 @@ hetsim_cli_test(predict_ops_table EXPECT_RC 0 ARGS predict --cluster clusters/mi
 hetsim_cli_test(predict_as_executed EXPECT_RC 0 ARGS predict --cluster clusters/local-cpu.yaml
   --workload workloads/tiny-gpt.yaml --plan plans/local-cpu-tp1-pp2-dp1.yaml --as-executed --ops
   STDOUT "  qkv +[0-9.]+ us.*note: priced as `hetsim run` trains the plan: the execution engine's own kernels, no dropout")
-hetsim_cli_test(predict_as_executed_refuses_what_run_cannot_train EXPECT_RC 2 ARGS predict --cluster clusters/dgx-a100.yaml
+# Exit 1 as `run` and `check` give for the same workload: valid inputs the engine cannot train.
+hetsim_cli_test(predict_as_executed_refuses_what_run_cannot_train EXPECT_RC 1 ARGS predict --cluster clusters/dgx-a100.yaml
   --workload workloads/gpt3-1.3b.yaml --tp 1 --pp 1 --dp 8 --as-executed
-  STDERR "error: --as-executed: the execution engine trains in FP32 only .*expected dtype: fp32")
+  STDERR "--as-executed: cannot execute the plan: the execution engine trains in FP32 only .*expected dtype: fp32")
 hetsim_cli_test(predict_ops_json EXPECT_RC 0 ARGS predict --cluster clusters/dgx-a100.yaml --workload workloads/gpt3-13b.yaml
   --tp 8 --pp 1 --dp 4 --sequence-parallel --tp-comm-overlap --ops --format json
   STDOUT "\"stage_ops\": \\[[^]]*\"stages\": \"replicas 0-3, stage 0\",[^]]*\"name\": \"tp_attn\",[^}]*\"kind\": \"tp_reduce_scatter\",[^}]*\"overlapped\": true")

@@ -109,6 +109,27 @@ TEST(PlanWriter, HeaderPathsOfAnyCharactersReadBackWhole) {
   std::filesystem::remove_all(root);
 }
 
+// A path that is not UTF-8 (a name in Latin-1) went into the header as it was, and the plan
+// hetsim wrote was refused at line 1 ("invalid UTF-8 byte 0xE9"; s63 CLI hunt): the header line
+// is left out, and the plan loads.
+TEST(PlanWriter, PathsThatAreNotUtf8StayOutOfTheHeader) {
+  const Cluster c = load_cluster(source("clusters/local-cpu.yaml"), Catalog::builtin());
+  Plan p;
+  p.micro_batch = 1;
+  p.replicas = {Replica{8, {Stage{2, {0}}}}};
+  const std::string yaml = plan_to_yaml(p, c, {"lat\xe9.yaml", "w.yaml", ""});
+  EXPECT_EQ(yaml.find("\xe9"), std::string::npos);
+  EXPECT_NE(yaml.find("# (the cluster file's path is not UTF-8: give it with --cluster)\n# workload: w.yaml\n"),
+            std::string::npos);
+  const std::string plan_path = testing::TempDir() + "latin1-header-" + std::to_string(::getpid()) + ".yaml";
+  std::ofstream(plan_path) << yaml;
+  EXPECT_NO_THROW(load_plan_spec(plan_path));
+  const PlanHeader h = read_plan_header(plan_path);
+  EXPECT_EQ(h.cluster, "");
+  EXPECT_EQ(h.workload, "w.yaml");
+  std::filesystem::remove(plan_path);
+}
+
 TEST(PlanWriter, GroupsAcrossNodesUseGlobalIndices) {
   const Cluster c = load_cluster(source("clusters/mixed-a100-v100.yaml"), Catalog::builtin());
   const Workload w = load_workload(source("workloads/gpt3-6.7b.yaml"));
