@@ -71,18 +71,20 @@ void print_table(const models::SweepSpec& spec, const models::SweepResult& r, bo
     } else {
       // At spot prices a baseline that fits may still train nothing between its preemptions;
       // a search --time-limit stopped may not have reached one.
-      const auto ratio = [&](double baseline_tokens_per_s, double baseline_cost) {
+      const auto ratio = [&](double baseline_tokens_per_s, double baseline_cost, bool over_budget) {
         if (baseline_tokens_per_s > 0 && by_cost)
           return baseline_cost > 0 ? fmt("%.2fx", row.cost_per_million_tokens / baseline_cost) : std::string("-");
         if (baseline_tokens_per_s > 0) return fmt("%.2fx", row.tokens_per_s / baseline_tokens_per_s);
+        if (over_budget) return std::string("over budget");
         return std::string(row.search_stopped ? "stopped" : spec.spot ? "no goodput" : "none fits");
       };
       cells.push_back(fmt("%.0f", row.tokens_per_s));
       if (refined) cells.push_back(row.simulated_tokens_per_s > 0 ? fmt("%.0f", row.simulated_tokens_per_s) : "-");
       cells.push_back(fmt("%.3f", row.mfu));
       cells.push_back(fmt("%.3f", row.cost_per_million_tokens));
-      cells.push_back(ratio(row.uniform_tokens_per_s, row.uniform_cost_per_million_tokens));
-      cells.push_back(ratio(row.fastest_type_only_tokens_per_s, row.fastest_type_only_cost_per_million_tokens));
+      cells.push_back(ratio(row.uniform_tokens_per_s, row.uniform_cost_per_million_tokens, row.uniform_over_budget));
+      cells.push_back(ratio(row.fastest_type_only_tokens_per_s, row.fastest_type_only_cost_per_million_tokens,
+                            row.fastest_type_only_over_budget));
       std::string plan = row.search_stopped ? row.shape + " [search stopped at --time-limit]" : row.shape;
       if (row.joins_vendors) plan += " (*)";
       if (row.lockstep_tokens_per_s > 0) plan += fmt(" (lockstep %.0f)", row.lockstep_tokens_per_s);

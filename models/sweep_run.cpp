@@ -39,6 +39,8 @@ void for_each_result(Row& r, Visit&& visit) {
   visit("fastest_type_only_tokens_per_s", r.fastest_type_only_tokens_per_s);
   visit("uniform_cost_per_million_tokens", r.uniform_cost_per_million_tokens);
   visit("fastest_type_only_cost_per_million_tokens", r.fastest_type_only_cost_per_million_tokens);
+  visit("uniform_over_budget", r.uniform_over_budget);
+  visit("fastest_type_only_over_budget", r.fastest_type_only_over_budget);
   visit("search_time_s", r.search_time_s);
   visit("search_stopped", r.search_stopped);
   visit("shape", r.shape);
@@ -156,14 +158,18 @@ void plan_row(const Cluster& cluster, const Workload& workload, const PlannerOpt
   PlannerResult p = plan_training(cluster, workload, options);
   r.search_time_s = p.search_time_s;
   r.search_stopped = p.searches_stopped > 0 || p.searches_truncated > 0 || p.predictions_skipped > 0;  // not proven best
-  // Under a budget, a baseline is the comparison only when it keeps to the budget too.
+  // Under a budget, a baseline is the comparison only when it keeps to the budget too; one that
+  // fits but costs more is marked so, not left for "none fits" (s63 sweep hunt).
+  const auto over_budget = [&](const PlannerBaseline& b) {
+    return b.found && options.objective == PlanObjective::kBudget && b.best.report.cost_per_hour > options.budget_per_hour;
+  };
   const auto baseline = [&](const PlannerBaseline& b) {
-    if (!b.found) return 0.0;
-    if (options.objective == PlanObjective::kBudget && b.best.report.cost_per_hour > options.budget_per_hour) return 0.0;
-    return b.best.goodput_tokens_per_s();
+    return !b.found || over_budget(b) ? 0.0 : b.best.goodput_tokens_per_s();
   };
   r.uniform_tokens_per_s = baseline(p.uniform);
   r.fastest_type_only_tokens_per_s = baseline(p.fastest_type_only);
+  r.uniform_over_budget = over_budget(p.uniform);
+  r.fastest_type_only_over_budget = over_budget(p.fastest_type_only);
   // The same figure as the best plan's `cost_per_million_tokens`, for a baseline counted above.
   const auto baseline_cost = [&](const PlannerBaseline& b, double tokens_per_s) {
     return tokens_per_s > 0 ? b.best.report.cost_per_million_tokens : 0.0;

@@ -47,6 +47,9 @@ struct SweepRow {
   /// The baselines' $ per million tokens (objective cost compares these); 0 when none fits.
   double uniform_cost_per_million_tokens = 0;
   double fastest_type_only_cost_per_million_tokens = 0;
+  /// Objective budget: the baseline fits but costs more than the budget (its figures are 0).
+  bool uniform_over_budget = false;
+  bool fastest_type_only_over_budget = false;
   double search_time_s = 0;
   bool search_stopped = false;         ///< a search (or --refine) reached --time-limit: the plan may not be the best
   bool resumed = false;                ///< taken from the checkpoint, not planned by this run

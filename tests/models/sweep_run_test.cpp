@@ -120,9 +120,9 @@ TEST_F(RunFixture, PrintedRowsLeaveAbsentFiguresOutAndTidyTheirDigits) {
   found.uniform_tokens_per_s = 900;  // no fastest-type-only baseline, not refined
   found.uniform_cost_per_million_tokens = 15.2;
   const std::string csv = sweep_csv(spec, {none, found});
-  EXPECT_THAT(csv, HasSubstr("\n0,gpt,0,0,0,0,false,,,,,,,,,,,,0,false,,,the cluster has no GPUs at this point\n"));
+  EXPECT_THAT(csv, HasSubstr("\n0,gpt,0,0,0,0,false,,,,,,,,,,,,false,false,0,false,,,the cluster has no GPUs at this point\n"));
   // No simulated figure (not refined) and no lockstep one: empty cells, not 0.
-  EXPECT_THAT(csv, HasSubstr(",49.6,true,1000,,,0,0,49.6,13.7,900,,15.2,,0,false,,false,\n"));
+  EXPECT_THAT(csv, HasSubstr(",49.6,true,1000,,,0,0,49.6,13.7,900,,15.2,,false,false,0,false,,false,\n"));
   JsonOut j(-1);
   write_sweep_row_json(j, spec, none);
   EXPECT_THAT(j.str(), HasSubstr("\"values\":{\"big.nodes\":0,\"small.nodes\":0}")) << j.str();
@@ -157,6 +157,22 @@ TEST_F(RunFixture, AtSpotPricesRowsGiveTheGoodputPreemptionsLeave) {
   EXPECT_LT(b.tokens_per_s, a.tokens_per_s);
   EXPECT_GT(b.tokens_per_s, 0.5 * a.tokens_per_s);
   EXPECT_LE(b.uniform_tokens_per_s, a.uniform_tokens_per_s);
+}
+
+// A baseline that fits but costs more than the budget was printed "none fits" and left its CSV
+// cells empty without a reason (s63 sweep hunt): it is marked over the budget.
+TEST_F(RunFixture, BaselinesOverTheBudgetAreMarkedSo) {
+  spec.objective = PlanObjective::kBudget;
+  spec.budget_per_hour = 35;  // the big node ($30/h) alone; not it with the two small ($50/h)
+  const SweepResult r = run("");
+  const SweepRow& all = r.rows[3];
+  ASSERT_TRUE(all.found) << all.reason;
+  EXPECT_LE(all.plan_price_per_hour, 35);
+  EXPECT_TRUE(all.uniform_over_budget);  // over every GPU: $50/h
+  EXPECT_EQ(all.uniform_tokens_per_s, 0);
+  EXPECT_FALSE(all.fastest_type_only_over_budget);
+  EXPECT_GT(all.fastest_type_only_tokens_per_s, 0);
+  EXPECT_THAT(sweep_csv(spec, r.rows), HasSubstr("uniform_over_budget,fastest_type_only_over_budget"));
 }
 
 TEST_F(RunFixture, AKilledRunResumesFromItsCheckpoint) {
