@@ -94,20 +94,27 @@ std::vector<std::string> check_emit_targets(const std::vector<Suite>& suites, co
 
 namespace {
 
-/// Puts the finished `staging` folder in place of `folder`: one rename where `folder` is new; else
-/// the old one moved aside first and removed after, so a row is never a mix of two runs' files.
-void replace_folder(const std::filesystem::path& staging, const std::filesystem::path& folder) {
+/// Puts the finished `staging` folder's files in place: one rename of the folder where the row
+/// is new (the row appears whole or not at all); else file by file over the row's own files (each
+/// whole), so that whatever else a user keeps in the row's folder stays, and an emitted file this
+/// run does not write (a plan for a row that now has none) goes.
+void move_into_place(const std::filesystem::path& staging, const std::filesystem::path& folder) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  fs::rename(staging, folder, ec);
-  if (!ec) return;
-  const fs::path aside = folder.parent_path() / ("." + folder.filename().string() + ".old." + std::to_string(::getpid()));
-  fs::remove_all(aside, ec);
-  fs::rename(folder, aside, ec);
-  if (ec) throw std::runtime_error("cannot replace " + folder.string() + ": " + ec.message());
-  fs::rename(staging, folder, ec);
-  if (ec) throw std::runtime_error("cannot rename " + staging.string() + " to " + folder.string() + ": " + ec.message());
-  fs::remove_all(aside, ec);
+  if (!fs::exists(folder, ec)) {
+    fs::rename(staging, folder, ec);
+    if (ec) throw std::runtime_error("cannot rename " + staging.string() + " to " + folder.string() + ": " + ec.message());
+    return;
+  }
+  for (const char* name : kEmittedFiles) {
+    if (fs::exists(staging / name, ec)) {
+      fs::rename(staging / name, folder / name, ec);
+      if (ec) throw std::runtime_error("cannot write " + (folder / name).string() + ": " + ec.message());
+    } else {
+      fs::remove(folder / name, ec);
+    }
+  }
+  fs::remove_all(staging, ec);
 }
 
 }  // namespace
@@ -116,13 +123,13 @@ int emit_suite_inputs(const Suite& suite, const SuiteResult& result, const Catal
   namespace fs = std::filesystem;
   int written = 0;
   // A run killed while a row was staged (any signal: the staging folder is not a temporary file
-  // the signal handler knows) left a hidden .<row>.tmp.<pid> or .old.<pid> folder here.
+  // the signal handler knows) left a hidden .<row>.tmp.<pid> folder here.
   const fs::path suite_folder = fs::path(dir) / path_component(suite.name);
   std::error_code scan;
   for (fs::directory_iterator it(suite_folder, scan), end; !scan && it != end; it.increment(scan)) {
     const std::string name = it->path().filename().string();
     if (name.empty() || name[0] != '.') continue;
-    if (left_by_a_dead_process(name, ".tmp.") || left_by_a_dead_process(name, ".old.")) {
+    if (left_by_a_dead_process(name, ".tmp.")) {
       std::error_code ignored;
       fs::remove_all(it->path(), ignored);
     }
@@ -130,9 +137,9 @@ int emit_suite_inputs(const Suite& suite, const SuiteResult& result, const Catal
   for (std::size_t i = 0; i < suite.rows.size(); ++i) {
     const SuiteRow& row = suite.rows[i];
     const fs::path folder = fs::path(dir) / path_component(suite.name) / path_component(row.id);
-    // A row's files are written into a hidden staging folder beside it and renamed into place
-    // together: an interrupted run left a row folder of cluster.yaml and workload.yaml without
-    // its plan.yaml (s63 CLI hunt, SIGINT during `validate --emit-dir`).
+    // A row's files are written into a hidden staging folder beside it and moved into place once
+    // all are written: an interrupted run left a row folder of cluster.yaml and workload.yaml
+    // without its plan.yaml (s63 CLI hunt, SIGINT during `validate --emit-dir`).
     const fs::path staging =
         folder.parent_path() / ("." + folder.filename().string() + ".tmp." + std::to_string(::getpid()));
     std::error_code ec;
@@ -158,7 +165,7 @@ int emit_suite_inputs(const Suite& suite, const SuiteResult& result, const Catal
         write_plan_file((staging / "plan.yaml").string(), *p, cluster, o);
       }
     }
-    replace_folder(staging, folder);
+    move_into_place(staging, folder);
     ++written;
   }
   return written;

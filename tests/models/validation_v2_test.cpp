@@ -356,15 +356,16 @@ TEST(ValidationV2, EmittedInputsLoadBackToTheSamePrediction) {
   EXPECT_EQ(p.replicas[1].stages[1].gpus, (std::vector<int>{10, 11}));
   const Report r = predict(c, w, p);
   EXPECT_DOUBLE_EQ(r.iteration_time_s, *res.rows[0].predicted);
-  // Emitted again over the folder (with a file of another run in it): the row folder is replaced
-  // whole, through a staging folder renamed into place (an interrupted run left a row folder
-  // without its plan.yaml; s63 CLI hunt), and no staging or set-aside folder stays behind.
-  std::ofstream(folder + "stale.yaml") << "x";
-  // What a run killed outright left: its staging folder (no process has pid 2^31 - 2).
+  // The rows are staged in a hidden folder and moved into place once written (an interrupted run
+  // left a row folder without its plan.yaml; s63 CLI hunt). Emitted again over the folder: its
+  // files are replaced, a user's own file in it stays, and no staging folder stays behind, a
+  // killed run's included (no process has pid 2^31 - 2).
+  std::ofstream(folder + "notes.txt") << "mine";
+  std::ofstream(folder + "plan.yaml") << "an older plan";
   std::filesystem::create_directories(dir + "/tiny-v2/.row_one.tmp.2147483646");
   ASSERT_EQ(emit_suite_inputs(s, res, Catalog::builtin(), dir), 1);
-  EXPECT_FALSE(std::filesystem::exists(folder + "stale.yaml"));
-  EXPECT_TRUE(std::filesystem::exists(folder + "plan.yaml"));
+  EXPECT_TRUE(std::filesystem::exists(folder + "notes.txt"));
+  EXPECT_EQ(load_plan(folder + "plan.yaml", c, w).replicas[1].stages[1].gpus, (std::vector<int>{10, 11}));
   std::vector<std::string> entries;
   for (const auto& e : std::filesystem::directory_iterator(dir + "/tiny-v2")) entries.push_back(e.path().filename().string());
   EXPECT_EQ(entries, (std::vector<std::string>{"row_one"}));
