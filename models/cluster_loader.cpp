@@ -209,7 +209,9 @@ class ClusterReader {
         bool valid = true;
         if (auto type = gr.get_string("type", Need::kRequired)) {
           const auto it = type_index_.find(*type);
-          if (it == type_index_.end()) {
+          if (it == type_index_.end() && type_index_.empty()) {
+            valid = false;  // node_types is missing or has no valid entry, an error of its own: not one per group
+          } else if (it == type_index_.end()) {
             valid = false;
             std::vector<std::string> names;
             for (const auto& [n, idx] : type_index_) names.push_back(n);

@@ -221,7 +221,37 @@ const UnitEntry* find_unit(const std::vector<UnitEntry>& units, std::string_view
   return nullptr;
 }
 
+/// What a unit the user wrote most likely meant, when letters alone mislead: spelt-out or
+/// abbreviated time words ("/wk" was told "/s", 604,800x off; "5m" "5ms", "80G" of memory "80B").
+/// Each applies only where its target is a unit of the quantity at hand.
+const std::vector<std::pair<std::string_view, std::string_view>>& unit_aliases() {
+  static const std::vector<std::pair<std::string_view, std::string_view>> a = {
+      {"m", "min"},       {"mins", "min"},    {"minute", "min"},  {"minutes", "min"}, {"second", "sec"},
+      {"seconds", "sec"}, {"secs", "sec"},    {"hours", "hour"},  {"hrs", "hr"},      {"days", "day"},
+      {"w", "week"},      {"wk", "week"},     {"wks", "week"},    {"weeks", "week"},  {"mo", "month"},
+      {"mon", "month"},   {"mth", "month"},   {"months", "month"}, {"K", "KiB"},      {"M", "MiB"},
+      {"G", "GiB"},       {"T", "TiB"}};
+  return a;
+}
+
 std::string closest_unit(const std::vector<UnitEntry>& units, std::string_view name, std::string_view fallback) {
+  const auto lower = [](std::string_view v) {
+    std::string out(v);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  };
+  for (const auto& [alias, target] : unit_aliases())
+    if (alias == name && find_unit(units, target)) return std::string(target);
+  // The same letters in another case ("/H" was told "/s", 3600x off).
+  for (const auto& u : units)
+    if (lower(u.name) == lower(name)) return u.name;
+  // A unit followed by more ("200Gbps/port", "5us each"): that unit, not the nearest by letters.
+  std::string_view longest;
+  for (const auto& u : units)
+    if (u.name.size() > longest.size() && name.size() > u.name.size() && name.substr(0, u.name.size()) == u.name &&
+        (name[u.name.size()] == '/' || name[u.name.size()] == ' '))
+      longest = u.name;
+  if (!longest.empty()) return std::string(longest);
   std::string best(fallback);
   size_t best_d = static_cast<size_t>(-1);
   for (const auto& u : units) {

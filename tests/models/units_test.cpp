@@ -100,6 +100,19 @@ TEST(Units, UnknownUnitSuggestsTheClosest) {
   EXPECT_THAT(parse_price_per_hour("$3/hours").error, HasSubstr("\"$3/hour\""));
 }
 
+// The closest unit by letters changed the value by large factors (s63 message hunt): "/H" was
+// told "/s" (3600x), "/wk" "/s", "5m" "5ms", "80G" of memory "80B", "200Gbps/port" "200GB/s" (8x).
+TEST(Units, UnknownUnitSuggestionsKeepTheMeaning) {
+  EXPECT_THAT(parse_price_per_hour("$40.97/H").error, HasSubstr("(e.g. \"$40.97/h\")"));
+  EXPECT_THAT(parse_price_per_hour("$40.97/wk").error, HasSubstr("(e.g. \"$40.97/week\")"));
+  EXPECT_THAT(parse_price_per_hour("$40.97/mo").error, HasSubstr("(e.g. \"$40.97/month\")"));
+  EXPECT_THAT(parse_price_per_hour("$40.97/m").error, HasSubstr("(e.g. \"$40.97/min\")"));
+  EXPECT_THAT(parse_time("5m").error, HasSubstr("(e.g. \"5min\")"));
+  EXPECT_THAT(parse_time("5minutes").error, HasSubstr("(e.g. \"5min\")"));
+  EXPECT_THAT(parse_size("80G").error, HasSubstr("(e.g. \"80GiB\")"));
+  EXPECT_THAT(parse_bandwidth("200Gbps/port").error, HasSubstr("(e.g. \"200Gbps\")"));
+}
+
 // The closest unit misled: "5us" for a bandwidth suggested "5B/s", "300gb/s" suggested "300b/s"
 // (bits: 8e9 times less than meant), "1,000GB/s" and "0x10GB/s" suggested "1GB/s" and "0GB/s".
 TEST(Units, UnknownUnitSaysWhatWasProbablyMeant) {
