@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <ostream>
@@ -130,6 +131,17 @@ void note_devices_the_profile_misses(const std::string& profile_path, const mode
             << ", which the plan runs on: priced at the catalog's figures, not calibrated ones\n";
 }
 
+/// The two files hold the same bytes (a copy of the cluster the plan's header names is that cluster).
+/// Regular files only: a FIFO given as --cluster was read already, and opening it again would wait.
+bool same_content(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(a, ec) || !std::filesystem::is_regular_file(b, ec)) return false;
+  std::ifstream fa(a, std::ios::binary), fb(b, std::ios::binary);
+  if (!fa || !fb) return false;
+  return std::equal(std::istreambuf_iterator<char>(fa), std::istreambuf_iterator<char>(),
+                    std::istreambuf_iterator<char>(fb), std::istreambuf_iterator<char>());
+}
+
 }  // namespace
 
 Inputs load_inputs(const std::string& cluster_path, const std::string& workload_path, const std::string& plan_path,
@@ -144,8 +156,10 @@ Inputs load_inputs(const std::string& cluster_path, const std::string& workload_
           [&] { in.plan = load_plan_file(plan_path, in.cluster, in.workload, &in.plan_infeasible_reason); });
       const models::PlanHeader header = models::read_plan_header(plan_path);
       std::error_code ec;
+      // A copy of the named cluster (the same bytes under another path) is that cluster: saying
+      // the plan was written for another one, beside the plan's own errors, misled (s63 message hunt).
       if (!header.cluster.empty() && std::filesystem::exists(header.cluster, ec) &&
-          !std::filesystem::equivalent(header.cluster, cluster_path, ec)) {
+          !std::filesystem::equivalent(header.cluster, cluster_path, ec) && !same_content(header.cluster, cluster_path)) {
         if (!plan_ok)  // a plan written for another cluster fails at every selector: say which one it names
           errors.add({plan_path, header.cluster_line, 1, "cluster",
                       "the plan was written for '" + header.cluster + "', not for --cluster '" + cluster_path +

@@ -318,3 +318,35 @@ TEST(LongRunNote, SaysThePredictedWaitPastTenMinutes) {
 
 }  // namespace
 }  // namespace hetsim::cli
+
+namespace hetsim::cli {
+namespace {
+
+// A plan with a bad GPU, its header naming clusters/c.yaml, checked against a byte-identical copy
+// of that cluster: the errors said the plan "was written for 'clusters/c.yaml', not for --cluster"
+// the copy, which is the same cluster (s63 message hunt). A cluster that differs still gets it.
+TEST_F(OutputChecks, APlanCheckedAgainstACopyOfItsHeadersClusterIsNotToldItIsAnother) {
+  const std::string root = HETSIM_SOURCE_DIR;
+  std::filesystem::create_directories(at("clusters"));
+  std::filesystem::copy_file(root + "/clusters/dgx-a100.yaml", at("clusters/c.yaml"));
+  std::filesystem::copy_file(root + "/clusters/dgx-a100.yaml", at("copy.yaml"));
+  std::filesystem::copy_file(root + "/clusters/dgx-a100.yaml", at("other.yaml"));
+  std::ofstream(at("other.yaml"), std::ios::app) << "# edited\n";
+  std::ofstream(at("p.yaml")) << "# cluster: clusters/c.yaml\nkind: plan\nmicro_batch: 1\nreplicas:\n"
+                              << "  - micro_batches: 1024\n    stages:\n      - {layers: 24, gpus: \"gpu[99]\"}\n";
+  const auto errors_with = [&](const std::string& cluster) {
+    try {
+      load_inputs(cluster, root + "/workloads/gpt3-1.3b.yaml", at("p.yaml"));
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string copy = errors_with(at("copy.yaml"));
+  EXPECT_THAT(copy, HasSubstr("GPU index 99 out of range"));
+  EXPECT_THAT(copy, ::testing::Not(HasSubstr("the plan was written for")));
+  EXPECT_THAT(errors_with(at("other.yaml")), HasSubstr("the plan was written for"));
+}
+
+}  // namespace
+}  // namespace hetsim::cli
