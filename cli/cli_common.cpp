@@ -156,15 +156,16 @@ Inputs load_inputs(const std::string& cluster_path, const std::string& workload_
           [&] { in.plan = load_plan_file(plan_path, in.cluster, in.workload, &in.plan_infeasible_reason); });
       const models::PlanHeader header = models::read_plan_header(plan_path);
       std::error_code ec;
-      // A copy of the named cluster (the same bytes under another path) is that cluster: saying
-      // the plan was written for another one, beside the plan's own errors, misled (s63 message hunt).
       if (!header.cluster.empty() && std::filesystem::exists(header.cluster, ec) &&
-          !std::filesystem::equivalent(header.cluster, cluster_path, ec) && !same_content(header.cluster, cluster_path)) {
-        if (!plan_ok)  // a plan written for another cluster fails at every selector: say which one it names
+          !std::filesystem::equivalent(header.cluster, cluster_path, ec)) {
+        // A plan written for another cluster fails at every selector: say which one it names. A
+        // copy of that cluster (the same bytes under another path) is that cluster: the hint,
+        // beside the plan's own errors, misled (s63 message hunt).
+        if (!plan_ok && !same_content(header.cluster, cluster_path))
           errors.add({plan_path, header.cluster_line, 1, "cluster",
                       "the plan was written for '" + header.cluster + "', not for --cluster '" + cluster_path +
                           "' (expected that cluster, or a plan of this one: `hetsim plan --emit-plan`)"});
-        else  // --cluster wins, as documented; the header may still be a slip
+        else if (plan_ok)  // --cluster wins, as documented; the header may still be a slip
           std::cerr << "hetsim: note: " << plan_path << ": the plan's header names cluster '" << header.cluster
                     << "'; it was checked against --cluster '" << cluster_path << "'\n";
       }
