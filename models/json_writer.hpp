@@ -9,34 +9,9 @@
 #include <string_view>
 #include <vector>
 
+#include "utf8.hpp"
+
 namespace hetsim::models {
-
-/// Bytes of the well-formed UTF-8 sequence at s[i] (Unicode 15, table 3-7: no overlong forms,
-/// no surrogates, nothing above U+10FFFF), 0 when it is not one.
-inline std::size_t utf8_sequence_bytes(std::string_view s, std::size_t i) {
-  const auto at = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = at(i);
-  if (c < 0x80) return 1;
-  std::size_t n = 0;
-  unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range
-  if (c >= 0xC2 && c <= 0xDF) n = 2;
-  else if (c >= 0xE0 && c <= 0xEF) n = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
-  else if (c >= 0xF0 && c <= 0xF4) n = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
-  else return 0;
-  if (i + n > s.size() || at(i + 1) < lo || at(i + 1) > hi) return 0;
-  for (std::size_t k = 2; k < n; ++k)
-    if (at(i + k) < 0x80 || at(i + k) > 0xBF) return 0;
-  return n;
-}
-
-inline bool is_valid_utf8(std::string_view s) {
-  for (std::size_t i = 0; i < s.size();) {
-    const std::size_t n = utf8_sequence_bytes(s, i);
-    if (n == 0) return false;
-    i += n;
-  }
-  return true;
-}
 
 /// Escapes a string for a JSON string literal (quotes, backslash, control characters as \uXXXX).
 /// JSON text is UTF-8 (RFC 8259 section 8.1): a byte that is not part of a well-formed sequence (a

@@ -5,6 +5,7 @@
 #include "atomic_file.hpp"
 #include "input_writers.hpp"
 #include "json_writer.hpp"
+#include "utf8.hpp"
 #include "yaml_reader.hpp"
 
 #include <algorithm>

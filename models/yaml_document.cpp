@@ -17,6 +17,7 @@
 #include <string>
 #include <tuple>
 
+#include "utf8.hpp"
 #include "yaml_reader.hpp"
 
 namespace hetsim::models {
@@ -41,38 +42,6 @@ std::pair<int, int> position_of(std::string_view text, size_t offset) {
     }
   }
   return {line, col};
-}
-
-/// Offset of the first byte that is not part of well-formed UTF-8 (RFC 3629), or npos.
-size_t first_invalid_utf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    size_t len = 0;
-    unsigned min_cp = 0;
-    unsigned cp = 0;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if ((c & 0xE0) == 0xC0) {
-      len = 2, cp = c & 0x1F, min_cp = 0x80;
-    } else if ((c & 0xF0) == 0xE0) {
-      len = 3, cp = c & 0x0F, min_cp = 0x800;
-    } else if ((c & 0xF8) == 0xF0) {
-      len = 4, cp = c & 0x07, min_cp = 0x10000;
-    } else {
-      return i;
-    }
-    if (i + len > s.size()) return i;
-    for (size_t k = 1; k < len; ++k) {
-      const auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return i;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    if (cp < min_cp || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
-    i += len;
-  }
-  return std::string_view::npos;
 }
 
 /// First tab in the indentation of a line (0-based line/col), up to and including `max_line`.
