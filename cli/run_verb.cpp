@@ -37,9 +37,9 @@ struct RunVerbOptions {
 };
 
 /// A whole decimal integer: an optional '-' and digits only (std::stoi would take "3x" as 3, and
-/// " 3" or "+3"; a negative one is kept to be reported as outside the range).
-/// An integer written in decimal; one beyond int's range reads as that end of it, so that the
-/// range checks below say "outside" (with the number as written) instead of "malformed".
+/// " 3" or "+3"; a negative one is kept to be reported as outside the range). One beyond int's
+/// range reads as that end of it, so that the range checks below say "outside" (with the number
+/// as written) instead of "malformed".
 bool parse_int(const std::string& text, int& value) {
   const std::size_t digits = !text.empty() && text[0] == '-' ? 1 : 0;
   if (text.size() == digits || text.find_first_not_of("0123456789", digits) != std::string::npos) return false;
