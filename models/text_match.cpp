@@ -38,11 +38,33 @@ std::string lower(std::string_view s) {
   return out;
 }
 
+/// Names users write for the values of hetsim's enumerations (PyTorch's dtype names, the
+/// usual abbreviations of the fabrics) that no edit distance relates to the canonical name.
+/// Each is suggested only when its canonical name is among the candidates.
+struct Synonym {
+  std::string_view written;
+  std::string_view canonical;
+};
+constexpr Synonym kSynonyms[] = {
+    {"bfloat16", "bf16"},     {"float16", "fp16"},        {"half", "fp16"},
+    {"float32", "fp32"},      {"float", "fp32"},          {"single", "fp32"},
+    {"tensorfloat32", "tf32"}, {"float8", "fp8"},          {"e4m3", "fp8"},
+    {"e5m2", "fp8"},          {"ib", "infiniband"},       {"eth", "ethernet"},
+    {"tcp", "ethernet"},      {"nvl", "nvlink"},          {"pci", "pcie"},
+    {"pci-e", "pcie"},        {"infinity-fabric", "xgmi"}, {"infinityfabric", "xgmi"},
+    {"fattree", "fat-tree"},  {"1f1b-interleaved", "interleaved"},
+};
+
 }  // namespace
 
 std::optional<std::string> did_you_mean(std::string_view written, const std::vector<std::string>& candidates) {
   // Case does not count as an edit: "BF16" is "bf16" mistyped, not "fp16".
   const std::string word = lower(written);
+  for (const auto& synonym : kSynonyms) {
+    if (word != synonym.written) continue;
+    for (const auto& candidate : candidates)
+      if (lower(candidate) == synonym.canonical) return candidate;
+  }
   std::optional<std::string> best;
   // Ranked by (unrelated, edits): a name the word abbreviates beats a closer unrelated one.
   std::pair<bool, size_t> best_rank{true, static_cast<size_t>(-1)};

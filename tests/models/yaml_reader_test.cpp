@@ -41,6 +41,12 @@ TEST(DidYouMean, SuggestsCloseNamesOnly) {
   // Case is no edit: "BF16" is "bf16" (it was one substitution from "fp16", the earlier candidate).
   EXPECT_EQ(did_you_mean("BF16", {"fp32", "fp16", "bf16"}), "bf16");
   EXPECT_EQ(did_you_mean("NVLink", {"nvswitch", "nvlink", "pcie"}), "nvlink");
+  // Names no edit distance relates: PyTorch's dtype names, the usual fabric abbreviations.
+  EXPECT_EQ(did_you_mean("bfloat16", {"fp32", "tf32", "fp16", "bf16", "fp8"}), "bf16");
+  EXPECT_EQ(did_you_mean("float16", {"fp32", "tf32", "fp16", "bf16", "fp8"}), "fp16");
+  EXPECT_EQ(did_you_mean("IB", {"infiniband", "roce", "ethernet"}), "infiniband");
+  // A synonym whose canonical name is not a candidate suggests nothing from the table.
+  EXPECT_EQ(did_you_mean("ib", {"nvswitch", "nvlink", "xgmi", "pcie"}), std::nullopt);
 }
 
 TEST(ParseDocument, RejectsWhatIsNotAYamlMap) {
