@@ -7,6 +7,7 @@
 #include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <climits>
@@ -59,6 +60,50 @@ std::optional<std::pair<int, int>> first_indent_tab(std::string_view text, int m
     ++line;
   }
   return std::nullopt;
+}
+
+/// A key written without the space YAML needs after its colon ("layers:24"), on 0-based line
+/// `error_line` or one of the two lines above it: yaml-cpp reads such a line as a plain scalar
+/// and reports the line after it ("illegal map value"). Returns the line, the 0-based column of
+/// the colon and the key as written ("layers:24").
+struct KeyWithoutSpace {
+  int line;
+  int colon_column;
+  std::string written;
+};
+std::optional<KeyWithoutSpace> key_without_space(std::string_view text, int error_line) {
+  std::vector<std::string_view> lines;
+  for (size_t start = 0; start <= text.size() && static_cast<int>(lines.size()) <= error_line;) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  const auto is_key_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.'; };
+  for (int line = std::min<int>(error_line, static_cast<int>(lines.size()) - 1); line >= 0 && line >= error_line - 2; --line) {
+    const std::string_view l = lines[line];
+    size_t i = l.find_first_not_of(' ');
+    if (i != std::string_view::npos && l.compare(i, 2, "- ") == 0) i = l.find_first_not_of(' ', i + 2);
+    // A key starts with a letter; "12:30" or a URL's "http://" is a value, not a key.
+    if (i == std::string_view::npos || !std::isalpha(static_cast<unsigned char>(l[i]))) continue;
+    size_t colon = i;
+    while (colon < l.size() && is_key_char(l[colon])) ++colon;
+    if (colon + 1 >= l.size() || l[colon] != ':') continue;
+    const char after = l[colon + 1];
+    if (after == ' ' || after == '/' || after == ':') continue;
+    size_t word_end = l.find_first_of(" #", colon);
+    if (word_end == std::string_view::npos) word_end = l.size();
+    return KeyWithoutSpace{line, static_cast<int>(colon), std::string(l.substr(i, word_end - i))};
+  }
+  return std::nullopt;
+}
+
+/// "invalid YAML: no space after ':' in 'layers:24' (expected 'layers: 24': ...", without the
+/// closing parenthesis (the caller may add yaml-cpp's own words).
+std::string no_space_message(const std::string& written) {
+  const size_t colon = written.find(':');
+  return "invalid YAML: no space after ':' in '" + written + "' (expected '" + written.substr(0, colon + 1) + " " +
+         written.substr(colon + 1) + "': YAML reads a key only where ':' is followed by a space";
 }
 
 /// Records where each document of a YAML stream starts and where explicit tags (`!!binary`,
@@ -293,6 +338,9 @@ std::optional<YAML::Node> parse_yaml_document(std::string_view text, DiagnosticS
       sink.error(e.mark, "", "invalid YAML: " + e.msg + " (the quoted string opened at line " +
                                  std::to_string(open.line + 1) + ":" + std::to_string(open.column + 1) + " runs to line " +
                                  std::to_string(close_line + 1) + ": is its closing quote missing?)");
+    } else if (const auto key = key_without_space(text, e.mark.line)) {
+      sink.error(make_mark(key->line, key->colon_column), "",
+                 no_space_message(key->written) + "; yaml-cpp: " + e.msg + " at line " + std::to_string(e.mark.line + 1) + ")");
     } else {
       sink.error(e.mark, "", "invalid YAML: " + e.msg);
     }
@@ -310,6 +358,10 @@ std::optional<YAML::Node> parse_yaml_document(std::string_view text, DiagnosticS
     return std::nullopt;
   }
   if (!doc.IsMap()) {
+    if (const auto key = doc.IsScalar() ? key_without_space(text, doc.Mark().line) : std::nullopt) {
+      sink.error(make_mark(key->line, key->colon_column), "", no_space_message(key->written) + ")");
+      return std::nullopt;
+    }
     sink.error(doc.Mark(), "", "top level is " + describe_node(doc) + " (expected a map starting with " + first_key + ")");
     return std::nullopt;
   }
