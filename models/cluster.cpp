@@ -7,6 +7,8 @@
 #include <set>
 #include <string_view>
 
+#include "text_match.hpp"
+
 namespace hetsim::models {
 
 const char* to_string(IntraFabricKind k) {
@@ -216,9 +218,9 @@ std::optional<std::vector<int>> Cluster::resolve_gpus(const std::string& selecto
   if (parts.size() == 3 || (parts.size() == 2 && parts[1].rfind("gpu", 0) != 0)) {
     const auto it = std::find_if(zones.begin(), zones.end(), [&](const Zone& z) { return z.name == parts[0]; });
     if (it == zones.end()) {
-      std::string known;
-      for (const Zone& z : zones) known += (known.empty() ? "" : ", ") + z.name;
-      return fail("unknown zone '" + std::string(parts[0]) + "' (known: " + known + ")");
+      std::vector<std::string> known;
+      for (const Zone& z : zones) known.push_back(z.name);
+      return fail(unknown_name_message("unknown zone", std::string(parts[0]), known));
     }
     zone = static_cast<int>(it - zones.begin());
     k = 1;
@@ -229,9 +231,9 @@ std::optional<std::vector<int>> Cluster::resolve_gpus(const std::string& selecto
   const auto t = std::find_if(node_types.begin(), node_types.end(),
                               [&](const NodeType& nt) { return nt.name == type_name; });
   if (t == node_types.end()) {
-    std::string known;
-    for (const NodeType& nt : node_types) known += (known.empty() ? "" : ", ") + nt.name;
-    return fail("unknown node type '" + std::string(type_name) + "' (known: " + known + ")");
+    std::vector<std::string> known;
+    for (const NodeType& nt : node_types) known.push_back(nt.name);
+    return fail(unknown_name_message("unknown node type", std::string(type_name), known));
   }
   const int type_index = static_cast<int>(t - node_types.begin());
   std::vector<int> node_ids;
