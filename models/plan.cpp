@@ -127,9 +127,10 @@ std::variant<Plan, Infeasible> make_uniform_plan(const Cluster& cluster, const W
     return why("pp (" + std::to_string(pp) + ") exceeds model.layers (" + std::to_string(m.layers) + ")");
   }
   const int interleave = o.schedule == Schedule::kInterleaved ? o.interleave : 1;
-  if (interleave > 1 && m.layers % (pp * interleave) != 0) {
+  const long chunks = static_cast<long>(pp) * interleave;  // in long: 4 x 2^30 wraps an int to 0
+  if (interleave > 1 && m.layers % chunks != 0) {
     return why("model.layers (" + std::to_string(m.layers) + ") is not divisible by pp*interleave (" +
-               std::to_string(pp * interleave) + ")");
+               std::to_string(chunks) + ")");
   }
   const long per_step = static_cast<long>(dp) * o.micro_batch;
   if (workload.training.global_batch % per_step != 0) {

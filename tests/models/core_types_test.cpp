@@ -161,6 +161,12 @@ TEST(Plan, UniformPlanReportsInfeasibleShapes) {
   EXPECT_TRUE(std::holds_alternative<Infeasible>(make_uniform_plan(c, work(4, 16), 8, 2, 4, o)));  // 64 GPUs > 28
   EXPECT_TRUE(std::holds_alternative<Infeasible>(make_uniform_plan(c, work(4, 15), 1, 1, 2, o)));  // batch
   EXPECT_TRUE(std::holds_alternative<Infeasible>(make_uniform_plan(c, work(4, 16), 3, 1, 1, o)));  // tp vs heads
+  // pp x interleave past an int: 4 x 2^30 wrapped to 0 and the divisibility test divided by it.
+  o.schedule = Schedule::kInterleaved;
+  o.interleave = 1 << 30;
+  const auto huge = make_uniform_plan(c, work(4, 16), 1, 4, 1, o);
+  ASSERT_TRUE(std::holds_alternative<Infeasible>(huge));
+  EXPECT_NE(std::get<Infeasible>(huge).reason.find("pp*interleave (4294967296)"), std::string::npos);
 }
 
 TEST(Plan, CheckPlanFindsEveryProblem) {
