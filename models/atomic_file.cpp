@@ -63,6 +63,11 @@ class TemporaryFiles {
     }
     return -1;
   }
+  /// Unlinks every temporary in use (async-signal-safe: also the signal handler's first step).
+  void unlink_all() {
+    for (int i = 0; i < kSlots; ++i)
+      if (in_use_[i].load(std::memory_order_acquire)) ::unlink(paths_[i]);
+  }
   void remove(int slot) {
     if (slot < 0) return;
     in_use_[slot].store(false, std::memory_order_release);
@@ -88,9 +93,7 @@ class TemporaryFiles {
   /// Removes the temporaries (unlink is async-signal-safe), then lets the signal do what it did
   /// before: the previous handler's, by default ending the process.
   static void on_signal(int sig) {
-    TemporaryFiles& f = instance();
-    for (int i = 0; i < kSlots; ++i)
-      if (f.in_use_[i].load(std::memory_order_acquire)) ::unlink(f.paths_[i]);
+    instance().unlink_all();
     for (int i = 0; i < kSignals; ++i)
       if (kCaught[i] == sig) sigaction(sig, &previous_[i], nullptr);
     ::raise(sig);
@@ -126,6 +129,8 @@ void remove_orphaned_temporaries(const std::string& path) {
 }
 
 }  // namespace
+
+void remove_temporaries_in_progress() { TemporaryFiles::instance().unlink_all(); }
 
 bool left_by_a_dead_process(const std::string& name, const std::string& marker) {
   const std::size_t at = name.rfind(marker);

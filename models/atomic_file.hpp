@@ -20,6 +20,10 @@ void write_text_file_atomic(const std::string& path, std::string_view text);
 /// removed when either fails (an exception from `write` is rethrown).
 void write_file_atomic(const std::string& path, const std::function<void(std::ostream&)>& write);
 
+/// Removes the temporary files of the atomic writes in progress, for a process about to end
+/// without unwinding its stack (an MPI rank's MPI_Abort): their writes are then never finished.
+void remove_temporaries_in_progress();
+
 /// Whether `name` ends in `marker` and a process id of this machine no longer in use (not this
 /// process's): what a process killed before it could clean up left (SIGKILL, the OOM killer).
 bool left_by_a_dead_process(const std::string& name, const std::string& marker);

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "atomic_file.hpp"
 #include "comm/in_process_communicator.hpp"
 
 namespace hetsim::exec {
@@ -195,6 +196,8 @@ RankOutcome run_rank_or_abort(const RunSpec& spec, Communicator& comm) {
   } catch (const RankFailure&) {
     throw;
   } catch (const std::exception& e) {
+    // MPI_Abort ends this process without unwinding: the temporaries of --out would stay.
+    models::remove_temporaries_in_progress();
     comm.abort(e.what());
     throw;
   }

@@ -76,6 +76,8 @@ RankOutcome run_rank(const RunSpec& spec, Communicator& comm);
 
 /// run_rank, but an exception of this rank (other than RankFailure) first calls comm.abort()
 /// with a message naming the rank, so that every other rank stops instead of waiting forever.
+/// comm.abort() may end the process without unwinding (MPI_Abort), so this rank's temporaries
+/// of atomic writes in progress (`run --out`) are removed first.
 RankOutcome run_rank_or_abort(const RunSpec& spec, Communicator& comm);
 
 struct RunOutcome {

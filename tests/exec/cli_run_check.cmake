@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # Checks `hetsim run` end to end.
-#   cmake -DHETSIM=... -DMPIEXEC=... -DSOURCE=<repo> -DWORK=<dir> -DMODE=json|mpi|mpi_out_is_input|fault -P cli_run_check.cmake
+#   cmake -DHETSIM=... -DMPIEXEC=... -DSOURCE=<repo> -DWORK=<dir> -DMODE=json|mpi|mpi_out_is_input|mpi_fault_out|fault -P cli_run_check.cmake
 set(inputs --cluster ${SOURCE}/clusters/local-cpu.yaml --workload ${SOURCE}/workloads/tiny-gpt.yaml)
 file(MAKE_DIRECTORY ${WORK})
 set(out ${WORK}/run_${MODE}.jsonl)
@@ -24,6 +24,26 @@ elseif(MODE STREQUAL "mpi_out_is_input")
      OR NOT stderr MATCHES "hetsim run: error: --out \\(rank 0\\): '[^']*plan0.yaml' is the input file")
     message(FATAL_ERROR "expected a refusal that leaves the plan as it was; rc ${rc}, plan ${before} -> ${after}:\n${stderr}")
   endif()
+  return()
+elseif(MODE STREQUAL "mpi_fault_out")
+  # A rank that throws ends the job through MPI_Abort, which does not unwind: its --out
+  # temporary (NAME.rankR.tmp.<pid>) stayed beside the outputs. The failed rank's must be gone.
+  # (mpirun may then SIGKILL the other ranks, which cannot clean up; the next write to the same
+  # name removes what dead processes left.)
+  file(REMOVE_RECURSE ${WORK}/fault_out)
+  file(MAKE_DIRECTORY ${WORK}/fault_out)
+  execute_process(COMMAND ${MPIEXEC} --oversubscribe -n 4 ${HETSIM} run ${inputs} --tp 2 --pp 2 --steps 2
+                          --out ${WORK}/fault_out/o.jsonl --inject-fault 2:throw:2
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr TIMEOUT 120)
+  file(GLOB left ${WORK}/fault_out/*)
+  if(rc EQUAL 0 OR NOT stderr MATCHES "rank 2 failed")
+    message(FATAL_ERROR "expected a non-zero exit naming rank 2; got ${rc}:\n${stderr}")
+  endif()
+  foreach(f ${left})
+    if(f MATCHES "o\\.jsonl\\.rank2\\.tmp\\.")
+      message(FATAL_ERROR "the failed rank left its temporary ${f}")
+    endif()
+  endforeach()
   return()
 elseif(MODE STREQUAL "fault")
   string(TIMESTAMP start "%s")
