@@ -4,6 +4,7 @@
 #include <set>
 #include <vector>
 
+#include "predictor.hpp"
 #include "runner/run.hpp"
 #include "type_utilisation.hpp"
 
@@ -69,10 +70,16 @@ models::Report build_report(const RunSpec& spec, const RankLayout& layout, const
   if (peak_sum > 0) r.mfu = model_flops_per_s / peak_sum;
   if (iteration > 0)
     r.by_gpu_type = models::utilisation_by_type(spec.cluster, spec.workload, spec.plan, iteration, models::Dtype::kFp32);
-  // HFU counts the recomputed forward too: full recompute runs 4 passes of work for the model's 3
-  // (Narayanan et al. SC'21 §5.1, eq. 3 with its factor 4; HFU as defined by Chowdhery et al.,
-  // "PaLM", 2022, Appendix B). Selective recompute re-runs only the attention core: not counted here.
-  r.hfu = r.mfu * (spec.plan.recompute == models::Recompute::kFull ? 4.0 / 3.0 : 1.0);
+  // HFU counts what the ranks execute (Chowdhery et al., "PaLM", 2022, Appendix B): the cost
+  // model's FLOPs of the plan as the engine runs it over the model's FLOPs. Full recompute reruns
+  // the blocks but not the LM head (under SC'21 eq. 3's 4/3 for the blocks alone), selective the
+  // attention core. Without a figure (a plan the memory model refuses), full recompute's 4/3.
+  const Executed executed = as_executed(spec.workload, spec.plan);
+  const models::Report priced = models::predict(spec.cluster, executed.workload, executed.plan);
+  const double executed_over_model = priced.feasible && priced.mfu > 0 ? priced.hfu / priced.mfu
+                                     : spec.plan.recompute == models::Recompute::kFull ? 4.0 / 3.0
+                                                                                        : 1.0;
+  r.hfu = r.mfu * executed_over_model;
   for (const auto& s : ranks) r.memory_peak_bytes = std::max(r.memory_peak_bytes, s.memory_peak_bytes);
   for (int node : nodes) r.cost_per_hour += spec.cluster.node_types[spec.cluster.nodes[node].node_type].price_per_hour;
   r.cost_per_million_tokens = models::cost_per_million_tokens(r.cost_per_hour, r.tokens_per_s);

@@ -204,6 +204,33 @@ TEST(Runner, FullRecomputeOpsBelongToTheBackward) {
   EXPECT_GT(count(b, "backward"), count(a, "backward"));
 }
 
+// HFU counts what the engine executes, as `predict --as-executed` prices it: full recompute
+// reruns the blocks but not the LM head, so under the 4/3 of a model that is all blocks; selective
+// reruns the attention core, so above 1. (Both had been 4/3 and 1.)
+TEST(Runner, HfuCountsTheRecomputeTheEngineRuns) {
+  for (const auto recompute : {models::Recompute::kNone, models::Recompute::kSelective, models::Recompute::kFull}) {
+    RunSpec s = spec_of(plan("pp2", {replica(2, {stage(2, 0), stage(2, 1)})}), 2, 0, 2);
+    s.plan.recompute = recompute;
+    // The cost model needs the figures the test cluster leaves out (those of clusters/local-cpu.yaml).
+    for (auto& t : s.cluster.node_types) {
+      t.gpu.memory_bandwidth_Bps = 20e9;
+      t.nics = models::NicSpec{1, 10e9, 1e-6};
+    }
+    s.cluster.finalize();
+    const models::Report r = run_in_process(s).report;
+    const Executed e = as_executed(s.workload, s.plan);
+    const models::Report priced = models::predict(s.cluster, e.workload, e.plan);
+    ASSERT_TRUE(priced.feasible) << priced.infeasible_reason << " (" << models::to_string(recompute) << ")";
+    EXPECT_NEAR(r.hfu / r.mfu, priced.hfu / priced.mfu, 1e-9) << models::to_string(recompute);
+    const double ratio = r.hfu / r.mfu;
+    switch (recompute) {
+      case models::Recompute::kFull: EXPECT_LT(ratio, 4.0 / 3.0 - 1e-3); break;
+      case models::Recompute::kSelective: EXPECT_GT(ratio, 1.0 + 1e-3); break;
+      case models::Recompute::kNone: EXPECT_NEAR(ratio, 1.0, 1e-12); break;
+    }
+  }
+}
+
 TEST(Runner, AThrowingRankEndsEveryRankWithItsName) {
   RunSpec s = spec_of(plan("pp4", {replica(4, {stage(1, 0), stage(1, 1), stage(1, 2), stage(1, 3)})}), 4, 0, 3);
   s.options.fail_rank = 2;
