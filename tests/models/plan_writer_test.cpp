@@ -117,17 +117,22 @@ TEST(PlanWriter, PathsThatAreNotUtf8StayOutOfTheHeader) {
   Plan p;
   p.micro_batch = 1;
   p.replicas = {Replica{8, {Stage{2, {0}}}}};
-  const std::string yaml = plan_to_yaml(p, c, {"lat\xe9.yaml", "w.yaml", ""});
+  // A workload name no folder holds: the header's name is resolved beside the plan and in the
+  // folders above it, where a user's w.yaml in /tmp was found.
+  const std::string workload = "no-such-workload-" + std::to_string(::getpid()) + ".yaml";
+  const std::string yaml = plan_to_yaml(p, c, {"lat\xe9.yaml", workload, ""});
   EXPECT_EQ(yaml.find("\xe9"), std::string::npos);
-  EXPECT_NE(yaml.find("# (the cluster file's path is not UTF-8: give it with --cluster)\n# workload: w.yaml\n"),
+  EXPECT_NE(yaml.find("# (the cluster file's path is not UTF-8: give it with --cluster)\n# workload: " + workload + "\n"),
             std::string::npos);
-  const std::string plan_path = testing::TempDir() + "latin1-header-" + std::to_string(::getpid()) + ".yaml";
+  const std::string dir = testing::TempDir() + "latin1-header-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string plan_path = dir + "/plan.yaml";
   std::ofstream(plan_path) << yaml;
   EXPECT_NO_THROW(load_plan_spec(plan_path));
   const PlanHeader h = read_plan_header(plan_path);
   EXPECT_EQ(h.cluster, "");
-  EXPECT_EQ(h.workload, "w.yaml");
-  std::filesystem::remove(plan_path);
+  EXPECT_EQ(h.workload, workload);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(PlanWriter, GroupsAcrossNodesUseGlobalIndices) {
