@@ -355,7 +355,6 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
   // (GroupCost::ring_pass_latency_s).
   double hops_sum_s = 0, fastest_hop_s = std::numeric_limits<double>::infinity();
   double fastest_pair_s = std::numeric_limits<double>::infinity(), first_hop_s = 0, last_hop_s = 0;
-  double fastest_crossing_s = std::numeric_limits<double>::infinity();
   bool crosses_zones = false;
   const auto add_hop = [&](int i, double latency_s) {
     hops_sum_s += latency_s;
@@ -391,7 +390,6 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
       const HopFigures one = hop(c, a, b, key.concurrent_a, key.concurrent_b, 1, 1, wan_of(na, nb));
       inter_min = std::min(inter_min, one.bandwidth_Bps);
       g.inter_latency_s = std::max(g.inter_latency_s, one.latency_s);
-      fastest_crossing_s = std::min(fastest_crossing_s, one.latency_s);
       last_crossing_latency = one.latency_s;
       crossing_latency_sum += one.latency_s;
       ++crossings;
@@ -399,15 +397,17 @@ GroupCost group_cost(const Cluster& c, const int* gpus, int count, int concurren
     }
   }
   if (crossings > 0) g.inter_latency_mean_s = crossing_latency_sum / crossings;
-  // Crossings of unequal latency (a WAN link among a zone's fabric), or of a WAN link at all: the
-  // hops a chunk passes, as a link's propagation delay is paid at each crossing and the last
-  // chunk makes all of them but one hop. Equal crossings of one fabric keep NCCL's tuning count
-  // (ring_latency_s), its model of its protocols' step overheads there, which is also what NCCL
-  // picks its algorithm by: with the hops' count a TP-16 group over two DGX nodes took the tree,
-  // which the simulator runs a third faster than the cost model prices it (vTrain's l30 tp16
-  // rows). (Two 30 ms crossings of a reduce-scatter of three counted once, 30 ms a bucket, where
-  // the simulator's flows take 50 ms: engine_diff seed 1, 11.7% apart.)
-  if (crossings > 0 && (crosses_zones || g.inter_latency_s > fastest_crossing_s * (1 + 1e-9))) {
+  // Crossings of a WAN link: the hops a chunk passes, as a link's propagation delay is paid at
+  // each crossing and the last chunk makes all of them but one hop. (Two 30 ms crossings of a
+  // reduce-scatter of three counted once, 30 ms a bucket, where the simulator's flows take 50 ms:
+  // engine_diff seed 1, 11.7% apart.) Crossings of one zone's fabric keep NCCL's tuning count
+  // (ring_latency_s, at the crossings' mean latency), its model of its protocols' step overheads
+  // there, which is also what NCCL picks its algorithm by: with the hops' count a TP-16 group over
+  // two DGX nodes took the tree, which the simulator runs a third faster than the cost model
+  // prices it (vTrain's l30 tp16 rows). Crossings of unequal NIC latencies in one zone took the
+  // hops' count too until 2026-12-07, a jump: a ring got slower when one NIC got faster (1% on a
+  // TP-16 ring over 100 GbE, the s64 monotonicity hunt).
+  if (crossings > 0 && crosses_zones) {
     fastest_pair_s = std::min(fastest_pair_s, last_hop_s + first_hop_s);  // round the circle
     g.ring_pass_latency_s = hops_sum_s - fastest_hop_s;
     g.ring_allreduce_latency_s = 2 * hops_sum_s - fastest_pair_s;

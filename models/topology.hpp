@@ -147,8 +147,8 @@ struct GroupCost {
   /// WAN's 30 ms at each of them; the simulator, whose flows take each link's own latency,
   /// measured 21.9 s where that said 26.0 s, with the gradient sync overlapped over 21 buckets).
   double inter_latency_mean_s = 0;
-  /// The latency of a pipelined ring over the group's own hops, when its node crossings differ in
-  /// latency (group_cost; else 0, and ring_latency_s counts NCCL's steps). A chunk forwarded from rank
+  /// The latency of a pipelined ring over the group's own hops, when it crosses a WAN link between
+  /// zones (group_cost; else 0, and ring_latency_s counts NCCL's steps). A chunk forwarded from rank
   /// to rank passes `steps` consecutive hops, each at its own latency, and the collective ends
   /// with the slowest chunk: the largest sum of n - 1 consecutive hops of the n-hop circle for
   /// one pass (all-gather, reduce-scatter: every hop but the fastest), of 2(n - 1) for an
