@@ -68,7 +68,10 @@ void read_device(const MapReader::Entry& entry, const std::string& path, Diagnos
     eff->finish();
   }
   r.finish();
-  out.devices[entry.name] = d;
+  // Under the catalog's name, whatever spelling the entry used ("NVIDIA A100-SXM4-80GB"): every
+  // output names the type so, and the checks of which types a profile covers compare names.
+  const GpuType* type = Catalog::builtin().by_name_or_null(entry.name);
+  out.devices[type != nullptr ? type->name : entry.name] = d;
 }
 
 void read_link(const MapReader::Entry& entry, const std::string& path, DiagnosticSink& sink, Profile& out) {

@@ -166,6 +166,10 @@ source: "test"
 devices:
   "NVIDIA A100-SXM4-80GB": {efficiency: {gemm: 0.5}}
 )");
+  // Held under the catalog's name: outputs name the type so, and the note of the types a profile
+  // leaves out compares names (it said "no figures for a100-sxm4-80gb" of this profile; s64 hunt).
+  ASSERT_EQ(p.devices.size(), 1u);
+  EXPECT_EQ(p.devices.begin()->first, "a100-sxm4-80gb");
   EXPECT_EQ(apply_profile(c, p), 1);
   for (const NodeType& nt : c.node_types) {
     if (nt.gpu.name == "a100-sxm4-80gb") EXPECT_DOUBLE_EQ(nt.gpu.efficiency.gemm_efficiency, 0.5);
