@@ -181,11 +181,17 @@ Inputs load_inputs(const std::string& cluster_path, const std::string& workload_
   }
   if (!profile_path.empty()) {
     models::Profile profile;
-    if (errors.collect([&] { profile = models::load_profile(profile_path); }) && cluster_ok &&
-        models::apply_profile(in.cluster, profile) == 0)
-      errors.add(profile_matching_nothing(profile_path, profile, in.cluster));
+    bool applied = false;
+    if (errors.collect([&] { profile = models::load_profile(profile_path); }) && cluster_ok) {
+      const std::vector<std::string> unmet = models::nic_latencies_under_fabric(in.cluster, profile);
+      applied = models::apply_profile(in.cluster, profile) > 0;
+      if (!applied) errors.add(profile_matching_nothing(profile_path, profile, in.cluster));
+      for (const std::string& u : unmet) std::cerr << "hetsim: note: " << profile_path << ": " << u << '\n';
+    }
     in.profile_note = "figures of profile '" + profile.name + "' (" + profile_path + ") over the catalog's: " + profile.source;
-    if (in.plan && !profile.devices.empty()) note_devices_the_profile_misses(profile_path, profile, in.cluster, *in.plan);
+    // Only beside a profile that applies: before the error that it matches nothing, it misled.
+    if (applied && in.plan && !profile.devices.empty())
+      note_devices_the_profile_misses(profile_path, profile, in.cluster, *in.plan);
   }
   errors.throw_if_any();
   return in;

@@ -8,7 +8,9 @@
 
 #include "catalog.hpp"
 #include "loader_common.hpp"
+#include "text_match.hpp"
 #include "topology.hpp"
+#include "units.hpp"
 
 namespace hetsim::models {
 namespace {
@@ -130,6 +132,38 @@ Profile parse_profile(std::string_view text, const std::string& name) {
   return p;
 }
 
+namespace {
+
+/// The fabric latency a hop from a node of type `nt` pays: its zones' largest.
+double fabric_latency_of(const Cluster& cluster, const NodeType& nt) {
+  double fabric_s = 0;
+  for (const Node& n : cluster.nodes)
+    if (&cluster.node_types[n.node_type] == &nt) fabric_s = std::max(fabric_s, cluster.zones[n.zone].fabric.latency_s);
+  return fabric_s;
+}
+
+}  // namespace
+
+std::vector<std::string> nic_latencies_under_fabric(const Cluster& cluster, const Profile& profile) {
+  // One note per link class and fabric latency, naming the node types it leaves without latency.
+  std::map<std::pair<std::string, double>, std::vector<std::string>> types_of;
+  for (const NodeType& nt : cluster.node_types) {
+    const auto it = profile.links.find(to_string(nt.nics.kind));
+    if (it == profile.links.end() || nt.nics.count == 0) continue;
+    const double fabric_s = fabric_latency_of(cluster, nt);
+    if (it->second.latency_s < fabric_s) types_of[{it->first, fabric_s}].push_back(nt.name);
+  }
+  std::vector<std::string> out;
+  for (const auto& [key, types] : types_of) {
+    const auto& [link, fabric_s] = key;
+    out.push_back("links." + link + ": latency " + format_time(profile.links.at(link).latency_s) + " is under the " +
+                  format_time(fabric_s) + " that the zone fabric adds to every hop between nodes: the NICs of " +
+                  join_with_and(types) + " get no latency, and such a hop takes " + format_time(fabric_s) +
+                  " (expected a hop latency at or above the fabric's; is the cluster file's fabric latency too high?)");
+  }
+  return out;
+}
+
 Profile load_profile(const std::string& path) { return parse_profile(detail::read_file_or_throw(path), path); }
 
 int apply_profile(Cluster& cluster, const Profile& profile) {
@@ -186,9 +220,7 @@ int apply_profile(Cluster& cluster, const Profile& profile) {
         nt.host_link_Bps = std::max(nt.host_link_Bps, it->second.bandwidth_Bps / kHostLinkEfficiency);
       // One hop between nodes adds both NICs' latency and the zone fabric's (topology.cpp hop()):
       // the measured hop latency is split evenly between the two NICs, less the fabric's.
-      double fabric_s = 0;
-      for (const Node& n : cluster.nodes)
-        if (&cluster.node_types[n.node_type] == &nt) fabric_s = std::max(fabric_s, cluster.zones[n.zone].fabric.latency_s);
+      const double fabric_s = fabric_latency_of(cluster, nt);
       nt.nics.latency_s = std::max(0.0, (it->second.latency_s - fabric_s) / 2.0);
       touched = true;
     }

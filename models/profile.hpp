@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 #include <string_view>
 
 #include "cluster.hpp"
@@ -56,5 +57,11 @@ Profile parse_profile(std::string_view text, const std::string& name = "<string>
 /// NICs of node types of that kind so that the cost model's achieved figures equal the profile's. Entries for device
 /// types or link classes the cluster does not use are ignored. Returns how many node types changed.
 int apply_profile(Cluster& cluster, const Profile& profile);
+
+/// The profile's NIC latencies that apply_profile cannot honour on `cluster` (before it is
+/// applied): a measured hop latency under the zone fabric's, which every hop between nodes pays
+/// on top of its two NICs'. apply_profile gives those NICs no latency; each string says so
+/// ("links.ethernet: latency 0 s is under ... ").
+std::vector<std::string> nic_latencies_under_fabric(const Cluster& cluster, const Profile& profile);
 
 }  // namespace hetsim::models

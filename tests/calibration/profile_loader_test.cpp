@@ -202,5 +202,25 @@ devices:
   }
 }
 
+// A measured hop latency under the zone fabric's cannot be met (a hop pays the fabric besides its
+// NICs): the NICs get none, and the caller is told, where the figure was raised to the fabric's
+// in silence (0 ns and 1000 ns predicted alike on local-cpu's 1 us fabric; s64 calibration hunt).
+TEST(ApplyProfileTest, AHopLatencyUnderTheFabricsIsReported) {
+  const Catalog catalog = load_catalog_dir(HETSIM_SOURCE_DIR "/clusters/catalog");
+  const Cluster c = load_cluster(HETSIM_SOURCE_DIR "/clusters/local-cpu.yaml", catalog);
+  const auto profile_with = [](const char* latency) {
+    return parse_profile(std::string("kind: profile\nname: l\nsource: \"test\"\nlinks:\n  ethernet: {bandwidth: \"10GB/s\", latency: \"") +
+                         latency + "\"}\n");
+  };
+  const auto under = nic_latencies_under_fabric(c, profile_with("0ns"));
+  ASSERT_EQ(under.size(), 1u);  // one note for both node types of the zone
+  EXPECT_NE(under[0].find("links.ethernet: latency 0 s is under the 1.00 us"), std::string::npos) << under[0];
+  EXPECT_NE(under[0].find("cpu-avx2-node and cpu-scalar-node"), std::string::npos) << under[0];
+  EXPECT_TRUE(nic_latencies_under_fabric(c, profile_with("3us")).empty());
+  Cluster applied = c;
+  apply_profile(applied, profile_with("3us"));
+  for (const NodeType& nt : applied.node_types) EXPECT_NEAR(nt.nics.latency_s, 1e-6, 1e-15);  // (3 - 1) / 2 us
+}
+
 }  // namespace
 }  // namespace hetsim::models
