@@ -344,7 +344,7 @@ CalibrationResult calibrate(const models::Cluster& cluster, const CalibrateOptio
 
 std::string profile_to_yaml(const models::Profile& p, const std::vector<std::string>& header) {
   std::ostringstream o;
-  for (const std::string& h : header) o << "# " << h << '\n';
+  for (const std::string& h : header) o << models::yaml_comment_lines(h);  // a path's newline stays in the comment
   o << "kind: profile\n";
   o << "name: " << models::yaml_quoted(p.name) << '\n';
   o << "source: " << models::yaml_quoted(p.source) << '\n';

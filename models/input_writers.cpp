@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "units.hpp"
+#include "utf8.hpp"
 
 namespace hetsim::models {
 
@@ -35,27 +36,46 @@ std::string price_per_hour(double dollars) {
   return "\"$" + exact(dollars) + "/h\"";
 }
 
-void header(std::ostringstream& y, const std::string& comment) {
-  std::istringstream lines(comment);
-  for (std::string line; std::getline(lines, line);) y << "# " << line << "\n";
+/// Appends s[i...]'s character to `out` and returns its bytes: a UTF-8 sequence as it is, a
+/// control character or a byte that is not UTF-8 as YAML's \xNN (in a quoted scalar it reads back
+/// as U+00NN; in a comment it keeps the line whole and the file UTF-8).
+std::size_t append_readable(std::string& out, const std::string& s, std::size_t i) {
+  static const char* const kHex = "0123456789abcdef";
+  const auto c = static_cast<unsigned char>(s[i]);
+  const std::size_t n = utf8_sequence_bytes(s, i);
+  if (n == 0 || c < 0x20 || c == 0x7f) {
+    out += "\\x";
+    out += kHex[c >> 4];
+    out += kHex[c & 15];
+    return 1;
+  }
+  out.append(s, i, n);
+  return n;
 }
 
 }  // namespace
 
+std::string yaml_comment_lines(const std::string& text) {
+  std::string out;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    out += "# ";
+    for (std::size_t i = 0; i < line.size();) i += append_readable(out, line, i);
+    out += '\n';
+  }
+  return out;
+}
+
 std::string yaml_quoted(const std::string& s) {
   std::string out = "\"";
-  for (char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (ch == '"' || ch == '\\') {
+  for (std::size_t i = 0; i < s.size();) {
+    if (s[i] == '"' || s[i] == '\\') {
       out += '\\';
-      out += ch;
-    } else if (c < 0x20 || c == 0x7f) {  // YAML's \xNN escape: a name read from a file stays one line
-      static const char* hex = "0123456789abcdef";
-      out += "\\x";
-      out += hex[c >> 4];
-      out += hex[c & 15];
+      out += s[i++];
     } else {
-      out += ch;
+      // A name read from a file stays one line; a Latin-1 path in a profile's source reads back
+      // as U+00NN instead of failing the file hetsim wrote.
+      i += append_readable(out, s, i);
     }
   }
   return out + "\"";
@@ -63,7 +83,7 @@ std::string yaml_quoted(const std::string& s) {
 
 std::string cluster_to_yaml(const Cluster& c, const std::string& comment) {
   std::ostringstream y;
-  header(y, comment);
+  y << yaml_comment_lines(comment);
   y << "kind: cluster\n";
   y << "name: " << yaml_quoted(c.name) << "\n";
   y << "cross_vendor_rdma: " << (c.cross_vendor_rdma ? "true" : "false") << "\n";
@@ -114,7 +134,7 @@ std::string cluster_to_yaml(const Cluster& c, const std::string& comment) {
 
 std::string workload_to_yaml(const Workload& w, const std::string& comment) {
   std::ostringstream y;
-  header(y, comment);
+  y << yaml_comment_lines(comment);
   const ModelSpec& m = w.model;
   y << "kind: workload\n";
   y << "name: " << yaml_quoted(w.name) << "\n";

@@ -72,10 +72,7 @@ std::string plan_to_yaml(const Plan& plan, const Cluster& cluster, const PlanWri
     if (is_valid_utf8(*path)) y << "# " << key << ": " << plan_header_path(*path) << "\n";
     else y << "# (the " << key << " file's path is not UTF-8: give it with --" << key << ")\n";
   }
-  if (!o.comment.empty()) {
-    std::istringstream lines(o.comment);
-    for (std::string line; std::getline(lines, line);) y << "# " << line << "\n";
-  }
+  y << yaml_comment_lines(o.comment);
   y << "kind: plan\n";
   if (!plan.name.empty()) y << "name: " << yaml_quoted(plan.name) << "\n";
   y << "micro_batch: " << plan.micro_batch << "\n";

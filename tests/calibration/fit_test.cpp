@@ -223,5 +223,21 @@ TEST(ProfileWriterTest, WrittenProfileLoadsBack) {
   EXPECT_NEAR(back.links.at("pcie").latency_s, 6e-6, 1e-12);
 }
 
+// A path with a newline or a byte that is not UTF-8 in the header ("Produced by `hetsim calibrate
+// --cluster ...`") or the source (the checkpoint's path) still gives a profile that loads: the
+// newline had started a YAML line of its own ("kind: evil.yaml") and calibrate refused its output.
+TEST(ProfileWriterTest, PathsWithNewlinesOrLatin1StayInsideTheirComment) {
+  models::Profile p;
+  p.name = "c";
+  p.source = "resumed from ck\xe9.jsonl";
+  p.links["pcie"] = {2.5e9, 6e-6};
+  const std::string yaml = profile_to_yaml(p, {"Produced by `hetsim calibrate --cluster nl\nkind: evil.yaml`", "caf\xe9"});
+  EXPECT_NE(yaml.find("# Produced by `hetsim calibrate --cluster nl\n# kind: evil.yaml`\n"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("# caf\\xe9\n"), std::string::npos) << yaml;
+  const models::Profile back = models::parse_profile(yaml);
+  EXPECT_EQ(back.source, "resumed from ck\u00e9.jsonl");  // \xe9 reads back as U+00E9
+  EXPECT_EQ(back.links.count("pcie"), 1u);
+}
+
 }  // namespace
 }  // namespace hetsim::calibration
