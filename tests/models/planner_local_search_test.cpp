@@ -141,7 +141,8 @@ TEST(MicroShift, HillClimbFindsTheFasterCounts) {
 // sweeps/consumer-nic.yaml's 10 Gb/s point: three ten-stage RTX 4090 pipelines, whose sends of
 // one parity share each box's port, and two TP-2 A100 pipelines. Moving micro-batches to the
 // 4090s gained 1.8% by predict(), which prices those sends apart, but lost 2.0% in the simulator
-// and 2.5% with the sends in lockstep: a move must not lengthen the lockstep step.
+// and 2.5% with the sends in lockstep: a move must not lengthen the step between the predicted
+// and the lockstep one (hill_climb), and here the lockstep step does not grow at all.
 TEST(MicroShift, NoMoveLengthensTheStepOfSendsInLockstep) {
   Cluster c = example_cluster("consumer-4090-a100.yaml");
   for (NodeType& t : c.node_types)
@@ -212,6 +213,23 @@ TEST(LayerShift, MovesALayerBetweenStagesOfEveryReplicaOfAPipeline) {
   EXPECT_EQ(planner::with_replica_layers("2x[l4-box tp1 x3 L1,4,4] m8", moves.front()), "2x[l4-box tp1 x3 L2,3,4] m8");
   // Blocks that do not cover the replica's stages: unchanged.
   EXPECT_EQ(planner::with_replica_layers("2x[l4-box tp1 x2 L1,4] m8", moves.front()), "2x[l4-box tp1 x2 L1,4] m8");
+}
+
+// consumer-4090-a100 with two RTX 4090 boxes, llama2-7b (s64 planner hunt): the best split,
+// L10,8 | L4,3,3,4, is one layer move from L9,8 | L4,4,3,4 (+1.0% predicted, its lockstep step
+// +0.1%) and two from L9,7 | L4,4,4,4 (+7.4% predicted, in lockstep and simulated). A climb that
+// refused any longer lockstep step stopped at the first; one that bounds the geometric mean of
+// the predicted and the lockstep steps (the simulator's lies between) reaches the second.
+TEST(LayerShift, AClimbPassesAMoveThatAddsALittleToTheLockstepStep) {
+  Cluster c = example_cluster("consumer-4090-a100.yaml");
+  for (NodeGroup& g : c.zones.at(0).groups)
+    if (c.node_types.at(g.node_type).name == "rtx4090-box") g.count = 2;
+  c.finalize();
+  PlannerOptions o;
+  o.threads = 1;
+  const PlannerResult r = plan_training(c, example_workload("llama2-7b.yaml"), o);
+  ASSERT_FALSE(r.top.empty());
+  EXPECT_GT(r.top.front().report.tokens_per_s, 64000) << r.top.front().shape;
 }
 
 // pcie-a100-l4-mix llama2-7b with the A100 PCIe's peak x1.05 (s58 planner hunt): the search's
