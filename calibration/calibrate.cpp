@@ -26,13 +26,14 @@ class SampleStore {
     for (const Sample& s : read_checkpoint(o.checkpoint_path, &skipped_)) done_[s.key()] = s;
     constexpr std::size_t kListed = 5;
     if (o.refit) {
-      // --refit measures nothing: every damaged line is an error, said at once (a last line cut
-      // short by a kill is no sample and is left out).
+      // --refit measures nothing: every damaged line is an error, said at once. A line cut short
+      // by a kill is no sample and is left out, wherever it is: a resumed run appends after it,
+      // so two kills leave one in the middle (s64 calibration hunt). A sample it was to hold is
+      // then missing, which get() reports.
       std::string damaged;
       std::size_t count = 0;
       for (const CheckpointSkip& k : skipped_) {
-        if (k.key.empty() && &k == &skipped_.back() && k.why.find("not a complete JSON object") != std::string::npos)
-          continue;
+        if (k.key.empty() && k.why.find("not a complete JSON object") != std::string::npos) continue;
         if (++count <= kListed)
           damaged += "\n  " + o.checkpoint_path + ":" + std::to_string(k.line) + ": " +
                      (k.key.empty() ? "" : "microbenchmark " + k.key + ": ") + k.why;

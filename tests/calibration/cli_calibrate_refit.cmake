@@ -64,6 +64,22 @@ set(want "--refit: the checkpoint has 1 damaged line [^\n]*\n  [^ ]*damaged.json
 if(NOT rc EQUAL 2 OR NOT err MATCHES "${want}" OR EXISTS ${WORK}/x.yaml)
   message(FATAL_ERROR "refit damaged: expected exit 2 and '${want}', got ${rc}:\n${out}\n${err}")
 endif()
+# Lines cut short by kills (each followed by the complete line a resumed run appended): no
+# sample, wherever they are; the refit uses the complete ones (it took only a last one).
+file(STRINGS ${fixtures}/h200_cublas_samples.jsonl lines)
+foreach(at 50 10)
+  list(GET lines ${at} whole)
+  string(SUBSTRING "${whole}" 0 40 torn)
+  list(INSERT lines ${at} "${torn}")
+endforeach()
+list(JOIN lines "\n" text)
+file(WRITE ${WORK}/torn.jsonl "${text}\n")
+execute_process(COMMAND ${HETSIM} calibrate --cluster ${cluster} --refit --out ${WORK}/torn.yaml
+                        --checkpoint ${WORK}/torn.jsonl
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 300)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "\\(132 microbenchmarks, 132 resumed")
+  message(FATAL_ERROR "refit over two torn lines: expected the 132 samples fitted, got ${rc}:\n${out}\n${err}")
+endif()
 # Two such boxes: the GPUs compute in device memory, so the Ethernet link class between them is
 # not benchmarked, and the profile says so (s60 hunt: a cluster with one type that could not
 # run dropped every link class without a word).
