@@ -6,12 +6,16 @@ file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 set(fixtures ${SOURCE}/tests/calibration/fixtures)
 set(cluster ${fixtures}/h200_one_device.yaml)
-execute_process(COMMAND ${HETSIM} calibrate --cluster ${cluster} --refit --out ${WORK}/h200.yaml
-                        --checkpoint ${fixtures}/h200_cublas_samples.jsonl
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 300)
-if(NOT rc EQUAL 0 OR NOT out MATCHES "\\(132 microbenchmarks, 132 resumed")
-  message(FATAL_ERROR "hetsim calibrate --refit failed (${rc}):\n${out}\n${err}")
-endif()
+# Refits CHECKPOINT into PROFILE and expects the H200's 132 samples all resumed; sets err (the fit's report).
+function(refit_all checkpoint profile what)
+  execute_process(COMMAND ${HETSIM} calibrate --cluster ${cluster} --refit --out ${profile} --checkpoint ${checkpoint}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 300)
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "\\(132 microbenchmarks, 132 resumed")
+    message(FATAL_ERROR "hetsim calibrate --refit ${what} failed (${rc}):\n${out}\n${err}")
+  endif()
+  set(err "${err}" PARENT_SCOPE)
+endfunction()
+refit_all(${fixtures}/h200_cublas_samples.jsonl ${WORK}/h200.yaml "")
 if(NOT err MATCHES "fitting h200-sxm-141gb \\(108 GEMMs")
   message(FATAL_ERROR "expected the H200's 108 GEMMs fitted:\n${err}")
 endif()
@@ -74,12 +78,7 @@ foreach(at 50 10)
 endforeach()
 list(JOIN lines "\n" text)
 file(WRITE ${WORK}/torn.jsonl "${text}\n")
-execute_process(COMMAND ${HETSIM} calibrate --cluster ${cluster} --refit --out ${WORK}/torn.yaml
-                        --checkpoint ${WORK}/torn.jsonl
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 300)
-if(NOT rc EQUAL 0 OR NOT out MATCHES "\\(132 microbenchmarks, 132 resumed")
-  message(FATAL_ERROR "refit over two torn lines: expected the 132 samples fitted, got ${rc}:\n${out}\n${err}")
-endif()
+refit_all(${WORK}/torn.jsonl ${WORK}/torn.yaml "over two torn lines")
 # Two such boxes: the GPUs compute in device memory, so the Ethernet link class between them is
 # not benchmarked, and the profile says so (s60 hunt: a cluster with one type that could not
 # run dropped every link class without a word).
