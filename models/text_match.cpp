@@ -7,6 +7,12 @@
 
 namespace hetsim::models {
 
+std::string ascii_lower(std::string_view s) {
+  std::string out(s);
+  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return out;
+}
+
 size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<size_t> row(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
@@ -32,12 +38,6 @@ bool subsequence(std::string_view word, std::string_view c) {
   return i == word.size();
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return out;
-}
-
 /// Names users write for the values of hetsim's enumerations (PyTorch's dtype names, the
 /// usual abbreviations of the fabrics) that no edit distance relates to the canonical name.
 /// Each is suggested only when its canonical name is among the candidates.
@@ -59,18 +59,18 @@ constexpr Synonym kSynonyms[] = {
 
 std::optional<std::string> did_you_mean(std::string_view written, const std::vector<std::string>& candidates) {
   // Case does not count as an edit: "BF16" is "bf16" mistyped, not "fp16".
-  const std::string word = lower(written);
+  const std::string word = ascii_lower(written);
   for (const auto& synonym : kSynonyms) {
     if (word != synonym.written) continue;
     for (const auto& candidate : candidates)
-      if (lower(candidate) == synonym.canonical) return candidate;
+      if (ascii_lower(candidate) == synonym.canonical) return candidate;
   }
   std::optional<std::string> best;
   // Ranked by (unrelated, edits): a name the word abbreviates beats a closer unrelated one.
   std::pair<bool, size_t> best_rank{true, static_cast<size_t>(-1)};
   const size_t limit = std::max<size_t>(2, word.size() / 3);
   for (const auto& candidate : candidates) {
-    const std::string c = lower(candidate);
+    const std::string c = ascii_lower(candidate);
     const size_t d = edit_distance(word, c);
     // A prefix relation ("gpu" vs "gpus_per_node") or an abbreviation ("a100-80gb" for
     // "a100-sxm4-80gb") is a likely slip even when far in edits.

@@ -9,6 +9,8 @@
 
 namespace hetsim::models {
 
+/// `s` with ASCII letters in lower case (names and units compare so where case is no edit).
+std::string ascii_lower(std::string_view s);
 /// Levenshtein distance (insertions, deletions, substitutions each cost 1).
 size_t edit_distance(std::string_view a, std::string_view b);
 /// Closest candidate when it is close enough to be a likely typo (or a prefix of the word,

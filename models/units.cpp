@@ -235,16 +235,11 @@ const std::vector<std::pair<std::string_view, std::string_view>>& unit_aliases()
 }
 
 std::string closest_unit(const std::vector<UnitEntry>& units, std::string_view name, std::string_view fallback) {
-  const auto lower = [](std::string_view v) {
-    std::string out(v);
-    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-  };
   for (const auto& [alias, target] : unit_aliases())
     if (alias == name && find_unit(units, target)) return std::string(target);
   // The same letters in another case ("/H" was told "/s", 3600x off).
   for (const auto& u : units)
-    if (lower(u.name) == lower(name)) return u.name;
+    if (ascii_lower(u.name) == ascii_lower(name)) return u.name;
   // A unit followed by more ("200Gbps/port", "5us each"): that unit, not the nearest by letters.
   std::string_view longest;
   for (const auto& u : units)
@@ -280,14 +275,9 @@ std::string unknown_unit_error(std::string_view text, const Split& sp, const Qua
   if (std::any_of(sp.unit.begin(), sp.unit.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
     return "malformed number in " + quoted(text) + " (expected a plain decimal number and a unit, such as \"" +
            kind.example + "\")";
-  const auto lower = [](std::string_view v) {
-    std::string out(v);
-    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-  };
   std::string same_but_case;
   for (const UnitEntry& e : kind.units)
-    if (lower(e.name) == lower(sp.unit))
+    if (ascii_lower(e.name) == ascii_lower(sp.unit))
       same_but_case += (same_but_case.empty() ? "\"" : " or \"") + format_number(sp.number) + e.name + "\"";
   if (!same_but_case.empty())
     return "unknown unit '" + sp.unit + "' in " + quoted(text) + " (case matters: " + same_but_case + ")";
@@ -298,7 +288,7 @@ std::string unknown_unit_error(std::string_view text, const Split& sp, const Qua
   std::string symbols = sp.unit;
   for (const auto& [word, symbol] : {std::pair<const char*, const char*>{"bytes", "B"}, {"byte", "B"}, {"bits", "b"},
                                      {"bit", "b"}}) {
-    for (std::size_t at = lower(symbols).find(word); at != std::string::npos; at = lower(symbols).find(word))
+    for (std::size_t at = ascii_lower(symbols).find(word); at != std::string::npos; at = ascii_lower(symbols).find(word))
       symbols.replace(at, std::strlen(word), symbol);
   }
   if (symbols != sp.unit && find_unit(kind.units, symbols))
