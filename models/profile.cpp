@@ -30,13 +30,15 @@ bool known_link_class(const std::string& name) {
   return false;
 }
 
-void read_device(const MapReader::Entry& entry, const std::string& path, DiagnosticSink& sink, Profile& out) {
+/// The figures of `entry`, the catalog's `type` (nullptr: a name the catalog lacks, read for its
+/// figures' own errors), into out.devices under the type's catalog name.
+void read_device(const MapReader::Entry& entry, const GpuType* type, const std::string& path, DiagnosticSink& sink,
+                 Profile& out) {
   MapReader r(entry.value, path, sink, entry.key_mark);
   DeviceProfile d;
   if (auto peak = r.get_map("peak", Need::kOptional)) {
     // A measured peak replaces the catalog's for a dtype the GPU computes in; it cannot give it
     // one it lacks (a V100 has no bf16: with a "peak" for it the planner trained bf16 on V100s).
-    const GpuType* type = Catalog::builtin().by_name_or_null(entry.name);
     for (const auto& [name, dtype] : detail::dtype_table()) {
       auto f = peak->get_quantity(name, Need::kOptional, parse_flops, "a FLOP rate such as \"100GFLOP/s\"", true);
       if (!f) continue;
@@ -71,8 +73,8 @@ void read_device(const MapReader::Entry& entry, const std::string& path, Diagnos
   }
   r.finish();
   // Under the catalog's name, whatever spelling the entry used ("NVIDIA A100-SXM4-80GB"): every
-  // output names the type so, and the checks of which types a profile covers compare names.
-  const GpuType* type = Catalog::builtin().by_name_or_null(entry.name);
+  // output names the type so, apply_profile finds it by name, and the checks of which types a
+  // profile covers compare names.
   out.devices[type != nullptr ? type->name : entry.name] = d;
 }
 
@@ -111,7 +113,7 @@ Profile parse_profile(std::string_view text, const std::string& name) {
         if (type == nullptr) {
           sink.error(e.key_mark, field, catalog.unknown_gpu_message(e.name));
           Profile unused;  // its figures' own errors too, all at once (they waited for the name's fix)
-          read_device(e, field, sink, unused);
+          read_device(e, nullptr, field, sink, unused);
           continue;
         }
         const auto [other, fresh] = entry_of_type.emplace(type->name, e.name);
@@ -121,7 +123,7 @@ Profile parse_profile(std::string_view text, const std::string& name) {
                          "' does (expected one entry per device type)");
           continue;
         }
-        read_device(e, field, sink, p);
+        read_device(e, type, field, sink, p);
       }
     }
     if (auto links = root->get_entries("links", Need::kOptional))
@@ -170,13 +172,9 @@ int apply_profile(Cluster& cluster, const Profile& profile) {
   int changed = 0;
   for (NodeType& nt : cluster.node_types) {
     bool touched = false;
-    // A device written as nvidia-smi prints it ("NVIDIA A100-SXM4-80GB", or an alias: "NVIDIA
-    // H100 80GB HBM3") is the catalog type, by the catalog's own rule (names_type).
-    auto it = profile.devices.find(nt.gpu.name);
-    if (it == profile.devices.end()) {
-      it = std::find_if(profile.devices.begin(), profile.devices.end(),
-                        [&](const auto& device) { return names_type(nt.gpu, device.first); });
-    }
+    // By catalog name: parse_profile keys an entry written as nvidia-smi prints it ("NVIDIA
+    // A100-SXM4-80GB", or an alias: "NVIDIA H100 80GB HBM3") under its catalog type's name.
+    const auto it = profile.devices.find(nt.gpu.name);
     if (it != profile.devices.end()) {
       const DeviceProfile& d = it->second;
       for (const auto& [dtype, flops] : d.peak_flops)
