@@ -7,6 +7,8 @@
 #include <cstring>
 #include <string>
 
+#include <unistd.h>
+
 namespace hetsim::exec {
 namespace {
 
@@ -156,6 +158,16 @@ void Communicator::barrier(const Group& group) {
   std::vector<float> work(static_cast<std::size_t>(group.size()), token);
   ring_reduce_scatter(work.data(), work.size(), group, pos);
   ring_all_gather(work.data(), work.size(), group, pos);
+}
+
+void write_stderr_line(const std::string& line) {
+  const std::string text = line + "\n";
+  std::size_t written = 0;
+  while (written < text.size()) {
+    const ssize_t n = ::write(STDERR_FILENO, text.data() + written, text.size() - written);
+    if (n <= 0) return;  // stderr closed or failing: nothing better to do with a last message
+    written += static_cast<std::size_t>(n);
+  }
 }
 
 }  // namespace hetsim::exec

@@ -24,6 +24,12 @@ int collective_tag(int group_id, int tag_ub);
 /// tags (0..p2p_tags-1) and `groups` collective tags do not fit in 0..tag_ub.
 void check_tag_space(int p2p_tags, int groups, int tag_ub);
 
+/// Writes `line` and a newline to stderr in one write(2) where it fits in a pipe's atomic size.
+/// A rank's last words go through mpirun, which forwards whole reads: std::cerr (unbuffered)
+/// wrote each `<<` piece separately, and mpirun's own MPI_Abort notice landed between them
+/// ("hetsim: rank" ... notice ... "2 failed: ...", CI of s64).
+void write_stderr_line(const std::string& line);
+
 /// Raised on every surviving rank when another rank failed; what() names the failed rank.
 class RankFailure : public std::runtime_error {
  public:

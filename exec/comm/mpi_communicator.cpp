@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <iostream>
 #include <stdexcept>
 
 namespace hetsim::exec {
@@ -52,7 +51,7 @@ MpiCommunicator::~MpiCommunicator() {
 void MpiCommunicator::abort(const std::string& why) {
   int world_rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-  std::cerr << "hetsim: rank " << world_rank << " failed: " << why << std::endl;
+  write_stderr_line("hetsim: rank " + std::to_string(world_rank) + " failed: " + why);
   MPI_Abort(MPI_COMM_WORLD, 1);
 }
 

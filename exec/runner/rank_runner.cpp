@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <csignal>
-#include <iostream>
 #include <stdexcept>
 
 #include "runner/rank_runner_detail.hpp"
@@ -133,8 +132,9 @@ void RankRunner::maybe_fail() {
   if (options_.fail_mode == "kill") {
     // SIGKILL gives no chance to say why, and in-process the ranks are this process's threads,
     // so the whole run ends (exit 137) with nothing printed: say it first (s60 walkthrough).
-    std::cerr << "hetsim run: rank " << rank_ << " kills its process at step " << step_
-              << " (--inject-fault " << rank_ << ":kill:" << step_ << ")" << std::endl;
+    write_stderr_line("hetsim run: rank " + std::to_string(rank_) + " kills its process at step " +
+                      std::to_string(step_) + " (--inject-fault " + std::to_string(rank_) + ":kill:" +
+                      std::to_string(step_) + ")");
     std::raise(SIGKILL);
   }
   throw std::runtime_error("injected fault at step " + std::to_string(step_));
