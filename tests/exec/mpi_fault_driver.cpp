@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
   try {
     run_rank_or_abort(spec, comm);
   } catch (const std::exception& e) {
-    std::cerr << "rank " << comm.get_rank() << ": " << e.what() << '\n';
+    write_stderr_line("rank " + std::to_string(comm.get_rank()) + ": " + e.what());
     return 1;
   }
   std::cout << "rank " << comm.get_rank() << " finished without the injected fault\n";
