@@ -22,14 +22,23 @@ const GpuType& Catalog::by_name(const std::string& name) const {
 }
 
 std::string Catalog::unknown_gpu_message(const std::string& name) const {
-  // A family name ("a100", "V100") is the start of several parts' keys: list those, not the
-  // edit-distance guess ("a100" is one letter from "a10", a different GPU).
+  // A family name ("a100", "V100") is the start of several parts' keys, and a name that leaves a
+  // word out ("a100-80gb", "H100 SXM") has each of its words start a word of some parts' names:
+  // list those parts, not the edit-distance guess ("a100" is one letter from "a10", a different
+  // GPU; "a100-80gb" is closest to "a100-pcie-80gb" only by spelling, not by meaning).
   const std::string key = device_name_key(name);
+  const std::vector<std::string> words = device_name_words(name);
   std::vector<std::string> parts;
+  auto list = [&](const std::string& type_name) {
+    if (std::find(parts.begin(), parts.end(), type_name) == parts.end()) parts.push_back(type_name);
+  };
   if (!key.empty()) {
-    for (const auto& [type_key, type_name] : name_of_key_) {
-      const bool listed = std::find(parts.begin(), parts.end(), type_name) != parts.end();
-      if (type_key.compare(0, key.size(), key) == 0 && !listed) parts.push_back(type_name);
+    for (const auto& [type_key, type_name] : name_of_key_)
+      if (type_key.compare(0, key.size(), key) == 0) list(type_name);
+    for (const auto& [type_name, type] : types_) {
+      if (words_start_words(words, device_name_words(type_name))) list(type_name);
+      for (const std::string& alias : type.aliases)
+        if (words_start_words(words, device_name_words(alias))) list(type_name);
     }
   }
   if (parts.size() > 1) {
@@ -48,15 +57,16 @@ std::string Catalog::unknown_gpu_message(const std::string& name) const {
   return message;
 }
 
-std::string device_name_key(std::string_view name) {
+std::vector<std::string> device_name_words(std::string_view name) {
   // Words printed before the product name by nvidia-smi ("NVIDIA GeForce RTX 3090", "Tesla
   // V100-SXM2-16GB") and rocm-smi ("AMD Instinct MI300X"); none is a product on its own.
   static const char* const kBrandWords[] = {"nvidia", "tesla", "geforce", "amd", "instinct"};
-  std::string key, word;
+  std::vector<std::string> words;
+  std::string word;
   auto flush_word = [&] {
     bool brand = false;
     for (const char* b : kBrandWords) brand = brand || word == b;
-    if (!brand) key += word;
+    if (!brand && !word.empty()) words.push_back(word);
     word.clear();
   };
   for (const char c : name) {
@@ -68,7 +78,20 @@ std::string device_name_key(std::string_view name) {
     }
   }
   flush_word();
+  return words;
+}
+
+std::string device_name_key(std::string_view name) {
+  std::string key;
+  for (const std::string& word : device_name_words(name)) key += word;
   return key;
+}
+
+bool words_start_words(const std::vector<std::string>& words, const std::vector<std::string>& of) {
+  if (words.empty()) return false;
+  return std::all_of(words.begin(), words.end(), [&](const std::string& w) {
+    return std::any_of(of.begin(), of.end(), [&](const std::string& o) { return o.compare(0, w.size(), w) == 0; });
+  });
 }
 
 bool names_type(const GpuType& t, std::string_view spelling) {

@@ -18,6 +18,13 @@ namespace hetsim::models {
 /// "a100-sxm4-80gb" have one key; "a100" and "a100-sxm4-40gb" do not share it.
 std::string device_name_key(std::string_view name);
 
+/// The words of device_name_key before they are joined: "NVIDIA H100 SXM" -> {"h100", "sxm"}.
+std::vector<std::string> device_name_words(std::string_view name);
+
+/// Whether each of `words` starts some word of `of` ({"a100", "80gb"} and {"h100", "sxm"} start
+/// words of a100-sxm4-80gb and h100-sxm5-80gb). False for no words.
+bool words_start_words(const std::vector<std::string>& words, const std::vector<std::string>& of);
+
 /// Whether `spelling` names type t: its catalog name; a spelling with the device_name_key of an
 /// alias; or, unless t.exact_name, one with the key of its name. Catalog::by_name_or_null and
 /// profiles (apply_profile) match by this one rule.

@@ -230,6 +230,15 @@ TEST(Catalog, FindsATypeByThePrintedProductName) {
   // A spelling that starts one part's key only: that part is the guess, whatever the brand words.
   EXPECT_THAT(c.unknown_gpu_message("NVIDIA H100-SXM"),
               HasSubstr("unknown GPU 'NVIDIA H100-SXM' (did you mean 'h100-sxm5-80gb'? known: a10, "));
+  // A name that leaves out a word: every part whose words it starts, not the nearest spelling
+  // (edit distance alone said 'a100-pcie-80gb' for "a100-80gb", as likely the SXM4 part).
+  EXPECT_THAT(c.unknown_gpu_message("a100-80gb"),
+              HasSubstr("(it could be any of: a100-pcie-80gb, a100-sxm4-80gb; write the one you mean)"));
+  EXPECT_THAT(c.unknown_gpu_message("V100 32GB"),
+              HasSubstr("(it could be any of: v100-pcie-32gb, v100-sxm2-32gb; write the one you mean)"));
+  EXPECT_THAT(c.unknown_gpu_message("H100 SXM"), HasSubstr("(did you mean 'h100-sxm5-80gb'? known: "));
+  EXPECT_EQ(device_name_words("NVIDIA GeForce RTX-3090"), (std::vector<std::string>{"rtx", "3090"}));
+  EXPECT_FALSE(words_start_words({}, {"a100"}));
   EXPECT_EQ(c.by_name_or_null("NVIDIA"), nullptr);  // only brand words: no key, no match
   EXPECT_EQ(c.by_name_or_null("h10"), nullptr);  // a part the catalog lacks, the start of others (h100-*)
 }
