@@ -216,11 +216,9 @@ void check_row_plan(const RowPlanInput& in, SuiteRow& row, DiagnosticSink& sink)
                        std::to_string(*row.micro) + " = " + std::to_string(sum * *row.micro) +
                        " sequences (expected batch.global = " + std::to_string(global) + ")");
     }
-  } else if (row.micro && global % (static_cast<long>(replicas) * *row.micro) != 0) {
-    sink.error(in.at, in.path,
-               "batch.global (" + std::to_string(global) + ") is not divisible by replicas x batch.micro (" +
-                   std::to_string(replicas * *row.micro) + ") (expected plan.micro_batches for an uneven split)");
   }
+  // A batch.micro that does not divide the replicas' batch is the row's result (invalid, at
+  // batch.micro: suite_explicit_plan), as in version 1, not an error that drops the whole suite.
   if (sink.count() != before || !in.gpus_complete) return;
 
   Plan plan;
@@ -253,7 +251,7 @@ std::variant<Plan, Infeasible> suite_explicit_plan(const SuiteRow& row, const Cl
   } else {
     if (global % (replicas * micro) != 0)
       return Infeasible{"batch.global (" + std::to_string(global) + ") is not divisible by replicas x micro (" +
-                        std::to_string(replicas * micro) + ")"};
+                        std::to_string(replicas * micro) + ") (expected plan.micro_batches for an uneven split)"};
     for (Replica& r : plan.replicas) r.micro_batches = global / (replicas * micro);
   }
   const auto problems = check_plan(plan, cluster, workload);

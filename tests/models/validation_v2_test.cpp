@@ -514,6 +514,36 @@ TEST(ValidationV2, InvalidPlanRowsNameTheSuitesPath) {
   EXPECT_EQ(r.location, "s.yaml:19:42");  // the value of gpus in the second stage
 }
 
+TEST(ValidationV2, AMicroBatchThatDoesNotDivideIsTheRowsResultNotTheSuites) {
+  // Two replicas of micro-batch 3 cannot share 32 sequences evenly: row a is invalid at its
+  // batch.micro (as in version 1), and row b is still predicted. This was a load error that
+  // dropped the whole suite, at `plan`.
+  const Suite s = parse_suite(suite_with(R"(  - id: a
+    batch: {global: 32, micro: 3}
+    plan:
+      stages:
+        - {layers: 12, replicas: [{gpus: [0]}, {gpus: [1]}]}
+        - {layers: 12, replicas: [{gpus: [2]}, {gpus: [3]}]}
+    measured: 2.0
+  - id: b
+    batch: {global: 32, micro: 2}
+    plan:
+      stages:
+        - {layers: 12, replicas: [{gpus: [0]}, {gpus: [1]}]}
+        - {layers: 12, replicas: [{gpus: [2]}, {gpus: [3]}]}
+    measured: 2.0
+)"),
+                              Catalog::builtin(), "s.yaml");
+  const SuiteResult res = validate_suite(s, Catalog::builtin(), predict);
+  ASSERT_EQ(res.rows.size(), 2u);
+  EXPECT_EQ(res.rows[0].status, "invalid");
+  EXPECT_EQ(res.rows[0].reason,
+            "batch.micro: batch.global (32) is not divisible by replicas x micro (6) (expected plan.micro_batches "
+            "for an uneven split)");
+  EXPECT_EQ(res.rows[0].location, "s.yaml:15:32");  // the value of micro
+  EXPECT_EQ(res.rows[1].status, "ok");
+}
+
 
 TEST(ValidationV2, ParallelBesidePlanMayInterleaveItsStages) {
   // "Everything of version 1 holds": interleave splits each of the plan's stages into chunks
