@@ -266,6 +266,14 @@ Suite parse_suite(std::string_view text, const Catalog& catalog, const std::stri
     const bool format2_shape = !format2_at.is_null();
     if (auto format = root.get_int("format", Need::kOptional, 1, 2)) {
       suite.format = *format;
+      if (*format == 1 && format2_shape) {
+        // One error, at the format, not one per version-2 key read as version 1 ("unknown key
+        // 'nodes'", "missing key 'parallel'" on every row); the rest is read as version 2.
+        sink.error(root.value_mark_of("format"), "format",
+                   "1, but the file uses version-2 keys (system.nodes, or a row's plan or system.nodes; the first at "
+                   "line " + std::to_string(format2_at.line + 1) + ") (expected `format: 2`)");
+        suite.format = 2;
+      }
     } else if (root.has("format")) {
       suite.format = format2_shape ? 2 : 1;  // its value was reported as malformed
     } else if (format2_shape) {
@@ -324,6 +332,8 @@ Suite parse_suite(std::string_view text, const Catalog& catalog, const std::stri
         if (suite.format >= 2 && r.has("plan")) {
           if (auto p = r.get_map("parallel", Need::kOptional)) read_parallel_beside_plan(*p, row);
           if (auto p = r.get_map("plan", Need::kRequired)) detail::read_row_plan(*p, plan_input.emplace(), row);
+        } else if (suite.format >= 2 && !r.has("parallel")) {
+          r.get_map("plan", Need::kRequired);  // neither: a version-2 row misses its plan, not `parallel`
         } else if (auto p = r.get_map("parallel", Need::kRequired)) {
           read_parallel(*p, row);
         }

@@ -308,6 +308,32 @@ TEST(ValidationV2, MalformedFormatIsOneErrorNotOnePerRow) {
   EXPECT_THAT(e, ::testing::Not(HasSubstr("missing key")));
 }
 
+TEST(ValidationV2, Format1OnAVersion2FileIsOneErrorNotOnePerKey) {
+  // `format: 1` written over a version-2 file: one error at the format, naming the version-2
+  // key's line, not "unknown key 'nodes'" and "missing key 'parallel'" on every row.
+  const std::string text = suite_with(R"(  - id: a
+    batch: {global: 32, micro: 1}
+    plan:
+      stages:
+        - {layers: 24, replicas: [{gpus: [0]}]}
+    measured: 1.5
+)");
+  const std::string e = first_error("format: 1" + text.substr(text.find('\n')));
+  EXPECT_THAT(e, HasSubstr("s.yaml:1:9: error: format: 1, but the file uses version-2 keys (system.nodes, or a row's "
+                           "plan or system.nodes; the first at line 6) (expected `format: 2`)"));
+  EXPECT_THAT(e, ::testing::Not(HasSubstr("unknown key")));
+  EXPECT_THAT(e, ::testing::Not(HasSubstr("missing key")));
+}
+
+TEST(ValidationV2, ARowWithoutPlanOrParallelMissesItsPlan) {
+  const std::string e = first_error(suite_with(R"(  - id: a
+    batch: {global: 32, micro: 1}
+    measured: 1.5
+)"));
+  EXPECT_THAT(e, HasSubstr("s.yaml:14:5: error: rows[0]: missing key 'plan' (expected a map)"));
+  EXPECT_THAT(e, ::testing::Not(HasSubstr("'parallel'")));
+}
+
 TEST(ValidationV2, Version1FilesKeepWorking) {
   const Suite s = parse_suite(R"(suite: v1
 source: "test"
