@@ -44,9 +44,17 @@ SuiteFieldReason suite_field_reason(const SuiteRow& row, const std::string& plan
   // "field: what is wrong": the Plan's path, renamed.
   if (const auto colon = plan_reason.find(": "); colon != std::string::npos &&
                                                   plan_reason.find(' ') > colon) {
-    const std::string field = row_field_of(row, plan_reason.substr(0, colon));
-    if (!field.empty()) return {field, field + plan_reason.substr(colon)};
-    return {{}, plan_reason};
+    const std::string plan_field = plan_reason.substr(0, colon);
+    const std::string field = row_field_of(row, plan_field);
+    if (field.empty()) return {{}, plan_reason};
+    // A replica's micro-batch count the row does not write (batch.global / (replicas x micro)):
+    // "batch.micro: 1 is no multiple..." read as if batch.micro were 1; name the count.
+    static const std::regex count_reason(R"(replicas\[\d+\]\.micro_batches: (\d+) (.*))");
+    std::smatch m;
+    if (starts_with(field, "batch.") && std::regex_match(plan_reason, m, count_reason))
+      return {field, field + ": batch.global / (replicas x batch.micro) gives " + m[1].str() + " micro-batch" +
+                         (m[1] == "1" ? "" : "es") + " per pipeline, and " + m[1].str() + " " + m[2].str()};
+    return {field, field + plan_reason.substr(colon)};
   }
   // Reasons that open with the quantity (make_uniform_plan, suite_explicit_plan): "name (value) rest".
   static const std::regex quantity(R"((training\.global_batch|batch\.global|pp) \((\d+)\) (.*))");

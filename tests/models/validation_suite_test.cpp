@@ -238,6 +238,11 @@ TEST(ValidationSuite, InvalidRowsNameTheRowsOwnField) {
               ::testing::StartsWith("parallel.interleave: model.layers (8) is not divisible by pp*interleave (6) @t.yaml:9:"));
   EXPECT_THAT(reason("{tp: 1, pp: 1, dp: 1, interleave: 2}", "{global: 16}"),
               ::testing::StartsWith("parallel.interleave: 2 splits each stage"));
+  // The count the interleaved schedule refuses is the pipeline's micro-batches, not batch.micro
+  // (which is 8 here: "batch.micro: 1 is no multiple" read as if it were 1).
+  EXPECT_THAT(reason("{tp: 1, pp: 2, dp: 2, interleave: 2}", "{global: 16, micro: 8}"),
+              ::testing::StartsWith("batch.micro: batch.global / (replicas x batch.micro) gives 1 micro-batch per "
+                                    "pipeline, and 1 is no multiple of the 2 stages"));
 }
 
 TEST(ValidationSuite, SuiteFieldReasonLeavesOtherReasonsAlone) {
