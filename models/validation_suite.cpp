@@ -88,14 +88,20 @@ void read_model(MapReader& m, ModelSpec& spec) {
   spec.ffn_hidden = ffn.value_or(4 * spec.hidden);  // README: default 4*hidden
   spec.kv_heads = kv.value_or(spec.heads);
   m.finish();
+  // A key of `defaults` checked against a row's own value is reported at the defaults, once per
+  // row: name the row, or two errors at one place read "heads (24)" and "heads (32)" unexplained.
+  const auto of_row = [&m](const char* key) {
+    return m.field(key) == field_path(m.get_path(), key) ? std::string() : "in " + m.get_path() + ", ";
+  };
   if (spec.heads > 0 && spec.hidden % spec.heads != 0)
     m.get_sink().error(m.value_mark_of("heads"), m.field("heads"),
-                       "model.hidden (" + std::to_string(spec.hidden) + ") is not divisible by model.heads (" +
-                           std::to_string(spec.heads) + ")");
+                       of_row("heads") + "model.hidden (" + std::to_string(spec.hidden) +
+                           ") is not divisible by model.heads (" + std::to_string(spec.heads) + ")");
   if (spec.kv_heads > 0 && spec.heads % spec.kv_heads != 0)
     m.get_sink().error(m.value_mark_of("kv_heads"), m.field("kv_heads"),
-                       "model.heads (" + std::to_string(spec.heads) + ") is not divisible by model.kv_heads (" +
-                           std::to_string(spec.kv_heads) + ") (expected kv_heads to divide heads)");
+                       of_row("kv_heads") + "model.heads (" + std::to_string(spec.heads) +
+                           ") is not divisible by model.kv_heads (" + std::to_string(spec.kv_heads) +
+                           ") (expected kv_heads to divide heads)");
 }
 
 void read_training(MapReader& m, SuiteRow& row) {

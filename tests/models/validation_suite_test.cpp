@@ -426,6 +426,14 @@ TEST(ValidationSuite, DefaultsMistakesAreReportedOnce) {
   const std::string scalar_row = error_of(std::string(kHeader) + "  - 5\n" + row("{tp: 1, pp: 1, dp: 1}"));
   EXPECT_NE(scalar_row.find("rows[0]: expected a map, got '5'"), std::string::npos) << scalar_row;
   EXPECT_EQ(scalar_row.find("missing key"), std::string::npos) << scalar_row;
+  // A default checked against each row's own value: reported at the default, naming the row.
+  header = kHeader;
+  header.replace(header.find("vocab: 51200}"), 13, "vocab: 51200, kv_heads: 5}");
+  const std::string kv = error_of(header + row("{tp: 1, pp: 1, dp: 1}"));
+  EXPECT_NE(kv.find("error: defaults.model.kv_heads: in rows[0].model, model.heads (32) is not divisible by "
+                    "model.kv_heads (5)"),
+            std::string::npos)
+      << kv;
 }
 
 // `measured` is seconds; a time with its unit is read as that time, anything else is an error.
