@@ -165,15 +165,21 @@ void read_measured(MapReader& r, SuiteRow& row) {
     const std::string& text = value.Scalar();
     char* end = nullptr;
     std::strtod(text.c_str(), &end);
-    const bool a_number = !text.empty() && end == text.c_str() + text.size();  // but not a double: 1e400
+    // strtod reads hexadecimal too ("0x10"), which YAML does not make a float: say that, not "out
+    // of range".
+    const bool hex = text.find_first_of("xX") != std::string::npos;
+    const bool a_number = !text.empty() && end == text.c_str() + text.size() && !hex;  // but not a double: 1e400
     const ParsedQuantity as_time = parse_time(text);
     if (as_time.ok()) {
       set_if(row.measured, r.get_quantity("measured", Need::kRequired, parse_time, "a time such as \"3.5s\"", true));
     } else if (a_number) {
       r.get_sink().error(r.value_mark_of("measured"), r.field("measured"),
                          "value " + text + " out of range (expected a number > 0 and <= 1e+12)");
-    } else if (as_time.error.rfind("value out of range", 0) == 0) {
+    } else if (as_time.error.rfind("value out of range", 0) == 0 || as_time.error.rfind("negative value", 0) == 0) {
       r.get_sink().error(r.value_mark_of("measured"), r.field("measured"), as_time.error);  // a time, beyond the bounds
+    } else if (end == text.c_str() + text.size() && hex) {
+      r.get_sink().error(r.value_mark_of("measured"), r.field("measured"),
+                         "'" + text + "' is a hexadecimal number (expected decimal seconds, such as 3.528)");
     } else {
       r.get_sink().error(r.value_mark_of("measured"), r.field("measured"),
                          "'" + value.Scalar() + "' is not a time (expected seconds, 3.528, or a time such as \"3.5s\")");

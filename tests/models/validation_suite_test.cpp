@@ -456,6 +456,11 @@ TEST(ValidationSuite, MeasuredTakesSecondsOrATimeWithItsUnit) {
   // A time beyond the bounds says so (it was "not a time": s59 hunt).
   EXPECT_NE(error_of(measured_as("\"1e13s\"")).find("rows[0].measured: value out of range in \"1e13s\" (expected a time between"),
             std::string::npos) << error_of(measured_as("\"1e13s\""));
+  // Hexadecimal was "out of range" (0x10 is 16), a negative time "not a time" (s65 hunt).
+  EXPECT_NE(error_of(measured_as("0x10")).find("rows[0].measured: '0x10' is a hexadecimal number (expected decimal seconds"),
+            std::string::npos) << error_of(measured_as("0x10"));
+  EXPECT_NE(error_of(measured_as("\"-1s\"")).find("rows[0].measured: negative value \"-1s\""), std::string::npos)
+      << error_of(measured_as("\"-1s\""));
   // A subnormal passed "> 0" and made the suite's MAPE inf% (s24 audit).
   for (const char* tiny : {"1e-320", "1e-9", "\"1ns\""})
     EXPECT_NE(error_of(measured_as(tiny)).find("rows[0].measured: a step of less than a microsecond"), std::string::npos)
