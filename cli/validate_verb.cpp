@@ -56,7 +56,7 @@ void run_validate(const ValidateOptions& o) {
     failed += results.back().rows_failed;
     if (!o.emit_dir.empty() && emit_error.empty()) {
       try {
-        models::emit_suite_inputs(s, results.back(), catalog, o.emit_dir);
+        models::emit_suite_inputs(s, results.back(), catalog, o.emit_dir, o.profile);
       } catch (const std::runtime_error& e) {
         emit_error = e.what();
       }

@@ -119,7 +119,8 @@ void move_into_place(const std::filesystem::path& staging, const std::filesystem
 
 }  // namespace
 
-int emit_suite_inputs(const Suite& suite, const SuiteResult& result, const Catalog& catalog, const std::string& dir) {
+int emit_suite_inputs(const Suite& suite, const SuiteResult& result, const Catalog& catalog, const std::string& dir,
+                      const std::string& profile_path) {
   namespace fs = std::filesystem;
   int written = 0;
   // A run killed while a row was staged (any signal: the staging folder is not a temporary file
@@ -162,6 +163,9 @@ int emit_suite_inputs(const Suite& suite, const SuiteResult& result, const Catal
         char measured[64];
         std::snprintf(measured, sizeof measured, "%.9g", row.measured);
         o.comment = origin + "\nmeasured " + suite.metric + ": " + measured;
+        if (!profile_path.empty())
+          o.comment += "\npredicted by validate with --profile " + profile_path +
+                       ": give predict and simulate the same --profile for the same figure";
         write_plan_file((staging / "plan.yaml").string(), *p, cluster, o);
       }
     }

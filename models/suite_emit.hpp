@@ -15,8 +15,10 @@ namespace hetsim::models {
 /// using the micro-batch each row was predicted with in `result` (the row's own when it gives
 /// one). Rows whose plan cannot be built (no micro-batch fits) get no plan.yaml. Files are
 /// written atomically. Returns the number of row folders written; throws std::runtime_error
-/// when a folder or file cannot be written.
-int emit_suite_inputs(const Suite& suite, const SuiteResult& result, const Catalog& catalog, const std::string& dir);
+/// when a folder or file cannot be written. `profile_path`, when the rows were predicted with a
+/// profile, is named in each plan's header: the files alone predict with the catalog's figures.
+int emit_suite_inputs(const Suite& suite, const SuiteResult& result, const Catalog& catalog, const std::string& dir,
+                      const std::string& profile_path = "");
 
 /// Before any row is predicted: what would stop emit_suite_inputs() or make it write one row over
 /// another. Into `errors`: suites or rows of one suite whose folder names are the same once '/'

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 
@@ -395,6 +396,13 @@ TEST(ValidationV2, EmittedInputsLoadBackToTheSamePrediction) {
   std::vector<std::string> entries;
   for (const auto& e : std::filesystem::directory_iterator(dir + "/tiny-v2")) entries.push_back(e.path().filename().string());
   EXPECT_EQ(entries, (std::vector<std::string>{"row_one"}));
+  // Rows predicted with a profile: the plan's header names it (the files alone predict with the
+  // catalog's figures, and nothing said so; s65 hunt).
+  ASSERT_EQ(emit_suite_inputs(s, res, Catalog::builtin(), dir, "cal/v100.yaml"), 1);
+  std::ifstream plan_file(folder + "plan.yaml");
+  const std::string plan_text((std::istreambuf_iterator<char>(plan_file)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(plan_text, HasSubstr("# predicted by validate with --profile cal/v100.yaml: give predict and simulate "
+                                   "the same --profile for the same figure"));
   std::filesystem::remove_all(dir);
 }
 
