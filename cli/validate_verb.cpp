@@ -3,6 +3,7 @@
 // predicts every row of ground-truth suites and prints the errors (DESIGN.md "Ground-truth
 // validation"); --emit-dir also writes each row's cluster/workload/plan YAML.
 // Exit code 1 when a row could not be predicted, 2 on bad input.
+#include <chrono>
 #include <iostream>
 
 #include "catalog.hpp"
@@ -10,6 +11,7 @@
 #include "diagnostics.hpp"
 #include "engines.hpp"
 #include "profile.hpp"
+#include "sim_progress.hpp"
 #include "suite_emit.hpp"
 #include "validation_suite.hpp"
 #include "verbs.hpp"
@@ -51,8 +53,18 @@ void run_validate(const ValidateOptions& o) {
   std::vector<models::SuiteResult> results;
   int failed = 0;
   std::string emit_error;  // reported after the results, which are not lost to it
+  // Suites of many rows, or rows the simulator takes seconds over, report on stderr as
+  // `simulate` does: nothing in the first seconds, then a line every few seconds.
+  const auto start = std::chrono::steady_clock::now();
+  sim::ProgressPacer pacer;
   for (const models::Suite& s : suites) {
-    results.push_back(models::validate_suite(s, catalog, predict));
+    const auto row_done = [&](std::size_t done, std::size_t total) {
+      const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (done < total && pacer.due(wall_s))
+        std::cerr << "hetsim validate: " << s.name << ": " << done << " of " << total << " rows predicted, "
+                  << sim::short_duration(wall_s) << " wall" << std::endl;
+    };
+    results.push_back(models::validate_suite(s, catalog, predict, row_done));
     failed += results.back().rows_failed;
     if (!o.emit_dir.empty() && emit_error.empty()) {
       try {

@@ -147,7 +147,8 @@ RowResult validate_row(const Suite& suite, const SuiteRow& row, const Catalog& c
   return out;
 }
 
-SuiteResult validate_suite(const Suite& suite, const Catalog& catalog, const PredictFn& engine) {
+SuiteResult validate_suite(const Suite& suite, const Catalog& catalog, const PredictFn& engine,
+                           const std::function<void(std::size_t, std::size_t)>& row_done) {
   SuiteResult res;
   res.suite = suite.name;
   res.rows_total = static_cast<int>(suite.rows.size());
@@ -163,6 +164,7 @@ SuiteResult validate_suite(const Suite& suite, const Catalog& catalog, const Pre
       by_model[r.model_key].push_back(res.rows.size());
     }
     res.rows.push_back(std::move(r));
+    if (row_done) row_done(res.rows.size(), suite.rows.size());
   }
   res.mape = mape(pred, meas);
   res.max_error = max_abs_error(pred, meas);

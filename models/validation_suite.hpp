@@ -165,7 +165,9 @@ struct SuiteResult {
 std::string model_key(const ModelSpec& m);
 
 RowResult validate_row(const Suite& suite, const SuiteRow& row, const Catalog& catalog, const PredictFn& engine);
-SuiteResult validate_suite(const Suite& suite, const Catalog& catalog, const PredictFn& engine);
+/// `row_done(done, total)`, when given, is called after each row (a caller's progress report).
+SuiteResult validate_suite(const Suite& suite, const Catalog& catalog, const PredictFn& engine,
+                           const std::function<void(std::size_t, std::size_t)>& row_done = {});
 /// Mean of the suites' mape (each suite weighs the same); nullopt when none has one.
 std::optional<double> mean_mape(const std::vector<SuiteResult>& results);
 /// The JSON document of DESIGN.md ("suites": [...], "mape").

@@ -108,6 +108,17 @@ TEST(ValidationSuite, MicroOmittedPicksTheFastestFeasible) {
 const std::string kSlightlyOver = "model: {layers: 24, hidden: 4096, heads: 32}";
 const std::string kFarOver = "model: {layers: 40, hidden: 8192, heads: 64}";
 
+TEST(ValidationSuite, ReportsEachRowDoneToTheCaller) {
+  // The CLI's progress lines (validate --engine sim can take minutes) count these calls.
+  const Suite s = parse_rows(row("{tp: 1, pp: 1, dp: 1}") + row("{tp: 3, pp: 1, dp: 1}").replace(9, 2, "r1") +
+                             row("{tp: 2, pp: 1, dp: 1}").replace(9, 2, "r2"));
+  std::vector<std::pair<std::size_t, std::size_t>> calls;
+  const SuiteResult res = validate_suite(s, test_catalog(), kAnalytic,
+                                         [&](std::size_t done, std::size_t total) { calls.emplace_back(done, total); });
+  EXPECT_EQ(res.rows_failed, 1);  // tp 3: an invalid row is reported as done too
+  EXPECT_EQ(calls, (std::vector<std::pair<std::size_t, std::size_t>>{{1, 3}, {2, 3}, {3, 3}}));
+}
+
 TEST(ValidationSuite, RowOverTheMemoryModelIsPredictedWithANote) {
   const Suite s = parse_rows("  - {id: big, " + kSlightlyOver +
                              ", parallel: {tp: 1, pp: 1, dp: 1}, batch: {global: 4, micro: 2}, measured: 9.0}\n");
