@@ -371,17 +371,6 @@ class StageActor {
 
 void stage_actor(World& w, int a) { StageActor(w, a).run(); }
 
-// Merges a link's busy intervals (sorted) into disjoint ones.
-std::vector<std::pair<double, double>> merge_intervals(std::vector<std::pair<double, double>> v) {
-  std::sort(v.begin(), v.end());
-  std::vector<std::pair<double, double>> out;
-  for (const auto& iv : v) {
-    if (!out.empty() && iv.first <= out.back().second) out.back().second = std::max(out.back().second, iv.second);
-    else out.push_back(iv);
-  }
-  return out;
-}
-
 std::vector<bool> nodes_of_flows(const models::Cluster& cluster, const std::vector<Phase>& phases) {
   std::vector<bool> used(cluster.nodes.size(), false);
   for (const auto& ph : phases)
@@ -411,7 +400,7 @@ SimResult simulate_work(const models::Cluster& cluster, const models::Plan& plan
 
   make_engine();
   const Platform platform(topo, lay.node_used);
-  Runtime rt(topo, platform, result, options.record_trace);
+  Runtime rt(topo, platform, result, options.record_trace, options.estimate_s);
   rt.components_.resize(lay.components.size());
   rt.embeddings_.resize(lay.embeddings.size());
   rt.step_barrier_ = sg4::Barrier::create(static_cast<unsigned>(lay.actors.size()));
@@ -509,9 +498,8 @@ SimResult simulate_work(const models::Cluster& cluster, const models::Plan& plan
       for (int k = 0; k < tp; ++k) result.spans.push_back({first_track[sp.track] + k, sp.name, sp.category, sp.start_s, sp.end_s});
     }
     for (int l = 0; l < static_cast<int>(topo.get_links().size()); ++l) {
-      if (link_track[l] < 0) continue;
-      for (const auto& iv : merge_intervals(rt.link_busy_[l]))
-        result.spans.push_back({link_track[l], "busy", "link", iv.first, iv.second});
+      if (link_track[l] < 0 || rt.link_busy_[l].empty()) continue;
+      result.link_busy.push_back({link_track[l], rt.link_busy_[l].busy_per_bin(result.iteration_time_s, kLinkBins)});
     }
   }
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "busy_histogram.hpp"
 #include "collective_flows.hpp"
 #include "comm_workers.hpp"
 #include "phase_dataflow.hpp"
@@ -55,10 +56,14 @@ struct ComponentRt {
 /// The state the actors of one simulated step share, and the flows they start through it.
 class Runtime {
  public:
-  Runtime(const Topology& topo, const Platform& platform, SimResult& result, bool trace)
+  /// `step_estimate_s`: the step time expected (the cost model's), which sizes the trace's link
+  /// histograms' first bins (0: a default; they widen as needed).
+  Runtime(const Topology& topo, const Platform& platform, SimResult& result, bool trace, double step_estimate_s = 0)
       : topo_(topo), platform_(platform), result_(result), trace_(trace) {
     link_bytes_.assign(topo.get_links().size(), 0.0);
-    if (trace_) link_busy_.resize(topo.get_links().size());
+    if (trace_)
+      link_busy_.assign(topo.get_links().size(),
+                        BusyHistogram(step_estimate_s > 0 ? step_estimate_s / BusyHistogram::kFineBins : 1e-3));
   }
 
   /// What `f` sends (counted as a simulated flow): start_flow's comm, or run_dataflow_steps'
@@ -85,16 +90,7 @@ class Runtime {
   void account(const Flow& f, double start_s, double end_s) {
     for (int l : topo_.path(f.src, f.dst)) {
       link_bytes_[l] += f.bytes;
-      if (!trace_) continue;
-      // Busy intervals are merged when they meet the last one (a link's flows mostly follow each
-      // other): the union is the same as merging them all at the end, in a fraction of the memory.
-      auto& busy = link_busy_[l];
-      if (!busy.empty() && start_s <= busy.back().second && end_s >= busy.back().first) {
-        busy.back().first = std::min(busy.back().first, start_s);
-        busy.back().second = std::max(busy.back().second, end_s);
-      } else {
-        busy.push_back({start_s, end_s});
-      }
+      if (trace_) link_busy_[l].add(start_s, end_s);
     }
   }
 
@@ -177,7 +173,7 @@ class Runtime {
   SimResult& result_;
   bool trace_;
   std::vector<double> link_bytes_;
-  std::vector<std::vector<std::pair<double, double>>> link_busy_;
+  std::vector<BusyHistogram> link_busy_;  ///< per link, with a trace: when it carried traffic
   std::map<std::tuple<int, int, int, int, int>, std::unique_ptr<Message>> messages_;
   std::vector<ComponentRt> components_;
   std::vector<EmbeddingRt> embeddings_;

@@ -16,7 +16,8 @@
 namespace hetsim::sim {
 
 /// Most events a trace may hold (trace_writer.hpp): about 100 bytes each in the JSON (some
-/// 500 MB), and the spans behind them about as much memory while the step is simulated. Past it,
+/// 500 MB), and the GPU spans behind them about as much memory while the step is simulated (the
+/// links' counters are BusyHistograms of bounded size). Past it,
 /// `simulate --trace` simulates without recording and says so (6,144 GPUs built 4 GB in memory
 /// and were killed before this bound).
 inline constexpr double kMaxTraceEvents = 5e6;
@@ -47,6 +48,18 @@ struct TraceSpan {
   std::string category;      ///< compute | tp | pp | dp | optimizer | flow
   double start_s = 0;
   double end_s = 0;
+};
+
+/// Counter samples per link track of the trace: the busy fraction over this many bins of the
+/// step (and one closing sample). A link carries thousands of short transfers; one span each
+/// would make the file unusably large.
+inline constexpr int kLinkBins = 1000;
+
+/// A link's busy time on the trace: seconds it carried traffic in each of kLinkBins equal bins
+/// of the step.
+struct LinkBusy {
+  int track = 0;                 ///< index into SimResult::tracks
+  std::vector<double> busy_s;    ///< kLinkBins values, each at most iteration_time_s / kLinkBins
 };
 
 struct LinkStat {
@@ -90,7 +103,8 @@ struct SimResult {
   std::vector<StageTiming> stages;   ///< simulated stages only
   std::vector<LinkStat> links;       ///< links that carried traffic, by name
   std::vector<std::string> tracks;   ///< trace tracks: "gpu N (...)" and link names
-  std::vector<TraceSpan> spans;      ///< when record_trace
+  std::vector<TraceSpan> spans;      ///< when record_trace: GPU tracks' intervals
+  std::vector<LinkBusy> link_busy;   ///< when record_trace: link tracks' busy time
   int replicas_total = 0;
   int replicas_simulated = 0;
   bool folded = false;

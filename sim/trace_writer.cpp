@@ -110,17 +110,9 @@ void write_chrome_trace_json(const SimResult& r, std::ostream& stream) {
     escape(out, r.tracks[t]);
     out += "\"}}";
   }
-  std::vector<std::vector<double>> busy(r.tracks.size());  // per link track: busy seconds per bin
   const double t_end = r.iteration_time_s > 0 ? r.iteration_time_s : 1.0;
   const double bin = t_end / kLinkBins;
   for (const auto& sp : r.spans) {
-    if (pid_of[sp.track] == kLinkPid) {
-      auto& b = busy[sp.track];
-      if (b.empty()) b.assign(kLinkBins, 0.0);
-      for (int i = std::max(0, static_cast<int>(sp.start_s / bin)); i < kLinkBins && i * bin < sp.end_s; ++i)
-        b[i] += std::max(0.0, std::min(sp.end_s, (i + 1) * bin) - std::max(sp.start_s, i * bin));
-      continue;
-    }
     std::snprintf(buf, sizeof buf, ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"cat\":\"",
                   pid_of[sp.track], sp.track, sp.start_s * 1e6, (sp.end_s - sp.start_s) * 1e6);
     out += buf;
@@ -129,17 +121,17 @@ void write_chrome_trace_json(const SimResult& r, std::ostream& stream) {
     escape(out, sp.name);
     out += "\"}";
   }
-  for (std::size_t t = 0; t < r.tracks.size(); ++t) {
-    if (busy[t].empty()) continue;
+  for (const LinkBusy& link : r.link_busy) {
     double last = -1;
     for (int i = 0; i <= kLinkBins; ++i) {
-      const double v = i < kLinkBins ? std::round(1000 * busy[t][i] / bin) / 1000 : 0.0;
+      const double busy_s = i < kLinkBins && i < static_cast<int>(link.busy_s.size()) ? link.busy_s[i] : 0.0;
+      const double v = std::round(1000 * busy_s / bin) / 1000;
       if (v == last) continue;
       last = v;
-      std::snprintf(buf, sizeof buf, ",\n{\"ph\":\"C\",\"pid\":%d,\"tid\":%zu,\"ts\":%.3f,\"cat\":\"link\",\"name\":\"", kLinkPid, t,
-                    i * bin * 1e6);
+      std::snprintf(buf, sizeof buf, ",\n{\"ph\":\"C\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"cat\":\"link\",\"name\":\"", kLinkPid,
+                    link.track, i * bin * 1e6);
       out += buf;
-      escape(out, r.tracks[t]);
+      escape(out, r.tracks[link.track]);
       std::snprintf(buf, sizeof buf, "\",\"args\":{\"busy\":%.3f}}", v);
       out += buf;
     }

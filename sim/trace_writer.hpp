@@ -9,11 +9,6 @@
 
 namespace hetsim::sim {
 
-/// Counter samples per link track: the busy fraction over this many bins of the step (and one
-/// closing sample). A link carries thousands of short transfers; one span each would make the
-/// file unusably large.
-inline constexpr int kLinkBins = 1000;
-
 /// The most events a trace can hold, before simulating: `gpu_spans` complete events on the GPU
 /// tracks, kLinkBins + 1 counter samples per link that may carry traffic, one name per track.
 double trace_event_bound(double gpu_spans, double gpu_tracks, double links);
