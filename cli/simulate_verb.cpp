@@ -92,6 +92,12 @@ void run_simulate(const SimulateOptions& o) {
   const models::Plan plan = choose_plan_or_report(choice, in, "simulate", "sim", o.format, [&](const models::Plan& p) {
     return models::predict(in.cluster, in.workload, p);
   });
+  if (o.grad_buckets > 0 && plan.zero >= 3) {
+    // Checked first: such a plan may set overlap_grad_sync, and the buckets then changed nothing.
+    std::cerr << "hetsim simulate: error: --grad-buckets: under ZeRO-3 each pass reduce-scatters its own gradients; "
+                 "there is no bucketed sync after the backward pass to split (expected a plan with zero 0-2)\n";
+    throw VerbExit{kExitBadInput};
+  }
   if (o.grad_buckets > 0 && !(plan.overlap_grad_sync && plan.dp() > 1)) {
     std::cerr << "hetsim simulate: error: --grad-buckets: the plan's gradient sync is one collective after the backward "
                  "pass, not overlapped in buckets (expected a plan with data parallelism and overlap_grad_sync: true)\n";

@@ -99,6 +99,11 @@ hetsim_cli_test(simulate_time_limit_is_seconds EXPECT_RC 2
 hetsim_cli_test(simulate_grad_buckets_without_overlap EXPECT_RC 2
   ARGS simulate --cluster clusters/dgx-a100.yaml --workload workloads/gpt3-1.3b.yaml --tp 8 --pp 1 --dp 4 --grad-buckets 4
   STDERR "--grad-buckets: the plan's gradient sync is one collective after the backward pass")
+# ZeRO-3 reduce-scatters per pass: buckets were refused as "one collective after the backward"
+# without overlap and silently changed nothing with it (s65 trace hunt).
+hetsim_cli_test(simulate_grad_buckets_zero3 EXPECT_RC 2
+  ARGS simulate --plan plans/dgx-a100-fsdp-dp32.yaml --grad-buckets 4
+  STDERR "--grad-buckets: under ZeRO-3 each pass reduce-scatters its own gradients")
 hetsim_cli_test(simulate_grad_buckets_bounded EXPECT_RC 2
   ARGS simulate --cluster clusters/dgx-a100.yaml --workload workloads/gpt3-6.7b.yaml
        --plan plans/dgx-a100-tp8-pp1-dp4-overlap.yaml --grad-buckets 2147483647
