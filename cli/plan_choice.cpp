@@ -161,12 +161,8 @@ models::UniformPlanOptions uniform_options(const PlanChoice& o) {
   return u;
 }
 
-namespace {
-
-/// A `--tp/--pp/--dp` plan that does not fit in memory names the flags that shrink it, which
-/// the shorthand leaves off (ZeRO 0, no sequence parallelism, no recompute) and the planner's
-/// Megatron-style plans use (s26 walkthrough 14d): a user read "stage 0 needs 124 GiB of 80 GiB"
-/// as the plan's verdict.
+// The planner's Megatron-style plans use these flags (s26 walkthrough 14d): a user read "stage 0
+// needs 124 GiB of 80 GiB" as the plan's verdict.
 void add_memory_flags_hint(const PlanChoice& o, models::Report& report) {
   if (report.feasible || models::max_memory_ratio(report) <= 1) return;
   // Only what the flags left at the shorthand's defaults: `--zero 3` was told "is ZeRO 0".
@@ -180,6 +176,8 @@ void add_memory_flags_hint(const PlanChoice& o, models::Report& report) {
                               " unless flags say otherwise: " + models::join_with_and(flags) +
                               (flags.size() == 1 ? " shrinks" : " shrink") + " it; `hetsim plan` searches them)";
 }
+
+namespace {
 
 /// choose_plan's search: the plan file's plan, or the shorthand's; nullopt, with the reason in
 /// `why`, when none can be made (a plan file whose TP degree does not divide the model included).

@@ -40,6 +40,11 @@ void check_plan_choice(PlanChoice& o, const std::string& verb);
 /// The shorthand's plan-wide settings (schedule, interleave, recompute, SP, ZeRO).
 models::UniformPlanOptions uniform_options(const PlanChoice& o);
 
+/// A `--tp/--pp/--dp` plan's report over memory names the flags that shrink it and that the
+/// shorthand leaves off (ZeRO 0, no sequence parallelism, no recompute), in its reason. For
+/// shorthand plans only: a plan file's settings are its own.
+void add_memory_flags_hint(const PlanChoice& o, models::Report& report);
+
 /// Scores a candidate plan (lower is better); infeasible reports lose.
 using PlanScore = std::function<models::Report(const models::Plan&)>;
 

@@ -121,6 +121,7 @@ void run_simulate(const SimulateOptions& o) {
     opt.progress = nullptr;  // it points at the limit, which ends here
   }
   report.micro_batch = plan.micro_batch;
+  if (choice.plan.empty()) add_memory_flags_hint(choice, report);  // as `predict` says it
   if (report.feasible) report.notes = models::plan_notes(in.cluster, in.workload, plan);
   if (report.feasible)
     report.by_gpu_type = models::utilisation_by_type(in.cluster, in.workload, plan, report.iteration_time_s);

@@ -96,6 +96,10 @@ hetsim_cli_test(plan_cost_baselines_by_dollars_per_token EXPECT_RC 0 ARGS plan -
 hetsim_cli_test(predict_memory_flags_hint EXPECT_RC 1 ARGS predict --cluster clusters/h100-mi300x.yaml
   --workload workloads/llama2-70b.yaml --tp 8 --pp 2 --dp 2
   STDOUT "needs 102.4 GiB of 80.0 GiB \\(the --tp/--pp/--dp plan has ZeRO 0, no sequence parallelism and no recompute unless flags say otherwise: --zero 1, --sequence-parallel and --recompute selective \\(or full\\) shrink it")
+# simulate says the same (it printed only "needs 102.4 GiB of 80.0 GiB": s65 trace hunt).
+hetsim_cli_test(simulate_memory_flags_hint EXPECT_RC 1 ARGS simulate --cluster clusters/h100-mi300x.yaml
+  --workload workloads/llama2-70b.yaml --tp 8 --pp 2 --dp 2
+  STDOUT "needs 102.4 GiB of 80.0 GiB \\(the --tp/--pp/--dp plan has ZeRO 0, no sequence parallelism and no recompute unless flags say otherwise")
 # With --zero 3 given, the hint named ZeRO 0 among the shorthand's defaults: it names what the flags left.
 hetsim_cli_test(predict_memory_flags_hint_names_only_the_defaults_left EXPECT_RC 1 ARGS predict
   --cluster clusters/dgx-a100.yaml --workload workloads/gpt3-13b.yaml --tp 1 --pp 1 --dp 32 --zero 3 --micro 2
