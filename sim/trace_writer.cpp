@@ -96,10 +96,16 @@ void write_chrome_trace_json(const SimResult& r, std::ostream& stream) {
   Chunked out(stream);
   out += "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
   char buf[256];
+  // A folded run has tracks for the simulated replicas only: the process name says so (the
+  // trace alone read as if the plan had those GPUs only; s65 trace hunt).
+  char gpus[128] = "GPUs";
+  if (r.folded && r.replicas_simulated < r.replicas_total)
+    std::snprintf(gpus, sizeof gpus, "GPUs of %d of %d replicas (the others are congruent: folded)",
+                  r.replicas_simulated, r.replicas_total);
   std::snprintf(buf, sizeof buf,
-                "{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\",\"args\":{\"name\":\"GPUs\"}},\n"
+                "{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\",\"args\":{\"name\":\"%s\"}},\n"
                 "{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\",\"args\":{\"name\":\"links\"}}",
-                kGpuPid, kLinkPid);
+                kGpuPid, gpus, kLinkPid);
   out += buf;
   // Tracks: GPU tracks come first in SimResult::tracks, then links (their names contain '/').
   std::vector<int> pid_of(r.tracks.size(), kGpuPid);
