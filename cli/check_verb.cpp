@@ -46,7 +46,11 @@ std::string pct(double x) {
 
 void run_check(const CheckOptions& o) {
   const Inputs in = load_inputs(o.cluster, o.workload, o.plan, o.profile);
-  if (!in.plan_infeasible_reason.empty()) exit_infeasible("check", in.plan_infeasible_reason);
+  if (!in.plan_infeasible_reason.empty()) {
+    // As `predict` of the same plan: JSON readers get a Report saying why.
+    if (o.format == OutputFormat::kJson) print_refused_report("analytic", in.plan_infeasible_reason, o.format);
+    exit_infeasible("check", in.plan_infeasible_reason);
+  }
   exec::RunSpec spec;
   spec.cluster = in.cluster;
   spec.workload = in.workload;
@@ -58,7 +62,7 @@ void run_check(const CheckOptions& o) {
   const models::Report predicted = models::predict(in.cluster, executed.workload, executed.plan);
   if (!predicted.feasible && o.format == OutputFormat::kJson) std::cout << models::to_json(predicted);  // as predict
   refuse_if_infeasible("check", predicted);
-  refuse_if_host_memory_short("check", in.cluster, executed.plan, predicted);
+  refuse_if_host_memory_short("check", in.cluster, executed.plan, predicted, o.format);
   exec::RunOutcome run;
   note_if_ranks_share_cores("check", spec.cluster, spec.plan);
   note_if_long_run("check", predicted, spec.steps);
@@ -66,9 +70,11 @@ void run_check(const CheckOptions& o) {
   try {
     run = exec::run_in_process(spec);
   } catch (const exec::RankFailure& e) {
-    std::cerr << "hetsim check: " << e.what() << '\n';
-    throw VerbExit{kExitFailure};
+    // As `run`: {"completed": false, "reason"} for JSON readers.
+    exit_with_reason("check", "completed", e.what(), e.what(), o.format);
   } catch (const std::invalid_argument& e) {
+    if (o.format == OutputFormat::kJson)
+      print_refused_report("exec", std::string("cannot execute the plan: ") + e.what(), o.format);
     std::cerr << "hetsim check: cannot execute the plan: " << e.what() << '\n';
     throw VerbExit{kExitFailure};
   }

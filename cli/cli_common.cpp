@@ -454,13 +454,22 @@ std::optional<std::string> host_memory_shortfall(const models::Cluster& cluster,
 }
 
 void refuse_if_host_memory_short(const char* verb, const models::Cluster& cluster, const models::Plan& plan,
-                                 const models::Report& predicted) {
+                                 const models::Report& predicted, OutputFormat format) {
   const std::optional<double> available_bytes = available_host_memory_bytes();
   if (!available_bytes) return;
   if (const auto why = host_memory_shortfall(cluster, plan, predicted, *available_bytes)) {
+    if (format == OutputFormat::kJson) print_refused_report("exec", *why, format);
     std::cerr << "hetsim " << verb << ": " << *why << '\n';
     throw VerbExit{kExitFailure};
   }
+}
+
+void print_refused_report(const std::string& engine, const std::string& reason, OutputFormat format) {
+  models::Report refused;
+  refused.engine = engine;
+  refused.feasible = false;
+  refused.infeasible_reason = reason;
+  std::cout << (format == OutputFormat::kJson ? models::to_json(refused) : models::to_table(refused));
 }
 
 void exit_with_reason(const char* verb, const char* json_flag, const std::string& said, const std::string& reason,

@@ -162,8 +162,15 @@ void refuse_if_infeasible(const char* verb, const models::Report& predicted);
 /// model's, as the device capacity check uses); a device's catalog `memory` is a share the user
 /// chose, so 512 ranks of 4 GiB each pass that check on a 23 GiB machine and then swap or are
 /// killed. Nothing is checked where /proc/meminfo cannot be read.
+/// With --format json the reason also goes to stdout as a Report (print_refused_report, engine
+/// "exec"), where a script reads it.
 void refuse_if_host_memory_short(const char* verb, const models::Cluster& cluster, const models::Plan& plan,
-                                 const models::Report& predicted);
+                                 const models::Report& predicted, OutputFormat format);
+
+/// A Report that says only why no figure is given ("feasible": false, its reason), printed in
+/// `format` on stdout, where scripts read the Report: every exit-1 refusal of a verb that prints
+/// a Report prints this one with --format json (a script's json.load found an empty stdout).
+void print_refused_report(const std::string& engine, const std::string& reason, OutputFormat format);
 /// Host memory of an in-process rank besides its device memory: its thread's stack, communicator
 /// queues and staging buffers. Measured (2026-12-05): a 1-layer, 64-wide model at --dp 1024 took
 /// 2.76 GB of RSS, 2.7 MB a rank, where the model's device memory is a few KB; --dp 8192 would

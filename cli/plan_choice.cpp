@@ -260,14 +260,6 @@ models::Plan choose_plan_or_report(const PlanChoice& o, const Inputs& in, const 
   exit_infeasible(verb, why);
 }
 
-void print_refused_report(const std::string& engine, const std::string& reason, OutputFormat format) {
-  models::Report refused;
-  refused.engine = engine;
-  refused.feasible = false;
-  refused.infeasible_reason = reason;
-  std::cout << (format == OutputFormat::kJson ? models::to_json(refused) : models::to_table(refused));
-}
-
 void exit_infeasible(const std::string& verb, const std::string& reason) {
   // Under mpirun every rank parses the inputs; only the first reports a plan that cannot be made.
   if (exec::first_process()) std::cerr << "hetsim " << verb << ": infeasible plan: " << reason << '\n';

@@ -59,9 +59,7 @@ models::Plan choose_plan(const PlanChoice& o, const Inputs& in, const std::strin
 /// under mpirun): a verb that fails says why on stderr, whatever it printed on stdout.
 [[noreturn]] void exit_infeasible(const std::string& verb, const std::string& reason);
 
-/// A Report that says only why no figure is given ("feasible": false, its reason), printed in
-/// `format` on stdout, where scripts read the Report.
-void print_refused_report(const std::string& engine, const std::string& reason, OutputFormat format);
+// print_refused_report: cli_common.hpp.
 
 /// choose_plan for the verbs that print a Report (predict, simulate): a shorthand plan that
 /// cannot be made is a Report like any infeasible one, "feasible: no" and its reason, printed in

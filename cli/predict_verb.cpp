@@ -75,6 +75,8 @@ void run_predict(const PredictOptions& o) {
     } catch (const std::invalid_argument& e) {
       // As `run` and `check` refuse the same workload: a plan the engine cannot train, exit 1
       // (the inputs are valid; 2 is for bad input).
+      if (o.format == OutputFormat::kJson)
+        print_refused_report(o.engine, std::string("--as-executed: cannot execute the plan: ") + e.what(), o.format);
       std::cerr << "hetsim predict: --as-executed: cannot execute the plan: " << e.what() << '\n';
       throw VerbExit{kExitFailure};
     }

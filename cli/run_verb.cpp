@@ -231,7 +231,7 @@ void run(const RunVerbOptions& o) {
     if (comm.get_rank() == 0) print_report(out.report, out.steps, o.format);
     return;
   }
-  refuse_if_host_memory_short("run", spec.cluster, spec.plan, predicted);  // ranks are this process's threads
+  refuse_if_host_memory_short("run", spec.cluster, spec.plan, predicted, o.format);  // ranks are this process's threads
   // --out holds each step's records whole (exec::RunSpec::max_step_records): half of what is
   // available, shared by the ranks (the other half: the writer's queue and the engine).
   if (const std::optional<double> available = available_host_memory_bytes(); available && !o.out.empty())

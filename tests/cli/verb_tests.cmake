@@ -239,6 +239,14 @@ hetsim_cli_test(predict_as_executed EXPECT_RC 0 ARGS predict --cluster clusters/
 hetsim_cli_test(predict_as_executed_refuses_what_run_cannot_train EXPECT_RC 1 ARGS predict --cluster clusters/dgx-a100.yaml
   --workload workloads/gpt3-1.3b.yaml --tp 1 --pp 1 --dp 8 --as-executed
   STDERR "--as-executed: cannot execute the plan: the execution engine trains in FP32 only .*expected dtype: fp32")
+# With --format json every exit-1 refusal is a Report on stdout (scripts found it empty: s65 hunt).
+hetsim_cli_test(predict_as_executed_refusal_is_a_json_report EXPECT_RC 1 ARGS predict --cluster clusters/dgx-a100.yaml
+  --workload workloads/gpt3-1.3b.yaml --tp 1 --pp 1 --dp 8 --as-executed --format json
+  STDOUT "^{\n  \"engine\": \"analytic\",\n  \"feasible\": false,\n  \"infeasible_reason\": \"--as-executed: cannot execute the plan: the execution engine trains in FP32 only")
+hetsim_cli_test(check_cannot_execute_is_a_json_report EXPECT_RC 1 ARGS check --cluster clusters/local-cpu.yaml
+  --workload tests/config/fixtures/tiny-gpt-sgd.yaml --plan plans/local-cpu-tp1-pp1-dp2.yaml
+  --profile clusters/profiles/local-cpu.yaml --format json
+  STDOUT "^{\n  \"engine\": \"exec\",\n  \"feasible\": false,\n  \"infeasible_reason\": \"cannot execute the plan: the execution engine's optimizer is Adam")
 hetsim_cli_test(predict_ops_json EXPECT_RC 0 ARGS predict --cluster clusters/dgx-a100.yaml --workload workloads/gpt3-13b.yaml
   --tp 8 --pp 1 --dp 4 --sequence-parallel --tp-comm-overlap --ops --format json
   STDOUT "\"stage_ops\": \\[[^]]*\"stages\": \"replicas 0-3, stage 0\",[^]]*\"name\": \"tp_attn\",[^}]*\"kind\": \"tp_reduce_scatter\",[^}]*\"overlapped\": true")
