@@ -89,7 +89,8 @@ void write_ranked(models::JsonOut& j, const models::RankedPlan& p, const models:
     const models::SpotOutlook& s = p.spot;
     j.begin_object().key("preemptions_per_hour").value(s.preemptions_per_hour);
     j.key("checkpoint_bytes").value(s.checkpoint_bytes).key("checkpoint_s").value(s.checkpoint_s);
-    j.key("checkpoint_interval_s").value(s.checkpoint_interval_s).key("restart_s").value(s.restart_s);
+    j.key("checkpoint_interval_s").value(models::if_preempted(s, s.checkpoint_interval_s));
+    j.key("restart_s").value(models::if_preempted(s, s.restart_s));
     j.key("goodput_fraction").value(s.goodput_fraction).end_object();
   } else {
     j.null();

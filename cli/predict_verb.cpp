@@ -2,6 +2,7 @@
 // `hetsim predict --cluster C --workload W (--plan P | --tp T --pp P --dp D [--micro M])`:
 // the Report of one plan (DESIGN.md "Outputs"), as a table or JSON.
 #include <cstdio>
+#include <cmath>
 #include <iostream>
 #include <optional>
 
@@ -38,8 +39,8 @@ void add_spot_outlook(const Inputs& in, const models::Plan& plan, models::Report
   report.extra["spot_preemptions_per_hour"] = s.preemptions_per_hour;
   report.extra["spot_checkpoint_bytes"] = s.checkpoint_bytes;
   report.extra["spot_checkpoint_s"] = s.checkpoint_s;
-  report.extra["spot_checkpoint_interval_s"] = s.checkpoint_interval_s;
-  report.extra["spot_restart_s"] = s.restart_s;
+  report.extra["spot_checkpoint_interval_s"] = models::if_preempted(s, s.checkpoint_interval_s);  // JSON null when
+  report.extra["spot_restart_s"] = models::if_preempted(s, s.restart_s);                            // never preempted
   report.extra["spot_goodput_fraction"] = s.goodput_fraction;
   report.extra["goodput_tokens_per_s"] = report.tokens_per_s * s.goodput_fraction;
 }
@@ -53,7 +54,8 @@ std::string spot_table(const models::Report& r) {
                 x("spot_preemptions_per_hour"), models::format_size(x("spot_checkpoint_bytes")).c_str(),
                 models::format_time(x("spot_checkpoint_s")).c_str(),
                 x("spot_checkpoint_interval_s") > 0 ? models::format_time(x("spot_checkpoint_interval_s")).c_str() : "-",
-                models::format_time(x("spot_restart_s")).c_str(), 100 * x("spot_goodput_fraction"),
+                std::isfinite(x("spot_restart_s")) ? models::format_time(x("spot_restart_s")).c_str() : "-",
+                100 * x("spot_goodput_fraction"),
                 x("goodput_tokens_per_s"));
   return line;
 }

@@ -14,6 +14,7 @@
 // to first order). Checkpoints come between optimizer steps: tau is at least one step. The
 // goodput fraction is tau over that expected time.
 #pragma once
+#include <limits>
 #include "cluster.hpp"
 #include "plan.hpp"
 #include "report.hpp"
@@ -30,6 +31,13 @@ struct SpotOutlook {
   double checkpoint_interval_s = 0;  ///< Daly's tau (at least one step); 0 when nothing is preempted
   double goodput_fraction = 1;       ///< work per unit of time, in [0, 1]
 };
+
+/// What the outputs print for a figure that means nothing when no node is preempted (the
+/// checkpoint interval and the restart): NaN, JSON null, not 0, which read as "checkpoint
+/// continuously" and hid the configured restart time (s65 JSON hunt).
+inline double if_preempted(const SpotOutlook& s, double v) {
+  return s.preemptions_per_hour > 0 ? v : std::numeric_limits<double>::quiet_NaN();
+}
 
 /// Bytes of a checkpoint that resumes training exactly: the weights in the training dtype and the
 /// optimizer's states (fp32 master copy and Adam's two moments in mixed precision: 2 + 12 bytes a

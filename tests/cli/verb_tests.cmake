@@ -239,6 +239,10 @@ hetsim_cli_test(predict_as_executed EXPECT_RC 0 ARGS predict --cluster clusters/
 hetsim_cli_test(predict_as_executed_refuses_what_run_cannot_train EXPECT_RC 1 ARGS predict --cluster clusters/dgx-a100.yaml
   --workload workloads/gpt3-1.3b.yaml --tp 1 --pp 1 --dp 8 --as-executed
   STDERR "--as-executed: cannot execute the plan: the execution engine trains in FP32 only .*expected dtype: fp32")
+# Nothing preempted: no checkpoint interval and no restart (null; 0 read as "checkpoint continuously").
+hetsim_cli_test(predict_spot_never_preempted_json EXPECT_RC 0 ARGS predict --spot --cluster clusters/dgx-a100.yaml
+  --workload workloads/gpt3-1.3b.yaml --tp 8 --pp 1 --dp 4 --format json
+  STDOUT "\"spot_checkpoint_interval_s\": null,.*\"spot_preemptions_per_hour\": 0,\n *\"spot_restart_s\": null")
 # With --format json every exit-1 refusal is a Report on stdout (scripts found it empty: s65 hunt).
 hetsim_cli_test(predict_as_executed_refusal_is_a_json_report EXPECT_RC 1 ARGS predict --cluster clusters/dgx-a100.yaml
   --workload workloads/gpt3-1.3b.yaml --tp 1 --pp 1 --dp 8 --as-executed --format json
