@@ -239,6 +239,10 @@ hetsim_cli_test(predict_as_executed EXPECT_RC 0 ARGS predict --cluster clusters/
 hetsim_cli_test(predict_as_executed_refuses_what_run_cannot_train EXPECT_RC 1 ARGS predict --cluster clusters/dgx-a100.yaml
   --workload workloads/gpt3-1.3b.yaml --tp 1 --pp 1 --dp 8 --as-executed
   STDERR "--as-executed: cannot execute the plan: the execution engine trains in FP32 only .*expected dtype: fp32")
+# Without spot prices the spot total is the on-demand total, to the last digit (it was summed per
+# node: 2257.2799999999984 against 2257.28).
+hetsim_cli_test(describe_spot_total_without_spot_prices EXPECT_RC 0 ARGS describe clusters/bench1024.yaml --format json
+  STDOUT "\"price_per_hour\": 2257.28,\n *\"spot_price_per_hour\": 2257.28\n")
 # Nothing preempted: no checkpoint interval and no restart (null; 0 read as "checkpoint continuously").
 hetsim_cli_test(predict_spot_never_preempted_json EXPECT_RC 0 ARGS predict --spot --cluster clusters/dgx-a100.yaml
   --workload workloads/gpt3-1.3b.yaml --tp 8 --pp 1 --dp 4 --format json
