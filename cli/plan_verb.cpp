@@ -206,6 +206,7 @@ void write_json(const PlanVerbOptions& o, const models::PlannerOptions& po, cons
   j.end_object();
   if (!ref.note.empty()) j.key("refine_note").value(ref.note);
   if (!r.single_gpu_note.empty()) j.key("single_gpu_note").value(r.single_gpu_note);
+  if (o.spot && !models::any_spot_price(c)) j.key("spot_note").value(models::kNoSpotPriceNote);  // the table's note
   if (!o.emit_plan.empty() && !r.top.empty()) j.key("emitted_plan").value(o.emit_plan);
   j.end_object();
   std::cout << j.str();

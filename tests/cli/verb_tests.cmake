@@ -243,6 +243,10 @@ hetsim_cli_test(predict_as_executed_refuses_what_run_cannot_train EXPECT_RC 1 AR
 # node: 2257.2799999999984 against 2257.28).
 hetsim_cli_test(describe_spot_total_without_spot_prices EXPECT_RC 0 ARGS describe clusters/bench1024.yaml --format json
   STDOUT "\"price_per_hour\": 2257.28,\n *\"spot_price_per_hour\": 2257.28\n")
+# plan --spot on a cluster without spot prices: the table's note is in the JSON too.
+hetsim_cli_test(plan_spot_note_json EXPECT_RC 0 ARGS plan --cluster clusters/dgx-a100.yaml
+  --workload workloads/gpt3-1.3b.yaml --spot --format json --threads 1
+  STDOUT "\"spot_note\": \"--spot: no node type of the cluster has a spot_price")
 # Nothing preempted: no checkpoint interval and no restart (null; 0 read as "checkpoint continuously").
 hetsim_cli_test(predict_spot_never_preempted_json EXPECT_RC 0 ARGS predict --spot --cluster clusters/dgx-a100.yaml
   --workload workloads/gpt3-1.3b.yaml --tp 8 --pp 1 --dp 4 --format json
