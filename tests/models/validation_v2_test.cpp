@@ -294,7 +294,8 @@ TEST(ValidationV2, AllErrorsOfAFileAtOnceAndPlanOnlyInVersion2) {
   EXPECT_THAT(v1, ::testing::Not(HasSubstr("unknown key")));
 }
 
-TEST(ValidationV2, MalformedFormatIsOneErrorNotOnePerRow) {
+/// A one-row version-2 suite whose first line is `format: <value>` (kHead's line 1 replaced).
+std::string one_row_suite_with_format(const std::string& value) {
   const std::string text = suite_with(R"(  - id: a
     batch: {global: 32, micro: 1}
     plan:
@@ -302,8 +303,11 @@ TEST(ValidationV2, MalformedFormatIsOneErrorNotOnePerRow) {
         - {layers: 24, replicas: [{gpus: [0]}]}
     measured: 1.5
 )");
-  const std::string quoted = "format: \"2\"" + text.substr(text.find('\n'));
-  const std::string e = first_error(quoted);
+  return "format: " + value + text.substr(text.find('\n'));
+}
+
+TEST(ValidationV2, MalformedFormatIsOneErrorNotOnePerRow) {
+  const std::string e = first_error(one_row_suite_with_format("\"2\""));
   EXPECT_THAT(e, HasSubstr("s.yaml:1:9: error: format: expected an integer between 1 and 2"));
   EXPECT_THAT(e, ::testing::Not(HasSubstr("unknown key")));
   EXPECT_THAT(e, ::testing::Not(HasSubstr("missing key")));
@@ -312,14 +316,7 @@ TEST(ValidationV2, MalformedFormatIsOneErrorNotOnePerRow) {
 TEST(ValidationV2, Format1OnAVersion2FileIsOneErrorNotOnePerKey) {
   // `format: 1` written over a version-2 file: one error at the format, naming the version-2
   // key's line, not "unknown key 'nodes'" and "missing key 'parallel'" on every row.
-  const std::string text = suite_with(R"(  - id: a
-    batch: {global: 32, micro: 1}
-    plan:
-      stages:
-        - {layers: 24, replicas: [{gpus: [0]}]}
-    measured: 1.5
-)");
-  const std::string e = first_error("format: 1" + text.substr(text.find('\n')));
+  const std::string e = first_error(one_row_suite_with_format("1"));
   EXPECT_THAT(e, HasSubstr("s.yaml:1:9: error: format: 1, but the file uses version-2 keys (system.nodes, or a row's "
                            "plan or system.nodes; the first at line 6) (expected `format: 2`)"));
   EXPECT_THAT(e, ::testing::Not(HasSubstr("unknown key")));
