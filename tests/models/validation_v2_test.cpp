@@ -10,6 +10,7 @@
 #include <iterator>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <unistd.h>
 
@@ -47,6 +48,20 @@ rows:
 
 std::string suite_with(const std::string& rows) { return kHead + rows; }
 
+/// One version-2 row whose plan has the given stages (each as written after "        - "), with
+/// `micro_batches: <micro_batches>` when that is not empty. The rows keep one key a line, as the
+/// file:line:col expectations below count them: `id` on the row's first line, `stages[0]` on
+/// its fifth.
+std::string plan_row(int global, int micro, const std::vector<std::string>& stages,
+                     const std::string& micro_batches = "", const std::string& id = "a",
+                     const std::string& measured = "1.5") {
+  std::string row = "  - id: " + id + "\n    batch: {global: " + std::to_string(global) +
+                    ", micro: " + std::to_string(micro) + "}\n    plan:\n      stages:\n";
+  for (const std::string& stage : stages) row += "        - " + stage + "\n";
+  if (!micro_batches.empty()) row += "      micro_batches: " + micro_batches + "\n";
+  return row + "    measured: " + measured + "\n";
+}
+
 std::string first_error(const std::string& text) {
   try {
     parse_suite(text, Catalog::builtin(), "s.yaml");
@@ -57,14 +72,9 @@ std::string first_error(const std::string& text) {
 }
 
 TEST(ValidationV2, ReadsNodeGroupsAndExplicitPlans) {
-  const Suite s = parse_suite(suite_with(R"(  - id: a
-    batch: {global: 32, micro: 2}
-    plan:
-      stages:
-        - {layers: 10, replicas: [{gpus: [0, 1]}, {gpus: [2, 3]}]}
-        - {layers: 14, replicas: [{gpus: [8, 9]}, {gpus: [10, 11]}]}
-    measured: 1.5
-)"),
+  const Suite s = parse_suite(suite_with(plan_row(32, 2,
+                                                  {"{layers: 10, replicas: [{gpus: [0, 1]}, {gpus: [2, 3]}]}",
+                                                   "{layers: 14, replicas: [{gpus: [8, 9]}, {gpus: [10, 11]}]}"})),
                               Catalog::builtin(), "s.yaml");
   ASSERT_EQ(s.format, 2);
   ASSERT_EQ(s.rows.size(), 1u);
@@ -102,15 +112,9 @@ TEST(ValidationV2, ReadsNodeGroupsAndExplicitPlans) {
 
 TEST(ValidationV2, UnevenMicroBatchCountsAndTpAcrossNodes) {
   // A TP group spanning two nodes (GPUs 3 and 4) is slow, not invalid.
-  const Suite s = parse_suite(suite_with(R"(  - id: a
-    batch: {global: 32, micro: 1}
-    plan:
-      stages:
-        - {layers: 24, replicas: [{gpus: [3, 4]}, {gpus: [8, 9]}]}
-      micro_batches: [20, 12]
-    measured: 1.5
-)"),
-                              Catalog::builtin(), "s.yaml");
+  const Suite s =
+      parse_suite(suite_with(plan_row(32, 1, {"{layers: 24, replicas: [{gpus: [3, 4]}, {gpus: [8, 9]}]}"}, "[20, 12]")),
+                  Catalog::builtin(), "s.yaml");
   const SuiteRow& row = s.rows[0];
   const Cluster c = suite_cluster(row.system, suite_row_gpus(row), Catalog::builtin());
   auto plan = suite_plan(row, c, suite_workload(s, row), 1);
@@ -162,13 +166,7 @@ TEST(ValidationV2, ParallelBesidePlanGivesWhatStagesCannot) {
 }
 
 TEST(ValidationV2, GpuIndexOutOfRange) {
-  const std::string e = first_error(suite_with(R"(  - id: a
-    batch: {global: 32, micro: 1}
-    plan:
-      stages:
-        - {layers: 24, replicas: [{gpus: [11, 12]}]}
-    measured: 1.5
-)"));
+  const std::string e = first_error(suite_with(plan_row(32, 1, {"{layers: 24, replicas: [{gpus: [11, 12]}]}"})));
   EXPECT_THAT(e, HasSubstr("s.yaml:18:47: error: rows[0].plan.stages[0].replicas[0].gpus[1]: GPU 12 does not exist "
                            "(expected an index in 0..11: the system has 12 GPUs)"));
 }
@@ -176,14 +174,8 @@ TEST(ValidationV2, GpuIndexOutOfRange) {
 // A GPU index that does not read (negative) no longer hides the row's other errors: the
 // out-of-range GPU and the layer sum came out only once it was fixed (s24 audit).
 TEST(ValidationV2, AnUnreadableGpuIndexHidesNoOtherError) {
-  const std::string e = first_error(suite_with(R"(  - id: a
-    batch: {global: 32, micro: 1}
-    plan:
-      stages:
-        - {layers: 12, replicas: [{gpus: [-1]}]}
-        - {layers: 11, replicas: [{gpus: [12]}]}
-    measured: 1.5
-)"));
+  const std::string e = first_error(suite_with(
+      plan_row(32, 1, {"{layers: 12, replicas: [{gpus: [-1]}]}", "{layers: 11, replicas: [{gpus: [12]}]}"})));
   EXPECT_THAT(e, HasSubstr("rows[0].plan.stages[0].replicas[0].gpus[0]: value -1 out of range"));
   EXPECT_THAT(e, HasSubstr("rows[0].plan.stages[1].replicas[0].gpus[0]: GPU 12 does not exist"));
   EXPECT_THAT(e, HasSubstr("rows[0].plan.stages: the stages' layers sum to 23 (expected model.layers = 24)"));
@@ -199,53 +191,29 @@ TEST(ValidationV2, SystemAboveTheClusterBound) {
 }
 
 TEST(ValidationV2, GpuUsedTwice) {
-  const std::string e = first_error(suite_with(R"(  - id: a
-    batch: {global: 32, micro: 1}
-    plan:
-      stages:
-        - {layers: 12, replicas: [{gpus: [0]}]}
-        - {layers: 12, replicas: [{gpus: [0]}]}
-    measured: 1.5
-)"));
+  const std::string e = first_error(
+      suite_with(plan_row(32, 1, {"{layers: 12, replicas: [{gpus: [0]}]}", "{layers: 12, replicas: [{gpus: [0]}]}"})));
   EXPECT_THAT(e, HasSubstr("s.yaml:19:43: error: rows[0].plan.stages[1].replicas[0].gpus[0]: GPU 0 is already used "
                            "by rows[0].plan.stages[0].replicas[0].gpus[0] (expected each GPU at most once)"));
 }
 
 TEST(ValidationV2, UnequalReplicaCounts) {
-  const std::string e = first_error(suite_with(R"(  - id: a
-    batch: {global: 32, micro: 1}
-    plan:
-      stages:
-        - {layers: 12, replicas: [{gpus: [0]}, {gpus: [1]}]}
-        - {layers: 12, replicas: [{gpus: [2]}]}
-    measured: 1.5
-)"));
+  const std::string e = first_error(suite_with(plan_row(
+      32, 1, {"{layers: 12, replicas: [{gpus: [0]}, {gpus: [1]}]}", "{layers: 12, replicas: [{gpus: [2]}]}"})));
   EXPECT_THAT(e, HasSubstr("s.yaml:19:34: error: rows[0].plan.stages[1].replicas: stage 1 has 1 replicas but stage 0 "
                            "has 2 (expected the same number of replicas in every stage)"));
 }
 
 TEST(ValidationV2, LayersNotSummingToTheModels) {
-  const std::string e = first_error(suite_with(R"(  - id: a
-    batch: {global: 32, micro: 1}
-    plan:
-      stages:
-        - {layers: 12, replicas: [{gpus: [0]}]}
-        - {layers: 11, replicas: [{gpus: [1]}]}
-    measured: 1.5
-)"));
+  const std::string e = first_error(
+      suite_with(plan_row(32, 1, {"{layers: 12, replicas: [{gpus: [0]}]}", "{layers: 11, replicas: [{gpus: [1]}]}"})));
   EXPECT_THAT(e, HasSubstr("s.yaml:18:9: error: rows[0].plan.stages: the stages' layers sum to 23 (expected "
                            "model.layers = 24)"));
 }
 
 TEST(ValidationV2, MicroBatchCountsNotSummingToTheGlobalBatch) {
-  const std::string e = first_error(suite_with(R"(  - id: a
-    batch: {global: 32, micro: 2}
-    plan:
-      stages:
-        - {layers: 24, replicas: [{gpus: [0]}, {gpus: [1]}]}
-      micro_batches: [10, 5]
-    measured: 1.5
-)"));
+  const std::string e =
+      first_error(suite_with(plan_row(32, 2, {"{layers: 24, replicas: [{gpus: [0]}, {gpus: [1]}]}"}, "[10, 5]")));
   EXPECT_THAT(e, HasSubstr("s.yaml:19:22: error: rows[0].plan.micro_batches: micro-batch counts sum to 15, times "
                            "batch.micro 2 = 30 sequences (expected batch.global = 32)"));
 }
@@ -253,34 +221,16 @@ TEST(ValidationV2, MicroBatchCountsNotSummingToTheGlobalBatch) {
 // A batch.global out of range is its own error; the counts are not checked against the 0 it
 // leaves (s59 hunt: "micro-batch counts sum to 33554432 ... (expected batch.global = 0)").
 TEST(ValidationV2, MicroBatchCountsAreNotCheckedAgainstAnInvalidGlobalBatch) {
-  const std::string e = first_error(suite_with(R"(  - id: a
-    batch: {global: 33554432, micro: 1}
-    plan:
-      stages:
-        - {layers: 24, replicas: [{gpus: [0]}, {gpus: [1]}]}
-      micro_batches: [16777216, 16777216]
-    measured: 1.5
-)"));
+  const std::string e = first_error(suite_with(
+      plan_row(33554432, 1, {"{layers: 24, replicas: [{gpus: [0]}, {gpus: [1]}]}"}, "[16777216, 16777216]")));
   EXPECT_THAT(e, HasSubstr("rows[0].batch.global: value 33554432 out of range"));
   EXPECT_THAT(e, ::testing::Not(HasSubstr("expected batch.global = 0")));
 }
 
 TEST(ValidationV2, AllErrorsOfAFileAtOnceAndPlanOnlyInVersion2) {
   // Two bad rows: both reported. `plan:` in a version-1 file is an unknown key.
-  std::string text = suite_with(R"(  - id: a
-    batch: {global: 32, micro: 1}
-    plan:
-      stages:
-        - {layers: 24, replicas: [{gpus: [99]}]}
-    measured: 1.5
-  - id: b
-    batch: {global: 32, micro: 1}
-    plan:
-      stages:
-        - {layers: 24, replicas: [{gpus: [0]}]}
-      micro_batches: [16, 16]
-    measured: 1.5
-)");
+  std::string text = suite_with(plan_row(32, 1, {"{layers: 24, replicas: [{gpus: [99]}]}"}) +
+                                plan_row(32, 1, {"{layers: 24, replicas: [{gpus: [0]}]}"}, "[16, 16]", "b"));
   const std::string e = first_error(text);
   EXPECT_THAT(e, HasSubstr("GPU 99 does not exist"));
   EXPECT_THAT(e, HasSubstr("rows[1].plan.micro_batches: gives 2 counts for 1 replicas"));
@@ -296,13 +246,7 @@ TEST(ValidationV2, AllErrorsOfAFileAtOnceAndPlanOnlyInVersion2) {
 
 /// A one-row version-2 suite whose first line is `format: <value>` (kHead's line 1 replaced).
 std::string one_row_suite_with_format(const std::string& value) {
-  const std::string text = suite_with(R"(  - id: a
-    batch: {global: 32, micro: 1}
-    plan:
-      stages:
-        - {layers: 24, replicas: [{gpus: [0]}]}
-    measured: 1.5
-)");
+  const std::string text = suite_with(plan_row(32, 1, {"{layers: 24, replicas: [{gpus: [0]}]}"}));
   return "format: " + value + text.substr(text.find('\n'));
 }
 
@@ -355,14 +299,10 @@ rows:
 }
 
 TEST(ValidationV2, EmittedInputsLoadBackToTheSamePrediction) {
-  const Suite s = parse_suite(suite_with(R"(  - id: row/one
-    batch: {global: 32, micro: 1}
-    plan:
-      stages:
-        - {layers: 10, replicas: [{gpus: [0]}, {gpus: [1]}]}
-        - {layers: 14, replicas: [{gpus: [8, 9]}, {gpus: [10, 11]}]}
-    measured: 1.5
-)"),
+  const Suite s = parse_suite(suite_with(plan_row(32, 1,
+                                                  {"{layers: 10, replicas: [{gpus: [0]}, {gpus: [1]}]}",
+                                                   "{layers: 14, replicas: [{gpus: [8, 9]}, {gpus: [10, 11]}]}"},
+                                                  "", "row/one")),
                               Catalog::builtin(), "s.yaml");
   const auto engine = [](const Cluster& c, const Workload& w, const Plan& p) { return predict(c, w, p); };
   const SuiteResult res = validate_suite(s, Catalog::builtin(), engine);
@@ -424,8 +364,7 @@ TEST(ValidationV2, SharedHeterogeneousSuitesLoadAndPredict) {
 // files written over the other's with exit 0).
 TEST(ValidationV2, EmitTargetsAreCheckedBeforePredicting) {
   const auto row = [](const std::string& id) {
-    return "  - id: \"" + id + "\"\n    batch: {global: 32, micro: 1}\n    plan:\n      stages:\n"
-           "        - {layers: 24, replicas: [{gpus: [0]}]}\n    measured: 1.5\n";
+    return plan_row(32, 1, {"{layers: 24, replicas: [{gpus: [0]}]}"}, "", "\"" + id + "\"");
   };
   namespace fs = std::filesystem;
   const fs::path dir = fs::path(testing::TempDir()) / ("emit-targets-" + std::to_string(::getpid()));
@@ -493,13 +432,7 @@ rows:
 // A rejected node group left its GPUs uncounted, and every row using them got a false "GPU 8 does
 // not exist" beside the group's own error (s26 audit F8): the group's error comes alone.
 TEST(ValidationV2, RejectedNodeGroupGivesOneError) {
-  std::string text = suite_with(R"(  - id: a
-    batch: {global: 32, micro: 1}
-    plan:
-      stages:
-        - {layers: 24, replicas: [{gpus: [0]}, {gpus: [8]}]}
-    measured: 1.5
-)");
+  std::string text = suite_with(plan_row(32, 1, {"{layers: 24, replicas: [{gpus: [0]}, {gpus: [8]}]}"}));
   text.replace(text.find("{gpu: t4, count: 1,"), 19, "{gpu: t4, count: 0,");
   const std::string e = first_error(text);
   EXPECT_THAT(e, HasSubstr("s.yaml:8:24: error: system.nodes[1].count: value 0 out of range"));
@@ -530,14 +463,10 @@ rows:
 // A plan that cannot be built is reported at the stage and replica of the row, in the suite's
 // order (stages, then replicas), not the converted Plan's (s26 audit F9).
 TEST(ValidationV2, InvalidPlanRowsNameTheSuitesPath) {
-  const Suite s = parse_suite(suite_with(R"(  - id: a
-    batch: {global: 32, micro: 2}
-    plan:
-      stages:
-        - {layers: 12, replicas: [{gpus: [0, 1, 2, 3]}]}
-        - {layers: 12, replicas: [{gpus: [4, 5, 6, 7, 8]}]}
-    measured: 2.0
-)"),
+  const Suite s = parse_suite(suite_with(plan_row(32, 2,
+                                                  {"{layers: 12, replicas: [{gpus: [0, 1, 2, 3]}]}",
+                                                   "{layers: 12, replicas: [{gpus: [4, 5, 6, 7, 8]}]}"},
+                                                  "", "a", "2.0")),
                               Catalog::builtin(), "s.yaml");
   const RowResult r = validate_row(s, s.rows[0], Catalog::builtin(), predict);
   EXPECT_EQ(r.status, "invalid");
@@ -549,21 +478,14 @@ TEST(ValidationV2, AMicroBatchThatDoesNotDivideIsTheRowsResultNotTheSuites) {
   // Two replicas of micro-batch 3 cannot share 32 sequences evenly: row a is invalid at its
   // batch.micro (as in version 1), and row b is still predicted. This was a load error that
   // dropped the whole suite, at `plan`.
-  const Suite s = parse_suite(suite_with(R"(  - id: a
-    batch: {global: 32, micro: 3}
-    plan:
-      stages:
-        - {layers: 12, replicas: [{gpus: [0]}, {gpus: [1]}]}
-        - {layers: 12, replicas: [{gpus: [2]}, {gpus: [3]}]}
-    measured: 2.0
-  - id: b
-    batch: {global: 32, micro: 2}
-    plan:
-      stages:
-        - {layers: 12, replicas: [{gpus: [0]}, {gpus: [1]}]}
-        - {layers: 12, replicas: [{gpus: [2]}, {gpus: [3]}]}
-    measured: 2.0
-)"),
+  const Suite s = parse_suite(suite_with(plan_row(32, 3,
+                                                  {"{layers: 12, replicas: [{gpus: [0]}, {gpus: [1]}]}",
+                                                   "{layers: 12, replicas: [{gpus: [2]}, {gpus: [3]}]}"},
+                                                  "", "a", "2.0") +
+                                         plan_row(32, 2,
+                                                  {"{layers: 12, replicas: [{gpus: [0]}, {gpus: [1]}]}",
+                                                   "{layers: 12, replicas: [{gpus: [2]}, {gpus: [3]}]}"},
+                                                  "", "b", "2.0")),
                               Catalog::builtin(), "s.yaml");
   const SuiteResult res = validate_suite(s, Catalog::builtin(), predict);
   ASSERT_EQ(res.rows.size(), 2u);
