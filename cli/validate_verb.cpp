@@ -3,16 +3,17 @@
 // predicts every row of ground-truth suites and prints the errors (DESIGN.md "Ground-truth
 // validation"); --emit-dir also writes each row's cluster/workload/plan YAML.
 // Exit code 1 when a row could not be predicted, 2 on bad input.
-#include <chrono>
 #include <iostream>
+#include <optional>
 
 #include "catalog.hpp"
 #include "cli_common.hpp"
 #include "diagnostics.hpp"
 #include "engines.hpp"
+#include "progress_ticker.hpp"
 #include "profile.hpp"
-#include "sim_progress.hpp"
 #include "suite_emit.hpp"
+#include "validate_progress.hpp"
 #include "validation_suite.hpp"
 #include "verbs.hpp"
 
@@ -54,16 +55,15 @@ void run_validate(const ValidateOptions& o) {
   int failed = 0;
   std::string emit_error;  // reported after the results, which are not lost to it
   // Suites of many rows, or rows the simulator takes seconds over, report on stderr as
-  // `simulate` does: nothing in the first seconds, then a line every few seconds.
-  const auto start = std::chrono::steady_clock::now();
-  sim::ProgressPacer pacer;
-  for (const models::Suite& s : suites) {
-    const auto row_done = [&](std::size_t done, std::size_t total) {
-      const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (done < total && pacer.due(wall_s))
-        std::cerr << "hetsim validate: " << s.name << ": " << done << " of " << total << " rows predicted, "
-                  << sim::short_duration(wall_s) << " wall" << std::endl;
-    };
+  // `simulate` does: nothing in the first seconds, then a line every few seconds, on a clock so
+  // that one long row is not silent either.
+  RowProgress progress;
+  std::optional<ProgressTicker> ticker;
+  ticker.emplace([&](double wall_s) { return progress.line(suites, wall_s); });
+  for (std::size_t k = 0; k < suites.size(); ++k) {
+    const models::Suite& s = suites[k];
+    progress.start_suite(k);
+    const auto row_done = [&](std::size_t done, std::size_t) { progress.row_done(done); };
     results.push_back(models::validate_suite(s, catalog, predict, row_done));
     failed += results.back().rows_failed;
     if (!o.emit_dir.empty() && emit_error.empty()) {
@@ -74,6 +74,7 @@ void run_validate(const ValidateOptions& o) {
       }
     }
   }
+  ticker.reset();  // no progress line after the results
   // As predict and plan: a profile of other GPUs and links would print the catalog's figures
   // as if calibrated.
   if (profile && *changed == 0) {

@@ -16,15 +16,22 @@ inline constexpr double kProgressEvery_s = 5.0;
 /// kProgressEvery_s after the last line (a stalled check does not make lines pile up).
 class ProgressPacer {
  public:
+  ProgressPacer() = default;
+  /// Other figures than the defaults (tests, which cannot wait seconds).
+  ProgressPacer(double quiet_s, double every_s) : every_s_(every_s), next_s_(quiet_s) {}
+
   /// True when a line is due at `wall_s` (seconds since the simulation started); it then counts
   /// as printed.
   bool due(double wall_s) {
     if (wall_s < next_s_) return false;
-    next_s_ = wall_s + kProgressEvery_s;
+    next_s_ = wall_s + every_s_;
     return true;
   }
+  /// The wall time from which due() says yes.
+  double next_due_s() const { return next_s_; }
 
  private:
+  double every_s_ = kProgressEvery_s;
   double next_s_ = kProgressQuiet_s;
 };
 
