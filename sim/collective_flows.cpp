@@ -193,6 +193,18 @@ int tree_fill_hops(int members) {
   return std::max(depth - 1, 0);
 }
 
+double tree_fill_latency_s(const std::vector<int>& gpus, const std::vector<int>& node_of, const models::GroupCost& g) {
+  if (members_by_node(gpus, node_of).empty()) return tree_fill_hops(static_cast<int>(gpus.size())) * g.hop_latency_s;
+  // The trees run between node heads (tree_all_reduce): a phase's flows pay one node crossing,
+  // and the fill adds the rest of NCCL's per-phase latency, a chain through each node's members
+  // and log2 N levels between nodes (models::tree_latency_s). Filling by all p members at the
+  // worst hop's latency counted ceil(log2 p) - 1 node crossings: a TP group of 16 over two
+  // nodes joined by a 30 ms WAN link paid 120 ms a phase for the model's 30 (s66 engine survey).
+  const double per_node = static_cast<double>(g.size) / g.nodes;
+  const int depth = tree_fill_hops(g.nodes) + 1;  // ceil(log2 N) for N >= 2
+  return (per_node - 1) * g.intra_latency_s + (depth - 1) * g.inter_latency_s;
+}
+
 std::vector<Phase> dp_all_reduce(models::GradSyncAlgorithm algorithm, const std::vector<int>& gpus,
                                  const std::vector<int>& node_of, double bytes, bool one_channel) {
   switch (algorithm) {
@@ -359,7 +371,7 @@ CollectiveFlows collective_flows(const Topology& topo, models::CollectiveKind ki
     algorithm = models::GradSyncAlgorithm::kRing;  // hierarchical_time's own fallback
   out.phases = dp_all_reduce(algorithm, gpus, node_of, bytes, g.node_shared);
   for (Phase& ph : out.phases) spread_over_mesh_links(topo, gpus, ph);
-  if (algorithm == models::GradSyncAlgorithm::kTree) out.delay_after_s = tree_fill_hops(static_cast<int>(gpus.size())) * g.hop_latency_s;
+  if (algorithm == models::GradSyncAlgorithm::kTree) out.delay_after_s = tree_fill_latency_s(gpus, node_of, g);
   return out;
 }
 

@@ -53,11 +53,12 @@ std::vector<Phase> ring_reduce_scatter(const std::vector<int>& ring, double byte
 std::vector<Phase> hierarchical_all_reduce(const std::vector<int>& gpus, const std::vector<int>& node_of, double bytes);
 /// Double binary tree all-reduce (Sanders, Speck, Träff, Parallel Computing 2009, as used by
 /// NCCL), pipelined: every tree edge carries n/2 bytes per tree, all levels at once, in one
-/// reduce phase (up) and one broadcast phase (down); the pipeline's fill adds (depth-1) hop
-/// latencies after each phase (`tree_fill_hops`). Alone: 2·depth·α + 2·n/B. The cost model's
-/// tree_time() has the same bandwidth term but NCCL's tuning-table latency (models/comm_cost.cpp
-/// tree_latency_s: a chain inside each node, log2 N levels between nodes), so the two engines'
-/// latencies can differ for groups with members on several nodes. With `node_of` and several
+/// reduce phase (up) and one broadcast phase (down); the pipeline's fill adds latency after
+/// each phase (`tree_fill_latency_s`). Alone: 2·depth·α + 2·n/B. The cost model's tree_time()
+/// has NCCL's tuning-table latency (models/comm_cost.cpp tree_latency_s: a chain inside each
+/// node, log2 N levels between nodes), which the fill gives for trees between node heads; rank
+/// trees over nodes with one member of the group each keep (depth-1) hops at the worst hop's
+/// latency, so there the two engines' latencies can differ. With `node_of` and several
 /// members on every node, the trees run between nodes
 /// as NCCL's do (intra-node chain to a head, inter-node double binary tree; NCCL 2.4 release
 /// notes): one channel per member of a node, each with its own head and NIC and 1/k of the
@@ -66,6 +67,11 @@ std::vector<Phase> tree_all_reduce(const std::vector<int>& gpus, double bytes, c
                                    bool one_channel = false);
 /// Hop latencies of a tree phase's pipeline fill: ceil(log2 p) - 1.
 int tree_fill_hops(int members);
+/// The latency a tree phase adds after its flows: tree_fill_hops(p) hops at the group's worst
+/// hop latency for rank trees; for trees between node heads (several members on every node)
+/// the rest of the cost model's tree_latency_s per phase: (p/N - 1) intra-node hops and
+/// ceil(log2 N) - 1 node crossings (a phase's flows pay one crossing themselves).
+double tree_fill_latency_s(const std::vector<int>& gpus, const std::vector<int>& node_of, const models::GroupCost& g);
 
 /// The all-reduce a DP gradient sync uses for the given algorithm (callers resolve kAuto with
 /// the cost model's choice, see sim_layout.cpp; here kAuto means hierarchical, which is a ring

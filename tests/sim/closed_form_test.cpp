@@ -414,6 +414,28 @@ TEST(ClosedForm, TreeOfANodeSharedGroupRunsOneChannel) {
   EXPECT_NEAR(t, expected, 0.05 * expected);
 }
 
+// The fill after a tree phase between node heads is the rest of the cost model's per-phase
+// latency (a chain through each node's members, log2 N node levels), the phase's flows paying
+// one crossing. It was ceil(log2 p) - 1 worst hops over all p members: a TP group of 16 on two
+// nodes paid 3 node crossings a phase for the model's one (4x the time over a WAN link).
+TEST(ClosedForm, TreeFillBetweenNodeHeadsIsTheCostModelsLatency) {
+  const auto cluster = testing::one_zone(4, NodeSpec{});
+  for (const int nodes : {2, 4}) {
+    std::vector<int> gpus, node_of;
+    for (int g = 0; g < 8 * nodes; ++g) {
+      gpus.push_back(g);
+      node_of.push_back(g / 8);
+    }
+    const models::GroupCost g = models::group_cost(cluster, gpus.data(), static_cast<int>(gpus.size()), 0);
+    EXPECT_NEAR(tree_fill_latency_s(gpus, node_of, g) + g.inter_latency_s, models::tree_latency_s(g) / 2, 1e-12) << nodes;
+    EXPECT_LT(tree_fill_latency_s(gpus, node_of, g), tree_fill_hops(8 * nodes) * g.hop_latency_s) << nodes;
+  }
+  // One member a node: a tree over the ranks, its depth at the worst hop.
+  const std::vector<int> gpus = {0, 8, 16, 24}, node_of = {0, 1, 2, 3};
+  const models::GroupCost g = models::group_cost(cluster, gpus.data(), 4, 0);
+  EXPECT_DOUBLE_EQ(tree_fill_latency_s(gpus, node_of, g), 1 * g.hop_latency_s);
+}
+
 TEST(ClosedForm, MeshCollectivesUseALinkPerPeerAndSendsOne) {
   // 4 GPUs joined pairwise (GH200 nodes: 450 GB/s a GPU over 3 peers): a ring of k members on
   // the node moves at (k - 1) / 3 of the total in both engines; a send crosses one link.
