@@ -7,6 +7,7 @@
 #include "comm_cost.hpp"
 #include "dp_segments.hpp"
 #include "step_cost.hpp"
+#include "topology.hpp"
 
 namespace hetsim::models {
 
@@ -45,13 +46,14 @@ double egress_dollars_per_step(const Cluster& c, const Workload& w, const Plan& 
     }
   }
 
-  // Data parallelism: one ring per (segment, TP rank) over the replicas, in replica order; a
+  // Data parallelism: one ring per (segment, TP rank) over the replicas, in node order; a
   // segment is stage s of every replica when they split the model alike (dp_segments.hpp).
   const int dp = plan.dp();
   if (dp > 1) {
     const PassTraffic t = pass_traffic(plan.zero, plan.recompute);
     const DpSegments segments(plan, m);
     std::vector<int> members, stage;  // replicas holding segment k, and their stage holding it
+    std::vector<int> ring;            // one shard's ring of GPUs
     for (int k = 0; k < segments.count(); ++k) {
       members.clear();
       stage.clear();
@@ -79,13 +81,18 @@ double egress_dollars_per_step(const Cluster& c, const Workload& w, const Plan& 
         const double end_of_step = (t.backward_reduce_scatters > 0 ? 0.0 : grad_bpp) + (plan.zero <= 2 ? weight_bpp : 0.0);
         bytes_per_hop = share * params * (mb * per_pass + end_of_step);
       }
-      for (int j = 0; j < shard.shards; ++j)
+      for (int j = 0; j < shard.shards; ++j) {
+        // The ring NCCL builds, each node's members in a row, as the step's time prices it
+        // (grad_sync_cost): in replica order, replicas alternating between zones crossed the
+        // link at every hop, and the same GPUs listed in another order cost another figure.
+        ring.clear();
         for (int i = 0; i < n; ++i) {
           const Stage& a = plan.replicas[members[i]].stages[stage[i]];
-          const Stage& b = plan.replicas[members[(i + 1) % n]].stages[stage[(i + 1) % n]];
-          dollars += price_per_byte(c, a.gpus[shard.member_rank(j, a.tp())], b.gpus[shard.member_rank(j, b.tp())]) *
-                     bytes_per_hop;
+          ring.push_back(a.gpus[shard.member_rank(j, a.tp())]);
         }
+        order_ring_by_node(c, ring.data(), n);
+        for (int i = 0; i < n; ++i) dollars += price_per_byte(c, ring[i], ring[(i + 1) % n]) * bytes_per_hop;
+      }
     }
   }
 
