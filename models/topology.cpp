@@ -95,8 +95,12 @@ double nic_share(const Cluster& c, int node, NodeSenders senders) {
                                                            : (n + rails - 1) / rails;
   double bw = rail_nics * one_nic / on_busiest_rail;
   // A fat-tree with oversubscription o gives each node 1/o of its NIC bandwidth at the core
-  // (Leiserson, "Fat-trees", IEEE ToC 1985; Al-Fares et al. SIGCOMM'08).
-  if (zone.fabric.kind == ZoneFabricKind::kFatTree && zone.fabric.oversubscription > 1) bw /= zone.fabric.oversubscription;
+  // (Leiserson, "Fat-trees", IEEE ToC 1985; Al-Fares et al. SIGCOMM'08), shared by the node's
+  // senders; a sender alone keeps its rail's rate when that is less (the simulator's node uplink
+  // alike, sim/sim_topology.cpp). Dividing each sender's rail share by o charged one GPU of a
+  // node of eight NICs at o = 4 a quarter of its NIC, for the node's 2 NICs of core bandwidth.
+  if (zone.fabric.kind == ZoneFabricKind::kFatTree && zone.fabric.oversubscription > 1)
+    bw = std::min(bw, count * one_nic / zone.fabric.oversubscription / std::max(1, n));
   if (!nt.nics.gpu_direct && nt.host_link_Bps > 0) bw = std::min(bw, nt.host_link_Bps * kHostLinkEfficiency);
   return bw;
 }
@@ -125,7 +129,9 @@ HopFigures hop(const Cluster& c, int a, int b, NodeSenders concurrent_a, NodeSen
   double bw = std::min(node_side_Bps(c, na, concurrent_a, members_a), node_side_Bps(c, nb, concurrent_b, members_b));
   double lat = ta.nics.latency_s + tb.nics.latency_s;
   const int za = c.nodes[na].zone, zb = c.nodes[nb].zone;
-  lat += std::max(c.zones[za].fabric.latency_s, c.zones[zb].fabric.latency_s);
+  // Each node's side crosses half its zone's fabric (the simulator's uplinks carry half each,
+  // sim/sim_topology.cpp): the zone's figure inside one zone, the mean of the two across zones.
+  lat += (c.zones[za].fabric.latency_s + c.zones[zb].fabric.latency_s) / 2;
   if (za != zb) {
     if (const InterZoneLink* link = c.link_between(za, zb)) {
       const double n = wan_senders > 0                ? wan_senders

@@ -140,6 +140,30 @@ TEST(ClosedForm, OversubscribedFatTreeLimitsTheNodeUplink) {
   EXPECT_NEAR(t, expected, kTol * expected);
 }
 
+// The uplink is the node's, shared by its senders: one GPU sending alone keeps its NIC's rate
+// (the node has 2 NICs' worth at the core), eight share the uplink. The cost model had divided
+// every sender's NIC share by o: a quarter of a NIC for a lone sender (s66 hunt: a pipeline send
+// priced 1437 us against 366 us simulated).
+TEST(ClosedForm, OversubscriptionCapsTheNodeNotEachSender) {
+  const auto cluster = testing::one_zone(2, NodeSpec{}, 5e-6, 4.0);
+  EXPECT_NEAR(models::path_between(cluster, 0, 8, 1).bandwidth_Bps, kNicBw, 1);
+  EXPECT_NEAR(models::path_between(cluster, 0, 8, 8).bandwidth_Bps, kNicBw / 4, 1);
+  const double t = simulate_phases(cluster, {{{0, 8, 1e8}}});
+  const double expected = kInterLatency + 1e8 / kNicBw;
+  EXPECT_NEAR(t, expected, kTol * expected);
+}
+
+// Between zones whose fabrics differ, a path crosses half of each (the simulator's uplinks carry
+// half their zone's figure): the cost model took the larger of the two.
+TEST(ClosedForm, CrossZoneLatencyTakesHalfOfEachZonesFabric) {
+  auto cluster = testing::two_zones(1, NodeSpec{}, 1.25e9, 30e-3);
+  cluster.zones[1].fabric.latency_s = 10e-3;
+  const Topology topo(cluster);
+  const double expected = 30e-3 + 2e-6 + 2e-6 + (cluster.zones[0].fabric.latency_s + 10e-3) / 2;
+  EXPECT_NEAR(topo.path_latency_s(0, 8), expected, 1e-12);
+  EXPECT_NEAR(models::path_between(cluster, 0, 8, 1).latency_s, expected, 1e-12);
+}
+
 TEST(ClosedForm, WanTransferIsLatencyPlusSizeOverWanBandwidth) {
   const auto cluster = testing::two_zones(1, NodeSpec{}, 1.25e9, 30e-3);
   const Topology topo(cluster);
