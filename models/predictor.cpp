@@ -92,7 +92,14 @@ bool Evaluation::run() {
   // A plan that leaves GPUs idle: the GPUs of the plan on each node share its NICs (TP groups
   // that span nodes, pipeline sends and DP groups below), not every GPU of the node.
   partial = gpu_count < static_cast<int>(cluster.gpus.size());
-  if (partial) plan_gpus_per_node(plan, cluster, used_on_node);
+  if (partial) {
+    plan_gpus_per_node(plan, cluster, used_on_node);
+    used_gpu.assign(cluster.gpus.size(), 0);
+    for (const Replica& rep : plan.replicas)
+      for (const Stage& st : rep.stages)
+        for (int g : st.gpus) used_gpu[g] = 1;
+    node_senders_of(cluster, used_gpu, used_senders_on_node);
+  }
 
   // 1. Stage costs, deduplicated by shape.
   if (!cost_stages()) return false;

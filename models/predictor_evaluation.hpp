@@ -99,6 +99,10 @@ struct Evaluation {
     bool operator==(const PathKey&) const = default;
   };
   ScratchVector<int> used_on_node;      ///< GPUs of the plan in each node (plans that leave GPUs idle)
+  /// The same GPUs as senders, with their busiest rail (plans that leave GPUs idle): a plan on
+  /// GPUs 0 and 2 of a node with a NIC per pair sends on two rails, not one.
+  ScratchVector<NodeSenders> used_senders_on_node;
+  ScratchVector<int> used_gpu;  ///< [gpu] 1 when the plan uses it (plans that leave GPUs idle)
   /// [send * nodes + node], send = 2 * boundary + (1 for the gradient): the GPUs of the node
   /// sending that tensor of that boundary out of it (all replicas' boundaries of that index), and
   /// the flows of it arriving into the node, each with its busiest rail; empty: see
@@ -208,7 +212,7 @@ struct Evaluation {
       };
       return {as_flows(boundary_out.get(send, na)), as_flows(boundary_in.get(send, nb))};
     }
-    if (partial) return {NodeSenders{used_on_node[na], 0}, NodeSenders{used_on_node[nb], 0}};
+    if (partial) return {used_senders_on_node[na], used_senders_on_node[nb]};
     return {};
   }
   /// Index into paths of the path from GPU ga to GPU gb of send `send` (as in boundary_out; built
