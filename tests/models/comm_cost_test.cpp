@@ -275,6 +275,27 @@ TEST(Topology, ARailCarriesTheChannelsOfItsOwnGpus) {
   EXPECT_NEAR(group_cost(c, far_pair.data(), 2, 0, nullptr, &node1_in_order).bus_bandwidth_Bps, nic / 2, 1);
 }
 
+TEST(Topology, TpGroupsOfStagesThatStraddleNodesCrossOnTheirOwnRails) {
+  // 8 GPUs and 4 NICs a node (a NIC per pair). Stage 0's TP-8 group holds GPUs 4-7 of node 0 and
+  // 0-3 of node 1, stage 1's GPUs 4-7 of node 1 and 0-3 of node 2: on node 1 stage 0's ring
+  // leaves at GPU 3 (rail 1) and enters at GPU 0 (rail 0), stage 1's at GPUs 7 and 4 (rails 3
+  // and 2). No NIC is shared; filling the rails in order had put both on one.
+  NodeType box = node_type("box", round_gpu("a", 100e12), 8, 300e9, 25e9);
+  box.nics.count = 4;
+  const Cluster c = cluster_of({box}, {{0, 3}});
+  const double nic = 25e9 * link_efficiency(NicKind::kInfiniband);
+  const std::vector<NodeSenders> straddling = {{4, 2}, {8, 2}, {4, 2}};
+  const std::vector<int> stage0 = {4, 5, 6, 7, 8, 9, 10, 11};
+  const GroupCost g = group_cost(c, stage0.data(), 8, 0, nullptr, &straddling);
+  EXPECT_TRUE(g.node_shared);
+  EXPECT_NEAR(g.bus_bandwidth_Bps, nic, 1);
+  // Members spread over the node (a DP group of one TP rank: GPUs 0, 2, 4, 6 beside the other
+  // rank's 1, 3, 5, 7) still fill the rails in order: two groups' crossings on one NIC.
+  const std::vector<int> spread = {0, 2, 4, 6, 8, 10, 12, 14};
+  const std::vector<NodeSenders> all_busy = {{8, 2}, {8, 2}, {0, 0}};
+  EXPECT_NEAR(group_cost(c, spread.data(), 8, 0, nullptr, &all_busy).bus_bandwidth_Bps, nic / 2, 1);
+}
+
 TEST(Topology, ASwitchPortCapsEachNicBeforeTheGpusShareIt) {
   // One 25 GB/s NIC for 8 GPUs on 12.5 GB/s switch ports: each GPU gets 12.5/8 GB/s when all
   // eight send (the port is the NIC's ceiling), 12.5 GB/s alone.
