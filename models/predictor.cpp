@@ -364,8 +364,10 @@ void Evaluation::price_pipeline_sends() {
       for (const P2pTime& pt : p2p_times)
         if (pt.path_forward == forward && pt.path_backward == backward && pt.tp_a == a.tp() && pt.tp_b == b.tp()) t = &pt;
       if (!t) {
-        p2p_times.push_back({forward, backward, a.tp(), b.tp(), p2p_time(boundary_bytes / a.tp(), paths[forward].second),
-                             p2p_time(boundary_bytes / b.tp(), paths[backward].second)});
+        p2p_times.push_back(
+            {forward, backward, a.tp(), b.tp(),
+             p2p_time(boundary_bytes / a.tp(), staged_send_path(cluster, ga, gb, a.tp(), b.tp(), paths[forward].second)),
+             p2p_time(boundary_bytes / b.tp(), staged_send_path(cluster, gb, ga, b.tp(), a.tp(), paths[backward].second))});
         t = &p2p_times.back();
       }
       const double sends = wrap ? v - 1 : v;

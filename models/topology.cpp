@@ -151,6 +151,14 @@ HopFigures hop(const Cluster& c, int a, int b, NodeSenders concurrent_a, NodeSen
 
 }  // namespace
 
+PathCost staged_send_path(const Cluster& cluster, int from_gpu, int to_gpu, int from_tp, int to_tp, PathCost path) {
+  if (!path.host_staged || from_tp <= to_tp || to_tp <= 0) return path;
+  const HostStaging staging = host_staging(cluster, from_gpu, to_gpu);
+  if (staging.rate_Bps > 0)
+    path.bandwidth_Bps = std::min(path.bandwidth_Bps, staging.rate_Bps * to_tp / static_cast<double>(from_tp));
+  return path;
+}
+
 HostStaging host_staging(const Cluster& c, int gpu_a, int gpu_b) {
   if (c.cross_vendor_rdma || c.gpus[gpu_a].node == c.gpus[gpu_b].node) return {};
   if (c.gpu_type(gpu_a).vendor == c.gpu_type(gpu_b).vendor) return {};

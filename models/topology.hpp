@@ -71,6 +71,11 @@ struct PathCost {
   bool intra_node = false;
   bool host_staged = false;  ///< cross-vendor path staged through host memory
 };
+/// `path` (from_gpu to to_gpu) for one flow of a pipeline send from a TP-`from_tp` stage to a
+/// TP-`to_tp` one: host-staged, a receiver of lower TP than its sender copies from_tp / to_tp
+/// slices through its one host link, so each flow gets that share of the staging rate (the
+/// simulator's Runtime::send_staging_delay alike); unchanged otherwise.
+PathCost staged_send_path(const Cluster& cluster, int from_gpu, int to_gpu, int from_tp, int to_tp, PathCost path);
 
 /// The rail of a GPU: the NIC(s) on its PCIe switch. Contiguous blocks of a node's GPUs share one
 /// NIC when it has fewer NICs than GPUs; with more, each GPU has a rail of count / gpus_per_node

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <string>
 
 #include "actor_spawn.hpp"
@@ -12,17 +13,27 @@
 
 namespace hetsim::sim {
 
+namespace {
+
+/// The narrowest link of a flow's path: its rate on the network, without the staging cap
+/// Topology::path_bandwidth_Bps adds.
+double network_Bps(const Topology& topo, const Flow& f) {
+  double bps = std::numeric_limits<double>::infinity();
+  for (int l : topo.path(f.src, f.dst)) bps = std::min(bps, topo.get_link(l).bandwidth_Bps);
+  return bps;
+}
+
+}  // namespace
+
 std::vector<double> Runtime::arrival_delays(const Phase& flows, double scale) const {
   std::vector<double> out;
   for (std::size_t i = 0; i < flows.size(); ++i) {
     const Flow& f = flows[i];
     const models::HostStaging staging = models::host_staging(topo_.get_cluster(), f.src, f.dst);
     if (!staging.staged || staging.rate_Bps <= 0) continue;
-    double net_Bps = std::numeric_limits<double>::infinity();
-    for (int l : topo_.path(f.src, f.dst)) net_Bps = std::min(net_Bps, topo_.get_link(l).bandwidth_Bps);
     if (out.empty()) out.assign(flows.size(), 0.0);
     const double bytes = f.bytes * scale;
-    out[i] = staging.extra_latency_s + std::max(0.0, bytes / staging.rate_Bps - bytes / net_Bps);
+    out[i] = staging.extra_latency_s + std::max(0.0, bytes / staging.rate_Bps - bytes / network_Bps(topo_, f));
   }
   return out;
 }
@@ -37,6 +48,22 @@ double longest_s(const std::vector<double>& arrival_delay_s) {
 }  // namespace
 
 double Runtime::staging_delay(const Phase& flows) const { return longest_s(arrival_delays(flows)); }
+
+double Runtime::send_staging_delay(const FoldedPhase& transfer) const {
+  std::map<int, double> staged_into;  // GPU -> staged bytes it receives
+  for (const Phase* flows : {&transfer.simulated, &transfer.shadows})
+    for (const Flow& f : *flows)
+      if (models::host_staging(topo_.get_cluster(), f.src, f.dst).staged) staged_into[f.dst] += f.bytes;
+  double longest = 0;
+  for (const Phase* flows : {&transfer.simulated, &transfer.shadows})
+    for (const Flow& f : *flows) {
+      const models::HostStaging staging = models::host_staging(topo_.get_cluster(), f.src, f.dst);
+      if (!staging.staged || staging.rate_Bps <= 0) continue;
+      const double net_s = f.bytes / network_Bps(topo_, f);
+      longest = std::max(longest, staging.extra_latency_s + std::max(0.0, staged_into[f.dst] / staging.rate_Bps - net_s));
+    }
+  return longest;
+}
 
 bool Runtime::one_dataflow_run(const std::vector<FoldedPhase>& phases) const {
   if (phases.size() < 2) return false;
@@ -141,7 +168,7 @@ double Runtime::send(Message& msg, const FoldedPhase& transfer) {
     account(transfer.simulated[i], t0, comms[i]->get_finish_time());
   }
   for (const auto& f : transfer.shadows) account(f, t0, end);
-  if (const double d = staging_delay(transfer.simulated); d > 0) sg4::this_actor::sleep_for(d);
+  if (const double d = send_staging_delay(transfer); d > 0) sg4::this_actor::sleep_for(d);
   msg.posted->release();
   return sg4::Engine::get_clock() - t0;
 }

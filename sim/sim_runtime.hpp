@@ -85,6 +85,10 @@ class Runtime {
   /// bytes are through (run_dataflow_steps' arrival delays); empty when none is staged.
   /// `scale`: the share of each flow's bytes that runs (an overlapped sync's bucket).
   std::vector<double> arrival_delays(const Phase& flows, double scale = 1.0) const;
+  /// A pipeline send's staging wait: as staging_delay, over the flows it simulates and those it
+  /// stands for, with the flows into one GPU sharing its host link (a receiver of lower TP than
+  /// its sender copies several slices; models::staged_send_path prices the same).
+  double send_staging_delay(const FoldedPhase& transfer) const;
 
   /// Link accounting of a finished flow (and the flows it stands for).
   void account(const Flow& f, double start_s, double end_s) {

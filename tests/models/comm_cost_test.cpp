@@ -396,6 +396,18 @@ TEST(Topology, CrossVendorPathsAreHostStaged) {
   Cluster rdma = c;
   rdma.cross_vendor_rdma = true;
   EXPECT_FALSE(path_between(rdma, 0, 8, 1).host_staged);
+  // A pipeline send from TP 8 to TP 4: each receiver copies two slices through its one host
+  // link, so each flow gets half the staging rate (both flows were priced at the whole rate:
+  // 111 us for 193 us by hand, s66 hunt); from TP 4 to TP 8, or not staged, nothing changes.
+  const double staging_Bps = host_staging(c, 0, 8).rate_Bps;
+  ASSERT_GT(staging_Bps, 0);
+  PathCost fast = p;
+  fast.bandwidth_Bps = 2 * staging_Bps;  // as if the network allowed more than the copies
+  EXPECT_DOUBLE_EQ(staged_send_path(c, 0, 8, 8, 4, fast).bandwidth_Bps, staging_Bps / 2);
+  EXPECT_DOUBLE_EQ(staged_send_path(c, 0, 8, 4, 8, fast).bandwidth_Bps, 2 * staging_Bps);
+  PathCost not_staged = fast;
+  not_staged.host_staged = false;
+  EXPECT_DOUBLE_EQ(staged_send_path(c, 0, 8, 8, 4, not_staged).bandwidth_Bps, 2 * staging_Bps);
 }
 
 
