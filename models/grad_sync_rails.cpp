@@ -138,10 +138,14 @@ void SyncRails::share_rail_in_phases(Rail& rail) {
         if (flows[k].state != Flow::State::kDone) rail.group_ends[k] = GroupEnd{flows[k].group, 0, 0, 0, t};
       break;
     }
-    const double dt = next_s - t;
+    double dt = next_s - t;
+    // The first sender's end below the clock's resolution at t (a step of ~1e-12 s at t ~1e4 s,
+    // after a WAN latency of hours): t cannot move, but the senders still share the rail that
+    // long, or the walk would repeat the same moment for ever (s66 fuzz: `predict` hung).
+    if (dt <= 0 && sending > 0) dt = least_left_s * sending;
     for (Flow& f : flows)
       if (f.state == Flow::State::kSending) f.work_left_s -= dt / sending;
-    t = next_s;
+    t = std::max(t, next_s);
   }
   rail.shares_known = true;
 }

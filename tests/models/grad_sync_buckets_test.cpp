@@ -95,6 +95,18 @@ TEST(WanLinkInPhases, AGroupSendsItsBucketsInTurn) {
   EXPECT_NEAR(w.rails.group_reduce_end_s(w.link, 1), 0.070, 1e-9);
 }
 
+// Buckets ready days into the step (after a WAN latency of 1e6 s) whose sends take less than
+// the clock's resolution there (~1e-10 s at 1e6 s): the walk still ends, both groups at the
+// moment their buckets arrive. It repeated the same moment for ever (s66 fuzz: `predict` hung on
+// a link of latency "1e4s").
+TEST(WanLinkInPhases, SendsBelowTheClocksResolutionStillEnd) {
+  WanLink w;
+  w.add(1, 1e6, 1e-3, 1e-11);  // a bucket with latency steps: the walk in phases
+  w.add(2, 1e6, 0.0, 3e-11);
+  EXPECT_NEAR(w.rails.group_reduce_end_s(w.link, 1), 1e6 + 1e-3, 1e-9);
+  EXPECT_NEAR(w.rails.group_reduce_end_s(w.link, 2), 1e6, 1e-9);
+}
+
 // A GPU's rings leave and enter its node through its NIC rail (priced by SyncRails, not kept
 // here) or between vendors also through its host link, stay inside through its switch port, or on
 // a mesh node take the link to the next member and from the previous one (one per peer), or with
