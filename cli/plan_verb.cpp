@@ -238,7 +238,7 @@ void write_table(const PlanVerbOptions& o, const models::PlannerResult& r, const
   TextTable t(head);
   for (size_t i = 0; i < r.top.size(); ++i) {
     const models::RankedPlan& p = r.top[i];
-    std::vector<std::string> row = {std::to_string(i + 1), fmt("%.0f", p.report.tokens_per_s),
+    std::vector<std::string> row = {std::to_string(i + 1), models::format_tokens_per_s(p.report.tokens_per_s),
                                     fmt("%.3f", p.report.mfu),
                                     models::format_size(p.memory_headroom_bytes) +
                                         fmt(" (%.0f%%)", 100 * p.memory_headroom_fraction),
@@ -275,9 +275,8 @@ void write_table(const PlanVerbOptions& o, const models::PlannerResult& r, const
     }
     // With --spot the comparison is of goodput (tokens/s left after preemptions).
     const char* what = o.spot ? "goodput tokens/s" : "tokens/s";
-    // Below 1 token/s (a profile of absurd figures) "%.0f" printed 0 beside a ratio of 1.6e20.
     const double baseline_tokens_per_s = b->best.goodput_tokens_per_s();
-    std::cout << ": " << fmt(baseline_tokens_per_s < 1 ? "%.3g" : "%.0f", baseline_tokens_per_s) << " " << what;
+    std::cout << ": " << models::format_tokens_per_s(baseline_tokens_per_s) << " " << what;
     // Under objective cost the best plan may be slower and still better: say what it ranks by.
     const bool by_cost = r.objective == models::PlanObjective::kCost;
     if (by_cost) std::cout << fmt(", $%.3f/Mtok", b->best.report.cost_per_million_tokens);
@@ -387,7 +386,7 @@ void run_plan(PlanVerbOptions o) {
     w.cluster_path = models::header_path(o.cluster, o.emit_plan);
     w.workload_path = models::header_path(o.workload, o.emit_plan);
     w.comment = "written by hetsim plan (objective " + std::string(models::to_string(result.objective)) + "): " +
-                result.top[0].shape + "\npredicted " + fmt("%.0f", result.top[0].report.tokens_per_s) + " tokens/s";
+                result.top[0].shape + "\npredicted " + models::format_tokens_per_s(result.top[0].report.tokens_per_s) + " tokens/s";
     models::Plan best = result.top[0].plan;
     best.name = in.cluster.name + "-" + in.workload.name + "-planned";
     try {

@@ -7,6 +7,7 @@
 
 #include "plan_notes.hpp"
 #include "predictor.hpp"
+#include "units.hpp"
 
 namespace hetsim::models::planner {
 
@@ -138,10 +139,10 @@ std::string single_gpu_beats_note(const Cluster& cluster, const Workload& worklo
     }
   }
   if (!(best_single > best_tokens_per_s)) return "";
-  char figures[160];
-  std::snprintf(figures, sizeof figures, " predicts %.0f tokens/s, %.2fx the best plan's %.0f", best_single,
-                best_single / best_tokens_per_s, best_tokens_per_s);
-  return what + figures +
+  char ratio[64];
+  std::snprintf(ratio, sizeof ratio, "%.2fx", best_single / best_tokens_per_s);
+  return what + " predicts " + format_tokens_per_s(best_single) + " tokens/s, " + ratio + " the best plan's " +
+         format_tokens_per_s(best_tokens_per_s) +
          ": the search places whole nodes, and this workload gains less from a node's GPUs than their links "
          "cost (a small model or batch, or slow links; `hetsim predict --plan` prices a plan on part of a node)";
 }

@@ -513,6 +513,12 @@ std::string format_flops(double flop_per_s) {
   return format_scaled(flop_per_s, kPrefixes, 7, 1e3, "FLOP/s");
 }
 
+std::string format_tokens_per_s(double tokens_per_s) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, std::fabs(tokens_per_s) < 1 ? "%.3g" : "%.0f", tokens_per_s);
+  return buf;
+}
+
 std::string utc_now() {
   const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   char buf[32];

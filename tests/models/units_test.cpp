@@ -207,6 +207,9 @@ TEST(Units, SpeltOutTimeUnitsAndMalformedNumbersSayWhatWasMeant) {
 
 TEST(Units, Formatting) {
   EXPECT_EQ(format_flops(312e12), "312 TFLOP/s");
+  EXPECT_EQ(format_tokens_per_s(29750.46), "29750");
+  EXPECT_EQ(format_tokens_per_s(0.000861), "0.000861");  // "%.0f" printed 0 (s66 fuzz)
+  EXPECT_EQ(format_tokens_per_s(0), "0");
   EXPECT_EQ(format_flops(19.5e12), "19.5 TFLOP/s");
   EXPECT_EQ(format_size(80.0 * (1ull << 30)), "80.0 GiB");
   EXPECT_EQ(format_size(512), "512 B");
