@@ -381,6 +381,12 @@ std::string format_scaled(double v, const char* const* prefixes, int count, doub
   char buf[64];
   // Three significant digits: "312 TFLOP/s", "80.0 GiB", "2.53 ms".
   const double ax = std::fabs(x);
+  // Outside the prefixes' reach (below the smallest's 1, above the largest's 999) the same three
+  // digits in exponent form: "0.00 FLOP/s" for 0.004 and "7056287934487609 EFLOP" (s66 fuzz).
+  if (ax > 0 && ((i == 0 && ax < 0.995) || (i + 1 == count && ax >= 999.5))) {
+    std::snprintf(buf, sizeof buf, "%.3g %s%s", x, prefixes[i], unit);
+    return buf;
+  }
   const int decimals = ax >= 99.95 ? 0 : (ax >= 9.995 ? 1 : 2);
   std::snprintf(buf, sizeof buf, "%.*f %s%s", decimals, x, prefixes[i], unit);
   return buf;

@@ -207,6 +207,8 @@ TEST(Units, SpeltOutTimeUnitsAndMalformedNumbersSayWhatWasMeant) {
 
 TEST(Units, Formatting) {
   EXPECT_EQ(format_flops(312e12), "312 TFLOP/s");
+  EXPECT_EQ(format_flops(0.004), "0.004 FLOP/s");         // "0.00 FLOP/s" (s66 fuzz)
+  EXPECT_EQ(format_flops(7.056e33), "7.06e+15 EFLOP/s");  // past the largest prefix
   EXPECT_EQ(format_tokens_per_s(29750.46), "29750");
   EXPECT_EQ(format_tokens_per_s(0.000861), "0.000861");  // "%.0f" printed 0 (s66 fuzz)
   EXPECT_EQ(format_tokens_per_s(0), "0");
