@@ -285,15 +285,5 @@ std::vector<std::string> check_plan(const Plan& plan, const Cluster& cluster, co
   return out;
 }
 
-void plan_gpus_per_node(const Plan& plan, const Cluster& cluster, std::vector<int>& out) {
-  out.assign(cluster.nodes.size(), 0);
-  std::size_t used = 0;
-  for (const Replica& rep : plan.replicas)
-    for (const Stage& st : rep.stages) {
-      for (int g : st.gpus) ++out[cluster.gpus[g].node];
-      used += st.gpus.size();
-    }
-  if (used >= cluster.gpus.size()) out.clear();
-}
 
 }  // namespace hetsim::models

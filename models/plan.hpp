@@ -126,10 +126,6 @@ struct UniformPlanOptions {
 std::variant<Plan, Infeasible> make_uniform_plan(const Cluster& cluster, const Workload& workload,
                                                  int tp, int pp, int dp, const UniformPlanOptions& options);
 
-/// The plan's GPUs on each node of the cluster, into `out` (one count per node); `out` is left
-/// empty when the plan uses every GPU of the cluster (then every GPU of a node shares its NICs;
-/// topology.hpp group_cost concurrent_on_node).
-void plan_gpus_per_node(const Plan& plan, const Cluster& cluster, std::vector<int>& out);
 
 
 /// GPUs of each node (by node index) whose stage's TP group spans nodes: they send their TP

@@ -93,12 +93,13 @@ bool Evaluation::run() {
   // that span nodes, pipeline sends and DP groups below), not every GPU of the node.
   partial = gpu_count < static_cast<int>(cluster.gpus.size());
   if (partial) {
-    plan_gpus_per_node(plan, cluster, used_on_node);
     used_gpu.assign(cluster.gpus.size(), 0);
     for (const Replica& rep : plan.replicas)
       for (const Stage& st : rep.stages)
         for (int g : st.gpus) used_gpu[g] = 1;
     node_senders_of(cluster, used_gpu, used_senders_on_node);
+    used_on_node.resize(used_senders_on_node.size());
+    for (std::size_t n = 0; n < used_on_node.size(); ++n) used_on_node[n] = used_senders_on_node[n].senders;
   }
 
   // 1. Stage costs, deduplicated by shape.

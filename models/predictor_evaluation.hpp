@@ -98,7 +98,7 @@ struct Evaluation {
     int wan;      ///< flows of the plan sharing the zones' WAN link that way (0: one zone)
     bool operator==(const PathKey&) const = default;
   };
-  ScratchVector<int> used_on_node;      ///< GPUs of the plan in each node (plans that leave GPUs idle)
+  ScratchVector<int> used_on_node;      ///< GPUs of the plan in each node (plans that leave GPUs idle; the senders below)
   /// The same GPUs as senders, with their busiest rail (plans that leave GPUs idle): a plan on
   /// GPUs 0 and 2 of a node with a NIC per pair sends on two rails, not one.
   ScratchVector<NodeSenders> used_senders_on_node;

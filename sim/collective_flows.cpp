@@ -193,8 +193,10 @@ int tree_fill_hops(int members) {
   return std::max(depth - 1, 0);
 }
 
-double tree_fill_latency_s(const std::vector<int>& gpus, const std::vector<int>& node_of, const models::GroupCost& g) {
-  if (members_by_node(gpus, node_of).empty()) return tree_fill_hops(static_cast<int>(gpus.size())) * g.hop_latency_s;
+double tree_fill_latency_s(const models::GroupCost& g) {
+  // Trees between node heads where tree_all_reduce builds them (members_by_node: two nodes or
+  // more, two members or more on each).
+  if (g.nodes < 2 || g.min_per_node < 2) return tree_fill_hops(g.size) * g.hop_latency_s;
   // The trees run between node heads (tree_all_reduce): a phase's flows pay one node crossing,
   // and the fill adds the rest of NCCL's per-phase latency, a chain through each node's members
   // and log2 N levels between nodes (models::tree_latency_s). Filling by all p members at the
@@ -371,7 +373,7 @@ CollectiveFlows collective_flows(const Topology& topo, models::CollectiveKind ki
     algorithm = models::GradSyncAlgorithm::kRing;  // hierarchical_time's own fallback
   out.phases = dp_all_reduce(algorithm, gpus, node_of, bytes, g.node_shared);
   for (Phase& ph : out.phases) spread_over_mesh_links(topo, gpus, ph);
-  if (algorithm == models::GradSyncAlgorithm::kTree) out.delay_after_s = tree_fill_latency_s(gpus, node_of, g);
+  if (algorithm == models::GradSyncAlgorithm::kTree) out.delay_after_s = tree_fill_latency_s(g);
   return out;
 }
 

@@ -71,7 +71,7 @@ int tree_fill_hops(int members);
 /// hop latency for rank trees; for trees between node heads (several members on every node)
 /// the rest of the cost model's tree_latency_s per phase: (p/N - 1) intra-node hops and
 /// ceil(log2 N) - 1 node crossings (a phase's flows pay one crossing themselves).
-double tree_fill_latency_s(const std::vector<int>& gpus, const std::vector<int>& node_of, const models::GroupCost& g);
+double tree_fill_latency_s(const models::GroupCost& g);
 
 /// The all-reduce a DP gradient sync uses for the given algorithm (callers resolve kAuto with
 /// the cost model's choice, see sim_layout.cpp; here kAuto means hierarchical, which is a ring

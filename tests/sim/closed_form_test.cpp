@@ -445,19 +445,16 @@ TEST(ClosedForm, TreeOfANodeSharedGroupRunsOneChannel) {
 TEST(ClosedForm, TreeFillBetweenNodeHeadsIsTheCostModelsLatency) {
   const auto cluster = testing::one_zone(4, NodeSpec{});
   for (const int nodes : {2, 4}) {
-    std::vector<int> gpus, node_of;
-    for (int g = 0; g < 8 * nodes; ++g) {
-      gpus.push_back(g);
-      node_of.push_back(g / 8);
-    }
+    std::vector<int> gpus;  // every GPU of `nodes` nodes of 8
+    for (int g = 0; g < 8 * nodes; ++g) gpus.push_back(g);
     const models::GroupCost g = models::group_cost(cluster, gpus.data(), static_cast<int>(gpus.size()), 0);
-    EXPECT_NEAR(tree_fill_latency_s(gpus, node_of, g) + g.inter_latency_s, models::tree_latency_s(g) / 2, 1e-12) << nodes;
-    EXPECT_LT(tree_fill_latency_s(gpus, node_of, g), tree_fill_hops(8 * nodes) * g.hop_latency_s) << nodes;
+    EXPECT_NEAR(tree_fill_latency_s(g) + g.inter_latency_s, models::tree_latency_s(g) / 2, 1e-12) << nodes;
+    EXPECT_LT(tree_fill_latency_s(g), tree_fill_hops(8 * nodes) * g.hop_latency_s) << nodes;
   }
   // One member a node: a tree over the ranks, its depth at the worst hop.
-  const std::vector<int> gpus = {0, 8, 16, 24}, node_of = {0, 1, 2, 3};
+  const std::vector<int> gpus = {0, 8, 16, 24};
   const models::GroupCost g = models::group_cost(cluster, gpus.data(), 4, 0);
-  EXPECT_DOUBLE_EQ(tree_fill_latency_s(gpus, node_of, g), 1 * g.hop_latency_s);
+  EXPECT_DOUBLE_EQ(tree_fill_latency_s(g), 1 * g.hop_latency_s);
 }
 
 TEST(ClosedForm, MeshCollectivesUseALinkPerPeerAndSendsOne) {
