@@ -262,6 +262,51 @@ CLI::Validator number_check(bool positive, bool integer, double max) {
       expected);
 }
 
+namespace {
+
+/// A bare number through `bare` (number_check's words and limits), else a quantity through
+/// `parse`; the text becomes the SI value, which the option then reads.
+CLI::Validator quantity_check(const CLI::Validator& bare, models::ParsedQuantity (*parse)(std::string_view),
+                              bool positive, const std::string& expected) {
+  return CLI::Validator(
+      [bare, parse, positive, expected](std::string& text) -> std::string {
+        std::string number = text;
+        const std::string bare_error = bare(number);
+        if (bare_error.empty()) {
+          text = number;
+          return {};
+        }
+        // A number without a unit ("0", "-5", "1e999") gets the bare number's words.
+        char* end = nullptr;
+        std::strtod(text.c_str(), &end);
+        if (!text.empty() && end == text.c_str() + text.size()) return bare_error;
+        const bool starts_like_a_number = !text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) ||
+                                                            text[0] == '.' || text[0] == '$');
+        if (!starts_like_a_number) return "expected " + expected + ", got '" + text + "'";
+        const models::ParsedQuantity q = parse(text);
+        if (!q.ok()) return q.error;  // the parser says what it expected
+        if (!std::isfinite(*q.value) || (positive ? !(*q.value > 0) : !(*q.value >= 0)))
+          return "expected " + expected + ", got '" + text + "'";
+        char si[32];
+        std::snprintf(si, sizeof si, "%.17g", *q.value);
+        text = si;
+        return {};
+      },
+      expected);
+}
+
+}  // namespace
+
+CLI::Validator duration_check() {
+  return quantity_check(number_check(false, false), models::parse_time, false,
+                        "a non-negative duration: seconds, or with a unit such as \"90s\", \"2min\", \"500ms\"");
+}
+
+CLI::Validator price_per_hour_check() {
+  return quantity_check(number_check(true, false), models::parse_price_per_hour, true,
+                        "a positive price: dollars per hour, or with a unit such as \"$120/h\", \"$2880/day\"");
+}
+
 CLI::Validator integer_check(unsigned long long min, unsigned long long max) {
   const std::string expected = "an integer between " + std::to_string(min) + " and " + std::to_string(max);
   return CLI::Validator(

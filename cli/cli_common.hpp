@@ -92,6 +92,12 @@ inline CLI::Validator positive_integer() { return number_check(true, true, 21474
 inline CLI::Validator non_negative_integer() { return number_check(false, true, 2147483647.0); }
 inline CLI::Validator positive_number() { return number_check(true, false); }
 inline CLI::Validator non_negative_number() { return number_check(false, false); }
+/// A non-negative duration: seconds as a bare number ("90") or with a unit as everywhere in the
+/// inputs ("90s", "1.5min", "500ms"; models::parse_time). The option reads the seconds.
+CLI::Validator duration_check();
+/// A positive price per hour: dollars as a bare number ("120") or as the inputs write prices
+/// ("$120/h", "$2880/day"; models::parse_price_per_hour). The option reads dollars per hour.
+CLI::Validator price_per_hour_check();
 
 /// One figure through a printf format ("%.0f"), for the verbs' tables.
 std::string fmt(const char* format, double v);

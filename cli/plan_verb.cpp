@@ -416,8 +416,8 @@ void add_plan_verb(CLI::App& app) {
   verb->add_option("--objective", o->objective, "throughput (tokens/s, default) | cost ($ per million tokens) | budget")
       ->check(CLI::IsMember({"throughput", "cost", "budget"}));
   verb->add_option("--budget-per-hour", o->budget_per_hour,
-                   "Dollars per hour: the fastest plan whose nodes cost at most this (chooses the GPUs too)")
-      ->transform(positive_number());
+                   "Dollars per hour (\"120\" or \"$120/h\"): the fastest plan whose nodes cost at most this (chooses the GPUs too)")
+      ->transform(price_per_hour_check());
   verb->add_option("--min-headroom", o->min_headroom_pct,
                    "Percent of each GPU's memory every stage of a plan keeps free, for what the memory model does not "
                    "count (allocator fragmentation, communicator buffers); default 0, at most 90")
@@ -460,9 +460,9 @@ void add_plan_verb(CLI::App& app) {
                  "The stack has no sequence parallelism: plans with TP > 1 run without it (default: with it)");
   verb->add_option("--top", o->top, "Plans listed (default 5); above 48 the search also predicts that many candidates, so a longer listing can rank plans first that a shorter one missed (docs/planner.md, Limits)")->transform(positive_integer());
   verb->add_option("--time-limit", o->time_limit_s,
-                   "Seconds each of the three searches (best plan and the two baselines) may take; the most "
+                   "Seconds (\"90\", or with a unit: \"90s\", \"2min\") each of the three searches (best plan and the two baselines) may take; the most "
                    "promising branches go first, so a search stopped at the limit keeps its best so far (default 60; 0: no limit)")
-      ->transform(non_negative_number());
+      ->transform(duration_check());
   verb->add_option("--threads", o->threads,
                    "Threads of the search, 0-1024 (default 0: one per CPU the process may use); the plans found do not depend on it")
       ->transform(non_negative_integer())

@@ -159,9 +159,9 @@ void add_simulate_verb(CLI::App& app) {
       ->check(output_file_check());
   verb->add_flag("--no-fold", o->no_fold, "Simulate every replica and flow (slower; for checking folding)");
   verb->add_option("--time-limit", o->time_limit_s,
-                   "Seconds of wall time the simulation may take; a run still going then ends the verb with exit "
+                   "Seconds (\"90\", or with a unit: \"90s\", \"2min\") of wall time the simulation may take; a run still going then ends the verb with exit "
                    "code 1 and a Report of how far it got, writing no trace (default 0: no limit; so is 1e6 or more)")
-      ->transform(non_negative_number());
+      ->transform(duration_check());
   verb->add_option("--grad-buckets", o->grad_buckets, "Gradient buckets of an overlapped DP sync (default: Megatron-Core's, one per max(40M, 1M x dp) parameters, at most 32; never more than the smallest group's gradient elements)")
       ->transform(integer_check(1, kMaxGradBuckets));
   add_format_option(verb, &o->format);

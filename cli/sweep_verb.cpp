@@ -219,8 +219,8 @@ void add_sweep_verb(CLI::App& app) {
       ->check(output_file_check());
   add_profile_option(verb, &o->profile);
   verb->add_option("--time-limit", o->time_limit_s,
-                   "Seconds each planner search of a row may take (default 60; 0: no limit)")
-      ->transform(non_negative_number());
+                   "Seconds (\"90\", or with a unit: \"90s\", \"2min\") each planner search of a row may take (default 60; 0: no limit)")
+      ->transform(duration_check());
   verb->add_option("--threads", o->threads, "Threads of each search, 0-1024 (default 0: one per CPU the process may use)")
       ->transform(non_negative_integer())
       ->check(CLI::Range(0, 1024));

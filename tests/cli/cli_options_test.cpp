@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -65,6 +66,42 @@ TEST(OptionChecks, NumbersMustBeFinite) {
   EXPECT_EQ(parse_error<double>(positive_number(), "1e-3"), "");
   EXPECT_EQ(parse_error<double>(non_negative_number(), "0"), "");
   EXPECT_THAT(parse_error<double>(non_negative_number(), "-0.5"), HasSubstr("expected a non-negative number"));
+}
+
+/// The value an option of `transform` reads from `text` (NaN when it refuses it).
+double transformed_value(const CLI::Validator& transform, const std::string& text) {
+  CLI::App app;
+  double v = 0;
+  app.add_option("--opt", v)->transform(transform);
+  try {
+    app.parse(std::vector<std::string>{text, "--opt"});
+    return v;
+  } catch (const CLI::ParseError&) {
+    return std::nan("");
+  }
+}
+
+// Durations and prices on the command line take units as the inputs do: `plan --time-limit 1s`
+// was "expected a non-negative number, got '1s'" (s67).
+TEST(OptionChecks, DurationsAndPricesTakeTheirUnits) {
+  EXPECT_DOUBLE_EQ(transformed_value(duration_check(), "90"), 90);
+  EXPECT_DOUBLE_EQ(transformed_value(duration_check(), "1s"), 1);
+  EXPECT_DOUBLE_EQ(transformed_value(duration_check(), "2min"), 120);
+  EXPECT_DOUBLE_EQ(transformed_value(duration_check(), "500ms"), 0.5);
+  EXPECT_DOUBLE_EQ(transformed_value(duration_check(), "0"), 0);
+  EXPECT_DOUBLE_EQ(transformed_value(price_per_hour_check(), "120"), 120);
+  EXPECT_DOUBLE_EQ(transformed_value(price_per_hour_check(), "$120/h"), 120);
+  EXPECT_DOUBLE_EQ(transformed_value(price_per_hour_check(), "$2880/day"), 120);
+  // A bare number keeps the number's words; a unit the parser does not know gets the parser's.
+  EXPECT_THAT(parse_error<double>(duration_check(), "-5"), HasSubstr("expected a non-negative number, got '-5'"));
+  EXPECT_THAT(parse_error<double>(price_per_hour_check(), "0"), HasSubstr("expected a positive number, got '0'"));
+  EXPECT_THAT(parse_error<double>(duration_check(), "1parsec"), HasSubstr("unknown unit 'parsec'"));
+  EXPECT_THAT(parse_error<double>(duration_check(), "nan"), HasSubstr("expected a non-negative number, got 'nan'"));
+  EXPECT_THAT(parse_error<double>(duration_check(), "1e400s"), HasSubstr("out of range"));
+  for (const std::string bad : {"abc", "-1s", "s"})
+    EXPECT_THAT(parse_error<double>(duration_check(), bad), HasSubstr("expected a non-negative duration")) << bad;
+  for (const std::string bad : {"-$5/h", "$0/h", "abc/h"})
+    EXPECT_THAT(parse_error<double>(price_per_hour_check(), bad), HasSubstr("expected a positive price")) << bad;
 }
 
 // CLI11's range message printed 1.8e308 with all its digits; "-1" was read as 2^64-1 for the
