@@ -93,9 +93,13 @@ hetsim_cli_test(simulate_time_limit_reached_by_no_short_run EXPECT_RC 0
 hetsim_cli_test(simulate_time_limit_huge_is_none EXPECT_RC 0
   ARGS simulate --cluster clusters/dgx-a100.yaml --workload workloads/gpt3-1.3b.yaml --tp 8 --pp 1 --dp 4 --time-limit 1e300
   STDOUT "engine +sim\niteration time +3[.]26 s")
-hetsim_cli_test(simulate_time_limit_is_seconds EXPECT_RC 2
+# A duration takes its unit as the inputs do (cli/option_checks.hpp); a unit of no duration is refused.
+hetsim_cli_test(simulate_time_limit_takes_a_unit EXPECT_RC 0
   ARGS simulate --cluster clusters/dgx-a100.yaml --workload workloads/gpt3-1.3b.yaml --tp 8 --pp 1 --dp 4 --time-limit 5min
-  STDERR "--time-limit: expected a non-negative number, got '5min'")
+  STDOUT "engine +sim\niteration time +3[.]26 s")
+hetsim_cli_test(simulate_time_limit_unit_must_be_a_time EXPECT_RC 2
+  ARGS simulate --cluster clusters/dgx-a100.yaml --workload workloads/gpt3-1.3b.yaml --tp 8 --pp 1 --dp 4 --time-limit 5GB
+  STDERR "--time-limit: .GB. in .5GB. is a unit of a size")
 hetsim_cli_test(simulate_grad_buckets_without_overlap EXPECT_RC 2
   ARGS simulate --cluster clusters/dgx-a100.yaml --workload workloads/gpt3-1.3b.yaml --tp 8 --pp 1 --dp 4 --grad-buckets 4
   STDERR "--grad-buckets: the plan's gradient sync is one collective after the backward pass")
