@@ -117,7 +117,11 @@ void write_ranked(models::JsonOut& j, const models::RankedPlan& p, const models:
     for (const models::Stage& s : rep.stages) {
       j.begin_object().key("layers").value(s.layers).key("tp").value(s.tp());
       j.key("gpu_type").value(c.gpu_type(s.gpus.front()).name);
-      j.key("gpus").value(models::gpu_selector(s.gpus, c)).end_object();
+      // As `describe` writes a plan's stage: the selector and the global GPU indices.
+      j.key("gpus_text").value(models::gpu_selector(s.gpus, c));
+      j.key("gpus").begin_array();
+      for (int g : s.gpus) j.value(g);
+      j.end_array().end_object();
     }
     j.end_array().end_object();
   }

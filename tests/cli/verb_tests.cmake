@@ -216,6 +216,9 @@ hetsim_cli_test(describe_plan_header_before_other_files EXPECT_RC 0
 # accepted by predict, simulator refinement.
 hetsim_cli_test(plan_json EXPECT_RC 0 ARGS plan ${mixed} --top 2 --format json
   STDOUT "\"search_time_s\".*\"plans_evaluated\".*\"plans_pruned\".*\"memory_headroom_bytes\".*\"baselines\".*\"uniform\".*\"tokens_per_s\".*\"fastest_type_only\"")
+# A stage's GPUs as `describe` writes them: the selector and the global indices.
+hetsim_cli_test(plan_json_stage_gpus EXPECT_RC 0 ARGS plan ${mixed} --top 1 --format json
+  STDOUT "\"stages\": \\[\n +\\{\n +\"layers\": [0-9]+,\n +\"tp\": [0-9]+,\n +\"gpu_type\": \"[a-z0-9-]+\",\n +\"gpus_text\": \"[^\"]+/gpu\\[[0-9-]+\\]\",\n +\"gpus\": \\[\n +[0-9]+")
 hetsim_cli_test(plan_table EXPECT_RC 0 ARGS plan ${mixed} STDOUT "uniform: [0-9]+ tokens/s, best plan has [0-9.]+x its tokens/s")
 # At spot prices (spot-mix's node types are reclaimed 0.02-0.05 times an hour): the goodput the
 # preemptions leave, which the plans and the baselines are compared by (models/preemption.hpp).
