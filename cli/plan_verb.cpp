@@ -160,6 +160,17 @@ void print_lockstep_note(const std::vector<std::optional<double>>& rates) {
                "times their contention)\n";
 }
 
+/// The catalog's assumed figures (default GEMM efficiency, no FlashAttention figure) for the GPU
+/// types of the listed plans and baselines: their ranking rests on them as predict's figure does.
+std::vector<std::string> listed_plans_notes(const models::PlannerResult& r, const models::Cluster& c,
+                                            const models::Workload& w) {
+  std::vector<const models::Plan*> listed;
+  for (const models::RankedPlan& p : r.top) listed.push_back(&p.plan);
+  for (const models::PlannerBaseline* b : {&r.uniform, &r.fastest_type_only})
+    if (b->found) listed.push_back(&b->best.plan);
+  return models::assumed_efficiency_notes(c, w, listed);
+}
+
 void write_json(const PlanVerbOptions& o, const models::PlannerOptions& po, const models::PlannerResult& r,
                 const Refined& ref, const models::Cluster& c, const models::Workload& w) {
   models::JsonOut j;
@@ -211,6 +222,9 @@ void write_json(const PlanVerbOptions& o, const models::PlannerOptions& po, cons
   if (!ref.note.empty()) j.key("refine_note").value(ref.note);
   if (!r.single_gpu_note.empty()) j.key("single_gpu_note").value(r.single_gpu_note);
   if (o.spot && !models::any_spot_price(c)) j.key("spot_note").value(models::kNoSpotPriceNote);  // the table's note
+  j.key("notes").begin_array();
+  for (const std::string& note : listed_plans_notes(r, c, w)) j.value(note);
+  j.end_array();
   if (!o.emit_plan.empty() && !r.top.empty()) j.key("emitted_plan").value(o.emit_plan);
   j.end_object();
   std::cout << j.str();
@@ -299,6 +313,7 @@ void write_table(const PlanVerbOptions& o, const models::PlannerResult& r, const
   print_lockstep_note(lockstep_rates(r, c, w));
   if (!r.single_gpu_note.empty()) std::cout << "note: " << r.single_gpu_note << "\n";
   if (o.spot && !models::any_spot_price(c)) std::cout << "note: " << models::kNoSpotPriceNote << "\n";
+  for (const std::string& note : listed_plans_notes(r, c, w)) std::cout << "note: " << note << "\n";
   std::cout << fmt("search: %.3f s on ", r.search_time_s) << r.threads << (r.threads == 1 ? " thread, " : " threads, ") << r.plans_evaluated << " plans evaluated, " << r.plans_pruned
             << " pruned, " << r.plans_predicted << " predicted\n";
   if (r.searches_stopped > 0)

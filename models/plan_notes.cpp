@@ -76,9 +76,9 @@ std::vector<int> plan_node_types(const Cluster& cluster, const Plan& plan) {
   return types;
 }
 
-std::string default_gemm_note(const Cluster& cluster, const Workload& workload, const Plan& plan) {
+std::string default_gemm_note(const Cluster& cluster, const Workload& workload, const std::vector<int>& node_types) {
   std::set<std::string> names;
-  for (int type : plan_node_types(cluster, plan)) {
+  for (int type : node_types) {
     const GpuType& g = cluster.node_types[type].gpu;
     const Dtype matmul = g.matmul_dtype(workload.training.dtype, workload.training.allow_tf32);
     const bool fp32_figure = matmul == Dtype::kFp32 && g.efficiency.gemm_fp32_efficiency > 0;
@@ -97,10 +97,10 @@ std::string default_gemm_note(const Cluster& cluster, const Workload& workload, 
 
 /// GPU types of the plan that run FlashAttention at the A100's ratio to their GEMM rate for want
 /// of a figure of their own (EfficiencyModel::flash_given).
-std::string default_flash_note(const Cluster& cluster, const Workload& workload, const Plan& plan) {
+std::string default_flash_note(const Cluster& cluster, const Workload& workload, const std::vector<int>& node_types) {
   if (!workload.training.flash_attention) return {};
   std::set<std::string> names;
-  for (int type : plan_node_types(cluster, plan)) {
+  for (int type : node_types) {
     const GpuType& g = cluster.node_types[type].gpu;
     if (!g.efficiency.flash_given && g.vendor != Vendor::kCpu) names.insert(g.name);
   }
@@ -115,6 +115,18 @@ std::string default_flash_note(const Cluster& cluster, const Workload& workload,
 }
 
 }  // namespace
+
+std::vector<std::string> assumed_efficiency_notes(const Cluster& cluster, const Workload& workload,
+                                                  const std::vector<const Plan*>& plans) {
+  std::vector<int> types;
+  for (const Plan* plan : plans)
+    for (int type : plan_node_types(cluster, *plan))
+      if (std::find(types.begin(), types.end(), type) == types.end()) types.push_back(type);
+  std::vector<std::string> notes;
+  if (std::string note = default_gemm_note(cluster, workload, types); !note.empty()) notes.push_back(std::move(note));
+  if (std::string note = default_flash_note(cluster, workload, types); !note.empty()) notes.push_back(std::move(note));
+  return notes;
+}
 
 const char* const kJoinsVendorsNote =
     "only hetsim's execution engine runs such a plan: NCCL and RCCL build no communicator across vendors, so "
@@ -213,8 +225,7 @@ std::string lockstep_parity_note(const Cluster& cluster, const Workload& workloa
 
 std::vector<std::string> plan_notes(const Cluster& cluster, const Workload& workload, const Plan& plan) {
   std::vector<std::string> notes;
-  if (std::string note = default_gemm_note(cluster, workload, plan); !note.empty()) notes.push_back(std::move(note));
-  if (std::string note = default_flash_note(cluster, workload, plan); !note.empty()) notes.push_back(std::move(note));
+  for (std::string& note : assumed_efficiency_notes(cluster, workload, {&plan})) notes.push_back(std::move(note));
   if (joins_vendors(cluster, plan))
     notes.push_back(std::string("the plan exchanges data between NVIDIA and AMD GPUs (pipeline sends or data-parallel "
                                 "groups): ") + kJoinsVendorsNote + ".");

@@ -31,6 +31,12 @@ namespace hetsim::models {
 ///   interleaved schedule with interleave 1, ZeRO or overlapped gradient sync with one replica).
 std::vector<std::string> plan_notes(const Cluster& cluster, const Workload& workload, const Plan& plan);
 
+/// The notes of plan_notes() on figures the catalog assumes (GPU types at the default GEMM
+/// efficiency, or without a FlashAttention figure of their own), over the GPU types of all of
+/// `plans`: what `plan` prints beside the plans it lists, whose ranking rests on those figures.
+std::vector<std::string> assumed_efficiency_notes(const Cluster& cluster, const Workload& workload,
+                                                  const std::vector<const Plan*>& plans);
+
 /// A lockstep_parity_figure this many times the predicted step or more is worth a note; below,
 /// a fast NIC or sends that are a sliver of the stages.
 inline constexpr double kLockstepNoteRatio = 1.01;

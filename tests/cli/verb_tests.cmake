@@ -216,6 +216,12 @@ hetsim_cli_test(describe_plan_header_before_other_files EXPECT_RC 0
 # accepted by predict, simulator refinement.
 hetsim_cli_test(plan_json EXPECT_RC 0 ARGS plan ${mixed} --top 2 --format json
   STDOUT "\"search_time_s\".*\"plans_evaluated\".*\"plans_pruned\".*\"memory_headroom_bytes\".*\"baselines\".*\"uniform\".*\"tokens_per_s\".*\"fastest_type_only\"")
+# The plans' ranking rests on the catalog's assumed figures as predict's does: plan says so too
+# (s67 new-user walkthrough: a new GPU type at the default GEMM efficiency ranked first, unnoted).
+hetsim_cli_test(plan_notes_assumed_efficiency EXPECT_RC 0 ARGS plan ${mixed} --top 1
+  STDOUT "note: v100-sxm2-32gb has no `efficiency.gemm` in the catalog or a profile")
+hetsim_cli_test(plan_notes_assumed_efficiency_json EXPECT_RC 0 ARGS plan ${mixed} --top 1 --format json
+  STDOUT "\"notes\": \\[\n +\"v100-sxm2-32gb has no `efficiency.gemm`")
 # A stage's GPUs as `describe` writes them: the selector and the global indices.
 hetsim_cli_test(plan_json_stage_gpus EXPECT_RC 0 ARGS plan ${mixed} --top 1 --format json
   STDOUT "\"stages\": \\[\n +\\{\n +\"layers\": [0-9]+,\n +\"tp\": [0-9]+,\n +\"gpu_type\": \"[a-z0-9-]+\",\n +\"gpus_text\": \"[^\"]+/gpu\\[[0-9-]+\\]\",\n +\"gpus\": \\[\n +[0-9]+")
