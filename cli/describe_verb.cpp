@@ -229,6 +229,21 @@ class Loader {
 
 // ---- table output -----------------------------------------------------------------------
 
+/// Whether a catalog file lies in the folder hetsim reads GPU types from: a file checked with
+/// `describe` elsewhere reads fine while clusters naming its types fail (s67 walkthrough).
+bool in_active_catalog(const std::string& file) {
+  std::error_code ec;
+  const auto folder = std::filesystem::weakly_canonical(models::Catalog::builtin_dir(), ec);
+  const auto parent = std::filesystem::weakly_canonical(std::filesystem::path(file), ec).parent_path();
+  return !ec && parent == folder;
+}
+
+std::string catalog_elsewhere_note() {
+  return "this file is not in the folder GPU types are read from (" + models::Catalog::builtin_dir() +
+         "): clusters naming its types will not find them unless $HETSIM_CATALOG_DIR names a copy of that folder "
+         "with this file added (docs/adding-inputs.md)";
+}
+
 void print_catalog(const Described& d, std::ostream& out) {
   out << "gpu-catalog (" << d.file << "): " << d.gpus.size() << " device types\n";
   // "sustained": the headline peak times the GEMM efficiency the cost model uses for it.
@@ -241,6 +256,7 @@ void print_catalog(const Described& d, std::ostream& out) {
                g.host_link_Bps > 0 ? models::format_bandwidth(g.host_link_Bps) : "-"});
   }
   t.print(out, "  ");
+  if (!in_active_catalog(d.file)) out << "note: " << catalog_elsewhere_note() << "\n";
 }
 
 void print_cluster(const Described& d, std::ostream& out) {
@@ -525,6 +541,7 @@ void describe_output(const std::vector<Described>& all, OutputFormat format, std
           j.key("gpus").begin_array();
           for (const auto& g : d.gpus) json_gpu(j, g);
           j.end_array();
+          j.key("in_active_catalog").value(in_active_catalog(d.file));
           break;
         case InputKind::kCluster: json_cluster(j, *d.cluster); break;
         case InputKind::kWorkload: json_workload(j, *d.workload); break;

@@ -21,10 +21,10 @@ void add_plan_choice_options(CLI::App* verb, PlanChoice* o, int max_zero) {
   verb->add_option("--cluster", o->cluster, "Cluster file (kind: cluster; default: the one the --plan's header names)");
   verb->add_option("--workload", o->workload, "Workload file (kind: workload; default: the one the --plan's header names)");
   verb->add_option("--plan", o->plan, "Plan file (kind: plan)");
-  verb->add_option("--tp", o->tp, "Tensor-parallel degree (Megatron shorthand, instead of --plan)")
+  verb->add_option("--tp", o->tp, "Tensor-parallel degree (Megatron shorthand, instead of --plan; of --tp/--pp/--dp, one given is enough and the others default to 1)")
       ->transform(positive_integer());
-  verb->add_option("--pp", o->pp, "Pipeline-parallel degree")->transform(positive_integer());
-  verb->add_option("--dp", o->dp, "Data-parallel degree")->transform(positive_integer());
+  verb->add_option("--pp", o->pp, "Pipeline-parallel degree (default 1)")->transform(positive_integer());
+  verb->add_option("--dp", o->dp, "Data-parallel degree (default 1)")->transform(positive_integer());
   verb->add_option("--micro", o->micro, "Micro-batch size (default: the fastest feasible)")->transform(positive_integer());
   verb->add_option("--schedule", o->schedule, "gpipe | 1f1b | interleaved (default 1f1b)")
       ->check(CLI::IsMember({"gpipe", "1f1b", "interleaved"}));

@@ -51,9 +51,14 @@ std::string Catalog::unknown_gpu_message(const std::string& name) const {
   std::string message = unknown_name_message("unknown GPU", name, get_names());
   // A name of no part at all: a type the user added to another folder than the one this hetsim
   // reads is the usual cause.
-  if (!folder_.empty() && !message.empty() && message.back() == ')')
+  if (!folder_.empty() && !message.empty() && message.back() == ')') {
+    // Where the folder came from: "or from $HETSIM_CATALOG_DIR when set" beside the folder the
+    // variable itself names read as if it were not set (s67 walkthrough).
+    const bool from_environment = folder_ == builtin_dir() && builtin_dir_from_environment();
     message.insert(message.size() - 1, "; GPU types are read from " + folder_ +
-                                           ", or from $HETSIM_CATALOG_DIR when set: docs/adding-inputs.md");
+                                           (from_environment ? " ($HETSIM_CATALOG_DIR)" : ", or from $HETSIM_CATALOG_DIR when set") +
+                                           ": docs/adding-inputs.md");
+  }
   return message;
 }
 

@@ -2,6 +2,8 @@
 // Input-file plumbing shared by every loader: `kind:` detection and plan header comments.
 #include "input_loader.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <iterator>
 #include <regex>
@@ -122,10 +124,11 @@ PlanHeader read_plan_header(const std::string& plan_path) {
   std::string line;
   // Lines of the leading comment block that start with "# cluster:" or "# workload:"; one line
   // may name both ("# cluster: a.yaml  workload: b.yaml").
-  static const std::regex kStart(R"(^#\s*(cluster|workload):)");
+  // Either case: "# Cluster:" was read as a plain comment (s67 walkthrough).
+  static const std::regex kStart(R"(^#\s*(cluster|workload):)", std::regex::icase);
   // A name is a word up to the first blank, or a JSON string (plan_header_path quotes a path
   // with blanks, '#', control characters or a key's name in it).
-  static const std::regex kKey(R"re((cluster|workload):\s*("(?:[^"\\]|\\.)*"|\S+))re");
+  static const std::regex kKey(R"re((cluster|workload):\s*("(?:[^"\\]|\\.)*"|\S+))re", std::regex::icase);
   for (int n = 0; n < 50 && std::getline(in, line); ++n) {
     if (n == 0 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // a UTF-8 BOM, as the YAML reader skips
     if (!line.empty() && line.back() == '\r') line.pop_back();            // CRLF
@@ -142,11 +145,13 @@ PlanHeader read_plan_header(const std::string& plan_path) {
         const std::size_t text_end = line.find_last_not_of(" \t", to - 1) + 1;
         header.extras.push_back({n + 1, static_cast<int>(text_at) + 1, (*it)[1], line.substr(text_at, text_end - text_at)});
       }
-      const bool is_cluster = (*it)[1] == "cluster";
+      std::string key = (*it)[1];
+      std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return std::tolower(c); });
+      const bool is_cluster = key == "cluster";
       std::string& slot = is_cluster ? header.cluster : header.workload;
       const std::string name = header_name((*it)[2]);
       if (!slot.empty()) {  // the first mention wins; another name is a conflict to report
-        if (slot != name) header.conflicts.push_back({n + 1, (*it)[1], name});
+        if (slot != name) header.conflicts.push_back({n + 1, key, name});
         continue;
       }
       slot = name;

@@ -195,6 +195,9 @@ std::vector<FlagConflict> flag_conflicts(const Plan& plan) {
 std::vector<std::string> check_plan(const Plan& plan, const Cluster& cluster, const Workload& workload) {
   std::vector<std::string> out;
   const ModelSpec& m = workload.model;
+  // Which workload the sums were checked against: a plan header naming another one gave
+  // "expected model.layers = 32" without a name to look for (s67 walkthrough).
+  const std::string of_workload = workload.name.empty() ? std::string() : " of workload " + workload.name;
   if (plan.micro_batch < 1) out.push_back("micro_batch: must be >= 1 (got " + std::to_string(plan.micro_batch) + ")");
   if (plan.zero < 0 || plan.zero > 3) out.push_back("zero: must be 0-3 (got " + std::to_string(plan.zero) + ")");
   if (plan.interleave < 1) out.push_back("interleave: must be >= 1");
@@ -275,12 +278,12 @@ std::vector<std::string> check_plan(const Plan& plan, const Cluster& cluster, co
     }
     if (!rep.stages.empty() && layers != m.layers) {
       out.push_back(rp() + ".stages: layers sum to " + std::to_string(layers) + " (expected model.layers = " +
-                    std::to_string(m.layers) + ")");
+                    std::to_string(m.layers) + of_workload + ")");
     }
   }
   if (!plan.replicas.empty() && plan.micro_batch >= 1 && plan.global_batch() != workload.training.global_batch) {
     out.push_back("replicas: micro_batch x sum of micro_batches = " + std::to_string(plan.global_batch()) +
-                  " (expected training.global_batch = " + std::to_string(workload.training.global_batch) + ")");
+                  " (expected training.global_batch = " + std::to_string(workload.training.global_batch) + of_workload + ")");
   }
   return out;
 }

@@ -66,13 +66,17 @@ bool read_axis_value(const YAML::Node& n, const std::string& field, DiagnosticSi
       return false;
     case SweepAxisKind::kNicBandwidth:
     case SweepAxisKind::kIntraBandwidth:
-    case SweepAxisKind::kLinkBandwidth:
-      v = read_quantity(n, field, at, sink, parse_bandwidth, "a bandwidth such as \"25GB/s\"");
+    case SweepAxisKind::kLinkBandwidth: {
+      // Ports are sold in bits per second, GPU links quoted in bytes: the example of each.
+      const char* expected = axis.kind == SweepAxisKind::kIntraBandwidth ? "a bandwidth such as \"300GB/s\""
+                                                                    : "a bandwidth such as \"200Gbps\"";
+      v = read_quantity(n, field, at, sink, parse_bandwidth, expected);
       if (v && *v <= 0) {
-        sink.error(at, field, "\"" + n.Scalar() + "\" must be > 0 (expected a bandwidth such as \"25GB/s\")");
+        sink.error(at, field, "\"" + n.Scalar() + "\" must be > 0 (expected " + expected + ")");
         return false;
       }
       break;
+    }
     case SweepAxisKind::kPrice:
       v = read_quantity(n, field, at, sink, parse_price_per_hour, "a price such as \"$32.77/h\"");
       break;

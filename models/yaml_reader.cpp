@@ -7,7 +7,10 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
+#include <string>
+#include <utility>
 
 namespace hetsim::models {
 
@@ -128,6 +131,59 @@ std::optional<bool> read_bool(const YAML::Node& node, const std::string& field, 
   return std::nullopt;
 }
 
+namespace {
+
+/// The quoted example of an `expected` text ('a bandwidth such as "200Gbps"'): its position and
+/// length inside the quotes, or npos.
+std::pair<size_t, size_t> quoted_example(std::string_view expected) {
+  const size_t open = expected.find("such as \"");
+  if (open == std::string_view::npos) return {std::string_view::npos, 0};
+  const size_t from = open + 9;
+  const size_t close = expected.find('"', from);
+  if (close == std::string_view::npos) return {std::string_view::npos, 0};
+  return {from, close - from};
+}
+
+/// The unit of an example ("200Gbps" -> "Gbps", "2e-06s" -> "s").
+std::string unit_of(std::string_view example) {
+  const std::string text(example);
+  char* end = nullptr;
+  std::strtod(text.c_str(), &end);
+  return std::string(end);
+}
+
+/// A number written without its unit: the unit parser suggests one by its own example (GB/s for
+/// every bandwidth), which for a NIC's "100" meant 100 GB/s, 8x the 100 Gb/s port. The field's
+/// own example unit ("200Gbps") is suggested instead, unless it puts the value more than 1000x
+/// from the example's and the parser's unit does better ("0.000002" for a latency: seconds).
+std::string missing_unit_message(std::string_view text, const std::string& parser_error, std::string_view expected,
+                                 ParsedQuantity (*parse)(std::string_view)) {
+  const auto [at, length] = quoted_example(expected);
+  const auto [hint_at, hint_length] = quoted_example(parser_error);
+  if (at == std::string_view::npos || hint_at == std::string_view::npos) return parser_error;
+  const std::string_view example = expected.substr(at, length);
+  const ParsedQuantity example_value = parse(example);
+  std::string number(text);
+  number.erase(0, number.find_first_not_of(" \t"));
+  number.erase(number.find_last_not_of(" \t") + 1);
+  if (!example_value.ok() || !(*example_value.value > 0)) return parser_error;
+  const auto distance = [&](const std::string& unit) {
+    const ParsedQuantity v = parse(number + unit);
+    return v.ok() && *v.value > 0 ? std::fabs(std::log(*v.value / *example_value.value)) : HUGE_VAL;
+  };
+  const std::string field_unit = unit_of(example);
+  const std::string parser_unit = unit_of(std::string_view(parser_error).substr(hint_at, hint_length));
+  const double field_distance = distance(field_unit);
+  const bool field_near = field_distance <= std::log(1000.0);
+  const std::string best = field_near || field_distance <= distance(parser_unit) ? field_unit : parser_unit;
+  if (!std::isfinite(std::min(field_distance, distance(parser_unit)))) return parser_error;
+  std::string message = "missing unit in \"" + number + "\" (expected " + std::string(expected);
+  message.replace(message.size() - (expected.size() - at), length, number + best);
+  return message + ")";
+}
+
+}  // namespace
+
 std::optional<double> read_quantity(const YAML::Node& node, const std::string& field, const YAML::Mark& at,
                                     DiagnosticSink& sink, ParsedQuantity (*parse)(std::string_view),
                                     const char* expected) {
@@ -137,7 +193,8 @@ std::optional<double> read_quantity(const YAML::Node& node, const std::string& f
   }
   const ParsedQuantity q = parse(node.Scalar());
   if (!q.ok()) {
-    sink.error(at, field, q.error);
+    const bool missing_unit = q.error.rfind("missing unit in ", 0) == 0;
+    sink.error(at, field, missing_unit ? missing_unit_message(node.Scalar(), q.error, expected, parse) : q.error);
     return std::nullopt;
   }
   return q.value;

@@ -2,7 +2,8 @@
 # Runs the hetsim executable and checks its exit code and output.
 #   cmake -DHETSIM=<exe> -DARGS="a|b|c" -DEXPECT_RC=2 [-DEXPECT_STDERR=<regex>] [-DEXPECT_STDOUT=<regex>]
 #         [-DSTDOUT_FILE=<file stdout goes to, e.g. /dev/full>] [-DADDRESS_SPACE_KB=<ulimit -v>]
-#         [-DABSENT_FILE=<file that must not exist after the run>] -P run_cli.cmake
+#         [-DABSENT_FILE=<file that must not exist after the run>] [-DSTDOUT_NOT=<regex stdout must not match>]
+#         -P run_cli.cmake
 # Each run may take 60 s; a slower build (scripts/asan_tests.sh) sets HETSIM_CLI_TIMEOUT_S.
 set(timeout_s 60)
 if(DEFINED ENV{HETSIM_CLI_TIMEOUT_S})
@@ -29,6 +30,9 @@ if(DEFINED EXPECT_STDERR AND NOT err MATCHES "${EXPECT_STDERR}")
 endif()
 if(DEFINED EXPECT_STDOUT AND NOT out MATCHES "${EXPECT_STDOUT}")
   message(FATAL_ERROR "hetsim ${ARGS}: stdout does not match '${EXPECT_STDOUT}':\n${out}")
+endif()
+if(DEFINED STDOUT_NOT AND out MATCHES "${STDOUT_NOT}")
+  message(FATAL_ERROR "hetsim ${ARGS}: stdout matches '${STDOUT_NOT}', which it must not:\n${out}")
 endif()
 if(DEFINED ABSENT_FILE AND EXISTS ${ABSENT_FILE})
   message(FATAL_ERROR "hetsim ${ARGS}: left ${ABSENT_FILE} behind")

@@ -143,6 +143,14 @@ hetsim_cli_test(describe_catalog_sustained EXPECT_RC 0 ARGS describe clusters/ca
   STDOUT "mi300x +amd +1.31 PFLOP/s +601 TFLOP/s")
 hetsim_cli_test(describe_catalog_json_efficiency EXPECT_RC 0 ARGS describe --format json clusters/catalog/nvidia.yaml
   STDOUT "\"gemm\": 0.63,[^}]*\"gemm_fp32\": 0.8,[^}]*\"flash\": 0.59")
+# A catalog file outside the folder GPU types are read from reads fine, but no cluster finds its
+# types: describe says so (s67 walkthrough); a file of the folder gets no note.
+hetsim_cli_test(describe_catalog_elsewhere_notes_it EXPECT_RC 0 ARGS describe tests/config/fixtures/extra-gpu-catalog.yaml
+  STDOUT "rtx5090 +nvidia.*note: this file is not in the folder GPU types are read from")
+hetsim_cli_test(describe_catalog_elsewhere_json EXPECT_RC 0 ARGS describe --format json tests/config/fixtures/extra-gpu-catalog.yaml
+  STDOUT "\"in_active_catalog\": false")
+hetsim_cli_test(describe_catalog_in_folder_no_note EXPECT_RC 0 ARGS describe clusters/catalog/amd.yaml
+  STDOUT_NOT "note: this file is not in the folder")
 hetsim_cli_test(describe_cluster EXPECT_RC 0 ARGS describe clusters/mixed-a100-v100.yaml
   STDOUT "total: 6 nodes, 48 GPUs \\(16 a100-sxm4-80gb, 32 v100-sxm2-32gb\\)")
 hetsim_cli_test(describe_workload_json EXPECT_RC 0 ARGS describe --format json workloads/llama2-7b.yaml

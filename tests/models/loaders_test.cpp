@@ -290,7 +290,7 @@ zones:
   EXPECT_THAT(messages_of([&] { parse_cluster(text, test_catalog(), "c.yaml"); }),
               ElementsAre(HasSubstr("c.yaml:4:3: error: node_types.box: missing key 'intra'"),
                           "c.yaml:4:14: error: node_types.box.gpu: unknown GPU 'bigg' (did you mean 'big'? known: big, small)",
-                          "c.yaml:4:57: error: node_types.box.nics.bandwidth: missing unit in \"25\" (expected a bandwidth such as \"25GB/s\")",
+                          "c.yaml:4:57: error: node_types.box.nics.bandwidth: missing unit in \"25\" (expected a bandwidth such as \"25Gbps\")",
                           HasSubstr("c.yaml:6:30: error: zones[0].fabric.kind: unknown value 'fat-tre' (did you mean 'fat-tree'?"),
                           HasSubstr("c.yaml:6:55: error: zones[0].nodes[0].type: unknown node type 'boxx'")));
 }
@@ -488,7 +488,7 @@ TEST(PlanLoader, ASelectorOrKeyErrorDoesNotHideTheOtherChecks) {
   ASSERT_EQ(msgs.size(), 4u) << ::testing::PrintToString(msgs);
   EXPECT_THAT(msgs[0], HasSubstr("p.yaml:3:1: error: unknown key 'zeroo'"));
   EXPECT_THAT(msgs[1], HasSubstr("p.yaml:5:3: error: replicas: micro_batch x sum of micro_batches = 6 (expected"));
-  EXPECT_THAT(msgs[2], HasSubstr("p.yaml:7:7: error: replicas[0].stages: layers sum to 3 (expected model.layers = 4)"));
+  EXPECT_THAT(msgs[2], HasSubstr("p.yaml:7:7: error: replicas[0].stages: layers sum to 3 (expected model.layers = 4 of workload w)"));
   // The stage's GPUs did not resolve: its selector error alone, not also "no GPUs".
   EXPECT_THAT(msgs[3], HasSubstr("p.yaml:7:27: error: replicas[0].stages[0].gpus: GPU 9 out of range"));
 }
@@ -502,7 +502,7 @@ TEST(PlanLoader, ASettingThatNeedsAnotherDoesNotHideTheOtherChecks) {
   const auto msgs = messages_of([&] { parse_plan(text, c, parse_workload(kWorkload), "p.yaml"); });
   ASSERT_EQ(msgs.size(), 2u) << ::testing::PrintToString(msgs);
   EXPECT_THAT(msgs[0], HasSubstr("p.yaml:3:17: error: zero3_prefetch: prefetching gathers weights that only ZeRO-3"));
-  EXPECT_THAT(msgs[1], HasSubstr("p.yaml:7:7: error: replicas[0].stages: layers sum to 3 (expected model.layers = 4)"));
+  EXPECT_THAT(msgs[1], HasSubstr("p.yaml:7:7: error: replicas[0].stages: layers sum to 3 (expected model.layers = 4 of workload w)"));
 }
 
 // After an error that leaves a value unread, the checks would report on its default instead.
@@ -529,10 +529,15 @@ TEST(PlanHeader, FindsNamesAndPathsInAncestorFolders) {
   // A UTF-8 BOM and CRLF line ends, which the YAML reader takes: the header is still found (a BOM
   // hid it, and describe skipped the plan's cross-check; s26 audit F5).
   std::ofstream(root / "plans" / "bom.yaml") << "\xEF\xBB\xBF# cluster: c1\r\n# workload: w1\r\nkind: plan\r\n";
+  // Either case: "# Cluster:" had been a plain comment (s67 walkthrough).
+  std::ofstream(root / "plans" / "caps.yaml") << "# Cluster: c1\n# WORKLOAD: w1\nkind: plan\n";
   const PlanHeader p = read_plan_header((root / "plans" / "sub" / "p.yaml").string());
   const PlanHeader q = read_plan_header((root / "plans" / "q.yaml").string());
   const PlanHeader r = read_plan_header((root / "plans" / "r.yaml").string());
   const PlanHeader bom = read_plan_header((root / "plans" / "bom.yaml").string());
+  const PlanHeader caps = read_plan_header((root / "plans" / "caps.yaml").string());
+  EXPECT_TRUE(fs::equivalent(caps.cluster, root / "clusters" / "c1.yaml")) << caps.cluster;
+  EXPECT_TRUE(fs::equivalent(caps.workload, root / "workloads" / "w1.yaml")) << caps.workload;
   EXPECT_TRUE(fs::equivalent(bom.cluster, root / "clusters" / "c1.yaml")) << bom.cluster;
   EXPECT_TRUE(fs::equivalent(bom.workload, root / "workloads" / "w1.yaml")) << bom.workload;
   EXPECT_TRUE(fs::equivalent(p.cluster, root / "clusters" / "c1.yaml")) << p.cluster;

@@ -235,6 +235,24 @@ TEST(MapReader, WrongTypesSayWhatWasFound) {
                           "f.yaml:9:4: error: x.i: expected an integer, got '8' tagged tag:yaml.org,2002:str"));
 }
 
+// A number without its unit gets the unit of the field's own example where that puts it nearer
+// the example's value: a NIC's "100" was told "100GB/s", 8x the 100 Gb/s port meant (s67).
+TEST(MapReader, MissingUnitSuggestsTheFieldsOwnUnit) {
+  DiagnosticSink sink("f.yaml");
+  const auto doc = parse_yaml_document("nic: 100\nmem: 2039\nlatency: 0.000002\nlink: 0.5\n", sink);
+  MapReader r(*doc, "x", sink, doc->Mark());
+  r.get_quantity("nic", Need::kRequired, parse_bandwidth, "a bandwidth such as \"200Gbps\"", true);
+  r.get_quantity("mem", Need::kRequired, parse_bandwidth, "a bandwidth such as \"2039GB/s\"", true);
+  r.get_quantity("latency", Need::kRequired, parse_time, "a time such as \"5us\"", false);
+  r.get_quantity("link", Need::kRequired, parse_time, "a time such as \"5us\"", false);
+  EXPECT_THAT(lines_of(sink),
+              ElementsAre("f.yaml:1:6: error: x.nic: missing unit in \"100\" (expected a bandwidth such as \"100Gbps\")",
+                          "f.yaml:2:6: error: x.mem: missing unit in \"2039\" (expected a bandwidth such as \"2039GB/s\")",
+                          // Seconds sit nearer 5 us than microseconds do: the unit parser's own choice.
+                          "f.yaml:3:10: error: x.latency: missing unit in \"0.000002\" (expected a time such as \"0.000002s\")",
+                          "f.yaml:4:7: error: x.link: missing unit in \"0.5\" (expected a time such as \"0.5us\")"));
+}
+
 TEST(MapReader, DuplicateKeysAreErrors) {
   DiagnosticSink sink("f.yaml");
   const auto doc = parse_yaml_document("a: 1\nb: 2\na: 3\n", sink);
