@@ -90,6 +90,9 @@ void run_predict(const PredictOptions& o) {
       [&](const models::Plan& p) { return (*engine)(in.cluster, in.workload, as_run(p)); }, &report));
   report.micro_batch = plan.micro_batch;
   if (report.feasible) report.notes = models::plan_notes(in.cluster, in.workload, plan);
+  // A well-formed plan over capacity still prints its figures: the assumed ones are noted too.
+  else if (models::check_plan(plan, in.cluster, in.workload).empty())
+    report.notes = models::assumed_efficiency_notes(in.cluster, in.workload, {&plan});
   if (report.feasible && o.engine == "analytic")
     if (std::string note = models::lockstep_parity_note(in.cluster, in.workload, plan, report.iteration_time_s);
         !note.empty())

@@ -224,6 +224,10 @@ hetsim_cli_test(describe_plan_header_before_other_files EXPECT_RC 0
 # accepted by predict, simulator refinement.
 hetsim_cli_test(plan_json EXPECT_RC 0 ARGS plan ${mixed} --top 2 --format json
   STDOUT "\"search_time_s\".*\"plans_evaluated\".*\"plans_pruned\".*\"memory_headroom_bytes\".*\"baselines\".*\"uniform\".*\"tokens_per_s\".*\"fastest_type_only\"")
+# A plan over capacity still prints its figures, and the assumed ones are noted (s67 walkthrough).
+hetsim_cli_test(predict_infeasible_notes_assumed_efficiency EXPECT_RC 1 ARGS predict --cluster clusters/mixed-a100-v100.yaml
+  --workload workloads/gpt3-13b.yaml --tp 1 --pp 1 --dp 32
+  STDOUT "feasible +no: stage 0 of replica 16 needs.*note: v100-sxm2-32gb has no `efficiency.gemm`")
 # The plans' ranking rests on the catalog's assumed figures as predict's does: plan says so too
 # (s67 new-user walkthrough: a new GPU type at the default GEMM efficiency ranked first, unnoted).
 hetsim_cli_test(plan_notes_assumed_efficiency EXPECT_RC 0 ARGS plan ${mixed} --top 1
