@@ -44,7 +44,34 @@ std::string point_text(const models::SweepSpec& spec, const models::SweepRow& r)
   return s.empty() ? "base cluster" : s;
 }
 
-void print_table(const models::SweepSpec& spec, const models::SweepResult& r, bool refined) {
+/// The catalog's assumed figures (default GEMM efficiency, no FlashAttention figure) of the GPU
+/// types the sweep's points have: the base cluster's and each value of a `gpu` axis, with the
+/// profile applied as the points apply it. The rows' ranking rests on them as plan's does.
+std::vector<std::string> sweep_notes(const models::SweepInputs& in, const models::Profile* profile) {
+  const models::Catalog& catalog = models::Catalog::builtin();
+  std::vector<int> point(in.spec.axes.size(), 0);
+  std::vector<models::Cluster> clusters = {models::sweep_cluster(in.spec, in.cluster, point, catalog, profile)};
+  for (size_t a = 0; a < in.spec.axes.size(); ++a)
+    if (in.spec.axes[a].kind == models::SweepAxisKind::kGpu)
+      for (size_t v = 1; v < in.spec.axes[a].labels.size(); ++v) {
+        std::vector<int> at = point;
+        at[a] = static_cast<int>(v);
+        clusters.push_back(models::sweep_cluster(in.spec, in.cluster, at, catalog, profile));
+      }
+  std::vector<const models::GpuType*> gpus;
+  for (const models::Cluster& c : clusters)
+    for (const models::NodeType& t : c.node_types)
+      if (std::none_of(gpus.begin(), gpus.end(), [&](const models::GpuType* g) { return g->name == t.gpu.name; }))
+        gpus.push_back(&t.gpu);
+  std::vector<std::string> notes;
+  for (const models::Workload& w : in.workloads)
+    for (std::string& note : models::assumed_efficiency_notes(gpus, w))
+      if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(std::move(note));
+  return notes;
+}
+
+void print_table(const models::SweepSpec& spec, const models::SweepResult& r, bool refined,
+                 const std::vector<std::string>& notes) {
   std::vector<std::string> header = {"#", "workload"};
   for (const models::SweepAxis& a : spec.axes) header.push_back(a.column());
   // At spot prices the tokens/s are goodput: what the nodes' preemptions leave (docs/sweep.md).
@@ -103,10 +130,11 @@ void print_table(const models::SweepSpec& spec, const models::SweepResult& r, bo
     std::cout << "(lockstep N) the plan's tokens/s if its pipeline sends of one parity, which 1F1B passes through a "
                  "node's NIC at once, coincide in every slot: its figure prices them apart, and the simulator's lies "
                  "between the two (--refine K; docs/report.md)\n";
+  for (const std::string& note : notes) std::cout << "note: " << note << "\n";
   if (r.resumed > 0) std::cout << r.resumed << " of " << r.rows.size() << " rows resumed from the checkpoint\n";
 }
 
-void print_json(const models::SweepSpec& spec, const models::SweepResult& r) {
+void print_json(const models::SweepSpec& spec, const models::SweepResult& r, const std::vector<std::string>& notes) {
   models::JsonOut j;
   j.begin_object().key("sweep").value(spec.name).key("objective").value(models::to_string(spec.objective));
   j.key("points").value(static_cast<long long>(spec.point_count())).key("resumed").value(static_cast<long long>(r.resumed));
@@ -114,6 +142,8 @@ void print_json(const models::SweepSpec& spec, const models::SweepResult& r) {
   for (const models::SweepAxis& a : spec.axes) j.value(a.column());
   j.end_array().key("rows").begin_array();
   for (const models::SweepRow& row : r.rows) models::write_sweep_row_json(j, spec, row);
+  j.end_array().key("notes").begin_array();
+  for (const std::string& note : notes) j.value(note);
   j.end_array().end_object();
   std::cout << j.str();
 }
@@ -199,9 +229,11 @@ void run_sweep_verb(const SweepVerbOptions& o) {
     usage_error(std::string("--checkpoint: ") + e.what());
   }
   if (!o.out.empty()) models::write_text_file_atomic(o.out, models::sweep_csv(in.spec, r.rows));
-  if (o.format == OutputFormat::kJson) print_json(in.spec, r);
+  const std::vector<std::string> notes = o.format == OutputFormat::kCsv ? std::vector<std::string>()
+                                                                       : sweep_notes(in, profile ? &*profile : nullptr);
+  if (o.format == OutputFormat::kJson) print_json(in.spec, r, notes);
   else if (o.format == OutputFormat::kCsv) std::cout << models::sweep_csv(in.spec, r.rows);
-  else print_table(in.spec, r, ro.refine > 0);
+  else print_table(in.spec, r, ro.refine > 0, notes);
   if (!o.out.empty() && o.format == OutputFormat::kTable) std::cout << "results written to " << o.out << "\n";
 }
 

@@ -76,10 +76,10 @@ std::vector<int> plan_node_types(const Cluster& cluster, const Plan& plan) {
   return types;
 }
 
-std::string default_gemm_note(const Cluster& cluster, const Workload& workload, const std::vector<int>& node_types) {
+std::string default_gemm_note(const Workload& workload, const std::vector<const GpuType*>& gpus) {
   std::set<std::string> names;
-  for (int type : node_types) {
-    const GpuType& g = cluster.node_types[type].gpu;
+  for (const GpuType* gpu : gpus) {
+    const GpuType& g = *gpu;
     const Dtype matmul = g.matmul_dtype(workload.training.dtype, workload.training.allow_tf32);
     const bool fp32_figure = matmul == Dtype::kFp32 && g.efficiency.gemm_fp32_efficiency > 0;
     if (!g.efficiency.gemm_given && !fp32_figure && g.vendor != Vendor::kCpu) names.insert(g.name);
@@ -97,11 +97,11 @@ std::string default_gemm_note(const Cluster& cluster, const Workload& workload, 
 
 /// GPU types of the plan that run FlashAttention at the A100's ratio to their GEMM rate for want
 /// of a figure of their own (EfficiencyModel::flash_given).
-std::string default_flash_note(const Cluster& cluster, const Workload& workload, const std::vector<int>& node_types) {
+std::string default_flash_note(const Workload& workload, const std::vector<const GpuType*>& gpus) {
   if (!workload.training.flash_attention) return {};
   std::set<std::string> names;
-  for (int type : node_types) {
-    const GpuType& g = cluster.node_types[type].gpu;
+  for (const GpuType* gpu : gpus) {
+    const GpuType& g = *gpu;
     if (!g.efficiency.flash_given && g.vendor != Vendor::kCpu) names.insert(g.name);
   }
   if (names.empty()) return {};
@@ -122,9 +122,15 @@ std::vector<std::string> assumed_efficiency_notes(const Cluster& cluster, const 
   for (const Plan* plan : plans)
     for (int type : plan_node_types(cluster, *plan))
       if (std::find(types.begin(), types.end(), type) == types.end()) types.push_back(type);
+  std::vector<const GpuType*> gpus;
+  for (int type : types) gpus.push_back(&cluster.node_types[type].gpu);
+  return assumed_efficiency_notes(gpus, workload);
+}
+
+std::vector<std::string> assumed_efficiency_notes(const std::vector<const GpuType*>& gpus, const Workload& workload) {
   std::vector<std::string> notes;
-  if (std::string note = default_gemm_note(cluster, workload, types); !note.empty()) notes.push_back(std::move(note));
-  if (std::string note = default_flash_note(cluster, workload, types); !note.empty()) notes.push_back(std::move(note));
+  if (std::string note = default_gemm_note(workload, gpus); !note.empty()) notes.push_back(std::move(note));
+  if (std::string note = default_flash_note(workload, gpus); !note.empty()) notes.push_back(std::move(note));
   return notes;
 }
 

@@ -36,6 +36,8 @@ std::vector<std::string> plan_notes(const Cluster& cluster, const Workload& work
 /// `plans`: what `plan` prints beside the plans it lists, whose ranking rests on those figures.
 std::vector<std::string> assumed_efficiency_notes(const Cluster& cluster, const Workload& workload,
                                                   const std::vector<const Plan*>& plans);
+/// The same notes for GPU types given directly (a sweep's, over its points' clusters).
+std::vector<std::string> assumed_efficiency_notes(const std::vector<const GpuType*>& gpus, const Workload& workload);
 
 /// A lockstep_parity_figure this many times the predicted step or more is worth a note; below,
 /// a fast NIC or sends that are a sliver of the stages.

@@ -130,6 +130,12 @@ hetsim_cli_test(sweep_one_vendor EXPECT_RC 0 ARGS sweep tests/cli/sweep-one-vend
   STDOUT "\n0  llama2-70b [^\n]*x\\[mi300x-platform tp1 x8 [^|\n]*zero 1\\)\n1  llama2-70b [^|\n]*zero 1\\)\n")
 hetsim_cli_test(sweep_marks_plans_joining_vendors EXPECT_RC 0 ARGS sweep sweeps/h100-mi300x-mix.yaml --threads 1
   STDOUT "\\| hgx-h100 tp4 x1 L36\\] m256 \\([^\n]*\\) \\(\\*\\)\n.*\\(\\*\\) the plan exchanges data between NVIDIA and AMD GPUs")
+# The rows rest on the catalog's assumed figures as plan's do: the sweep notes the types its points
+# have at them, a `gpu` axis's too (s67 walkthrough).
+hetsim_cli_test(sweep_notes_assumed_efficiency EXPECT_RC 0 ARGS sweep tests/config/fixtures/sweep-gpu-axis-default-gemm.yaml
+  --threads 1 STDOUT "\nnote: l40s has no `efficiency.gemm` in the catalog or a profile")
+hetsim_cli_test(sweep_notes_assumed_efficiency_json EXPECT_RC 0 ARGS sweep tests/config/fixtures/sweep-gpu-axis-default-gemm.yaml
+  --threads 1 --format json STDOUT "\"notes\": \\[\n +\"l40s has no `efficiency.gemm`")
 # --spot on a cluster without spot prices reported 100% goodput and said nothing (s49 walkthrough).
 hetsim_cli_test(predict_spot_without_spot_prices EXPECT_RC 0 ARGS predict ${mixed} --tp 2 --pp 2 --dp 8 --zero 1
   --recompute full --spot STDOUT "note: --spot: no node type of the cluster has a spot_price, so every node is priced on demand")
