@@ -62,6 +62,31 @@ std::optional<std::pair<int, int>> first_indent_tab(std::string_view text, int m
   return std::nullopt;
 }
 
+/// The innermost flow collection ('{' or '[') still open at byte `end` of `text`, skipping
+/// quoted strings and comments: where a flow map or list without its closing bracket opened.
+/// yaml-cpp reports such a map where it gave up, at the next key or the end of the file.
+std::optional<size_t> unclosed_flow_opener(std::string_view text, size_t end, char open) {
+  std::vector<size_t> stack;
+  char quote = 0;
+  for (size_t i = 0; i < std::min(end, text.size()); ++i) {
+    const char c = text[i];
+    if (quote) {
+      if (c == quote && !(quote == '"' && i > 0 && text[i - 1] == '\\')) quote = 0;
+      continue;
+    }
+    if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t' || text[i - 1] == '\n')) {
+      while (i < text.size() && text[i] != '\n') ++i;
+      continue;
+    }
+    if (c == '"' || c == '\'') quote = c;
+    else if (c == '{' || c == '[') stack.push_back(i);
+    else if ((c == '}' || c == ']') && !stack.empty()) stack.pop_back();
+  }
+  for (auto it = stack.rbegin(); it != stack.rend(); ++it)
+    if (text[*it] == open) return *it;
+  return std::nullopt;
+}
+
 /// A key written without the space YAML needs after its colon ("layers:24"), on 0-based line
 /// `error_line` or one of the two lines above it: yaml-cpp reads such a line as a plain scalar
 /// and reports the line after it ("illegal map value"). Returns the line, the 0-based column of
@@ -338,6 +363,16 @@ std::optional<YAML::Node> parse_yaml_document(std::string_view text, DiagnosticS
       sink.error(e.mark, "", "invalid YAML: " + e.msg + " (the quoted string opened at line " +
                                  std::to_string(open.line + 1) + ":" + std::to_string(open.column + 1) + " runs to line " +
                                  std::to_string(close_line + 1) + ": is its closing quote missing?)");
+    } else if (const bool map = e.msg.find("end of map flow not found") != std::string::npos;
+               (map || e.msg.find("end of sequence flow not found") != std::string::npos) &&
+               unclosed_flow_opener(input, e.mark.pos >= 0 ? static_cast<size_t>(e.mark.pos) : input.size(), map ? '{' : '[')) {
+      const size_t at = *unclosed_flow_opener(input, e.mark.pos >= 0 ? static_cast<size_t>(e.mark.pos) : input.size(),
+                                              map ? '{' : '[');
+      const auto [line, col] = position_of(input, at);
+      sink.error(make_mark(line, col), "",
+                 std::string("unclosed ") + (map ? "'{': the flow map" : "'[': the flow list") +
+                     " opened here has no closing " + (map ? "'}'" : "']'") + " (yaml-cpp gave up at line " +
+                     std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) + ")");
     } else if (const auto key = key_without_space(text, e.mark.line)) {
       sink.error(make_mark(key->line, key->colon_column), "",
                  no_space_message(key->written) + "; yaml-cpp: " + e.msg + " at line " + std::to_string(e.mark.line + 1) + ")");
