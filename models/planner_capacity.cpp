@@ -7,7 +7,9 @@
 #include <limits>
 #include <vector>
 
+#include "memory_cost.hpp"
 #include "planner_space.hpp"
+#include "units.hpp"
 
 namespace hetsim::models::planner {
 
@@ -61,6 +63,29 @@ std::string no_type_runs_dtype(const Cluster& cluster, const Workload& workload)
          "); set the workload's training.dtype to one they support (hetsim describe CATALOG lists them)";
 }
 
+/// By how much the model misses, for the reason's words: its weights, gradients and optimizer
+/// states (ZeRO, SC'20 §3.1 bytes per parameter) against the memory of every GPU of the cluster,
+/// and what the search could not shard when they would fit spread over all of them.
+std::string memory_shortfall(const Cluster& cluster, const Workload& workload, const PlannerOptions& options) {
+  const StateBytes per_param = state_bytes_per_param(workload.training);
+  const double states_bytes =
+      workload.model.params_total() * (per_param.weights + per_param.grads + per_param.optimizer);
+  double usable_bytes = 0;
+  for (const Node& node : cluster.nodes) {
+    const NodeType& t = cluster.node_types[node.node_type];
+    usable_bytes += t.gpus_per_node * std::max(0.0, t.gpu.memory_bytes * options.memory_fraction -
+                                                        framework_reserve_bytes(t.gpu.vendor));
+  }
+  const std::string states = ": its weights, gradients and optimizer states are " + format_size(states_bytes);
+  if (states_bytes > usable_bytes)
+    return states + ", more than the " + format_size(usable_bytes) + " all " + std::to_string(cluster.gpu_count()) +
+           " GPUs hold (after each GPU's framework reserve" +
+           (options.memory_fraction < 1 ? std::string(" and --min-headroom") : std::string()) + ")";
+  const bool zero3 = std::find(options.zero_stages.begin(), options.zero_stages.end(), 3) != options.zero_stages.end();
+  return states + " of the " + format_size(usable_bytes) + " the GPUs hold, but no plan the search tries keeps every "
+         "stage within its GPU's memory" + (zero3 ? std::string() : std::string(" (--zero 3 shards the states over every GPU)"));
+}
+
 }  // namespace
 
 std::string no_plan_reason(const Cluster& cluster, const Workload& workload, const PlannerOptions& options) {
@@ -81,7 +106,7 @@ std::string no_plan_reason(const Cluster& cluster, const Workload& workload, con
     return "no feasible plan within the budget of " + dollars(options.budget_per_hour) + " (the whole cluster costs " +
            dollars(cluster_price) + ")";
   }
-  return "no feasible plan: the model does not fit on these GPUs";
+  return "no feasible plan: the model does not fit on these GPUs" + memory_shortfall(cluster, workload, options);
 }
 
 }  // namespace hetsim::models::planner

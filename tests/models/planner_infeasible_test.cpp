@@ -98,6 +98,21 @@ zones:
   EXPECT_NE(r.reason.find("no GPU type of the cluster computes in bf16 (v100-sxm2-32gb)"), std::string::npos) << r.reason;
 }
 
+// States that would fit spread over every GPU, but no plan of the search's keeps each stage
+// within its GPU (TP 1 only, 10% of each GPU's memory): the reason says so, and what shards them.
+TEST(PlannerInfeasible, StatesThatFitOverAllGpusPointToZero3) {
+  const Cluster c = load_cluster(source("clusters/dgx-a100.yaml"), Catalog::builtin());
+  PlannerOptions o;
+  o.tp_degrees = {1};
+  o.memory_fraction = 0.10;
+  const PlannerResult r = plan_training(c, load_workload(source("workloads/gpt3-6.7b.yaml")), o);
+  EXPECT_TRUE(r.top.empty());
+  EXPECT_EQ(r.reason,
+            "no feasible plan: the model does not fit on these GPUs: its weights, gradients and optimizer states are "
+            "99.3 GiB of the 192 GiB the GPUs hold, but no plan the search tries keeps every stage within its GPU's "
+            "memory (--zero 3 shards the states over every GPU)");
+}
+
 // A budget below a dollar an hour was printed as "$0.00/h".
 TEST(PlannerInfeasible, ASmallBudgetIsPrintedAsGiven) {
   const Cluster c = load_cluster(source("clusters/dgx-a100.yaml"), Catalog::builtin());
@@ -118,7 +133,10 @@ TEST(PlannerInfeasible, ABudgetAboveTheClusterPriceIsNotTheReason) {
   o.budget_per_hour = 1000;
   const PlannerResult r = plan_training(c, load_workload(source("workloads/gpt3-175b.yaml")), o);
   EXPECT_TRUE(r.top.empty());
-  EXPECT_EQ(r.reason, "no feasible plan: the model does not fit on these GPUs");
+  // By how much (s67 walkthrough: the reason had no figure): 175B x 16 bytes against 32 x 78 GiB.
+  EXPECT_EQ(r.reason,
+            "no feasible plan: the model does not fit on these GPUs: its weights, gradients and optimizer states are "
+            "2.54 TiB, more than the 2.44 TiB all 32 GPUs hold (after each GPU's framework reserve)");
   o.budget_per_hour = 100;  // below the cluster's price: the budget may be why
   const PlannerResult under = plan_training(c, load_workload(source("workloads/gpt3-175b.yaml")), o);
   EXPECT_NE(under.reason.find("within the budget of $100.00/h (the whole cluster costs $163.88/h)"), std::string::npos)
