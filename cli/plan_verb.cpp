@@ -222,7 +222,11 @@ void write_json(const PlanVerbOptions& o, const models::PlannerOptions& po, cons
   if (!ref.note.empty()) j.key("refine_note").value(ref.note);
   if (!r.single_gpu_note.empty()) j.key("single_gpu_note").value(r.single_gpu_note);
   if (o.spot && !models::any_spot_price(c)) j.key("spot_note").value(models::kNoSpotPriceNote);  // the table's note
+  // Every note of the table in one list (the keys above stay for the scripts that read them).
   j.key("notes").begin_array();
+  if (!ref.note.empty()) j.value(ref.note);
+  if (!r.single_gpu_note.empty()) j.value(r.single_gpu_note);
+  if (o.spot && !models::any_spot_price(c)) j.value(models::kNoSpotPriceNote);
   for (const std::string& note : listed_plans_notes(r, c, w)) j.value(note);
   j.end_array();
   if (!o.emit_plan.empty() && !r.top.empty()) j.key("emitted_plan").value(o.emit_plan);
