@@ -7,18 +7,13 @@
 #include <stdexcept>
 
 #include "comm/in_process_communicator.hpp"
+#include "stats.hpp"
 
 namespace hetsim::calibration {
 namespace {
 
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 void fill_host(exec::Backend& b, float* x, std::size_t count, float value) { b.fill(x, count, value); }
@@ -55,7 +50,7 @@ double time_median(const std::function<void()>& call, const std::function<void()
     sync();
     per_call.push_back((now_s() - t0) / inner);
   }
-  return median(per_call);
+  return models::median(per_call);
 }
 
 namespace {
@@ -238,7 +233,7 @@ void run_comm_sample(Sample& s, const TimingOptions& t) {
     }
     comm.clear_calls();
   });
-  s.time_s = median(per_call);
+  s.time_s = models::median(per_call);
 }
 
 }  // namespace hetsim::calibration

@@ -203,7 +203,7 @@ Variable device_variable(const std::string& type, RunFitParam p, const DeviceBas
     }
     case RunFitParam::kMemory: v.value = e.memory_efficiency, v.lo = 0.05, v.hi = 1.0; break;
     // assumption: 0-500 us per kernel (a search range, ten times the 49 us default of
-    // compute_cost.hpp kFrameworkOpHost_s; PyTorch eager measures 10-20 us per op).
+    // gpu_type.hpp kFrameworkOpHost_s; PyTorch eager measures 10-20 us per op).
     case RunFitParam::kHost: v.value = e.framework_op_host_s, v.lo = 0, v.hi = 500e-6, v.log_scale = false; break;
     case RunFitParam::kFlash: v.value = e.flash_scale, v.lo = 0.1, v.hi = 2.0; break;  // the profile's range
     case RunFitParam::kLinks: break;

@@ -26,12 +26,6 @@ struct CalibrateVerbOptions {
   int repeats = 7;
 };
 
-std::string percent(double fraction) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * fraction);
-  return buf;
-}
-
 void run_calibrate(const CalibrateVerbOptions& o) {
   calibration::CalibrateOptions options;
   options.checkpoint_path = o.checkpoint.empty() ? o.out + ".samples.jsonl" : o.checkpoint;
@@ -141,7 +135,7 @@ void run_calibrate(const CalibrateVerbOptions& o) {
                       "launch"});
   for (const auto& [name, f] : r.devices) {
     devices.add_row({name, std::to_string(f.memory.samples + f.gemm.samples), std::to_string(f.gemm.gemm_efficiency),
-                     format_work(f.gemm.gemm_half_work_flop), percent(f.gemm.max_rel_error),
+                     format_work(f.gemm.gemm_half_work_flop), models::format_percent(f.gemm.max_rel_error),
                      std::to_string(f.memory_efficiency), models::format_bandwidth(f.memory.achieved_Bps),
                      models::format_time(f.memory.kernel_launch_s)});
   }

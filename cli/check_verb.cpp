@@ -15,6 +15,7 @@
 #include "predictor.hpp"
 #include "report.hpp"
 #include "runner/run.hpp"
+#include "stats.hpp"
 #include "units.hpp"
 #include "verbs.hpp"
 
@@ -28,14 +29,9 @@ struct CheckOptions {
   OutputFormat format = OutputFormat::kTable;
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
+/// models::relative_error, 0 where nothing was measured (a phase the run never timed).
 double relative_error(double predicted, double measured) {
-  return measured > 0 ? (predicted - measured) / measured : 0.0;
+  return measured > 0 ? models::relative_error(predicted, measured) : 0.0;
 }
 
 std::string pct(double x) {
@@ -84,7 +80,7 @@ void run_check(const CheckOptions& o) {
   std::vector<double> times;
   for (std::size_t i = run.steps.size() > 1 ? 1 : 0; i < run.steps.size(); ++i) times.push_back(run.steps[i].time_s);
   const models::Report& measured = run.report;
-  const double measured_iteration = median(times);
+  const double measured_iteration = models::median(times);
   const double error = relative_error(predicted.iteration_time_s, measured_iteration);
   const bool pass = std::abs(error) <= o.tolerance;
 

@@ -3,6 +3,7 @@
 
 #include "catalog.hpp"
 #include "cli_common.hpp"
+#include "text_match.hpp"
 #include "units.hpp"
 
 namespace hetsim::cli {
@@ -12,12 +13,6 @@ models::SweepSpec load_checked_sweep(const std::string& path) {
 }
 
 namespace {
-
-std::string joined(const std::vector<int>& values) {
-  std::string out;
-  for (int v : values) out += (out.empty() ? "" : ", ") + std::to_string(v);
-  return out;
-}
 
 /// The planner's search space at every point: the spec's `search:` over the defaults.
 models::PlannerOptions searched(const models::SweepSpec& s) {
@@ -39,8 +34,8 @@ void print_sweep(const models::SweepSpec& s, std::ostream& out) {
   const models::PlannerOptions po = searched(s);
   std::string recompute;
   for (models::Recompute r : po.recomputes) recompute += (recompute.empty() ? "" : ", ") + std::string(models::to_string(r));
-  out << "  search     TP " << joined(po.tp_degrees) << "; micro-batch " << joined(po.micro_batches) << "; interleave "
-      << joined(po.interleaves) << "; recompute " << recompute << "; ZeRO " << joined(po.zero_stages)
+  out << "  search     TP " << models::join_numbers(po.tp_degrees) << "; micro-batch " << models::join_numbers(po.micro_batches) << "; interleave "
+      << models::join_numbers(po.interleaves) << "; recompute " << recompute << "; ZeRO " << models::join_numbers(po.zero_stages)
       << (po.sequence_parallel ? "" : "; no sequence parallelism")
       << (s.tp_comm_overlap ? "; TP comm overlapped" : "") << (s.overlap_p2p_comm ? "; p2p overlapped" : "")
       << (s.one_vendor ? "; one vendor per plan" : "") << "\n";

@@ -17,6 +17,7 @@
 #include "preemption.hpp"
 #include "diagnostics.hpp"
 #include "input_loader.hpp"
+#include "plan_writer.hpp"
 #include "predictor.hpp"
 #include "units.hpp"
 #include "verbs.hpp"
@@ -62,20 +63,6 @@ std::string peak_text(const models::GpuType& g) {
   std::string s = models::format_flops(peak);
   if (dtype != models::Dtype::kBf16) s += std::string(" (") + models::to_string(dtype) + ")";
   return s;
-}
-
-/// "0-7,16,18-19".
-std::string compact_indices(const std::vector<int>& v) {
-  std::string out;
-  for (size_t i = 0; i < v.size();) {
-    size_t j = i;
-    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
-    if (!out.empty()) out += ',';
-    out += std::to_string(v[i]);
-    if (j > i) out += '-' + std::to_string(v[j]);
-    i = j + 1;
-  }
-  return out;
 }
 
 /// Totals over a set of nodes: GPUs by type, peak, memory, price.
@@ -377,7 +364,7 @@ void print_plan(const Described& d, std::ostream& out) {
       std::string type = "?", tp = "?", gpus = d.spec->gpus_text[r][s];
       if (d.plan) {
         tp = std::to_string(st.tp());
-        gpus = compact_indices(st.gpus);
+        gpus = models::index_ranges(st.gpus);
         type = d.context->gpu_types_label(st.gpus);
       }
       t.add_row({s == 0 ? std::to_string(r) : "", s == 0 ? std::to_string(rep.micro_batches) : "", std::to_string(s),

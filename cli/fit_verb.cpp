@@ -32,14 +32,6 @@ struct FitVerbOptions {
   OutputFormat format = OutputFormat::kTable;
 };
 
-std::string percent(double fraction) {
-  std::ostringstream o;
-  o.setf(std::ios::fixed);
-  o.precision(1);
-  o << 100 * fraction << '%';
-  return o.str();
-}
-
 std::string three_decimals(double v) {
   std::ostringstream o;
   o.setf(std::ios::fixed);
@@ -194,8 +186,8 @@ void run_fit(const FitVerbOptions& o) {
   for (const std::string& why : r.links_not_fitted) std::cout << "link class not fitted: " << why << "\n";
   TextTable per_suite({"suite", "rows", "skipped", "MAPE before", "after"});
   for (const auto& s : r.suites)
-    per_suite.add_row({s.suite, std::to_string(s.rows_used), std::to_string(s.rows_skipped), percent(s.mape_before),
-                       percent(s.mape_after)});
+    per_suite.add_row({s.suite, std::to_string(s.rows_used), std::to_string(s.rows_skipped), models::format_percent(s.mape_before),
+                       models::format_percent(s.mape_after)});
   per_suite.print(std::cout);
   if (!far_from_catalog.empty()) {
     std::cout << "warning: figures no device runs at:";

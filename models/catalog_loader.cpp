@@ -90,7 +90,7 @@ std::optional<GpuType> read_gpu(const MapReader::Entry& entry, const std::string
       const YAML::Mark at = value_mark((*list)[i], r.value_mark_of("aliases"));
       const auto alias = read_string((*list)[i], field, at, sink);
       if (!alias) continue;
-      sink.remember(field, at);  // a clash found later (name_clash) points here
+      sink.remember(field, at);  // a clash found later (name_clashes) points here
       if (device_name_key(*alias).empty()) {
         sink.error(at, field, "alias '" + *alias + "' names no product, only vendor words or punctuation (expected e.g. \"H100 80GB HBM3\")");
         continue;

@@ -9,20 +9,9 @@
 
 namespace hetsim::models {
 
-/// Host (CPU) time the framework spends per launched kernel: PyTorch eager dispatch + autograd +
-/// Megatron/DeepSpeed Python per op. PyTorch measures 10-20 us of CPU per eager op on small
-/// tensors (PyTorch "Performance Tuning Guide", CUDA graphs section; Ansel et al. "PyTorch 2",
-/// ASPLOS'24, Fig. 1 motivation). Fitted once (one global constant) on the CPU-bound rows of
-/// vtrain-a100-single (micro-batch 1, tp >= 2, where time per micro-batch does not grow with the
-/// micro-batch): see docs/cost_model.md. A pass of a stage takes max(GPU time, host time).
-/// The default of EfficiencyModel::framework_op_host_s (a device type may override it).
-inline constexpr double kFrameworkOpHost_s = 49e-6;
-/// Host time per pass (forward or backward of one chunk for one micro-batch) that launches no
-/// kernel: the pipeline engine's schedule step, p2p buffer bookkeeping, autograd graph setup and
-/// loss scaling (DeepSpeed PipelineEngine / Megatron schedules.py run Python per micro-batch).
-/// Fitted with kFrameworkOpHost_s on the same rows. The default of
-/// EfficiencyModel::framework_pass_host_s.
-inline constexpr double kFrameworkPassHost_s = 1.5e-3;
+
+/// The host-time and GEMM main-loop constants (kFrameworkOpHost_s, kFrameworkPassHost_s, kGemmK0)
+/// are the defaults of EfficiencyModel, in gpu_type.hpp.
 
 /// FlashAttention's efficiency relative to a GEMM of the same work, as it runs inside a training
 /// step. Kernel benchmarks of FlashAttention-2 reach 50-73% of A100 peak forward and 40-63%
@@ -37,11 +26,6 @@ inline constexpr double kFrameworkPassHost_s = 1.5e-3;
 inline constexpr double kFlashForwardRelEfficiency = 0.51;
 inline constexpr double kFlashBackwardRelEfficiency = 0.43;
 
-/// Reduction length at which a GEMM's main loop runs at half speed: each output tile pays a
-/// fixed prologue/epilogue of a few k-iterations (multistage software pipeline of 3-4 stages of
-/// k = 32; NVIDIA CUTLASS "Efficient GEMM in CUDA", 2023), so efficiency scales as K/(K + K0).
-/// The default of EfficiencyModel::gemm_k0 (calibration profiles may set another per device).
-inline constexpr double kGemmK0 = 64;
 
 /// Peak rates of a device in the training dtype.
 struct DeviceRates {

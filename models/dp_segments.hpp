@@ -81,8 +81,7 @@ struct GroupShard {
     shards = shards == 0 ? tp : std::lcm(shards, tp);
     params = max_tp_params_ * max_tp / shards;
   }
-  /// How many of the groups a member of TP degree tp is in, and its TP rank in group `shard`.
-  int groups_of(int tp) const { return shards / tp; }
+  /// The TP rank in group `shard` of a member of TP degree tp.
   int member_rank(int shard, int tp) const { return shard / (shards / tp); }
 
  private:

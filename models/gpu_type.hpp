@@ -10,8 +10,6 @@ namespace hetsim::models {
 
 enum class Vendor { kNvidia, kAmd, kCpu };
 enum class Dtype { kFp32, kTf32, kFp16, kBf16, kFp8 };
-inline constexpr std::array<Dtype, 5> kAllDtypes = {Dtype::kFp32, Dtype::kTf32, Dtype::kFp16,
-                                                    Dtype::kBf16, Dtype::kFp8};
 
 const char* to_string(Vendor v);   ///< "nvidia" | "amd" | "cpu"
 const char* to_string(Dtype d);    ///< "fp32" | "tf32" | "fp16" | "bf16" | "fp8"
@@ -25,6 +23,27 @@ double activation_bytes(Dtype d);
 /// rate): below it a value is a slip of the pen, and 1e-320 turned every time into inf.
 inline constexpr double kMinEfficiency = 1e-3;
 
+/// Host (CPU) time the framework spends per launched kernel: PyTorch eager dispatch + autograd +
+/// Megatron/DeepSpeed Python per op. PyTorch measures 10-20 us of CPU per eager op on small
+/// tensors (PyTorch "Performance Tuning Guide", CUDA graphs section; Ansel et al. "PyTorch 2",
+/// ASPLOS'24, Fig. 1 motivation). Fitted once (one global constant) on the CPU-bound rows of
+/// vtrain-a100-single (micro-batch 1, tp >= 2, where time per micro-batch does not grow with the
+/// micro-batch): see docs/cost_model.md. A pass of a stage takes max(GPU time, host time).
+/// The default of EfficiencyModel::framework_op_host_s (a device type may override it).
+inline constexpr double kFrameworkOpHost_s = 49e-6;
+/// Host time per pass (forward or backward of one chunk for one micro-batch) that launches no
+/// kernel: the pipeline engine's schedule step, p2p buffer bookkeeping, autograd graph setup and
+/// loss scaling (DeepSpeed PipelineEngine / Megatron schedules.py run Python per micro-batch).
+/// Fitted with kFrameworkOpHost_s on the same rows. The default of
+/// EfficiencyModel::framework_pass_host_s.
+inline constexpr double kFrameworkPassHost_s = 1.5e-3;
+
+/// Reduction length at which a GEMM's main loop runs at half speed: each output tile pays a
+/// fixed prologue/epilogue of a few k-iterations (multistage software pipeline of 3-4 stages of
+/// k = 32; NVIDIA CUTLASS "Efficient GEMM in CUDA", 2023), so efficiency scales as K/(K + K0).
+/// The default of EfficiencyModel::gemm_k0 (calibration profiles may set another per device).
+inline constexpr double kGemmK0 = 64;
+
 /// Default efficiency model of a device type; calibrated profiles override it.
 /// GEMM efficiency follows a saturating curve in the GEMM's work W (FLOP):
 ///   eff(W) = gemm_efficiency * W / (W + gemm_half_work_flop)
@@ -35,11 +54,11 @@ struct EfficiencyModel {
   double memory_efficiency = 0.80;      ///< achievable fraction of memory bandwidth (streaming kernels)
   double kernel_launch_s = 5.0e-6;      ///< per-kernel launch + framework overhead
   /// Host time of the training framework per launched kernel (PyTorch eager dispatch; see
-  /// models/compute_cost.hpp, kFrameworkOpHost_s, for the citation). A pass takes
+  /// kFrameworkOpHost_s above for the citation). A pass takes
   /// max(device time, host time). The CPU backend of exec/ calls its kernels directly: 0 there.
-  double framework_op_host_s = 49e-6;
+  double framework_op_host_s = kFrameworkOpHost_s;
   /// Host time per pass that launches no kernel (kFrameworkPassHost_s: pipeline-engine Python).
-  double framework_pass_host_s = 1.5e-3;
+  double framework_pass_host_s = kFrameworkPassHost_s;
   /// Scale on the FlashAttention efficiencies of models/compute_cost.hpp, which were set on the
   /// A100 and multiply this device's GEMM efficiency. FlashAttention-2 uses no Hopper-specific
   /// instructions (TMA, wgmma): it reaches up to 73% of A100 peak forward (Dao,
@@ -58,9 +77,9 @@ struct EfficiencyModel {
   /// stream kernel: `hetsim calibrate` sets this from its axpy rate there.
   double gemm_memory_efficiency = 0;
   /// Reduction length k at which a GEMM's main loop runs at half speed (efficiency x k/(k + K0),
-  /// models/compute_cost.hpp kGemmK0: the GPU figure from CUTLASS's tile pipeline). A CPU's
+  /// kGemmK0 above: the GPU figure from CUTLASS's tile pipeline). A CPU's
   /// blocked kernels pay no such prologue: `hetsim calibrate` fits it (0 on this project's CPUs).
-  double gemm_k0 = 64;
+  double gemm_k0 = kGemmK0;
   /// Output elements (m x n x batch) from which a GEMM's grid of output tiles fills the device; a
   /// smaller one leaves SMs idle and runs at outputs / gemm_full_outputs of the rate (one thread
   /// block per output tile: NVIDIA, "Matrix Multiplication Background User's Guide", 2023, "Wave

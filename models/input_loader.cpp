@@ -46,6 +46,17 @@ const EnumTable<Dtype>& dtype_table() {
   return t;
 }
 
+const EnumTable<Recompute>& recompute_table() {
+  static const EnumTable<Recompute> t = {
+      {"none", Recompute::kNone}, {"selective", Recompute::kSelective}, {"full", Recompute::kFull}};
+  return t;
+}
+
+const EnumTable<Activation>& activation_table() {
+  static const EnumTable<Activation> t = {{"gelu", Activation::kGelu}, {"swiglu", Activation::kSwiglu}};
+  return t;
+}
+
 const EnumTable<ShardedCollectives>& sharded_collectives_table() {
   static const EnumTable<ShardedCollectives> t = {{"member_nic", ShardedCollectives::kMemberNic},
                                                   {"node_nics", ShardedCollectives::kNodeNics}};

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <string>
 
+#include "plan_writer.hpp"
+
 namespace hetsim::models {
 
 namespace {
@@ -54,18 +56,6 @@ bool same_ops(const StageOps& a, const StageOps& b) {
   return true;
 }
 
-/// "0-3, 5, 7-9" of sorted distinct values.
-std::string ranges(const std::vector<int>& v) {
-  std::string out;
-  for (std::size_t i = 0; i < v.size();) {
-    std::size_t j = i;
-    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
-    out += (out.empty() ? "" : ", ") + std::to_string(v[i]) + (j > i ? "-" + std::to_string(v[j]) : "");
-    i = j + 1;
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string stage_set_label(std::vector<std::pair<int, int>> members) {
@@ -81,8 +71,8 @@ std::string stage_set_label(std::vector<std::pair<int, int>> members) {
     v->erase(std::unique(v->begin(), v->end()), v->end());
   }
   if (members.size() == replicas.size() * stages.size())  // every stage of S on every replica of R
-    return (replicas.size() > 1 ? "replicas " : "replica ") + ranges(replicas) +
-           (stages.size() > 1 ? ", stages " : ", stage ") + ranges(stages);
+    return (replicas.size() > 1 ? "replicas " : "replica ") + index_ranges(replicas, ", ") +
+           (stages.size() > 1 ? ", stages " : ", stage ") + index_ranges(stages, ", ");
   constexpr std::size_t kShown = 3;
   std::string out;
   for (std::size_t i = 0; i < members.size() && i < kShown; ++i)

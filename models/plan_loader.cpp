@@ -22,12 +22,6 @@ const EnumTable<Schedule>& schedule_table() {
   return t;
 }
 
-const EnumTable<Recompute>& recompute_table() {
-  static const EnumTable<Recompute> t = {
-      {"none", Recompute::kNone}, {"selective", Recompute::kSelective}, {"full", Recompute::kFull}};
-  return t;
-}
-
 const EnumTable<GradSyncAlgorithm>& grad_sync_table() {
   static const EnumTable<GradSyncAlgorithm> t = {{"auto", GradSyncAlgorithm::kAuto},
                                                  {"ring", GradSyncAlgorithm::kRing},
@@ -47,7 +41,7 @@ class PlanReader {
     set_if(plan.micro_batch, root.get_int("micro_batch", Need::kRequired, 1, 1 << 24));
     set_if(plan.schedule, root.get_enum("schedule", Need::kOptional, schedule_table()));
     set_if(plan.interleave, root.get_int("interleave", Need::kOptional, 1, kMaxInterleave));
-    set_if(plan.recompute, root.get_enum("recompute", Need::kOptional, recompute_table()));
+    set_if(plan.recompute, root.get_enum("recompute", Need::kOptional, detail::recompute_table()));
     set_if(plan.sequence_parallel, root.get_bool("sequence_parallel", Need::kOptional));
     set_if(plan.zero, root.get_int("zero", Need::kOptional, 0, 3));
     set_if(plan.grad_sync, root.get_enum("grad_sync", Need::kOptional, grad_sync_table()));

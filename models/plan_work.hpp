@@ -23,7 +23,7 @@ const char* to_string(OpKind k);
 
 struct Op {
   OpKind kind = OpKind::kCompute;
-  std::string name;        ///< e.g. "qkv", "attn", "mlp", "tp_ar_attn", "lm_head"
+  std::string name;        ///< e.g. "qkv", "mlp_in", "mlp_out", "tp_attn", "lm_head"
   double duration_s = 0;   ///< kCompute only
   double size_bytes = 0;   ///< collectives only
   // --- additive fields (cost model) ---
@@ -65,7 +65,6 @@ struct StageWork {
   double backward_s = 0;                 ///< the same for the backward pass, recompute included
   double p2p_forward_s = 0;              ///< analytic time of one activation send to the next stage (0 on the last)
   double p2p_backward_s = 0;             ///< analytic time of one gradient send to the previous stage (0 on the first)
-  double param_count = 0;                ///< parameters held per GPU of this stage (before ZeRO sharding)
   double grad_sync_bytes = 0;            ///< gradient bytes per GPU to synchronise across DP
   double optimizer_s = 0;                ///< optimizer step time per GPU
   double memory_bytes = 0;               ///< peak per GPU
@@ -97,9 +96,6 @@ struct PlanWork {
   bool feasible = true;
   std::string infeasible_reason;
   // --- additive fields (cost model) ---
-  /// ZeRO-3: weights are all-gathered before each forward and each backward of each
-  /// micro-batch (prefetched, overlapped with compute; Rajbhandari et al. SC'20 §5.3).
-  double zero3_gather_s = 0;
   /// Senders sharing each node's NICs in the gradient sync (models::dp_nic_channels per node),
   /// when the plan leaves GPUs idle or puts a GPU in several groups; empty: every GPU of a node.
   std::vector<NodeSenders> dp_nic_senders;

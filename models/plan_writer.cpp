@@ -20,23 +20,18 @@
 
 namespace hetsim::models {
 
-namespace {
-
-/// "0-3,8" for {0,1,2,3,8} (runs of consecutive indices become ranges; order is kept).
-std::string index_list(const std::vector<int>& idx) {
+std::string index_ranges(const std::vector<int>& indices, const char* separator) {
   std::string out;
-  for (size_t i = 0; i < idx.size();) {
+  for (size_t i = 0; i < indices.size();) {
     size_t j = i;
-    while (j + 1 < idx.size() && idx[j + 1] == idx[j] + 1) ++j;
-    if (!out.empty()) out += ",";
-    out += std::to_string(idx[i]);
-    if (j > i) out += "-" + std::to_string(idx[j]);
+    while (j + 1 < indices.size() && indices[j + 1] == indices[j] + 1) ++j;
+    if (!out.empty()) out += separator;
+    out += std::to_string(indices[i]);
+    if (j > i) out += "-" + std::to_string(indices[j]);
     i = j + 1;
   }
   return out;
 }
-
-}  // namespace
 
 std::string gpu_selector(const std::vector<int>& gpus, const Cluster& c) {
   const int node = c.node_of_gpu(gpus.front());
@@ -46,8 +41,8 @@ std::string gpu_selector(const std::vector<int>& gpus, const Cluster& c) {
     one_node = one_node && c.node_of_gpu(g) == node;
     local.push_back(c.gpus[g].local);
   }
-  if (!one_node) return "gpu[" + index_list(gpus) + "]";
-  return c.node_name(node) + "/gpu[" + index_list(local) + "]";
+  if (!one_node) return "gpu[" + index_ranges(gpus) + "]";
+  return c.node_name(node) + "/gpu[" + index_ranges(local) + "]";
 }
 
 std::string plan_header_path(const std::string& path) {

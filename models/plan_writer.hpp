@@ -23,6 +23,9 @@ std::string header_path(const std::string& input, const std::string& plan_path);
 
 /// The selector of a TP group: "zone/type[i]/gpu[a-b]" inside one node, else "gpu[0-3,8]".
 std::string gpu_selector(const std::vector<int>& gpus, const Cluster& cluster);
+/// "0-3,8" for {0,1,2,3,8}: runs of consecutive indices become ranges, order is kept (the index
+/// part of a selector); `separator` between items (", " for prose).
+std::string index_ranges(const std::vector<int>& indices, const char* separator = ",");
 
 /// The YAML text of `plan`. Each stage's GPUs are written as a node selector
 /// ("zone/type[i]/gpu[a-b]") when they lie in one node, else as global indices ("gpu[0-3,8]").

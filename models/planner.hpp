@@ -42,7 +42,7 @@ struct PlannerOptions {
   /// than ZeRO-0 where bandwidth rules (reduce-scatter + all-gather move what the all-reduce
   /// moves; the optimizer step and its memory shrink by the DP degree; Rajbhandari et al., SC'20,
   /// sec. 5.1), so searching both only doubles the work; where latency rules (a small model over
-  /// thousands of replicas) the baseline's ZeRO-0 plans are ranked too (zero_stages_given). ZeRO-3 (FSDP) is searched without pipeline parallelism, as
+  /// thousands of replicas) the baseline's ZeRO-0 plans are ranked too (rank_faster_zero0_baselines, below). ZeRO-3 (FSDP) is searched without pipeline parallelism, as
   /// DeepSpeed and FSDP run it: the one-stage shapes found under ZeRO-1 get ZeRO-3 twins with
   /// equal micro-batch counts (planner_zero3.cpp). ZeRO-2 is not searched: its ranks keep a shard
   /// of the gradients only, so they reduce them at every micro-batch (comm_cost.hpp pass_traffic),

@@ -7,18 +7,9 @@
 #include "json_writer.hpp"
 #include "planner.hpp"
 #include "planner_space.hpp"
+#include "text_match.hpp"
 
 namespace hetsim::models {
-
-namespace {
-
-std::string join(const std::vector<int>& values) {
-  std::string s;
-  for (int v : values) s += (s.empty() ? "" : ", ") + std::to_string(v);
-  return s;
-}
-
-}  // namespace
 
 std::string search_value_problem(SearchKnob knob, int value) {
   switch (knob) {
@@ -50,17 +41,17 @@ std::string search_space_reason(const Cluster& cluster, const Workload& workload
   for (const NodeType& t : cluster.node_types)
     tp_fits = tp_fits || !planner::valid_tp_degrees(m, t.gpus_per_node, options.tp_degrees).empty();
   if (!tp_fits)
-    return "no TP degree searched (" + join(options.tp_degrees) + ") suits the model and the nodes (a TP degree divides the " +
+    return "no TP degree searched (" + join_numbers(options.tp_degrees) + ") suits the model and the nodes (a TP degree divides the " +
            std::to_string(m.heads) + " heads and a node's GPUs)";
   bool micro_fits = false;
   for (int mb : options.micro_batches) micro_fits = micro_fits || (mb >= 1 && workload.training.global_batch % mb == 0);
   if (!micro_fits)
-    return "no micro-batch size searched (" + join(options.micro_batches) + ") divides the global batch of " +
+    return "no micro-batch size searched (" + join_numbers(options.micro_batches) + ") divides the global batch of " +
            std::to_string(workload.training.global_batch);
   bool interleave_fits = false;
   for (int v : options.interleaves) interleave_fits = interleave_fits || (v >= 1 && m.layers % v == 0);
   if (!interleave_fits)
-    return "no interleave factor searched (" + join(options.interleaves) + ") divides the " + std::to_string(m.layers) +
+    return "no interleave factor searched (" + join_numbers(options.interleaves) + ") divides the " + std::to_string(m.layers) +
            " layers";
   // Only interleaved schedules searched: a pipeline of p >= 2 stages (at most layers / v of them)
   // whose micro-batch count is a multiple of p (Narayanan et al., SC'21 §2.2.2). Replicas of 2 and
@@ -81,7 +72,7 @@ std::string search_space_reason(const Cluster& cluster, const Workload& workload
       }
     }
     if (!schedulable)
-      return "the interleaved schedule (interleave " + join(options.interleaves) +
+      return "the interleaved schedule (interleave " + join_numbers(options.interleaves) +
              " searched) needs pipelines of 2 or more stages, each replica's micro-batch count a multiple of its "
              "stages, and at least one layer a chunk; the global batch of " +
              std::to_string(workload.training.global_batch) + " gives at most " + std::to_string(most_micro_batches) +

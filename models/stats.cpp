@@ -8,6 +8,13 @@
 
 namespace hetsim::models {
 
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
 double relative_error(double predicted, double measured) { return (predicted - measured) / measured; }
 
 std::optional<double> mape(const std::vector<double>& predicted, const std::vector<double>& measured) {

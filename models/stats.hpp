@@ -6,6 +6,8 @@
 
 namespace hetsim::models {
 
+/// The median of the values (the mean of the middle two for an even count); 0 when empty.
+double median(std::vector<double> values);
 /// Signed relative error (predicted - measured) / measured.
 double relative_error(double predicted, double measured);
 /// Mean absolute relative error of the pairs (a fraction, not percent); nullopt when empty.

@@ -365,7 +365,6 @@ void record_stage_work(const StepInput& in, PlanWork& work, int r, int s, const 
     if (x.stage == s) sw = &x;
   if (!sw) return;
   const std::size_t k = static_cast<std::size_t>(r) * in.max_pp + s;
-  sw->param_count = in.costs[f.shape].params;
   sw->grad_sync_bytes = in.costs[f.shape].params * grad_bpp;
   sw->optimizer_s = f.optimizer_s;
   sw->memory_bytes = f.memory_bytes;

@@ -94,6 +94,12 @@ std::string join_with_and(const std::vector<std::string>& items) {
   return out;
 }
 
+std::string join_numbers(const std::vector<int>& values) {
+  std::string out;
+  for (int v : values) out += (out.empty() ? "" : ", ") + std::to_string(v);
+  return out;
+}
+
 std::string join_names(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& n : names) {

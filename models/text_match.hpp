@@ -18,6 +18,8 @@ size_t edit_distance(std::string_view a, std::string_view b);
 std::optional<std::string> did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
 /// "a, b, c".
 std::string join_names(const std::vector<std::string>& names);
+/// "1, 2, 4".
+std::string join_numbers(const std::vector<int>& values);
 /// "a, b and c" (prose lists of notes and hints).
 std::string join_with_and(const std::vector<std::string>& items);
 /// "<what> 'name' (did you mean 'x'? known: a, b, c)": the loaders' wording for a name that is

@@ -188,7 +188,7 @@ void order_ring_by_node(const Cluster& cluster, int* gpus, int count, int* compa
 /// nodes differ (a TP group across a node full of senders and one where it sends alone), with
 /// their busiest rail where the plan's GPUs of a node are not its first ones (NodeSenders).
 /// `wan_senders` (by zone_pair_index; null: a node's share): the GPUs of the whole plan whose
-/// groups cross each WAN link at once (plan_dp_wan_senders); a hop over it gets its members' part.
+/// groups cross each WAN link at once (wan_load_of and wan_senders_for, dp_segments.hpp); a hop over it gets its members' part.
 /// `on_rail_of_gpu` (by global GPU index, with concurrent_on_node): the channels on each GPU's own
 /// rail, which a member's hops then take in place of its node's busiest rail.
 /// The ring is taken in the order of order_ring_by_node (NCCL's), whatever the order of `gpus`.

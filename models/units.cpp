@@ -514,6 +514,12 @@ std::string format_size(double bytes) {
   return format_scaled(bytes, kPrefixes, 7, 1024.0, "B");
 }
 
+std::string format_percent(double fraction) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%.1f%%", 100.0 * fraction);
+  return text;
+}
+
 std::string format_flops(double flop_per_s) {
   static const char* const kPrefixes[] = {"", "k", "M", "G", "T", "P", "E"};
   return format_scaled(flop_per_s, kPrefixes, 7, 1e3, "FLOP/s");

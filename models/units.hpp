@@ -43,6 +43,8 @@ std::string format_time(double seconds);
 std::string utc_now();
 std::string format_size(double bytes);
 std::string format_flops(double flop_per_s);
+/// A fraction as a percentage with one decimal ("12.3%").
+std::string format_percent(double fraction);
 /// Tokens per second in the tables: whole tokens ("29750"), three significant figures below one
 /// ("0.000861": "%.0f" printed 0 beside a baseline of 0.000861 and ratios of 1e5).
 std::string format_tokens_per_s(double tokens_per_s);

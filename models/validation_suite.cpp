@@ -16,20 +16,10 @@ namespace {
 
 using detail::set_if;
 
-const EnumTable<Recompute>& recompute_table() {
-  static const EnumTable<Recompute> t = {
-      {"none", Recompute::kNone}, {"selective", Recompute::kSelective}, {"full", Recompute::kFull}};
-  return t;
-}
 const EnumTable<Schedule>& schedule_table() {
   static const EnumTable<Schedule> t = {{"1f1b", Schedule::k1f1b}, {"gpipe", Schedule::kGpipe}};
   return t;
 }
-const EnumTable<Activation>& activation_table() {
-  static const EnumTable<Activation> t = {{"gelu", Activation::kGelu}, {"swiglu", Activation::kSwiglu}};
-  return t;
-}
-
 /// A reader over a row's own map (`model:` or `training:`) with the suite's defaults under it
 /// (own keys win). An absent own map reads the defaults alone. Built without inserting YAML
 /// nodes: yaml-cpp merges node memory on insertion, which made loading quadratic in the file
@@ -75,38 +65,18 @@ void read_any_system(MapReader& m, SuiteSystem& s, const Catalog& catalog, int f
   }
 }
 
+/// The row's `model:` (docs: no `dropout` in the suite format). A key of `defaults` checked
+/// against a row's own value is reported at the defaults, once per row: name the row, or two
+/// errors at one place read "heads (24)" and "heads (32)" unexplained.
 void read_model(MapReader& m, ModelSpec& spec) {
-  set_if(spec.layers, m.get_int("layers", Need::kRequired, 1, kMaxLayers));
-  set_if(spec.hidden, m.get_int("hidden", Need::kRequired, 1, kMaxWidth));
-  set_if(spec.heads, m.get_int("heads", Need::kRequired, 1, kMaxHeads));
-  set_if(spec.seq_len, m.get_int("seq_len", Need::kRequired, 1, kMaxSeqLen));
-  set_if(spec.vocab, m.get_int("vocab", Need::kRequired, 1, kMaxVocab));
-  const auto ffn = m.get_int("ffn_hidden", Need::kOptional, 1, kMaxWidth);
-  const auto kv = m.get_int("kv_heads", Need::kOptional, 1, kMaxHeads);
-  set_if(spec.activation, m.get_enum("activation", Need::kOptional, activation_table()));
-  set_if(spec.tied_embeddings, m.get_bool("tied_embeddings", Need::kOptional));
-  spec.ffn_hidden = ffn.value_or(4 * spec.hidden);  // README: default 4*hidden
-  spec.kv_heads = kv.value_or(spec.heads);
-  m.finish();
-  // A key of `defaults` checked against a row's own value is reported at the defaults, once per
-  // row: name the row, or two errors at one place read "heads (24)" and "heads (32)" unexplained.
-  const auto of_row = [&m](const char* key) {
+  detail::read_model_spec(m, spec, false, [&m](const char* key) {
     return m.field(key) == field_path(m.get_path(), key) ? std::string() : "in " + m.get_path() + ", ";
-  };
-  if (spec.heads > 0 && spec.hidden % spec.heads != 0)
-    m.get_sink().error(m.value_mark_of("heads"), m.field("heads"),
-                       of_row("heads") + "model.hidden (" + std::to_string(spec.hidden) +
-                           ") is not divisible by model.heads (" + std::to_string(spec.heads) + ")");
-  if (spec.kv_heads > 0 && spec.heads % spec.kv_heads != 0)
-    m.get_sink().error(m.value_mark_of("kv_heads"), m.field("kv_heads"),
-                       of_row("kv_heads") + "model.heads (" + std::to_string(spec.heads) +
-                           ") is not divisible by model.kv_heads (" + std::to_string(spec.kv_heads) +
-                           ") (expected kv_heads to divide heads)");
+  });
 }
 
 void read_training(MapReader& m, SuiteRow& row) {
   set_if(row.training.dtype, m.get_enum("dtype", Need::kRequired, detail::dtype_table()));
-  set_if(row.recompute, m.get_enum("recompute", Need::kRequired, recompute_table()));
+  set_if(row.recompute, m.get_enum("recompute", Need::kRequired, detail::recompute_table()));
   set_if(row.schedule, m.get_enum("schedule", Need::kRequired, schedule_table()));
   set_if(row.training.flash_attention, m.get_bool("flash_attention", Need::kOptional));
   set_if(row.training.fp32_grad_allreduce, m.get_bool("fp32_grad_allreduce", Need::kOptional));

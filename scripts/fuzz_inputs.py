@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
-"""Adversarial-input audit of the `hetsim` CLI (docs/inputs.md, "Error messages").
+"""Adversarial-input audit of the `hetsim` CLI (docs/inputs.md, "What the loader rejects").
 
 Mutates every example input (clusters/, workloads/, plans/, GPU catalogs, a profile, a v1
 and a v2 validation suite), runs the verbs that read it, and checks the project rule for bad

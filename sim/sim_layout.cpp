@@ -446,7 +446,6 @@ SimLayout layout(const Topology& topo, const models::Plan& plan, const models::P
     }
   }
   lay.folded = block > 0;
-  lay.block_replicas = block > 0 ? block : d;
   return lay;
 }
 

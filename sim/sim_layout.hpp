@@ -102,7 +102,6 @@ struct SimLayout {
   std::vector<double> dp_wan_load;         ///< models::wan_load_of the DP groups (bytes): empty with one zone
   std::vector<double> dp_wan_senders;      ///< the same in senders (embedding groups' figure)
   bool folded = false;
-  int block_replicas = 0;                  ///< replicas per block
 };
 
 /// Decides folding and builds the DP components. Throws std::runtime_error for an unroutable plan.

@@ -44,8 +44,8 @@ struct SimOptions {
 /// One interval of the timeline.
 struct TraceSpan {
   int track = 0;             ///< index into SimResult::tracks
-  std::string name;          ///< e.g. "F mb3 c0", "tp_ar_attn", "dp_sync"
-  std::string category;      ///< compute | tp | pp | dp | optimizer | flow
+  std::string name;          ///< e.g. "F3" (chunk: "F3.1"), "send F3", "dp grad sync", "optimizer"
+  std::string category;      ///< forward | backward | pp | dp | optimizer
   double start_s = 0;
   double end_s = 0;
 };

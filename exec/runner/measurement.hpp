@@ -20,7 +20,7 @@ struct Measurement {
   int chunk = -1;          ///< -1 outside a forward/backward pass
   int micro_batch = -1;    ///< -1 outside a forward/backward pass
   std::string phase;       ///< forward | backward | grad_sync | optimizer | step
-  std::string op;          ///< e.g. qkv, attention, mlp_up, tp_all_reduce, send_activation, recv_activation_wait
+  std::string op;          ///< e.g. qkv, attention, mlp_in, tp_attn, send_activation, recv_activation
   OpClass op_class = OpClass::kCompute;
   std::string shape;       ///< e.g. "1024x1024x4096" (m x n x k) or "4194304B"
   double start_s = 0;      ///< seconds since the run's common start (after a barrier)

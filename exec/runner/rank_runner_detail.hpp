@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Private state of RankRunner shared by its three source files (rank_runner.cpp, transformer_passes.cpp,
-// block_passes.cpp).
+// Private state of RankRunner shared by its source files (rank_runner.cpp, transformer_passes.cpp,
+// block_passes.cpp, gradient_sync.cpp, zero3.cpp).
 #pragma once
 #include <string>
 #include <vector>

@@ -91,7 +91,7 @@ struct RunOutcome {
 /// Threads as ranks in this process. Throws RankFailure naming the first rank that failed.
 RunOutcome run_in_process(const RunSpec& spec);
 
-/// The rank's summary from its measurements (exposed for tests and the benchmark).
+/// The rank's summary from its measurements (exposed for tests; the runner calls accumulate/finish).
 RankSummary summarize(const std::vector<Measurement>& measurements, int steps, int forward_passes,
                       int backward_passes, double memory_peak_bytes);
 

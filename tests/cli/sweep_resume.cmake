@@ -21,12 +21,13 @@ function(run_sweep expect_stdout)
 endfunction()
 
 # The CSV without its search_time_s column (the one figure a rerun does not reproduce; it is
-# followed by search_stopped, shape, joins_vendors and reason).
+# followed by search_stopped, shape, joins_vendors and reason, the last two quoted when they hold
+# a comma).
 function(csv_without_times var)
   file(STRINGS ${csv} lines)
   set(stripped "")
   foreach(line IN LISTS lines)
-    string(REGEX REPLACE ",[0-9.e+-]+,(true|false),(\"[^\"]*\"|[^,]*),(true|false|),([^,]*)$" ",T,\\1,\\2,\\3,\\4" line "${line}")
+    string(REGEX REPLACE ",[0-9.e+-]+,(true|false),(\"[^\"]*\"|[^,]*),(true|false|),(\"[^\"]*\"|[^,]*)$" ",T,\\1,\\2,\\3,\\4" line "${line}")
     string(APPEND stripped "${line}\n")
   endforeach()
   set(${var} "${stripped}" PARENT_SCOPE)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A GPU's gradient buckets sent one after the other over its link, each once every member of its
 // group has produced it (serial_buckets_end_s): the cost model's exposed sync for stages in
-// several DP groups (models/grad_sync_cost.cpp stages_in_several_groups_exposed_s), a queue per
+// several DP groups (models/grad_sync_cost.cpp GradSync::stages_in_several_groups_ends), a queue per
 // side of the GPU its rings use (grad_sync_own_sides.hpp). And a WAN link shared by such groups,
 // walked bucket by bucket with their latency steps as waits (SyncRails::share_rail_in_phases).
 #include <gtest/gtest.h>

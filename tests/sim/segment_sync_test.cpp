@@ -28,7 +28,7 @@ using testing::plan_of;
 // backward: T - b0 + 4 ms (107 ms). Without overlap, segment 1's groups start when stage 1 has
 // finished its passes (one backward before stage 0): T - b0 at most there too. The cost model
 // sends a stage's buckets in the order they become ready (grad_sync_cost.cpp
-// stages_in_several_groups_exposed_s): without overlap T - b0 (the V100s' NICs never idle once
+// GradSync::stages_in_several_groups_ends): without overlap T - b0 (the V100s' NICs never idle once
 // segment 1 starts), so T is its figure + b0;
 // both engines agree within 5 ms (before, it gave T without overlap and spread the V100's buckets
 // over its own last backward, long done, with: 122 and 67 ms against 103 and 87 simulated).
@@ -234,7 +234,7 @@ TEST(SegmentSync, AGroupsGatherSharesARailByProcessorSharing) {
 // second with H100s (host-staged across vendors, through its NIC), and two of the third with its
 // xGMI peers 24 and 25. The cost model queued all their buckets on the GPU's one side: 1.153 s
 // (dp 0.366 s) against 0.958 s simulated. Its NIC, its link to 24 and its link to 25 are three
-// sides, each a queue of its own (GradSync::own_side_of).
+// sides, each a queue of its own (own_sides_of, models/grad_sync_own_sides.hpp).
 TEST(SegmentSync, AGpusGroupsInsideItsNodeAndThroughItsNicRunSideBySide) {
   testing::Inputs in = testing::load("h100-mi300x.yaml", "llama2-7b.yaml");
   models::Workload& w = in.workload;

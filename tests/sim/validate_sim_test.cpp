@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `validate --engine sim` on a subset of the version-1 shared suites: the simulator's MAPE is
 // no worse than the cost model's by more than 1 percentage point (the full run is
-// bench/sim_validate.sh). Skips when ../shared/validation is absent (a user's fresh clone).
+// bench/sim_bench.sh). Skips when ../shared/validation is absent (a user's fresh clone).
 #include <gtest/gtest.h>
 
 #include <chrono>

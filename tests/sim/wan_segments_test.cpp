@@ -2,7 +2,7 @@
 // Data-parallel groups of several pipeline stages across one WAN link: the stages finish their
 // backward passes one after the other (1F1B's cool-down, the last stage first), so their groups
 // do not share the link for the whole sync; both engines walk it (models/grad_sync_cost.cpp
-// wan_segments_ends; the simulator's flows).
+// WanSegments::ends, models/grad_sync_wan_segments.hpp; the simulator's flows).
 #include <gtest/gtest.h>
 
 #include <string>
