@@ -75,8 +75,6 @@ class Backend {
   /// C[m,n] = alpha * op(A) * op(B) + beta * C, op(A) is [m,k], op(B) is [k,n] (BLAS sgemm, row-major).
   virtual void gemm(Trans trans_a, Trans trans_b, int m, int n, int k, float alpha, const float* a,
                     int lda, const float* b, int ldb, float beta, float* c, int ldc) = 0;
-  /// dst[r, c] = src[r, c] for a rows x cols block with leading dimensions src_ld, dst_ld.
-  virtual void copy_2d(int rows, int cols, const float* src, int src_ld, float* dst, int dst_ld) = 0;
   virtual void fill(float* x, std::size_t count, float value) = 0;
   /// x *= alpha
   virtual void scale(std::size_t count, float alpha, float* x) = 0;

@@ -70,13 +70,6 @@ void CpuBackend::gemm(Trans trans_a, Trans trans_b, int m, int n, int k, float a
   else gemm_into(cm, alpha, am.transpose(), bm.transpose(), beta);
 }
 
-void CpuBackend::copy_2d(int rows, int cols, const float* src, int src_ld, float* dst, int dst_ld) {
-  for (int r = 0; r < rows; ++r) {
-    std::memcpy(dst + static_cast<std::size_t>(r) * dst_ld, src + static_cast<std::size_t>(r) * src_ld,
-                sizeof(float) * cols);
-  }
-}
-
 void CpuBackend::fill(float* x, std::size_t count, float value) {
   for (std::size_t i = 0; i < count; ++i) x[i] = value;
 }

@@ -36,7 +36,6 @@ class GpuBackend final : public Backend {
 
   void gemm(Trans trans_a, Trans trans_b, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
             int ldb, float beta, float* c, int ldc) override;
-  void copy_2d(int rows, int cols, const float* src, int src_ld, float* dst, int dst_ld) override;
   void fill(float* x, std::size_t count, float value) override;
   void scale(std::size_t count, float alpha, float* x) override;
   void axpy(std::size_t count, float alpha, const float* x, float* y) override;

@@ -17,7 +17,6 @@ using gpuError_t = hipError_t;
 #define gpuErrorMemoryAllocation hipErrorOutOfMemory
 #define gpuFree hipFree
 #define gpuMemcpy hipMemcpy
-#define gpuMemcpy2D hipMemcpy2D
 #define gpuMemset hipMemset
 #define gpuMemcpyHostToDevice hipMemcpyHostToDevice
 #define gpuMemcpyDeviceToHost hipMemcpyDeviceToHost
@@ -38,7 +37,6 @@ using gpuError_t = cudaError_t;
 #define gpuErrorMemoryAllocation cudaErrorMemoryAllocation
 #define gpuFree cudaFree
 #define gpuMemcpy cudaMemcpy
-#define gpuMemcpy2D cudaMemcpy2D
 #define gpuMemset cudaMemset
 #define gpuMemcpyHostToDevice cudaMemcpyHostToDevice
 #define gpuMemcpyDeviceToHost cudaMemcpyDeviceToHost

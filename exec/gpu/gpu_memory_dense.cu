@@ -267,11 +267,6 @@ void GpuBackend::gemm(Trans trans_a, Trans trans_b, int m, int n, int k, float a
   batched_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, {}, b, ldb, {}, beta, c, ldc, {}, 1);
 }
 
-void GpuBackend::copy_2d(int rows, int cols, const float* src, int src_ld, float* dst, int dst_ld) {
-  HETSIM_GPU_CHECK(gpuMemcpy2D(dst, sizeof(float) * dst_ld, src, sizeof(float) * src_ld, sizeof(float) * cols, rows,
-                               gpuMemcpyDeviceToDevice));
-}
-
 void GpuBackend::fill(float* x, std::size_t n, float value) {
   fill_kernel<<<grid_for(n), kThreads>>>(n, value, x);
   HETSIM_GPU_CHECK_LAUNCH();
