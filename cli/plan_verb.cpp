@@ -160,15 +160,21 @@ void print_lockstep_note(const std::vector<std::optional<double>>& rates) {
                "times their contention)\n";
 }
 
-/// The catalog's assumed figures (default GEMM efficiency, no FlashAttention figure) for the GPU
-/// types of the listed plans and baselines: their ranking rests on them as predict's figure does.
-std::vector<std::string> listed_plans_notes(const models::PlannerResult& r, const models::Cluster& c,
-                                            const models::Workload& w) {
+/// The notes on the whole listing, in the table's order (JSON `notes[]` too): the single-GPU
+/// comparison, `--spot` without spot prices, and the catalog's assumed figures (default GEMM
+/// efficiency, no FlashAttention figure) for the GPU types of the listed plans and baselines,
+/// whose ranking rests on them as predict's figure does.
+std::vector<std::string> listing_notes(const PlanVerbOptions& o, const models::PlannerResult& r,
+                                       const models::Cluster& c, const models::Workload& w) {
+  std::vector<std::string> notes;
+  if (!r.single_gpu_note.empty()) notes.push_back(r.single_gpu_note);
+  if (o.spot && !models::any_spot_price(c)) notes.push_back(models::kNoSpotPriceNote);
   std::vector<const models::Plan*> listed;
   for (const models::RankedPlan& p : r.top) listed.push_back(&p.plan);
   for (const models::PlannerBaseline* b : {&r.uniform, &r.fastest_type_only})
     if (b->found) listed.push_back(&b->best.plan);
-  return models::assumed_efficiency_notes(c, w, listed);
+  for (std::string& note : models::assumed_efficiency_notes(c, w, listed)) notes.push_back(std::move(note));
+  return notes;
 }
 
 void write_json(const PlanVerbOptions& o, const models::PlannerOptions& po, const models::PlannerResult& r,
@@ -225,9 +231,7 @@ void write_json(const PlanVerbOptions& o, const models::PlannerOptions& po, cons
   // Every note of the table in one list (the keys above stay for the scripts that read them).
   j.key("notes").begin_array();
   if (!ref.note.empty()) j.value(ref.note);
-  if (!r.single_gpu_note.empty()) j.value(r.single_gpu_note);
-  if (o.spot && !models::any_spot_price(c)) j.value(models::kNoSpotPriceNote);
-  for (const std::string& note : listed_plans_notes(r, c, w)) j.value(note);
+  for (const std::string& note : listing_notes(o, r, c, w)) j.value(note);
   j.end_array();
   if (!o.emit_plan.empty() && !r.top.empty()) j.key("emitted_plan").value(o.emit_plan);
   j.end_object();
@@ -315,9 +319,7 @@ void write_table(const PlanVerbOptions& o, const models::PlannerResult& r, const
   }
   print_vendor_note(r);
   print_lockstep_note(lockstep_rates(r, c, w));
-  if (!r.single_gpu_note.empty()) std::cout << "note: " << r.single_gpu_note << "\n";
-  if (o.spot && !models::any_spot_price(c)) std::cout << "note: " << models::kNoSpotPriceNote << "\n";
-  for (const std::string& note : listed_plans_notes(r, c, w)) std::cout << "note: " << note << "\n";
+  for (const std::string& note : listing_notes(o, r, c, w)) std::cout << "note: " << note << "\n";
   std::cout << fmt("search: %.3f s on ", r.search_time_s) << r.threads << (r.threads == 1 ? " thread, " : " threads, ") << r.plans_evaluated << " plans evaluated, " << r.plans_pruned
             << " pruned, " << r.plans_predicted << " predicted\n";
   if (r.searches_stopped > 0)

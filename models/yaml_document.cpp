@@ -87,6 +87,19 @@ std::optional<size_t> unclosed_flow_opener(std::string_view text, size_t end, ch
   return std::nullopt;
 }
 
+/// yaml-cpp's "end of map/sequence flow not found" traced to the bracket that opened it.
+struct UnclosedFlow {
+  size_t at;  ///< byte of the '{' or '['
+  bool map;   ///< '{' (else '[')
+};
+std::optional<UnclosedFlow> unclosed_flow_of(std::string_view text, const YAML::Exception& e) {
+  const bool map = e.msg.find("end of map flow not found") != std::string::npos;
+  if (!map && e.msg.find("end of sequence flow not found") == std::string::npos) return std::nullopt;
+  const size_t end = e.mark.pos >= 0 ? static_cast<size_t>(e.mark.pos) : text.size();
+  if (const auto at = unclosed_flow_opener(text, end, map ? '{' : '[')) return UnclosedFlow{*at, map};
+  return std::nullopt;
+}
+
 /// A key written without the space YAML needs after its colon ("layers:24"), on 0-based line
 /// `error_line` or one of the two lines above it: yaml-cpp reads such a line as a plain scalar
 /// and reports the line after it ("illegal map value"). Returns the line, the 0-based column of
@@ -363,12 +376,9 @@ std::optional<YAML::Node> parse_yaml_document(std::string_view text, DiagnosticS
       sink.error(e.mark, "", "invalid YAML: " + e.msg + " (the quoted string opened at line " +
                                  std::to_string(open.line + 1) + ":" + std::to_string(open.column + 1) + " runs to line " +
                                  std::to_string(close_line + 1) + ": is its closing quote missing?)");
-    } else if (const bool map = e.msg.find("end of map flow not found") != std::string::npos;
-               (map || e.msg.find("end of sequence flow not found") != std::string::npos) &&
-               unclosed_flow_opener(input, e.mark.pos >= 0 ? static_cast<size_t>(e.mark.pos) : input.size(), map ? '{' : '[')) {
-      const size_t at = *unclosed_flow_opener(input, e.mark.pos >= 0 ? static_cast<size_t>(e.mark.pos) : input.size(),
-                                              map ? '{' : '[');
-      const auto [line, col] = position_of(input, at);
+    } else if (const auto flow = unclosed_flow_of(input, e)) {
+      const bool map = flow->map;
+      const auto [line, col] = position_of(input, flow->at);
       sink.error(make_mark(line, col), "",
                  std::string("unclosed ") + (map ? "'{': the flow map" : "'[': the flow list") +
                      " opened here has no closing " + (map ? "'}'" : "']'") + " (yaml-cpp gave up at line " +

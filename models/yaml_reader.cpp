@@ -173,10 +173,10 @@ std::string missing_unit_message(std::string_view text, const std::string& parse
   };
   const std::string field_unit = unit_of(example);
   const std::string parser_unit = unit_of(std::string_view(parser_error).substr(hint_at, hint_length));
-  const double field_distance = distance(field_unit);
+  const double field_distance = distance(field_unit), parser_distance = distance(parser_unit);
+  if (!std::isfinite(std::min(field_distance, parser_distance))) return parser_error;
   const bool field_near = field_distance <= std::log(1000.0);
-  const std::string best = field_near || field_distance <= distance(parser_unit) ? field_unit : parser_unit;
-  if (!std::isfinite(std::min(field_distance, distance(parser_unit)))) return parser_error;
+  const std::string best = field_near || field_distance <= parser_distance ? field_unit : parser_unit;
   std::string message = "missing unit in \"" + number + "\" (expected " + std::string(expected);
   message.replace(message.size() - (expected.size() - at), length, number + best);
   return message + ")";
