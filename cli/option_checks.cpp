@@ -117,6 +117,23 @@ CLI::Validator price_per_hour_check() {
                         "a positive price: dollars per hour, or with a unit such as \"$120/h\", \"$2880/day\"");
 }
 
+CLI::Validator percent_check(double max) {
+  const CLI::Validator bare = number_check(false, false, max);
+  char max_text[32];
+  std::snprintf(max_text, sizeof max_text, "%g", max);
+  const std::string expected = std::string("a percentage from 0 to ") + max_text;
+  return CLI::Validator(
+      [bare, expected](std::string& text) -> std::string {
+        std::string number = text;
+        if (!number.empty() && number.back() == '%') number.pop_back();
+        if (number.empty() || number.back() == '%' || bare(number) != "")
+          return "expected " + expected + " (\"10\" or \"10%\"), got '" + text + "'";
+        text = number;
+        return {};
+      },
+      expected);
+}
+
 CLI::Validator integer_check(unsigned long long min, unsigned long long max) {
   const std::string expected = "an integer between " + std::to_string(min) + " and " + std::to_string(max);
   return CLI::Validator(

@@ -33,6 +33,10 @@ CLI::Validator duration_check();
 /// ("$120/h", "$2880/day"; models::parse_price_per_hour). The option reads dollars per hour.
 CLI::Validator price_per_hour_check();
 
+/// A non-negative percentage at most `max`: "10" or "10%" (both ten percent; the option reads
+/// 10). A fraction such as "0.1" is 0.1 percent, as the help says; the `%` form makes it plain.
+CLI::Validator percent_check(double max);
+
 /// A comma-separated list option (`--tp-degrees 1,2,4`), each item checked by `item_check`; it
 /// replaces the defaults `into` holds. CLI11's own delimiter dropped empty items ("1,,2" read as
 /// 1,2, "1," as 1), and a lone "," read no item and took the next argument as the list.

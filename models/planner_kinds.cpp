@@ -420,7 +420,9 @@ std::vector<std::vector<int>> ShapeSearch::mixed_subsets(const TpBranch& b) cons
 
 std::vector<std::vector<int>> ShapeSearch::pipeline_orders(const std::vector<int>& members, const TpBranch& b) {
   std::vector<std::vector<int>> orders;
-  if (b.uniform) return {members};  // rank order only
+  // The uniform baseline tries the same orders: a Megatron-LM user chooses the hostfile's node
+  // order, and a baseline fixed to the cluster file's order made "best plan vs uniform" change
+  // when the file listed its node types the other way round.
   // Every order of a few pools; on a branch of many pools (hundreds of subsets) only of three.
   const std::size_t every_order_up_to = b.active.size() <= kEveryOrderMembers ? kEveryOrderMembers : 3;
   if (members.size() <= every_order_up_to) {

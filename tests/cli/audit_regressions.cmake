@@ -69,6 +69,12 @@ hetsim_cli_test(describe_infeasible_plan EXPECT_RC 0 ARGS describe tests/cli/loc
   --cluster clusters/local-cpu.yaml --workload workloads/tiny-gpt.yaml
   STDOUT "  infeasible: replicas\\[1\\]: ZeRO-3 needs every replica to run the same number of micro-batches .*\\(predict, simulate and run refuse it\\)")
 hetsim_cli_test(plan_min_headroom_bounded EXPECT_RC 2 ARGS plan ${mixed} --min-headroom 95 STDERR "--min-headroom")
+# --min-headroom takes "10%" as well as "10" (it refused the percent sign, and "0.1" meant 0.1%
+# without saying so: s68). A stage's headroom is then at least 10% of its GPU.
+hetsim_cli_test(plan_min_headroom_percent_sign EXPECT_RC 0 ARGS plan ${mixed} --min-headroom 10% --top 1
+  STDOUT "\n1 +[0-9]+ +0\\.[0-9]+ +[0-9.]+ GiB \\((1[0-9]|[2-9][0-9])%\\)")
+hetsim_cli_test(plan_min_headroom_percent_sign_bounded EXPECT_RC 2 ARGS plan ${mixed} --min-headroom 95%
+  STDERR "--min-headroom: expected a percentage from 0 to 90 \\(\"10\" or \"10%\"\\), got '95%'")
 # Command-line errors CLI11 finds come in the verbs' form, not as CLI11's bare text (s26 audit F15).
 hetsim_cli_test(cli11_errors_in_the_verbs_form EXPECT_RC 2 ARGS predict --format JSON --cluster clusters/dgx-a100.yaml
   --workload workloads/gpt3-1.3b.yaml --tp 1 --pp 1 --dp 8
@@ -85,13 +91,13 @@ hetsim_cli_test(predict_per_type_utilisation_json EXPECT_RC 0 ARGS predict --for
   --workload workloads/gpt3-6.7b.yaml --plan plans/mixed-a100-v100-tp8-pp3-dp2.yaml
   STDOUT "\"by_gpu_type\": \\[\n +\\{\n +\"gpu_type\": \"a100-sxm4-80gb\",\n +\"gpus\": 16,\n +\"tflops_per_gpu\": 101\\.[0-9]+,\n +\"mfu\": 0\\.325")
 # Under objective cost the baselines are compared by $/Mtok (the objective), not tokens/s
-# (s26 walkthrough 11): point 0's L40S plan at $0.130/Mtok is 0.46x the uniform plan's and 0.97x
+# (s26 walkthrough 11): point 0's L40S plan at $0.130/Mtok is 0.51x the uniform plan's and 0.97x
 # the fastest type's (all four L40S nodes, $0.134).
 hetsim_cli_test(sweep_cost_compares_dollars_per_token EXPECT_RC 0 ARGS sweep sweeps/spot-preemption.yaml --threads 1
-  STDOUT "\\$/Mtok vs uniform  \\$/Mtok vs fastest type  best plan\n0  gpt3-6.7b +0.05/h +0.03/h +80  \\$118.42/h +77237  0.391   0.130 +0.46x +0.97x  8x\\[g6e")
+  STDOUT "\\$/Mtok vs uniform  \\$/Mtok vs fastest type  best plan\n0  gpt3-6.7b +0.05/h +0.03/h +80  \\$118.42/h +77237  0.391   0.130 +0.51x +0.97x  8x\\[g6e")
 hetsim_cli_test(plan_cost_baselines_by_dollars_per_token EXPECT_RC 0 ARGS plan --cluster clusters/h100-mi300x.yaml
   --workload workloads/llama2-70b.yaml --objective cost --threads 1
-  STDOUT "  uniform: 29750 tokens/s, \\$0.723/Mtok, best plan has 0.65x its tokens/s at 0.59x its \\$/Mtok")
+  STDOUT "  uniform: 31834 tokens/s, \\$0.676/Mtok, best plan has 0.61x its tokens/s at 0.63x its \\$/Mtok")
 # A --tp/--pp/--dp plan over memory names the flags the shorthand leaves off (s26 walkthrough 14d).
 hetsim_cli_test(predict_memory_flags_hint EXPECT_RC 1 ARGS predict --cluster clusters/h100-mi300x.yaml
   --workload workloads/llama2-70b.yaml --tp 8 --pp 2 --dp 2
@@ -124,7 +130,7 @@ hetsim_cli_test(plan_names_plans_joining_vendors EXPECT_RC 0 ARGS plan ${mi300x}
 hetsim_cli_test(plan_one_vendor EXPECT_RC 0 ARGS plan ${mi300x} --one-vendor --format json
   STDOUT "\"one_vendor\": true.*\"rank\": 1,.*\"joins_vendors\": false.*\"rank\": 2,.*\"joins_vendors\": false.*\"uniform\": {.*\"joins_vendors\": false")
 hetsim_cli_test(plan_baseline_over_budget EXPECT_RC 0 ARGS plan ${mi300x} --budget-per-hour 50
-  STDOUT "uniform: 29750 tokens/s, best plan has 0.65x its tokens/s \\(over the budget: \\$77.44/h\\)")
+  STDOUT "uniform: 31834 tokens/s, best plan has 0.61x its tokens/s \\(over the budget: \\$77.44/h\\)")
 # ... and a sweep keeps to one vendor with `one_vendor: true` (its plans end without the (*) mark).
 hetsim_cli_test(sweep_one_vendor EXPECT_RC 0 ARGS sweep tests/cli/sweep-one-vendor.yaml --threads 1
   STDOUT "\n0  llama2-70b [^\n]*x\\[mi300x-platform tp1 x8 [^|\n]*zero 1\\)\n1  llama2-70b [^|\n]*zero 1\\)\n")
