@@ -226,8 +226,9 @@ class PlanOnce {
     fastest_stopped_ = fastest_stopped_ || search_.stopped > 0;
   }
 
-  /// Baseline (a): uniform layer and batch splits over all GPUs, in type-grouped placements
-  /// (the Megatron rank order's plans come from megatron_candidates).
+  /// Baseline (a): uniform layer and batch splits over all GPUs, in type-grouped placements and
+  /// every order of the types the search tries (the Megatron rank order's plans come from
+  /// megatron_candidates).
   void search_uniform_splits() {
     std::vector<int> all(pools_.size());
     for (size_t p = 0; p < pools_.size(); ++p) all[p] = static_cast<int>(pools_[p].nodes.size());

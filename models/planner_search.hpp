@@ -162,8 +162,8 @@ class ShapeSearch {
   void search_per_pool_kinds(const TpBranch& branch, const std::function<void(const Shape&)>& sink,
                              const std::function<double()>& tokens_bound);
   /// The orders a mixed kind over `members` (sorted pool indices) is tried in: every order of up
-  /// to kEveryOrderMembers pools, a few otherwise (planner_kinds.cpp); the rank order alone for
-  /// the uniform baseline.
+  /// to kEveryOrderMembers pools, a few otherwise (planner_kinds.cpp); the uniform baseline's
+  /// too, so that it does not depend on the order the cluster file lists its node types in.
   std::vector<std::vector<int>> pipeline_orders(const std::vector<int>& members, const TpBranch& b);
   /// The subsets of the branch's pools (>= 2) mixed kinds are tried over: every one of up to
   /// kEverySubsetPools pools, the largest first past kEveryOrderMembers; beyond, all pools, each
