@@ -52,15 +52,19 @@ struct DeviceBase {
 /// device; for NICs, each device while all of its node send), from the suites' clusters.
 struct LinkBase {
   models::LinkProfile figures;
+  /// The datasheet's line rate per device that `figures` achieves a share of; 0 for a measured
+  /// figure, which a fit may exceed (a ring collective can outrun the pair test that measured it).
+  double line_Bps = 0;
   int rows = 0;
   bool consistent = true;
 };
 
 bool same(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)); }
 
-void note_link(std::map<std::string, LinkBase>& links, const std::string& name, const models::LinkProfile& f) {
+void note_link(std::map<std::string, LinkBase>& links, const std::string& name, const models::LinkProfile& f,
+               double line_Bps) {
   auto [it, fresh] = links.try_emplace(name);
-  if (fresh) it->second.figures = f;
+  if (fresh) it->second.figures = f, it->second.line_Bps = line_Bps;
   else if (!same(it->second.figures.bandwidth_Bps, f.bandwidth_Bps) || !same(it->second.figures.latency_s, f.latency_s))
     it->second.consistent = false;
 }
@@ -97,17 +101,20 @@ void collect_links(const models::Cluster& c, const UsedHardware& used, std::map<
   for (int t : used.node_types) {
     const models::NodeType& nt = c.node_types[t];
     if (nt.gpus_per_node > 1)
-      note_link(links, models::to_string(nt.intra.kind),
-                {models::achieved_bandwidth_Bps(nt.intra), nt.intra.latency_s});
+      note_link(links, models::to_string(nt.intra.kind), {models::achieved_bandwidth_Bps(nt.intra), nt.intra.latency_s},
+                nt.intra.measured ? 0.0 : nt.intra.bandwidth_Bps);
     if (!used.spans_nodes || nt.nics.count <= 0) continue;
-    double per_device_Bps = models::achieved_bandwidth_Bps(nt.nics) * nt.nics.count / std::max(1, nt.gpus_per_node);
-    if (!nt.nics.gpu_direct && nt.host_link_Bps > 0)
-      per_device_Bps =
-          std::min(per_device_Bps, nt.host_link_Bps * models::kHostLinkEfficiency);
+    const double nics_per_device = static_cast<double>(nt.nics.count) / std::max(1, nt.gpus_per_node);
+    double per_device_Bps = models::achieved_bandwidth_Bps(nt.nics) * nics_per_device;
+    double line_Bps = nt.nics.measured ? 0.0 : nt.nics.bandwidth_Bps * nics_per_device;
+    if (!nt.nics.gpu_direct && nt.host_link_Bps > 0) {
+      per_device_Bps = std::min(per_device_Bps, nt.host_link_Bps * models::kHostLinkEfficiency);
+      if (line_Bps > 0) line_Bps = std::min(line_Bps, nt.host_link_Bps);
+    }
     double fabric_s = 0;
     for (const models::Node& n : c.nodes)
       if (n.node_type == t) fabric_s = std::max(fabric_s, c.zones[n.zone].fabric.latency_s);
-    note_link(links, models::to_string(nt.nics.kind), {per_device_Bps, 2 * nt.nics.latency_s + fabric_s});
+    note_link(links, models::to_string(nt.nics.kind), {per_device_Bps, 2 * nt.nics.latency_s + fabric_s}, line_Bps);
   }
 }
 
@@ -292,7 +299,7 @@ FitInputs prepare_rows(const std::vector<models::Suite>& suites, const models::C
       std::map<std::string, LinkBase> row_links;
       collect_links(p.base, used, row_links);
       for (const auto& [name, l] : row_links) {
-        note_link(links, name, l.figures);
+        note_link(links, name, l.figures, l.line_Bps);
         ++links[name].rows;
         if (!l.consistent) links[name].consistent = false;
       }
@@ -326,8 +333,11 @@ std::vector<Variable> fit_variables(const RunFitOptions& options, const std::map
         continue;
       }
       // A scale on the achieved bandwidth (the cluster's figure x link_efficiency); assumption:
-      // the truth lies within 0.1-2x of it (a search range, not a measured bound).
-      vars.push_back({name, p, 1.0, 0.1, 2.0, true, 0});
+      // the truth lies within 0.1-2x of it (a search range, not a measured bound), and no link
+      // carries more than its datasheet line rate: the fit put SC'21's 25 GB/s InfiniBand at
+      // 29.7 GB/s (s68 hunt). A measured figure (line_Bps 0) keeps the 2x.
+      const double up_to_line = l.line_Bps > 0 ? l.line_Bps / l.figures.bandwidth_Bps : 2.0;
+      vars.push_back({name, p, 1.0, 0.1, std::clamp(up_to_line, 1.0, 2.0), true, 0});
     }
   }
   for (Variable& v : vars) v.start = v.value;

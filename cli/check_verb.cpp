@@ -163,8 +163,9 @@ void add_check_verb(CLI::App& app) {
   verb->add_option("--workload", o->workload, "Workload file (kind: workload)")->required();
   verb->add_option("--plan", o->plan, "Plan file (kind: plan)")->required();
   verb->add_option("--profile", o->profile, "Calibrated profile (kind: profile)")->required();
-  verb->add_option("--tolerance", o->tolerance, "Largest accepted relative error of the iteration time (default 0.25)")
-      ->transform(number_check(true, false, 1e6));
+  verb->add_option("--tolerance", o->tolerance,
+                   "Largest accepted relative error of the iteration time: \"0.25\" or \"25%\" (default 0.25)")
+      ->transform(fraction_check());
   verb->add_option("--steps", o->steps, "Training steps to run; the first is warm-up (default 8)")
       ->transform(integer_check(2, 10000));
   add_format_option(verb, &o->format);

@@ -134,6 +134,31 @@ CLI::Validator percent_check(double max) {
       expected);
 }
 
+CLI::Validator fraction_check() {
+  const CLI::Validator positive = number_check(true, false);
+  const std::string expected = "a positive fraction (\"0.25\") or percentage (\"25%\")";
+  return CLI::Validator(
+      [positive, expected](std::string& text) -> std::string {
+        std::string number = text;
+        const bool percent = !number.empty() && number.back() == '%';
+        if (percent) number.pop_back();
+        if (number.empty() || number.back() == '%' || positive(number) != "")
+          return "expected " + expected + ", got '" + text + "'";
+        const double v = std::strtod(number.c_str(), nullptr);
+        if (!percent && v > 1) {
+          char as_percent[32];
+          std::snprintf(as_percent, sizeof as_percent, "%g%%", 100 * v);
+          return "expected " + expected + ", got '" + text + "': as a fraction that is " + as_percent + "; write \"" +
+                 text + "%\" for " + text + " percent, or \"" + as_percent + "\"";
+        }
+        char si[32];
+        std::snprintf(si, sizeof si, "%.17g", percent ? v / 100 : v);
+        text = si;
+        return {};
+      },
+      expected);
+}
+
 CLI::Validator integer_check(unsigned long long min, unsigned long long max) {
   const std::string expected = "an integer between " + std::to_string(min) + " and " + std::to_string(max);
   return CLI::Validator(

@@ -37,6 +37,11 @@ CLI::Validator price_per_hour_check();
 /// 10). A fraction such as "0.1" is 0.1 percent, as the help says; the `%` form makes it plain.
 CLI::Validator percent_check(double max);
 
+/// A positive relative error: a fraction ("0.25") or a percentage ("25%"); the option reads the
+/// fraction. A bare number above 1 is refused with the percentage it would be ("25" is 2500%,
+/// most likely meant as "25%"); write "2500%" for such a tolerance.
+CLI::Validator fraction_check();
+
 /// A comma-separated list option (`--tp-degrees 1,2,4`), each item checked by `item_check`; it
 /// replaces the defaults `into` holds. CLI11's own delimiter dropped empty items ("1,,2" read as
 /// 1,2, "1," as 1), and a lone "," read no item and took the next argument as the list.

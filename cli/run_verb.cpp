@@ -271,8 +271,17 @@ void add_run_verb(CLI::App& app) {
   verb->add_option("--seed", opts->seed, "seed of the initial parameters and of the synthetic data (default 1234)")
       ->transform(integer_check(0, 18446744073709551615ULL));  // a 64-bit seed
   // At most 1 (Adam's rates are ~1e-4..1e-2): 1e308 became an inf float and a NaN loss.
+  // At least float's smallest normal value: the engine trains in float, and 1e-300 became a rate
+  // of 0 that trained nothing and said nothing (s68 hunt).
   verb->add_option("--lr", opts->learning_rate, "Adam learning rate, at most 1 (default 0.001)")
-      ->transform(number_check(true, false, 1.0));
+      ->transform(number_check(true, false, 1.0))
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            if (std::strtod(text.c_str(), nullptr) >= std::numeric_limits<float>::min()) return {};
+            return "expected a learning rate of at least 1.2e-38 (the engine trains in float: below that the rate "
+                   "is 0), got '" + text + "'";
+          },
+          "a learning rate of at least 1.2e-38"));
   verb->add_option("--inject-fault", opts->inject_fault,
                    "testing: RANK[:throw|kill[:STEP]] makes that rank fail at the start of STEP (default 1)")
       ->check(CLI::Validator(  // given empty, it ran without a fault and said nothing

@@ -74,11 +74,14 @@ std::optional<GpuType> read_gpu(const MapReader::Entry& entry, const std::string
     if (auto v = eff->get_number("memory", Need::kOptional, kMinEfficiency, 1)) e.memory_efficiency = *v;
     if (auto v = eff->get_number("optimizer_memory", Need::kOptional, kMinEfficiency, 1))
       e.optimizer_memory_efficiency = *v;
-    if (auto v = eff->get_quantity("kernel_launch", Need::kOptional, parse_time, "a time such as \"5us\"", false))
+    if (auto v = eff->get_quantity("kernel_launch", Need::kOptional, parse_time, "a time such as \"5us\"", false,
+                                   kMaxKernelLaunch_s, "1ms"))
       e.kernel_launch_s = *v;
-    if (auto v = eff->get_quantity("framework_op_host", Need::kOptional, parse_time, "a time such as \"48us\"", false))
+    if (auto v = eff->get_quantity("framework_op_host", Need::kOptional, parse_time, "a time such as \"48us\"", false,
+                                   kMaxFrameworkOpHost_s, "10ms"))
       e.framework_op_host_s = *v;
-    if (auto v = eff->get_quantity("framework_pass_host", Need::kOptional, parse_time, "a time such as \"1.5ms\"", false))
+    if (auto v = eff->get_quantity("framework_pass_host", Need::kOptional, parse_time, "a time such as \"1.5ms\"", false,
+                                   kMaxFrameworkPassHost_s, "1s"))
       e.framework_pass_host_s = *v;
     if (auto v = eff->get_number("flash", Need::kOptional, kMinEfficiency, 1)) e.flash_scale = *v, e.flash_given = true;
     eff->finish();

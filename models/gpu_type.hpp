@@ -37,6 +37,10 @@ inline constexpr double kFrameworkOpHost_s = 49e-6;
 /// Fitted with kFrameworkOpHost_s on the same rows. The default of
 /// EfficiencyModel::framework_pass_host_s.
 inline constexpr double kFrameworkPassHost_s = 1.5e-3;
+/// The largest launch and host times a catalog or profile may give: far above any real stack
+/// (a launch ~5 us, the figures above), they stop a slip of the unit from predicting a step of
+/// years ("framework_op_host: 1e9s" printed 4.59e+09 h with exit 0; s68 hunt).
+inline constexpr double kMaxKernelLaunch_s = 1e-3, kMaxFrameworkOpHost_s = 10e-3, kMaxFrameworkPassHost_s = 1.0;
 
 /// Reduction length at which a GEMM's main loop runs at half speed: each output tile pays a
 /// fixed prologue/epilogue of a few k-iterations (multistage software pipeline of 3-4 stages of

@@ -65,10 +65,11 @@ void read_device(const MapReader::Entry& entry, const GpuType* type, const std::
                                               "an amount of work such as \"1GFLOP\"", false);
     d.memory_efficiency = eff->get_number("memory", Need::kOptional, kMinEfficiency, 1);
     d.optimizer_memory_efficiency = eff->get_number("optimizer_memory", Need::kOptional, kMinEfficiency, 1);
-    d.kernel_launch_s = eff->get_quantity("kernel_launch", Need::kOptional, parse_time, kTime, false);
-    d.framework_op_host_s = eff->get_quantity("framework_op_host", Need::kOptional, parse_time, kTime, false);
+    d.kernel_launch_s = eff->get_quantity("kernel_launch", Need::kOptional, parse_time, kTime, false, kMaxKernelLaunch_s, "1ms");
+    d.framework_op_host_s =
+        eff->get_quantity("framework_op_host", Need::kOptional, parse_time, kTime, false, kMaxFrameworkOpHost_s, "10ms");
     d.framework_pass_host_s =
-        eff->get_quantity("framework_pass_host", Need::kOptional, parse_time, kTime, false);
+        eff->get_quantity("framework_pass_host", Need::kOptional, parse_time, kTime, false, kMaxFrameworkPassHost_s, "1s");
     eff->finish();
   }
   r.finish();

@@ -427,7 +427,7 @@ ParsedQuantity parse_flops(std::string_view text) {
 }
 ParsedQuantity parse_flop(std::string_view text) {
   // A GEMM's half-efficiency work of "1e300FLOP" put every GEMM at ~0 efficiency: inf seconds.
-  return within_bounds(parse_with(text, flop_kind()), text, 1.0, 1e18, "an amount of work between 1FLOP and 1e18FLOP");
+  return within_bounds(parse_with(text, flop_kind()), text, 1.0, 1e18, "0, or an amount of work between 1FLOP and 1e18FLOP");
 }
 
 namespace {

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "utf8.hpp"
 #include "yaml_reader.hpp"
@@ -316,6 +317,35 @@ std::optional<std::string> read_input_text(const std::string& path, DiagnosticSi
   return text;
 }
 
+namespace {
+
+/// hetsim's own outputs that are not inputs, told apart from broken YAML: a JSON-lines
+/// checkpoint (calibrate, fit, sweep), which yaml-cpp reads as several documents, and a CSV
+/// table (sweep, validate), whose header it rejects as "illegal map value" (s68 hunt). Looks at
+/// the first two non-empty lines; nothing else is said of a file that is neither.
+std::optional<std::string> output_table_format(std::string_view text) {
+  std::vector<std::string_view> lines;
+  for (size_t at = 0; at < text.size() && lines.size() < 2;) {
+    const size_t end = std::min(text.find('\n', at), text.size());
+    std::string_view line = text.substr(at, end - at);
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
+    if (!line.empty()) lines.push_back(line);
+    at = end + 1;
+  }
+  if (lines.size() < 2) return std::nullopt;
+  const auto json_object = [](std::string_view l) { return l.front() == '{' && l.back() == '}'; };
+  if (json_object(lines[0]) && json_object(lines[1]))
+    return "a JSON-lines file (one JSON object a line, as the checkpoints of calibrate, fit and sweep are), not a "
+           "YAML input";
+  const auto commas = [](std::string_view l) { return std::count(l.begin(), l.end(), ','); };
+  if (commas(lines[0]) >= 2 && commas(lines[0]) == commas(lines[1]) && lines[0].find(':') == std::string_view::npos &&
+      lines[0].front() != '#' && lines[0].front() != '{' && lines[0].front() != '[' && lines[0].front() != '-')
+    return "a CSV table (as sweep and validate write them), not a YAML input";
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<YAML::Node> parse_yaml_document(std::string_view text, DiagnosticSink& sink, const std::string& first_key) {
   if (text.size() > kMaxInputBytes) {
     sink.error(YAML::Mark::null_mark(), "", "input larger than " + std::to_string(kMaxInputBytes >> 20) + " MiB");
@@ -331,6 +361,10 @@ std::optional<YAML::Node> parse_yaml_document(std::string_view text, DiagnosticS
     char hex[8];
     std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(text[bad]));
     sink.error(make_mark(line, col), "", std::string("invalid UTF-8 byte ") + hex + " (expected a UTF-8 YAML text file)");
+    return std::nullopt;
+  }
+  if (const auto what = output_table_format(text)) {
+    sink.error(make_mark(0, 0), "", *what + " (expected a YAML map starting with " + first_key + ")");
     return std::nullopt;
   }
   std::string input(text);

@@ -372,7 +372,7 @@ std::optional<bool> MapReader::get_bool(std::string_view key, Need need) {
 
 std::optional<double> MapReader::get_quantity(std::string_view key, Need need,
                                               ParsedQuantity (*parse)(std::string_view), const char* expected,
-                                              bool positive) {
+                                              bool positive, double max, const char* max_text) {
   const Item* item = lookup(key, need, expected);
   if (item == nullptr) return std::nullopt;
   const YAML::Mark at = value_mark(item->value, item->key_mark);
@@ -388,6 +388,11 @@ std::optional<double> MapReader::get_quantity(std::string_view key, Need need,
   if (!v) return std::nullopt;
   if (positive && *v <= 0) {
     sink_->error(at, field(key), "\"" + text + "\" must be > 0 (expected " + expected + ")");
+    return std::nullopt;
+  }
+  if (*v > max) {
+    sink_->error(at, field(key), "value out of range in \"" + text + "\" (expected " + expected + ", at most " +
+                                     (max_text != nullptr ? std::string(max_text) : number_text(max)) + ")");
     return std::nullopt;
   }
   return v;

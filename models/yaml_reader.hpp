@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <climits>
+#include <cmath>
 #include <cstddef>
 #include <map>
 #include <optional>
@@ -131,9 +132,12 @@ class MapReader {
   std::optional<double> get_number(std::string_view key, Need need, double min, double max,
                                    bool min_exclusive = false);
   std::optional<bool> get_bool(std::string_view key, Need need);
-  /// A value with a unit; `positive` rejects zero (negative values are always rejected).
+  /// A value with a unit; `positive` rejects zero (negative values are always rejected). `max`
+  /// (SI) bounds it where the unit parser's own range is far wider than the field's; `max_text`
+  /// says that bound in the field's unit ("1ms").
   std::optional<double> get_quantity(std::string_view key, Need need, ParsedQuantity (*parse)(std::string_view),
-                                     const char* expected, bool positive);
+                                     const char* expected, bool positive, double max = HUGE_VAL,
+                                     const char* max_text = nullptr);
   template <class E>
   std::optional<E> get_enum(std::string_view key, Need need, const EnumTable<E>& allowed);
   /// A nested map (the caller reads it and calls finish() on it).

@@ -13,6 +13,7 @@
 #include "predictor.hpp"
 #include "profile.hpp"
 #include "run_fit.hpp"
+#include "topology.hpp"
 #include "validation_suite.hpp"
 
 namespace hetsim::calibration {
@@ -195,6 +196,35 @@ TEST(RunFit, FitsTheAchievedBandwidthOfEachLinkClass) {
     }
   }
   EXPECT_TRUE(r.links_not_fitted.empty());
+}
+
+TEST(RunFit, NoLinkIsFittedAboveItsLineRate) {
+  // Rows that ask for InfiniBand at 1.5x its achieved figure (more than the 25 GB/s line rate):
+  // the fit stops at the line rate and says the figure is at its bound. It had searched up to 2x
+  // and put SC'21's 25 GB/s ports at 29.7 GB/s (s68 hunt).
+  const models::Suite probe = models::parse_suite(multi_node_suite({}), Catalog::builtin(), "l.yaml");
+  const models::Cluster c = models::suite_cluster(probe.rows[0].system, 32, Catalog::builtin());
+  const double line_Bps = c.node_types[0].nics.bandwidth_Bps * c.node_types[0].nics.count / c.node_types[0].gpus_per_node;
+  const double achieved_Bps = models::achieved_bandwidth_Bps(c.node_types[0].nics) * c.node_types[0].nics.count /
+                              c.node_types[0].gpus_per_node;
+  ASSERT_LT(achieved_Bps, line_Bps);
+  models::Profile truth;
+  truth.links["infiniband"] = {1.5 * achieved_Bps,
+                               2 * c.node_types[0].nics.latency_s + c.zones[c.nodes[0].zone].fabric.latency_s};
+  RunFitOptions o;
+  o.params = {RunFitParam::kLinks};
+  const RunFitResult r = fit_to_runs(
+      {models::parse_suite(multi_node_suite(predicted_with(truth, multi_node_suite({}))), Catalog::builtin(), "l.yaml")},
+      Catalog::builtin(), o);
+  bool seen = false;
+  for (const FittedFigure& f : r.figures) {
+    if (f.device_type != "infiniband") continue;
+    seen = true;
+    EXPECT_LE(f.fitted_value, line_Bps * (1 + 1e-9));
+    EXPECT_NEAR(f.fitted_value / line_Bps, 1.0, 0.01);
+    EXPECT_TRUE(f.at_bound);
+  }
+  EXPECT_TRUE(seen);
 }
 
 TEST(RunFit, LinkClassesWithDifferentFiguresAreNotFitted) {

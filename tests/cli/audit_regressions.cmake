@@ -69,6 +69,21 @@ hetsim_cli_test(describe_infeasible_plan EXPECT_RC 0 ARGS describe tests/cli/loc
   --cluster clusters/local-cpu.yaml --workload workloads/tiny-gpt.yaml
   STDOUT "  infeasible: replicas\\[1\\]: ZeRO-3 needs every replica to run the same number of micro-batches .*\\(predict, simulate and run refuse it\\)")
 hetsim_cli_test(plan_min_headroom_bounded EXPECT_RC 2 ARGS plan ${mixed} --min-headroom 95 STDERR "--min-headroom")
+# A profile's launch and host times are bounded (s68 hunt: "framework_op_host: 1e9s" loaded, and
+# predict printed 4.59e+09 h with exit 0); the three are reported at once.
+hetsim_cli_test(profile_host_times_bounded EXPECT_RC 2 ARGS describe tests/cli/profile-host-out-of-range.yaml
+  STDERR "9:22: error: devices.cpu-avx2.efficiency.kernel_launch: value out of range in \"2ms\" \\(expected a time such as \"2us\", at most 1ms\\)\n.*10:26: error: devices.cpu-avx2.efficiency.framework_op_host: value out of range in \"1e9s\" .*at most 10ms\\)\n.*11:28: error: .*framework_pass_host: .*at most 1s\\)")
+# hetsim's own outputs given as inputs are named (they read "several YAML documents" and "invalid
+# YAML: illegal map value", with no expected form: s68 hunt).
+hetsim_cli_test(describe_a_checkpoint EXPECT_RC 2 ARGS describe tests/cli/lines.jsonl
+  STDERR "lines.jsonl:1:1: error: a JSON-lines file \\(one JSON object a line, as the checkpoints of calibrate, fit and sweep are\\), not a YAML input \\(expected a YAML map starting with 'kind:'\\)")
+hetsim_cli_test(profile_is_a_csv EXPECT_RC 2 ARGS predict --cluster clusters/local-cpu.yaml --workload workloads/tiny-gpt.yaml
+  --tp 1 --pp 1 --dp 2 --profile tests/cli/table.csv
+  STDERR "table.csv:1:1: error: a CSV table \\(as sweep and validate write them\\), not a YAML input")
+# run --lr below float's range trained at a rate of 0 and said nothing (s68 hunt).
+hetsim_cli_test(run_lr_below_float EXPECT_RC 2 ARGS run --cluster clusters/local-cpu.yaml --workload workloads/tiny-gpt.yaml
+  --tp 1 --pp 1 --dp 2 --lr 1e-300 --steps 2
+  STDERR "--lr: expected a learning rate of at least 1.2e-38 \\(the engine trains in float: below that the rate is 0\\), got '1e-300'")
 # --min-headroom takes "10%" as well as "10" (it refused the percent sign, and "0.1" meant 0.1%
 # without saying so: s68). A stage's headroom is then at least 10% of its GPU.
 hetsim_cli_test(plan_min_headroom_percent_sign EXPECT_RC 0 ARGS plan ${mixed} --min-headroom 10% --top 1

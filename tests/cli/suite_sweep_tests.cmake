@@ -34,6 +34,10 @@ add_test(NAME cli_fit_resumes_a_killed_run
   COMMAND ${CMAKE_COMMAND} -DHETSIM=$<TARGET_FILE:hetsim> -DSUITE=${suites}/tiny-v2.yaml -DPARAMS=gemm,host
           -DWORK=${CMAKE_CURRENT_BINARY_DIR}/fit-resume -P ${CMAKE_CURRENT_SOURCE_DIR}/fit_resume.cmake)
 set_tests_properties(cli_fit_resumes_a_killed_run PROPERTIES LABELS cpu)
+add_test(NAME cli_fit_params_order
+  COMMAND ${CMAKE_COMMAND} -DHETSIM=$<TARGET_FILE:hetsim> -DSUITE=${suites}/tiny-v2.yaml
+          -DWORK=${CMAKE_CURRENT_BINARY_DIR}/fit-params-order -P ${CMAKE_CURRENT_SOURCE_DIR}/fit_params_order.cmake)
+set_tests_properties(cli_fit_params_order PROPERTIES LABELS cpu)
 # The checkpoint is another verb's (appending a fit's steps to it would spoil it) or an input.
 hetsim_cli_test(fit_checkpoint_of_something_else EXPECT_RC 2 ARGS fit ${suites}/tiny-v2.yaml
   --out ${CMAKE_CURRENT_BINARY_DIR}/never.yaml --checkpoint ${CMAKE_CURRENT_SOURCE_DIR}/calibrate-checkpoint.jsonl

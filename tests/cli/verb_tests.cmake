@@ -71,8 +71,14 @@ hetsim_cli_test(check_steps_in_the_project_format EXPECT_RC 2
 # nothing on the CPU backend).
 hetsim_cli_test(check_json_lists_the_engine_notes EXPECT_RC 0
   ARGS check --cluster clusters/local-cpu.yaml --workload workloads/tiny-gpt.yaml --plan plans/local-cpu-tp1-pp1-dp2.yaml
-       --profile clusters/profiles/local-cpu.yaml --steps 2 --tolerance 100 --format json
+       --profile clusters/profiles/local-cpu.yaml --steps 2 --tolerance 10000% --format json
   STDOUT "\"pass\": true,[^}]*\"measured_notes\": \\[\\],")
+# --tolerance takes a percentage too; a bare number above 1 was read as a fraction, so "25" passed
+# every run at 2500% (s68 hunt).
+hetsim_cli_test(check_tolerance_percent_bare_above_one EXPECT_RC 2
+  ARGS check --cluster clusters/local-cpu.yaml --workload workloads/tiny-gpt.yaml --plan plans/local-cpu-tp1-pp1-dp2.yaml
+       --profile clusters/profiles/local-cpu.yaml --tolerance 25
+  STDERR "--tolerance: expected a positive fraction \\(\"0.25\"\\) or percentage \\(\"25%\"\\), got '25': as a fraction that is 2500%; write \"25%\" for 25 percent, or \"2500%\"")
 # --grad-buckets acts on an overlapped sync only, and 2^31 - 1 of them ran out of memory (s24 audit).
 # --time-limit: a run still going at the limit ends the verb (exit 1) with a Report of a failed
 # simulation, how far it got, and no trace (here 306M unfolded flows, minutes at the fastest); one

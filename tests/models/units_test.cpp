@@ -187,7 +187,7 @@ TEST(Units, FlopRatesAndSizesLieWithinPhysicalBounds) {
   // A GEMM's half-efficiency work (gemm_half_work) of "1e300FLOP" put every GEMM at ~0
   // efficiency: "iteration time inf s", feasible, exit 0 (adversarial pass, 2026-12-05).
   EXPECT_EQ(parse_flop("1e300FLOP").error,
-            "value out of range in \"1e300FLOP\" (expected an amount of work between 1FLOP and 1e18FLOP)");
+            "value out of range in \"1e300FLOP\" (expected 0, or an amount of work between 1FLOP and 1e18FLOP)");
   EXPECT_DOUBLE_EQ(ok(parse_flop("0FLOP")), 0);  // no saturation
   EXPECT_DOUBLE_EQ(ok(parse_flop("1EFLOP")), 1e18);
   EXPECT_EQ(parse_price_per_hour("$-1/h").error, "negative value \"$-1/h\" (expected a value >= 0)");  // was "malformed"
