@@ -25,6 +25,18 @@
 namespace hetsim::cli {
 namespace {
 
+/// The shallowest and deepest pipeline of a plan's replicas (Plan::pp() is replica 0's: a plan of
+/// 3-, 1- and 4-stage replicas read "pp 3"; s68 consistency hunt).
+std::pair<int, int> pipeline_depths(const models::Plan& p) {
+  int least = p.pp(), most = p.pp();
+  for (const models::Replica& r : p.replicas) {
+    least = std::min(least, static_cast<int>(r.stages.size()));
+    most = std::max(most, static_cast<int>(r.stages.size()));
+  }
+  return {least, most};
+}
+
+
 using models::InputKind;
 
 struct DescribeOptions {
@@ -353,7 +365,9 @@ void print_plan(const Described& d, std::ostream& out) {
   if (p.zero == 3 && !p.zero3_prefetch) out << " (no prefetch)";
   if (p.zero >= 2 && p.sharded_collectives == models::ShardedCollectives::kNodeNics) out << " (gathers over node NICs)";
   out << ", grad_sync " << models::to_string(p.grad_sync) << (p.overlap_grad_sync ? " (overlapped)" : "") << "\n";
-  out << "  dp " << p.dp() << ", pp " << p.pp();
+  const auto [pp_least, pp_most] = pipeline_depths(p);
+  out << "  dp " << p.dp() << ", pp " << pp_least;
+  if (pp_most != pp_least) out << "-" << pp_most << " (the replicas' pipelines differ in depth)";
   if (d.plan) out << ", " << p.gpu_count() << " GPUs";
   out << ", global batch " << p.global_batch() << " sequences per step\n";
   TextTable t({"replica", "micro-batches", "stage", "layers", "tp", "gpus", "gpu type"});
@@ -495,7 +509,10 @@ void json_plan(models::JsonOut& j, const Described& d) {
       .key("tp_comm_overlap").value(p.tp_comm_overlap).key("overlap_p2p_comm").value(p.overlap_p2p_comm)
       .key("zero3_prefetch").value(p.zero3_prefetch)
       .key("sharded_collectives").value(models::to_string(p.sharded_collectives));
-  j.key("dp").value(p.dp()).key("pp").value(p.pp()).key("global_batch").value(p.global_batch());
+  // `pp` stays replica 0's depth for the scripts that read it; the range covers every replica.
+  const auto [pp_least, pp_most] = pipeline_depths(p);
+  j.key("dp").value(p.dp()).key("pp").value(p.pp()).key("pp_min").value(pp_least).key("pp_max").value(pp_most);
+  j.key("global_batch").value(p.global_batch());
   j.key("gpus");
   if (d.plan) j.value(p.gpu_count()); else j.null();
   j.key("replicas").begin_array();

@@ -67,6 +67,9 @@ struct NodeType {
   IntraFabric intra;
   NicSpec nics;
   double host_link_Bps = 0;        ///< GPU<->host (PCIe) per GPU, one direction
+  /// host_link was written in the file; otherwise it is the GPU type's (default_host_link_Bps),
+  /// and a sweep's `gpu` axis that swaps the GPU swaps it too.
+  bool host_link_given = false;
   double price_per_hour = 0;       ///< on-demand dollars per node-hour
   std::optional<double> spot_price_per_hour;
   double preemption_rate_per_hour = 0;  ///< spot preemptions per node-hour

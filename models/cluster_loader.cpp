@@ -136,6 +136,7 @@ class ClusterReader {
       nics->finish();
     }
     t.host_link_Bps = default_host_link_Bps(t.gpu);
+    t.host_link_given = r.has("host_link");
     set_if(t.host_link_Bps, r.get_quantity("host_link", Need::kOptional, parse_bandwidth, kBandwidth, true));
     set_if(t.price_per_hour, r.get_quantity("price", Need::kOptional, parse_price_per_hour, kPrice, false));
     if (auto v = r.get_quantity("spot_price", Need::kOptional, parse_price_per_hour, kPrice, false)) {

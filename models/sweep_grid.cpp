@@ -46,7 +46,12 @@ void apply_axis(Cluster& c, const Cluster& base, const SweepSpec& spec, const Sw
           for (NodeGroup& g : z.groups)
             if (g.node_type == t) g.count = static_cast<int>(a.values[v]);
       break;
-    case SweepAxisKind::kGpu: nt.gpu = catalog.by_name(a.labels[v]); break;
+    case SweepAxisKind::kGpu:
+      nt.gpu = catalog.by_name(a.labels[v]);
+      // A host link the file left to the GPU type is the new GPU's, as a cluster file naming
+      // that GPU would have it (it kept the old one's: s68 consistency hunt).
+      if (!nt.host_link_given) nt.host_link_Bps = default_host_link_Bps(nt.gpu);
+      break;
     case SweepAxisKind::kNicBandwidth:
       nt.nics.bandwidth_Bps = a.values[v];
       nt.nics.measured = base.node_types[t].nics.measured;

@@ -69,6 +69,13 @@ hetsim_cli_test(describe_infeasible_plan EXPECT_RC 0 ARGS describe tests/cli/loc
   --cluster clusters/local-cpu.yaml --workload workloads/tiny-gpt.yaml
   STDOUT "  infeasible: replicas\\[1\\]: ZeRO-3 needs every replica to run the same number of micro-batches .*\\(predict, simulate and run refuse it\\)")
 hetsim_cli_test(plan_min_headroom_bounded EXPECT_RC 2 ARGS plan ${mixed} --min-headroom 95 STDERR "--min-headroom")
+# describe gave a plan's pp as replica 0's depth ("pp 1" for replicas of 1 and 2 stages; s68 hunt).
+hetsim_cli_test(describe_plan_depth_range EXPECT_RC 0 ARGS describe plans/local-cpu-dp2-different-depths.yaml
+  --cluster clusters/local-cpu.yaml --workload workloads/tiny-gpt.yaml
+  STDOUT "  dp 2, pp 1-2 \\(the replicas' pipelines differ in depth\\)")
+hetsim_cli_test(describe_plan_depth_range_json EXPECT_RC 0 ARGS describe plans/local-cpu-dp2-different-depths.yaml
+  --cluster clusters/local-cpu.yaml --workload workloads/tiny-gpt.yaml --format json
+  STDOUT "\"pp\": 1,\n +\"pp_min\": 1,\n +\"pp_max\": 2,")
 # A profile's launch and host times are bounded (s68 hunt: "framework_op_host: 1e9s" loaded, and
 # predict printed 4.59e+09 h with exit 0); the three are reported at once.
 hetsim_cli_test(profile_host_times_bounded EXPECT_RC 2 ARGS describe tests/cli/profile-host-out-of-range.yaml

@@ -164,7 +164,7 @@ hetsim_cli_test(describe_workload_json EXPECT_RC 0 ARGS describe --format json w
 hetsim_cli_test(describe_plan_with_inputs EXPECT_RC 0
   ARGS describe tests/config/fixtures/ok-plan.yaml --cluster tests/config/fixtures/two-boxes.yaml
        --workload tests/config/fixtures/tiny-model.yaml
-  STDOUT "dp 2, pp 2, 9 GPUs")
+  STDOUT "dp 2, pp 1-2 \\(the replicas' pipelines differ in depth\\), 9 GPUs")
 # --cluster/--workload check plans; with no plan among the files they are loaded and said to be unused.
 hetsim_cli_test(describe_option_files_unused EXPECT_RC 0
   ARGS describe clusters/mixed-a100-v100.yaml --workload workloads/llama2-7b.yaml

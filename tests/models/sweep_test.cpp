@@ -123,11 +123,28 @@ TEST(SweepSpec, PointClustersCarryTheirValues) {
   const Cluster more = sweep_cluster(s, base, sweep_point(s, 1), Catalog::builtin());
   EXPECT_EQ(more.gpu_count(), 8 + 24 + 8);
   EXPECT_EQ(more.node_types[0].gpu.name, "h100-sxm5-80gb");
+  // The file left `big`'s host link to its GPU: the H100's now (PCIe 5.0), not the A100's that
+  // the axis replaced (s68 consistency hunt: the sweep's point and the same cluster written out
+  // planned 0.3-0.7% apart).
+  ASSERT_NE(base.node_types[0].host_link_Bps, default_host_link_Bps(more.node_types[0].gpu));
+  EXPECT_DOUBLE_EQ(more.node_types[0].host_link_Bps, default_host_link_Bps(more.node_types[0].gpu));
   EXPECT_DOUBLE_EQ(more.node_types[1].nics.bandwidth_Bps, 50e9);
   EXPECT_DOUBLE_EQ(more.node_types[0].intra.bandwidth_Bps, 450e9);
   EXPECT_DOUBLE_EQ(more.node_types[1].price_per_hour, 7.0);
   EXPECT_DOUBLE_EQ(more.links[0].bandwidth_Bps, 10e9);
   EXPECT_DOUBLE_EQ(more.price_per_hour(), 30.0 + 4 * 7.0);
+}
+
+TEST(SweepSpec, AGpuAxisKeepsAHostLinkTheFileGives) {
+  std::string cluster = kTwoZones;
+  const std::string big = "price: \"$30/h\"}";
+  ASSERT_NE(cluster.find(big), std::string::npos);
+  cluster.replace(cluster.find(big), big.size(), "price: \"$30/h\", host_link: \"20GB/s\"}");
+  const Cluster base = parse_cluster(cluster, Catalog::builtin(), "c.yaml");
+  const SweepSpec s = parse_sweep_spec(std::string(kHead) + "axes:\n  - {node_type: big, gpu: [h100-sxm5-80gb]}\n");
+  const Cluster point = sweep_cluster(s, base, sweep_point(s, 0), Catalog::builtin());
+  EXPECT_EQ(point.node_types[0].gpu.name, "h100-sxm5-80gb");
+  EXPECT_DOUBLE_EQ(point.node_types[0].host_link_Bps, 20e9);
 }
 
 TEST(SweepSpec, ReportsEveryErrorOfTheFileWithItsPosition) {
