@@ -9,7 +9,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string_view>
+#include <utility>
 
 #include "units.hpp"
 
@@ -117,6 +119,20 @@ CLI::Validator price_per_hour_check() {
                         "a positive price: dollars per hour, or with a unit such as \"$120/h\", \"$2880/day\"");
 }
 
+namespace {
+
+/// The number of a value written bare ("10") or as a percentage ("10%"), and whether it had the
+/// `%`; none for "", "%" or "10%%" (percent_check and fraction_check read both forms).
+std::optional<std::pair<std::string, bool>> split_percent(const std::string& text) {
+  std::string number = text;
+  const bool percent = !number.empty() && number.back() == '%';
+  if (percent) number.pop_back();
+  if (number.empty() || number.back() == '%') return std::nullopt;
+  return std::make_pair(number, percent);
+}
+
+}  // namespace
+
 CLI::Validator percent_check(double max) {
   const CLI::Validator bare = number_check(false, false, max);
   char max_text[32];
@@ -124,11 +140,10 @@ CLI::Validator percent_check(double max) {
   const std::string expected = std::string("a percentage from 0 to ") + max_text;
   return CLI::Validator(
       [bare, expected](std::string& text) -> std::string {
-        std::string number = text;
-        if (!number.empty() && number.back() == '%') number.pop_back();
-        if (number.empty() || number.back() == '%' || bare(number) != "")
+        auto split = split_percent(text);
+        if (!split || !bare(split->first).empty())
           return "expected " + expected + " (\"10\" or \"10%\"), got '" + text + "'";
-        text = number;
+        text = split->first;
         return {};
       },
       expected);
@@ -139,11 +154,9 @@ CLI::Validator fraction_check() {
   const std::string expected = "a positive fraction (\"0.25\") or percentage (\"25%\")";
   return CLI::Validator(
       [positive, expected](std::string& text) -> std::string {
-        std::string number = text;
-        const bool percent = !number.empty() && number.back() == '%';
-        if (percent) number.pop_back();
-        if (number.empty() || number.back() == '%' || positive(number) != "")
-          return "expected " + expected + ", got '" + text + "'";
+        auto split = split_percent(text);
+        if (!split || !positive(split->first).empty()) return "expected " + expected + ", got '" + text + "'";
+        const auto& [number, percent] = *split;
         const double v = std::strtod(number.c_str(), nullptr);
         if (!percent && v > 1) {
           char as_percent[32];

@@ -73,6 +73,11 @@ std::optional<double> simulated_baseline(const models::PlannerResult& r, const R
   return std::nullopt;
 }
 
+/// The simulator's tokens/s of the refined best plan (none when not refined or not simulated).
+std::optional<double> simulated_best(const Refined& ref) {
+  return ref.done && !ref.simulated.empty() ? ref.simulated[0] : std::nullopt;
+}
+
 /// --refine K: the best K plans re-ranked by the simulator (the engine `simulate` registers),
 /// on the same in-memory cluster (with --profile applied) and workload the planner used.
 Refined refine(const PlanVerbOptions& o, models::PlannerResult& r, const models::Cluster& c, const models::Workload& w) {
@@ -237,7 +242,7 @@ void write_json(const PlanVerbOptions& o, const models::PlannerOptions& po, cons
         if (sim) j.value(*sim);
         else j.null();
         j.key("best_over_baseline_simulated");
-        if (sim && !ref.simulated.empty() && ref.simulated[0]) j.value(*ref.simulated[0] / *sim);
+        if (const std::optional<double> best = simulated_best(ref); sim && best) j.value(*best / *sim);
         else j.null();
       }
     } else {
@@ -331,9 +336,10 @@ void write_table(const PlanVerbOptions& o, const models::PlannerResult& r, const
       const double ratio = r.top[0].goodput_tokens_per_s() / baseline_tokens_per_s;
       std::cout << fmt(ratio < 1000 ? ", best plan has %.2fx its " : ", best plan has %.3gx its ", ratio) << what;
     }
-    if (const std::optional<double> sim = simulated_baseline(r, ref, *b); sim && !ref.simulated.empty() && ref.simulated[0])
+    const std::optional<double> sim = simulated_baseline(r, ref, *b), best_sim = simulated_best(ref);
+    if (sim && best_sim)
       std::cout << "; simulated " << models::format_tokens_per_s(*sim) << " tokens/s"
-                << fmt(", the best plan's simulation %.2fx it", *ref.simulated[0] / *sim);
+                << fmt(", the best plan's simulation %.2fx it", *best_sim / *sim);
     if (!r.top.empty() && by_cost && b->best.report.cost_per_million_tokens > 0)
       std::cout << fmt(" at %.2fx its $/Mtok", r.top[0].report.cost_per_million_tokens / b->best.report.cost_per_million_tokens);
     // A baseline is the best plan of its kind whatever it costs: say when the budget rules it out.

@@ -177,19 +177,19 @@ def planned_rows(args, root, tmp):
             # between the two figures. Its difference is then how far the simulation falls outside.
             best = json.loads(out.stdout)["plans"][0]
             lockstep = best.get("lockstep_tokens_per_s")
+            range_note = ""
             if lockstep:
                 ta, ts = c[1]["iteration_time_s"], c[2]["iteration_time_s"]
                 tl = ta * best["tokens_per_s"] / lockstep
-                c = (max(0.0, ta - ts, ts - tl) / ta, c[1], c[2], tl)
+                c = (max(0.0, ta - ts, ts - tl) / ta, c[1], c[2])
+                range_note = f" [sends of one parity share a NIC: analytic {ta:.3f}-{tl:.3f} s]"
             with open(path) as f:
                 text = f.read()
             written = [l for l in text.splitlines() if l.startswith("# written by hetsim plan")]
             label = f"{name} {wname}: " + (written[0].split(": ", 1)[-1] if written else "")
             with open(workload) as f:
                 w = yaml.safe_load(f)
-            if len(c) == 4:
-                label += f" [sends of one parity share a NIC: analytic {c[1]['iteration_time_s']:.3f}-{c[3]:.3f} s]"
-            rows.append((*c[:3], label, cluster, w, yaml.safe_load(text)))
+            rows.append((*c, label + range_note, cluster, w, yaml.safe_load(text)))
     return rows, tried
 
 
